@@ -1,0 +1,13 @@
+# Finds the CUDA toolkit with cuDNN and cuBLAS; sets RECUR_CUDA_FOUND.
+set(RECUR_CUDA_FOUND OFF)
+if(NOT DEFINED CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
+  set(CUDAToolkit_ROOT /usr/local/cuda)
+endif()
+find_package(CUDAToolkit QUIET)
+if(CUDAToolkit_FOUND)
+  find_path(RECUR_CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_ROOT}/include)
+  find_library(RECUR_CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_ROOT}/lib64)
+  if(RECUR_CUDNN_INCLUDE_DIR AND RECUR_CUDNN_LIBRARY AND TARGET CUDA::cublas AND CUDAToolkit_NVCC_EXECUTABLE)
+    set(RECUR_CUDA_FOUND ON)
+  endif()
+endif()

@@ -1,0 +1,7 @@
+// The whole public API.
+#pragma once
+
+#include "recur/dtype.h"
+#include "recur/error.h"
+#include "recur/session.h"
+#include "recur/tensor.h"

@@ -1,0 +1,124 @@
+// Tensors that own or borrow their memory, on the host or on a device.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "recur/dtype.h"
+#include "recur/error.h"
+
+namespace recur {
+
+struct Device {
+  enum class Kind : uint8_t { kCPU = 0, kCUDA = 1 };
+  Kind kind = Kind::kCPU;
+  int index = 0;
+
+  static Device cpu() { return {}; }
+  static Device cuda(int index = 0) { return {Kind::kCUDA, index}; }
+  bool is_cpu() const { return kind == Kind::kCPU; }
+  bool operator==(const Device&) const = default;
+  std::string to_string() const;  // "cpu", "cuda:0"
+};
+
+using Shape = std::vector<int64_t>;
+int64_t shape_numel(const Shape& shape);
+std::string shape_to_string(const Shape& shape);  // "[2,3,4]"
+
+template <class T>
+struct DTypeOf;
+template <> struct DTypeOf<float> { static constexpr DType value = DType::kFloat32; };
+template <> struct DTypeOf<double> { static constexpr DType value = DType::kFloat64; };
+template <> struct DTypeOf<Float16> { static constexpr DType value = DType::kFloat16; };
+template <> struct DTypeOf<BFloat16> { static constexpr DType value = DType::kBFloat16; };
+template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::kInt8; };
+template <> struct DTypeOf<int16_t> { static constexpr DType value = DType::kInt16; };
+template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kInt32; };
+template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kInt64; };
+template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kUInt8; };
+template <> struct DTypeOf<uint16_t> { static constexpr DType value = DType::kUInt16; };
+template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::kUInt32; };
+template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::kUInt64; };
+template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
+template <class T>
+inline constexpr DType dtype_of_v = DTypeOf<std::remove_cv_t<T>>::value;
+
+// A typed n-dimensional array. Copies are shallow: they share the same memory.
+class Tensor {
+ public:
+  Tensor() = default;
+
+  // Uninitialised memory owned by the tensor, on the host or (in a CUDA build) on a device.
+  static Tensor empty(DType dtype, Shape shape, Device device = Device::cpu());
+  static Tensor zeros(DType dtype, Shape shape);
+  // Memory owned by the caller, which must outlive every use of the tensor.
+  static Tensor borrow(void* data, DType dtype, Shape shape, Device device = Device::cpu());
+  // Memory kept alive by `owner` (a mapped file, a pooled block, ...).
+  static Tensor wrap(std::shared_ptr<void> owner, void* data, DType dtype, Shape shape,
+                     Device device = Device::cpu());
+
+  template <class T>
+  static Tensor from_vector(Shape shape, const std::vector<T>& values);
+  template <class T>
+  static Tensor scalar(T value) {
+    return from_vector<T>({}, std::vector<T>{value});
+  }
+
+  bool defined() const { return dtype_ != DType::kUndefined; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t dim(int64_t i) const { return shape_.at(static_cast<size_t>(i < 0 ? i + rank() : i)); }
+  int64_t numel() const { return shape_numel(shape_); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+  Device device() const { return device_; }
+  bool is_cpu() const { return device_.is_cpu(); }
+
+  void* raw_data() { return data_; }
+  const void* raw_data() const { return data_; }
+  // Typed access; throws recur::Error if T does not match dtype().
+  template <class T>
+  T* data() {
+    check_dtype(dtype_of_v<T>);
+    return static_cast<T*>(data_);
+  }
+  template <class T>
+  const T* data() const {
+    check_dtype(dtype_of_v<T>);
+    return static_cast<const T*>(data_);
+  }
+
+  // The same memory seen with another shape of equal element count.
+  Tensor reshaped(Shape shape) const;
+  // A host copy that owns its memory.
+  Tensor clone() const;
+  // Shares ownership of the memory (null for borrowed tensors).
+  const std::shared_ptr<void>& owner() const { return owner_; }
+
+ private:
+  void check_dtype(DType want) const;
+
+  DType dtype_ = DType::kUndefined;
+  Shape shape_;
+  Device device_;
+  std::shared_ptr<void> owner_;
+  void* data_ = nullptr;
+};
+
+template <class T>
+Tensor Tensor::from_vector(Shape shape, const std::vector<T>& values) {
+  Tensor t = empty(dtype_of_v<T>, std::move(shape));
+  if (static_cast<int64_t>(values.size()) != t.numel()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "Tensor::from_vector: " + std::to_string(values.size()) +
+                    " values for shape " + shape_to_string(t.shape()));
+  }
+  T* out = static_cast<T*>(t.raw_data());
+  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return t;
+}
+
+}  // namespace recur

@@ -1,0 +1,52 @@
+// numpy-style broadcasting for elementwise kernels with any number of inputs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "recur/tensor.h"
+#include "runtime/core/status.h"
+
+namespace recur::reference {
+
+// The broadcast shape of `shapes`, or an error naming the two that disagree.
+Result<Shape> broadcast_shapes(const std::vector<Shape>& shapes);
+
+// Element strides of `in` aligned to `out`'s rank, 0 along broadcast dimensions.
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
+
+// Calls f(out_index, {in_index...}) for every element of `out`, in row-major order.
+template <size_t N, class F>
+void for_each_broadcast(const Shape& out, const std::array<const Shape*, N>& in, F&& f) {
+  const int64_t total = shape_numel(out);
+  if (total == 0) return;
+  const size_t rank = out.size();
+  std::array<std::vector<int64_t>, N> strides;
+  bool same = true;
+  for (size_t k = 0; k < N; ++k) {
+    strides[k] = broadcast_strides(*in[k], out);
+    same = same && *in[k] == out;
+  }
+  std::array<int64_t, N> off{};
+  if (same) {  // no broadcasting: every index is the output index
+    for (int64_t i = 0; i < total; ++i) {
+      off.fill(i);
+      f(i, off);
+    }
+    return;
+  }
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t i = 0; i < total; ++i) {
+    f(i, off);
+    for (size_t d = rank; d-- > 0;) {
+      ++idx[d];
+      for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
+      if (idx[d] < out[d]) break;
+      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * out[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace recur::reference

@@ -1,0 +1,46 @@
+// Running a templated kernel body for a tensor's runtime dtype.
+#pragma once
+
+#include <type_traits>
+
+#include "recur/tensor.h"
+
+namespace recur::reference {
+
+template <class... Ts>
+struct TypeList {};
+
+template <class... A, class... B>
+constexpr TypeList<A..., B...> operator+(TypeList<A...>, TypeList<B...>) {
+  return {};
+}
+
+inline constexpr TypeList<float, double, Float16, BFloat16> kFloatTypes{};
+inline constexpr TypeList<int8_t, int16_t, int32_t, int64_t> kSignedIntTypes{};
+inline constexpr TypeList<uint8_t, uint16_t, uint32_t, uint64_t> kUnsignedIntTypes{};
+inline constexpr auto kIntTypes = kSignedIntTypes + kUnsignedIntTypes;
+inline constexpr auto kNumericTypes = kFloatTypes + kIntTypes;
+inline constexpr auto kAllTypes = kNumericTypes + TypeList<bool>{};
+
+// Calls f(std::type_identity<T>{}) for the T in the list whose dtype is `t`. Returns false if
+// `t` is not in the list.
+template <class... Ts, class F>
+bool visit_dtype(TypeList<Ts...>, DType t, F&& f) {
+  return ((t == dtype_of_v<Ts> ? (f(std::type_identity<Ts>{}), true) : false) || ...);
+}
+
+// The type arithmetic is done in: float for the 16-bit floats, the type itself otherwise.
+template <class T>
+using compute_t =
+    std::conditional_t<std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>, float, T>;
+
+template <class T>
+inline compute_t<T> to_compute(T v) {
+  return static_cast<compute_t<T>>(v);
+}
+template <class T>
+inline T from_compute(compute_t<T> v) {
+  return static_cast<T>(v);
+}
+
+}  // namespace recur::reference

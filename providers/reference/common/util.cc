@@ -1,0 +1,49 @@
+#include "providers/reference/common/util.h"
+
+namespace recur::reference {
+
+Result<std::vector<int64_t>> read_int_values(const Tensor& t, const std::string& what) {
+  if (!t.is_cpu()) return invalid_argument(what + " must be on the host");
+  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+  if (t.dtype() == DType::kInt64) {
+    const int64_t* p = t.data<int64_t>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
+  } else if (t.dtype() == DType::kInt32) {
+    const int32_t* p = t.data<int32_t>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
+  } else {
+    return invalid_argument(what + " must be int64 or int32, not " +
+                            std::string(dtype_name(t.dtype())));
+  }
+  return v;
+}
+
+Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const std::string& what) {
+  if (axis < -rank || axis >= rank || (rank == 0 && axis != 0)) {
+    return out_of_range(what + " " + std::to_string(axis) + " is out of range for rank " +
+                        std::to_string(rank));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+Result<const Tensor*> required_input(const KernelContext& ctx, size_t i) {
+  const Tensor* t = ctx.input(i);
+  if (!t) {
+    return ctx.error(ErrorCode::kInvalidArgument,
+                     "required input " + std::to_string(i) + " is missing");
+  }
+  return t;
+}
+
+std::vector<int64_t> contiguous_strides(const Shape& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+  return s;
+}
+
+Status infer_same_as_input0(InferContext& ctx) {
+  ctx.set_output(0, ctx.input_type(0));
+  return ok_status();
+}
+
+}  // namespace recur::reference

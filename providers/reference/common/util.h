@@ -1,0 +1,37 @@
+// Small helpers shared by reference kernels.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "recur/tensor.h"
+#include "runtime/core/status.h"
+#include "runtime/graph/shape_inference.h"
+#include "runtime/provider/execution_provider.h"
+#include "runtime/provider/kernel.h"
+
+namespace recur::reference {
+
+// The values of an int32 or int64 tensor (shapes, axes, indices, pads).
+Result<std::vector<int64_t>> read_int_values(const Tensor& t, const std::string& what);
+
+// Maps a possibly negative axis into [0, rank), or an error naming `what`.
+Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const std::string& what);
+
+// Input i, or an error naming the node and the input if it is absent.
+Result<const Tensor*> required_input(const KernelContext& ctx, size_t i);
+
+// Row-major strides of `shape`, in elements.
+std::vector<int64_t> contiguous_strides(const Shape& shape);
+
+// A KernelFactory for a kernel type that needs nothing from compilation.
+template <class K>
+KernelFactory make_simple() {
+  return [](CompileContext&) -> Result<std::unique_ptr<Kernel>> { return std::make_unique<K>(); };
+}
+
+// Inference rule: output 0 has the type of input 0.
+Status infer_same_as_input0(InferContext& ctx);
+
+}  // namespace recur::reference

@@ -1,0 +1,36 @@
+#include "providers/reference/reference_provider.h"
+
+#include "providers/reference/kernels.h"
+
+namespace recur {
+
+namespace reference {
+
+void register_kernels(KernelRegistry& r) {
+  register_rnn_kernels(r);
+  register_math_kernels(r);
+  register_tensor_kernels(r);
+  register_nn_kernels(r);
+  register_reduce_kernels(r);
+  register_control_kernels(r);
+  register_quant_kernels(r);
+}
+
+}  // namespace reference
+
+namespace {
+
+class ReferenceProvider final : public ExecutionProvider {
+ public:
+  ReferenceProvider() : ExecutionProvider("reference", Device::cpu()) {
+    reference::register_kernels(mutable_registry());
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ExecutionProvider> make_reference_provider() {
+  return std::make_unique<ReferenceProvider>();
+}
+
+}  // namespace recur

@@ -1,0 +1,204 @@
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <string_view>
+
+#include "recur/session.h"
+#include "recur/tensor.h"
+#include "runtime/core/device_memory.h"
+
+namespace recur {
+
+const char* to_string(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kOk: return "ok";
+    case ErrorCode::kInvalidArgument: return "invalid argument";
+    case ErrorCode::kInvalidModel: return "invalid model";
+    case ErrorCode::kNotImplemented: return "not implemented";
+    case ErrorCode::kOutOfRange: return "out of range";
+    case ErrorCode::kFailedPrecondition: return "failed precondition";
+    case ErrorCode::kIo: return "i/o error";
+    case ErrorCode::kDevice: return "device error";
+    case ErrorCode::kInternal: return "internal error";
+  }
+  return "unknown error";
+}
+
+std::string Device::to_string() const {
+  return kind == Kind::kCPU ? "cpu" : "cuda:" + std::to_string(index);
+}
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_to_string(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+namespace {
+
+// 64-byte alignment suits AVX-512 loads and oneDNN's preferred alignment.
+constexpr size_t kAlignment = 64;
+
+std::shared_ptr<void> allocate_host(size_t bytes) {
+  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+  if (!p) throw Error(ErrorCode::kInternal, "out of host memory allocating " +
+                                                std::to_string(bytes) + " bytes");
+  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+}
+
+std::mutex g_hooks_mutex;
+DeviceMemoryHooks g_cuda_hooks;
+std::atomic<bool> g_cuda_hooks_set{false};
+
+}  // namespace
+
+void set_device_memory_hooks(Device::Kind kind, DeviceMemoryHooks hooks) {
+  if (kind != Device::Kind::kCUDA) return;
+  std::lock_guard lock(g_hooks_mutex);
+  g_cuda_hooks = hooks;
+  g_cuda_hooks_set = true;
+}
+
+const DeviceMemoryHooks* device_memory_hooks(Device::Kind kind) {
+  if (kind == Device::Kind::kCUDA && g_cuda_hooks_set) return &g_cuda_hooks;
+  return nullptr;
+}
+
+Tensor Tensor::empty(DType dtype, Shape shape, Device device) {
+  if (dtype == DType::kUndefined || dtype == DType::kString) {
+    throw Error(ErrorCode::kNotImplemented,
+                std::string("tensors of dtype ") + std::string(dtype_name(dtype)) +
+                    " are not supported");
+  }
+  for (int64_t d : shape) {
+    if (d < 0) throw Error(ErrorCode::kInvalidArgument, "negative dimension in shape " +
+                                                          shape_to_string(shape));
+  }
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.device_ = device;
+  const size_t bytes = t.nbytes();
+  if (device.is_cpu()) {
+    t.owner_ = allocate_host(bytes);
+  } else {
+    const DeviceMemoryHooks* hooks = device_memory_hooks(device.kind);
+    if (!hooks || !hooks->allocate) {
+      throw Error(ErrorCode::kDevice, "cannot allocate on " + device.to_string() +
+                                          ": no provider for this device is loaded");
+    }
+    t.owner_ = hooks->allocate(bytes, device.index);
+    if (!t.owner_) {
+      throw Error(ErrorCode::kDevice, "out of memory on " + device.to_string() + " allocating " +
+                                          std::to_string(bytes) + " bytes");
+    }
+  }
+  t.data_ = t.owner_.get();
+  return t;
+}
+
+Tensor Tensor::zeros(DType dtype, Shape shape) {
+  Tensor t = empty(dtype, std::move(shape));
+  std::memset(t.data_, 0, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::borrow(void* data, DType dtype, Shape shape, Device device) {
+  return wrap(nullptr, data, dtype, std::move(shape), device);
+}
+
+Tensor Tensor::wrap(std::shared_ptr<void> owner, void* data, DType dtype, Shape shape,
+                    Device device) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.device_ = device;
+  t.owner_ = std::move(owner);
+  t.data_ = data;
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  if (shape_numel(shape) != numel()) {
+    throw Error(ErrorCode::kInvalidArgument, "cannot view a tensor of shape " +
+                                                 shape_to_string(shape_) + " as " +
+                                                 shape_to_string(shape));
+  }
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t = empty(dtype_, shape_);
+  copy_tensor(*this, t).throw_if_error();
+  return t;
+}
+
+void Tensor::check_dtype(DType want) const {
+  if (want != dtype_) {
+    throw Error(ErrorCode::kInternal, "tensor accessed as " + std::string(dtype_name(want)) +
+                                          " but holds " + std::string(dtype_name(dtype_)));
+  }
+}
+
+Status copy_tensor(const Tensor& src, Tensor& dst) {
+  if (src.dtype() != dst.dtype() || src.numel() != dst.numel()) {
+    return internal_error("copy_tensor: " + std::string(dtype_name(src.dtype())) +
+                          shape_to_string(src.shape()) + " into " +
+                          std::string(dtype_name(dst.dtype())) + shape_to_string(dst.shape()));
+  }
+  const size_t bytes = src.nbytes();
+  if (bytes == 0) return ok_status();
+  if (src.is_cpu() && dst.is_cpu()) {
+    std::memcpy(dst.raw_data(), src.raw_data(), bytes);
+    return ok_status();
+  }
+  const Device::Kind kind = src.is_cpu() ? dst.device().kind : src.device().kind;
+  const DeviceMemoryHooks* hooks = device_memory_hooks(kind);
+  if (!hooks || !hooks->copy) return device_error("no provider for the device is loaded");
+  return hooks->copy(dst.raw_data(), dst.device(), src.raw_data(), src.device(), bytes);
+}
+
+Result<Tensor> to_device(const Tensor& src, Device device) {
+  if (src.device() == device) return src;
+  Tensor dst;
+  try {
+    dst = Tensor::empty(src.dtype(), src.shape(), device);
+  } catch (const Error& e) {
+    return Status(e.code(), e.what());
+  }
+  RECUR_RETURN_IF_ERROR(copy_tensor(src, dst));
+  return dst;
+}
+
+std::string ValueInfo::shape_string() const {
+  if (!shape) return "?";
+  std::string s = "[";
+  for (size_t i = 0; i < shape->size(); ++i) {
+    if (i) s += ",";
+    const Dim& d = (*shape)[i];
+    s += d.is_fixed() ? std::to_string(d.value) : (d.symbol.empty() ? "?" : d.symbol);
+  }
+  return s + "]";
+}
+
+const Tensor& Outputs::operator[](std::string_view name) const {
+  for (size_t i = 0; i < names_.size(); ++i)
+    if (names_[i] == name) return tensors_[i];
+  throw Error(ErrorCode::kInvalidArgument, "no output named '" + std::string(name) + "'");
+}
+
+}  // namespace recur

@@ -1,0 +1,28 @@
+// Reads an ONNX ModelProto into the graph IR.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "runtime/core/status.h"
+#include "runtime/graph/graph.h"
+
+namespace recur {
+
+// The highest default-domain opset this build implements (ONNX 1.12).
+inline constexpr int kMaxOnnxOpset = 17;
+
+struct Model {
+  std::shared_ptr<Graph> graph;
+  int64_t ir_version = 0;
+  std::string producer;
+  std::string path;  // for error messages
+};
+
+// Errors name the file.
+Result<Model> load_model(const std::string& path);
+// `base_dir` resolves external data; `display_name` names the model in errors.
+Result<Model> load_model_from_bytes(const void* data, size_t size, const std::string& base_dir,
+                                    const std::string& display_name);
+
+}  // namespace recur

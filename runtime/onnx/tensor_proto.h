@@ -1,0 +1,51 @@
+// TensorProto <-> Tensor, every encoding, with external data mapped from disk.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "recur/tensor.h"
+#include "runtime/core/status.h"
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace recur {
+
+// Resolves a TensorProto's external data against the model's folder. Files are mapped once
+// and shared by every tensor that lives in them.
+class ExternalData {
+ public:
+  // `model_dir` is the folder the model was loaded from; paths may not leave it.
+  explicit ExternalData(std::filesystem::path model_dir) : dir_(std::move(model_dir)) {}
+  // The bytes [offset, offset+length) of `location`; length < 0 means "to the end".
+  Result<Tensor> read(const std::string& location, int64_t offset, int64_t length, DType dtype,
+                      const Shape& shape, const std::string& tensor_name);
+
+ private:
+  struct Mapping {
+    std::shared_ptr<void> base;
+    size_t size = 0;
+  };
+  Result<Mapping> map(const std::filesystem::path& path);
+
+  std::filesystem::path dir_;
+  std::mutex mutex_;
+  std::map<std::string, Mapping> maps_;
+};
+
+// `external` may be null, in which case external data is an error. `what` names the tensor's
+// origin in errors ("initializer 'W' of model.onnx").
+Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* external,
+                                 const std::string& what);
+Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* proto);
+
+// A serialized TensorProto file (input_0.pb). Also returns the name stored in it.
+Result<Tensor> read_tensor_pb(const std::string& path, std::string* name = nullptr);
+Status write_tensor_pb(const Tensor& t, const std::string& name, const std::string& path);
+
+}  // namespace recur

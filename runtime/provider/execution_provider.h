@@ -1,0 +1,145 @@
+// Execution providers: who can run a node (claim) and how (compile into a Kernel).
+#pragma once
+
+#include <climits>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "recur/session.h"
+#include "runtime/core/status.h"
+#include "runtime/graph/graph.h"
+#include "runtime/graph/shape_inference.h"
+#include "runtime/provider/kernel.h"
+
+namespace recur {
+
+class ExecutionProvider;
+
+struct Claim {
+  bool yes = false;
+  std::string reason;  // why not, when yes is false
+  static Claim accept() { return {true, {}}; }
+  static Claim decline(std::string why) { return {false, std::move(why)}; }
+};
+
+// Everything a kernel factory may look at while compiling one node.
+class CompileContext {
+ public:
+  using SubgraphCompiler =
+      std::function<Result<std::shared_ptr<const SubgraphPlan>>(const Graph&, const Node&)>;
+
+  CompileContext(const Node& node, const Graph& graph, const ExecutionProvider& provider,
+                 const SessionOptions& options, SubgraphCompiler subgraphs)
+      : node_(node),
+        graph_(graph),
+        provider_(provider),
+        options_(options),
+        subgraphs_(std::move(subgraphs)) {}
+
+  const Node& node() const { return node_; }
+  const Graph& graph() const { return graph_; }
+  const ExecutionProvider& provider() const { return provider_; }
+  const SessionOptions& options() const { return options_; }
+  int opset() const { return node_.opset; }
+
+  size_t num_inputs() const { return node_.inputs.size(); }
+  bool has_input(size_t i) const { return node_.has_input(i); }
+  const TypeInfo& input_type(size_t i) const;
+  const TypeInfo& output_type(size_t i) const;
+  // The input's value if it is a constant initializer the user cannot override, else nullptr.
+  const Tensor* constant_input(size_t i) const;
+  // The kernel keeps its own (repacked) copy of constant input i; the session may free the
+  // original once no other kernel needs it.
+  void release_input(size_t i) { released_.push_back(i); }
+  const std::vector<size_t>& released_inputs() const { return released_; }
+  // A line for `--explain`: "weights repacked to ldigo at load", "W is a graph input: repacked
+  // per run".
+  void note(std::string text) { notes_.push_back(std::move(text)); }
+  const std::vector<std::string>& notes() const { return notes_; }
+  // Compiles a subgraph of this node (If/Loop/Scan bodies) with the session's providers.
+  Result<std::shared_ptr<const SubgraphPlan>> compile_subgraph(const Graph& g) const {
+    return subgraphs_(g, node_);
+  }
+  Status error(ErrorCode code, const std::string& message) const {
+    return Status(code, node_.describe() + ": " + message);
+  }
+
+ private:
+  const Node& node_;
+  const Graph& graph_;
+  const ExecutionProvider& provider_;
+  const SessionOptions& options_;
+  SubgraphCompiler subgraphs_;
+  std::vector<size_t> released_;
+  std::vector<std::string> notes_;
+};
+
+using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(CompileContext&)>;
+// Attribute- and type-driven refusal, beyond "is there a kernel for this op and opset".
+using ClaimFn = std::function<Claim(const Node&, const Graph&)>;
+
+struct KernelDef {
+  std::string op_type;
+  std::string domain;  // "" for the default ONNX domain
+  int since = 1;       // first opset this kernel implements
+  int until = INT_MAX;  // last opset
+  KernelFactory create;
+  ClaimFn claim;        // optional
+  InferFn infer;        // optional: static type and shape inference
+};
+
+class KernelRegistry {
+ public:
+  void add(KernelDef def);
+  // The kernel for `op` at `opset`, or nullptr.
+  const KernelDef* find(std::string_view domain, std::string_view op, int opset) const;
+  // Why find() failed: "unsupported op Foo (opset 11)" or "no Foo kernel for opset 3".
+  std::string why_not(std::string_view domain, std::string_view op, int opset) const;
+  std::vector<std::string> ops() const;  // "Op" or "domain::Op", sorted, unique
+
+ private:
+  std::multimap<std::string, KernelDef, std::less<>> defs_;  // by "domain::op"
+};
+
+struct ProviderConfig {
+  int threads = 0;
+  bool plan_only = false;
+  std::map<std::string, std::string> settings;  // the keys that start with "<provider>."
+};
+
+class ExecutionProvider {
+ public:
+  ExecutionProvider(std::string name, Device device) : name_(std::move(name)), device_(device) {}
+  virtual ~ExecutionProvider() = default;
+
+  const std::string& name() const { return name_; }
+  Device device() const { return device_; }
+  // Whether the provider can run on this machine (a CUDA provider without a GPU cannot).
+  virtual bool available(std::string* reason) const { return true; }
+  // Checks the provider's own settings; unknown keys are an error.
+  virtual Status configure(const ProviderConfig& config);
+  // Yes, or no with a reason. The default looks up the registry and then the def's claim.
+  virtual Claim claim(const Node& node, const Graph& graph) const;
+  virtual Result<std::unique_ptr<Kernel>> compile(CompileContext& ctx) const;
+  virtual std::unique_ptr<ProviderRunState> begin_run() const { return nullptr; }
+  // Waits for the run's device work; called once per run after the last kernel.
+  virtual Status end_run(ProviderRunState* state) const { return ok_status(); }
+
+  const KernelRegistry& registry() const { return registry_; }
+  KernelRegistry& mutable_registry() { return registry_; }
+  const ProviderConfig& config() const { return config_; }
+
+ protected:
+  ProviderConfig config_;
+
+ private:
+  std::string name_;
+  Device device_;
+  KernelRegistry registry_;
+};
+
+}  // namespace recur

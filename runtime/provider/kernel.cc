@@ -1,0 +1,33 @@
+#include "runtime/provider/kernel.h"
+
+namespace recur {
+
+Result<Tensor*> KernelContext::allocate_output(size_t i, DType dtype, const Shape& shape) {
+  if (i >= outputs_.size()) {
+    return error(ErrorCode::kInternal, "output index " + std::to_string(i) + " out of range");
+  }
+  Tensor t;
+  try {
+    t = Tensor::empty(dtype, shape, device_);
+  } catch (const Error& e) {
+    return error(e.code(), e.what());
+  }
+  if (outputs_[i] == kNoValue) {
+    discarded_.push_back(std::move(t));
+    return &discarded_.back();
+  }
+  Tensor& slot = frame_[static_cast<size_t>(outputs_[i])];
+  slot = std::move(t);
+  return &slot;
+}
+
+Status KernelContext::set_output(size_t i, Tensor t) {
+  if (i >= outputs_.size()) {
+    return error(ErrorCode::kInternal, "output index " + std::to_string(i) + " out of range");
+  }
+  if (outputs_[i] == kNoValue) return ok_status();
+  frame_[static_cast<size_t>(outputs_[i])] = std::move(t);
+  return ok_status();
+}
+
+}  // namespace recur

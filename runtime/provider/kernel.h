@@ -1,0 +1,107 @@
+// A compiled node, and what it sees while it runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <deque>
+#include <vector>
+
+#include "recur/tensor.h"
+#include "runtime/core/status.h"
+#include "runtime/graph/graph.h"
+
+namespace recur {
+
+class KernelContext;
+class SubgraphPlan;  // a compiled subgraph, opaque to kernels (runtime/session/plan.h)
+
+// Per-run state a provider keeps for the length of one run(): a CUDA stream, a cuDNN handle.
+class ProviderRunState {
+ public:
+  virtual ~ProviderRunState() = default;
+};
+
+// Immutable after compile. run() may be called from several threads at once.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual Status run(KernelContext& ctx) const = 0;
+};
+
+// What the executor offers a subgraph-running kernel (If, Loop, Scan).
+class SubgraphRunner {
+ public:
+  virtual ~SubgraphRunner() = default;
+  // Runs `plan` with its formal inputs; values it captures from enclosing graphs are taken
+  // from the calling node's implicit inputs. Returns the subgraph's outputs, on the host.
+  virtual Result<std::vector<Tensor>> run(const SubgraphPlan& plan, std::span<const Tensor> inputs,
+                                          const KernelContext& caller) const = 0;
+};
+
+// The view of one node's inputs and outputs during a run. Built by the executor; kernels only
+// read inputs and fill outputs.
+class KernelContext {
+ public:
+  struct Env {
+    int threads = 1;
+    int64_t max_loop_iterations = 0;
+    const SubgraphRunner* subgraphs = nullptr;
+    ProviderRunState* provider_state = nullptr;
+  };
+
+  KernelContext(const Node& node, std::span<Tensor> frame, std::span<const ValueId> inputs,
+                std::span<const ValueId> implicit_inputs, std::span<const ValueId> outputs,
+                Device device, const Env& env)
+      : node_(node),
+        frame_(frame),
+        inputs_(inputs),
+        implicit_(implicit_inputs),
+        outputs_(outputs),
+        device_(device),
+        env_(env) {}
+
+  const Node& node() const { return node_; }
+  Device device() const { return device_; }
+  const Env& env() const { return env_; }
+
+  size_t num_inputs() const { return inputs_.size(); }
+  // nullptr for an omitted optional input.
+  const Tensor* input(size_t i) const {
+    if (i >= inputs_.size() || inputs_[i] == kNoValue) return nullptr;
+    const Tensor& t = frame_[static_cast<size_t>(inputs_[i])];
+    return t.defined() ? &t : nullptr;
+  }
+  size_t num_implicit_inputs() const { return implicit_.size(); }
+  const Tensor* implicit_input(size_t i) const {
+    const Tensor& t = frame_[static_cast<size_t>(implicit_[i])];
+    return t.defined() ? &t : nullptr;
+  }
+
+  size_t num_outputs() const { return outputs_.size(); }
+  // False for an output the model omitted (""); a kernel may skip computing it.
+  bool output_requested(size_t i) const { return i < outputs_.size() && outputs_[i] != kNoValue; }
+  // Allocates output i on the kernel's device. For an omitted output, a scratch tensor that
+  // is discarded after the node runs.
+  Result<Tensor*> allocate_output(size_t i, DType dtype, const Shape& shape);
+  // Sets output i to an existing tensor (a view of an input, a constant).
+  Status set_output(size_t i, Tensor t);
+
+  // "node 'x' (Op): " prefix helper for error messages.
+  Status error(ErrorCode code, const std::string& message) const {
+    return Status(code, node_.describe() + ": " + message);
+  }
+
+ private:
+  const Node& node_;
+  std::span<Tensor> frame_;
+  std::span<const ValueId> inputs_;
+  std::span<const ValueId> implicit_;
+  std::span<const ValueId> outputs_;
+  Device device_;
+  const Env& env_;
+  std::deque<Tensor> discarded_;  // outputs the model omitted; a deque keeps pointers stable
+};
+
+}  // namespace recur

@@ -1,0 +1,212 @@
+#include "runtime/session/partitioner.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "runtime/core/device_memory.h"
+
+namespace recur {
+
+namespace {
+
+std::string join_declines(const NodeAssignment& a) {
+  std::string s;
+  for (const auto& d : a.declined) {
+    if (!s.empty()) s += "; ";
+    s += d.provider + ": " + d.reason;
+  }
+  return s;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SubgraphPlan>> build_plan(
+    const Graph& graph, const std::vector<const ExecutionProvider*>& providers,
+    const PartitionOptions& options) {
+  auto plan = std::make_unique<SubgraphPlan>();
+  plan->graph = &graph;
+  plan->providers = providers;
+  const size_t num_values = graph.num_values();
+  const auto& order = graph.topo_order();
+
+  // 1. Claims, in priority order.
+  std::vector<int> node_provider(graph.nodes().size(), -1);
+  for (int idx : order) {
+    const Node& node = graph.node(idx);
+    NodeAssignment a;
+    a.node = node.name;
+    a.op = node.domain_op();
+    for (size_t p = 0; p < providers.size(); ++p) {
+      std::string why;
+      if (!options.plan_only && !providers[p]->available(&why)) {
+        a.declined.push_back({providers[p]->name(), why});
+        continue;
+      }
+      Claim c = providers[p]->claim(node, graph);
+      if (c.yes) {
+        node_provider[static_cast<size_t>(idx)] = static_cast<int>(p);
+        a.provider = providers[p]->name();
+        break;
+      }
+      a.declined.push_back({providers[p]->name(), c.reason});
+    }
+    if (a.provider.empty()) {
+      return Status(ErrorCode::kNotImplemented,
+                    node.describe() + " cannot run on any provider: " + join_declines(a));
+    }
+    plan->assignment.push_back(std::move(a));
+  }
+
+  // 2. Compile. Kernels read constant inputs from the host copy held by the graph, so a
+  // kernel that repacks its weights can release the original before anything is uploaded.
+  std::map<int, std::set<size_t>> released;  // node -> input positions the kernel released
+  std::vector<const Kernel*> node_kernel(graph.nodes().size(), nullptr);
+  for (size_t k = 0; k < order.size(); ++k) {
+    const int idx = order[k];
+    const Node& node = graph.node(idx);
+    const ExecutionProvider& provider = *providers[static_cast<size_t>(node_provider[idx])];
+    if (options.plan_only) continue;
+    CompileContext::SubgraphCompiler compile_sub =
+        [&graph, &providers, &options](const Graph& sub,
+                                        const Node& owner) -> Result<std::shared_ptr<const SubgraphPlan>> {
+      RECUR_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphPlan> sp,
+                             build_plan(sub, providers, options));
+      // Map each captured value to the owner's implicit input of the same name.
+      for (ValueId r : sub.outer_refs()) {
+        size_t found = owner.implicit_inputs.size();
+        for (size_t j = 0; j < owner.implicit_inputs.size(); ++j) {
+          if (graph.value(owner.implicit_inputs[j]).name == sub.value(r).name) found = j;
+        }
+        if (found == owner.implicit_inputs.size()) {
+          return internal_error(owner.describe() + ": captured value '" + sub.value(r).name +
+                                "' is not among the node's implicit inputs");
+        }
+        sp->outer_from_implicit.push_back(found);
+      }
+      return std::shared_ptr<const SubgraphPlan>(std::move(sp));
+    };
+    CompileContext ctx(node, graph, provider, *options.session, compile_sub);
+    Result<std::unique_ptr<Kernel>> kernel = provider.compile(ctx);
+    if (!kernel.ok()) return kernel.status();
+    if (!kernel.value()) return internal_error(node.describe() + ": compile returned no kernel");
+    for (size_t i : ctx.released_inputs()) released[idx].insert(i);
+    auto& notes = plan->assignment[k].notes;
+    notes.insert(notes.end(), ctx.notes().begin(), ctx.notes().end());
+    node_kernel[static_cast<size_t>(idx)] = kernel.value().get();
+    plan->kernels.push_back(std::move(kernel).value());
+  }
+
+  // 3. Slots and copies. A value lives where its producer ran; inputs, initializers and
+  // captured values start on the host.
+  std::vector<Device> home(num_values, Device::cpu());
+  for (int idx : order) {
+    const Device d = providers[static_cast<size_t>(node_provider[idx])]->device();
+    for (ValueId o : graph.node(idx).outputs)
+      if (o != kNoValue) home[static_cast<size_t>(o)] = d;
+  }
+  plan->num_slots = num_values;
+  std::map<std::pair<ValueId, int>, ValueId> copies;  // (value, device index) -> slot
+  std::vector<char> host_constant_needed(num_values, 0);
+  auto device_key = [](Device d) { return d.is_cpu() ? -1 : d.index; };
+  auto slot_on = [&](ValueId v, Device dev, const Node& consumer) -> Result<ValueId> {
+    if (home[static_cast<size_t>(v)] == dev) return v;
+    auto key = std::make_pair(v, device_key(dev));
+    auto it = copies.find(key);
+    if (it != copies.end()) return it->second;
+    const ValueId slot = static_cast<ValueId>(plan->num_slots++);
+    copies.emplace(key, slot);
+    const Tensor* constant = graph.constant(v);
+    PlannedCopy pc{graph.value(v).name, home[static_cast<size_t>(v)], dev, consumer.name,
+                   constant != nullptr};
+    plan->copies.push_back(pc);
+    if (constant) {
+      if (!options.plan_only) {
+        RECUR_ASSIGN_OR_RETURN(Tensor on_device, to_device(*constant, dev));
+        plan->constants.emplace_back(slot, std::move(on_device));
+      }
+    } else {
+      Step copy;
+      copy.kind = Step::Kind::kCopy;
+      copy.src = v;
+      copy.dst = slot;
+      copy.device = dev;
+      plan->steps.push_back(std::move(copy));
+    }
+    return slot;
+  };
+
+  for (int idx : order) {
+    const Node& node = graph.node(idx);
+    const int p = node_provider[static_cast<size_t>(idx)];
+    const Device dev = providers[static_cast<size_t>(p)]->device();
+    Step s;
+    s.kind = Step::Kind::kKernel;
+    s.node = idx;
+    s.kernel = node_kernel[static_cast<size_t>(idx)];
+    s.provider = p;
+    const auto& rel = released[idx];
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const ValueId v = node.inputs[i];
+      if (v == kNoValue || rel.count(i)) {
+        // A released input is never read at run time; it needs no slot and no copy.
+        s.inputs.push_back(kNoValue);
+        continue;
+      }
+      RECUR_ASSIGN_OR_RETURN(ValueId slot, slot_on(v, dev, node));
+      s.inputs.push_back(slot);
+    }
+    for (ValueId v : node.implicit_inputs) {
+      RECUR_ASSIGN_OR_RETURN(ValueId slot, slot_on(v, dev, node));
+      s.implicit_inputs.push_back(slot);
+    }
+    s.outputs = node.outputs;
+    plan->steps.push_back(std::move(s));
+  }
+
+  // 4. Constants the plan still needs on the host; the rest were repacked by their kernels.
+  for (const Step& s : plan->steps) {
+    auto mark = [&](ValueId slot) {
+      if (slot != kNoValue && static_cast<size_t>(slot) < num_values)
+        host_constant_needed[static_cast<size_t>(slot)] = 1;
+    };
+    if (s.kind == Step::Kind::kCopy) mark(s.src);
+    for (ValueId v : s.inputs) mark(v);
+    for (ValueId v : s.implicit_inputs) mark(v);
+  }
+  for (ValueId v : graph.outputs()) host_constant_needed[static_cast<size_t>(v)] = 1;
+  for (ValueId v : graph.inputs()) host_constant_needed[static_cast<size_t>(v)] = 1;
+  for (const auto& [v, t] : graph.initializers()) {
+    if (host_constant_needed[static_cast<size_t>(v)]) {
+      plan->constants.emplace_back(v, t);
+      continue;
+    }
+    bool was_released = false;
+    for (const auto& [node, positions] : released) {
+      for (size_t i : positions) was_released |= graph.node(node).inputs[i] == v;
+    }
+    if (was_released) plan->released_bytes += t.nbytes();
+  }
+
+  // 5. Liveness: free each slot after its last reader.
+  std::vector<int> last_use(plan->num_slots, -1);
+  for (size_t k = 0; k < plan->steps.size(); ++k) {
+    const Step& s = plan->steps[k];
+    if (s.kind == Step::Kind::kCopy) last_use[static_cast<size_t>(s.src)] = static_cast<int>(k);
+    for (ValueId v : s.inputs)
+      if (v != kNoValue) last_use[static_cast<size_t>(v)] = static_cast<int>(k);
+    for (ValueId v : s.implicit_inputs) last_use[static_cast<size_t>(v)] = static_cast<int>(k);
+  }
+  for (ValueId v : graph.outputs()) last_use[static_cast<size_t>(v)] = -1;
+  for (size_t slot = 0; slot < last_use.size(); ++slot) {
+    if (last_use[slot] >= 0) plan->steps[static_cast<size_t>(last_use[slot])].release.push_back(
+        static_cast<ValueId>(slot));
+  }
+
+  plan->input_slots = graph.inputs();
+  plan->output_slots = graph.outputs();
+  plan->outer_slots = graph.outer_refs();
+  return plan;
+}
+
+}  // namespace recur

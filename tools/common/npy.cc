@@ -1,0 +1,148 @@
+#include "tools/common/npy.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/onnx/tensor_proto.h"
+
+namespace recur::tools {
+
+namespace {
+
+struct NpyType {
+  const char* descr;
+  DType dtype;
+};
+constexpr NpyType kTypes[] = {
+    {"f4", DType::kFloat32}, {"f8", DType::kFloat64}, {"f2", DType::kFloat16},
+    {"i1", DType::kInt8},    {"i2", DType::kInt16},   {"i4", DType::kInt32},
+    {"i8", DType::kInt64},   {"u1", DType::kUInt8},   {"u2", DType::kUInt16},
+    {"u4", DType::kUInt32},  {"u8", DType::kUInt64},  {"b1", DType::kBool},
+};
+
+// The value of `key` in the header dict, as text up to the next top-level comma or brace.
+std::string dict_value(const std::string& header, const std::string& key) {
+  const auto k = header.find("'" + key + "'");
+  if (k == std::string::npos) return {};
+  auto p = header.find(':', k);
+  if (p == std::string::npos) return {};
+  ++p;
+  while (p < header.size() && header[p] == ' ') ++p;
+  if (p < header.size() && header[p] == '(') {
+    const auto e = header.find(')', p);
+    return e == std::string::npos ? std::string() : header.substr(p, e - p + 1);
+  }
+  auto e = p;
+  while (e < header.size() && header[e] != ',' && header[e] != '}') ++e;
+  return header.substr(p, e - p);
+}
+
+}  // namespace
+
+Result<Tensor> read_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return io_error("cannot open '" + path + "'");
+  char magic[8];
+  if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) {
+    return invalid_argument("'" + path + "' is not a .npy file");
+  }
+  const int major = static_cast<unsigned char>(magic[6]);
+  uint32_t header_len = 0;
+  if (major == 1) {
+    unsigned char b[2];
+    if (!in.read(reinterpret_cast<char*>(b), 2)) return invalid_argument("'" + path + "': short header");
+    header_len = b[0] | (b[1] << 8);
+  } else if (major == 2 || major == 3) {
+    unsigned char b[4];
+    if (!in.read(reinterpret_cast<char*>(b), 4)) return invalid_argument("'" + path + "': short header");
+    header_len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
+  } else {
+    return invalid_argument("'" + path + "': unsupported .npy version " + std::to_string(major));
+  }
+  if (header_len > (1u << 20)) return invalid_argument("'" + path + "': header too large");
+  std::string header(header_len, '\0');
+  if (!in.read(header.data(), header_len)) return invalid_argument("'" + path + "': short header");
+
+  std::string descr = dict_value(header, "descr");
+  if (descr.size() < 4) return invalid_argument("'" + path + "': no dtype in header");
+  descr = descr.substr(1, descr.size() - 2);  // strip quotes
+  if (descr[0] == '>' && descr.substr(1) != "i1" && descr.substr(1) != "u1" &&
+      descr.substr(1) != "b1") {
+    return not_implemented("'" + path + "': big-endian arrays are not supported");
+  }
+  const std::string code = descr.substr(1);
+  DType dtype = DType::kUndefined;
+  for (const auto& t : kTypes)
+    if (code == t.descr) dtype = t.dtype;
+  if (dtype == DType::kUndefined) {
+    return not_implemented("'" + path + "': unsupported dtype '" + descr + "'");
+  }
+  if (dict_value(header, "fortran_order").find("True") != std::string::npos) {
+    return not_implemented("'" + path + "': Fortran-order arrays are not supported");
+  }
+  const std::string shape_text = dict_value(header, "shape");
+  Shape shape;
+  {
+    std::string digits;
+    for (char c : shape_text) {
+      if (c >= '0' && c <= '9') {
+        digits += c;
+      } else if (!digits.empty()) {
+        shape.push_back(std::stoll(digits));
+        digits.clear();
+      }
+    }
+  }
+  Tensor t = Tensor::empty(dtype, shape);
+  if (!in.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(t.nbytes()))) {
+    return invalid_argument("'" + path + "': the data is shorter than the shape " +
+                            shape_to_string(shape) + " needs");
+  }
+  if (dtype == DType::kBool) {
+    auto* b = static_cast<uint8_t*>(t.raw_data());
+    for (int64_t i = 0; i < t.numel(); ++i) b[i] = b[i] != 0;
+  }
+  return t;
+}
+
+Status write_npy(const Tensor& t, const std::string& path) {
+  if (!t.is_cpu()) return invalid_argument("write_npy needs a host tensor");
+  const char* code = nullptr;
+  for (const auto& k : kTypes)
+    if (k.dtype == t.dtype()) code = k.descr;
+  if (!code) return not_implemented("cannot write " + std::string(dtype_name(t.dtype())) + " as .npy");
+  const char order = (std::strcmp(code, "b1") == 0 || std::strcmp(code, "i1") == 0 ||
+                      std::strcmp(code, "u1") == 0)
+                         ? '|'
+                         : '<';
+  std::string shape = "(";
+  for (size_t i = 0; i < t.shape().size(); ++i) {
+    shape += std::to_string(t.shape()[i]);
+    if (t.shape().size() == 1 || i + 1 < t.shape().size()) shape += ",";
+  }
+  shape += ")";
+  std::string header = std::string("{'descr': '") + order + code +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Pad so that the data starts on a 64-byte boundary, as numpy does.
+  const size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return io_error("cannot write '" + path + "'");
+  out.write("\x93NUMPY\x01\x00", 8);
+  const auto len = static_cast<uint16_t>(header.size());
+  const char lenb[2] = {static_cast<char>(len & 0xFF), static_cast<char>(len >> 8)};
+  out.write(lenb, 2);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(static_cast<const char*>(t.raw_data()), static_cast<std::streamsize>(t.nbytes()));
+  if (!out) return io_error("error writing '" + path + "'");
+  return ok_status();
+}
+
+Result<Tensor> read_tensor_file(const std::string& path) {
+  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0) return read_npy(path);
+  return read_tensor_pb(path);
+}
+
+}  // namespace recur::tools

@@ -1,0 +1,17 @@
+// Reading and writing numpy .npy files (format versions 1-3, C order).
+#pragma once
+
+#include <string>
+
+#include "recur/tensor.h"
+#include "runtime/core/status.h"
+
+namespace recur::tools {
+
+Result<Tensor> read_npy(const std::string& path);
+Status write_npy(const Tensor& t, const std::string& path);
+
+// .npy or .pb (a serialized TensorProto), by the file's extension.
+Result<Tensor> read_tensor_file(const std::string& path);
+
+}  // namespace recur::tools

@@ -1,0 +1,222 @@
+#include "tools/common/testdir.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "providers/reference/common/dispatch.h"
+#include "runtime/onnx/tensor_proto.h"
+
+namespace recur::tools {
+
+namespace fs = std::filesystem;
+using reference::visit_dtype;
+
+namespace {
+
+template <class T>
+double as_double(T v) {
+  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
+    return static_cast<double>(static_cast<float>(v));
+  } else {
+    return static_cast<double>(v);
+  }
+}
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+// Numeric suffix of "test_data_set_12" or "input_3.pb", for ordering.
+int64_t index_of(const std::string& name) {
+  int64_t v = 0;
+  bool any = false;
+  for (char c : name) {
+    if (c >= '0' && c <= '9') {
+      v = v * 10 + (c - '0');
+      any = true;
+    } else if (any && c == '.') {
+      break;
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+Comparison compare(const Tensor& got, const Tensor& want, const Tolerance& tol) {
+  Comparison c;
+  if (got.dtype() != want.dtype()) {
+    c.match = false;
+    c.reason = "dtype " + std::string(dtype_name(got.dtype())) + ", expected " +
+               std::string(dtype_name(want.dtype()));
+    return c;
+  }
+  if (got.shape() != want.shape()) {
+    c.match = false;
+    c.reason = "shape " + shape_to_string(got.shape()) + ", expected " +
+               shape_to_string(want.shape());
+    return c;
+  }
+  const bool exact = !is_floating(want.dtype());
+  const bool ok = visit_dtype(reference::kAllTypes, want.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* g = got.data<T>();
+    const T* w = want.data<T>();
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      const double gv = as_double(g[i]), wv = as_double(w[i]);
+      bool good;
+      if (std::isnan(wv) || std::isnan(gv)) {
+        good = std::isnan(wv) && std::isnan(gv);
+      } else if (std::isinf(wv) || std::isinf(gv)) {
+        good = gv == wv;
+      } else {
+        const double diff = std::fabs(gv - wv);
+        c.max_abs = std::max(c.max_abs, diff);
+        if (wv != 0) c.max_rel = std::max(c.max_rel, diff / std::fabs(wv));
+        good = exact ? diff == 0 : diff <= tol.atol + tol.rtol * std::fabs(wv);
+      }
+      if (!good) {
+        if (c.mismatches == 0) {
+          c.reason = "element " + std::to_string(i) + " is " + fmt(gv) + ", expected " + fmt(wv);
+        }
+        ++c.mismatches;
+      }
+    }
+  });
+  if (!ok) {
+    c.match = false;
+    c.reason = "cannot compare dtype " + std::string(dtype_name(want.dtype()));
+    return c;
+  }
+  c.match = c.mismatches == 0;
+  if (!c.match) {
+    c.reason = std::to_string(c.mismatches) + " of " + std::to_string(want.numel()) +
+               " elements differ; " + c.reason;
+  }
+  return c;
+}
+
+Result<std::vector<DataSet>> read_data_sets(const std::string& dir) {
+  std::vector<fs::path> sets;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) {
+      sets.push_back(e.path());
+    }
+  }
+  if (ec) return io_error("cannot list '" + dir + "'");
+  std::sort(sets.begin(), sets.end(), [](const fs::path& a, const fs::path& b) {
+    return index_of(a.filename().string()) < index_of(b.filename().string());
+  });
+  std::vector<DataSet> out;
+  for (const auto& s : sets) {
+    DataSet ds;
+    ds.dir = s.string();
+    std::vector<fs::path> ins, outs;
+    for (const auto& e : fs::directory_iterator(s)) {
+      const std::string f = e.path().filename().string();
+      if (f.rfind("input_", 0) == 0 && e.path().extension() == ".pb") ins.push_back(e.path());
+      if (f.rfind("output_", 0) == 0 && e.path().extension() == ".pb") outs.push_back(e.path());
+    }
+    auto by_index = [](const fs::path& a, const fs::path& b) {
+      return index_of(a.filename().string()) < index_of(b.filename().string());
+    };
+    std::sort(ins.begin(), ins.end(), by_index);
+    std::sort(outs.begin(), outs.end(), by_index);
+    for (const auto& p : ins) {
+      std::string name;
+      RECUR_ASSIGN_OR_RETURN(Tensor t, read_tensor_pb(p.string(), &name));
+      ds.inputs.emplace_back(name, std::move(t));
+    }
+    for (const auto& p : outs) {
+      std::string name;
+      RECUR_ASSIGN_OR_RETURN(Tensor t, read_tensor_pb(p.string(), &name));
+      ds.outputs.emplace_back(name, std::move(t));
+    }
+    out.push_back(std::move(ds));
+  }
+  return out;
+}
+
+Result<Feeds> feeds_for(const Session& session, const DataSet& ds) {
+  std::vector<std::string> positional;
+  for (const auto& in : session.inputs())
+    if (!in.has_default) positional.push_back(in.name);
+  Feeds feeds;
+  for (size_t k = 0; k < ds.inputs.size(); ++k) {
+    const auto& [name, t] = ds.inputs[k];
+    const bool named = std::any_of(session.inputs().begin(), session.inputs().end(),
+                                   [&](const ValueInfo& vi) { return vi.name == name; });
+    if (named) {
+      feeds.emplace_back(name, t);
+    } else if (k < positional.size()) {
+      feeds.emplace_back(positional[k], t);
+    } else {
+      return invalid_argument(ds.dir + ": input_" + std::to_string(k) +
+                              ".pb matches no model input");
+    }
+  }
+  return feeds;
+}
+
+TestResult run_test_dir(const std::string& dir, const SessionOptions& options,
+                        const Tolerance& tol, std::ostream* log) {
+  TestResult r;
+  auto fail = [&](TestResult::Outcome o, std::string why) {
+    if (r.outcome == TestResult::Outcome::kPass) {
+      r.outcome = o;
+      r.reason = std::move(why);
+    }
+  };
+  try {
+    const std::string model = (fs::path(dir) / "model.onnx").string();
+    Session session(model, options);
+    auto sets = read_data_sets(dir);
+    if (!sets.ok()) {
+      fail(TestResult::Outcome::kError, sets.status().message());
+      return r;
+    }
+    if (sets->empty()) {
+      fail(TestResult::Outcome::kError, "no test_data_set_* folder in '" + dir + "'");
+      return r;
+    }
+    for (const DataSet& ds : *sets) {
+      auto feeds = feeds_for(session, ds);
+      if (!feeds.ok()) {
+        fail(TestResult::Outcome::kError, feeds.status().message());
+        return r;
+      }
+      Outputs outs = session.run(*feeds);
+      if (log) *log << fs::path(ds.dir).filename().string() << ":\n";
+      for (size_t k = 0; k < ds.outputs.size(); ++k) {
+        const auto& [name, want] = ds.outputs[k];
+        size_t idx = k;
+        for (size_t j = 0; j < outs.size(); ++j)
+          if (!name.empty() && outs.name(j) == name) idx = j;
+        if (idx >= outs.size()) {
+          fail(TestResult::Outcome::kMismatch,
+               "expected output " + std::to_string(k) + " ('" + name + "') was not produced");
+          continue;
+        }
+        Comparison c = compare(outs[idx], want, tol);
+        if (log) {
+          *log << "  " << outs.name(idx) << ": max abs err " << fmt(c.max_abs)
+               << ", max rel err " << fmt(c.max_rel) << "  "
+               << (c.match ? "ok" : "MISMATCH (" + c.reason + ")") << "\n";
+        }
+        if (!c.match) fail(TestResult::Outcome::kMismatch, "output '" + outs.name(idx) + "': " + c.reason);
+      }
+    }
+  } catch (const Error& e) {
+    fail(TestResult::Outcome::kError, e.what());
+  } catch (const std::exception& e) {
+    fail(TestResult::Outcome::kError, std::string("unexpected error: ") + e.what());
+  }
+  return r;
+}
+
+}  // namespace recur::tools

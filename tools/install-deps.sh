@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages recur needs, if any is missing. Safe to run repeatedly.
+# Usage: tools/install-deps.sh [--bench]   (--bench adds what the benchmark plots need)
+set -euo pipefail
+pkgs=(cmake g++ ninja-build pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev
+      libgtest-dev libgmock-dev libbenchmark-dev libonnx-testdata)
+if [[ "${1:-}" == "--bench" ]]; then
+  pkgs+=(python3-matplotlib python3-numpy nodejs npm)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=""
+  [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"
+fi

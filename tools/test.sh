@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs the whole test suite (CTest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+tools/install-deps.sh
+tools/build.sh "$@"
+built=$(date +%s)
+ctest --test-dir build --output-on-failure -j"$(nproc)"
+end=$(date +%s)
+echo "build: $((built - start)) s, tests: $((end - built)) s"
