@@ -57,9 +57,9 @@ Status infer_gather_nd(InferContext& ctx) {
   const int64_t m = indices.shape->back().value;
   if (b < 0 || b + m > static_cast<int64_t>(data.shape->size()) ||
       b >= static_cast<int64_t>(indices.shape->size())) {
-    return ctx.error("index tuples of length " + std::to_string(m) + " with batch_dims " +
-                     std::to_string(b) + " do not fit data of rank " +
-                     std::to_string(data.shape->size()));
+    return ctx.error("index tuples of length " + std::to_string(m) +
+                     " are too long for data of rank " + std::to_string(data.shape->size()) +
+                     " with batch_dims " + std::to_string(b));
   }
   std::vector<Dim> out(indices.shape->begin(), indices.shape->end() - 1);
   out.insert(out.end(), data.shape->begin() + b + m, data.shape->end());
