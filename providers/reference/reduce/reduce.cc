@@ -248,6 +248,10 @@ Result<ReduceAttrs> read_attrs(Reduction op, const Node& node) {
   ReduceAttrs r;
   r.keepdims = attrs.get_int("keepdims", 1) != 0;
   if (axes_from_input(op, node.opset)) {
+    if (attrs.has("axes")) {
+      return invalid_model(node.describe() + ": axes are an input, not an attribute, at opset " +
+                           std::to_string(node.opset));
+    }
     r.noop = attrs.get_int("noop_with_empty_axes", 0) != 0;
   } else {
     r.axes = attrs.get_ints("axes");
