@@ -293,7 +293,7 @@ TEST_F(CudnnClaim, Settings) {
 // Every feature case of the RNN suite (tests/data/rnn): cuDNN takes the ones with default
 // attributes, and each decline names what stops it.
 TEST_F(CudnnClaim, FeatureSuitePlan) {
-  const fs::path root = fs::path(RECUR_TEST_DATA_DIR) / "rnn";
+  const fs::path root = fs::path(test_data_dir()) / "rnn";
   if (!fs::exists(root)) GTEST_SKIP() << root << " is absent";
   const std::vector<std::string> known = {"clip",
                                           "activations",

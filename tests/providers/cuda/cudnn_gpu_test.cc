@@ -84,7 +84,7 @@ TEST_F(CudnnGpu, WeightParamsMatchTheCanonicalOrder) {
 // Every case of the RNN oracle suite that cudnn claims, run on the GPU against the float64
 // oracle's outputs.
 TEST_F(CudnnGpu, FeatureSuite) {
-  const fs::path root = fs::path(RECUR_TEST_DATA_DIR) / "rnn";
+  const fs::path root = fs::path(test_data_dir()) / "rnn";
   if (!fs::exists(root)) GTEST_SKIP() << root << " is absent";
   int ran = 0;
   for (const auto& e : fs::directory_iterator(root)) {

@@ -2,6 +2,7 @@
 // inputs, output subsets, dtype, and weights as constants or graph inputs.
 #pragma once
 
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -152,6 +153,12 @@ inline NodeAssignment plan_rnn(const RnnCase& c, std::vector<std::string> provid
   Session s = Session::from_bytes(m.bytes.data(), m.bytes.size(),
                                   SessionOptions().providers(std::move(providers)).plan_only(true));
   return s.assignment().at(0);
+}
+
+// tests/data, or $RECUR_TEST_DATA_DIR where the tests run from a bundle on another machine.
+inline std::string test_data_dir() {
+  const char* env = std::getenv("RECUR_TEST_DATA_DIR");
+  return env && *env ? env : RECUR_TEST_DATA_DIR;
 }
 
 inline bool cudnn_compiled_in() {
