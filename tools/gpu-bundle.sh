@@ -10,13 +10,17 @@
 # Then:  run(command="bash tools/gpu-check.sh", carry=[".gpu-bundle"])
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DRECUR_WITH_CUDA=ON -DRECUR_BUILD_BENCH=OFF "$@" >/dev/null
-ninja -C build-gpu -j"${RECUR_JOBS:-2}" recur-run recur_unit_tests
+# RECUR_GPU_BUILD_DIR reuses a build folder already configured this way (Release, sm_90).
+BUILD=${RECUR_GPU_BUILD_DIR:-build-gpu}
+extra=()
+[[ -f providers/onednn/CMakeLists.txt ]] || extra+=(-DRECUR_WITH_ONEDNN=OFF)
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DRECUR_WITH_CUDA=ON -DRECUR_BUILD_BENCH=OFF "${extra[@]}" "$@" >/dev/null
+ninja -C "$BUILD" -j"${RECUR_JOBS:-2}" recur-run recur_unit_tests
 
 rm -rf .gpu-bundle
 mkdir -p .gpu-bundle/bin .gpu-bundle/lib
-cp build-gpu/tools/recur-run build-gpu/tests/recur_unit_tests .gpu-bundle/bin/
+cp "$BUILD/tools/recur-run" "$BUILD/tests/recur_unit_tests" .gpu-bundle/bin/
 strip --strip-unneeded .gpu-bundle/bin/*
 
 # Every library the binaries resolve from the system's lib folders, except the C library
