@@ -175,6 +175,11 @@ class CudnnRnnKernel final : public Kernel {
                                                             int64_t N) const;
   Status try_persistent(cudnnHandle_t handle, ShapePlan& sp) const;
 
+  // The STANDARD descriptor for runs on `sc`'s stream. cuDNN may keep per-descriptor state
+  // while it runs, so concurrent runs (each on its own stream) never share one; created once
+  // per stream, then reused.
+  Result<cudnnRNNDescriptor_t> desc_for(const StreamContext& sc) const;
+
   friend class CudaRnnBackend;
 
   RnnSpec spec_;
@@ -191,10 +196,23 @@ class CudnnRnnKernel final : public Kernel {
   Tensor w_shape_, r_shape_, b_shape_;
   bool has_b_ = false;
 
+  mutable std::mutex desc_mu_;
+  mutable std::map<const StreamContext*, RnnDesc> stream_descs_;
+
   static constexpr size_t kMaxShapes = 32;
   mutable std::mutex mu_;
   mutable std::list<std::shared_ptr<const ShapePlan>> shapes_;  // most recent first
 };
+
+Result<cudnnRNNDescriptor_t> CudnnRnnKernel::desc_for(const StreamContext& sc) const {
+  std::lock_guard lock(desc_mu_);
+  auto it = stream_descs_.find(&sc);
+  if (it != stream_descs_.end()) return it->second.get();
+  RECUR_ASSIGN_OR_RETURN(RnnDesc d, make_rnn_desc(config_, CUDNN_RNN_ALGO_STANDARD));
+  cudnnRNNDescriptor_t raw = d.get();
+  stream_descs_.emplace(&sc, std::move(d));
+  return raw;
+}
 
 Result<std::shared_ptr<const ShapePlan>> CudnnRnnKernel::shape_plan(cudnnHandle_t handle, int64_t T,
                                                                     int64_t N) const {
@@ -441,6 +459,7 @@ class CudaRnnBackend final : public CudnnRunBackend {
   }
 
   Status forward(const CudnnForwardArgs& a, const CudnnRunPlan& p) override {
+    RECUR_ASSIGN_OR_RETURN(cudnnRNNDescriptor_t desc, k_.desc_for(sc_));
     cudnnRNNDataDescriptor_t xd = sp_.x_full.get(), yd = sp_.y_full.get();
     size_t work_bytes = sp_.workspace;
     if (!p.full_lengths) {
@@ -453,8 +472,8 @@ class CudaRnnBackend final : public CudnnRunBackend {
       RECUR_RETURN_IF_ERROR(
           set_data_desc(yd, k_.config_, p.layout, p.T, p.N, p.D * p.H, p.cudnn_lengths.data()));
       size_t reserve = 0;
-      RECUR_CUDA_CHECK(cudnnGetRNNTempSpaceSizes(handle_, k_.desc_.get(), CUDNN_FWD_MODE_INFERENCE,
-                                                 xd, &work_bytes, &reserve));
+      RECUR_CUDA_CHECK(cudnnGetRNNTempSpaceSizes(handle_, desc, CUDNN_FWD_MODE_INFERENCE, xd,
+                                                 &work_bytes, &reserve));
     }
     if (p.full_lengths && sp_.persist_ok.load()) {
       RECUR_ASSIGN_OR_RETURN(void* work, workspace(sp_.persist_workspace));
@@ -464,7 +483,7 @@ class CudaRnnBackend final : public CudnnRunBackend {
       sp_.persist_ok = false;  // STANDARD from now on for this shape
     }
     RECUR_ASSIGN_OR_RETURN(void* work, workspace(work_bytes));
-    RECUR_CUDA_CHECK(call(k_.desc_.get(), xd, yd, a, work, work_bytes));
+    RECUR_CUDA_CHECK(call(desc, xd, yd, a, work, work_bytes));
     return ok_status();
   }
 
