@@ -1,6 +1,7 @@
 """Exports the PyTorch models under models/ (lstm_basic, gru_basic and bilstm_seqlens come
 from elsewhere) with their PyTorch expected outputs. Deterministic: a re-run rewrites
-identical files.
+identical files. Each export is then run through check_exports.py's numpy interpreter, which
+must reproduce PyTorch's outputs from the ONNX graph (an exporter bug stops here).
 
     /usr/bin/python3 tools/models/export_all.py [ROOT]   # ROOT defaults to models/
 """
@@ -10,6 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import check_exports  # noqa: E402
 import common  # noqa: E402
 import export_bigru_classifier  # noqa: E402
 import export_char_lstm_lm  # noqa: E402
@@ -36,10 +38,13 @@ def main(root=None):
     total = 0
     for e in EXPORTERS:
         d = e.main(root)
+        ok, lines = check_exports.check_dir(d)
+        if not ok:
+            sys.exit("export check failed:\n" + "\n".join(lines))
         opset, ops, size = common.summary(os.path.join(d, "model.onnx"))
         folder = sum(os.path.getsize(os.path.join(p, f)) for p, _, fs in os.walk(d) for f in fs)
         total += folder
-        print("%-18s opset %-2d %7d bytes  %s" % (e.NAME, opset, folder,
+        print("%-20s opset %-2d %7d bytes  %s" % (e.NAME, opset, folder,
                                                  " ".join("%s:%d" % kv for kv in sorted(ops.items()))))
     print("total %d bytes" % total)
 
