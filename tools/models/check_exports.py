@@ -110,6 +110,14 @@ def run_node(op, a, I):
         return [I[0] @ I[1]]
     if op == "Add":
         return [I[0] + I[1]]
+    if op == "Mul":
+        return [I[0] * I[1]]
+    if op == "Softmax":  # opset 13: along one axis
+        x, ax = I[0], a.get("axis", -1)
+        e = np.exp(x - x.max(axis=ax, keepdims=True))
+        return [e / e.sum(axis=ax, keepdims=True)]
+    if op == "ReduceSum":  # opset 13: axes as an input
+        return [I[0].sum(axis=tuple(I[1]), keepdims=bool(a.get("keepdims", 1)))]
     if op == "LogSoftmax":
         x, ax = I[0], a.get("axis", -1)
         m = x.max(axis=ax, keepdims=True)

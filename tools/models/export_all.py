@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import check_exports  # noqa: E402
 import common  # noqa: E402
+import export_attention_lstm_classifier  # noqa: E402
 import export_bigru_classifier  # noqa: E402
 import export_char_lstm_lm  # noqa: E402
 import export_crnn  # noqa: E402
@@ -31,6 +32,7 @@ EXPORTERS = [
     export_relu_rnn_stack,
     export_dynamic_lstm,
     export_packed_bilstm_tagger,
+    export_attention_lstm_classifier,
 ]
 
 
