@@ -139,8 +139,8 @@ struct ConvShapes {
 };
 Result<ConvShapes> check_conv_shapes(const WindowAttrs& attrs, int64_t group, const Shape& x,
                                      const Shape& w, const char* x_name, const char* w_name);
-// Static inference of a convolution's output: [N, M, out...] with inputs 0 (X) and 1 (W).
-Status infer_conv_like(InferContext& ctx, DType out_dtype);
+// Static inference of a convolution's output [N, M, out...]: X is input 0, W input w_index.
+Status infer_conv_like(InferContext& ctx, DType out_dtype, size_t w_index = 1);
 
 // Pooling over a window: for each output position (row-major), the row-major offsets within
 // one channel of the input positions it covers, and how many of its taps fall inside the
