@@ -51,9 +51,9 @@ Result<ConvShapes> check_conv_shapes(const WindowAttrs& attrs, int64_t group, co
   return s;
 }
 
-Status infer_conv_like(InferContext& ctx, DType out_dtype) {
+Status infer_conv_like(InferContext& ctx, DType out_dtype, size_t w_index) {
   const TypeInfo& x = ctx.input_type(0);
-  const TypeInfo& w = ctx.input_type(1);
+  const TypeInfo& w = ctx.input_type(w_index);
   TypeInfo out;
   out.dtype = out_dtype;
   if (x.has_rank() && x.rank() >= 3) {

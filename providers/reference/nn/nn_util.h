@@ -12,6 +12,7 @@
 #include "runtime/core/status.h"
 #include "runtime/graph/graph.h"
 #include "runtime/graph/shape_inference.h"
+#include "runtime/provider/kernel.h"
 
 namespace recur::reference {
 
@@ -138,8 +139,8 @@ struct ConvShapes {
 };
 Result<ConvShapes> check_conv_shapes(const WindowAttrs& attrs, int64_t group, const Shape& x,
                                      const Shape& w, const char* x_name, const char* w_name);
-// Static inference of a convolution's output: [N, M, out...] with inputs 0 (X) and 1 (W).
-Status infer_conv_like(InferContext& ctx, DType out_dtype);
+// Static inference of a convolution's output [N, M, out...]: X is input 0, W input w_index.
+Status infer_conv_like(InferContext& ctx, DType out_dtype, size_t w_index = 1);
 
 // Pooling over a window: for each output position (row-major), the row-major offsets within
 // one channel of the input positions it covers, and how many of its taps fall inside the
@@ -174,6 +175,26 @@ Status infer_matmul_like(InferContext& ctx, DType out_dtype, size_t a_index, siz
 Result<std::vector<double>> read_as_double(const Tensor& t, const std::string& what);
 // Writes doubles into a floating-point tensor of any supported type.
 void write_from_double(const std::vector<double>& v, Tensor& t);
+
+// Resize and Upsample.
+struct ResizeParams {
+  enum class Mode { kNearest, kLinear, kCubic };
+  Mode mode = Mode::kNearest;
+  std::string coordinate_mode = "half_pixel";
+  // round_prefer_floor, round_prefer_ceil, floor, ceil; "simple" is the rule before Resize-11:
+  // truncate when upsampling, ceil when downsampling.
+  std::string nearest_mode = "round_prefer_floor";
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation_value = 0.0;
+};
+// Resizes x into a tensor of shape `out` allocated as output 0. `scales` are per axis
+// (output / input where given by sizes); `roi` is [starts..., ends...] or empty.
+Status resize_into(KernelContext& ctx, const ResizeParams& p, const Tensor& x,
+                   const std::vector<double>& scales, const Shape& out,
+                   const std::vector<double>& roi);
+// The output shape floor(in * scale), checked: positive finite scales, no huge outputs.
+Result<Shape> resize_shape_from_scales(const Shape& in, const std::vector<double>& scales);
 
 // The floating types the nn kernels accept.
 inline constexpr TypeList<float, double, Float16, BFloat16> kNnFloatTypes{};
