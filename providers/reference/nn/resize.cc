@@ -25,8 +25,8 @@ struct AxisTaps {
 };
 
 // `out` is the unrounded resized length in * scale, as the ONNX reference uses it.
-double original_coordinate(const std::string& mode, double x, double scale, int64_t in,
-                           double out, double roi_start, double roi_end) {
+double original_coordinate(const std::string& mode, double x, double scale, int64_t in, double out,
+                           double roi_start, double roi_end) {
   if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
   if (mode == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
   if (mode == "align_corners") {
@@ -82,7 +82,7 @@ AxisTaps axis_taps(const ResizeParams& p, int64_t in, int64_t out, double scale,
     }
     const double A = p.cubic_a;
     auto far = [A](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };  // 1<=d<2
-    auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };      // d<1
+    auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };       // d<1
     const double w[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
     double sum = 0;
     for (int k = 0; k < 4; ++k) {
@@ -269,40 +269,41 @@ Result<ResizeParams::Mode> parse_resize_mode(const Node& node, const std::string
 }
 
 void register_resize(KernelRegistry& r) {
-  r.add({.op_type = "Resize",
-         .since = 10,
-         .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
-           AttrReader r(ctx.node());
-           ResizeParams p;
-           const std::string mode = r.get_string("mode", "nearest");
-           if (ctx.opset() >= 11) {
-             p.coordinate_mode = r.get_string("coordinate_transformation_mode", "half_pixel");
-             p.nearest_mode = r.get_string("nearest_mode", "round_prefer_floor");
-             p.cubic_a = r.get_float("cubic_coeff_a", -0.75f);
-             p.exclude_outside = r.get_int("exclude_outside", 0) != 0;
-             p.extrapolation_value = r.get_float("extrapolation_value", 0.0f);
-           } else {
-             p.coordinate_mode = "asymmetric";
-             p.nearest_mode = "simple";
-           }
-           RECUR_RETURN_IF_ERROR(r.status());
-           RECUR_ASSIGN_OR_RETURN(p.mode, parse_mode(ctx.node(), mode, ctx.opset() >= 11));
-           static const char* kCoord[] = {"half_pixel",   "pytorch_half_pixel",
-                                          "align_corners", "asymmetric",
-                                          "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-           bool known = false;
-           for (const char* c : kCoord) known |= p.coordinate_mode == c;
-           if (!known || (p.coordinate_mode == "tf_half_pixel_for_nn" && ctx.opset() >= 13)) {
-             return ctx.error(ErrorCode::kInvalidModel, "unsupported coordinate_transformation_mode '" +
-                                                            p.coordinate_mode + "'");
-           }
-           if (p.nearest_mode != "round_prefer_floor" && p.nearest_mode != "round_prefer_ceil" &&
-               p.nearest_mode != "floor" && p.nearest_mode != "ceil" && p.nearest_mode != "simple") {
-             return ctx.error(ErrorCode::kInvalidModel,
-                              "unsupported nearest_mode '" + p.nearest_mode + "'");
-           }
-           return std::make_unique<ResizeKernel>(std::move(p));
-         }});
+  r.add(
+      {.op_type = "Resize",
+       .since = 10,
+       .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
+         AttrReader r(ctx.node());
+         ResizeParams p;
+         const std::string mode = r.get_string("mode", "nearest");
+         if (ctx.opset() >= 11) {
+           p.coordinate_mode = r.get_string("coordinate_transformation_mode", "half_pixel");
+           p.nearest_mode = r.get_string("nearest_mode", "round_prefer_floor");
+           p.cubic_a = r.get_float("cubic_coeff_a", -0.75f);
+           p.exclude_outside = r.get_int("exclude_outside", 0) != 0;
+           p.extrapolation_value = r.get_float("extrapolation_value", 0.0f);
+         } else {
+           p.coordinate_mode = "asymmetric";
+           p.nearest_mode = "simple";
+         }
+         RECUR_RETURN_IF_ERROR(r.status());
+         RECUR_ASSIGN_OR_RETURN(p.mode, parse_mode(ctx.node(), mode, ctx.opset() >= 11));
+         static const char* kCoord[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
+                                        "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+         bool known = false;
+         for (const char* c : kCoord) known |= p.coordinate_mode == c;
+         if (!known || (p.coordinate_mode == "tf_half_pixel_for_nn" && ctx.opset() >= 13)) {
+           return ctx.error(
+               ErrorCode::kInvalidModel,
+               "unsupported coordinate_transformation_mode '" + p.coordinate_mode + "'");
+         }
+         if (p.nearest_mode != "round_prefer_floor" && p.nearest_mode != "round_prefer_ceil" &&
+             p.nearest_mode != "floor" && p.nearest_mode != "ceil" && p.nearest_mode != "simple") {
+           return ctx.error(ErrorCode::kInvalidModel,
+                            "unsupported nearest_mode '" + p.nearest_mode + "'");
+         }
+         return std::make_unique<ResizeKernel>(std::move(p));
+       }});
 }
 
 }  // namespace recur::reference
