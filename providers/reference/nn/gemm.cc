@@ -2,6 +2,9 @@
 // unidirectionally to [M, N] (before opset 7 only with broadcast=1) and is optional from
 // opset 11.
 #include "providers/reference/common/gemm.h"
+#include <algorithm>
+#include <cmath>
+
 #include "providers/reference/common/broadcast.h"
 #include "providers/reference/common/util.h"
 #include "providers/reference/nn/nn_ops.h"
@@ -86,6 +89,9 @@ class GemmKernel final : public Kernel {
           } else {
             double v = static_cast<double>(a_.alpha) * static_cast<double>(yp[i]);
             if (cp) v += static_cast<double>(a_.beta) * static_cast<double>(cp[off[0]]);
+            // Clamped so that a huge alpha or beta cannot overflow the conversion.
+            constexpr double kLimit = 9.2e18;
+            v = std::isnan(v) ? 0.0 : std::max(-kLimit, std::min(kLimit, v));
             yp[i] = static_cast<T>(static_cast<int64_t>(v));
           }
         });

@@ -263,6 +263,41 @@ Result<ResizeParams::Mode> parse_mode(const Node& node, const std::string& m, bo
 
 }  // namespace
 
+Status infer_resize_like(InferContext& ctx, size_t scales_index, size_t sizes_index,
+                         const std::vector<float>& attr_scales) {
+  const TypeInfo& x = ctx.input_type(0);
+  TypeInfo out;
+  out.dtype = x.dtype;
+  if (x.has_rank()) {
+    std::vector<Dim> dims(x.shape->size());
+    const Tensor* sizes = sizes_index < ctx.num_inputs() && ctx.has_input(sizes_index)
+                              ? ctx.input_value(sizes_index)
+                              : nullptr;
+    const Tensor* scales = scales_index < ctx.num_inputs() && ctx.has_input(scales_index)
+                               ? ctx.input_value(scales_index)
+                               : nullptr;
+    std::vector<double> sc(attr_scales.begin(), attr_scales.end());
+    if (sizes && sizes->numel() == static_cast<int64_t>(dims.size())) {
+      auto v = read_int_values(*sizes, "sizes");
+      if (v.ok()) {
+        for (size_t i = 0; i < dims.size(); ++i) dims[i].value = (*v)[i] >= 0 ? (*v)[i] : -1;
+      }
+    } else if (scales && scales->numel() == static_cast<int64_t>(dims.size()) &&
+               scales->dtype() == DType::kFloat32) {
+      sc.assign(scales->data<float>(), scales->data<float>() + scales->numel());
+    }
+    if (sc.size() == dims.size() && x.is_static()) {
+      auto s = resize_shape_from_scales(x.static_shape(), sc);
+      if (s.ok()) {
+        for (size_t i = 0; i < dims.size(); ++i) dims[i].value = (*s)[i];
+      }
+    }
+    out.shape = dims;
+  }
+  ctx.set_output(0, out);
+  return ok_status();
+}
+
 Result<ResizeParams::Mode> parse_resize_mode(const Node& node, const std::string& m,
                                              bool allow_cubic) {
   return parse_mode(node, m, allow_cubic);
