@@ -271,13 +271,14 @@ void register_einsum(KernelRegistry& r) {
            }
            return std::make_unique<EinsumKernel>(std::move(p).value());
          },
-         .infer = [](InferContext& ctx) {
-           // The dtype of the first input; the shape is left to run time.
-           TypeInfo t;
-           t.dtype = ctx.input_type(0).dtype;
-           ctx.set_output(0, t);
-           return ok_status();
-         }});
+         .infer =
+             [](InferContext& ctx) {
+               // The dtype of the first input; the shape is left to run time.
+               TypeInfo t;
+               t.dtype = ctx.input_type(0).dtype;
+               ctx.set_output(0, t);
+               return ok_status();
+             }});
 }
 
 }  // namespace recur::reference
