@@ -73,8 +73,11 @@ class GridSampleKernel final : public Kernel {
     }
     return v;
   }
-  static double at(const double* plane, int64_t h, int64_t w, int64_t yi, int64_t xi) {
-    return (yi < 0 || yi >= h || xi < 0 || xi >= w) ? 0.0 : plane[yi * w + xi];
+  // The pixel at integral coordinates (y, x), or 0 outside the image. Coordinates stay
+  // doubles until they are known to be in range, so a huge grid value cannot overflow a cast.
+  static double at(const double* plane, int64_t h, int64_t w, double y, double x) {
+    if (!(y >= 0 && y < static_cast<double>(h) && x >= 0 && x < static_cast<double>(w))) return 0.0;
+    return plane[static_cast<int64_t>(y) * w + static_cast<int64_t>(x)];
   }
   double sample(const double* plane, int64_t h, int64_t w, double px, double py) const {
     if (!std::isfinite(px) || !std::isfinite(py)) return 0.0;
@@ -89,7 +92,7 @@ class GridSampleKernel final : public Kernel {
       for (int r = 0; r < 4; ++r) {
         for (int k = 0; k < 4; ++k) {
           const double sy = pad_coordinate(y0 - 1 + r, h), sx = pad_coordinate(x0 - 1 + k, w);
-          v += cy[r] * cx[k] * at(plane, h, w, static_cast<int64_t>(sy), static_cast<int64_t>(sx));
+          v += cy[r] * cx[k] * at(plane, h, w, sy, sx);
         }
       }
       return v;
@@ -97,15 +100,13 @@ class GridSampleKernel final : public Kernel {
     px = pad_coordinate(px, w);
     py = pad_coordinate(py, h);
     if (mode_ == GridMode::kNearest) {
-      return at(plane, h, w, static_cast<int64_t>(std::nearbyint(py)),
-                static_cast<int64_t>(std::nearbyint(px)));
+      return at(plane, h, w, std::nearbyint(py), std::nearbyint(px));
     }
     const double x0 = std::floor(px), y0 = std::floor(py);
     const double tx = px - x0, ty = py - y0;
-    const auto xi = static_cast<int64_t>(x0), yi = static_cast<int64_t>(y0);
-    return at(plane, h, w, yi, xi) * (1 - tx) * (1 - ty) +
-           at(plane, h, w, yi, xi + 1) * tx * (1 - ty) +
-           at(plane, h, w, yi + 1, xi) * (1 - tx) * ty + at(plane, h, w, yi + 1, xi + 1) * tx * ty;
+    return at(plane, h, w, y0, x0) * (1 - tx) * (1 - ty) +
+           at(plane, h, w, y0, x0 + 1) * tx * (1 - ty) +
+           at(plane, h, w, y0 + 1, x0) * (1 - tx) * ty + at(plane, h, w, y0 + 1, x0 + 1) * tx * ty;
   }
   static void cubic_coeffs(double t, double* c) {
     constexpr double A = -0.75;

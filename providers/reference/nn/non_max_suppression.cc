@@ -1,6 +1,7 @@
 // NonMaxSuppression (opsets 10, 11): greedy selection per batch and class of the boxes whose
 // IoU with every box already selected is at most iou_threshold, in descending score order.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "providers/reference/common/util.h"
@@ -77,6 +78,8 @@ class NonMaxSuppressionKernel final : public Kernel {
         const double* sc = ss.data() + (b * C + c) * N;
         order.clear();
         for (int64_t i = 0; i < N; ++i) {
+          // NaN scores are never selected (and would break the sort's ordering).
+          if (std::isnan(sc[i])) continue;
           if (!has_score_threshold || sc[i] > score_threshold) order.push_back(i);
         }
         std::stable_sort(order.begin(), order.end(),

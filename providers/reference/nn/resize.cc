@@ -64,7 +64,8 @@ AxisTaps axis_taps(const ResizeParams& p, int64_t in, int64_t out, double scale,
     auto& taps = a.taps[static_cast<size_t>(o)];
     const double x = original_coordinate(p.coordinate_mode, static_cast<double>(o), scale, in,
                                          static_cast<double>(in) * scale, roi_start, roi_end);
-    if (crop && (x < 0 || x > static_cast<double>(in - 1))) {
+    if (!std::isfinite(x) || (crop && (x < 0 || x > static_cast<double>(in - 1)))) {
+      // Only a corrupt roi gives a non-finite coordinate: extrapolate rather than index.
       a.outside[static_cast<size_t>(o)] = 1;
       continue;
     }

@@ -58,15 +58,19 @@ class RoiAlignKernel final : public Kernel {
       }
       const double bin_h = rh / static_cast<double>(a_.out_h);
       const double bin_w = rw / static_cast<double>(a_.out_w);
-      const int64_t gh = a_.sampling_ratio > 0
-                             ? a_.sampling_ratio
-                             : static_cast<int64_t>(std::ceil(rh / static_cast<double>(a_.out_h)));
-      const int64_t gw = a_.sampling_ratio > 0
-                             ? a_.sampling_ratio
-                             : static_cast<int64_t>(std::ceil(rw / static_cast<double>(a_.out_w)));
-      if (gh > (1 << 20) || gw > (1 << 20)) {
+      if (!std::isfinite(rw) || !std::isfinite(rh)) {
+        return invalid_argument("roi " + std::to_string(r) + " has non-finite coordinates");
+      }
+      // Samples per bin: sampling_ratio, or enough to cover the bin (bounded before the cast).
+      const double want_h = a_.sampling_ratio > 0 ? static_cast<double>(a_.sampling_ratio)
+                                                  : std::ceil(rh / static_cast<double>(a_.out_h));
+      const double want_w = a_.sampling_ratio > 0 ? static_cast<double>(a_.sampling_ratio)
+                                                  : std::ceil(rw / static_cast<double>(a_.out_w));
+      if (want_h > (1 << 20) || want_w > (1 << 20)) {
         return invalid_argument("roi " + std::to_string(r) + " is too large to sample");
       }
+      const int64_t gh = std::max<int64_t>(0, static_cast<int64_t>(want_h));
+      const int64_t gw = std::max<int64_t>(0, static_cast<int64_t>(want_w));
       const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
       for (int64_t ch = 0; ch < c; ++ch) {
         const double* plane = xs.data() + (b * c + ch) * h * w;

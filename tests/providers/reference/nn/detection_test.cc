@@ -1,6 +1,8 @@
 // GridSample, RoiAlign and NonMaxSuppression: bad inputs and small hand-worked cases.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "tests/providers/reference/nn/nn_test_util.h"
 #include "tests/support/expect_error.h"
 
@@ -22,6 +24,29 @@ TEST(ReferenceRoiAlign, BatchIndexOutOfRange) {
                 {"i", Tensor::from_vector<int64_t>({1}, {1})}});
       },
       ErrorCode::kOutOfRange, {"node 'node' (RoiAlign)", "batch index 1"});
+}
+
+TEST(ReferenceRoiAlign, NonFiniteOrHugeRoi) {
+  for (float bad : {NAN, 1e30f}) {
+    expect_error(
+        [bad] {
+          run_op("RoiAlign", 16,
+                 {{"x", Tensor::zeros(DType::kFloat32, {1, 1, 4, 4})},
+                  {"rois", floats({1, 4}, {0, 0, bad, 2})},
+                  {"i", Tensor::from_vector<int64_t>({1}, {0})}});
+        },
+        ErrorCode::kInvalidArgument, {"node 'node' (RoiAlign)", "roi 0"});
+  }
+}
+
+TEST(ReferenceGridSample, FarOutsideOrNanPositionsReadZero) {
+  for (const char* mode : {"bilinear", "nearest", "bicubic"}) {
+    Outputs y = run_op("GridSample", 16,
+                       {{"x", floats({1, 1, 2, 2}, {1, 2, 3, 4})},
+                        {"g", floats({1, 1, 2, 2}, {1e30f, -1e30f, NAN, 0})}},
+                       [mode](onnx::NodeProto& n) { set_attr(n, "mode", std::string(mode)); });
+    EXPECT_EQ(values<float>(y[0]), (std::vector<float>{0, 0})) << mode;
+  }
 }
 
 TEST(ReferenceGridSample, ShapeMismatch) {
