@@ -20,6 +20,7 @@ struct Step {
   const Kernel* kernel = nullptr;
   int provider = -1;  // index into SubgraphPlan::providers
   std::vector<ValueId> inputs;
+  std::vector<Device> input_devices;  // where each input must be (host inputs of a device kernel)
   std::vector<ValueId> implicit_inputs;
   std::vector<ValueId> outputs;
   // kCopy: slot src to slot dst on `device`
@@ -58,6 +59,8 @@ class SubgraphPlan {
   std::vector<NodeAssignment> assignment;  // in topological order
   std::vector<PlannedCopy> copies;
   size_t released_bytes = 0;  // constant weights freed after providers repacked them
+  // Initializers that every kernel reading them repacked: the session drops its host copy.
+  std::vector<ValueId> released_constants;
 };
 
 }  // namespace recur
