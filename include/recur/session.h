@@ -22,8 +22,9 @@ struct Dim {
 
 struct ValueInfo {
   std::string name;
-  DType dtype = DType::kUndefined;
+  DType dtype = DType::kUndefined;        // kSequence for an ONNX sequence of tensors
   std::optional<std::vector<Dim>> shape;  // nullopt when the rank is unknown
+  DType element_dtype = DType::kUndefined;  // a sequence's tensor type
   bool has_default = false;               // an input backed by an initializer: optional to feed
   std::string shape_string() const;       // "[batch,16,64]", or "?" for an unknown rank
 };

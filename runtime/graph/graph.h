@@ -24,6 +24,7 @@ inline constexpr ValueId kNoValue = -1;
 struct TypeInfo {
   DType dtype = DType::kUndefined;
   std::optional<std::vector<Dim>> shape;
+  DType element_dtype = DType::kUndefined;  // for dtype kSequence: the tensors' type
 
   static TypeInfo of(DType dtype, const Shape& shape);
   bool has_rank() const { return shape.has_value(); }

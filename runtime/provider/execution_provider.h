@@ -96,6 +96,10 @@ struct KernelDef {
   // Inputs that, when constant, the kernel repacks at compile and never reads at run time
   // (it releases them). --plan-only uses this to show no load-time copy for them.
   std::vector<size_t> prepacked_inputs = {};
+  // Whether the kernel handles string tensors and sequence values among its inputs. The
+  // executor refuses them to every other kernel, so byte-moving kernels never see objects.
+  bool takes_strings = false;
+  bool takes_sequences = false;
 };
 
 class KernelRegistry {

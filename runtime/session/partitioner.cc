@@ -68,10 +68,9 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
     const ExecutionProvider& provider = *providers[static_cast<size_t>(node_provider[idx])];
     if (options.plan_only) continue;
     CompileContext::SubgraphCompiler compile_sub =
-        [&graph, &providers, &options](const Graph& sub,
-                                        const Node& owner) -> Result<std::shared_ptr<const SubgraphPlan>> {
-      RECUR_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphPlan> sp,
-                             build_plan(sub, providers, options));
+        [&graph, &providers, &options](
+            const Graph& sub, const Node& owner) -> Result<std::shared_ptr<const SubgraphPlan>> {
+      RECUR_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphPlan> sp, build_plan(sub, providers, options));
       // Map each captured value to the owner's implicit input of the same name.
       for (ValueId r : sub.outer_refs()) {
         size_t found = owner.implicit_inputs.size();
@@ -145,6 +144,11 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
     s.node = idx;
     s.kernel = node_kernel[static_cast<size_t>(idx)];
     s.provider = p;
+    if (const KernelDef* def = providers[static_cast<size_t>(p)]->registry().find(
+            node.domain, node.op_type, node.opset)) {
+      s.takes_strings = def->takes_strings;
+      s.takes_sequences = def->takes_sequences;
+    }
     const ExecutionProvider& provider = *providers[static_cast<size_t>(p)];
     auto& rel = released[idx];
     if (options.plan_only) {
@@ -212,8 +216,9 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
   }
   for (ValueId v : graph.outputs()) last_use[static_cast<size_t>(v)] = -1;
   for (size_t slot = 0; slot < last_use.size(); ++slot) {
-    if (last_use[slot] >= 0) plan->steps[static_cast<size_t>(last_use[slot])].release.push_back(
-        static_cast<ValueId>(slot));
+    if (last_use[slot] >= 0)
+      plan->steps[static_cast<size_t>(last_use[slot])].release.push_back(
+          static_cast<ValueId>(slot));
   }
 
   plan->input_slots = graph.inputs();

@@ -23,6 +23,8 @@ struct Step {
   std::vector<Device> input_devices;  // where each input must be (host inputs of a device kernel)
   std::vector<ValueId> implicit_inputs;
   std::vector<ValueId> outputs;
+  bool takes_strings = false;    // from the kernel's KernelDef
+  bool takes_sequences = false;
   // kCopy: slot src to slot dst on `device`
   ValueId src = kNoValue;
   ValueId dst = kNoValue;

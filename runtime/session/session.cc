@@ -61,6 +61,7 @@ ValueInfo info_of(const Graph& g, ValueId v) {
   vi.name = val.name;
   vi.dtype = val.type.dtype;
   vi.shape = val.type.shape;
+  vi.element_dtype = val.type.element_dtype;
   vi.has_default = val.is_initializer;
   return vi;
 }
