@@ -30,7 +30,8 @@ class AveragePoolKernel final : public Kernel {
           const int64_t e = plan.start[static_cast<size_t>(p) + 1];
           double sum = 0;
           for (int64_t t = b; t < e; ++t) {
-            sum += static_cast<double>(static_cast<compute_t<T>>(xc[plan.taps[static_cast<size_t>(t)]]));
+            sum += static_cast<double>(
+                static_cast<compute_t<T>>(xc[plan.taps[static_cast<size_t>(t)]]));
           }
           const int64_t count =
               count_include_pad_ ? plan.padded_count[static_cast<size_t>(p)] : e - b;

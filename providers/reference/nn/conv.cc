@@ -9,8 +9,8 @@ namespace recur::reference {
 Result<ConvShapes> check_conv_shapes(const WindowAttrs& attrs, int64_t group, const Shape& x,
                                      const Shape& w, const char* x_name, const char* w_name) {
   if (x.size() < 3) {
-    return invalid_argument(std::string(x_name) + " must have rank >= 3 ([N, C, spatial...]), got " +
-                            shape_to_string(x));
+    return invalid_argument(std::string(x_name) +
+                            " must have rank >= 3 ([N, C, spatial...]), got " + shape_to_string(x));
   }
   if (w.size() != x.size()) {
     return invalid_argument(std::string(w_name) + " " + shape_to_string(w) +
@@ -142,9 +142,7 @@ void register_conv(KernelRegistry& r) {
            }
            return std::make_unique<ConvKernel>(std::move(a), group);
          },
-         .infer = [](InferContext& ctx) {
-           return infer_conv_like(ctx, ctx.input_type(0).dtype);
-         }});
+         .infer = [](InferContext& ctx) { return infer_conv_like(ctx, ctx.input_type(0).dtype); }});
 }
 
 }  // namespace recur::reference

@@ -55,11 +55,12 @@ Result<TransposeShapes> resolve(const TransposeAttrs& a, const Shape& x, const S
     return invalid_argument("kernel_shape does not match the weights " + shape_to_string(w));
   }
   auto len_ok = [&](const std::vector<int64_t>& v, size_t n) { return v.empty() || v.size() == n; };
-  if (!len_ok(a.win.strides, r) || !len_ok(a.win.dilations, r) ||
-      !len_ok(a.output_padding, r) || (a.win.auto_pad == "NOTSET" && !len_ok(a.win.pads, 2 * r))) {
-    return invalid_argument("strides, dilations, output_padding or pads have the wrong length "
-                            "for " +
-                            std::to_string(r) + " spatial dimensions");
+  if (!len_ok(a.win.strides, r) || !len_ok(a.win.dilations, r) || !len_ok(a.output_padding, r) ||
+      (a.win.auto_pad == "NOTSET" && !len_ok(a.win.pads, 2 * r))) {
+    return invalid_argument(
+        "strides, dilations, output_padding or pads have the wrong length "
+        "for " +
+        std::to_string(r) + " spatial dimensions");
   }
   std::vector<int64_t> out_shape;
   if (!a.output_shape.empty()) {
@@ -80,10 +81,11 @@ Result<TransposeShapes> resolve(const TransposeAttrs& a, const Shape& x, const S
   for (size_t i = 0; i < r; ++i) {
     const int64_t k = kernel[i], st = win.stride[i], d = win.dilation[i], in = win.out[i];
     const int64_t op = a.output_padding.empty() ? 0 : a.output_padding[i];
-    if (k <= 0 || k > kMax || st <= 0 || st > kMax || d <= 0 || d > kMax || op < 0 ||
-        op > kMax || in > kMax) {
-      return invalid_argument("kernel, strides, dilations and output_padding must be positive "
-                              "(output_padding non-negative)");
+    if (k <= 0 || k > kMax || st <= 0 || st > kMax || d <= 0 || d > kMax || op < 0 || op > kMax ||
+        in > kMax) {
+      return invalid_argument(
+          "kernel, strides, dilations and output_padding must be positive "
+          "(output_padding non-negative)");
     }
     const int64_t ek = (k - 1) * d + 1;
     const int64_t full = st * (in - 1) + op + ek;
@@ -120,8 +122,8 @@ Result<TransposeShapes> resolve(const TransposeAttrs& a, const Shape& x, const S
   s.y = {s.n, s.m};
   s.y.insert(s.y.end(), win.in.begin(), win.in.end());
   RECUR_RETURN_IF_ERROR(checked_numel(s.y, "the output shape").status());
-  RECUR_RETURN_IF_ERROR(checked_numel({w[1], win.kernel_size(), win.out_size()}, "the column buffer")
-                            .status());
+  RECUR_RETURN_IF_ERROR(
+      checked_numel({w[1], win.kernel_size(), win.out_size()}, "the column buffer").status());
   return s;
 }
 

@@ -37,7 +37,8 @@ Result<Term> parse_term(const std::string& s) {
       continue;
     }
     const int id = letter_id(s[i]);
-    if (id < 0) return invalid_argument("invalid character '" + std::string(1, s[i]) + "' in '" + s + "'");
+    if (id < 0)
+      return invalid_argument("invalid character '" + std::string(1, s[i]) + "' in '" + s + "'");
     t.items.push_back(id);
     ++t.letters;
     ++i;
@@ -108,7 +109,8 @@ class EinsumKernel final : public Kernel {
         if (item >= 0) {
           dim_label[i].push_back(item);
         } else {
-          for (int64_t j = 0; j < e; ++j) dim_label[i].push_back(kLetters + static_cast<int>(ell - e + j));
+          for (int64_t j = 0; j < e; ++j)
+            dim_label[i].push_back(kLetters + static_cast<int>(ell - e + j));
         }
       }
     }
@@ -244,7 +246,8 @@ class EinsumKernel final : public Kernel {
             });
       });
     }
-    if (!handled) return not_implemented("dtype " + dtype_str(xs[0]->dtype()) + " is not supported");
+    if (!handled)
+      return not_implemented("dtype " + dtype_str(xs[0]->dtype()) + " is not supported");
     return ok_status();
   }
 
@@ -267,7 +270,15 @@ void register_einsum(KernelRegistry& r) {
                               "equation '" + eq + "': " + p.status().message());
            }
            return std::make_unique<EinsumKernel>(std::move(p).value());
-         }});
+         },
+         .infer =
+             [](InferContext& ctx) {
+               // The dtype of the first input; the shape is left to run time.
+               TypeInfo t;
+               t.dtype = ctx.input_type(0).dtype;
+               ctx.set_output(0, t);
+               return ok_status();
+             }});
 }
 
 }  // namespace recur::reference

@@ -1,8 +1,11 @@
 // Gemm (opsets 1, 6, 7, 9, 11, 13): Y = alpha * op(A) * op(B) + beta * C. C broadcasts
 // unidirectionally to [M, N] (before opset 7 only with broadcast=1) and is optional from
 // opset 11.
-#include "providers/reference/common/broadcast.h"
 #include "providers/reference/common/gemm.h"
+#include <algorithm>
+#include <cmath>
+
+#include "providers/reference/common/broadcast.h"
 #include "providers/reference/common/util.h"
 #include "providers/reference/nn/nn_ops.h"
 #include "providers/reference/nn/nn_util.h"
@@ -27,8 +30,8 @@ class GemmKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
     const Tensor* c = ctx.input(2);
     if (a->rank() != 2 || b->rank() != 2) {
-      return invalid_argument("A and B must be 2-D, got " + shape_to_string(a->shape()) +
-                              " and " + shape_to_string(b->shape()));
+      return invalid_argument("A and B must be 2-D, got " + shape_to_string(a->shape()) + " and " +
+                              shape_to_string(b->shape()));
     }
     if (a->dtype() != b->dtype() || (c && c->dtype() != a->dtype())) {
       return invalid_argument("A, B and C must have the same dtype");
@@ -86,6 +89,9 @@ class GemmKernel final : public Kernel {
           } else {
             double v = static_cast<double>(a_.alpha) * static_cast<double>(yp[i]);
             if (cp) v += static_cast<double>(a_.beta) * static_cast<double>(cp[off[0]]);
+            // Clamped so that a huge alpha or beta cannot overflow the conversion.
+            constexpr double kLimit = 9.2e18;
+            v = std::isnan(v) ? 0.0 : std::max(-kLimit, std::min(kLimit, v));
             yp[i] = static_cast<T>(static_cast<int64_t>(v));
           }
         });
@@ -110,8 +116,7 @@ Status infer_gemm(InferContext& ctx) {
   if (a.rank() == 2 && b.rank() == 2) {
     const Dim ka = (*a.shape)[ta ? 0 : 1], kb = (*b.shape)[tb ? 1 : 0];
     if (ka.is_fixed() && kb.is_fixed() && ka.value != kb.value) {
-      return ctx.error("inner dimensions do not match: " + a.to_string() + " and " +
-                       b.to_string());
+      return ctx.error("inner dimensions do not match: " + a.to_string() + " and " + b.to_string());
     }
     out.shape = std::vector<Dim>{(*a.shape)[ta ? 1 : 0], (*b.shape)[tb ? 0 : 1]};
   }

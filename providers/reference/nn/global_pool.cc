@@ -44,9 +44,15 @@ class GlobalPoolKernel final : public Kernel {
         for (int64_t j = 0; j < size; ++j) {
           const double v = static_cast<double>(static_cast<C>(xc[j]));
           switch (kind_) {
-            case GlobalKind::kAverage: acc += v; break;
-            case GlobalKind::kMax: acc = v > acc ? v : acc; break;
-            case GlobalKind::kLp: acc += std::pow(std::fabs(v), p_); break;
+            case GlobalKind::kAverage:
+              acc += v;
+              break;
+            case GlobalKind::kMax:
+              acc = v > acc ? v : acc;
+              break;
+            case GlobalKind::kLp:
+              acc += std::pow(std::fabs(v), p_);
+              break;
           }
         }
         if (kind_ == GlobalKind::kAverage) acc = size ? acc / static_cast<double>(size) : 0.0;

@@ -25,8 +25,8 @@ class InstanceNormKernel final : public Kernel {
     const int64_t n = x->dim(0), c = x->dim(1);
     if (scale->numel() != c || bias->numel() != c) {
       return invalid_argument("scale " + shape_to_string(scale->shape()) + " and B " +
-                              shape_to_string(bias->shape()) + " should have " +
-                              std::to_string(c) + " values");
+                              shape_to_string(bias->shape()) + " should have " + std::to_string(c) +
+                              " values");
     }
     RECUR_ASSIGN_OR_RETURN(std::vector<double> xs, read_as_double(*x, "input"));
     RECUR_ASSIGN_OR_RETURN(std::vector<double> sc, read_as_double(*scale, "scale"));

@@ -21,7 +21,8 @@ class LayerNormKernel final : public Kernel {
     const Tensor* bias = ctx.input(2);
     RECUR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(axis_, x->rank(), "axis"));
     const Shape inner(x->shape().begin() + axis, x->shape().end());
-    if (!broadcastable_to(scale->shape(), inner) || (bias && !broadcastable_to(bias->shape(), inner))) {
+    if (!broadcastable_to(scale->shape(), inner) ||
+        (bias && !broadcastable_to(bias->shape(), inner))) {
       return invalid_argument("Scale " + shape_to_string(scale->shape()) +
                               (bias ? " and B " + shape_to_string(bias->shape()) : "") +
                               " must broadcast to the normalised shape " + shape_to_string(inner));
@@ -59,8 +60,9 @@ class LayerNormKernel final : public Kernel {
       means[static_cast<size_t>(o)] = mean;
       inv_std[static_cast<size_t>(o)] = inv;
       for (int64_t j = 0; j < size; ++j) {
-        ys[static_cast<size_t>(o * size + j)] = (xo[j] - mean) * inv * sc_full[static_cast<size_t>(j)] +
-                                               bs_full[static_cast<size_t>(j)];
+        ys[static_cast<size_t>(o * size + j)] =
+            (xo[j] - mean) * inv * sc_full[static_cast<size_t>(j)] +
+            bs_full[static_cast<size_t>(j)];
       }
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), x->shape()));

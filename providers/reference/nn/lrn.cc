@@ -31,7 +31,8 @@ class LrnKernel final : public Kernel {
       for (int64_t ci = 0; ci < c; ++ci)
         for (int64_t s = 0; s < spatial; ++s) {
           double sq = 0;
-          for (int64_t k = std::max<int64_t>(0, ci - before); k <= std::min(c - 1, ci + after); ++k) {
+          for (int64_t k = std::max<int64_t>(0, ci - before); k <= std::min(c - 1, ci + after);
+               ++k) {
             const double v = xs[static_cast<size_t>((b * c + k) * spatial + s)];
             sq += v * v;
           }

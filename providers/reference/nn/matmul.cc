@@ -45,8 +45,7 @@ Status infer_matmul_like(InferContext& ctx, DType out_dtype, size_t a_index, siz
     if (b1) bd.push_back(Dim{1, {}});
     const Dim k1 = ad.back(), k2 = bd[bd.size() - 2];
     if (k1.is_fixed() && k2.is_fixed() && k1.value != k2.value) {
-      return ctx.error("inner dimensions do not match: " + a.to_string() + " and " +
-                       b.to_string());
+      return ctx.error("inner dimensions do not match: " + a.to_string() + " and " + b.to_string());
     }
     auto batch = broadcast_dims(std::vector<Dim>(ad.begin(), ad.end() - 2),
                                 std::vector<Dim>(bd.begin(), bd.end() - 2));
@@ -83,12 +82,11 @@ class MatMulKernel final : public Kernel {
       using C = compute_t<T>;
       ComputeView<T> av(*a), bv(*b);
       ComputeOut<T> yv(*y);
-      for_each_broadcast<2>(s.batch, {&s.a_batch, &s.b_batch},
-                            [&](int64_t i, const std::array<int64_t, 2>& off) {
-                              gemm<C>(false, false, s.m, s.n, s.k, C(1), av.data() + off[0] * mk,
-                                      s.k, bv.data() + off[1] * kn, s.n, C(0),
-                                      yv.data() + i * mn, s.n);
-                            });
+      for_each_broadcast<2>(
+          s.batch, {&s.a_batch, &s.b_batch}, [&](int64_t i, const std::array<int64_t, 2>& off) {
+            gemm<C>(false, false, s.m, s.n, s.k, C(1), av.data() + off[0] * mk, s.k,
+                    bv.data() + off[1] * kn, s.n, C(0), yv.data() + i * mn, s.n);
+          });
       yv.flush();
     });
     if (!handled) {
@@ -97,12 +95,11 @@ class MatMulKernel final : public Kernel {
         const T* ap = a->data<T>();
         const T* bp = b->data<T>();
         T* yp = y->data<T>();
-        for_each_broadcast<2>(s.batch, {&s.a_batch, &s.b_batch},
-                              [&](int64_t i, const std::array<int64_t, 2>& off) {
-                                matmul_int_wrapping<T>(false, false, s.m, s.n, s.k,
-                                                       ap + off[0] * mk, bp + off[1] * kn,
-                                                       yp + i * mn);
-                              });
+        for_each_broadcast<2>(
+            s.batch, {&s.a_batch, &s.b_batch}, [&](int64_t i, const std::array<int64_t, 2>& off) {
+              matmul_int_wrapping<T>(false, false, s.m, s.n, s.k, ap + off[0] * mk,
+                                     bp + off[1] * kn, yp + i * mn);
+            });
       });
     }
     if (!handled) return not_implemented("dtype " + dtype_str(a->dtype()) + " is not supported");

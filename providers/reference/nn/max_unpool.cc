@@ -21,8 +21,7 @@ class MaxUnpoolKernel final : public Kernel {
       return invalid_argument("X must have rank >= 3, got " + shape_to_string(x->shape()));
     }
     if (ind->shape() != x->shape() || ind->dtype() != DType::kInt64) {
-      return invalid_argument("I must be int64 with the shape of X " +
-                              shape_to_string(x->shape()));
+      return invalid_argument("I must be int64 with the shape of X " + shape_to_string(x->shape()));
     }
     const size_t r = x->shape().size() - 2;
     if (a_.kernel_shape.size() != r || (!a_.strides.empty() && a_.strides.size() != r) ||
@@ -36,12 +35,14 @@ class MaxUnpoolKernel final : public Kernel {
       natural = {x->dim(0), x->dim(1)};
       for (size_t i = 0; i < r; ++i) {
         const int64_t s = a_.strides.empty() ? 1 : a_.strides[i];
-        const int64_t pb = a_.pads.empty() ? 0 : a_.pads[i], pe = a_.pads.empty() ? 0 : a_.pads[i + r];
+        const int64_t pb = a_.pads.empty() ? 0 : a_.pads[i],
+                      pe = a_.pads.empty() ? 0 : a_.pads[i + r];
         if (s <= 0 || s > (int64_t{1} << 31) || a_.kernel_shape[i] <= 0 ||
             a_.kernel_shape[i] > (int64_t{1} << 31) || pb < 0 || pe < 0) {
           return invalid_argument("kernel_shape, strides and pads must be positive");
         }
-        natural.push_back((x->dim(static_cast<int64_t>(i) + 2) - 1) * s + a_.kernel_shape[i] - pb - pe);
+        natural.push_back((x->dim(static_cast<int64_t>(i) + 2) - 1) * s + a_.kernel_shape[i] - pb -
+                          pe);
       }
       RECUR_RETURN_IF_ERROR(checked_numel(natural, "the unpooled shape").status());
     }
@@ -86,7 +87,8 @@ class MaxUnpoolKernel final : public Kernel {
     const auto* xp = static_cast<const char*>(x->raw_data());
     auto* yp = static_cast<char*>(y->raw_data());
     for (int64_t i = 0; i < x->numel(); ++i) {
-      std::memcpy(yp + static_cast<size_t>(target[static_cast<size_t>(i)]) * es, xp + static_cast<size_t>(i) * es, es);
+      std::memcpy(yp + static_cast<size_t>(target[static_cast<size_t>(i)]) * es,
+                  xp + static_cast<size_t>(i) * es, es);
     }
     return ok_status();
   }
@@ -106,7 +108,15 @@ void register_max_unpool(KernelRegistry& r) {
              return ctx.error(ErrorCode::kInvalidModel, "kernel_shape is required");
            }
            return std::make_unique<MaxUnpoolKernel>(std::move(a));
-         }});
+         },
+         .infer =
+             [](InferContext& ctx) {
+               // The dtype of the first input; the shape is left to run time.
+               TypeInfo t;
+               t.dtype = ctx.input_type(0).dtype;
+               ctx.set_output(0, t);
+               return ok_status();
+             }});
 }
 
 }  // namespace recur::reference

@@ -33,7 +33,8 @@ class MvnKernel final : public Kernel {
     for (size_t i = 0; i < xs.size(); ++i) {
       int64_t g = 0;
       for (int64_t d = 0; d < rank; ++d)
-        if (!reduced[static_cast<size_t>(d)]) g = g * shape[static_cast<size_t>(d)] + idx[static_cast<size_t>(d)];
+        if (!reduced[static_cast<size_t>(d)])
+          g = g * shape[static_cast<size_t>(d)] + idx[static_cast<size_t>(d)];
       group[i] = g;
       for (int64_t d = rank; d-- > 0;) {
         if (++idx[static_cast<size_t>(d)] < shape[static_cast<size_t>(d)]) break;

@@ -23,5 +23,8 @@ void register_instance_normalization(KernelRegistry& r);
 void register_lrn(KernelRegistry& r);
 void register_mean_variance_normalization(KernelRegistry& r);
 void register_lp_normalization(KernelRegistry& r);
+void register_grid_sample(KernelRegistry& r);
+void register_roi_align(KernelRegistry& r);
+void register_non_max_suppression(KernelRegistry& r);
 
 }  // namespace recur::reference

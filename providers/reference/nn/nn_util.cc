@@ -109,7 +109,8 @@ bool broadcastable_to(const Shape& from, const Shape& to) {
 Result<int64_t> checked_numel(const Shape& shape, const std::string& what) {
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (d < 0) return invalid_argument(what + " has a negative dimension " + shape_to_string(shape));
+    if (d < 0)
+      return invalid_argument(what + " has a negative dimension " + shape_to_string(shape));
     if (d != 0 && n > kMaxOutputElements / d) {
       return invalid_argument(what + " " + shape_to_string(shape) + " is too large");
     }
@@ -183,8 +184,10 @@ Result<Window> resolve_window(const WindowAttrs& a, const std::vector<int64_t>& 
   w.out.assign(r, 0);
   for (size_t i = 0; i < r; ++i) {
     const int64_t k = kernel[i], s = w.stride[i], d = w.dilation[i], in = in_spatial[i];
-    if (k <= 0 || k > kMaxAttr) return invalid_argument("kernel_shape " + ints_str(kernel) + " is invalid");
-    if (s <= 0 || s > kMaxAttr) return invalid_argument("strides " + ints_str(w.stride) + " must be positive");
+    if (k <= 0 || k > kMaxAttr)
+      return invalid_argument("kernel_shape " + ints_str(kernel) + " is invalid");
+    if (s <= 0 || s > kMaxAttr)
+      return invalid_argument("strides " + ints_str(w.stride) + " must be positive");
     if (d <= 0 || d > kMaxAttr) {
       return invalid_argument("dilations " + ints_str(w.dilation) + " must be positive");
     }
@@ -274,8 +277,7 @@ void im2col(const T* x, int64_t channels, const Window& w, T pad, T* col) {
   const int64_t K = w.kernel_size(), P = w.out_size(), in_size = w.in_size();
   for (int64_t c = 0; c < channels; ++c) {
     for_each_kernel_offset(w, [&](int64_t k, const std::vector<int64_t>& kidx) {
-      im2col_rec(x + c * in_size, w, kidx, in_stride, out_block, 0, 0, pad,
-                 col + (c * K + k) * P);
+      im2col_rec(x + c * in_size, w, kidx, in_stride, out_block, 0, 0, pad, col + (c * K + k) * P);
     });
   }
 }
@@ -342,8 +344,8 @@ void conv_forward(const T* x, const T* w, int64_t n, int64_t c, int64_t m, int64
   const int64_t K = cg * win.kernel_size(), P = win.out_size(), in_size = win.in_size();
   bool pointwise = true;
   for (size_t i = 0; i < win.rank(); ++i) {
-    pointwise &= win.kernel[i] == 1 && win.stride[i] == 1 && win.pad_begin[i] == 0 &&
-                 win.pad_end[i] == 0;
+    pointwise &=
+        win.kernel[i] == 1 && win.stride[i] == 1 && win.pad_begin[i] == 0 && win.pad_end[i] == 0;
   }
   std::vector<T> col;
   if (!pointwise) col.resize(static_cast<size_t>(K * P));
@@ -360,18 +362,18 @@ void conv_forward(const T* x, const T* w, int64_t n, int64_t c, int64_t m, int64
   }
 }
 
-#define RECUR_NN_INSTANTIATE(T)                                                              \
-  template void im2col<T>(const T*, int64_t, const Window&, T, T*);                          \
-  template void col2im_add<T>(const T*, int64_t, const Window&, T*);                         \
-  template void matmul_overwrite<T>(int64_t, int64_t, int64_t, const T*, const T*, T*);      \
-  template void conv_forward<T>(const T*, const T*, int64_t, int64_t, int64_t, int64_t,      \
+#define RECUR_NN_INSTANTIATE(T)                                                         \
+  template void im2col<T>(const T*, int64_t, const Window&, T, T*);                     \
+  template void col2im_add<T>(const T*, int64_t, const Window&, T*);                    \
+  template void matmul_overwrite<T>(int64_t, int64_t, int64_t, const T*, const T*, T*); \
+  template void conv_forward<T>(const T*, const T*, int64_t, int64_t, int64_t, int64_t, \
                                 const Window&, T, T*);
 RECUR_NN_INSTANTIATE(float)
 RECUR_NN_INSTANTIATE(double)
 RECUR_NN_INSTANTIATE(int32_t)
 #undef RECUR_NN_INSTANTIATE
 
-#define RECUR_NN_INSTANTIATE_INT(T)                                                            \
+#define RECUR_NN_INSTANTIATE_INT(T)                                                               \
   template void matmul_int_wrapping<T>(bool, bool, int64_t, int64_t, int64_t, const T*, const T*, \
                                        T*);
 RECUR_NN_INSTANTIATE_INT(int8_t)
@@ -429,7 +431,8 @@ PoolPlan make_pool_plan(const Window& w) {
       std::fill(t.begin(), t.end(), 0);
       while (true) {
         int64_t off = 0;
-        for (size_t d = 0; d < r; ++d) off += valid[d][static_cast<size_t>(o[d])][t[d]] * in_stride[d];
+        for (size_t d = 0; d < r; ++d)
+          off += valid[d][static_cast<size_t>(o[d])][t[d]] * in_stride[d];
         plan.taps.push_back(off);
         size_t d = r;
         while (d-- > 0) {
@@ -455,13 +458,12 @@ Result<PoolShapes> resolve_pool(const WindowAttrs& attrs, const Shape& x) {
   }
   if (attrs.kernel_shape.size() != x.size() - 2) {
     return invalid_argument("kernel_shape has " + std::to_string(attrs.kernel_shape.size()) +
-                            " values for " + std::to_string(x.size() - 2) +
-                            " spatial dimensions");
+                            " values for " + std::to_string(x.size() - 2) + " spatial dimensions");
   }
   PoolShapes s;
   s.nc = x[0] * x[1];
-  RECUR_ASSIGN_OR_RETURN(
-      s.win, resolve_window(attrs, std::vector<int64_t>(x.begin() + 2, x.end()), attrs.kernel_shape));
+  RECUR_ASSIGN_OR_RETURN(s.win, resolve_window(attrs, std::vector<int64_t>(x.begin() + 2, x.end()),
+                                               attrs.kernel_shape));
   s.y = {x[0], x[1]};
   s.y.insert(s.y.end(), s.win.out.begin(), s.win.out.end());
   RECUR_RETURN_IF_ERROR(checked_numel(s.y, "the output shape").status());
@@ -503,7 +505,8 @@ Result<std::vector<double>> read_as_double(const Tensor& t, const std::string& w
   const bool ok = visit_dtype(kNnFloatTypes, t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = t.data<T>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
   });
   if (!ok) return invalid_argument(what + " has unsupported dtype " + dtype_str(t.dtype()));
   return v;

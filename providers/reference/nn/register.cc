@@ -22,6 +22,9 @@ void register_nn_kernels(KernelRegistry& r) {
   register_lrn(r);
   register_mean_variance_normalization(r);
   register_lp_normalization(r);
+  register_grid_sample(r);
+  register_roi_align(r);
+  register_non_max_suppression(r);
 }
 
 }  // namespace recur::reference

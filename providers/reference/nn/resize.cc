@@ -25,8 +25,8 @@ struct AxisTaps {
 };
 
 // `out` is the unrounded resized length in * scale, as the ONNX reference uses it.
-double original_coordinate(const std::string& mode, double x, double scale, int64_t in,
-                           double out, double roi_start, double roi_end) {
+double original_coordinate(const std::string& mode, double x, double scale, int64_t in, double out,
+                           double roi_start, double roi_end) {
   if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
   if (mode == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
   if (mode == "align_corners") {
@@ -64,7 +64,8 @@ AxisTaps axis_taps(const ResizeParams& p, int64_t in, int64_t out, double scale,
     auto& taps = a.taps[static_cast<size_t>(o)];
     const double x = original_coordinate(p.coordinate_mode, static_cast<double>(o), scale, in,
                                          static_cast<double>(in) * scale, roi_start, roi_end);
-    if (crop && (x < 0 || x > static_cast<double>(in - 1))) {
+    if (!std::isfinite(x) || (crop && (x < 0 || x > static_cast<double>(in - 1)))) {
+      // Only a corrupt roi gives a non-finite coordinate: extrapolate rather than index.
       a.outside[static_cast<size_t>(o)] = 1;
       continue;
     }
@@ -82,7 +83,7 @@ AxisTaps axis_taps(const ResizeParams& p, int64_t in, int64_t out, double scale,
     }
     const double A = p.cubic_a;
     auto far = [A](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };  // 1<=d<2
-    auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };      // d<1
+    auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };       // d<1
     const double w[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
     double sum = 0;
     for (int k = 0; k < 4; ++k) {
@@ -263,46 +264,82 @@ Result<ResizeParams::Mode> parse_mode(const Node& node, const std::string& m, bo
 
 }  // namespace
 
+Status infer_resize_like(InferContext& ctx, size_t scales_index, size_t sizes_index,
+                         const std::vector<float>& attr_scales) {
+  const TypeInfo& x = ctx.input_type(0);
+  TypeInfo out;
+  out.dtype = x.dtype;
+  if (x.has_rank()) {
+    std::vector<Dim> dims(x.shape->size());
+    const Tensor* sizes = sizes_index < ctx.num_inputs() && ctx.has_input(sizes_index)
+                              ? ctx.input_value(sizes_index)
+                              : nullptr;
+    const Tensor* scales = scales_index < ctx.num_inputs() && ctx.has_input(scales_index)
+                               ? ctx.input_value(scales_index)
+                               : nullptr;
+    std::vector<double> sc(attr_scales.begin(), attr_scales.end());
+    if (sizes && sizes->numel() == static_cast<int64_t>(dims.size())) {
+      auto v = read_int_values(*sizes, "sizes");
+      if (v.ok()) {
+        for (size_t i = 0; i < dims.size(); ++i) dims[i].value = (*v)[i] >= 0 ? (*v)[i] : -1;
+      }
+    } else if (scales && scales->numel() == static_cast<int64_t>(dims.size()) &&
+               scales->dtype() == DType::kFloat32) {
+      sc.assign(scales->data<float>(), scales->data<float>() + scales->numel());
+    }
+    if (sc.size() == dims.size() && x.is_static()) {
+      auto s = resize_shape_from_scales(x.static_shape(), sc);
+      if (s.ok()) {
+        for (size_t i = 0; i < dims.size(); ++i) dims[i].value = (*s)[i];
+      }
+    }
+    out.shape = dims;
+  }
+  ctx.set_output(0, out);
+  return ok_status();
+}
+
 Result<ResizeParams::Mode> parse_resize_mode(const Node& node, const std::string& m,
                                              bool allow_cubic) {
   return parse_mode(node, m, allow_cubic);
 }
 
 void register_resize(KernelRegistry& r) {
-  r.add({.op_type = "Resize",
-         .since = 10,
-         .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
-           AttrReader r(ctx.node());
-           ResizeParams p;
-           const std::string mode = r.get_string("mode", "nearest");
-           if (ctx.opset() >= 11) {
-             p.coordinate_mode = r.get_string("coordinate_transformation_mode", "half_pixel");
-             p.nearest_mode = r.get_string("nearest_mode", "round_prefer_floor");
-             p.cubic_a = r.get_float("cubic_coeff_a", -0.75f);
-             p.exclude_outside = r.get_int("exclude_outside", 0) != 0;
-             p.extrapolation_value = r.get_float("extrapolation_value", 0.0f);
-           } else {
-             p.coordinate_mode = "asymmetric";
-             p.nearest_mode = "simple";
-           }
-           RECUR_RETURN_IF_ERROR(r.status());
-           RECUR_ASSIGN_OR_RETURN(p.mode, parse_mode(ctx.node(), mode, ctx.opset() >= 11));
-           static const char* kCoord[] = {"half_pixel",   "pytorch_half_pixel",
-                                          "align_corners", "asymmetric",
-                                          "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-           bool known = false;
-           for (const char* c : kCoord) known |= p.coordinate_mode == c;
-           if (!known || (p.coordinate_mode == "tf_half_pixel_for_nn" && ctx.opset() >= 13)) {
-             return ctx.error(ErrorCode::kInvalidModel, "unsupported coordinate_transformation_mode '" +
-                                                            p.coordinate_mode + "'");
-           }
-           if (p.nearest_mode != "round_prefer_floor" && p.nearest_mode != "round_prefer_ceil" &&
-               p.nearest_mode != "floor" && p.nearest_mode != "ceil" && p.nearest_mode != "simple") {
-             return ctx.error(ErrorCode::kInvalidModel,
-                              "unsupported nearest_mode '" + p.nearest_mode + "'");
-           }
-           return std::make_unique<ResizeKernel>(std::move(p));
-         }});
+  r.add(
+      {.op_type = "Resize",
+       .since = 10,
+       .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
+         AttrReader r(ctx.node());
+         ResizeParams p;
+         const std::string mode = r.get_string("mode", "nearest");
+         if (ctx.opset() >= 11) {
+           p.coordinate_mode = r.get_string("coordinate_transformation_mode", "half_pixel");
+           p.nearest_mode = r.get_string("nearest_mode", "round_prefer_floor");
+           p.cubic_a = r.get_float("cubic_coeff_a", -0.75f);
+           p.exclude_outside = r.get_int("exclude_outside", 0) != 0;
+           p.extrapolation_value = r.get_float("extrapolation_value", 0.0f);
+         } else {
+           p.coordinate_mode = "asymmetric";
+           p.nearest_mode = "simple";
+         }
+         RECUR_RETURN_IF_ERROR(r.status());
+         RECUR_ASSIGN_OR_RETURN(p.mode, parse_mode(ctx.node(), mode, ctx.opset() >= 11));
+         static const char* kCoord[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
+                                        "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+         bool known = false;
+         for (const char* c : kCoord) known |= p.coordinate_mode == c;
+         if (!known || (p.coordinate_mode == "tf_half_pixel_for_nn" && ctx.opset() >= 13)) {
+           return ctx.error(
+               ErrorCode::kInvalidModel,
+               "unsupported coordinate_transformation_mode '" + p.coordinate_mode + "'");
+         }
+         if (p.nearest_mode != "round_prefer_floor" && p.nearest_mode != "round_prefer_ceil" &&
+             p.nearest_mode != "floor" && p.nearest_mode != "ceil" && p.nearest_mode != "simple") {
+           return ctx.error(ErrorCode::kInvalidModel,
+                            "unsupported nearest_mode '" + p.nearest_mode + "'");
+         }
+         return std::make_unique<ResizeKernel>(std::move(p));
+       }});
 }
 
 }  // namespace recur::reference

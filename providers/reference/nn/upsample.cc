@@ -8,6 +8,8 @@ namespace recur::reference {
 
 Result<ResizeParams::Mode> parse_resize_mode(const Node& node, const std::string& m,
                                              bool allow_cubic);  // resize.cc
+Status infer_resize_like(InferContext& ctx, size_t scales_index, size_t sizes_index,
+                         const std::vector<float>& attr_scales);  // resize.cc
 
 namespace {
 
@@ -55,6 +57,13 @@ void register_upsample(KernelRegistry& r) {
            }
            return std::make_unique<UpsampleKernel>(
                std::move(p), std::vector<double>(attr_scales.begin(), attr_scales.end()));
+         },
+         .infer = [](InferContext& ctx) -> Status {
+           if (ctx.opset() >= 9) return infer_resize_like(ctx, 1, 99, {});
+           AttrReader r(ctx.node());
+           const std::vector<float> scales = r.get_floats("scales");
+           RECUR_RETURN_IF_ERROR(r.status());
+           return infer_resize_like(ctx, 99, 99, scales);
          }});
 }
 

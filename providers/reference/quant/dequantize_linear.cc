@@ -33,9 +33,9 @@ class DequantizeLinearKernel final : public Kernel {
     float* yp = y->data<float>();
     for (int64_t i = 0; i < x->numel(); ++i) {
       const size_t k = q.index(i);
-      yp[i] = (static_cast<float>(xs[static_cast<size_t>(i)]) -
-               static_cast<float>(q.zero_point[k])) *
-              q.scale[k];
+      yp[i] =
+          (static_cast<float>(xs[static_cast<size_t>(i)]) - static_cast<float>(q.zero_point[k])) *
+          q.scale[k];
     }
     return ok_status();
   }
@@ -55,12 +55,13 @@ void register_dequantize_linear(KernelRegistry& r) {
            RECUR_RETURN_IF_ERROR(r.status());
            return std::make_unique<DequantizeLinearKernel>(axis);
          },
-         .infer = [](InferContext& ctx) {
-           TypeInfo t = ctx.input_type(0);
-           t.dtype = DType::kFloat32;
-           ctx.set_output(0, t);
-           return ok_status();
-         }});
+         .infer =
+             [](InferContext& ctx) {
+               TypeInfo t = ctx.input_type(0);
+               t.dtype = DType::kFloat32;
+               ctx.set_output(0, t);
+               return ok_status();
+             }});
 }
 
 }  // namespace recur::reference

@@ -27,9 +27,9 @@ class DynamicQuantizeLinearKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kUInt8, x->shape()));
     uint8_t* yp = y->data<uint8_t>();
     for (size_t i = 0; i < xs.size(); ++i) {
-      yp[i] = scale > 0 ? saturate_round<uint8_t>(std::nearbyint(xs[i] / scale) +
-                                                  static_cast<float>(zp))
-                        : zp;
+      yp[i] = scale > 0
+                  ? saturate_round<uint8_t>(std::nearbyint(xs[i] / scale) + static_cast<float>(zp))
+                  : zp;
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * ys, ctx.allocate_output(1, DType::kFloat32, {}));
     *ys->data<float>() = scale;

@@ -29,8 +29,9 @@ class QLinearConvKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(std::vector<int32_t> yz, read_quantized(*in[7], "y_zero_point"));
     if (xs.size() != 1 || ys.size() != 1 || yz.size() != 1 ||
         (ws.size() != 1 && static_cast<int64_t>(ws.size()) != s.m)) {
-      return invalid_argument("x_scale, y_scale and y_zero_point must be scalars, w_scale a "
-                              "scalar or one value per output channel");
+      return invalid_argument(
+          "x_scale, y_scale and y_zero_point must be scalars, w_scale a "
+          "scalar or one value per output channel");
     }
     std::vector<int32_t> b(static_cast<size_t>(s.m), 0);
     if (bias) {
@@ -76,10 +77,11 @@ void register_qlinear_conv(KernelRegistry& r) {
            RECUR_ASSIGN_OR_RETURN(auto a, read_conv_attrs(ctx.node()));
            return std::make_unique<QLinearConvKernel>(std::move(a.first), a.second);
          },
-         .infer = [](InferContext& ctx) {
-           const DType out = ctx.num_inputs() > 7 ? ctx.input_type(7).dtype : DType::kUInt8;
-           return infer_conv_like(ctx, out, 3);
-         }});
+         .infer =
+             [](InferContext& ctx) {
+               const DType out = ctx.num_inputs() > 7 ? ctx.input_type(7).dtype : DType::kUInt8;
+               return infer_conv_like(ctx, out, 3);
+             }});
 }
 
 }  // namespace recur::reference

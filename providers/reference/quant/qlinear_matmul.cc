@@ -25,8 +25,9 @@ class QLinearMatMulKernel final : public Kernel {
     if ((as.size() != 1 && static_cast<int64_t>(as.size()) != s.m) ||
         (bs.size() != 1 && static_cast<int64_t>(bs.size()) != s.n) || ys.size() != 1 ||
         yz.size() != 1) {
-      return invalid_argument("a_scale must have 1 or M values, b_scale 1 or N, and y_scale and "
-                              "y_zero_point one each");
+      return invalid_argument(
+          "a_scale must have 1 or M values, b_scale 1 or N, and y_scale and "
+          "y_zero_point one each");
     }
     const DType out = in[7]->dtype();
     if (out != DType::kUInt8 && out != DType::kInt8) {

@@ -46,7 +46,8 @@ Result<AxisQuant> axis_quant(const Tensor& scale, const Tensor* zero_point, cons
       return invalid_argument("the scale must be a scalar or 1-D, got " +
                               shape_to_string(scale.shape()));
     }
-    RECUR_ASSIGN_OR_RETURN(int64_t ax, normalize_axis(axis, static_cast<int64_t>(x.size()), "axis"));
+    RECUR_ASSIGN_OR_RETURN(int64_t ax,
+                           normalize_axis(axis, static_cast<int64_t>(x.size()), "axis"));
     if (scale.dim(0) != x[static_cast<size_t>(ax)]) {
       return invalid_argument("the scale has " + std::to_string(scale.dim(0)) +
                               " values, but axis " + std::to_string(axis) + " of " +
@@ -114,23 +115,20 @@ Result<QuantMatMul> quantized_matmul(const Tensor& a, const Tensor* a_zp, const 
     if (static_cast<int64_t>(z.size()) == rows) return z[static_cast<size_t>(row)];
     return z[static_cast<size_t>(batch * rows + row)];
   };
-  for_each_broadcast<2>(s.batch, {&s.a_batch, &s.b_batch},
-                        [&](int64_t i, const std::array<int64_t, 2>& off) {
-                          for (int64_t m = 0; m < s.m; ++m)
-                            for (int64_t k = 0; k < s.k; ++k) {
-                              am[static_cast<size_t>(m * s.k + k)] =
-                                  av[static_cast<size_t>(off[0] * mk + m * s.k + k)] -
-                                  zp_at(az, off[0], m, s.m);
-                            }
-                          for (int64_t k = 0; k < s.k; ++k)
-                            for (int64_t n = 0; n < s.n; ++n) {
-                              bm[static_cast<size_t>(k * s.n + n)] =
-                                  bv[static_cast<size_t>(off[1] * kn + k * s.n + n)] -
-                                  zp_at(bz, off[1], n, s.n);
-                            }
-                          matmul_overwrite<int32_t>(s.m, s.n, s.k, am.data(), bm.data(),
-                                                    r.acc.data() + i * mn);
-                        });
+  for_each_broadcast<2>(
+      s.batch, {&s.a_batch, &s.b_batch}, [&](int64_t i, const std::array<int64_t, 2>& off) {
+        for (int64_t m = 0; m < s.m; ++m)
+          for (int64_t k = 0; k < s.k; ++k) {
+            am[static_cast<size_t>(m * s.k + k)] =
+                av[static_cast<size_t>(off[0] * mk + m * s.k + k)] - zp_at(az, off[0], m, s.m);
+          }
+        for (int64_t k = 0; k < s.k; ++k)
+          for (int64_t n = 0; n < s.n; ++n) {
+            bm[static_cast<size_t>(k * s.n + n)] =
+                bv[static_cast<size_t>(off[1] * kn + k * s.n + n)] - zp_at(bz, off[1], n, s.n);
+          }
+        matmul_overwrite<int32_t>(s.m, s.n, s.k, am.data(), bm.data(), r.acc.data() + i * mn);
+      });
   return r;
 }
 
@@ -164,9 +162,10 @@ Result<QuantConv> quantized_conv(const WindowAttrs& attrs, int64_t group, const 
   if (w_zp) {
     RECUR_ASSIGN_OR_RETURN(wz, read_quantized(*w_zp, "w_zero_point"));
     if (wz.size() != 1 && static_cast<int64_t>(wz.size()) != s.m) {
-      return invalid_argument("w_zero_point must be a scalar or have one value per output "
-                              "channel (" +
-                              std::to_string(s.m) + ")");
+      return invalid_argument(
+          "w_zero_point must be a scalar or have one value per output "
+          "channel (" +
+          std::to_string(s.m) + ")");
     }
   }
   for (int32_t& v : xv) v -= xz;

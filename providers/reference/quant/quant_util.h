@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "recur/tensor.h"
 #include "providers/reference/nn/nn_util.h"
+#include "recur/tensor.h"
 #include "runtime/core/status.h"
 
 namespace recur::reference {

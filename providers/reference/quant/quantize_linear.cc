@@ -69,12 +69,13 @@ void register_quantize_linear(KernelRegistry& r) {
            RECUR_RETURN_IF_ERROR(r.status());
            return std::make_unique<QuantizeLinearKernel>(axis);
          },
-         .infer = [](InferContext& ctx) {
-           TypeInfo t = ctx.input_type(0);
-           t.dtype = ctx.has_input(2) ? ctx.input_type(2).dtype : DType::kUInt8;
-           ctx.set_output(0, t);
-           return ok_status();
-         }});
+         .infer =
+             [](InferContext& ctx) {
+               TypeInfo t = ctx.input_type(0);
+               t.dtype = ctx.has_input(2) ? ctx.input_type(2).dtype : DType::kUInt8;
+               ctx.set_output(0, t);
+               return ok_status();
+             }});
 }
 
 }  // namespace recur::reference

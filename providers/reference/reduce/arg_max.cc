@@ -78,32 +78,30 @@ class ArgKernel final : public Kernel {
   bool last_;
 };
 
-InferFn infer_arg(bool) {
-  return [](InferContext& ctx) -> Status {
-    AttrReader attrs(ctx.node());
-    const int64_t axis = attrs.get_int("axis", 0);
-    const bool keepdims = attrs.get_int("keepdims", 1) != 0;
-    RECUR_RETURN_IF_ERROR(attrs.status());
-    TypeInfo out;
-    out.dtype = DType::kInt64;
-    const TypeInfo& in = ctx.input_type(0);
-    if (in.shape) {
-      const auto rank = static_cast<int64_t>(in.shape->size());
-      auto a = normalize_axis(axis, rank, "axis");
-      if (!a.ok()) return ctx.error(a.status().message());
-      std::vector<Dim> dims;
-      for (int64_t d = 0; d < rank; ++d) {
-        if (d != *a) {
-          dims.push_back((*in.shape)[static_cast<size_t>(d)]);
-        } else if (keepdims) {
-          dims.push_back(Dim{1, {}});
-        }
+Status infer_arg(InferContext& ctx) {
+  AttrReader attrs(ctx.node());
+  const int64_t axis = attrs.get_int("axis", 0);
+  const bool keepdims = attrs.get_int("keepdims", 1) != 0;
+  RECUR_RETURN_IF_ERROR(attrs.status());
+  TypeInfo out;
+  out.dtype = DType::kInt64;
+  const TypeInfo& in = ctx.input_type(0);
+  if (in.shape) {
+    const auto rank = static_cast<int64_t>(in.shape->size());
+    auto a = normalize_axis(axis, rank, "axis");
+    if (!a.ok()) return ctx.error(a.status().message());
+    std::vector<Dim> dims;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != *a) {
+        dims.push_back((*in.shape)[static_cast<size_t>(d)]);
+      } else if (keepdims) {
+        dims.push_back(Dim{1, {}});
       }
-      out.shape = std::move(dims);
     }
-    ctx.set_output(0, out);
-    return ok_status();
-  };
+    out.shape = std::move(dims);
+  }
+  ctx.set_output(0, out);
+  return ok_status();
 }
 
 void add_arg(KernelRegistry& r, const char* name, bool is_max) {
@@ -117,7 +115,7 @@ void add_arg(KernelRegistry& r, const char* name, bool is_max) {
            RECUR_RETURN_IF_ERROR(attrs.status());
            return std::make_unique<ArgKernel>(is_max, axis, keepdims, last);
          },
-         .infer = infer_arg(is_max)});
+         .infer = infer_arg});
 }
 
 }  // namespace

@@ -46,11 +46,9 @@ class CompressKernel final : public Kernel {
     Shape out_shape = shape;
     out_shape[ax] = static_cast<int64_t>(kept.size());
     RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), out_shape));
-    int64_t outer = 1, inner = 1;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      if (d < ax) outer *= shape[d];
-      if (d > ax) inner *= shape[d];
-    }
+    if (out->numel() == 0) return ok_status();
+    const int64_t outer = dims_product(shape, 0, ax);
+    const int64_t inner = dims_product(shape, ax + 1, shape.size());
     const size_t block = static_cast<size_t>(inner) * dtype_size(x->dtype());
     if (block == 0) return ok_status();
     const auto* src = static_cast<const char*>(x->raw_data());

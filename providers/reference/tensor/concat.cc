@@ -45,15 +45,15 @@ class ConcatKernel final : public Kernel {
                              ", which does not match input 0's " + shape_to_string(first.shape()) +
                              " outside axis " + std::to_string(*axis));
       }
-      out_shape[ax] += t.shape()[ax];
+      if (__builtin_add_overflow(out_shape[ax], t.shape()[ax], &out_shape[ax])) {
+        return ctx.error(ErrorCode::kOutOfRange, "the joined dimension overflows");
+      }
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * out, allocate_checked(ctx, 0, first.dtype(), out_shape));
     const size_t esize = dtype_size(first.dtype());
-    int64_t outer = 1, inner = 1;
-    for (size_t d = 0; d < out_shape.size(); ++d) {
-      if (d < ax) outer *= out_shape[d];
-      if (d > ax) inner *= out_shape[d];
-    }
+    if (out->numel() == 0) return ok_status();
+    const int64_t outer = dims_product(out_shape, 0, ax);
+    const int64_t inner = dims_product(out_shape, ax + 1, out_shape.size());
     const size_t out_row = static_cast<size_t>(out_shape[ax] * inner) * esize;
     auto* dst = static_cast<char*>(out->raw_data());
     size_t offset = 0;

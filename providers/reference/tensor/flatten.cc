@@ -1,4 +1,6 @@
 // Flatten: [d0..dn) -> [prod(d0..d(axis-1)), prod(d(axis)..dn)]. A view.
+#include <limits>
+
 #include "providers/reference/common/util.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
@@ -24,8 +26,15 @@ class FlattenKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
     auto axis = flatten_axis(axis_, x->rank());
     if (!axis.ok()) return axis.status().with_context(ctx.node().describe());
-    int64_t outer = 1, inner = 1;
-    for (int64_t i = 0; i < x->rank(); ++i) (i < *axis ? outer : inner) *= x->shape()[i];
+    const auto ax = static_cast<size_t>(*axis);
+    const int64_t outer = dims_product(x->shape(), 0, ax);
+    const int64_t inner = dims_product(x->shape(), ax, x->shape().size());
+    // An empty tensor's other dimensions may multiply past int64; then there is no shape.
+    if (x->numel() == 0 && (outer == std::numeric_limits<int64_t>::max() ||
+                            inner == std::numeric_limits<int64_t>::max())) {
+      return ctx.error(ErrorCode::kOutOfRange,
+                       "the flattened shape of " + shape_to_string(x->shape()) + " overflows");
+    }
     return ctx.set_output(0, x->reshaped({outer, inner}));
   }
 

@@ -36,11 +36,9 @@ class GatherKernel final : public Kernel {
     out_shape.insert(out_shape.end(), indices->shape().begin(), indices->shape().end());
     out_shape.insert(out_shape.end(), data->shape().begin() + *axis + 1, data->shape().end());
     RECUR_ASSIGN_OR_RETURN(Tensor * out, allocate_checked(ctx, 0, data->dtype(), out_shape));
-    int64_t outer = 1, inner = 1;
-    for (size_t d = 0; d < data->shape().size(); ++d) {
-      if (d < ax) outer *= data->shape()[d];
-      if (d > ax) inner *= data->shape()[d];
-    }
+    if (out->numel() == 0) return ok_status();
+    const int64_t outer = dims_product(data->shape(), 0, ax);
+    const int64_t inner = dims_product(data->shape(), ax + 1, data->shape().size());
     const size_t block = static_cast<size_t>(inner) * dtype_size(data->dtype());
     if (block == 0) return ok_status();
     const auto* src = static_cast<const char*>(data->raw_data());

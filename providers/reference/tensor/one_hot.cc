@@ -71,9 +71,9 @@ class OneHotKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(Tensor * out, allocate_checked(ctx, 0, values->dtype(), out_shape));
     auto idx = read_indices(*indices);
     if (!idx.ok()) return idx.status().with_context(ctx.node().describe());
-    int64_t outer = 1, inner = 1;
-    for (size_t d = 0; d < indices->shape().size(); ++d)
-      (d < ax ? outer : inner) *= indices->shape()[d];
+    if (out->numel() == 0) return ok_status();
+    const int64_t outer = dims_product(indices->shape(), 0, ax);
+    const int64_t inner = dims_product(indices->shape(), ax, indices->shape().size());
     const int64_t dep = *depth;
     visit_element_size(dtype_size(values->dtype()), [&](auto tag) {
       using U = typename decltype(tag)::type;

@@ -99,8 +99,9 @@ Result<PadPlan> plan_pad(const Shape& in, const std::vector<int64_t>& pads, PadM
     }
     p.out_shape[d] = out;
   }
-  RECUR_RETURN_IF_ERROR(checked_numel(p.out_shape, dtype).status());
-  for (size_t d = 0; d < rank; ++d) {
+  RECUR_ASSIGN_OR_RETURN(const int64_t total, checked_numel(p.out_shape, dtype));
+  // An empty output's other dimensions may be huge; it needs no maps.
+  for (size_t d = 0; d < rank && total > 0; ++d) {
     const int64_t pb = pads[d];
     const int64_t lo = pb < 0 ? -pb : 0, before = pb > 0 ? pb : 0;
     const int64_t m = in[d] - lo - (pads[rank + d] < 0 ? -pads[rank + d] : 0);
@@ -118,6 +119,10 @@ template <class U>
 void pad_copy(const U* in, U* out, const Shape& in_shape, const PadPlan& p, U fill) {
   const int64_t total = shape_numel(p.out_shape);
   if (total == 0) return;
+  if (shape_numel(in_shape) == 0) {  // every position is padding
+    for (int64_t i = 0; i < total; ++i) out[i] = fill;
+    return;
+  }
   const size_t rank = p.out_shape.size();
   if (rank == 0) {
     out[0] = in[0];

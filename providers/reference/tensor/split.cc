@@ -56,11 +56,9 @@ class SplitKernel final : public Kernel {
     auto sizes = split_sizes(x->shape()[ax], ctx.num_outputs(), split);
     if (!sizes.ok()) return sizes.status().with_context(ctx.node().describe());
     const size_t esize = dtype_size(x->dtype());
-    int64_t outer = 1, inner = 1;
-    for (size_t d = 0; d < x->shape().size(); ++d) {
-      if (d < ax) outer *= x->shape()[d];
-      if (d > ax) inner *= x->shape()[d];
-    }
+    const bool empty = x->numel() == 0;
+    const int64_t outer = dims_product(x->shape(), 0, ax);
+    const int64_t inner = dims_product(x->shape(), ax + 1, x->shape().size());
     const size_t in_row = static_cast<size_t>(x->shape()[ax] * inner) * esize;
     const auto* src = static_cast<const char*>(x->raw_data());
     size_t offset = 0;
@@ -70,7 +68,7 @@ class SplitKernel final : public Kernel {
       RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(k, x->dtype(), shape));
       const size_t row = static_cast<size_t>((*sizes)[k] * inner) * esize;
       auto* dst = static_cast<char*>(out->raw_data());
-      if (row > 0) {
+      if (!empty && row > 0) {
         for (int64_t o = 0; o < outer; ++o)
           std::memcpy(dst + static_cast<size_t>(o) * row,
                       src + static_cast<size_t>(o) * in_row + offset, row);

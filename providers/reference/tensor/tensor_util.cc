@@ -40,6 +40,16 @@ Result<int64_t> checked_numel(const Shape& shape, DType dtype) {
   return n;
 }
 
+int64_t dims_product(const Shape& shape, size_t begin, size_t end) {
+  for (size_t d = begin; d < end; ++d)
+    if (shape[d] == 0) return 0;
+  int64_t n = 1;
+  for (size_t d = begin; d < end; ++d) {
+    if (__builtin_mul_overflow(n, shape[d], &n)) return std::numeric_limits<int64_t>::max();
+  }
+  return n;
+}
+
 Result<Tensor*> allocate_checked(KernelContext& ctx, size_t i, DType dtype, const Shape& shape) {
   auto n = checked_numel(shape, dtype);
   if (!n.ok()) return n.status().with_context(ctx.node().describe());
@@ -92,6 +102,7 @@ void strided_copy(const void* in, void* out, size_t elem_size, const Shape& out_
 }
 
 void permute_copy(const Tensor& in, Tensor& out, const std::vector<int64_t>& perm) {
+  if (in.numel() == 0) return;
   const std::vector<int64_t> in_strides = contiguous_strides(in.shape());
   std::vector<int64_t> strides(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[static_cast<size_t>(perm[i])];
@@ -180,6 +191,8 @@ Result<std::vector<int64_t>> element_offsets(const Shape& data, const Shape& ind
                               shape_to_string(data) + " in dimension " + std::to_string(d));
     }
   }
+  if (index_values.empty()) return std::vector<int64_t>();
+  // Some index is in range only if data is not empty, so its strides cannot overflow.
   const std::vector<int64_t> strides = contiguous_strides(data);
   std::vector<int64_t> offsets(index_values.size());
   const size_t rank = data.size();
@@ -270,29 +283,35 @@ Result<NdPlan> nd_plan(const Shape& data, const Shape& indices,
   NdPlan p;
   p.out_shape.assign(indices.begin(), indices.end() - 1);
   p.out_shape.insert(p.out_shape.end(), data.begin() + batch_dims + m, data.end());
-  for (size_t d = b + static_cast<size_t>(m); d < data.size(); ++d) p.slice *= data[d];
-  int64_t batches = 1, tuples = 1, batch_stride = 1;
-  for (size_t d = 0; d < b; ++d) batches *= indices[d];
-  for (size_t d = b; d + 1 < indices.size(); ++d) tuples *= indices[d];
-  for (size_t d = b; d < data.size(); ++d) batch_stride *= data[d];
-  const std::vector<int64_t> strides = contiguous_strides(data);
-  p.offsets.resize(static_cast<size_t>(batches * tuples));
-  size_t n = 0;
-  for (int64_t bi = 0; bi < batches; ++bi) {
-    for (int64_t t = 0; t < tuples; ++t, ++n) {
-      int64_t off = bi * batch_stride;
-      for (int64_t k = 0; k < m; ++k) {
-        const size_t d = b + static_cast<size_t>(k);
-        int64_t i = index_values[n * static_cast<size_t>(m) + static_cast<size_t>(k)];
-        if (i < -data[d] || i >= data[d]) {
-          return out_of_range("index " + std::to_string(i) + " is out of range for dimension " +
-                              std::to_string(d) + " of data " + shape_to_string(data));
-        }
-        if (i < 0) i += data[d];
-        off += i * strides[d];
-      }
-      p.offsets[n] = off;
+  // Every index must be in range, whatever else is empty.
+  const auto mu = static_cast<size_t>(m);
+  for (size_t n = 0; n < index_values.size(); ++n) {
+    const int64_t i = index_values[n];
+    const int64_t dim = data[b + n % mu];
+    if (i < -dim || i >= dim) {
+      return out_of_range("index " + std::to_string(i) + " is out of range for dimension " +
+                          std::to_string(b + n % mu) + " of data " + shape_to_string(data));
     }
+  }
+  // One offset per tuple: with tuples of length 0 their count is not bounded by the indices'
+  // size.
+  const Shape tuple_shape(indices.begin(), indices.end() - 1);
+  RECUR_ASSIGN_OR_RETURN(const int64_t count, checked_numel(tuple_shape, DType::kInt64));
+  p.slice = dims_product(data, b + mu, data.size());
+  if (count == 0 || p.slice == 0) return p;  // nothing to move
+  // Now every tuple names a non-empty slice of data, so data is not empty and the products
+  // below are bounded by its size.
+  const int64_t tuples = dims_product(indices, b, indices.size() - 1);
+  const int64_t batch_stride = dims_product(data, b, data.size());
+  const std::vector<int64_t> strides = contiguous_strides(data);
+  p.offsets.resize(static_cast<size_t>(count));
+  for (size_t n = 0; n < p.offsets.size(); ++n) {
+    int64_t off = static_cast<int64_t>(n) / tuples * batch_stride;
+    for (size_t k = 0; k < mu; ++k) {
+      const int64_t i = index_values[n * mu + k];
+      off += (i < 0 ? i + data[b + k] : i) * strides[b + k];
+    }
+    p.offsets[n] = off;
   }
   return p;
 }

@@ -27,6 +27,11 @@ Result<int64_t> checked_numel(const Shape& shape, DType dtype);
 // ctx.allocate_output() after checked_numel(); errors name the node.
 Result<Tensor*> allocate_checked(KernelContext& ctx, size_t i, DType dtype, const Shape& shape);
 
+// The product of shape[begin, end), or 0 if any of them is 0: the other dimensions of an empty
+// tensor may be huge, and their product could overflow. For a non-empty tensor the product is
+// bounded by its element count.
+int64_t dims_product(const Shape& shape, size_t begin, size_t end);
+
 // Calls f(std::type_identity<U>{}) with the unsigned integer type of `size` bytes: moving
 // elements does not depend on what their bits mean. False for sizes other than 1, 2, 4, 8.
 template <class F>

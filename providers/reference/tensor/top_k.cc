@@ -63,11 +63,9 @@ class TopKKernel final : public Kernel {
     if (x->rank()) out_shape[ax] = k;
     RECUR_ASSIGN_OR_RETURN(Tensor * values, ctx.allocate_output(0, x->dtype(), out_shape));
     RECUR_ASSIGN_OR_RETURN(Tensor * indices, ctx.allocate_output(1, DType::kInt64, out_shape));
-    int64_t outer = 1, inner = 1;
-    for (size_t d = 0; d < x->shape().size(); ++d) {
-      if (d < ax) outer *= x->shape()[d];
-      if (d > ax) inner *= x->shape()[d];
-    }
+    if (x->numel() == 0) return ok_status();
+    const int64_t outer = dims_product(x->shape(), 0, ax);
+    const int64_t inner = dims_product(x->shape(), ax + 1, x->shape().size());
     const bool ok = visit_dtype(kNumericTypes, x->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = compute_t<T>;

@@ -31,8 +31,9 @@ class TriluKernel final : public Kernel {
       k = (*v)[0];
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), x->shape()));
+    if (x->numel() == 0) return ok_status();
     const int64_t rows = x->dim(-2), cols = x->dim(-1);
-    const int64_t mats = rows * cols == 0 ? 0 : x->numel() / (rows * cols);
+    const int64_t mats = x->numel() / (rows * cols);
     const size_t esize = dtype_size(x->dtype());
     const auto* src = static_cast<const char*>(x->raw_data());
     auto* dst = static_cast<char*>(out->raw_data());

@@ -1,5 +1,6 @@
-// Single-node ONNX models for kernel unit tests: build the model in memory, run it on the
-// reference provider, and compare outputs with hard-coded expected values.
+// Single-node ONNX models for kernel unit tests: build the model in memory (with
+// tests/support/model_builder.h), run it on the reference provider, and compare outputs with
+// hard-coded expected values.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,12 +13,14 @@
 #include <vector>
 
 #include "recur/recur.h"
+#include "tests/support/expect_error.h"
+#include "tests/support/model_builder.h"
 
 namespace recur::test {
 
 class NodeModel {
  public:
-  NodeModel(std::string op, int opset) : opset_(opset) { node_.set_op_type(std::move(op)); }
+  NodeModel(std::string op, int opset) : op_(std::move(op)), opset_(opset) {}
 
   // A graph input, fed when the model runs.
   NodeModel& input(Tensor t) { return add_input(std::move(t), false); }
@@ -25,7 +28,7 @@ class NodeModel {
   NodeModel& constant(Tensor t) { return add_input(std::move(t), true); }
   // An omitted optional input ("").
   NodeModel& omitted() {
-    node_.add_input("");
+    inputs_.push_back({"", Tensor(), false});
     return *this;
   }
   // Declares the graph inputs with symbolic dimensions, so that only the kernel sees shapes.
@@ -60,47 +63,32 @@ class NodeModel {
   }
 
   std::string bytes() const {
-    onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(opset_);
-    onnx::GraphProto* g = m.mutable_graph();
-    g->set_name("test");
-    onnx::NodeProto* n = g->add_node();
-    *n = node_;
-    n->set_name("node");
-    for (int i = 0; i < num_outputs_; ++i) {
-      const std::string name = numbered('y', i);
-      n->add_output(name);
-      g->add_output()->set_name(name);
-    }
-    for (size_t i = 0; i < inputs_.size(); ++i) {
-      const Tensor& t = inputs_[i].value;
-      const std::string& name = inputs_[i].name;
-      if (inputs_[i].constant) {
-        onnx::TensorProto* tp = g->add_initializer();
-        tp->set_name(name);
-        tp->set_data_type(static_cast<int32_t>(t.dtype()));
-        for (int64_t d : t.shape()) tp->add_dims(d);
-        if (t.nbytes() > 0) {
-          tp->set_raw_data(std::string(static_cast<const char*>(t.raw_data()), t.nbytes()));
-        }
-      } else {
-        onnx::ValueInfoProto* vi = g->add_input();
-        vi->set_name(name);
-        auto* tt = vi->mutable_type()->mutable_tensor_type();
-        tt->set_elem_type(static_cast<int32_t>(t.dtype()));
-        auto* shape = tt->mutable_shape();
-        for (size_t d = 0; d < t.shape().size(); ++d) {
-          auto* dim = shape->add_dim();
-          if (dynamic_) {
-            dim->set_dim_param(name + "_" + std::to_string(d));
-          } else {
-            dim->set_dim_value(t.shape()[d]);
-          }
+    testing::ModelBuilder b(opset_);
+    std::vector<std::string> names, outs;
+    for (const In& in : inputs_) {
+      names.push_back(in.name);
+      if (in.name.empty()) continue;
+      if (in.constant) {
+        b.initializer(in.name, in.value);
+        continue;
+      }
+      std::vector<std::string> symbols;
+      std::vector<int64_t> dims = in.value.shape();
+      if (dynamic_) {
+        for (size_t d = 0; d < dims.size(); ++d) {
+          symbols.push_back(in.name + "_" + std::to_string(d));
+          dims[d] = -1;
         }
       }
+      b.input(in.name, in.value.dtype(), dims, symbols);
     }
-    return m.SerializeAsString();
+    for (int i = 0; i < num_outputs_; ++i) {
+      outs.push_back(numbered('y', i));
+      b.output(outs.back(), DType::kUndefined);
+    }
+    onnx::NodeProto& n = b.node(op_, names, outs, "node");
+    *n.mutable_attribute() = attrs_.attribute();
+    return b.bytes();
   }
 
   Session session() const {
@@ -113,7 +101,7 @@ class NodeModel {
     Session s = session();
     Feeds feeds;
     for (const auto& in : inputs_)
-      if (!in.constant) feeds.emplace_back(in.name, in.value);
+      if (!in.constant && !in.name.empty()) feeds.emplace_back(in.name, in.value);
     return s.run(feeds).tensors();
   }
 
@@ -130,20 +118,20 @@ class NodeModel {
     return s;
   }
   NodeModel& add_input(Tensor t, bool constant) {
-    const std::string name = numbered('x', node_.input_size());
-    node_.add_input(name);
+    const std::string name = numbered('x', static_cast<int>(inputs_.size()));
     inputs_.push_back({name, std::move(t), constant});
     return *this;
   }
   onnx::AttributeProto* new_attr(const std::string& name, onnx::AttributeProto::AttributeType t) {
-    onnx::AttributeProto* a = node_.add_attribute();
+    onnx::AttributeProto* a = attrs_.add_attribute();
     a->set_name(name);
     a->set_type(t);
     return a;
   }
 
+  std::string op_;
   int opset_;
-  onnx::NodeProto node_;
+  onnx::NodeProto attrs_;  // holds the attributes
   std::vector<In> inputs_;
   int num_outputs_ = 1;
   bool dynamic_ = false;
@@ -188,13 +176,7 @@ void expect_tensor(const Tensor& got, const Shape& shape, const std::vector<T>& 
 
 // Runs `m` and expects a recur::Error with `code` whose message contains `part`.
 inline void expect_error(const NodeModel& m, ErrorCode code, const std::string& part) {
-  try {
-    m.run();
-    ADD_FAILURE() << "expected an error containing '" << part << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
+  testing::expect_error([&] { m.run(); }, code, {part});
 }
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

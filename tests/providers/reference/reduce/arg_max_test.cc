@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <vector>
 
 #include "tests/providers/reference/math/node_runner.h"
 
@@ -44,6 +45,16 @@ TEST(ArgMax, AlongAMiddleAxis) {
 TEST(ArgMax, EmptyAxisIsAnError) {
   expect_error(NodeModel("ArgMax", 13).input(tensor<float>({0, 2}, {})),
                ErrorCode::kInvalidArgument, "empty");
+}
+
+TEST(ArgMax, StaticShape) {
+  auto s = NodeModel("ArgMin", 13)
+               .input(tensor<float>({2, 3, 4}, std::vector<float>(24, 0)))
+               .attr("axis", int64_t{-2})
+               .attr("keepdims", int64_t{0})
+               .session();
+  EXPECT_EQ(s.outputs()[0].dtype, DType::kInt64);
+  EXPECT_EQ(s.outputs()[0].shape_string(), "[2,4]");
 }
 
 }  // namespace

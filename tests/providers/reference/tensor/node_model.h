@@ -2,7 +2,6 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
 
 #include <functional>
 #include <string>
@@ -10,39 +9,24 @@
 
 #include "recur/recur.h"
 #include "runtime/onnx/tensor_proto.h"
+#include "tests/support/model_builder.h"
 
 namespace recur::test {
 
+// The node is named 'n'; its inputs and outputs are added in call order.
 class NodeModel {
  public:
-  NodeModel(const std::string& op, int opset) {
-    model_.set_ir_version(8);
-    auto* imp = model_.add_opset_import();
-    imp->set_domain("");
-    imp->set_version(opset);
-    graph_ = model_.mutable_graph();
-    graph_->set_name("test");
-    node_ = graph_->add_node();
-    node_->set_op_type(op);
-    node_->set_name("n");
-  }
+  NodeModel(const std::string& op, int opset) : mb_(opset) { mb_.node(op, {}, {}, "n"); }
 
   // A graph input the node reads. Negative dims become symbols "d0", "d1", ...
   NodeModel& input(const std::string& name, DType dtype, const std::vector<int64_t>& dims) {
-    auto* vi = graph_->add_input();
-    vi->set_name(name);
-    auto* tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(static_cast<int>(dtype));
-    auto* shape = tt->mutable_shape();
+    std::vector<std::string> symbols;
     for (size_t i = 0; i < dims.size(); ++i) {
-      auto* d = shape->add_dim();
-      if (dims[i] >= 0) {
-        d->set_dim_value(dims[i]);
-      } else {
-        d->set_dim_param("d" + std::to_string(i));
-      }
+      symbols.emplace_back("d");
+      symbols.back() += std::to_string(i);  // not "d" + ...: GCC 12 warns falsely about that
     }
-    node_->add_input(name);
+    mb_.input(name, dtype, dims, symbols);
+    node().add_input(name);
     return *this;
   }
   // A graph input of the tensor's dtype and shape.
@@ -51,65 +35,45 @@ class NodeModel {
   }
   // An initializer the node reads: a constant, visible to shape inference.
   NodeModel& constant(const std::string& name, const Tensor& value) {
-    tensor_to_proto(value, name, graph_->add_initializer()).throw_if_error();
-    node_->add_input(name);
+    mb_.initializer(name, value);
+    node().add_input(name);
     return *this;
   }
   NodeModel& no_input() {
-    node_->add_input("");
+    node().add_input("");
     return *this;
   }
+  // A graph output with no declared type: what the session reports comes from shape inference.
   NodeModel& output(const std::string& name) {
-    node_->add_output(name);
-    if (!name.empty()) graph_->add_output()->set_name(name);
+    node().add_output(name);
+    if (!name.empty()) mb_.graph().add_output()->set_name(name);
     return *this;
   }
 
-  NodeModel& attr(const std::string& name, int64_t v) {
-    auto* a = add_attr(name, onnx::AttributeProto::INT);
-    a->set_i(v);
-    return *this;
-  }
-  NodeModel& attr(const std::string& name, const std::vector<int64_t>& v) {
-    auto* a = add_attr(name, onnx::AttributeProto::INTS);
-    for (int64_t x : v) a->add_ints(x);
-    return *this;
-  }
-  NodeModel& attr(const std::string& name, float v) {
-    auto* a = add_attr(name, onnx::AttributeProto::FLOAT);
-    a->set_f(v);
-    return *this;
-  }
-  NodeModel& attr(const std::string& name, const std::string& v) {
-    auto* a = add_attr(name, onnx::AttributeProto::STRING);
-    a->set_s(v);
+  template <class T>
+  NodeModel& attr(const std::string& name, const T& v) {
+    testing::set_attr(node(), name, v);
     return *this;
   }
   NodeModel& attr(const std::string& name, const Tensor& v) {
-    auto* a = add_attr(name, onnx::AttributeProto::TENSOR);
+    auto* a = node().add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::TENSOR);
     tensor_to_proto(v, name, a->mutable_t()).throw_if_error();
     return *this;
   }
 
   Session session() const {
-    std::string bytes;
-    model_.SerializeToString(&bytes);
+    const std::string bytes = mb_.bytes();
     return Session::from_bytes(bytes.data(), bytes.size(),
                                SessionOptions{}.providers({"reference"}));
   }
   Outputs run(const Feeds& feeds) const { return session().run(feeds); }
 
  private:
-  onnx::AttributeProto* add_attr(const std::string& name, onnx::AttributeProto::AttributeType t) {
-    auto* a = node_->add_attribute();
-    a->set_name(name);
-    a->set_type(t);
-    return a;
-  }
+  onnx::NodeProto& node() { return *mb_.graph().mutable_node(0); }
 
-  onnx::ModelProto model_;
-  onnx::GraphProto* graph_;
-  onnx::NodeProto* node_;
+  testing::ModelBuilder mb_;
 };
 
 template <class T>
