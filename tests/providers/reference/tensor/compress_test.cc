@@ -1,7 +1,7 @@
 // Compress: a short condition, and a condition that selects past the axis.
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 const Tensor kX = Tensor::from_vector<int32_t>({2, 3}, {0, 1, 2, 3, 4, 5});
@@ -30,4 +30,4 @@ TEST(Compress, SelectingPastTheAxisIsAnError) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

@@ -1,7 +1,7 @@
 // DepthToSpace and SpaceToDepth: bad shapes, and SpaceToDepth undoing DepthToSpace (DCR).
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 Tensor arange_f32(const Shape& shape) {
@@ -69,4 +69,4 @@ TEST(DepthToSpace, BadShapesAreErrors) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

@@ -1,7 +1,7 @@
 // Dropout at inference across opsets: the mask's dtype, the ratio and training_mode inputs.
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 const Tensor kX = Tensor::from_vector<float>({2, 2}, {1, 2, 3, 4});
@@ -37,4 +37,4 @@ TEST(Dropout, Opset13InferenceAndTrainingWithZeroRatio) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

@@ -2,7 +2,7 @@
 // indices out of range. Expected values are numpy's indexing of the same arrays.
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 Tensor arange_f32(const Shape& shape) {
@@ -139,4 +139,4 @@ TEST(GatherND, BadIndicesAreErrors) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

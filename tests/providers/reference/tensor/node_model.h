@@ -11,7 +11,7 @@
 #include "runtime/onnx/tensor_proto.h"
 #include "tests/support/model_builder.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 
 // The node is named 'n'; its inputs and outputs are added in call order.
 class NodeModel {
@@ -93,4 +93,4 @@ inline std::string error_of(const std::function<void()>& f) {
   return "";
 }
 
-}  // namespace recur::test
+}  // namespace recur::tensor_test

@@ -1,7 +1,7 @@
 // OneHot with float indices, negative and out-of-range indices, and bad depth or values.
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 Outputs one_hot(const Tensor& idx, const Tensor& depth, const Tensor& values, int64_t axis) {
@@ -41,4 +41,4 @@ TEST(OneHot, BadArgumentsAreErrors) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

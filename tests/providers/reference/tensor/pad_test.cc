@@ -3,7 +3,7 @@
 // values are numpy's np.pad of the cropped array.
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 Tensor i64(const std::vector<int64_t>& v) {
@@ -126,4 +126,4 @@ TEST(Pad, ConstantPadsGiveShapesAtLoad) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

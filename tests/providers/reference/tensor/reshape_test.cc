@@ -4,7 +4,7 @@
 
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 Tensor iota_f32(const Shape& shape) {
@@ -208,4 +208,4 @@ TEST(Flatten, AxisOutOfRangeIsAnError) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

@@ -1,7 +1,7 @@
 // ReverseSequence with batch_axis 0, and lengths out of range.
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 Outputs reverse(const Tensor& x, const std::vector<int64_t>& lens) {
@@ -34,4 +34,4 @@ TEST(ReverseSequence, BadLengthsAreErrors) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

@@ -3,7 +3,7 @@
 // (np.add.at for the duplicates).
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 void expect_node_error(const std::function<void()>& f, const std::string& node,
@@ -105,4 +105,4 @@ TEST(ScatterND, BadInputsAreErrors) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

@@ -12,7 +12,7 @@
 #include "tests/providers/reference/tensor/node_model.h"
 #include "tools/common/testdir.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -146,4 +146,4 @@ TEST(TensorShapeInference, AgreesWithTheKernelsOnTheNodeTests) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

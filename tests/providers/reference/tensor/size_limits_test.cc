@@ -5,7 +5,7 @@
 
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 Tensor i64(const std::vector<int64_t>& v) {
@@ -158,4 +158,4 @@ TEST(SizeLimits, OneHotDepth) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

@@ -5,7 +5,7 @@
 
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
@@ -117,4 +117,4 @@ TEST(Slice, InfersShapesFromConstantInputs) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

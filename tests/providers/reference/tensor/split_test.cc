@@ -2,7 +2,7 @@
 // sizes that do not add up.
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 Tensor i64(const std::vector<int64_t>& v) {
@@ -129,4 +129,4 @@ TEST(Concat, MismatchedShapesAreErrors) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

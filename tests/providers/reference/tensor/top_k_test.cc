@@ -2,7 +2,7 @@
 // Expected values from numpy's stable argsort.
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 const Tensor kX = Tensor::from_vector<int32_t>({5}, {1, 3, 2, 3, 1});
@@ -57,4 +57,4 @@ TEST(TopK, KOutOfRangeIsAnError) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

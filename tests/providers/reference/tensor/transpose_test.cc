@@ -1,7 +1,7 @@
 // Transpose of bool and float16 data, and permutations that are not.
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 TEST(Transpose, BoolAndFloat16) {
@@ -39,4 +39,4 @@ TEST(Transpose, BadPermIsAnErrorAtLoad) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

@@ -3,7 +3,7 @@
 
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 TEST(Trilu, ExtremeK) {
@@ -57,4 +57,4 @@ TEST(EyeLike, OffsetDiagonals) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test

@@ -3,7 +3,7 @@
 // unsorted case reorders numpy's groups by first occurrence.
 #include "tests/providers/reference/tensor/node_model.h"
 
-namespace recur::test {
+namespace recur::tensor_test {
 namespace {
 
 Outputs unique(const Tensor& x, std::optional<int64_t> axis, int64_t sorted) {
@@ -55,4 +55,4 @@ TEST(Unique, Float16FlattenedSortedAndUnsorted) {
 }
 
 }  // namespace
-}  // namespace recur::test
+}  // namespace recur::tensor_test
