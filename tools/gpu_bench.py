@@ -17,7 +17,8 @@ covers the cases PyTorch cannot compute (peepholes, linear_before_reset=0).
 Further sections (float32):
   - cuda-generic alone on the cuDNN-capable cases (the generic kernel's cost next to cuDNN's);
   - CUDA graphs off and on (recur-run --cuda-graphs) on lstm_stream, for cudnn and cuda-generic,
-    alternated: the launch overhead the recording removes at batch 1;
+    alternated: the launch overhead the recording removes at batch 1; and cuda-generic's
+    persistent kernel (cuda-generic.persistent=1) beside its per-step launches;
   - the models in models/ with --providers cudnn,cuda-generic, stacked RNN fusion on and off,
     from their test_data_set_0 inputs.
 
@@ -226,6 +227,18 @@ def graphs_section(args, work, built, rng):
         if off and on:
             r["graphs_off_p50_ms"] = statistics.median(off)
             r["graphs_on_p50_ms"] = statistics.median(on)
+        if providers == "cuda-generic" and "error" not in r:
+            # The persistent kernel (one launch for every step), before and after.
+            pers = []
+            for _ in range(5):
+                c = recur_perf(args, path, providers, True, args.warmup, args.repeat,
+                               extra=["--set", "cuda-generic.persistent=1"])
+                if "error" in c:
+                    r["error"] = c["error"]
+                    break
+                pers.append(c["latency_ms"]["p50"])
+            if pers:
+                r["persistent_p50_ms"] = statistics.median(pers)
         print(json.dumps(r), flush=True)
         out.append(r)
     return out
@@ -408,7 +421,8 @@ def main():
     cols = ["case", "dtype", "provider", "recur_device_io_p50_ms", "recur_host_io_p50_ms",
             "torch_p50_ms", "torch_over_recur", "max_abs_diff_vs_torch",
             "max_abs_diff_vs_reference", "cuda_generic_device_io_p50_ms", "recur_onednn_p50_ms",
-            "ort_cpu_p50_ms", "graphs_off_p50_ms", "graphs_on_p50_ms", "fusion_off_p50_ms",
+            "ort_cpu_p50_ms", "graphs_off_p50_ms", "graphs_on_p50_ms", "persistent_p50_ms",
+            "fusion_off_p50_ms",
             "fusion_on_p50_ms", "reference_cpu_p50_ms", "error"]
     with open(os.path.join(args.out, "bench.md"), "w") as f:
         f.write(f"{meta}\n\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n")

@@ -56,6 +56,14 @@ class CudaRnnBackend final : public GenericRnnBackend<T, C> {
       if (v > INT32_MAX) return invalid_argument("an RNN GEMM dimension exceeds cuBLAS's int32");
     }
     if (M == 0 || Nc == 0) return ok_status();
+    if (K == 0) {  // an empty sum: zeros (cuBLAS is not asked to handle k = 0)
+      for (int64_t q = 0; q < batch; ++q) {
+        RECUR_CUDA_CHECK(cudaMemset2DAsync(Cm + q * sc, static_cast<size_t>(ldc) * sizeof(C), 0,
+                                           static_cast<size_t>(Nc) * sizeof(C),
+                                           static_cast<size_t>(M), stream_));
+      }
+      return ok_status();
+    }
     RECUR_CUDA_CHECK(gemm_strided<C>(blas_, static_cast<int>(Nc), static_cast<int>(M),
                                      static_cast<int>(K), B, static_cast<int>(ldb), sb, A,
                                      static_cast<int>(lda), sa, Cm, static_cast<int>(ldc), sc,
@@ -325,7 +333,15 @@ Status GenericRnnKernel::run_typed(KernelContext& ctx, StreamContext& sc,
     r.bias = static_cast<const C*>(bias);
     r.rbh = static_cast<const C*>(rbh);
   }
-  if (const Tensor* l = ctx.input(kRnnSeqLens)) r.lens = l->data<int32_t>();
+  if (const Tensor* l = ctx.input(kRnnSeqLens)) {
+    r.lens = l->data<int32_t>();
+    // Lengths are read on the device: a bad one is clamped by the cells and reported here.
+    RECUR_ASSIGN_OR_RETURN(int32_t * flag, sc.error_flag());
+    const int32_t site =
+        sc.error_site(ctx.node().describe() + ": a sequence_lens value is outside [0, " +
+                      std::to_string(T_) + "] (the sequence length T)");
+    RECUR_CUDA_CHECK(launch_rnn_check_lengths(r.lens, N, T_, flag, site, stream));
+  }
   if (const Tensor* h0 = ctx.input(kRnnInitialH)) r.h0 = static_cast<const T*>(h0->raw_data());
   if (const Tensor* c0 = ctx.input(kRnnInitialC)) r.c0 = static_cast<const T*>(c0->raw_data());
 

@@ -75,6 +75,13 @@ __global__ void pack_bias_kernel(cell::CellParams p, const T* b, C* bias, C* rbh
   RECUR_GRID_STRIDE(e, p.D * p.gates() * p.H) { cell::pack_bias_element<T, C>(p, b, bias, rbh, e); }
 }
 
+__global__ void check_lengths_kernel(const int32_t* lens, int64_t N, int64_t T, int32_t* flag,
+                                     int32_t site) {
+  RECUR_GRID_STRIDE(n, N) {
+    if (lens[n] < 0 || lens[n] > T) atomicCAS(flag, 0, site);
+  }
+}
+
 template <class T, class C>
 __global__ void convert_kernel(const T* src, C* dst, int64_t n) {
   RECUR_GRID_STRIDE(i, n) { dst[i] = static_cast<C>(src[i]); }
@@ -128,6 +135,13 @@ cudaError_t launch_rnn_pack_bias(const cell::CellParams& p, const T* b, C* bias,
   const int64_t n = p.D * p.gates() * p.H;
   if (n == 0) return cudaSuccess;
   pack_bias_kernel<T, C><<<blocks_for(n), kThreads, 0, stream>>>(p, b, bias, rbh);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_rnn_check_lengths(const int32_t* lens, int64_t N, int64_t T, int32_t* flag,
+                                     int32_t site, cudaStream_t stream) {
+  if (N == 0 || !lens || !flag) return cudaSuccess;
+  check_lengths_kernel<<<blocks_for(N), kThreads, 0, stream>>>(lens, N, T, flag, site);
   return cudaGetLastError();
 }
 

@@ -28,6 +28,10 @@ cudaError_t launch_rnn_final(const cell::CellParams& p, const int32_t* lens, con
 template <class T, class C>
 cudaError_t launch_rnn_pack_bias(const cell::CellParams& p, const T* b, C* bias, C* rbh,
                                  cudaStream_t stream);
+// Sets *flag to `site` (if clear) when a sequence length is outside [0, T]; the cell functions
+// clamp such lengths, and the run then reports the error.
+cudaError_t launch_rnn_check_lengths(const int32_t* lens, int64_t N, int64_t T, int32_t* flag,
+                                     int32_t site, cudaStream_t stream);
 // dst[i] = C(src[i]) for i < n.
 template <class T, class C>
 cudaError_t launch_convert(const T* src, C* dst, int64_t n, cudaStream_t stream);
