@@ -166,6 +166,15 @@ void choose_recorder(Session::Impl& impl) {
     return static_cast<size_t>(slot) < g.num_values() ? "'" + g.value(slot).name + "'"
                                                        : std::string("a copy");
   };
+  bool any_device = false;
+  for (const Step& s : plan.steps) {
+    any_device |= s.kind == Step::Kind::kKernel &&
+                  !providers[static_cast<size_t>(s.provider)]->device().is_cpu();
+  }
+  if (!any_device) {
+    impl.graphs_off = "no node runs on a GPU";
+    return;
+  }
   int device_provider = -1;
   for (const Step& s : plan.steps) {
     if (s.kind == Step::Kind::kCopy) {
@@ -200,10 +209,6 @@ void choose_recorder(Session::Impl& impl) {
         return;
       }
     }
-  }
-  if (device_provider < 0) {
-    impl.graphs_off = "no node runs on a GPU";
-    return;
   }
   const Device dev = providers[static_cast<size_t>(device_provider)]->device();
   for (size_t p = 0; p < providers.size(); ++p) {

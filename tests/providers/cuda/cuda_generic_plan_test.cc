@@ -222,6 +222,44 @@ TEST(CudaGenericPlan, ShapeComputationsStayOnTheHost) {
   EXPECT_EQ(ex.find("cuda:0 -> cpu for /lstm/Shape"), std::string::npos) << ex;
 }
 
+// Which plans CUDA graphs can record, decided from the plan alone.
+TEST(CudaGenericPlan, CudaGraphEligibility) {
+  auto graphs_line = [](const Session& s) {
+    const std::string ex = s.explain();
+    const auto at = ex.find("cuda graphs:");
+    return at == std::string::npos ? std::string() : ex.substr(at, ex.find('\n', at) - at);
+  };
+  const SessionOptions gpu =
+      SessionOptions().providers({"cudnn", "cuda-generic"}).plan_only(true).cuda_graphs(true);
+  for (const char* name : {"char_lstm_lm", "lstm_streaming", "crnn", "rnnoise_gru"}) {
+    Session s(models_dir() + "/" + name + "/model.onnx", gpu);
+    EXPECT_NE(graphs_line(s).find("recorded on its second run"), std::string::npos)
+        << name << ": " << graphs_line(s);
+  }
+  // cuDNN reads sequence lengths on the host: computed on the device, they come back per run.
+  Session tagger(models_dir() + "/packed_bilstm_tagger/model.onnx", gpu);
+  EXPECT_NE(graphs_line(tagger).find("not used: the run copies"), std::string::npos)
+      << graphs_line(tagger);
+  // Fed by the caller and read on the host: a recording would keep one run's lengths.
+  RnnCase c;
+  c.seq_lens = true;
+  const RnnModel m = build_rnn_model(c);
+  Session lens = Session::from_bytes(m.bytes.data(), m.bytes.size(), gpu);
+  EXPECT_NE(graphs_line(lens).find("reads the values of graph input 'sequence_lens'"),
+            std::string::npos)
+      << graphs_line(lens);
+  // cuda-generic reads them on the device: recordable.
+  Session generic = Session::from_bytes(
+      m.bytes.data(), m.bytes.size(),
+      SessionOptions().providers({"cuda-generic"}).plan_only(true).cuda_graphs(true));
+  EXPECT_NE(graphs_line(generic).find("recorded on its second run"), std::string::npos)
+      << graphs_line(generic);
+  // No GPU node: nothing to record.
+  Session cpu = Session::from_bytes(m.bytes.data(), m.bytes.size(),
+                                    SessionOptions().providers({"reference"}).cuda_graphs(true));
+  EXPECT_NE(graphs_line(cpu).find("no node runs on a GPU"), std::string::npos) << graphs_line(cpu);
+}
+
 }  // namespace
 }  // namespace recur::testing
 
