@@ -467,8 +467,13 @@ Result<PoolShapes> resolve_pool(const WindowAttrs& attrs, const Shape& x) {
   s.y = {x[0], x[1]};
   s.y.insert(s.y.end(), s.win.out.begin(), s.win.out.end());
   RECUR_RETURN_IF_ERROR(checked_numel(s.y, "the output shape").status());
-  RECUR_RETURN_IF_ERROR(
-      checked_numel({s.win.out_size(), s.win.kernel_size()}, "the pooling plan").status());
+  // The plan holds one offset per tap of every window: bound it well below memory.
+  RECUR_ASSIGN_OR_RETURN(
+      int64_t taps, checked_numel({s.win.out_size(), s.win.kernel_size()}, "the pooling plan"));
+  if (taps > (int64_t{1} << 28)) {
+    return invalid_argument("the pooling windows cover " + std::to_string(taps) +
+                            " positions, too many");
+  }
   return s;
 }
 

@@ -44,8 +44,8 @@ struct Window {
   int64_t kernel_size() const;
 };
 
-// Resolves the output size of a forward window (Conv, pooling). `pooling` applies ceil_mode
-// with the rule that the last window must start inside the input or its begin padding.
+// Resolves the output size of a forward window (Conv, pooling). ceil_mode (pooling) keeps
+// PyTorch's rule that the last window must start inside the input or its begin padding.
 Result<Window> resolve_window(const WindowAttrs& a, const std::vector<int64_t>& in_spatial,
                               const std::vector<int64_t>& kernel);
 
