@@ -23,6 +23,7 @@ Status run_kernel(const SubgraphPlan& plan, const Step& step, std::vector<Tensor
   for (size_t i = 0; i < step.inputs.size(); ++i) {
     const ValueId v = step.inputs[i];
     if (v == kNoValue) continue;
+    if (i < step.shape_only.size() && step.shape_only[i]) continue;  // only its shape is read
     const Device want = i < step.input_devices.size() ? step.input_devices[i] : device;
     Tensor& t = frame[static_cast<size_t>(v)];
     if ((t.dtype() == DType::kString && !step.takes_strings) ||

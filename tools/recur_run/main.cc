@@ -45,6 +45,8 @@ options:
   --max-loop-iterations N
   --list-providers     the providers of this build and whether each can run here
   --device-io          with --perf: inputs on cuda:0 before timing, outputs left there
+  --cuda-graphs        record each input shape's run once and replay it (CUDA graphs)
+  --fusion auto|on|off stacked RNN fusion (default auto: only where a GPU provider runs it)
 )";
 
 struct Args {
@@ -64,6 +66,8 @@ struct Args {
   bool optimize = true;
   bool list_providers = false;
   bool device_io = false;
+  bool cuda_graphs = false;
+  SessionOptions::Fusion fusion = SessionOptions::Fusion::kAuto;
   int warmup = 3;
   int repeat = 20;
   int threads = 0;
@@ -162,6 +166,19 @@ Args parse_args(int argc, char** argv) {
       a.list_providers = true;
     } else if (arg == "--device-io") {
       a.device_io = true;
+    } else if (arg == "--cuda-graphs") {
+      a.cuda_graphs = true;
+    } else if (arg == "--fusion") {
+      const std::string v = next();
+      if (v == "auto") {
+        a.fusion = SessionOptions::Fusion::kAuto;
+      } else if (v == "on") {
+        a.fusion = SessionOptions::Fusion::kOn;
+      } else if (v == "off") {
+        a.fusion = SessionOptions::Fusion::kOff;
+      } else {
+        usage_error("--fusion takes auto, on or off");
+      }
     } else if (arg == "--warmup") {
       a.warmup = parse_number<int>(arg, next());
     } else if (arg == "--repeat") {
@@ -192,6 +209,7 @@ Args parse_args(int argc, char** argv) {
 SessionOptions session_options(const Args& a) {
   SessionOptions o;
   o.providers(a.providers).threads(a.threads).plan_only(a.plan_only).optimize(a.optimize);
+  o.cuda_graphs(a.cuda_graphs).rnn_layer_fusion(a.fusion);
   if (a.max_loop > 0) o.max_loop_iterations(a.max_loop);
   for (const auto& [k, v] : a.settings) o.set(k, v);
   return o;
