@@ -17,5 +17,6 @@ void register_quant_kernels(KernelRegistry& r);     // quant/: QuantizeLinear, .
 void register_sequence_kernels(KernelRegistry& r);  // sequence/: Sequence*, SplitToSequence
 void register_text_kernels(KernelRegistry& r);      // text/: StringNormalizer, TfIdfVectorizer
 void register_signal_kernels(KernelRegistry& r);    // signal/: DFT, STFT, windows
+void register_training_kernels(KernelRegistry& r);  // training/: Adagrad, Adam, Momentum
 
 }  // namespace recur::reference

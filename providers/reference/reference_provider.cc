@@ -17,6 +17,7 @@ void register_kernels(KernelRegistry& r) {
   register_sequence_kernels(r);
   register_text_kernels(r);
   register_signal_kernels(r);
+  register_training_kernels(r);
 }
 
 }  // namespace reference

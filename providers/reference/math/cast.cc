@@ -3,12 +3,13 @@
 // float16 and bfloat16; conversions are convert<>()'s (see elementwise.h). To and from
 // strings: numbers are written as the shortest text that reads back to the same value (what
 // numpy prints: 0.9767611 for a float32, "nan", "inf", "-inf"), integers in decimal, bool as
-// "1"/"0"; text is read as a decimal or hexadecimal-free number, with an optional leading '+'
-// and the case-insensitive words NaN, INF and Infinity ("+INF" too).
+// "1"/"0"; text is read as a decimal number with an optional leading '+', or one of the
+// case-insensitive words NaN, INF and Infinity ("+INF" and "-INF" too).
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -76,10 +77,17 @@ bool string_to_number(const std::string& text, T* out) {
       return true;
     }
   }
-  // Beyond the range of a double, from_chars reports an error rather than an infinity.
   double d = 0;
   const auto r = std::from_chars(b, e, d);
-  if (r.ec != std::errc{} || r.ptr != e) return false;
+  if (r.ptr != e) return false;
+  if (r.ec == std::errc::result_out_of_range) {
+    // from_chars leaves d unset beyond a double's range; strtod gives the infinity or the zero
+    // that numpy's float() gives ("1e400" -> inf).
+    const std::string copy(b, e);
+    d = std::strtod(copy.c_str(), nullptr);
+  } else if (r.ec != std::errc{}) {
+    return false;
+  }
   *out = convert<T>(d);
   return true;
 }
