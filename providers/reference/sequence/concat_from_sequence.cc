@@ -19,6 +19,10 @@ class ConcatFromSequenceKernel final : public Kernel {
     }
     // With new_axis, each part is seen with a 1 inserted at the axis: then it is a concat.
     const int64_t rank = parts[0].rank() + (new_axis_ ? 1 : 0);
+    if (rank == 0) {
+      return ctx.error(ErrorCode::kInvalidArgument,
+                       "cannot concatenate scalars without new_axis = 1");
+    }
     auto axis = normalize_axis(axis_, rank, "axis");
     if (!axis.ok()) return axis.status().with_context(ctx.node().describe());
     const auto ax = static_cast<size_t>(*axis);

@@ -14,6 +14,7 @@ class SplitToSequenceKernel final : public Kernel {
 
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, tensor_input(ctx, 0));
+    if (x->rank() == 0) return ctx.error(ErrorCode::kInvalidArgument, "cannot split a scalar");
     auto axis = normalize_axis(axis_, x->rank(), "axis");
     if (!axis.ok()) return axis.status().with_context(ctx.node().describe());
     const auto ax = static_cast<size_t>(*axis);

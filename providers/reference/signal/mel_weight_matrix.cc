@@ -52,7 +52,7 @@ class MelWeightMatrixKernel final : public Kernel {
       const double hz =
           700.0 * (std::pow(10.0, (static_cast<double>(i) * step + low) / 2595.0) - 1.0);
       const double b =
-          std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(rate));
+          std::floor((static_cast<double>(dft_length) + 1.0) * hz / static_cast<double>(rate));
       // Edges past the spectrum (upper_edge_hertz above the Nyquist frequency) are clamped.
       bin[static_cast<size_t>(i)] = std::min<int64_t>(static_cast<int64_t>(b), spectrum_bins - 1);
     }

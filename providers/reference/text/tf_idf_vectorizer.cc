@@ -121,7 +121,8 @@ class TfIdfKernel final : public Kernel {
     for (int64_t start = 0; start < cols; ++start) {
       for (int64_t n = cfg_.min_gram; n <= cfg_.max_gram; ++n) {
         // A 1-gram has no gaps: count it once, not once per skip.
-        const int64_t max_skip = n == 1 ? 0 : cfg_.max_skip;
+        // Gaps longer than the row fit no n-gram; the bound keeps (n - 1) * step in range.
+        const int64_t max_skip = n == 1 ? 0 : std::min(cfg_.max_skip, cols);
         for (int64_t skip = 0; skip <= max_skip; ++skip) {
           const int64_t step = skip + 1;
           if (start + (n - 1) * step >= cols) break;

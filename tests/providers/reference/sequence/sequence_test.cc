@@ -195,5 +195,26 @@ TEST(ConcatFromSequence, MismatchedShapesAreErrors) {
       ErrorCode::kInvalidArgument, {"node 'cat' (ConcatFromSequence)", "does not match"});
 }
 
+TEST(ConcatFromSequence, ScalarsStackButDoNotConcatenate) {
+  auto model = [](int64_t new_axis) {
+    ModelBuilder mb(17);
+    mb.input("a", DType::kInt32, {});
+    mb.input("b", DType::kInt32, {});
+    mb.node("SequenceConstruct", {"a", "b"}, {"seq"});
+    auto& c = mb.node("ConcatFromSequence", {"seq"}, {"y"}, "cat");
+    set_attr(c, "axis", int64_t{0});
+    set_attr(c, "new_axis", new_axis);
+    mb.graph().add_output()->set_name("y");
+    return session_of(mb);
+  };
+  const Feeds feeds = {{"a", Tensor::scalar<int32_t>(4)}, {"b", Tensor::scalar<int32_t>(7)}};
+  // np.stack([4, 7]) == [4, 7]; np.concatenate of 0-d arrays is an error.
+  Outputs out = model(1).run(feeds);
+  EXPECT_EQ(out[0].shape(), (Shape{2}));
+  EXPECT_EQ(values_of<int32_t>(out[0]), (std::vector<int32_t>{4, 7}));
+  testing::expect_error([&] { model(0).run(feeds); }, ErrorCode::kInvalidArgument,
+                        {"node 'cat' (ConcatFromSequence)", "scalars"});
+}
+
 }  // namespace
 }  // namespace recur
