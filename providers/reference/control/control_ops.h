@@ -1,0 +1,23 @@
+// Registration functions of control/, and helpers shared by If, Loop and Scan.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "runtime/provider/execution_provider.h"
+
+namespace recur::reference {
+
+void register_if(KernelRegistry& r);
+void register_loop(KernelRegistry& r);
+void register_scan(KernelRegistry& r);
+
+// Stacks equally shaped tensors along a new axis `axis` (reversed order if `reverse`).
+// `empty_shape` is the element shape used when `parts` is empty.
+Result<Tensor> stack_tensors(std::span<const Tensor> parts, int64_t axis, bool reverse, DType dtype,
+                             const Shape& empty_shape);
+
+// Index `index` of `t` along `axis`, as a tensor of rank - 1.
+Tensor slice_along(const Tensor& t, int64_t axis, int64_t index);
+
+}  // namespace recur::reference

@@ -1,0 +1,61 @@
+// Stacking and slicing along an axis, for the scan outputs and inputs of Loop and Scan.
+#include <cstring>
+
+#include "providers/reference/control/control_ops.h"
+
+namespace recur::reference {
+
+Result<Tensor> stack_tensors(std::span<const Tensor> parts, int64_t axis, bool reverse, DType dtype,
+                             const Shape& empty_shape) {
+  const Shape elem = parts.empty() ? empty_shape : parts.front().shape();
+  const auto rank = static_cast<int64_t>(elem.size());
+  if (axis < 0) axis += rank + 1;
+  if (axis < 0 || axis > rank) {
+    return out_of_range("stack axis " + std::to_string(axis) + " is out of range for rank " +
+                        std::to_string(rank + 1));
+  }
+  for (const Tensor& p : parts) {
+    if (p.shape() != elem || p.dtype() != dtype) {
+      return invalid_argument("scan outputs differ between iterations: " +
+                              std::string(dtype_name(p.dtype())) + shape_to_string(p.shape()) +
+                              " against " + std::string(dtype_name(dtype)) + shape_to_string(elem));
+    }
+  }
+  Shape out_shape = elem;
+  out_shape.insert(out_shape.begin() + axis, static_cast<int64_t>(parts.size()));
+  Tensor out = Tensor::empty(dtype, out_shape);
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= elem[static_cast<size_t>(i)];
+  const size_t inner =
+      static_cast<size_t>(shape_numel(elem) / (outer ? outer : 1)) * dtype_size(dtype);
+  const size_t n = parts.size();
+  auto* dst = static_cast<char*>(out.raw_data());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (size_t t = 0; t < n; ++t) {
+      const Tensor& src = parts[reverse ? n - 1 - t : t];
+      std::memcpy(dst + (static_cast<size_t>(o) * n + t) * inner,
+                  static_cast<const char*>(src.raw_data()) + static_cast<size_t>(o) * inner, inner);
+    }
+  }
+  return out;
+}
+
+Tensor slice_along(const Tensor& t, int64_t axis, int64_t index) {
+  Shape out_shape = t.shape();
+  const int64_t len = out_shape[static_cast<size_t>(axis)];
+  out_shape.erase(out_shape.begin() + axis);
+  Tensor out = Tensor::empty(t.dtype(), out_shape);
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= t.shape()[static_cast<size_t>(i)];
+  const size_t inner =
+      static_cast<size_t>(shape_numel(out_shape) / (outer ? outer : 1)) * dtype_size(t.dtype());
+  const auto* src = static_cast<const char*>(t.raw_data());
+  auto* dst = static_cast<char*>(out.raw_data());
+  for (int64_t o = 0; o < outer; ++o) {
+    std::memcpy(dst + static_cast<size_t>(o) * inner,
+                src + (static_cast<size_t>(o * len + index)) * inner, inner);
+  }
+  return out;
+}
+
+}  // namespace recur::reference

@@ -1,0 +1,142 @@
+#include "tests/support/model_builder.h"
+
+#include <atomic>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+
+#include "runtime/onnx/tensor_proto.h"
+
+namespace recur::testing {
+
+namespace fs = std::filesystem;
+
+ModelBuilder::ModelBuilder(int opset, int64_t ir_version) {
+  model_.set_ir_version(ir_version);
+  model_.set_producer_name("recur-tests");
+  auto* op = model_.add_opset_import();
+  op->set_domain("");
+  op->set_version(opset);
+  model_.mutable_graph()->set_name("test");
+}
+
+ModelBuilder& ModelBuilder::opset(const std::string& domain, int version) {
+  auto* op = model_.add_opset_import();
+  op->set_domain(domain);
+  op->set_version(version);
+  return *this;
+}
+
+static void fill_type(onnx::ValueInfoProto* vi, DType dtype, const std::vector<int64_t>& dims,
+                      const std::vector<std::string>& symbols, bool with_shape) {
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(static_cast<int32_t>(dtype));
+  if (!with_shape) return;
+  auto* shape = tt->mutable_shape();
+  for (size_t i = 0; i < dims.size(); ++i) {
+    auto* d = shape->add_dim();
+    if (dims[i] >= 0) {
+      d->set_dim_value(dims[i]);
+    } else if (i < symbols.size() && !symbols[i].empty()) {
+      d->set_dim_param(symbols[i]);
+    }
+  }
+}
+
+ModelBuilder& ModelBuilder::input(const std::string& name, DType dtype,
+                                  const std::vector<int64_t>& dims,
+                                  const std::vector<std::string>& symbols) {
+  auto* vi = graph().add_input();
+  vi->set_name(name);
+  fill_type(vi, dtype, dims, symbols, true);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::output(const std::string& name, DType dtype,
+                                   const std::vector<int64_t>& dims, bool with_shape) {
+  auto* vi = graph().add_output();
+  vi->set_name(name);
+  fill_type(vi, dtype, dims, {}, with_shape);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::initializer(const std::string& name, const Tensor& value) {
+  auto* t = graph().add_initializer();
+  Status st = tensor_to_proto(value, name, t);
+  if (!st.ok()) throw std::runtime_error(st.message());
+  return *this;
+}
+
+onnx::NodeProto& ModelBuilder::node(const std::string& op, const std::vector<std::string>& inputs,
+                                    const std::vector<std::string>& outputs,
+                                    const std::string& name, const std::string& domain) {
+  auto* n = graph().add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  n->set_domain(domain);
+  for (const auto& i : inputs) n->add_input(i);
+  for (const auto& o : outputs) n->add_output(o);
+  return *n;
+}
+
+std::string ModelBuilder::bytes() const { return model_.SerializeAsString(); }
+
+std::string ModelBuilder::save(const fs::path& dir, const std::string& file) const {
+  fs::create_directories(dir);
+  const fs::path p = dir / file;
+  std::ofstream out(p, std::ios::binary);
+  out << bytes();
+  return p.string();
+}
+
+static onnx::AttributeProto* add(onnx::NodeProto& n, const std::string& name,
+                                 onnx::AttributeProto::AttributeType type) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(type);
+  return a;
+}
+
+void set_attr(onnx::NodeProto& n, const std::string& name, int64_t v) {
+  add(n, name, onnx::AttributeProto::INT)->set_i(v);
+}
+void set_attr(onnx::NodeProto& n, const std::string& name, float v) {
+  add(n, name, onnx::AttributeProto::FLOAT)->set_f(v);
+}
+void set_attr(onnx::NodeProto& n, const std::string& name, const std::string& v) {
+  add(n, name, onnx::AttributeProto::STRING)->set_s(v);
+}
+void set_attr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = add(n, name, onnx::AttributeProto::INTS);
+  for (auto x : v) a->add_ints(x);
+}
+void set_attr(onnx::NodeProto& n, const std::string& name, const std::vector<float>& v) {
+  auto* a = add(n, name, onnx::AttributeProto::FLOATS);
+  for (auto x : v) a->add_floats(x);
+}
+void set_attr(onnx::NodeProto& n, const std::string& name, const std::vector<std::string>& v) {
+  auto* a = add(n, name, onnx::AttributeProto::STRINGS);
+  for (const auto& x : v) a->add_strings(x);
+}
+void set_attr(onnx::NodeProto& n, const std::string& name, const onnx::GraphProto& g) {
+  *add(n, name, onnx::AttributeProto::GRAPH)->mutable_g() = g;
+}
+
+TempDir::TempDir() {
+  static std::atomic<int> counter{0};
+  std::random_device rd;
+  path_ = fs::temp_directory_path() /
+          ("recur-test-" + std::to_string(rd()) + "-" + std::to_string(counter++));
+  fs::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+Tensor floats(const Shape& shape, const std::vector<float>& values) {
+  return Tensor::from_vector<float>(shape, values);
+}
+
+}  // namespace recur::testing

@@ -1,0 +1,137 @@
+// recur-run's contract: exit codes, the per-output error report, the suite summary line and
+// the expected-failures list, and --json from --perf.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "recur/recur.h"
+#include "runtime/onnx/tensor_proto.h"
+#include "tests/support/model_builder.h"
+
+namespace recur {
+namespace {
+
+using testing::floats;
+using testing::ModelBuilder;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int status = -1;
+  std::string output;
+};
+
+RunResult run_cli(const std::string& args) {
+  const std::string cmd = std::string(RECUR_RUN_PATH) + " " + args + " 2>&1";
+  RunResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+// A backend-test folder for y = x + x whose expected output is `want`.
+void make_test_dir(const fs::path& dir, const std::vector<float>& want) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {3});
+  m.output("y", DType::kFloat32);
+  m.node("Add", {"x", "x"}, {"y"});
+  m.save(dir);
+  fs::create_directories(dir / "test_data_set_0");
+  ASSERT_TRUE(write_tensor_pb(floats({3}, {1, 2, 3}), "x",
+                              (dir / "test_data_set_0" / "input_0.pb").string())
+                  .ok());
+  ASSERT_TRUE(
+      write_tensor_pb(floats({3}, want), "y", (dir / "test_data_set_0" / "output_0.pb").string())
+          .ok());
+}
+
+TEST(RecurRun, PassMismatchAndErrorExitCodes) {
+  TempDir dir;
+  make_test_dir(dir.path() / "good", {2, 4, 6});
+  make_test_dir(dir.path() / "close", {2, 4, 6.01f});
+  make_test_dir(dir.path() / "bad", {2, 4, 7});
+  fs::create_directories(dir.path() / "broken");
+  std::ofstream(dir.path() / "broken" / "model.onnx") << "garbage";
+
+  RunResult good = run_cli((dir.path() / "good").string());
+  EXPECT_EQ(good.status, 0) << good.output;
+  EXPECT_NE(good.output.find("max abs err"), std::string::npos) << good.output;
+
+  // 6 vs 6.01: |diff| = 0.01 > 1e-5 + 1e-3 * 6.01 by default, within rtol 1e-2.
+  EXPECT_EQ(run_cli((dir.path() / "close").string()).status, 1);
+  EXPECT_EQ(run_cli((dir.path() / "close").string() + " --rtol 1e-2").status, 0);
+
+  RunResult bad = run_cli((dir.path() / "bad").string());
+  EXPECT_EQ(bad.status, 1) << bad.output;
+  EXPECT_NE(bad.output.find("MISMATCH"), std::string::npos) << bad.output;
+
+  RunResult broken = run_cli((dir.path() / "broken").string());
+  EXPECT_EQ(broken.status, 2) << broken.output;
+  EXPECT_NE(broken.output.find("model.onnx"), std::string::npos) << broken.output;
+}
+
+TEST(RecurRun, SuiteSummaryAndExpectedFailures) {
+  TempDir dir;
+  make_test_dir(dir.path() / "suite" / "test_a", {2, 4, 6});
+  make_test_dir(dir.path() / "suite" / "test_b", {0, 0, 0});
+  const std::string root = (dir.path() / "suite").string();
+
+  RunResult plain = run_cli("--suite " + root);
+  EXPECT_EQ(plain.status, 1);
+  EXPECT_NE(plain.output.find("PASS test_a"), std::string::npos) << plain.output;
+  EXPECT_NE(plain.output.find("FAIL test_b"), std::string::npos) << plain.output;
+  EXPECT_NE(plain.output.find("1 passed, 1 failed\n"), std::string::npos) << plain.output;
+
+  const auto list = (dir.path() / "expected.txt").string();
+  std::ofstream(list) << "# known\ntest_b  wrong on purpose\n";
+  EXPECT_EQ(run_cli("--suite " + root + " --expect-fail " + list).status, 0);
+
+  std::ofstream(list) << "test_a  stale: it passes\ntest_b  wrong on purpose\n";
+  RunResult stale = run_cli("--suite " + root + " --expect-fail " + list);
+  EXPECT_NE(stale.status, 0);
+  EXPECT_NE(stale.output.find("stale entry (now passes): test_a"), std::string::npos)
+      << stale.output;
+
+  std::ofstream(list) << "";
+  RunResult unexpected = run_cli("--suite " + root + " --expect-fail " + list);
+  EXPECT_NE(unexpected.status, 0);
+  EXPECT_NE(unexpected.output.find("unexpected failure: test_b"), std::string::npos)
+      << unexpected.output;
+}
+
+TEST(RecurRun, ModelModeWritesNpyAndPerfJson) {
+  TempDir dir;
+  make_test_dir(dir.path() / "t", {2, 4, 6});
+  const std::string model = (dir.path() / "t" / "model.onnx").string();
+  const std::string out = (dir.path() / "out").string();
+  RunResult r = run_cli(model + " --random-inputs --output-dir " + out);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(fs::exists(fs::path(out) / "y.npy")) << r.output;
+
+  RunResult input = run_cli(
+      model + " --input x=" + (dir.path() / "t" / "test_data_set_0" / "input_0.pb").string());
+  EXPECT_EQ(input.status, 0) << input.output;
+  EXPECT_NE(input.output.find("y: float32[3]"), std::string::npos) << input.output;
+
+  RunResult perf = run_cli(model + " --random-inputs --perf --warmup 1 --repeat 5 --json");
+  EXPECT_EQ(perf.status, 0) << perf.output;
+  for (const char* key :
+       {"\"load_ms\"", "\"runs\": 5", "\"latency_ms\"", "\"p50\"", "\"p99\"", "\"providers\""}) {
+    EXPECT_NE(perf.output.find(key), std::string::npos) << key << " in " << perf.output;
+  }
+
+  RunResult missing = run_cli(model);
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.output.find("missing input 'x'"), std::string::npos) << missing.output;
+}
+
+}  // namespace
+}  // namespace recur
