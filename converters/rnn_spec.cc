@@ -45,9 +45,12 @@ const ActivationInfo* find_activation(const std::string& name) {
 
 std::vector<std::string> default_activation_names(RnnCell cell) {
   switch (cell) {
-    case RnnCell::kLstm: return {"Sigmoid", "Tanh", "Tanh"};
-    case RnnCell::kGru: return {"Sigmoid", "Tanh"};
-    case RnnCell::kRnn: return {"Tanh"};
+    case RnnCell::kLstm:
+      return {"Sigmoid", "Tanh", "Tanh"};
+    case RnnCell::kGru:
+      return {"Sigmoid", "Tanh"};
+    case RnnCell::kRnn:
+      return {"Tanh"};
   }
   return {};
 }
@@ -142,6 +145,7 @@ Result<RnnSpec> RnnSpec::parse(const Node& node) {
   const int dirs = s.num_directions();
   s.activations_given = !names.empty();
   s.alpha_beta_given = !alphas.empty() || !betas.empty();
+  bool shared_set = false;
   if (names.empty()) {
     for (int d = 0; d < dirs; ++d)
       for (const auto& n : default_activation_names(s.cell)) names.push_back(n);
@@ -149,19 +153,28 @@ Result<RnnSpec> RnnSpec::parse(const Node& node) {
     // One set given for a bidirectional node: both directions use it.
     const auto once = names;
     names.insert(names.end(), once.begin(), once.end());
+    shared_set = true;
   } else if (static_cast<int>(names.size()) != per_dir * dirs) {
     return invalid_model(where + "activations lists " + std::to_string(names.size()) +
                          " functions; a " + direction + " " + s.cell_name() + " needs " +
                          std::to_string(per_dir * dirs));
   }
   size_t ai = 0, bi = 0;
-  for (const auto& n : names) {
-    const ActivationInfo* info = find_activation(n);
-    if (!info) return not_implemented(where + "unknown activation '" + n + "'");
+  for (size_t k = 0; k < names.size(); ++k) {
+    const ActivationInfo* info = find_activation(names[k]);
+    if (!info) return not_implemented(where + "unknown activation '" + names[k] + "'");
     RnnActivation act;
     act.kind = info->kind;
-    if (info->takes_alpha) act.alpha = ai < alphas.size() ? alphas[ai++] : info->default_alpha;
-    if (info->takes_beta) act.beta = bi < betas.size() ? betas[bi++] : info->default_beta;
+    // The reverse direction of a shared set takes further values if the lists have them, and
+    // otherwise those of its forward twin rather than the defaults.
+    const RnnActivation* twin =
+        shared_set && k >= static_cast<size_t>(per_dir) ? &s.activations[k - per_dir] : nullptr;
+    if (info->takes_alpha) {
+      act.alpha = ai < alphas.size() ? alphas[ai++] : twin ? twin->alpha : info->default_alpha;
+    }
+    if (info->takes_beta) {
+      act.beta = bi < betas.size() ? betas[bi++] : twin ? twin->beta : info->default_beta;
+    }
     s.activations.push_back(act);
   }
   return s;
@@ -257,8 +270,8 @@ Result<RnnDims> check_rnn_inputs(const Node& node, const RnnSpec& spec, const Te
       for (int64_t i = 0; i < d.batch; ++i) {
         if (lens[i] < 0 || lens[i] > d.seq_length) {
           return Status(ErrorCode::kOutOfRange,
-                        where + "sequence_lens[" + std::to_string(i) + "] = " +
-                            std::to_string(lens[i]) + " is outside [0, " +
+                        where + "sequence_lens[" + std::to_string(i) +
+                            "] = " + std::to_string(lens[i]) + " is outside [0, " +
                             std::to_string(d.seq_length) + "] (the sequence length T)");
         }
       }
@@ -275,6 +288,40 @@ Status infer_rnn(InferContext& ctx) {
   const int64_t G = spec.num_gates();
   const int64_t D = spec.num_directions();
 
+  for (size_t i : {kRnnX, kRnnW, kRnnR}) {
+    if (!ctx.has_input(i)) {
+      return ctx.error(std::string("input ") +
+                       (i == kRnnX   ? "X"
+                        : i == kRnnW ? "W"
+                                     : "R") +
+                       " is missing");
+    }
+  }
+  const char* kNames[] = {"X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"};
+  const int kRanks[] = {3, 3, 3, 2, 1, 3, 3, 2};
+  for (size_t i = 0; i < ctx.num_inputs() && i <= kRnnP; ++i) {
+    const TypeInfo& t = ctx.input_type(i);
+    if (!ctx.has_input(i)) continue;
+    if (t.has_rank() && t.rank() != kRanks[i]) {
+      return ctx.error(std::string("input ") + kNames[i] + " must have rank " +
+                       std::to_string(kRanks[i]) + ", got " + t.to_string());
+    }
+    if (t.dtype == DType::kUndefined) continue;
+    if (i == kRnnSeqLens) {
+      if (t.dtype != DType::kInt32) {
+        return ctx.error("input sequence_lens must be int32, got " +
+                         std::string(dtype_name(t.dtype)));
+      }
+    } else if (!is_floating(t.dtype)) {
+      return ctx.error(std::string("input ") + kNames[i] +
+                       " must be a floating-point tensor, got " + std::string(dtype_name(t.dtype)));
+    } else if (x.dtype != DType::kUndefined && t.dtype != x.dtype) {
+      return ctx.error(std::string("input ") + kNames[i] + " is " +
+                       std::string(dtype_name(t.dtype)) + " but X is " +
+                       std::string(dtype_name(x.dtype)));
+    }
+  }
+
   // hidden_size against constant W and R: a load-time error rather than a run-time one.
   int64_t H = spec.hidden_size;
   if (r.is_static() && r.rank() == 3) {
@@ -283,6 +330,10 @@ Status infer_rnn(InferContext& ctx) {
       return ctx.error("hidden_size " + std::to_string(H) + " disagrees with R of shape " +
                        shape_to_string(rs) + " (expected [" + std::to_string(D) + "," +
                        std::to_string(G * H) + "," + std::to_string(H) + "])");
+    }
+    if (rs[0] != D) {
+      return ctx.error("R has " + std::to_string(rs[0]) + " directions but direction needs " +
+                       std::to_string(D));
     }
     if (H <= 0) H = rs[2];
   }

@@ -1,7 +1,12 @@
 #include "providers/reference/kernels.h"
+#include "providers/reference/rnn/rnn_common.h"
 
 namespace recur::reference {
 
-void register_rnn_kernels(KernelRegistry& r) {}
+void register_rnn_kernels(KernelRegistry& r) {
+  rnn::register_lstm(r);
+  rnn::register_gru(r);
+  rnn::register_rnn(r);
+}
 
 }  // namespace recur::reference

@@ -1,0 +1,1 @@
+B	initial_hJ ÞA ½Fx¾wZ1?8ST>PHî>ÇÓ,¿‚#G>ñ+¾

@@ -1,0 +1,1 @@
+B	initial_hJ ñpf¿ŸH¿dè½ñãÛ>¦1¾ïh	>vEI=I©d¾

@@ -1,0 +1,1 @@
+B	initial_hJ VwC¾Ñc¤<ŒvÔ¾	>øþA¾ìcÐ=Ëm‘>ÞÖy¾
