@@ -16,7 +16,7 @@ Claim claim_gru(const Node& node, const Graph& graph) {
     return Claim::decline("non-default GRU activations (" + names +
                           "): oneDNN's GRU is fixed to Sigmoid,Tanh");
   }
-  return Claim::accept();
+  return claim_alpha_beta(node, *spec);
 }
 
 namespace {

@@ -21,7 +21,7 @@ Claim claim_lstm(const Node& node, const Graph& graph) {
     return Claim::decline("non-default LSTM activations (" + names +
                           "): oneDNN's LSTM is fixed to Sigmoid,Tanh,Tanh");
   }
-  return Claim::accept();
+  return claim_alpha_beta(node, *spec);
 }
 
 RnnPd create_lstm_pd(const RnnSpec& spec, int dir, const RnnDescs& d, dnnl::rnn_direction direction,

@@ -24,7 +24,7 @@ Claim claim_vanilla(const Node& node, const Graph& graph) {
                               " has no oneDNN equivalent (it has Tanh, Relu, Sigmoid, LeakyRelu)");
     }
   }
-  return Claim::accept();
+  return claim_alpha_beta(node, *spec);
 }
 
 RnnPd create_vanilla_pd(const RnnSpec& spec, int dir, const RnnDescs& d,

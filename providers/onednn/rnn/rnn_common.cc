@@ -37,16 +37,15 @@ Claim claim_rnn_common(const Node& node, const Graph& graph, const RnnSpec& spec
     return Claim::decline("clip=" + std::to_string(*spec.clip) +
                           ": oneDNN's RNN primitives cannot bound the gate pre-activations");
   }
-  if (spec.alpha_beta_given) {
-    const bool leaky_only =
-        spec.cell == RnnCell::kRnn && !node.attr("activation_beta") &&
-        std::all_of(spec.activations.begin(), spec.activations.end(), [](const RnnActivation& a) {
-          return a.kind == RnnActivation::Kind::kLeakyRelu;
-        });
-    if (!leaky_only) {
-      return Claim::decline(
-          "activation_alpha/activation_beta: oneDNN takes only LeakyRelu's alpha on RNN");
-    }
+  return Claim::accept();
+}
+
+Claim claim_alpha_beta(const Node& node, const RnnSpec& spec) {
+  // After the activation checks the only parameterised activation an RNN can have is
+  // LeakyRelu, whose alpha oneDNN takes as the relu's negative slope.
+  if (spec.alpha_beta_given && (spec.cell != RnnCell::kRnn || node.attr("activation_beta"))) {
+    return Claim::decline(
+        "activation_alpha/activation_beta: oneDNN takes only LeakyRelu's alpha on RNN");
   }
   return Claim::accept();
 }

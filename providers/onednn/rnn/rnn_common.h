@@ -38,8 +38,10 @@ RnnPd create_gru_pd(const RnnSpec& spec, int dir, const RnnDescs& d, dnnl::rnn_d
 RnnPd create_vanilla_pd(const RnnSpec& spec, int dir, const RnnDescs& d,
                         dnnl::rnn_direction direction, const dnnl::primitive_attr& attr);
 
-// Claim rules. Shared checks (dtype, clip, alpha/beta) are in claim_rnn_common.
+// Claim rules. Shared checks: dtype and clip (claim_rnn_common), then the cell's activations,
+// then activation_alpha/beta (claim_alpha_beta).
 Claim claim_rnn_common(const Node& node, const Graph& graph, const RnnSpec& spec);
+Claim claim_alpha_beta(const Node& node, const RnnSpec& spec);
 Claim claim_lstm(const Node& node, const Graph& graph);
 Claim claim_gru(const Node& node, const Graph& graph);
 Claim claim_vanilla(const Node& node, const Graph& graph);
