@@ -28,7 +28,9 @@ class OnednnProvider final : public ExecutionProvider {
     for (const auto& [key, value] : config.settings) {
       auto bad = [&] {
         return invalid_argument("setting onednn." + key + "=" + value + ": expected " +
-                                (key == "impl" ? "auto, any or ldigo" : "0 or 1"));
+                                (key == "impl"        ? "auto, any or ldigo"
+                                 : key == "threading" ? "auto, single, omp or split"
+                                                      : "0 or 1"));
       };
       if (key == "impl") {
         if (value == "auto") {
@@ -40,12 +42,24 @@ class OnednnProvider final : public ExecutionProvider {
         } else {
           return bad();
         }
+      } else if (key == "threading") {
+        if (value == "auto") {
+          o.threading = ThreadingChoice::kAuto;
+        } else if (value == "single") {
+          o.threading = ThreadingChoice::kSingle;
+        } else if (value == "omp") {
+          o.threading = ThreadingChoice::kOmp;
+        } else if (value == "split") {
+          o.threading = ThreadingChoice::kSplit;
+        } else {
+          return bad();
+        }
       } else if (key == "tune" || key == "verbose") {
         if (value != "0" && value != "1") return bad();
         (key == "tune" ? o.tune : o.verbose) = value == "1";
       } else {
         return invalid_argument("provider 'onednn' has no setting '" + key +
-                                "' (it has: impl, tune, verbose)");
+                                "' (it has: impl, threading, tune, verbose)");
       }
     }
     config_ = config;

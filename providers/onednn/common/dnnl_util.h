@@ -99,11 +99,14 @@ inline dnnl::memory make_memory(const dnnl::memory::desc& md, const void* data) 
 
 // The provider's settings, as the kernels see them.
 enum class ImplChoice { kAuto, kAny, kLdigo };
+enum class ThreadingChoice { kAuto, kSingle, kOmp, kSplit };
 struct OnednnOptions {
   int max_threads = 1;
-  ImplChoice impl = ImplChoice::kAuto;  // onednn.impl: auto | any | ldigo
-  bool tune = true;                     // onednn.tune: time the candidates per shape bucket
-  bool verbose = false;                 // onednn.verbose: print each choice to stderr
+  ImplChoice impl = ImplChoice::kAuto;                 // onednn.impl: auto | any | ldigo
+  ThreadingChoice threading = ThreadingChoice::kAuto;  // onednn.threading: auto | single |
+                                                       // omp | split
+  bool tune = true;      // onednn.tune: time the candidates per shape bucket
+  bool verbose = false;  // onednn.verbose: print each choice to stderr
 };
 // The options of the provider compiling `ctx`'s node.
 const OnednnOptions& options_of(const CompileContext& ctx);

@@ -56,36 +56,55 @@ namespace {
 
 enum class Mode : uint8_t { kLayout0, kLayout1, kPacked };
 
-// One primitive per (T, N, direction, memory layout, which states are read and written);
-// cell, dtype (float32) and sizes are fixed per node, and the thread count comes with the
-// bucket's choice.
+// One primitive: a slice of N rows out of ld_n (the whole batch, which sets the strides), one
+// direction, the memory layout, which states are read and written, and the implementation
+// (weights format and thread count). Cell, dtype (float32) and sizes are fixed per node.
 struct ShapeKey {
-  int64_t T = 0, N = 0, I = 0, H = 0;
+  int64_t T = 0, N = 0, I = 0, H = 0, ld_n = 0;
   bool reverse = false;
   Mode mode = Mode::kLayout0;
   bool src_iter = false, dst_iter = false;
   int act_dir = 0;  // whose activations (a bidirectional RNN may have two sets)
-  auto tie() const { return std::tie(T, N, I, H, reverse, mode, src_iter, dst_iter, act_dir); }
+  bool any = false;
+  int threads = 1;
+  auto tie() const {
+    return std::tie(T, N, I, H, ld_n, reverse, mode, src_iter, dst_iter, act_dir, any, threads);
+  }
   bool operator<(const ShapeKey& o) const { return tie() < o.tie(); }
 };
 
-// Implementation and thread count are chosen per bucket of shapes: N, and T in three classes.
+// Implementation and threading are chosen per bucket of shapes: N, and T in three classes;
+// the time segments of unequal sequence lengths have buckets of their own.
 struct BucketKey {
   int64_t N = 0, I = 0, H = 0;
   int t_class = 0;
-  auto tie() const { return std::tie(N, I, H, t_class); }
+  bool segments = false;
+  auto tie() const { return std::tie(N, I, H, t_class, segments); }
   bool operator<(const BucketKey& o) const { return tie() < o.tie(); }
 };
 int t_class(int64_t T) { return T <= 1 ? 0 : T <= 16 ? 1 : 2; }
 
+// How one RNN node runs: the weights format, and either `threads` OpenMP threads inside each
+// primitive, or `split` independent jobs (batch slices, or the two directions) run in parallel
+// on one thread each. A split has no barrier per time step, so it also holds up when the
+// machine is busy.
 struct Choice {
   bool any = false;  // format_tag::any weights (brgemm for LSTM/RNN) rather than explicit ldigo
   int threads = 1;
+  int split = 1;
+  std::string describe(int64_t D) const {
+    std::string s = std::string("weights ") + (any ? "any" : "ldigo") + ", ";
+    if (split > 1) {
+      return s + std::to_string(split) + " threads (" +
+             (D == 2 && split == 2 ? "directions in parallel" : "batch split") + ")";
+    }
+    return s + std::to_string(threads) + (threads > 1 ? " threads (OpenMP)" : " thread");
+  }
 };
 
 struct Plan {
   dnnl::primitive primitive;
-  Choice choice;
+  int threads = 1;
   std::string impl;
   RnnDescs descs;
   memory::desc scratchpad;
@@ -104,11 +123,37 @@ struct RunWeights {
   std::vector<std::vector<float>> layer, iter, bias, peephole;
 };
 
+// One primitive execution of a run: direction d over rows [n0, n1).
+struct Job {
+  int d = 0;
+  int64_t n0 = 0, n1 = 0;
+};
+
 std::vector<float> pattern(size_t n, float scale) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i)
     v[i] = scale * static_cast<float>(static_cast<int>(i * 7919 % 17) - 8);
   return v;
+}
+
+// Runs f(i) for i in [0, n): on `threads` OpenMP threads when threads > 1 (each f runs its
+// primitive single-threaded), else in order. Returns the first error.
+template <class F>
+Status run_parallel(size_t n, int threads, F&& f) {
+  std::vector<Status> st(n);
+  if (threads > 1 && n > 1) {
+    ThreadScope scope(threads);
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+    for (size_t i = 0; i < n; ++i) st[i] = f(i);
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      st[i] = f(i);
+      if (!st[i].ok()) break;
+    }
+  }
+  for (auto& s : st)
+    if (!s.ok()) return s;
+  return ok_status();
 }
 
 class RnnKernel final : public Kernel {
@@ -125,22 +170,32 @@ class RnnKernel final : public Kernel {
     return spec_.direction == RnnDirection::kReverse || (D() == 2 && d == 1);
   }
   bool has_peephole() const { return spec_.cell == RnnCell::kLstm && has_p_; }
-
-  RnnDescs descs_for(const ShapeKey& k, bool any) const;
-  RnnPd create_pd(const RnnDescs& d, int dir, bool reverse, int threads) const;
-  Result<std::shared_ptr<const Plan>> get_plan(const ShapeKey& key, std::string* note) const;
-  Result<Choice> choose(const ShapeKey& key, std::string* note) const;  // mu_ held
-  Result<std::shared_ptr<AlignedBuffer>> weights_in(int d, bool layer,
-                                                    const memory::desc& md) const;  // mu_ held
-  void prune_formats() const;                                                       // mu_ held
-  Status repack_run_weights(KernelContext& ctx, const Tensor* w, const Tensor* r, const Tensor* b,
-                            const Tensor* p, int64_t I, int64_t H, RunWeights& rw) const;
   int act_dir(int d) const {
     return spec_.cell == RnnCell::kRnn && D() == 2 &&
                    !(spec_.activation(0, 0) == spec_.activation(1, 0))
                ? d
                : 0;
   }
+
+  RnnDescs descs_for(const ShapeKey& k) const;
+  RnnPd create_pd(const RnnDescs& d, int dir, bool reverse, int threads) const;
+  Result<std::shared_ptr<const Plan>> get_plan(const ShapeKey& key) const;
+  Result<std::shared_ptr<const Plan>> get_plan_locked(const ShapeKey& key) const;  // mu_ held
+  Result<Choice> choose(const BucketKey& bucket, int64_t T, std::string* note) const;
+  Result<Choice> choose_locked(const BucketKey& bucket, int64_t T, std::string* note) const;
+  Result<double> probe(const Choice& c, int64_t tp, int64_t N, int64_t I, int64_t H) const;
+  std::vector<Job> jobs_for(const Choice& c, int64_t N) const;
+  Result<std::shared_ptr<AlignedBuffer>> weights_in(int d, bool layer,
+                                                    const memory::desc& md) const;  // mu_ held
+  void prune_formats() const;                                                       // mu_ held
+  Status repack_run_weights(KernelContext& ctx, const Tensor* w, const Tensor* r, const Tensor* b,
+                            const Tensor* p, int64_t I, int64_t H, RunWeights& rw) const;
+  // The uniform-length path's plans, one per job.
+  Result<std::vector<std::shared_ptr<const Plan>>> uniform_plans(const Choice& c,
+                                                                 const std::vector<Job>& jobs,
+                                                                 int64_t T, int64_t N, int64_t I,
+                                                                 int64_t H, bool src_iter,
+                                                                 bool dst_iter) const;
 
   struct Exec {
     const void* x = nullptr;
@@ -172,21 +227,21 @@ class RnnKernel final : public Kernel {
   mutable ScratchPool scratch_;
 };
 
-RnnDescs RnnKernel::descs_for(const ShapeKey& k, bool any) const {
-  const int64_t T = k.T, N = k.N, I = k.I, H = k.H, Dn = D();
+RnnDescs RnnKernel::descs_for(const ShapeKey& k) const {
+  const int64_t T = k.T, N = k.N, I = k.I, H = k.H, Dn = D(), L = k.ld_n;
   const int64_t G = geom_.gates(), Gb = geom_.bias_gates();
   RnnDescs d;
   memory::desc state;
   switch (k.mode) {
-    case Mode::kLayout0:
-      d.src_layer = memory::desc({T, N, I}, DT::f32, Tag::tnc);
-      d.dst_layer = memory::desc({T, N, H}, DT::f32, memory::dims{Dn * N * H, H, 1});
-      state = memory::desc({1, 1, N, H}, DT::f32, memory::dims{Dn * N * H, N * H, H, 1});
+    case Mode::kLayout0:  // X [T, L, I], Y [T, D, L, H], states [D, L, H]
+      d.src_layer = memory::desc({T, N, I}, DT::f32, memory::dims{L * I, I, 1});
+      d.dst_layer = memory::desc({T, N, H}, DT::f32, memory::dims{Dn * L * H, H, 1});
+      state = memory::desc({1, 1, N, H}, DT::f32, memory::dims{Dn * L * H, L * H, H, 1});
       break;
-    case Mode::kLayout1:
-      d.src_layer = memory::desc({T, N, I}, DT::f32, Tag::ntc);
+    case Mode::kLayout1:  // X [L, T, I], Y [L, T, D, H], states [L, D, H]
+      d.src_layer = memory::desc({T, N, I}, DT::f32, memory::dims{I, T * I, 1});
       d.dst_layer = memory::desc({T, N, H}, DT::f32, memory::dims{Dn * H, T * Dn * H, 1});
-      state = memory::desc({1, 1, N, H}, DT::f32, memory::dims{N * Dn * H, H, Dn * H, 1});
+      state = memory::desc({1, 1, N, H}, DT::f32, memory::dims{L * Dn * H, H, Dn * H, 1});
       break;
     case Mode::kPacked:
       d.src_layer = memory::desc({T, N, I}, DT::f32, Tag::tnc);
@@ -203,7 +258,7 @@ RnnDescs RnnKernel::descs_for(const ShapeKey& k, bool any) const {
     d.dst_iter = state;
     if (lstm) d.dst_iter_c = state;
   }
-  const Tag wtag = any ? Tag::any : Tag::ldigo;
+  const Tag wtag = k.any ? Tag::any : Tag::ldigo;
   d.weights_layer = memory::desc({1, 1, I, G, H}, DT::f32, wtag);
   d.weights_iter = memory::desc({1, 1, H, G, H}, DT::f32, wtag);
   d.bias = memory::desc({1, 1, Gb, H}, DT::f32, Tag::ldgo);
@@ -236,20 +291,34 @@ Result<std::shared_ptr<AlignedBuffer>> RnnKernel::weights_in(int d, bool layer,
   if (held.empty()) return internal_error(node_.describe() + ": no weights to reorder from");
   auto buf = std::make_shared<AlignedBuffer>(md.get_size());
   const WeightBuf& from = held.front();
-  Status st = dnnl_try(node_.describe() + ": weights reorder", [&] {
+  auto reorder = [&](const memory::desc& sd, const void* src_data, const memory::desc& dd,
+                     void* dst_data) {
     ThreadScope scope(opts_.max_threads);
-    memory src = make_memory(from.desc, from.buf->data);
-    memory dst = make_memory(md, buf->data);
+    memory src = make_memory(sd, src_data);
+    memory dst = make_memory(dd, dst_data);
     dnnl::reorder(src, dst).execute(thread_stream(), src, dst);
     thread_stream().wait();
-  });
+  };
+  Status st = dnnl_try(node_.describe() + ": weights reorder",
+                       [&] { reorder(from.desc, from.buf->data, md, buf->data); });
+  if (!st.ok()) {
+    // oneDNN has no reorder between some pairs of formats (a padded blocked one into
+    // rnn_packed): go through plain ldigo.
+    const memory::dims& dims = md.dims();
+    const memory::desc plain(dims, DT::f32, Tag::ldigo);
+    AlignedBuffer tmp(plain.get_size());
+    st = dnnl_try(node_.describe() + ": weights reorder", [&] {
+      reorder(from.desc, from.buf->data, plain, tmp.data);
+      reorder(plain, tmp.data, md, buf->data);
+    });
+  }
   RECUR_RETURN_IF_ERROR(st);
   held.push_back({md, buf});
   return buf;
 }
 
-// Drops the weight formats that no cached primitive uses, keeping at least one to reorder
-// new formats from: in steady state one copy of the weights is held.
+// Drops the weight formats that no cached primitive uses, keeping one to reorder new formats
+// from: in steady state one copy of the weights is held per format in use.
 void RnnKernel::prune_formats() const {
   for (auto& [key, held] : formats_) {
     const auto [d, layer] = key;
@@ -275,13 +344,106 @@ void RnnKernel::prune_formats() const {
   }
 }
 
-Result<Choice> RnnKernel::choose(const ShapeKey& key, std::string* note) const {
-  const BucketKey bucket{key.N, key.I, key.H, t_class(key.T)};
+std::vector<Job> RnnKernel::jobs_for(const Choice& c, int64_t N) const {
+  std::vector<Job> jobs;
+  int64_t slices = 1;
+  if (c.split > 1) slices = std::min<int64_t>(N, D() == 2 ? std::max(1, c.split / 2) : c.split);
+  for (int d = 0; d < D(); ++d) {
+    for (int64_t s = 0; s < slices; ++s) jobs.push_back({d, N * s / slices, N * (s + 1) / slices});
+  }
+  return jobs;
+}
+
+// The time of one pass (every direction) of candidate `c` on a probe of tp steps and N rows,
+// with synthetic data: the timing does not depend on values.
+Result<double> RnnKernel::probe(const Choice& c, int64_t tp, int64_t N, int64_t I,
+                                int64_t H) const {
+  const std::vector<Job> jobs = jobs_for(c, N);
+  struct ProbeJob {
+    RnnPd pd;
+    RnnDescs descs;
+    std::vector<float> x, y, h0, c0, hn, cn;
+    std::shared_ptr<AlignedBuffer> wl, wi;
+    std::unique_ptr<AlignedBuffer> scratch;
+    std::unordered_map<int, memory> args;
+  };
+  std::vector<ProbeJob> pj(jobs.size());
+  const auto bias = pattern(static_cast<size_t>(geom_.bias_gates() * H), 0.01f);
+  const auto peep = pattern(static_cast<size_t>(3 * H), 0.01f);
+  std::vector<std::pair<memory::desc, std::shared_ptr<AlignedBuffer>>> weights;
+  // Some formats (rnn_packed) carry a header: fill them by a reorder, never by memset.
+  auto weights_for = [&](const memory::desc& md, int64_t in) {
+    for (auto& [d, b] : weights)
+      if (d == md) return b;
+    auto buf = std::make_shared<AlignedBuffer>(md.get_size());
+    const memory::desc plain({1, 1, in, geom_.gates(), H}, DT::f32, Tag::ldigo);
+    std::vector<float> zeros(plain.get_size() / sizeof(float), 0.0f);
+    ThreadScope scope(opts_.max_threads);
+    memory src = make_memory(plain, zeros.data());
+    memory dst = make_memory(md, buf->data);
+    dnnl::reorder(src, dst).execute(thread_stream(), src, dst);
+    thread_stream().wait();
+    weights.emplace_back(md, buf);
+    return buf;
+  };
+  const int prim_threads = c.split > 1 ? 1 : c.threads;
+  Status st = dnnl_try(node_.describe() + ": probe", [&] {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      ProbeJob& p = pj[i];
+      const int64_t n = jobs[i].n1 - jobs[i].n0;
+      const ShapeKey k{tp, n, I, H, n, false, Mode::kPacked, true, true, 0, c.any, prim_threads};
+      p.descs = descs_for(k);
+      p.pd = create_pd(p.descs, 0, false, prim_threads);
+      p.x = pattern(static_cast<size_t>(tp * n * I), 0.05f);
+      p.y.resize(static_cast<size_t>(tp * n * H));
+      p.h0 = pattern(static_cast<size_t>(n * H), 0.05f);
+      p.c0 = p.h0;
+      p.hn.resize(p.h0.size());
+      p.cn.resize(p.h0.size());
+      p.wl = weights_for(p.pd.weights_layer, I);
+      p.wi = weights_for(p.pd.weights_iter, H);
+      p.scratch = std::make_unique<AlignedBuffer>(p.pd.scratchpad.get_size());
+      p.args = {{DNNL_ARG_SRC_LAYER, make_memory(p.descs.src_layer, p.x.data())},
+                {DNNL_ARG_SRC_ITER, make_memory(p.descs.src_iter, p.h0.data())},
+                {DNNL_ARG_WEIGHTS_LAYER, make_memory(p.pd.weights_layer, p.wl->data)},
+                {DNNL_ARG_WEIGHTS_ITER, make_memory(p.pd.weights_iter, p.wi->data)},
+                {DNNL_ARG_BIAS, make_memory(p.descs.bias, bias.data())},
+                {DNNL_ARG_DST_LAYER, make_memory(p.descs.dst_layer, p.y.data())},
+                {DNNL_ARG_DST_ITER, make_memory(p.descs.dst_iter, p.hn.data())},
+                {DNNL_ARG_SCRATCHPAD, make_memory(p.pd.scratchpad, p.scratch->data)}};
+      if (spec_.cell == RnnCell::kLstm) {
+        p.args[DNNL_ARG_SRC_ITER_C] = make_memory(p.descs.src_iter_c, p.c0.data());
+        p.args[DNNL_ARG_DST_ITER_C] = make_memory(p.descs.dst_iter_c, p.cn.data());
+        if (has_peephole())
+          p.args[DNNL_ARG_WEIGHTS_PEEPHOLE] = make_memory(p.descs.weights_peephole, peep.data());
+      }
+    }
+  });
+  RECUR_RETURN_IF_ERROR(st);
+  auto once = [&](size_t i) {
+    return dnnl_try(node_.describe() + ": probe run", [&] {
+      ThreadScope scope(prim_threads);
+      pj[i].pd.primitive.execute(thread_stream(), pj[i].args);
+      thread_stream().wait();
+    });
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  RECUR_RETURN_IF_ERROR(run_parallel(pj.size(), c.split > 1 ? c.split : 1, once));
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Result<Choice> RnnKernel::choose(const BucketKey& bucket, int64_t T, std::string* note) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return choose_locked(bucket, T, note);
+}
+
+Result<Choice> RnnKernel::choose_locked(const BucketKey& bucket, int64_t T,
+                                        std::string* note) const {
   auto it = choices_.find(bucket);
   if (it != choices_.end()) return it->second;
+  const int64_t N = bucket.N, I = bucket.I, H = bucket.H;
 
   const int maxt = std::max(1, opts_.max_threads);
-  std::vector<Choice> cands;
   std::vector<bool> formats;
   if (!const_weights_ || opts_.impl == ImplChoice::kLdigo) {
     formats = {false};
@@ -290,176 +452,146 @@ Result<Choice> RnnKernel::choose(const ShapeKey& key, std::string* note) const {
   } else {
     formats = {false, true};
   }
-  std::vector<int> threads = {1};
-  if (maxt > 1) threads.push_back(maxt);
-  for (int t : threads)
-    for (bool any : formats) cands.push_back({any, t});
+  // Threads cannot pay for their synchronisation on a pass this small.
+  const double pass_flops = 2.0 * static_cast<double>(N * T * D()) *
+                            static_cast<double>(geom_.gates() * H) * static_cast<double>(I + H);
+  const bool tiny = pass_flops < 1e6;
+  const bool can_split = maxt > 1 && !bucket.segments && (N >= 2 || D() == 2);
+  std::vector<Choice> threading;  // any is filled in below
+  auto add = [&](Choice c) { threading.push_back(c); };
+  switch (opts_.threading) {
+    case ThreadingChoice::kSingle:
+      add({false, 1, 1});
+      break;
+    case ThreadingChoice::kOmp:
+      add({false, maxt, 1});
+      break;
+    case ThreadingChoice::kSplit:
+      add(can_split ? Choice{false, 1, maxt} : Choice{false, maxt, 1});
+      break;
+    case ThreadingChoice::kAuto:
+      add({false, 1, 1});
+      if (maxt > 1 && !tiny) add({false, maxt, 1});
+      if (can_split && !tiny) add({false, 1, maxt});
+      break;
+  }
+  std::vector<Choice> cands;
+  for (const Choice& t : threading)
+    for (bool any : formats) cands.push_back({any, t.threads, t.split});
 
   Choice best;
   std::string detail;
   if (!opts_.tune || cands.size() == 1) {
     // Without timing: FACTS.md's measurements (brgemm loses at small batches on one thread).
-    best.any = formats.size() == 1 ? formats[0] : key.N >= 8;
-    best.threads = key.N == 1 ? 1 : maxt;
+    best = cands.front();
+    if (formats.size() > 1) best.any = N >= 8;
+    if (opts_.threading == ThreadingChoice::kAuto && maxt > 1 && N > 1 && !tiny) {
+      best.threads = can_split ? 1 : maxt;
+      best.split = can_split ? maxt : 1;
+    }
     detail = "untimed default";
   } else {
-    // Time every candidate on a probe of the bucket's shape, T capped so that the probe stays
-    // short, with synthetic data (the timing does not depend on values).
-    const double step_flops = 2.0 * static_cast<double>(key.N) *
-                              static_cast<double>(geom_.gates() * key.H) *
-                              static_cast<double>(key.I + key.H);
-    int64_t tp = key.T;
+    // A probe of the bucket's shape, T capped so that a pass stays short.
+    const double step_flops = 2.0 * static_cast<double>(N) *
+                              static_cast<double>(geom_.gates() * H) * static_cast<double>(I + H) *
+                              static_cast<double>(D());
+    int64_t tp = T;
     const double budget = 2e9;
     if (step_flops * static_cast<double>(tp) > budget) {
-      tp = std::max<int64_t>(8, static_cast<int64_t>(budget / step_flops));
-      tp = std::min(tp, key.T);
+      tp = std::min(T, std::max<int64_t>(8, static_cast<int64_t>(budget / step_flops)));
     }
-    ShapeKey pk{tp, key.N, key.I, key.H, false, Mode::kPacked, true, true, 0};
-    struct Probe {
-      Choice c;
-      RnnPd pd;
-      std::unique_ptr<AlignedBuffer> wl, wi, scratch;
-      double best_ms = 1e30;
-      bool ok = false;
-    };
-    std::vector<Probe> probes(cands.size());
-    const auto x = pattern(static_cast<size_t>(tp * key.N * key.I), 0.05f);
-    std::vector<float> y(static_cast<size_t>(tp * key.N * key.H));
-    const auto h0 = pattern(static_cast<size_t>(key.N * key.H), 0.05f);
-    const auto c0 = pattern(static_cast<size_t>(key.N * key.H), 0.05f);
-    std::vector<float> hn(h0.size()), cn(c0.size());
-    const auto bias = pattern(static_cast<size_t>(geom_.bias_gates() * key.H), 0.01f);
-    const auto peep = pattern(static_cast<size_t>(3 * key.H), 0.01f);
-    std::vector<std::string> impls(cands.size());
-    for (size_t i = 0; i < cands.size(); ++i) {
-      Probe& p = probes[i];
-      p.c = cands[i];
-      Status st = dnnl_try(node_.describe() + ": probe", [&] {
-        const RnnDescs d = descs_for(pk, p.c.any);
-        p.pd = create_pd(d, 0, false, p.c.threads);
-        p.wl = std::make_unique<AlignedBuffer>(p.pd.weights_layer.get_size());
-        p.wi = std::make_unique<AlignedBuffer>(p.pd.weights_iter.get_size());
-        p.scratch = std::make_unique<AlignedBuffer>(p.pd.scratchpad.get_size());
-        // Some formats (rnn_packed) carry a header: fill them by a reorder, never by memset.
-        ThreadScope scope(opts_.max_threads);
-        for (auto [md, buf, in] : {std::tuple{p.pd.weights_layer, p.wl.get(), key.I},
-                                   std::tuple{p.pd.weights_iter, p.wi.get(), key.H}}) {
-          const memory::desc plain({1, 1, in, geom_.gates(), key.H}, DT::f32, Tag::ldigo);
-          std::vector<float> zeros(plain.get_size() / sizeof(float), 0.0f);
-          memory src = make_memory(plain, zeros.data());
-          memory dst = make_memory(md, buf->data);
-          dnnl::reorder(src, dst).execute(thread_stream(), src, dst);
-        }
-        thread_stream().wait();
-        p.ok = true;
-      });
-      impls[i] = p.pd.impl;
-      if (!st.ok()) continue;
-      // format any that gives the same primitive as ldigo is no candidate of its own.
-      for (size_t j = 0; j < i; ++j) {
-        if (probes[j].ok && probes[j].c.threads == p.c.threads && probes[j].pd.impl == p.pd.impl &&
-            probes[j].pd.weights_layer == p.pd.weights_layer &&
-            probes[j].pd.weights_iter == p.pd.weights_iter)
-          p.ok = false;
-      }
-    }
-    auto run_probe = [&](Probe& p) -> Result<double> {
-      const RnnDescs d = descs_for(pk, p.c.any);
-      std::unordered_map<int, memory> args;
-      Status st = dnnl_try(node_.describe() + ": probe run", [&] {
-        args = {{DNNL_ARG_SRC_LAYER, make_memory(d.src_layer, x.data())},
-                {DNNL_ARG_SRC_ITER, make_memory(d.src_iter, h0.data())},
-                {DNNL_ARG_WEIGHTS_LAYER, make_memory(p.pd.weights_layer, p.wl->data)},
-                {DNNL_ARG_WEIGHTS_ITER, make_memory(p.pd.weights_iter, p.wi->data)},
-                {DNNL_ARG_BIAS, make_memory(d.bias, bias.data())},
-                {DNNL_ARG_DST_LAYER, make_memory(d.dst_layer, y.data())},
-                {DNNL_ARG_DST_ITER, make_memory(d.dst_iter, hn.data())},
-                {DNNL_ARG_SCRATCHPAD, make_memory(p.pd.scratchpad, p.scratch->data)}};
-        if (spec_.cell == RnnCell::kLstm) {
-          args[DNNL_ARG_SRC_ITER_C] = make_memory(d.src_iter_c, c0.data());
-          args[DNNL_ARG_DST_ITER_C] = make_memory(d.dst_iter_c, cn.data());
-          if (has_peephole())
-            args[DNNL_ARG_WEIGHTS_PEEPHOLE] = make_memory(d.weights_peephole, peep.data());
-        }
-      });
-      RECUR_RETURN_IF_ERROR(st);
-      ThreadScope scope(p.c.threads);
-      const auto t0 = std::chrono::steady_clock::now();
-      st = dnnl_try(node_.describe() + ": probe run", [&] {
-        p.pd.primitive.execute(thread_stream(), args);
-        thread_stream().wait();
-      });
-      RECUR_RETURN_IF_ERROR(st);
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-          .count();
-    };
+    std::vector<std::vector<double>> times(cands.size());
+    std::vector<bool> ok(cands.size(), true);
+    std::vector<double> warm(cands.size(), 0.0);
     double round_ms = 0;
-    for (auto& p : probes) {
-      if (!p.ok) continue;
-      RECUR_ASSIGN_OR_RETURN(double ms, run_probe(p));  // warm-up
-      round_ms += ms;
+    for (size_t i = 0; i < cands.size(); ++i) {  // warm-up, which also weeds out failures
+      auto t = probe(cands[i], tp, N, I, H);
+      if (!t.ok()) {
+        ok[i] = false;
+        continue;
+      }
+      warm[i] = *t;
     }
-    // Alternate the candidates (A B C D A B C D ...) and keep each one's best time.
-    const int reps = static_cast<int>(std::clamp(150.0 / std::max(round_ms, 1e-3), 3.0, 15.0));
+    // A candidate ten times slower than the best on its first pass is out; so the probe stays
+    // short when a busy machine stalls the multi-threaded ones.
+    double best_warm = 1e300;
+    for (size_t i = 0; i < cands.size(); ++i)
+      if (ok[i]) best_warm = std::min(best_warm, warm[i]);
+    for (size_t i = 0; i < cands.size(); ++i) {
+      if (ok[i] && warm[i] > 10 * best_warm + 0.05) ok[i] = false;
+      if (ok[i]) round_ms += warm[i];
+    }
+    // Alternate the candidates (A B C ... A B C ...). The median, not the minimum: a busy
+    // machine makes a multi-threaded run's best case rare, and the median is what runs see.
+    const int reps = static_cast<int>(std::clamp(200.0 / std::max(round_ms, 1e-3), 5.0, 21.0));
     for (int r = 0; r < reps; ++r) {
-      for (auto& p : probes) {
-        if (!p.ok) continue;
-        RECUR_ASSIGN_OR_RETURN(double ms, run_probe(p));
-        p.best_ms = std::min(p.best_ms, ms);
+      for (size_t i = 0; i < cands.size(); ++i) {
+        if (!ok[i]) continue;
+        RECUR_ASSIGN_OR_RETURN(double ms, probe(cands[i], tp, N, I, H));
+        times[i].push_back(ms);
       }
     }
-    const Probe* win = nullptr;
-    for (const auto& p : probes)
-      if (p.ok && (!win || p.best_ms < win->best_ms)) win = &p;
-    if (!win) return internal_error(node_.describe() + ": no oneDNN RNN implementation ran");
-    // More threads must earn their keep: take a single-thread candidate within 3%.
-    for (const auto& p : probes) {
-      if (p.ok && p.c.threads == 1 && win->c.threads > 1 && p.best_ms <= 1.03 * win->best_ms)
-        win = &p;
+    std::vector<double> med(cands.size(), 1e300);
+    for (size_t i = 0; i < cands.size(); ++i) {
+      if (!ok[i]) continue;
+      std::sort(times[i].begin(), times[i].end());
+      med[i] = times[i][times[i].size() / 2];
     }
-    best = win->c;
-    char buf[128];
-    for (const auto& p : probes) {
-      if (!p.ok) continue;
-      std::snprintf(buf, sizeof buf, "%s%s/%dt %.3g ms", detail.empty() ? "" : ", ",
-                    p.c.any ? "any" : "ldigo", p.c.threads, p.best_ms);
+    size_t win = cands.size();
+    for (size_t i = 0; i < cands.size(); ++i)
+      if (ok[i] && (win == cands.size() || med[i] < med[win])) win = i;
+    if (win == cands.size()) {
+      return internal_error(node_.describe() + ": no oneDNN RNN implementation ran");
+    }
+    // More threads must earn their keep: take a single-thread candidate within 3%.
+    for (size_t i = 0; i < cands.size(); ++i) {
+      const bool multi = cands[win].threads > 1 || cands[win].split > 1;
+      if (ok[i] && multi && cands[i].threads == 1 && cands[i].split == 1 &&
+          med[i] <= 1.03 * med[win])
+        win = i;
+    }
+    best = cands[win];
+    char buf[160];
+    for (size_t i = 0; i < cands.size(); ++i) {
+      if (!ok[i]) continue;
+      const Choice& c = cands[i];
+      std::snprintf(buf, sizeof buf, "%s%s/%s %.3g ms", detail.empty() ? "" : ", ",
+                    c.any ? "any" : "ldigo",
+                    c.split > 1 ? ("split" + std::to_string(c.split)).c_str()
+                                : (std::to_string(c.threads) + "t").c_str(),
+                    med[i]);
       detail += buf;
     }
-    detail = "timed at T=" + std::to_string(tp) + ": " + detail;
+    detail = "median of " + std::to_string(reps) + " at T=" + std::to_string(tp) + ": " + detail;
   }
   choices_[bucket] = best;
   if (note || opts_.verbose) {
-    std::string text = std::string(spec_.cell_name()) + " N=" + std::to_string(key.N) + " T~" +
-                       std::to_string(key.T) + ": weights " + (best.any ? "any" : "ldigo") + ", " +
-                       std::to_string(best.threads) + " thread" + (best.threads > 1 ? "s" : "") +
-                       " (" + detail + ")";
+    std::string text = std::string(spec_.cell_name()) + " N=" + std::to_string(N) + " T~" +
+                       std::to_string(T) + (bucket.segments ? " (segments)" : "") + ": " +
+                       best.describe(D()) + " (" + detail + ")";
     if (note) *note = text;
-    if (opts_.verbose)
+    if (opts_.verbose) {
       std::fprintf(stderr, "recur onednn: %s: %s\n", node_.name.c_str(), text.c_str());
+    }
   }
   return best;
 }
 
-Result<std::shared_ptr<const Plan>> RnnKernel::get_plan(const ShapeKey& key,
-                                                        std::string* note) const {
+Result<std::shared_ptr<const Plan>> RnnKernel::get_plan(const ShapeKey& key) const {
   std::lock_guard<std::mutex> lock(mu_);
+  return get_plan_locked(key);
+}
+
+Result<std::shared_ptr<const Plan>> RnnKernel::get_plan_locked(const ShapeKey& key) const {
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
-  RECUR_ASSIGN_OR_RETURN(Choice choice, choose(key, note));
   auto plan = std::make_shared<Plan>();
-  plan->choice = choice;
-  plan->descs = descs_for(key, choice.any);
+  plan->threads = key.threads;
+  plan->descs = descs_for(key);
   RnnPd pd;
   Status st =
       dnnl_try(node_.describe() + ": creating the " + std::string(spec_.cell_name()) + " primitive",
-               [&] { pd = create_pd(plan->descs, key.act_dir, key.reverse, choice.threads); });
-  if (!st.ok() && choice.any) {
-    // format any has no implementation here: fall back to explicit ldigo.
-    plan->choice.any = false;
-    plan->descs = descs_for(key, false);
-    st = dnnl_try(node_.describe() + ": creating the primitive",
-                  [&] { pd = create_pd(plan->descs, key.act_dir, key.reverse, choice.threads); });
-  }
+               [&] { pd = create_pd(plan->descs, key.act_dir, key.reverse, key.threads); });
   RECUR_RETURN_IF_ERROR(st);
   plan->primitive = pd.primitive;
   plan->impl = pd.impl;
@@ -479,6 +611,30 @@ Result<std::shared_ptr<const Plan>> RnnKernel::get_plan(const ShapeKey& key,
   plans_[key] = plan;
   if (const_weights_) prune_formats();
   return std::shared_ptr<const Plan>(plan);
+}
+
+Result<std::vector<std::shared_ptr<const Plan>>> RnnKernel::uniform_plans(
+    const Choice& c, const std::vector<Job>& jobs, int64_t T, int64_t N, int64_t I, int64_t H,
+    bool src_iter, bool dst_iter) const {
+  std::vector<std::shared_ptr<const Plan>> plans;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Job& j : jobs) {
+    const ShapeKey key{T,
+                       j.n1 - j.n0,
+                       I,
+                       H,
+                       N,
+                       is_reverse(j.d),
+                       spec_.layout == 0 ? Mode::kLayout0 : Mode::kLayout1,
+                       src_iter,
+                       dst_iter,
+                       act_dir(j.d),
+                       c.any,
+                       c.split > 1 ? 1 : c.threads};
+    RECUR_ASSIGN_OR_RETURN(auto plan, get_plan_locked(key));
+    plans.push_back(std::move(plan));
+  }
+  return plans;
 }
 
 Status RnnKernel::execute(const Plan& plan, int d, const RunWeights* rw, const Exec& e) const {
@@ -510,7 +666,7 @@ Status RnnKernel::execute(const Plan& plan, int d, const RunWeights* rw, const E
       const void* p = rw ? rw->peephole[ud].data() : peephole_[ud].data();
       args[DNNL_ARG_WEIGHTS_PEEPHOLE] = make_memory(ds.weights_peephole, p);
     }
-    ThreadScope scope(plan.choice.threads);
+    ThreadScope scope(plan.threads);
     plan.primitive.execute(thread_stream(), args);
     thread_stream().wait();
   });
@@ -612,23 +768,15 @@ Status RnnKernel::init(CompileContext& ctx) {
     const int64_t T = spec_.layout == 0 ? xs[0] : xs[1];
     const int64_t N = spec_.layout == 0 ? xs[1] : xs[0];
     if (T > 0 && N > 0 && xs[2] == I) {
-      for (int d = 0; d < Dn; ++d) {
-        ShapeKey key{T,
-                     N,
-                     I,
-                     H,
-                     is_reverse(d),
-                     spec_.layout == 0 ? Mode::kLayout0 : Mode::kLayout1,
-                     node.has_input(kRnnInitialH) || node.has_input(kRnnInitialC),
-                     node.has_output(kRnnYh) || node.has_output(kRnnYc),
-                     act_dir(d)};
-        std::string note;
-        RECUR_ASSIGN_OR_RETURN(auto plan, get_plan(key, &note));
-        if (!note.empty()) ctx.note(note);
-        ctx.note("direction " + std::to_string(d) + ": oneDNN " + plan->impl + ", weights " +
-                 (plan->choice.any ? "format any" : "ldigo") + ", " +
-                 std::to_string(plan->choice.threads) + " thread(s)");
-      }
+      const BucketKey bucket{N, I, H, t_class(T), false};
+      std::string note;
+      RECUR_ASSIGN_OR_RETURN(Choice c, choose(bucket, T, &note));
+      if (!note.empty()) ctx.note(note);
+      const bool src_iter = node.has_input(kRnnInitialH) || node.has_input(kRnnInitialC);
+      const bool dst_iter = node.has_output(kRnnYh) || node.has_output(kRnnYc);
+      RECUR_ASSIGN_OR_RETURN(auto plans,
+                             uniform_plans(c, jobs_for(c, N), T, N, I, H, src_iter, dst_iter));
+      ctx.note("oneDNN " + plans.front()->impl + ", " + c.describe(Dn));
     }
   }
   return ok_status();
@@ -742,15 +890,16 @@ Status RnnKernel::run(KernelContext& ctx) const {
       if (!hn) hn = spare.data();
       if (lstm && !cn) cn = spare.data();
     }
-    for (int d = 0; d < Dn; ++d) {
-      const ShapeKey key{
-          T,        N,        I,         H, is_reverse(d), l0 ? Mode::kLayout0 : Mode::kLayout1,
-          src_iter, dst_iter, act_dir(d)};
-      RECUR_ASSIGN_OR_RETURN(auto plan, get_plan(key, nullptr));
-      const int64_t so = s_off(d, 0);
+    const BucketKey bucket{N, I, H, t_class(T), false};
+    RECUR_ASSIGN_OR_RETURN(Choice c, choose(bucket, T, nullptr));
+    const std::vector<Job> jobs = jobs_for(c, N);
+    RECUR_ASSIGN_OR_RETURN(auto plans, uniform_plans(c, jobs, T, N, I, H, src_iter, dst_iter));
+    return run_parallel(jobs.size(), c.split > 1 ? c.split : 1, [&](size_t i) {
+      const Job& j = jobs[i];
+      const int64_t so = s_off(j.d, j.n0);
       Exec e;
-      e.x = xp;
-      e.y = y + y_off(0, d, 0);
+      e.x = x_at(0, j.n0);
+      e.y = y + y_off(0, j.d, j.n0);
       if (src_iter) {
         e.h0 = h0p + so;
         e.c0 = lstm ? c0p + so : nullptr;
@@ -759,9 +908,8 @@ Status RnnKernel::run(KernelContext& ctx) const {
         e.hn = hn + so;
         e.cn = lstm ? cn + so : nullptr;
       }
-      RECUR_RETURN_IF_ERROR(execute(*plan, d, rwp, e));
-    }
-    return ok_status();
+      return execute(*plans[i], j.d, rwp, e);
+    });
   }
 
   // Sequence lengths that differ: time segments over the rows still active, longest first.
@@ -822,8 +970,10 @@ Status RnnKernel::run(KernelContext& ctx) const {
         for (int64_t j = 0; j < k; ++j)
           std::memcpy(xs.data() + static_cast<size_t>(tau * k + j) * isz,
                       x_at(step(tau, j), order[static_cast<size_t>(j)]), isz * sizeof(float));
-      const ShapeKey key{ts, k, I, H, false, Mode::kPacked, have_state, true, act_dir(d)};
-      RECUR_ASSIGN_OR_RETURN(auto plan, get_plan(key, nullptr));
+      RECUR_ASSIGN_OR_RETURN(Choice c, choose(BucketKey{k, I, H, t_class(ts), true}, ts, nullptr));
+      const ShapeKey key{ts,         k,    I,          H,     k,        false, Mode::kPacked,
+                         have_state, true, act_dir(d), c.any, c.threads};
+      RECUR_ASSIGN_OR_RETURN(auto plan, get_plan(key));
       Exec ex;
       ex.x = xs.data();
       ex.y = ys.data();

@@ -46,6 +46,7 @@ struct Config {
   bool weights_as_inputs = false;  // W/R/B/P fed at run time rather than initializers
   std::string impl = "auto";
   std::string tune = "0";
+  std::string threading = "auto";
   int threads = 1;
 
   int D() const { return direction == "bidirectional" ? 2 : 1; }
@@ -115,6 +116,8 @@ Config random_config(uint32_t seed) {
   c.impl = pick(std::string("auto"), std::string("any"), std::string("ldigo"));
   c.tune = chance(0.15) ? "1" : "0";
   c.threads = pick(1, 2);
+  c.threading = pick(std::string("auto"), std::string("single"), std::string("omp"),
+                     std::string("split"), std::string("split"));
   return c;
 }
 
@@ -222,7 +225,8 @@ TEST_P(OnednnRnnParity, Random) {
   dnn_opts.providers({"onednn"})
       .threads(c.threads)
       .set("onednn.impl", c.impl)
-      .set("onednn.tune", c.tune);
+      .set("onednn.tune", c.tune)
+      .set("onednn.threading", c.threading);
   Session ref = Session::from_bytes(b.bytes.data(), b.bytes.size(), ref_opts);
   Session dnn = Session::from_bytes(b.bytes.data(), b.bytes.size(), dnn_opts);
   ASSERT_EQ(dnn.assignment().size(), 1u);
