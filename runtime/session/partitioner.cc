@@ -185,7 +185,10 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
     for (const auto& [node, positions] : released) {
       for (size_t i : positions) was_released |= graph.node(node).inputs[i] == v;
     }
-    if (was_released) plan->released_bytes += t.nbytes();
+    if (was_released) {
+      plan->released_bytes += t.nbytes();
+      plan->released_values.push_back(v);
+    }
   }
 
   // 5. Liveness: free each slot after its last reader.

@@ -58,6 +58,9 @@ class SubgraphPlan {
   std::vector<NodeAssignment> assignment;  // in topological order
   std::vector<PlannedCopy> copies;
   size_t released_bytes = 0;  // constant weights freed after providers repacked them
+  // The initializers behind released_bytes: no step reads them, so the owner of the graph can
+  // drop them.
+  std::vector<ValueId> released_values;
 };
 
 }  // namespace recur

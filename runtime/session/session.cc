@@ -130,6 +130,8 @@ std::shared_ptr<const Session::Impl> create(Result<Model> loaded, const SessionO
   auto plan = build_plan(graph, impl->providers, popts);
   if (!plan.ok()) plan.status().with_context(file).throw_if_error();
   impl->plan = std::move(plan).value();
+  // Weights the kernels repacked into their own layouts are read by nothing any more.
+  for (ValueId v : impl->plan->released_values) graph.remove_initializer(v);
   impl->assignment = impl->plan->assignment;
 
   for (ValueId v : graph.inputs()) impl->inputs.push_back(info_of(graph, v));
