@@ -95,6 +95,9 @@ class Tensor {
   Tensor reshaped(Shape shape) const;
   // A host copy that owns its memory.
   Tensor clone() const;
+  // This tensor on `device`: itself if it is already there, else a copy (host <-> GPU).
+  // Throws recur::Error when the device has no provider in this build or the copy fails.
+  Tensor to(Device device) const;
   // Shares ownership of the memory (null for borrowed tensors).
   const std::shared_ptr<void>& owner() const { return owner_; }
 

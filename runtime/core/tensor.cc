@@ -147,6 +147,12 @@ Tensor Tensor::clone() const {
   return t;
 }
 
+Tensor Tensor::to(Device device) const {
+  Result<Tensor> r = to_device(*this, device);
+  if (!r.ok()) r.status().throw_if_error();
+  return std::move(r).value();
+}
+
 void Tensor::check_dtype(DType want) const {
   if (want != dtype_) {
     throw Error(ErrorCode::kInternal, "tensor accessed as " + std::string(dtype_name(want)) +

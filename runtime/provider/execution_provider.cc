@@ -92,4 +92,18 @@ Result<std::unique_ptr<Kernel>> ExecutionProvider::compile(CompileContext& ctx) 
   return def->create(ctx);
 }
 
+Device ExecutionProvider::input_device(const Node& node, size_t i) const {
+  const KernelDef* def = registry_.find(node.domain, node.op_type, node.opset);
+  if (def &&
+      std::find(def->host_inputs.begin(), def->host_inputs.end(), i) != def->host_inputs.end())
+    return Device::cpu();
+  return device_;
+}
+
+bool ExecutionProvider::prepacks_input(const Node& node, size_t i) const {
+  const KernelDef* def = registry_.find(node.domain, node.op_type, node.opset);
+  return def && std::find(def->prepacked_inputs.begin(), def->prepacked_inputs.end(), i) !=
+                    def->prepacked_inputs.end();
+}
+
 }  // namespace recur

@@ -90,6 +90,12 @@ struct KernelDef {
   KernelFactory create;
   ClaimFn claim;        // optional
   InferFn infer;        // optional: static type and shape inference
+  // Inputs the kernel reads from host memory even when its provider runs on a device (the
+  // sequence lengths that size cuDNN's descriptors). The partitioner places them on the host.
+  std::vector<size_t> host_inputs = {};
+  // Inputs that, when constant, the kernel repacks at compile and never reads at run time
+  // (it releases them). --plan-only uses this to show no load-time copy for them.
+  std::vector<size_t> prepacked_inputs = {};
 };
 
 class KernelRegistry {
@@ -125,6 +131,11 @@ class ExecutionProvider {
   // Yes, or no with a reason. The default looks up the registry and then the def's claim.
   virtual Claim claim(const Node& node, const Graph& graph) const;
   virtual Result<std::unique_ptr<Kernel>> compile(CompileContext& ctx) const;
+  // Where input i of `node` must be when its kernel runs: device(), or the host for the
+  // kernel's host_inputs.
+  Device input_device(const Node& node, size_t i) const;
+  // Whether the kernel for `node` repacks input i at compile when it is constant.
+  bool prepacks_input(const Node& node, size_t i) const;
   virtual std::unique_ptr<ProviderRunState> begin_run() const { return nullptr; }
   // Waits for the run's device work; called once per run after the last kernel.
   virtual Status end_run(ProviderRunState* state) const { return ok_status(); }
@@ -135,6 +146,8 @@ class ExecutionProvider {
 
  protected:
   ProviderConfig config_;
+  // For providers whose device is chosen by a setting (cudnn.device).
+  void set_device(Device device) { device_ = device; }
 
  private:
   std::string name_;

@@ -20,11 +20,13 @@ Status run_kernel(const SubgraphPlan& plan, const Step& step, std::vector<Tensor
   const Device device = plan.providers[static_cast<size_t>(step.provider)]->device();
   // A value fed on another device than the plan expected (a caller's device tensor) is moved
   // here; planned copies make this a no-op in the common case.
-  for (ValueId v : step.inputs) {
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    const ValueId v = step.inputs[i];
     if (v == kNoValue) continue;
+    const Device want = i < step.input_devices.size() ? step.input_devices[i] : device;
     Tensor& t = frame[static_cast<size_t>(v)];
-    if (t.defined() && t.device() != device) {
-      RECUR_ASSIGN_OR_RETURN(t, to_device(t, device));
+    if (t.defined() && t.device() != want) {
+      RECUR_ASSIGN_OR_RETURN(t, to_device(t, want));
     }
   }
   KernelContext ctx(node, frame, step.inputs, step.implicit_inputs, step.outputs, device, env);

@@ -145,15 +145,25 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
     s.node = idx;
     s.kernel = node_kernel[static_cast<size_t>(idx)];
     s.provider = p;
-    const auto& rel = released[idx];
+    const ExecutionProvider& provider = *providers[static_cast<size_t>(p)];
+    auto& rel = released[idx];
+    if (options.plan_only) {
+      // Nothing was compiled: assume the kernel repacks the constant inputs it says it does.
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        if (node.has_input(i) && graph.constant(node.inputs[i]) && provider.prepacks_input(node, i))
+          rel.insert(i);
+      }
+    }
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const ValueId v = node.inputs[i];
+      const Device in_dev = provider.input_device(node, i);
+      s.input_devices.push_back(in_dev);
       if (v == kNoValue || rel.count(i)) {
         // A released input is never read at run time; it needs no slot and no copy.
         s.inputs.push_back(kNoValue);
         continue;
       }
-      RECUR_ASSIGN_OR_RETURN(ValueId slot, slot_on(v, dev, node));
+      RECUR_ASSIGN_OR_RETURN(ValueId slot, slot_on(v, in_dev, node));
       s.inputs.push_back(slot);
     }
     for (ValueId v : node.implicit_inputs) {
@@ -187,7 +197,7 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
     }
     if (was_released) {
       plan->released_bytes += t.nbytes();
-      plan->released_values.push_back(v);
+      plan->released_constants.push_back(v);
     }
   }
 

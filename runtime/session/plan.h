@@ -20,6 +20,7 @@ struct Step {
   const Kernel* kernel = nullptr;
   int provider = -1;  // index into SubgraphPlan::providers
   std::vector<ValueId> inputs;
+  std::vector<Device> input_devices;  // where each input must be (host inputs of a device kernel)
   std::vector<ValueId> implicit_inputs;
   std::vector<ValueId> outputs;
   // kCopy: slot src to slot dst on `device`
@@ -58,9 +59,8 @@ class SubgraphPlan {
   std::vector<NodeAssignment> assignment;  // in topological order
   std::vector<PlannedCopy> copies;
   size_t released_bytes = 0;  // constant weights freed after providers repacked them
-  // The initializers behind released_bytes: no step reads them, so the owner of the graph can
-  // drop them.
-  std::vector<ValueId> released_values;
+  // Initializers that every kernel reading them repacked: the session drops its host copy.
+  std::vector<ValueId> released_constants;
 };
 
 }  // namespace recur

@@ -130,9 +130,9 @@ std::shared_ptr<const Session::Impl> create(Result<Model> loaded, const SessionO
   auto plan = build_plan(graph, impl->providers, popts);
   if (!plan.ok()) plan.status().with_context(file).throw_if_error();
   impl->plan = std::move(plan).value();
-  // Weights the kernels repacked into their own layouts are read by nothing any more.
-  for (ValueId v : impl->plan->released_values) graph.remove_initializer(v);
   impl->assignment = impl->plan->assignment;
+  // Kernels keep their own repacked copies (on the host or a device): free the originals.
+  for (ValueId v : impl->plan->released_constants) graph.remove_initializer(v);
 
   for (ValueId v : graph.inputs()) impl->inputs.push_back(info_of(graph, v));
   for (ValueId v : graph.outputs()) impl->outputs.push_back(info_of(graph, v));

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <new>
+#include <stdexcept>
 #include <string>
 
 #include "providers/reference/common/gemm.h"
@@ -371,7 +371,7 @@ Status RnnKernel::run_typed(KernelContext& ctx, const RnnDims& dims, const Tenso
   try {
     work.assign(static_cast<size_t>(x_size + xw_size + N * H * (lstm ? 2 : 1) + N * GH + N * H),
                 C(0));
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {  // bad_alloc, or length_error past vector's max_size
     return ctx.error(ErrorCode::kInvalidArgument,
                      "cannot allocate the workspace for T=" + std::to_string(S) +
                          ", N=" + std::to_string(N) + ", hidden_size=" + std::to_string(H));

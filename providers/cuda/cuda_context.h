@@ -1,0 +1,125 @@
+// Devices, streams, library handles, device memory and host<->device copies for the CUDA
+// providers.
+//
+// Ordering model: every run leases one stream (with its own cuDNN handle) and makes it the
+// calling thread's current stream for the device. Kernels, allocations, frees and copies made
+// on that thread during the run go to that stream, so they are ordered without events. Work
+// outside a run (compiling, copies at load, a caller's own device tensors) leases a stream
+// for the duration of a ScopedStream and synchronizes it at the end.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "recur/tensor.h"
+#include "runtime/core/status.h"
+#include "runtime/provider/kernel.h"
+
+namespace recur::cuda {
+
+// The number of CUDA devices; an error when the driver or runtime cannot be used.
+Result<int> device_count();
+// False, with "no CUDA device" (and the runtime's explanation, if any) in `reason`, when
+// device `index` cannot be used.
+bool device_available(int index, std::string* reason);
+
+// Makes `index` the calling thread's current device while it lives.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int index);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+  const Status& status() const { return status_; }
+
+ private:
+  int previous_ = -1;
+  Status status_;
+};
+
+// A stream and the handles bound to it. Owned by a per-device pool and used by one run (or
+// one ScopedStream) at a time, so the mutable descriptors it keeps need no locking.
+class StreamContext {
+ public:
+  StreamContext(int device, cudaStream_t stream) : device_(device), stream_(stream) {}
+  int device() const { return device_; }
+  cudaStream_t stream() const { return stream_; }
+  // Created on first use and bound to stream().
+  Result<cudnnHandle_t> cudnn();
+  // RNN data descriptors for calls whose sequence lengths are only known at run time.
+  Result<cudnnRNNDataDescriptor_t> rnn_data_descriptor(int which);  // which: 0 (x) or 1 (y)
+
+ private:
+  int device_;
+  cudaStream_t stream_;
+  cudnnHandle_t cudnn_ = nullptr;
+  cudnnRNNDataDescriptor_t rnn_data_[2] = {nullptr, nullptr};
+};
+
+// A leased stream; returned to its pool when the last holder lets go.
+class StreamLease;
+
+// The calling thread's current stream for `device`, or null outside a run or ScopedStream.
+StreamContext* current_stream(int device);
+
+// The current stream for `device` if there is one, else a leased one that is synchronized
+// and returned when the ScopedStream ends. For work outside a run.
+class ScopedStream {
+ public:
+  explicit ScopedStream(int device);
+  ~ScopedStream();
+  ScopedStream(const ScopedStream&) = delete;
+  ScopedStream& operator=(const ScopedStream&) = delete;
+  const Status& status() const { return status_; }
+  StreamContext& context() { return *ctx_; }
+  cudaStream_t stream() const { return ctx_->stream(); }
+  // Waits for the work queued on the stream.
+  Status synchronize();
+
+ private:
+  DeviceGuard guard_;
+  std::shared_ptr<StreamLease> lease_;
+  StreamContext* ctx_ = nullptr;
+  Status status_;
+};
+
+// What a CUDA provider's begin_run returns: the run's stream, current on the calling thread
+// until the state is destroyed. The cudnn and cuda-generic providers of one session share it.
+class CudaRunState final : public ProviderRunState {
+ public:
+  explicit CudaRunState(int device);
+  ~CudaRunState() override;
+  const Status& status() const { return status_; }
+  StreamContext& context() { return *ctx_; }
+  cudaStream_t stream() const { return ctx_->stream(); }
+  // Waits for the run's work; reports errors from asynchronous kernels.
+  Status finish();
+
+ private:
+  int device_;
+  std::shared_ptr<StreamLease> lease_;
+  StreamContext* ctx_ = nullptr;
+  Status status_;
+};
+
+// Device memory from a per-device stream-ordered pool that keeps freed blocks for reuse (the
+// caching allocator). Memory is allocated on the current stream (or a synchronized scoped
+// one) and freed on the stream current when the last reference goes, or else on the stream
+// it was allocated on.
+Result<std::shared_ptr<void>> allocate_device(size_t bytes, int device);
+
+// Synchronous copies; host memory goes through pinned staging buffers, in chunks, so
+// pageable host memory costs one memcpy and no driver-side staging.
+Status copy_host_to_device(void* dst, int device, const void* src, size_t bytes);
+Status copy_device_to_host(void* dst, const void* src, int device, size_t bytes);
+Status copy_device_to_device(void* dst, int dst_device, const void* src, int src_device,
+                             size_t bytes);
+
+// Installs the runtime/core/device_memory.h hooks for Device::Kind::kCUDA (idempotent).
+void install_device_memory_hooks();
+
+}  // namespace recur::cuda

@@ -1,0 +1,137 @@
+// What cuDNN's RNN can and cannot express, per ONNX attribute (see FACTS.md, cuDNN 9).
+#include <cstring>
+#include <sstream>
+
+#include "converters/rnn_spec.h"
+#include "providers/cuda/rnn/cudnn_rnn.h"
+
+namespace recur::cuda {
+
+namespace {
+
+std::string activation_list(const RnnSpec& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.activations.size(); ++i) {
+    if (i) out += ",";
+    out += s.activations[i].name();
+  }
+  return out + "]";
+}
+
+bool all_zero(const Tensor& t) {
+  if (t.dtype() == DType::kFloat32) {
+    const float* p = t.data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (p[i] != 0.0f) return false;
+    return true;
+  }
+  if (t.dtype() == DType::kFloat16 || t.dtype() == DType::kBFloat16) {
+    // +0 and -0: every bit but the sign is clear.
+    const auto* p = static_cast<const uint16_t*>(t.raw_data());
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (p[i] & 0x7fff) return false;
+    return true;
+  }
+  if (t.dtype() == DType::kFloat64) {
+    const double* p = t.data<double>();
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (p[i] != 0.0) return false;
+    return true;
+  }
+  const auto* p = static_cast<const unsigned char*>(t.raw_data());
+  for (size_t i = 0; i < t.nbytes(); ++i)
+    if (p[i]) return false;
+  return true;
+}
+
+std::string float_text(float v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+Claim cudnn_rnn_claim(const Node& node, const Graph& graph) {
+  Result<RnnSpec> parsed = RnnSpec::parse(node);
+  if (!parsed.ok()) return Claim::decline(parsed.status().message());
+  const RnnSpec& spec = *parsed;
+  std::vector<std::string> why;
+
+  const DType dt =
+      node.has_input(kRnnX) ? graph.value(node.inputs[kRnnX]).type.dtype : DType::kUndefined;
+  if (dt != DType::kFloat32 && dt != DType::kFloat16) {
+    why.push_back("X is " +
+                  std::string(dt == DType::kUndefined ? "of unknown type" : dtype_name(dt)) +
+                  ": the cuDNN RNN path runs float32 and float16");
+  }
+  if (spec.clip) {
+    why.push_back("clip=" + float_text(*spec.clip) +
+                  ": cuDNN's clip bounds the cell state, while ONNX clips each gate's "
+                  "pre-activation");
+  }
+  if (!spec.default_activations()) {
+    bool ok = false;
+    if (spec.cell == RnnCell::kRnn) {
+      // cuDNN has RNN_TANH and RNN_RELU, one mode for both directions.
+      const auto k = spec.activations.front().kind;
+      ok = k == RnnActivation::Kind::kRelu || k == RnnActivation::Kind::kTanh;
+      for (const auto& a : spec.activations) ok = ok && a.kind == k;
+    }
+    if (!ok) {
+      why.push_back(
+          "activations=" + activation_list(spec) +
+          (spec.cell == RnnCell::kRnn
+               ? ": cuDNN's RNN runs Tanh or Relu, the same in both directions"
+               : std::string(": cuDNN runs only the default activations (") +
+                     (spec.cell == RnnCell::kLstm ? "Sigmoid,Tanh,Tanh" : "Sigmoid,Tanh") + ")"));
+    }
+  }
+  if (spec.alpha_beta_given) {
+    why.push_back(
+        "activation_alpha/activation_beta are set: cuDNN's activations take no "
+        "parameters");
+  }
+  if (spec.input_forget) {
+    why.push_back("input_forget=1: cuDNN's LSTM has no coupled input and forget gates");
+  }
+  if (spec.cell == RnnCell::kGru && !spec.linear_before_reset) {
+    why.push_back(
+        "linear_before_reset=0: cuDNN's GRU applies the reset gate after the "
+        "recurrent matmul, which is linear_before_reset=1");
+  }
+  if (spec.cell == RnnCell::kLstm && node.has_input(kRnnP)) {
+    const Tensor* p = graph.constant(node.inputs[kRnnP]);
+    if (!p) {
+      why.push_back("P (peepholes) is not a constant: cuDNN's LSTM has no peephole connections");
+    } else if (!all_zero(*p)) {
+      why.push_back("P (peepholes) is not all zeros: cuDNN's LSTM has no peephole connections");
+    }
+  }
+  auto static_rank3 = [&](size_t i) {
+    if (!node.has_input(i)) return false;
+    const TypeInfo& t = graph.value(node.inputs[i]).type;
+    return t.is_static() && t.rank() == 3;
+  };
+  if (!static_rank3(kRnnW) || !static_rank3(kRnnR)) {
+    why.push_back("W and R need static shapes: cuDNN's weight space is laid out at load");
+  }
+  // cuDNN takes sizes as int32.
+  const TypeInfo& x = node.has_input(kRnnX) ? graph.value(node.inputs[kRnnX]).type : TypeInfo{};
+  if (x.rank() == 3) {
+    for (const Dim& d : *x.shape) {
+      if (d.is_fixed() && d.value > INT32_MAX) {
+        why.push_back("X has a dimension beyond cuDNN's int32 sizes");
+        break;
+      }
+    }
+  }
+  if (spec.hidden_size > INT32_MAX / 8) why.push_back("hidden_size is beyond cuDNN's int32 sizes");
+
+  if (why.empty()) return Claim::accept();
+  std::string reason;
+  for (const auto& w : why) reason += (reason.empty() ? "" : "; ") + w;
+  return Claim::decline(reason);
+}
+
+}  // namespace recur::cuda

@@ -1,0 +1,279 @@
+// The cudnn provider on a real GPU. Every test skips, saying why, on a machine without a CUDA
+// device; tools/gpu-check.sh runs them where one is lent.
+#if RECUR_HAVE_CUDA
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "converters/cudnn_weights.h"
+#include "providers/cuda/rnn/cudnn_weight_params.h"
+#include "recur/recur.h"
+#include "tests/providers/cuda/rnn_case.h"
+#include "tools/common/testdir.h"
+
+namespace recur::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CudnnGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!cuda_device_present(&why)) GTEST_SKIP() << "needs a CUDA GPU: " << why;
+  }
+};
+
+// A float tensor's values as doubles (float16 widened).
+std::vector<double> values(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (t.dtype() == DType::kFloat16) {
+      v[static_cast<size_t>(i)] = static_cast<float>(t.data<Float16>()[i]);
+    } else {
+      v[static_cast<size_t>(i)] = t.data<float>()[i];
+    }
+  }
+  return v;
+}
+
+// |a - b| <= atol + rtol*|b| everywhere; the first failure, or empty.
+std::string mismatch(const Tensor& got, const Tensor& want, double rtol, double atol) {
+  if (got.shape() != want.shape()) {
+    return "shape " + shape_to_string(got.shape()) + " vs " + shape_to_string(want.shape());
+  }
+  const auto g = values(got), w = values(want);
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (!(std::abs(g[i] - w[i]) <= atol + rtol * std::abs(w[i]))) {
+      return "element " + std::to_string(i) + ": " + std::to_string(g[i]) + " vs " +
+             std::to_string(w[i]);
+    }
+  }
+  return {};
+}
+
+TEST_F(CudnnGpu, WeightParamsMatchTheCanonicalOrder) {
+  for (DType dt : {DType::kFloat32, DType::kFloat16}) {
+    for (RnnCell cell : {RnnCell::kLstm, RnnCell::kGru, RnnCell::kRnn}) {
+      for (int64_t D : {1, 2}) {
+        for (bool bias : {true, false}) {
+          for (auto [I, H] : {std::pair<int64_t, int64_t>{3, 5}, {64, 128}, {17, 33}}) {
+            CudnnRnnGeometry g;
+            g.cell = cell;
+            g.input_size = I;
+            g.hidden_size = H;
+            g.directions = D;
+            g.bias = bias;
+            auto got = cuda::query_cudnn_weight_map(g, dt, 0);
+            ASSERT_TRUE(got.ok()) << g.to_string() << ": " << got.status().message();
+            EXPECT_TRUE(*got == canonical_cudnn_weight_map(g))
+                << g.to_string() << " " << dtype_name(dt)
+                << ": cudnnGetRNNWeightParams disagrees with the canonical order";
+          }
+        }
+      }
+    }
+  }
+}
+
+// Every case of the RNN oracle suite that cudnn claims, run on the GPU against the float64
+// oracle's outputs.
+TEST_F(CudnnGpu, FeatureSuite) {
+  const fs::path root = fs::path(test_data_dir()) / "rnn";
+  if (!fs::exists(root)) GTEST_SKIP() << root << " is absent";
+  int ran = 0;
+  for (const auto& e : fs::directory_iterator(root)) {
+    const fs::path model = e.path() / "model.onnx";
+    if (!fs::exists(model)) continue;
+    const SessionOptions opts = SessionOptions().providers({"cudnn", "reference"});
+    Session probe(model.string(), opts);
+    bool on_cudnn = false;
+    for (const auto& a : probe.assignment()) on_cudnn |= a.provider == "cudnn";
+    if (!on_cudnn) continue;
+    const bool half = e.path().filename().string().find("float16") != std::string::npos;
+    const tools::Tolerance tol = half ? tools::Tolerance{1e-2, 1e-2} : tools::Tolerance{1e-4, 1e-5};
+    const tools::TestResult r = tools::run_test_dir(e.path().string(), opts, tol, nullptr);
+    EXPECT_EQ(r.outcome, tools::TestResult::Outcome::kPass)
+        << e.path().filename() << ": " << r.reason;
+    ++ran;
+  }
+  EXPECT_GT(ran, 40);
+}
+
+// Random configurations against the reference provider: cells, directions, layouts, odd
+// sizes, lengths with zeros, initial states, output subsets, weights as inputs.
+TEST_F(CudnnGpu, RandomParityWithReference) {
+  const uint32_t seed0 = std::getenv("RECUR_PARITY_SEED")
+                             ? static_cast<uint32_t>(std::atoi(std::getenv("RECUR_PARITY_SEED")))
+                             : 20261121u;
+  const int count =
+      std::getenv("RECUR_PARITY_COUNT") ? std::atoi(std::getenv("RECUR_PARITY_COUNT")) : 256;
+  std::mt19937 rng(seed0);
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  int compared = 0;
+  for (int k = 0; k < count; ++k) {
+    RnnCase c;
+    c.seed = seed0 + static_cast<uint32_t>(k);
+    c.op = std::vector<std::string>{"LSTM", "GRU", "RNN"}[pick(3)];
+    c.direction = std::vector<std::string>{"forward", "reverse", "bidirectional"}[pick(3)];
+    c.layout = pick(2);
+    c.T = 1 + pick(9);
+    c.N = 1 + pick(7);
+    c.I = 1 + pick(19);
+    c.H = 1 + pick(33);
+    c.bias = pick(4) != 0;
+    c.seq_lens = pick(2) == 0;
+    c.initial_h = pick(2) == 0;
+    c.initial_c = pick(2) == 0;
+    c.weights_as_inputs = pick(6) == 0;
+    const int outs = 1 + pick(7);  // a non-empty subset of Y, Y_h, Y_c
+    c.y = outs & 1;
+    c.y_h = outs & 2;
+    c.y_c = outs & 4;
+    if (c.op != "LSTM" && !c.y && !c.y_h) c.y = true;
+    if (c.op == "RNN" && pick(2) == 0) {
+      c.attrs = [](onnx::NodeProto& n) {
+        set_attr(n, "activations", std::vector<std::string>{"Relu", "Relu"});
+      };
+      if (c.direction != "bidirectional") {
+        c.attrs = [](onnx::NodeProto& n) {
+          set_attr(n, "activations", std::vector<std::string>{"Relu"});
+        };
+      }
+    }
+    std::vector<int32_t> lens;
+    if (c.seq_lens) {
+      for (int64_t n = 0; n < c.N; ++n)
+        lens.push_back(pick(4) == 0 ? 0 : 1 + pick(static_cast<int>(c.T)));
+    }
+    const RnnModel m = build_rnn_model(c, lens);
+    Session gpu =
+        Session::from_bytes(m.bytes.data(), m.bytes.size(), SessionOptions().providers({"cudnn"}));
+    Session ref = Session::from_bytes(m.bytes.data(), m.bytes.size(),
+                                      SessionOptions().providers({"reference"}));
+    const Outputs got = gpu.run(m.feeds);
+    const Outputs want = ref.run(m.feeds);
+    ASSERT_EQ(got.size(), want.size()) << c.describe();
+    for (size_t i = 0; i < got.size(); ++i) {
+      const std::string bad = mismatch(got[i], want[i], 1e-4, 1e-5);
+      EXPECT_TRUE(bad.empty()) << c.describe() << " output " << got.name(i) << ": " << bad
+                               << " (reproduce with RECUR_PARITY_SEED=" << seed0 << ")";
+    }
+    ++compared;
+  }
+  EXPECT_GE(compared, std::min(count, 200));
+}
+
+TEST_F(CudnnGpu, Float16AgainstFloat32Reference) {
+  for (const char* op : {"LSTM", "GRU", "RNN"}) {
+    RnnCase c;
+    c.op = op;
+    c.direction = "bidirectional";
+    c.T = 7;
+    c.N = 4;
+    c.I = 32;
+    c.H = 64;
+    c.dtype = DType::kFloat16;
+    c.seq_lens = true;
+    const RnnModel m = build_rnn_model(c, {7, 0, 3, 5});
+    Session gpu =
+        Session::from_bytes(m.bytes.data(), m.bytes.size(), SessionOptions().providers({"cudnn"}));
+    Session ref = Session::from_bytes(m.bytes.data(), m.bytes.size(),
+                                      SessionOptions().providers({"reference"}));
+    const Outputs got = gpu.run(m.feeds), want = ref.run(m.feeds);
+    for (size_t i = 0; i < got.size(); ++i) {
+      const std::string bad = mismatch(got[i], want[i], 2e-2, 2e-2);
+      EXPECT_TRUE(bad.empty()) << op << " " << got.name(i) << ": " << bad;
+    }
+  }
+}
+
+TEST_F(CudnnGpu, DeviceTensorsStayOnTheDevice) {
+  RnnCase c;
+  const RnnModel m = build_rnn_model(c);
+  Session s = Session::from_bytes(m.bytes.data(), m.bytes.size(),
+                                  SessionOptions().providers({"cudnn", "reference"}));
+  const Outputs host = s.run(m.feeds);
+  Feeds dev;
+  for (const auto& [name, t] : m.feeds) dev.emplace_back(name, t.to(Device::cuda(0)));
+  RunOptions ro;
+  ro.outputs_on_device = true;
+  const Outputs out = s.run(dev, ro);
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i].device(), Device::cuda(0)) << out.name(i);
+    const Tensor back = out[i].to(Device::cpu());
+    EXPECT_TRUE(mismatch(back, host[i], 0, 0).empty()) << out.name(i);
+  }
+}
+
+TEST_F(CudnnGpu, ConcurrentRunsOnOneSession) {
+  RnnCase c;
+  c.direction = "bidirectional";
+  c.layout = 1;
+  c.seq_lens = true;
+  c.T = 9;
+  c.N = 5;
+  std::vector<RnnModel> models;
+  const RnnModel base = build_rnn_model(c, {9, 0, 4, 9, 1});
+  Session s = Session::from_bytes(base.bytes.data(), base.bytes.size(),
+                                  SessionOptions().providers({"cudnn"}));
+  Session ref = Session::from_bytes(base.bytes.data(), base.bytes.size(),
+                                    SessionOptions().providers({"reference"}));
+  // Each thread feeds its own lengths, so descriptors differ between concurrent runs.
+  std::vector<std::vector<int32_t>> lens = {
+      {9, 0, 4, 9, 1}, {1, 2, 3, 4, 5}, {9, 9, 9, 9, 9}, {0, 0, 0, 0, 7}};
+  std::vector<Outputs> want;
+  std::vector<Feeds> feeds;
+  for (const auto& l : lens) {
+    Feeds f = base.feeds;
+    for (auto& [name, t] : f)
+      if (name == "sequence_lens") t = Tensor::from_vector<int32_t>({c.N}, l);
+    want.push_back(ref.run(f));
+    feeds.push_back(f);
+  }
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int th = 0; th < 8; ++th) {
+    threads.emplace_back([&, th] {
+      for (int it = 0; it < 25; ++it) {
+        const size_t k = static_cast<size_t>((th + it) % static_cast<int>(feeds.size()));
+        const Outputs got = s.run(feeds[k]);
+        for (size_t i = 0; i < got.size(); ++i)
+          if (!mismatch(got[i], want[k][i], 1e-4, 1e-5).empty()) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST_F(CudnnGpu, PersistentAndTf32Options) {
+  RnnCase c;
+  c.T = 16;
+  c.N = 8;
+  c.I = 128;
+  c.H = 128;
+  const RnnModel m = build_rnn_model(c);
+  Session ref = Session::from_bytes(m.bytes.data(), m.bytes.size(),
+                                    SessionOptions().providers({"reference"}));
+  const Outputs want = ref.run(m.feeds);
+  for (const auto& [key, tol] :
+       {std::pair<std::string, double>{"cudnn.persistent", 1e-4}, {"cudnn.tf32", 5e-3}}) {
+    Session s = Session::from_bytes(m.bytes.data(), m.bytes.size(),
+                                    SessionOptions().providers({"cudnn"}).set(key, "1"));
+    const Outputs got = s.run(m.feeds);
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(mismatch(got[i], want[i], tol, tol).empty()) << key << " " << got.name(i);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace recur::testing
+
+#endif  // RECUR_HAVE_CUDA
