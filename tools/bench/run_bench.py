@@ -138,16 +138,11 @@ def fmt_ms(v):
 
 
 def picked(notes):
-    """'brgemm, 1 thread' from the explain notes of the oneDNN run."""
-    out = []
+    """'brgemm, weights any, 2 threads (batch split)' from the oneDNN run's explain notes."""
     for n in notes:
-        if "direction 0: oneDNN" in n:
-            body = n.split("direction 0: oneDNN", 1)[1].strip()
-            parts = [p.strip() for p in body.split(",")]
-            impl = parts[0]
-            threads = parts[-1].replace("thread(s)", "").strip()
-            out.append("%s (%s), %s thr" % (impl, parts[1].replace("weights ", ""), threads))
-    return "; ".join(out) if out else "?"
+        if "note: oneDNN " in n:
+            return n.split("note: oneDNN ", 1)[1].strip()
+    return "?"
 
 
 def main():
@@ -192,12 +187,14 @@ def main():
             samples = {"onednn": [], "ort": [], "reference": []}
             load_ms = {"onednn": [], "ort": [], "reference": []}
             notes = []
+            choices = []
             for r in range(args.rounds):
                 res, n = run_recur(recur_run, case_dir, "onednn", threads, args.warmup,
                                    args.repeat)
                 samples["onednn"] += res["samples_ms"]
                 load_ms["onednn"].append(res["load_ms"])
-                notes = notes or n
+                notes.append(n)
+                choices.append(picked(n))
                 if node_path:
                     o = run_ort(node_path, case_dir, threads, args.warmup, args.repeat)
                     samples["ort"] += o["samples_ms"]
@@ -207,8 +204,14 @@ def main():
                                    args.reference_repeat)
                 samples["reference"] += res["samples_ms"]
                 load_ms["reference"].append(res["load_ms"])
+            # Each block is a new session, which chooses again: report every choice made.
+            counts = {}
+            for c in choices:
+                counts[c] = counts.get(c, 0) + 1
+            summary = "; ".join("%s (%d/%d blocks)" % (c, k, len(choices)) if len(counts) > 1
+                                else c for c, k in sorted(counts.items(), key=lambda x: -x[1]))
             entry = {"case": case, "threads": threads, "load_avg_before": load_before,
-                     "load_avg_after": load_avg(), "onednn_choice": picked(notes),
+                     "load_avg_after": load_avg(), "onednn_choice": summary,
                      "onednn_notes": notes}
             for eng in samples:
                 entry[eng] = stats(samples[eng])
