@@ -528,19 +528,40 @@ Result<Choice> RnnKernel::choose_locked(const BucketKey& bucket, int64_t T,
     }
     // Alternate the candidates (A B C ... A B C ...). The median, not the minimum: a busy
     // machine makes a multi-threaded run's best case rare, and the median is what runs see.
-    const int reps = static_cast<int>(std::clamp(200.0 / std::max(round_ms, 1e-3), 5.0, 21.0));
-    for (int r = 0; r < reps; ++r) {
+    // A time budget as well: on a busy machine a multi-threaded pass can stall for a
+    // scheduler tick per time step, and a candidate that cannot win stops being timed.
+    const int max_reps = static_cast<int>(std::clamp(200.0 / std::max(round_ms, 1e-3), 3.0, 21.0));
+    const double budget_ms = std::max(300.0, 12.0 * round_ms);
+    const auto start = std::chrono::steady_clock::now();
+    auto median_of = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    int reps = 0;
+    for (int r = 0; r < max_reps; ++r) {
       for (size_t i = 0; i < cands.size(); ++i) {
         if (!ok[i]) continue;
         RECUR_ASSIGN_OR_RETURN(double ms, probe(cands[i], tp, N, I, H));
         times[i].push_back(ms);
       }
+      reps = r + 1;
+      if (reps < 3) continue;
+      double best_med = 1e300;
+      for (size_t i = 0; i < cands.size(); ++i)
+        if (ok[i]) best_med = std::min(best_med, median_of(times[i]));
+      for (size_t i = 0; i < cands.size(); ++i) {
+        if (ok[i] && *std::min_element(times[i].begin(), times[i].end()) > 2.0 * best_med)
+          ok[i] = false;
+      }
+      const double spent =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
+      if (spent > budget_ms) break;
     }
     std::vector<double> med(cands.size(), 1e300);
     for (size_t i = 0; i < cands.size(); ++i) {
       if (!ok[i]) continue;
-      std::sort(times[i].begin(), times[i].end());
-      med[i] = times[i][times[i].size() / 2];
+      med[i] = median_of(times[i]);
     }
     size_t win = cands.size();
     for (size_t i = 0; i < cands.size(); ++i)
