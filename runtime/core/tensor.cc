@@ -1,4 +1,5 @@
 #include <atomic>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -13,15 +14,24 @@ namespace recur {
 
 const char* to_string(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kOk: return "ok";
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kInvalidModel: return "invalid model";
-    case ErrorCode::kNotImplemented: return "not implemented";
-    case ErrorCode::kOutOfRange: return "out of range";
-    case ErrorCode::kFailedPrecondition: return "failed precondition";
-    case ErrorCode::kIo: return "i/o error";
-    case ErrorCode::kDevice: return "device error";
-    case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kOk:
+      return "ok";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kInvalidModel:
+      return "invalid model";
+    case ErrorCode::kNotImplemented:
+      return "not implemented";
+    case ErrorCode::kOutOfRange:
+      return "out of range";
+    case ErrorCode::kFailedPrecondition:
+      return "failed precondition";
+    case ErrorCode::kIo:
+      return "i/o error";
+    case ErrorCode::kDevice:
+      return "device error";
+    case ErrorCode::kInternal:
+      return "internal error";
   }
   return "unknown error";
 }
@@ -31,9 +41,15 @@ std::string Device::to_string() const {
 }
 
 int64_t shape_numel(const Shape& shape) {
+  // A corrupt shape must not overflow (undefined behaviour): saturate instead, so that any
+  // allocation of it fails cleanly. A zero anywhere makes the product zero.
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  bool saturated = false;
+  for (int64_t d : shape) {
+    if (d == 0) return 0;
+    if (saturated || __builtin_mul_overflow(n, d, &n)) saturated = true;
+  }
+  return saturated ? INT64_MAX : n;
 }
 
 std::string shape_to_string(const Shape& shape) {
@@ -53,8 +69,9 @@ constexpr size_t kAlignment = 64;
 std::shared_ptr<void> allocate_host(size_t bytes) {
   const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
-  if (!p) throw Error(ErrorCode::kInternal, "out of host memory allocating " +
-                                                std::to_string(bytes) + " bytes");
+  if (!p)
+    throw Error(ErrorCode::kInternal,
+                "out of host memory allocating " + std::to_string(bytes) + " bytes");
   return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
 }
 
@@ -78,19 +95,26 @@ const DeviceMemoryHooks* device_memory_hooks(Device::Kind kind) {
 
 Tensor Tensor::empty(DType dtype, Shape shape, Device device) {
   if (dtype == DType::kUndefined || dtype == DType::kString) {
-    throw Error(ErrorCode::kNotImplemented,
-                std::string("tensors of dtype ") + std::string(dtype_name(dtype)) +
-                    " are not supported");
+    throw Error(
+        ErrorCode::kNotImplemented,
+        std::string("tensors of dtype ") + std::string(dtype_name(dtype)) + " are not supported");
   }
   for (int64_t d : shape) {
-    if (d < 0) throw Error(ErrorCode::kInvalidArgument, "negative dimension in shape " +
-                                                          shape_to_string(shape));
+    if (d < 0)
+      throw Error(ErrorCode::kInvalidArgument,
+                  "negative dimension in shape " + shape_to_string(shape));
+  }
+  const int64_t count = shape_numel(shape);
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(count), dtype_size(dtype), &bytes) ||
+      count == INT64_MAX) {
+    throw Error(ErrorCode::kOutOfRange,
+                "a tensor of shape " + shape_to_string(shape) + " is too large to allocate");
   }
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
   t.device_ = device;
-  const size_t bytes = t.nbytes();
   if (device.is_cpu()) {
     t.owner_ = allocate_host(bytes);
   } else {

@@ -1,7 +1,12 @@
 #include "providers/reference/kernels.h"
+#include "providers/reference/reduce/reduce.h"
 
 namespace recur::reference {
 
-void register_reduce_kernels(KernelRegistry& r) {}
+void register_reduce_kernels(KernelRegistry& r) {
+  register_reduce(r);
+  register_arg_max(r);
+  register_cum_sum(r);
+}
 
 }  // namespace recur::reference

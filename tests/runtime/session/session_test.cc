@@ -229,3 +229,21 @@ TEST(Session, LoopTripCountNegativeOrAboveTheLimit) {
 
 }  // namespace
 }  // namespace recur
+
+namespace recur {
+namespace {
+
+TEST(Tensor, OverflowingShapesFailCleanly) {
+  EXPECT_EQ(shape_numel({int64_t{1} << 32, int64_t{1} << 32, 0}), 0);
+  EXPECT_EQ(shape_numel({int64_t{1} << 40, int64_t{1} << 40}), INT64_MAX);
+  testing::expect_error(
+      [] {
+        Tensor::empty(DType::kFloat32, {int64_t{1} << 40, int64_t{1} << 40});
+      },
+      ErrorCode::kOutOfRange, {"too large"});
+  testing::expect_error([] { Tensor::empty(DType::kFloat64, {int64_t{1} << 62}); },
+                        ErrorCode::kOutOfRange, {"too large"});
+}
+
+}  // namespace
+}  // namespace recur

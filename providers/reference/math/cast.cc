@@ -1,0 +1,126 @@
+// Cast (`to` is a type name such as "FLOAT" in opset 1, a TensorProto.DataType code from
+// opset 6) and CastLike (the dtype of a second input). Every pair of the numeric types, bool,
+// float16 and bfloat16; conversions are convert<>()'s (see elementwise.h). Strings are not
+// supported: recur has no string tensors.
+#include <algorithm>
+#include <cctype>
+#include <optional>
+
+#include "providers/reference/math/elementwise.h"
+#include "providers/reference/math/math.h"
+
+namespace recur::reference {
+
+namespace {
+
+std::optional<DType> dtype_from_onnx_name(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  static constexpr std::pair<const char*, DType> kNames[] = {
+      {"FLOAT", DType::kFloat32},   {"UINT8", DType::kUInt8},       {"INT8", DType::kInt8},
+      {"UINT16", DType::kUInt16},   {"INT16", DType::kInt16},       {"INT32", DType::kInt32},
+      {"INT64", DType::kInt64},     {"STRING", DType::kString},     {"BOOL", DType::kBool},
+      {"FLOAT16", DType::kFloat16}, {"DOUBLE", DType::kFloat64},    {"UINT32", DType::kUInt32},
+      {"UINT64", DType::kUInt64},   {"BFLOAT16", DType::kBFloat16},
+  };
+  for (const auto& [n, t] : kNames)
+    if (name == n) return t;
+  return std::nullopt;
+}
+
+bool is_supported(DType t) { return t != DType::kString && dtype_size(t) != 0; }
+
+// The target dtype from `to`.
+Result<DType> cast_target(const Node& node) {
+  AttrReader attrs(node);
+  DType to = DType::kUndefined;
+  if (node.opset < 6) {
+    const std::string name = attrs.get_string("to", "");
+    RECUR_RETURN_IF_ERROR(attrs.status());
+    auto t = dtype_from_onnx_name(name);
+    if (!t) return invalid_model(node.describe() + ": unknown type name '" + name + "' in 'to'");
+    to = *t;
+  } else {
+    const int64_t code = attrs.require_int("to");
+    RECUR_RETURN_IF_ERROR(attrs.status());
+    to = static_cast<DType>(code);
+    if (dtype_name(to) == "undefined") {
+      return not_implemented(node.describe() + ": unsupported 'to' type code " +
+                             std::to_string(code));
+    }
+  }
+  if (!is_supported(to)) {
+    return not_implemented(node.describe() + ": casting to " + std::string(dtype_name(to)) +
+                           " is not supported");
+  }
+  return to;
+}
+
+// `to` undefined: CastLike, whose target is input 1's dtype.
+class CastKernel final : public Kernel {
+ public:
+  explicit CastKernel(DType to) : to_(to) {}
+
+  Status run(KernelContext& ctx) const override {
+    RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+    DType to = to_;
+    if (to == DType::kUndefined) {
+      RECUR_ASSIGN_OR_RETURN(const Tensor* like, required_input(ctx, 1));
+      to = like->dtype();
+    }
+    if (!is_supported(to)) return unsupported_dtype(ctx, to);
+    if (!is_supported(x->dtype())) return unsupported_dtype(ctx, x->dtype());
+    if (to == x->dtype()) return ctx.set_output(0, *x);
+    RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, to, x->shape()));
+    const int64_t n = x->numel();
+    const bool handled = visit_dtype(kAllTypes, x->dtype(), [&](auto from_tag) {
+      using From = typename decltype(from_tag)::type;
+      visit_dtype(kAllTypes, to, [&](auto to_tag) {
+        using To = typename decltype(to_tag)::type;
+        const From* px = x->data<From>();
+        To* po = out->data<To>();
+        for (int64_t i = 0; i < n; ++i) po[i] = convert<To>(px[i]);
+      });
+    });
+    if (!handled) return unsupported_dtype(ctx, x->dtype());
+    return ok_status();
+  }
+
+ private:
+  DType to_;
+};
+
+Status infer_cast(InferContext& ctx) {
+  TypeInfo t = ctx.input_type(0);
+  auto to = cast_target(ctx.node());
+  t.dtype = to.ok() ? *to : DType::kUndefined;
+  ctx.set_output(0, t);
+  return ok_status();
+}
+
+Status infer_cast_like(InferContext& ctx) {
+  TypeInfo t = ctx.input_type(0);
+  t.dtype = ctx.input_type(1).dtype;
+  ctx.set_output(0, t);
+  return ok_status();
+}
+
+}  // namespace
+
+void register_cast(KernelRegistry& r) {
+  r.add({.op_type = "Cast",
+         .since = 1,
+         .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
+           RECUR_ASSIGN_OR_RETURN(DType to, cast_target(c.node()));
+           return std::make_unique<CastKernel>(to);
+         },
+         .infer = infer_cast});
+  r.add({.op_type = "CastLike",
+         .since = 15,
+         .create = [](CompileContext&) -> Result<std::unique_ptr<Kernel>> {
+           return std::make_unique<CastKernel>(DType::kUndefined);
+         },
+         .infer = infer_cast_like});
+}
+
+}  // namespace recur::reference

@@ -1,0 +1,70 @@
+// AveragePool (opsets 1, 7, 10, 11): N-d average pooling with count_include_pad, ceil_mode,
+// pads and auto_pad.
+#include "providers/reference/common/util.h"
+#include "providers/reference/nn/nn_ops.h"
+#include "providers/reference/nn/nn_util.h"
+
+namespace recur::reference {
+
+namespace {
+
+class AveragePoolKernel final : public Kernel {
+ public:
+  AveragePoolKernel(WindowAttrs a, bool count_include_pad)
+      : a_(std::move(a)), count_include_pad_(count_include_pad) {}
+
+  Status run(KernelContext& ctx) const override {
+    RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+    RECUR_ASSIGN_OR_RETURN(PoolShapes s, resolve_pool(a_, x->shape()));
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), s.y));
+    const PoolPlan plan = make_pool_plan(s.win);
+    const int64_t in_size = s.win.in_size(), P = s.win.out_size();
+    const bool handled = visit_dtype(kNnFloatTypes, x->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* xp = x->data<T>();
+      T* yp = y->data<T>();
+      for (int64_t nc = 0; nc < s.nc; ++nc) {
+        const T* xc = xp + nc * in_size;
+        for (int64_t p = 0; p < P; ++p) {
+          const int64_t b = plan.start[static_cast<size_t>(p)];
+          const int64_t e = plan.start[static_cast<size_t>(p) + 1];
+          double sum = 0;
+          for (int64_t t = b; t < e; ++t) {
+            sum += static_cast<double>(
+                static_cast<compute_t<T>>(xc[plan.taps[static_cast<size_t>(t)]]));
+          }
+          const int64_t count =
+              count_include_pad_ ? plan.padded_count[static_cast<size_t>(p)] : e - b;
+          yp[nc * P + p] = static_cast<T>(
+              static_cast<compute_t<T>>(count > 0 ? sum / static_cast<double>(count) : 0.0));
+        }
+      }
+    });
+    if (!handled) return not_implemented("dtype " + dtype_str(x->dtype()) + " is not supported");
+    return ok_status();
+  }
+
+ private:
+  WindowAttrs a_;
+  bool count_include_pad_;
+};
+
+}  // namespace
+
+void register_average_pool(KernelRegistry& r) {
+  r.add({.op_type = "AveragePool",
+         .since = 1,
+         .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
+           RECUR_ASSIGN_OR_RETURN(WindowAttrs a, read_window_attrs(ctx.node()));
+           AttrReader r(ctx.node());
+           const bool include = r.get_int("count_include_pad", 0) != 0;
+           RECUR_RETURN_IF_ERROR(r.status());
+           if (a.kernel_shape.empty()) {
+             return ctx.error(ErrorCode::kInvalidModel, "kernel_shape is required");
+           }
+           return std::make_unique<AveragePoolKernel>(std::move(a), include);
+         },
+         .infer = infer_pool});
+}
+
+}  // namespace recur::reference

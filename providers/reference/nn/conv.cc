@@ -1,0 +1,148 @@
+// Conv (opsets 1, 11): N-d convolution with groups, dilations, strides, pads and auto_pad,
+// computed as im2col + GEMM.
+#include "providers/reference/common/util.h"
+#include "providers/reference/nn/nn_ops.h"
+#include "providers/reference/nn/nn_util.h"
+
+namespace recur::reference {
+
+Result<ConvShapes> check_conv_shapes(const WindowAttrs& attrs, int64_t group, const Shape& x,
+                                     const Shape& w, const char* x_name, const char* w_name) {
+  if (x.size() < 3) {
+    return invalid_argument(std::string(x_name) +
+                            " must have rank >= 3 ([N, C, spatial...]), got " + shape_to_string(x));
+  }
+  if (w.size() != x.size()) {
+    return invalid_argument(std::string(w_name) + " " + shape_to_string(w) +
+                            " must have the rank of " + x_name + " " + shape_to_string(x));
+  }
+  if (group <= 0) return invalid_argument("group " + std::to_string(group) + " must be positive");
+  ConvShapes s;
+  s.n = x[0];
+  s.c = x[1];
+  s.m = w[0];
+  if (s.c % group != 0) {
+    return invalid_argument("input channels " + std::to_string(s.c) +
+                            " are not divisible by group " + std::to_string(group));
+  }
+  if (s.m % group != 0) {
+    return invalid_argument("output channels " + std::to_string(s.m) +
+                            " are not divisible by group " + std::to_string(group));
+  }
+  if (w[1] != s.c / group) {
+    return invalid_argument(std::string(w_name) + " " + shape_to_string(w) + " should have " +
+                            std::to_string(s.c / group) + " channels per group (" + x_name +
+                            " has " + std::to_string(s.c) + " channels, group " +
+                            std::to_string(group) + ")");
+  }
+  std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  if (!attrs.kernel_shape.empty() && attrs.kernel_shape != kernel) {
+    return invalid_argument("kernel_shape does not match the weights " + shape_to_string(w));
+  }
+  std::vector<int64_t> in(x.begin() + 2, x.end());
+  RECUR_ASSIGN_OR_RETURN(s.win, resolve_window(attrs, in, kernel));
+  s.y = {s.n, s.m};
+  s.y.insert(s.y.end(), s.win.out.begin(), s.win.out.end());
+  RECUR_RETURN_IF_ERROR(checked_numel(s.y, "the output shape").status());
+  // The im2col buffer of one group.
+  RECUR_RETURN_IF_ERROR(
+      checked_numel({s.c / group, s.win.kernel_size(), s.win.out_size()}, "the im2col buffer")
+          .status());
+  return s;
+}
+
+Status infer_conv_like(InferContext& ctx, DType out_dtype, size_t w_index) {
+  const TypeInfo& x = ctx.input_type(0);
+  const TypeInfo& w = ctx.input_type(w_index);
+  TypeInfo out;
+  out.dtype = out_dtype;
+  if (x.has_rank() && x.rank() >= 3) {
+    auto wa = read_window_attrs(ctx.node());
+    if (!wa.ok()) return wa.status();
+    std::vector<int64_t> kernel = wa->kernel_shape;
+    if (kernel.empty() && w.has_rank()) {
+      for (size_t i = 2; i < w.shape->size(); ++i) kernel.push_back((*w.shape)[i].value);
+    }
+    std::vector<Dim> dims{(*x.shape)[0], w.has_rank() && w.rank() > 0 ? (*w.shape)[0] : Dim{}};
+    const std::vector<Dim> in(x.shape->begin() + 2, x.shape->end());
+    bool kernel_known = kernel.size() == in.size();
+    for (int64_t k : kernel) kernel_known &= k > 0;
+    if (kernel_known) {
+      for (const Dim& d : infer_window_dims(*wa, in, kernel)) dims.push_back(d);
+    } else {
+      dims.resize(x.shape->size());
+    }
+    out.shape = dims;
+  }
+  ctx.set_output(0, out);
+  return ok_status();
+}
+
+namespace {
+
+class ConvKernel final : public Kernel {
+ public:
+  ConvKernel(WindowAttrs attrs, int64_t group) : attrs_(std::move(attrs)), group_(group) {}
+
+  Status run(KernelContext& ctx) const override {
+    RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+    RECUR_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 1));
+    const Tensor* b = ctx.input(2);
+    if (w->dtype() != x->dtype() || (b && b->dtype() != x->dtype())) {
+      return invalid_argument("X, W and B must have the same dtype");
+    }
+    RECUR_ASSIGN_OR_RETURN(ConvShapes s,
+                           check_conv_shapes(attrs_, group_, x->shape(), w->shape(), "X", "W"));
+    if (b && (b->rank() != 1 || b->dim(0) != s.m)) {
+      return invalid_argument("B " + shape_to_string(b->shape()) + " should be [" +
+                              std::to_string(s.m) + "]");
+    }
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), s.y));
+    const bool handled = visit_dtype(kNnFloatTypes, x->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using C = compute_t<T>;
+      ComputeView<T> xv(*x), wv(*w);
+      ComputeOut<T> yv(*y);
+      C* yp = yv.data();
+      conv_forward<C>(xv.data(), wv.data(), s.n, s.c, s.m, group_, s.win, C(0), yp);
+      if (b) {
+        ComputeView<T> bv(*b);
+        const int64_t P = s.win.out_size();
+        for (int64_t n = 0; n < s.n; ++n)
+          for (int64_t m = 0; m < s.m; ++m) {
+            C* row = yp + (n * s.m + m) * P;
+            const C bias = bv.data()[m];
+            for (int64_t p = 0; p < P; ++p) row[p] += bias;
+          }
+      }
+      yv.flush();
+    });
+    if (!handled) return not_implemented("dtype " + dtype_str(x->dtype()) + " is not supported");
+    return ok_status();
+  }
+
+ private:
+  WindowAttrs attrs_;
+  int64_t group_;
+};
+
+}  // namespace
+
+void register_conv(KernelRegistry& r) {
+  r.add({.op_type = "Conv",
+         .since = 1,
+         .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
+           RECUR_ASSIGN_OR_RETURN(WindowAttrs a, read_window_attrs(ctx.node()));
+           AttrReader r(ctx.node());
+           const int64_t group = r.get_int("group", 1);
+           RECUR_RETURN_IF_ERROR(r.status());
+           if (group <= 0) {
+             return ctx.error(ErrorCode::kInvalidModel,
+                              "group " + std::to_string(group) + " must be positive");
+           }
+           return std::make_unique<ConvKernel>(std::move(a), group);
+         },
+         .infer = [](InferContext& ctx) { return infer_conv_like(ctx, ctx.input_type(0).dtype); }});
+}
+
+}  // namespace recur::reference

@@ -1,0 +1,121 @@
+// MatMul (opsets 1, 9, 13): numpy matmul, with 1-D promotion and batch broadcasting.
+#include "providers/reference/common/broadcast.h"
+#include "providers/reference/common/gemm.h"
+#include "providers/reference/common/util.h"
+#include "providers/reference/nn/nn_ops.h"
+#include "providers/reference/nn/nn_util.h"
+
+namespace recur::reference {
+
+Result<MatMulShapes> matmul_shapes(const Shape& a, const Shape& b) {
+  if (a.empty() || b.empty()) {
+    return invalid_argument("MatMul inputs must have rank >= 1, got " + shape_to_string(a) +
+                            " and " + shape_to_string(b));
+  }
+  MatMulShapes s;
+  Shape a2 = a, b2 = b;
+  if (a2.size() == 1) a2.insert(a2.begin(), 1);
+  if (b2.size() == 1) b2.push_back(1);
+  s.m = a2[a2.size() - 2];
+  s.k = a2.back();
+  s.n = b2.back();
+  if (b2[b2.size() - 2] != s.k) {
+    return invalid_argument("inner dimensions do not match: A " + shape_to_string(a) + ", B " +
+                            shape_to_string(b));
+  }
+  s.a_batch.assign(a2.begin(), a2.end() - 2);
+  s.b_batch.assign(b2.begin(), b2.end() - 2);
+  RECUR_ASSIGN_OR_RETURN(s.batch, broadcast_shapes({s.a_batch, s.b_batch}));
+  s.y = s.batch;
+  if (a.size() > 1) s.y.push_back(s.m);
+  if (b.size() > 1) s.y.push_back(s.n);
+  RECUR_RETURN_IF_ERROR(checked_numel(s.y, "the output shape").status());
+  return s;
+}
+
+Status infer_matmul_like(InferContext& ctx, DType out_dtype, size_t a_index, size_t b_index) {
+  const TypeInfo& a = ctx.input_type(a_index);
+  const TypeInfo& b = ctx.input_type(b_index);
+  TypeInfo out;
+  out.dtype = out_dtype;
+  if (a.has_rank() && b.has_rank() && a.rank() >= 1 && b.rank() >= 1) {
+    std::vector<Dim> ad = *a.shape, bd = *b.shape;
+    const bool a1 = ad.size() == 1, b1 = bd.size() == 1;
+    if (a1) ad.insert(ad.begin(), Dim{1, {}});
+    if (b1) bd.push_back(Dim{1, {}});
+    const Dim k1 = ad.back(), k2 = bd[bd.size() - 2];
+    if (k1.is_fixed() && k2.is_fixed() && k1.value != k2.value) {
+      return ctx.error("inner dimensions do not match: " + a.to_string() + " and " + b.to_string());
+    }
+    auto batch = broadcast_dims(std::vector<Dim>(ad.begin(), ad.end() - 2),
+                                std::vector<Dim>(bd.begin(), bd.end() - 2));
+    if (!batch.ok()) return ctx.error(batch.status().message());
+    if (batch->has_value()) {
+      std::vector<Dim> dims = **batch;
+      if (!a1) dims.push_back(ad[ad.size() - 2]);
+      if (!b1) dims.push_back(bd.back());
+      out.shape = dims;
+    }
+  }
+  ctx.set_output(0, out);
+  return ok_status();
+}
+
+namespace {
+
+constexpr TypeList<int32_t, int64_t, uint32_t, uint64_t> kMatMulIntTypes{};
+
+class MatMulKernel final : public Kernel {
+ public:
+  Status run(KernelContext& ctx) const override {
+    RECUR_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
+    RECUR_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
+    if (a->dtype() != b->dtype()) {
+      return invalid_argument("A and B have different dtypes " + dtype_str(a->dtype()) + " and " +
+                              dtype_str(b->dtype()));
+    }
+    RECUR_ASSIGN_OR_RETURN(MatMulShapes s, matmul_shapes(a->shape(), b->shape()));
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, a->dtype(), s.y));
+    const int64_t mk = s.m * s.k, kn = s.k * s.n, mn = s.m * s.n;
+    bool handled = visit_dtype(kNnFloatTypes, a->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using C = compute_t<T>;
+      ComputeView<T> av(*a), bv(*b);
+      ComputeOut<T> yv(*y);
+      for_each_broadcast<2>(
+          s.batch, {&s.a_batch, &s.b_batch}, [&](int64_t i, const std::array<int64_t, 2>& off) {
+            gemm<C>(false, false, s.m, s.n, s.k, C(1), av.data() + off[0] * mk, s.k,
+                    bv.data() + off[1] * kn, s.n, C(0), yv.data() + i * mn, s.n);
+          });
+      yv.flush();
+    });
+    if (!handled) {
+      handled = visit_dtype(kMatMulIntTypes, a->dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* ap = a->data<T>();
+        const T* bp = b->data<T>();
+        T* yp = y->data<T>();
+        for_each_broadcast<2>(
+            s.batch, {&s.a_batch, &s.b_batch}, [&](int64_t i, const std::array<int64_t, 2>& off) {
+              matmul_int_wrapping<T>(false, false, s.m, s.n, s.k, ap + off[0] * mk,
+                                     bp + off[1] * kn, yp + i * mn);
+            });
+      });
+    }
+    if (!handled) return not_implemented("dtype " + dtype_str(a->dtype()) + " is not supported");
+    return ok_status();
+  }
+};
+
+}  // namespace
+
+void register_matmul(KernelRegistry& r) {
+  r.add({.op_type = "MatMul",
+         .since = 1,
+         .create = make_simple<MatMulKernel>(),
+         .infer = [](InferContext& ctx) {
+           return infer_matmul_like(ctx, ctx.input_type(0).dtype, 0, 1);
+         }});
+}
+
+}  // namespace recur::reference

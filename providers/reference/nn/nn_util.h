@@ -1,0 +1,207 @@
+// Helpers shared by the nn/ and quant/ kernels: sliding-window geometry (Conv, ConvTranspose,
+// pooling), im2col/col2im, batched matrix products, and float16 staging buffers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "providers/reference/common/dispatch.h"
+#include "recur/tensor.h"
+#include "runtime/core/status.h"
+#include "runtime/graph/graph.h"
+#include "runtime/graph/shape_inference.h"
+#include "runtime/provider/kernel.h"
+
+namespace recur::reference {
+
+// The largest output a reference kernel allocates: far beyond any real model, small enough
+// that a corrupt attribute or scale is reported instead of exhausting memory.
+inline constexpr int64_t kMaxOutputElements = int64_t{1} << 32;
+
+// The element count of `shape`, or an error if it overflows or exceeds kMaxOutputElements.
+Result<int64_t> checked_numel(const Shape& shape, const std::string& what);
+
+// Attributes of a sliding window, as read from the node (unresolved: no input shape yet).
+struct WindowAttrs {
+  std::vector<int64_t> kernel_shape;  // empty: taken from the weights
+  std::vector<int64_t> strides;       // empty: all 1
+  std::vector<int64_t> dilations;     // empty: all 1
+  std::vector<int64_t> pads;          // empty: all 0; [begin..., end...]
+  std::string auto_pad = "NOTSET";
+  bool ceil_mode = false;
+};
+
+Result<WindowAttrs> read_window_attrs(const Node& node);
+
+// A window resolved against a concrete input.
+struct Window {
+  std::vector<int64_t> in, kernel, stride, dilation, pad_begin, pad_end, out;
+  size_t rank() const { return in.size(); }
+  int64_t in_size() const;
+  int64_t out_size() const;
+  int64_t kernel_size() const;
+};
+
+// Resolves the output size of a forward window (Conv, pooling). ceil_mode (pooling) keeps
+// PyTorch's rule that the last window must start inside the input or its begin padding.
+Result<Window> resolve_window(const WindowAttrs& a, const std::vector<int64_t>& in_spatial,
+                              const std::vector<int64_t>& kernel);
+
+// The same rule on declared dimensions, for static inference; unknown inputs give unknown
+// outputs.
+std::vector<Dim> infer_window_dims(const WindowAttrs& a, const std::vector<Dim>& in_spatial,
+                                   const std::vector<int64_t>& kernel);
+
+// col[(c * K + k) * P + p] = x[c][in position of kernel offset k at output position p], or
+// `pad` outside the input. K = w.kernel_size(), P = w.out_size().
+template <class T>
+void im2col(const T* x, int64_t channels, const Window& w, T pad, T* col);
+
+// The adjoint of im2col: y[c][pos] += col[(c * K + k) * P + p], where `w.in` is the size of y
+// (the transposed convolution's output) and `w.out` that of the columns.
+template <class T>
+void col2im_add(const T* col, int64_t channels, const Window& w, T* y);
+
+// C[m x n] = A[m x k] * B[k x n], row-major, overwriting C. Floating types go through the
+// shared gemm; int32 accumulates in int64 and wraps to int32.
+template <class T>
+void matmul_overwrite(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c);
+
+// Integer matrix product with wrapping (numpy) overflow, for MatMul and Gemm on integers.
+template <class T>
+void matmul_int_wrapping(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
+                         const T* b, T* c);
+
+// Convolution of already-staged buffers: x [N, C, in...], w [M, C/group, kernel...],
+// y [N, M, out...] (overwritten). T is float, double or int32_t.
+template <class T>
+void conv_forward(const T* x, const T* w, int64_t n, int64_t c, int64_t m, int64_t group,
+                  const Window& win, T pad, T* y);
+
+// A read-only view of a tensor's data in its compute type: the data itself for float and
+// double, a converted copy for float16 and bfloat16.
+template <class T>
+class ComputeView {
+ public:
+  using C = compute_t<T>;
+  explicit ComputeView(const Tensor& t) {
+    const T* p = t.data<T>();
+    if constexpr (std::is_same_v<T, C>) {
+      ptr_ = p;
+    } else {
+      copy_.resize(static_cast<size_t>(t.numel()));
+      for (size_t i = 0; i < copy_.size(); ++i) copy_[i] = static_cast<C>(p[i]);
+      ptr_ = copy_.data();
+    }
+  }
+  const C* data() const { return ptr_; }
+
+ private:
+  const C* ptr_ = nullptr;
+  std::vector<C> copy_;
+};
+
+// A writable buffer in the compute type for an output tensor; flush() writes it back when the
+// tensor's type differs.
+template <class T>
+class ComputeOut {
+ public:
+  using C = compute_t<T>;
+  explicit ComputeOut(Tensor& t) : t_(t) {
+    if constexpr (std::is_same_v<T, C>) {
+      ptr_ = t.data<T>();
+    } else {
+      copy_.assign(static_cast<size_t>(t.numel()), C(0));
+      ptr_ = copy_.data();
+    }
+  }
+  C* data() { return ptr_; }
+  void flush() {
+    if constexpr (!std::is_same_v<T, C>) {
+      T* p = t_.data<T>();
+      for (size_t i = 0; i < copy_.size(); ++i) p[i] = static_cast<T>(copy_[i]);
+    }
+  }
+
+ private:
+  Tensor& t_;
+  C* ptr_ = nullptr;
+  std::vector<C> copy_;
+};
+
+// The shapes of a convolution (Conv, ConvInteger, QLinearConv), checked against each other.
+struct ConvShapes {
+  int64_t n = 0, c = 0, m = 0;
+  Window win;
+  Shape y;
+};
+Result<ConvShapes> check_conv_shapes(const WindowAttrs& attrs, int64_t group, const Shape& x,
+                                     const Shape& w, const char* x_name, const char* w_name);
+// Static inference of a convolution's output [N, M, out...]: X is input 0, W input w_index.
+Status infer_conv_like(InferContext& ctx, DType out_dtype, size_t w_index = 1);
+
+// Pooling over a window: for each output position (row-major), the row-major offsets within
+// one channel of the input positions it covers, and how many of its taps fall inside the
+// input or its padding (AveragePool's count_include_pad divisor).
+struct PoolPlan {
+  std::vector<int64_t> start;  // out_size + 1 offsets into taps
+  std::vector<int64_t> taps;
+  std::vector<int64_t> padded_count;
+};
+PoolPlan make_pool_plan(const Window& w);
+
+// Pooling shapes: X [N, C, spatial...] with the kernel_shape attribute.
+struct PoolShapes {
+  int64_t nc = 0;
+  Window win;
+  Shape y;
+};
+Result<PoolShapes> resolve_pool(const WindowAttrs& attrs, const Shape& x);
+// Static inference of a pooling output [N, C, out...]; outputs 0 and (if present) 1 (int64).
+Status infer_pool(InferContext& ctx);
+
+// numpy matmul shapes: 1-D promotion and batch broadcasting (MatMul, MatMulInteger,
+// QLinearMatMul).
+struct MatMulShapes {
+  int64_t m = 0, k = 0, n = 0;
+  Shape a_batch, b_batch, batch, y;
+};
+Result<MatMulShapes> matmul_shapes(const Shape& a, const Shape& b);
+Status infer_matmul_like(InferContext& ctx, DType out_dtype, size_t a_index, size_t b_index);
+
+// The values of a floating-point tensor as doubles (normalisation parameters).
+Result<std::vector<double>> read_as_double(const Tensor& t, const std::string& what);
+// Writes doubles into a floating-point tensor of any supported type.
+void write_from_double(const std::vector<double>& v, Tensor& t);
+
+// Resize and Upsample.
+struct ResizeParams {
+  enum class Mode { kNearest, kLinear, kCubic };
+  Mode mode = Mode::kNearest;
+  std::string coordinate_mode = "half_pixel";
+  // round_prefer_floor, round_prefer_ceil, floor, ceil; "simple" is the rule before Resize-11:
+  // truncate when upsampling, ceil when downsampling.
+  std::string nearest_mode = "round_prefer_floor";
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation_value = 0.0;
+};
+// Resizes x into a tensor of shape `out` allocated as output 0. `scales` are per axis
+// (output / input where given by sizes); `roi` is [starts..., ends...] or empty.
+Status resize_into(KernelContext& ctx, const ResizeParams& p, const Tensor& x,
+                   const std::vector<double>& scales, const Shape& out,
+                   const std::vector<double>& roi);
+// The output shape floor(in * scale), checked: positive finite scales, no huge outputs.
+Result<Shape> resize_shape_from_scales(const Shape& in, const std::vector<double>& scales);
+
+// The floating types the nn kernels accept.
+inline constexpr TypeList<float, double, Float16, BFloat16> kNnFloatTypes{};
+
+std::string dtype_str(DType t);
+
+// Unidirectional broadcast check: can `from` broadcast to `to`?
+bool broadcastable_to(const Shape& from, const Shape& to);
+
+}  // namespace recur::reference

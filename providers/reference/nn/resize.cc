@@ -1,0 +1,345 @@
+// Resize (opsets 10, 11, 13): nearest, linear and cubic interpolation over any axes, every
+// coordinate_transformation_mode of opset 11-13 (tf_crop_and_resize with roi and
+// extrapolation_value), nearest_mode, cubic_coeff_a and exclude_outside; output from scales
+// or sizes. Interpolation is separable: each axis contributes taps (index, weight) and an
+// output element is the weighted sum over the product of its axes' taps.
+#include <cmath>
+#include <limits>
+
+#include "providers/reference/common/util.h"
+#include "providers/reference/nn/nn_ops.h"
+#include "providers/reference/nn/nn_util.h"
+
+namespace recur::reference {
+
+namespace {
+
+struct Tap {
+  int64_t index;
+  double weight;
+};
+
+struct AxisTaps {
+  std::vector<std::vector<Tap>> taps;  // per output coordinate
+  std::vector<char> outside;           // tf_crop_and_resize: extrapolate
+};
+
+// `out` is the unrounded resized length in * scale, as the ONNX reference uses it.
+double original_coordinate(const std::string& mode, double x, double scale, int64_t in, double out,
+                           double roi_start, double roi_end) {
+  if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (mode == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (mode == "align_corners") {
+    return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / (out - 1);
+  }
+  if (mode == "asymmetric") return x / scale;
+  if (mode == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
+  // tf_crop_and_resize
+  if (out > 1) {
+    return roi_start * static_cast<double>(in - 1) +
+           x * (roi_end - roi_start) * static_cast<double>(in - 1) / (out - 1);
+  }
+  return 0.5 * (roi_start + roi_end) * static_cast<double>(in - 1);
+}
+
+int64_t clamp_index(int64_t i, int64_t in) { return i < 0 ? 0 : (i >= in ? in - 1 : i); }
+
+int64_t nearest_index(const std::string& mode, double x, bool downsampling) {
+  const double fl = std::floor(x);
+  const double frac = x - fl;
+  if (mode == "simple") return static_cast<int64_t>(downsampling ? std::ceil(x) : fl);
+  if (mode == "floor") return static_cast<int64_t>(fl);
+  if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
+  if (frac == 0.5) return static_cast<int64_t>(mode == "round_prefer_ceil" ? fl + 1 : fl);
+  return static_cast<int64_t>(frac < 0.5 ? fl : fl + 1);
+}
+
+AxisTaps axis_taps(const ResizeParams& p, int64_t in, int64_t out, double scale, double roi_start,
+                   double roi_end) {
+  AxisTaps a;
+  a.taps.resize(static_cast<size_t>(out));
+  a.outside.assign(static_cast<size_t>(out), 0);
+  const bool crop = p.coordinate_mode == "tf_crop_and_resize";
+  for (int64_t o = 0; o < out; ++o) {
+    auto& taps = a.taps[static_cast<size_t>(o)];
+    const double x = original_coordinate(p.coordinate_mode, static_cast<double>(o), scale, in,
+                                         static_cast<double>(in) * scale, roi_start, roi_end);
+    if (!std::isfinite(x) || (crop && (x < 0 || x > static_cast<double>(in - 1)))) {
+      // Only a corrupt roi gives a non-finite coordinate: extrapolate rather than index.
+      a.outside[static_cast<size_t>(o)] = 1;
+      continue;
+    }
+    if (p.mode == ResizeParams::Mode::kNearest) {
+      taps.push_back({clamp_index(nearest_index(p.nearest_mode, x, scale < 1.0), in), 1.0});
+      continue;
+    }
+    const double fl = std::floor(x);
+    const double t = x - fl;
+    const auto i0 = static_cast<int64_t>(fl);
+    if (p.mode == ResizeParams::Mode::kLinear) {
+      taps.push_back({clamp_index(i0, in), 1.0 - t});
+      taps.push_back({clamp_index(i0 + 1, in), t});
+      continue;
+    }
+    const double A = p.cubic_a;
+    auto far = [A](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };  // 1<=d<2
+    auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };       // d<1
+    const double w[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
+    double sum = 0;
+    for (int k = 0; k < 4; ++k) {
+      const int64_t idx = i0 - 1 + k;
+      const bool in_range = idx >= 0 && idx < in;
+      if (p.exclude_outside && !in_range) continue;
+      taps.push_back({clamp_index(idx, in), w[k]});
+      sum += w[k];
+    }
+    if (p.exclude_outside && sum != 0) {
+      for (Tap& tap : taps) tap.weight /= sum;
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
+Result<Shape> resize_shape_from_scales(const Shape& in, const std::vector<double>& scales) {
+  if (scales.size() != in.size()) {
+    return invalid_argument("scales has " + std::to_string(scales.size()) +
+                            " values for an input of rank " + std::to_string(in.size()));
+  }
+  Shape out(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!(scales[i] > 0) || !std::isfinite(scales[i])) {
+      return invalid_argument("scale " + std::to_string(scales[i]) + " must be positive");
+    }
+    const double v = std::floor(static_cast<double>(in[i]) * scales[i]);
+    if (v > static_cast<double>(kMaxOutputElements)) {
+      return invalid_argument("scale " + std::to_string(scales[i]) + " gives a huge output");
+    }
+    out[i] = static_cast<int64_t>(v);
+  }
+  RECUR_RETURN_IF_ERROR(checked_numel(out, "the output shape").status());
+  return out;
+}
+
+Status resize_into(KernelContext& ctx, const ResizeParams& p, const Tensor& x,
+                   const std::vector<double>& scales, const Shape& out,
+                   const std::vector<double>& roi) {
+  const size_t r = out.size();
+  RECUR_RETURN_IF_ERROR(checked_numel(out, "the output shape").status());
+  if (!roi.empty() && roi.size() != 2 * r) {
+    return invalid_argument("roi has " + std::to_string(roi.size()) + " values, expected " +
+                            std::to_string(2 * r));
+  }
+  for (size_t d = 0; d < r; ++d) {
+    if (x.dim(static_cast<int64_t>(d)) == 0 && out[d] > 0) {
+      return invalid_argument("cannot resize an empty dimension to " + std::to_string(out[d]));
+    }
+  }
+  std::vector<AxisTaps> axes(r);
+  for (size_t d = 0; d < r; ++d) {
+    const double rs = roi.empty() ? 0.0 : roi[d], re = roi.empty() ? 1.0 : roi[d + r];
+    axes[d] = axis_taps(p, x.dim(static_cast<int64_t>(d)), out[d], scales[d], rs, re);
+  }
+  RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), out));
+  const std::vector<int64_t> in_stride = contiguous_strides(x.shape());
+  const bool handled = visit_dtype(kNumericTypes, x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* xp = x.data<T>();
+    T* yp = y->data<T>();
+    const int64_t total = shape_numel(out);
+    std::vector<int64_t> o(r, 0);
+    std::vector<size_t> t(r, 0);
+    std::vector<const std::vector<Tap>*> cur(r);
+    for (int64_t i = 0; i < total; ++i) {
+      bool outside = false;
+      bool empty = false;
+      for (size_t d = 0; d < r; ++d) {
+        outside |= axes[d].outside[static_cast<size_t>(o[d])] != 0;
+        cur[d] = &axes[d].taps[static_cast<size_t>(o[d])];
+        empty |= cur[d]->empty();
+      }
+      double v = 0;
+      if (outside) {
+        v = p.extrapolation_value;
+      } else if (!empty) {
+        std::fill(t.begin(), t.end(), 0);
+        while (true) {
+          double w = 1;
+          int64_t off = 0;
+          for (size_t d = 0; d < r; ++d) {
+            const Tap& tap = (*cur[d])[t[d]];
+            w *= tap.weight;
+            off += tap.index * in_stride[d];
+          }
+          if (w != 0) v += w * static_cast<double>(static_cast<C>(xp[off]));
+          size_t d = r;
+          while (d-- > 0) {
+            if (++t[d] < cur[d]->size()) break;
+            t[d] = 0;
+          }
+          if (d == static_cast<size_t>(-1)) break;
+        }
+      }
+      if constexpr (std::is_integral_v<T>) {
+        v = std::nearbyint(v);
+        const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+        const double hi = static_cast<double>(std::numeric_limits<T>::max());
+        yp[i] = static_cast<T>(v < lo ? lo : (v > hi ? hi : v));
+      } else {
+        yp[i] = static_cast<T>(static_cast<C>(v));
+      }
+      for (size_t d = r; d-- > 0;) {
+        if (++o[d] < out[d]) break;
+        o[d] = 0;
+      }
+    }
+  });
+  if (!handled) return not_implemented("dtype " + dtype_str(x.dtype()) + " is not supported");
+  return ok_status();
+}
+
+namespace {
+
+Result<std::vector<double>> read_float_values(const Tensor& t, const std::string& what) {
+  if (t.dtype() == DType::kFloat32 || t.dtype() == DType::kFloat64 ||
+      t.dtype() == DType::kFloat16) {
+    return read_as_double(t, what);
+  }
+  return invalid_argument(what + " must be a float tensor, not " + dtype_str(t.dtype()));
+}
+
+class ResizeKernel final : public Kernel {
+ public:
+  explicit ResizeKernel(ResizeParams p) : p_(std::move(p)) {}
+
+  Status run(KernelContext& ctx) const override {
+    RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+    const int opset = ctx.node().opset;
+    // Opset 10: (X, scales). Opset 11+: (X, roi, scales, sizes).
+    const Tensor* roi_t = opset >= 11 ? ctx.input(1) : nullptr;
+    const Tensor* scales_t = ctx.input(opset >= 11 ? 2 : 1);
+    const Tensor* sizes_t = opset >= 11 ? ctx.input(3) : nullptr;
+    if (scales_t && scales_t->numel() == 0) scales_t = nullptr;
+    if (sizes_t && sizes_t->numel() == 0) sizes_t = nullptr;
+    if ((scales_t != nullptr) == (sizes_t != nullptr)) {
+      return invalid_argument("exactly one of scales and sizes must be given");
+    }
+    std::vector<double> roi;
+    if (roi_t && roi_t->numel() > 0 && p_.coordinate_mode == "tf_crop_and_resize") {
+      RECUR_ASSIGN_OR_RETURN(roi, read_float_values(*roi_t, "roi"));
+    }
+    const Shape& in = x->shape();
+    std::vector<double> scales;
+    Shape out;
+    if (scales_t) {
+      RECUR_ASSIGN_OR_RETURN(scales, read_float_values(*scales_t, "scales"));
+      RECUR_ASSIGN_OR_RETURN(out, resize_shape_from_scales(in, scales));
+    } else {
+      RECUR_ASSIGN_OR_RETURN(out, read_int_values(*sizes_t, "sizes"));
+      if (out.size() != in.size()) {
+        return invalid_argument("sizes has " + std::to_string(out.size()) +
+                                " values for an input of rank " + std::to_string(in.size()));
+      }
+      RECUR_RETURN_IF_ERROR(checked_numel(out, "sizes").status());
+      for (size_t d = 0; d < in.size(); ++d) {
+        scales.push_back(in[d] > 0 ? static_cast<double>(out[d]) / static_cast<double>(in[d])
+                                   : 1.0);
+      }
+    }
+    return resize_into(ctx, p_, *x, scales, out, roi);
+  }
+
+ private:
+  ResizeParams p_;
+};
+
+Result<ResizeParams::Mode> parse_mode(const Node& node, const std::string& m, bool allow_cubic) {
+  if (m == "nearest") return ResizeParams::Mode::kNearest;
+  if (m == "linear" || m == "bilinear" || m == "trilinear") return ResizeParams::Mode::kLinear;
+  if (m == "cubic" && allow_cubic) return ResizeParams::Mode::kCubic;
+  return invalid_model(node.describe() + ": unsupported mode '" + m + "'");
+}
+
+}  // namespace
+
+Status infer_resize_like(InferContext& ctx, size_t scales_index, size_t sizes_index,
+                         const std::vector<float>& attr_scales) {
+  const TypeInfo& x = ctx.input_type(0);
+  TypeInfo out;
+  out.dtype = x.dtype;
+  if (x.has_rank()) {
+    std::vector<Dim> dims(x.shape->size());
+    const Tensor* sizes = sizes_index < ctx.num_inputs() && ctx.has_input(sizes_index)
+                              ? ctx.input_value(sizes_index)
+                              : nullptr;
+    const Tensor* scales = scales_index < ctx.num_inputs() && ctx.has_input(scales_index)
+                               ? ctx.input_value(scales_index)
+                               : nullptr;
+    std::vector<double> sc(attr_scales.begin(), attr_scales.end());
+    if (sizes && sizes->numel() == static_cast<int64_t>(dims.size())) {
+      auto v = read_int_values(*sizes, "sizes");
+      if (v.ok()) {
+        for (size_t i = 0; i < dims.size(); ++i) dims[i].value = (*v)[i] >= 0 ? (*v)[i] : -1;
+      }
+    } else if (scales && scales->numel() == static_cast<int64_t>(dims.size()) &&
+               scales->dtype() == DType::kFloat32) {
+      sc.assign(scales->data<float>(), scales->data<float>() + scales->numel());
+    }
+    if (sc.size() == dims.size() && x.is_static()) {
+      auto s = resize_shape_from_scales(x.static_shape(), sc);
+      if (s.ok()) {
+        for (size_t i = 0; i < dims.size(); ++i) dims[i].value = (*s)[i];
+      }
+    }
+    out.shape = dims;
+  }
+  ctx.set_output(0, out);
+  return ok_status();
+}
+
+Result<ResizeParams::Mode> parse_resize_mode(const Node& node, const std::string& m,
+                                             bool allow_cubic) {
+  return parse_mode(node, m, allow_cubic);
+}
+
+void register_resize(KernelRegistry& r) {
+  r.add(
+      {.op_type = "Resize",
+       .since = 10,
+       .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
+         AttrReader r(ctx.node());
+         ResizeParams p;
+         const std::string mode = r.get_string("mode", "nearest");
+         if (ctx.opset() >= 11) {
+           p.coordinate_mode = r.get_string("coordinate_transformation_mode", "half_pixel");
+           p.nearest_mode = r.get_string("nearest_mode", "round_prefer_floor");
+           p.cubic_a = r.get_float("cubic_coeff_a", -0.75f);
+           p.exclude_outside = r.get_int("exclude_outside", 0) != 0;
+           p.extrapolation_value = r.get_float("extrapolation_value", 0.0f);
+         } else {
+           p.coordinate_mode = "asymmetric";
+           p.nearest_mode = "simple";
+         }
+         RECUR_RETURN_IF_ERROR(r.status());
+         RECUR_ASSIGN_OR_RETURN(p.mode, parse_mode(ctx.node(), mode, ctx.opset() >= 11));
+         static const char* kCoord[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
+                                        "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+         bool known = false;
+         for (const char* c : kCoord) known |= p.coordinate_mode == c;
+         if (!known || (p.coordinate_mode == "tf_half_pixel_for_nn" && ctx.opset() >= 13)) {
+           return ctx.error(
+               ErrorCode::kInvalidModel,
+               "unsupported coordinate_transformation_mode '" + p.coordinate_mode + "'");
+         }
+         if (p.nearest_mode != "round_prefer_floor" && p.nearest_mode != "round_prefer_ceil" &&
+             p.nearest_mode != "floor" && p.nearest_mode != "ceil" && p.nearest_mode != "simple") {
+           return ctx.error(ErrorCode::kInvalidModel,
+                            "unsupported nearest_mode '" + p.nearest_mode + "'");
+         }
+         return std::make_unique<ResizeKernel>(std::move(p));
+       }});
+}
+
+}  // namespace recur::reference

@@ -1,0 +1,162 @@
+// TopK: the k largest (or, from opset 11, smallest) elements along `axis` and their indices,
+// sorted; equal values keep their original order. k is an attribute before opset 10 and an
+// input after. NaN counts as larger than every number, as in numpy's sort order.
+#include <algorithm>
+#include <cmath>
+
+#include "providers/reference/common/dispatch.h"
+#include "providers/reference/common/util.h"
+#include "providers/reference/tensor/tensor_ops.h"
+#include "providers/reference/tensor/tensor_util.h"
+
+namespace recur::reference {
+
+namespace {
+
+template <class C>
+bool is_nan(C v) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return std::isnan(v);
+  } else {
+    return false;
+  }
+}
+
+// a sorts before b in ascending order, NaN last.
+template <class C>
+bool ascending(C a, C b) {
+  if (is_nan(a)) return false;
+  if (is_nan(b)) return true;
+  return a < b;
+}
+
+class TopKKernel final : public Kernel {
+ public:
+  TopKKernel(int64_t axis, std::optional<int64_t> k, bool largest)
+      : axis_(axis), k_(k), largest_(largest) {}
+
+  Status run(KernelContext& ctx) const override {
+    RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+    int64_t k = 0;
+    if (k_) {
+      k = *k_;
+    } else {
+      RECUR_ASSIGN_OR_RETURN(const Tensor* kt, required_input(ctx, 1));
+      auto v = read_int_values(*kt, "K");
+      if (!v.ok()) return v.status().with_context(ctx.node().describe());
+      if (v->size() != 1) {
+        return ctx.error(ErrorCode::kInvalidArgument,
+                         "K must have one element, not shape " + shape_to_string(kt->shape()));
+      }
+      k = (*v)[0];
+    }
+    auto axis = normalize_axis(axis_, x->rank(), "axis");
+    if (!axis.ok()) return axis.status().with_context(ctx.node().describe());
+    const auto ax = static_cast<size_t>(*axis);
+    const int64_t dim = x->rank() ? x->shape()[ax] : 1;
+    if (k < 0 || k > dim) {
+      return ctx.error(ErrorCode::kOutOfRange,
+                       "k " + std::to_string(k) + " is out of range for axis " +
+                           std::to_string(*axis) + " of size " + std::to_string(dim));
+    }
+    Shape out_shape = x->shape();
+    if (x->rank()) out_shape[ax] = k;
+    RECUR_ASSIGN_OR_RETURN(Tensor * values, ctx.allocate_output(0, x->dtype(), out_shape));
+    RECUR_ASSIGN_OR_RETURN(Tensor * indices, ctx.allocate_output(1, DType::kInt64, out_shape));
+    if (x->numel() == 0) return ok_status();
+    const int64_t outer = dims_product(x->shape(), 0, ax);
+    const int64_t inner = dims_product(x->shape(), ax + 1, x->shape().size());
+    const bool ok = visit_dtype(kNumericTypes, x->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using C = compute_t<T>;
+      const T* src = x->data<T>();
+      T* vo = values->data<T>();
+      int64_t* io = indices->data<int64_t>();
+      std::vector<int64_t> order(static_cast<size_t>(dim));
+      std::vector<C> row(static_cast<size_t>(dim));
+      const bool largest = largest_;
+      auto before = [&](int64_t a, int64_t b) {
+        const C va = row[static_cast<size_t>(a)], vb = row[static_cast<size_t>(b)];
+        const bool lt = largest ? ascending(vb, va) : ascending(va, vb);
+        if (lt) return true;
+        const bool gt = largest ? ascending(va, vb) : ascending(vb, va);
+        return !gt && a < b;  // ties (and NaN with NaN) by index
+      };
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t j = 0; j < inner; ++j) {
+          const T* base = src + o * dim * inner + j;
+          for (int64_t i = 0; i < dim; ++i) {
+            row[static_cast<size_t>(i)] = to_compute(base[i * inner]);
+            order[static_cast<size_t>(i)] = i;
+          }
+          std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+          for (int64_t i = 0; i < k; ++i) {
+            const int64_t at = (o * k + i) * inner + j;
+            const int64_t from = order[static_cast<size_t>(i)];
+            vo[at] = base[from * inner];
+            io[at] = from;
+          }
+        }
+      }
+    });
+    if (!ok) {
+      return ctx.error(ErrorCode::kNotImplemented,
+                       "dtype " + std::string(dtype_name(x->dtype())) + " is not supported");
+    }
+    return ok_status();
+  }
+
+ private:
+  int64_t axis_;
+  std::optional<int64_t> k_;  // the attribute, before opset 10
+  bool largest_;
+};
+
+Result<std::unique_ptr<Kernel>> create_top_k(CompileContext& ctx) {
+  AttrReader attrs(ctx.node());
+  const int64_t axis = attrs.get_int("axis", -1);
+  const bool largest = attrs.get_int("largest", 1) != 0;
+  std::optional<int64_t> k;
+  if (ctx.opset() < 10) k = attrs.require_int("k");
+  RECUR_RETURN_IF_ERROR(attrs.status());
+  return std::make_unique<TopKKernel>(axis, k, largest);
+}
+
+Status infer_top_k(InferContext& ctx) {
+  const TypeInfo& in = ctx.input_type(0);
+  if (!in.shape) {
+    ctx.set_output(0, TypeInfo{in.dtype, std::nullopt});
+    ctx.set_output(1, TypeInfo{DType::kInt64, std::nullopt});
+    return ok_status();
+  }
+  AttrReader attrs(ctx.node());
+  auto axis =
+      normalize_axis(attrs.get_int("axis", -1), static_cast<int64_t>(in.shape->size()), "axis");
+  if (!axis.ok()) return ctx.error(axis.status().message());
+  std::vector<Dim> out = *in.shape;
+  if (!out.empty()) {
+    Dim k;
+    if (ctx.opset() < 10) {
+      k = Dim{attrs.get_int("k", -1), {}};
+    } else if (auto v = constant_ints(ctx, 1); v && v->size() == 1) {
+      k = Dim{(*v)[0], {}};
+    }
+    const Dim& d = out[static_cast<size_t>(*axis)];
+    if (k.is_fixed() && d.is_fixed() && k.value > d.value) {
+      return ctx.error("k " + std::to_string(k.value) + " is larger than axis " +
+                       std::to_string(*axis) + " of size " + std::to_string(d.value));
+    }
+    out[static_cast<size_t>(*axis)] = k.value >= 0 ? k : Dim{};
+  }
+  ctx.set_output(0, type_with_dims(in.dtype, out));
+  ctx.set_output(1, type_with_dims(DType::kInt64, out));
+  return ok_status();
+}
+
+}  // namespace
+
+void register_top_k(KernelRegistry& r) {
+  r.add({.op_type = "TopK", .since = 1, .create = create_top_k, .infer = infer_top_k});
+}
+
+}  // namespace recur::reference

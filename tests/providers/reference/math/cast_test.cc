@@ -1,0 +1,139 @@
+// Cast and CastLike: conversions with a defined result for out-of-range values, a single
+// rounding from double to float16, opset 1's type names. Expected values are numpy's, or
+// torch's for bfloat16 (expressions in the comments).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "tests/providers/reference/math/node_runner.h"
+
+namespace recur::test {
+namespace {
+
+constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInff = std::numeric_limits<float>::infinity();
+
+int64_t to(DType t) { return static_cast<int64_t>(t); }
+
+TEST(Cast, FloatToSmallIntegersWrapsAfterTruncation) {
+  // np.array([300.0, -1.5, 2.7, -129.0], np.float32).astype(np.int8)
+  auto y = NodeModel("Cast", 13)
+               .input(tensor<float>({4}, {300, -1.5f, 2.7f, -129}))
+               .attr("to", to(DType::kInt8))
+               .run();
+  expect_tensor<int8_t>(y[0], {4}, {44, -1, 2, 127});
+  // np.array([-1.0, 255.9, 256.0], np.float32).astype(np.uint8)
+  y = NodeModel("Cast", 13)
+          .input(tensor<float>({3}, {-1, 255.9f, 256}))
+          .attr("to", to(DType::kUInt8))
+          .run();
+  expect_tensor<uint8_t>(y[0], {3}, {255, 255, 0});
+}
+
+TEST(Cast, NaNAndInfinityToIntegersAreDefined) {
+  // numpy leaves these to the platform; recur defines NaN -> 0 and saturates beyond int64.
+  auto y = NodeModel("Cast", 13)
+               .input(tensor<float>({3}, {kNaNf, kInff, -kInff}))
+               .attr("to", to(DType::kInt32))
+               .run();
+  expect_tensor<int32_t>(
+      y[0], {3}, {0, std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min()});
+}
+
+TEST(Cast, ToBool) {
+  // np.array([0, -0.0, nan, 0.5, inf], np.float32).astype(bool)
+  auto y = NodeModel("Cast", 13)
+               .input(tensor<float>({5}, {0, -0.0f, kNaNf, 0.5f, kInff}))
+               .attr("to", to(DType::kBool))
+               .run();
+  expect_tensor<bool>(y[0], {5}, {false, false, true, true, true});
+}
+
+TEST(Cast, DoubleToFloat16RoundsOnce) {
+  // np.array([1 + 2**-11 + 2**-30, 1 + 2**-11, 65520.0, 1e-8]).astype(np.float16).view(np.uint16)
+  auto y = NodeModel("Cast", 13)
+               .input(tensor<double>({4}, {1 + 0x1p-11 + 0x1p-30, 1 + 0x1p-11, 65520.0, 1e-8}))
+               .attr("to", to(DType::kFloat16))
+               .run();
+  ASSERT_EQ(y[0].dtype(), DType::kFloat16);
+  const Float16* p = y[0].data<Float16>();
+  EXPECT_EQ(p[0].bits, 15361);
+  EXPECT_EQ(p[1].bits, 15360);
+  EXPECT_EQ(p[2].bits, 31744);
+  EXPECT_EQ(p[3].bits, 0);
+}
+
+TEST(Cast, IntegersToFloat16AndBack) {
+  // np.array([2049, -70000, 3], np.int64).astype(np.float16)
+  auto y = NodeModel("Cast", 13)
+               .input(tensor<int64_t>({3}, {2049, -70000, 3}))
+               .attr("to", to(DType::kFloat16))
+               .run();
+  expect_tensor<Float16>(y[0], {3}, {Float16(2048.0f), Float16(-kInff), Float16(3.0f)});
+  // np.array([1.5, -2.75, 65504], np.float16).astype(np.int32)
+  y = NodeModel("Cast", 13)
+          .input(tensor<Float16>({3}, {Float16(1.5f), Float16(-2.75f), Float16(65504.0f)}))
+          .attr("to", to(DType::kInt32))
+          .run();
+  expect_tensor<int32_t>(y[0], {3}, {1, -2, 65504});
+}
+
+TEST(Cast, IntegerNarrowingWraps) {
+  // np.array([-1, 256, 511], np.int32).astype(np.uint8)
+  auto y = NodeModel("Cast", 13)
+               .input(tensor<int32_t>({3}, {-1, 256, 511}))
+               .attr("to", to(DType::kUInt8))
+               .run();
+  expect_tensor<uint8_t>(y[0], {3}, {255, 0, 255});
+}
+
+TEST(Cast, FloatToBFloat16RoundsToNearestEven) {
+  // torch.tensor([0.47892547, 0.48033667, 1 + 2**-8 + 2**-9, 3.4e38]).to(torch.bfloat16)
+  //   .view(torch.int16)
+  auto y =
+      NodeModel("Cast", 13)
+          .input(tensor<float>({4}, {0.47892547f, 0.48033667f, 1 + 0x1p-8f + 0x1p-9f, 3.4e38f}))
+          .attr("to", to(DType::kBFloat16))
+          .run();
+  ASSERT_EQ(y[0].dtype(), DType::kBFloat16);
+  const BFloat16* p = y[0].data<BFloat16>();
+  EXPECT_EQ(p[0].bits, 16117);
+  EXPECT_EQ(p[1].bits, 16118);
+  EXPECT_EQ(p[2].bits, 16257);
+  EXPECT_EQ(p[3].bits, 32640);
+}
+
+TEST(Cast, Opset1TakesATypeName) {
+  // np.array([True, False]).astype(np.float32)
+  auto y = NodeModel("Cast", 1)
+               .input(tensor<bool>({2}, {true, false}))
+               .attr("to", std::string("FLOAT"))
+               .run();
+  expect_tensor<float>(y[0], {2}, {1, 0});
+  expect_error(
+      NodeModel("Cast", 1).input(tensor<bool>({1}, {true})).attr("to", std::string("REAL")),
+      ErrorCode::kInvalidModel, "REAL");
+}
+
+TEST(Cast, StringsAreNotSupported) {
+  expect_error(NodeModel("Cast", 13).input(tensor<float>({1}, {1})).attr("to", to(DType::kString)),
+               ErrorCode::kNotImplemented, "string");
+}
+
+TEST(Cast, CastLikeTakesTheSecondInputsDtype) {
+  // np.array([1.75, -3.5], np.float64).astype(np.int16)
+  auto s = NodeModel("CastLike", 15)
+               .input(tensor<double>({2}, {1.75, -3.5}))
+               .input(tensor<int16_t>({0}, {}))
+               .session();
+  EXPECT_EQ(s.outputs()[0].dtype, DType::kInt16);
+  auto y = NodeModel("CastLike", 15)
+               .input(tensor<double>({2}, {1.75, -3.5}))
+               .input(tensor<int16_t>({0}, {}))
+               .run();
+  expect_tensor<int16_t>(y[0], {2}, {1, -3});
+}
+
+}  // namespace
+}  // namespace recur::test

@@ -1,0 +1,125 @@
+// MatMul, Gemm and Einsum: shape errors and edge cases.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/providers/reference/nn/nn_test_util.h"
+#include "tests/support/expect_error.h"
+
+namespace recur {
+namespace {
+
+using testing::expect_error;
+using testing::floats;
+using testing::run_op;
+using testing::set_attr;
+using testing::values;
+
+Tensor zeros(const Shape& s) { return Tensor::zeros(DType::kFloat32, s); }
+
+TEST(ReferenceMatMul, InnerDimensionsMismatch) {
+  expect_error(
+      [] {
+        run_op("MatMul", 13, {{"a", zeros({2, 3})}, {"b", zeros({4, 5})}});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (MatMul)", "inner dimensions"});
+}
+
+TEST(ReferenceMatMul, BatchDimensionsMismatch) {
+  expect_error(
+      [] {
+        run_op("MatMul", 13, {{"a", zeros({2, 1, 3})}, {"b", zeros({3, 3, 1})}});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (MatMul)"});
+}
+
+TEST(ReferenceMatMul, EmptyInnerDimensionGivesZeros) {
+  // numpy: np.ones((2, 0)) @ np.ones((0, 3)) == np.zeros((2, 3)).
+  Outputs y = run_op("MatMul", 13, {{"a", zeros({2, 0})}, {"b", zeros({0, 3})}});
+  EXPECT_EQ(y[0].shape(), (Shape{2, 3}));
+  EXPECT_EQ(values<float>(y[0]), std::vector<float>(6, 0.0f));
+}
+
+TEST(ReferenceMatMul, ScalarsAreRejected) {
+  expect_error(
+      [] {
+        run_op("MatMul", 13, {{"a", floats({}, {1})}, {"b", floats({1}, {1})}});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (MatMul)", "rank >= 1"});
+}
+
+TEST(ReferenceMatMul, IntegerOverflowWraps) {
+  // numpy int32: 65536 * 65536 wraps to 0, + 3 * 1 = 3.
+  Outputs y = run_op("MatMul", 13,
+                     {{"a", Tensor::from_vector<int32_t>({1, 2}, {65536, 3})},
+                      {"b", Tensor::from_vector<int32_t>({2, 1}, {65536, 1})}});
+  EXPECT_EQ(values<int32_t>(y[0]), (std::vector<int32_t>{3}));
+}
+
+TEST(ReferenceGemm, CThatDoesNotBroadcast) {
+  expect_error(
+      [] {
+        run_op("Gemm", 13, {{"a", zeros({2, 3})}, {"b", zeros({3, 4})}, {"c", zeros({3})}});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (Gemm)", "does not broadcast to [2,4]"});
+}
+
+TEST(ReferenceGemm, NonMatrixAndInnerMismatch) {
+  expect_error(
+      [] {
+        run_op("Gemm", 13, {{"a", zeros({2, 3, 1})}, {"b", zeros({3, 4})}});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (Gemm)", "2-D"});
+  expect_error(
+      [] {
+        run_op("Gemm", 13, {{"a", zeros({2, 3})}, {"b", zeros({4, 3})}});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (Gemm)", "inner dimensions"});
+}
+
+TEST(ReferenceGemm, LegacyNoBroadcastNeedsFullC) {
+  expect_error(
+      [] {
+        run_op("Gemm", 6, {{"a", zeros({2, 3})}, {"b", zeros({3, 4})}, {"c", zeros({4})}});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (Gemm)", "does not broadcast"});
+}
+
+TEST(ReferenceGemm, BetaZeroIgnoresC) {
+  // alpha * A * B with beta = 0: C's NaN does not leak into the result.
+  Outputs y = run_op(
+      "Gemm", 13,
+      {{"a", floats({1, 2}, {1, 2})}, {"b", floats({2, 1}, {3, 4})}, {"c", floats({1}, {NAN})}},
+      [](onnx::NodeProto& n) { set_attr(n, "beta", 0.0f); });
+  EXPECT_EQ(values<float>(y[0]), (std::vector<float>{11}));
+}
+
+TEST(ReferenceEinsum, BadEquations) {
+  expect_error(
+      [] {
+        run_op("Einsum", 12, {{"a", zeros({2, 2})}},
+               [](onnx::NodeProto& n) { set_attr(n, "equation", std::string("i$->i")); });
+      },
+      ErrorCode::kInvalidModel, {"node 'node' (Einsum)", "invalid character"});
+  expect_error(
+      [] {
+        run_op("Einsum", 12, {{"a", zeros({2, 3})}},
+               [](onnx::NodeProto& n) { set_attr(n, "equation", std::string("ijk->i")); });
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (Einsum)", "rank 2"});
+  expect_error(
+      [] {
+        run_op("Einsum", 12, {{"a", zeros({2, 3})}, {"b", zeros({4, 3})}},
+               [](onnx::NodeProto& n) { set_attr(n, "equation", std::string("ij,jk->ik")); });
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (Einsum)", "do not match"});
+  expect_error(
+      [] {
+        run_op("Einsum", 12, {{"a", zeros({2, 3})}},
+               [](onnx::NodeProto& n) { set_attr(n, "equation", std::string("ij->ik")); });
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (Einsum)", "output subscript"});
+}
+
+}  // namespace
+}  // namespace recur

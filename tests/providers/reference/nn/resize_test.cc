@@ -1,0 +1,109 @@
+// Resize and Upsample: corrupt scales and sizes are rejected before anything is allocated.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "tests/providers/reference/nn/nn_test_util.h"
+#include "tests/support/expect_error.h"
+
+namespace recur {
+namespace {
+
+using testing::expect_error;
+using testing::floats;
+using testing::run_op;
+using testing::set_attr;
+using testing::values;
+
+Tensor x4() { return floats({1, 1, 2, 2}, {1, 2, 3, 4}); }
+Tensor none() { return Tensor(); }
+
+TEST(ReferenceResize, HugeScaleIsRejected) {
+  expect_error(
+      [] {
+        run_op("Resize", 13, {{"x", x4()}, {"", none()}, {"s", floats({4}, {1, 1, 1e9f, 1e9f})}});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (Resize)", "too large"});
+  expect_error(
+      [] {
+        run_op("Resize", 13, {{"x", x4()}, {"", none()}, {"s", floats({4}, {1, 1, 1e30f, 1})}});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (Resize)", "huge"});
+}
+
+TEST(ReferenceResize, NonPositiveOrNanScale) {
+  for (float bad : {0.0f, -2.0f, std::numeric_limits<float>::quiet_NaN(),
+                    std::numeric_limits<float>::infinity()}) {
+    expect_error(
+        [bad] {
+          run_op("Resize", 13, {{"x", x4()}, {"", none()}, {"s", floats({4}, {1, 1, bad, 1})}});
+        },
+        ErrorCode::kInvalidArgument, {"node 'node' (Resize)", "must be positive"});
+  }
+}
+
+TEST(ReferenceResize, HugeSizesAndWrongLengths) {
+  expect_error(
+      [] {
+        run_op("Resize", 13,
+               {{"x", x4()},
+                {"", none()},
+                {"", none()},
+                {"sz", Tensor::from_vector<int64_t>({4}, {1, 1, int64_t{1} << 40, 1 << 20})}});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (Resize)", "too large"});
+  expect_error(
+      [] {
+        run_op("Resize", 13, {{"x", x4()}, {"", none()}, {"s", floats({2}, {2, 2})}});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (Resize)", "rank 4"});
+  expect_error(
+      [] {
+        run_op("Resize", 13, {{"x", x4()}});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (Resize)", "exactly one of scales and sizes"});
+}
+
+TEST(ReferenceResize, UnknownModesAreModelErrors) {
+  expect_error(
+      [] {
+        run_op("Resize", 13, {{"x", x4()}, {"", none()}, {"s", floats({4}, {1, 1, 2, 2})}},
+               [](onnx::NodeProto& n) { set_attr(n, "mode", std::string("area")); });
+      },
+      ErrorCode::kInvalidModel, {"node 'node' (Resize)", "area"});
+}
+
+TEST(ReferenceResize, TfCropAndResizeExtrapolates) {
+  // roi [0.5, 1.5] along W maps output x = 0, 1 to source 0.5 and 1.5: 1.5 is outside the
+  // 2-wide input (last index 1), so it takes extrapolation_value.
+  Outputs y =
+      run_op("Resize", 13,
+             {{"x", x4()},
+              {"roi", floats({8}, {0, 0, 0, 0.5f, 1, 1, 1, 1.5f})},
+              {"", none()},
+              {"sz", Tensor::from_vector<int64_t>({4}, {1, 1, 1, 2})}},
+             [](onnx::NodeProto& n) {
+               set_attr(n, "mode", std::string("linear"));
+               set_attr(n, "coordinate_transformation_mode", std::string("tf_crop_and_resize"));
+               set_attr(n, "extrapolation_value", -7.0f);
+             });
+  // Row: tf_crop_and_resize with one output row samples the roi centre 0.5 * (0 + 1) * 1.
+  // Value at (0.5, 0.5) = mean of the four = 2.5.
+  EXPECT_EQ(values<float>(y[0]), (std::vector<float>{2.5f, -7.0f}));
+}
+
+TEST(ReferenceUpsample, ScalesBelowOneAreAllowedButCorruptOnesAreNot) {
+  expect_error(
+      [] {
+        run_op("Upsample", 9, {{"x", x4()}, {"s", floats({4}, {1, 1, 1e12f, 1e12f})}});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (Upsample)"});
+  expect_error(
+      [] {
+        run_op("Upsample", 7, {{"x", x4()}});
+      },
+      ErrorCode::kInvalidModel, {"node 'node' (Upsample)", "scales"});
+}
+
+}  // namespace
+}  // namespace recur

@@ -1,0 +1,116 @@
+// Quantisation kernels: rounding, saturation and bad parameters.
+#include <gtest/gtest.h>
+
+#include "tests/providers/reference/nn/nn_test_util.h"
+#include "tests/support/expect_error.h"
+
+namespace recur {
+namespace {
+
+using testing::expect_error;
+using testing::floats;
+using testing::run_op;
+using testing::set_attr;
+using testing::values;
+
+TEST(ReferenceQuantizeLinear, RoundsHalfToEvenAndSaturates) {
+  // numpy: np.clip(np.rint([-1000, 1000, 2.5, 3.5, -0.5]) + 0, 0, 255) = [0, 255, 2, 4, 0].
+  Outputs y = run_op("QuantizeLinear", 13,
+                     {{"x", floats({5}, {-1000, 1000, 2.5f, 3.5f, -0.5f})},
+                      {"s", floats({}, {1})},
+                      {"z", Tensor::scalar<uint8_t>(0)}},
+                     {}, {DType::kUInt8});
+  EXPECT_EQ(values<uint8_t>(y[0]), (std::vector<uint8_t>{0, 255, 2, 4, 0}));
+}
+
+TEST(ReferenceQuantizeLinear, PerAxisScaleOfWrongLength) {
+  expect_error(
+      [] {
+        run_op("QuantizeLinear", 13,
+               {{"x", floats({2, 3}, {0, 0, 0, 0, 0, 0})}, {"s", floats({2}, {1, 1})}}, {},
+               {DType::kUInt8});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (QuantizeLinear)", "axis 1", "has 3"});
+  expect_error(
+      [] {
+        run_op("QuantizeLinear", 10, {{"x", floats({2}, {0, 0})}, {"s", floats({2}, {1, 1})}}, {},
+               {DType::kUInt8});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (QuantizeLinear)", "scalar before opset 13"});
+}
+
+TEST(ReferenceDequantizeLinear, Int32NeedsZeroZeroPoint) {
+  expect_error(
+      [] {
+        run_op("DequantizeLinear", 13,
+               {{"x", Tensor::from_vector<int32_t>({2}, {1, 2})},
+                {"s", floats({}, {1})},
+                {"z", Tensor::scalar<int32_t>(3)}},
+               {}, {DType::kFloat32});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (DequantizeLinear)", "must be 0"});
+}
+
+TEST(ReferenceDynamicQuantizeLinear, AllZerosGiveZeroScale) {
+  // The range [0, 0] has scale 0; every value (0) quantises to the zero point 0.
+  Outputs y = run_op("DynamicQuantizeLinear", 11, {{"x", floats({3}, {0, 0, 0})}}, {},
+                     {DType::kUInt8, DType::kFloat32, DType::kUInt8});
+  EXPECT_EQ(values<uint8_t>(y[0]), (std::vector<uint8_t>{0, 0, 0}));
+  EXPECT_EQ(values<float>(y[1]), (std::vector<float>{0}));
+  EXPECT_EQ(values<uint8_t>(y[2]), (std::vector<uint8_t>{0}));
+}
+
+TEST(ReferenceMatMulInteger, WrongTypesAndZeroPoints) {
+  expect_error(
+      [] {
+        run_op("MatMulInteger", 10,
+               {{"a", floats({1, 1}, {1})}, {"b", Tensor::from_vector<uint8_t>({1, 1}, {1})}}, {},
+               {DType::kInt32});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (MatMulInteger)", "uint8 or int8"});
+  expect_error(
+      [] {
+        run_op("MatMulInteger", 10,
+               {{"a", Tensor::from_vector<uint8_t>({2, 1}, {1, 2})},
+                {"b", Tensor::from_vector<uint8_t>({1, 1}, {1})},
+                {"az", Tensor::from_vector<uint8_t>({3}, {1, 2, 3})}},
+               {}, {DType::kInt32});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (MatMulInteger)", "one value per row"});
+}
+
+TEST(ReferenceConvInteger, WeightZeroPointPerChannelLength) {
+  expect_error(
+      [] {
+        run_op("ConvInteger", 10,
+               {{"x", Tensor::from_vector<uint8_t>({1, 1, 2}, {1, 2})},
+                {"w", Tensor::from_vector<uint8_t>({2, 1, 1}, {1, 2})},
+                {"", Tensor()},
+                {"wz", Tensor::from_vector<uint8_t>({3}, {0, 0, 0})}},
+               {}, {DType::kInt32});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (ConvInteger)", "per output channel"});
+}
+
+TEST(ReferenceQLinearMatMul, ScalesMustBeScalarsOrPerRow) {
+  auto u8 = [](std::vector<uint8_t> v) {
+    return Tensor::from_vector<uint8_t>({static_cast<int64_t>(v.size())}, v);
+  };
+  expect_error(
+      [&] {
+        run_op("QLinearMatMul", 10,
+               {{"a", Tensor::from_vector<uint8_t>({1, 2}, {1, 2})},
+                {"as", floats({}, {1})},
+                {"az", Tensor::scalar<uint8_t>(0)},
+                {"b", Tensor::from_vector<uint8_t>({2, 1}, {1, 2})},
+                {"bs", floats({}, {1})},
+                {"bz", Tensor::scalar<uint8_t>(0)},
+                {"ys", floats({2}, {1, 1})},
+                {"yz", u8({0})}},
+               {}, {DType::kUInt8});
+      },
+      ErrorCode::kInvalidArgument, {"node 'node' (QLinearMatMul)", "y_scale"});
+}
+
+}  // namespace
+}  // namespace recur

@@ -1,0 +1,211 @@
+// Reshape, Squeeze, Unsqueeze, Flatten and Identity: views that share the input's memory, the
+// errors for impossible shapes, and static shape inference with constant inputs.
+#include <limits>
+
+#include "tests/providers/reference/tensor/node_model.h"
+
+namespace recur::tensor_test {
+namespace {
+
+Tensor iota_f32(const Shape& shape) {
+  Tensor t = Tensor::empty(DType::kFloat32, shape);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<float>(i);
+  return t;
+}
+
+TEST(TensorViews, ShareTheInputsMemory) {
+  const Tensor x = iota_f32({2, 1, 3});
+  struct Case {
+    NodeModel model;
+    Shape want;
+  };
+  std::vector<Case> cases;
+  cases.push_back({NodeModel("Reshape", 14)
+                       .input("x", x)
+                       .constant("s", Tensor::from_vector<int64_t>({2}, {3, -1}))
+                       .output("y"),
+                   {3, 2}});
+  cases.push_back({NodeModel("Squeeze", 13).input("x", x).output("y"), {2, 3}});
+  cases.push_back({NodeModel("Unsqueeze", 13)
+                       .input("x", x)
+                       .constant("a", Tensor::from_vector<int64_t>({1}, {-1}))
+                       .output("y"),
+                   {2, 1, 3, 1}});
+  cases.push_back(
+      {NodeModel("Flatten", 13).input("x", x).attr("axis", int64_t{2}).output("y"), {2, 3}});
+  cases.push_back({NodeModel("Identity", 16).input("x", x).output("y"), {2, 1, 3}});
+  for (const Case& c : cases) {
+    Outputs out = c.model.run({{"x", x}});
+    EXPECT_EQ(out[0].shape(), c.want);
+    EXPECT_EQ(out[0].raw_data(), x.raw_data());
+  }
+}
+
+TEST(Reshape, ZeroCopiesAndMinusOneInfers) {
+  const Tensor x = iota_f32({2, 3, 4});
+  // numpy: x.reshape(2, 3 * 4 // 2, 2) for the spec [0, -1, 2].
+  Outputs out = NodeModel("Reshape", 13)
+                    .input("x", x)
+                    .input("s", DType::kInt64, {3})
+                    .output("y")
+                    .run({{"x", x}, {"s", Tensor::from_vector<int64_t>({3}, {0, -1, 2})}});
+  EXPECT_EQ(out[0].shape(), (Shape{2, 6, 2}));
+}
+
+TEST(Reshape, AllowZeroKeepsZero) {
+  const Tensor x = Tensor::empty(DType::kFloat32, {0, 3});
+  // numpy: np.zeros((0, 3)).reshape(3, 0).shape == (3, 0)
+  Outputs out = NodeModel("Reshape", 14)
+                    .input("x", x)
+                    .input("s", DType::kInt64, {2})
+                    .attr("allowzero", int64_t{1})
+                    .output("y")
+                    .run({{"x", x}, {"s", Tensor::from_vector<int64_t>({2}, {3, 0})}});
+  EXPECT_EQ(out[0].shape(), (Shape{3, 0}));
+}
+
+TEST(Reshape, Opset1ShapeAttribute) {
+  const Tensor x = iota_f32({6});
+  Outputs out = NodeModel("Reshape", 1)
+                    .input("x", x)
+                    .attr("shape", std::vector<int64_t>{3, 2})
+                    .output("y")
+                    .run({{"x", x}});
+  EXPECT_EQ(out[0].shape(), (Shape{3, 2}));
+}
+
+// Each bad shape spec, fed at run time.
+TEST(Reshape, ImpossibleShapesAreErrorsNamingTheNode) {
+  const Tensor x = iota_f32({2, 3});
+  const std::vector<std::pair<std::vector<int64_t>, std::string>> cases = {
+      {{5}, "6 elements"},
+      {{-1, -1}, "more than one -1"},
+      {{4, -1}, "cannot be inferred"},
+      {{0, 0, 0}, "copies dimension 2"},
+      {{-2, 3}, "negative dimension"},
+      {{std::numeric_limits<int64_t>::max(), 2}, "too large"},
+  };
+  NodeModel m = NodeModel("Reshape", 14).input("x", x).input("s", DType::kInt64, {-1}).output("y");
+  const Session s = m.session();
+  for (const auto& [spec, why] : cases) {
+    const Tensor st = Tensor::from_vector<int64_t>({static_cast<int64_t>(spec.size())}, spec);
+    const std::string msg = error_of([&] { s.run({{"x", x}, {"s", st}}); });
+    EXPECT_NE(msg.find("node 'n' (Reshape)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(why), std::string::npos) << msg;
+  }
+}
+
+TEST(Reshape, AllowZeroWithMinusOneIsAnError) {
+  const Tensor x = Tensor::empty(DType::kFloat32, {0, 3});
+  const std::string msg = error_of([&] {
+    NodeModel("Reshape", 14)
+        .input("x", x)
+        .input("s", DType::kInt64, {2})
+        .attr("allowzero", int64_t{1})
+        .output("y")
+        .run({{"x", x}, {"s", Tensor::from_vector<int64_t>({2}, {0, -1})}});
+  });
+  EXPECT_NE(msg.find("allowzero"), std::string::npos) << msg;
+}
+
+TEST(Reshape, ConstantBadShapeFailsAtLoad) {
+  const std::string msg = error_of([] {
+    NodeModel("Reshape", 13)
+        .input("x", DType::kFloat32, {2, 3})
+        .constant("s", Tensor::from_vector<int64_t>({2}, {4, 4}))
+        .output("y")
+        .session();
+  });
+  EXPECT_NE(msg.find("node 'n' (Reshape)"), std::string::npos) << msg;
+}
+
+TEST(Reshape, InfersSymbolicShapesFromConstantSpec) {
+  // [d0, 3, 4] with [0, -1]: the symbolic batch cancels, so -1 is 12.
+  Session s = NodeModel("Reshape", 13)
+                  .input("x", DType::kFloat32, {-1, 3, 4})
+                  .constant("s", Tensor::from_vector<int64_t>({2}, {0, -1}))
+                  .output("y")
+                  .session();
+  ASSERT_TRUE(s.outputs()[0].shape.has_value());
+  EXPECT_EQ(s.outputs()[0].shape_string(), "[d0,12]");
+  // [d0, 6] to [-1, 3]: the -1 absorbs the symbol and stays unknown.
+  Session s2 = NodeModel("Reshape", 13)
+                   .input("x", DType::kFloat32, {-1, 6})
+                   .constant("s", Tensor::from_vector<int64_t>({2}, {-1, 3}))
+                   .output("y")
+                   .session();
+  ASSERT_TRUE(s2.outputs()[0].shape.has_value());
+  EXPECT_EQ(s2.outputs()[0].shape->size(), 2u);
+  EXPECT_FALSE((*s2.outputs()[0].shape)[0].is_fixed());
+  EXPECT_EQ((*s2.outputs()[0].shape)[1].value, 3);
+}
+
+TEST(Squeeze, AxisOfSizeOtherThanOneIsAnError) {
+  const Tensor x = iota_f32({2, 1, 3});
+  const std::string msg = error_of([&] {
+    NodeModel("Squeeze", 13)
+        .input("x", x)
+        .input("a", DType::kInt64, {1})
+        .output("y")
+        .run({{"x", x}, {"a", Tensor::from_vector<int64_t>({1}, {0})}});
+  });
+  EXPECT_NE(msg.find("node 'n' (Squeeze)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("not 1"), std::string::npos) << msg;
+}
+
+TEST(Squeeze, Opset11AxesAttributeWithNegativeAxis) {
+  const Tensor x = iota_f32({2, 3, 1});
+  Outputs out = NodeModel("Squeeze", 11)
+                    .input("x", x)
+                    .attr("axes", std::vector<int64_t>{-1})
+                    .output("y")
+                    .run({{"x", x}});
+  EXPECT_EQ(out[0].shape(), (Shape{2, 3}));
+}
+
+TEST(Unsqueeze, RepeatedOrOutOfRangeAxesAreErrors) {
+  const Tensor x = iota_f32({2, 3});
+  for (const std::vector<int64_t>& axes :
+       {std::vector<int64_t>{0, 0}, std::vector<int64_t>{1, -3}, std::vector<int64_t>{4}}) {
+    const std::string msg = error_of([&] {
+      NodeModel("Unsqueeze", 13)
+          .input("x", x)
+          .input("a", DType::kInt64, {static_cast<int64_t>(axes.size())})
+          .output("y")
+          .run({{"x", x},
+                {"a", Tensor::from_vector<int64_t>({static_cast<int64_t>(axes.size())}, axes)}});
+    });
+    EXPECT_NE(msg.find("node 'n' (Unsqueeze)"), std::string::npos) << msg;
+  }
+}
+
+TEST(Unsqueeze, InfersFromConstantAxes) {
+  Session s = NodeModel("Unsqueeze", 13)
+                  .input("x", DType::kFloat32, {-1, 3})
+                  .constant("a", Tensor::from_vector<int64_t>({2}, {0, -1}))
+                  .output("y")
+                  .session();
+  EXPECT_EQ(s.outputs()[0].shape_string(), "[1,d0,3,1]");
+}
+
+TEST(Unsqueeze, Opset1AxesAttribute) {
+  const Tensor x = iota_f32({3});
+  Outputs out = NodeModel("Unsqueeze", 1)
+                    .input("x", x)
+                    .attr("axes", std::vector<int64_t>{0, 2})
+                    .output("y")
+                    .run({{"x", x}});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 3, 1}));
+}
+
+TEST(Flatten, AxisOutOfRangeIsAnError) {
+  const Tensor x = iota_f32({2, 3});
+  const std::string msg = error_of([&] {
+    NodeModel("Flatten", 13).input("x", x).attr("axis", int64_t{3}).output("y").run({{"x", x}});
+  });
+  EXPECT_NE(msg.find("node 'n' (Flatten)"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace recur::tensor_test

@@ -1,0 +1,227 @@
+"""A small float64 numpy interpreter for the operators in the exported models, used by
+export_all.py to check each export: the ONNX graph that torch.onnx.export wrote must compute
+PyTorch's eager outputs. A failure here is an exporter problem (such as a zero initial state
+frozen at the traced batch size), not a recur one. It covers only what these models use, and
+asserts on anything else.
+
+    /usr/bin/python3 tools/models/check_exports.py models/<name> ...
+"""
+
+import glob
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+ACTIVATIONS = {"Sigmoid": sigmoid, "Tanh": np.tanh, "Relu": lambda x: np.maximum(x, 0.0)}
+DEFAULT_ACTIVATIONS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"],
+                       "RNN": ["Tanh"]}
+
+
+def rnn(kind, a, X, W, R, B=None, lens=None, h0=None, c0=None):
+    """ONNX LSTM/GRU/RNN, layout 0, no clip/peepholes: straight from the operator spec."""
+    assert a.get("layout", 0) == 0 and "clip" not in a and not a.get("input_forget", 0)
+    T, N, _ = X.shape
+    D, G, _ = W.shape
+    H = a["hidden_size"]
+    acts = [s.decode() if isinstance(s, bytes) else s
+            for s in a.get("activations", DEFAULT_ACTIVATIONS[kind] * D)]
+    per = len(acts) // D
+    Y = np.zeros((T, D, N, H))
+    Yh = np.zeros((D, N, H))
+    Yc = np.zeros((D, N, H))
+    lens = np.full(N, T) if lens is None else lens
+    for d in range(D):
+        f = [ACTIVATIONS[s] for s in acts[d * per:(d + 1) * per]]
+        bias = B[d] if B is not None else np.zeros(2 * G)
+        wb, rb = bias[:G], bias[G:]
+        for n in range(N):
+            h = h0[d, n].copy() if h0 is not None else np.zeros(H)
+            c = c0[d, n].copy() if c0 is not None else np.zeros(H)
+            steps = range(int(lens[n]))
+            for t in (steps if d == 0 else reversed(steps)):
+                gx = W[d] @ X[t, n] + wb
+                if kind == "LSTM":
+                    i, o, fg, cc = np.split(gx + R[d] @ h + rb, 4)
+                    c = f[0](fg) * c + f[0](i) * f[1](cc)
+                    h = f[0](o) * f[2](c)
+                elif kind == "GRU":
+                    assert a.get("linear_before_reset", 0) == 1
+                    xz, xr, xh = np.split(gx, 3)
+                    hz, hr, hh = np.split(R[d] @ h + rb, 3)
+                    z, r = f[0](xz + hz), f[0](xr + hr)
+                    h = (1 - z) * f[1](xh + r * hh) + z * h
+                else:
+                    h = f[0](gx + R[d] @ h + rb)
+                Y[t, d, n] = h
+            if lens[n] > 0:
+                Yh[d, n], Yc[d, n] = h, c
+    return [Y, Yh, Yc]
+
+
+def as_float64(a):
+    return a.astype(np.float64) if a.dtype == np.float32 else a
+
+
+def clamp(v):
+    return int(max(min(int(v), 2**62), -2**62))
+
+
+def run_node(op, a, I):
+    if op == "Constant":
+        return [as_float64(numpy_helper.to_array(a["value"]))]
+    if op == "Gather":
+        return [np.take(I[0], I[1], axis=a.get("axis", 0))]
+    if op == "Shape":
+        return [np.array(I[0].shape, np.int64)]
+    if op == "Unsqueeze":
+        axes = a["axes"] if "axes" in a else list(I[1])
+        x = I[0]
+        for ax in sorted(ax % (x.ndim + len(axes)) for ax in axes):
+            x = np.expand_dims(x, ax)
+        return [x]
+    if op == "Squeeze":
+        return [np.squeeze(I[0], tuple(a["axes"] if "axes" in a else I[1]))]
+    if op == "Concat":
+        return [np.concatenate(I, axis=a["axis"])]
+    if op == "ConstantOfShape":
+        v = as_float64(numpy_helper.to_array(a["value"]))
+        return [np.full(tuple(I[0]), v[0], dtype=v.dtype)]
+    if op == "Slice":
+        x, starts, ends = I[0], I[1], I[2]
+        axes = I[3] if len(I) > 3 and I[3] is not None else range(len(starts))
+        steps = I[4] if len(I) > 4 and I[4] is not None else [1] * len(starts)
+        sl = [slice(None)] * x.ndim
+        for s, e, ax, st in zip(starts, ends, axes, steps):
+            sl[ax] = slice(clamp(s), clamp(e), int(st))
+        return [x[tuple(sl)]]
+    if op == "Transpose":
+        return [np.transpose(I[0], a.get("perm"))]
+    if op in ("LSTM", "GRU", "RNN"):
+        return rnn(op, a, *I)
+    if op == "MatMul":
+        return [I[0] @ I[1]]
+    if op == "Add":
+        return [I[0] + I[1]]
+    if op == "Mul":
+        return [I[0] * I[1]]
+    if op == "Softmax":  # opset 13: along one axis
+        x, ax = I[0], a.get("axis", -1)
+        e = np.exp(x - x.max(axis=ax, keepdims=True))
+        return [e / e.sum(axis=ax, keepdims=True)]
+    if op == "ReduceSum":  # opset 13: axes as an input
+        return [I[0].sum(axis=tuple(I[1]), keepdims=bool(a.get("keepdims", 1)))]
+    if op == "LogSoftmax":
+        x, ax = I[0], a.get("axis", -1)
+        m = x.max(axis=ax, keepdims=True)
+        return [x - m - np.log(np.exp(x - m).sum(axis=ax, keepdims=True))]
+    if op == "Expand":
+        return [I[0] * np.ones(tuple(I[1]), dtype=I[0].dtype)]
+    if op == "Reshape":
+        assert not a.get("allowzero", 0)
+        return [I[0].reshape([I[0].shape[i] if s == 0 else s for i, s in enumerate(I[1])])]
+    if op == "ReduceMean":
+        return [I[0].mean(axis=tuple(a["axes"]), keepdims=bool(a.get("keepdims", 1)))]
+    if op == "ReduceProd":
+        assert "axes" not in a and len(I) == 1
+        return [np.prod(I[0], keepdims=bool(a.get("keepdims", 1)))]
+    if op == "Gemm":
+        A = I[0].T if a.get("transA") else I[0]
+        Bm = I[1].T if a.get("transB") else I[1]
+        return [a.get("alpha", 1.0) * A @ Bm + a.get("beta", 1.0) * I[2]]
+    if op == "Conv":  # 1-D, group 1, stride 1, dilation 1
+        assert a.get("group", 1) == 1 and a.get("strides", [1]) == [1]
+        assert a.get("dilations", [1]) == [1]
+        x, w, b = I
+        p = a["pads"]
+        xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[1])))
+        k = w.shape[2]
+        y = np.stack([np.einsum("nck,ock->no", xp[:, :, t:t + k], w)
+                      for t in range(xp.shape[2] - k + 1)], axis=2)
+        return [y + b[None, :, None]]
+    if op == "BatchNormalization":
+        x, s, b, m, v = I
+        e = a.get("epsilon", 1e-5)
+        r = (1, -1, 1)
+        return [(x - m.reshape(r)) / np.sqrt(v.reshape(r) + e) * s.reshape(r) + b.reshape(r)]
+    if op == "Relu":
+        return [np.maximum(I[0], 0.0)]
+    if op == "MaxPool":  # 1-D, no padding, floor
+        assert not a.get("ceil_mode", 0) and not any(a.get("pads", [0]))
+        k, s, x = a["kernel_shape"][0], a["strides"][0], I[0]
+        return [np.stack([x[:, :, t * s:t * s + k].max(axis=2)
+                          for t in range((x.shape[2] - k) // s + 1)], axis=2)]
+    if op == "Tanh":
+        return [np.tanh(I[0])]
+    if op == "Sigmoid":
+        return [sigmoid(I[0])]
+    if op == "Cast":
+        return [as_float64(I[0].astype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[a["to"]]))]
+    if op == "TopK":  # 1-D, largest first, ties to the lower index (opset 11+)
+        assert I[0].ndim == 1 and a.get("largest", 1) == 1 and a.get("sorted", 1) == 1
+        idx = np.argsort(-I[0], kind="stable")[:int(I[1][0])]
+        return [I[0][idx], idx.astype(np.int64)]
+    if op == "Range":
+        return [np.arange(I[0], I[1], I[2])]
+    if op == "ScatterElements":  # 1-D
+        assert I[0].ndim == 1
+        d = I[0].copy()
+        d[I[1]] = I[2]
+        return [d]
+    raise NotImplementedError(op)
+
+
+def run(model, feeds):
+    env = {i.name: as_float64(numpy_helper.to_array(i)) for i in model.graph.initializer}
+    env.update(feeds)
+    for n in model.graph.node:
+        a = {x.name: helper.get_attribute_value(x) for x in n.attribute}
+        outs = run_node(n.op_type, a, [env[i] if i else None for i in n.input])
+        for name, v in zip(n.output, outs):
+            if name:
+                env[name] = v
+    return {o.name: env[o.name] for o in model.graph.output}
+
+
+def check_dir(d, rtol=1e-4, atol=1e-6):
+    """Runs every data set of model folder `d`; returns (ok, report lines). Tighter than
+    recur's default tolerance: this is float64 against float64 rounded to float32."""
+    model = onnx.load(os.path.join(d, "model.onnx"))
+    name = os.path.basename(os.path.normpath(d))
+
+    def index(path):
+        return int(path.rsplit("_", 1)[1].split(".")[0])
+
+    ok, lines = True, []
+    for ds in sorted(glob.glob(os.path.join(d, "test_data_set_*")), key=index):
+        def load(pattern):
+            files = sorted(glob.glob(os.path.join(ds, pattern)), key=index)
+            return [onnx.load_tensor(f) for f in files]
+
+        got = run(model, {t.name: as_float64(numpy_helper.to_array(t))
+                          for t in load("input_*.pb")})
+        for t in load("output_*.pb"):
+            want, g = numpy_helper.to_array(t), got[t.name]
+            same_shape = g.shape == want.shape
+            good = same_shape and bool(np.all(np.abs(g - want) <= atol + rtol * np.abs(want)))
+            err = np.max(np.abs(g - want)) if same_shape else float("inf")
+            ok = ok and good
+            lines.append("%s %s %s: max abs error %.2e %s" % (
+                name, os.path.basename(ds), t.name, err, "ok" if good else "MISMATCH"))
+    return ok, lines
+
+
+if __name__ == "__main__":
+    all_ok = True
+    for d in sys.argv[1:]:
+        ok, lines = check_dir(d)
+        print("\n".join(lines))
+        all_ok = all_ok and ok
+    sys.exit(0 if all_ok else 1)
