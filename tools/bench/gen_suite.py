@@ -5,9 +5,11 @@ input as raw float32 for the ONNX Runtime driver.
 
   /usr/bin/python3 tools/bench/gen_suite.py OUT_DIR
 
-OUT_DIR/<case>/model.onnx, OUT_DIR/<case>/test_data_set_0/input_0.pb and OUT_DIR/<case>/X.bin
-(raw little-endian float32, shape in OUT_DIR/<case>/X.shape). The folder is not for git.
+OUT_DIR/<case>/model.onnx, OUT_DIR/<case>/test_data_set_0/input_0.pb, and the same input as
+raw little-endian data for the ONNX Runtime driver (OUT_DIR/<case>/feeds.json naming X.bin).
+The folder is not for git.
 """
+import json
 import os
 import sys
 
@@ -62,9 +64,20 @@ def make_case(out_dir, name, op, T, N, I, H, attrs, peep, D, seed):
     x = rng.standard_normal((T, N, I)).astype(np.float32)
     with open(os.path.join(case_dir, "test_data_set_0", "input_0.pb"), "wb") as f:
         f.write(numpy_helper.from_array(x, "X").SerializeToString())
-    x.astype("<f4").tofile(os.path.join(case_dir, "X.bin"))
-    with open(os.path.join(case_dir, "X.shape"), "w") as f:
-        f.write(" ".join(str(d) for d in x.shape) + "\n")
+    write_feeds(case_dir, [("X", x)])
+
+
+def write_feeds(out_dir, named_arrays):
+    """feeds.json and one raw .bin per input, for tools/bench/ort_perf.js."""
+    types = {"float32": "float32", "int32": "int32", "int64": "int64", "float64": "float64"}
+    feeds = []
+    for k, (name, a) in enumerate(named_arrays):
+        f = "input_%d.bin" % k
+        a.astype(a.dtype.newbyteorder("<")).tofile(os.path.join(out_dir, f))
+        feeds.append({"name": name, "type": types[str(a.dtype)], "shape": list(a.shape),
+                      "file": f})
+    with open(os.path.join(out_dir, "feeds.json"), "w") as fh:
+        json.dump(feeds, fh)
 
 
 def main():

@@ -1,11 +1,19 @@
 // Times one model with ONNX Runtime (CPU) through onnxruntime-node, like `recur-run --perf
-// --json`: node ort_perf.js CASE_DIR THREADS WARMUP REPEAT
-// CASE_DIR holds model.onnx, X.bin (raw float32) and X.shape, as tools/bench/gen_suite.py
-// writes them. onnxruntime-node is resolved through NODE_PATH (run_bench.py sets it).
+// --json`: node ort_perf.js MODEL.onnx FEEDS_DIR THREADS WARMUP REPEAT
+// FEEDS_DIR/feeds.json lists the inputs ({name, type, shape, file}), each a raw little-endian
+// file beside it, as tools/bench/gen_suite.py and run_bench.py write them. onnxruntime-node is
+// resolved through NODE_PATH (run_bench.py sets it).
 'use strict';
 const fs = require('fs');
 const path = require('path');
 const ort = require('onnxruntime-node');
+
+const kArrays = {
+  float32: Float32Array,
+  float64: Float64Array,
+  int32: Int32Array,
+  int64: BigInt64Array,
+};
 
 function percentile(sorted, p) {
   const pos = p * (sorted.length - 1);
@@ -14,28 +22,40 @@ function percentile(sorted, p) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
 }
 
+function readFeeds(dir) {
+  const list = JSON.parse(fs.readFileSync(path.join(dir, 'feeds.json'), 'utf8'));
+  const feeds = {};
+  for (const f of list) {
+    const raw = fs.readFileSync(path.join(dir, f.file));
+    const Arr = kArrays[f.type];
+    if (!Arr) throw new Error('unsupported input type ' + f.type);
+    // Copy into an aligned buffer: a Buffer's offset need not suit the element size.
+    const bytes = new Uint8Array(raw.byteLength);
+    bytes.set(raw);
+    feeds[f.name] = new ort.Tensor(f.type, new Arr(bytes.buffer), f.shape);
+  }
+  return feeds;
+}
+
 async function main() {
-  const [dir, threadsArg, warmupArg, repeatArg] = process.argv.slice(2);
-  if (!dir) {
-    console.error('usage: node ort_perf.js CASE_DIR THREADS WARMUP REPEAT');
+  const [model, dir, threadsArg, warmupArg, repeatArg] = process.argv.slice(2);
+  if (!model || !dir) {
+    console.error('usage: node ort_perf.js MODEL.onnx FEEDS_DIR THREADS WARMUP REPEAT');
     process.exit(2);
   }
   const threads = parseInt(threadsArg || '1', 10);
   const warmup = parseInt(warmupArg || '3', 10);
   const repeat = parseInt(repeatArg || '20', 10);
-  const shape = fs.readFileSync(path.join(dir, 'X.shape'), 'utf8').trim().split(/\s+/).map(Number);
-  const raw = fs.readFileSync(path.join(dir, 'X.bin'));
-  const x = new Float32Array(raw.buffer, raw.byteOffset, raw.byteLength / 4);
+  const feeds = readFeeds(dir);
 
   const t0 = process.hrtime.bigint();
-  const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), {
+  const session = await ort.InferenceSession.create(model, {
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
     executionProviders: ['cpu'],
     graphOptimizationLevel: 'all',
   });
   const loadMs = Number(process.hrtime.bigint() - t0) / 1e6;
-  const feeds = {X: new ort.Tensor('float32', x, shape)};
   for (let i = 0; i < warmup; ++i) await session.run(feeds);
   const ms = [];
   for (let i = 0; i < repeat; ++i) {
@@ -46,7 +66,7 @@ async function main() {
   const sorted = ms.slice().sort((a, b) => a - b);
   const mean = ms.reduce((a, b) => a + b, 0) / ms.length;
   console.log(JSON.stringify({
-    model: path.join(dir, 'model.onnx'),
+    model,
     engine: 'onnxruntime-node ' + (ort.env.versions ? ort.env.versions.common : ''),
     threads,
     load_ms: loadMs,

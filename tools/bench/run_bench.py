@@ -42,7 +42,7 @@ def sh(cmd, **kw):
 
 
 def ensure_suite(suite_dir):
-    if all(os.path.exists(os.path.join(suite_dir, c, "model.onnx")) for c in CASES):
+    if all(os.path.exists(os.path.join(suite_dir, c, "feeds.json")) for c in CASES):
         return
     log("generating the standard suite in", suite_dir)
     subprocess.run(["/usr/bin/python3", os.path.join(HERE, "gen_suite.py"), suite_dir], check=True)
@@ -96,13 +96,13 @@ def git_commit():
         dirty = sh(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).strip()
         return rev + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
-        return "?"
+        return "chosen at the first run (dynamic shapes)"
 
 
 def run_recur(recur_run, case_dir, provider, threads, warmup, repeat, extra=()):
     cmd = [recur_run, case_dir, "--providers", provider, "--threads", str(threads), "--perf",
            "--json", "--warmup", str(warmup), "--repeat", str(repeat)]
-    if provider == "onednn":
+    if provider.startswith("onednn"):
         cmd.append("--explain")
     cmd += list(extra)
     out = sh(cmd)
@@ -112,11 +112,35 @@ def run_recur(recur_run, case_dir, provider, threads, warmup, repeat, extra=()):
     return res, notes
 
 
-def run_ort(node_path, case_dir, threads, warmup, repeat):
+def run_ort(node_path, model, feeds_dir, threads, warmup, repeat):
     env = dict(os.environ, NODE_PATH=node_path)
-    out = sh(["node", os.path.join(HERE, "ort_perf.js"), case_dir, str(threads), str(warmup),
-              str(repeat)], env=env)
+    out = sh(["node", os.path.join(HERE, "ort_perf.js"), model, feeds_dir, str(threads),
+              str(warmup), str(repeat)], env=env)
     return json.loads(out.strip().splitlines()[-1])
+
+
+def model_feeds(model_dir, cache_dir):
+    """The first data set of a models/ folder as raw files for ort_perf.js; returns the folder."""
+    import glob
+    import onnx
+    from onnx import numpy_helper
+    sys.path.insert(0, HERE)
+    from gen_suite import write_feeds
+    out = os.path.join(cache_dir, os.path.basename(os.path.normpath(model_dir)))
+    os.makedirs(out, exist_ok=True)
+    m = onnx.load(os.path.join(model_dir, "model.onnx"), load_external_data=False)
+    inits = {i.name for i in m.graph.initializer}
+    names = [i.name for i in m.graph.input if i.name not in inits]
+    arrays = []
+    files = sorted(glob.glob(os.path.join(model_dir, "test_data_set_0", "input_*.pb")),
+                   key=lambda f: int(os.path.basename(f)[6:-3]))
+    for k, f in enumerate(files):
+        t = onnx.TensorProto()
+        with open(f, "rb") as fh:
+            t.ParseFromString(fh.read())
+        arrays.append((t.name or names[k], numpy_helper.to_array(t)))
+    write_feeds(out, arrays)
+    return out
 
 
 def stats(samples):
@@ -142,7 +166,7 @@ def picked(notes):
     for n in notes:
         if "note: oneDNN " in n:
             return n.split("note: oneDNN ", 1)[1].strip()
-    return "?"
+    return "chosen at the first run (dynamic shapes)"
 
 
 def main():
@@ -158,6 +182,7 @@ def main():
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--no-reference", action="store_true")
     ap.add_argument("--no-ort", action="store_true")
+    ap.add_argument("--no-models", action="store_true", help="skip the models/ folders")
     ap.add_argument("--json", default=os.path.join(ROOT, "build", "bench", "bench-cpu.json"))
     ap.add_argument("--markdown", default=os.path.join(ROOT, "build", "bench", "bench-cpu.md"))
     args = ap.parse_args()
@@ -180,23 +205,35 @@ def main():
         "rounds": args.rounds, "repeat": args.repeat, "warmup": args.warmup,
         "results": [],
     }
+    # The standard suite, then the whole models of models/ (not in the suite's means).
+    work = [(c, os.path.join(args.suite_dir, c), os.path.join(args.suite_dir, c), False)
+            for c in cases]
+    if not args.no_models:
+        for d in sorted(os.listdir(os.path.join(ROOT, "models"))):
+            md = os.path.join(ROOT, "models", d)
+            if os.path.exists(os.path.join(md, "model.onnx")):
+                work.append(("models/" + d, md,
+                             model_feeds(md, os.path.join(CACHE, "models")) if node_path else md,
+                             True))
     for threads in threads_list:
-        for case in cases:
-            case_dir = os.path.join(args.suite_dir, case)
+        for case, case_dir, feeds_dir, is_model in work:
             load_before = load_avg()
             samples = {"onednn": [], "ort": [], "reference": []}
             load_ms = {"onednn": [], "ort": [], "reference": []}
             notes = []
             choices = []
             for r in range(args.rounds):
-                res, n = run_recur(recur_run, case_dir, "onednn", threads, args.warmup,
-                                   args.repeat)
+                # A whole model's glue operators (Transpose, Gather, ...) run on the reference.
+                res, n = run_recur(recur_run, case_dir,
+                                   "onednn,reference" if is_model else "onednn", threads,
+                                   args.warmup, args.repeat)
                 samples["onednn"] += res["samples_ms"]
                 load_ms["onednn"].append(res["load_ms"])
                 notes.append(n)
                 choices.append(picked(n))
                 if node_path:
-                    o = run_ort(node_path, case_dir, threads, args.warmup, args.repeat)
+                    o = run_ort(node_path, os.path.join(case_dir, "model.onnx"), feeds_dir,
+                                threads, args.warmup, args.repeat)
                     samples["ort"] += o["samples_ms"]
                     load_ms["ort"].append(o["load_ms"])
             if not args.no_reference:
@@ -210,7 +247,8 @@ def main():
                 counts[c] = counts.get(c, 0) + 1
             summary = "; ".join("%s (%d/%d blocks)" % (c, k, len(choices)) if len(counts) > 1
                                 else c for c, k in sorted(counts.items(), key=lambda x: -x[1]))
-            entry = {"case": case, "threads": threads, "load_avg_before": load_before,
+            entry = {"case": case, "threads": threads, "model": is_model,
+                     "load_avg_before": load_before,
                      "load_avg_after": load_avg(), "onednn_choice": summary,
                      "onednn_notes": notes}
             for eng in samples:
@@ -230,7 +268,7 @@ def main():
                 entry["onednn_choice"], entry["load_avg_after"]))
     for threads in threads_list:
         rs = [e["speedup_vs_ort"] for e in result["results"]
-              if e["threads"] == threads and "speedup_vs_ort" in e]
+              if e["threads"] == threads and "speedup_vs_ort" in e and not e["model"]]
         if rs:
             result.setdefault("geomean_vs_ort", {})[str(threads)] = math.exp(
                 sum(math.log(x) for x in rs) / len(rs))
@@ -265,9 +303,12 @@ def markdown(res, threads_list):
     out.append("- Suite: /work/shared/BENCHMARKS.md, generated by tools/bench/gen_suite.py "
                "(fp32, one RNN node, random weights of scale 0.1, random normal inputs).")
     out.append("")
-    for threads in threads_list:
-        rows = [e for e in res["results"] if e["threads"] == threads]
-        out.append("## %d thread%s" % (threads, "s" if threads > 1 else ""))
+    for threads, models in [(t, m) for m in (False, True) for t in threads_list]:
+        rows = [e for e in res["results"] if e["threads"] == threads and e["model"] == models]
+        if not rows:
+            continue
+        out.append("## %s, %d thread%s" % ("Whole models (models/)" if models else
+                                           "Standard suite", threads, "s" if threads > 1 else ""))
         out.append("")
         out.append("| case | reference p50 ms | oneDNN p50 ms (p90, min) | ONNX Runtime p50 ms "
                    "(p90, min) | oneDNN vs ORT | oneDNN picked | load avg |")
@@ -282,7 +323,7 @@ def markdown(res, threads_list):
                 cell(e["onednn"]), cell(e["ort"]),
                 "**%.2fx**" % e["speedup_vs_ort"] if "speedup_vs_ort" in e else "-",
                 e["onednn_choice"], e["load_avg_after"][0]))
-        g = res.get("geomean_vs_ort", {}).get(str(threads))
+        g = None if models else res.get("geomean_vs_ort", {}).get(str(threads))
         if g:
             out.append("| **geometric mean** | | | | **%.2fx** (min %.2fx) | | |" % (
                 g, res["min_vs_ort"][str(threads)]))
