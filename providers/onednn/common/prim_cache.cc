@@ -18,11 +18,11 @@ dnnl::primitive_attr user_scratchpad_attr() {
 }
 
 Status execute_primitive(const CachedPrimitive& p, std::unordered_map<int, dnnl::memory> args,
-                         ScratchPool& pool, int threads, const std::string& what) {
+                         ScratchPool& pool, const std::string& what) {
   ScratchPool::Lease scratch = pool.acquire(p.scratchpad.get_size());
   return dnnl_try(what, [&] {
     args[DNNL_ARG_SCRATCHPAD] = make_memory(p.scratchpad, scratch.data());
-    ThreadScope scope(threads);
+    ThreadScope scope(p.threads);
     p.primitive.execute(thread_stream(), args);
     thread_stream().wait();
   });

@@ -25,6 +25,7 @@ struct CachedPrimitive {
   dnnl::primitive primitive;
   dnnl::memory::desc scratchpad;
   std::string impl;
+  int threads = 1;  // created for, and run with, this many OpenMP threads
 };
 
 // Primitives by key; the least recently inserted goes when the cache is full. Concurrent runs
@@ -67,6 +68,7 @@ Result<CachedPrimitive> make_primitive(const Desc& desc, const dnnl::primitive_a
     out.scratchpad = pd.scratchpad_desc();
     out.impl = pd.impl_info_str();
     out.primitive = Prim(pd);
+    out.threads = threads;
   });
   if (!st.ok()) return st;
   return out;
@@ -74,7 +76,11 @@ Result<CachedPrimitive> make_primitive(const Desc& desc, const dnnl::primitive_a
 
 // Executes `p` with `args` plus a scratchpad of its own from `pool`.
 Status execute_primitive(const CachedPrimitive& p, std::unordered_map<int, dnnl::memory> args,
-                         ScratchPool& pool, int threads, const std::string& what);
+                         ScratchPool& pool, const std::string& what);
+
+// Threads for an operation of `work` elements or multiply-adds: one below a size where an
+// OpenMP team costs more than it saves, else `max_threads`.
+inline int threads_for(double work, int max_threads) { return work < 65536.0 ? 1 : max_threads; }
 
 // The input's dtype is float32 (or not yet known).
 Claim claim_float32_input(const Node& node, const Graph& graph, size_t i = 0);

@@ -71,13 +71,14 @@ class EltwiseKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(key, [&]() -> Result<CachedPrimitive> {
       const auto md = dense_desc(x->shape());
       dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, op_.alg, md, alpha, beta);
-      return make_primitive<dnnl::eltwise_forward>(d, user_scratchpad_attr(), threads_, what);
+      return make_primitive<dnnl::eltwise_forward>(
+          d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_), what);
     }));
     const auto md = dense_desc(x->shape());
     return execute_primitive(*prim,
                              {{DNNL_ARG_SRC, make_memory(md, x->raw_data())},
                               {DNNL_ARG_DST, make_memory(md, y->raw_data())}},
-                             scratch_, threads_, what);
+                             scratch_, what);
   }
 
  private:

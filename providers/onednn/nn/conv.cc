@@ -72,14 +72,17 @@ class ConvKernel final : public Kernel {
           dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
                                             dnnl::algorithm::convolution_direct, xd, wd, bd, yd,
                                             win->strides, dil, win->pad_l, win->pad_r);
-          return make_primitive<dnnl::convolution_forward>(d, user_scratchpad_attr(), threads_,
-                                                           what);
+          // Multiply-adds: every output element sums C/G * prod(kernel) products.
+          double macs = static_cast<double>(y->numel()) * static_cast<double>(C / G);
+          for (int64_t kd : k) macs *= static_cast<double>(kd);
+          return make_primitive<dnnl::convolution_forward>(d, user_scratchpad_attr(),
+                                                           threads_for(macs, threads_), what);
         }));
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, make_memory(xd, x->raw_data())},
                                             {DNNL_ARG_WEIGHTS, make_memory(wd, w->raw_data())},
                                             {DNNL_ARG_DST, make_memory(yd, y->raw_data())}};
     if (b) args[DNNL_ARG_BIAS] = make_memory(bd, b->raw_data());
-    return execute_primitive(*prim, std::move(args), scratch_, threads_, what);
+    return execute_primitive(*prim, std::move(args), scratch_, what);
   }
 
  private:

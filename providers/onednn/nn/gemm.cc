@@ -75,13 +75,17 @@ class GemmKernel final : public Kernel {
         attr.set_post_ops(po);
       }
       dnnl::matmul::desc d(ad, bd, yd);
-      return make_primitive<dnnl::matmul>(d, attr, threads_, what);
+      return make_primitive<dnnl::matmul>(
+          d, attr,
+          threads_for(static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K),
+                      threads_),
+          what);
     }));
     return execute_primitive(*prim,
                              {{DNNL_ARG_SRC, make_memory(ad, a->raw_data())},
                               {DNNL_ARG_WEIGHTS, make_memory(bd, b->raw_data())},
                               {DNNL_ARG_DST, make_memory(yd, yp)}},
-                             scratch_, threads_, what);
+                             scratch_, what);
   }
 
  private:

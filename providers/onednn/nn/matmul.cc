@@ -66,13 +66,15 @@ class MatMulKernel final : public Kernel {
     const std::string what = ctx.node().describe();
     RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(std::make_tuple(sa, sb), [&]() {
       dnnl::matmul::desc d(dense_desc(sa), dense_desc(sb), dense_desc(so));
-      return make_primitive<dnnl::matmul>(d, user_scratchpad_attr(), threads_, what);
+      return make_primitive<dnnl::matmul>(
+          d, user_scratchpad_attr(),
+          threads_for(static_cast<double>(y->numel()) * static_cast<double>(K), threads_), what);
     }));
     return execute_primitive(*prim,
                              {{DNNL_ARG_SRC, make_memory(dense_desc(sa), a->raw_data())},
                               {DNNL_ARG_WEIGHTS, make_memory(dense_desc(sb), b->raw_data())},
                               {DNNL_ARG_DST, make_memory(dense_desc(so), y->raw_data())}},
-                             scratch_, threads_, what);
+                             scratch_, what);
   }
 
  private:

@@ -57,12 +57,13 @@ class PoolKernel final : public Kernel {
       for (int64_t d : win->dilations) dil.push_back(d - 1);
       dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, xd, yd,
                                        win->strides, win->kernel, dil, win->pad_l, win->pad_r);
-      return make_primitive<dnnl::pooling_v2_forward>(d, user_scratchpad_attr(), threads_, what);
+      return make_primitive<dnnl::pooling_v2_forward>(
+          d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_), what);
     }));
     return execute_primitive(*prim,
                              {{DNNL_ARG_SRC, make_memory(xd, x->raw_data())},
                               {DNNL_ARG_DST, make_memory(yd, y->raw_data())}},
-                             scratch_, threads_, what);
+                             scratch_, what);
   }
 
  private:

@@ -45,13 +45,14 @@ class SoftmaxKernel final : public Kernel {
           dnnl::prop_kind::forward_inference,
           log_ ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, md, md,
           static_cast<int>(run_axis));
-      return make_primitive<dnnl::softmax_v2_forward>(d, user_scratchpad_attr(), threads_, what);
+      return make_primitive<dnnl::softmax_v2_forward>(
+          d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_), what);
     }));
     const auto md = dense_desc(shape);
     return execute_primitive(*prim,
                              {{DNNL_ARG_SRC, make_memory(md, x->raw_data())},
                               {DNNL_ARG_DST, make_memory(md, y->raw_data())}},
-                             scratch_, threads_, what);
+                             scratch_, what);
   }
 
  private:
