@@ -17,12 +17,13 @@ std::string block_name(int pseudo_layer, int lin_layer, const char* what) {
 std::string CudnnRnnGeometry::to_string() const {
   const char* c = cell == RnnCell::kLstm ? "LSTM" : cell == RnnCell::kGru ? "GRU" : "RNN";
   return std::string(c) + " I=" + std::to_string(input_size) + " H=" + std::to_string(hidden_size) +
-         " D=" + std::to_string(directions) + (bias ? " DOUBLE_BIAS" : " NO_BIAS");
+         " D=" + std::to_string(directions) + (bias ? " DOUBLE_BIAS" : " NO_BIAS") +
+         (num_layers != 1 ? " layers=" + std::to_string(num_layers) : std::string());
 }
 
 CudnnWeightMap::CudnnWeightMap(const CudnnRnnGeometry& geometry, int64_t weight_space_elems)
     : geometry_(geometry), weight_space_elems_(weight_space_elems) {
-  const size_t n = static_cast<size_t>(geometry.directions * geometry.lin_layers());
+  const size_t n = static_cast<size_t>(geometry.pseudo_layers() * geometry.lin_layers());
   matrices_.assign(n, CudnnParamBlock{});
   biases_.assign(n, CudnnParamBlock{});
 }
@@ -48,10 +49,10 @@ const CudnnParamBlock& CudnnWeightMap::bias(int pseudo_layer, int lin_layer) con
 Status CudnnWeightMap::validate() const {
   const CudnnRnnGeometry& g = geometry_;
   const int64_t H = g.hidden_size, I = g.input_size;
-  if (H <= 0 || I <= 0 || (g.directions != 1 && g.directions != 2)) {
+  if (H <= 0 || I <= 0 || (g.directions != 1 && g.directions != 2) || g.num_layers < 1) {
     return internal_error("cuDNN weight map: bad geometry " + g.to_string());
   }
-  if (matrices_.size() != static_cast<size_t>(g.directions * g.lin_layers())) {
+  if (matrices_.size() != static_cast<size_t>(g.pseudo_layers() * g.lin_layers())) {
     return internal_error("cuDNN weight map: not built for " + g.to_string());
   }
   struct Range {
@@ -76,9 +77,9 @@ Status CudnnWeightMap::validate() const {
     return ok_status();
   };
   const int half = g.gates();
-  for (int p = 0; p < g.directions; ++p) {
+  for (int p = 0; p < g.pseudo_layers(); ++p) {
     for (int id = 0; id < g.lin_layers(); ++id) {
-      const int64_t cols = id < half ? I : H;
+      const int64_t cols = id < half ? g.layer_input_size(p / g.directions) : H;
       RECUR_RETURN_IF_ERROR(check(matrix(p, id), H, cols, block_name(p, id, "matrix")));
       if (g.bias) {
         RECUR_RETURN_IF_ERROR(check(bias(p, id), H, 1, block_name(p, id, "bias")));
@@ -100,12 +101,17 @@ Status CudnnWeightMap::validate() const {
 }
 
 CudnnWeightMap canonical_cudnn_weight_map(const CudnnRnnGeometry& g) {
-  const int64_t H = g.hidden_size, I = g.input_size;
+  const int64_t H = g.hidden_size;
   const int half = g.gates();
-  int64_t per_layer = half * H * I + half * H * H + (g.bias ? g.lin_layers() * H : 0);
-  CudnnWeightMap map(g, per_layer * g.directions);
-  for (int p = 0; p < g.directions; ++p) {
-    int64_t offset = p * per_layer;
+  int64_t total = 0;
+  for (int p = 0; p < g.pseudo_layers(); ++p) {
+    total += half * H * g.layer_input_size(p / g.directions) + half * H * H +
+             (g.bias ? g.lin_layers() * H : 0);
+  }
+  CudnnWeightMap map(g, total);
+  int64_t offset = 0;
+  for (int p = 0; p < g.pseudo_layers(); ++p) {
+    const int64_t I = g.layer_input_size(p / g.directions);
     std::vector<CudnnParamBlock> mats;
     for (int id = 0; id < g.lin_layers(); ++id) {
       const int64_t cols = id < half ? I : H;
@@ -155,25 +161,31 @@ int64_t CudnnWeightPlan::b_elems() const {
 Result<CudnnWeightPlan> plan_onnx_to_cudnn(const CudnnWeightMap& map) {
   RECUR_RETURN_IF_ERROR(map.validate());
   const CudnnRnnGeometry& g = map.geometry();
-  const int64_t H = g.hidden_size, I = g.input_size, G = g.gates();
+  const int64_t H = g.hidden_size, G = g.gates();
   CudnnWeightPlan plan;
   plan.geometry = g;
   plan.weight_space_elems = map.weight_space_elems();
   using T = CudnnWeightCopy::Source;
-  for (int d = 0; d < g.directions; ++d) {
-    for (int gate = 0; gate < G; ++gate) {
-      const CudnnLinLayerIds ids = cudnn_lin_layer_ids(g.cell, gate);
-      // W[d, gate*H:(gate+1)*H, :] and R[d, gate*H:(gate+1)*H, :] are contiguous H x I and
-      // H x H row-major blocks, the layout cuDNN uses for each linLayer matrix.
-      plan.copies.push_back(
-          {T::kW, (d * G + gate) * H * I, map.matrix(d, ids.input).offset, H * I});
-      plan.copies.push_back(
-          {T::kR, (d * G + gate) * H * H, map.matrix(d, ids.recurrent).offset, H * H});
-      if (g.bias) {
-        // B[d] = [Wb gates..., Rb gates...]; Wb goes with the input id, Rb with the recurrent.
-        plan.copies.push_back({T::kB, d * 2 * G * H + gate * H, map.bias(d, ids.input).offset, H});
+  for (int l = 0; l < g.num_layers; ++l) {
+    const int64_t I = g.layer_input_size(l);
+    for (int d = 0; d < g.directions; ++d) {
+      const int p = static_cast<int>(l * g.directions + d);
+      for (int gate = 0; gate < G; ++gate) {
+        const CudnnLinLayerIds ids = cudnn_lin_layer_ids(g.cell, gate);
+        // W[d, gate*H:(gate+1)*H, :] and R[d, gate*H:(gate+1)*H, :] are contiguous H x I and
+        // H x H row-major blocks, the layout cuDNN uses for each linLayer matrix.
         plan.copies.push_back(
-            {T::kB, d * 2 * G * H + (G + gate) * H, map.bias(d, ids.recurrent).offset, H});
+            {T::kW, (d * G + gate) * H * I, map.matrix(p, ids.input).offset, H * I, l});
+        plan.copies.push_back(
+            {T::kR, (d * G + gate) * H * H, map.matrix(p, ids.recurrent).offset, H * H, l});
+        if (g.bias) {
+          // B[d] = [Wb gates..., Rb gates...]; Wb goes with the input id, Rb with the
+          // recurrent.
+          plan.copies.push_back(
+              {T::kB, d * 2 * G * H + gate * H, map.bias(p, ids.input).offset, H, l});
+          plan.copies.push_back(
+              {T::kB, d * 2 * G * H + (G + gate) * H, map.bias(p, ids.recurrent).offset, H, l});
+        }
       }
     }
   }
@@ -194,17 +206,26 @@ Status check_space(const CudnnWeightPlan& plan, size_t elem_size, size_t weight_
 
 }  // namespace
 
-Status apply_onnx_to_cudnn(const CudnnWeightPlan& plan, size_t elem_size, const void* w,
-                           const void* r, const void* b, void* weight_space,
-                           size_t weight_space_bytes) {
+Status apply_onnx_to_cudnn_layers(const CudnnWeightPlan& plan, size_t elem_size,
+                                  const std::vector<const void*>& w,
+                                  const std::vector<const void*>& r,
+                                  const std::vector<const void*>& b, void* weight_space,
+                                  size_t weight_space_bytes) {
   RECUR_RETURN_IF_ERROR(check_space(plan, elem_size, weight_space_bytes));
-  if (!w || !r) return internal_error("cuDNN weight plan: W and R are required");
+  const size_t L = static_cast<size_t>(plan.geometry.num_layers);
+  if (w.size() != L || r.size() != L || b.size() != L) {
+    return internal_error("cuDNN weight plan: one W, R and B per layer are required");
+  }
+  for (size_t l = 0; l < L; ++l) {
+    if (!w[l] || !r[l]) return internal_error("cuDNN weight plan: W and R are required");
+  }
   std::memset(weight_space, 0, weight_space_bytes);
   auto* dst = static_cast<char*>(weight_space);
   for (const CudnnWeightCopy& c : plan.copies) {
-    const void* src = c.tensor == CudnnWeightCopy::Source::kW   ? w
-                      : c.tensor == CudnnWeightCopy::Source::kR ? r
-                                                                : b;
+    const size_t l = static_cast<size_t>(c.layer);
+    const void* src = c.tensor == CudnnWeightCopy::Source::kW   ? w[l]
+                      : c.tensor == CudnnWeightCopy::Source::kR ? r[l]
+                                                                : b[l];
     if (!src) continue;  // no B: the biases stay zero
     std::memcpy(dst + static_cast<size_t>(c.cudnn_offset) * elem_size,
                 static_cast<const char*>(src) + static_cast<size_t>(c.onnx_offset) * elem_size,
@@ -213,9 +234,22 @@ Status apply_onnx_to_cudnn(const CudnnWeightPlan& plan, size_t elem_size, const 
   return ok_status();
 }
 
+Status apply_onnx_to_cudnn(const CudnnWeightPlan& plan, size_t elem_size, const void* w,
+                           const void* r, const void* b, void* weight_space,
+                           size_t weight_space_bytes) {
+  if (plan.geometry.num_layers != 1) {
+    return internal_error("cuDNN weight plan: several layers need apply_onnx_to_cudnn_layers");
+  }
+  return apply_onnx_to_cudnn_layers(plan, elem_size, {w}, {r}, {b}, weight_space,
+                                    weight_space_bytes);
+}
+
 Status apply_cudnn_to_onnx(const CudnnWeightPlan& plan, size_t elem_size, const void* weight_space,
                            size_t weight_space_bytes, void* w, void* r, void* b) {
   RECUR_RETURN_IF_ERROR(check_space(plan, elem_size, weight_space_bytes));
+  if (plan.geometry.num_layers != 1) {
+    return internal_error("cuDNN weight plan: apply_cudnn_to_onnx reads one layer");
+  }
   if (!w || !r) return internal_error("cuDNN weight plan: W and R are required");
   if (b && !plan.geometry.bias) std::memset(b, 0, static_cast<size_t>(plan.b_elems()) * elem_size);
   const auto* src = static_cast<const char*>(weight_space);

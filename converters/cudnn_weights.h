@@ -24,18 +24,24 @@ struct CudnnParamBlock {
   bool operator==(const CudnnParamBlock&) const = default;
 };
 
-// The RNN a weight space describes. recur always uses numLayers = 1 and projSize =
-// hiddenSize, so pseudoLayer is the direction (0 forward, 1 backward).
+// The RNN a weight space describes. recur uses projSize = hiddenSize, so pseudoLayer is
+// layer * directions + direction (0 forward, 1 backward). Layer 0 reads the input (I); every
+// later layer reads the previous layer's output (directions * H).
 struct CudnnRnnGeometry {
   RnnCell cell = RnnCell::kLstm;
   int64_t input_size = 0;   // I
   int64_t hidden_size = 0;  // H
   int64_t directions = 1;   // 1 or 2
   bool bias = true;         // CUDNN_RNN_DOUBLE_BIAS; false is CUDNN_RNN_NO_BIAS
+  int64_t num_layers = 1;   // > 1 for a fused recur::StackedRNN
 
   int gates() const { return cell == RnnCell::kLstm ? 4 : cell == RnnCell::kGru ? 3 : 1; }
   // linLayerIDs per pseudo-layer: LSTM 8, GRU 6, RNN 2 (input ones, then recurrent ones).
   int lin_layers() const { return 2 * gates(); }
+  int pseudo_layers() const { return static_cast<int>(num_layers * directions); }
+  int64_t layer_input_size(int64_t layer) const {
+    return layer == 0 ? input_size : directions * hidden_size;
+  }
   std::string to_string() const;
   bool operator==(const CudnnRnnGeometry&) const = default;
 };
@@ -87,6 +93,7 @@ struct CudnnWeightCopy {
   int64_t onnx_offset = 0;   // elements into W [D,G*H,I], R [D,G*H,H] or B [D,2*G*H]
   int64_t cudnn_offset = 0;  // elements into the weight space
   int64_t count = 0;         // elements
+  int layer = 0;             // whose W, R or B (a StackedRNN has one of each per layer)
   bool operator==(const CudnnWeightCopy&) const = default;
 };
 
@@ -108,6 +115,12 @@ Result<CudnnWeightPlan> plan_onnx_to_cudnn(const CudnnWeightMap& map);
 Status apply_onnx_to_cudnn(const CudnnWeightPlan& plan, size_t elem_size, const void* w,
                            const void* r, const void* b, void* weight_space,
                            size_t weight_space_bytes);
+// The same for several layers: w[l], r[l], b[l] are layer l's tensors (b[l] may be null).
+Status apply_onnx_to_cudnn_layers(const CudnnWeightPlan& plan, size_t elem_size,
+                                  const std::vector<const void*>& w,
+                                  const std::vector<const void*>& r,
+                                  const std::vector<const void*>& b, void* weight_space,
+                                  size_t weight_space_bytes);
 // The inverse: the ONNX W, R and B a weight space holds (B is skipped when null). This brings
 // weights trained with cuDNN (PyTorch, Keras CuDNNLSTM) into ONNX, and makes round trips
 // testable.

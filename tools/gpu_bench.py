@@ -7,8 +7,20 @@ GRU or RNN, and
   - speed: recur-run --perf with inputs and outputs on the GPU (--device-io) and with host
     inputs and outputs, vs PyTorch under inference_mode timed with CUDA events; alternated
     A B A B, medians (BENCHMARKS.md rules).
-fp32 with TF32 off on both sides, then fp16 for the cases cuDNN can run. lstm_large is also
-timed on recur's onednn provider (when built) and on ONNX Runtime's CPU provider.
+fp32 with TF32 off on both sides, then fp16 for the cases cuDNN can run. lstm_large,
+lstm_peep and gru_lbr0 are also timed on recur's onednn provider (when built) and on ONNX
+Runtime's CPU provider: lstm_peep and gru_lbr0 are what cuDNN cannot run, so there recur's GPU
+path is cuda-generic, where ONNX Runtime's CUDA provider would fall back to the CPU.
+Every case at N <= 32 is also checked against recur's reference provider (max |diff|), which
+covers the cases PyTorch cannot compute (peepholes, linear_before_reset=0).
+
+Further sections (float32):
+  - cuda-generic alone on the cuDNN-capable cases (the generic kernel's cost next to cuDNN's);
+  - CUDA graphs off and on (recur-run --cuda-graphs) on lstm_stream, for cudnn and cuda-generic,
+    alternated: the launch overhead the recording removes at batch 1; and cuda-generic's
+    persistent kernel (cuda-generic.persistent=1) beside its per-step launches;
+  - the models in models/ with --providers cudnn,cuda-generic, stacked RNN fusion on and off,
+    from their test_data_set_0 inputs.
 
 Writes bench.json and bench.md under --out. `--device cpu` is a dry run of the whole script on
 a machine without a GPU: recur's reference provider and PyTorch on the CPU, small sizes.
@@ -154,9 +166,15 @@ def recur_env(args):
     return env
 
 
-def recur_perf(args, model, providers, device_io, warmup, repeat, threads=0):
-    cmd = [args.recur, model, "--random-inputs", "--perf", "--json", "--providers", providers,
-           "--warmup", str(warmup), "--repeat", str(repeat)]
+def recur_perf(args, model, providers, device_io, warmup, repeat, threads=0, extra=(),
+               inputs=None):
+    cmd = [args.recur, model, "--perf", "--json", "--providers", providers,
+           "--warmup", str(warmup), "--repeat", str(repeat)] + list(extra)
+    if inputs:
+        for name, path in inputs:
+            cmd += ["--input", name + "=" + path]
+    else:
+        cmd.append("--random-inputs")
     if device_io:
         cmd.append("--device-io")
     if threads:
@@ -171,7 +189,7 @@ def recur_perf(args, model, providers, device_io, warmup, repeat, threads=0):
 def recur_outputs(args, model, x, providers, work):
     xp = os.path.join(work, "x.npy")
     np.save(xp, x)
-    od = os.path.join(work, "out")
+    od = os.path.join(work, "out_" + providers.replace(",", "_"))
     cmd = [args.recur, model, "--input", "X=" + xp, "--providers", providers, "--output-dir", od]
     p = subprocess.run(cmd, capture_output=True, text=True, env=recur_env(args))
     if p.returncode != 0:
@@ -184,6 +202,94 @@ def explain(args, model, providers):
     p = subprocess.run([args.recur, model, "--explain", "--plan-only", "--providers", providers],
                        capture_output=True, text=True, env=recur_env(args))
     return p.stdout
+
+
+def graphs_section(args, work, built, rng):
+    """CUDA graphs off and on, alternated, on lstm_stream (device-resident inputs)."""
+    out = []
+    case = next(c for c in SUITE if c[0] == "lstm_stream")
+    path = os.path.join(work, "lstm_stream_graphs.onnx")
+    make_model(case, "float32", path, rng)
+    for providers in ("cudnn", "cuda-generic"):
+        if providers not in built:
+            continue
+        r = {"case": "lstm_stream graphs", "dtype": "float32", "provider": providers}
+        off, on = [], []
+        for _ in range(5):
+            a = recur_perf(args, path, providers, True, args.warmup, args.repeat)
+            b = recur_perf(args, path, providers, True, args.warmup, args.repeat,
+                           extra=["--cuda-graphs"])
+            if "error" in a or "error" in b:
+                r["error"] = a.get("error") or b.get("error")
+                break
+            off.append(a["latency_ms"]["p50"])
+            on.append(b["latency_ms"]["p50"])
+        if off and on:
+            r["graphs_off_p50_ms"] = statistics.median(off)
+            r["graphs_on_p50_ms"] = statistics.median(on)
+        if providers == "cuda-generic" and "error" not in r:
+            # The persistent kernel (one launch for every step), before and after.
+            pers = []
+            for _ in range(5):
+                c = recur_perf(args, path, providers, True, args.warmup, args.repeat,
+                               extra=["--set", "cuda-generic.persistent=1"])
+                if "error" in c:
+                    r["error"] = c["error"]
+                    break
+                pers.append(c["latency_ms"]["p50"])
+            if pers:
+                r["persistent_p50_ms"] = statistics.median(pers)
+        print(json.dumps(r), flush=True)
+        out.append(r)
+    return out
+
+
+def models_section(args, work):
+    """models/ with the GPU providers only, fusion off and on, and the reference on the CPU."""
+    out = []
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models")
+    for name in sorted(os.listdir(root)):
+        model = os.path.join(root, name, "model.onnx")
+        ds = os.path.join(root, name, "test_data_set_0")
+        if not os.path.exists(model) or not os.path.isdir(ds):
+            continue
+        graph = onnx.load(model).graph
+        inits = {i.name for i in graph.initializer}
+        names = [i.name for i in graph.input if i.name not in inits]
+        inputs = []
+        for k in range(len(names)):
+            f = os.path.join(ds, f"input_{k}.pb")
+            if not os.path.exists(f):
+                break
+            t = onnx.TensorProto()
+            with open(f, "rb") as fh:
+                t.ParseFromString(fh.read())
+            p = os.path.join(work, f"{name}_in{k}.npy")
+            np.save(p, numpy_helper.to_array(t))
+            inputs.append((t.name or names[k], p))
+        r = {"case": "model " + name, "dtype": "float32", "provider": "cudnn,cuda-generic"}
+        off, on, ref = [], [], []
+        for _ in range(3):
+            a = recur_perf(args, model, "cudnn,cuda-generic", False, args.warmup, args.repeat,
+                           extra=["--fusion", "off"], inputs=inputs)
+            b = recur_perf(args, model, "cudnn,cuda-generic", False, args.warmup, args.repeat,
+                           extra=["--fusion", "on"], inputs=inputs)
+            c = recur_perf(args, model, "reference", False, 1, 5, inputs=inputs)
+            if "error" in a or "error" in b:
+                r["error"] = a.get("error") or b.get("error")
+                break
+            off.append(a["latency_ms"]["p50"])
+            on.append(b["latency_ms"]["p50"])
+            if "latency_ms" in c:
+                ref.append(c["latency_ms"]["p50"])
+        if off:
+            r["fusion_off_p50_ms"] = statistics.median(off)
+            r["fusion_on_p50_ms"] = statistics.median(on)
+        if ref:
+            r["reference_cpu_p50_ms"] = statistics.median(ref)
+        print(json.dumps(r), flush=True)
+        out.append(r)
+    return out
 
 
 def main():
@@ -264,7 +370,25 @@ def main():
                     r["torch_p50_ms"] = statistics.median(tor)
                     if rec_dev:
                         r["torch_over_recur"] = r["torch_p50_ms"] / r["recur_device_io_p50_ms"]
-                if name == "lstm_large" and dtype == "float32":
+                if gpu and dtype == "float32" and N <= 32:
+                    ref, err = recur_outputs(args, path, x, "reference", work)
+                    got, err2 = recur_outputs(args, path, x, providers, work)
+                    if err or err2:
+                        r["error"] = err or err2
+                    else:
+                        r["max_abs_diff_vs_reference"] = max(
+                            float(np.max(np.abs(got[k] - ref[k]))) for k in ref if k in got)
+                if gpu and dtype == "float32" and "cuda-generic" in built and r["provider"] == "cudnn":
+                    gen = []
+                    for _ in range(3):
+                        p = recur_perf(args, path, "cuda-generic", True, args.warmup, args.repeat)
+                        if "error" in p:
+                            r["error"] = p["error"]
+                            break
+                        gen.append(p["latency_ms"]["p50"])
+                    if gen:
+                        r["cuda_generic_device_io_p50_ms"] = statistics.median(gen)
+                if name in ("lstm_large", "lstm_peep", "gru_lbr0") and dtype == "float32":
                     if "onednn" in built:
                         p = recur_perf(args, path, "onednn,reference", False, 1, 5,
                                        threads=os.cpu_count() or 1)
@@ -285,6 +409,9 @@ def main():
                         r["ort_cpu"] = str(e)[:200]
                 print(json.dumps(r), flush=True)
                 results.append(r)
+        if gpu:
+            results += graphs_section(args, work, built, rng)
+            results += models_section(args, work)
     meta = {"device": args.device, "torch": __import__("torch").__version__,
             "cudnn": __import__("torch").backends.cudnn.version() if gpu else None,
             "gpu": __import__("torch").cuda.get_device_name(0) if gpu else None,
@@ -292,8 +419,11 @@ def main():
     with open(os.path.join(args.out, "bench.json"), "w") as f:
         json.dump({"meta": meta, "results": results}, f, indent=1)
     cols = ["case", "dtype", "provider", "recur_device_io_p50_ms", "recur_host_io_p50_ms",
-            "torch_p50_ms", "torch_over_recur", "max_abs_diff_vs_torch", "recur_onednn_p50_ms",
-            "ort_cpu_p50_ms", "error"]
+            "torch_p50_ms", "torch_over_recur", "max_abs_diff_vs_torch",
+            "max_abs_diff_vs_reference", "cuda_generic_device_io_p50_ms", "recur_onednn_p50_ms",
+            "ort_cpu_p50_ms", "graphs_off_p50_ms", "graphs_on_p50_ms", "persistent_p50_ms",
+            "fusion_off_p50_ms",
+            "fusion_on_p50_ms", "reference_cpu_p50_ms", "error"]
     with open(os.path.join(args.out, "bench.md"), "w") as f:
         f.write(f"{meta}\n\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n")
         for r in results:

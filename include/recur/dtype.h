@@ -24,9 +24,12 @@ enum class DType : int32_t {
   kUInt32 = 12,
   kUInt64 = 13,
   kBFloat16 = 16,
+  // Not a TensorProto code: a value that is an ONNX sequence of tensors (Tensor::sequence).
+  kSequence = 1000,
 };
 
-// Size of one element in bytes; 0 for kUndefined and kString.
+// Size of one element in bytes; sizeof(std::string) for kString, 0 for kUndefined and
+// kSequence.
 size_t dtype_size(DType t);
 // "float32", "int64", ... as numpy spells them.
 std::string_view dtype_name(DType t);

@@ -22,8 +22,9 @@ struct Dim {
 
 struct ValueInfo {
   std::string name;
-  DType dtype = DType::kUndefined;
+  DType dtype = DType::kUndefined;        // kSequence for an ONNX sequence of tensors
   std::optional<std::vector<Dim>> shape;  // nullopt when the rank is unknown
+  DType element_dtype = DType::kUndefined;  // a sequence's tensor type
   bool has_default = false;               // an input backed by an initializer: optional to feed
   std::string shape_string() const;       // "[batch,16,64]", or "?" for an unknown rank
 };
@@ -52,6 +53,27 @@ class SessionOptions {
     optimize_ = on;
     return *this;
   }
+  // Stacked RNN fusion: a chain of single-layer LSTM, GRU or RNN nodes joined only by the
+  // exporter's reshaping glue (Squeeze, or Transpose + Reshape for bidirectional layers)
+  // becomes one multi-layer node (recur::StackedRNN). kAuto: only where a GPU provider claims
+  // the fused node (cuDNN runs it as one call with numLayers > 1). kOn: wherever a listed
+  // provider claims it (the CPU providers run it layer by layer). kOff: never. Needs
+  // optimize(true).
+  enum class Fusion { kAuto, kOn, kOff };
+  SessionOptions& rnn_layer_fusion(Fusion f) {
+    rnn_layer_fusion_ = f;
+    return *this;
+  }
+  // CUDA graphs: the first run of each input signature (shapes and dtypes) runs normally, the
+  // second records the device work once and every later run replays it, with the setup
+  // (allocation, descriptors, host-side shape work) outside the recording. Runs of one
+  // signature are then serialized. A plan whose run needs the host between device steps (a
+  // CPU kernel reading device data, a copy to the host) is not recorded and runs normally;
+  // --explain says why.
+  SessionOptions& cuda_graphs(bool on) {
+    cuda_graphs_ = on;
+    return *this;
+  }
   // Upper bound on Loop iterations, so a corrupt trip count cannot hang a run.
   SessionOptions& max_loop_iterations(int64_t n) {
     max_loop_iterations_ = n;
@@ -67,6 +89,8 @@ class SessionOptions {
   int threads() const { return threads_; }
   bool plan_only() const { return plan_only_; }
   bool optimize() const { return optimize_; }
+  Fusion rnn_layer_fusion() const { return rnn_layer_fusion_; }
+  bool cuda_graphs() const { return cuda_graphs_; }
   int64_t max_loop_iterations() const { return max_loop_iterations_; }
   const std::map<std::string, std::string>& config() const { return config_; }
 
@@ -75,6 +99,8 @@ class SessionOptions {
   int threads_ = 0;
   bool plan_only_ = false;
   bool optimize_ = true;
+  Fusion rnn_layer_fusion_ = Fusion::kAuto;
+  bool cuda_graphs_ = false;
   int64_t max_loop_iterations_ = 10'000'000;
   std::map<std::string, std::string> config_;
 };

@@ -43,10 +43,12 @@ template <> struct DTypeOf<uint16_t> { static constexpr DType value = DType::kUI
 template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::kUInt32; };
 template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::kUInt64; };
 template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
+template <> struct DTypeOf<std::string> { static constexpr DType value = DType::kString; };
 template <class T>
 inline constexpr DType dtype_of_v = DTypeOf<std::remove_cv_t<T>>::value;
 
-// A typed n-dimensional array. Copies are shallow: they share the same memory.
+// A typed n-dimensional array, or an ONNX sequence of them (is_sequence()). Copies are
+// shallow: they share the same memory. String tensors hold std::string elements.
 class Tensor {
  public:
   Tensor() = default;
@@ -66,6 +68,8 @@ class Tensor {
   static Tensor scalar(T value) {
     return from_vector<T>({}, std::vector<T>{value});
   }
+  // An ONNX sequence value. `element_dtype` is needed when `elements` may be empty.
+  static Tensor sequence(std::vector<Tensor> elements, DType element_dtype = DType::kUndefined);
 
   bool defined() const { return dtype_ != DType::kUndefined; }
   DType dtype() const { return dtype_; }
@@ -76,6 +80,11 @@ class Tensor {
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
   Device device() const { return device_; }
   bool is_cpu() const { return device_.is_cpu(); }
+  bool is_sequence() const { return dtype_ == DType::kSequence; }
+  // The tensors of a sequence (throws recur::Error for a plain tensor).
+  const std::vector<Tensor>& elements() const;
+  // A sequence's element type (kUndefined when unknown and empty).
+  DType element_dtype() const { return element_dtype_; }
 
   void* raw_data() { return data_; }
   const void* raw_data() const { return data_; }
@@ -105,6 +114,7 @@ class Tensor {
   void check_dtype(DType want) const;
 
   DType dtype_ = DType::kUndefined;
+  DType element_dtype_ = DType::kUndefined;  // sequences only
   Shape shape_;
   Device device_;
   std::shared_ptr<void> owner_;
@@ -114,7 +124,7 @@ class Tensor {
 template <class T>
 Tensor Tensor::from_vector(Shape shape, const std::vector<T>& values) {
   Tensor t = empty(dtype_of_v<T>, std::move(shape));
-  if (static_cast<int64_t>(values.size()) != t.numel()) {
+  if (static_cast<int64_t>(values.size()) != t.numel()) {  // NOLINT
     throw Error(ErrorCode::kInvalidArgument,
                 "Tensor::from_vector: " + std::to_string(values.size()) +
                     " values for shape " + shape_to_string(t.shape()));

@@ -170,10 +170,87 @@ Result<cudnnHandle_t> StreamContext::cudnn() {
   return cudnn_;
 }
 
+Result<cublasHandle_t> StreamContext::cublas() {
+  if (!cublas_) {
+    DeviceGuard guard(device_);
+    RECUR_RETURN_IF_ERROR(guard.status());
+    // 32 MiB: what cuBLAS recommends for Hopper.
+    constexpr size_t kWorkspace = size_t{32} << 20;
+    if (!cublas_workspace_) RECUR_CUDA_CHECK(cudaMalloc(&cublas_workspace_, kWorkspace));
+    cublasHandle_t h = nullptr;
+    RECUR_CUDA_CHECK(cublasCreate(&h));
+    Status st = check(cublasSetStream(h, stream_), "cublasSetStream");
+    if (st.ok())
+      st = check(cublasSetWorkspace(h, cublas_workspace_, kWorkspace), "cublasSetWorkspace");
+    if (st.ok()) st = check(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    if (!st.ok()) {
+      cublasDestroy(h);
+      return st;
+    }
+    cublas_ = h;
+  }
+  return cublas_;
+}
+
 Result<cudnnRNNDataDescriptor_t> StreamContext::rnn_data_descriptor(int which) {
   if (which < 0 || which > 1) return internal_error("rnn_data_descriptor: bad index");
   if (!rnn_data_[which]) RECUR_CUDA_CHECK(cudnnCreateRNNDataDescriptor(&rnn_data_[which]));
   return rnn_data_[which];
+}
+
+namespace {
+
+// Sites are shared by every stream: a recorded run may replay on another stream than the one
+// it was recorded on.
+struct SiteRegistry {
+  std::mutex mu;
+  std::map<std::string, int32_t> ids;
+  std::vector<std::string> messages;
+};
+SiteRegistry& sites() {
+  static SiteRegistry r;
+  return r;
+}
+
+}  // namespace
+
+Result<int32_t*> StreamContext::error_flag() {
+  if (!flag_device_) {
+    DeviceGuard guard(device_);
+    RECUR_RETURN_IF_ERROR(guard.status());
+    void* host = nullptr;
+    RECUR_CUDA_CHECK(cudaHostAlloc(&host, sizeof(int32_t), cudaHostAllocMapped));
+    *static_cast<int32_t*>(host) = 0;
+    void* dev = nullptr;
+    RECUR_CUDA_CHECK(cudaHostGetDevicePointer(&dev, host, 0));
+    flag_host_ = static_cast<int32_t*>(host);
+    flag_device_ = static_cast<int32_t*>(dev);
+  }
+  return flag_device_;
+}
+
+int32_t StreamContext::error_site(const std::string& message) {
+  SiteRegistry& r = sites();
+  std::lock_guard lock(r.mu);
+  auto it = r.ids.find(message);
+  if (it != r.ids.end()) return it->second;
+  r.messages.push_back(message);
+  const auto id = static_cast<int32_t>(r.messages.size());
+  r.ids.emplace(message, id);
+  return id;
+}
+
+Status StreamContext::take_error() {
+  if (!flag_host_) return ok_status();
+  const int32_t id = *static_cast<volatile int32_t*>(flag_host_);
+  if (id == 0) return ok_status();
+  *flag_host_ = 0;
+  SiteRegistry& r = sites();
+  std::lock_guard lock(r.mu);
+  if (id < 0 || static_cast<size_t>(id) > r.messages.size()) {
+    return invalid_argument("a CUDA kernel reported bad input data (unknown site)");
+  }
+  return invalid_argument(r.messages[static_cast<size_t>(id - 1)]);
 }
 
 StreamContext* current_stream(int device) {
@@ -228,7 +305,7 @@ Status CudaRunState::finish() {
   DeviceGuard guard(device_);
   RECUR_RETURN_IF_ERROR(guard.status());
   RECUR_CUDA_CHECK(cudaStreamSynchronize(ctx_->stream()));
-  return ok_status();
+  return ctx_->take_error();
 }
 
 // --- Memory ----------------------------------------------------------------------------------
@@ -317,8 +394,41 @@ class StagingLease {
 
 }  // namespace
 
+namespace {
+
+constexpr size_t kArenaAlign = 256;
+
+struct Arena {
+  int device = 0;
+  char* base = nullptr;
+  size_t size = 0;
+  size_t used = 0;
+  bool overflow = false;
+};
+thread_local Arena* t_arena = nullptr;
+thread_local size_t* t_measured = nullptr;
+
+size_t aligned(size_t b) {
+  return (std::max<size_t>(b, 1) + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
+}
+
+}  // namespace
+
 Result<std::shared_ptr<void>> allocate_device(size_t bytes, int device) {
   RECUR_RETURN_IF_ERROR(check_index(device));
+  if (t_measured) *t_measured += aligned(bytes);
+  if (t_arena && t_arena->device == device) {
+    Arena& a = *t_arena;
+    if (a.used + aligned(bytes) > a.size) {
+      a.overflow = true;
+      return Status(ErrorCode::kDevice, "the CUDA graph recording ran out of its arena (" +
+                                            std::to_string(a.size) + " bytes)");
+    }
+    void* p = a.base + a.used;
+    a.used += aligned(bytes);
+    // The recorder owns the arena: nothing to free, and the address stays valid for replays.
+    return std::shared_ptr<void>(p, [](void*) {});
+  }
   const bool in_run = current_stream(device) != nullptr;
   ScopedStream scoped(device);
   RECUR_RETURN_IF_ERROR(scoped.status());
@@ -423,6 +533,95 @@ Status hook_copy(void* dst, Device dst_device, const void* src, Device src_devic
 }
 
 }  // namespace
+
+namespace {
+
+class CudaRecorder final : public RunRecorder {
+ public:
+  explicit CudaRecorder(int device) : device_(device) {}
+  ~CudaRecorder() override {
+    DeviceGuard guard(device_);
+    if (exec_) cudaGraphExecDestroy(exec_);
+    if (arena_.base) cudaFree(arena_.base);
+  }
+
+  void start_measuring() override {
+    measured_ = 0;
+    t_measured = &measured_;
+  }
+  size_t stop_measuring() override {
+    t_measured = nullptr;
+    return measured_;
+  }
+
+  Status start_recording(ProviderRunState* state, size_t arena_bytes) override {
+    auto* rs = dynamic_cast<CudaRunState*>(state);
+    if (!rs) return internal_error("recording needs the CUDA run state");
+    RECUR_RETURN_IF_ERROR(rs->status());
+    DeviceGuard guard(device_);
+    RECUR_RETURN_IF_ERROR(guard.status());
+    // Everything that allocates or creates handles happens before the capture begins.
+    StreamContext& sc = rs->context();
+    RECUR_RETURN_IF_ERROR(sc.cudnn().status());
+    RECUR_RETURN_IF_ERROR(sc.cublas().status());
+    RECUR_RETURN_IF_ERROR(sc.error_flag().status());
+    if (!arena_.base) {
+      void* p = nullptr;
+      RECUR_CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(arena_bytes, kArenaAlign)));
+      arena_.base = static_cast<char*>(p);
+      arena_.size = std::max<size_t>(arena_bytes, kArenaAlign);
+      arena_.device = device_;
+    }
+    arena_.used = 0;
+    arena_.overflow = false;
+    RECUR_CUDA_CHECK(cudaStreamSynchronize(sc.stream()));
+    RECUR_CUDA_CHECK(cudaStreamBeginCapture(sc.stream(), cudaStreamCaptureModeThreadLocal));
+    t_arena = &arena_;
+    return ok_status();
+  }
+
+  Status stop_recording(ProviderRunState* state) override {
+    t_arena = nullptr;
+    auto* rs = dynamic_cast<CudaRunState*>(state);
+    if (!rs) return internal_error("recording needs the CUDA run state");
+    DeviceGuard guard(device_);
+    cudaGraph_t graph = nullptr;
+    const cudaError_t err = cudaStreamEndCapture(rs->context().stream(), &graph);
+    if (err != cudaSuccess) {
+      if (graph) cudaGraphDestroy(graph);
+      return cuda_error(err, "cudaStreamEndCapture");
+    }
+    if (arena_.overflow) {
+      cudaGraphDestroy(graph);
+      return device_error("the recording's arena was too small");
+    }
+    const cudaError_t inst = cudaGraphInstantiate(&exec_, graph, 0);
+    cudaGraphDestroy(graph);
+    if (inst != cudaSuccess) return cuda_error(inst, "cudaGraphInstantiate");
+    return ok_status();
+  }
+
+  Status replay(ProviderRunState* state) override {
+    auto* rs = dynamic_cast<CudaRunState*>(state);
+    if (!rs || !exec_) return internal_error("nothing recorded to replay");
+    DeviceGuard guard(device_);
+    RECUR_RETURN_IF_ERROR(guard.status());
+    RECUR_CUDA_CHECK(cudaGraphLaunch(exec_, rs->context().stream()));
+    return ok_status();
+  }
+
+ private:
+  int device_;
+  size_t measured_ = 0;
+  Arena arena_;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<RunRecorder> make_cuda_recorder(int device) {
+  return std::make_unique<CudaRecorder>(device);
+}
 
 void install_device_memory_hooks() {
   static std::once_flag once;

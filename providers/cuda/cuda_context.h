@@ -8,12 +8,16 @@
 // for the duration of a ScopedStream and synchronizes it at the end.
 #pragma once
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
 #include <cstddef>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "recur/tensor.h"
 #include "runtime/core/status.h"
@@ -50,13 +54,30 @@ class StreamContext {
   cudaStream_t stream() const { return stream_; }
   // Created on first use and bound to stream().
   Result<cudnnHandle_t> cudnn();
+  // Created on first use, bound to stream(), with a workspace of its own (so that cuBLAS
+  // allocates nothing while a CUDA graph is being recorded) and exact float32 math (no TF32).
+  Result<cublasHandle_t> cublas();
   // RNN data descriptors for calls whose sequence lengths are only known at run time.
   Result<cudnnRNNDataDescriptor_t> rnn_data_descriptor(int which);  // which: 0 (x) or 1 (y)
+
+  // Bad data found by a kernel (an index out of range, an integer division by zero) cannot
+  // stop the kernel: it clamps and sets this flag to the site's id, and the run reports the
+  // error once its stream is synchronized. The flag is mapped host memory: the kernel's
+  // device pointer, read on the host with no copy.
+  Result<int32_t*> error_flag();
+  // The id for a site ("node 'g' (Gather): an index is out of range"), stable for the process.
+  int32_t error_site(const std::string& message);
+  // After a synchronize: the error a kernel raised since the last call (and clears the flag).
+  Status take_error();
 
  private:
   int device_;
   cudaStream_t stream_;
   cudnnHandle_t cudnn_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+  void* cublas_workspace_ = nullptr;
+  int32_t* flag_host_ = nullptr;
+  int32_t* flag_device_ = nullptr;
   cudnnRNNDataDescriptor_t rnn_data_[2] = {nullptr, nullptr};
 };
 
@@ -121,5 +142,11 @@ Status copy_device_to_device(void* dst, int dst_device, const void* src, int src
 
 // Installs the runtime/core/device_memory.h hooks for Device::Kind::kCUDA (idempotent).
 void install_device_memory_hooks();
+
+// CUDA graphs for SessionOptions::cuda_graphs: measuring counts the calling thread's device
+// allocations; recording captures the run's stream (thread-local capture mode, so other
+// threads' runs are unaffected) with the thread's allocations served from an arena that the
+// recorder owns, so every address stays valid for the replays.
+std::unique_ptr<RunRecorder> make_cuda_recorder(int device);
 
 }  // namespace recur::cuda

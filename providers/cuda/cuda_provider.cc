@@ -1,7 +1,9 @@
 #include "providers/cuda/cuda_provider.h"
 
 #include "providers/cuda/cuda_context.h"
+#include "providers/cuda/ops/gpu_kernel.h"
 #include "providers/cuda/rnn/cudnn_rnn.h"
+#include "providers/cuda/rnn/generic_rnn.h"
 
 namespace recur {
 
@@ -43,7 +45,7 @@ class CudaProviderBase : public ExecutionProvider {
       } else if (!accepts_setting(key)) {
         return invalid_argument("provider '" + name() + "' has no setting '" + key + "'" +
                                 settings_help());
-      } else {
+      } else if (!(name() == "cuda-generic" && key == "persistent" && value == "auto")) {
         RECUR_RETURN_IF_ERROR(parse_bool(name(), key, value).status());
       }
     }
@@ -61,6 +63,10 @@ class CudaProviderBase : public ExecutionProvider {
     if (!state) return ok_status();
     auto* s = static_cast<cuda::CudaRunState*>(state);
     return s->finish().with_context(name() + " on " + device().to_string());
+  }
+
+  std::unique_ptr<RunRecorder> make_recorder() const override {
+    return cuda::make_cuda_recorder(device().index);
   }
 
  protected:
@@ -83,16 +89,25 @@ class CudnnProvider final : public CudaProviderBase {
   std::string settings_help() const override { return " (it has: device, tf32, persistent)"; }
 };
 
-// Runs nothing yet: the generic CUDA RNN kernel and the glue operators come later. It is
-// listed so that priorities and settings written today keep working.
+// Everything cuDNN's RNN cannot express, and the glue around it: the generic RNN kernel
+// (every ONNX attribute), cuBLAS MatMul/Gemm, cuDNN Conv and pooling, and CUDA kernels for
+// the elementwise, data movement, reduction and normalization operators.
 class CudaGenericProvider final : public CudaProviderBase {
  public:
-  CudaGenericProvider() : CudaProviderBase("cuda-generic") {}
-
-  Claim claim(const Node& node, const Graph& graph) const override {
-    return Claim::decline("cuda-generic has no kernels yet (no " + node.domain_op() +
-                          " on the GPU outside cuDNN)");
+  CudaGenericProvider() : CudaProviderBase("cuda-generic") {
+    KernelRegistry& r = mutable_registry();
+    cuda::register_generic_rnn_kernels(r);
+    cuda::ops::register_elementwise_kernels(r);
+    cuda::ops::register_movement_kernels(r);
+    cuda::ops::register_reduce_kernels(r);
+    cuda::ops::register_blas_kernels(r);
+    cuda::ops::register_cudnn_op_kernels(r);
+    has_kernels_ = true;
   }
+
+ protected:
+  bool accepts_setting(const std::string& key) const override { return key == "persistent"; }
+  std::string settings_help() const override { return " (it has: device, persistent)"; }
 };
 
 }  // namespace

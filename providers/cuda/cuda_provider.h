@@ -1,6 +1,8 @@
-// The GPU providers: `cudnn` (cuDNN's RNN for the LSTM, GRU and RNN nodes it can express) and
-// `cuda-generic` (CUDA kernels for everything else; no kernels yet). Neither header nor
-// factory needs CUDA headers, so the session can include this in any build.
+// The GPU providers: `cudnn` (cuDNN's RNN for the LSTM, GRU and RNN nodes it can express, and
+// the fused recur::StackedRNN as one multi-layer call) and `cuda-generic` (every LSTM, GRU and
+// RNN with any attribute, and the glue operators: cuBLAS, cuDNN convolution and pooling, CUDA
+// kernels). Neither header nor factory needs CUDA headers, so the session can include this in
+// any build.
 #pragma once
 
 #include <memory>
@@ -16,7 +18,9 @@ namespace recur {
 //   cudnn.persistent=1  try cuDNN's persistent RNN algorithms for fixed-length batches, and
 //                       fall back to STANDARD where cuDNN reports them not supported
 std::unique_ptr<ExecutionProvider> make_cudnn_provider();
-// Settings: cuda-generic.device=N.
+// Settings: cuda-generic.device=N; cuda-generic.persistent=0|1|auto: the RNN steps in one
+// persistent kernel (a block per direction and batch row) instead of a GEMM and a gate launch
+// per step; auto takes it for N*D <= 64 and H <= 256. Off by default until measured.
 std::unique_ptr<ExecutionProvider> make_cuda_generic_provider();
 
 }  // namespace recur

@@ -22,15 +22,15 @@ namespace {
 
 class ReferenceProvider final : public ExecutionProvider {
  public:
-  ReferenceProvider() : ExecutionProvider("reference", Device::cpu()) {
+  explicit ReferenceProvider(std::string name) : ExecutionProvider(std::move(name), Device::cpu()) {
     reference::register_kernels(mutable_registry());
   }
 };
 
 }  // namespace
 
-std::unique_ptr<ExecutionProvider> make_reference_provider() {
-  return std::make_unique<ReferenceProvider>();
+std::unique_ptr<ExecutionProvider> make_reference_provider(std::string name) {
+  return std::make_unique<ReferenceProvider>(std::move(name));
 }
 
 }  // namespace recur

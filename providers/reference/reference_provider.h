@@ -3,11 +3,13 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "runtime/provider/execution_provider.h"
 
 namespace recur {
 
-std::unique_ptr<ExecutionProvider> make_reference_provider();
+// `name` is "reference", or "host" for the instance a session keeps for shape computations.
+std::unique_ptr<ExecutionProvider> make_reference_provider(std::string name = "reference");
 
 }  // namespace recur

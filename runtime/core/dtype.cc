@@ -1,6 +1,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "recur/dtype.h"
 
@@ -21,7 +22,8 @@ size_t dtype_size(DType t) {
     case DType::kUInt32: return 4;
     case DType::kUInt64: return 8;
     case DType::kBFloat16: return 2;
-    case DType::kString:
+    case DType::kString: return sizeof(std::string);
+    case DType::kSequence:
     case DType::kUndefined: return 0;
   }
   return 0;
@@ -37,7 +39,7 @@ constexpr NamedType kNames[] = {
     {DType::kUInt16, "uint16"},   {DType::kInt16, "int16"},     {DType::kInt32, "int32"},
     {DType::kInt64, "int64"},     {DType::kString, "string"},   {DType::kBool, "bool"},
     {DType::kFloat16, "float16"}, {DType::kFloat64, "float64"}, {DType::kUInt32, "uint32"},
-    {DType::kUInt64, "uint64"},   {DType::kBFloat16, "bfloat16"},
+    {DType::kUInt64, "uint64"},   {DType::kBFloat16, "bfloat16"}, {DType::kSequence, "sequence"},
 };
 }  // namespace
 

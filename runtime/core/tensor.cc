@@ -94,10 +94,12 @@ const DeviceMemoryHooks* device_memory_hooks(Device::Kind kind) {
 }
 
 Tensor Tensor::empty(DType dtype, Shape shape, Device device) {
-  if (dtype == DType::kUndefined || dtype == DType::kString) {
-    throw Error(
-        ErrorCode::kNotImplemented,
-        std::string("tensors of dtype ") + std::string(dtype_name(dtype)) + " are not supported");
+  if (dtype == DType::kUndefined || dtype == DType::kSequence) {
+    throw Error(ErrorCode::kInvalidArgument, std::string("Tensor::empty cannot make a ") +
+                                                 std::string(dtype_name(dtype)) + " tensor");
+  }
+  if (dtype == DType::kString && !device.is_cpu()) {
+    throw Error(ErrorCode::kNotImplemented, "string tensors live on the host only");
   }
   for (int64_t d : shape) {
     if (d < 0)
@@ -115,7 +117,13 @@ Tensor Tensor::empty(DType dtype, Shape shape, Device device) {
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
   t.device_ = device;
-  if (device.is_cpu()) {
+  if (dtype == DType::kString) {
+    // Strings are objects: constructed here and destroyed with the last owner.
+    const auto n = static_cast<size_t>(shape_numel(t.shape_));
+    auto* strings = new std::string[n == 0 ? 1 : n];
+    t.owner_ =
+        std::shared_ptr<void>(strings, [](void* p) { delete[] static_cast<std::string*>(p); });
+  } else if (device.is_cpu()) {
     t.owner_ = allocate_host(bytes);
   } else {
     const DeviceMemoryHooks* hooks = device_memory_hooks(device.kind);
@@ -135,8 +143,34 @@ Tensor Tensor::empty(DType dtype, Shape shape, Device device) {
 
 Tensor Tensor::zeros(DType dtype, Shape shape) {
   Tensor t = empty(dtype, std::move(shape));
-  std::memset(t.data_, 0, t.nbytes());
+  if (dtype != DType::kString) std::memset(t.data_, 0, t.nbytes());
   return t;
+}
+
+Tensor Tensor::sequence(std::vector<Tensor> elements, DType element_dtype) {
+  if (element_dtype == DType::kUndefined && !elements.empty()) {
+    element_dtype = elements.front().dtype();
+  }
+  for (const Tensor& e : elements) {
+    if (!e.defined() || e.is_sequence() || e.dtype() != element_dtype) {
+      throw Error(ErrorCode::kInvalidArgument, "a sequence holds tensors of one dtype (" +
+                                                   std::string(dtype_name(element_dtype)) +
+                                                   "), not " + std::string(dtype_name(e.dtype())));
+    }
+  }
+  auto holder = std::make_shared<std::vector<Tensor>>(std::move(elements));
+  Tensor t;
+  t.dtype_ = DType::kSequence;
+  t.element_dtype_ = element_dtype;
+  t.shape_ = {static_cast<int64_t>(holder->size())};
+  t.data_ = holder.get();
+  t.owner_ = std::move(holder);
+  return t;
+}
+
+const std::vector<Tensor>& Tensor::elements() const {
+  if (!is_sequence()) throw Error(ErrorCode::kInvalidArgument, "the value is not a sequence");
+  return *static_cast<const std::vector<Tensor>*>(data_);
 }
 
 Tensor Tensor::borrow(void* data, DType dtype, Shape shape, Device device) {
@@ -155,6 +189,7 @@ Tensor Tensor::wrap(std::shared_ptr<void> owner, void* data, DType dtype, Shape 
 }
 
 Tensor Tensor::reshaped(Shape shape) const {
+  if (is_sequence()) throw Error(ErrorCode::kInvalidArgument, "a sequence cannot be reshaped");
   if (shape_numel(shape) != numel()) {
     throw Error(ErrorCode::kInvalidArgument, "cannot view a tensor of shape " +
                                                  shape_to_string(shape_) + " as " +
@@ -166,6 +201,11 @@ Tensor Tensor::reshaped(Shape shape) const {
 }
 
 Tensor Tensor::clone() const {
+  if (is_sequence()) {
+    std::vector<Tensor> copies;
+    for (const Tensor& e : elements()) copies.push_back(e.clone());
+    return sequence(std::move(copies), element_dtype_);
+  }
   Tensor t = empty(dtype_, shape_);
   copy_tensor(*this, t).throw_if_error();
   return t;
@@ -190,6 +230,14 @@ Status copy_tensor(const Tensor& src, Tensor& dst) {
                           shape_to_string(src.shape()) + " into " +
                           std::string(dtype_name(dst.dtype())) + shape_to_string(dst.shape()));
   }
+  if (src.is_sequence()) return internal_error("copy_tensor: sequences are copied by to_device");
+  if (src.dtype() == DType::kString) {
+    if (!src.is_cpu() || !dst.is_cpu()) return not_implemented("string tensors live on the host");
+    const auto* from = static_cast<const std::string*>(src.raw_data());
+    auto* to = static_cast<std::string*>(dst.raw_data());
+    for (int64_t i = 0; i < src.numel(); ++i) to[i] = from[i];
+    return ok_status();
+  }
   const size_t bytes = src.nbytes();
   if (bytes == 0) return ok_status();
   if (src.is_cpu() && dst.is_cpu()) {
@@ -203,6 +251,17 @@ Status copy_tensor(const Tensor& src, Tensor& dst) {
 }
 
 Result<Tensor> to_device(const Tensor& src, Device device) {
+  if (src.is_sequence()) {
+    std::vector<Tensor> moved;
+    bool same = true;
+    for (const Tensor& e : src.elements()) {
+      RECUR_ASSIGN_OR_RETURN(Tensor m, to_device(e, device));
+      same = same && m.raw_data() == e.raw_data();
+      moved.push_back(std::move(m));
+    }
+    if (same) return src;
+    return Tensor::sequence(std::move(moved), src.element_dtype());
+  }
   if (src.device() == device) return src;
   Tensor dst;
   try {

@@ -24,6 +24,7 @@ inline constexpr ValueId kNoValue = -1;
 struct TypeInfo {
   DType dtype = DType::kUndefined;
   std::optional<std::vector<Dim>> shape;
+  DType element_dtype = DType::kUndefined;  // for dtype kSequence: the tensors' type
 
   static TypeInfo of(DType dtype, const Shape& shape);
   bool has_rank() const { return shape.has_value(); }
@@ -55,6 +56,8 @@ struct Node {
   // Values of enclosing scopes that the node's subgraphs read.
   std::vector<ValueId> implicit_inputs;
   std::map<std::string, Attribute, std::less<>> attributes;
+  // Lines for --explain left by graph rewrites ("fused 2 LSTM layers: ...").
+  std::vector<std::string> notes;
 
   const Attribute* attr(std::string_view name) const;
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != kNoValue; }

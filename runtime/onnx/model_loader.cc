@@ -51,8 +51,7 @@ class Loader {
                     const std::string& where);
 
  private:
-  Status read_type(const onnx::TypeProto& tp, const std::string& name, TypeInfo* out,
-                   bool strict);
+  Status read_type(const onnx::TypeProto& tp, const std::string& name, TypeInfo* out, bool strict);
   Status read_attribute(const onnx::AttributeProto& ap, const Node& node, Scope& scope,
                         Attribute* out);
   // Finds `name` in `scope`'s graph or, failing that, in an enclosing graph, in which case it
@@ -68,9 +67,16 @@ class Loader {
 
 Status Loader::read_type(const onnx::TypeProto& tp, const std::string& name, TypeInfo* out,
                          bool strict) {
+  if (tp.has_sequence_type() && tp.sequence_type().elem_type().has_tensor_type()) {
+    out->dtype = DType::kSequence;
+    out->element_dtype =
+        static_cast<DType>(tp.sequence_type().elem_type().tensor_type().elem_type());
+    out->shape.reset();
+    return ok_status();
+  }
   if (!tp.has_tensor_type()) {
     if (!strict || tp.value_case() == onnx::TypeProto::VALUE_NOT_SET) return ok_status();
-    const char* kind = tp.has_sequence_type()   ? "a sequence"
+    const char* kind = tp.has_sequence_type()   ? "a sequence of non-tensor"
                        : tp.has_optional_type() ? "an optional"
                        : tp.has_map_type()      ? "a map"
                                                 : "a non-tensor";
@@ -119,17 +125,28 @@ Status Loader::read_attribute(const onnx::AttributeProto& ap, const Node& node, 
   AP::AttributeType type = ap.type();
   if (type == AP::UNDEFINED) {
     // IR version 1 models leave the type out: take it from the field that is set.
-    if (ap.has_f()) type = AP::FLOAT;
-    else if (ap.has_i()) type = AP::INT;
-    else if (ap.has_s()) type = AP::STRING;
-    else if (ap.has_t()) type = AP::TENSOR;
-    else if (ap.has_g()) type = AP::GRAPH;
-    else if (ap.floats_size()) type = AP::FLOATS;
-    else if (ap.ints_size()) type = AP::INTS;
-    else if (ap.strings_size()) type = AP::STRINGS;
-    else if (ap.tensors_size()) type = AP::TENSORS;
-    else if (ap.graphs_size()) type = AP::GRAPHS;
-    else return invalid_model(what + " has no type and no value");
+    if (ap.has_f())
+      type = AP::FLOAT;
+    else if (ap.has_i())
+      type = AP::INT;
+    else if (ap.has_s())
+      type = AP::STRING;
+    else if (ap.has_t())
+      type = AP::TENSOR;
+    else if (ap.has_g())
+      type = AP::GRAPH;
+    else if (ap.floats_size())
+      type = AP::FLOATS;
+    else if (ap.ints_size())
+      type = AP::INTS;
+    else if (ap.strings_size())
+      type = AP::STRINGS;
+    else if (ap.tensors_size())
+      type = AP::TENSORS;
+    else if (ap.graphs_size())
+      type = AP::GRAPHS;
+    else
+      return invalid_model(what + " has no type and no value");
   }
   auto read_subgraph = [&](const onnx::GraphProto& gp) -> Result<std::shared_ptr<Graph>> {
     auto sub = std::make_shared<Graph>();
@@ -140,9 +157,18 @@ Status Loader::read_attribute(const onnx::AttributeProto& ap, const Node& node, 
     return sub;
   };
   switch (type) {
-    case AP::FLOAT: a->type = AttrType::kFloat; a->f = ap.f(); break;
-    case AP::INT: a->type = AttrType::kInt; a->i = ap.i(); break;
-    case AP::STRING: a->type = AttrType::kString; a->s = ap.s(); break;
+    case AP::FLOAT:
+      a->type = AttrType::kFloat;
+      a->f = ap.f();
+      break;
+    case AP::INT:
+      a->type = AttrType::kInt;
+      a->i = ap.i();
+      break;
+    case AP::STRING:
+      a->type = AttrType::kString;
+      a->s = ap.s();
+      break;
     case AP::TENSOR: {
       a->type = AttrType::kTensor;
       RECUR_ASSIGN_OR_RETURN(a->t, tensor_from_proto(ap.t(), external_, what));
@@ -183,7 +209,8 @@ Status Loader::read_attribute(const onnx::AttributeProto& ap, const Node& node, 
       // A sparse Constant value is stored as a dense tensor attribute.
       a->type = AttrType::kUndefined;
       return not_implemented(what + " is a sparse tensor, which is not supported");
-    default: return not_implemented(what + " has an unsupported type");
+    default:
+      return not_implemented(what + " has an unsupported type");
   }
   return ok_status();
 }
@@ -276,7 +303,8 @@ Status Loader::read_graph(const onnx::GraphProto& gp, Graph& g, const Scope* par
       }
       node.inputs.push_back(v);
     }
-    for (const auto& out : np.output()) node.outputs.push_back(out.empty() ? kNoValue : g.find(out));
+    for (const auto& out : np.output())
+      node.outputs.push_back(out.empty() ? kNoValue : g.find(out));
     for (const auto& ap : np.attribute()) {
       if (ap.name().empty()) {
         return invalid_model(pfx + ": " + node.describe() + " has an attribute with no name");
@@ -330,8 +358,8 @@ Result<Model> load_proto(const onnx::ModelProto& mp, const std::string& base_dir
     if (dom && (op.version() < dom->min || op.version() > dom->max)) {
       return not_implemented(file + ": opset " + std::to_string(op.version()) + " of domain '" +
                              (domain.empty() ? "ai.onnx" : domain) +
-                             "' is not supported (this build supports " +
-                             std::to_string(dom->min) + " to " + std::to_string(dom->max) + ")");
+                             "' is not supported (this build supports " + std::to_string(dom->min) +
+                             " to " + std::to_string(dom->max) + ")");
     }
     // Unknown domains are accepted here and refused where a node uses one.
     opsets[domain] = static_cast<int>(op.version());

@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include <onnx/onnx_pb.h>
+// After onnx_pb.h, which defines the ONNX_API macro it uses.
+#include <onnx/onnx-data_pb.h>
 
 namespace recur {
 
@@ -75,8 +77,9 @@ Result<Tensor> ExternalData::read(const std::string& location, int64_t offset, i
   }
   if (static_cast<size_t>(offset) > m.size || need > m.size - static_cast<size_t>(offset)) {
     return invalid_model(what + ": external data [" + std::to_string(offset) + ", " +
-                         std::to_string(offset + static_cast<int64_t>(need)) + ") runs past the end of '" +
-                         location + "' (" + std::to_string(m.size) + " bytes)");
+                         std::to_string(offset + static_cast<int64_t>(need)) +
+                         ") runs past the end of '" + location + "' (" + std::to_string(m.size) +
+                         " bytes)");
   }
   if (need == 0) return Tensor::empty(dtype, shape);
   auto* p = static_cast<char*>(m.base.get()) + offset;
@@ -105,8 +108,11 @@ bool known_dtype(int32_t t) {
     case DType::kFloat64:
     case DType::kUInt32:
     case DType::kUInt64:
-    case DType::kBFloat16: return true;
-    default: return false;
+    case DType::kBFloat16:
+    case DType::kString:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -128,9 +134,6 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* e
                                  const std::string& what) {
   if (proto.has_segment()) return not_implemented(what + ": segmented tensors are not supported");
   const int32_t dt = proto.data_type();
-  if (dt == static_cast<int32_t>(DType::kString)) {
-    return not_implemented(what + ": string tensors are not supported");
-  }
   if (!known_dtype(dt)) {
     return invalid_model(what + ": unknown or unsupported data_type " + std::to_string(dt));
   }
@@ -150,6 +153,20 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* e
   }
   const size_t nbytes = static_cast<size_t>(count) * dtype_size(dtype);
 
+  if (dtype == DType::kString) {
+    if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+      return not_implemented(what + ": string tensors in external data are not supported");
+    }
+    if (proto.string_data_size() != static_cast<int>(count)) {
+      return invalid_model(what + ": string_data holds " +
+                           std::to_string(proto.string_data_size()) + " values but the shape " +
+                           shape_to_string(shape) + " needs " + std::to_string(int64_t(count)));
+    }
+    Tensor t = Tensor::empty(dtype, shape);
+    auto* out = t.data<std::string>();
+    for (int i = 0; i < proto.string_data_size(); ++i) out[i] = proto.string_data(i);
+    return t;
+  }
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     if (!external) return invalid_model(what + ": external data is not allowed here");
     std::string location;
@@ -171,9 +188,9 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* e
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
     if (raw.size() != nbytes) {
-      return invalid_model(what + ": raw_data has " + std::to_string(raw.size()) +
-                           " bytes but a " + std::string(dtype_name(dtype)) +
-                           shape_to_string(shape) + " tensor needs " + std::to_string(nbytes));
+      return invalid_model(what + ": raw_data has " + std::to_string(raw.size()) + " bytes but a " +
+                           std::string(dtype_name(dtype)) + shape_to_string(shape) +
+                           " tensor needs " + std::to_string(nbytes));
     }
     if (nbytes) std::memcpy(t.raw_data(), raw.data(), nbytes);
     if (dtype == DType::kBool) {
@@ -227,17 +244,24 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* e
       for (int i = 0; i < f.size(); ++i) out[i] = f.Get(i) != 0;
       break;
     }
-    default: return internal_error(what + ": unhandled dtype");
+    default:
+      return internal_error(what + ": unhandled dtype");
   }
   return t;
 }
 
 Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* proto) {
   if (!t.is_cpu()) return invalid_argument("tensor_to_proto needs a host tensor");
+  if (t.is_sequence()) return invalid_argument("tensor_to_proto: a sequence is a SequenceProto");
   proto->Clear();
   proto->set_name(name);
   proto->set_data_type(static_cast<int32_t>(t.dtype()));
   for (int64_t d : t.shape()) proto->add_dims(d);
+  if (t.dtype() == DType::kString) {
+    const auto* strings = t.data<std::string>();
+    for (int64_t i = 0; i < t.numel(); ++i) proto->add_string_data(strings[i]);
+    return ok_status();
+  }
   proto->set_raw_data(static_cast<const char*>(t.raw_data()), t.nbytes());
   return ok_status();
 }
@@ -255,6 +279,33 @@ Result<Tensor> read_tensor_pb(const std::string& path, std::string* name) {
   if (name) *name = proto.name();
   ExternalData external(std::filesystem::path(path).parent_path());
   return tensor_from_proto(proto, &external, "'" + path + "'");
+}
+
+Result<Tensor> read_sequence_pb(const std::string& path, std::string* name) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return io_error("cannot open '" + path + "'");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  onnx::SequenceProto proto;
+  if (!proto.ParseFromString(buf.str())) {
+    return invalid_argument("'" + path + "' is not a serialized SequenceProto");
+  }
+  if (name) *name = proto.name();
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR &&
+      proto.elem_type() != onnx::SequenceProto::UNDEFINED) {
+    return not_implemented("'" + path + "': only sequences of tensors are supported");
+  }
+  std::vector<Tensor> elements;
+  ExternalData external(std::filesystem::path(path).parent_path());
+  for (const auto& tp : proto.tensor_values()) {
+    RECUR_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, &external, "'" + path + "'"));
+    elements.push_back(std::move(t));
+  }
+  try {
+    return Tensor::sequence(std::move(elements));
+  } catch (const Error& e) {
+    return Status(e.code(), "'" + path + "': " + e.what());
+  }
 }
 
 Status write_tensor_pb(const Tensor& t, const std::string& name, const std::string& path) {

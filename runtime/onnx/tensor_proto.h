@@ -47,5 +47,7 @@ Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorPro
 // A serialized TensorProto file (input_0.pb). Also returns the name stored in it.
 Result<Tensor> read_tensor_pb(const std::string& path, std::string* name = nullptr);
 Status write_tensor_pb(const Tensor& t, const std::string& name, const std::string& path);
+// A serialized SequenceProto of tensors, as a sequence value (Tensor::is_sequence()).
+Result<Tensor> read_sequence_pb(const std::string& path, std::string* name = nullptr);
 
 }  // namespace recur

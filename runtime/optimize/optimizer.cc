@@ -29,6 +29,9 @@ Status fold_constant_nodes(Graph& graph) {
   return graph.finalize();
 }
 
-Status optimize_graph(Graph& graph) { return fold_constant_nodes(graph); }
+Status optimize_graph(Graph& graph) {
+  RECUR_RETURN_IF_ERROR(fold_constant_nodes(graph));
+  return fold_batchnorm_into_conv(graph);
+}
 
 }  // namespace recur

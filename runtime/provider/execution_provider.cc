@@ -106,4 +106,10 @@ bool ExecutionProvider::prepacks_input(const Node& node, size_t i) const {
                     def->prepacked_inputs.end();
 }
 
+bool ExecutionProvider::reads_shape_only(const Node& node, size_t i) const {
+  const KernelDef* def = registry_.find(node.domain, node.op_type, node.opset);
+  return def && std::find(def->shape_only_inputs.begin(), def->shape_only_inputs.end(), i) !=
+                    def->shape_only_inputs.end();
+}
+
 }  // namespace recur

@@ -96,6 +96,14 @@ struct KernelDef {
   // Inputs that, when constant, the kernel repacks at compile and never reads at run time
   // (it releases them). --plan-only uses this to show no load-time copy for them.
   std::vector<size_t> prepacked_inputs = {};
+  // Inputs the kernel reads only for their shape and dtype, never their data (Shape, Size).
+  // The partitioner leaves them where they are: no copy between devices, whichever device the
+  // kernel runs on.
+  std::vector<size_t> shape_only_inputs = {};
+  // Whether the kernel handles string tensors and sequence values among its inputs. The
+  // executor refuses them to every other kernel, so byte-moving kernels never see objects.
+  bool takes_strings = false;
+  bool takes_sequences = false;
 };
 
 class KernelRegistry {
@@ -136,9 +144,14 @@ class ExecutionProvider {
   Device input_device(const Node& node, size_t i) const;
   // Whether the kernel for `node` repacks input i at compile when it is constant.
   bool prepacks_input(const Node& node, size_t i) const;
+  // Whether the kernel for `node` reads only the shape of input i (KernelDef::shape_only_inputs).
+  bool reads_shape_only(const Node& node, size_t i) const;
   virtual std::unique_ptr<ProviderRunState> begin_run() const { return nullptr; }
   // Waits for the run's device work; called once per run after the last kernel.
   virtual Status end_run(ProviderRunState* state) const { return ok_status(); }
+  // A recorder for replaying runs (SessionOptions::cuda_graphs), or nullptr if the provider
+  // cannot record.
+  virtual std::unique_ptr<RunRecorder> make_recorder() const { return nullptr; }
 
   const KernelRegistry& registry() const { return registry_; }
   KernelRegistry& mutable_registry() { return registry_; }

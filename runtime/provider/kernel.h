@@ -23,6 +23,24 @@ class ProviderRunState {
   virtual ~ProviderRunState() = default;
 };
 
+// Records the device work of a run so it can be replayed without the host (CUDA graphs).
+// Made by ExecutionProvider::make_recorder; used by one session for one input signature.
+class RunRecorder {
+ public:
+  virtual ~RunRecorder() = default;
+  // Counts the device bytes the calling thread allocates until stop_measuring (a normal run):
+  // the size of the arena a recording needs.
+  virtual void start_measuring() = 0;
+  virtual size_t stop_measuring() = 0;
+  // From here until stop_recording, the device work the calling thread queues on `state`'s
+  // stream is recorded, not run, and device allocations come from an arena of `arena_bytes`
+  // that lives as long as the recorder (so addresses stay valid for replays).
+  virtual Status start_recording(ProviderRunState* state, size_t arena_bytes) = 0;
+  virtual Status stop_recording(ProviderRunState* state) = 0;
+  // Queues the recorded work on `state`'s stream.
+  virtual Status replay(ProviderRunState* state) = 0;
+};
+
 // Immutable after compile. run() may be called from several threads at once.
 class Kernel {
  public:

@@ -23,8 +23,15 @@ Status run_kernel(const SubgraphPlan& plan, const Step& step, std::vector<Tensor
   for (size_t i = 0; i < step.inputs.size(); ++i) {
     const ValueId v = step.inputs[i];
     if (v == kNoValue) continue;
+    if (i < step.shape_only.size() && step.shape_only[i]) continue;  // only its shape is read
     const Device want = i < step.input_devices.size() ? step.input_devices[i] : device;
     Tensor& t = frame[static_cast<size_t>(v)];
+    if ((t.dtype() == DType::kString && !step.takes_strings) ||
+        (t.is_sequence() && !step.takes_sequences)) {
+      return not_implemented(node.describe() + ": input " + std::to_string(i) + " is " +
+                             (t.is_sequence() ? "a sequence" : "a string tensor") +
+                             ", which this operator does not take");
+    }
     if (t.defined() && t.device() != want) {
       RECUR_ASSIGN_OR_RETURN(t, to_device(t, want));
     }
@@ -76,10 +83,10 @@ Result<std::vector<Tensor>> Executor::run(const SubgraphPlan& plan, std::span<co
                                           const KernelContext& caller) const {
   const Graph& g = *plan.graph;
   if (inputs.size() > plan.input_slots.size()) {
-    return caller.error(ErrorCode::kInvalidArgument,
-                        "subgraph '" + g.name() + "' takes " +
-                            std::to_string(plan.input_slots.size()) + " inputs, got " +
-                            std::to_string(inputs.size()));
+    return caller.error(ErrorCode::kInvalidArgument, "subgraph '" + g.name() + "' takes " +
+                                                         std::to_string(plan.input_slots.size()) +
+                                                         " inputs, got " +
+                                                         std::to_string(inputs.size()));
   }
   std::vector<Tensor> frame = new_frame(plan);
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -87,9 +94,9 @@ Result<std::vector<Tensor>> Executor::run(const SubgraphPlan& plan, std::span<co
   for (size_t i = 0; i < plan.outer_slots.size(); ++i) {
     const Tensor* t = caller.implicit_input(plan.outer_from_implicit[i]);
     if (!t) {
-      return caller.error(ErrorCode::kInternal, "captured value '" +
-                                                    g.value(plan.outer_slots[i]).name +
-                                                    "' has no value");
+      return caller.error(
+          ErrorCode::kInternal,
+          "captured value '" + g.value(plan.outer_slots[i]).name + "' has no value");
     }
     frame[static_cast<size_t>(plan.outer_slots[i])] = *t;
   }

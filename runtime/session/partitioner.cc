@@ -5,6 +5,7 @@
 #include <set>
 
 #include "runtime/core/device_memory.h"
+#include "runtime/optimize/shape_subgraph.h"
 
 namespace recur {
 
@@ -30,15 +31,22 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
   const size_t num_values = graph.num_values();
   const auto& order = graph.topo_order();
 
-  // 1. Claims, in priority order.
+  // 1. Claims, in priority order. Shape computations stay on the host: a CPU provider of the
+  // list takes them, or else the host provider, so they never cost a device round trip.
+  std::vector<const ExecutionProvider*> all = providers;
+  const std::vector<char> host_node = find_host_shape_nodes(graph);
+  int host_index = -1;
   std::vector<int> node_provider(graph.nodes().size(), -1);
   for (int idx : order) {
     const Node& node = graph.node(idx);
     NodeAssignment a;
     a.node = node.name;
     a.op = node.domain_op();
+    a.notes = node.notes;
+    const bool on_host = host_node[static_cast<size_t>(idx)] != 0;
     for (size_t p = 0; p < providers.size(); ++p) {
       std::string why;
+      if (on_host && !providers[p]->device().is_cpu()) continue;
       if (!options.plan_only && !providers[p]->available(&why)) {
         a.declined.push_back({providers[p]->name(), why});
         continue;
@@ -51,12 +59,31 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
       }
       a.declined.push_back({providers[p]->name(), c.reason});
     }
+    if (a.provider.empty() && on_host && options.host_provider) {
+      const Claim c = options.host_provider->claim(node, graph);
+      if (c.yes) {
+        if (host_index < 0) {
+          host_index = static_cast<int>(all.size());
+          all.push_back(options.host_provider);
+        }
+        node_provider[static_cast<size_t>(idx)] = host_index;
+        a.provider = options.host_provider->name();
+      } else {
+        a.declined.push_back({options.host_provider->name(), c.reason});
+      }
+    }
+    if (on_host && !a.provider.empty()) {
+      a.notes.insert(a.notes.begin(),
+                     "shape computation: runs on the host, reading only the shapes of device "
+                     "tensors");
+    }
     if (a.provider.empty()) {
       return Status(ErrorCode::kNotImplemented,
                     node.describe() + " cannot run on any provider: " + join_declines(a));
     }
     plan->assignment.push_back(std::move(a));
   }
+  plan->providers = all;
 
   // 2. Compile. Kernels read constant inputs from the host copy held by the graph, so a
   // kernel that repacks its weights can release the original before anything is uploaded.
@@ -65,13 +92,12 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
   for (size_t k = 0; k < order.size(); ++k) {
     const int idx = order[k];
     const Node& node = graph.node(idx);
-    const ExecutionProvider& provider = *providers[static_cast<size_t>(node_provider[idx])];
+    const ExecutionProvider& provider = *all[static_cast<size_t>(node_provider[idx])];
     if (options.plan_only) continue;
     CompileContext::SubgraphCompiler compile_sub =
-        [&graph, &providers, &options](const Graph& sub,
-                                        const Node& owner) -> Result<std::shared_ptr<const SubgraphPlan>> {
-      RECUR_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphPlan> sp,
-                             build_plan(sub, providers, options));
+        [&graph, &providers, &options](
+            const Graph& sub, const Node& owner) -> Result<std::shared_ptr<const SubgraphPlan>> {
+      RECUR_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphPlan> sp, build_plan(sub, providers, options));
       // Map each captured value to the owner's implicit input of the same name.
       for (ValueId r : sub.outer_refs()) {
         size_t found = owner.implicit_inputs.size();
@@ -101,7 +127,7 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
   // captured values start on the host.
   std::vector<Device> home(num_values, Device::cpu());
   for (int idx : order) {
-    const Device d = providers[static_cast<size_t>(node_provider[idx])]->device();
+    const Device d = all[static_cast<size_t>(node_provider[idx])]->device();
     for (ValueId o : graph.node(idx).outputs)
       if (o != kNoValue) home[static_cast<size_t>(o)] = d;
   }
@@ -139,13 +165,17 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
   for (int idx : order) {
     const Node& node = graph.node(idx);
     const int p = node_provider[static_cast<size_t>(idx)];
-    const Device dev = providers[static_cast<size_t>(p)]->device();
+    const Device dev = all[static_cast<size_t>(p)]->device();
     Step s;
     s.kind = Step::Kind::kKernel;
     s.node = idx;
     s.kernel = node_kernel[static_cast<size_t>(idx)];
     s.provider = p;
-    const ExecutionProvider& provider = *providers[static_cast<size_t>(p)];
+    const ExecutionProvider& provider = *all[static_cast<size_t>(p)];
+    if (const KernelDef* def = provider.registry().find(node.domain, node.op_type, node.opset)) {
+      s.takes_strings = def->takes_strings;
+      s.takes_sequences = def->takes_sequences;
+    }
     auto& rel = released[idx];
     if (options.plan_only) {
       // Nothing was compiled: assume the kernel repacks the constant inputs it says it does.
@@ -156,11 +186,19 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
     }
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const ValueId v = node.inputs[i];
-      const Device in_dev = provider.input_device(node, i);
+      const bool shape_only = v != kNoValue && provider.reads_shape_only(node, i);
+      const Device in_dev =
+          shape_only ? home[static_cast<size_t>(v)] : provider.input_device(node, i);
       s.input_devices.push_back(in_dev);
+      s.shape_only.push_back(shape_only ? 1 : 0);
       if (v == kNoValue || rel.count(i)) {
         // A released input is never read at run time; it needs no slot and no copy.
         s.inputs.push_back(kNoValue);
+        continue;
+      }
+      if (shape_only) {
+        // Read where it lives: a device tensor's shape is on the host.
+        s.inputs.push_back(v);
         continue;
       }
       RECUR_ASSIGN_OR_RETURN(ValueId slot, slot_on(v, in_dev, node));
@@ -212,8 +250,9 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
   }
   for (ValueId v : graph.outputs()) last_use[static_cast<size_t>(v)] = -1;
   for (size_t slot = 0; slot < last_use.size(); ++slot) {
-    if (last_use[slot] >= 0) plan->steps[static_cast<size_t>(last_use[slot])].release.push_back(
-        static_cast<ValueId>(slot));
+    if (last_use[slot] >= 0)
+      plan->steps[static_cast<size_t>(last_use[slot])].release.push_back(
+          static_cast<ValueId>(slot));
   }
 
   plan->input_slots = graph.inputs();

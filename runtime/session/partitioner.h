@@ -16,6 +16,10 @@ namespace recur {
 struct PartitionOptions {
   const SessionOptions* session = nullptr;
   bool plan_only = false;  // claim as if every device were present; compile nothing
+  // Runs the shape computations (runtime/optimize/shape_subgraph.h) when no CPU provider in
+  // the list claims them, e.g. in a session listing only GPU providers. Appended to the plan's
+  // providers when used.
+  const ExecutionProvider* host_provider = nullptr;
 };
 
 // Plans `graph` (the main graph or a subgraph); subgraphs of its nodes are planned when

@@ -21,8 +21,12 @@ struct Step {
   int provider = -1;  // index into SubgraphPlan::providers
   std::vector<ValueId> inputs;
   std::vector<Device> input_devices;  // where each input must be (host inputs of a device kernel)
+  // Per input: 1 when the kernel reads only its shape, so it is used wherever it lives.
+  std::vector<uint8_t> shape_only;
   std::vector<ValueId> implicit_inputs;
   std::vector<ValueId> outputs;
+  bool takes_strings = false;    // from the kernel's KernelDef
+  bool takes_sequences = false;
   // kCopy: slot src to slot dst on `device`
   ValueId src = kNoValue;
   ValueId dst = kNoValue;

@@ -20,10 +20,40 @@ const std::vector<ProviderFactory>& builtin_providers() {
 #if RECUR_HAVE_ONEDNN
     f.push_back({"onednn", make_onednn_provider});
 #endif
-    f.push_back({"reference", make_reference_provider});
+    f.push_back({"reference", [] { return make_reference_provider(); }});
     return f;
   }();
   return factories;
+}
+
+namespace {
+
+class AbsentProvider final : public ExecutionProvider {
+ public:
+  AbsentProvider(std::string name, Device device, std::string why)
+      : ExecutionProvider(std::move(name), device), why_(std::move(why)) {}
+  bool available(std::string* reason) const override {
+    if (reason) *reason = why_;
+    return false;
+  }
+  Claim claim(const Node&, const Graph&) const override { return Claim::decline(why_); }
+
+ private:
+  std::string why_;
+};
+
+}  // namespace
+
+std::unique_ptr<ExecutionProvider> make_absent_provider(const std::string& name) {
+  if (name == "cudnn" || name == "cuda-generic") {
+    return std::make_unique<AbsentProvider>(name, Device::cuda(0),
+                                            "not in this build (configured without CUDA)");
+  }
+  if (name == "onednn") {
+    return std::make_unique<AbsentProvider>(name, Device::cpu(),
+                                            "not in this build (configured without oneDNN)");
+  }
+  return nullptr;
 }
 
 }  // namespace recur

@@ -63,6 +63,50 @@ DType declared_dtype(const std::vector<ValueInfo>& infos, const std::string& nam
 
 Comparison compare(const Tensor& got, const Tensor& want, const Tolerance& tol) {
   Comparison c;
+  if (got.is_sequence() || want.is_sequence()) {
+    if (!got.is_sequence() || !want.is_sequence()) {
+      c.match = false;
+      c.reason =
+          got.is_sequence() ? "a sequence, expected a tensor" : "a tensor, expected a sequence";
+      return c;
+    }
+    if (got.elements().size() != want.elements().size()) {
+      c.match = false;
+      c.reason = "a sequence of " + std::to_string(got.elements().size()) + " tensors, expected " +
+                 std::to_string(want.elements().size());
+      return c;
+    }
+    for (size_t i = 0; i < want.elements().size(); ++i) {
+      Comparison e = compare(got.elements()[i], want.elements()[i], tol);
+      c.max_abs = std::max(c.max_abs, e.max_abs);
+      c.max_rel = std::max(c.max_rel, e.max_rel);
+      c.mismatches += e.mismatches;
+      if (!e.match && c.match) {
+        c.match = false;
+        c.reason = "sequence element " + std::to_string(i) + ": " + e.reason;
+      }
+    }
+    return c;
+  }
+  if (got.dtype() == DType::kString && want.dtype() == DType::kString) {
+    if (got.shape() != want.shape()) {
+      c.match = false;
+      c.reason =
+          "shape " + shape_to_string(got.shape()) + ", expected " + shape_to_string(want.shape());
+      return c;
+    }
+    const auto* g = got.data<std::string>();
+    const auto* w = want.data<std::string>();
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      if (g[i] == w[i]) continue;
+      if (c.mismatches++ == 0) {
+        c.reason =
+            "element " + std::to_string(i) + " is \"" + g[i] + "\", expected \"" + w[i] + "\"";
+      }
+    }
+    c.match = c.mismatches == 0;
+    return c;
+  }
   if (got.dtype() != want.dtype()) {
     c.match = false;
     c.reason = "dtype " + std::string(dtype_name(got.dtype())) + ", expected " +
@@ -71,8 +115,8 @@ Comparison compare(const Tensor& got, const Tensor& want, const Tolerance& tol) 
   }
   if (got.shape() != want.shape()) {
     c.match = false;
-    c.reason = "shape " + shape_to_string(got.shape()) + ", expected " +
-               shape_to_string(want.shape());
+    c.reason =
+        "shape " + shape_to_string(got.shape()) + ", expected " + shape_to_string(want.shape());
     return c;
   }
   const bool exact = !is_floating(want.dtype());
@@ -114,7 +158,18 @@ Comparison compare(const Tensor& got, const Tensor& want, const Tolerance& tol) 
   return c;
 }
 
-Result<std::vector<DataSet>> read_data_sets(const std::string& dir) {
+Result<std::vector<DataSet>> read_data_sets(const std::string& dir, const Session* session) {
+  // Which files hold sequences: by position among the inputs without defaults, and outputs.
+  std::vector<bool> input_is_seq, output_is_seq;
+  if (session) {
+    for (const auto& in : session->inputs())
+      if (!in.has_default) input_is_seq.push_back(in.dtype == DType::kSequence);
+    for (const auto& out : session->outputs())
+      output_is_seq.push_back(out.dtype == DType::kSequence);
+  }
+  auto read_value = [](const fs::path& p, bool sequence, std::string* name) {
+    return sequence ? read_sequence_pb(p.string(), name) : read_tensor_pb(p.string(), name);
+  };
   std::vector<fs::path> sets;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -141,14 +196,16 @@ Result<std::vector<DataSet>> read_data_sets(const std::string& dir) {
     };
     std::sort(ins.begin(), ins.end(), by_index);
     std::sort(outs.begin(), outs.end(), by_index);
-    for (const auto& p : ins) {
+    for (size_t k = 0; k < ins.size(); ++k) {
       std::string name;
-      RECUR_ASSIGN_OR_RETURN(Tensor t, read_tensor_pb(p.string(), &name));
+      const bool seq = k < input_is_seq.size() && input_is_seq[k];
+      RECUR_ASSIGN_OR_RETURN(Tensor t, read_value(ins[k], seq, &name));
       ds.inputs.emplace_back(name, std::move(t));
     }
-    for (const auto& p : outs) {
+    for (size_t k = 0; k < outs.size(); ++k) {
       std::string name;
-      RECUR_ASSIGN_OR_RETURN(Tensor t, read_tensor_pb(p.string(), &name));
+      const bool seq = k < output_is_seq.size() && output_is_seq[k];
+      RECUR_ASSIGN_OR_RETURN(Tensor t, read_value(outs[k], seq, &name));
       ds.outputs.emplace_back(name, std::move(t));
     }
     out.push_back(std::move(ds));
@@ -178,8 +235,8 @@ Result<Feeds> feeds_for(const Session& session, const DataSet& ds) {
   return feeds;
 }
 
-TestResult run_test_dir(const std::string& dir, const SessionOptions& options,
-                        const Tolerance& tol, std::ostream* log) {
+TestResult run_test_dir(const std::string& dir, const SessionOptions& options, const Tolerance& tol,
+                        std::ostream* log) {
   TestResult r;
   auto fail = [&](TestResult::Outcome o, std::string why) {
     if (r.outcome == TestResult::Outcome::kPass) {
@@ -190,7 +247,7 @@ TestResult run_test_dir(const std::string& dir, const SessionOptions& options,
   try {
     const std::string model = (fs::path(dir) / "model.onnx").string();
     Session session(model, options);
-    auto sets = read_data_sets(dir);
+    auto sets = read_data_sets(dir, &session);
     if (!sets.ok()) {
       fail(TestResult::Outcome::kError, sets.status().message());
       return r;
@@ -221,11 +278,12 @@ TestResult run_test_dir(const std::string& dir, const SessionOptions& options,
             outs[idx],
             bfloat16_from_uint16(want, declared_dtype(session.outputs(), outs.name(idx))), tol);
         if (log) {
-          *log << "  " << outs.name(idx) << ": max abs err " << fmt(c.max_abs)
-               << ", max rel err " << fmt(c.max_rel) << "  "
-               << (c.match ? "ok" : "MISMATCH (" + c.reason + ")") << "\n";
+          *log << "  " << outs.name(idx) << ": max abs err " << fmt(c.max_abs) << ", max rel err "
+               << fmt(c.max_rel) << "  " << (c.match ? "ok" : "MISMATCH (" + c.reason + ")")
+               << "\n";
         }
-        if (!c.match) fail(TestResult::Outcome::kMismatch, "output '" + outs.name(idx) + "': " + c.reason);
+        if (!c.match)
+          fail(TestResult::Outcome::kMismatch, "output '" + outs.name(idx) + "': " + c.reason);
       }
     }
   } catch (const Error& e) {

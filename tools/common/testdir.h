@@ -33,8 +33,10 @@ struct DataSet {
   std::vector<std::pair<std::string, Tensor>> outputs;  // expected
 };
 
-// The data sets of a test folder, in numeric order.
-Result<std::vector<DataSet>> read_data_sets(const std::string& dir);
+// The data sets of a test folder, in numeric order. With a session, input_K.pb and
+// output_K.pb are read as SequenceProto where the model declares a sequence there.
+Result<std::vector<DataSet>> read_data_sets(const std::string& dir,
+                                            const Session* session = nullptr);
 
 // Feeds for `session` from a data set: by name where the file names an input, else by
 // position among the inputs that have no default.

@@ -45,6 +45,8 @@ options:
   --max-loop-iterations N
   --list-providers     the providers of this build and whether each can run here
   --device-io          with --perf: inputs on cuda:0 before timing, outputs left there
+  --cuda-graphs        record each input shape's run once and replay it (CUDA graphs)
+  --fusion auto|on|off stacked RNN fusion (default auto: only where a GPU provider runs it)
 )";
 
 struct Args {
@@ -64,6 +66,8 @@ struct Args {
   bool optimize = true;
   bool list_providers = false;
   bool device_io = false;
+  bool cuda_graphs = false;
+  SessionOptions::Fusion fusion = SessionOptions::Fusion::kAuto;
   int warmup = 3;
   int repeat = 20;
   int threads = 0;
@@ -119,7 +123,8 @@ Args parse_args(int argc, char** argv) {
     };
     auto name_value = [&](const std::string& v) {
       const auto eq = v.find('=');
-      if (eq == std::string::npos || eq == 0) usage_error(arg + " needs NAME=VALUE, got '" + v + "'");
+      if (eq == std::string::npos || eq == 0)
+        usage_error(arg + " needs NAME=VALUE, got '" + v + "'");
       return std::make_pair(v.substr(0, eq), v.substr(eq + 1));
     };
     if (arg == "-h" || arg == "--help") {
@@ -161,6 +166,19 @@ Args parse_args(int argc, char** argv) {
       a.list_providers = true;
     } else if (arg == "--device-io") {
       a.device_io = true;
+    } else if (arg == "--cuda-graphs") {
+      a.cuda_graphs = true;
+    } else if (arg == "--fusion") {
+      const std::string v = next();
+      if (v == "auto") {
+        a.fusion = SessionOptions::Fusion::kAuto;
+      } else if (v == "on") {
+        a.fusion = SessionOptions::Fusion::kOn;
+      } else if (v == "off") {
+        a.fusion = SessionOptions::Fusion::kOff;
+      } else {
+        usage_error("--fusion takes auto, on or off");
+      }
     } else if (arg == "--warmup") {
       a.warmup = parse_number<int>(arg, next());
     } else if (arg == "--repeat") {
@@ -191,6 +209,7 @@ Args parse_args(int argc, char** argv) {
 SessionOptions session_options(const Args& a) {
   SessionOptions o;
   o.providers(a.providers).threads(a.threads).plan_only(a.plan_only).optimize(a.optimize);
+  o.cuda_graphs(a.cuda_graphs).rnn_layer_fusion(a.fusion);
   if (a.max_loop > 0) o.max_loop_iterations(a.max_loop);
   for (const auto& [k, v] : a.settings) o.set(k, v);
   return o;
@@ -260,8 +279,7 @@ int run_suite(const Args& a) {
     for (const auto& [n, why] : expected)
       if (!seen.count(n)) missing.push_back(n);
     for (const auto& n : unexpected_fail) std::cout << "unexpected failure: " << n << "\n";
-    for (const auto& n : unexpected_pass)
-      std::cout << "stale entry (now passes): " << n << "\n";
+    for (const auto& n : unexpected_pass) std::cout << "stale entry (now passes): " << n << "\n";
     for (const auto& n : missing) std::cout << "stale entry (no such test): " << n << "\n";
     status = unexpected_fail.empty() && unexpected_pass.empty() && missing.empty() ? 0 : 1;
     std::cout << "expected failures: " << (failed - static_cast<int>(unexpected_fail.size()))
@@ -290,8 +308,9 @@ Tensor random_tensor(DType dtype, const Shape& shape, std::mt19937_64& rng) {
       }
     }
   });
-  if (!ok) throw Error(ErrorCode::kNotImplemented, "cannot make random " +
-                                                       std::string(dtype_name(dtype)) + " data");
+  if (!ok)
+    throw Error(ErrorCode::kNotImplemented,
+                "cannot make random " + std::string(dtype_name(dtype)) + " data");
   return t;
 }
 
@@ -308,10 +327,10 @@ Feeds model_feeds(const Session& s, const Args& a) {
   for (const auto& in : s.inputs()) {
     if (given.count(in.name) || in.has_default) continue;
     if (!a.random_inputs) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  "missing input '" + in.name + "' (" + std::string(dtype_name(in.dtype)) +
-                      in.shape_string() + "): give --input " + in.name +
-                      "=FILE or --random-inputs");
+      throw Error(ErrorCode::kInvalidArgument, "missing input '" + in.name + "' (" +
+                                                   std::string(dtype_name(in.dtype)) +
+                                                   in.shape_string() + "): give --input " +
+                                                   in.name + "=FILE or --random-inputs");
     }
     Shape shape;
     auto it = a.shapes.find(in.name);
@@ -332,6 +351,14 @@ Feeds model_feeds(const Session& s, const Args& a) {
 
 std::string summarize(const Tensor& t) {
   std::ostringstream os;
+  if (t.is_sequence()) {
+    os << "sequence of " << t.elements().size() << " " << dtype_name(t.element_dtype())
+       << " tensors";
+    for (size_t i = 0; i < t.elements().size() && i < 4; ++i)
+      os << (i ? ", " : ": ") << shape_to_string(t.elements()[i].shape());
+    if (t.elements().size() > 4) os << ", ...";
+    return os.str();
+  }
   os << dtype_name(t.dtype()) << shape_to_string(t.shape());
   if (!t.is_cpu() || t.numel() == 0) return os.str();
   double lo = INFINITY, hi = -INFINITY, sum = 0;
@@ -425,10 +452,11 @@ int perf(const Session& s, const Feeds& feeds, double load_ms, const Args& a,
     std::cout << "]}\n";
   } else {
     std::printf("load: %.3f ms\n", load_ms);
-    std::printf("run latency over %d runs after %d warm-up: min %.4f ms  p50 %.4f  p90 %.4f  "
-                "p99 %.4f  mean %.4f\n",
-                a.repeat, a.warmup, mn, percentile(ms, 0.5), percentile(ms, 0.9),
-                percentile(ms, 0.99), mean);
+    std::printf(
+        "run latency over %d runs after %d warm-up: min %.4f ms  p50 %.4f  p90 %.4f  "
+        "p99 %.4f  mean %.4f\n",
+        a.repeat, a.warmup, mn, percentile(ms, 0.5), percentile(ms, 0.9), percentile(ms, 0.99),
+        mean);
   }
   return 0;
 }
@@ -457,7 +485,9 @@ int run_main(const Args& a) {
   if (is_dir && !a.perf) {
     tools::TestResult r = tools::run_test_dir(a.target, opts, a.tol, &std::cout);
     switch (r.outcome) {
-      case tools::TestResult::Outcome::kPass: std::cout << "PASS\n"; return 0;
+      case tools::TestResult::Outcome::kPass:
+        std::cout << "PASS\n";
+        return 0;
       case tools::TestResult::Outcome::kMismatch:
         std::cout << "FAIL: " << r.reason << "\n";
         return 1;
@@ -469,7 +499,7 @@ int run_main(const Args& a) {
 
   Feeds feeds;
   if (is_dir) {
-    auto sets = tools::read_data_sets(a.target);
+    auto sets = tools::read_data_sets(a.target, &session);
     if (!sets.ok()) throw Error(sets.status().code(), sets.status().message());
     if (sets->empty()) throw Error(ErrorCode::kInvalidArgument, "no data set in " + a.target);
     auto f = tools::feeds_for(session, sets->front());
@@ -489,8 +519,13 @@ int run_main(const Args& a) {
     fs::create_directories(a.output_dir);
     for (size_t i = 0; i < outs.size(); ++i) {
       std::string file = outs.name(i);
-      std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == ':'; }, '_');
+      std::replace_if(
+          file.begin(), file.end(), [](char c) { return c == '/' || c == ':'; }, '_');
       const std::string path = (fs::path(a.output_dir) / (file + ".npy")).string();
+      if (outs[i].is_sequence()) {
+        std::cout << "skipped " << outs.name(i) << ": a sequence has no .npy form\n";
+        continue;
+      }
       Status st = tools::write_npy(outs[i], path);
       if (!st.ok()) throw Error(st.code(), st.message());
       std::cout << "wrote " << path << "\n";

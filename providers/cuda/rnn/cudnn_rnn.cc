@@ -16,6 +16,7 @@
 
 #include "converters/cudnn_weights.h"
 #include "converters/rnn_spec.h"
+#include "converters/stacked_rnn.h"
 #include "providers/cuda/cuda_check.h"
 #include "providers/cuda/cuda_context.h"
 #include "providers/cuda/rnn/cudnn_rnn_plan.h"
@@ -74,11 +75,12 @@ cudnnStatus_t set_rnn_desc(cudnnRNNDescriptor_t d, const RnnConfig& c, cudnnRNNA
                                : c.tf32                   ? CUDNN_DEFAULT_MATH
                                                           : CUDNN_FMA_MATH;
   const int32_t H = static_cast<int32_t>(g.hidden_size);
-  return cudnnSetRNNDescriptor_v8(
-      d, algo, mode, g.bias ? CUDNN_RNN_DOUBLE_BIAS : CUDNN_RNN_NO_BIAS,
-      g.directions == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT,
-      c.data_type(), CUDNN_DATA_FLOAT, math, static_cast<int32_t>(g.input_size), H,
-      /*projSize=*/H, /*numLayers=*/1, /*dropoutDesc=*/nullptr, CUDNN_RNN_PADDED_IO_ENABLED);
+  return cudnnSetRNNDescriptor_v8(d, algo, mode, g.bias ? CUDNN_RNN_DOUBLE_BIAS : CUDNN_RNN_NO_BIAS,
+                                  g.directions == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL,
+                                  CUDNN_LINEAR_INPUT, c.data_type(), CUDNN_DATA_FLOAT, math,
+                                  static_cast<int32_t>(g.input_size), H,
+                                  /*projSize=*/H, static_cast<int32_t>(g.num_layers),
+                                  /*dropoutDesc=*/nullptr, CUDNN_RNN_PADDED_IO_ENABLED);
 }
 
 Result<RnnDesc> make_rnn_desc(const RnnConfig& c, cudnnRNNAlgo_t algo) {
@@ -118,7 +120,7 @@ Result<CudnnWeightMap> read_weight_map(cudnnHandle_t handle, cudnnRNNDescriptor_
   CudnnWeightMap map(g, static_cast<int64_t>(weight_bytes / c.elem_size()));
   RECUR_ASSIGN_OR_RETURN(TensorDesc mdesc, new_tensor_desc());
   RECUR_ASSIGN_OR_RETURN(TensorDesc bdesc, new_tensor_desc());
-  for (int p = 0; p < g.directions; ++p) {
+  for (int p = 0; p < g.pseudo_layers(); ++p) {
     for (int id = 0; id < g.lin_layers(); ++id) {
       void* m = nullptr;
       void* b = nullptr;
@@ -182,7 +184,18 @@ class CudnnRnnKernel final : public Kernel {
 
   friend class CudaRnnBackend;
 
+  // Input and output positions: the node's own, or layer l's in a recur::StackedRNN.
+  size_t in_pos(int l, RnnInput which) const {
+    return stacked_ ? stacked_input(l, which) : static_cast<size_t>(which);
+  }
+  size_t out_pos(int l, RnnOutput which) const {
+    return stacked_ ? stacked_output(l, which) : static_cast<size_t>(which);
+  }
+  size_t lens_pos() const { return stacked_ ? 1 : kRnnSeqLens; }
+
   RnnSpec spec_;
+  bool stacked_ = false;
+  int layers_ = 1;
   RnnConfig config_;
   int device_ = 0;
   bool persistent_ = false;
@@ -240,8 +253,9 @@ Result<std::shared_ptr<const ShapePlan>> CudnnRnnKernel::build_shape_plan(cudnnH
   sp->T = T;
   sp->N = N;
   const int64_t D = config_.geometry.directions, H = config_.geometry.hidden_size;
+  const int64_t LD = config_.geometry.num_layers * D;
   RECUR_ASSIGN_OR_RETURN(sp->h_desc, new_tensor_desc());
-  const int dims[3] = {static_cast<int>(D), static_cast<int>(N), static_cast<int>(H)};
+  const int dims[3] = {static_cast<int>(LD), static_cast<int>(N), static_cast<int>(H)};
   const int strides[3] = {static_cast<int>(N * H), static_cast<int>(H), 1};
   RECUR_CUDA_CHECK(
       cudnnSetTensorNdDescriptor(sp->h_desc.get(), config_.data_type(), 3, dims, strides));
@@ -313,12 +327,20 @@ Result<bool> setting(const CompileContext& ctx, const std::string& key) {
 Result<std::unique_ptr<Kernel>> CudnnRnnKernel::create(CompileContext& ctx) {
   auto k = std::make_unique<CudnnRnnKernel>();
   const Node& node = ctx.node();
-  RECUR_ASSIGN_OR_RETURN(k->spec_, RnnSpec::parse(node));
-  const Claim claim = cudnn_rnn_claim(node, ctx.graph());
+  k->stacked_ = node.domain == kStackedRnnDomain;
+  if (k->stacked_) {
+    RECUR_ASSIGN_OR_RETURN(StackedRnnSpec ss, parse_stacked_rnn(node));
+    k->spec_ = ss.spec;
+    k->layers_ = ss.num_layers;
+  } else {
+    RECUR_ASSIGN_OR_RETURN(k->spec_, RnnSpec::parse(node));
+  }
+  const Claim claim =
+      k->stacked_ ? cudnn_stacked_rnn_claim(node, ctx.graph()) : cudnn_rnn_claim(node, ctx.graph());
   if (!claim.yes) return ctx.error(ErrorCode::kNotImplemented, claim.reason);
 
-  const TypeInfo& wt = ctx.input_type(kRnnW);
-  const TypeInfo& rt = ctx.input_type(kRnnR);
+  const TypeInfo& wt = ctx.input_type(k->in_pos(0, kRnnW));
+  const TypeInfo& rt = ctx.input_type(k->in_pos(0, kRnnR));
   const Shape ws = wt.static_shape(), rs = rt.static_shape();
   RnnConfig& c = k->config_;
   c.dtype = ctx.input_type(kRnnX).dtype;
@@ -331,21 +353,28 @@ Result<std::unique_ptr<Kernel>> CudnnRnnKernel::create(CompileContext& ctx) {
   g.directions = k->spec_.num_directions();
   g.input_size = ws[2];
   g.hidden_size = k->spec_.hidden_size > 0 ? k->spec_.hidden_size : rs[2];
-  k->has_b_ = ctx.has_input(kRnnB);
+  g.num_layers = k->layers_;
+  k->has_b_ = false;
+  for (int l = 0; l < k->layers_; ++l) k->has_b_ |= ctx.has_input(k->in_pos(l, kRnnB));
   // Persistent algorithms need DOUBLE_BIAS; zero biases cost nothing.
   g.bias = k->has_b_ || k->persistent_;
   const int64_t G = g.gates(), H = g.hidden_size, D = g.directions;
-  if (ws != Shape{D, G * H, g.input_size} || rs != Shape{D, G * H, H}) {
-    return ctx.error(ErrorCode::kInvalidModel,
-                     "W " + shape_to_string(ws) + " and R " + shape_to_string(rs) +
-                         " do not match hidden_size " + std::to_string(H));
-  }
-  if (k->has_b_) {
-    const TypeInfo& bt = ctx.input_type(kRnnB);
-    if (bt.is_static() && bt.static_shape() != Shape{D, 2 * G * H}) {
-      return ctx.error(ErrorCode::kInvalidModel, "B must have shape [" + std::to_string(D) + "," +
-                                                     std::to_string(2 * G * H) + "], got " +
-                                                     shape_to_string(bt.static_shape()));
+  for (int l = 0; l < k->layers_; ++l) {
+    const Shape wl = ctx.input_type(k->in_pos(l, kRnnW)).static_shape();
+    const Shape rl = ctx.input_type(k->in_pos(l, kRnnR)).static_shape();
+    if (wl != Shape{D, G * H, g.layer_input_size(l)} || rl != Shape{D, G * H, H}) {
+      return ctx.error(ErrorCode::kInvalidModel,
+                       "W " + shape_to_string(wl) + " and R " + shape_to_string(rl) +
+                           " do not match hidden_size " + std::to_string(H) +
+                           (k->stacked_ ? " (layer " + std::to_string(l) + ")" : ""));
+    }
+    if (ctx.has_input(k->in_pos(l, kRnnB))) {
+      const TypeInfo& bt = ctx.input_type(k->in_pos(l, kRnnB));
+      if (bt.is_static() && bt.static_shape() != Shape{D, 2 * G * H}) {
+        return ctx.error(ErrorCode::kInvalidModel, "B must have shape [" + std::to_string(D) + "," +
+                                                       std::to_string(2 * G * H) + "], got " +
+                                                       shape_to_string(bt.static_shape()));
+      }
     }
   }
   k->w_shape_ = Tensor::borrow(nullptr, c.dtype, ws);
@@ -364,27 +393,40 @@ Result<std::unique_ptr<Kernel>> CudnnRnnKernel::create(CompileContext& ctx) {
                          read_weight_map(handle, k->desc_.get(), c, space.get(), k->weight_bytes_));
   RECUR_ASSIGN_OR_RETURN(k->weight_plan_, plan_onnx_to_cudnn(k->weight_map_));
 
-  const Tensor* w = ctx.constant_input(kRnnW);
-  const Tensor* r = ctx.constant_input(kRnnR);
-  const Tensor* b = k->has_b_ ? ctx.constant_input(kRnnB) : nullptr;
-  if (w && r && (b || !k->has_b_)) {
+  std::vector<const void*> wl, rl, bl;
+  bool all_constant = true;
+  for (int l = 0; l < k->layers_; ++l) {
+    const Tensor* w = ctx.constant_input(k->in_pos(l, kRnnW));
+    const Tensor* r = ctx.constant_input(k->in_pos(l, kRnnR));
+    const bool has_b = ctx.has_input(k->in_pos(l, kRnnB));
+    const Tensor* b = has_b ? ctx.constant_input(k->in_pos(l, kRnnB)) : nullptr;
+    all_constant = all_constant && w && r && (b || !has_b);
+    wl.push_back(w ? w->raw_data() : nullptr);
+    rl.push_back(r ? r->raw_data() : nullptr);
+    bl.push_back(b ? b->raw_data() : nullptr);
+  }
+  if (all_constant) {
     // Constant weights: repacked once on the host, uploaded, and the originals released.
     std::vector<char> host(k->weight_bytes_);
-    RECUR_RETURN_IF_ERROR(apply_onnx_to_cudnn(k->weight_plan_, c.elem_size(), w->raw_data(),
-                                              r->raw_data(), b ? b->raw_data() : nullptr,
-                                              host.data(), host.size()));
+    RECUR_RETURN_IF_ERROR(apply_onnx_to_cudnn_layers(k->weight_plan_, c.elem_size(), wl, rl, bl,
+                                                     host.data(), host.size()));
     RECUR_RETURN_IF_ERROR(copy_host_to_device(space.get(), k->device_, host.data(), host.size()));
     k->weights_ = std::move(space);
-    ctx.release_input(kRnnW);
-    ctx.release_input(kRnnR);
-    if (b) ctx.release_input(kRnnB);
+    for (int l = 0; l < k->layers_; ++l) {
+      ctx.release_input(k->in_pos(l, kRnnW));
+      ctx.release_input(k->in_pos(l, kRnnR));
+      if (bl[static_cast<size_t>(l)]) ctx.release_input(k->in_pos(l, kRnnB));
+    }
     ctx.note("weights repacked into cuDNN's weight space at load (" +
              std::to_string(k->weight_bytes_) + " bytes on " + ctx.provider().device().to_string() +
              ")");
   } else {
     ctx.note("W, R or B is not a constant: repacked into cuDNN's weight space on every run");
   }
-  if (ctx.has_input(kRnnP)) {
+  if (k->stacked_) {
+    ctx.note("one cudnnRNNForward with numLayers=" + std::to_string(k->layers_));
+  }
+  if (!k->stacked_ && ctx.has_input(kRnnP)) {
     ctx.release_input(kRnnP);  // a constant of zeros (the claim checked): nothing to compute
     ctx.note("P is all zeros: peepholes dropped");
   }
@@ -524,12 +566,12 @@ Status CudnnRnnKernel::run(KernelContext& ctx) const {
   RECUR_ASSIGN_OR_RETURN(cudnnHandle_t handle, sc.cudnn());
 
   const Tensor* x = ctx.input(kRnnX);
-  const Tensor* w = ctx.input(kRnnW);
-  const Tensor* r = ctx.input(kRnnR);
-  const Tensor* b = ctx.input(kRnnB);
-  const Tensor* lens = ctx.input(kRnnSeqLens);
-  const Tensor* h0 = ctx.input(kRnnInitialH);
-  const Tensor* c0 = ctx.input(kRnnInitialC);
+  const Tensor* w = ctx.input(in_pos(0, kRnnW));
+  const Tensor* r = ctx.input(in_pos(0, kRnnR));
+  const Tensor* b = ctx.input(in_pos(0, kRnnB));
+  const Tensor* lens = ctx.input(lens_pos());
+  const Tensor* h0 = ctx.input(in_pos(0, kRnnInitialH));
+  const Tensor* c0 = ctx.input(in_pos(0, kRnnInitialC));
   if (lens && !lens->is_cpu()) {
     return ctx.error(ErrorCode::kInternal, "sequence_lens is expected in host memory");
   }
@@ -548,65 +590,152 @@ Status CudnnRnnKernel::run(KernelContext& ctx) const {
                      "X has input size " + std::to_string(dims.input_size) + ", W expects " +
                          std::to_string(config_.geometry.input_size));
   }
-  for (const Tensor* t : {x, h0, c0}) {
-    if (t && t->device() != ctx.device()) {
-      return ctx.error(ErrorCode::kInternal, "an input is on " + t->device().to_string() +
-                                                 ", expected " + ctx.device().to_string());
-    }
-  }
-
   const int64_t T = dims.seq_length, N = dims.batch, D = dims.directions, H = dims.hidden;
+  const int64_t L = layers_;
   const Shape y_shape = spec_.layout == 0 ? Shape{T, D, N, H} : Shape{N, T, D, H};
   const Shape s_shape = spec_.layout == 0 ? Shape{D, N, H} : Shape{N, D, H};
+  const int64_t layer_state = D * N * H;
+  for (int l = 0; l < L; ++l) {
+    for (RnnInput which : {kRnnInitialH, kRnnInitialC}) {
+      const Tensor* t = ctx.input(in_pos(l, which));
+      if (!t) continue;
+      if (t->shape() != s_shape || t->dtype() != config_.dtype) {
+        return ctx.error(ErrorCode::kInvalidArgument,
+                         std::string(which == kRnnInitialH ? "initial_h" : "initial_c") +
+                             " of layer " + std::to_string(l) + " must be " +
+                             std::string(dtype_name(config_.dtype)) + shape_to_string(s_shape) +
+                             ", got " + shape_to_string(t->shape()));
+      }
+      if (t->device() != ctx.device()) {
+        return ctx.error(ErrorCode::kInternal, "an initial state is on " + t->device().to_string());
+      }
+    }
+  }
+  if (x->device() != ctx.device()) {
+    return ctx.error(ErrorCode::kInternal, "X is on " + x->device().to_string() + ", expected " +
+                                               ctx.device().to_string());
+  }
+  const size_t e = config_.elem_size();
+  std::vector<std::shared_ptr<void>> keep;
+  auto scratch = [&](int64_t elems) -> Result<void*> {
+    RECUR_ASSIGN_OR_RETURN(std::shared_ptr<void> q,
+                           allocate_device(static_cast<size_t>(elems) * e, device_));
+    keep.push_back(q);
+    return q.get();
+  };
+
   CudnnRunBuffers buf;
   buf.x = x->raw_data();
-  buf.h0 = h0 ? h0->raw_data() : nullptr;
-  buf.c0 = c0 ? c0->raw_data() : nullptr;
+  const bool lstm = spec_.cell == RnnCell::kLstm;
+  bool want_yh = false, want_yc = false;
+  for (int l = 0; l < L; ++l) {
+    want_yh |= ctx.output_requested(out_pos(l, kRnnYh));
+    want_yc |= lstm && ctx.output_requested(out_pos(l, kRnnYc));
+  }
   const bool want_y = ctx.output_requested(kRnnY);
-  const bool want_yh = ctx.output_requested(kRnnYh);
-  const bool want_yc = spec_.cell == RnnCell::kLstm && ctx.output_requested(kRnnYc);
   if (want_y) {
     RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(kRnnY, config_.dtype, y_shape));
     buf.y = t->raw_data();
   }
-  if (want_yh) {
-    RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(kRnnYh, config_.dtype, s_shape));
-    buf.yh = t->raw_data();
+  // One layer: the node's own states. Several: every layer's states one after the other
+  // ([L*D,N,H], cuDNN's order), gathered from and scattered to the per-layer inputs/outputs.
+  std::vector<Tensor*> yh_out(static_cast<size_t>(L), nullptr),
+      yc_out(static_cast<size_t>(L), nullptr);
+  for (int l = 0; l < L; ++l) {
+    if (ctx.output_requested(out_pos(l, kRnnYh))) {
+      RECUR_ASSIGN_OR_RETURN(yh_out[static_cast<size_t>(l)],
+                             ctx.allocate_output(out_pos(l, kRnnYh), config_.dtype, s_shape));
+    }
+    if (lstm && ctx.output_requested(out_pos(l, kRnnYc))) {
+      RECUR_ASSIGN_OR_RETURN(yc_out[static_cast<size_t>(l)],
+                             ctx.allocate_output(out_pos(l, kRnnYc), config_.dtype, s_shape));
+    }
   }
-  if (want_yc) {
-    RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(kRnnYc, config_.dtype, s_shape));
-    buf.yc = t->raw_data();
+  if (!stacked_) {
+    buf.h0 = h0 ? h0->raw_data() : nullptr;
+    buf.c0 = c0 ? c0->raw_data() : nullptr;
+    buf.yh = yh_out[0] ? yh_out[0]->raw_data() : nullptr;
+    buf.yc = yc_out[0] ? yc_out[0]->raw_data() : nullptr;
+  } else {
+    for (RnnInput which : {kRnnInitialH, kRnnInitialC}) {
+      bool any = false;
+      for (int l = 0; l < L; ++l) any |= ctx.input(in_pos(l, which)) != nullptr;
+      if (!any || (which == kRnnInitialC && !lstm)) continue;
+      RECUR_ASSIGN_OR_RETURN(void* all, scratch(L * layer_state));
+      for (int l = 0; l < L; ++l) {
+        char* dst = static_cast<char*>(all) + static_cast<size_t>(l * layer_state) * e;
+        const Tensor* t = ctx.input(in_pos(l, which));
+        if (t) {
+          RECUR_CUDA_CHECK(cudaMemcpyAsync(dst, t->raw_data(), static_cast<size_t>(layer_state) * e,
+                                           cudaMemcpyDeviceToDevice, sc.stream()));
+        } else {
+          RECUR_CUDA_CHECK(
+              cudaMemsetAsync(dst, 0, static_cast<size_t>(layer_state) * e, sc.stream()));
+        }
+      }
+      (which == kRnnInitialH ? buf.h0 : buf.c0) = all;
+    }
+    if (want_yh) {
+      RECUR_ASSIGN_OR_RETURN(buf.yh, scratch(L * layer_state));
+    }
+    if (want_yc) {
+      RECUR_ASSIGN_OR_RETURN(buf.yc, scratch(L * layer_state));
+    }
   }
-  const size_t e = config_.elem_size();
+  // Stacked: each requested layer's Y_h/Y_c out of the [L*D,N,H] buffers.
+  auto scatter_states = [&]() -> Status {
+    if (!stacked_) return ok_status();
+    for (int l = 0; l < L; ++l) {
+      for (auto [out, all] : {std::pair<Tensor*, void*>{yh_out[static_cast<size_t>(l)], buf.yh},
+                              {yc_out[static_cast<size_t>(l)], buf.yc}}) {
+        if (!out || !all) continue;
+        RECUR_CUDA_CHECK(cudaMemcpyAsync(
+            out->raw_data(), static_cast<char*>(all) + static_cast<size_t>(l * layer_state) * e,
+            static_cast<size_t>(layer_state) * e, cudaMemcpyDeviceToDevice, sc.stream()));
+      }
+    }
+    return ok_status();
+  };
   if (T == 0 || N == 0) {
     // No step runs: every output is zeros (a length of 0 gives zeros).
-    for (void* p : {buf.y, buf.yh, buf.yc}) {
-      const size_t bytes = static_cast<size_t>((p == buf.y ? T * D * N * H : D * N * H)) * e;
-      if (p && bytes) RECUR_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, sc.stream()));
+    if (buf.y && T * D * N * H) {
+      RECUR_CUDA_CHECK(
+          cudaMemsetAsync(buf.y, 0, static_cast<size_t>(T * D * N * H) * e, sc.stream()));
+    }
+    for (auto& v : {yh_out, yc_out}) {
+      for (Tensor* t : v) {
+        if (t && t->nbytes())
+          RECUR_CUDA_CHECK(cudaMemsetAsync(t->raw_data(), 0, t->nbytes(), sc.stream()));
+      }
     }
     return ok_status();
   }
 
-  const CudnnRunPlan plan =
+  CudnnRunPlan plan =
       plan_cudnn_run(spec_, dims, lens ? lens->data<int32_t>() : nullptr, want_y, want_yh, want_yc);
+  plan.L = L;
   RECUR_ASSIGN_OR_RETURN(std::shared_ptr<const ShapePlan> sp, shape_plan(handle, T, N));
 
   const void* weights = weights_.get();
   std::shared_ptr<void> run_weights;
   if (!weights) {
     // Weights that are graph inputs: repacked on the device, into a zeroed weight space.
-    for (const Tensor* t : {w, r, b}) {
-      if (t && t->device() != ctx.device()) {
-        return ctx.error(ErrorCode::kInternal, "a weight input is on " + t->device().to_string());
+    for (int l = 0; l < L; ++l) {
+      for (RnnInput which : {kRnnW, kRnnR, kRnnB}) {
+        const Tensor* t = ctx.input(in_pos(l, which));
+        if (t && t->device() != ctx.device()) {
+          return ctx.error(ErrorCode::kInternal, "a weight input is on " + t->device().to_string());
+        }
       }
     }
     RECUR_ASSIGN_OR_RETURN(run_weights, allocate_device(weight_bytes_, device_));
     char* dst = static_cast<char*>(run_weights.get());
     RECUR_CUDA_CHECK(cudaMemsetAsync(dst, 0, weight_bytes_, sc.stream()));
     for (const CudnnWeightCopy& cp : weight_plan_.copies) {
-      const Tensor* src = cp.tensor == CudnnWeightCopy::Source::kW   ? w
-                          : cp.tensor == CudnnWeightCopy::Source::kR ? r
-                                                                     : b;
+      const RnnInput which = cp.tensor == CudnnWeightCopy::Source::kW   ? kRnnW
+                             : cp.tensor == CudnnWeightCopy::Source::kR ? kRnnR
+                                                                        : kRnnB;
+      const Tensor* src = ctx.input(in_pos(cp.layer, which));
       if (!src) continue;
       RECUR_CUDA_CHECK(cudaMemcpyAsync(
           dst + static_cast<size_t>(cp.cudnn_offset) * e,
@@ -616,7 +745,8 @@ Status CudnnRnnKernel::run(KernelContext& ctx) const {
     weights = run_weights.get();
   }
   CudaRnnBackend backend(*this, sc, handle, *sp, weights);
-  return execute_cudnn_run(plan, buf, backend);
+  RECUR_RETURN_IF_ERROR(execute_cudnn_run(plan, buf, backend));
+  return scatter_states();
 }
 
 }  // namespace
@@ -652,6 +782,18 @@ void register_cudnn_rnn_kernels(KernelRegistry& r) {
            .host_inputs = {kRnnSeqLens},
            .prepacked_inputs = {kRnnW, kRnnR, kRnnB, kRnnP}});
   }
+  std::vector<size_t> prepacked;
+  for (int l = 0; l < 64; ++l) {
+    for (RnnInput w : {kRnnW, kRnnR, kRnnB}) prepacked.push_back(stacked_input(l, w));
+  }
+  r.add({.op_type = kStackedRnnOp,
+         .domain = kStackedRnnDomain,
+         .since = 1,
+         .create = &CudnnRnnKernel::create,
+         .claim = &cudnn_stacked_rnn_claim,
+         .infer = &infer_stacked_rnn,
+         .host_inputs = {1},
+         .prepacked_inputs = prepacked});
 }
 
 }  // namespace recur::cuda

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "converters/rnn_spec.h"
+#include "converters/stacked_rnn.h"
 #include "providers/cuda/rnn/cudnn_rnn.h"
 
 namespace recur::cuda {
@@ -132,6 +133,18 @@ Claim cudnn_rnn_claim(const Node& node, const Graph& graph) {
   std::string reason;
   for (const auto& w : why) reason += (reason.empty() ? "" : "; ") + w;
   return Claim::decline(reason);
+}
+
+Claim cudnn_stacked_rnn_claim(const Node& node, const Graph& graph) {
+  Result<StackedRnnSpec> parsed = parse_stacked_rnn(node);
+  if (!parsed.ok()) return Claim::decline(parsed.status().message());
+  for (int l = 0; l < parsed->num_layers; ++l) {
+    Node layer = stacked_layer_node(node, l);
+    layer.inputs[kRnnX] = node.inputs[0];  // every layer's X has the input's type
+    const Claim c = cudnn_rnn_claim(layer, graph);
+    if (!c.yes) return Claim::decline("layer " + std::to_string(l) + ": " + c.reason);
+  }
+  return Claim::accept();
 }
 
 }  // namespace recur::cuda

@@ -92,7 +92,7 @@ Status execute_cudnn_run(const CudnnRunPlan& p, const CudnnRunBuffers& b,
     for (void* s : {yh, yc}) {
       if (!s) continue;
       if (p.layout == 0) {
-        for (int64_t d = 0; d < p.D; ++d) {
+        for (int64_t d = 0; d < p.L * p.D; ++d) {
           RECUR_RETURN_IF_ERROR(backend.zero(s, (d * p.N + n) * p.H, p.H));
         }
       } else {

@@ -17,6 +17,7 @@ struct CudnnRunPlan {
   RnnCell cell = RnnCell::kLstm;
   int layout = 0;  // ONNX layout: 0 -> cuDNN SEQ_MAJOR_UNPACKED, 1 -> BATCH_MAJOR_UNPACKED
   int64_t T = 0, N = 0, I = 0, H = 0, D = 1;
+  int64_t L = 1;  // layers (a fused recur::StackedRNN): states are [L*D,N,H], layout 0 only
   // direction=reverse: X is reversed within each length into scratch, cuDNN runs forward, and
   // Y is un-reversed. Y_h/Y_c need nothing: the last step cuDNN runs is ONNX's step 0.
   bool reverse = false;
@@ -34,7 +35,7 @@ struct CudnnRunPlan {
 
   int64_t x_elems() const { return T * N * I; }
   int64_t y_elems() const { return T * N * D * H; }
-  int64_t state_elems() const { return D * N * H; }
+  int64_t state_elems() const { return L * D * N * H; }
 };
 
 // `lengths` is the host copy of sequence_lens (N values in [0, T]) or null.

@@ -68,8 +68,8 @@ void gru_step(const StepArgs<C>& a) {
 
 }  // namespace
 
-void register_gru(KernelRegistry& r) {
-  register_rnn_op(r, "GRU", CellOps{&gru_step<float>, &gru_step<double>});
-}
+CellOps gru_cell_ops() { return CellOps{&gru_step<float>, &gru_step<double>}; }
+
+void register_gru(KernelRegistry& r) { register_rnn_op(r, "GRU"); }
 
 }  // namespace recur::reference::rnn

@@ -65,8 +65,8 @@ void lstm_step(const StepArgs<C>& a) {
 
 }  // namespace
 
-void register_lstm(KernelRegistry& r) {
-  register_rnn_op(r, "LSTM", CellOps{&lstm_step<float>, &lstm_step<double>});
-}
+CellOps lstm_cell_ops() { return CellOps{&lstm_step<float>, &lstm_step<double>}; }
+
+void register_lstm(KernelRegistry& r) { register_rnn_op(r, "LSTM"); }
 
 }  // namespace recur::reference::rnn

@@ -7,6 +7,7 @@ void register_rnn_kernels(KernelRegistry& r) {
   rnn::register_lstm(r);
   rnn::register_gru(r);
   rnn::register_rnn(r);
+  rnn::register_stacked_rnn(r);
 }
 
 }  // namespace recur::reference

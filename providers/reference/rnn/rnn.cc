@@ -30,8 +30,8 @@ void rnn_step(const StepArgs<C>& a) {
 
 }  // namespace
 
-void register_rnn(KernelRegistry& r) {
-  register_rnn_op(r, "RNN", CellOps{&rnn_step<float>, &rnn_step<double>});
-}
+CellOps rnn_cell_ops() { return CellOps{&rnn_step<float>, &rnn_step<double>}; }
+
+void register_rnn(KernelRegistry& r) { register_rnn_op(r, "RNN"); }
 
 }  // namespace recur::reference::rnn

@@ -475,16 +475,18 @@ Status RnnKernel::run_typed(KernelContext& ctx, const RnnDims& dims, const Tenso
 
 }  // namespace
 
-void register_rnn_op(KernelRegistry& r, const char* op_type, CellOps ops) {
-  r.add({.op_type = op_type,
-         .since = 1,
-         .create = [ops](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
-           RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(ctx.node()));
-           auto k = std::make_unique<RnnKernel>(std::move(spec), ops);
-           k->prepack(ctx);
-           return std::unique_ptr<Kernel>(std::move(k));
-         },
-         .infer = infer_rnn});
+Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext& ctx) {
+  RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(ctx.node()));
+  const CellOps ops = spec.cell == RnnCell::kLstm  ? lstm_cell_ops()
+                      : spec.cell == RnnCell::kGru ? gru_cell_ops()
+                                                   : rnn_cell_ops();
+  auto k = std::make_unique<RnnKernel>(std::move(spec), ops);
+  k->prepack(ctx);
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+void register_rnn_op(KernelRegistry& r, const char* op_type) {
+  r.add({.op_type = op_type, .since = 1, .create = create_rnn_kernel, .infer = infer_rnn});
 }
 
 }  // namespace recur::reference::rnn

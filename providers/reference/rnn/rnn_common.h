@@ -47,10 +47,20 @@ struct CellOps {
   void (*step_double)(const StepArgs<double>&) = nullptr;
 };
 
+// Each cell's steps (lstm.cc, gru.cc, rnn.cc).
+CellOps lstm_cell_ops();
+CellOps gru_cell_ops();
+CellOps rnn_cell_ops();
+
 // Kernel definitions for every opset from 1 on, with infer_rnn as the shape rule.
-void register_rnn_op(KernelRegistry& r, const char* op_type, CellOps ops);
+void register_rnn_op(KernelRegistry& r, const char* op_type);
+
+// The reference kernel for an LSTM, GRU or RNN node (ctx.node()); used by register_rnn_op and
+// by the layer-by-layer StackedRNN kernel.
+Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext& ctx);
 
 void register_lstm(KernelRegistry& r);
+void register_stacked_rnn(KernelRegistry& r);
 void register_gru(KernelRegistry& r);
 void register_rnn(KernelRegistry& r);
 

@@ -64,7 +64,12 @@ Status infer_shape(InferContext& ctx) {
 }  // namespace
 
 void register_shape(KernelRegistry& r) {
-  r.add({.op_type = "Shape", .since = 1, .create = create_shape, .infer = infer_shape});
+  // Only the input's shape is read: a device tensor's shape needs no copy.
+  r.add({.op_type = "Shape",
+         .since = 1,
+         .create = create_shape,
+         .infer = infer_shape,
+         .shape_only_inputs = {0}});
 }
 
 }  // namespace recur::reference

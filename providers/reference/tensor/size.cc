@@ -24,7 +24,11 @@ Status infer_size(InferContext& ctx) {
 }  // namespace
 
 void register_size(KernelRegistry& r) {
-  r.add({.op_type = "Size", .since = 1, .create = make_simple<SizeKernel>(), .infer = infer_size});
+  r.add({.op_type = "Size",
+         .since = 1,
+         .create = make_simple<SizeKernel>(),
+         .infer = infer_size,
+         .shape_only_inputs = {0}});
 }
 
 }  // namespace recur::reference

@@ -246,13 +246,13 @@ TEST_F(CudnnClaim, DeclinedNodeGetsACopyEachWay) {
   EXPECT_NE(e.find("h2: cpu -> cuda:0 for lstm2 (every run)"), std::string::npos) << e;
 }
 
-TEST_F(CudnnClaim, CudaGenericHasNoKernelsYet) {
+TEST_F(CudnnClaim, CudaGenericTakesWhatCudnnDeclines) {
   RnnCase c;
   c.attrs = [](onnx::NodeProto& n) { set_attr(n, "clip", 3.0f); };
   const NodeAssignment a = plan_rnn(c, {"cudnn", "cuda-generic", "reference"});
-  EXPECT_EQ(a.provider, "reference");
-  EXPECT_NE(declined_reason(a, "cuda-generic").find("no kernels yet"), std::string::npos)
-      << declined_reason(a, "cuda-generic");
+  EXPECT_EQ(a.provider, "cuda-generic");
+  EXPECT_NE(declined_reason(a, "cudnn").find("clip=3"), std::string::npos)
+      << declined_reason(a, "cudnn");
 }
 
 TEST_F(CudnnClaim, WithoutADeviceCudnnDeclinesOutsidePlanOnly) {

@@ -383,7 +383,22 @@ TEST(ModelLoader, SubgraphReferenceToNothingNamesTheSubgraph) {
                {"subgraph 'then_branch'", "branching", "inner", "'nowhere'"});
 }
 
-TEST(ModelLoader, SequenceTypesAreRefusedClearly) {
+TEST(ModelLoader, OptionalTypesAreRefusedClearly) {
+  TempDir dir;
+  ModelBuilder m;
+  auto* in = m.graph().add_input();
+  in->set_name("maybe");
+  in->mutable_type()
+      ->mutable_optional_type()
+      ->mutable_elem_type()
+      ->mutable_tensor_type()
+      ->set_elem_type(1);
+  m.output("maybe", DType::kFloat32);
+  const auto path = m.save(dir.path());
+  expect_error([&] { Session s(path); }, ErrorCode::kNotImplemented, {"'maybe'", "optional"});
+}
+
+TEST(ModelLoader, SequenceInputsPassThroughAndAreCheckedAtTheBoundary) {
   TempDir dir;
   ModelBuilder m;
   auto* in = m.graph().add_input();
@@ -393,9 +408,41 @@ TEST(ModelLoader, SequenceTypesAreRefusedClearly) {
       ->mutable_elem_type()
       ->mutable_tensor_type()
       ->set_elem_type(1);
-  m.output("seq", DType::kFloat32);
+  auto* out = m.graph().add_output();
+  out->set_name("seq");
+  Session s(m.save(dir.path()));
+  ASSERT_EQ(s.inputs().size(), 1u);
+  EXPECT_EQ(s.inputs()[0].dtype, DType::kSequence);
+  EXPECT_EQ(s.inputs()[0].element_dtype, DType::kFloat32);
+  const Tensor seq = Tensor::sequence({floats({2}, {1, 2}), floats({3}, {3, 4, 5})});
+  Outputs o = s.run({{"seq", seq}});
+  ASSERT_TRUE(o[0].is_sequence());
+  ASSERT_EQ(o[0].elements().size(), 2u);
+  EXPECT_EQ(o[0].elements()[1].data<float>()[2], 5.0f);
+  // A plain tensor where the model wants a sequence is refused at the boundary.
+  expect_error(
+      [&] {
+        s.run({{"seq", floats({2}, {1, 2})}});
+      },
+      ErrorCode::kInvalidArgument, {"'seq'", "sequence"});
+}
+
+TEST(ModelLoader, StringInitializersAndTheExecutorGuard) {
+  TempDir dir;
+  ModelBuilder m;
+  auto* t = m.graph().add_initializer();
+  t->set_name("words");
+  t->set_data_type(8);
+  t->add_dims(2);
+  t->add_string_data("monday");
+  t->add_string_data("");
+  m.output("words", DType::kString);
+  // A byte-moving kernel must never receive string objects: the executor refuses them.
+  m.node("Transpose", {"words"}, {"flipped"}, "mover");
+  m.output("flipped", DType::kString);
   const auto path = m.save(dir.path());
-  expect_error([&] { Session s(path); }, ErrorCode::kNotImplemented, {"'seq'", "sequence"});
+  Session s(path, SessionOptions().providers({"reference"}));
+  expect_error([&] { s.run({}); }, ErrorCode::kNotImplemented, {"mover", "string"});
 }
 
 TEST(ModelLoader, SubgraphsCaptureOuterValues) {

@@ -1,0 +1,77 @@
+// Index arithmetic of cuda-generic's glue kernels, as host/device functions: broadcasting,
+// transposes, slices, gathers. The CUDA kernels call them once per output element; the CPU
+// tests run the same functions in loops against the reference provider. Parameter structs are
+// plain values passed to kernels as arguments (nothing is uploaded), so every launch can be
+// recorded in a CUDA graph.
+#pragma once
+
+#include <cstdint>
+
+#include "providers/cuda/rnn/rnn_index.h"  // RECUR_HD
+
+namespace recur::cuda::ops {
+
+constexpr int kMaxRank = 8;
+
+// Maps the flat row-major index of an output element to the offset of its source element:
+// offset + sum_d idx_d * strides[d] over the output's dimensions `dims`. Strides are in
+// elements, 0 along broadcast dimensions, negative for reversed slices.
+struct Strided {
+  int32_t rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[kMaxRank] = {};
+  int64_t offset = 0;
+  int32_t contiguous = 0;  // source offset == offset + i: no arithmetic needed
+};
+
+RECUR_HD inline int64_t source_offset(const Strided& s, int64_t i) {
+  if (s.contiguous) return s.offset + i;
+  int64_t off = s.offset;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    const int64_t n = s.dims[d];
+    off += (i % n) * s.strides[d];
+    i /= n;
+  }
+  return off;
+}
+
+// A gather along one axis: output [outer, count, inner] from data [outer, axis_dim, inner] with
+// count indices. Out-of-range indices are clamped (and reported through the run's error flag).
+struct GatherIndex {
+  int64_t count = 0;     // number of indices
+  int64_t inner = 1;     // elements after the axis
+  int64_t axis_dim = 0;  // data's size along the axis
+};
+
+// The index at position q, made non-negative; `bad` is set when it is out of range, and the
+// result then is clamped into range.
+RECUR_HD inline int64_t normalized_index(int64_t v, int64_t dim, bool* bad) {
+  if (v < 0) v += dim;
+  if (v < 0 || v >= dim) {
+    *bad = true;
+    return v < 0 ? 0 : (dim > 0 ? dim - 1 : 0);
+  }
+  return v;
+}
+
+// Output element i of a gather: the outer row, the index position and the inner offset.
+struct GatherPos {
+  int64_t outer, q, r;
+};
+RECUR_HD inline GatherPos gather_pos(const GatherIndex& g, int64_t i) {
+  return {i / (g.count * g.inner), (i / g.inner) % g.count, i % g.inner};
+}
+RECUR_HD inline int64_t gather_source(const GatherIndex& g, const GatherPos& p, int64_t index) {
+  return (p.outer * g.axis_dim + index) * g.inner + p.r;
+}
+
+// Reductions over [outer, reduced, inner] (the reduced axes made contiguous by a transpose
+// when they are not adjacent): output element i is (outer, inner).
+struct ReduceIndex {
+  int64_t outer = 1, reduced = 1, inner = 1;
+};
+RECUR_HD inline int64_t reduce_base(const ReduceIndex& r, int64_t i) {
+  return (i / r.inner) * r.reduced * r.inner + i % r.inner;
+}
+
+}  // namespace recur::cuda::ops

@@ -1,0 +1,256 @@
+// cuda-generic, the fused stacked RNN on cuDNN and CUDA graphs on a real GPU. Every test skips,
+// saying why, on a machine without a CUDA device; tools/gpu-check.sh runs them where one is
+// lent. What the CPU can check of the same code is in generic_rnn_cpu_test.cc,
+// glue_ops_cpu_test.cc, cuda_generic_plan_test.cc and tests/runtime/optimize/.
+#if RECUR_HAVE_CUDA
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "recur/recur.h"
+#include "tests/providers/cuda/rnn_case.h"
+#include "tools/common/testdir.h"
+
+namespace recur::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Fusion = SessionOptions::Fusion;
+
+class CudaGenericGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!cuda_device_present(&why)) GTEST_SKIP() << "needs a CUDA GPU: " << why;
+  }
+};
+
+std::string models_dir() {
+  const char* env = std::getenv("RECUR_MODELS_DIR");
+  return env && *env ? env : std::string(RECUR_SOURCE_DIR) + "/models";
+}
+
+void expect_close(const Outputs& got, const Outputs& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const tools::Comparison c = tools::compare(got[i], want[i], tools::Tolerance{tol, tol});
+    EXPECT_TRUE(c.match) << what << " output " << got.name(i) << ": " << c.reason;
+  }
+}
+
+// >= 200 random configurations with every attribute, cuda-generic against the reference.
+TEST_F(CudaGenericGpu, RandomParityWithReference) {
+  const uint32_t seed0 = std::getenv("RECUR_PARITY_SEED")
+                             ? static_cast<uint32_t>(std::atoi(std::getenv("RECUR_PARITY_SEED")))
+                             : 20261122u;
+  const int count =
+      std::getenv("RECUR_PARITY_COUNT") ? std::atoi(std::getenv("RECUR_PARITY_COUNT")) : 256;
+  std::mt19937 rng(seed0);
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  auto uni = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); };
+  const std::vector<std::string> acts = {
+      "Relu",       "Tanh",        "Sigmoid", "Affine",   "LeakyRelu", "ThresholdedRelu",
+      "ScaledTanh", "HardSigmoid", "Elu",     "Softsign", "Softplus"};
+  int compared = 0;
+  for (int k = 0; k < count; ++k) {
+    RnnCase c;
+    c.seed = seed0 + static_cast<uint32_t>(k);
+    c.op = std::vector<std::string>{"LSTM", "GRU", "RNN"}[pick(3)];
+    c.direction = std::vector<std::string>{"forward", "reverse", "bidirectional"}[pick(3)];
+    c.layout = pick(2);
+    c.T = 1 + pick(9);
+    c.N = 1 + pick(7);
+    c.I = 1 + pick(19);
+    c.H = 1 + pick(33);
+    c.bias = pick(4) != 0;
+    c.seq_lens = pick(2) == 0;
+    c.initial_h = pick(2) == 0;
+    c.initial_c = pick(2) == 0;
+    c.weights_as_inputs = pick(6) == 0;
+    c.dtype = pick(5) == 0 ? DType::kFloat64 : DType::kFloat32;
+    c.gru_linear_before_reset = pick(3) - 1;
+    const int outs = 1 + pick(7);
+    c.y = outs & 1;
+    c.y_h = outs & 2;
+    c.y_c = outs & 4;
+    if (c.op != "LSTM" && !c.y && !c.y_h) c.y = true;
+    if (c.op == "LSTM" && pick(2) == 0) {
+      c.p = pick(3) == 0 ? RnnCase::Peepholes::kInput : RnnCase::Peepholes::kNonZero;
+    }
+    const int per = c.op == "LSTM" ? 3 : c.op == "GRU" ? 2 : 1;
+    std::vector<std::string> names;
+    std::vector<float> alphas, betas;
+    if (pick(2) == 0) {
+      for (int d = 0; d < c.D(); ++d)
+        for (int a = 0; a < per; ++a) {
+          names.push_back(acts[static_cast<size_t>(pick(static_cast<int>(acts.size())))]);
+          if (pick(2) == 0) alphas.push_back(uni(0.1f, 1.2f));
+          if (pick(3) == 0) betas.push_back(uni(-0.5f, 0.8f));
+        }
+    }
+    const bool clip = pick(3) == 0;
+    const float clip_v = uni(0.2f, 2.0f);
+    const bool input_forget = c.op == "LSTM" && pick(3) == 0;
+    c.attrs = [=](onnx::NodeProto& n) {
+      if (!names.empty()) set_attr(n, "activations", names);
+      if (!alphas.empty()) set_attr(n, "activation_alpha", alphas);
+      if (!betas.empty()) set_attr(n, "activation_beta", betas);
+      if (clip) set_attr(n, "clip", clip_v);
+      if (input_forget) set_attr(n, "input_forget", int64_t{1});
+    };
+    std::vector<int32_t> lens;
+    if (c.seq_lens) {
+      for (int64_t n = 0; n < c.N; ++n)
+        lens.push_back(pick(4) == 0 ? 0 : 1 + pick(static_cast<int>(c.T)));
+    }
+    const RnnModel m = build_rnn_model(c, lens);
+    // Every third configuration through the persistent kernel (one launch for all steps).
+    SessionOptions opts = SessionOptions().providers({"cuda-generic"});
+    if (k % 3 == 2) opts.set("cuda-generic.persistent", "1");
+    Session gpu = Session::from_bytes(m.bytes.data(), m.bytes.size(), opts);
+    Session ref = Session::from_bytes(m.bytes.data(), m.bytes.size(),
+                                      SessionOptions().providers({"reference"}));
+    ASSERT_EQ(gpu.assignment().at(0).provider, "cuda-generic") << c.describe();
+    expect_close(gpu.run(m.feeds), ref.run(m.feeds), 1e-4,
+                 c.describe() + (k % 3 == 2 ? " persistent" : "") +
+                     " (RECUR_PARITY_SEED=" + std::to_string(seed0) + ")");
+    ++compared;
+  }
+  EXPECT_GE(compared, std::min(count, 200));
+}
+
+TEST_F(CudaGenericGpu, OracleSuite) {
+  const fs::path root = fs::path(test_data_dir()) / "rnn";
+  if (!fs::exists(root)) GTEST_SKIP() << root << " is absent";
+  int ran = 0;
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (!fs::exists(e.path() / "model.onnx")) continue;
+    const bool half = e.path().filename().string().find("float16") != std::string::npos;
+    const tools::TestResult r = tools::run_test_dir(
+        e.path().string(), SessionOptions().providers({"cuda-generic"}),
+        half ? tools::Tolerance{1e-2, 1e-2} : tools::Tolerance{1e-4, 1e-5}, nullptr);
+    EXPECT_EQ(r.outcome, tools::TestResult::Outcome::kPass)
+        << e.path().filename() << ": " << r.reason;
+    ++ran;
+  }
+  EXPECT_GT(ran, 150);
+}
+
+// Every model with only the GPU providers listed, against its expected outputs; fusion on
+// (cuDNN numLayers) and off agree.
+TEST_F(CudaGenericGpu, ModelsOnTheGpu) {
+  for (const auto& e : fs::directory_iterator(models_dir())) {
+    if (!fs::exists(e.path() / "model.onnx")) continue;
+    const SessionOptions gpu = SessionOptions().providers({"cudnn", "cuda-generic"});
+    const tools::TestResult r =
+        tools::run_test_dir(e.path().string(), gpu, tools::Tolerance{}, nullptr);
+    EXPECT_EQ(r.outcome, tools::TestResult::Outcome::kPass)
+        << e.path().filename() << ": " << r.reason;
+
+    Session on((e.path() / "model.onnx").string(),
+               SessionOptions(gpu).rnn_layer_fusion(Fusion::kOn));
+    Session off((e.path() / "model.onnx").string(),
+                SessionOptions(gpu).rnn_layer_fusion(Fusion::kOff));
+    auto sets = tools::read_data_sets(e.path().string());
+    ASSERT_TRUE(sets.ok());
+    for (const auto& ds : *sets) {
+      auto feeds = tools::feeds_for(on, ds);
+      ASSERT_TRUE(feeds.ok());
+      expect_close(on.run(*feeds), off.run(*feeds), 1e-4,
+                   e.path().filename().string() + " fusion on vs off");
+    }
+  }
+}
+
+// CUDA graphs: the replays give what normal runs give, for a streaming LSTM and for a model
+// with shape computations on the host.
+TEST_F(CudaGenericGpu, CudaGraphsReplayMatches) {
+  RnnCase c;
+  c.T = 50;
+  c.N = 1;
+  c.I = 64;
+  c.H = 128;
+  c.weight_scale = 0.1f;
+  for (const char* provider : {"cudnn", "cuda-generic"}) {
+    const RnnModel m = build_rnn_model(c);
+    Session plain =
+        Session::from_bytes(m.bytes.data(), m.bytes.size(), SessionOptions().providers({provider}));
+    Session graphs = Session::from_bytes(m.bytes.data(), m.bytes.size(),
+                                         SessionOptions().providers({provider}).cuda_graphs(true));
+    EXPECT_NE(graphs.explain().find("recorded on its second run"), std::string::npos)
+        << graphs.explain();
+    const Outputs want = plain.run(m.feeds);
+    for (int k = 0; k < 5; ++k)
+      expect_close(graphs.run(m.feeds), want, 1e-6, std::string(provider) + " replay");
+    // New input values, same shapes: the replay reads them.
+    RnnCase c2 = c;
+    c2.seed = 99;
+    const RnnModel m2 = build_rnn_model(c2);
+    Feeds f2 = m2.feeds;
+    Feeds only_x;
+    for (auto& [n, t] : f2)
+      if (n == "X") only_x.emplace_back(n, t);
+    expect_close(graphs.run(only_x), plain.run(only_x), 1e-6, std::string(provider) + " new X");
+    EXPECT_EQ(graphs.explain().find("not recorded"), std::string::npos) << graphs.explain();
+  }
+  // A model with shape computations on the host and a fused stacked LSTM: one session, the
+  // same data set run normally, recorded, then replayed.
+  const std::string dir = models_dir() + "/char_lstm_lm";
+  Session g(dir + "/model.onnx",
+            SessionOptions().providers({"cudnn", "cuda-generic"}).cuda_graphs(true));
+  auto sets = tools::read_data_sets(dir);
+  ASSERT_TRUE(sets.ok());
+  const tools::DataSet& ds = sets->front();
+  auto feeds = tools::feeds_for(g, ds);
+  ASSERT_TRUE(feeds.ok());
+  for (int k = 0; k < 4; ++k) {
+    const Outputs o = g.run(*feeds);
+    for (size_t i = 0; i < o.size(); ++i) {
+      const tools::Comparison c = tools::compare(o[i], ds.outputs[i].second, tools::Tolerance{});
+      EXPECT_TRUE(c.match) << "char_lstm_lm run " << k << ": " << c.reason;
+    }
+  }
+  EXPECT_EQ(g.explain().find("not recorded"), std::string::npos) << g.explain();
+}
+
+// Glue operators on the GPU against the reference, through whole sessions.
+TEST_F(CudaGenericGpu, GlueOperatorsMatchTheReference) {
+  const std::vector<std::string> dirs = {"attention_lstm_classifier", "bigru_classifier", "crnn",
+                                         "packed_bilstm_tagger", "rnnoise_gru"};
+  for (const std::string& name : dirs) {
+    const std::string dir = models_dir() + "/" + name;
+    Session gpu(dir + "/model.onnx", SessionOptions().providers({"cudnn", "cuda-generic"}));
+    Session ref(dir + "/model.onnx", SessionOptions().providers({"reference"}));
+    auto sets = tools::read_data_sets(dir);
+    ASSERT_TRUE(sets.ok());
+    for (const auto& ds : *sets) {
+      auto feeds = tools::feeds_for(gpu, ds);
+      ASSERT_TRUE(feeds.ok());
+      expect_close(gpu.run(*feeds), ref.run(*feeds), 1e-4, name);
+    }
+  }
+}
+
+TEST_F(CudaGenericGpu, BadIndicesAreReportedNotRead) {
+  const std::string dir = models_dir() + "/char_lstm_lm";
+  Session gpu(dir + "/model.onnx", SessionOptions().providers({"cudnn", "cuda-generic"}));
+  Tensor tokens = Tensor::from_vector<int64_t>({1, 3}, {1, 999, 2});  // vocabulary of 40
+  try {
+    gpu.run({{"tokens", tokens}});
+    ADD_FAILURE() << "an out-of-range token was not reported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
+  }
+  // The session keeps working.
+  const tools::TestResult r = tools::run_test_dir(
+      dir, SessionOptions().providers({"cudnn", "cuda-generic"}), tools::Tolerance{}, nullptr);
+  EXPECT_EQ(r.outcome, tools::TestResult::Outcome::kPass) << r.reason;
+}
+
+}  // namespace
+}  // namespace recur::testing
+
+#endif  // RECUR_HAVE_CUDA

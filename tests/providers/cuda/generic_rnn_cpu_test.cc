@@ -1,0 +1,283 @@
+// cuda-generic's RNN without a GPU: run_generic_rnn (the sequence of GEMMs and gate launches
+// the CUDA kernel runs) over HostRnnBackend, which calls the very cell functions of
+// generic_cell.h that the CUDA kernels call, element by element. Checked against
+//  - the float64 oracle outputs of every case in tests/data/rnn (every attribute: clip,
+//    peepholes, activations with alpha/beta, input_forget, both GRU variants, sequence lengths
+//    with zeros, directions, layouts, float16/32/64), and
+//  - the reference provider on 240 random configurations that mix every attribute.
+// What this cannot check is the CUDA side (launch sizes, cuBLAS's transposes): the GPU tests
+// (cuda_generic_gpu_test.cc) do.
+#if RECUR_HAVE_CUDA
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "converters/rnn_spec.h"
+#include "providers/cuda/rnn/generic_rnn.h"
+#include "providers/cuda/rnn/generic_rnn_plan.h"
+#include "providers/cuda/rnn/generic_rnn_prep.h"
+#include "recur/recur.h"
+#include "runtime/onnx/model_loader.h"
+#include "tests/providers/cuda/rnn_case.h"
+#include "tools/common/testdir.h"
+
+namespace recur::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using cuda::cell::CellParams;
+
+// The node's inputs, from the feeds by name or the graph's initializers.
+const Tensor* find_input(const Graph& g, const Node& n, size_t i,
+                         const std::vector<std::pair<std::string, Tensor>>& feeds) {
+  if (!n.has_input(i)) return nullptr;
+  const std::string& name = g.value(n.inputs[i]).name;
+  for (const auto& [k, t] : feeds)
+    if (k == name) return &t;
+  return g.initializer(n.inputs[i]);
+}
+
+template <class T, class C>
+std::vector<C> as_compute(const Tensor* t) {
+  if (!t) return {};
+  return cuda::values_as<C>(*t);
+}
+
+// Runs the RNN node `n` of `g` with the host backend; outputs Y, Y_h, Y_c (undefined when
+// the node has no such output).
+template <class T, class C>
+Result<std::vector<Tensor>> run_host(const Graph& g, const Node& n,
+                                     const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                     bool persistent) {
+  RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(n));
+  const Tensor* x = find_input(g, n, kRnnX, feeds);
+  const Tensor* w = find_input(g, n, kRnnW, feeds);
+  const Tensor* r = find_input(g, n, kRnnR, feeds);
+  const Tensor* b = find_input(g, n, kRnnB, feeds);
+  const Tensor* lens = find_input(g, n, kRnnSeqLens, feeds);
+  const Tensor* h0 = find_input(g, n, kRnnInitialH, feeds);
+  const Tensor* c0 = find_input(g, n, kRnnInitialC, feeds);
+  const Tensor* p = find_input(g, n, kRnnP, feeds);
+  RECUR_ASSIGN_OR_RETURN(RnnDims dims, check_rnn_inputs(n, spec, x, w, r, b, lens, h0, c0, p));
+  CellParams cp = cuda::generic_cell_params(spec);
+  cp.T = dims.seq_length;
+  cp.N = dims.batch;
+  cp.H = dims.hidden;
+  cp.D = dims.directions;
+  const std::vector<C> xc = as_compute<T, C>(x), wc = as_compute<T, C>(w), rc = as_compute<T, C>(r),
+                       pc = as_compute<T, C>(p);
+  std::vector<C> bias, rbh;
+  if (b) cuda::pack_bias_host<C>(cp, *b, &bias, &rbh);
+  const DType dt = x->dtype();
+  const Shape ys = spec.layout == 0 ? Shape{cp.T, cp.D, cp.N, cp.H} : Shape{cp.N, cp.T, cp.D, cp.H};
+  const Shape ss = spec.layout == 0 ? Shape{cp.D, cp.N, cp.H} : Shape{cp.N, cp.D, cp.H};
+  std::vector<Tensor> out = {Tensor::empty(dt, ys), Tensor::empty(dt, ss), Tensor::empty(dt, ss)};
+  cuda::GenericRnnRun<T, C> run;
+  run.p = cp;
+  run.I = dims.input_size;
+  run.x = xc.data();
+  run.w = wc.data();
+  run.r = rc.data();
+  run.bias = bias.empty() ? nullptr : bias.data();
+  run.rbh = rbh.empty() ? nullptr : rbh.data();
+  run.peep = pc.empty() ? nullptr : pc.data();
+  run.lens = lens ? lens->data<int32_t>() : nullptr;
+  run.h0 = h0 ? static_cast<const T*>(h0->raw_data()) : nullptr;
+  run.c0 = c0 ? static_cast<const T*>(c0->raw_data()) : nullptr;
+  // Garbage in Y: the kernel must write every element, padding included.
+  for (Tensor& t : out) {
+    T* d = static_cast<T*>(t.raw_data());
+    for (int64_t i = 0; i < t.numel(); ++i) d[i] = static_cast<T>(C(777));
+  }
+  run.y = static_cast<T*>(out[0].raw_data());
+  run.yh = static_cast<T*>(out[1].raw_data());
+  run.yc = spec.cell == RnnCell::kLstm ? static_cast<T*>(out[2].raw_data()) : nullptr;
+  std::vector<C> xw(static_cast<size_t>(run.xw_elems()), C(-5)),
+      rg(static_cast<size_t>(run.rg_elems()), C(-5)), h(static_cast<size_t>(run.state_elems())),
+      c(h.size()), aux(h.size());
+  run.xw = xw.data();
+  run.rg = rg.data();
+  run.h = h.data();
+  run.c = spec.cell == RnnCell::kLstm ? c.data() : nullptr;
+  run.aux = aux.data();
+  run.persistent = persistent;
+  cuda::HostRnnBackend<T, C> be;
+  RECUR_RETURN_IF_ERROR((cuda::run_generic_rnn<T, C>(run, be)));
+  if (spec.cell != RnnCell::kLstm) out[2] = Tensor();
+  return out;
+}
+
+// `persistent`: the one-launch variant's order of operations (persistent_rg per row).
+Result<std::vector<Tensor>> run_host_any(const Graph& g, const Node& n,
+                                         const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                         bool persistent = false) {
+  const Tensor* x = find_input(g, n, kRnnX, feeds);
+  if (!x) return invalid_argument("no X");
+  switch (x->dtype()) {
+    case DType::kFloat64:
+      return run_host<double, double>(g, n, feeds, persistent);
+    case DType::kFloat16:
+      return run_host<Float16, float>(g, n, feeds, persistent);
+    default:
+      return run_host<float, float>(g, n, feeds, persistent);
+  }
+}
+
+const Node* rnn_node(const Graph& g) {
+  for (const Node& n : g.nodes())
+    if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return &n;
+  return nullptr;
+}
+
+TEST(GenericRnnCpu, OracleSuite) {
+  const fs::path root = fs::path(test_data_dir()) / "rnn";
+  if (!fs::exists(root)) GTEST_SKIP() << root << " is absent";
+  int checked = 0;
+  for (const auto& e : fs::directory_iterator(root)) {
+    const fs::path model = e.path() / "model.onnx";
+    if (!fs::exists(model)) continue;
+    auto m = load_model(model.string());
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    const Graph& g = *m->graph;
+    const Node* n = rnn_node(g);
+    ASSERT_NE(n, nullptr) << e.path();
+    auto sets = tools::read_data_sets(e.path().string());
+    ASSERT_TRUE(sets.ok()) << sets.status().message();
+    for (const tools::DataSet& ds : *sets) {
+      // Inputs without names follow the graph's input order.
+      std::vector<std::pair<std::string, Tensor>> feeds;
+      for (size_t k = 0; k < ds.inputs.size(); ++k) {
+        std::string name = ds.inputs[k].first;
+        if (name.empty() && k < g.inputs().size()) name = g.value(g.inputs()[k]).name;
+        feeds.emplace_back(name, ds.inputs[k].second);
+      }
+      for (bool persistent : {false, true}) {
+        auto got = run_host_any(g, *n, feeds, persistent);
+        ASSERT_TRUE(got.ok()) << e.path().filename() << ": " << got.status().message();
+        const bool half = e.path().filename().string().find("float16") != std::string::npos;
+        const tools::Tolerance tol =
+            half ? tools::Tolerance{1e-2, 1e-2} : tools::Tolerance{1e-4, 1e-5};
+        for (size_t k = 0; k < ds.outputs.size(); ++k) {
+          // Expected outputs name the node's outputs (Y, Y_h, Y_c), or follow their order.
+          const std::string& name = ds.outputs[k].first;
+          size_t which = k;
+          for (size_t o = 0; o < n->outputs.size(); ++o)
+            if (n->has_output(o) && g.value(n->outputs[o]).name == name) which = o;
+          ASSERT_LT(which, got->size());
+          const tools::Comparison c = tools::compare((*got)[which], ds.outputs[k].second, tol);
+          EXPECT_TRUE(c.match) << e.path().filename() << " output " << which
+                               << (persistent ? " (persistent)" : "") << ": " << c.reason;
+        }
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 150);
+}
+
+// Random configurations with every attribute, against the reference provider.
+TEST(GenericRnnCpu, RandomParityWithReference) {
+  std::mt19937 rng(424242);
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  auto uni = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); };
+  const std::vector<std::string> acts = {
+      "Relu",       "Tanh",        "Sigmoid", "Affine",   "LeakyRelu", "ThresholdedRelu",
+      "ScaledTanh", "HardSigmoid", "Elu",     "Softsign", "Softplus"};
+  int compared = 0;
+  for (int k = 0; k < 240; ++k) {
+    RnnCase c;
+    c.seed = 1000 + static_cast<uint32_t>(k);
+    c.op = std::vector<std::string>{"LSTM", "GRU", "RNN"}[pick(3)];
+    c.direction = std::vector<std::string>{"forward", "reverse", "bidirectional"}[pick(3)];
+    c.layout = pick(2);
+    c.T = 1 + pick(6);
+    c.N = 1 + pick(4);
+    c.I = 1 + pick(6);
+    c.H = 1 + pick(7);
+    c.bias = pick(4) != 0;
+    c.seq_lens = pick(2) == 0;
+    c.initial_h = pick(2) == 0;
+    c.initial_c = pick(2) == 0;
+    c.weights_as_inputs = pick(5) == 0;
+    c.dtype = pick(4) == 0 ? DType::kFloat64 : DType::kFloat32;
+    c.gru_linear_before_reset = pick(3) - 1;
+    if (c.op == "LSTM" && pick(2) == 0) {
+      c.p = pick(3) == 0 ? RnnCase::Peepholes::kInput : RnnCase::Peepholes::kNonZero;
+    }
+    const int per = c.op == "LSTM" ? 3 : c.op == "GRU" ? 2 : 1;
+    const bool custom = pick(2) == 0;
+    std::vector<std::string> names;
+    std::vector<float> alphas, betas;
+    if (custom) {
+      for (int d = 0; d < c.D(); ++d)
+        for (int a = 0; a < per; ++a) {
+          // Bounded functions for the gates keep the recurrence tame.
+          const std::string& name = acts[static_cast<size_t>(pick(static_cast<int>(acts.size())))];
+          names.push_back(name);
+          if (pick(2) == 0) alphas.push_back(uni(0.1f, 1.2f));
+          if (pick(3) == 0) betas.push_back(uni(-0.5f, 0.8f));
+        }
+    }
+    const bool clip = pick(3) == 0;
+    const float clip_v = uni(0.2f, 2.0f);
+    const bool input_forget = c.op == "LSTM" && pick(3) == 0;
+    c.attrs = [=](onnx::NodeProto& n) {
+      if (!names.empty()) set_attr(n, "activations", names);
+      if (!alphas.empty()) set_attr(n, "activation_alpha", alphas);
+      if (!betas.empty()) set_attr(n, "activation_beta", betas);
+      if (clip) set_attr(n, "clip", clip_v);
+      if (input_forget) set_attr(n, "input_forget", int64_t{1});
+    };
+    std::vector<int32_t> lens;
+    if (c.seq_lens) {
+      for (int64_t n = 0; n < c.N; ++n)
+        lens.push_back(pick(4) == 0 ? 0 : 1 + pick(static_cast<int>(c.T)));
+    }
+    const RnnModel m = build_rnn_model(c, lens);
+    Session ref = Session::from_bytes(m.bytes.data(), m.bytes.size(),
+                                      SessionOptions().providers({"reference"}));
+    const Outputs want = ref.run(m.feeds);
+    auto model = load_model_from_bytes(m.bytes.data(), m.bytes.size(), ".", "case");
+    ASSERT_TRUE(model.ok());
+    const Graph& g = *model->graph;
+    const Node* n = rnn_node(g);
+    std::vector<std::pair<std::string, Tensor>> feeds(m.feeds.begin(), m.feeds.end());
+    const bool persistent = k % 2 == 1;
+    auto got = run_host_any(g, *n, feeds, persistent);
+    ASSERT_TRUE(got.ok()) << c.describe() << ": " << got.status().message();
+    for (size_t i = 0; i < want.size(); ++i) {
+      const size_t which = want.name(i) == "Y" ? 0 : want.name(i) == "Y_h" ? 1 : 2;
+      const tools::Comparison cmp =
+          tools::compare((*got)[which], want[i], tools::Tolerance{1e-4, 1e-5});
+      EXPECT_TRUE(cmp.match) << c.describe() << (persistent ? " persistent" : "")
+                             << " clip=" << clip << " input_forget=" << input_forget
+                             << " activations=" << names.size() << " output " << want.name(i)
+                             << ": " << cmp.reason;
+    }
+    ++compared;
+  }
+  EXPECT_GE(compared, 200);
+}
+
+TEST(GenericRnnCpu, ClaimsEveryFloatRnn) {
+  for (const char* op : {"LSTM", "GRU", "RNN"}) {
+    for (DType dt : {DType::kFloat32, DType::kFloat64, DType::kFloat16}) {
+      RnnCase c;
+      c.op = op;
+      c.dtype = dt;
+      c.attrs = [](onnx::NodeProto& n) { set_attr(n, "clip", 1.5f); };
+      const RnnModel m = build_rnn_model(c);
+      auto model = load_model_from_bytes(m.bytes.data(), m.bytes.size(), ".", "case");
+      ASSERT_TRUE(model.ok());
+      const Node* n = rnn_node(*model->graph);
+      EXPECT_TRUE(cuda::generic_rnn_claim(*n, *model->graph).yes) << op << " " << dtype_name(dt);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace recur::testing
+
+#endif  // RECUR_HAVE_CUDA

@@ -1,0 +1,595 @@
+// cuda-generic's glue kernels without a GPU: the host-side plans (ops/op_plans.h) and the
+// per-element functions (ops/element_fns.h) that every CUDA kernel is a grid-stride loop around,
+// run here in plain loops and compared with the reference provider on random inputs:
+// broadcasting arithmetic and comparisons, unary functions, Where, Cast, Transpose, Slice,
+// Expand, Concat, Split, Gather, ScatterElements, Range, the reductions, ArgMax, Softmax and
+// LogSoftmax, LayerNormalization, TopK, and MatMul's batching plan.
+#if RECUR_HAVE_CUDA
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <random>
+
+#include "providers/cuda/ops/element_fns.h"
+#include "providers/cuda/ops/op_plans.h"
+#include "recur/recur.h"
+#include "tests/support/model_builder.h"
+#include "tools/common/testdir.h"
+
+namespace recur::testing {
+namespace {
+
+using namespace recur::cuda::ops;
+
+std::mt19937& rng() {
+  static std::mt19937 r(7);
+  return r;
+}
+
+Tensor rand_float(const Shape& s, float lo = -2.0f, float hi = 2.0f) {
+  Tensor t = Tensor::empty(DType::kFloat32, s);
+  std::uniform_real_distribution<float> u(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng());
+  return t;
+}
+
+Tensor rand_int(const Shape& s, int64_t lo, int64_t hi) {
+  Tensor t = Tensor::empty(DType::kInt64, s);
+  std::uniform_int_distribution<int64_t> u(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<int64_t>()[i] = u(rng());
+  return t;
+}
+
+Tensor ints(const std::vector<int64_t>& v) {
+  return Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v);
+}
+
+// One node run by the reference provider; inputs are graph inputs (empty names are omitted).
+std::vector<Tensor> reference(const std::string& op,
+                              const std::vector<std::pair<std::string, Tensor>>& ins,
+                              const std::vector<DType>& out_types,
+                              const std::function<void(onnx::NodeProto&)>& attrs = nullptr,
+                              int opset = 17) {
+  ModelBuilder mb(opset);
+  std::vector<std::string> names;
+  Feeds feeds;
+  for (const auto& [name, t] : ins) {
+    names.push_back(name);
+    if (name.empty()) continue;
+    mb.input(name, t.dtype(), t.shape());
+    feeds.emplace_back(name, t);
+  }
+  std::vector<std::string> outs;
+  for (size_t i = 0; i < out_types.size(); ++i) {
+    outs.push_back("out" + std::to_string(i));
+    mb.output(outs.back(), out_types[i]);
+  }
+  onnx::NodeProto& n = mb.node(op, names, outs, "n");
+  if (attrs) attrs(n);
+  const std::string bytes = mb.bytes();
+  Session s = Session::from_bytes(bytes.data(), bytes.size(),
+                                  SessionOptions().providers({"reference"}).optimize(false));
+  const Outputs o = s.run(feeds);
+  return o.tensors();
+}
+
+void expect_same(const Tensor& got, const Tensor& want, const std::string& what,
+                 double tol = 1e-5) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  const tools::Comparison c = tools::compare(got, want, tools::Tolerance{tol, tol});
+  EXPECT_TRUE(c.match) << what << ": " << c.reason;
+}
+
+// --- Elementwise -----------------------------------------------------------------------------
+
+TEST(GlueOpsCpu, BinaryBroadcasting) {
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{2, 3, 4}, {2, 3, 4}}, {{2, 3, 4}, {4}}, {{2, 1, 4}, {3, 1}},
+      {{1}, {5, 2}},          {{}, {3, 2}},     {{4, 1, 3, 1}, {1, 5, 1, 2}}};
+  const std::vector<std::pair<const char*, int32_t>> ops = {
+      {"Add", kAdd}, {"Sub", kSub}, {"Mul", kMul}, {"Div", kDiv},
+      {"Pow", kPow}, {"Max", kMax}, {"Min", kMin}, {"PRelu", kPRelu}};
+  for (const auto& [sa, sb] : shapes) {
+    for (const auto& [op, code] : ops) {
+      if (std::string(op) == "PRelu" && *broadcast_shape({sa, sb}) != sa) continue;
+      Tensor a = std::string(op) == "Pow" ? rand_float(sa, 0.1f, 2.0f) : rand_float(sa);
+      Tensor b = rand_float(sb);
+      const auto want = reference(op, {{"a", a}, {"b", b}}, {DType::kFloat32});
+      auto out = broadcast_shape({sa, sb});
+      ASSERT_TRUE(out.ok());
+      BinaryArgs g;
+      g.op = code;
+      g.a = *broadcast_strided(sa, *out);
+      g.b = *broadcast_strided(sb, *out);
+      Tensor y = Tensor::empty(DType::kFloat32, *out);
+      for (int64_t i = 0; i < y.numel(); ++i)
+        binary_float_element<float, float>(g, a.data<float>(), b.data<float>(), y.data<float>(), i);
+      expect_same(y, want[0], std::string(op) + " " + shape_to_string(sa) + shape_to_string(sb));
+    }
+  }
+}
+
+TEST(GlueOpsCpu, ComparisonsAndIntegerArithmetic) {
+  for (const auto& [op, code] :
+       std::vector<std::pair<const char*, int32_t>>{{"Equal", kEqual},
+                                                    {"Less", kLess},
+                                                    {"Greater", kGreater},
+                                                    {"LessOrEqual", kLessOrEqual},
+                                                    {"GreaterOrEqual", kGreaterOrEqual}}) {
+    Tensor a = rand_int({3, 4}, -3, 3), b = rand_int({4}, -3, 3);
+    const auto want = reference(op, {{"a", a}, {"b", b}}, {DType::kBool});
+    BinaryArgs g;
+    g.op = code;
+    g.a = *broadcast_strided({3, 4}, {3, 4});
+    g.b = *broadcast_strided({4}, {3, 4});
+    Tensor y = Tensor::empty(DType::kBool, {3, 4});
+    for (int64_t i = 0; i < 12; ++i)
+      compare_element<int64_t, int64_t>(g, a.data<int64_t>(), b.data<int64_t>(), y.data<bool>(), i);
+    expect_same(y, want[0], op);
+  }
+  for (const auto& [op, code, fmod] :
+       std::vector<std::tuple<const char*, int32_t, int>>{{"Add", kAdd, 0},
+                                                          {"Mul", kMul, 0},
+                                                          {"Div", kDiv, 0},
+                                                          {"Mod", kMod, 0},
+                                                          {"Mod", kFmod, 1}}) {
+    Tensor a = rand_int({5, 6}, -50, 50), b = rand_int({6}, 1, 9);
+    for (int64_t i = 0; i < 6; i += 2) b.data<int64_t>()[i] = -b.data<int64_t>()[i];
+    const auto want =
+        reference(op, {{"a", a}, {"b", b}}, {DType::kInt64}, [fmod = fmod](onnx::NodeProto& n) {
+          if (fmod) set_attr(n, "fmod", int64_t{1});
+        });
+    BinaryArgs g;
+    g.op = code;
+    g.a = *broadcast_strided({5, 6}, {5, 6});
+    g.b = *broadcast_strided({6}, {5, 6});
+    Tensor y = Tensor::empty(DType::kInt64, {5, 6});
+    int32_t flag = 0;
+    for (int64_t i = 0; i < 30; ++i)
+      binary_int_element<int64_t>(g, a.data<int64_t>(), b.data<int64_t>(), y.data<int64_t>(), i,
+                                  &flag, 7);
+    EXPECT_EQ(flag, 0);
+    expect_same(y, want[0], std::string(op) + (fmod ? " fmod" : ""));
+  }
+  // Integer division by zero raises the site's error.
+  BinaryArgs g;
+  g.op = kDiv;
+  g.a = *broadcast_strided({1}, {1});
+  g.b = g.a;
+  const int64_t one = 1, zero = 0;
+  int64_t out = 5;
+  int32_t flag = 0;
+  binary_int_element<int64_t>(g, &one, &zero, &out, 0, &flag, 42);
+  EXPECT_EQ(flag, 42);
+  EXPECT_EQ(out, 0);
+}
+
+TEST(GlueOpsCpu, UnaryFunctions) {
+  struct U {
+    const char* op;
+    int32_t code;
+    float alpha, beta;
+    std::function<void(onnx::NodeProto&)> attrs;
+    float lo, hi;
+  };
+  const std::vector<U> cases = {
+      {"Relu", kRelu, 0, 0, nullptr, -2, 2},
+      {"Tanh", kTanh, 0, 0, nullptr, -3, 3},
+      {"Sigmoid", kSigmoid, 0, 0, nullptr, -5, 5},
+      {"Exp", kExp, 0, 0, nullptr, -3, 3},
+      {"Log", kLog, 0, 0, nullptr, 0.1f, 4},
+      {"Neg", kNeg, 0, 0, nullptr, -2, 2},
+      {"Abs", kAbs, 0, 0, nullptr, -2, 2},
+      {"Sqrt", kSqrt, 0, 0, nullptr, 0, 4},
+      {"Reciprocal", kReciprocal, 0, 0, nullptr, 0.5f, 3},
+      {"Floor", kFloor, 0, 0, nullptr, -3, 3},
+      {"Ceil", kCeil, 0, 0, nullptr, -3, 3},
+      {"Round", kRound, 0, 0, nullptr, -3, 3},
+      {"Erf", kErf, 0, 0, nullptr, -2, 2},
+      {"Sin", kSin, 0, 0, nullptr, -3, 3},
+      {"Cos", kCos, 0, 0, nullptr, -3, 3},
+      {"Softplus", kSoftplus, 0, 0, nullptr, -5, 5},
+      {"Softsign", kSoftsign, 0, 0, nullptr, -5, 5},
+      {"Elu", kElu, 0.7f, 0, [](onnx::NodeProto& n) { set_attr(n, "alpha", 0.7f); }, -3, 3},
+      {"LeakyRelu", kLeakyRelu, 0.2f, 0, [](onnx::NodeProto& n) { set_attr(n, "alpha", 0.2f); }, -3,
+       3},
+      {"HardSigmoid", kHardSigmoid, 0.3f, 0.4f,
+       [](onnx::NodeProto& n) {
+         set_attr(n, "alpha", 0.3f);
+         set_attr(n, "beta", 0.4f);
+       },
+       -5, 5},
+      {"Selu", kSelu, 1.67326319217681884765625f, 1.05070102214813232421875f, nullptr, -3, 3},
+      {"Sign", kSign, 0, 0, nullptr, -2, 2},
+      {"ThresholdedRelu", kThresholdedRelu, 0.5f, 0,
+       [](onnx::NodeProto& n) { set_attr(n, "alpha", 0.5f); }, -2, 2},
+      {"HardSwish", kHardSwish, 0, 0, nullptr, -5, 5},
+      {"Celu", kCelu, 1.3f, 0, [](onnx::NodeProto& n) { set_attr(n, "alpha", 1.3f); }, -3, 3},
+  };
+  for (const U& u : cases) {
+    Tensor x = rand_float({3, 7}, u.lo, u.hi);
+    const auto want = reference(u.op, {{"x", x}}, {DType::kFloat32}, u.attrs);
+    Tensor y = Tensor::empty(DType::kFloat32, x.shape());
+    for (int64_t i = 0; i < x.numel(); ++i)
+      unary_float_element<float, float>(u.code, u.alpha, u.beta, x.data<float>(), y.data<float>(),
+                                        i);
+    expect_same(y, want[0], u.op);
+  }
+  // Clip with min/max inputs.
+  Tensor x = rand_float({10});
+  const auto want =
+      reference("Clip", {{"x", x}, {"lo", Tensor::scalar(-0.5f)}, {"hi", Tensor::scalar(0.7f)}},
+                {DType::kFloat32});
+  Tensor y = Tensor::empty(DType::kFloat32, {10});
+  for (int64_t i = 0; i < 10; ++i)
+    unary_float_element<float, float>(kClip, -0.5f, 0.7f, x.data<float>(), y.data<float>(), i);
+  expect_same(y, want[0], "Clip");
+}
+
+TEST(GlueOpsCpu, WhereAndCast) {
+  Tensor c = Tensor::empty(DType::kBool, {2, 1, 4});
+  for (int64_t i = 0; i < c.numel(); ++i) c.data<bool>()[i] = (i * 7) % 3 == 0;
+  Tensor x = rand_float({3, 1}), y = rand_float({1, 4});
+  const auto want = reference("Where", {{"c", c}, {"x", x}, {"y", y}}, {DType::kFloat32});
+  const Shape out = *broadcast_shape({{2, 1, 4}, {3, 1}, {1, 4}});
+  WhereArgs g{*broadcast_strided({2, 1, 4}, out), *broadcast_strided({3, 1}, out),
+              *broadcast_strided({1, 4}, out)};
+  Tensor got = Tensor::empty(DType::kFloat32, out);
+  for (int64_t i = 0; i < got.numel(); ++i)
+    where_element<uint32_t>(g, c.data<bool>(), static_cast<const uint32_t*>(x.raw_data()),
+                            static_cast<const uint32_t*>(y.raw_data()),
+                            static_cast<uint32_t*>(got.raw_data()), i);
+  expect_same(got, want[0], "Where");
+
+  const std::vector<DType> types = {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64,
+                                    DType::kInt8,    DType::kUInt8,   DType::kBool};
+  Tensor src = rand_float({12}, 0.0f, 100.0f);
+  for (DType from : types) {
+    const Tensor a = reference("Cast", {{"x", src}}, {from}, [from](onnx::NodeProto& n) {
+      set_attr(n, "to", static_cast<int64_t>(from));
+    })[0];
+    for (DType to : types) {
+      const auto want = reference("Cast", {{"x", a}}, {to}, [to](onnx::NodeProto& n) {
+        set_attr(n, "to", static_cast<int64_t>(to));
+      });
+      Tensor got2 = Tensor::empty(to, a.shape());
+      for (int64_t i = 0; i < a.numel(); ++i) {
+        cast_store<Float16>(got2.raw_data(), static_cast<int32_t>(to), i,
+                            cast_load<Float16>(a.raw_data(), static_cast<int32_t>(from), i));
+      }
+      expect_same(got2, want[0],
+                  std::string("Cast ") + std::string(dtype_name(from)) + " -> " +
+                      std::string(dtype_name(to)));
+    }
+  }
+}
+
+// --- Data movement ---------------------------------------------------------------------------
+
+Tensor run_strided(const Tensor& x, const Strided& s, const Shape& out) {
+  Tensor y = Tensor::empty(x.dtype(), out);
+  for (int64_t i = 0; i < y.numel(); ++i)
+    strided_copy_element<uint32_t>(s, static_cast<const uint32_t*>(x.raw_data()),
+                                   static_cast<uint32_t*>(y.raw_data()), i);
+  return y;
+}
+
+TEST(GlueOpsCpu, TransposeSliceExpand) {
+  for (int k = 0; k < 20; ++k) {
+    const int rank = 1 + k % 5;
+    Shape s;
+    for (int d = 0; d < rank; ++d) s.push_back(1 + (k * 7 + d * 3) % 4);
+    std::vector<int64_t> perm(static_cast<size_t>(rank));
+    for (int d = 0; d < rank; ++d) perm[static_cast<size_t>(d)] = d;
+    std::shuffle(perm.begin(), perm.end(), rng());
+    Tensor x = rand_float(s);
+    const auto want = reference("Transpose", {{"x", x}}, {DType::kFloat32},
+                                [perm](onnx::NodeProto& n) { set_attr(n, "perm", perm); });
+    Shape out;
+    auto st = transpose_strided(s, perm, &out);
+    ASSERT_TRUE(st.ok());
+    expect_same(run_strided(x, *st, out), want[0], "Transpose " + shape_to_string(perm));
+  }
+  struct S {
+    Shape in;
+    std::vector<int64_t> starts, ends, axes, steps;
+  };
+  const std::vector<S> slices = {
+      {{6, 5}, {1}, {4}, {0}, {1}},
+      {{6, 5}, {-1, 0}, {-100, 5}, {0, 1}, {-2, 2}},
+      {{4, 3, 5}, {0, 1}, {INT64_MAX, -1}, {2, 1}, {3, 1}},
+      {{7}, {5}, {1}, {0}, {-1}},
+      {{3, 4}, {10}, {20}, {1}, {1}},
+      {{2, 6, 2}, {-4}, {6}, {-2}, {1}},
+  };
+  for (const S& c : slices) {
+    Tensor x = rand_float(c.in);
+    const auto want = reference("Slice",
+                                {{"x", x},
+                                 {"s", ints(c.starts)},
+                                 {"e", ints(c.ends)},
+                                 {"a", ints(c.axes)},
+                                 {"t", ints(c.steps)}},
+                                {DType::kFloat32});
+    Shape out;
+    auto st = slice_strided(c.in, c.starts, c.ends, c.axes, c.steps, &out);
+    ASSERT_TRUE(st.ok()) << st.status().message();
+    expect_same(run_strided(x, *st, out), want[0], "Slice " + shape_to_string(c.in));
+  }
+  for (const auto& [in, shape] : std::vector<std::pair<Shape, Shape>>{
+           {{3, 1}, {2, 3, 4}}, {{1}, {5}}, {{2, 1, 3}, {1, 4, 1}}, {{4}, {1}}}) {
+    Tensor x = rand_float(in);
+    const auto want = reference("Expand", {{"x", x}, {"s", ints(shape)}}, {DType::kFloat32});
+    const Shape out = *broadcast_shape({in, shape});
+    expect_same(run_strided(x, *broadcast_strided(in, out), out), want[0],
+                "Expand " + shape_to_string(in));
+  }
+}
+
+void apply_blocks(const std::vector<BlockCopy>& blocks, size_t k, const float* src, float* dst) {
+  const BlockCopy& b = blocks[k];
+  for (int64_t o = 0; o < b.outer; ++o)
+    for (int64_t w = 0; w < b.width; ++w)
+      dst[b.dst_offset + o * b.dst_pitch + w] = src[b.src_offset + o * b.src_pitch + w];
+}
+
+TEST(GlueOpsCpu, ConcatAndSplit) {
+  for (int64_t axis : {0, 1, 2, -1}) {
+    Shape a = {2, 3, 4}, b = {2, 3, 4}, c = {2, 3, 4};
+    const int64_t ax = axis < 0 ? axis + 3 : axis;
+    b[static_cast<size_t>(ax)] = 1;
+    c[static_cast<size_t>(ax)] = 0;
+    Tensor ta = rand_float(a), tb = rand_float(b), tc = rand_float(c);
+    const auto want = reference("Concat", {{"a", ta}, {"b", tb}, {"c", tc}}, {DType::kFloat32},
+                                [axis](onnx::NodeProto& n) { set_attr(n, "axis", axis); });
+    Shape out;
+    auto blocks = concat_blocks({a, b, c}, axis, &out);
+    ASSERT_TRUE(blocks.ok());
+    Tensor y = Tensor::empty(DType::kFloat32, out);
+    const Tensor* ins[] = {&ta, &tb, &tc};
+    for (size_t k = 0; k < 3; ++k) apply_blocks(*blocks, k, ins[k]->data<float>(), y.data<float>());
+    expect_same(y, want[0], "Concat axis " + std::to_string(axis));
+
+    Tensor x = rand_float({4, 6, 5});
+    const std::vector<int64_t> sizes = ax == 0   ? std::vector<int64_t>{1, 3}
+                                       : ax == 1 ? std::vector<int64_t>{2, 0, 4}
+                                                 : std::vector<int64_t>{5};
+    const auto want2 = reference("Split", {{"x", x}, {"s", ints(sizes)}},
+                                 std::vector<DType>(sizes.size(), DType::kFloat32),
+                                 [axis](onnx::NodeProto& n) { set_attr(n, "axis", axis); });
+    std::vector<Shape> outs;
+    auto sb = split_blocks({4, 6, 5}, axis, sizes, &outs);
+    ASSERT_TRUE(sb.ok()) << sb.status().message();
+    for (size_t k = 0; k < outs.size(); ++k) {
+      Tensor yk = Tensor::empty(DType::kFloat32, outs[k]);
+      apply_blocks(*sb, k, x.data<float>(), yk.data<float>());
+      expect_same(yk, want2[k], "Split output " + std::to_string(k));
+    }
+  }
+}
+
+TEST(GlueOpsCpu, GatherScatterRange) {
+  for (int64_t axis : {0, 1, -1}) {
+    Tensor data = rand_float({4, 5, 3});
+    const int64_t dim = data.dim(axis < 0 ? axis + 3 : axis);
+    Tensor idx = rand_int({2, 3}, -dim, dim - 1);
+    const auto want = reference("Gather", {{"d", data}, {"i", idx}}, {DType::kFloat32},
+                                [axis](onnx::NodeProto& n) { set_attr(n, "axis", axis); });
+    Shape out;
+    int64_t outer = 0;
+    auto g = gather_plan(data.shape(), idx.shape(), axis, &out, &outer);
+    ASSERT_TRUE(g.ok());
+    Tensor y = Tensor::empty(DType::kFloat32, out);
+    int32_t flag = 0;
+    for (int64_t i = 0; i < y.numel(); ++i)
+      gather_element<uint32_t, int64_t>(*g, static_cast<const uint32_t*>(data.raw_data()),
+                                        idx.data<int64_t>(), static_cast<uint32_t*>(y.raw_data()),
+                                        i, &flag, 3);
+    EXPECT_EQ(flag, 0);
+    expect_same(y, want[0], "Gather axis " + std::to_string(axis));
+  }
+  {
+    // Out of range: clamped, and the site raised.
+    GatherIndex g{1, 1, 4};
+    const float data[4] = {1, 2, 3, 4};
+    const int64_t bad = 9;
+    float out = 0;
+    int32_t flag = 0;
+    gather_element<uint32_t, int64_t>(g, reinterpret_cast<const uint32_t*>(data), &bad,
+                                      reinterpret_cast<uint32_t*>(&out), 0, &flag, 11);
+    EXPECT_EQ(flag, 11);
+    EXPECT_EQ(out, 4.0f);
+  }
+  {
+    Tensor data = rand_float({4, 3});
+    Tensor idx = Tensor::from_vector<int64_t>({2, 3}, {3, 0, 2, -1, 1, 0});
+    Tensor upd = rand_float({2, 3});
+    const auto want =
+        reference("ScatterElements", {{"d", data}, {"i", idx}, {"u", upd}}, {DType::kFloat32},
+                  [](onnx::NodeProto& n) { set_attr(n, "axis", int64_t{0}); });
+    ScatterArgs g;
+    g.rank = 2;
+    g.axis = 0;
+    g.axis_dim = 4;
+    g.idx_dims[0] = 2;
+    g.idx_dims[1] = 3;
+    g.data_strides[0] = 3;
+    g.data_strides[1] = 1;
+    Tensor y = data.clone();
+    int32_t flag = 0;
+    for (int64_t i = 0; i < idx.numel(); ++i)
+      scatter_element<uint32_t, int64_t>(g, idx.data<int64_t>(),
+                                         static_cast<const uint32_t*>(upd.raw_data()),
+                                         static_cast<uint32_t*>(y.raw_data()), i, &flag, 1);
+    EXPECT_EQ(flag, 0);
+    expect_same(y, want[0], "ScatterElements");
+  }
+  {
+    const auto want = reference("Range",
+                                {{"a", Tensor::scalar(int64_t{2})},
+                                 {"b", Tensor::scalar(int64_t{11})},
+                                 {"c", Tensor::scalar(int64_t{3})}},
+                                {DType::kInt64});
+    Tensor y = Tensor::empty(DType::kInt64, {3});
+    for (int64_t i = 0; i < 3; ++i) range_element<int64_t>(2, 3, y.data<int64_t>(), i);
+    expect_same(y, want[0], "Range");
+  }
+}
+
+// --- Reductions and rows ---------------------------------------------------------------------
+
+TEST(GlueOpsCpu, Reductions) {
+  const std::vector<std::pair<const char*, int32_t>> ops = {
+      {"ReduceSum", kReduceSum},       {"ReduceMean", kReduceMean},
+      {"ReduceMax", kReduceMax},       {"ReduceMin", kReduceMin},
+      {"ReduceProd", kReduceProd},     {"ReduceSumSquare", kReduceSumSquare},
+      {"ReduceL1", kReduceL1},         {"ReduceL2", kReduceL2},
+      {"ReduceLogSum", kReduceLogSum}, {"ReduceLogSumExp", kReduceLogSumExp}};
+  const std::vector<std::vector<int64_t>> axes_list = {{1}, {0, 2}, {-1}, {}, {0, 1, 2}, {2, 0}};
+  for (const auto& [op, code] : ops) {
+    for (const auto& axes : axes_list) {
+      for (bool keep : {true, false}) {
+        Tensor x = rand_float({3, 4, 5}, 0.2f, 1.5f);
+        // ReduceSum takes axes as an input from opset 13; the others as an attribute
+        // until opset 18 (past this build's 17).
+        const bool sum = std::string(op) == "ReduceSum";
+        std::vector<std::pair<std::string, Tensor>> ins = {{"x", x}};
+        if (sum && !axes.empty()) ins.emplace_back("a", ints(axes));
+        const auto want =
+            reference(op, ins, {DType::kFloat32}, [keep, sum, axes](onnx::NodeProto& n) {
+              set_attr(n, "keepdims", int64_t{keep});
+              if (!sum && !axes.empty()) set_attr(n, "axes", axes);
+            });
+        auto plan = reduce_plan(x.shape(), axes, keep, false);
+        ASSERT_TRUE(plan.ok());
+        Tensor src = x;
+        if (!plan->perm.empty()) {
+          Shape ts;
+          auto st = transpose_strided(x.shape(), plan->perm, &ts);
+          src = run_strided(x, *st, ts);
+        }
+        Tensor y = Tensor::empty(DType::kFloat32, plan->out);
+        for (int64_t i = 0; i < y.numel(); ++i)
+          reduce_element<float, float>(code, plan->index, src.data<float>(), y.data<float>(), i);
+        expect_same(y, want[0],
+                    std::string(op) + " axes " + shape_to_string(axes) + (keep ? " keepdims" : ""),
+                    1e-4);
+      }
+    }
+  }
+  // Integers.
+  Tensor xi = rand_int({4, 3}, -9, 9);
+  const auto want = reference("ReduceSum", {{"x", xi}, {"a", ints({0})}}, {DType::kInt64});
+  auto plan = reduce_plan({4, 3}, {0}, true, false);
+  Tensor y = Tensor::empty(DType::kInt64, plan->out);
+  for (int64_t i = 0; i < y.numel(); ++i)
+    reduce_int_element<int64_t>(kReduceSum, plan->index, xi.data<int64_t>(), y.data<int64_t>(), i);
+  expect_same(y, want[0], "ReduceSum int64");
+}
+
+TEST(GlueOpsCpu, ArgMaxSoftmaxLayerNormTopK) {
+  for (int64_t axis : {0, 1, 2}) {
+    Tensor x = rand_float({3, 4, 5});
+    for (bool is_max : {true, false}) {
+      const auto want = reference(is_max ? "ArgMax" : "ArgMin", {{"x", x}}, {DType::kInt64},
+                                  [axis](onnx::NodeProto& n) { set_attr(n, "axis", axis); });
+      const ReduceIndex r = around_axis(x.shape(), axis);
+      Shape out = x.shape();
+      out[static_cast<size_t>(axis)] = 1;
+      Tensor y = Tensor::empty(DType::kInt64, out);
+      for (int64_t i = 0; i < y.numel(); ++i)
+        arg_element<float, float>(is_max, false, r, x.data<float>(), y.data<int64_t>(), i);
+      expect_same(y, want[0], "Arg axis " + std::to_string(axis));
+    }
+    for (bool log : {false, true}) {
+      for (int opset : {11, 13}) {
+        const auto want = reference(
+            log ? "LogSoftmax" : "Softmax", {{"x", x}}, {DType::kFloat32},
+            [axis](onnx::NodeProto& n) { set_attr(n, "axis", axis); }, opset);
+        ReduceIndex r;
+        if (opset < 13) {
+          for (int64_t d = 0; d < 3; ++d) (d < axis ? r.outer : r.reduced) *= x.dim(d);
+        } else {
+          r = around_axis(x.shape(), axis);
+        }
+        Tensor y = Tensor::empty(DType::kFloat32, x.shape());
+        for (int64_t i = 0; i < r.outer * r.inner; ++i)
+          softmax_row<float, float>(log, r, x.data<float>(), y.data<float>(), i);
+        expect_same(y, want[0],
+                    std::string(log ? "LogSoftmax" : "Softmax") + " opset " +
+                        std::to_string(opset) + " axis " + std::to_string(axis));
+      }
+    }
+  }
+  {
+    Tensor x = rand_float({2, 3, 4}), scale = rand_float({4}), bias = rand_float({3, 4});
+    const auto want =
+        reference("LayerNormalization", {{"x", x}, {"s", scale}, {"b", bias}}, {DType::kFloat32},
+                  [](onnx::NodeProto& n) { set_attr(n, "axis", int64_t{1}); });
+    LayerNormArgs g;
+    g.outer = 2;
+    g.reduced = 12;
+    g.scale = *broadcast_strided({4}, {3, 4});
+    g.bias = *broadcast_strided({3, 4}, {3, 4});
+    g.has_bias = 1;
+    Tensor y = Tensor::empty(DType::kFloat32, x.shape());
+    for (int64_t i = 0; i < 2; ++i)
+      layer_norm_row<float, float>(g, x.data<float>(), scale.data<float>(), bias.data<float>(),
+                                   y.data<float>(), static_cast<float*>(nullptr),
+                                   static_cast<float*>(nullptr), i);
+    expect_same(y, want[0], "LayerNormalization", 1e-4);
+  }
+  for (int64_t axis : {0, 1}) {
+    for (bool largest : {true, false}) {
+      Tensor x = rand_int({6, 5}, 0, 3);  // ties: order by index
+      const int64_t K = 3;
+      const auto want =
+          reference("TopK", {{"x", x}, {"k", ints({K})}}, {DType::kInt64, DType::kInt64},
+                    [axis, largest](onnx::NodeProto& n) {
+                      set_attr(n, "axis", axis);
+                      set_attr(n, "largest", int64_t{largest});
+                    });
+      const ReduceIndex r = around_axis(x.shape(), axis);
+      Shape out = x.shape();
+      out[static_cast<size_t>(axis)] = K;
+      Tensor v = Tensor::empty(DType::kInt64, out), ix = Tensor::empty(DType::kInt64, out);
+      for (int64_t e = 0; e < x.numel(); ++e)
+        top_k_element<int64_t, int64_t>(r, K, largest, x.data<int64_t>(), v.data<int64_t>(),
+                                        ix.data<int64_t>(), e);
+      expect_same(v, want[0], "TopK values");
+      expect_same(ix, want[1], "TopK indices");
+    }
+  }
+}
+
+TEST(GlueOpsCpu, MatMulPlan) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{3, 4}, {4, 5}},          {{2, 3, 4}, {4, 5}},    {{4}, {2, 4, 3}}, {{2, 3, 4}, {4}},
+      {{2, 1, 3, 4}, {5, 4, 2}}, {{1, 3, 4}, {2, 4, 5}}, {{4}, {4}}};
+  for (const auto& [sa, sb] : cases) {
+    Tensor a = rand_float(sa), b = rand_float(sb);
+    const auto want = reference("MatMul", {{"a", a}, {"b", b}}, {DType::kFloat32});
+    auto p = matmul_plan(sa, sb);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    Tensor y = Tensor::empty(DType::kFloat32, p->out);
+    for (int64_t q = 0; q < p->batch; ++q) {
+      const int64_t ao = p->strided ? q * p->a_stride : p->a_offsets[static_cast<size_t>(q)];
+      const int64_t bo = p->strided ? q * p->b_stride : p->b_offsets[static_cast<size_t>(q)];
+      for (int64_t m = 0; m < p->M; ++m)
+        for (int64_t n = 0; n < p->N; ++n) {
+          float acc = 0;
+          for (int64_t k = 0; k < p->K; ++k)
+            acc += a.data<float>()[ao + m * p->K + k] * b.data<float>()[bo + k * p->N + n];
+          y.data<float>()[q * p->M * p->N + m * p->N + n] = acc;
+        }
+    }
+    expect_same(y, want[0], "MatMul " + shape_to_string(sa) + shape_to_string(sb), 1e-4);
+  }
+}
+
+}  // namespace
+}  // namespace recur::testing
+
+#endif  // RECUR_HAVE_CUDA
