@@ -447,7 +447,9 @@ int perf(const Session& s, const Feeds& feeds, double load_ms, const Args& a,
               << ", \"warmup\": " << a.warmup << ", \"runs\": " << a.repeat
               << ", \"latency_ms\": {\"min\": " << mn << ", \"p50\": " << percentile(ms, 0.5)
               << ", \"p90\": " << percentile(ms, 0.9) << ", \"p99\": " << percentile(ms, 0.99)
-              << ", \"mean\": " << mean << "}}\n";
+              << ", \"mean\": " << mean << "}, \"samples_ms\": [";
+    for (size_t i = 0; i < ms.size(); ++i) std::cout << (i ? ", " : "") << ms[i];
+    std::cout << "]}\n";
   } else {
     std::printf("load: %.3f ms\n", load_ms);
     std::printf(

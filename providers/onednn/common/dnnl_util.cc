@@ -1,0 +1,94 @@
+#include "providers/onednn/common/dnnl_util.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+
+namespace recur::onednn {
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::stream& thread_stream() {
+  thread_local dnnl::stream stream(cpu_engine());
+  return stream;
+}
+
+int max_threads_default() {
+  static const int n = std::max(1, omp_get_max_threads());
+  return n;
+}
+
+ThreadScope::ThreadScope(int threads) : previous_(omp_get_max_threads()) {
+  if (threads != previous_) omp_set_num_threads(std::max(1, threads));
+}
+
+ThreadScope::~ThreadScope() {
+  if (omp_get_max_threads() != previous_) omp_set_num_threads(previous_);
+}
+
+Status dnnl_error_status(const dnnl::error& e, const std::string& what) {
+  std::string msg = what + ": oneDNN: " + e.what();
+  switch (e.status) {
+    case dnnl_unimplemented:
+      return Status(ErrorCode::kNotImplemented, msg + " (no oneDNN implementation)");
+    case dnnl_out_of_memory:
+      return Status(ErrorCode::kDevice, msg + " (out of memory)");
+    case dnnl_invalid_arguments:
+      return Status(ErrorCode::kInvalidArgument, msg);
+    default:
+      return Status(ErrorCode::kDevice, msg);
+  }
+}
+
+AlignedBuffer::AlignedBuffer(size_t n) : bytes(n) {
+  if (n == 0) return;
+  const size_t rounded = (n + 63) / 64 * 64;
+  data = std::aligned_alloc(64, rounded);
+  if (!data) throw std::bad_alloc();
+}
+
+AlignedBuffer::~AlignedBuffer() { std::free(data); }
+
+ScratchPool::Lease::~Lease() {
+  if (pool_ && buf_) pool_->give_back(std::move(buf_));
+}
+
+ScratchPool::Lease ScratchPool::acquire(size_t bytes) {
+  if (bytes == 0) return Lease();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // The smallest free buffer that fits.
+    size_t best = free_.size();
+    for (size_t i = 0; i < free_.size(); ++i) {
+      if (free_[i]->bytes >= bytes &&
+          (best == free_.size() || free_[i]->bytes < free_[best]->bytes))
+        best = i;
+    }
+    if (best != free_.size()) {
+      auto buf = std::move(free_[best]);
+      free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
+      return Lease(this, std::move(buf));
+    }
+  }
+  return Lease(this, std::make_unique<AlignedBuffer>(bytes));
+}
+
+void ScratchPool::give_back(std::unique_ptr<AlignedBuffer> buf) {
+  std::lock_guard<std::mutex> lock(mu_);
+  free_.push_back(std::move(buf));
+  // Keep a few: enough for the runs that overlap, not every size ever seen.
+  constexpr size_t kKeep = 8;
+  if (free_.size() > kKeep) {
+    auto smallest = std::min_element(free_.begin(), free_.end(), [](const auto& a, const auto& b) {
+      return a->bytes < b->bytes;
+    });
+    free_.erase(smallest);
+  }
+}
+
+}  // namespace recur::onednn

@@ -1,0 +1,114 @@
+// What every oneDNN kernel shares: the engine, per-thread streams, the thread count scope,
+// user scratchpads from a pool, and the one place where dnnl::error becomes a Status.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <dnnl.hpp>
+
+#include "recur/tensor.h"
+#include "runtime/core/status.h"
+#include "runtime/provider/execution_provider.h"
+
+namespace recur::onednn {
+
+// The CPU engine, created once.
+const dnnl::engine& cpu_engine();
+// A stream for the calling thread: streams must not be shared between threads.
+dnnl::stream& thread_stream();
+
+// The threads the provider may use at most (ProviderConfig::threads, or the OpenMP default).
+int max_threads_default();
+
+// Sets the calling thread's OpenMP thread count for its lifetime. oneDNN sizes a primitive's
+// scratchpad for the count at creation, so execution must run under the same count.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads);
+  ~ThreadScope();
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int previous_;
+};
+
+// Runs `f`, turning a dnnl::error (or std::bad_alloc) into a Status that names `what`. The one
+// place where oneDNN's exceptions are caught.
+Status dnnl_error_status(const dnnl::error& e, const std::string& what);
+template <class F>
+Status dnnl_try(const std::string& what, F&& f) {
+  try {
+    f();
+    return ok_status();
+  } catch (const dnnl::error& e) {
+    return dnnl_error_status(e, what);
+  } catch (const std::bad_alloc&) {
+    return Status(ErrorCode::kDevice, what + ": out of memory");
+  }
+}
+
+// 64-byte aligned host memory.
+struct AlignedBuffer {
+  explicit AlignedBuffer(size_t bytes);
+  ~AlignedBuffer();
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+
+// Scratchpads for concurrent runs: each run takes a buffer of its own and gives it back, so
+// large scratchpads are not allocated (and page-faulted) on every run.
+class ScratchPool {
+ public:
+  class Lease {
+   public:
+    Lease() = default;
+    Lease(ScratchPool* pool, std::unique_ptr<AlignedBuffer> buf)
+        : pool_(pool), buf_(std::move(buf)) {}
+    Lease(Lease&&) = default;
+    Lease& operator=(Lease&&) = default;
+    ~Lease();
+    void* data() const { return buf_ ? buf_->data : nullptr; }
+
+   private:
+    ScratchPool* pool_ = nullptr;
+    std::unique_ptr<AlignedBuffer> buf_;
+  };
+
+  // A buffer of at least `bytes` (nullptr data for 0 bytes).
+  Lease acquire(size_t bytes);
+
+ private:
+  void give_back(std::unique_ptr<AlignedBuffer> buf);
+  std::mutex mu_;
+  std::vector<std::unique_ptr<AlignedBuffer>> free_;
+};
+
+// A oneDNN memory object over `data` (no copy).
+inline dnnl::memory make_memory(const dnnl::memory::desc& md, const void* data) {
+  return dnnl::memory(md, cpu_engine(), const_cast<void*>(data));
+}
+
+// The provider's settings, as the kernels see them.
+enum class ImplChoice { kAuto, kAny, kLdigo };
+enum class ThreadingChoice { kAuto, kSingle, kOmp, kSplit };
+struct OnednnOptions {
+  int max_threads = 1;
+  ImplChoice impl = ImplChoice::kAuto;                 // onednn.impl: auto | any | ldigo
+  ThreadingChoice threading = ThreadingChoice::kAuto;  // onednn.threading: auto | single |
+                                                       // omp | split
+  bool tune = true;      // onednn.tune: time the candidates per shape bucket
+  bool verbose = false;  // onednn.verbose: print each choice to stderr
+};
+// The options of the provider compiling `ctx`'s node.
+const OnednnOptions& options_of(const CompileContext& ctx);
+
+}  // namespace recur::onednn

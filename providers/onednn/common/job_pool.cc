@@ -1,0 +1,118 @@
+#include "providers/onednn/common/job_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace recur::onednn {
+
+namespace {
+
+struct Task {
+  const std::function<void(size_t)>* f = nullptr;
+  size_t n = 0;
+  int helpers = 0;              // helpers that may join
+  std::atomic<size_t> next{0};  // the next job to hand out
+  std::atomic<size_t> done{0};
+  std::atomic<int> joined{0};
+  std::mutex mu;
+  std::condition_variable finished;
+};
+
+class Pool {
+ public:
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+  void run(size_t n, int helpers, const std::function<void(size_t)>& f) {
+    auto task = std::make_shared<Task>();
+    task->f = &f;
+    task->n = n;
+    task->helpers = helpers;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      while (static_cast<int>(threads_.size()) < helpers) {
+        threads_.emplace_back([this] { work(); });
+      }
+      tasks_.push_back(task);
+    }
+    wake_.notify_all();
+    work_on(*task);  // the caller takes jobs like any helper
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tasks_.erase(std::find(tasks_.begin(), tasks_.end(), task));
+    }
+    // Every job is handed out; wait for the ones helpers are still running.
+    std::unique_lock<std::mutex> lock(task->mu);
+    task->finished.wait(lock, [&] { return task->done.load() == task->n; });
+  }
+
+ private:
+  static void work_on(Task& t) {
+    for (;;) {
+      const size_t i = t.next.fetch_add(1);
+      if (i >= t.n) return;
+      (*t.f)(i);
+      if (t.done.fetch_add(1) + 1 == t.n) {
+        std::lock_guard<std::mutex> lock(t.mu);
+        t.finished.notify_all();
+      }
+    }
+  }
+
+  void work() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      std::shared_ptr<Task> task;
+      wake_.wait(lock, [&] {
+        if (stop_) return true;
+        for (auto& t : tasks_) {
+          if (t->next.load() < t->n && t->joined.load() < t->helpers) {
+            task = t;
+            return true;
+          }
+        }
+        return false;
+      });
+      if (stop_) return;
+      task->joined.fetch_add(1);
+      lock.unlock();
+      work_on(*task);
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::vector<std::shared_ptr<Task>> tasks_;
+  std::vector<std::thread> threads_;
+  bool stop_ = false;
+};
+
+Pool& pool() {
+  static Pool p;
+  return p;
+}
+
+}  // namespace
+
+void run_jobs(size_t n, int helpers, const std::function<void(size_t)>& f) {
+  if (n == 0) return;
+  if (helpers <= 0 || n == 1) {
+    for (size_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  pool().run(n, std::min<int>(helpers, static_cast<int>(n) - 1), f);
+}
+
+}  // namespace recur::onednn

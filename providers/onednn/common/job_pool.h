@@ -1,0 +1,19 @@
+// Independent jobs (batch slices, directions) on helper threads, with the caller taking part.
+//
+// Jobs are handed out one at a time, and the caller runs them too: it only ever waits for jobs
+// a helper has already started, never for a helper that the scheduler has not run yet. On a
+// busy machine a run therefore costs at worst about what one thread would, where an OpenMP team
+// stalls at every barrier until all its threads are scheduled (one to several barriers per time
+// step of an RNN).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace recur::onednn {
+
+// Runs f(i) for every i in [0, n) on the calling thread and up to `helpers` pool threads, and
+// returns when all have finished. Safe to call from several threads at once.
+void run_jobs(size_t n, int helpers, const std::function<void(size_t)>& f);
+
+}  // namespace recur::onednn

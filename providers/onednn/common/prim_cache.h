@@ -1,0 +1,88 @@
+// Helpers for the kernels that wrap one oneDNN primitive per input shape (MatMul, Gemm, Conv,
+// pooling, eltwise, softmax): a thread-safe cache of primitives, dense memory descriptors, and
+// execution with a per-run scratchpad.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <dnnl.hpp>
+
+#include "providers/onednn/common/dnnl_util.h"
+#include "recur/tensor.h"
+#include "runtime/core/status.h"
+#include "runtime/graph/graph.h"
+#include "runtime/provider/kernel.h"
+
+namespace recur::onednn {
+
+// A primitive with the scratchpad it asked for (scratchpad_mode::user).
+struct CachedPrimitive {
+  dnnl::primitive primitive;
+  dnnl::memory::desc scratchpad;
+  std::string impl;
+  int threads = 1;  // created for, and run with, this many OpenMP threads
+};
+
+// Primitives by key; the least recently inserted goes when the cache is full. Concurrent runs
+// share it under a mutex; primitives themselves are safe to execute concurrently.
+template <class Key, class Value = CachedPrimitive>
+class PrimCache {
+ public:
+  template <class Make>
+  Result<std::shared_ptr<const Value>> get(const Key& key, Make&& make) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    if (it != map_.end()) return it->second;
+    Result<Value> made = make();
+    if (!made.ok()) return made.status();
+    if (map_.size() >= kCapacity) map_.erase(map_.begin());
+    auto v = std::make_shared<const Value>(std::move(made).value());
+    map_.emplace(key, v);
+    return v;
+  }
+
+ private:
+  static constexpr size_t kCapacity = 64;
+  std::mutex mu_;
+  std::map<Key, std::shared_ptr<const Value>> map_;
+};
+
+// A row-major f32 descriptor for `shape` (a scalar is {1}).
+dnnl::memory::desc dense_desc(const Shape& shape);
+// The primitive attributes every kernel uses: a user scratchpad.
+dnnl::primitive_attr user_scratchpad_attr();
+
+// Creates a primitive from its descriptor under `threads` OpenMP threads.
+template <class Prim, class Desc>
+Result<CachedPrimitive> make_primitive(const Desc& desc, const dnnl::primitive_attr& attr,
+                                       int threads, const std::string& what) {
+  CachedPrimitive out;
+  Status st = dnnl_try(what, [&] {
+    ThreadScope scope(threads);
+    typename Prim::primitive_desc pd(desc, attr, cpu_engine());
+    out.scratchpad = pd.scratchpad_desc();
+    out.impl = pd.impl_info_str();
+    out.primitive = Prim(pd);
+    out.threads = threads;
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+// Executes `p` with `args` plus a scratchpad of its own from `pool`.
+Status execute_primitive(const CachedPrimitive& p, std::unordered_map<int, dnnl::memory> args,
+                         ScratchPool& pool, const std::string& what);
+
+// Threads for an operation of `work` elements or multiply-adds: one below a size where an
+// OpenMP team costs more than it saves, else `max_threads`.
+inline int threads_for(double work, int max_threads) { return work < 65536.0 ? 1 : max_threads; }
+
+// The input's dtype is float32 (or not yet known).
+Claim claim_float32_input(const Node& node, const Graph& graph, size_t i = 0);
+
+}  // namespace recur::onednn

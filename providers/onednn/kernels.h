@@ -1,0 +1,14 @@
+// One registration function per category of operators; register_kernels() calls them all.
+#pragma once
+
+#include "runtime/provider/execution_provider.h"
+
+namespace recur::onednn {
+
+void register_kernels(KernelRegistry& r);
+
+void register_rnn_kernels(KernelRegistry& r);   // rnn/: LSTM, GRU, RNN
+void register_nn_kernels(KernelRegistry& r);    // nn/: MatMul, Gemm, Conv, pooling, Softmax
+void register_math_kernels(KernelRegistry& r);  // math/: eltwise activations
+
+}  // namespace recur::onednn

@@ -1,0 +1,120 @@
+// Elementwise activations through oneDNN's eltwise primitive: Relu, LeakyRelu, Tanh, Sigmoid,
+// Exp, Log, Abs, Sqrt, Neg, Elu, Softplus, Clip and Round.
+#include <cfloat>
+#include <limits>
+#include <tuple>
+
+#include "providers/onednn/common/prim_cache.h"
+#include "providers/onednn/kernels.h"
+
+namespace recur::onednn {
+
+namespace {
+
+using dnnl::algorithm;
+
+struct EltwiseOp {
+  const char* name;
+  int since;
+  algorithm alg;
+  float alpha;  // fixed alpha, or the default of the attribute named `alpha_attr`
+  float beta;
+  const char* alpha_attr;
+};
+
+constexpr EltwiseOp kOps[] = {
+    {"Relu", 1, algorithm::eltwise_relu, 0.0f, 0.0f, nullptr},
+    {"LeakyRelu", 1, algorithm::eltwise_relu, 0.01f, 0.0f, "alpha"},
+    {"Tanh", 1, algorithm::eltwise_tanh, 0.0f, 0.0f, nullptr},
+    {"Sigmoid", 1, algorithm::eltwise_logistic, 0.0f, 0.0f, nullptr},
+    {"Exp", 1, algorithm::eltwise_exp, 0.0f, 0.0f, nullptr},
+    {"Log", 1, algorithm::eltwise_log, 0.0f, 0.0f, nullptr},
+    {"Abs", 1, algorithm::eltwise_abs, 0.0f, 0.0f, nullptr},
+    {"Sqrt", 1, algorithm::eltwise_sqrt, 0.0f, 0.0f, nullptr},
+    {"Neg", 1, algorithm::eltwise_linear, -1.0f, 0.0f, nullptr},
+    {"Elu", 1, algorithm::eltwise_elu, 1.0f, 0.0f, "alpha"},
+    {"Softplus", 1, algorithm::eltwise_soft_relu, 0.0f, 0.0f, nullptr},
+    {"Round", 11, algorithm::eltwise_round, 0.0f, 0.0f, nullptr},
+    {"Clip", 1, algorithm::eltwise_clip, 0.0f, 0.0f, nullptr},
+};
+
+class EltwiseKernel final : public Kernel {
+ public:
+  EltwiseKernel(const EltwiseOp& op, float alpha, float beta, int threads)
+      : op_(op), alpha_(alpha), beta_(beta), threads_(threads) {}
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return ctx.error(ErrorCode::kInvalidArgument, "input 0 is missing");
+    if (x->dtype() != DType::kFloat32 || !x->is_cpu()) {
+      return ctx.error(ErrorCode::kNotImplemented,
+                       "the oneDNN kernel runs float32 on the host, "
+                       "input is " +
+                           std::string(dtype_name(x->dtype())));
+    }
+    float alpha = alpha_, beta = beta_;
+    if (std::string_view(op_.name) == "Clip" && ctx.node().opset >= 11) {
+      for (size_t i : {size_t{1}, size_t{2}}) {
+        const Tensor* b = ctx.input(i);
+        if (!b) continue;
+        if (b->dtype() != DType::kFloat32 || b->numel() != 1) {
+          return ctx.error(ErrorCode::kInvalidArgument,
+                           std::string(i == 1 ? "min" : "max") + " must be a float32 scalar");
+        }
+        (i == 1 ? alpha : beta) = *b->data<float>();
+      }
+    }
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, x->shape()));
+    if (x->numel() == 0) return ok_status();
+    const auto key = std::make_tuple(x->shape(), alpha, beta);
+    const std::string what = ctx.node().describe();
+    RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(key, [&]() -> Result<CachedPrimitive> {
+      const auto md = dense_desc(x->shape());
+      dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, op_.alg, md, alpha, beta);
+      return make_primitive<dnnl::eltwise_forward>(
+          d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_), what);
+    }));
+    const auto md = dense_desc(x->shape());
+    return execute_primitive(*prim,
+                             {{DNNL_ARG_SRC, make_memory(md, x->raw_data())},
+                              {DNNL_ARG_DST, make_memory(md, y->raw_data())}},
+                             scratch_, what);
+  }
+
+ private:
+  const EltwiseOp& op_;
+  float alpha_, beta_;
+  int threads_;
+  mutable PrimCache<std::tuple<Shape, float, float>> cache_;
+  mutable ScratchPool scratch_;
+};
+
+Result<std::unique_ptr<Kernel>> create_eltwise(const EltwiseOp& op, CompileContext& ctx) {
+  AttrReader a(ctx.node());
+  float alpha = op.alpha_attr ? a.get_float(op.alpha_attr, op.alpha) : op.alpha;
+  float beta = op.beta;
+  if (std::string_view(op.name) == "Clip") {
+    alpha = std::numeric_limits<float>::lowest();
+    beta = std::numeric_limits<float>::max();
+    if (ctx.opset() < 11) {
+      alpha = a.get_float("min", alpha);
+      beta = a.get_float("max", beta);
+    }
+  }
+  RECUR_RETURN_IF_ERROR(a.status());
+  return std::unique_ptr<Kernel>(
+      std::make_unique<EltwiseKernel>(op, alpha, beta, options_of(ctx).max_threads));
+}
+
+}  // namespace
+
+void register_math_kernels(KernelRegistry& r) {
+  for (const EltwiseOp& op : kOps) {
+    r.add({.op_type = op.name,
+           .since = op.since,
+           .create = [&op](CompileContext& ctx) { return create_eltwise(op, ctx); },
+           .claim = [](const Node& n, const Graph& g) { return claim_float32_input(n, g); }});
+  }
+}
+
+}  // namespace recur::onednn

@@ -1,0 +1,119 @@
+// Gemm: Y = alpha * op(A) * op(B) + beta * C through oneDNN's matmul, the transposes as
+// strides, alpha as the output scale and beta * C (broadcast) added by a sum post-op.
+#include <cstring>
+#include <tuple>
+
+#include "providers/onednn/common/prim_cache.h"
+#include "providers/onednn/nn/nn.h"
+
+namespace recur::onednn {
+
+namespace {
+
+class GemmKernel final : public Kernel {
+ public:
+  GemmKernel(bool trans_a, bool trans_b, float alpha, float beta, int threads)
+      : trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha), beta_(beta), threads_(threads) {}
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor* a = ctx.input(0);
+    const Tensor* b = ctx.input(1);
+    const Tensor* c = ctx.input(2);
+    if (!a || !b) return ctx.error(ErrorCode::kInvalidArgument, "Gemm needs inputs A and B");
+    for (const Tensor* t : {a, b, c}) {
+      if (t && (t->dtype() != DType::kFloat32 || !t->is_cpu())) {
+        return ctx.error(ErrorCode::kNotImplemented, "the oneDNN Gemm runs float32 on the host");
+      }
+    }
+    if (a->rank() != 2 || b->rank() != 2) {
+      return ctx.error(ErrorCode::kInvalidArgument, "A and B must be 2-D, got " +
+                                                        shape_to_string(a->shape()) + " and " +
+                                                        shape_to_string(b->shape()));
+    }
+    const int64_t M = trans_a_ ? a->dim(1) : a->dim(0), K = trans_a_ ? a->dim(0) : a->dim(1);
+    const int64_t Kb = trans_b_ ? b->dim(1) : b->dim(0), N = trans_b_ ? b->dim(0) : b->dim(1);
+    if (K != Kb) {
+      return ctx.error(
+          ErrorCode::kInvalidArgument,
+          "inner dimensions differ: " + std::to_string(K) + " and " + std::to_string(Kb));
+    }
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, {M, N}));
+    float* yp = y->data<float>();
+    const bool add_c = c && beta_ != 0.0f;
+    if (add_c) {
+      // C broadcasts to [M, N] (unidirectionally): [], [N], [1,N], [M,1], [M,N].
+      Shape cs = c->shape();
+      while (cs.size() < 2) cs.insert(cs.begin(), 1);
+      if (cs.size() != 2 || (cs[0] != 1 && cs[0] != M) || (cs[1] != 1 && cs[1] != N)) {
+        return ctx.error(ErrorCode::kInvalidArgument,
+                         "C of shape " + shape_to_string(c->shape()) + " does not broadcast to [" +
+                             std::to_string(M) + "," + std::to_string(N) + "]");
+      }
+      const float* cp = c->data<float>();
+      const int64_t sm = cs[0] == 1 ? 0 : cs[1], sn = cs[1] == 1 ? 0 : 1;
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) yp[m * N + n] = beta_ * cp[m * sm + n * sn];
+    }
+    if (M * N == 0) return ok_status();
+    if (K == 0) {
+      if (!add_c) std::memset(yp, 0, y->nbytes());
+      return ok_status();
+    }
+    using dnnl::memory;
+    const memory::desc ad({M, K}, memory::data_type::f32,
+                          trans_a_ ? memory::dims{1, M} : memory::dims{K, 1});
+    const memory::desc bd({K, N}, memory::data_type::f32,
+                          trans_b_ ? memory::dims{1, K} : memory::dims{N, 1});
+    const memory::desc yd({M, N}, memory::data_type::f32, memory::dims{N, 1});
+    const std::string what = ctx.node().describe();
+    RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(std::make_tuple(M, N, K, add_c), [&]() {
+      dnnl::primitive_attr attr = user_scratchpad_attr();
+      if (alpha_ != 1.0f) attr.set_output_scales(0, {alpha_});
+      if (add_c) {
+        dnnl::post_ops po;
+        po.append_sum(1.0f);
+        attr.set_post_ops(po);
+      }
+      dnnl::matmul::desc d(ad, bd, yd);
+      return make_primitive<dnnl::matmul>(
+          d, attr,
+          threads_for(static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K),
+                      threads_),
+          what);
+    }));
+    return execute_primitive(*prim,
+                             {{DNNL_ARG_SRC, make_memory(ad, a->raw_data())},
+                              {DNNL_ARG_WEIGHTS, make_memory(bd, b->raw_data())},
+                              {DNNL_ARG_DST, make_memory(yd, yp)}},
+                             scratch_, what);
+  }
+
+ private:
+  bool trans_a_, trans_b_;
+  float alpha_, beta_;
+  int threads_;
+  mutable PrimCache<std::tuple<int64_t, int64_t, int64_t, bool>> cache_;
+  mutable ScratchPool scratch_;
+};
+
+}  // namespace
+
+void register_gemm(KernelRegistry& r) {
+  r.add({.op_type = "Gemm",
+         .since = 1,
+         .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
+           AttrReader a(ctx.node());
+           const bool ta = a.get_int("transA", 0) != 0, tb = a.get_int("transB", 0) != 0;
+           const float alpha = a.get_float("alpha", 1.0f), beta = a.get_float("beta", 1.0f);
+           RECUR_RETURN_IF_ERROR(a.status());
+           return std::unique_ptr<Kernel>(
+               std::make_unique<GemmKernel>(ta, tb, alpha, beta, options_of(ctx).max_threads));
+         },
+         .claim =
+             [](const Node& n, const Graph& g) {
+               Claim c = claim_float32_input(n, g, 0);
+               return c.yes ? claim_float32_input(n, g, 1) : c;
+             }});
+}
+
+}  // namespace recur::onednn

@@ -1,0 +1,14 @@
+// The nn/ category of the oneDNN provider: one registration function per operator file.
+#pragma once
+
+#include "runtime/provider/execution_provider.h"
+
+namespace recur::onednn {
+
+void register_matmul(KernelRegistry& r);   // matmul.cc: MatMul
+void register_gemm(KernelRegistry& r);     // gemm.cc: Gemm
+void register_conv(KernelRegistry& r);     // conv.cc: Conv
+void register_pooling(KernelRegistry& r);  // pool.cc: MaxPool, AveragePool, Global*Pool
+void register_softmax(KernelRegistry& r);  // softmax.cc: Softmax, LogSoftmax
+
+}  // namespace recur::onednn

@@ -1,0 +1,14 @@
+#include "providers/onednn/kernels.h"
+#include "providers/onednn/nn/nn.h"
+
+namespace recur::onednn {
+
+void register_nn_kernels(KernelRegistry& r) {
+  register_matmul(r);
+  register_gemm(r);
+  register_conv(r);
+  register_pooling(r);
+  register_softmax(r);
+}
+
+}  // namespace recur::onednn

@@ -1,0 +1,89 @@
+// Softmax and LogSoftmax through oneDNN's softmax_v2. Before opset 13 the input is coerced to
+// 2-D at `axis` (default 1); from 13 the operation runs along `axis` (default -1).
+#include <tuple>
+
+#include "providers/onednn/common/prim_cache.h"
+#include "providers/onednn/nn/nn.h"
+
+namespace recur::onednn {
+
+namespace {
+
+class SoftmaxKernel final : public Kernel {
+ public:
+  SoftmaxKernel(bool log, int64_t axis, bool coerce_2d, int threads)
+      : log_(log), axis_(axis), coerce_2d_(coerce_2d), threads_(threads) {}
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return ctx.error(ErrorCode::kInvalidArgument, "input 0 is missing");
+    if (x->dtype() != DType::kFloat32 || !x->is_cpu()) {
+      return ctx.error(ErrorCode::kNotImplemented, "the oneDNN kernel runs float32 on the host");
+    }
+    const int64_t rank = x->rank();
+    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    if (rank == 0 || axis < 0 || axis >= rank) {
+      return ctx.error(
+          ErrorCode::kInvalidArgument,
+          "axis " + std::to_string(axis_) + " is out of range for rank " + std::to_string(rank));
+    }
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, x->shape()));
+    if (x->numel() == 0) return ok_status();
+    Shape shape = x->shape();
+    int64_t run_axis = axis;
+    if (coerce_2d_) {
+      int64_t outer = 1, inner = 1;
+      for (int64_t i = 0; i < rank; ++i)
+        (i < axis ? outer : inner) *= shape[static_cast<size_t>(i)];
+      shape = {outer, inner};
+      run_axis = 1;
+    }
+    const std::string what = ctx.node().describe();
+    RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(std::make_tuple(shape, run_axis), [&]() {
+      const auto md = dense_desc(shape);
+      dnnl::softmax_v2_forward::desc d(
+          dnnl::prop_kind::forward_inference,
+          log_ ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, md, md,
+          static_cast<int>(run_axis));
+      return make_primitive<dnnl::softmax_v2_forward>(
+          d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_), what);
+    }));
+    const auto md = dense_desc(shape);
+    return execute_primitive(*prim,
+                             {{DNNL_ARG_SRC, make_memory(md, x->raw_data())},
+                              {DNNL_ARG_DST, make_memory(md, y->raw_data())}},
+                             scratch_, what);
+  }
+
+ private:
+  bool log_;
+  int64_t axis_;
+  bool coerce_2d_;
+  int threads_;
+  mutable PrimCache<std::tuple<Shape, int64_t>> cache_;
+  mutable ScratchPool scratch_;
+};
+
+KernelFactory softmax_factory(bool log) {
+  return [log](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
+    AttrReader a(ctx.node());
+    const bool coerce = ctx.opset() < 13;
+    const int64_t axis = a.get_int("axis", coerce ? 1 : -1);
+    RECUR_RETURN_IF_ERROR(a.status());
+    return std::unique_ptr<Kernel>(
+        std::make_unique<SoftmaxKernel>(log, axis, coerce, options_of(ctx).max_threads));
+  };
+}
+
+}  // namespace
+
+void register_softmax(KernelRegistry& r) {
+  for (bool log : {false, true}) {
+    r.add({.op_type = log ? "LogSoftmax" : "Softmax",
+           .since = 1,
+           .create = softmax_factory(log),
+           .claim = [](const Node& n, const Graph& g) { return claim_float32_input(n, g); }});
+  }
+}
+
+}  // namespace recur::onednn

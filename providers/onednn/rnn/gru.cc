@@ -1,0 +1,52 @@
+// GRU through oneDNN's gru_forward (linear_before_reset=0) and lbr_gru_forward (=1).
+#include "providers/onednn/common/dnnl_util.h"
+#include "providers/onednn/rnn/rnn_common.h"
+
+namespace recur::onednn {
+
+Claim claim_gru(const Node& node, const Graph& graph) {
+  auto spec = RnnSpec::parse(node);
+  if (!spec.ok()) return Claim::decline(spec.status().message());
+  Claim c = claim_rnn_common(node, graph, *spec);
+  if (!c.yes) return c;
+  if (!spec->default_activations()) {
+    std::string names;
+    for (const auto& a : spec->activations)
+      names += (names.empty() ? "" : ",") + std::string(a.name());
+    return Claim::decline("non-default GRU activations (" + names +
+                          "): oneDNN's GRU is fixed to Sigmoid,Tanh");
+  }
+  return claim_alpha_beta(node, *spec);
+}
+
+namespace {
+
+template <class Prim>
+RnnPd finish(const typename Prim::primitive_desc& pd) {
+  RnnPd out;
+  out.weights_layer = pd.weights_layer_desc();
+  out.weights_iter = pd.weights_iter_desc();
+  out.scratchpad = pd.scratchpad_desc();
+  out.impl = pd.impl_info_str();
+  out.primitive = Prim(pd);
+  return out;
+}
+
+}  // namespace
+
+RnnPd create_gru_pd(const RnnSpec& spec, int dir, const RnnDescs& d, dnnl::rnn_direction direction,
+                    const dnnl::primitive_attr& attr) {
+  if (spec.linear_before_reset) {
+    dnnl::lbr_gru_forward::desc desc(dnnl::prop_kind::forward_inference, direction, d.src_layer,
+                                     d.src_iter, d.weights_layer, d.weights_iter, d.bias,
+                                     d.dst_layer, d.dst_iter);
+    return finish<dnnl::lbr_gru_forward>(
+        dnnl::lbr_gru_forward::primitive_desc(desc, attr, cpu_engine()));
+  }
+  dnnl::gru_forward::desc desc(dnnl::prop_kind::forward_inference, direction, d.src_layer,
+                               d.src_iter, d.weights_layer, d.weights_iter, d.bias, d.dst_layer,
+                               d.dst_iter);
+  return finish<dnnl::gru_forward>(dnnl::gru_forward::primitive_desc(desc, attr, cpu_engine()));
+}
+
+}  // namespace recur::onednn

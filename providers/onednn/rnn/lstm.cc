@@ -1,0 +1,42 @@
+// LSTM through oneDNN's lstm_forward, peepholes included.
+#include "providers/onednn/common/dnnl_util.h"
+#include "providers/onednn/rnn/rnn_common.h"
+
+namespace recur::onednn {
+
+Claim claim_lstm(const Node& node, const Graph& graph) {
+  auto spec = RnnSpec::parse(node);
+  if (!spec.ok()) return Claim::decline(spec.status().message());
+  if (spec->input_forget && spec->clip) {
+    return Claim::decline(
+        "input_forget together with clip: oneDNN expresses input_forget by negating the input "
+        "gate, which clip would break, and has no clip");
+  }
+  Claim c = claim_rnn_common(node, graph, *spec);
+  if (!c.yes) return c;
+  if (!spec->default_activations()) {
+    std::string names;
+    for (const auto& a : spec->activations)
+      names += (names.empty() ? "" : ",") + std::string(a.name());
+    return Claim::decline("non-default LSTM activations (" + names +
+                          "): oneDNN's LSTM is fixed to Sigmoid,Tanh,Tanh");
+  }
+  return claim_alpha_beta(node, *spec);
+}
+
+RnnPd create_lstm_pd(const RnnSpec& spec, int dir, const RnnDescs& d, dnnl::rnn_direction direction,
+                     const dnnl::primitive_attr& attr) {
+  dnnl::lstm_forward::desc desc(dnnl::prop_kind::forward_inference, direction, d.src_layer,
+                                d.src_iter, d.src_iter_c, d.weights_layer, d.weights_iter,
+                                d.weights_peephole, d.bias, d.dst_layer, d.dst_iter, d.dst_iter_c);
+  dnnl::lstm_forward::primitive_desc pd(desc, attr, cpu_engine());
+  RnnPd out;
+  out.weights_layer = pd.weights_layer_desc();
+  out.weights_iter = pd.weights_iter_desc();
+  out.scratchpad = pd.scratchpad_desc();
+  out.impl = pd.impl_info_str();
+  out.primitive = dnnl::lstm_forward(pd);
+  return out;
+}
+
+}  // namespace recur::onednn

@@ -1,0 +1,24 @@
+#include "providers/onednn/kernels.h"
+#include "providers/onednn/rnn/rnn_common.h"
+
+namespace recur::onednn {
+
+void register_rnn_kernels(KernelRegistry& r) {
+  r.add({.op_type = "LSTM",
+         .since = 1,
+         .create = create_rnn_kernel,
+         .claim = claim_lstm,
+         .infer = infer_rnn});
+  r.add({.op_type = "GRU",
+         .since = 1,
+         .create = create_rnn_kernel,
+         .claim = claim_gru,
+         .infer = infer_rnn});
+  r.add({.op_type = "RNN",
+         .since = 1,
+         .create = create_rnn_kernel,
+         .claim = claim_vanilla,
+         .infer = infer_rnn});
+}
+
+}  // namespace recur::onednn

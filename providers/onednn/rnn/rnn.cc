@@ -1,0 +1,62 @@
+// Vanilla RNN through oneDNN's vanilla_rnn_forward: Tanh, Relu, Sigmoid and LeakyRelu (a Relu
+// with a negative slope).
+#include <cmath>
+
+#include "providers/onednn/common/dnnl_util.h"
+#include "providers/onednn/rnn/rnn_common.h"
+
+namespace recur::onednn {
+
+Claim claim_vanilla(const Node& node, const Graph& graph) {
+  auto spec = RnnSpec::parse(node);
+  if (!spec.ok()) return Claim::decline(spec.status().message());
+  Claim c = claim_rnn_common(node, graph, *spec);
+  if (!c.yes) return c;
+  for (const auto& a : spec->activations) {
+    switch (a.kind) {
+      case RnnActivation::Kind::kTanh:
+      case RnnActivation::Kind::kRelu:
+      case RnnActivation::Kind::kSigmoid:
+      case RnnActivation::Kind::kLeakyRelu:
+        break;
+      default:
+        return Claim::decline(std::string("RNN activation ") + a.name() +
+                              " has no oneDNN equivalent (it has Tanh, Relu, Sigmoid, LeakyRelu)");
+    }
+  }
+  return claim_alpha_beta(node, *spec);
+}
+
+RnnPd create_vanilla_pd(const RnnSpec& spec, int dir, const RnnDescs& d,
+                        dnnl::rnn_direction direction, const dnnl::primitive_attr& attr) {
+  const RnnActivation& act = spec.activation(dir, 0);
+  dnnl::algorithm alg = dnnl::algorithm::eltwise_tanh;
+  float alpha = 0.0f;
+  switch (act.kind) {
+    case RnnActivation::Kind::kRelu:
+      alg = dnnl::algorithm::eltwise_relu;
+      break;
+    case RnnActivation::Kind::kLeakyRelu:
+      alg = dnnl::algorithm::eltwise_relu;
+      alpha = act.alpha;
+      break;
+    case RnnActivation::Kind::kSigmoid:
+      alg = dnnl::algorithm::eltwise_logistic;
+      break;
+    default:
+      break;
+  }
+  dnnl::vanilla_rnn_forward::desc desc(
+      dnnl::prop_kind::forward_inference, alg, direction, d.src_layer, d.src_iter, d.weights_layer,
+      d.weights_iter, d.bias, d.dst_layer, d.dst_iter, dnnl::rnn_flags::undef, alpha);
+  dnnl::vanilla_rnn_forward::primitive_desc pd(desc, attr, cpu_engine());
+  RnnPd out;
+  out.weights_layer = pd.weights_layer_desc();
+  out.weights_iter = pd.weights_iter_desc();
+  out.scratchpad = pd.scratchpad_desc();
+  out.impl = pd.impl_info_str();
+  out.primitive = dnnl::vanilla_rnn_forward(pd);
+  return out;
+}
+
+}  // namespace recur::onednn

@@ -1,0 +1,52 @@
+// The oneDNN RNN kernel shared by LSTM, GRU and RNN. What differs per cell (the claim rules
+// and the primitive descriptor) lives in lstm.cc, gru.cc and rnn.cc.
+//
+// Every direction runs as its own unidirectional primitive that writes straight into ONNX's
+// Y, Y_h and Y_c through strided memory descriptors, so neither layout=1 nor a bidirectional
+// Y needs a reorder. Sequence lengths that are not all T run as time segments over the rows
+// still active (sorted by length), chaining dst_iter into src_iter; the reverse direction
+// reverses each sequence within its own length.
+#pragma once
+
+#include <string>
+
+#include <dnnl.hpp>
+
+#include "converters/rnn_spec.h"
+#include "runtime/provider/execution_provider.h"
+
+namespace recur::onednn {
+
+struct RnnDescs {
+  dnnl::memory::desc src_layer, src_iter, src_iter_c;
+  dnnl::memory::desc weights_layer, weights_iter, weights_peephole, bias;
+  dnnl::memory::desc dst_layer, dst_iter, dst_iter_c;
+};
+
+// A created primitive and what its descriptor asked for.
+struct RnnPd {
+  dnnl::primitive primitive;
+  dnnl::memory::desc weights_layer, weights_iter, scratchpad;
+  std::string impl;  // impl_info_str(): "ref", "brgemm", ...
+};
+
+// Per cell; each throws dnnl::error. `dir` picks direction `dir`'s activations.
+RnnPd create_lstm_pd(const RnnSpec& spec, int dir, const RnnDescs& d, dnnl::rnn_direction direction,
+                     const dnnl::primitive_attr& attr);
+RnnPd create_gru_pd(const RnnSpec& spec, int dir, const RnnDescs& d, dnnl::rnn_direction direction,
+                    const dnnl::primitive_attr& attr);
+RnnPd create_vanilla_pd(const RnnSpec& spec, int dir, const RnnDescs& d,
+                        dnnl::rnn_direction direction, const dnnl::primitive_attr& attr);
+
+// Claim rules. Shared checks: dtype and clip (claim_rnn_common), then the cell's activations,
+// then activation_alpha/beta (claim_alpha_beta).
+Claim claim_rnn_common(const Node& node, const Graph& graph, const RnnSpec& spec);
+Claim claim_alpha_beta(const Node& node, const RnnSpec& spec);
+Claim claim_lstm(const Node& node, const Graph& graph);
+Claim claim_gru(const Node& node, const Graph& graph);
+Claim claim_vanilla(const Node& node, const Graph& graph);
+
+// The kernel factory for all three cells.
+Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext& ctx);
+
+}  // namespace recur::onednn

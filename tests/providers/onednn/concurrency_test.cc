@@ -1,0 +1,133 @@
+// Concurrent run() calls on one oneDNN session: 4 threads run 50 times each, and every result
+// must equal the single-threaded one, bit for bit. Each run has its own scratchpad
+// (scratchpad_mode::user), so runs cannot clobber each other.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "recur/recur.h"
+#include "tests/support/model_builder.h"
+
+namespace recur {
+namespace {
+
+using testing::ModelBuilder;
+using testing::set_attr;
+
+bool have_onednn() {
+  for (const auto& p : list_providers())
+    if (p.name == "onednn") return p.available;
+  return false;
+}
+
+Tensor random_tensor(const Shape& shape, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
+  for (auto& x : v) x = u(rng);
+  return Tensor::from_vector(shape, v);
+}
+
+// A bidirectional LSTM with peepholes and sequence lengths, X with symbolic T and N, so that
+// primitives are created during the runs (concurrently, in the second test).
+std::string lstm_model() {
+  const int64_t I = 33, H = 65, D = 2;
+  std::mt19937 rng(7);
+  ModelBuilder mb(14);
+  mb.input("X", DType::kFloat32, {-1, -1, I}, {"T", "N"});
+  mb.input("sequence_lens", DType::kInt32, {-1}, {"N"});
+  mb.input("initial_h", DType::kFloat32, {D, -1, H}, {"", "N"});
+  mb.initializer("W", random_tensor({D, 4 * H, I}, rng));
+  mb.initializer("R", random_tensor({D, 4 * H, H}, rng));
+  mb.initializer("B", random_tensor({D, 8 * H}, rng));
+  mb.initializer("P", random_tensor({D, 3 * H}, rng));
+  mb.output("Y", DType::kFloat32).output("Y_h", DType::kFloat32).output("Y_c", DType::kFloat32);
+  auto& n = mb.node("LSTM", {"X", "W", "R", "B", "sequence_lens", "initial_h", "", "P"},
+                    {"Y", "Y_h", "Y_c"}, "lstm");
+  set_attr(n, "hidden_size", H);
+  set_attr(n, "direction", std::string("bidirectional"));
+  return mb.bytes();
+}
+
+std::vector<Feeds> feed_sets() {
+  std::mt19937 rng(11);
+  std::vector<Feeds> sets;
+  // Equal lengths (one primitive per direction) and mixed ones, 0 included (time segments).
+  const std::vector<std::vector<int32_t>> lens = {{6, 6, 6, 6, 6, 6, 6}, {6, 0, 3, 1, 6, 2, 5}};
+  for (const auto& l : lens) {
+    Feeds f;
+    f.emplace_back("X", random_tensor({6, 7, 33}, rng));
+    f.emplace_back("sequence_lens", Tensor::from_vector<int32_t>({7}, l));
+    f.emplace_back("initial_h", random_tensor({2, 7, 65}, rng));
+    sets.push_back(std::move(f));
+  }
+  return sets;
+}
+
+bool identical(const Outputs& a, const Outputs& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].shape() != b[i].shape() || a[i].dtype() != b[i].dtype()) return false;
+    if (std::memcmp(a[i].raw_data(), b[i].raw_data(), a[i].nbytes()) != 0) return false;
+  }
+  return true;
+}
+
+// 4 threads x 50 runs, alternating the feed sets; counts results that differ from `want`.
+int hammer(const Session& s, const std::vector<Feeds>& feeds, const std::vector<Outputs>& want,
+           std::atomic<int>& errors) {
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        const size_t k = static_cast<size_t>((i + t) % 2);
+        try {
+          if (!identical(s.run(feeds[k]), want[k])) ++mismatches;
+        } catch (const Error&) {
+          ++errors;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  return mismatches.load();
+}
+
+TEST(OnednnConcurrency, FourThreadsFiftyRunsEqualSingleThreaded) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  const std::string model = lstm_model();
+  const auto feeds = feed_sets();
+  SessionOptions o;
+  o.providers({"onednn"}).threads(2);
+  Session s = Session::from_bytes(model.data(), model.size(), o);
+  ASSERT_EQ(s.assignment()[0].provider, "onednn");
+  std::vector<Outputs> want;
+  for (const auto& f : feeds) want.push_back(s.run(f));
+  std::atomic<int> errors{0};
+  EXPECT_EQ(hammer(s, feeds, want, errors), 0);
+  EXPECT_EQ(errors.load(), 0);
+}
+
+TEST(OnednnConcurrency, PrimitivesCreatedByConcurrentFirstRuns) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  const std::string model = lstm_model();
+  const auto feeds = feed_sets();
+  // Untimed choices are deterministic, so a second session makes the same primitives.
+  SessionOptions o;
+  o.providers({"onednn"}).threads(2).set("onednn.tune", "0");
+  Session single = Session::from_bytes(model.data(), model.size(), o);
+  std::vector<Outputs> want;
+  for (const auto& f : feeds) want.push_back(single.run(f));
+  Session fresh = Session::from_bytes(model.data(), model.size(), o);
+  std::atomic<int> errors{0};
+  EXPECT_EQ(hammer(fresh, feeds, want, errors), 0);
+  EXPECT_EQ(errors.load(), 0);
+}
+
+}  // namespace
+}  // namespace recur

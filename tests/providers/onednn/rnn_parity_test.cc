@@ -1,0 +1,253 @@
+// Provider parity: randomized LSTM/GRU/RNN configurations run on the oneDNN provider and on the
+// reference provider (the oracle) must agree within the default tolerance
+// |got - want| <= 1e-5 + 1e-3*|want|. Each configuration is one CTest; its seed is printed on
+// failure and reproduces it alone (RECUR_PARITY_SEED=<seed> with --gtest_filter='*Random/0').
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "recur/recur.h"
+#include "tests/support/model_builder.h"
+#include "tools/common/testdir.h"
+
+namespace recur {
+namespace {
+
+using testing::ModelBuilder;
+using testing::set_attr;
+
+bool have_onednn() {
+  for (const auto& p : list_providers())
+    if (p.name == "onednn") return p.available;
+  return false;
+}
+
+struct Config {
+  std::string op;  // LSTM, GRU, RNN
+  std::string direction;
+  int layout = 0;
+  int64_t T = 1, N = 1, I = 1, H = 1;
+  bool lbr = false;
+  bool input_forget = false;
+  bool peepholes = false;
+  std::string rnn_act = "Tanh";  // RNN only; a second one for the reverse direction
+  std::string rnn_act2 = "";
+  float leaky_alpha = 0.0f;
+  bool bias = true;
+  bool seq_lens = false;
+  std::vector<int32_t> lens;
+  bool initial_h = false, initial_c = false;
+  bool want_y = true, want_yh = true, want_yc = true;
+  bool weights_as_inputs = false;  // W/R/B/P fed at run time rather than initializers
+  std::string impl = "auto";
+  std::string tune = "0";
+  std::string threading = "auto";
+  int threads = 1;
+
+  int D() const { return direction == "bidirectional" ? 2 : 1; }
+  int G() const { return op == "LSTM" ? 4 : op == "GRU" ? 3 : 1; }
+  std::string describe() const {
+    std::ostringstream os;
+    os << op << " " << direction << " layout=" << layout << " T=" << T << " N=" << N << " I=" << I
+       << " H=" << H;
+    if (op == "GRU") os << " lbr=" << lbr;
+    if (op == "LSTM") os << " input_forget=" << input_forget << " peepholes=" << peepholes;
+    if (op == "RNN") os << " act=" << rnn_act << (rnn_act2.empty() ? "" : "," + rnn_act2);
+    os << " bias=" << bias << " lens=";
+    if (!seq_lens) os << "none";
+    for (size_t i = 0; i < lens.size(); ++i) os << (i ? "," : "") << lens[i];
+    os << " h0=" << initial_h << " c0=" << initial_c << " outputs=" << want_y << want_yh << want_yc
+       << " weights_as_inputs=" << weights_as_inputs << " impl=" << impl << " tune=" << tune
+       << " threads=" << threads;
+    return os.str();
+  }
+};
+
+Config random_config(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](auto... v) {
+    std::vector<std::common_type_t<decltype(v)...>> options{v...};
+    return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
+  };
+  auto chance = [&](double p) { return std::bernoulli_distribution(p)(rng); };
+  Config c;
+  c.op = pick(std::string("LSTM"), std::string("GRU"), std::string("RNN"));
+  c.direction = pick(std::string("forward"), std::string("reverse"), std::string("bidirectional"));
+  c.layout = chance(0.3) ? 1 : 0;
+  c.T = pick(1, 2, 3, 5, 8);
+  c.N = pick(1, 1, 7, 7, 3, 16);
+  c.I = pick(1, 4, 16, 33);
+  c.H = pick(1, 8, 16, 65);
+  c.lbr = c.op == "GRU" && chance(0.5);
+  c.input_forget = c.op == "LSTM" && chance(0.25);
+  c.peepholes = c.op == "LSTM" && chance(0.4);
+  if (c.op == "RNN") {
+    c.rnn_act = pick(std::string("Tanh"), std::string("Relu"), std::string("Sigmoid"),
+                     std::string("LeakyRelu"));
+    if (c.D() == 2 && chance(0.4)) c.rnn_act2 = pick(std::string("Tanh"), std::string("LeakyRelu"));
+    c.leaky_alpha = std::uniform_real_distribution<float>(0.01f, 0.5f)(rng);
+  }
+  c.bias = chance(0.8);
+  c.seq_lens = chance(0.6);
+  if (c.seq_lens) {
+    const int mode = pick(0, 1, 1, 1);  // all full, or mixed with 0 and T included
+    for (int64_t n = 0; n < c.N; ++n) {
+      c.lens.push_back(
+          mode == 0 ? static_cast<int32_t>(c.T)
+                    : static_cast<int32_t>(std::uniform_int_distribution<int64_t>(0, c.T)(rng)));
+    }
+    if (mode == 1 && c.N >= 3) {
+      c.lens[0] = 0;
+      c.lens[static_cast<size_t>(c.N - 1)] = static_cast<int32_t>(c.T);
+    }
+  }
+  c.initial_h = chance(0.5);
+  c.initial_c = c.op == "LSTM" && chance(0.5);
+  c.want_y = chance(0.8);
+  c.want_yh = chance(0.7);
+  c.want_yc = c.op == "LSTM" && chance(0.7);
+  if (!c.want_y && !c.want_yh && !c.want_yc) c.want_y = true;
+  c.weights_as_inputs = chance(0.15);
+  c.impl = pick(std::string("auto"), std::string("any"), std::string("ldigo"));
+  c.tune = chance(0.15) ? "1" : "0";
+  c.threads = pick(1, 2);
+  c.threading = pick(std::string("auto"), std::string("single"), std::string("omp"),
+                     std::string("split"), std::string("split"));
+  return c;
+}
+
+Tensor random_tensor(const Shape& shape, std::mt19937& rng, float scale) {
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
+  for (auto& x : v) x = u(rng);
+  return Tensor::from_vector(shape, v);
+}
+
+struct Built {
+  std::string bytes;
+  Feeds feeds;
+  std::vector<std::string> outputs;
+};
+
+Built build(const Config& c, uint32_t seed) {
+  std::mt19937 rng(seed * 7919u + 1);
+  const int64_t D = c.D(), G = c.G(), H = c.H;
+  ModelBuilder mb(14);
+  Built b;
+  const Shape x_shape = c.layout == 0 ? Shape{c.T, c.N, c.I} : Shape{c.N, c.T, c.I};
+  const Shape s_shape = c.layout == 0 ? Shape{D, c.N, H} : Shape{c.N, D, H};
+  mb.input("X", DType::kFloat32, x_shape);
+  b.feeds.emplace_back("X", random_tensor(x_shape, rng, 1.0f));
+  auto weight = [&](const std::string& name, const Shape& shape, float scale) {
+    Tensor t = random_tensor(shape, rng, scale);
+    if (c.weights_as_inputs) {
+      mb.input(name, DType::kFloat32, shape);
+      b.feeds.emplace_back(name, t);
+    } else {
+      mb.initializer(name, t);
+    }
+    return name;
+  };
+  std::vector<std::string> in = {"X"};
+  in.push_back(weight("W", {D, G * H, c.I}, 0.5f));
+  in.push_back(weight("R", {D, G * H, H}, 0.5f));
+  in.push_back(c.bias ? weight("B", {D, 2 * G * H}, 0.5f) : "");
+  if (c.seq_lens) {
+    mb.input("sequence_lens", DType::kInt32, {c.N});
+    b.feeds.emplace_back("sequence_lens", Tensor::from_vector<int32_t>({c.N}, c.lens));
+    in.push_back("sequence_lens");
+  } else {
+    in.push_back("");
+  }
+  if (c.initial_h) {
+    mb.input("initial_h", DType::kFloat32, s_shape);
+    b.feeds.emplace_back("initial_h", random_tensor(s_shape, rng, 1.0f));
+    in.push_back("initial_h");
+  } else {
+    in.push_back("");
+  }
+  if (c.op == "LSTM") {
+    if (c.initial_c) {
+      mb.input("initial_c", DType::kFloat32, s_shape);
+      b.feeds.emplace_back("initial_c", random_tensor(s_shape, rng, 1.0f));
+      in.push_back("initial_c");
+    } else {
+      in.push_back("");
+    }
+    in.push_back(c.peepholes ? weight("P", {D, 3 * H}, 0.5f) : "");
+  }
+  while (!in.empty() && in.back().empty()) in.pop_back();
+  std::vector<std::string> out = {c.want_y ? "Y" : "", c.want_yh ? "Y_h" : ""};
+  if (c.op == "LSTM") out.push_back(c.want_yc ? "Y_c" : "");
+  while (!out.empty() && out.back().empty()) out.pop_back();
+  for (const auto& o : out) {
+    if (o.empty()) continue;
+    mb.output(o, DType::kFloat32);
+    b.outputs.push_back(o);
+  }
+  auto& node = mb.node(c.op, in, out, "rnn");
+  set_attr(node, "hidden_size", H);
+  set_attr(node, "direction", c.direction);
+  if (c.layout) set_attr(node, "layout", int64_t{1});
+  if (c.lbr) set_attr(node, "linear_before_reset", int64_t{1});
+  if (c.input_forget) set_attr(node, "input_forget", int64_t{1});
+  if (c.op == "RNN") {
+    std::vector<std::string> acts = {c.rnn_act};
+    if (D == 2) acts.push_back(c.rnn_act2.empty() ? c.rnn_act : c.rnn_act2);
+    set_attr(node, "activations", acts);
+    std::vector<float> alphas;
+    for (const auto& a : acts)
+      if (a == "LeakyRelu") alphas.push_back(c.leaky_alpha);
+    if (!alphas.empty()) set_attr(node, "activation_alpha", alphas);
+  }
+  b.bytes = mb.bytes();
+  return b;
+}
+
+class OnednnRnnParity : public ::testing::TestWithParam<int> {};
+
+TEST_P(OnednnRnnParity, Random) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  uint32_t seed = 1000u + static_cast<uint32_t>(GetParam());
+  if (const char* s = std::getenv("RECUR_PARITY_SEED")) seed = static_cast<uint32_t>(std::atoll(s));
+  const Config c = random_config(seed);
+  const Built b = build(c, seed);
+  SCOPED_TRACE("seed " + std::to_string(seed) + ": " + c.describe());
+
+  SessionOptions ref_opts;
+  ref_opts.providers({"reference"});
+  SessionOptions dnn_opts;
+  dnn_opts.providers({"onednn"})
+      .threads(c.threads)
+      .set("onednn.impl", c.impl)
+      .set("onednn.tune", c.tune)
+      .set("onednn.threading", c.threading);
+  Session ref = Session::from_bytes(b.bytes.data(), b.bytes.size(), ref_opts);
+  Session dnn = Session::from_bytes(b.bytes.data(), b.bytes.size(), dnn_opts);
+  ASSERT_EQ(dnn.assignment().size(), 1u);
+  ASSERT_EQ(dnn.assignment()[0].provider, "onednn");
+
+  const Outputs want = ref.run(b.feeds);
+  // Twice: the second run reuses the cached primitives and must not depend on the first.
+  for (int round = 0; round < 2; ++round) {
+    const Outputs got = dnn.run(b.feeds);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const tools::Comparison cmp = tools::compare(got[i], want[i], tools::Tolerance{});
+      EXPECT_TRUE(cmp.match) << "output " << want.name(i) << " (round " << round
+                             << "): " << cmp.reason << "; max abs " << cmp.max_abs << "; seed "
+                             << seed;
+    }
+  }
+}
+
+// 240 random configurations, one CTest each.
+INSTANTIATE_TEST_SUITE_P(Configs, OnednnRnnParity, ::testing::Range(0, 240));
+
+}  // namespace
+}  // namespace recur
