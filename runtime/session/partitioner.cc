@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string>
 
 #include "runtime/core/device_memory.h"
 #include "runtime/optimize/shape_subgraph.h"
@@ -37,6 +38,7 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
   const std::vector<char> host_node = find_host_shape_nodes(graph);
   int host_index = -1;
   std::vector<int> node_provider(graph.nodes().size(), -1);
+  std::vector<std::string> unclaimed;
   for (int idx : order) {
     const Node& node = graph.node(idx);
     NodeAssignment a;
@@ -78,10 +80,21 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
                      "tensors");
     }
     if (a.provider.empty()) {
-      return Status(ErrorCode::kNotImplemented,
-                    node.describe() + " cannot run on any provider: " + join_declines(a));
+      // Go on claiming, so that the error names every node no provider can run, not only the
+      // first (recur-bench and users want the whole list at once).
+      unclaimed.push_back(node.describe() + " cannot run on any provider: " + join_declines(a));
+      continue;
     }
     plan->assignment.push_back(std::move(a));
+  }
+  if (!unclaimed.empty()) {
+    constexpr size_t kMaxListed = 20;
+    std::string msg = unclaimed.front();
+    for (size_t i = 1; i < unclaimed.size() && i < kMaxListed; ++i) msg += "\n" + unclaimed[i];
+    if (unclaimed.size() > kMaxListed) {
+      msg += "\n... and " + std::to_string(unclaimed.size() - kMaxListed) + " more such nodes";
+    }
+    return Status(ErrorCode::kNotImplemented, msg);
   }
   plan->providers = all;
 
