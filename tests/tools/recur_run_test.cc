@@ -133,5 +133,46 @@ TEST(RecurRun, ModelModeWritesNpyAndPerfJson) {
   EXPECT_NE(missing.output.find("missing input 'x'"), std::string::npos) << missing.output;
 }
 
+// --plan-only --json: inputs with their symbolic dimensions, and the assignment with each
+// decline, for tools (recur-bench) to read.
+TEST(RecurRun, PlanOnlyJson) {
+  TempDir dir;
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {-1, 4}, {"batch", ""});
+  m.output("y", DType::kFloat32);
+  m.node("Relu", {"x"}, {"y"}, "relu");
+  const std::string model = m.save(dir.path());
+  RunResult r = run_cli(model + " --plan-only --json --providers reference");
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (const char* key :
+       {"\"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", \"optional\": false, \"shape\": "
+        "[\"batch\", 4]}]",
+        "\"assignment\": [{\"node\": \"relu\", \"op\": \"Relu\", \"provider\": \"reference\", "
+        "\"declined\": []}]",
+        "\"providers\": [\"reference\"]"}) {
+    EXPECT_NE(r.output.find(key), std::string::npos) << key << " in " << r.output;
+  }
+}
+
+// A model with several nodes no provider can run: the error names each of them, with every
+// provider's reason, not only the first.
+TEST(RecurRun, EveryUnclaimedNodeIsNamed) {
+  TempDir dir;
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2});
+  m.output("y", DType::kFloat32);
+  m.node("Frobnicate", {"x"}, {"f"}, "first");
+  m.node("Relu", {"f"}, {"r"}, "fine");
+  m.node("Frobnicate", {"r"}, {"y"}, "second");
+  const std::string model = m.save(dir.path());
+  RunResult r = run_cli(model + " --plan-only --providers reference");
+  EXPECT_EQ(r.status, 2) << r.output;
+  for (const char* node : {"node 'first' (Frobnicate) cannot run on any provider: reference: ",
+                           "node 'second' (Frobnicate) cannot run on any provider: reference: "}) {
+    EXPECT_NE(r.output.find(node), std::string::npos) << node << " in " << r.output;
+  }
+  EXPECT_EQ(r.output.find("'fine'"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace recur

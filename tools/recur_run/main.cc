@@ -36,6 +36,7 @@ options:
   --providers a,b,c    provider priority (default: every available provider)
   --explain            print which provider runs each node, and why others declined
   --plan-only          assign nodes as a machine with every device would; run nothing
+                       (with --json: inputs, outputs and the assignment as JSON)
   --perf               time the run: --warmup N (3) --repeat N (20) --json
   --threads N          intra-op threads for CPU providers
   --rtol X --atol X    tolerance for comparisons (1e-3, 1e-5)
@@ -402,11 +403,69 @@ std::string json_escape(const std::string& s) {
       o += c;
     } else if (c == '\n') {
       o += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+      o += buf;
     } else {
       o += c;
     }
   }
   return o;
+}
+
+std::string json_value_infos(const std::vector<ValueInfo>& infos) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < infos.size(); ++i) {
+    const ValueInfo& v = infos[i];
+    os << (i ? ", " : "") << "{\"name\": \"" << json_escape(v.name) << "\", \"dtype\": \""
+       << dtype_name(v.dtype) << "\", \"optional\": " << (v.has_default ? "true" : "false")
+       << ", \"shape\": ";
+    if (!v.shape) {
+      os << "null";
+    } else {
+      os << "[";
+      for (size_t k = 0; k < v.shape->size(); ++k) {
+        const Dim& d = (*v.shape)[k];
+        os << (k ? ", " : "");
+        if (d.is_fixed()) {
+          os << d.value;
+        } else if (!d.symbol.empty()) {
+          os << "\"" << json_escape(d.symbol) << "\"";
+        } else {
+          os << "null";
+        }
+      }
+      os << "]";
+    }
+    os << "}";
+  }
+  os << "]";
+  return os.str();
+}
+
+// --plan-only --json: the inputs and outputs with their symbolic dimensions, and which
+// provider takes each node and why the others before it declined (for tools such as
+// recur-bench).
+void print_plan_json(const Session& s, const std::string& model) {
+  std::cout << "{\"model\": \"" << json_escape(model) << "\", \"providers\": [";
+  for (size_t i = 0; i < s.providers().size(); ++i)
+    std::cout << (i ? ", " : "") << "\"" << json_escape(s.providers()[i]) << "\"";
+  std::cout << "], \"inputs\": " << json_value_infos(s.inputs())
+            << ", \"outputs\": " << json_value_infos(s.outputs()) << ", \"assignment\": [";
+  for (size_t i = 0; i < s.assignment().size(); ++i) {
+    const NodeAssignment& n = s.assignment()[i];
+    std::cout << (i ? ", " : "") << "{\"node\": \"" << json_escape(n.node) << "\", \"op\": \""
+              << json_escape(n.op) << "\", \"provider\": \"" << json_escape(n.provider)
+              << "\", \"declined\": [";
+    for (size_t k = 0; k < n.declined.size(); ++k) {
+      std::cout << (k ? ", " : "") << "{\"provider\": \"" << json_escape(n.declined[k].provider)
+                << "\", \"reason\": \"" << json_escape(n.declined[k].reason) << "\"}";
+    }
+    std::cout << "]}";
+  }
+  std::cout << "]}\n";
 }
 
 int perf(const Session& s, const Feeds& feeds, double load_ms, const Args& a,
@@ -479,6 +538,10 @@ int run_main(const Args& a) {
   const auto t0 = clock::now();
   Session session(model, opts);
   const double load_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+  if (a.plan_only && a.json) {
+    print_plan_json(session, model);
+    return 0;
+  }
   if (a.explain || a.plan_only) std::cout << session.explain() << "\n";
   if (a.plan_only) return 0;
 
