@@ -698,31 +698,35 @@ Result<Choice> RnnKernel::choose_locked(const BucketKey& bucket, int64_t T,
     if (win == cands.size()) {
       return internal_error(node_.describe() + ": no oneDNN RNN implementation ran");
     }
-    // More threads must earn their keep. OpenMP threads inside the primitive synchronise
-    // several times per time step, and on a busy machine each wait can last a scheduler tick
-    // (measured: 1.5 s instead of 22 ms for lstm_med). Unless a step is long enough (1 ms) for
-    // such a wait to matter little, they must beat every other candidate by 15%, else by 5%.
-    // A split has one join per run, and the caller runs every job a stalled helper has not
-    // started; it must beat one thread by 5%.
+    // OpenMP threads inside the primitive synchronise several times per time step, and on a
+    // busy machine each wait can last a scheduler tick (measured: 1.5 s instead of 22 ms for
+    // lstm_med). Unless a step is long enough (1 ms) for such a wait to matter little, they
+    // must beat every other candidate by 15%, else by 5%.
     if (is_omp(cands[win])) {
       const size_t other = best_where([&](const Choice& c) { return !is_omp(c); });
       const double step_ms = med[win] / static_cast<double>(t_timed);
       const double need = step_ms >= 1.0 ? 0.95 : 0.85;
       if (other != cands.size() && med[win] > need * med[other]) win = other;
     }
-    if (is_split(cands[win])) {
-      // Steps of a millisecond or more: OpenMP's barriers cost little there, while each job of
-      // a split streams every weight matrix through the shared cache, which probes with
-      // synthetic data at a shorter T understate (lstm_large at 2 threads: equal in the probe,
-      // OpenMP 15% faster in runs). The split must then be clearly faster.
-      const size_t omp = best_where(is_omp);
-      if (omp != cands.size() && med[omp] / static_cast<double>(t_timed) >= 1.0 &&
-          med[omp] <= 1.05 * med[win])
-        win = omp;
-    }
-    if (is_split(cands[win])) {
+    if (!is_omp(cands[win])) {
+      // A split costs at worst about one thread: the caller runs every job a helper has not
+      // started. So it is kept unless clearly slower than one thread, which a probe taken
+      // while another process held the second core would show as a tie.
+      const size_t split = best_where(is_split);
       const size_t single = best_where(is_single);
-      if (single != cands.size() && med[win] > 0.95 * med[single]) win = single;
+      if (split != cands.size() && (single == cands.size() || med[split] <= 1.05 * med[single])) {
+        win = split;
+        // Steps of a millisecond or more: OpenMP's barriers cost little there, while each job
+        // of a split streams every weight matrix through the shared cache, which a probe at a
+        // shorter T understates (lstm_large at 2 threads: equal in the probe, OpenMP 15%
+        // faster in runs). The split must then be clearly faster.
+        const size_t omp = best_where(is_omp);
+        if (omp != cands.size() && med[omp] / static_cast<double>(t_timed) >= 1.0 &&
+            med[omp] <= 1.05 * med[split])
+          win = omp;
+      } else if (single != cands.size()) {
+        win = single;
+      }
     }
     best = cands[win];
   }
