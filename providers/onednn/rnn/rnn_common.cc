@@ -535,6 +535,7 @@ Result<Choice> RnnKernel::choose_locked(const BucketKey& bucket, int64_t T,
       ProbeWeights probe_weights;
       std::vector<std::unique_ptr<ProbeSet>> sets(cands.size());
       double round_ms = 0;
+      double best_pass = 1e300;  // the fastest pass of any candidate so far
       for (size_t i = 0; i < cands.size(); ++i) {
         if (!ok[i]) continue;
         auto set = prepare_probe(cands[i], tp, N, I, H, probe_weights);
@@ -549,6 +550,7 @@ Result<Choice> RnnKernel::choose_locked(const BucketKey& bucket, int64_t T,
           continue;
         }
         round_ms += *t;
+        best_pass = std::min(best_pass, *t);
       }
       // Rounds over the candidates (A B C, A B C, ...), each candidate a few passes in a row
       // after one untimed pass: the untimed pass absorbs the switch from the previous
@@ -568,6 +570,14 @@ Result<Choice> RnnKernel::choose_locked(const BucketKey& bucket, int64_t T,
           for (int k = 0; k < per; ++k) {
             RECUR_ASSIGN_OR_RETURN(double ms, time_probe(*sets[i]));
             times[i].push_back(ms);
+            best_pass = std::min(best_pass, ms);
+            // A pass five times the fastest one seen: this candidate stalls (a multi-threaded
+            // one on a busy machine) and is out at once rather than after more such passes.
+            const bool single = cands[i].threads == 1 && cands[i].split == 1;
+            if (!single && ms > 5.0 * best_pass + 0.05) {
+              ok[i] = false;
+              break;
+            }
           }
         }
         rounds = r + 1;
@@ -610,6 +620,35 @@ Result<Choice> RnnKernel::choose_locked(const BucketKey& bucket, int64_t T,
     auto is_single = [](const Choice& c) { return c.threads == 1 && c.split == 1; };
 
     std::vector<bool> ok(cands.size(), true);
+    // OpenMP candidates first pass a two-step check against one thread: on a busy machine
+    // their first full pass alone could take seconds (a stall at every barrier of every step).
+    if (tp > 2) {
+      std::vector<bool> check(cands.size(), false);
+      size_t single = cands.size();
+      for (size_t i = 0; i < cands.size(); ++i) {
+        if (is_omp(cands[i])) check[i] = true;
+        if (is_single(cands[i]) && single == cands.size()) single = i;
+      }
+      if (single != cands.size() && std::count(check.begin(), check.end(), true) > 0) {
+        check[single] = true;
+        ProbeWeights w;
+        std::vector<double> t(cands.size(), 1e300);
+        for (size_t i = 0; i < cands.size(); ++i) {
+          if (!check[i]) continue;
+          auto set = prepare_probe(cands[i], 2, N, I, H, w);
+          if (!set.ok()) continue;
+          std::vector<double> v;
+          for (int k = 0; k < 4; ++k) {
+            auto ms = time_probe(**set);
+            if (ms.ok()) v.push_back(*ms);
+          }
+          if (!v.empty()) t[i] = median_of(v);
+        }
+        for (size_t i = 0; i < cands.size(); ++i) {
+          if (is_omp(cands[i]) && t[i] > 1.5 * t[single]) ok[i] = false;
+        }
+      }
+    }
     std::vector<double> med;
     int reps = 0;
     RECUR_RETURN_IF_ERROR(time_candidates(tp, ok, med, reps));
@@ -638,7 +677,9 @@ Result<Choice> RnnKernel::choose_locked(const BucketKey& bucket, int64_t T,
           ++count;
         }
       }
-      if (count >= 2) {
+      // Only OpenMP against a split or one thread differs with T that way.
+      const size_t omp_best = best_where(is_omp);
+      if (count >= 2 && omp_best != cands.size() && finalists[omp_best]) {
         const int64_t tp2 = std::min(T, 4 * tp);
         std::vector<double> med2;
         int reps2 = 0;
@@ -657,31 +698,35 @@ Result<Choice> RnnKernel::choose_locked(const BucketKey& bucket, int64_t T,
     if (win == cands.size()) {
       return internal_error(node_.describe() + ": no oneDNN RNN implementation ran");
     }
-    // More threads must earn their keep. OpenMP threads inside the primitive synchronise
-    // several times per time step, and on a busy machine each wait can last a scheduler tick
-    // (measured: 1.5 s instead of 22 ms for lstm_med). Unless a step is long enough (1 ms) for
-    // such a wait to matter little, they must beat every other candidate by 15%, else by 5%.
-    // A split has one join per run, and the caller runs every job a stalled helper has not
-    // started; it must beat one thread by 5%.
+    // OpenMP threads inside the primitive synchronise several times per time step, and on a
+    // busy machine each wait can last a scheduler tick (measured: 1.5 s instead of 22 ms for
+    // lstm_med). Unless a step is long enough (1 ms) for such a wait to matter little, they
+    // must beat every other candidate by 15%, else by 5%.
     if (is_omp(cands[win])) {
       const size_t other = best_where([&](const Choice& c) { return !is_omp(c); });
       const double step_ms = med[win] / static_cast<double>(t_timed);
       const double need = step_ms >= 1.0 ? 0.95 : 0.85;
       if (other != cands.size() && med[win] > need * med[other]) win = other;
     }
-    if (is_split(cands[win])) {
-      // Steps of a millisecond or more: OpenMP's barriers cost little there, while each job of
-      // a split streams every weight matrix through the shared cache, which probes with
-      // synthetic data at a shorter T understate (lstm_large at 2 threads: equal in the probe,
-      // OpenMP 15% faster in runs). The split must then be clearly faster.
-      const size_t omp = best_where(is_omp);
-      if (omp != cands.size() && med[omp] / static_cast<double>(t_timed) >= 1.0 &&
-          med[omp] <= 1.05 * med[win])
-        win = omp;
-    }
-    if (is_split(cands[win])) {
+    if (!is_omp(cands[win])) {
+      // A split costs at worst about one thread: the caller runs every job a helper has not
+      // started. So it is kept unless clearly slower than one thread, which a probe taken
+      // while another process held the second core would show as a tie.
+      const size_t split = best_where(is_split);
       const size_t single = best_where(is_single);
-      if (single != cands.size() && med[win] > 0.95 * med[single]) win = single;
+      if (split != cands.size() && (single == cands.size() || med[split] <= 1.05 * med[single])) {
+        win = split;
+        // Steps of a millisecond or more: OpenMP's barriers cost little there, while each job
+        // of a split streams every weight matrix through the shared cache, which a probe at a
+        // shorter T understates (lstm_large at 2 threads: equal in the probe, OpenMP 15%
+        // faster in runs). The split must then be clearly faster.
+        const size_t omp = best_where(is_omp);
+        if (omp != cands.size() && med[omp] / static_cast<double>(t_timed) >= 1.0 &&
+            med[omp] <= 1.05 * med[split])
+          win = omp;
+      } else if (single != cands.size()) {
+        win = single;
+      }
     }
     best = cands[win];
   }
