@@ -62,9 +62,9 @@ def parse_args(argv):
     ap.add_argument("--warmup", type=int, default=2, help="warm-up runs per block (default 2)")
     ap.add_argument("--min-runs", type=int, default=20,
                     help="timed runs per engine and case, pooled over the rounds (default 20)")
-    ap.add_argument("--budget", type=float, default=20.0,
+    ap.add_argument("--budget", type=float, default=30.0,
                     help="seconds of run time per engine and case before fewer runs are "
-                    "taken (slow engines such as the reference provider; default 20)")
+                    "taken (slow engines such as the reference provider; default 30)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per child process")
     ap.add_argument("--json", metavar="FILE", help="write every figure, with the machine, CPU, "
                     "GPU, commit and date")
@@ -365,6 +365,8 @@ def empty_rss(engines_run, threads, cache, a, bar):
     out = {}
     for e in engines_run:
         s = Series(e)
+        bar.update("memory of %s with an empty model (%d thread%s)" % (
+            e.name, threads, "s" if threads > 1 else ""))
         for _ in range(3):
             if isinstance(e, eng.TorchEngine):
                 cmd = [e.python, os.path.join(eng.HERE, "torch_perf.py"), "-", w.feeds_dir,
@@ -394,7 +396,8 @@ def result_entry(work, e, threads, s, skip_reason=None):
     if s.error and not s.samples:
         r.update(status="failed", reason=s.error)
         return r
-    r.update(status="ok", latency=stats.summarize(s.samples), samples_ms=s.samples,
+    r.update(status="ok", latency=stats.summarize(s.samples),
+             samples_ms=[float("%.5g" % x) for x in s.samples],
              load_ms=median(s.loads), load_ms_all=s.loads, peak_rss_mib=median(s.rss),
              peak_rss_mib_all=s.rss, rounds=s.rounds, warmup=s.warmup, repeat=s.repeat,
              blocks=len(s.blocks), assigned=s.assigned)

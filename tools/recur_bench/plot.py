@@ -25,6 +25,14 @@ def _pyplot():
     return plt
 
 
+def _human(v):
+    """1500000 -> '1.5M', 20000 -> '20k', 0.05 -> '0.05'."""
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= div:
+            return "%g%s" % (v / div, suffix)
+    return "%g" % v
+
+
 def _log_ticks(ax, axis="y"):
     """Labelled ticks at 1, 2 and 5 of each decade, as plain numbers."""
     from matplotlib import ticker
@@ -33,7 +41,7 @@ def _log_ticks(ax, axis="y"):
     decades = math.log10(hi / lo) if lo > 0 and hi > lo else 1
     subs = (1.0, 2.0, 5.0) if decades <= 3.5 else (1.0,)
     target.set_major_locator(ticker.LogLocator(base=10, subs=subs))
-    target.set_major_formatter(ticker.FuncFormatter(lambda v, _: "%g" % v))
+    target.set_major_formatter(ticker.FuncFormatter(lambda v, _: _human(v)))
     target.set_minor_formatter(ticker.NullFormatter())
 
 
@@ -68,7 +76,8 @@ def bar_chart(result, path):
     engines = _engines(result, ok)
     cases = _cases(res)
     threads = result["settings"]["threads"]
-    panels = [("latency", t) for t in threads] + [("load", threads[0]), ("memory", threads[0])]
+    panels = ([("latency", t) for t in threads] + [("load", t) for t in threads] +
+              [("memory", threads[0])])
     fig, axes = plt.subplots(len(panels), 1, figsize=(max(9, 1.25 * len(cases) + 3),
                                                       3.0 * len(panels) + 1.2), squeeze=False)
     width = 0.8 / max(1, len(engines))
@@ -103,10 +112,11 @@ def bar_chart(result, path):
             if kind == "latency":
                 ax.bar(xs, ys, yerr=[lo, hi], capsize=2, error_kw={"elinewidth": 0.7}, **kw)
                 if base and eng != base:
-                    for x, case, y in zip(xs, [c for c in cases if (c, t, eng) in by], ys):
+                    for x, case, y, up in zip(xs, [c for c in cases if (c, t, eng) in by], ys,
+                                              hi):
                         s = by[(case, t, eng)].get("speedup")
                         if s:
-                            ax.annotate("%.2gx" % s, (x, y), xytext=(0, 2),
+                            ax.annotate("%.2gx" % s, (x, y + up), xytext=(0, 2),
                                         textcoords="offset points", ha="center", va="bottom",
                                         fontsize=6.5, rotation=90)
             elif kind == "memory":
@@ -146,8 +156,7 @@ def bar_chart(result, path):
                                    "%d cases (%s ... %s)" % (len(cases), cases[0], cases[-1]))
     fig.suptitle(_title(result, what), fontsize=10.5)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    _save(fig, path)
     return True
 
 
@@ -173,12 +182,14 @@ def line_chart(result, path):
                 axes_keys.append(k)
     threads = result["settings"]["threads"]
     cols = [(c, k) for c in cases for k in axes_keys]
-    fig, axs = plt.subplots(2, len(cols), figsize=(5.6 * len(cols) + 1.0, 8.2), squeeze=False)
+    fig, axs = plt.subplots(2, len(cols), figsize=(5.6 * len(cols) + 1.0, 9.0), squeeze=False)
     cross = {(c["case"], c["axis"], tuple(sorted(c["fixed"].items())), c.get("threads")): c
              for c in result.get("crossovers", [])}
     for j, (case, key) in enumerate(cols):
         rs = [r for r in ok if r["case"] == case and key in r["point"]]
         others = sorted({tuple((k, v) for k, v in r["point"].items() if k != key) for r in rs})
+        if len(others) > 3:  # line styles for the smallest, middle and largest only
+            others = [others[0], others[len(others) // 2], others[-1]]
         steps_known = all(_items(r)[1] for r in rs)
         for eng in engines:
             for t_i, t in enumerate(threads):
@@ -217,8 +228,9 @@ def line_chart(result, path):
                     xs_all = sorted({r["point"][key] for r in rs})
                     right = math.log(ch["x_cross"]) > (math.log(xs_all[0]) +
                                                        math.log(xs_all[-1])) / 2
+                    where = "".join(" (%s=%s)" % kv for kv in other)
                     axs[0, j].annotate(
-                        "%s fastest\nfrom %s~%.3g" % (ch["engine"], key, ch["x_cross"]),
+                        "%s fastest\nfrom %s~%.3g%s" % (ch["engine"], key, ch["x_cross"], where),
                         (ch["x_cross"], 1), xycoords=("data", "axes fraction"),
                         xytext=(-3 if right else 3, -4), textcoords="offset points", va="top",
                         ha="right" if right else "left", fontsize=7.5,
@@ -235,7 +247,9 @@ def line_chart(result, path):
             ax.grid(alpha=0.3)
             ax.set_xlabel("%s (%s)" % (key, "sequences per run" if key == "batch" else
                                        "time steps" if key == "seq" else "dimension size"))
-            ax.legend(fontsize=7.5, loc="best")
+        # One legend per column, under the throughput chart: a column per engine.
+        axs[1, j].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+                         ncol=max(1, len(engines)), frameon=False)
         fixed = rs[0].get("fixed_dims") or {}
         sub = case + (" (" + ", ".join("%s=%s" % kv for kv in fixed.items()) + ")"
                       if fixed else "")
@@ -247,9 +261,23 @@ def line_chart(result, path):
     fig.suptitle(_title(result, "sweep of " + (result.get("title") or ", ".join(cases))),
                  fontsize=10.5)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
+    _save(fig, path)
+    return True
+
+
+def _save(fig, path):
+    """PNG at 80 dpi, then reduced to a 128-colour palette where Pillow is present (charts
+    have few colours; the files stay small enough to commit)."""
+    plt = _pyplot()
     fig.savefig(path, dpi=80)
     plt.close(fig)
-    return True
+    try:
+        from PIL import Image
+        with Image.open(path) as im:
+            small = im.convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT)
+        small.save(path, optimize=True)
+    except (ImportError, AttributeError, OSError):
+        pass
 
 
 def plot(result, path):
