@@ -494,13 +494,20 @@ def main(argv=None):
         return 130
 
 
+def dump_json(result, f):
+    """Indented, except that each result (with its samples) stays on one line."""
+    head = json.dumps({k: v for k, v in result.items() if k != "results"}, indent=1)
+    rows = ",\n".join("  " + json.dumps(r) for r in result.get("results", []))
+    f.write(head[:-2] + ',\n "results": [\n' + rows + "\n ]\n}\n")
+
+
 def _write_outputs(result, a, bar):
     text = report.full_text(result)
     print(text, end="")
     if a.json and not a.from_json:
         os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
         with open(a.json, "w") as f:
-            json.dump(result, f, indent=1)
+            dump_json(result, f)
         bar.message("wrote %s" % a.json)
     if a.markdown:
         with open(a.markdown, "w") as f:

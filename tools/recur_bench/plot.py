@@ -214,6 +214,7 @@ def line_chart(result, path):
                                  linewidth=1.4, label=label)
                     axs[0, j].plot(xs, lat, **style)
                     axs[1, j].plot(xs, thr, **style)
+        n_marks = 0
         for t in threads:
             for other in others:
                 c = cross.get((case, key, tuple(sorted(other)), t))
@@ -229,12 +230,16 @@ def line_chart(result, path):
                     right = math.log(ch["x_cross"]) > (math.log(xs_all[0]) +
                                                        math.log(xs_all[-1])) / 2
                     where = "".join(" (%s=%s)" % kv for kv in other)
+                    if len(threads) > 1:
+                        where += " (%dt)" % t
                     axs[0, j].annotate(
                         "%s fastest\nfrom %s~%.3g%s" % (ch["engine"], key, ch["x_cross"], where),
                         (ch["x_cross"], 1), xycoords=("data", "axes fraction"),
-                        xytext=(-3 if right else 3, -4), textcoords="offset points", va="top",
+                        xytext=(-3 if right else 3, -4 - 22 * n_marks),
+                        textcoords="offset points", va="top",
                         ha="right" if right else "left", fontsize=7.5,
                         color=_color(ch["engine"], engines))
+                    n_marks += 1
         for row in (0, 1):
             ax = axs[row, j]
             ax.set_xscale("log")

@@ -118,7 +118,7 @@ def seed_comparison(result):
     engines = [e["name"] for e in result["engines"] if e.get("family") == "recur"]
     for threads in result["settings"]["threads"]:
         for eng in engines:
-            loads, mems, n = [], [], 0
+            loads, mems, peaks, n = [], [], [], 0
             for (case, point, t, e), r in by.items():
                 if t != threads or e != eng:
                     continue
@@ -130,11 +130,30 @@ def seed_comparison(result):
                     loads.append(r["load_ms"] / b["load_ms"])
                 if r.get("rss_over_empty_mib") and b.get("rss_over_empty_mib"):
                     mems.append(r["rss_over_empty_mib"] / b["rss_over_empty_mib"])
+                if r.get("peak_rss_mib") and b.get("peak_rss_mib"):
+                    peaks.append(r["peak_rss_mib"] / b["peak_rss_mib"])
             if n:
                 out.append({"engine": eng, "threads": threads, "cases": n,
                             "load_ratio": stats.geomean(loads), "memory_ratio": stats.geomean(mems),
-                            "peak_ratio": None})
+                            "peak_ratio": stats.geomean(peaks)})
     return out
+
+
+def speed_text(result):
+    """The geometric mean, minimum and maximum of each engine's ratio to the baseline."""
+    base = result.get("baseline")
+    lines = []
+    for t in result["settings"]["threads"]:
+        for e in result["engines"]:
+            xs = [r["speedup"] for r in result["results"] if r["threads"] == t and
+                  r["engine"] == e["name"] and r.get("speedup")]
+            if xs:
+                lines.append("  %-12s %d thread%s: %.2fx (min %.2fx, max %.2fx) over %d cases" % (
+                    e["name"], t, "s" if t > 1 else "", stats.geomean(xs), min(xs), max(xs),
+                    len(xs)))
+    if not lines:
+        return ""
+    return "Speed against %s (geometric mean of the ratios):\n" % base + "\n".join(lines)
 
 
 def seed_text(result):
@@ -150,9 +169,11 @@ def seed_text(result):
                 return "-"
             return "%.2fx (%d%% %s)" % (x, round(abs(1 - x) * 100),
                                         what_less if x < 1 else what_more)
-        lines.append("  %-12s %d thread%s: load time %s, memory over an empty model %s" % (
-            c["engine"], c["threads"], "s" if c["threads"] > 1 else "",
-            pct(c["load_ratio"], "less", "more"), pct(c["memory_ratio"], "less", "more")))
+        lines.append("  %-12s %d thread%s: load time %s; memory over an empty model %s; peak "
+                     "RSS %s" % (c["engine"], c["threads"], "s" if c["threads"] > 1 else "",
+                                 pct(c["load_ratio"], "less", "more"),
+                                 pct(c["memory_ratio"], "less", "more"),
+                                 pct(c.get("peak_ratio"), "less", "more")))
     return "\n".join(lines)
 
 
@@ -160,6 +181,8 @@ def crossover_text(result):
     lines = []
     for c in result.get("crossovers", []):
         where = c["axis"] + (" at " + point_text(c["fixed"]) if c["fixed"] else "")
+        if len(result["settings"]["threads"]) > 1 and c.get("threads"):
+            where += ", %d thread%s" % (c["threads"], "s" if c["threads"] > 1 else "")
         parts = []
         for x in c["changes"]:
             if x["from_engine"] is None:
@@ -201,7 +224,7 @@ def full_text(result):
         if not body:
             continue
         out += ["", "%d thread%s:" % (t, "s" if t > 1 else ""), text_table(headers(result), body)]
-    for extra in (seed_text(result), crossover_text(result)):
+    for extra in (speed_text(result), seed_text(result), crossover_text(result)):
         if extra:
             out += ["", extra]
     return "\n".join(out) + "\n"
