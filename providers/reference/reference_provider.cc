@@ -14,6 +14,10 @@ void register_kernels(KernelRegistry& r) {
   register_reduce_kernels(r);
   register_control_kernels(r);
   register_quant_kernels(r);
+  register_sequence_kernels(r);
+  register_text_kernels(r);
+  register_signal_kernels(r);
+  register_training_kernels(r);
 }
 
 }  // namespace reference

@@ -27,6 +27,7 @@ struct DomainRange {
 constexpr DomainRange kDomains[] = {
     {"", 1, kMaxOnnxOpset},
     {"ai.onnx.ml", 1, 3},
+    {"ai.onnx.preview.training", 1, 1},  // optimizers and Gradient
 };
 
 const DomainRange* find_domain(const std::string& d) {

@@ -1,5 +1,8 @@
 #include "providers/reference/common/util.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace recur::reference {
 
 Result<std::vector<int64_t>> read_int_values(const Tensor& t, const std::string& what) {
@@ -39,6 +42,19 @@ std::vector<int64_t> contiguous_strides(const Shape& shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
   return s;
+}
+
+void copy_elements(const Tensor& src, int64_t src_off, Tensor& dst, int64_t dst_off, int64_t n) {
+  if (n <= 0) return;
+  if (src.dtype() == DType::kString) {
+    const std::string* from = src.data<std::string>() + src_off;
+    std::copy(from, from + n, dst.data<std::string>() + dst_off);
+    return;
+  }
+  const size_t esize = dtype_size(src.dtype());
+  std::memcpy(static_cast<char*>(dst.raw_data()) + static_cast<size_t>(dst_off) * esize,
+              static_cast<const char*>(src.raw_data()) + static_cast<size_t>(src_off) * esize,
+              static_cast<size_t>(n) * esize);
 }
 
 Status infer_same_as_input0(InferContext& ctx) {

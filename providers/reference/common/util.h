@@ -31,6 +31,11 @@ KernelFactory make_simple() {
   return [](CompileContext&) -> Result<std::unique_ptr<Kernel>> { return std::make_unique<K>(); };
 }
 
+// Copies n elements of `src` from element src_off into `dst` at element dst_off; both have the
+// same dtype. String elements are assigned one by one (they are objects), the others are moved
+// as bytes.
+void copy_elements(const Tensor& src, int64_t src_off, Tensor& dst, int64_t dst_off, int64_t n);
+
 // Inference rule: output 0 has the type of input 0.
 Status infer_same_as_input0(InferContext& ctx);
 

@@ -54,6 +54,13 @@ Result<std::unique_ptr<Kernel>> create_if(CompileContext& ctx) {
 
 }  // namespace
 
-void register_if(KernelRegistry& r) { r.add({.op_type = "If", .since = 1, .create = create_if}); }
+// The branches' outputs pass through whatever they are: strings, sequences.
+void register_if(KernelRegistry& r) {
+  r.add({.op_type = "If",
+         .since = 1,
+         .create = create_if,
+         .takes_strings = true,
+         .takes_sequences = true});
+}
 
 }  // namespace recur::reference

@@ -128,7 +128,13 @@ Result<std::unique_ptr<Kernel>> create_loop(CompileContext& ctx) {
 }  // namespace
 
 void register_loop(KernelRegistry& r) {
-  r.add({.op_type = "Loop", .since = 1, .create = create_loop});
+  // Loop-carried values may be strings or sequences; scan outputs are stacked with
+  // copy_elements, and stack_tensors refuses sequences.
+  r.add({.op_type = "Loop",
+         .since = 1,
+         .create = create_loop,
+         .takes_strings = true,
+         .takes_sequences = true});
 }
 
 }  // namespace recur::reference

@@ -23,6 +23,17 @@ class ScanKernel final : public Kernel {
       : body_(std::move(body)), cfg_(std::move(cfg)) {}
 
   Status run(KernelContext& ctx) const override {
+    // Scan inputs (and, in opset 8, the states too) are sliced along an axis: a sequence has
+    // none.
+    const size_t offset = cfg_.batched ? 1 : 0;
+    for (size_t i = offset; i < ctx.num_inputs(); ++i) {
+      const Tensor* t = ctx.input(i);
+      const bool sliced = cfg_.batched || i >= offset + cfg_.num_states;
+      if (t && sliced && t->is_sequence()) {
+        return ctx.error(ErrorCode::kInvalidArgument,
+                         "input " + std::to_string(i) + " is a sequence, which cannot be scanned");
+      }
+    }
     return cfg_.batched ? run_batched(ctx) : run_unbatched(ctx);
   }
 
@@ -223,7 +234,13 @@ Result<std::unique_ptr<Kernel>> create_scan(CompileContext& ctx) {
 }  // namespace
 
 void register_scan(KernelRegistry& r) {
-  r.add({.op_type = "Scan", .since = 8, .create = create_scan});
+  // States may be strings or sequences (run() refuses sliced sequences); slicing and stacking
+  // copy strings element by element.
+  r.add({.op_type = "Scan",
+         .since = 8,
+         .create = create_scan,
+         .takes_strings = true,
+         .takes_sequences = true});
 }
 
 }  // namespace recur::reference

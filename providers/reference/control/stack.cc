@@ -1,6 +1,5 @@
 // Stacking and slicing along an axis, for the scan outputs and inputs of Loop and Scan.
-#include <cstring>
-
+#include "providers/reference/common/util.h"
 #include "providers/reference/control/control_ops.h"
 
 namespace recur::reference {
@@ -14,6 +13,7 @@ Result<Tensor> stack_tensors(std::span<const Tensor> parts, int64_t axis, bool r
     return out_of_range("stack axis " + std::to_string(axis) + " is out of range for rank " +
                         std::to_string(rank + 1));
   }
+  if (dtype == DType::kSequence) return invalid_argument("a scan output cannot be a sequence");
   for (const Tensor& p : parts) {
     if (p.shape() != elem || p.dtype() != dtype) {
       return invalid_argument("scan outputs differ between iterations: " +
@@ -26,15 +26,12 @@ Result<Tensor> stack_tensors(std::span<const Tensor> parts, int64_t axis, bool r
   Tensor out = Tensor::empty(dtype, out_shape);
   int64_t outer = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= elem[static_cast<size_t>(i)];
-  const size_t inner =
-      static_cast<size_t>(shape_numel(elem) / (outer ? outer : 1)) * dtype_size(dtype);
-  const size_t n = parts.size();
-  auto* dst = static_cast<char*>(out.raw_data());
+  const int64_t inner = shape_numel(elem) / (outer ? outer : 1);
+  const auto n = static_cast<int64_t>(parts.size());
   for (int64_t o = 0; o < outer; ++o) {
-    for (size_t t = 0; t < n; ++t) {
-      const Tensor& src = parts[reverse ? n - 1 - t : t];
-      std::memcpy(dst + (static_cast<size_t>(o) * n + t) * inner,
-                  static_cast<const char*>(src.raw_data()) + static_cast<size_t>(o) * inner, inner);
+    for (int64_t t = 0; t < n; ++t) {
+      const Tensor& src = parts[static_cast<size_t>(reverse ? n - 1 - t : t)];
+      copy_elements(src, o * inner, out, (o * n + t) * inner, inner);
     }
   }
   return out;
@@ -47,14 +44,9 @@ Tensor slice_along(const Tensor& t, int64_t axis, int64_t index) {
   Tensor out = Tensor::empty(t.dtype(), out_shape);
   int64_t outer = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= t.shape()[static_cast<size_t>(i)];
-  const size_t inner =
-      static_cast<size_t>(shape_numel(out_shape) / (outer ? outer : 1)) * dtype_size(t.dtype());
-  const auto* src = static_cast<const char*>(t.raw_data());
-  auto* dst = static_cast<char*>(out.raw_data());
-  for (int64_t o = 0; o < outer; ++o) {
-    std::memcpy(dst + static_cast<size_t>(o) * inner,
-                src + (static_cast<size_t>(o * len + index)) * inner, inner);
-  }
+  const int64_t inner = shape_numel(out_shape) / (outer ? outer : 1);
+  for (int64_t o = 0; o < outer; ++o)
+    copy_elements(t, (o * len + index) * inner, out, o * inner, inner);
   return out;
 }
 

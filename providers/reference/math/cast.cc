@@ -1,10 +1,17 @@
 // Cast (`to` is a type name such as "FLOAT" in opset 1, a TensorProto.DataType code from
 // opset 6) and CastLike (the dtype of a second input). Every pair of the numeric types, bool,
-// float16 and bfloat16; conversions are convert<>()'s (see elementwise.h). Strings are not
-// supported: recur has no string tensors.
+// float16 and bfloat16; conversions are convert<>()'s (see elementwise.h). To and from
+// strings: numbers are written as the shortest text that reads back to the same value (what
+// numpy prints: 0.9767611 for a float32, "nan", "inf", "-inf"), integers in decimal, bool as
+// "1"/"0"; text is read as a decimal number with an optional leading '+', or one of the
+// case-insensitive words NaN, INF and Infinity ("+INF" and "-INF" too).
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <optional>
+#include <string>
 
 #include "providers/reference/math/elementwise.h"
 #include "providers/reference/math/math.h"
@@ -28,7 +35,62 @@ std::optional<DType> dtype_from_onnx_name(std::string name) {
   return std::nullopt;
 }
 
-bool is_supported(DType t) { return t != DType::kString && dtype_size(t) != 0; }
+bool is_supported(DType t) { return t != DType::kSequence && dtype_size(t) != 0; }
+
+template <class T>
+std::string number_to_string(T v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? "1" : "0";
+  } else if constexpr (std::is_integral_v<T>) {
+    return std::to_string(v);
+  } else {
+    // The 16-bit floats are written as the float they widen to exactly.
+    using F = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    const F x = static_cast<F>(v);
+    if (std::isnan(x)) return "nan";
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, x);
+    return std::string(buf, r.ptr);
+  }
+}
+
+// Parses a whole string as a number of type T; false if it is not one.
+template <class T>
+bool string_to_number(const std::string& text, T* out) {
+  const char* b = text.data();
+  const char* e = b + text.size();
+  if (b != e && *b == '+') ++b;  // from_chars takes no '+'
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+    Wide w{};
+    const auto r = std::from_chars(b, e, w);
+    if (r.ec == std::errc{} && r.ptr == e) {
+      *out = static_cast<T>(w);  // wraps like the integer conversions
+      return true;
+    }
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    float f = 0;  // parsed as a float, not through a double, so it rounds once
+    const auto r = std::from_chars(b, e, f);
+    if (r.ec == std::errc{} && r.ptr == e) {
+      *out = f;
+      return true;
+    }
+  }
+  double d = 0;
+  const auto r = std::from_chars(b, e, d);
+  if (r.ptr != e) return false;
+  if (r.ec == std::errc::result_out_of_range) {
+    // from_chars leaves d unset beyond a double's range; strtod gives the infinity or the zero
+    // that numpy's float() gives ("1e400" -> inf).
+    const std::string copy(b, e);
+    d = std::strtod(copy.c_str(), nullptr);
+  } else if (r.ec != std::errc{}) {
+    return false;
+  }
+  *out = convert<T>(d);
+  return true;
+}
 
 // The target dtype from `to`.
 Result<DType> cast_target(const Node& node) {
@@ -73,6 +135,32 @@ class CastKernel final : public Kernel {
     if (to == x->dtype()) return ctx.set_output(0, *x);
     RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, to, x->shape()));
     const int64_t n = x->numel();
+    if (to == DType::kString) {
+      std::string* po = out->data<std::string>();
+      const bool ok = visit_dtype(kAllTypes, x->dtype(), [&](auto tag) {
+        using From = typename decltype(tag)::type;
+        const From* px = x->data<From>();
+        for (int64_t i = 0; i < n; ++i) po[i] = number_to_string(px[i]);
+      });
+      return ok ? ok_status() : unsupported_dtype(ctx, x->dtype());
+    }
+    if (x->dtype() == DType::kString) {
+      const std::string* px = x->data<std::string>();
+      Status st = ok_status();
+      const bool ok = visit_dtype(kAllTypes, to, [&](auto tag) {
+        using To = typename decltype(tag)::type;
+        To* po = out->data<To>();
+        for (int64_t i = 0; i < n && st.ok(); ++i) {
+          if (!string_to_number(px[i], &po[i])) {
+            st = ctx.error(ErrorCode::kInvalidArgument,
+                           "element " + std::to_string(i) + " '" + px[i].substr(0, 40) +
+                               "' is not a number of type " + std::string(dtype_name(to)));
+          }
+        }
+      });
+      if (!ok) return unsupported_dtype(ctx, to);
+      return st;
+    }
     const bool handled = visit_dtype(kAllTypes, x->dtype(), [&](auto from_tag) {
       using From = typename decltype(from_tag)::type;
       visit_dtype(kAllTypes, to, [&](auto to_tag) {
@@ -114,13 +202,15 @@ void register_cast(KernelRegistry& r) {
            RECUR_ASSIGN_OR_RETURN(DType to, cast_target(c.node()));
            return std::make_unique<CastKernel>(to);
          },
-         .infer = infer_cast});
+         .infer = infer_cast,
+         .takes_strings = true});
   r.add({.op_type = "CastLike",
          .since = 15,
          .create = [](CompileContext&) -> Result<std::unique_ptr<Kernel>> {
            return std::make_unique<CastKernel>(DType::kUndefined);
          },
-         .infer = infer_cast_like});
+         .infer = infer_cast_like,
+         .takes_strings = true});
 }
 
 }  // namespace recur::reference

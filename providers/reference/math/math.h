@@ -19,5 +19,6 @@ void register_where(KernelRegistry& r);              // Where
 void register_clip(KernelRegistry& r);               // Clip
 void register_cast(KernelRegistry& r);               // Cast, CastLike
 void register_softmax(KernelRegistry& r);            // Softmax, LogSoftmax, Hardmax
+void register_det(KernelRegistry& r);                // Det
 
 }  // namespace recur::reference

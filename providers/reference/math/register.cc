@@ -18,6 +18,7 @@ void register_math_kernels(KernelRegistry& r) {
   register_clip(r);
   register_cast(r);
   register_softmax(r);
+  register_det(r);
 }
 
 }  // namespace recur::reference

@@ -26,5 +26,7 @@ void register_lp_normalization(KernelRegistry& r);
 void register_grid_sample(KernelRegistry& r);
 void register_roi_align(KernelRegistry& r);
 void register_non_max_suppression(KernelRegistry& r);
+void register_negative_log_likelihood_loss(KernelRegistry& r);
+void register_softmax_cross_entropy_loss(KernelRegistry& r);
 
 }  // namespace recur::reference

@@ -25,6 +25,8 @@ void register_nn_kernels(KernelRegistry& r) {
   register_grid_sample(r);
   register_roi_align(r);
   register_non_max_suppression(r);
+  register_negative_log_likelihood_loss(r);
+  register_softmax_cross_entropy_loss(r);
 }
 
 }  // namespace recur::reference

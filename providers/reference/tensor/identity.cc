@@ -20,7 +20,9 @@ void register_identity(KernelRegistry& r) {
   r.add({.op_type = "Identity",
          .since = 1,
          .create = make_simple<IdentityKernel>(),
-         .infer = infer_same_as_input0});
+         .infer = infer_same_as_input0,
+         .takes_strings = true,
+         .takes_sequences = true});
 }
 
 }  // namespace recur::reference

@@ -116,9 +116,81 @@ TEST(Cast, Opset1TakesATypeName) {
       ErrorCode::kInvalidModel, "REAL");
 }
 
-TEST(Cast, StringsAreNotSupported) {
-  expect_error(NodeModel("Cast", 13).input(tensor<float>({1}, {1})).attr("to", to(DType::kString)),
-               ErrorCode::kNotImplemented, "string");
+Tensor strings(Shape shape, std::vector<std::string> values) {
+  return Tensor::from_vector<std::string>(std::move(shape), values);
+}
+
+std::vector<std::string> string_values(const Tensor& t) {
+  const std::string* p = t.data<std::string>();
+  return {p, p + t.numel()};
+}
+
+TEST(Cast, NumbersToStringsAreNumpysShortestText) {
+  // [str(v) for v in np.array([0.1, 1e20, -2.5, 16777216, np.nan, -np.inf], np.float32)]
+  auto y = NodeModel("Cast", 13)
+               .input(tensor<float>({6}, {0.1f, 1e20f, -2.5f, 16777216.0f, static_cast<float>(kNaN),
+                                          -static_cast<float>(kInf)}))
+               .attr("to", to(DType::kString))
+               .run();
+  EXPECT_EQ(y[0].shape(), (Shape{6}));
+  EXPECT_EQ(string_values(y[0]),
+            (std::vector<std::string>{"0.1", "1e+20", "-2.5", "16777216", "nan", "-inf"}));
+  // str(np.float64(0.1)), str(np.int64(-9223372036854775808)), str(np.uint8(255))
+  EXPECT_EQ(string_values(NodeModel("Cast", 13)
+                              .input(tensor<double>({1}, {0.1}))
+                              .attr("to", to(DType::kString))
+                              .run()[0]),
+            (std::vector<std::string>{"0.1"}));
+  EXPECT_EQ(string_values(NodeModel("Cast", 13)
+                              .input(tensor<int64_t>({1}, {std::numeric_limits<int64_t>::min()}))
+                              .attr("to", to(DType::kString))
+                              .run()[0]),
+            (std::vector<std::string>{"-9223372036854775808"}));
+  EXPECT_EQ(string_values(NodeModel("Cast", 13)
+                              .input(tensor<uint8_t>({1}, {255}))
+                              .attr("to", to(DType::kString))
+                              .run()[0]),
+            (std::vector<std::string>{"255"}));
+}
+
+TEST(Cast, StringsToNumbers) {
+  // np.array(["+1.5", "-INF", "nan", "1e400", "1e-400", "7"]).astype(np.float64)
+  auto y = NodeModel("Cast", 13)
+               .input(strings({6}, {"+1.5", "-INF", "nan", "1e400", "1e-400", "7"}))
+               .attr("to", to(DType::kFloat64))
+               .run();
+  expect_tensor<double>(y[0], {6}, {1.5, -kInf, kNaN, kInf, 0.0, 7.0});
+  // np.array(["-12", "9223372036854775807", "2.9"]).astype(np.float64).astype(np.int64) for the
+  // last; integers are read exactly, not through a double.
+  auto z = NodeModel("Cast", 13)
+               .input(strings({3}, {"-12", "9223372036854775807", "2.9"}))
+               .attr("to", to(DType::kInt64))
+               .run();
+  expect_tensor<int64_t>(z[0], {3}, {-12, 9223372036854775807, 2});
+  // np.float32("0.1") rounds once from the text: 0.1f exactly.
+  auto f = NodeModel("Cast", 13).input(strings({1}, {"0.1"})).attr("to", to(DType::kFloat32)).run();
+  EXPECT_EQ(f[0].data<float>()[0], 0.1f);
+}
+
+TEST(Cast, TextThatIsNotANumberIsAnError) {
+  for (const char* bad : {"abc", "", "1.5x", " 1"}) {
+    expect_error(
+        NodeModel("Cast", 13).input(strings({2}, {"1", bad})).attr("to", to(DType::kFloat32)),
+        ErrorCode::kInvalidArgument, "element 1");
+  }
+}
+
+TEST(Cast, CastLikeToAndFromStrings) {
+  auto y = NodeModel("CastLike", 15)
+               .input(tensor<int32_t>({2}, {-3, 40}))
+               .input(strings({1}, {""}))
+               .run();
+  EXPECT_EQ(string_values(y[0]), (std::vector<std::string>{"-3", "40"}));
+  auto z = NodeModel("CastLike", 15)
+               .input(strings({2}, {"-3", "40"}))
+               .input(tensor<int8_t>({0}, {}))
+               .run();
+  expect_tensor<int8_t>(z[0], {2}, {-3, 40});
 }
 
 TEST(Cast, CastLikeTakesTheSecondInputsDtype) {

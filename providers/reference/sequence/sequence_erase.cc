@@ -1,0 +1,38 @@
+// SequenceErase: a new sequence without the tensor at `position` (default: the last one).
+#include "providers/reference/sequence/sequence_ops.h"
+
+namespace recur::reference {
+
+namespace {
+
+class SequenceEraseKernel final : public Kernel {
+ public:
+  Status run(KernelContext& ctx) const override {
+    RECUR_ASSIGN_OR_RETURN(const Tensor* seq, sequence_input(ctx, 0));
+    std::vector<Tensor> elements = seq->elements();
+    const auto n = static_cast<int64_t>(elements.size());
+    if (n == 0) return ctx.error(ErrorCode::kOutOfRange, "cannot erase from an empty sequence");
+    int64_t pos = n - 1;
+    if (const Tensor* p = ctx.input(1)) {
+      RECUR_ASSIGN_OR_RETURN(pos, read_position(ctx, *p, n, 0));
+    }
+    elements.erase(elements.begin() + pos);
+    return ctx.set_output(0, Tensor::sequence(std::move(elements), seq->element_dtype()));
+  }
+};
+
+}  // namespace
+
+void register_sequence_erase(KernelRegistry& r) {
+  r.add({.op_type = "SequenceErase",
+         .since = 11,
+         .create = make_simple<SequenceEraseKernel>(),
+         .infer = [](InferContext& c) -> Status {
+           c.set_output(0, sequence_type(c.input_type(0).element_dtype));
+           return ok_status();
+         },
+         .takes_strings = true,
+         .takes_sequences = true});
+}
+
+}  // namespace recur::reference

@@ -1,0 +1,33 @@
+// Registration functions of signal/, and the discrete Fourier transform they share.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/provider/execution_provider.h"
+
+namespace recur::reference {
+
+void register_dft(KernelRegistry& r);
+void register_stft(KernelRegistry& r);
+void register_windows(KernelRegistry& r);  // HannWindow, HammingWindow, BlackmanWindow
+void register_mel_weight_matrix(KernelRegistry& r);
+
+// A DFT of length `length` over `in` (in.size() <= length: zero-padded), keeping the first
+// `bins` outputs. X[k] = sum_n x[n] exp(-+2 pi i k n / length), the sign + and a factor
+// 1/length when `inverse`. The angles come from a table of `length` entries, indexed modulo
+// length, so large k * n lose no precision.
+class DftPlan {
+ public:
+  DftPlan(int64_t length, bool inverse);
+  void run(const std::vector<std::complex<double>>& in, int64_t bins,
+           std::vector<std::complex<double>>* out) const;
+
+ private:
+  int64_t length_;
+  bool inverse_;
+  std::vector<std::complex<double>> twiddle_;  // exp(-+2 pi i j / length)
+};
+
+}  // namespace recur::reference
