@@ -7,6 +7,7 @@
 
 #include "providers/reference/common/dispatch.h"
 #include "runtime/onnx/tensor_proto.h"
+#include "tools/common/summary.h"
 
 namespace recur::tools {
 
@@ -280,7 +281,7 @@ TestResult run_test_dir(const std::string& dir, const SessionOptions& options, c
         if (log) {
           *log << "  " << outs.name(idx) << ": max abs err " << fmt(c.max_abs) << ", max rel err "
                << fmt(c.max_rel) << "  " << (c.match ? "ok" : "MISMATCH (" + c.reason + ")")
-               << "\n";
+               << "\n    " << summarize(outs[idx]) << "\n";
         }
         if (!c.match)
           fail(TestResult::Outcome::kMismatch, "output '" + outs.name(idx) + "': " + c.reason);
