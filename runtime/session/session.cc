@@ -86,6 +86,7 @@ ValueInfo info_of(const Graph& g, ValueId v) {
   vi.dtype = val.type.dtype;
   vi.shape = val.type.shape;
   vi.element_dtype = val.type.element_dtype;
+  vi.optional = val.type.optional;
   vi.has_default = val.is_initializer;
   return vi;
 }
@@ -280,6 +281,11 @@ std::shared_ptr<const Session::Impl> create(Result<Model> loaded, const SessionO
 
 Status check_feed(const ValueInfo& want, const Tensor& t) {
   if (!t.defined()) return invalid_argument("input '" + want.name + "' is an empty tensor");
+  if (t.is_none()) {
+    if (want.optional) return ok_status();
+    return invalid_argument("input '" + want.name + "' is an empty optional but the model does " +
+                            "not declare it optional");
+  }
   if (want.dtype != DType::kUndefined && t.dtype() != want.dtype) {
     return invalid_argument("input '" + want.name + "' is " + std::string(dtype_name(t.dtype())) +
                             " but the model expects " + std::string(dtype_name(want.dtype)));
