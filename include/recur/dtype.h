@@ -26,6 +26,9 @@ enum class DType : int32_t {
   kBFloat16 = 16,
   // Not a TensorProto code: a value that is an ONNX sequence of tensors (Tensor::sequence).
   kSequence = 1000,
+  // Not a TensorProto code: an empty ONNX optional (Tensor::none). A present optional is
+  // simply its tensor or sequence.
+  kNone = 1001,
 };
 
 // Size of one element in bytes; sizeof(std::string) for kString, 0 for kUndefined and

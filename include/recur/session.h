@@ -25,6 +25,7 @@ struct ValueInfo {
   DType dtype = DType::kUndefined;        // kSequence for an ONNX sequence of tensors
   std::optional<std::vector<Dim>> shape;  // nullopt when the rank is unknown
   DType element_dtype = DType::kUndefined;  // a sequence's tensor type
+  bool optional = false;  // an ONNX optional: Tensor::none() may be fed or returned
   bool has_default = false;               // an input backed by an initializer: optional to feed
   std::string shape_string() const;       // "[batch,16,64]", or "?" for an unknown rank
 };

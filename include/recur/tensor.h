@@ -70,6 +70,8 @@ class Tensor {
   }
   // An ONNX sequence value. `element_dtype` is needed when `elements` may be empty.
   static Tensor sequence(std::vector<Tensor> elements, DType element_dtype = DType::kUndefined);
+  // An empty ONNX optional.
+  static Tensor none();
 
   bool defined() const { return dtype_ != DType::kUndefined; }
   DType dtype() const { return dtype_; }
@@ -81,6 +83,7 @@ class Tensor {
   Device device() const { return device_; }
   bool is_cpu() const { return device_.is_cpu(); }
   bool is_sequence() const { return dtype_ == DType::kSequence; }
+  bool is_none() const { return dtype_ == DType::kNone; }
   // The tensors of a sequence (throws recur::Error for a plain tensor).
   const std::vector<Tensor>& elements() const;
   // A sequence's element type (kUndefined when unknown and empty).

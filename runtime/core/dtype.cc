@@ -9,22 +9,38 @@ namespace recur {
 
 size_t dtype_size(DType t) {
   switch (t) {
-    case DType::kFloat32: return 4;
-    case DType::kUInt8: return 1;
-    case DType::kInt8: return 1;
-    case DType::kUInt16: return 2;
-    case DType::kInt16: return 2;
-    case DType::kInt32: return 4;
-    case DType::kInt64: return 8;
-    case DType::kBool: return 1;
-    case DType::kFloat16: return 2;
-    case DType::kFloat64: return 8;
-    case DType::kUInt32: return 4;
-    case DType::kUInt64: return 8;
-    case DType::kBFloat16: return 2;
-    case DType::kString: return sizeof(std::string);
+    case DType::kFloat32:
+      return 4;
+    case DType::kUInt8:
+      return 1;
+    case DType::kInt8:
+      return 1;
+    case DType::kUInt16:
+      return 2;
+    case DType::kInt16:
+      return 2;
+    case DType::kInt32:
+      return 4;
+    case DType::kInt64:
+      return 8;
+    case DType::kBool:
+      return 1;
+    case DType::kFloat16:
+      return 2;
+    case DType::kFloat64:
+      return 8;
+    case DType::kUInt32:
+      return 4;
+    case DType::kUInt64:
+      return 8;
+    case DType::kBFloat16:
+      return 2;
+    case DType::kString:
+      return sizeof(std::string);
     case DType::kSequence:
-    case DType::kUndefined: return 0;
+    case DType::kNone:
+    case DType::kUndefined:
+      return 0;
   }
   return 0;
 }
@@ -35,11 +51,12 @@ struct NamedType {
   std::string_view name;
 };
 constexpr NamedType kNames[] = {
-    {DType::kFloat32, "float32"}, {DType::kUInt8, "uint8"},     {DType::kInt8, "int8"},
-    {DType::kUInt16, "uint16"},   {DType::kInt16, "int16"},     {DType::kInt32, "int32"},
-    {DType::kInt64, "int64"},     {DType::kString, "string"},   {DType::kBool, "bool"},
-    {DType::kFloat16, "float16"}, {DType::kFloat64, "float64"}, {DType::kUInt32, "uint32"},
+    {DType::kFloat32, "float32"}, {DType::kUInt8, "uint8"},       {DType::kInt8, "int8"},
+    {DType::kUInt16, "uint16"},   {DType::kInt16, "int16"},       {DType::kInt32, "int32"},
+    {DType::kInt64, "int64"},     {DType::kString, "string"},     {DType::kBool, "bool"},
+    {DType::kFloat16, "float16"}, {DType::kFloat64, "float64"},   {DType::kUInt32, "uint32"},
     {DType::kUInt64, "uint64"},   {DType::kBFloat16, "bfloat16"}, {DType::kSequence, "sequence"},
+    {DType::kNone, "none"},
 };
 }  // namespace
 
@@ -71,8 +88,10 @@ bool is_integer(DType t) {
     case DType::kInt32:
     case DType::kInt64:
     case DType::kUInt32:
-    case DType::kUInt64: return true;
-    default: return false;
+    case DType::kUInt64:
+      return true;
+    default:
+      return false;
   }
 }
 

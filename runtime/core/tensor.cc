@@ -168,6 +168,12 @@ Tensor Tensor::sequence(std::vector<Tensor> elements, DType element_dtype) {
   return t;
 }
 
+Tensor Tensor::none() {
+  Tensor t;
+  t.dtype_ = DType::kNone;
+  return t;
+}
+
 const std::vector<Tensor>& Tensor::elements() const {
   if (!is_sequence()) throw Error(ErrorCode::kInvalidArgument, "the value is not a sequence");
   return *static_cast<const std::vector<Tensor>*>(data_);
@@ -201,6 +207,7 @@ Tensor Tensor::reshaped(Shape shape) const {
 }
 
 Tensor Tensor::clone() const {
+  if (is_none()) return *this;
   if (is_sequence()) {
     std::vector<Tensor> copies;
     for (const Tensor& e : elements()) copies.push_back(e.clone());
@@ -251,6 +258,7 @@ Status copy_tensor(const Tensor& src, Tensor& dst) {
 }
 
 Result<Tensor> to_device(const Tensor& src, Device device) {
+  if (src.is_none()) return src;
   if (src.is_sequence()) {
     std::vector<Tensor> moved;
     bool same = true;

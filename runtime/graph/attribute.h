@@ -12,6 +12,7 @@
 namespace recur {
 
 class Graph;
+struct TypeInfo;
 
 enum class AttrType {
   kUndefined,
@@ -25,6 +26,7 @@ enum class AttrType {
   kStrings,
   kTensors,
   kGraphs,
+  kType,  // a TypeProto (the Optional operator's `type`)
 };
 const char* attr_type_name(AttrType t);
 
@@ -40,6 +42,7 @@ struct Attribute {
   std::vector<std::string> strings;
   std::vector<Tensor> tensors;
   std::vector<std::shared_ptr<Graph>> graphs;
+  std::shared_ptr<const TypeInfo> type_info;
 };
 
 }  // namespace recur

@@ -25,6 +25,7 @@ struct TypeInfo {
   DType dtype = DType::kUndefined;
   std::optional<std::vector<Dim>> shape;
   DType element_dtype = DType::kUndefined;  // for dtype kSequence: the tensors' type
+  bool optional = false;                    // an ONNX optional: the value may be none
 
   static TypeInfo of(DType dtype, const Shape& shape);
   bool has_rank() const { return shape.has_value(); }

@@ -68,6 +68,15 @@ class Loader {
 
 Status Loader::read_type(const onnx::TypeProto& tp, const std::string& name, TypeInfo* out,
                          bool strict) {
+  if (tp.has_optional_type()) {
+    // optional(tensor) and optional(sequence(tensor)): the value's type, marked optional.
+    const onnx::TypeProto& inner = tp.optional_type().elem_type();
+    if (inner.has_tensor_type() || inner.has_sequence_type()) {
+      RECUR_RETURN_IF_ERROR(read_type(inner, name, out, strict));
+      out->optional = true;
+      return ok_status();
+    }
+  }
   if (tp.has_sequence_type() && tp.sequence_type().elem_type().has_tensor_type()) {
     out->dtype = DType::kSequence;
     out->element_dtype =
@@ -78,7 +87,7 @@ Status Loader::read_type(const onnx::TypeProto& tp, const std::string& name, Typ
   if (!tp.has_tensor_type()) {
     if (!strict || tp.value_case() == onnx::TypeProto::VALUE_NOT_SET) return ok_status();
     const char* kind = tp.has_sequence_type()   ? "a sequence of non-tensor"
-                       : tp.has_optional_type() ? "an optional"
+                       : tp.has_optional_type() ? "an optional of a non-tensor"
                        : tp.has_map_type()      ? "a map"
                                                 : "a non-tensor";
     return not_implemented("'" + name + "' has " + kind + " type; only tensors are supported");
@@ -126,28 +135,19 @@ Status Loader::read_attribute(const onnx::AttributeProto& ap, const Node& node, 
   AP::AttributeType type = ap.type();
   if (type == AP::UNDEFINED) {
     // IR version 1 models leave the type out: take it from the field that is set.
-    if (ap.has_f())
-      type = AP::FLOAT;
-    else if (ap.has_i())
-      type = AP::INT;
-    else if (ap.has_s())
-      type = AP::STRING;
-    else if (ap.has_t())
-      type = AP::TENSOR;
-    else if (ap.has_g())
-      type = AP::GRAPH;
-    else if (ap.floats_size())
-      type = AP::FLOATS;
-    else if (ap.ints_size())
-      type = AP::INTS;
-    else if (ap.strings_size())
-      type = AP::STRINGS;
-    else if (ap.tensors_size())
-      type = AP::TENSORS;
-    else if (ap.graphs_size())
-      type = AP::GRAPHS;
-    else
-      return invalid_model(what + " has no type and no value");
+    type = ap.has_f()              ? AP::FLOAT
+           : ap.has_i()            ? AP::INT
+           : ap.has_s()            ? AP::STRING
+           : ap.has_t()            ? AP::TENSOR
+           : ap.has_g()            ? AP::GRAPH
+           : ap.has_tp()           ? AP::TYPE_PROTO
+           : ap.floats_size() > 0  ? AP::FLOATS
+           : ap.ints_size() > 0    ? AP::INTS
+           : ap.strings_size() > 0 ? AP::STRINGS
+           : ap.tensors_size() > 0 ? AP::TENSORS
+           : ap.graphs_size() > 0  ? AP::GRAPHS
+                                   : AP::UNDEFINED;
+    if (type == AP::UNDEFINED) return invalid_model(what + " has no type and no value");
   }
   auto read_subgraph = [&](const onnx::GraphProto& gp) -> Result<std::shared_ptr<Graph>> {
     auto sub = std::make_shared<Graph>();
@@ -206,6 +206,13 @@ Status Loader::read_attribute(const onnx::AttributeProto& ap, const Node& node, 
         a->graphs.push_back(std::move(g));
       }
       break;
+    case AP::TYPE_PROTO: {
+      a->type = AttrType::kType;
+      auto info = std::make_shared<TypeInfo>();
+      RECUR_RETURN_IF_ERROR(read_type(ap.tp(), ap.name(), info.get(), true).with_context(what));
+      a->type_info = std::move(info);
+      break;
+    }
     case AP::SPARSE_TENSOR:
       // A sparse Constant value is stored as a dense tensor attribute.
       a->type = AttrType::kUndefined;
@@ -338,8 +345,12 @@ Status Loader::read_graph(const onnx::GraphProto& gp, Graph& g, const Scope* par
     RECUR_RETURN_IF_ERROR(
         read_type(out.type(), out.name(), &declared, true).with_context(pfx + ": graph output"));
     Value& val = g.mutable_value(v);
-    if (val.type.dtype == DType::kUndefined) val.type.dtype = declared.dtype;
+    if (val.type.dtype == DType::kUndefined) {
+      val.type.dtype = declared.dtype;
+      val.type.element_dtype = declared.element_dtype;
+    }
     if (!val.type.shape) val.type.shape = declared.shape;
+    val.type.optional = val.type.optional || declared.optional;
     g.add_output(v);
   }
   return g.finalize().with_context(pfx);

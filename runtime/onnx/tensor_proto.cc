@@ -308,6 +308,40 @@ Result<Tensor> read_sequence_pb(const std::string& path, std::string* name) {
   }
 }
 
+Result<Tensor> read_optional_pb(const std::string& path, std::string* name) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return io_error("cannot open '" + path + "'");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  onnx::OptionalProto proto;
+  if (!proto.ParseFromString(buf.str())) {
+    return invalid_argument("'" + path + "' is not a serialized OptionalProto");
+  }
+  if (name) *name = proto.name();
+  ExternalData external(std::filesystem::path(path).parent_path());
+  if (proto.has_tensor_value()) {
+    return tensor_from_proto(proto.tensor_value(), &external, "'" + path + "'");
+  }
+  if (proto.has_sequence_value()) {
+    std::vector<Tensor> elements;
+    for (const auto& tp : proto.sequence_value().tensor_values()) {
+      RECUR_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, &external, "'" + path + "'"));
+      elements.push_back(std::move(t));
+    }
+    try {
+      return Tensor::sequence(std::move(elements));
+    } catch (const Error& e) {
+      return Status(e.code(), "'" + path + "': " + e.what());
+    }
+  }
+  if (proto.elem_type() == onnx::OptionalProto::TENSOR ||
+      proto.elem_type() == onnx::OptionalProto::SEQUENCE ||
+      proto.elem_type() == onnx::OptionalProto::UNDEFINED) {
+    return Tensor::none();
+  }
+  return not_implemented("'" + path + "': only optional tensors and sequences are supported");
+}
+
 Status write_tensor_pb(const Tensor& t, const std::string& name, const std::string& path) {
   onnx::TensorProto proto;
   RECUR_RETURN_IF_ERROR(tensor_to_proto(t, name, &proto));

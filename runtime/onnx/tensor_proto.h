@@ -49,5 +49,7 @@ Result<Tensor> read_tensor_pb(const std::string& path, std::string* name = nullp
 Status write_tensor_pb(const Tensor& t, const std::string& name, const std::string& path);
 // A serialized SequenceProto of tensors, as a sequence value (Tensor::is_sequence()).
 Result<Tensor> read_sequence_pb(const std::string& path, std::string* name = nullptr);
+// A serialized OptionalProto: its tensor or sequence, or Tensor::none() when empty.
+Result<Tensor> read_optional_pb(const std::string& path, std::string* name = nullptr);
 
 }  // namespace recur

@@ -104,6 +104,7 @@ struct KernelDef {
   // executor refuses them to every other kernel, so byte-moving kernels never see objects.
   bool takes_strings = false;
   bool takes_sequences = false;
+  bool takes_optionals = false;  // may receive an empty optional (Tensor::none())
 };
 
 class KernelRegistry {

@@ -26,6 +26,10 @@ Status run_kernel(const SubgraphPlan& plan, const Step& step, std::vector<Tensor
     if (i < step.shape_only.size() && step.shape_only[i]) continue;  // only its shape is read
     const Device want = i < step.input_devices.size() ? step.input_devices[i] : device;
     Tensor& t = frame[static_cast<size_t>(v)];
+    if (t.is_none() && !step.takes_optionals) {
+      return invalid_argument(node.describe() + ": input " + std::to_string(i) +
+                              " is an empty optional, which this operator does not take");
+    }
     if ((t.dtype() == DType::kString && !step.takes_strings) ||
         (t.is_sequence() && !step.takes_sequences)) {
       return not_implemented(node.describe() + ": input " + std::to_string(i) + " is " +

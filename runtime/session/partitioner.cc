@@ -188,6 +188,7 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
     if (const KernelDef* def = provider.registry().find(node.domain, node.op_type, node.opset)) {
       s.takes_strings = def->takes_strings;
       s.takes_sequences = def->takes_sequences;
+      s.takes_optionals = def->takes_optionals;
     }
     auto& rel = released[idx];
     if (options.plan_only) {

@@ -86,6 +86,7 @@ ValueInfo info_of(const Graph& g, ValueId v) {
   vi.dtype = val.type.dtype;
   vi.shape = val.type.shape;
   vi.element_dtype = val.type.element_dtype;
+  vi.optional = val.type.optional;
   vi.has_default = val.is_initializer;
   return vi;
 }
@@ -122,9 +123,9 @@ Status create_providers(Session::Impl& impl) {
     const std::string owner = dot == std::string::npos ? "" : key.substr(0, dot);
     if (std::none_of(factories.begin(), factories.end(),
                      [&](const ProviderFactory& f) { return f.name == owner; })) {
-      return invalid_argument("unknown setting '" + key +
-                              "': settings are named <provider>.<key>, with a provider of: " +
-                              known);
+      return invalid_argument(
+          "unknown setting '" + key +
+          "': settings are named <provider>.<key>, with a provider of: " + known);
     }
   }
   for (auto& p : impl.owned_providers) {
@@ -165,7 +166,7 @@ void choose_recorder(Session::Impl& impl) {
   std::set<ValueId> graph_inputs(plan.input_slots.begin(), plan.input_slots.end());
   auto name_of = [&](ValueId slot) {
     return static_cast<size_t>(slot) < g.num_values() ? "'" + g.value(slot).name + "'"
-                                                       : std::string("a copy");
+                                                      : std::string("a copy");
   };
   bool any_device = false;
   for (const Step& s : plan.steps) {
@@ -180,8 +181,8 @@ void choose_recorder(Session::Impl& impl) {
   for (const Step& s : plan.steps) {
     if (s.kind == Step::Kind::kCopy) {
       if (!graph_inputs.count(s.src) || s.device.is_cpu()) {
-        impl.graphs_off = "the run copies " + name_of(s.src) + " to " + s.device.to_string() +
-                          " between steps";
+        impl.graphs_off =
+            "the run copies " + name_of(s.src) + " to " + s.device.to_string() + " between steps";
         return;
       }
       continue;
@@ -189,8 +190,8 @@ void choose_recorder(Session::Impl& impl) {
     const ExecutionProvider* p = providers[static_cast<size_t>(s.provider)];
     const Node& node = g.node(s.node);
     if (!p->device().is_cpu()) {
-      if (device_provider >= 0 && providers[static_cast<size_t>(device_provider)]->device() !=
-                                      p->device()) {
+      if (device_provider >= 0 &&
+          providers[static_cast<size_t>(device_provider)]->device() != p->device()) {
         impl.graphs_off = "the plan uses two devices";
         return;
       }
@@ -202,8 +203,8 @@ void choose_recorder(Session::Impl& impl) {
     for (size_t i = 0; i < s.inputs.size(); ++i) {
       const ValueId v = s.inputs[i];
       if (v == kNoValue || (i < s.shape_only.size() && s.shape_only[i])) continue;
-      const bool on_host = p->device().is_cpu() ||
-                           (i < s.input_devices.size() && s.input_devices[i].is_cpu());
+      const bool on_host =
+          p->device().is_cpu() || (i < s.input_devices.size() && s.input_devices[i].is_cpu());
       if (on_host && graph_inputs.count(v)) {
         impl.graphs_off = node.describe() + " reads the values of graph input " + name_of(v) +
                           " on the host: a recording would keep one run's values";
@@ -280,6 +281,11 @@ std::shared_ptr<const Session::Impl> create(Result<Model> loaded, const SessionO
 
 Status check_feed(const ValueInfo& want, const Tensor& t) {
   if (!t.defined()) return invalid_argument("input '" + want.name + "' is an empty tensor");
+  if (t.is_none()) {
+    if (want.optional) return ok_status();
+    return invalid_argument("input '" + want.name + "' is an empty optional but the model does " +
+                            "not declare it optional");
+  }
   if (want.dtype != DType::kUndefined && t.dtype() != want.dtype) {
     return invalid_argument("input '" + want.name + "' is " + std::string(dtype_name(t.dtype())) +
                             " but the model expects " + std::string(dtype_name(want.dtype)));
@@ -293,10 +299,9 @@ Status check_feed(const ValueInfo& want, const Tensor& t) {
   }
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i].is_fixed() && dims[i].value != t.shape()[i]) {
-      return invalid_argument("input '" + want.name + "' has shape " +
-                              shape_to_string(t.shape()) + " but the model expects " +
-                              want.shape_string() + ": dimension " + std::to_string(i) +
-                              " must be " + std::to_string(dims[i].value));
+      return invalid_argument("input '" + want.name + "' has shape " + shape_to_string(t.shape()) +
+                              " but the model expects " + want.shape_string() + ": dimension " +
+                              std::to_string(i) + " must be " + std::to_string(dims[i].value));
     }
   }
   return ok_status();
@@ -507,8 +512,8 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
                                                    "' (the model's inputs are: " + names + ")");
     }
     if (fed[i]) {
-      throw Error(ErrorCode::kInvalidArgument, impl.model.path + ": input '" + name +
-                                                   "' is fed twice");
+      throw Error(ErrorCode::kInvalidArgument,
+                  impl.model.path + ": input '" + name + "' is fed twice");
     }
     check_feed(impl.inputs[i], tensor).with_context(impl.model.path).throw_if_error();
     fed[i] = 1;
@@ -516,10 +521,10 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
   }
   for (size_t i = 0; i < impl.inputs.size(); ++i) {
     if (!fed[i] && !impl.inputs[i].has_default) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  impl.model.path + ": missing input '" + impl.inputs[i].name + "' (" +
-                      std::string(dtype_name(impl.inputs[i].dtype)) +
-                      impl.inputs[i].shape_string() + ")");
+      throw Error(ErrorCode::kInvalidArgument, impl.model.path + ": missing input '" +
+                                                   impl.inputs[i].name + "' (" +
+                                                   std::string(dtype_name(impl.inputs[i].dtype)) +
+                                                   impl.inputs[i].shape_string() + ")");
     }
   }
 
@@ -561,7 +566,19 @@ std::string Session::explain() const {
   os << "model: " << impl.model.path << "\n";
   os << "providers (priority order):";
   for (const auto& n : impl.provider_names) os << " " << n;
-  os << "\n\n";
+  os << "\n";
+  // A provider that cannot run here declines every node for the same reason: say it once.
+  std::map<std::string, std::string> unavailable;
+  if (!impl.options.plan_only()) {
+    for (const ExecutionProvider* p : impl.providers) {
+      std::string why;
+      if (!p->available(&why)) {
+        unavailable[p->name()] = why;
+        os << "  " << p->name() << " is unavailable here and declines every node: " << why << "\n";
+      }
+    }
+  }
+  os << "\n";
   size_t wn = 4, wo = 2, wp = 8;
   for (const auto& a : impl.assignment) {
     wn = std::max(wn, a.node.size());
@@ -570,11 +587,15 @@ std::string Session::explain() const {
   }
   os << pad("node", wn) << "  " << pad("op", wo) << "  " << pad("provider", wp)
      << "  why not a higher-priority provider / notes\n";
-  os << std::string(wn, '-') << "  " << std::string(wo, '-') << "  " << std::string(wp, '-')
-     << "  " << std::string(40, '-') << "\n";
+  os << std::string(wn, '-') << "  " << std::string(wo, '-') << "  " << std::string(wp, '-') << "  "
+     << std::string(40, '-') << "\n";
   for (const auto& a : impl.assignment) {
     std::vector<std::string> lines;
-    for (const auto& d : a.declined) lines.push_back(d.provider + ": " + d.reason);
+    for (const auto& d : a.declined) {
+      auto u = unavailable.find(d.provider);
+      if (u != unavailable.end() && u->second == d.reason) continue;  // said in the header
+      lines.push_back(d.provider + ": " + d.reason);
+    }
     for (const auto& n : a.notes) lines.push_back("note: " + n);
     if (lines.empty()) lines.push_back("");
     for (size_t i = 0; i < lines.size(); ++i) {
@@ -590,8 +611,8 @@ std::string Session::explain() const {
   if (!plan.copies.empty()) {
     os << "\ndevice copies:\n";
     for (const auto& c : plan.copies) {
-      os << "  " << c.value << ": " << c.from.to_string() << " -> " << c.to.to_string()
-         << " for " << c.consumer << (c.at_load ? " (once, at load)" : " (every run)") << "\n";
+      os << "  " << c.value << ": " << c.from.to_string() << " -> " << c.to.to_string() << " for "
+         << c.consumer << (c.at_load ? " (once, at load)" : " (every run)") << "\n";
     }
   }
   if (!impl.folded.empty()) {

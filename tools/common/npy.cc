@@ -51,11 +51,13 @@ Result<Tensor> read_npy(const std::string& path) {
   uint32_t header_len = 0;
   if (major == 1) {
     unsigned char b[2];
-    if (!in.read(reinterpret_cast<char*>(b), 2)) return invalid_argument("'" + path + "': short header");
+    if (!in.read(reinterpret_cast<char*>(b), 2))
+      return invalid_argument("'" + path + "': short header");
     header_len = b[0] | (b[1] << 8);
   } else if (major == 2 || major == 3) {
     unsigned char b[4];
-    if (!in.read(reinterpret_cast<char*>(b), 4)) return invalid_argument("'" + path + "': short header");
+    if (!in.read(reinterpret_cast<char*>(b), 4))
+      return invalid_argument("'" + path + "': short header");
     header_len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
   } else {
     return invalid_argument("'" + path + "': unsupported .npy version " + std::to_string(major));
@@ -111,11 +113,12 @@ Status write_npy(const Tensor& t, const std::string& path) {
   const char* code = nullptr;
   for (const auto& k : kTypes)
     if (k.dtype == t.dtype()) code = k.descr;
-  if (!code) return not_implemented("cannot write " + std::string(dtype_name(t.dtype())) + " as .npy");
-  const char order = (std::strcmp(code, "b1") == 0 || std::strcmp(code, "i1") == 0 ||
-                      std::strcmp(code, "u1") == 0)
-                         ? '|'
-                         : '<';
+  if (!code)
+    return not_implemented("cannot write " + std::string(dtype_name(t.dtype())) + " as .npy");
+  const char order =
+      (std::strcmp(code, "b1") == 0 || std::strcmp(code, "i1") == 0 || std::strcmp(code, "u1") == 0)
+          ? '|'
+          : '<';
   std::string shape = "(";
   for (size_t i = 0; i < t.shape().size(); ++i) {
     shape += std::to_string(t.shape()[i]);

@@ -7,6 +7,7 @@
 
 #include "providers/reference/common/dispatch.h"
 #include "runtime/onnx/tensor_proto.h"
+#include "tools/common/summary.h"
 
 namespace recur::tools {
 
@@ -63,6 +64,13 @@ DType declared_dtype(const std::vector<ValueInfo>& infos, const std::string& nam
 
 Comparison compare(const Tensor& got, const Tensor& want, const Tolerance& tol) {
   Comparison c;
+  if (got.is_none() || want.is_none()) {
+    c.match = got.is_none() && want.is_none();
+    if (!c.match)
+      c.reason = got.is_none() ? "an empty optional, expected a value"
+                               : "a value, expected an empty optional";
+    return c;
+  }
   if (got.is_sequence() || want.is_sequence()) {
     if (!got.is_sequence() || !want.is_sequence()) {
       c.match = false;
@@ -160,15 +168,21 @@ Comparison compare(const Tensor& got, const Tensor& want, const Tolerance& tol) 
 
 Result<std::vector<DataSet>> read_data_sets(const std::string& dir, const Session* session) {
   // Which files hold sequences: by position among the inputs without defaults, and outputs.
-  std::vector<bool> input_is_seq, output_is_seq;
+  // What each file holds, from the declared type at its position: 0 tensor, 1 sequence,
+  // 2 optional.
+  auto kind_of = [](const ValueInfo& vi) {
+    return vi.optional ? 2 : vi.dtype == DType::kSequence ? 1 : 0;
+  };
+  std::vector<int> input_kind, output_kind;
   if (session) {
     for (const auto& in : session->inputs())
-      if (!in.has_default) input_is_seq.push_back(in.dtype == DType::kSequence);
-    for (const auto& out : session->outputs())
-      output_is_seq.push_back(out.dtype == DType::kSequence);
+      if (!in.has_default) input_kind.push_back(kind_of(in));
+    for (const auto& out : session->outputs()) output_kind.push_back(kind_of(out));
   }
-  auto read_value = [](const fs::path& p, bool sequence, std::string* name) {
-    return sequence ? read_sequence_pb(p.string(), name) : read_tensor_pb(p.string(), name);
+  auto read_value = [](const fs::path& p, int kind, std::string* name) {
+    return kind == 2   ? read_optional_pb(p.string(), name)
+           : kind == 1 ? read_sequence_pb(p.string(), name)
+                       : read_tensor_pb(p.string(), name);
   };
   std::vector<fs::path> sets;
   std::error_code ec;
@@ -198,14 +212,14 @@ Result<std::vector<DataSet>> read_data_sets(const std::string& dir, const Sessio
     std::sort(outs.begin(), outs.end(), by_index);
     for (size_t k = 0; k < ins.size(); ++k) {
       std::string name;
-      const bool seq = k < input_is_seq.size() && input_is_seq[k];
-      RECUR_ASSIGN_OR_RETURN(Tensor t, read_value(ins[k], seq, &name));
+      const int kind = k < input_kind.size() ? input_kind[k] : 0;
+      RECUR_ASSIGN_OR_RETURN(Tensor t, read_value(ins[k], kind, &name));
       ds.inputs.emplace_back(name, std::move(t));
     }
     for (size_t k = 0; k < outs.size(); ++k) {
       std::string name;
-      const bool seq = k < output_is_seq.size() && output_is_seq[k];
-      RECUR_ASSIGN_OR_RETURN(Tensor t, read_value(outs[k], seq, &name));
+      const int kind = k < output_kind.size() ? output_kind[k] : 0;
+      RECUR_ASSIGN_OR_RETURN(Tensor t, read_value(outs[k], kind, &name));
       ds.outputs.emplace_back(name, std::move(t));
     }
     out.push_back(std::move(ds));
@@ -280,7 +294,7 @@ TestResult run_test_dir(const std::string& dir, const SessionOptions& options, c
         if (log) {
           *log << "  " << outs.name(idx) << ": max abs err " << fmt(c.max_abs) << ", max rel err "
                << fmt(c.max_rel) << "  " << (c.match ? "ok" : "MISMATCH (" + c.reason + ")")
-               << "\n";
+               << "\n    " << summarize(outs[idx]) << "\n";
         }
         if (!c.match)
           fail(TestResult::Outcome::kMismatch, "output '" + outs.name(idx) + "': " + c.reason);

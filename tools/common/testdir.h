@@ -21,7 +21,7 @@ struct Comparison {
   double max_abs = 0.0;  // largest |got - want|
   double max_rel = 0.0;  // largest |got - want| / |want| over want != 0
   int64_t mismatches = 0;
-  std::string reason;    // first reason for a mismatch
+  std::string reason;  // first reason for a mismatch
 };
 
 // |got - want| <= atol + rtol * |want| elementwise; NaN matches NaN; integers and bools exact.
@@ -49,7 +49,7 @@ struct TestResult {
 };
 
 // Runs every data set of `dir`. With `log`, prints each output's errors.
-TestResult run_test_dir(const std::string& dir, const SessionOptions& options,
-                        const Tolerance& tol, std::ostream* log);
+TestResult run_test_dir(const std::string& dir, const SessionOptions& options, const Tolerance& tol,
+                        std::ostream* log);
 
 }  // namespace recur::tools

@@ -18,6 +18,7 @@
 #include "providers/reference/common/dispatch.h"
 #include "recur/recur.h"
 #include "tools/common/npy.h"
+#include "tools/common/summary.h"
 #include "tools/common/testdir.h"
 
 namespace fs = std::filesystem;
@@ -350,43 +351,6 @@ Feeds model_feeds(const Session& s, const Args& a) {
 
 // --- Output ------------------------------------------------------------------------------
 
-std::string summarize(const Tensor& t) {
-  std::ostringstream os;
-  if (t.is_sequence()) {
-    os << "sequence of " << t.elements().size() << " " << dtype_name(t.element_dtype())
-       << " tensors";
-    for (size_t i = 0; i < t.elements().size() && i < 4; ++i)
-      os << (i ? ", " : ": ") << shape_to_string(t.elements()[i].shape());
-    if (t.elements().size() > 4) os << ", ...";
-    return os.str();
-  }
-  os << dtype_name(t.dtype()) << shape_to_string(t.shape());
-  if (!t.is_cpu() || t.numel() == 0) return os.str();
-  double lo = INFINITY, hi = -INFINITY, sum = 0;
-  std::vector<double> head;
-  reference::visit_dtype(reference::kAllTypes, t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      double v;
-      if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
-        v = static_cast<float>(p[i]);
-      } else {
-        v = static_cast<double>(p[i]);
-      }
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-      sum += v;
-      if (head.size() < 6) head.push_back(v);
-    }
-  });
-  os << "  min " << lo << "  max " << hi << "  mean " << sum / static_cast<double>(t.numel())
-     << "  [";
-  for (size_t i = 0; i < head.size(); ++i) os << (i ? ", " : "") << head[i];
-  os << (t.numel() > static_cast<int64_t>(head.size()) ? ", ...]" : "]");
-  return os.str();
-}
-
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   const double pos = p * static_cast<double>(v.size() - 1);
@@ -576,7 +540,7 @@ int run_main(const Args& a) {
   Outputs outs = session.run(feeds);
   std::printf("load: %.3f ms\n", load_ms);
   for (size_t i = 0; i < outs.size(); ++i) {
-    std::cout << outs.name(i) << ": " << summarize(outs[i]) << "\n";
+    std::cout << outs.name(i) << ": " << tools::summarize(outs[i]) << "\n";
   }
   if (!a.output_dir.empty()) {
     fs::create_directories(a.output_dir);

@@ -60,7 +60,8 @@ void register_if(KernelRegistry& r) {
          .since = 1,
          .create = create_if,
          .takes_strings = true,
-         .takes_sequences = true});
+         .takes_sequences = true,
+         .takes_optionals = true});
 }
 
 }  // namespace recur::reference

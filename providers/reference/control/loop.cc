@@ -134,7 +134,8 @@ void register_loop(KernelRegistry& r) {
          .since = 1,
          .create = create_loop,
          .takes_strings = true,
-         .takes_sequences = true});
+         .takes_sequences = true,
+         .takes_optionals = true});
 }
 
 }  // namespace recur::reference

@@ -13,6 +13,9 @@ void register_sequence_kernels(KernelRegistry& r) {
   register_split_to_sequence(r);
   register_concat_from_sequence(r);
   register_sequence_map(r);
+  register_optional(r);
+  register_optional_has_element(r);
+  register_optional_get_element(r);
 }
 
 }  // namespace recur::reference

@@ -17,6 +17,9 @@ void register_sequence_length(KernelRegistry& r);
 void register_split_to_sequence(KernelRegistry& r);
 void register_concat_from_sequence(KernelRegistry& r);
 void register_sequence_map(KernelRegistry& r);
+void register_optional(KernelRegistry& r);
+void register_optional_has_element(KernelRegistry& r);
+void register_optional_get_element(KernelRegistry& r);
 
 // Input i, which must be present and a sequence.
 Result<const Tensor*> sequence_input(const KernelContext& ctx, size_t i);

@@ -22,7 +22,8 @@ void register_identity(KernelRegistry& r) {
          .create = make_simple<IdentityKernel>(),
          .infer = infer_same_as_input0,
          .takes_strings = true,
-         .takes_sequences = true});
+         .takes_sequences = true,
+         .takes_optionals = true});
 }
 
 }  // namespace recur::reference

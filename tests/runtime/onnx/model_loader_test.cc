@@ -383,19 +383,17 @@ TEST(ModelLoader, SubgraphReferenceToNothingNamesTheSubgraph) {
                {"subgraph 'then_branch'", "branching", "inner", "'nowhere'"});
 }
 
-TEST(ModelLoader, OptionalTypesAreRefusedClearly) {
+TEST(ModelLoader, MapTypesAreRefusedClearly) {
   TempDir dir;
   ModelBuilder m;
   auto* in = m.graph().add_input();
-  in->set_name("maybe");
-  in->mutable_type()
-      ->mutable_optional_type()
-      ->mutable_elem_type()
-      ->mutable_tensor_type()
-      ->set_elem_type(1);
-  m.output("maybe", DType::kFloat32);
+  in->set_name("table");
+  auto* map = in->mutable_type()->mutable_optional_type()->mutable_elem_type()->mutable_map_type();
+  map->set_key_type(7);
+  map->mutable_value_type()->mutable_tensor_type()->set_elem_type(1);
+  m.output("table", DType::kFloat32);
   const auto path = m.save(dir.path());
-  expect_error([&] { Session s(path); }, ErrorCode::kNotImplemented, {"'maybe'", "optional"});
+  expect_error([&] { Session s(path); }, ErrorCode::kNotImplemented, {"'table'", "optional"});
 }
 
 TEST(ModelLoader, SequenceInputsPassThroughAndAreCheckedAtTheBoundary) {
