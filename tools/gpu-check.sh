@@ -45,7 +45,7 @@ export RECUR_MODELS_DIR=$PWD/models
 PART=${PART:-all}
 if [[ $PART != bench ]]; then
 run "$B/bin/recur_unit_tests" \
-  --gtest_filter='Cudnn*:CudaGeneric*:GenericRnnCpu*:GlueOpsCpu*:StackedRnn*:ShapeSubgraph*' \
+  --gtest_filter='CublasApi*:Cudnn*:CudaGeneric*:GenericRnnCpu*:GlueOpsCpu*:StackedRnn*:ShapeSubgraph*' \
   --gtest_output="xml:$OUT/gtest.xml" > "$OUT/unit.txt" 2>&1 || status=1
 tail -n 40 "$OUT/unit.txt"
 

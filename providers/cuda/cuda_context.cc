@@ -170,24 +170,25 @@ Result<cudnnHandle_t> StreamContext::cudnn() {
   return cudnn_;
 }
 
-Result<cublasHandle_t> StreamContext::cublas() {
-  if (!cublas_) {
+Result<Blas> StreamContext::cublas() {
+  if (!cublas_.handle) {
+    RECUR_ASSIGN_OR_RETURN(const CublasApi* api, cublas_api());
     DeviceGuard guard(device_);
     RECUR_RETURN_IF_ERROR(guard.status());
     // 32 MiB: what cuBLAS recommends for Hopper.
     constexpr size_t kWorkspace = size_t{32} << 20;
     if (!cublas_workspace_) RECUR_CUDA_CHECK(cudaMalloc(&cublas_workspace_, kWorkspace));
     cublasHandle_t h = nullptr;
-    RECUR_CUDA_CHECK(cublasCreate(&h));
-    Status st = check(cublasSetStream(h, stream_), "cublasSetStream");
+    RECUR_RETURN_IF_ERROR(check(api->create(&h), "cublasCreate"));
+    Status st = check(api->set_stream(h, stream_), "cublasSetStream");
     if (st.ok())
-      st = check(cublasSetWorkspace(h, cublas_workspace_, kWorkspace), "cublasSetWorkspace");
-    if (st.ok()) st = check(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+      st = check(api->set_workspace(h, cublas_workspace_, kWorkspace), "cublasSetWorkspace");
+    if (st.ok()) st = check(api->set_math_mode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
     if (!st.ok()) {
-      cublasDestroy(h);
+      api->destroy(h);
       return st;
     }
-    cublas_ = h;
+    cublas_ = Blas{api, h};
   }
   return cublas_;
 }

@@ -8,7 +8,6 @@
 // for the duration of a ScopedStream and synchronizes it at the end.
 #pragma once
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
@@ -19,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "providers/cuda/cublas_api.h"
 #include "recur/tensor.h"
 #include "runtime/core/status.h"
 #include "runtime/provider/kernel.h"
@@ -56,7 +56,7 @@ class StreamContext {
   Result<cudnnHandle_t> cudnn();
   // Created on first use, bound to stream(), with a workspace of its own (so that cuBLAS
   // allocates nothing while a CUDA graph is being recorded) and exact float32 math (no TF32).
-  Result<cublasHandle_t> cublas();
+  Result<Blas> cublas();
   // RNN data descriptors for calls whose sequence lengths are only known at run time.
   Result<cudnnRNNDataDescriptor_t> rnn_data_descriptor(int which);  // which: 0 (x) or 1 (y)
 
@@ -74,7 +74,7 @@ class StreamContext {
   int device_;
   cudaStream_t stream_;
   cudnnHandle_t cudnn_ = nullptr;
-  cublasHandle_t cublas_ = nullptr;
+  Blas cublas_;
   void* cublas_workspace_ = nullptr;
   int32_t* flag_host_ = nullptr;
   int32_t* flag_device_ = nullptr;

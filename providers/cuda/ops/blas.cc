@@ -12,7 +12,7 @@ const std::vector<DType> kFloats = {DType::kFloat32, DType::kFloat64, DType::kFl
 
 // Row-major C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C for `batch` matrices, as the
 // column-major product C^T = op(B)^T op(A)^T.
-Status gemm(cublasHandle_t h, DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
+Status gemm(const Blas& blas, DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
             double alpha, const void* A, int64_t lda, int64_t sa, const void* B, int64_t ldb,
             int64_t sb, double beta, void* C, int64_t ldc, int64_t sc, int64_t batch) {
   for (int64_t v : {M, N, K, lda, ldb, ldc, batch}) {
@@ -23,20 +23,20 @@ Status gemm(cublasHandle_t h, DType t, bool ta, bool tb, int64_t M, int64_t N, i
   const int m = static_cast<int>(N), n = static_cast<int>(M), k = static_cast<int>(K);
   if (t == DType::kFloat32) {
     const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
-    RECUR_CUDA_CHECK(cublasSgemmStridedBatched(
-        h, opb, opa, m, n, k, &al, static_cast<const float*>(B), static_cast<int>(ldb), sb,
-        static_cast<const float*>(A), static_cast<int>(lda), sa, &be, static_cast<float*>(C),
+    RECUR_CUDA_CHECK(blas.api->sgemm_strided_batched(
+        blas.handle, opb, opa, m, n, k, &al, static_cast<const float*>(B), static_cast<int>(ldb),
+        sb, static_cast<const float*>(A), static_cast<int>(lda), sa, &be, static_cast<float*>(C),
         static_cast<int>(ldc), sc, static_cast<int>(batch)));
   } else if (t == DType::kFloat64) {
-    RECUR_CUDA_CHECK(cublasDgemmStridedBatched(
-        h, opb, opa, m, n, k, &alpha, static_cast<const double*>(B), static_cast<int>(ldb), sb,
-        static_cast<const double*>(A), static_cast<int>(lda), sa, &beta, static_cast<double*>(C),
-        static_cast<int>(ldc), sc, static_cast<int>(batch)));
+    RECUR_CUDA_CHECK(blas.api->dgemm_strided_batched(
+        blas.handle, opb, opa, m, n, k, &alpha, static_cast<const double*>(B),
+        static_cast<int>(ldb), sb, static_cast<const double*>(A), static_cast<int>(lda), sa, &beta,
+        static_cast<double*>(C), static_cast<int>(ldc), sc, static_cast<int>(batch)));
   } else {
     const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
-    RECUR_CUDA_CHECK(cublasGemmStridedBatchedEx(
-        h, opb, opa, m, n, k, &al, B, CUDA_R_16F, static_cast<int>(ldb), sb, A, CUDA_R_16F,
-        static_cast<int>(lda), sa, &be, C, CUDA_R_16F, static_cast<int>(ldc), sc,
+    RECUR_CUDA_CHECK(blas.api->gemm_strided_batched_ex(
+        blas.handle, opb, opa, m, n, k, &al, B, CUDA_R_16F, static_cast<int>(ldb), sb, A,
+        CUDA_R_16F, static_cast<int>(lda), sa, &be, C, CUDA_R_16F, static_cast<int>(ldc), sc,
         static_cast<int>(batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
   return ok_status();
@@ -58,17 +58,17 @@ class MatMulKernel final : public GpuKernel {
       RECUR_CUDA_CHECK(cudaMemsetAsync(y->raw_data(), 0, y->nbytes(), run.stream));
       return ok_status();
     }
-    RECUR_ASSIGN_OR_RETURN(cublasHandle_t h, run.sc.cublas());
+    RECUR_ASSIGN_OR_RETURN(const Blas blas, run.sc.cublas());
     const int64_t M = plan->M, N = plan->N, K = plan->K;
     const size_t e = dtype_size(a->dtype());
     if (plan->strided) {
-      return gemm(h, a->dtype(), false, false, M, N, K, 1.0, a->raw_data(), K, plan->a_stride,
+      return gemm(blas, a->dtype(), false, false, M, N, K, 1.0, a->raw_data(), K, plan->a_stride,
                   b->raw_data(), N, plan->b_stride, 0.0, y->raw_data(), N, M * N, plan->batch);
     }
     // General broadcasting: one GEMM per batch.
     for (int64_t q = 0; q < plan->batch; ++q) {
       RECUR_RETURN_IF_ERROR(gemm(
-          h, a->dtype(), false, false, M, N, K, 1.0,
+          blas, a->dtype(), false, false, M, N, K, 1.0,
           static_cast<const char*>(a->raw_data()) + static_cast<size_t>(plan->a_offsets[q]) * e, K,
           0, static_cast<const char*>(b->raw_data()) + static_cast<size_t>(plan->b_offsets[q]) * e,
           N, 0, 0.0, static_cast<char*>(y->raw_data()) + static_cast<size_t>(q * M * N) * e, N, 0,
@@ -117,8 +117,8 @@ class GemmKernel final : public GpuKernel {
       }
       return ok_status();
     }
-    RECUR_ASSIGN_OR_RETURN(cublasHandle_t h, run.sc.cublas());
-    return gemm(h, a->dtype(), ta_, tb_, M, N, K, alpha_, a->raw_data(), a->dim(1), 0,
+    RECUR_ASSIGN_OR_RETURN(const Blas blas, run.sc.cublas());
+    return gemm(blas, a->dtype(), ta_, tb_, M, N, K, alpha_, a->raw_data(), a->dim(1), 0,
                 b->raw_data(), b->dim(1), 0, beta, y->raw_data(), N, 0, 1);
   }
 

@@ -191,7 +191,7 @@ class CudnnRnnKernel final : public Kernel {
   size_t out_pos(int l, RnnOutput which) const {
     return stacked_ ? stacked_output(l, which) : static_cast<size_t>(which);
   }
-  size_t lens_pos() const { return stacked_ ? 1 : kRnnSeqLens; }
+  size_t lens_pos() const { return stacked_ ? 1 : static_cast<size_t>(kRnnSeqLens); }
 
   RnnSpec spec_;
   bool stacked_ = false;
@@ -698,7 +698,7 @@ Status CudnnRnnKernel::run(KernelContext& ctx) const {
   };
   if (T == 0 || N == 0) {
     // No step runs: every output is zeros (a length of 0 gives zeros).
-    if (buf.y && T * D * N * H) {
+    if (buf.y && T * D * N * H != 0) {
       RECUR_CUDA_CHECK(
           cudaMemsetAsync(buf.y, 0, static_cast<size_t>(T * D * N * H) * e, sc.stream()));
     }

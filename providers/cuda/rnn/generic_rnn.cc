@@ -31,23 +31,23 @@ Result<std::shared_ptr<void>> upload(const std::vector<C>& v, int device) {
 }
 
 template <class C>
-cublasStatus_t gemm_strided(cublasHandle_t h, int m, int n, int k, const C* a, int lda,
+cublasStatus_t gemm_strided(const Blas& blas, int m, int n, int k, const C* a, int lda,
                             long long sa, const C* b, int ldb, long long sb, C* c, int ldc,
                             long long sc, int batch) {
   const C one(1), zero(0);
   if constexpr (std::is_same_v<C, float>) {
-    return cublasSgemmStridedBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, lda, sa, b, ldb,
-                                     sb, &zero, c, ldc, sc, batch);
+    return blas.api->sgemm_strided_batched(blas.handle, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a,
+                                           lda, sa, b, ldb, sb, &zero, c, ldc, sc, batch);
   } else {
-    return cublasDgemmStridedBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, lda, sa, b, ldb,
-                                     sb, &zero, c, ldc, sc, batch);
+    return blas.api->dgemm_strided_batched(blas.handle, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a,
+                                           lda, sa, b, ldb, sb, &zero, c, ldc, sc, batch);
   }
 }
 
 template <class T, class C>
 class CudaRnnBackend final : public GenericRnnBackend<T, C> {
  public:
-  CudaRnnBackend(cublasHandle_t blas, cudaStream_t stream) : blas_(blas), stream_(stream) {}
+  CudaRnnBackend(Blas blas, cudaStream_t stream) : blas_(blas), stream_(stream) {}
 
   Status gemm_nt(int64_t M, int64_t Nc, int64_t K, const C* A, int64_t lda, int64_t sa, const C* B,
                  int64_t ldb, int64_t sb, C* Cm, int64_t ldc, int64_t sc, int64_t batch) override {
@@ -91,7 +91,7 @@ class CudaRnnBackend final : public GenericRnnBackend<T, C> {
   }
 
  private:
-  cublasHandle_t blas_;
+  Blas blas_;
   cudaStream_t stream_;
 };
 
@@ -362,7 +362,7 @@ Status GenericRnnKernel::run_typed(KernelContext& ctx, StreamContext& sc,
   // Auto: one block per row pays where the step's GEMM is small (few rows, a small hidden
   // size), so launches dominate. The threshold is a guess until measured (docs/gpu-results.md).
   r.persistent = persistent_ == "on" || (persistent_ == "auto" && N * D <= 64 && H <= 256);
-  RECUR_ASSIGN_OR_RETURN(cublasHandle_t blas, sc.cublas());
+  RECUR_ASSIGN_OR_RETURN(const Blas blas, sc.cublas());
   CudaRnnBackend<T, C> backend(blas, stream);
   return run_generic_rnn<T, C>(r, backend);
 }
