@@ -18,7 +18,16 @@ enum class RnnCell { kLstm, kGru, kRnn };
 enum class RnnDirection { kForward, kReverse, kBidirectional };
 
 // The positions of an RNN node's inputs and outputs.
-enum RnnInput : size_t { kRnnX = 0, kRnnW, kRnnR, kRnnB, kRnnSeqLens, kRnnInitialH, kRnnInitialC, kRnnP };
+enum RnnInput : size_t {
+  kRnnX = 0,
+  kRnnW,
+  kRnnR,
+  kRnnB,
+  kRnnSeqLens,
+  kRnnInitialH,
+  kRnnInitialC,
+  kRnnP
+};
 enum RnnOutput : size_t { kRnnY = 0, kRnnYh, kRnnYc };
 
 struct RnnActivation {
@@ -53,8 +62,8 @@ struct RnnSpec {
   bool linear_before_reset = false;  // GRU
   // Per direction, in ONNX's order: LSTM f,g,h; GRU f,g; RNN f. Size per_direction()*D.
   std::vector<RnnActivation> activations;
-  bool activations_given = false;   // the model set `activations`
-  bool alpha_beta_given = false;    // the model set activation_alpha or activation_beta
+  bool activations_given = false;  // the model set `activations`
+  bool alpha_beta_given = false;   // the model set activation_alpha or activation_beta
 
   static Result<RnnSpec> parse(const Node& node);
 

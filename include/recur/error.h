@@ -8,13 +8,13 @@ namespace recur {
 
 enum class ErrorCode {
   kOk = 0,
-  kInvalidArgument,   // bad input from the caller: a missing input, a wrong dtype or shape
-  kInvalidModel,      // the model file or graph is malformed
-  kNotImplemented,    // an operator, attribute or type that no provider supports
-  kOutOfRange,        // an index, length or count outside its valid range
+  kInvalidArgument,  // bad input from the caller: a missing input, a wrong dtype or shape
+  kInvalidModel,     // the model file or graph is malformed
+  kNotImplemented,   // an operator, attribute or type that no provider supports
+  kOutOfRange,       // an index, length or count outside its valid range
   kFailedPrecondition,
-  kIo,                // the file system
-  kDevice,            // CUDA, cuDNN or oneDNN reported an error
+  kIo,      // the file system
+  kDevice,  // CUDA, cuDNN or oneDNN reported an error
   kInternal,
 };
 

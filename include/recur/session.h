@@ -22,12 +22,12 @@ struct Dim {
 
 struct ValueInfo {
   std::string name;
-  DType dtype = DType::kUndefined;        // kSequence for an ONNX sequence of tensors
-  std::optional<std::vector<Dim>> shape;  // nullopt when the rank is unknown
+  DType dtype = DType::kUndefined;          // kSequence for an ONNX sequence of tensors
+  std::optional<std::vector<Dim>> shape;    // nullopt when the rank is unknown
   DType element_dtype = DType::kUndefined;  // a sequence's tensor type
-  bool optional = false;  // an ONNX optional: Tensor::none() may be fed or returned
-  bool has_default = false;               // an input backed by an initializer: optional to feed
-  std::string shape_string() const;       // "[batch,16,64]", or "?" for an unknown rank
+  bool optional = false;             // an ONNX optional: Tensor::none() may be fed or returned
+  bool has_default = false;          // an input backed by an initializer: optional to feed
+  std::string shape_string() const;  // "[batch,16,64]", or "?" for an unknown rank
 };
 
 class SessionOptions {
@@ -141,8 +141,8 @@ class Outputs {
 using Feeds = std::vector<std::pair<std::string, Tensor>>;
 
 struct RunOptions {
-  std::vector<std::string> outputs;     // empty: every model output
-  bool outputs_on_device = false;       // leave outputs where they were computed (no copy to host)
+  std::vector<std::string> outputs;  // empty: every model output
+  bool outputs_on_device = false;    // leave outputs where they were computed (no copy to host)
 };
 
 class Session {

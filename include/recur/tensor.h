@@ -30,6 +30,8 @@ std::string shape_to_string(const Shape& shape);  // "[2,3,4]"
 
 template <class T>
 struct DTypeOf;
+// One line per type: it reads as the table it is.
+// clang-format off
 template <> struct DTypeOf<float> { static constexpr DType value = DType::kFloat32; };
 template <> struct DTypeOf<double> { static constexpr DType value = DType::kFloat64; };
 template <> struct DTypeOf<Float16> { static constexpr DType value = DType::kFloat16; };
@@ -44,6 +46,7 @@ template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::kUI
 template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::kUInt64; };
 template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
 template <> struct DTypeOf<std::string> { static constexpr DType value = DType::kString; };
+// clang-format on
 template <class T>
 inline constexpr DType dtype_of_v = DTypeOf<std::remove_cv_t<T>>::value;
 
@@ -129,8 +132,8 @@ Tensor Tensor::from_vector(Shape shape, const std::vector<T>& values) {
   Tensor t = empty(dtype_of_v<T>, std::move(shape));
   if (static_cast<int64_t>(values.size()) != t.numel()) {  // NOLINT
     throw Error(ErrorCode::kInvalidArgument,
-                "Tensor::from_vector: " + std::to_string(values.size()) +
-                    " values for shape " + shape_to_string(t.shape()));
+                "Tensor::from_vector: " + std::to_string(values.size()) + " values for shape " +
+                    shape_to_string(t.shape()));
   }
   T* out = static_cast<T*>(t.raw_data());
   for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];

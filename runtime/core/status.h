@@ -37,7 +37,9 @@ class [[nodiscard]] Status {
 };
 
 inline Status ok_status() { return {}; }
-inline Status invalid_argument(std::string m) { return {ErrorCode::kInvalidArgument, std::move(m)}; }
+inline Status invalid_argument(std::string m) {
+  return {ErrorCode::kInvalidArgument, std::move(m)};
+}
 inline Status invalid_model(std::string m) { return {ErrorCode::kInvalidModel, std::move(m)}; }
 inline Status not_implemented(std::string m) { return {ErrorCode::kNotImplemented, std::move(m)}; }
 inline Status out_of_range(std::string m) { return {ErrorCode::kOutOfRange, std::move(m)}; }
@@ -53,12 +55,12 @@ class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
   // From anything convertible to T (a unique_ptr<Derived> for a Result<unique_ptr<Base>>).
-  template <class U, std::enable_if_t<std::is_convertible_v<U&&, T> &&
-                                          !std::is_same_v<std::decay_t<U>, T> &&
-                                          !std::is_same_v<std::decay_t<U>, Status>,
-                                      int> = 0>
+  template <class U,
+            std::enable_if_t<std::is_convertible_v<U&&, T> && !std::is_same_v<std::decay_t<U>, T> &&
+                                 !std::is_same_v<std::decay_t<U>, Status>,
+                             int> = 0>
   Result(U&& value) : v_(T(std::forward<U>(value))) {}  // NOLINT
-  Result(Status status) : v_(std::move(status)) {}  // NOLINT
+  Result(Status status) : v_(std::move(status)) {}      // NOLINT
   Result(ErrorCode code, std::string message) : v_(Status(code, std::move(message))) {}
 
   bool ok() const { return std::holds_alternative<T>(v_); }
@@ -88,10 +90,10 @@ class [[nodiscard]] Result {
 #define RECUR_CONCAT_INNER(a, b) a##b
 #define RECUR_CONCAT(a, b) RECUR_CONCAT_INNER(a, b)
 
-#define RECUR_RETURN_IF_ERROR(expr)                 \
-  do {                                              \
-    ::recur::Status _recur_status = (expr);         \
-    if (!_recur_status.ok()) return _recur_status;  \
+#define RECUR_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::recur::Status _recur_status = (expr);        \
+    if (!_recur_status.ok()) return _recur_status; \
   } while (0)
 
 #define RECUR_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
@@ -104,7 +106,7 @@ class [[nodiscard]] Result {
   RECUR_ASSIGN_OR_RETURN_IMPL(RECUR_CONCAT(_recur_result_, __LINE__), lhs, expr)
 
 // Returns an error Status built from the arguments if the condition is false.
-#define RECUR_CHECK_ARG(cond, message)                                      \
-  do {                                                                      \
-    if (!(cond)) return ::recur::invalid_argument(message);                 \
+#define RECUR_CHECK_ARG(cond, message)                      \
+  do {                                                      \
+    if (!(cond)) return ::recur::invalid_argument(message); \
   } while (0)

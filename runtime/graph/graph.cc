@@ -8,18 +8,30 @@ namespace recur {
 
 const char* attr_type_name(AttrType t) {
   switch (t) {
-    case AttrType::kUndefined: return "undefined";
-    case AttrType::kFloat: return "float";
-    case AttrType::kInt: return "int";
-    case AttrType::kString: return "string";
-    case AttrType::kTensor: return "tensor";
-    case AttrType::kGraph: return "graph";
-    case AttrType::kFloats: return "floats";
-    case AttrType::kInts: return "ints";
-    case AttrType::kStrings: return "strings";
-    case AttrType::kTensors: return "tensors";
-    case AttrType::kGraphs: return "graphs";
-    case AttrType::kType: return "type";
+    case AttrType::kUndefined:
+      return "undefined";
+    case AttrType::kFloat:
+      return "float";
+    case AttrType::kInt:
+      return "int";
+    case AttrType::kString:
+      return "string";
+    case AttrType::kTensor:
+      return "tensor";
+    case AttrType::kGraph:
+      return "graph";
+    case AttrType::kFloats:
+      return "floats";
+    case AttrType::kInts:
+      return "ints";
+    case AttrType::kStrings:
+      return "strings";
+    case AttrType::kTensors:
+      return "tensors";
+    case AttrType::kGraphs:
+      return "graphs";
+    case AttrType::kType:
+      return "type";
   }
   return "?";
 }

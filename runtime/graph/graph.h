@@ -30,28 +30,28 @@ struct TypeInfo {
   static TypeInfo of(DType dtype, const Shape& shape);
   bool has_rank() const { return shape.has_value(); }
   int64_t rank() const { return shape ? static_cast<int64_t>(shape->size()) : -1; }
-  bool is_static() const;  // every dimension fixed
-  Shape static_shape() const;  // requires is_static()
+  bool is_static() const;         // every dimension fixed
+  Shape static_shape() const;     // requires is_static()
   std::string to_string() const;  // "float32[batch,3]"
 };
 
 struct Value {
   std::string name;
   TypeInfo type;
-  int producer = -1;             // index of the producing node, or -1
-  std::vector<int> consumers;    // nodes reading it (implicit inputs included)
+  int producer = -1;           // index of the producing node, or -1
+  std::vector<int> consumers;  // nodes reading it (implicit inputs included)
   bool is_graph_input = false;
   bool is_graph_output = false;
-  bool is_initializer = false;   // has a value in Graph::initializers()
-  bool is_outer = false;         // captured from an enclosing graph
+  bool is_initializer = false;  // has a value in Graph::initializers()
+  bool is_outer = false;        // captured from an enclosing graph
 };
 
 struct Node {
   int index = -1;
   std::string name;  // never empty: the loader names anonymous nodes "<op>_<index>"
   std::string op_type;
-  std::string domain;  // "" for the default ONNX domain
-  int opset = 0;       // the model's opset for the node's domain
+  std::string domain;            // "" for the default ONNX domain
+  int opset = 0;                 // the model's opset for the node's domain
   std::vector<ValueId> inputs;   // kNoValue for an omitted optional input ("")
   std::vector<ValueId> outputs;  // kNoValue for an omitted optional output
   // Values of enclosing scopes that the node's subgraphs read.

@@ -43,8 +43,7 @@ const KernelDef* KernelRegistry::find(std::string_view domain, std::string_view 
   return nullptr;
 }
 
-std::string KernelRegistry::why_not(std::string_view domain, std::string_view op,
-                                    int opset) const {
+std::string KernelRegistry::why_not(std::string_view domain, std::string_view op, int opset) const {
   const std::string key = registry_key(domain, op);
   auto [lo, hi] = defs_.equal_range(key);
   if (lo == hi) return "unsupported op " + key + " (opset " + std::to_string(opset) + ")";

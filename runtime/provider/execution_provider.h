@@ -84,12 +84,12 @@ using ClaimFn = std::function<Claim(const Node&, const Graph&)>;
 
 struct KernelDef {
   std::string op_type;
-  std::string domain;  // "" for the default ONNX domain
-  int since = 1;       // first opset this kernel implements
+  std::string domain;   // "" for the default ONNX domain
+  int since = 1;        // first opset this kernel implements
   int until = INT_MAX;  // last opset
   KernelFactory create;
-  ClaimFn claim;        // optional
-  InferFn infer;        // optional: static type and shape inference
+  ClaimFn claim;  // optional
+  InferFn infer;  // optional: static type and shape inference
   // Inputs the kernel reads from host memory even when its provider runs on a device (the
   // sequence lengths that size cuDNN's descriptors). The partitioner places them on the host.
   std::vector<size_t> host_inputs = {};

@@ -2,10 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <string>
-#include <deque>
 #include <vector>
 
 #include "recur/tensor.h"

@@ -25,7 +25,7 @@ struct Step {
   std::vector<uint8_t> shape_only;
   std::vector<ValueId> implicit_inputs;
   std::vector<ValueId> outputs;
-  bool takes_strings = false;    // from the kernel's KernelDef
+  bool takes_strings = false;  // from the kernel's KernelDef
   bool takes_sequences = false;
   bool takes_optionals = false;
   // kCopy: slot src to slot dst on `device`
@@ -53,11 +53,11 @@ class SubgraphPlan {
   size_t num_slots = 0;
   std::vector<Step> steps;
   std::vector<std::unique_ptr<Kernel>> kernels;
-  std::vector<const ExecutionProvider*> providers;  // the session's, by index
+  std::vector<const ExecutionProvider*> providers;    // the session's, by index
   std::vector<std::pair<ValueId, Tensor>> constants;  // slot -> value, placed before a run
-  std::vector<ValueId> input_slots;   // graph inputs, in order
-  std::vector<ValueId> output_slots;  // graph outputs, in order
-  std::vector<ValueId> outer_slots;   // outer references, in Graph::outer_refs() order
+  std::vector<ValueId> input_slots;                   // graph inputs, in order
+  std::vector<ValueId> output_slots;                  // graph outputs, in order
+  std::vector<ValueId> outer_slots;  // outer references, in Graph::outer_refs() order
   // For a subgraph: outer_slots[i] is filled from the calling node's implicit input
   // outer_from_implicit[i].
   std::vector<size_t> outer_from_implicit;

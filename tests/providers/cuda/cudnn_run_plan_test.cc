@@ -279,7 +279,10 @@ FolderResult run_folder(const fs::path& dir) {
 }
 
 TEST(CudnnRunPlan, FeatureSuiteThroughACpuModelOfCudnn) {
-  const fs::path root = fs::path(std::getenv("RECUR_TEST_DATA_DIR") ? std::getenv("RECUR_TEST_DATA_DIR") : RECUR_TEST_DATA_DIR) / "rnn";
+  const fs::path root =
+      fs::path(std::getenv("RECUR_TEST_DATA_DIR") ? std::getenv("RECUR_TEST_DATA_DIR")
+                                                  : RECUR_TEST_DATA_DIR) /
+      "rnn";
   if (!fs::exists(root)) GTEST_SKIP() << root << " is absent";
   int ran = 0;
   std::vector<std::string> names;
