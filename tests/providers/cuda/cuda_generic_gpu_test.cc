@@ -43,70 +43,16 @@ void expect_close(const Outputs& got, const Outputs& want, double tol, const std
 
 // >= 200 random configurations with every attribute, cuda-generic against the reference.
 TEST_F(CudaGenericGpu, RandomParityWithReference) {
-  const uint32_t seed0 = std::getenv("RECUR_PARITY_SEED")
-                             ? static_cast<uint32_t>(std::atoi(std::getenv("RECUR_PARITY_SEED")))
-                             : 20261122u;
-  const int count =
-      std::getenv("RECUR_PARITY_COUNT") ? std::atoi(std::getenv("RECUR_PARITY_COUNT")) : 256;
+  const uint32_t seed0 = parity_seed(20261122u);
+  const int count = parity_count(256);
   std::mt19937 rng(seed0);
-  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
-  auto uni = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); };
-  const std::vector<std::string> acts = {
-      "Relu",       "Tanh",        "Sigmoid", "Affine",   "LeakyRelu", "ThresholdedRelu",
-      "ScaledTanh", "HardSigmoid", "Elu",     "Softsign", "Softplus"};
+  RandomRnnLimits lim;
+  lim.float64_one_in = 5;
   int compared = 0;
   for (int k = 0; k < count; ++k) {
-    RnnCase c;
-    c.seed = seed0 + static_cast<uint32_t>(k);
-    c.op = std::vector<std::string>{"LSTM", "GRU", "RNN"}[pick(3)];
-    c.direction = std::vector<std::string>{"forward", "reverse", "bidirectional"}[pick(3)];
-    c.layout = pick(2);
-    c.T = 1 + pick(9);
-    c.N = 1 + pick(7);
-    c.I = 1 + pick(19);
-    c.H = 1 + pick(33);
-    c.bias = pick(4) != 0;
-    c.seq_lens = pick(2) == 0;
-    c.initial_h = pick(2) == 0;
-    c.initial_c = pick(2) == 0;
-    c.weights_as_inputs = pick(6) == 0;
-    c.dtype = pick(5) == 0 ? DType::kFloat64 : DType::kFloat32;
-    c.gru_linear_before_reset = pick(3) - 1;
-    const int outs = 1 + pick(7);
-    c.y = outs & 1;
-    c.y_h = outs & 2;
-    c.y_c = outs & 4;
-    if (c.op != "LSTM" && !c.y && !c.y_h) c.y = true;
-    if (c.op == "LSTM" && pick(2) == 0) {
-      c.p = pick(3) == 0 ? RnnCase::Peepholes::kInput : RnnCase::Peepholes::kNonZero;
-    }
-    const int per = c.op == "LSTM" ? 3 : c.op == "GRU" ? 2 : 1;
-    std::vector<std::string> names;
-    std::vector<float> alphas, betas;
-    if (pick(2) == 0) {
-      for (int d = 0; d < c.D(); ++d)
-        for (int a = 0; a < per; ++a) {
-          names.push_back(acts[static_cast<size_t>(pick(static_cast<int>(acts.size())))]);
-          if (pick(2) == 0) alphas.push_back(uni(0.1f, 1.2f));
-          if (pick(3) == 0) betas.push_back(uni(-0.5f, 0.8f));
-        }
-    }
-    const bool clip = pick(3) == 0;
-    const float clip_v = uni(0.2f, 2.0f);
-    const bool input_forget = c.op == "LSTM" && pick(3) == 0;
-    c.attrs = [=](onnx::NodeProto& n) {
-      if (!names.empty()) set_attr(n, "activations", names);
-      if (!alphas.empty()) set_attr(n, "activation_alpha", alphas);
-      if (!betas.empty()) set_attr(n, "activation_beta", betas);
-      if (clip) set_attr(n, "clip", clip_v);
-      if (input_forget) set_attr(n, "input_forget", int64_t{1});
-    };
-    std::vector<int32_t> lens;
-    if (c.seq_lens) {
-      for (int64_t n = 0; n < c.N; ++n)
-        lens.push_back(pick(4) == 0 ? 0 : 1 + pick(static_cast<int>(c.T)));
-    }
-    const RnnModel m = build_rnn_model(c, lens);
+    const RandomRnn r = random_rnn_case(rng, seed0 + static_cast<uint32_t>(k), lim);
+    const RnnCase& c = r.c;
+    const RnnModel m = build_rnn_model(c, r.lens);
     // Every third configuration through the persistent kernel (one launch for all steps).
     SessionOptions opts = SessionOptions().providers({"cuda-generic"});
     if (k % 3 == 2) opts.set("cuda-generic.persistent", "1");

@@ -212,8 +212,12 @@ TEST(CudaGenericPlan, ShapeComputationsStayOnTheHost) {
   Session s(path, SessionOptions().providers({"cudnn", "cuda-generic"}).plan_only(true));
   int host = 0;
   for (const auto& a : s.assignment()) {
-    if (a.op == "Shape") EXPECT_EQ(a.provider, "host");
-    if (a.op == "ConstantOfShape") EXPECT_EQ(a.provider, "cuda-generic");
+    if (a.op == "Shape") {
+      EXPECT_EQ(a.provider, "host");
+    }
+    if (a.op == "ConstantOfShape") {
+      EXPECT_EQ(a.provider, "cuda-generic");
+    }
     host += a.provider == "host";
   }
   EXPECT_GE(host, 4);  // Shape, Gather, Unsqueeze, Concat

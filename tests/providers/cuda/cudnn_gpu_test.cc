@@ -108,50 +108,22 @@ TEST_F(CudnnGpu, FeatureSuite) {
 // Random configurations against the reference provider: cells, directions, layouts, odd
 // sizes, lengths with zeros, initial states, output subsets, weights as inputs.
 TEST_F(CudnnGpu, RandomParityWithReference) {
-  const uint32_t seed0 = std::getenv("RECUR_PARITY_SEED")
-                             ? static_cast<uint32_t>(std::atoi(std::getenv("RECUR_PARITY_SEED")))
-                             : 20261121u;
-  const int count =
-      std::getenv("RECUR_PARITY_COUNT") ? std::atoi(std::getenv("RECUR_PARITY_COUNT")) : 256;
+  const uint32_t seed0 = parity_seed(20261121u);
+  const int count = parity_count(256);
   std::mt19937 rng(seed0);
-  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  // What cuDNN claims: default activations (or Relu on RNN), no clip, no peepholes.
+  RandomRnnLimits lim;
+  lim.every_attribute = false;
   int compared = 0;
   for (int k = 0; k < count; ++k) {
-    RnnCase c;
-    c.seed = seed0 + static_cast<uint32_t>(k);
-    c.op = std::vector<std::string>{"LSTM", "GRU", "RNN"}[pick(3)];
-    c.direction = std::vector<std::string>{"forward", "reverse", "bidirectional"}[pick(3)];
-    c.layout = pick(2);
-    c.T = 1 + pick(9);
-    c.N = 1 + pick(7);
-    c.I = 1 + pick(19);
-    c.H = 1 + pick(33);
-    c.bias = pick(4) != 0;
-    c.seq_lens = pick(2) == 0;
-    c.initial_h = pick(2) == 0;
-    c.initial_c = pick(2) == 0;
-    c.weights_as_inputs = pick(6) == 0;
-    const int outs = 1 + pick(7);  // a non-empty subset of Y, Y_h, Y_c
-    c.y = outs & 1;
-    c.y_h = outs & 2;
-    c.y_c = outs & 4;
-    if (c.op != "LSTM" && !c.y && !c.y_h) c.y = true;
-    if (c.op == "RNN" && pick(2) == 0) {
-      c.attrs = [](onnx::NodeProto& n) {
-        set_attr(n, "activations", std::vector<std::string>{"Relu", "Relu"});
-      };
-      if (c.direction != "bidirectional") {
-        c.attrs = [](onnx::NodeProto& n) {
-          set_attr(n, "activations", std::vector<std::string>{"Relu"});
-        };
-      }
+    RandomRnn r = random_rnn_case(rng, seed0 + static_cast<uint32_t>(k), lim);
+    RnnCase& c = r.c;
+    if (c.op == "RNN" && std::uniform_int_distribution<int>(0, 1)(rng) == 0) {
+      const std::vector<std::string> relu(static_cast<size_t>(c.D()), "Relu");
+      c.attrs = [relu](onnx::NodeProto& n) { set_attr(n, "activations", relu); };
+      c.attrs_summary = "activations=Relu";
     }
-    std::vector<int32_t> lens;
-    if (c.seq_lens) {
-      for (int64_t n = 0; n < c.N; ++n)
-        lens.push_back(pick(4) == 0 ? 0 : 1 + pick(static_cast<int>(c.T)));
-    }
-    const RnnModel m = build_rnn_model(c, lens);
+    const RnnModel m = build_rnn_model(c, r.lens);
     Session gpu =
         Session::from_bytes(m.bytes.data(), m.bytes.size(), SessionOptions().providers({"cudnn"}));
     Session ref = Session::from_bytes(m.bytes.data(), m.bytes.size(),

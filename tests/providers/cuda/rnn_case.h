@@ -32,6 +32,7 @@ struct RnnCase {
   float weight_scale = 0.3f;
   uint32_t seed = 1;
   std::function<void(onnx::NodeProto&)> attrs;  // extra attributes
+  std::string attrs_summary;                    // what `attrs` sets, for messages
 
   int64_t D() const { return direction == "bidirectional" ? 2 : 1; }
   int64_t G() const { return op == "LSTM" ? 4 : op == "GRU" ? 3 : 1; }
@@ -42,7 +43,7 @@ struct RnnCase {
            (initial_h ? " h0" : "") + (initial_c ? " c0" : "") +
            (weights_as_inputs ? " W-inputs" : "") + " outputs:" + (y ? "Y" : "") +
            (y_h ? ",Y_h" : "") + (y_c && op == "LSTM" ? ",Y_c" : "") +
-           " seed=" + std::to_string(seed);
+           (attrs_summary.empty() ? "" : " " + attrs_summary) + " seed=" + std::to_string(seed);
   }
 };
 
@@ -176,6 +177,103 @@ inline bool cuda_device_present(std::string* why = nullptr) {
   }
   if (why) *why = "this build has no CUDA provider";
   return false;
+}
+
+// Bounds and switches for random_rnn_case.
+struct RandomRnnLimits {
+  int64_t max_T = 9, max_N = 7, max_I = 19, max_H = 33;
+  int weights_as_inputs_one_in = 6;  // graph-input weights in 1 of n cases
+  int float64_one_in = 0;            // float64 in 1 of n cases; 0: float32 only
+  bool output_subsets = true;        // a random non-empty subset of Y, Y_h, Y_c
+  // Peepholes, GRU linear_before_reset 0/1/absent, custom activations with alpha/beta, clip
+  // and input_forget: what only the reference and cuda-generic providers cover.
+  bool every_attribute = true;
+};
+
+struct RandomRnn {
+  RnnCase c;
+  std::vector<int32_t> lens;  // sequence_lens when c.seq_lens, zeros included
+};
+
+// One random configuration; the same rng state gives the same case.
+inline RandomRnn random_rnn_case(std::mt19937& rng, uint32_t seed, const RandomRnnLimits& lim) {
+  auto pick = [&](int64_t n) {
+    return static_cast<int>(std::uniform_int_distribution<int64_t>(0, n - 1)(rng));
+  };
+  auto uni = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); };
+  RandomRnn r;
+  RnnCase& c = r.c;
+  c.seed = seed;
+  c.op = std::vector<std::string>{"LSTM", "GRU", "RNN"}[static_cast<size_t>(pick(3))];
+  c.direction =
+      std::vector<std::string>{"forward", "reverse", "bidirectional"}[static_cast<size_t>(pick(3))];
+  c.layout = pick(2);
+  c.T = 1 + pick(lim.max_T);
+  c.N = 1 + pick(lim.max_N);
+  c.I = 1 + pick(lim.max_I);
+  c.H = 1 + pick(lim.max_H);
+  c.bias = pick(4) != 0;
+  c.seq_lens = pick(2) == 0;
+  c.initial_h = pick(2) == 0;
+  c.initial_c = pick(2) == 0;
+  c.weights_as_inputs = pick(lim.weights_as_inputs_one_in) == 0;
+  if (lim.float64_one_in > 0 && pick(lim.float64_one_in) == 0) c.dtype = DType::kFloat64;
+  if (lim.output_subsets) {
+    const int outs = 1 + pick(7);
+    c.y = outs & 1;
+    c.y_h = outs & 2;
+    c.y_c = outs & 4;
+    if (c.op != "LSTM" && !c.y && !c.y_h) c.y = true;
+  }
+  if (lim.every_attribute) {
+    c.gru_linear_before_reset = pick(3) - 1;
+    if (c.op == "LSTM" && pick(2) == 0) {
+      c.p = pick(3) == 0 ? RnnCase::Peepholes::kInput : RnnCase::Peepholes::kNonZero;
+    }
+    static const std::vector<std::string> acts = {
+        "Relu",       "Tanh",        "Sigmoid", "Affine",   "LeakyRelu", "ThresholdedRelu",
+        "ScaledTanh", "HardSigmoid", "Elu",     "Softsign", "Softplus"};
+    const int per = c.op == "LSTM" ? 3 : c.op == "GRU" ? 2 : 1;
+    std::vector<std::string> names;
+    std::vector<float> alphas, betas;
+    if (pick(2) == 0) {
+      for (int64_t d = 0; d < c.D(); ++d) {
+        for (int a = 0; a < per; ++a) {
+          names.push_back(acts[static_cast<size_t>(pick(static_cast<int64_t>(acts.size())))]);
+          if (pick(2) == 0) alphas.push_back(uni(0.1f, 1.2f));
+          if (pick(3) == 0) betas.push_back(uni(-0.5f, 0.8f));
+        }
+      }
+    }
+    const bool clip = pick(3) == 0;
+    const float clip_v = uni(0.2f, 2.0f);
+    const bool input_forget = c.op == "LSTM" && pick(3) == 0;
+    c.attrs = [=](onnx::NodeProto& n) {
+      if (!names.empty()) set_attr(n, "activations", names);
+      if (!alphas.empty()) set_attr(n, "activation_alpha", alphas);
+      if (!betas.empty()) set_attr(n, "activation_beta", betas);
+      if (clip) set_attr(n, "clip", clip_v);
+      if (input_forget) set_attr(n, "input_forget", int64_t{1});
+    };
+    c.attrs_summary = "activations=" + std::to_string(names.size()) +
+                      (clip ? " clip=" + std::to_string(clip_v) : "") +
+                      (input_forget ? " input_forget" : "");
+  }
+  if (c.seq_lens) {
+    for (int64_t n = 0; n < c.N; ++n) r.lens.push_back(pick(4) == 0 ? 0 : 1 + pick(c.T));
+  }
+  return r;
+}
+
+// The parity tests' seed and case count: RECUR_PARITY_SEED and RECUR_PARITY_COUNT when set
+// (to reproduce or widen a GPU run), else the given defaults.
+inline uint32_t parity_seed(uint32_t fallback) {
+  const char* v = std::getenv("RECUR_PARITY_SEED");
+  return v ? static_cast<uint32_t>(std::strtoul(v, nullptr, 10)) : fallback;
+}
+inline int parity_count(int fallback) {
+  const char* v = std::getenv("RECUR_PARITY_COUNT");
+  return v ? std::atoi(v) : fallback;
 }
 
 }  // namespace recur::testing
