@@ -168,8 +168,11 @@ TEST(CudnnWeights, RoundTripsBackToOnnx) {
           for (const auto& c : plan->copies)
             for (int64_t i = 0; i < c.count; ++i)
               written[static_cast<size_t>(c.cudnn_offset + i)] = 1;
-          for (size_t i = 0; i < space.size(); ++i)
-            if (!written[i]) ASSERT_EQ(space[i], 0.0f) << g.to_string() << " element " << i;
+          for (size_t i = 0; i < space.size(); ++i) {
+            if (!written[i]) {
+              ASSERT_EQ(space[i], 0.0f) << g.to_string() << " element " << i;
+            }
+          }
         }
       }
     }

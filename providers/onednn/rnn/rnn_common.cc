@@ -14,6 +14,7 @@
 #include "converters/onednn_weights.h"
 #include "providers/onednn/common/dnnl_util.h"
 #include "providers/onednn/common/job_pool.h"
+#include "providers/onednn/rnn/candidate_race.h"
 
 namespace recur::onednn {
 
@@ -526,77 +527,34 @@ Result<Choice> RnnKernel::choose_locked(const BucketKey& bucket, int64_t T,
       std::sort(v.begin(), v.end());
       return v[v.size() / 2];
     };
-    // Times the candidates still `ok` at tp steps into `med`; `reps` passes each.
+    // Times the candidates still `ok` at tp steps into `med` (candidate_race.h); `reps`
+    // passes each.
     auto time_candidates = [&](int64_t tp, std::vector<bool>& ok, std::vector<double>& med,
                                int& reps) -> Status {
-      std::vector<std::vector<double>> times(cands.size());
-      // One warm-up pass each: it also pays one-time costs (oneDNN generates its gemm kernels
-      // on first use, OpenMP starts its threads) and weeds out failures.
       ProbeWeights probe_weights;
       std::vector<std::unique_ptr<ProbeSet>> sets(cands.size());
-      double round_ms = 0;
-      double best_pass = 1e300;  // the fastest pass of any candidate so far
+      std::vector<RaceCandidate> race(cands.size());
       for (size_t i = 0; i < cands.size(); ++i) {
-        if (!ok[i]) continue;
-        auto set = prepare_probe(cands[i], tp, N, I, H, probe_weights);
-        if (!set.ok()) {
-          ok[i] = false;
-          continue;
-        }
-        sets[i] = std::move(set).value();
-        auto t = time_probe(*sets[i]);
-        if (!t.ok()) {
-          ok[i] = false;
-          continue;
-        }
-        round_ms += *t;
-        best_pass = std::min(best_pass, *t);
+        race[i].single = cands[i].threads == 1 && cands[i].split == 1;
+        race[i].ok = ok[i];
       }
-      // Rounds over the candidates (A B C, A B C, ...), each candidate a few passes in a row
-      // after one untimed pass: the untimed pass absorbs the switch from the previous
-      // candidate (OpenMP threads keep spinning for milliseconds after a parallel region and
-      // hold the core that a split's helper needs). The median, not the minimum: a busy
-      // machine makes a multi-threaded pass's best case rare, and the median is what runs
-      // see. A time budget bounds the probe, and a candidate that cannot win stops being
-      // timed.
-      const int per = static_cast<int>(std::clamp(60.0 / std::max(round_ms, 1e-3), 2.0, 8.0));
-      const double budget_ms = std::max(300.0, 10.0 * round_ms);
-      const auto start = std::chrono::steady_clock::now();
-      int rounds = 0;
-      for (int r = 0; r < 4; ++r) {
-        for (size_t i = 0; i < cands.size(); ++i) {
-          if (!ok[i]) continue;
-          RECUR_RETURN_IF_ERROR(time_probe(*sets[i]).status());
-          for (int k = 0; k < per; ++k) {
-            RECUR_ASSIGN_OR_RETURN(double ms, time_probe(*sets[i]));
-            times[i].push_back(ms);
-            best_pass = std::min(best_pass, ms);
-            // A pass five times the fastest one seen: this candidate stalls (a multi-threaded
-            // one on a busy machine) and is out at once rather than after more such passes.
-            const bool single = cands[i].threads == 1 && cands[i].split == 1;
-            if (!single && ms > 5.0 * best_pass + 0.05) {
-              ok[i] = false;
-              break;
-            }
-          }
-        }
-        rounds = r + 1;
-        double best_med = 1e300;
-        for (size_t i = 0; i < cands.size(); ++i)
-          if (ok[i]) best_med = std::min(best_med, median_of(times[i]));
-        for (size_t i = 0; i < cands.size(); ++i) {
-          if (ok[i] && *std::min_element(times[i].begin(), times[i].end()) > 2.0 * best_med)
-            ok[i] = false;
-        }
-        const double spent =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                .count();
-        if (rounds >= 2 && spent > budget_ms) break;
-      }
-      reps = rounds * per;
-      med.assign(cands.size(), 1e300);
-      for (size_t i = 0; i < cands.size(); ++i)
-        if (ok[i]) med[i] = median_of(times[i]);
+      RaceCallbacks cb;
+      // The warm-up pass also pays one-time costs (oneDNN generates its gemm kernels on first
+      // use, OpenMP starts its threads) and weeds out failures.
+      cb.warm_up = [&](size_t i) -> Result<double> {
+        RECUR_ASSIGN_OR_RETURN(sets[i], prepare_probe(cands[i], tp, N, I, H, probe_weights));
+        return time_probe(*sets[i]);
+      };
+      cb.pass = [&](size_t i) { return time_probe(*sets[i]); };
+      cb.now_ms = [] {
+        return std::chrono::duration<double, std::milli>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+      };
+      RECUR_ASSIGN_OR_RETURN(RaceResult r, race_candidates(std::move(race), cb));
+      ok = std::move(r.ok);
+      med = std::move(r.med);
+      reps = r.reps;
       return ok_status();
     };
     auto describe_times = [&](const std::vector<bool>& ok, const std::vector<double>& med,

@@ -455,7 +455,11 @@ TEST(GlueOpsCpu, Reductions) {
         // ReduceSum takes axes as an input from opset 13; the others as an attribute
         // until opset 18 (past this build's 17).
         const bool sum = std::string(op) == "ReduceSum";
-        std::vector<std::pair<std::string, Tensor>> ins = {{"x", x}};
+        // Built by emplace_back: GCC 12 misreads an initializer-list start plus a later
+        // emplace_back as out of bounds (-Warray-bounds).
+        std::vector<std::pair<std::string, Tensor>> ins;
+        ins.reserve(2);
+        ins.emplace_back("x", x);
         if (sum && !axes.empty()) ins.emplace_back("a", ints(axes));
         const auto want =
             reference(op, ins, {DType::kFloat32}, [keep, sum, axes](onnx::NodeProto& n) {
