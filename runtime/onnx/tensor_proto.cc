@@ -266,39 +266,28 @@ Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorPro
   return ok_status();
 }
 
-Result<Tensor> read_tensor_pb(const std::string& path, std::string* name) {
+namespace {
+
+// A file holding one serialized message of type P (a backend test's input_K.pb).
+template <class P>
+Result<P> parse_pb_file(const std::string& path, const char* type_name) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return io_error("cannot open '" + path + "'");
   std::stringstream buf;
   buf << in.rdbuf();
-  const std::string bytes = buf.str();
-  onnx::TensorProto proto;
-  if (!proto.ParseFromString(bytes)) {
-    return invalid_argument("'" + path + "' is not a serialized TensorProto");
+  P proto;
+  if (!proto.ParseFromString(buf.str())) {
+    return invalid_argument("'" + path + "' is not a serialized " + type_name);
   }
-  if (name) *name = proto.name();
-  ExternalData external(std::filesystem::path(path).parent_path());
-  return tensor_from_proto(proto, &external, "'" + path + "'");
+  return proto;
 }
 
-Result<Tensor> read_sequence_pb(const std::string& path, std::string* name) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return io_error("cannot open '" + path + "'");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  onnx::SequenceProto proto;
-  if (!proto.ParseFromString(buf.str())) {
-    return invalid_argument("'" + path + "' is not a serialized SequenceProto");
-  }
-  if (name) *name = proto.name();
-  if (proto.elem_type() != onnx::SequenceProto::TENSOR &&
-      proto.elem_type() != onnx::SequenceProto::UNDEFINED) {
-    return not_implemented("'" + path + "': only sequences of tensors are supported");
-  }
+Result<Tensor> sequence_from_protos(
+    const google::protobuf::RepeatedPtrField<onnx::TensorProto>& protos, ExternalData* external,
+    const std::string& path) {
   std::vector<Tensor> elements;
-  ExternalData external(std::filesystem::path(path).parent_path());
-  for (const auto& tp : proto.tensor_values()) {
-    RECUR_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, &external, "'" + path + "'"));
+  for (const auto& tp : protos) {
+    RECUR_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, external, "'" + path + "'"));
     elements.push_back(std::move(t));
   }
   try {
@@ -308,31 +297,35 @@ Result<Tensor> read_sequence_pb(const std::string& path, std::string* name) {
   }
 }
 
-Result<Tensor> read_optional_pb(const std::string& path, std::string* name) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return io_error("cannot open '" + path + "'");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  onnx::OptionalProto proto;
-  if (!proto.ParseFromString(buf.str())) {
-    return invalid_argument("'" + path + "' is not a serialized OptionalProto");
+}  // namespace
+
+Result<Tensor> read_tensor_pb(const std::string& path, std::string* name) {
+  RECUR_ASSIGN_OR_RETURN(auto proto, parse_pb_file<onnx::TensorProto>(path, "TensorProto"));
+  if (name) *name = proto.name();
+  ExternalData external(std::filesystem::path(path).parent_path());
+  return tensor_from_proto(proto, &external, "'" + path + "'");
+}
+
+Result<Tensor> read_sequence_pb(const std::string& path, std::string* name) {
+  RECUR_ASSIGN_OR_RETURN(auto proto, parse_pb_file<onnx::SequenceProto>(path, "SequenceProto"));
+  if (name) *name = proto.name();
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR &&
+      proto.elem_type() != onnx::SequenceProto::UNDEFINED) {
+    return not_implemented("'" + path + "': only sequences of tensors are supported");
   }
+  ExternalData external(std::filesystem::path(path).parent_path());
+  return sequence_from_protos(proto.tensor_values(), &external, path);
+}
+
+Result<Tensor> read_optional_pb(const std::string& path, std::string* name) {
+  RECUR_ASSIGN_OR_RETURN(auto proto, parse_pb_file<onnx::OptionalProto>(path, "OptionalProto"));
   if (name) *name = proto.name();
   ExternalData external(std::filesystem::path(path).parent_path());
   if (proto.has_tensor_value()) {
     return tensor_from_proto(proto.tensor_value(), &external, "'" + path + "'");
   }
   if (proto.has_sequence_value()) {
-    std::vector<Tensor> elements;
-    for (const auto& tp : proto.sequence_value().tensor_values()) {
-      RECUR_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, &external, "'" + path + "'"));
-      elements.push_back(std::move(t));
-    }
-    try {
-      return Tensor::sequence(std::move(elements));
-    } catch (const Error& e) {
-      return Status(e.code(), "'" + path + "': " + e.what());
-    }
+    return sequence_from_protos(proto.sequence_value().tensor_values(), &external, path);
   }
   if (proto.elem_type() == onnx::OptionalProto::TENSOR ||
       proto.elem_type() == onnx::OptionalProto::SEQUENCE ||
