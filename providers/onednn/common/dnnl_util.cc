@@ -54,6 +54,43 @@ AlignedBuffer::AlignedBuffer(size_t n) : bytes(n) {
 
 AlignedBuffer::~AlignedBuffer() { std::free(data); }
 
+ArgsPool::Lease::~Lease() {
+  if (pool_ && args_) pool_->give_back(std::move(args_));
+}
+
+void ArgsPool::Lease::bind(int arg, const dnnl::memory::desc& md, const void* data) {
+  auto it = args_->find(arg);
+  if (it == args_->end()) {
+    args_->emplace(arg, make_memory(md, data));
+    return;
+  }
+  if (it->second.get_data_handle() == data) return;
+  bool padded = false;
+  for (int i = 0; i < md.data.ndims; ++i) padded |= md.data.padded_dims[i] != md.data.dims[i];
+  if (padded) {
+    it->second = make_memory(md, data);
+  } else {
+    it->second.set_data_handle(const_cast<void*>(data));
+  }
+}
+
+ArgsPool::Lease ArgsPool::acquire() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!free_.empty()) {
+      auto args = std::move(free_.back());
+      free_.pop_back();
+      return Lease(this, std::move(args));
+    }
+  }
+  return Lease(this, std::make_unique<Args>());
+}
+
+void ArgsPool::give_back(std::unique_ptr<Args> args) {
+  std::lock_guard<std::mutex> lock(mu_);
+  free_.push_back(std::move(args));
+}
+
 ScratchPool::Lease::~Lease() {
   if (pool_ && buf_) pool_->give_back(std::move(buf_));
 }

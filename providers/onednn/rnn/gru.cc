@@ -9,13 +9,8 @@ Claim claim_gru(const Node& node, const Graph& graph) {
   if (!spec.ok()) return Claim::decline(spec.status().message());
   Claim c = claim_rnn_common(node, graph, *spec);
   if (!c.yes) return c;
-  if (!spec->default_activations()) {
-    std::string names;
-    for (const auto& a : spec->activations)
-      names += (names.empty() ? "" : ",") + std::string(a.name());
-    return Claim::decline("non-default GRU activations (" + names +
-                          "): oneDNN's GRU is fixed to Sigmoid,Tanh");
-  }
+  c = claim_default_activations(*spec, "Sigmoid,Tanh");
+  if (!c.yes) return c;
   return claim_alpha_beta(node, *spec);
 }
 

@@ -14,13 +14,8 @@ Claim claim_lstm(const Node& node, const Graph& graph) {
   }
   Claim c = claim_rnn_common(node, graph, *spec);
   if (!c.yes) return c;
-  if (!spec->default_activations()) {
-    std::string names;
-    for (const auto& a : spec->activations)
-      names += (names.empty() ? "" : ",") + std::string(a.name());
-    return Claim::decline("non-default LSTM activations (" + names +
-                          "): oneDNN's LSTM is fixed to Sigmoid,Tanh,Tanh");
-  }
+  c = claim_default_activations(*spec, "Sigmoid,Tanh,Tanh");
+  if (!c.yes) return c;
   return claim_alpha_beta(node, *spec);
 }
 

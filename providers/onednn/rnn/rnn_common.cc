@@ -43,6 +43,18 @@ Claim claim_rnn_common(const Node& node, const Graph& graph, const RnnSpec& spec
   return Claim::accept();
 }
 
+Claim claim_default_activations(const RnnSpec& spec, const char* fixed) {
+  if (spec.default_activations()) return Claim::accept();
+  std::string names;
+  for (const auto& a : spec.activations) {
+    if (!names.empty()) names += ',';
+    names += a.name();
+  }
+  const char* cell = spec.cell == RnnCell::kLstm ? "LSTM" : "GRU";
+  return Claim::decline(std::string("non-default ") + cell + " activations (" + names +
+                        "): oneDNN's " + cell + " is fixed to " + fixed);
+}
+
 Claim claim_alpha_beta(const Node& node, const RnnSpec& spec) {
   // After the activation checks the only parameterised activation an RNN can have is
   // LeakyRelu, whose alpha oneDNN takes as the relu's negative slope.
@@ -114,6 +126,8 @@ struct Plan {
   size_t scratch_bytes = 0;
   // Constant weights in this primitive's format, per direction.
   std::vector<std::shared_ptr<AlignedBuffer>> weights_layer, weights_iter;
+  // The memory objects of its executions, per direction.
+  mutable ArgsPool args[2];
 };
 
 struct WeightBuf {
@@ -768,30 +782,28 @@ Status RnnKernel::execute(const Plan& plan, int d, const RunWeights* rw, const E
   const void* wi = rw ? rw->iter[ud].data() : plan.weights_iter[ud]->data;
   const void* b = rw ? rw->bias[ud].data() : bias_[ud].data();
   ScratchPool::Lease scratch = scratch_.acquire(plan.scratch_bytes);
+  ArgsPool::Lease args = plan.args[ud].acquire();
   return dnnl_try(node_.describe(), [&] {
-    std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC_LAYER, make_memory(ds.src_layer, e.x)},
-        {DNNL_ARG_WEIGHTS_LAYER, make_memory(ds.weights_layer, wl)},
-        {DNNL_ARG_WEIGHTS_ITER, make_memory(ds.weights_iter, wi)},
-        {DNNL_ARG_BIAS, make_memory(ds.bias, b)},
-        {DNNL_ARG_DST_LAYER, make_memory(ds.dst_layer, e.y)},
-        {DNNL_ARG_SCRATCHPAD, make_memory(plan.scratchpad, scratch.data())}};
+    args.bind(DNNL_ARG_SRC_LAYER, ds.src_layer, e.x);
+    args.bind(DNNL_ARG_WEIGHTS_LAYER, ds.weights_layer, wl);
+    args.bind(DNNL_ARG_WEIGHTS_ITER, ds.weights_iter, wi);
+    args.bind(DNNL_ARG_BIAS, ds.bias, b);
+    args.bind(DNNL_ARG_DST_LAYER, ds.dst_layer, e.y);
+    args.bind(DNNL_ARG_SCRATCHPAD, plan.scratchpad, scratch.data());
     if (!ds.src_iter.is_zero()) {
-      args[DNNL_ARG_SRC_ITER] = make_memory(ds.src_iter, e.h0);
-      if (spec_.cell == RnnCell::kLstm)
-        args[DNNL_ARG_SRC_ITER_C] = make_memory(ds.src_iter_c, e.c0);
+      args.bind(DNNL_ARG_SRC_ITER, ds.src_iter, e.h0);
+      if (spec_.cell == RnnCell::kLstm) args.bind(DNNL_ARG_SRC_ITER_C, ds.src_iter_c, e.c0);
     }
     if (!ds.dst_iter.is_zero()) {
-      args[DNNL_ARG_DST_ITER] = make_memory(ds.dst_iter, e.hn);
-      if (spec_.cell == RnnCell::kLstm)
-        args[DNNL_ARG_DST_ITER_C] = make_memory(ds.dst_iter_c, e.cn);
+      args.bind(DNNL_ARG_DST_ITER, ds.dst_iter, e.hn);
+      if (spec_.cell == RnnCell::kLstm) args.bind(DNNL_ARG_DST_ITER_C, ds.dst_iter_c, e.cn);
     }
     if (has_peephole()) {
       const void* p = rw ? rw->peephole[ud].data() : peephole_[ud].data();
-      args[DNNL_ARG_WEIGHTS_PEEPHOLE] = make_memory(ds.weights_peephole, p);
+      args.bind(DNNL_ARG_WEIGHTS_PEEPHOLE, ds.weights_peephole, p);
     }
     ThreadScope scope(plan.threads);
-    plan.primitive.execute(thread_stream(), args);
+    plan.primitive.execute(thread_stream(), args.args());
     thread_stream().wait();
   });
 }

@@ -42,6 +42,8 @@ RnnPd create_vanilla_pd(const RnnSpec& spec, int dir, const RnnDescs& d,
 // then activation_alpha/beta (claim_alpha_beta).
 Claim claim_rnn_common(const Node& node, const Graph& graph, const RnnSpec& spec);
 Claim claim_alpha_beta(const Node& node, const RnnSpec& spec);
+// LSTM and GRU: oneDNN's cells are fixed to the default activations (`fixed` names them).
+Claim claim_default_activations(const RnnSpec& spec, const char* fixed);
 Claim claim_lstm(const Node& node, const Graph& graph);
 Claim claim_gru(const Node& node, const Graph& graph);
 Claim claim_vanilla(const Node& node, const Graph& graph);
