@@ -17,13 +17,15 @@ dnnl::primitive_attr user_scratchpad_attr() {
   return attr;
 }
 
-Status execute_primitive(const CachedPrimitive& p, std::unordered_map<int, dnnl::memory> args,
-                         ScratchPool& pool, const std::string& what) {
+Status execute_primitive(const CachedPrimitive& p, std::span<const Bind> binds, ScratchPool& pool,
+                         const std::string& what) {
   ScratchPool::Lease scratch = pool.acquire(p.scratchpad.get_size());
+  ArgsPool::Lease args = p.args->acquire();
   return dnnl_try(what, [&] {
-    args[DNNL_ARG_SCRATCHPAD] = make_memory(p.scratchpad, scratch.data());
+    for (const Bind& b : binds) args.bind(b.arg, b.md, b.data);
+    args.bind(DNNL_ARG_SCRATCHPAD, p.scratchpad, scratch.data());
     ThreadScope scope(p.threads);
-    p.primitive.execute(thread_stream(), args);
+    p.primitive.execute(thread_stream(), args.args());
     thread_stream().wait();
   });
 }

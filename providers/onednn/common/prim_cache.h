@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -26,6 +27,15 @@ struct CachedPrimitive {
   dnnl::memory::desc scratchpad;
   std::string impl;
   int threads = 1;  // created for, and run with, this many OpenMP threads
+  // Its executions' memory objects, made once and re-pointed (dnnl_util.h).
+  std::shared_ptr<ArgsPool> args = std::make_shared<ArgsPool>();
+};
+
+// One argument of an execution: its descriptor is the same on every run of the primitive.
+struct Bind {
+  int arg;
+  const dnnl::memory::desc& md;
+  const void* data;
 };
 
 // Primitives by key; the least recently inserted goes when the cache is full. Concurrent runs
@@ -74,9 +84,13 @@ Result<CachedPrimitive> make_primitive(const Desc& desc, const dnnl::primitive_a
   return out;
 }
 
-// Executes `p` with `args` plus a scratchpad of its own from `pool`.
-Status execute_primitive(const CachedPrimitive& p, std::unordered_map<int, dnnl::memory> args,
-                         ScratchPool& pool, const std::string& what);
+// Executes `p` with `binds` plus a scratchpad of its own from `pool`.
+Status execute_primitive(const CachedPrimitive& p, std::span<const Bind> binds, ScratchPool& pool,
+                         const std::string& what);
+inline Status execute_primitive(const CachedPrimitive& p, std::initializer_list<Bind> binds,
+                                ScratchPool& pool, const std::string& what) {
+  return execute_primitive(p, std::span<const Bind>(binds.begin(), binds.size()), pool, what);
+}
 
 // Threads for an operation of `work` elements or multiply-adds: one below a size where an
 // OpenMP team costs more than it saves, else `max_threads`.

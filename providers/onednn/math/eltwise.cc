@@ -76,8 +76,7 @@ class EltwiseKernel final : public Kernel {
     }));
     const auto md = dense_desc(x->shape());
     return execute_primitive(*prim,
-                             {{DNNL_ARG_SRC, make_memory(md, x->raw_data())},
-                              {DNNL_ARG_DST, make_memory(md, y->raw_data())}},
+                             {{DNNL_ARG_SRC, md, x->raw_data()}, {DNNL_ARG_DST, md, y->raw_data()}},
                              scratch_, what);
   }
 

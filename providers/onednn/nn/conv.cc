@@ -78,11 +78,11 @@ class ConvKernel final : public Kernel {
           return make_primitive<dnnl::convolution_forward>(d, user_scratchpad_attr(),
                                                            threads_for(macs, threads_), what);
         }));
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, make_memory(xd, x->raw_data())},
-                                            {DNNL_ARG_WEIGHTS, make_memory(wd, w->raw_data())},
-                                            {DNNL_ARG_DST, make_memory(yd, y->raw_data())}};
-    if (b) args[DNNL_ARG_BIAS] = make_memory(bd, b->raw_data());
-    return execute_primitive(*prim, std::move(args), scratch_, what);
+    const Bind args[] = {{DNNL_ARG_SRC, xd, x->raw_data()},
+                         {DNNL_ARG_WEIGHTS, wd, w->raw_data()},
+                         {DNNL_ARG_DST, yd, y->raw_data()},
+                         {DNNL_ARG_BIAS, bd, b ? b->raw_data() : nullptr}};
+    return execute_primitive(*prim, std::span<const Bind>(args, b ? 4 : 3), scratch_, what);
   }
 
  private:

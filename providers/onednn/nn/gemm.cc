@@ -82,9 +82,9 @@ class GemmKernel final : public Kernel {
           what);
     }));
     return execute_primitive(*prim,
-                             {{DNNL_ARG_SRC, make_memory(ad, a->raw_data())},
-                              {DNNL_ARG_WEIGHTS, make_memory(bd, b->raw_data())},
-                              {DNNL_ARG_DST, make_memory(yd, yp)}},
+                             {{DNNL_ARG_SRC, ad, a->raw_data()},
+                              {DNNL_ARG_WEIGHTS, bd, b->raw_data()},
+                              {DNNL_ARG_DST, yd, yp}},
                              scratch_, what);
   }
 

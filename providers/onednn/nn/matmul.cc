@@ -71,9 +71,9 @@ class MatMulKernel final : public Kernel {
           threads_for(static_cast<double>(y->numel()) * static_cast<double>(K), threads_), what);
     }));
     return execute_primitive(*prim,
-                             {{DNNL_ARG_SRC, make_memory(dense_desc(sa), a->raw_data())},
-                              {DNNL_ARG_WEIGHTS, make_memory(dense_desc(sb), b->raw_data())},
-                              {DNNL_ARG_DST, make_memory(dense_desc(so), y->raw_data())}},
+                             {{DNNL_ARG_SRC, dense_desc(sa), a->raw_data()},
+                              {DNNL_ARG_WEIGHTS, dense_desc(sb), b->raw_data()},
+                              {DNNL_ARG_DST, dense_desc(so), y->raw_data()}},
                              scratch_, what);
   }
 

@@ -61,8 +61,7 @@ class PoolKernel final : public Kernel {
           d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_), what);
     }));
     return execute_primitive(*prim,
-                             {{DNNL_ARG_SRC, make_memory(xd, x->raw_data())},
-                              {DNNL_ARG_DST, make_memory(yd, y->raw_data())}},
+                             {{DNNL_ARG_SRC, xd, x->raw_data()}, {DNNL_ARG_DST, yd, y->raw_data()}},
                              scratch_, what);
   }
 

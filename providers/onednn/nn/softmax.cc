@@ -50,8 +50,7 @@ class SoftmaxKernel final : public Kernel {
     }));
     const auto md = dense_desc(shape);
     return execute_primitive(*prim,
-                             {{DNNL_ARG_SRC, make_memory(md, x->raw_data())},
-                              {DNNL_ARG_DST, make_memory(md, y->raw_data())}},
+                             {{DNNL_ARG_SRC, md, x->raw_data()}, {DNNL_ARG_DST, md, y->raw_data()}},
                              scratch_, what);
   }
 

@@ -5,12 +5,14 @@
 
 #include <atomic>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "recur/recur.h"
+#include "runtime/onnx/tensor_proto.h"
 #include "tests/support/model_builder.h"
 
 namespace recur {
@@ -127,6 +129,37 @@ TEST(OnednnConcurrency, PrimitivesCreatedByConcurrentFirstRuns) {
   std::atomic<int> errors{0};
   EXPECT_EQ(hammer(fresh, feeds, want, errors), 0);
   EXPECT_EQ(errors.load(), 0);
+}
+
+// Whole models whose glue (Conv, pooling, MatMul, Gemm, Softmax, eltwise) runs on oneDNN too:
+// those kernels re-point memory objects leased per run (ArgsPool), which concurrent runs must
+// not share.
+TEST(OnednnConcurrency, WholeModelsFourThreadsFiftyRuns) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  for (const char* name : {"crnn", "attention_lstm_classifier", "rnnoise_gru"}) {
+    const std::string dir = std::string(RECUR_SOURCE_DIR) + "/models/" + name;
+    Feeds f;
+    for (int k = 0;; ++k) {
+      const std::string pb = dir + "/test_data_set_0/input_" + std::to_string(k) + ".pb";
+      if (!std::filesystem::exists(pb)) break;
+      std::string input;
+      Result<Tensor> t = read_tensor_pb(pb, &input);
+      ASSERT_TRUE(t.ok()) << t.status().message();
+      f.emplace_back(input, *t);
+    }
+    ASSERT_FALSE(f.empty()) << dir;
+    SessionOptions o;
+    o.providers({"onednn", "reference"}).threads(2);
+    Session s(dir + "/model.onnx", o);
+    int on_onednn = 0;
+    for (const auto& a : s.assignment()) on_onednn += a.provider == "onednn";
+    EXPECT_GE(on_onednn, 2) << name;
+    const std::vector<Feeds> feeds = {f, f};
+    const std::vector<Outputs> want = {s.run(f), s.run(f)};
+    std::atomic<int> errors{0};
+    EXPECT_EQ(hammer(s, feeds, want, errors), 0) << name;
+    EXPECT_EQ(errors.load(), 0) << name;
+  }
 }
 
 }  // namespace
