@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include <onnx/onnx_pb.h>
 // After onnx_pb.h, which defines the ONNX_API macro it uses.
@@ -116,6 +117,23 @@ bool known_dtype(int32_t t) {
   }
 }
 
+// The typed field that holds a tensor of `dtype` when it has no raw_data, and its length.
+std::pair<const char*, int64_t> typed_field(const onnx::TensorProto& p, DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return {"float_data", p.float_data_size()};
+    case DType::kFloat64:
+      return {"double_data", p.double_data_size()};
+    case DType::kInt64:
+      return {"int64_data", p.int64_data_size()};
+    case DType::kUInt32:
+    case DType::kUInt64:
+      return {"uint64_data", p.uint64_data_size()};
+    default:  // the narrower integers, bool, float16 and bfloat16
+      return {"int32_data", p.int32_data_size()};
+  }
+}
+
 template <class Dst, class Field>
 Status copy_field(const Field& field, Tensor& t, const std::string& what, const char* field_name) {
   if (field.size() != t.numel()) {
@@ -184,14 +202,24 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* e
     return external->read(location, offset, length, dtype, shape, what);
   }
 
+  // The data must match the shape before anything is allocated: a corrupt dims list with a
+  // few bytes of data must be an error, not a request for gigabytes.
+  if (proto.has_raw_data() && proto.raw_data().size() != nbytes) {
+    return invalid_model(what + ": raw_data has " + std::to_string(proto.raw_data().size()) +
+                         " bytes but a " + std::string(dtype_name(dtype)) + shape_to_string(shape) +
+                         " tensor needs " + std::to_string(nbytes));
+  }
+  if (!proto.has_raw_data()) {
+    const auto [field, held] = typed_field(proto, dtype);
+    if (held != static_cast<int64_t>(count)) {
+      return invalid_model(what + ": " + field + " holds " + std::to_string(held) +
+                           " values but the shape " + shape_to_string(shape) + " needs " +
+                           std::to_string(static_cast<int64_t>(count)));
+    }
+  }
   Tensor t = Tensor::empty(dtype, shape);
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
-    if (raw.size() != nbytes) {
-      return invalid_model(what + ": raw_data has " + std::to_string(raw.size()) + " bytes but a " +
-                           std::string(dtype_name(dtype)) + shape_to_string(shape) +
-                           " tensor needs " + std::to_string(nbytes));
-    }
     if (nbytes) std::memcpy(t.raw_data(), raw.data(), nbytes);
     if (dtype == DType::kBool) {
       // Normalise to 0/1 so that reading the bytes as bool is well defined.

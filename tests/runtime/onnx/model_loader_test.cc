@@ -184,6 +184,30 @@ TEST(ModelLoader, AbsurdShapeIsRefusedBeforeAllocating) {
   expect_error([&] { Session s(path); }, ErrorCode::kInvalidModel, {"'w'", "too large"});
 }
 
+// Below the element-count guard but far beyond memory (2^39 floats, 2 TiB) with a few bytes
+// of data: the data's size is checked before anything is allocated, so the error is about
+// the data, not an allocation failure (found by mutating models under AddressSanitizer).
+TEST(ModelLoader, LargeShapeWithLittleDataIsRefusedBeforeAllocating) {
+  for (bool raw : {true, false}) {
+    TempDir dir;
+    ModelBuilder m;
+    auto* t = m.graph().add_initializer();
+    t->set_name("w");
+    t->set_data_type(1);
+    t->add_dims(int64_t{1} << 20);
+    t->add_dims(int64_t{1} << 19);
+    if (raw) {
+      t->set_raw_data(std::string(4, '\0'));
+    } else {
+      t->add_float_data(1.0f);
+    }
+    m.output("w", DType::kFloat32);
+    const auto path = m.save(dir.path());
+    expect_error([&] { Session s(path); }, ErrorCode::kInvalidModel,
+                 {"'w'", raw ? "raw_data has 4 bytes" : "float_data holds 1 values"});
+  }
+}
+
 // Writes `values` at `offset` of `file` and an initializer pointing there.
 void add_external(ModelBuilder& m, const fs::path& dir, const std::string& file,
                   const std::string& location, int64_t offset, const std::vector<float>& values,
