@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -39,6 +40,13 @@ Claim claim_rnn_common(const Node& node, const Graph& graph, const RnnSpec& spec
   if (spec.clip) {
     return Claim::decline("clip=" + std::to_string(*spec.clip) +
                           ": oneDNN's RNN primitives cannot bound the gate pre-activations");
+  }
+  // An input size of 0 (W is [D, G*H, 0]) is valid ONNX that oneDNN's primitives cannot take.
+  if (node.has_input(kRnnW)) {
+    const TypeInfo& w = graph.value(node.inputs[kRnnW]).type;
+    if (w.shape && w.shape->size() == 3 && (*w.shape)[2].is_fixed() && (*w.shape)[2].value == 0) {
+      return Claim::decline("input size 0: oneDNN's RNN primitives need a positive input size");
+    }
   }
   return Claim::accept();
 }
@@ -145,6 +153,29 @@ struct Job {
   int d = 0;
   int64_t n0 = 0, n1 = 0;
 };
+
+// oneDNN 2.6 computes some RNN offsets in 32 bits and divides by the dimensions: a shape
+// outside that range makes it crash rather than fail (a declared batch of 2^40 raised SIGFPE
+// in primitive creation). Such shapes are refused here, with the reason.
+Status check_onednn_rnn_shape(int64_t T, int64_t N, int64_t I, int64_t H, int64_t D, int64_t G) {
+  if (T <= 0 || N <= 0 || I <= 0 || H <= 0) {
+    return not_implemented(
+        "the oneDNN RNN primitives need positive sizes, got T=" + std::to_string(T) +
+        " N=" + std::to_string(N) + " I=" + std::to_string(I) + " H=" + std::to_string(H));
+  }
+  constexpr __int128 kLimit = std::numeric_limits<int32_t>::max();
+  const __int128 t = T, n = N, i = I, h = H, d = D, g = G;
+  for (const __int128 elems :
+       {t * n * i, t * n * d * h, t * n * d * g * h, d * g * h * i, d * g * h * h}) {
+    if (elems > kLimit) {
+      return not_implemented("T=" + std::to_string(T) + " N=" + std::to_string(N) +
+                             " I=" + std::to_string(I) + " H=" + std::to_string(H) +
+                             " needs a buffer of more than 2^31 elements, beyond oneDNN's "
+                             "32-bit RNN offsets");
+    }
+  }
+  return ok_status();
+}
 
 std::vector<float> pattern(size_t n, float scale) {
   std::vector<float> v(n);
@@ -903,7 +934,8 @@ Status RnnKernel::init(CompileContext& ctx) {
     const Shape xs = xt.static_shape();
     const int64_t T = spec_.layout == 0 ? xs[0] : xs[1];
     const int64_t N = spec_.layout == 0 ? xs[1] : xs[0];
-    if (T > 0 && N > 0 && xs[2] == I) {
+    // A declared shape oneDNN cannot take is left to the first run, which reports it.
+    if (xs[2] == I && check_onednn_rnn_shape(T, N, I, H, Dn, geom_.gates()).ok()) {
       const BucketKey bucket{N, I, H, t_class(T), false};
       std::string note;
       RECUR_ASSIGN_OR_RETURN(Choice c, choose(bucket, T, &note));
@@ -990,6 +1022,9 @@ Status RnnKernel::run(KernelContext& ctx) const {
     if (yh) std::fill(yh, yh + state_n, 0.0f);
     if (yc) std::fill(yc, yc + state_n, 0.0f);
     return ok_status();
+  }
+  if (Status st = check_onednn_rnn_shape(T, N, I, H, Dn, geom_.gates()); !st.ok()) {
+    return ctx.error(ErrorCode::kNotImplemented, st.message());
   }
 
   RunWeights rw;

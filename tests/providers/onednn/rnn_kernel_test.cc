@@ -183,5 +183,42 @@ TEST(OnednnRnnKernel, DeclinedNodesNameTheReason) {
   EXPECT_EQ(open(forget, only).assignment()[0].provider, "onednn");
 }
 
+// Shapes oneDNN's RNN primitives cannot take. A declared batch of 2^40 made primitive creation
+// at load divide by zero inside oneDNN (SIGFPE; found by mutating models): the session now
+// loads, and a run reports the shape mismatch. An input size of 0 is valid ONNX: the node goes
+// to the reference provider, with the reason.
+TEST(OnednnRnnKernel, ShapesOnednnCannotTakeAreRefusedNotCrashed) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  std::mt19937 rng(9);
+  for (const std::string op : {"LSTM", "GRU", "RNN"}) {
+    const int64_t G = op == "LSTM" ? 4 : op == "GRU" ? 3 : 1, H = 4, I = 3;
+    ModelBuilder mb(14);
+    mb.input("X", DType::kFloat32, {3, int64_t{1} << 40, I});
+    mb.initializer("W", random_tensor({1, G * H, I}, rng));
+    mb.initializer("R", random_tensor({1, G * H, H}, rng));
+    mb.output("Y", DType::kFloat32);
+    set_attr(mb.node(op, {"X", "W", "R"}, {"Y"}, "rnn_node"), "hidden_size", H);
+    const std::string bytes = mb.bytes();
+    SessionOptions o;
+    o.providers({"onednn"});
+    Session s = open(bytes, o);
+    EXPECT_EQ(s.assignment()[0].provider, "onednn");
+    testing::expect_error(
+        [&] {
+          s.run({{"X", random_tensor({3, 2, I}, rng)}});
+        },
+        ErrorCode::kInvalidArgument, {"'X'", "1099511627776"});
+  }
+  const std::string empty_input = model("LSTM", 0, 4, "forward", false);
+  SessionOptions both;
+  both.providers({"onednn", "reference"});
+  Session s = open(empty_input, both);
+  EXPECT_EQ(s.assignment()[0].provider, "reference");
+  EXPECT_NE(s.explain().find("onednn: input size 0"), std::string::npos) << s.explain();
+  Feeds f = {{"X", Tensor::empty(DType::kFloat32, {2, 3, 0})},
+             {"sequence_lens", Tensor::from_vector<int32_t>({3}, {2, 1, 0})}};
+  EXPECT_EQ(s.run(f).size(), 2u);
+}
+
 }  // namespace
 }  // namespace recur
