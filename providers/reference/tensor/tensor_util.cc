@@ -247,6 +247,11 @@ TypeInfo type_with_dims(DType dtype, std::vector<Dim> dims) {
 }
 
 TypeInfo type_with_rank(DType dtype, size_t rank) {
+  // A rank computed from a corrupt model (an axes input declared with 2^40 elements) must not
+  // become a vector of 2^40 dimensions: past any real rank the result is "rank unknown", and
+  // the kernel checks the actual values at run time.
+  constexpr size_t kMaxInferredRank = 64;
+  if (rank > kMaxInferredRank) return TypeInfo{dtype, std::nullopt};
   return type_with_dims(dtype, unknown_dims(rank));
 }
 

@@ -157,5 +157,20 @@ TEST(SizeLimits, OneHotDepth) {
       "node 'n' (OneHot)", "exceed the host's memory");
 }
 
+// An axes input declared with 2^40 elements made Unsqueeze's shape rule build a 2^40-long
+// dimension list at load (found by mutating models under ASan). The rule now leaves such a
+// rank unknown; the session loads, and a run then checks the feeds against the declaration.
+TEST(SizeLimits, InferredRankFromACorruptDeclaration) {
+  NodeModel m = NodeModel("Unsqueeze", 13)
+                    .input("x", DType::kFloat32, {2, 3})
+                    .input("axes", DType::kInt64, {int64_t{1} << 40})
+                    .output("y");
+  const Session s = m.session();  // loads: the inferred rank is left unknown
+  const std::string msg = error_of([&] {
+    s.run({{"x", Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6})}, {"axes", i64({0})}});
+  });
+  EXPECT_NE(msg.find("input 'axes' has shape [1]"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace recur::tensor_test
