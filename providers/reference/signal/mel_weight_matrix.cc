@@ -85,31 +85,17 @@ class MelWeightMatrixKernel final : public Kernel {
   DType dtype_;
 };
 
-Result<DType> output_type(const Node& node) {
-  AttrReader attrs(node);
-  const int64_t code = attrs.get_int("output_datatype", static_cast<int64_t>(DType::kFloat32));
-  RECUR_RETURN_IF_ERROR(attrs.status());
-  const auto t = static_cast<DType>(code);
-  bool numeric = false;
-  visit_dtype(kNumericTypes, t, [&](auto) { numeric = true; });
-  if (!numeric) {
-    return invalid_model(node.describe() + ": output_datatype " + std::to_string(code) +
-                         " is not a numeric type");
-  }
-  return t;
-}
-
 }  // namespace
 
 void register_mel_weight_matrix(KernelRegistry& r) {
   r.add({.op_type = "MelWeightMatrix",
          .since = 17,
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
-           RECUR_ASSIGN_OR_RETURN(DType t, output_type(c.node()));
+           RECUR_ASSIGN_OR_RETURN(DType t, signal_output_type(c.node()));
            return std::make_unique<MelWeightMatrixKernel>(t);
          },
          .infer = [](InferContext& c) -> Status {
-           RECUR_ASSIGN_OR_RETURN(DType t, output_type(c.node()));
+           RECUR_ASSIGN_OR_RETURN(DType t, signal_output_type(c.node()));
            c.set_output(0, type_with_rank(t, 2));
            return ok_status();
          }});

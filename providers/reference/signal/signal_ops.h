@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "recur/tensor.h"
+#include "runtime/core/status.h"
+#include "runtime/graph/graph.h"
 #include "runtime/provider/execution_provider.h"
 
 namespace recur::reference {
@@ -13,6 +16,10 @@ void register_dft(KernelRegistry& r);
 void register_stft(KernelRegistry& r);
 void register_windows(KernelRegistry& r);  // HannWindow, HammingWindow, BlackmanWindow
 void register_mel_weight_matrix(KernelRegistry& r);
+
+// The output_datatype attribute of the window functions and MelWeightMatrix (default float32),
+// checked to be numeric.
+Result<DType> signal_output_type(const Node& node);
 
 // A DFT of length `length` over `in` (in.size() <= length: zero-padded), keeping the first
 // `bins` outputs. X[k] = sum_n x[n] exp(-+2 pi i k n / length), the sign + and a factor

@@ -55,32 +55,18 @@ class WindowKernel final : public Kernel {
   DType dtype_;
 };
 
-Result<DType> output_type(const Node& node) {
-  AttrReader attrs(node);
-  const int64_t code = attrs.get_int("output_datatype", static_cast<int64_t>(DType::kFloat32));
-  RECUR_RETURN_IF_ERROR(attrs.status());
-  const auto t = static_cast<DType>(code);
-  bool numeric = false;
-  visit_dtype(kNumericTypes, t, [&](auto) { numeric = true; });
-  if (!numeric) {
-    return invalid_model(node.describe() + ": output_datatype " + std::to_string(code) +
-                         " is not a numeric type");
-  }
-  return t;
-}
-
 KernelDef window_def(const char* op, Coefficients c) {
   return {.op_type = op,
           .since = 17,
           .create = [c](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
-            RECUR_ASSIGN_OR_RETURN(DType t, output_type(ctx.node()));
+            RECUR_ASSIGN_OR_RETURN(DType t, signal_output_type(ctx.node()));
             AttrReader attrs(ctx.node());
             const int64_t periodic = attrs.get_int("periodic", 1);
             RECUR_RETURN_IF_ERROR(attrs.status());
             return std::make_unique<WindowKernel>(c, periodic != 0, t);
           },
           .infer = [](InferContext& ctx) -> Status {
-            RECUR_ASSIGN_OR_RETURN(DType t, output_type(ctx.node()));
+            RECUR_ASSIGN_OR_RETURN(DType t, signal_output_type(ctx.node()));
             TypeInfo info;
             info.dtype = t;
             info.shape = std::vector<Dim>{Dim{}};
