@@ -18,27 +18,22 @@ class AveragePoolKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(PoolShapes s, resolve_pool(a_, x->shape()));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), s.y));
     const PoolPlan plan = make_pool_plan(s.win);
-    const int64_t in_size = s.win.in_size(), P = s.win.out_size();
+    const int64_t P = s.win.out_size();
     const bool handled = visit_dtype(kNnFloatTypes, x->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const T* xp = x->data<T>();
       T* yp = y->data<T>();
-      for (int64_t nc = 0; nc < s.nc; ++nc) {
-        const T* xc = xp + nc * in_size;
-        for (int64_t p = 0; p < P; ++p) {
-          const int64_t b = plan.start[static_cast<size_t>(p)];
-          const int64_t e = plan.start[static_cast<size_t>(p) + 1];
-          double sum = 0;
-          for (int64_t t = b; t < e; ++t) {
-            sum += static_cast<double>(
-                static_cast<compute_t<T>>(xc[plan.taps[static_cast<size_t>(t)]]));
-          }
-          const int64_t count =
-              count_include_pad_ ? plan.padded_count[static_cast<size_t>(p)] : e - b;
-          yp[nc * P + p] = static_cast<T>(
-              static_cast<compute_t<T>>(count > 0 ? sum / static_cast<double>(count) : 0.0));
-        }
-      }
+      for_each_pool_window(s, plan, x->data<T>(),
+                           [&](const T* xc, std::span<const int64_t> taps, int64_t nc, int64_t p) {
+                             double sum = 0;
+                             for (int64_t off : taps) {
+                               sum += static_cast<double>(static_cast<compute_t<T>>(xc[off]));
+                             }
+                             const int64_t count = count_include_pad_
+                                                       ? plan.padded_count[static_cast<size_t>(p)]
+                                                       : static_cast<int64_t>(taps.size());
+                             yp[nc * P + p] = static_cast<T>(static_cast<compute_t<T>>(
+                                 count > 0 ? sum / static_cast<double>(count) : 0.0));
+                           });
     });
     if (!handled) return not_implemented("dtype " + dtype_str(x->dtype()) + " is not supported");
     return ok_status();

@@ -18,24 +18,20 @@ class LpPoolKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(PoolShapes s, resolve_pool(a_, x->shape()));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), s.y));
     const PoolPlan plan = make_pool_plan(s.win);
-    const int64_t in_size = s.win.in_size(), P = s.win.out_size();
+    const int64_t P = s.win.out_size();
     const bool handled = visit_dtype(kNnFloatTypes, x->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const T* xp = x->data<T>();
       T* yp = y->data<T>();
-      for (int64_t nc = 0; nc < s.nc; ++nc) {
-        const T* xc = xp + nc * in_size;
-        for (int64_t p = 0; p < P; ++p) {
-          double sum = 0;
-          for (int64_t t = plan.start[static_cast<size_t>(p)];
-               t < plan.start[static_cast<size_t>(p) + 1]; ++t) {
-            const double v = static_cast<double>(
-                static_cast<compute_t<T>>(xc[plan.taps[static_cast<size_t>(t)]]));
-            sum += std::pow(std::fabs(v), p_);
-          }
-          yp[nc * P + p] = static_cast<T>(static_cast<compute_t<T>>(std::pow(sum, 1.0 / p_)));
-        }
-      }
+      for_each_pool_window(
+          s, plan, x->data<T>(),
+          [&](const T* xc, std::span<const int64_t> taps, int64_t nc, int64_t p) {
+            double sum = 0;
+            for (int64_t off : taps) {
+              const double v = static_cast<double>(static_cast<compute_t<T>>(xc[off]));
+              sum += std::pow(std::fabs(v), p_);
+            }
+            yp[nc * P + p] = static_cast<T>(static_cast<compute_t<T>>(std::pow(sum, 1.0 / p_)));
+          });
     });
     if (!handled) return not_implemented("dtype " + dtype_str(x->dtype()) + " is not supported");
     return ok_status();

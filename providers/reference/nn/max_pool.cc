@@ -45,30 +45,24 @@ class MaxPoolKernel final : public Kernel {
     const bool handled = visit_dtype(kMaxPoolTypes, x->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = compute_t<T>;
-      const T* xp = x->data<T>();
       T* yp = y->data<T>();
-      for (int64_t nc = 0; nc < s.nc; ++nc) {
-        const T* xc = xp + nc * in_size;
-        for (int64_t p = 0; p < P; ++p) {
-          const int64_t b = plan.start[static_cast<size_t>(p)];
-          const int64_t e = plan.start[static_cast<size_t>(p) + 1];
-          C best = std::numeric_limits<C>::lowest();
-          if constexpr (std::numeric_limits<C>::has_infinity) {
-            best = -std::numeric_limits<C>::infinity();
-          }
-          int64_t best_off = b < e ? plan.taps[static_cast<size_t>(b)] : 0;
-          for (int64_t t = b; t < e; ++t) {
-            const int64_t off = plan.taps[static_cast<size_t>(t)];
-            const C v = static_cast<C>(xc[off]);
-            if (v > best) {
-              best = v;
-              best_off = off;
-            }
-          }
-          yp[nc * P + p] = static_cast<T>(best);
-          if (ind) ind[nc * P + p] = nc * in_size + spatial_index(best_off);
-        }
-      }
+      for_each_pool_window(s, plan, x->data<T>(),
+                           [&](const T* xc, std::span<const int64_t> taps, int64_t nc, int64_t p) {
+                             C best = std::numeric_limits<C>::lowest();
+                             if constexpr (std::numeric_limits<C>::has_infinity) {
+                               best = -std::numeric_limits<C>::infinity();
+                             }
+                             int64_t best_off = taps.empty() ? 0 : taps.front();
+                             for (int64_t off : taps) {
+                               const C v = static_cast<C>(xc[off]);
+                               if (v > best) {
+                                 best = v;
+                                 best_off = off;
+                               }
+                             }
+                             yp[nc * P + p] = static_cast<T>(best);
+                             if (ind) ind[nc * P + p] = nc * in_size + spatial_index(best_off);
+                           });
     });
     if (!handled) return not_implemented("dtype " + dtype_str(x->dtype()) + " is not supported");
     return ok_status();

@@ -12,12 +12,6 @@ namespace {
 // int64 overflow.
 constexpr int64_t kMaxAttr = int64_t{1} << 31;
 
-std::string ints_str(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 template <class T>
 void im2col_rec(const T* x, const Window& w, const std::vector<int64_t>& kidx,
                 const std::vector<int64_t>& in_stride, const std::vector<int64_t>& out_block,
@@ -160,13 +154,13 @@ Result<Window> resolve_window(const WindowAttrs& a, const std::vector<int64_t>& 
                               const std::vector<int64_t>& kernel) {
   const size_t r = in_spatial.size();
   if (kernel.size() != r) {
-    return invalid_argument("kernel_shape " + ints_str(kernel) + " has " +
+    return invalid_argument("kernel_shape " + shape_to_string(kernel) + " has " +
                             std::to_string(kernel.size()) + " dimensions, the input has " +
                             std::to_string(r) + " spatial dimensions");
   }
   auto check_len = [&](const std::vector<int64_t>& v, size_t want, const char* name) -> Status {
     if (!v.empty() && v.size() != want) {
-      return invalid_argument(std::string(name) + " " + ints_str(v) + " should have " +
+      return invalid_argument(std::string(name) + " " + shape_to_string(v) + " should have " +
                               std::to_string(want) + " values");
     }
     return ok_status();
@@ -185,11 +179,11 @@ Result<Window> resolve_window(const WindowAttrs& a, const std::vector<int64_t>& 
   for (size_t i = 0; i < r; ++i) {
     const int64_t k = kernel[i], s = w.stride[i], d = w.dilation[i], in = in_spatial[i];
     if (k <= 0 || k > kMaxAttr)
-      return invalid_argument("kernel_shape " + ints_str(kernel) + " is invalid");
+      return invalid_argument("kernel_shape " + shape_to_string(kernel) + " is invalid");
     if (s <= 0 || s > kMaxAttr)
-      return invalid_argument("strides " + ints_str(w.stride) + " must be positive");
+      return invalid_argument("strides " + shape_to_string(w.stride) + " must be positive");
     if (d <= 0 || d > kMaxAttr) {
-      return invalid_argument("dilations " + ints_str(w.dilation) + " must be positive");
+      return invalid_argument("dilations " + shape_to_string(w.dilation) + " must be positive");
     }
     const int64_t ek = (k - 1) * d + 1;
     if (a.auto_pad == "NOTSET") {
@@ -199,7 +193,7 @@ Result<Window> resolve_window(const WindowAttrs& a, const std::vector<int64_t>& 
       }
       if (w.pad_begin[i] < 0 || w.pad_end[i] < 0 || w.pad_begin[i] > kMaxAttr ||
           w.pad_end[i] > kMaxAttr) {
-        return invalid_argument("pads " + ints_str(a.pads) + " are invalid");
+        return invalid_argument("pads " + shape_to_string(a.pads) + " are invalid");
       }
       const int64_t span = in + w.pad_begin[i] + w.pad_end[i] - ek;
       if (span < 0) {

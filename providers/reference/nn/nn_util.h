@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -159,6 +160,21 @@ struct PoolShapes {
   Shape y;
 };
 Result<PoolShapes> resolve_pool(const WindowAttrs& attrs, const Shape& x);
+// The loop every pooling kernel runs: f(xc, taps, nc, p) for each (n, c) plane nc and output
+// position p, where xc is the plane's input and taps the offsets into it that the window at p
+// covers (padding excluded). The output element is nc * out_size + p.
+template <class T, class F>
+void for_each_pool_window(const PoolShapes& s, const PoolPlan& plan, const T* x, F&& f) {
+  const int64_t in_size = s.win.in_size(), P = s.win.out_size();
+  for (int64_t nc = 0; nc < s.nc; ++nc) {
+    const T* xc = x + nc * in_size;
+    for (int64_t p = 0; p < P; ++p) {
+      const auto b = static_cast<size_t>(plan.start[static_cast<size_t>(p)]);
+      const auto e = static_cast<size_t>(plan.start[static_cast<size_t>(p) + 1]);
+      f(xc, std::span<const int64_t>(plan.taps.data() + b, e - b), nc, p);
+    }
+  }
+}
 // Static inference of a pooling output [N, C, out...]; outputs 0 and (if present) 1 (int64).
 Status infer_pool(InferContext& ctx);
 
