@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "converters/rnn_spec.h"
 #include "runtime/core/status.h"
+#include "runtime/rnn/rnn_spec.h"
 
 namespace recur {
 

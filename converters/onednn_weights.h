@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <span>
 
-#include "converters/rnn_spec.h"
 #include "runtime/core/status.h"
+#include "runtime/rnn/rnn_spec.h"
 
 namespace recur {
 

@@ -24,50 +24,33 @@ class OnednnProvider final : public ExecutionProvider {
 
   Status configure(const ProviderConfig& config) override {
     OnednnOptions o;
+    o.threads = config.threads;
+    o.plan_only = config.plan_only;
     o.max_threads = config.threads > 0 ? config.threads : max_threads_default();
-    for (const auto& [key, value] : config.settings) {
-      auto bad = [&] {
-        return invalid_argument("setting onednn." + key + "=" + value + ": expected " +
-                                (key == "impl"        ? "auto, any or ldigo"
-                                 : key == "threading" ? "auto, single, omp or split"
-                                                      : "0 or 1"));
-      };
-      if (key == "impl") {
-        if (value == "auto") {
-          o.impl = ImplChoice::kAuto;
-        } else if (value == "any" || value == "brgemm") {
-          o.impl = ImplChoice::kAny;
-        } else if (value == "ldigo" || value == "ref") {
-          o.impl = ImplChoice::kLdigo;
-        } else {
-          return bad();
-        }
-      } else if (key == "threading") {
-        if (value == "auto") {
-          o.threading = ThreadingChoice::kAuto;
-        } else if (value == "single") {
-          o.threading = ThreadingChoice::kSingle;
-        } else if (value == "omp") {
-          o.threading = ThreadingChoice::kOmp;
-        } else if (value == "split") {
-          o.threading = ThreadingChoice::kSplit;
-        } else {
-          return bad();
-        }
-      } else if (key == "tune" || key == "verbose") {
-        if (value != "0" && value != "1") return bad();
-        (key == "tune" ? o.tune : o.verbose) = value == "1";
-      } else {
-        return invalid_argument("provider 'onednn' has no setting '" + key +
-                                "' (it has: impl, threading, tune, verbose)");
-      }
-    }
+    SettingsParser parser("onednn");
+    parser
+        .choice("impl", {"auto", "any", "brgemm", "ldigo", "ref"},
+                [&o](const std::string& v) {
+                  o.impl = v == "auto"                   ? ImplChoice::kAuto
+                           : v == "any" || v == "brgemm" ? ImplChoice::kAny
+                                                         : ImplChoice::kLdigo;
+                })
+        .choice("threading", {"auto", "single", "omp", "split"},
+                [&o](const std::string& v) {
+                  o.threading = v == "auto"     ? ThreadingChoice::kAuto
+                                : v == "single" ? ThreadingChoice::kSingle
+                                : v == "omp"    ? ThreadingChoice::kOmp
+                                                : ThreadingChoice::kSplit;
+                })
+        .flag("tune", &o.tune)
+        .flag("verbose", &o.verbose);
+    RECUR_RETURN_IF_ERROR(parser.parse(config.settings));
     config_ = config;
     options_ = o;
     return ok_status();
   }
 
-  const OnednnOptions& options() const { return options_; }
+  const ProviderOptions& options() const override { return options_; }
 
  private:
   OnednnOptions options_;
@@ -76,9 +59,7 @@ class OnednnProvider final : public ExecutionProvider {
 }  // namespace
 
 const OnednnOptions& options_of(const CompileContext& ctx) {
-  static const OnednnOptions kDefault{};
-  const auto* p = dynamic_cast<const OnednnProvider*>(&ctx.provider());
-  return p ? p->options() : kDefault;
+  return ctx.provider_options<OnednnOptions>();
 }
 
 }  // namespace onednn

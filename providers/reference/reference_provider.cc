@@ -6,7 +6,7 @@ namespace recur {
 
 namespace reference {
 
-void register_kernels(KernelRegistry& r) {
+void register_kernels(Registrar& r) {
   register_rnn_kernels(r);
   register_math_kernels(r);
   register_tensor_kernels(r);
@@ -27,7 +27,8 @@ namespace {
 class ReferenceProvider final : public ExecutionProvider {
  public:
   explicit ReferenceProvider(std::string name) : ExecutionProvider(std::move(name), Device::cpu()) {
-    reference::register_kernels(mutable_registry());
+    reference::Registrar r(&mutable_registry(), nullptr);
+    reference::register_kernels(r);
   }
 };
 
@@ -35,6 +36,16 @@ class ReferenceProvider final : public ExecutionProvider {
 
 std::unique_ptr<ExecutionProvider> make_reference_provider(std::string name) {
   return std::make_unique<ReferenceProvider>(std::move(name));
+}
+
+const OpRules& builtin_op_rules() {
+  static const OpRules rules = [] {
+    OpRules r;
+    reference::Registrar registrar(nullptr, &r);
+    reference::register_kernels(registrar);
+    return r;
+  }();
+  return rules;
 }
 
 }  // namespace recur

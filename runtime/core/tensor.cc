@@ -6,8 +6,8 @@
 #include <sstream>
 #include <string_view>
 
-#include "recur/session.h"
 #include "recur/tensor.h"
+#include "recur/value_info.h"
 #include "runtime/core/device_memory.h"
 
 namespace recur {
@@ -290,12 +290,6 @@ std::string ValueInfo::shape_string() const {
     s += d.is_fixed() ? std::to_string(d.value) : (d.symbol.empty() ? "?" : d.symbol);
   }
   return s + "]";
-}
-
-const Tensor& Outputs::operator[](std::string_view name) const {
-  for (size_t i = 0; i < names_.size(); ++i)
-    if (names_[i] == name) return tensors_[i];
-  throw Error(ErrorCode::kInvalidArgument, "no output named '" + std::string(name) + "'");
 }
 
 }  // namespace recur

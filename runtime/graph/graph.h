@@ -10,8 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "recur/session.h"
 #include "recur/tensor.h"
+#include "recur/value_info.h"
 #include "runtime/core/status.h"
 #include "runtime/graph/attribute.h"
 

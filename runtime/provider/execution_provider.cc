@@ -67,10 +67,10 @@ std::vector<std::string> KernelRegistry::ops() const {
 }
 
 Status ExecutionProvider::configure(const ProviderConfig& config) {
-  for (const auto& [key, value] : config.settings) {
-    return invalid_argument("provider '" + name_ + "' has no setting '" + key + "'");
-  }
+  RECUR_RETURN_IF_ERROR(SettingsParser(name_).parse(config.settings));
   config_ = config;
+  base_options_.threads = config.threads;
+  base_options_.plan_only = config.plan_only;
   return ok_status();
 }
 

@@ -9,11 +9,12 @@
 #include <string_view>
 #include <vector>
 
-#include "recur/session.h"
+#include "recur/options.h"
 #include "runtime/core/status.h"
 #include "runtime/graph/graph.h"
 #include "runtime/graph/shape_inference.h"
 #include "runtime/provider/kernel.h"
+#include "runtime/provider/provider_options.h"
 
 namespace recur {
 
@@ -44,6 +45,10 @@ class CompileContext {
   const Graph& graph() const { return graph_; }
   const ExecutionProvider& provider() const { return provider_; }
   const SessionOptions& options() const { return options_; }
+  // The compiling provider's parsed settings, as its own options type T. A kernel is
+  // registered only by its own provider, so T is known where this is called.
+  template <class T>
+  const T& provider_options() const;
   int opset() const { return node_.opset; }
 
   size_t num_inputs() const { return node_.inputs.size(); }
@@ -89,7 +94,6 @@ struct KernelDef {
   int until = INT_MAX;  // last opset
   KernelFactory create;
   ClaimFn claim;  // optional
-  InferFn infer;  // optional: static type and shape inference
   // Inputs the kernel reads from host memory even when its provider runs on a device (the
   // sequence lengths that size cuDNN's descriptors). The partitioner places them on the host.
   std::vector<size_t> host_inputs = {};
@@ -135,8 +139,11 @@ class ExecutionProvider {
   Device device() const { return device_; }
   // Whether the provider can run on this machine (a CUDA provider without a GPU cannot).
   virtual bool available(std::string* reason) const { return true; }
-  // Checks the provider's own settings; unknown keys are an error.
+  // Parses the provider's own settings into its options (once, before any compile); unknown
+  // keys and bad values are an error that lists the accepted ones.
   virtual Status configure(const ProviderConfig& config);
+  // The parsed settings. Providers with settings return their own ProviderOptions subtype.
+  virtual const ProviderOptions& options() const { return base_options_; }
   // Yes, or no with a reason. The default looks up the registry and then the def's claim.
   virtual Claim claim(const Node& node, const Graph& graph) const;
   virtual Result<std::unique_ptr<Kernel>> compile(CompileContext& ctx) const;
@@ -160,6 +167,7 @@ class ExecutionProvider {
 
  protected:
   ProviderConfig config_;
+  ProviderOptions base_options_;
   // For providers whose device is chosen by a setting (cudnn.device).
   void set_device(Device device) { device_ = device; }
 
@@ -168,5 +176,10 @@ class ExecutionProvider {
   Device device_;
   KernelRegistry registry_;
 };
+
+template <class T>
+const T& CompileContext::provider_options() const {
+  return static_cast<const T&>(provider_.options());
+}
 
 }  // namespace recur

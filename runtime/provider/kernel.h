@@ -15,7 +15,7 @@
 namespace recur {
 
 class KernelContext;
-class SubgraphPlan;  // a compiled subgraph, opaque to kernels (runtime/session/plan.h)
+class SubgraphPlan;  // a compiled subgraph, opaque to kernels (runtime/engine/session/plan.h)
 
 // Per-run state a provider keeps for the length of one run(): a CUDA stream, a cuDNN handle.
 class ProviderRunState {

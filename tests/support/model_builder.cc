@@ -5,7 +5,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "runtime/onnx/tensor_proto.h"
+#include "runtime/engine/onnx/tensor_proto.h"
 
 namespace recur::testing {
 

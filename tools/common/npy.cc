@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "runtime/onnx/tensor_proto.h"
+#include "runtime/engine/onnx/tensor_proto.h"
 
 namespace recur::tools {
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "providers/reference/common/dispatch.h"
-#include "runtime/onnx/tensor_proto.h"
+#include "runtime/engine/onnx/tensor_proto.h"
 #include "tools/common/summary.h"
 
 namespace recur::tools {

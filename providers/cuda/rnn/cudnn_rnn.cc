@@ -15,13 +15,13 @@
 #include <type_traits>
 
 #include "converters/cudnn_weights.h"
-#include "converters/rnn_spec.h"
-#include "converters/stacked_rnn.h"
 #include "providers/cuda/cuda_check.h"
 #include "providers/cuda/cuda_context.h"
 #include "providers/cuda/rnn/cudnn_rnn_plan.h"
 #include "providers/cuda/rnn/cudnn_weight_params.h"
 #include "providers/cuda/rnn/rnn_kernels.h"
+#include "runtime/rnn/rnn_spec.h"
+#include "runtime/rnn/stacked_rnn.h"
 
 namespace recur::cuda {
 
@@ -778,7 +778,6 @@ void register_cudnn_rnn_kernels(KernelRegistry& r) {
            .since = 7,
            .create = &CudnnRnnKernel::create,
            .claim = &cudnn_rnn_claim,
-           .infer = &infer_rnn,
            .host_inputs = {kRnnSeqLens},
            .prepacked_inputs = {kRnnW, kRnnR, kRnnB, kRnnP}});
   }
@@ -791,7 +790,6 @@ void register_cudnn_rnn_kernels(KernelRegistry& r) {
          .since = 1,
          .create = &CudnnRnnKernel::create,
          .claim = &cudnn_stacked_rnn_claim,
-         .infer = &infer_stacked_rnn,
          .host_inputs = {1},
          .prepacked_inputs = prepacked});
 }

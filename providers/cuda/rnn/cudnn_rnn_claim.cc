@@ -2,9 +2,9 @@
 #include <cstring>
 #include <sstream>
 
-#include "converters/rnn_spec.h"
-#include "converters/stacked_rnn.h"
 #include "providers/cuda/rnn/cudnn_rnn.h"
+#include "runtime/rnn/rnn_spec.h"
+#include "runtime/rnn/stacked_rnn.h"
 
 namespace recur::cuda {
 

@@ -7,12 +7,12 @@
 
 #include <cuda_fp16.h>
 
-#include "converters/rnn_spec.h"
 #include "providers/cuda/cuda_check.h"
 #include "providers/cuda/cuda_context.h"
 #include "providers/cuda/rnn/generic_rnn_kernels.h"
 #include "providers/cuda/rnn/generic_rnn_plan.h"
 #include "providers/cuda/rnn/generic_rnn_prep.h"
+#include "runtime/rnn/rnn_spec.h"
 
 namespace recur::cuda {
 
@@ -388,7 +388,6 @@ void register_generic_rnn_kernels(KernelRegistry& r) {
            .since = 1,
            .create = &GenericRnnKernel::create,
            .claim = &generic_rnn_claim,
-           .infer = &infer_rnn,
            .prepacked_inputs = {kRnnW, kRnnR, kRnnB, kRnnP}});
   }
 }

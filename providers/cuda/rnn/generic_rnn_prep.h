@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "converters/rnn_spec.h"
 #include "providers/cuda/rnn/generic_cell.h"
+#include "runtime/rnn/rnn_spec.h"
 
 namespace recur::cuda {
 

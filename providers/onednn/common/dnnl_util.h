@@ -132,7 +132,7 @@ class ArgsPool {
 // The provider's settings, as the kernels see them.
 enum class ImplChoice { kAuto, kAny, kLdigo };
 enum class ThreadingChoice { kAuto, kSingle, kOmp, kSplit };
-struct OnednnOptions {
+struct OnednnOptions : ProviderOptions {
   int max_threads = 1;
   ImplChoice impl = ImplChoice::kAuto;                 // onednn.impl: auto | any | ldigo
   ThreadingChoice threading = ThreadingChoice::kAuto;  // onednn.threading: auto | single |

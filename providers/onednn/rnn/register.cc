@@ -4,21 +4,9 @@
 namespace recur::onednn {
 
 void register_rnn_kernels(KernelRegistry& r) {
-  r.add({.op_type = "LSTM",
-         .since = 1,
-         .create = create_rnn_kernel,
-         .claim = claim_lstm,
-         .infer = infer_rnn});
-  r.add({.op_type = "GRU",
-         .since = 1,
-         .create = create_rnn_kernel,
-         .claim = claim_gru,
-         .infer = infer_rnn});
-  r.add({.op_type = "RNN",
-         .since = 1,
-         .create = create_rnn_kernel,
-         .claim = claim_vanilla,
-         .infer = infer_rnn});
+  r.add({.op_type = "LSTM", .since = 1, .create = create_rnn_kernel, .claim = claim_lstm});
+  r.add({.op_type = "GRU", .since = 1, .create = create_rnn_kernel, .claim = claim_gru});
+  r.add({.op_type = "RNN", .since = 1, .create = create_rnn_kernel, .claim = claim_vanilla});
 }
 
 }  // namespace recur::onednn

@@ -12,8 +12,8 @@
 
 #include <dnnl.hpp>
 
-#include "converters/rnn_spec.h"
 #include "runtime/provider/execution_provider.h"
+#include "runtime/rnn/rnn_spec.h"
 
 namespace recur::onednn {
 

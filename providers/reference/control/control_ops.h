@@ -4,13 +4,14 @@
 #include <span>
 #include <vector>
 
+#include "providers/reference/common/registrar.h"
 #include "runtime/provider/execution_provider.h"
 
 namespace recur::reference {
 
-void register_if(KernelRegistry& r);
-void register_loop(KernelRegistry& r);
-void register_scan(KernelRegistry& r);
+void register_if(Registrar& r);
+void register_loop(Registrar& r);
+void register_scan(Registrar& r);
 
 // Stacks equally shaped tensors along a new axis `axis` (reversed order if `reverse`).
 // `empty_shape` is the element shape used when `parts` is empty.

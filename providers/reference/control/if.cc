@@ -55,7 +55,7 @@ Result<std::unique_ptr<Kernel>> create_if(CompileContext& ctx) {
 }  // namespace
 
 // The branches' outputs pass through whatever they are: strings, sequences.
-void register_if(KernelRegistry& r) {
+void register_if(Registrar& r) {
   r.add({.op_type = "If",
          .since = 1,
          .create = create_if,

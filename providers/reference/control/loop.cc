@@ -127,7 +127,7 @@ Result<std::unique_ptr<Kernel>> create_loop(CompileContext& ctx) {
 
 }  // namespace
 
-void register_loop(KernelRegistry& r) {
+void register_loop(Registrar& r) {
   // Loop-carried values may be strings or sequences; scan outputs are stacked with
   // copy_elements, and stack_tensors refuses sequences.
   r.add({.op_type = "Loop",

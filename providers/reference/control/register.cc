@@ -3,7 +3,7 @@
 
 namespace recur::reference {
 
-void register_control_kernels(KernelRegistry& r) {
+void register_control_kernels(Registrar& r) {
   register_if(r);
   register_loop(r);
   register_scan(r);

@@ -233,7 +233,7 @@ Result<std::unique_ptr<Kernel>> create_scan(CompileContext& ctx) {
 
 }  // namespace
 
-void register_scan(KernelRegistry& r) {
+void register_scan(Registrar& r) {
   // States may be strings or sequences (run() refuses sliced sequences); slicing and stacking
   // copy strings element by element.
   r.add({.op_type = "Scan",

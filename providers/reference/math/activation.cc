@@ -168,7 +168,7 @@ struct Shrink {
 
 }  // namespace
 
-void register_activation(KernelRegistry& r) {
+void register_activation(Registrar& r) {
   add_unary<Elu>(r, "Elu", 1);
   add_unary<Selu>(r, "Selu", 1);
   add_unary<Celu>(r, "Celu", 12);

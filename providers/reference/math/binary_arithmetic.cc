@@ -97,18 +97,18 @@ class ArithmeticKernel final : public Kernel {
   Arith op_;
 };
 
-void add_arith(KernelRegistry& r, const char* name, Arith op) {
+void add_arith(Registrar& r, const char* name, Arith op) {
   r.add({.op_type = name,
          .since = 1,
          .create = [op](CompileContext&) -> Result<std::unique_ptr<Kernel>> {
            return std::make_unique<ArithmeticKernel>(op);
-         },
-         .infer = infer_binary(DType::kUndefined, /*legacy_attrs=*/true)});
+         }},
+        infer_binary(DType::kUndefined, /*legacy_attrs=*/true));
 }
 
 }  // namespace
 
-void register_binary_arithmetic(KernelRegistry& r) {
+void register_binary_arithmetic(Registrar& r) {
   add_arith(r, "Add", Arith::kAdd);
   add_arith(r, "Sub", Arith::kSub);
   add_arith(r, "Mul", Arith::kMul);

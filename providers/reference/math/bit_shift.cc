@@ -40,6 +40,6 @@ struct BitShift {
 
 }  // namespace
 
-void register_bit_shift(KernelRegistry& r) { add_binary<BitShift>(r, "BitShift", 11); }
+void register_bit_shift(Registrar& r) { add_binary<BitShift>(r, "BitShift", 11); }
 
 }  // namespace recur::reference

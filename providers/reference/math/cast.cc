@@ -195,22 +195,22 @@ Status infer_cast_like(InferContext& ctx) {
 
 }  // namespace
 
-void register_cast(KernelRegistry& r) {
+void register_cast(Registrar& r) {
   r.add({.op_type = "Cast",
          .since = 1,
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
            RECUR_ASSIGN_OR_RETURN(DType to, cast_target(c.node()));
            return std::make_unique<CastKernel>(to);
          },
-         .infer = infer_cast,
-         .takes_strings = true});
+         .takes_strings = true},
+        infer_cast);
   r.add({.op_type = "CastLike",
          .since = 15,
          .create = [](CompileContext&) -> Result<std::unique_ptr<Kernel>> {
            return std::make_unique<CastKernel>(DType::kUndefined);
          },
-         .infer = infer_cast_like,
-         .takes_strings = true});
+         .takes_strings = true},
+        infer_cast_like);
 }
 
 }  // namespace recur::reference

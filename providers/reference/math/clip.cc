@@ -72,8 +72,8 @@ Result<std::unique_ptr<Kernel>> create_clip(CompileContext& ctx) {
 
 }  // namespace
 
-void register_clip(KernelRegistry& r) {
-  r.add({.op_type = "Clip", .since = 1, .create = create_clip, .infer = infer_same_as_input0});
+void register_clip(Registrar& r) {
+  r.add({.op_type = "Clip", .since = 1, .create = create_clip}, infer_same_as_input0);
 }
 
 }  // namespace recur::reference

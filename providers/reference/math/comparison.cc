@@ -29,7 +29,7 @@ RECUR_COMPARISON(GreaterOrEqual, false, a >= b)
 
 }  // namespace
 
-void register_comparison(KernelRegistry& r) {
+void register_comparison(Registrar& r) {
   add_binary<Equal>(r, "Equal", 1);
   add_binary<Less>(r, "Less", 1);
   add_binary<Greater>(r, "Greater", 1);

@@ -64,8 +64,8 @@ Status infer_det(InferContext& ctx) {
 
 }  // namespace
 
-void register_det(KernelRegistry& r) {
-  r.add({.op_type = "Det", .since = 11, .create = make_simple<DetKernel>(), .infer = infer_det});
+void register_det(Registrar& r) {
+  r.add({.op_type = "Det", .since = 11, .create = make_simple<DetKernel>()}, infer_det);
 }
 
 }  // namespace recur::reference

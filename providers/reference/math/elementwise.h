@@ -13,6 +13,7 @@
 
 #include "providers/reference/common/broadcast.h"
 #include "providers/reference/common/dispatch.h"
+#include "providers/reference/common/registrar.h"
 #include "providers/reference/common/util.h"
 #include "runtime/graph/graph.h"
 #include "runtime/graph/shape_inference.h"
@@ -171,7 +172,7 @@ class UnaryKernel final : public Kernel {
 Status infer_bool_like_input0(InferContext& ctx);
 
 template <class Op>
-void add_unary(KernelRegistry& r, const char* name, int since) {
+void add_unary(Registrar& r, const char* name, int since) {
   r.add({.op_type = name,
          .since = since,
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
@@ -181,8 +182,8 @@ void add_unary(KernelRegistry& r, const char* name, int since) {
            } else {
              return std::make_unique<UnaryKernel<Op>>(Op{});
            }
-         },
-         .infer = Op::kBoolOut ? InferFn(infer_bool_like_input0) : InferFn(infer_same_as_input0)});
+         }},
+        Op::kBoolOut ? InferFn(infer_bool_like_input0) : InferFn(infer_same_as_input0));
 }
 
 // --- Binary kernels ----------------------------------------------------------------------
@@ -260,7 +261,7 @@ InferFn infer_binary(DType out, bool legacy_attrs);
 InferFn infer_broadcast_all(size_t dtype_input, int broadcast_since);
 
 template <class Op>
-void add_binary(KernelRegistry& r, const char* name, int since) {
+void add_binary(Registrar& r, const char* name, int since) {
   r.add({.op_type = name,
          .since = since,
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
@@ -270,8 +271,8 @@ void add_binary(KernelRegistry& r, const char* name, int since) {
            } else {
              return std::make_unique<BinaryKernel<Op>>(Op{});
            }
-         },
-         .infer = infer_binary(Op::kBoolOut ? DType::kBool : DType::kUndefined, Op::kLegacyAttrs)});
+         }},
+        infer_binary(Op::kBoolOut ? DType::kBool : DType::kUndefined, Op::kLegacyAttrs));
 }
 
 }  // namespace recur::reference

@@ -24,7 +24,7 @@ RECUR_LOGICAL(Xor, a != b)
 
 }  // namespace
 
-void register_logical(KernelRegistry& r) {
+void register_logical(Registrar& r) {
   add_binary<And>(r, "And", 1);
   add_binary<Or>(r, "Or", 1);
   add_binary<Xor>(r, "Xor", 1);

@@ -52,6 +52,6 @@ struct Mod {
 
 }  // namespace
 
-void register_mod(KernelRegistry& r) { add_binary<Mod>(r, "Mod", 10); }
+void register_mod(Registrar& r) { add_binary<Mod>(r, "Mod", 10); }
 
 }  // namespace recur::reference

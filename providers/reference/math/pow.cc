@@ -82,11 +82,9 @@ class PowKernel final : public Kernel {
 
 }  // namespace
 
-void register_pow(KernelRegistry& r) {
-  r.add({.op_type = "Pow",
-         .since = 1,
-         .create = make_simple<PowKernel>(),
-         .infer = infer_binary(DType::kUndefined, /*legacy_attrs=*/true)});
+void register_pow(Registrar& r) {
+  r.add({.op_type = "Pow", .since = 1, .create = make_simple<PowKernel>()},
+        infer_binary(DType::kUndefined, /*legacy_attrs=*/true));
 }
 
 }  // namespace recur::reference

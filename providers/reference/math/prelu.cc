@@ -49,11 +49,9 @@ class PReluKernel final : public Kernel {
 
 }  // namespace
 
-void register_prelu(KernelRegistry& r) {
-  r.add({.op_type = "PRelu",
-         .since = 1,
-         .create = make_simple<PReluKernel>(),
-         .infer = infer_same_as_input0});
+void register_prelu(Registrar& r) {
+  r.add({.op_type = "PRelu", .since = 1, .create = make_simple<PReluKernel>()},
+        infer_same_as_input0);
 }
 
 }  // namespace recur::reference

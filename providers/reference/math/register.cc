@@ -3,7 +3,7 @@
 
 namespace recur::reference {
 
-void register_math_kernels(KernelRegistry& r) {
+void register_math_kernels(Registrar& r) {
   register_binary_arithmetic(r);
   register_unary(r);
   register_activation(r);

@@ -91,7 +91,7 @@ class SoftmaxKernel final : public Kernel {
   int64_t axis_;
 };
 
-void add_softmax(KernelRegistry& r, const char* name, SoftmaxKind kind) {
+void add_softmax(Registrar& r, const char* name, SoftmaxKind kind) {
   r.add({.op_type = name,
          .since = 1,
          .create = [kind](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
@@ -99,13 +99,13 @@ void add_softmax(KernelRegistry& r, const char* name, SoftmaxKind kind) {
            const int64_t axis = attrs.get_int("axis", c.opset() < 13 ? 1 : -1);
            RECUR_RETURN_IF_ERROR(attrs.status());
            return std::make_unique<SoftmaxKernel>(kind, axis);
-         },
-         .infer = infer_same_as_input0});
+         }},
+        infer_same_as_input0);
 }
 
 }  // namespace
 
-void register_softmax(KernelRegistry& r) {
+void register_softmax(Registrar& r) {
   add_softmax(r, "Softmax", SoftmaxKind::kSoftmax);
   add_softmax(r, "LogSoftmax", SoftmaxKind::kLogSoftmax);
   add_softmax(r, "Hardmax", SoftmaxKind::kHardmax);

@@ -170,7 +170,7 @@ struct Not {
 
 }  // namespace
 
-void register_unary(KernelRegistry& r) {
+void register_unary(Registrar& r) {
   add_unary<Relu>(r, "Relu", 1);
   add_unary<Tanh>(r, "Tanh", 1);
   add_unary<Sigmoid>(r, "Sigmoid", 1);

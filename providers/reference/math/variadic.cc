@@ -94,18 +94,18 @@ class VariadicKernel final : public Kernel {
   Variadic op_;
 };
 
-void add_variadic(KernelRegistry& r, const char* name, Variadic op) {
+void add_variadic(Registrar& r, const char* name, Variadic op) {
   r.add({.op_type = name,
          .since = 1,
          .create = [op](CompileContext&) -> Result<std::unique_ptr<Kernel>> {
            return std::make_unique<VariadicKernel>(op);
-         },
-         .infer = infer_broadcast_all(0, 8)});
+         }},
+        infer_broadcast_all(0, 8));
 }
 
 }  // namespace
 
-void register_variadic(KernelRegistry& r) {
+void register_variadic(Registrar& r) {
   add_variadic(r, "Min", Variadic::kMin);
   add_variadic(r, "Max", Variadic::kMax);
   add_variadic(r, "Sum", Variadic::kSum);

@@ -38,11 +38,9 @@ class WhereKernel final : public Kernel {
 
 }  // namespace
 
-void register_where(KernelRegistry& r) {
-  r.add({.op_type = "Where",
-         .since = 9,
-         .create = make_simple<WhereKernel>(),
-         .infer = infer_broadcast_all(1, 0)});
+void register_where(Registrar& r) {
+  r.add({.op_type = "Where", .since = 9, .create = make_simple<WhereKernel>()},
+        infer_broadcast_all(1, 0));
 }
 
 }  // namespace recur::reference

@@ -46,7 +46,7 @@ class AveragePoolKernel final : public Kernel {
 
 }  // namespace
 
-void register_average_pool(KernelRegistry& r) {
+void register_average_pool(Registrar& r) {
   r.add({.op_type = "AveragePool",
          .since = 1,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -58,8 +58,8 @@ void register_average_pool(KernelRegistry& r) {
              return ctx.error(ErrorCode::kInvalidModel, "kernel_shape is required");
            }
            return std::make_unique<AveragePoolKernel>(std::move(a), include);
-         },
-         .infer = infer_pool});
+         }},
+        infer_pool);
 }
 
 }  // namespace recur::reference

@@ -109,7 +109,7 @@ class BatchNormKernel final : public Kernel {
 
 }  // namespace
 
-void register_batch_normalization(KernelRegistry& r) {
+void register_batch_normalization(Registrar& r) {
   r.add({.op_type = "BatchNormalization",
          .since = 1,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -119,8 +119,8 @@ void register_batch_normalization(KernelRegistry& r) {
            const bool training = ctx.opset() >= 14 && r.get_int("training_mode", 0) != 0;
            RECUR_RETURN_IF_ERROR(r.status());
            return std::make_unique<BatchNormKernel>(eps, momentum, training);
-         },
-         .infer = infer_same_as_input0});
+         }},
+        infer_same_as_input0);
 }
 
 }  // namespace recur::reference

@@ -128,7 +128,7 @@ class ConvKernel final : public Kernel {
 
 }  // namespace
 
-void register_conv(KernelRegistry& r) {
+void register_conv(Registrar& r) {
   r.add({.op_type = "Conv",
          .since = 1,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -141,8 +141,8 @@ void register_conv(KernelRegistry& r) {
                               "group " + std::to_string(group) + " must be positive");
            }
            return std::make_unique<ConvKernel>(std::move(a), group);
-         },
-         .infer = [](InferContext& ctx) { return infer_conv_like(ctx, ctx.input_type(0).dtype); }});
+         }},
+        [](InferContext& ctx) { return infer_conv_like(ctx, ctx.input_type(0).dtype); });
 }
 
 }  // namespace recur::reference

@@ -218,14 +218,14 @@ Status infer_conv_transpose(InferContext& ctx) {
 
 }  // namespace
 
-void register_conv_transpose(KernelRegistry& r) {
+void register_conv_transpose(Registrar& r) {
   r.add({.op_type = "ConvTranspose",
          .since = 1,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
            RECUR_ASSIGN_OR_RETURN(TransposeAttrs a, read_attrs(ctx.node()));
            return std::make_unique<ConvTransposeKernel>(std::move(a));
-         },
-         .infer = infer_conv_transpose});
+         }},
+        infer_conv_transpose);
 }
 
 }  // namespace recur::reference

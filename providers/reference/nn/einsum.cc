@@ -257,7 +257,7 @@ class EinsumKernel final : public Kernel {
 
 }  // namespace
 
-void register_einsum(KernelRegistry& r) {
+void register_einsum(Registrar& r) {
   r.add({.op_type = "Einsum",
          .since = 12,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -270,15 +270,14 @@ void register_einsum(KernelRegistry& r) {
                               "equation '" + eq + "': " + p.status().message());
            }
            return std::make_unique<EinsumKernel>(std::move(p).value());
-         },
-         .infer =
-             [](InferContext& ctx) {
-               // The dtype of the first input; the shape is left to run time.
-               TypeInfo t;
-               t.dtype = ctx.input_type(0).dtype;
-               ctx.set_output(0, t);
-               return ok_status();
-             }});
+         }},
+        [](InferContext& ctx) {
+          // The dtype of the first input; the shape is left to run time.
+          TypeInfo t;
+          t.dtype = ctx.input_type(0).dtype;
+          ctx.set_output(0, t);
+          return ok_status();
+        });
 }
 
 }  // namespace recur::reference

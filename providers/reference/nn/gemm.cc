@@ -126,7 +126,7 @@ Status infer_gemm(InferContext& ctx) {
 
 }  // namespace
 
-void register_gemm(KernelRegistry& r) {
+void register_gemm(Registrar& r) {
   r.add({.op_type = "Gemm",
          .since = 1,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -142,8 +142,8 @@ void register_gemm(KernelRegistry& r) {
              return ctx.error(ErrorCode::kInvalidModel, "input C is required before opset 11");
            }
            return std::make_unique<GemmKernel>(a);
-         },
-         .infer = infer_gemm});
+         }},
+        infer_gemm);
 }
 
 }  // namespace recur::reference

@@ -84,7 +84,7 @@ Status infer_global(InferContext& ctx) {
   return ok_status();
 }
 
-void add_global(KernelRegistry& r, const char* name, GlobalKind kind) {
+void add_global(Registrar& r, const char* name, GlobalKind kind) {
   r.add({.op_type = name,
          .since = 1,
          .create = [kind](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -93,13 +93,13 @@ void add_global(KernelRegistry& r, const char* name, GlobalKind kind) {
              RECUR_ASSIGN_OR_RETURN(p, read_lp_exponent(ctx.node()));
            }
            return std::make_unique<GlobalPoolKernel>(kind, p);
-         },
-         .infer = infer_global});
+         }},
+        infer_global);
 }
 
 }  // namespace
 
-void register_global_pool(KernelRegistry& r) {
+void register_global_pool(Registrar& r) {
   add_global(r, "GlobalAveragePool", GlobalKind::kAverage);
   add_global(r, "GlobalMaxPool", GlobalKind::kMax);
   add_global(r, "GlobalLpPool", GlobalKind::kLp);

@@ -125,7 +125,7 @@ class GridSampleKernel final : public Kernel {
 
 }  // namespace
 
-void register_grid_sample(KernelRegistry& r) {
+void register_grid_sample(Registrar& r) {
   r.add({.op_type = "GridSample",
          .since = 16,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {

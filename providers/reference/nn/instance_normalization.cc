@@ -57,7 +57,7 @@ class InstanceNormKernel final : public Kernel {
 
 }  // namespace
 
-void register_instance_normalization(KernelRegistry& r) {
+void register_instance_normalization(Registrar& r) {
   r.add({.op_type = "InstanceNormalization",
          .since = 1,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -65,8 +65,8 @@ void register_instance_normalization(KernelRegistry& r) {
            const double eps = r.get_float("epsilon", 1e-5f);
            RECUR_RETURN_IF_ERROR(r.status());
            return std::make_unique<InstanceNormKernel>(eps);
-         },
-         .infer = infer_same_as_input0});
+         }},
+        infer_same_as_input0);
 }
 
 }  // namespace recur::reference

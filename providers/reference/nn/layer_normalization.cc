@@ -110,7 +110,7 @@ Status infer_layer_norm(InferContext& ctx) {
 
 }  // namespace
 
-void register_layer_normalization(KernelRegistry& r) {
+void register_layer_normalization(Registrar& r) {
   r.add({.op_type = "LayerNormalization",
          .since = 17,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -124,8 +124,8 @@ void register_layer_normalization(KernelRegistry& r) {
                               "stash_type " + std::to_string(stash) + " is not supported");
            }
            return std::make_unique<LayerNormKernel>(axis, eps);
-         },
-         .infer = infer_layer_norm});
+         }},
+        infer_layer_norm);
 }
 
 }  // namespace recur::reference

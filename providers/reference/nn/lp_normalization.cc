@@ -48,7 +48,7 @@ class LpNormKernel final : public Kernel {
 
 }  // namespace
 
-void register_lp_normalization(KernelRegistry& r) {
+void register_lp_normalization(Registrar& r) {
   r.add({.op_type = "LpNormalization",
          .since = 1,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -58,8 +58,8 @@ void register_lp_normalization(KernelRegistry& r) {
            RECUR_RETURN_IF_ERROR(r.status());
            if (p != 1 && p != 2) return ctx.error(ErrorCode::kInvalidModel, "p must be 1 or 2");
            return std::make_unique<LpNormKernel>(axis, p);
-         },
-         .infer = infer_same_as_input0});
+         }},
+        infer_same_as_input0);
 }
 
 }  // namespace recur::reference

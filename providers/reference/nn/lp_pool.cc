@@ -61,7 +61,7 @@ Result<double> read_lp_exponent(const Node& node) {
   return p;
 }
 
-void register_lp_pool(KernelRegistry& r) {
+void register_lp_pool(Registrar& r) {
   r.add({.op_type = "LpPool",
          .since = 1,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -71,8 +71,8 @@ void register_lp_pool(KernelRegistry& r) {
              return ctx.error(ErrorCode::kInvalidModel, "kernel_shape is required");
            }
            return std::make_unique<LpPoolKernel>(std::move(a), p);
-         },
-         .infer = infer_pool});
+         }},
+        infer_pool);
 }
 
 }  // namespace recur::reference

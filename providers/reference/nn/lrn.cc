@@ -51,7 +51,7 @@ class LrnKernel final : public Kernel {
 
 }  // namespace
 
-void register_lrn(KernelRegistry& r) {
+void register_lrn(Registrar& r) {
   r.add({.op_type = "LRN",
          .since = 1,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -63,8 +63,8 @@ void register_lrn(KernelRegistry& r) {
            RECUR_RETURN_IF_ERROR(r.status());
            if (size <= 0) return ctx.error(ErrorCode::kInvalidModel, "size must be positive");
            return std::make_unique<LrnKernel>(alpha, beta, bias, size);
-         },
-         .infer = infer_same_as_input0});
+         }},
+        infer_same_as_input0);
 }
 
 }  // namespace recur::reference

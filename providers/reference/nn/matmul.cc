@@ -109,13 +109,9 @@ class MatMulKernel final : public Kernel {
 
 }  // namespace
 
-void register_matmul(KernelRegistry& r) {
-  r.add({.op_type = "MatMul",
-         .since = 1,
-         .create = make_simple<MatMulKernel>(),
-         .infer = [](InferContext& ctx) {
-           return infer_matmul_like(ctx, ctx.input_type(0).dtype, 0, 1);
-         }});
+void register_matmul(Registrar& r) {
+  r.add({.op_type = "MatMul", .since = 1, .create = make_simple<MatMulKernel>()},
+        [](InferContext& ctx) { return infer_matmul_like(ctx, ctx.input_type(0).dtype, 0, 1); });
 }
 
 }  // namespace recur::reference

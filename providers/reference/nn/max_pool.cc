@@ -75,7 +75,7 @@ class MaxPoolKernel final : public Kernel {
 
 }  // namespace
 
-void register_max_pool(KernelRegistry& r) {
+void register_max_pool(Registrar& r) {
   r.add({.op_type = "MaxPool",
          .since = 1,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -90,8 +90,8 @@ void register_max_pool(KernelRegistry& r) {
              return ctx.error(ErrorCode::kInvalidModel, "kernel_shape is required");
            }
            return std::make_unique<MaxPoolKernel>(std::move(a), storage_order);
-         },
-         .infer = infer_pool});
+         }},
+        infer_pool);
 }
 
 }  // namespace recur::reference

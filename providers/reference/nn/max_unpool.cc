@@ -99,7 +99,7 @@ class MaxUnpoolKernel final : public Kernel {
 
 }  // namespace
 
-void register_max_unpool(KernelRegistry& r) {
+void register_max_unpool(Registrar& r) {
   r.add({.op_type = "MaxUnpool",
          .since = 9,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -108,15 +108,14 @@ void register_max_unpool(KernelRegistry& r) {
              return ctx.error(ErrorCode::kInvalidModel, "kernel_shape is required");
            }
            return std::make_unique<MaxUnpoolKernel>(std::move(a));
-         },
-         .infer =
-             [](InferContext& ctx) {
-               // The dtype of the first input; the shape is left to run time.
-               TypeInfo t;
-               t.dtype = ctx.input_type(0).dtype;
-               ctx.set_output(0, t);
-               return ok_status();
-             }});
+         }},
+        [](InferContext& ctx) {
+          // The dtype of the first input; the shape is left to run time.
+          TypeInfo t;
+          t.dtype = ctx.input_type(0).dtype;
+          ctx.set_output(0, t);
+          return ok_status();
+        });
 }
 
 }  // namespace recur::reference

@@ -67,7 +67,7 @@ class MvnKernel final : public Kernel {
 
 }  // namespace
 
-void register_mean_variance_normalization(KernelRegistry& r) {
+void register_mean_variance_normalization(Registrar& r) {
   r.add({.op_type = "MeanVarianceNormalization",
          .since = 9,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -75,8 +75,8 @@ void register_mean_variance_normalization(KernelRegistry& r) {
            std::vector<int64_t> axes = r.get_ints("axes", {0, 2, 3});
            RECUR_RETURN_IF_ERROR(r.status());
            return std::make_unique<MvnKernel>(std::move(axes));
-         },
-         .infer = infer_same_as_input0});
+         }},
+        infer_same_as_input0);
 }
 
 }  // namespace recur::reference

@@ -27,14 +27,14 @@ class NllLossKernel final : public Kernel {
 
 }  // namespace
 
-void register_negative_log_likelihood_loss(KernelRegistry& r) {
+void register_negative_log_likelihood_loss(Registrar& r) {
   r.add({.op_type = "NegativeLogLikelihoodLoss",
          .since = 12,
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
            RECUR_ASSIGN_OR_RETURN(LossAttrs a, read_loss_attrs(c.node()));
            return std::make_unique<NllLossKernel>(a);
-         },
-         .infer = infer_loss_output});
+         }},
+        infer_loss_output);
 }
 
 }  // namespace recur::reference

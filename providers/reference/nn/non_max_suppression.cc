@@ -113,7 +113,7 @@ class NonMaxSuppressionKernel final : public Kernel {
 
 }  // namespace
 
-void register_non_max_suppression(KernelRegistry& r) {
+void register_non_max_suppression(Registrar& r) {
   r.add({.op_type = "NonMaxSuppression",
          .since = 10,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -124,15 +124,14 @@ void register_non_max_suppression(KernelRegistry& r) {
              return ctx.error(ErrorCode::kInvalidModel, "center_point_box must be 0 or 1");
            }
            return std::make_unique<NonMaxSuppressionKernel>(center == 1);
-         },
-         .infer =
-             [](InferContext& ctx) {
-               TypeInfo t;
-               t.dtype = DType::kInt64;
-               t.shape = std::vector<Dim>{Dim{}, Dim{3, {}}};
-               ctx.set_output(0, t);
-               return ok_status();
-             }});
+         }},
+        [](InferContext& ctx) {
+          TypeInfo t;
+          t.dtype = DType::kInt64;
+          t.shape = std::vector<Dim>{Dim{}, Dim{3, {}}};
+          ctx.set_output(0, t);
+          return ok_status();
+        });
 }
 
 }  // namespace recur::reference

@@ -3,7 +3,7 @@
 
 namespace recur::reference {
 
-void register_nn_kernels(KernelRegistry& r) {
+void register_nn_kernels(Registrar& r) {
   register_matmul(r);
   register_gemm(r);
   register_einsum(r);

@@ -304,7 +304,7 @@ Result<ResizeParams::Mode> parse_resize_mode(const Node& node, const std::string
   return parse_mode(node, m, allow_cubic);
 }
 
-void register_resize(KernelRegistry& r) {
+void register_resize(Registrar& r) {
   r.add(
       {.op_type = "Resize",
        .since = 10,

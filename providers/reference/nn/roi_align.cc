@@ -141,7 +141,7 @@ class RoiAlignKernel final : public Kernel {
 
 }  // namespace
 
-void register_roi_align(KernelRegistry& r) {
+void register_roi_align(Registrar& r) {
   r.add({.op_type = "RoiAlign",
          .since = 10,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {

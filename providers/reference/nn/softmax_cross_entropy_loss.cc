@@ -62,14 +62,14 @@ Status infer_softmax_cross_entropy(InferContext& ctx) {
 
 }  // namespace
 
-void register_softmax_cross_entropy_loss(KernelRegistry& r) {
+void register_softmax_cross_entropy_loss(Registrar& r) {
   r.add({.op_type = "SoftmaxCrossEntropyLoss",
          .since = 12,
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
            RECUR_ASSIGN_OR_RETURN(LossAttrs a, read_loss_attrs(c.node()));
            return std::make_unique<SoftmaxCrossEntropyKernel>(a);
-         },
-         .infer = infer_softmax_cross_entropy});
+         }},
+        infer_softmax_cross_entropy);
 }
 
 }  // namespace recur::reference

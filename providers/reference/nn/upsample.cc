@@ -39,7 +39,7 @@ class UpsampleKernel final : public Kernel {
 
 }  // namespace
 
-void register_upsample(KernelRegistry& r) {
+void register_upsample(Registrar& r) {
   r.add({.op_type = "Upsample",
          .since = 7,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -57,14 +57,14 @@ void register_upsample(KernelRegistry& r) {
            }
            return std::make_unique<UpsampleKernel>(
                std::move(p), std::vector<double>(attr_scales.begin(), attr_scales.end()));
-         },
-         .infer = [](InferContext& ctx) -> Status {
-           if (ctx.opset() >= 9) return infer_resize_like(ctx, 1, 99, {});
-           AttrReader r(ctx.node());
-           const std::vector<float> scales = r.get_floats("scales");
-           RECUR_RETURN_IF_ERROR(r.status());
-           return infer_resize_like(ctx, 99, 99, scales);
-         }});
+         }},
+        [](InferContext& ctx) -> Status {
+          if (ctx.opset() >= 9) return infer_resize_like(ctx, 1, 99, {});
+          AttrReader r(ctx.node());
+          const std::vector<float> scales = r.get_floats("scales");
+          RECUR_RETURN_IF_ERROR(r.status());
+          return infer_resize_like(ctx, 99, 99, scales);
+        });
 }
 
 }  // namespace recur::reference

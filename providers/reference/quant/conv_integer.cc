@@ -39,14 +39,14 @@ Result<std::pair<WindowAttrs, int64_t>> read_conv_attrs(const Node& node) {
   return std::make_pair(std::move(a), group);
 }
 
-void register_conv_integer(KernelRegistry& r) {
+void register_conv_integer(Registrar& r) {
   r.add({.op_type = "ConvInteger",
          .since = 10,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
            RECUR_ASSIGN_OR_RETURN(auto a, read_conv_attrs(ctx.node()));
            return std::make_unique<ConvIntegerKernel>(std::move(a.first), a.second);
-         },
-         .infer = [](InferContext& ctx) { return infer_conv_like(ctx, DType::kInt32); }});
+         }},
+        [](InferContext& ctx) { return infer_conv_like(ctx, DType::kInt32); });
 }
 
 }  // namespace recur::reference

@@ -46,7 +46,7 @@ class DequantizeLinearKernel final : public Kernel {
 
 }  // namespace
 
-void register_dequantize_linear(KernelRegistry& r) {
+void register_dequantize_linear(Registrar& r) {
   r.add({.op_type = "DequantizeLinear",
          .since = 10,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -54,14 +54,13 @@ void register_dequantize_linear(KernelRegistry& r) {
            const int64_t axis = r.get_int("axis", 1);
            RECUR_RETURN_IF_ERROR(r.status());
            return std::make_unique<DequantizeLinearKernel>(axis);
-         },
-         .infer =
-             [](InferContext& ctx) {
-               TypeInfo t = ctx.input_type(0);
-               t.dtype = DType::kFloat32;
-               ctx.set_output(0, t);
-               return ok_status();
-             }});
+         }},
+        [](InferContext& ctx) {
+          TypeInfo t = ctx.input_type(0);
+          t.dtype = DType::kFloat32;
+          ctx.set_output(0, t);
+          return ok_status();
+        });
 }
 
 }  // namespace recur::reference

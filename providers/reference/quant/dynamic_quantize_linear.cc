@@ -41,18 +41,18 @@ class DynamicQuantizeLinearKernel final : public Kernel {
 
 }  // namespace
 
-void register_dynamic_quantize_linear(KernelRegistry& r) {
+void register_dynamic_quantize_linear(Registrar& r) {
   r.add({.op_type = "DynamicQuantizeLinear",
          .since = 11,
-         .create = make_simple<DynamicQuantizeLinearKernel>(),
-         .infer = [](InferContext& ctx) {
-           TypeInfo t = ctx.input_type(0);
-           t.dtype = DType::kUInt8;
-           ctx.set_output(0, t);
-           ctx.set_output(1, TypeInfo::of(DType::kFloat32, {}));
-           ctx.set_output(2, TypeInfo::of(DType::kUInt8, {}));
-           return ok_status();
-         }});
+         .create = make_simple<DynamicQuantizeLinearKernel>()},
+        [](InferContext& ctx) {
+          TypeInfo t = ctx.input_type(0);
+          t.dtype = DType::kUInt8;
+          ctx.set_output(0, t);
+          ctx.set_output(1, TypeInfo::of(DType::kFloat32, {}));
+          ctx.set_output(2, TypeInfo::of(DType::kUInt8, {}));
+          return ok_status();
+        });
 }
 
 }  // namespace recur::reference

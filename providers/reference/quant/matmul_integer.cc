@@ -23,11 +23,9 @@ class MatMulIntegerKernel final : public Kernel {
 
 }  // namespace
 
-void register_matmul_integer(KernelRegistry& r) {
-  r.add({.op_type = "MatMulInteger",
-         .since = 10,
-         .create = make_simple<MatMulIntegerKernel>(),
-         .infer = [](InferContext& ctx) { return infer_matmul_like(ctx, DType::kInt32, 0, 1); }});
+void register_matmul_integer(Registrar& r) {
+  r.add({.op_type = "MatMulInteger", .since = 10, .create = make_simple<MatMulIntegerKernel>()},
+        [](InferContext& ctx) { return infer_matmul_like(ctx, DType::kInt32, 0, 1); });
 }
 
 }  // namespace recur::reference

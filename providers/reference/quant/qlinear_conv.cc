@@ -70,18 +70,17 @@ class QLinearConvKernel final : public Kernel {
 
 }  // namespace
 
-void register_qlinear_conv(KernelRegistry& r) {
+void register_qlinear_conv(Registrar& r) {
   r.add({.op_type = "QLinearConv",
          .since = 10,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
            RECUR_ASSIGN_OR_RETURN(auto a, read_conv_attrs(ctx.node()));
            return std::make_unique<QLinearConvKernel>(std::move(a.first), a.second);
-         },
-         .infer =
-             [](InferContext& ctx) {
-               const DType out = ctx.num_inputs() > 7 ? ctx.input_type(7).dtype : DType::kUInt8;
-               return infer_conv_like(ctx, out, 3);
-             }});
+         }},
+        [](InferContext& ctx) {
+          const DType out = ctx.num_inputs() > 7 ? ctx.input_type(7).dtype : DType::kUInt8;
+          return infer_conv_like(ctx, out, 3);
+        });
 }
 
 }  // namespace recur::reference

@@ -56,13 +56,9 @@ class QLinearMatMulKernel final : public Kernel {
 
 }  // namespace
 
-void register_qlinear_matmul(KernelRegistry& r) {
-  r.add({.op_type = "QLinearMatMul",
-         .since = 10,
-         .create = make_simple<QLinearMatMulKernel>(),
-         .infer = [](InferContext& ctx) {
-           return infer_matmul_like(ctx, ctx.input_type(7).dtype, 0, 3);
-         }});
+void register_qlinear_matmul(Registrar& r) {
+  r.add({.op_type = "QLinearMatMul", .since = 10, .create = make_simple<QLinearMatMulKernel>()},
+        [](InferContext& ctx) { return infer_matmul_like(ctx, ctx.input_type(7).dtype, 0, 3); });
 }
 
 }  // namespace recur::reference

@@ -60,7 +60,7 @@ class QuantizeLinearKernel final : public Kernel {
 
 }  // namespace
 
-void register_quantize_linear(KernelRegistry& r) {
+void register_quantize_linear(Registrar& r) {
   r.add({.op_type = "QuantizeLinear",
          .since = 10,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
@@ -68,14 +68,13 @@ void register_quantize_linear(KernelRegistry& r) {
            const int64_t axis = r.get_int("axis", 1);
            RECUR_RETURN_IF_ERROR(r.status());
            return std::make_unique<QuantizeLinearKernel>(axis);
-         },
-         .infer =
-             [](InferContext& ctx) {
-               TypeInfo t = ctx.input_type(0);
-               t.dtype = ctx.has_input(2) ? ctx.input_type(2).dtype : DType::kUInt8;
-               ctx.set_output(0, t);
-               return ok_status();
-             }});
+         }},
+        [](InferContext& ctx) {
+          TypeInfo t = ctx.input_type(0);
+          t.dtype = ctx.has_input(2) ? ctx.input_type(2).dtype : DType::kUInt8;
+          ctx.set_output(0, t);
+          return ok_status();
+        });
 }
 
 }  // namespace recur::reference

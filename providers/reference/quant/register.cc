@@ -3,7 +3,7 @@
 
 namespace recur::reference {
 
-void register_quant_kernels(KernelRegistry& r) {
+void register_quant_kernels(Registrar& r) {
   register_quantize_linear(r);
   register_dequantize_linear(r);
   register_dynamic_quantize_linear(r);

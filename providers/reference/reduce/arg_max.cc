@@ -104,7 +104,7 @@ Status infer_arg(InferContext& ctx) {
   return ok_status();
 }
 
-void add_arg(KernelRegistry& r, const char* name, bool is_max) {
+void add_arg(Registrar& r, const char* name, bool is_max) {
   r.add({.op_type = name,
          .since = 1,
          .create = [is_max](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
@@ -114,13 +114,13 @@ void add_arg(KernelRegistry& r, const char* name, bool is_max) {
            const bool last = attrs.get_int("select_last_index", 0) != 0;
            RECUR_RETURN_IF_ERROR(attrs.status());
            return std::make_unique<ArgKernel>(is_max, axis, keepdims, last);
-         },
-         .infer = infer_arg});
+         }},
+        infer_arg);
 }
 
 }  // namespace
 
-void register_arg_max(KernelRegistry& r) {
+void register_arg_max(Registrar& r) {
   add_arg(r, "ArgMax", true);
   add_arg(r, "ArgMin", false);
 }

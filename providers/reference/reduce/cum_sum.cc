@@ -74,7 +74,7 @@ class CumSumKernel final : public Kernel {
 
 }  // namespace
 
-void register_cum_sum(KernelRegistry& r) {
+void register_cum_sum(Registrar& r) {
   r.add({.op_type = "CumSum",
          .since = 11,
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
@@ -83,8 +83,8 @@ void register_cum_sum(KernelRegistry& r) {
            const bool reverse = attrs.get_int("reverse", 0) != 0;
            RECUR_RETURN_IF_ERROR(attrs.status());
            return std::make_unique<CumSumKernel>(exclusive, reverse);
-         },
-         .infer = infer_same_as_input0});
+         }},
+        infer_same_as_input0);
 }
 
 }  // namespace recur::reference

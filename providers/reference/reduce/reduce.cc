@@ -297,19 +297,19 @@ InferFn infer_reduce(Reduction op) {
   };
 }
 
-void add_reduce(KernelRegistry& r, const char* name, Reduction op) {
+void add_reduce(Registrar& r, const char* name, Reduction op) {
   r.add({.op_type = name,
          .since = 1,
          .create = [op](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
            RECUR_ASSIGN_OR_RETURN(ReduceAttrs a, read_attrs(op, c.node()));
            return std::make_unique<ReduceKernel>(op, std::move(a.axes), a.keepdims, a.noop);
-         },
-         .infer = infer_reduce(op)});
+         }},
+        infer_reduce(op));
 }
 
 }  // namespace
 
-void register_reduce(KernelRegistry& r) {
+void register_reduce(Registrar& r) {
   add_reduce(r, "ReduceSum", Reduction::kSum);
   add_reduce(r, "ReduceMean", Reduction::kMean);
   add_reduce(r, "ReduceMax", Reduction::kMax);

@@ -1,12 +1,13 @@
 // Registration functions of reduce/.
 #pragma once
 
+#include "providers/reference/common/registrar.h"
 #include "runtime/provider/execution_provider.h"
 
 namespace recur::reference {
 
-void register_reduce(KernelRegistry& r);   // ReduceSum, ReduceMean, ReduceMax, ...
-void register_arg_max(KernelRegistry& r);  // ArgMax, ArgMin
-void register_cum_sum(KernelRegistry& r);  // CumSum
+void register_reduce(Registrar& r);   // ReduceSum, ReduceMean, ReduceMax, ...
+void register_arg_max(Registrar& r);  // ArgMax, ArgMin
+void register_cum_sum(Registrar& r);  // CumSum
 
 }  // namespace recur::reference

@@ -3,7 +3,7 @@
 
 namespace recur::reference {
 
-void register_reduce_kernels(KernelRegistry& r) {
+void register_reduce_kernels(Registrar& r) {
   register_reduce(r);
   register_arg_max(r);
   register_cum_sum(r);

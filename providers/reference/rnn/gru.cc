@@ -70,6 +70,6 @@ void gru_step(const StepArgs<C>& a) {
 
 CellOps gru_cell_ops() { return CellOps{&gru_step<float>, &gru_step<double>}; }
 
-void register_gru(KernelRegistry& r) { register_rnn_op(r, "GRU"); }
+void register_gru(Registrar& r) { register_rnn_op(r, "GRU"); }
 
 }  // namespace recur::reference::rnn

@@ -67,6 +67,6 @@ void lstm_step(const StepArgs<C>& a) {
 
 CellOps lstm_cell_ops() { return CellOps{&lstm_step<float>, &lstm_step<double>}; }
 
-void register_lstm(KernelRegistry& r) { register_rnn_op(r, "LSTM"); }
+void register_lstm(Registrar& r) { register_rnn_op(r, "LSTM"); }
 
 }  // namespace recur::reference::rnn

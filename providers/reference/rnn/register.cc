@@ -3,7 +3,7 @@
 
 namespace recur::reference {
 
-void register_rnn_kernels(KernelRegistry& r) {
+void register_rnn_kernels(Registrar& r) {
   rnn::register_lstm(r);
   rnn::register_gru(r);
   rnn::register_rnn(r);

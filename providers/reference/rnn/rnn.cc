@@ -32,6 +32,6 @@ void rnn_step(const StepArgs<C>& a) {
 
 CellOps rnn_cell_ops() { return CellOps{&rnn_step<float>, &rnn_step<double>}; }
 
-void register_rnn(KernelRegistry& r) { register_rnn_op(r, "RNN"); }
+void register_rnn(Registrar& r) { register_rnn_op(r, "RNN"); }
 
 }  // namespace recur::reference::rnn

@@ -485,8 +485,8 @@ Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext& ctx) {
   return std::unique_ptr<Kernel>(std::move(k));
 }
 
-void register_rnn_op(KernelRegistry& r, const char* op_type) {
-  r.add({.op_type = op_type, .since = 1, .create = create_rnn_kernel, .infer = infer_rnn});
+void register_rnn_op(Registrar& r, const char* op_type) {
+  r.add({.op_type = op_type, .since = 1, .create = create_rnn_kernel}, infer_rnn);
 }
 
 }  // namespace recur::reference::rnn

@@ -5,10 +5,11 @@
 
 #include <cstdint>
 
-#include "converters/rnn_spec.h"
 #include "providers/reference/common/dispatch.h"
+#include "providers/reference/common/registrar.h"
 #include "runtime/provider/execution_provider.h"
 #include "runtime/provider/kernel.h"
+#include "runtime/rnn/rnn_spec.h"
 
 namespace recur::reference::rnn {
 
@@ -53,15 +54,15 @@ CellOps gru_cell_ops();
 CellOps rnn_cell_ops();
 
 // Kernel definitions for every opset from 1 on, with infer_rnn as the shape rule.
-void register_rnn_op(KernelRegistry& r, const char* op_type);
+void register_rnn_op(Registrar& r, const char* op_type);
 
 // The reference kernel for an LSTM, GRU or RNN node (ctx.node()); used by register_rnn_op and
 // by the layer-by-layer StackedRNN kernel.
 Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext& ctx);
 
-void register_lstm(KernelRegistry& r);
-void register_stacked_rnn(KernelRegistry& r);
-void register_gru(KernelRegistry& r);
-void register_rnn(KernelRegistry& r);
+void register_lstm(Registrar& r);
+void register_stacked_rnn(Registrar& r);
+void register_gru(Registrar& r);
+void register_rnn(Registrar& r);
 
 }  // namespace recur::reference::rnn

@@ -1,10 +1,10 @@
-// recur::StackedRNN (converters/stacked_rnn.h), layer by layer with the reference RNN kernel:
+// recur::StackedRNN (runtime/rnn/stacked_rnn.h), layer by layer with the reference RNN kernel:
 // each layer is the single-layer node it was before fusion, and the glue between layers
 // (Squeeze, or Transpose + Reshape for two directions) is done here.
 #include <cstring>
 
-#include "converters/stacked_rnn.h"
 #include "providers/reference/rnn/rnn_common.h"
+#include "runtime/rnn/stacked_rnn.h"
 
 namespace recur::reference::rnn {
 
@@ -103,12 +103,12 @@ Status StackedRnnKernel::run(KernelContext& ctx) const {
 
 }  // namespace
 
-void register_stacked_rnn(KernelRegistry& r) {
+void register_stacked_rnn(Registrar& r) {
   r.add({.op_type = kStackedRnnOp,
          .domain = kStackedRnnDomain,
          .since = 1,
-         .create = &StackedRnnKernel::create,
-         .infer = infer_stacked_rnn});
+         .create = &StackedRnnKernel::create},
+        infer_stacked_rnn);
 }
 
 }  // namespace recur::reference::rnn

@@ -71,7 +71,7 @@ class ConcatFromSequenceKernel final : public Kernel {
 
 }  // namespace
 
-void register_concat_from_sequence(KernelRegistry& r) {
+void register_concat_from_sequence(Registrar& r) {
   r.add({.op_type = "ConcatFromSequence",
          .since = 11,
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
@@ -84,14 +84,14 @@ void register_concat_from_sequence(KernelRegistry& r) {
            }
            return std::make_unique<ConcatFromSequenceKernel>(axis, new_axis == 1);
          },
-         .infer = [](InferContext& c) -> Status {
-           TypeInfo t;
-           t.dtype = c.input_type(0).element_dtype;
-           c.set_output(0, t);
-           return ok_status();
-         },
          .takes_strings = true,
-         .takes_sequences = true});
+         .takes_sequences = true},
+        [](InferContext& c) -> Status {
+          TypeInfo t;
+          t.dtype = c.input_type(0).element_dtype;
+          c.set_output(0, t);
+          return ok_status();
+        });
 }
 
 }  // namespace recur::reference

@@ -35,14 +35,14 @@ Status infer_optional(InferContext& ctx) {
 
 }  // namespace
 
-void register_optional(KernelRegistry& r) {
+void register_optional(Registrar& r) {
   r.add({.op_type = "Optional",
          .since = 15,
          .create = create_optional,
-         .infer = infer_optional,
          .takes_strings = true,
          .takes_sequences = true,
-         .takes_optionals = true});
+         .takes_optionals = true},
+        infer_optional);
 }
 
 }  // namespace recur::reference

@@ -25,14 +25,14 @@ Status infer_get_element(InferContext& ctx) {
 
 }  // namespace
 
-void register_optional_get_element(KernelRegistry& r) {
+void register_optional_get_element(Registrar& r) {
   r.add({.op_type = "OptionalGetElement",
          .since = 15,
          .create = make_simple<OptionalGetElementKernel>(),
-         .infer = infer_get_element,
          .takes_strings = true,
          .takes_sequences = true,
-         .takes_optionals = true});
+         .takes_optionals = true},
+        infer_get_element);
 }
 
 }  // namespace recur::reference

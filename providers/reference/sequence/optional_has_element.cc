@@ -20,14 +20,14 @@ Status infer_has_element(InferContext& ctx) {
 
 }  // namespace
 
-void register_optional_has_element(KernelRegistry& r) {
+void register_optional_has_element(Registrar& r) {
   r.add({.op_type = "OptionalHasElement",
          .since = 15,
          .create = make_simple<OptionalHasElementKernel>(),
-         .infer = infer_has_element,
          .takes_strings = true,
          .takes_sequences = true,
-         .takes_optionals = true});
+         .takes_optionals = true},
+        infer_has_element);
 }
 
 }  // namespace recur::reference

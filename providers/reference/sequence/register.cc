@@ -3,7 +3,7 @@
 
 namespace recur::reference {
 
-void register_sequence_kernels(KernelRegistry& r) {
+void register_sequence_kernels(Registrar& r) {
   register_sequence_empty(r);
   register_sequence_construct(r);
   register_sequence_insert(r);

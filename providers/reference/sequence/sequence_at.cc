@@ -19,18 +19,18 @@ class SequenceAtKernel final : public Kernel {
 
 }  // namespace
 
-void register_sequence_at(KernelRegistry& r) {
+void register_sequence_at(Registrar& r) {
   r.add({.op_type = "SequenceAt",
          .since = 11,
          .create = make_simple<SequenceAtKernel>(),
-         .infer = [](InferContext& c) -> Status {
-           TypeInfo t;
-           t.dtype = c.input_type(0).element_dtype;
-           c.set_output(0, t);
-           return ok_status();
-         },
          .takes_strings = true,
-         .takes_sequences = true});
+         .takes_sequences = true},
+        [](InferContext& c) -> Status {
+          TypeInfo t;
+          t.dtype = c.input_type(0).element_dtype;
+          c.set_output(0, t);
+          return ok_status();
+        });
 }
 
 }  // namespace recur::reference

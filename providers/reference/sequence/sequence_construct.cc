@@ -27,16 +27,16 @@ class SequenceConstructKernel final : public Kernel {
 
 }  // namespace
 
-void register_sequence_construct(KernelRegistry& r) {
+void register_sequence_construct(Registrar& r) {
   r.add({.op_type = "SequenceConstruct",
          .since = 11,
          .create = make_simple<SequenceConstructKernel>(),
-         .infer = [](InferContext& c) -> Status {
-           c.set_output(0,
-                        sequence_type(c.num_inputs() ? c.input_type(0).dtype : DType::kUndefined));
-           return ok_status();
-         },
-         .takes_strings = true});
+         .takes_strings = true},
+        [](InferContext& c) -> Status {
+          c.set_output(0,
+                       sequence_type(c.num_inputs() ? c.input_type(0).dtype : DType::kUndefined));
+          return ok_status();
+        });
 }
 
 }  // namespace recur::reference

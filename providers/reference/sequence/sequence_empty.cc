@@ -30,18 +30,18 @@ class SequenceEmptyKernel final : public Kernel {
 
 }  // namespace
 
-void register_sequence_empty(KernelRegistry& r) {
+void register_sequence_empty(Registrar& r) {
   r.add({.op_type = "SequenceEmpty",
          .since = 11,
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
            RECUR_ASSIGN_OR_RETURN(DType t, element_type(c.node()));
            return std::make_unique<SequenceEmptyKernel>(t);
-         },
-         .infer = [](InferContext& c) -> Status {
-           RECUR_ASSIGN_OR_RETURN(DType t, element_type(c.node()));
-           c.set_output(0, sequence_type(t));
-           return ok_status();
-         }});
+         }},
+        [](InferContext& c) -> Status {
+          RECUR_ASSIGN_OR_RETURN(DType t, element_type(c.node()));
+          c.set_output(0, sequence_type(t));
+          return ok_status();
+        });
 }
 
 }  // namespace recur::reference

@@ -23,16 +23,16 @@ class SequenceEraseKernel final : public Kernel {
 
 }  // namespace
 
-void register_sequence_erase(KernelRegistry& r) {
+void register_sequence_erase(Registrar& r) {
   r.add({.op_type = "SequenceErase",
          .since = 11,
          .create = make_simple<SequenceEraseKernel>(),
-         .infer = [](InferContext& c) -> Status {
-           c.set_output(0, sequence_type(c.input_type(0).element_dtype));
-           return ok_status();
-         },
          .takes_strings = true,
-         .takes_sequences = true});
+         .takes_sequences = true},
+        [](InferContext& c) -> Status {
+          c.set_output(0, sequence_type(c.input_type(0).element_dtype));
+          return ok_status();
+        });
 }
 
 }  // namespace recur::reference

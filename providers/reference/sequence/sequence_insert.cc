@@ -31,18 +31,18 @@ class SequenceInsertKernel final : public Kernel {
 
 }  // namespace
 
-void register_sequence_insert(KernelRegistry& r) {
+void register_sequence_insert(Registrar& r) {
   r.add({.op_type = "SequenceInsert",
          .since = 11,
          .create = make_simple<SequenceInsertKernel>(),
-         .infer = [](InferContext& c) -> Status {
-           DType e = c.input_type(0).element_dtype;
-           if (e == DType::kUndefined) e = c.input_type(1).dtype;
-           c.set_output(0, sequence_type(e));
-           return ok_status();
-         },
          .takes_strings = true,
-         .takes_sequences = true});
+         .takes_sequences = true},
+        [](InferContext& c) -> Status {
+          DType e = c.input_type(0).element_dtype;
+          if (e == DType::kUndefined) e = c.input_type(1).dtype;
+          c.set_output(0, sequence_type(e));
+          return ok_status();
+        });
 }
 
 }  // namespace recur::reference

@@ -15,16 +15,16 @@ class SequenceLengthKernel final : public Kernel {
 
 }  // namespace
 
-void register_sequence_length(KernelRegistry& r) {
+void register_sequence_length(Registrar& r) {
   r.add({.op_type = "SequenceLength",
          .since = 11,
          .create = make_simple<SequenceLengthKernel>(),
-         .infer = [](InferContext& c) -> Status {
-           c.set_output(0, TypeInfo::of(DType::kInt64, {}));
-           return ok_status();
-         },
          .takes_strings = true,
-         .takes_sequences = true});
+         .takes_sequences = true},
+        [](InferContext& c) -> Status {
+          c.set_output(0, TypeInfo::of(DType::kInt64, {}));
+          return ok_status();
+        });
 }
 
 }  // namespace recur::reference

@@ -89,13 +89,13 @@ Status infer_sequence_map(InferContext& ctx) {
 
 }  // namespace
 
-void register_sequence_map(KernelRegistry& r) {
+void register_sequence_map(Registrar& r) {
   r.add({.op_type = "SequenceMap",
          .since = 17,
          .create = create_sequence_map,
-         .infer = infer_sequence_map,
          .takes_strings = true,
-         .takes_sequences = true});
+         .takes_sequences = true},
+        infer_sequence_map);
 }
 
 }  // namespace recur::reference

@@ -3,23 +3,24 @@
 
 #include <cstdint>
 
+#include "providers/reference/common/registrar.h"
 #include "providers/reference/common/util.h"
 #include "runtime/provider/execution_provider.h"
 
 namespace recur::reference {
 
-void register_sequence_empty(KernelRegistry& r);
-void register_sequence_construct(KernelRegistry& r);
-void register_sequence_insert(KernelRegistry& r);
-void register_sequence_at(KernelRegistry& r);
-void register_sequence_erase(KernelRegistry& r);
-void register_sequence_length(KernelRegistry& r);
-void register_split_to_sequence(KernelRegistry& r);
-void register_concat_from_sequence(KernelRegistry& r);
-void register_sequence_map(KernelRegistry& r);
-void register_optional(KernelRegistry& r);
-void register_optional_has_element(KernelRegistry& r);
-void register_optional_get_element(KernelRegistry& r);
+void register_sequence_empty(Registrar& r);
+void register_sequence_construct(Registrar& r);
+void register_sequence_insert(Registrar& r);
+void register_sequence_at(Registrar& r);
+void register_sequence_erase(Registrar& r);
+void register_sequence_length(Registrar& r);
+void register_split_to_sequence(Registrar& r);
+void register_concat_from_sequence(Registrar& r);
+void register_sequence_map(Registrar& r);
+void register_optional(Registrar& r);
+void register_optional_has_element(Registrar& r);
+void register_optional_get_element(Registrar& r);
 
 // Input i, which must be present and a sequence.
 Result<const Tensor*> sequence_input(const KernelContext& ctx, size_t i);

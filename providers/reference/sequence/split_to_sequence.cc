@@ -83,7 +83,7 @@ class SplitToSequenceKernel final : public Kernel {
 
 }  // namespace
 
-void register_split_to_sequence(KernelRegistry& r) {
+void register_split_to_sequence(Registrar& r) {
   r.add({.op_type = "SplitToSequence",
          .since = 11,
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
@@ -93,11 +93,11 @@ void register_split_to_sequence(KernelRegistry& r) {
            RECUR_RETURN_IF_ERROR(attrs.status());
            return std::make_unique<SplitToSequenceKernel>(axis, keepdims != 0);
          },
-         .infer = [](InferContext& c) -> Status {
-           c.set_output(0, sequence_type(c.input_type(0).dtype));
-           return ok_status();
-         },
-         .takes_strings = true});
+         .takes_strings = true},
+        [](InferContext& c) -> Status {
+          c.set_output(0, sequence_type(c.input_type(0).dtype));
+          return ok_status();
+        });
 }
 
 }  // namespace recur::reference

@@ -82,7 +82,7 @@ class DftKernel final : public Kernel {
 
 }  // namespace
 
-void register_dft(KernelRegistry& r) {
+void register_dft(Registrar& r) {
   r.add({.op_type = "DFT",
          .since = 17,
          .until = 19,  // opset 20 moves axis to an input

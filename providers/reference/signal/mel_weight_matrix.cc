@@ -87,18 +87,18 @@ class MelWeightMatrixKernel final : public Kernel {
 
 }  // namespace
 
-void register_mel_weight_matrix(KernelRegistry& r) {
+void register_mel_weight_matrix(Registrar& r) {
   r.add({.op_type = "MelWeightMatrix",
          .since = 17,
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
            RECUR_ASSIGN_OR_RETURN(DType t, signal_output_type(c.node()));
            return std::make_unique<MelWeightMatrixKernel>(t);
-         },
-         .infer = [](InferContext& c) -> Status {
-           RECUR_ASSIGN_OR_RETURN(DType t, signal_output_type(c.node()));
-           c.set_output(0, type_with_rank(t, 2));
-           return ok_status();
-         }});
+         }},
+        [](InferContext& c) -> Status {
+          RECUR_ASSIGN_OR_RETURN(DType t, signal_output_type(c.node()));
+          c.set_output(0, type_with_rank(t, 2));
+          return ok_status();
+        });
 }
 
 }  // namespace recur::reference

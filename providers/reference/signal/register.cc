@@ -49,7 +49,7 @@ void DftPlan::run(const std::vector<std::complex<double>>& in, int64_t bins,
   }
 }
 
-void register_signal_kernels(KernelRegistry& r) {
+void register_signal_kernels(Registrar& r) {
   register_dft(r);
   register_stft(r);
   register_windows(r);

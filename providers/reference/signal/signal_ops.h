@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "providers/reference/common/registrar.h"
 #include "recur/tensor.h"
 #include "runtime/core/status.h"
 #include "runtime/graph/graph.h"
@@ -12,10 +13,10 @@
 
 namespace recur::reference {
 
-void register_dft(KernelRegistry& r);
-void register_stft(KernelRegistry& r);
-void register_windows(KernelRegistry& r);  // HannWindow, HammingWindow, BlackmanWindow
-void register_mel_weight_matrix(KernelRegistry& r);
+void register_dft(Registrar& r);
+void register_stft(Registrar& r);
+void register_windows(Registrar& r);  // HannWindow, HammingWindow, BlackmanWindow
+void register_mel_weight_matrix(Registrar& r);
 
 // The output_datatype attribute of the window functions and MelWeightMatrix (default float32),
 // checked to be numeric.

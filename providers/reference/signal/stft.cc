@@ -88,7 +88,7 @@ class StftKernel final : public Kernel {
 
 }  // namespace
 
-void register_stft(KernelRegistry& r) {
+void register_stft(Registrar& r) {
   r.add({.op_type = "STFT",
          .since = 17,
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {

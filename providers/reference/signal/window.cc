@@ -55,6 +55,17 @@ class WindowKernel final : public Kernel {
   DType dtype_;
 };
 
+Status infer_window(InferContext& ctx) {
+  RECUR_ASSIGN_OR_RETURN(DType t, signal_output_type(ctx.node()));
+  TypeInfo info;
+  info.dtype = t;
+  info.shape = std::vector<Dim>{Dim{}};
+  if (auto v = constant_ints(ctx, 0); v && v->size() == 1 && (*v)[0] >= 0)
+    info.shape = std::vector<Dim>{Dim{(*v)[0], ""}};
+  ctx.set_output(0, info);
+  return ok_status();
+}
+
 KernelDef window_def(const char* op, Coefficients c) {
   return {.op_type = op,
           .since = 17,
@@ -64,25 +75,15 @@ KernelDef window_def(const char* op, Coefficients c) {
             const int64_t periodic = attrs.get_int("periodic", 1);
             RECUR_RETURN_IF_ERROR(attrs.status());
             return std::make_unique<WindowKernel>(c, periodic != 0, t);
-          },
-          .infer = [](InferContext& ctx) -> Status {
-            RECUR_ASSIGN_OR_RETURN(DType t, signal_output_type(ctx.node()));
-            TypeInfo info;
-            info.dtype = t;
-            info.shape = std::vector<Dim>{Dim{}};
-            if (auto v = constant_ints(ctx, 0); v && v->size() == 1 && (*v)[0] >= 0)
-              info.shape = std::vector<Dim>{Dim{(*v)[0], ""}};
-            ctx.set_output(0, info);
-            return ok_status();
           }};
 }
 
 }  // namespace
 
-void register_windows(KernelRegistry& r) {
-  r.add(window_def("HannWindow", {0.5, 0.5, 0.0}));
-  r.add(window_def("HammingWindow", {25.0 / 46.0, 21.0 / 46.0, 0.0}));
-  r.add(window_def("BlackmanWindow", {0.42, 0.5, 0.08}));
+void register_windows(Registrar& r) {
+  r.add(window_def("HannWindow", {0.5, 0.5, 0.0}), infer_window);
+  r.add(window_def("HammingWindow", {25.0 / 46.0, 21.0 / 46.0, 0.0}), infer_window);
+  r.add(window_def("BlackmanWindow", {0.42, 0.5, 0.08}), infer_window);
 }
 
 }  // namespace recur::reference

@@ -96,8 +96,8 @@ Status infer_compress(InferContext& ctx) {
 
 }  // namespace
 
-void register_compress(KernelRegistry& r) {
-  r.add({.op_type = "Compress", .since = 9, .create = create_compress, .infer = infer_compress});
+void register_compress(Registrar& r) {
+  r.add({.op_type = "Compress", .since = 9, .create = create_compress}, infer_compress);
 }
 
 }  // namespace recur::reference

@@ -137,8 +137,8 @@ Status infer_concat(InferContext& ctx) {
 
 }  // namespace
 
-void register_concat(KernelRegistry& r) {
-  r.add({.op_type = "Concat", .since = 1, .create = create_concat, .infer = infer_concat});
+void register_concat(Registrar& r) {
+  r.add({.op_type = "Concat", .since = 1, .create = create_concat}, infer_concat);
 }
 
 }  // namespace recur::reference

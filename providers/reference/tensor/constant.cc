@@ -25,14 +25,14 @@ Status infer_constant(InferContext& ctx) {
 
 }  // namespace
 
-void register_constant(KernelRegistry& r) {
+void register_constant(Registrar& r) {
   r.add({.op_type = "Constant",
          .since = 1,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
            RECUR_ASSIGN_OR_RETURN(Tensor v, constant_node_value(ctx.node()));
            return std::make_unique<ConstantKernel>(std::move(v));
-         },
-         .infer = infer_constant});
+         }},
+        infer_constant);
 }
 
 }  // namespace recur::reference

@@ -84,11 +84,9 @@ Status infer_constant_of_shape(InferContext& ctx) {
 
 }  // namespace
 
-void register_constant_of_shape(KernelRegistry& r) {
-  r.add({.op_type = "ConstantOfShape",
-         .since = 9,
-         .create = create_constant_of_shape,
-         .infer = infer_constant_of_shape});
+void register_constant_of_shape(Registrar& r) {
+  r.add({.op_type = "ConstantOfShape", .since = 9, .create = create_constant_of_shape},
+        infer_constant_of_shape);
 }
 
 }  // namespace recur::reference

@@ -91,11 +91,9 @@ Status infer_depth_to_space(InferContext& ctx) {
 
 }  // namespace
 
-void register_depth_to_space(KernelRegistry& r) {
-  r.add({.op_type = "DepthToSpace",
-         .since = 1,
-         .create = create_depth_to_space,
-         .infer = infer_depth_to_space});
+void register_depth_to_space(Registrar& r) {
+  r.add({.op_type = "DepthToSpace", .since = 1, .create = create_depth_to_space},
+        infer_depth_to_space);
 }
 
 }  // namespace recur::reference

@@ -68,11 +68,8 @@ Status infer_dropout(InferContext& ctx) {
 
 }  // namespace
 
-void register_dropout(KernelRegistry& r) {
-  r.add({.op_type = "Dropout",
-         .since = 1,
-         .create = make_simple<DropoutKernel>(),
-         .infer = infer_dropout});
+void register_dropout(Registrar& r) {
+  r.add({.op_type = "Dropout", .since = 1, .create = make_simple<DropoutKernel>()}, infer_dropout);
 }
 
 }  // namespace recur::reference

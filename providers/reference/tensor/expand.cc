@@ -59,11 +59,8 @@ Status infer_expand(InferContext& ctx) {
 
 }  // namespace
 
-void register_expand(KernelRegistry& r) {
-  r.add({.op_type = "Expand",
-         .since = 8,
-         .create = make_simple<ExpandKernel>(),
-         .infer = infer_expand});
+void register_expand(Registrar& r) {
+  r.add({.op_type = "Expand", .since = 8, .create = make_simple<ExpandKernel>()}, infer_expand);
 }
 
 }  // namespace recur::reference

@@ -81,8 +81,8 @@ Status infer_eye_like(InferContext& ctx) {
 
 }  // namespace
 
-void register_eye_like(KernelRegistry& r) {
-  r.add({.op_type = "EyeLike", .since = 9, .create = create_eye_like, .infer = infer_eye_like});
+void register_eye_like(Registrar& r) {
+  r.add({.op_type = "EyeLike", .since = 9, .create = create_eye_like}, infer_eye_like);
 }
 
 }  // namespace recur::reference

@@ -74,8 +74,8 @@ Status infer_flatten(InferContext& ctx) {
 
 }  // namespace
 
-void register_flatten(KernelRegistry& r) {
-  r.add({.op_type = "Flatten", .since = 1, .create = create_flatten, .infer = infer_flatten});
+void register_flatten(Registrar& r) {
+  r.add({.op_type = "Flatten", .since = 1, .create = create_flatten}, infer_flatten);
 }
 
 }  // namespace recur::reference

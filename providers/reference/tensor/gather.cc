@@ -84,8 +84,8 @@ Status infer_gather(InferContext& ctx) {
 
 }  // namespace
 
-void register_gather(KernelRegistry& r) {
-  r.add({.op_type = "Gather", .since = 1, .create = create_gather, .infer = infer_gather});
+void register_gather(Registrar& r) {
+  r.add({.op_type = "Gather", .since = 1, .create = create_gather}, infer_gather);
 }
 
 }  // namespace recur::reference

@@ -47,11 +47,9 @@ Status infer_gather_elements(InferContext& ctx) {
 
 }  // namespace
 
-void register_gather_elements(KernelRegistry& r) {
-  r.add({.op_type = "GatherElements",
-         .since = 11,
-         .create = create_gather_elements,
-         .infer = infer_gather_elements});
+void register_gather_elements(Registrar& r) {
+  r.add({.op_type = "GatherElements", .since = 11, .create = create_gather_elements},
+        infer_gather_elements);
 }
 
 }  // namespace recur::reference

@@ -69,8 +69,8 @@ Status infer_gather_nd(InferContext& ctx) {
 
 }  // namespace
 
-void register_gather_nd(KernelRegistry& r) {
-  r.add({.op_type = "GatherND", .since = 11, .create = create_gather_nd, .infer = infer_gather_nd});
+void register_gather_nd(Registrar& r) {
+  r.add({.op_type = "GatherND", .since = 11, .create = create_gather_nd}, infer_gather_nd);
 }
 
 }  // namespace recur::reference

@@ -16,14 +16,14 @@ class IdentityKernel final : public Kernel {
 
 }  // namespace
 
-void register_identity(KernelRegistry& r) {
+void register_identity(Registrar& r) {
   r.add({.op_type = "Identity",
          .since = 1,
          .create = make_simple<IdentityKernel>(),
-         .infer = infer_same_as_input0,
          .takes_strings = true,
          .takes_sequences = true,
-         .takes_optionals = true});
+         .takes_optionals = true},
+        infer_same_as_input0);
 }
 
 }  // namespace recur::reference

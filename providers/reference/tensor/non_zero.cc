@@ -57,11 +57,8 @@ Status infer_non_zero(InferContext& ctx) {
 
 }  // namespace
 
-void register_non_zero(KernelRegistry& r) {
-  r.add({.op_type = "NonZero",
-         .since = 9,
-         .create = make_simple<NonZeroKernel>(),
-         .infer = infer_non_zero});
+void register_non_zero(Registrar& r) {
+  r.add({.op_type = "NonZero", .since = 9, .create = make_simple<NonZeroKernel>()}, infer_non_zero);
 }
 
 }  // namespace recur::reference

@@ -130,8 +130,8 @@ Status infer_one_hot(InferContext& ctx) {
 
 }  // namespace
 
-void register_one_hot(KernelRegistry& r) {
-  r.add({.op_type = "OneHot", .since = 9, .create = create_one_hot, .infer = infer_one_hot});
+void register_one_hot(Registrar& r) {
+  r.add({.op_type = "OneHot", .since = 9, .create = create_one_hot}, infer_one_hot);
 }
 
 }  // namespace recur::reference

@@ -290,8 +290,8 @@ Status infer_pad(InferContext& ctx) {
 
 }  // namespace
 
-void register_pad(KernelRegistry& r) {
-  r.add({.op_type = "Pad", .since = 1, .create = create_pad, .infer = infer_pad});
+void register_pad(Registrar& r) {
+  r.add({.op_type = "Pad", .since = 1, .create = create_pad}, infer_pad);
 }
 
 }  // namespace recur::reference

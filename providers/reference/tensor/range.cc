@@ -112,11 +112,8 @@ Status infer_range(InferContext& ctx) {
 
 }  // namespace
 
-void register_range(KernelRegistry& r) {
-  r.add({.op_type = "Range",
-         .since = 11,
-         .create = make_simple<RangeKernel>(),
-         .infer = infer_range});
+void register_range(Registrar& r) {
+  r.add({.op_type = "Range", .since = 11, .create = make_simple<RangeKernel>()}, infer_range);
 }
 
 }  // namespace recur::reference

@@ -3,7 +3,7 @@
 
 namespace recur::reference {
 
-void register_tensor_kernels(KernelRegistry& r) {
+void register_tensor_kernels(Registrar& r) {
   register_identity(r);
   register_constant(r);
   register_transpose(r);

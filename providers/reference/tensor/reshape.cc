@@ -202,8 +202,8 @@ Status infer_reshape(InferContext& ctx) {
 
 }  // namespace
 
-void register_reshape(KernelRegistry& r) {
-  r.add({.op_type = "Reshape", .since = 1, .create = create_reshape, .infer = infer_reshape});
+void register_reshape(Registrar& r) {
+  r.add({.op_type = "Reshape", .since = 1, .create = create_reshape}, infer_reshape);
 }
 
 }  // namespace recur::reference

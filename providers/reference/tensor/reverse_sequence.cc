@@ -78,11 +78,9 @@ Result<std::unique_ptr<Kernel>> create_reverse_sequence(CompileContext& ctx) {
 
 }  // namespace
 
-void register_reverse_sequence(KernelRegistry& r) {
-  r.add({.op_type = "ReverseSequence",
-         .since = 10,
-         .create = create_reverse_sequence,
-         .infer = infer_same_as_input0});
+void register_reverse_sequence(Registrar& r) {
+  r.add({.op_type = "ReverseSequence", .since = 10, .create = create_reverse_sequence},
+        infer_same_as_input0);
 }
 
 }  // namespace recur::reference

@@ -61,15 +61,11 @@ Result<std::unique_ptr<Kernel>> create_scatter_elements(CompileContext& ctx) {
 
 }  // namespace
 
-void register_scatter_elements(KernelRegistry& r) {
-  r.add({.op_type = "ScatterElements",
-         .since = 11,
-         .create = create_scatter_elements,
-         .infer = infer_same_as_input0});
-  r.add({.op_type = "Scatter",
-         .since = 9,
-         .create = create_scatter_elements,
-         .infer = infer_same_as_input0});
+void register_scatter_elements(Registrar& r) {
+  r.add({.op_type = "ScatterElements", .since = 11, .create = create_scatter_elements},
+        infer_same_as_input0);
+  r.add({.op_type = "Scatter", .since = 9, .create = create_scatter_elements},
+        infer_same_as_input0);
 }
 
 }  // namespace recur::reference

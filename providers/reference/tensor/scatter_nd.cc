@@ -59,11 +59,8 @@ Result<std::unique_ptr<Kernel>> create_scatter_nd(CompileContext& ctx) {
 
 }  // namespace
 
-void register_scatter_nd(KernelRegistry& r) {
-  r.add({.op_type = "ScatterND",
-         .since = 11,
-         .create = create_scatter_nd,
-         .infer = infer_same_as_input0});
+void register_scatter_nd(Registrar& r) {
+  r.add({.op_type = "ScatterND", .since = 11, .create = create_scatter_nd}, infer_same_as_input0);
 }
 
 }  // namespace recur::reference

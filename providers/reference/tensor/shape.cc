@@ -63,13 +63,10 @@ Status infer_shape(InferContext& ctx) {
 
 }  // namespace
 
-void register_shape(KernelRegistry& r) {
+void register_shape(Registrar& r) {
   // Only the input's shape is read: a device tensor's shape needs no copy.
-  r.add({.op_type = "Shape",
-         .since = 1,
-         .create = create_shape,
-         .infer = infer_shape,
-         .shape_only_inputs = {0}});
+  r.add({.op_type = "Shape", .since = 1, .create = create_shape, .shape_only_inputs = {0}},
+        infer_shape);
 }
 
 }  // namespace recur::reference

@@ -23,12 +23,12 @@ Status infer_size(InferContext& ctx) {
 
 }  // namespace
 
-void register_size(KernelRegistry& r) {
+void register_size(Registrar& r) {
   r.add({.op_type = "Size",
          .since = 1,
          .create = make_simple<SizeKernel>(),
-         .infer = infer_size,
-         .shape_only_inputs = {0}});
+         .shape_only_inputs = {0}},
+        infer_size);
 }
 
 }  // namespace recur::reference

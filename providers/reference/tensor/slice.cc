@@ -220,8 +220,8 @@ Status infer_slice(InferContext& ctx) {
 
 }  // namespace
 
-void register_slice(KernelRegistry& r) {
-  r.add({.op_type = "Slice", .since = 1, .create = create_slice, .infer = infer_slice});
+void register_slice(Registrar& r) {
+  r.add({.op_type = "Slice", .since = 1, .create = create_slice}, infer_slice);
 }
 
 }  // namespace recur::reference

@@ -73,11 +73,9 @@ Status infer_space_to_depth(InferContext& ctx) {
 
 }  // namespace
 
-void register_space_to_depth(KernelRegistry& r) {
-  r.add({.op_type = "SpaceToDepth",
-         .since = 1,
-         .create = create_space_to_depth,
-         .infer = infer_space_to_depth});
+void register_space_to_depth(Registrar& r) {
+  r.add({.op_type = "SpaceToDepth", .since = 1, .create = create_space_to_depth},
+        infer_space_to_depth);
 }
 
 }  // namespace recur::reference

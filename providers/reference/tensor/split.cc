@@ -130,8 +130,8 @@ Status infer_split(InferContext& ctx) {
 
 }  // namespace
 
-void register_split(KernelRegistry& r) {
-  r.add({.op_type = "Split", .since = 1, .create = create_split, .infer = infer_split});
+void register_split(Registrar& r) {
+  r.add({.op_type = "Split", .since = 1, .create = create_split}, infer_split);
 }
 
 }  // namespace recur::reference

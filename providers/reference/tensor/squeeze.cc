@@ -125,8 +125,8 @@ Status infer_squeeze(InferContext& ctx) {
 
 }  // namespace
 
-void register_squeeze(KernelRegistry& r) {
-  r.add({.op_type = "Squeeze", .since = 1, .create = create_squeeze, .infer = infer_squeeze});
+void register_squeeze(Registrar& r) {
+  r.add({.op_type = "Squeeze", .since = 1, .create = create_squeeze}, infer_squeeze);
 }
 
 }  // namespace recur::reference

@@ -1,43 +1,44 @@
 // Registration functions of tensor/.
 #pragma once
 
+#include "providers/reference/common/registrar.h"
 #include "runtime/provider/execution_provider.h"
 
 namespace recur::reference {
 
-void register_identity(KernelRegistry& r);
-void register_constant(KernelRegistry& r);
-void register_transpose(KernelRegistry& r);
-void register_squeeze(KernelRegistry& r);
-void register_unsqueeze(KernelRegistry& r);
-void register_reshape(KernelRegistry& r);
-void register_flatten(KernelRegistry& r);
-void register_concat(KernelRegistry& r);
-void register_split(KernelRegistry& r);
-void register_slice(KernelRegistry& r);
-void register_gather(KernelRegistry& r);
-void register_gather_elements(KernelRegistry& r);
-void register_gather_nd(KernelRegistry& r);
-void register_scatter_elements(KernelRegistry& r);  // ScatterElements and Scatter
-void register_scatter_nd(KernelRegistry& r);
-void register_shape(KernelRegistry& r);
-void register_size(KernelRegistry& r);
-void register_constant_of_shape(KernelRegistry& r);
-void register_expand(KernelRegistry& r);
-void register_tile(KernelRegistry& r);
-void register_pad(KernelRegistry& r);
-void register_range(KernelRegistry& r);
-void register_dropout(KernelRegistry& r);
-void register_one_hot(KernelRegistry& r);
-void register_top_k(KernelRegistry& r);
-void register_reverse_sequence(KernelRegistry& r);
-void register_trilu(KernelRegistry& r);
-void register_compress(KernelRegistry& r);
-void register_non_zero(KernelRegistry& r);
-void register_unique(KernelRegistry& r);
-void register_eye_like(KernelRegistry& r);
-void register_depth_to_space(KernelRegistry& r);
-void register_space_to_depth(KernelRegistry& r);
+void register_identity(Registrar& r);
+void register_constant(Registrar& r);
+void register_transpose(Registrar& r);
+void register_squeeze(Registrar& r);
+void register_unsqueeze(Registrar& r);
+void register_reshape(Registrar& r);
+void register_flatten(Registrar& r);
+void register_concat(Registrar& r);
+void register_split(Registrar& r);
+void register_slice(Registrar& r);
+void register_gather(Registrar& r);
+void register_gather_elements(Registrar& r);
+void register_gather_nd(Registrar& r);
+void register_scatter_elements(Registrar& r);  // ScatterElements and Scatter
+void register_scatter_nd(Registrar& r);
+void register_shape(Registrar& r);
+void register_size(Registrar& r);
+void register_constant_of_shape(Registrar& r);
+void register_expand(Registrar& r);
+void register_tile(Registrar& r);
+void register_pad(Registrar& r);
+void register_range(Registrar& r);
+void register_dropout(Registrar& r);
+void register_one_hot(Registrar& r);
+void register_top_k(Registrar& r);
+void register_reverse_sequence(Registrar& r);
+void register_trilu(Registrar& r);
+void register_compress(Registrar& r);
+void register_non_zero(Registrar& r);
+void register_unique(Registrar& r);
+void register_eye_like(Registrar& r);
+void register_depth_to_space(Registrar& r);
+void register_space_to_depth(Registrar& r);
 
 // The output shape of Reshape for input shape `in` and shape input `spec` (shared with
 // optimisation passes that fold reshapes).

@@ -113,8 +113,8 @@ Status infer_tile(InferContext& ctx) {
 
 }  // namespace
 
-void register_tile(KernelRegistry& r) {
-  r.add({.op_type = "Tile", .since = 1, .create = make_simple<TileKernel>(), .infer = infer_tile});
+void register_tile(Registrar& r) {
+  r.add({.op_type = "Tile", .since = 1, .create = make_simple<TileKernel>()}, infer_tile);
 }
 
 }  // namespace recur::reference

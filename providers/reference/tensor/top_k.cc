@@ -155,8 +155,8 @@ Status infer_top_k(InferContext& ctx) {
 
 }  // namespace
 
-void register_top_k(KernelRegistry& r) {
-  r.add({.op_type = "TopK", .since = 1, .create = create_top_k, .infer = infer_top_k});
+void register_top_k(Registrar& r) {
+  r.add({.op_type = "TopK", .since = 1, .create = create_top_k}, infer_top_k);
 }
 
 }  // namespace recur::reference

@@ -90,8 +90,8 @@ Status infer_transpose(InferContext& ctx) {
 
 }  // namespace
 
-void register_transpose(KernelRegistry& r) {
-  r.add({.op_type = "Transpose", .since = 1, .create = create_transpose, .infer = infer_transpose});
+void register_transpose(Registrar& r) {
+  r.add({.op_type = "Transpose", .since = 1, .create = create_transpose}, infer_transpose);
 }
 
 }  // namespace recur::reference

@@ -68,8 +68,8 @@ Result<std::unique_ptr<Kernel>> create_trilu(CompileContext& ctx) {
 
 }  // namespace
 
-void register_trilu(KernelRegistry& r) {
-  r.add({.op_type = "Trilu", .since = 14, .create = create_trilu, .infer = infer_same_as_input0});
+void register_trilu(Registrar& r) {
+  r.add({.op_type = "Trilu", .since = 14, .create = create_trilu}, infer_same_as_input0);
 }
 
 }  // namespace recur::reference

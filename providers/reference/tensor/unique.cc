@@ -171,8 +171,8 @@ Status infer_unique(InferContext& ctx) {
 
 }  // namespace
 
-void register_unique(KernelRegistry& r) {
-  r.add({.op_type = "Unique", .since = 11, .create = create_unique, .infer = infer_unique});
+void register_unique(Registrar& r) {
+  r.add({.op_type = "Unique", .since = 11, .create = create_unique}, infer_unique);
 }
 
 }  // namespace recur::reference

@@ -92,8 +92,8 @@ Status infer_unsqueeze(InferContext& ctx) {
 
 }  // namespace
 
-void register_unsqueeze(KernelRegistry& r) {
-  r.add({.op_type = "Unsqueeze", .since = 1, .create = create_unsqueeze, .infer = infer_unsqueeze});
+void register_unsqueeze(Registrar& r) {
+  r.add({.op_type = "Unsqueeze", .since = 1, .create = create_unsqueeze}, infer_unsqueeze);
 }
 
 }  // namespace recur::reference

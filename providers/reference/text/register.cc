@@ -3,7 +3,7 @@
 
 namespace recur::reference {
 
-void register_text_kernels(KernelRegistry& r) {
+void register_text_kernels(Registrar& r) {
   register_string_normalizer(r);
   register_tf_idf_vectorizer(r);
 }

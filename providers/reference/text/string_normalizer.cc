@@ -195,12 +195,12 @@ Status infer_string_normalizer(InferContext& ctx) {
 
 }  // namespace
 
-void register_string_normalizer(KernelRegistry& r) {
+void register_string_normalizer(Registrar& r) {
   r.add({.op_type = "StringNormalizer",
          .since = 10,
          .create = create_string_normalizer,
-         .infer = infer_string_normalizer,
-         .takes_strings = true});
+         .takes_strings = true},
+        infer_string_normalizer);
 }
 
 }  // namespace recur::reference

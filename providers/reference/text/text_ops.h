@@ -1,11 +1,12 @@
 // Registration functions of text/: operators on strings and token ids.
 #pragma once
 
+#include "providers/reference/common/registrar.h"
 #include "runtime/provider/execution_provider.h"
 
 namespace recur::reference {
 
-void register_string_normalizer(KernelRegistry& r);
-void register_tf_idf_vectorizer(KernelRegistry& r);
+void register_string_normalizer(Registrar& r);
+void register_tf_idf_vectorizer(Registrar& r);
 
 }  // namespace recur::reference

@@ -210,12 +210,9 @@ Status infer_tf_idf(InferContext& ctx) {
 
 }  // namespace
 
-void register_tf_idf_vectorizer(KernelRegistry& r) {
-  r.add({.op_type = "TfIdfVectorizer",
-         .since = 9,
-         .create = create_tf_idf,
-         .infer = infer_tf_idf,
-         .takes_strings = true});
+void register_tf_idf_vectorizer(Registrar& r) {
+  r.add({.op_type = "TfIdfVectorizer", .since = 9, .create = create_tf_idf, .takes_strings = true},
+        infer_tf_idf);
 }
 
 }  // namespace recur::reference

@@ -28,7 +28,7 @@ class AdagradKernel final : public Kernel {
 
 }  // namespace
 
-void register_adagrad(KernelRegistry& r) {
+void register_adagrad(Registrar& r) {
   r.add({.op_type = "Adagrad",
          .domain = kTrainingDomain,
          .since = 1,

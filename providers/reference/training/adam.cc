@@ -35,7 +35,7 @@ class AdamKernel final : public Kernel {
 
 }  // namespace
 
-void register_adam(KernelRegistry& r) {
+void register_adam(Registrar& r) {
   r.add({.op_type = "Adam",
          .domain = kTrainingDomain,
          .since = 1,

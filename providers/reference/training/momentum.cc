@@ -27,7 +27,7 @@ class MomentumKernel final : public Kernel {
 
 }  // namespace
 
-void register_momentum(KernelRegistry& r) {
+void register_momentum(Registrar& r) {
   r.add({.op_type = "Momentum",
          .domain = kTrainingDomain,
          .since = 1,

@@ -57,7 +57,7 @@ Status run_optimizer(KernelContext& ctx, size_t num_states, const ElementUpdate&
   return ok_status();
 }
 
-void register_training_kernels(KernelRegistry& r) {
+void register_training_kernels(Registrar& r) {
   register_adagrad(r);
   register_adam(r);
   register_momentum(r);

@@ -5,15 +5,16 @@
 #include <cstdint>
 #include <functional>
 
+#include "providers/reference/common/registrar.h"
 #include "runtime/provider/execution_provider.h"
 
 namespace recur::reference {
 
 inline constexpr const char* kTrainingDomain = "ai.onnx.preview.training";
 
-void register_adagrad(KernelRegistry& r);
-void register_adam(KernelRegistry& r);
-void register_momentum(KernelRegistry& r);
+void register_adagrad(Registrar& r);
+void register_adam(Registrar& r);
+void register_momentum(Registrar& r);
 
 // One element's update: x and the optimizer's states (states[k] of the k-th state tensor) are
 // updated in place, from the learning rate r, the step count t and the gradient g.

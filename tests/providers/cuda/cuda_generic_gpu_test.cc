@@ -1,7 +1,7 @@
 // cuda-generic, the fused stacked RNN on cuDNN and CUDA graphs on a real GPU. Every test skips,
 // saying why, on a machine without a CUDA device; tools/gpu-check.sh runs them where one is
 // lent. What the CPU can check of the same code is in generic_rnn_cpu_test.cc,
-// glue_ops_cpu_test.cc, cuda_generic_plan_test.cc and tests/runtime/optimize/.
+// glue_ops_cpu_test.cc, cuda_generic_plan_test.cc and tests/runtime/engine/optimize/.
 #if RECUR_HAVE_CUDA
 
 #include <gtest/gtest.h>

@@ -19,12 +19,12 @@
 #include <map>
 
 #include "converters/cudnn_weights.h"
-#include "converters/rnn_spec.h"
 #include "providers/cuda/rnn/cudnn_rnn.h"
 #include "providers/cuda/rnn/cudnn_rnn_plan.h"
 #include "providers/cuda/rnn/rnn_index.h"
 #include "recur/recur.h"
-#include "runtime/onnx/model_loader.h"
+#include "runtime/engine/onnx/model_loader.h"
+#include "runtime/rnn/rnn_spec.h"
 #include "tools/common/testdir.h"
 
 namespace recur::cuda {

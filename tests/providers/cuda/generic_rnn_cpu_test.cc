@@ -14,12 +14,12 @@
 #include <filesystem>
 #include <random>
 
-#include "converters/rnn_spec.h"
 #include "providers/cuda/rnn/generic_rnn.h"
 #include "providers/cuda/rnn/generic_rnn_plan.h"
 #include "providers/cuda/rnn/generic_rnn_prep.h"
 #include "recur/recur.h"
-#include "runtime/onnx/model_loader.h"
+#include "runtime/engine/onnx/model_loader.h"
+#include "runtime/rnn/rnn_spec.h"
 #include "tests/providers/cuda/rnn_case.h"
 #include "tools/common/testdir.h"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "recur/recur.h"
-#include "runtime/onnx/tensor_proto.h"
+#include "runtime/engine/onnx/tensor_proto.h"
 #include "tests/support/model_builder.h"
 
 namespace recur::tensor_test {

@@ -1,0 +1,30 @@
+// What a model declares about a value: name, type and shape.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "recur/dtype.h"
+
+namespace recur {
+
+// One dimension of a declared shape: a number, a symbol such as "batch", or unknown.
+struct Dim {
+  int64_t value = -1;  // -1 when not a fixed number
+  std::string symbol;  // the dim_param, if any
+  bool is_fixed() const { return value >= 0; }
+};
+
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::kUndefined;          // kSequence for an ONNX sequence of tensors
+  std::optional<std::vector<Dim>> shape;    // nullopt when the rank is unknown
+  DType element_dtype = DType::kUndefined;  // a sequence's tensor type
+  bool optional = false;             // an ONNX optional: Tensor::none() may be fed or returned
+  bool has_default = false;          // an input backed by an initializer: optional to feed
+  std::string shape_string() const;  // "[batch,16,64]", or "?" for an unknown rank
+};
+
+}  // namespace recur

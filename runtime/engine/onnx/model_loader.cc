@@ -1,0 +1,426 @@
+#include "runtime/engine/onnx/model_loader.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include <onnx/onnx_pb.h>
+
+#include "runtime/engine/onnx/tensor_proto.h"
+
+namespace recur {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The domains this runtime knows, with the opsets it accepts.
+struct DomainRange {
+  const char* domain;
+  int min;
+  int max;
+};
+constexpr DomainRange kDomains[] = {
+    {"", 1, kMaxOnnxOpset},
+    {"ai.onnx.ml", 1, 3},
+    {"ai.onnx.preview.training", 1, 1},  // optimizers and Gradient
+};
+
+const DomainRange* find_domain(const std::string& d) {
+  const std::string key = d == "ai.onnx" ? "" : d;
+  for (const auto& r : kDomains)
+    if (key == r.domain) return &r;
+  return nullptr;
+}
+
+// The chain of enclosing graphs while a subgraph is being read.
+struct Scope {
+  Graph* graph;
+  const Scope* parent;
+  std::string where;  // "subgraph 'body' of node 'loop' (Loop)"
+};
+
+class Loader {
+ public:
+  Loader(std::string file, ExternalData* external) : file_(std::move(file)), external_(external) {}
+
+  Status read_graph(const onnx::GraphProto& gp, Graph& g, const Scope* parent,
+                    const std::string& where);
+
+ private:
+  Status read_type(const onnx::TypeProto& tp, const std::string& name, TypeInfo* out, bool strict);
+  Status read_attribute(const onnx::AttributeProto& ap, const Node& node, Scope& scope,
+                        Attribute* out);
+  // Finds `name` in `scope`'s graph or, failing that, in an enclosing graph, in which case it
+  // becomes an outer reference of every graph in between.
+  ValueId resolve(const Scope& scope, const std::string& name);
+  std::string prefix(const std::string& where) const {
+    return where.empty() ? file_ : file_ + ": " + where;
+  }
+
+  std::string file_;
+  ExternalData* external_;
+};
+
+Status Loader::read_type(const onnx::TypeProto& tp, const std::string& name, TypeInfo* out,
+                         bool strict) {
+  if (tp.has_optional_type()) {
+    // optional(tensor) and optional(sequence(tensor)): the value's type, marked optional.
+    const onnx::TypeProto& inner = tp.optional_type().elem_type();
+    if (inner.has_tensor_type() || inner.has_sequence_type()) {
+      RECUR_RETURN_IF_ERROR(read_type(inner, name, out, strict));
+      out->optional = true;
+      return ok_status();
+    }
+  }
+  if (tp.has_sequence_type() && tp.sequence_type().elem_type().has_tensor_type()) {
+    out->dtype = DType::kSequence;
+    out->element_dtype =
+        static_cast<DType>(tp.sequence_type().elem_type().tensor_type().elem_type());
+    out->shape.reset();
+    return ok_status();
+  }
+  if (!tp.has_tensor_type()) {
+    if (!strict || tp.value_case() == onnx::TypeProto::VALUE_NOT_SET) return ok_status();
+    const char* kind = tp.has_sequence_type()   ? "a sequence of non-tensor"
+                       : tp.has_optional_type() ? "an optional of a non-tensor"
+                       : tp.has_map_type()      ? "a map"
+                                                : "a non-tensor";
+    return not_implemented("'" + name + "' has " + kind + " type; only tensors are supported");
+  }
+  const auto& tt = tp.tensor_type();
+  out->dtype = static_cast<DType>(tt.elem_type());
+  if (tt.has_shape()) {
+    out->shape.emplace();
+    for (const auto& d : tt.shape().dim()) {
+      Dim dim;
+      if (d.has_dim_value()) {
+        if (d.dim_value() < 0) {
+          return invalid_model("'" + name + "' declares a negative dimension");
+        }
+        dim.value = d.dim_value();
+      } else if (d.has_dim_param()) {
+        dim.symbol = d.dim_param();
+      }
+      out->shape->push_back(std::move(dim));
+    }
+  }
+  return ok_status();
+}
+
+ValueId Loader::resolve(const Scope& scope, const std::string& name) {
+  ValueId v = scope.graph->find(name);
+  if (v != kNoValue) return v;
+  if (!scope.parent) return kNoValue;
+  const ValueId outer = resolve(*scope.parent, name);
+  if (outer == kNoValue) return kNoValue;
+  v = scope.graph->add_value(name, scope.parent->graph->value(outer).type);
+  scope.graph->mutable_value(v).is_outer = true;
+  scope.graph->add_outer_ref(v);
+  return v;
+}
+
+Status Loader::read_attribute(const onnx::AttributeProto& ap, const Node& node, Scope& scope,
+                              Attribute* a) {
+  const std::string what = prefix(scope.where) + (scope.where.empty() ? ": " : ", ") +
+                           node.describe() + " attribute '" + ap.name() + "'";
+  if (!ap.ref_attr_name().empty()) {
+    return not_implemented(what + " refers to a function attribute, which is not supported");
+  }
+  using AP = onnx::AttributeProto;
+  AP::AttributeType type = ap.type();
+  if (type == AP::UNDEFINED) {
+    // IR version 1 models leave the type out: take it from the field that is set.
+    type = ap.has_f()              ? AP::FLOAT
+           : ap.has_i()            ? AP::INT
+           : ap.has_s()            ? AP::STRING
+           : ap.has_t()            ? AP::TENSOR
+           : ap.has_g()            ? AP::GRAPH
+           : ap.has_tp()           ? AP::TYPE_PROTO
+           : ap.floats_size() > 0  ? AP::FLOATS
+           : ap.ints_size() > 0    ? AP::INTS
+           : ap.strings_size() > 0 ? AP::STRINGS
+           : ap.tensors_size() > 0 ? AP::TENSORS
+           : ap.graphs_size() > 0  ? AP::GRAPHS
+                                   : AP::UNDEFINED;
+    if (type == AP::UNDEFINED) return invalid_model(what + " has no type and no value");
+  }
+  auto read_subgraph = [&](const onnx::GraphProto& gp) -> Result<std::shared_ptr<Graph>> {
+    auto sub = std::make_shared<Graph>();
+    sub->set_parent(scope.graph);
+    const std::string where = "subgraph '" + ap.name() + "' of " + node.describe() +
+                              (scope.where.empty() ? "" : " in " + scope.where);
+    RECUR_RETURN_IF_ERROR(read_graph(gp, *sub, &scope, where));
+    return sub;
+  };
+  switch (type) {
+    case AP::FLOAT:
+      a->type = AttrType::kFloat;
+      a->f = ap.f();
+      break;
+    case AP::INT:
+      a->type = AttrType::kInt;
+      a->i = ap.i();
+      break;
+    case AP::STRING:
+      a->type = AttrType::kString;
+      a->s = ap.s();
+      break;
+    case AP::TENSOR: {
+      a->type = AttrType::kTensor;
+      RECUR_ASSIGN_OR_RETURN(a->t, tensor_from_proto(ap.t(), external_, what));
+      break;
+    }
+    case AP::GRAPH: {
+      a->type = AttrType::kGraph;
+      RECUR_ASSIGN_OR_RETURN(a->g, read_subgraph(ap.g()));
+      break;
+    }
+    case AP::FLOATS:
+      a->type = AttrType::kFloats;
+      a->floats.assign(ap.floats().begin(), ap.floats().end());
+      break;
+    case AP::INTS:
+      a->type = AttrType::kInts;
+      a->ints.assign(ap.ints().begin(), ap.ints().end());
+      break;
+    case AP::STRINGS:
+      a->type = AttrType::kStrings;
+      a->strings.assign(ap.strings().begin(), ap.strings().end());
+      break;
+    case AP::TENSORS:
+      a->type = AttrType::kTensors;
+      for (const auto& tp : ap.tensors()) {
+        RECUR_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, external_, what));
+        a->tensors.push_back(std::move(t));
+      }
+      break;
+    case AP::GRAPHS:
+      a->type = AttrType::kGraphs;
+      for (const auto& gp : ap.graphs()) {
+        RECUR_ASSIGN_OR_RETURN(auto g, read_subgraph(gp));
+        a->graphs.push_back(std::move(g));
+      }
+      break;
+    case AP::TYPE_PROTO: {
+      a->type = AttrType::kType;
+      auto info = std::make_shared<TypeInfo>();
+      RECUR_RETURN_IF_ERROR(read_type(ap.tp(), ap.name(), info.get(), true).with_context(what));
+      a->type_info = std::move(info);
+      break;
+    }
+    case AP::SPARSE_TENSOR:
+      // A sparse Constant value is stored as a dense tensor attribute.
+      a->type = AttrType::kUndefined;
+      return not_implemented(what + " is a sparse tensor, which is not supported");
+    default:
+      return not_implemented(what + " has an unsupported type");
+  }
+  return ok_status();
+}
+
+Status Loader::read_graph(const onnx::GraphProto& gp, Graph& g, const Scope* parent,
+                          const std::string& where) {
+  const std::string pfx = prefix(where);
+  g.set_name(gp.name());
+  if (gp.sparse_initializer_size() > 0) {
+    return not_implemented(pfx + ": sparse initializers are not supported");
+  }
+  Scope scope{&g, parent, where};
+
+  // First every name this graph defines, so that subgraphs can capture values of nodes that
+  // come later in the file.
+  auto define = [&](const std::string& name, const char* kind) -> Result<ValueId> {
+    if (name.empty()) return invalid_model(pfx + ": a " + std::string(kind) + " has no name");
+    ValueId v = g.find(name);
+    if (v == kNoValue) v = g.add_value(name);
+    return v;
+  };
+  for (const auto& in : gp.input()) {
+    RECUR_ASSIGN_OR_RETURN(ValueId v, define(in.name(), "graph input"));
+    RECUR_RETURN_IF_ERROR(read_type(in.type(), in.name(), &g.mutable_value(v).type, true)
+                              .with_context(pfx + ": graph input"));
+    g.add_input(v);
+  }
+  for (const auto& init : gp.initializer()) {
+    RECUR_ASSIGN_OR_RETURN(ValueId v, define(init.name(), "initializer"));
+    if (g.value(v).is_initializer) {
+      return invalid_model(pfx + ": initializer '" + init.name() + "' is defined twice");
+    }
+    RECUR_ASSIGN_OR_RETURN(
+        Tensor t, tensor_from_proto(init, external_, pfx + ": initializer '" + init.name() + "'"));
+    const TypeInfo declared = g.value(v).type;
+    if (g.value(v).is_graph_input && declared.dtype != DType::kUndefined &&
+        declared.dtype != t.dtype()) {
+      return invalid_model(pfx + ": initializer '" + init.name() + "' is " +
+                           std::string(dtype_name(t.dtype())) + " but the graph input says " +
+                           std::string(dtype_name(declared.dtype)));
+    }
+    g.set_initializer(v, std::move(t));
+    if (g.value(v).is_graph_input && declared.shape) {
+      // An overridable input keeps its declared (possibly symbolic) shape.
+      g.mutable_value(v).type = declared;
+    }
+  }
+  for (int i = 0; i < gp.node_size(); ++i) {
+    for (const auto& out : gp.node(i).output()) {
+      if (out.empty()) continue;
+      if (g.find(out) == kNoValue) g.add_value(out);
+    }
+  }
+  for (const auto& vi : gp.value_info()) {
+    ValueId v = g.find(vi.name());
+    if (v == kNoValue) continue;  // describes a value nothing defines: ignore
+    TypeInfo t;
+    RECUR_RETURN_IF_ERROR(read_type(vi.type(), vi.name(), &t, false));
+    if (!g.value(v).is_initializer && !g.value(v).is_graph_input) g.mutable_value(v).type = t;
+  }
+
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const onnx::NodeProto& np = gp.node(i);
+    Node node;
+    node.op_type = np.op_type();
+    node.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    node.name = np.name().empty() ? np.op_type() + "_" + std::to_string(i) : np.name();
+    if (node.op_type.empty()) {
+      return invalid_model(pfx + ": node " + std::to_string(i) + " has no op_type");
+    }
+    const DomainRange* dom = find_domain(node.domain);
+    if (!dom) {
+      return not_implemented(pfx + ": " + node.describe() + " uses the unknown domain '" +
+                             node.domain + "'");
+    }
+    node.opset = g.opset(node.domain);
+    if (node.opset == 0) {
+      return invalid_model(pfx + ": " + node.describe() + " uses domain '" + node.domain +
+                           "', which the model does not import");
+    }
+    for (const auto& in : np.input()) {
+      if (in.empty()) {
+        node.inputs.push_back(kNoValue);
+        continue;
+      }
+      const ValueId v = resolve(scope, in);
+      if (v == kNoValue) {
+        return invalid_model(pfx + ": " + node.describe() + " reads '" + in +
+                             "', which does not exist");
+      }
+      node.inputs.push_back(v);
+    }
+    for (const auto& out : np.output())
+      node.outputs.push_back(out.empty() ? kNoValue : g.find(out));
+    for (const auto& ap : np.attribute()) {
+      if (ap.name().empty()) {
+        return invalid_model(pfx + ": " + node.describe() + " has an attribute with no name");
+      }
+      Attribute a;
+      RECUR_RETURN_IF_ERROR(read_attribute(ap, node, scope, &a));
+      // Values a subgraph captures become implicit inputs of this node.
+      auto capture = [&](const Graph& sub) {
+        for (ValueId r : sub.outer_refs()) {
+          const ValueId here = resolve(scope, sub.value(r).name);
+          if (here != kNoValue &&
+              std::find(node.implicit_inputs.begin(), node.implicit_inputs.end(), here) ==
+                  node.implicit_inputs.end()) {
+            node.implicit_inputs.push_back(here);
+          }
+        }
+      };
+      if (a.g) capture(*a.g);
+      for (const auto& sg : a.graphs) capture(*sg);
+      node.attributes.emplace(ap.name(), std::move(a));
+    }
+    g.add_node(std::move(node));
+  }
+  for (const auto& out : gp.output()) {
+    const ValueId v = resolve(scope, out.name());
+    if (v == kNoValue) {
+      return invalid_model(pfx + ": graph output '" + out.name() + "' is never produced");
+    }
+    TypeInfo declared;
+    RECUR_RETURN_IF_ERROR(
+        read_type(out.type(), out.name(), &declared, true).with_context(pfx + ": graph output"));
+    Value& val = g.mutable_value(v);
+    if (val.type.dtype == DType::kUndefined) {
+      val.type.dtype = declared.dtype;
+      val.type.element_dtype = declared.element_dtype;
+    }
+    if (!val.type.shape) val.type.shape = declared.shape;
+    val.type.optional = val.type.optional || declared.optional;
+    g.add_output(v);
+  }
+  return g.finalize().with_context(pfx);
+}
+
+Result<Model> load_proto(const onnx::ModelProto& mp, const std::string& base_dir,
+                         const std::string& file) {
+  if (mp.ir_version() <= 0) return invalid_model(file + ": no ir_version: not an ONNX model");
+  if (!mp.has_graph()) return invalid_model(file + ": the model has no graph");
+  std::map<std::string, int> opsets;
+  if (mp.opset_import_size() == 0) {
+    opsets[""] = 1;  // IR version 1 models may leave it out; they mean opset 1
+  }
+  for (const auto& op : mp.opset_import()) {
+    const std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();
+    const DomainRange* dom = find_domain(domain);
+    if (dom && (op.version() < dom->min || op.version() > dom->max)) {
+      return not_implemented(file + ": opset " + std::to_string(op.version()) + " of domain '" +
+                             (domain.empty() ? "ai.onnx" : domain) +
+                             "' is not supported (this build supports " + std::to_string(dom->min) +
+                             " to " + std::to_string(dom->max) + ")");
+    }
+    // Unknown domains are accepted here and refused where a node uses one.
+    opsets[domain] = static_cast<int>(op.version());
+  }
+  Model m;
+  m.ir_version = mp.ir_version();
+  m.producer = mp.producer_name();
+  m.path = file;
+  m.graph = std::make_shared<Graph>();
+  m.graph->set_opsets(opsets);
+  ExternalData external{fs::path(base_dir)};
+  Loader loader(file, &external);
+  RECUR_RETURN_IF_ERROR(loader.read_graph(mp.graph(), *m.graph, nullptr, ""));
+  return m;
+}
+
+}  // namespace
+
+Result<Model> load_model_from_bytes(const void* data, size_t size, const std::string& base_dir,
+                                    const std::string& display_name) {
+  if (size > static_cast<size_t>(INT32_MAX)) {
+    return invalid_model(display_name + ": larger than 2 GiB; keep weights in external data");
+  }
+  onnx::ModelProto mp;
+  if (size == 0 || !mp.ParseFromArray(data, static_cast<int>(size))) {
+    return invalid_model(display_name +
+                         ": not a valid ONNX model (the protobuf could not be parsed; is the "
+                         "file truncated or not a .onnx file?)");
+  }
+  return load_proto(mp, base_dir, display_name);
+}
+
+Result<Model> load_model(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error(path + ": cannot open the model file");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return io_error(path + ": not a regular file");
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* p = size ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
+  ::close(fd);
+  if (size && p == MAP_FAILED) return io_error(path + ": cannot map the model file");
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  Result<Model> r = load_model_from_bytes(p, size, dir.string(), path);
+  if (p) ::munmap(p, size);
+  return r;
+}
+
+}  // namespace recur

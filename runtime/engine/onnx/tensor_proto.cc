@@ -1,0 +1,374 @@
+#include "runtime/engine/onnx/tensor_proto.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include <onnx/onnx_pb.h>
+// After onnx_pb.h, which defines the ONNX_API macro it uses.
+#include <onnx/onnx-data_pb.h>
+
+namespace recur {
+
+static_assert(std::endian::native == std::endian::little,
+              "ONNX raw_data is little-endian; big-endian hosts need byte swapping");
+
+namespace fs = std::filesystem;
+
+Result<ExternalData::Mapping> ExternalData::map(const fs::path& path) {
+  const std::string key = path.string();
+  auto it = maps_.find(key);
+  if (it != maps_.end()) return it->second;
+  const int fd = ::open(key.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error("cannot open external data file '" + key + "'");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return io_error("external data '" + key + "' is not a regular file");
+  }
+  Mapping m;
+  m.size = static_cast<size_t>(st.st_size);
+  if (m.size > 0) {
+    // MAP_PRIVATE: a stray write can never reach the file.
+    void* p = ::mmap(nullptr, m.size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      ::close(fd);
+      return io_error("cannot map external data file '" + key + "'");
+    }
+    const size_t size = m.size;
+    m.base = std::shared_ptr<void>(p, [size](void* q) { ::munmap(q, size); });
+  }
+  ::close(fd);
+  maps_.emplace(key, m);
+  return m;
+}
+
+Result<Tensor> ExternalData::read(const std::string& location, int64_t offset, int64_t length,
+                                  DType dtype, const Shape& shape, const std::string& what) {
+  if (location.empty()) return invalid_model(what + ": external data has no location");
+  const fs::path rel(location);
+  if (rel.is_absolute()) {
+    return invalid_model(what + ": external data location '" + location +
+                         "' is an absolute path; it must be relative to the model's folder");
+  }
+  std::error_code ec;
+  const fs::path base = fs::weakly_canonical(dir_, ec);
+  const fs::path full = fs::weakly_canonical(dir_ / rel, ec);
+  if (ec) return io_error(what + ": cannot resolve external data '" + location + "'");
+  auto [b, f] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
+  if (b != base.end()) {
+    return invalid_model(what + ": external data location '" + location +
+                         "' escapes the model's folder " + base.string());
+  }
+  if (offset < 0) return invalid_model(what + ": negative external data offset");
+  std::lock_guard lock(mutex_);
+  RECUR_ASSIGN_OR_RETURN(Mapping m, map(full));
+  const size_t need = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  if (length >= 0 && static_cast<size_t>(length) != need) {
+    return invalid_model(what + ": external data length " + std::to_string(length) +
+                         " does not match the " + std::to_string(need) + " bytes of a " +
+                         std::string(dtype_name(dtype)) + shape_to_string(shape) + " tensor");
+  }
+  if (static_cast<size_t>(offset) > m.size || need > m.size - static_cast<size_t>(offset)) {
+    return invalid_model(what + ": external data [" + std::to_string(offset) + ", " +
+                         std::to_string(offset + static_cast<int64_t>(need)) +
+                         ") runs past the end of '" + location + "' (" + std::to_string(m.size) +
+                         " bytes)");
+  }
+  if (need == 0) return Tensor::empty(dtype, shape);
+  auto* p = static_cast<char*>(m.base.get()) + offset;
+  if (reinterpret_cast<uintptr_t>(p) % dtype_size(dtype) != 0) {
+    // Misaligned elements would be undefined behaviour to read in place: copy instead.
+    Tensor t = Tensor::empty(dtype, shape);
+    std::memcpy(t.raw_data(), p, need);
+    return t;
+  }
+  return Tensor::wrap(m.base, p, dtype, shape);
+}
+
+namespace {
+
+bool known_dtype(int32_t t) {
+  switch (static_cast<DType>(t)) {
+    case DType::kFloat32:
+    case DType::kUInt8:
+    case DType::kInt8:
+    case DType::kUInt16:
+    case DType::kInt16:
+    case DType::kInt32:
+    case DType::kInt64:
+    case DType::kBool:
+    case DType::kFloat16:
+    case DType::kFloat64:
+    case DType::kUInt32:
+    case DType::kUInt64:
+    case DType::kBFloat16:
+    case DType::kString:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The typed field that holds a tensor of `dtype` when it has no raw_data, and its length.
+std::pair<const char*, int64_t> typed_field(const onnx::TensorProto& p, DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return {"float_data", p.float_data_size()};
+    case DType::kFloat64:
+      return {"double_data", p.double_data_size()};
+    case DType::kInt64:
+      return {"int64_data", p.int64_data_size()};
+    case DType::kUInt32:
+    case DType::kUInt64:
+      return {"uint64_data", p.uint64_data_size()};
+    default:  // the narrower integers, bool, float16 and bfloat16
+      return {"int32_data", p.int32_data_size()};
+  }
+}
+
+template <class Dst, class Field>
+Status copy_field(const Field& field, Tensor& t, const std::string& what, const char* field_name) {
+  if (field.size() != t.numel()) {
+    return invalid_model(what + ": " + field_name + " holds " + std::to_string(field.size()) +
+                         " values but the shape " + shape_to_string(t.shape()) + " needs " +
+                         std::to_string(t.numel()));
+  }
+  auto* out = static_cast<Dst*>(t.raw_data());
+  for (int i = 0; i < field.size(); ++i) out[i] = static_cast<Dst>(field.Get(i));
+  return ok_status();
+}
+
+}  // namespace
+
+Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* external,
+                                 const std::string& what) {
+  if (proto.has_segment()) return not_implemented(what + ": segmented tensors are not supported");
+  const int32_t dt = proto.data_type();
+  if (!known_dtype(dt)) {
+    return invalid_model(what + ": unknown or unsupported data_type " + std::to_string(dt));
+  }
+  const DType dtype = static_cast<DType>(dt);
+  Shape shape;
+  for (int64_t d : proto.dims()) {
+    if (d < 0) return invalid_model(what + ": negative dimension " + std::to_string(d));
+    shape.push_back(d);
+  }
+  // Guard the element count before allocating: a corrupt dims list must not ask for exabytes.
+  __int128 count = 1;
+  for (int64_t d : shape) {
+    count *= d;
+    if (count > (static_cast<__int128>(1) << 40)) {
+      return invalid_model(what + ": shape " + shape_to_string(shape) + " is too large");
+    }
+  }
+  const size_t nbytes = static_cast<size_t>(count) * dtype_size(dtype);
+
+  if (dtype == DType::kString) {
+    if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+      return not_implemented(what + ": string tensors in external data are not supported");
+    }
+    if (proto.string_data_size() != static_cast<int>(count)) {
+      return invalid_model(what + ": string_data holds " +
+                           std::to_string(proto.string_data_size()) + " values but the shape " +
+                           shape_to_string(shape) + " needs " + std::to_string(int64_t(count)));
+    }
+    Tensor t = Tensor::empty(dtype, shape);
+    auto* out = t.data<std::string>();
+    for (int i = 0; i < proto.string_data_size(); ++i) out[i] = proto.string_data(i);
+    return t;
+  }
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (!external) return invalid_model(what + ": external data is not allowed here");
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto& kv : proto.external_data()) {
+      try {
+        if (kv.key() == "location") location = kv.value();
+        if (kv.key() == "offset") offset = std::stoll(kv.value());
+        if (kv.key() == "length") length = std::stoll(kv.value());
+      } catch (const std::exception&) {
+        return invalid_model(what + ": external data " + kv.key() + " '" + kv.value() +
+                             "' is not a number");
+      }
+    }
+    return external->read(location, offset, length, dtype, shape, what);
+  }
+
+  // The data must match the shape before anything is allocated: a corrupt dims list with a
+  // few bytes of data must be an error, not a request for gigabytes.
+  if (proto.has_raw_data() && proto.raw_data().size() != nbytes) {
+    return invalid_model(what + ": raw_data has " + std::to_string(proto.raw_data().size()) +
+                         " bytes but a " + std::string(dtype_name(dtype)) + shape_to_string(shape) +
+                         " tensor needs " + std::to_string(nbytes));
+  }
+  if (!proto.has_raw_data()) {
+    const auto [field, held] = typed_field(proto, dtype);
+    if (held != static_cast<int64_t>(count)) {
+      return invalid_model(what + ": " + field + " holds " + std::to_string(held) +
+                           " values but the shape " + shape_to_string(shape) + " needs " +
+                           std::to_string(static_cast<int64_t>(count)));
+    }
+  }
+  Tensor t = Tensor::empty(dtype, shape);
+  if (proto.has_raw_data()) {
+    const std::string& raw = proto.raw_data();
+    if (nbytes) std::memcpy(t.raw_data(), raw.data(), nbytes);
+    if (dtype == DType::kBool) {
+      // Normalise to 0/1 so that reading the bytes as bool is well defined.
+      auto* b = static_cast<uint8_t*>(t.raw_data());
+      for (int64_t i = 0; i < t.numel(); ++i) b[i] = b[i] != 0;
+    }
+    return t;
+  }
+  switch (dtype) {
+    case DType::kFloat32:
+      RECUR_RETURN_IF_ERROR(copy_field<float>(proto.float_data(), t, what, "float_data"));
+      break;
+    case DType::kFloat64:
+      RECUR_RETURN_IF_ERROR(copy_field<double>(proto.double_data(), t, what, "double_data"));
+      break;
+    case DType::kInt64:
+      RECUR_RETURN_IF_ERROR(copy_field<int64_t>(proto.int64_data(), t, what, "int64_data"));
+      break;
+    case DType::kUInt32:
+      RECUR_RETURN_IF_ERROR(copy_field<uint32_t>(proto.uint64_data(), t, what, "uint64_data"));
+      break;
+    case DType::kUInt64:
+      RECUR_RETURN_IF_ERROR(copy_field<uint64_t>(proto.uint64_data(), t, what, "uint64_data"));
+      break;
+    case DType::kInt32:
+      RECUR_RETURN_IF_ERROR(copy_field<int32_t>(proto.int32_data(), t, what, "int32_data"));
+      break;
+    case DType::kInt16:
+      RECUR_RETURN_IF_ERROR(copy_field<int16_t>(proto.int32_data(), t, what, "int32_data"));
+      break;
+    case DType::kInt8:
+      RECUR_RETURN_IF_ERROR(copy_field<int8_t>(proto.int32_data(), t, what, "int32_data"));
+      break;
+    case DType::kUInt16:
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      // float16 and bfloat16 travel as their bit patterns in int32_data.
+      RECUR_RETURN_IF_ERROR(copy_field<uint16_t>(proto.int32_data(), t, what, "int32_data"));
+      break;
+    case DType::kUInt8:
+      RECUR_RETURN_IF_ERROR(copy_field<uint8_t>(proto.int32_data(), t, what, "int32_data"));
+      break;
+    case DType::kBool: {
+      const auto& f = proto.int32_data();
+      if (f.size() != t.numel()) {
+        return invalid_model(what + ": int32_data holds " + std::to_string(f.size()) +
+                             " values but the shape needs " + std::to_string(t.numel()));
+      }
+      auto* out = static_cast<uint8_t*>(t.raw_data());
+      for (int i = 0; i < f.size(); ++i) out[i] = f.Get(i) != 0;
+      break;
+    }
+    default:
+      return internal_error(what + ": unhandled dtype");
+  }
+  return t;
+}
+
+Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* proto) {
+  if (!t.is_cpu()) return invalid_argument("tensor_to_proto needs a host tensor");
+  if (t.is_sequence()) return invalid_argument("tensor_to_proto: a sequence is a SequenceProto");
+  proto->Clear();
+  proto->set_name(name);
+  proto->set_data_type(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.shape()) proto->add_dims(d);
+  if (t.dtype() == DType::kString) {
+    const auto* strings = t.data<std::string>();
+    for (int64_t i = 0; i < t.numel(); ++i) proto->add_string_data(strings[i]);
+    return ok_status();
+  }
+  proto->set_raw_data(static_cast<const char*>(t.raw_data()), t.nbytes());
+  return ok_status();
+}
+
+namespace {
+
+// A file holding one serialized message of type P (a backend test's input_K.pb).
+template <class P>
+Result<P> parse_pb_file(const std::string& path, const char* type_name) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return io_error("cannot open '" + path + "'");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  P proto;
+  if (!proto.ParseFromString(buf.str())) {
+    return invalid_argument("'" + path + "' is not a serialized " + type_name);
+  }
+  return proto;
+}
+
+Result<Tensor> sequence_from_protos(
+    const google::protobuf::RepeatedPtrField<onnx::TensorProto>& protos, ExternalData* external,
+    const std::string& path) {
+  std::vector<Tensor> elements;
+  for (const auto& tp : protos) {
+    RECUR_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, external, "'" + path + "'"));
+    elements.push_back(std::move(t));
+  }
+  try {
+    return Tensor::sequence(std::move(elements));
+  } catch (const Error& e) {
+    return Status(e.code(), "'" + path + "': " + e.what());
+  }
+}
+
+}  // namespace
+
+Result<Tensor> read_tensor_pb(const std::string& path, std::string* name) {
+  RECUR_ASSIGN_OR_RETURN(auto proto, parse_pb_file<onnx::TensorProto>(path, "TensorProto"));
+  if (name) *name = proto.name();
+  ExternalData external(std::filesystem::path(path).parent_path());
+  return tensor_from_proto(proto, &external, "'" + path + "'");
+}
+
+Result<Tensor> read_sequence_pb(const std::string& path, std::string* name) {
+  RECUR_ASSIGN_OR_RETURN(auto proto, parse_pb_file<onnx::SequenceProto>(path, "SequenceProto"));
+  if (name) *name = proto.name();
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR &&
+      proto.elem_type() != onnx::SequenceProto::UNDEFINED) {
+    return not_implemented("'" + path + "': only sequences of tensors are supported");
+  }
+  ExternalData external(std::filesystem::path(path).parent_path());
+  return sequence_from_protos(proto.tensor_values(), &external, path);
+}
+
+Result<Tensor> read_optional_pb(const std::string& path, std::string* name) {
+  RECUR_ASSIGN_OR_RETURN(auto proto, parse_pb_file<onnx::OptionalProto>(path, "OptionalProto"));
+  if (name) *name = proto.name();
+  ExternalData external(std::filesystem::path(path).parent_path());
+  if (proto.has_tensor_value()) {
+    return tensor_from_proto(proto.tensor_value(), &external, "'" + path + "'");
+  }
+  if (proto.has_sequence_value()) {
+    return sequence_from_protos(proto.sequence_value().tensor_values(), &external, path);
+  }
+  if (proto.elem_type() == onnx::OptionalProto::TENSOR ||
+      proto.elem_type() == onnx::OptionalProto::SEQUENCE ||
+      proto.elem_type() == onnx::OptionalProto::UNDEFINED) {
+    return Tensor::none();
+  }
+  return not_implemented("'" + path + "': only optional tensors and sequences are supported");
+}
+
+Status write_tensor_pb(const Tensor& t, const std::string& name, const std::string& path) {
+  onnx::TensorProto proto;
+  RECUR_RETURN_IF_ERROR(tensor_to_proto(t, name, &proto));
+  std::ofstream out(path, std::ios::binary);
+  if (!out || !proto.SerializeToOstream(&out)) return io_error("cannot write '" + path + "'");
+  return ok_status();
+}
+
+}  // namespace recur

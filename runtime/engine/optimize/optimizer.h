@@ -1,0 +1,32 @@
+// Graph rewrites applied after loading and before partitioning.
+#pragma once
+
+#include <functional>
+
+#include "runtime/core/status.h"
+#include "runtime/graph/graph.h"
+
+namespace recur {
+
+// Turns Constant nodes into initializers (in subgraphs too), so that providers see weights
+// produced by Constant nodes as constants they can repack at load time.
+Status fold_constant_nodes(Graph& graph);
+
+// Folds each inference BatchNormalization whose input is a Conv (constant weights, read by
+// nothing else) into that Conv's weights and bias. float32 and float64, computed in double.
+Status fold_batchnorm_into_conv(Graph& graph);
+
+// Stacked RNN fusion (runtime/rnn/stacked_rnn.h): each chain of two or more single-layer LSTM,
+// GRU or RNN nodes with equal attributes, layout 0, no peepholes and the same sequence_lens,
+// where layer l+1 reads layer l's Y only through Squeeze(axis 1) (one direction) or
+// Transpose(0,2,1,3) + Reshape(0,0,-1) (two directions), and nothing else reads that Y or the
+// glue, becomes one recur::StackedRNN node if `accept` agrees. The fused node carries a note
+// naming the layers and the glue it replaced.
+using FusionFilter = std::function<bool(const Node& fused, const Graph& graph)>;
+Status fuse_stacked_rnns(Graph& graph, const FusionFilter& accept);
+
+// The passes that need no provider, in order: Constant nodes to initializers, BatchNorm into
+// Conv. Each leaves the graph finalized.
+Status optimize_graph(Graph& graph);
+
+}  // namespace recur

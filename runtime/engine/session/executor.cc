@@ -1,0 +1,126 @@
+#include "runtime/engine/session/executor.h"
+
+#include <exception>
+
+#include "runtime/core/device_memory.h"
+
+namespace recur {
+
+std::vector<Tensor> new_frame(const SubgraphPlan& plan) {
+  std::vector<Tensor> frame(plan.num_slots);
+  for (const auto& [slot, t] : plan.constants) frame[static_cast<size_t>(slot)] = t;
+  return frame;
+}
+
+namespace {
+
+Status run_kernel(const SubgraphPlan& plan, const Step& step, std::vector<Tensor>& frame,
+                  const KernelContext::Env& env) {
+  const Node& node = plan.graph->node(step.node);
+  const Device device = plan.providers[static_cast<size_t>(step.provider)]->device();
+  // A value fed on another device than the plan expected (a caller's device tensor) is moved
+  // here; planned copies make this a no-op in the common case.
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    const ValueId v = step.inputs[i];
+    if (v == kNoValue) continue;
+    if (i < step.shape_only.size() && step.shape_only[i]) continue;  // only its shape is read
+    const Device want = i < step.input_devices.size() ? step.input_devices[i] : device;
+    Tensor& t = frame[static_cast<size_t>(v)];
+    if (t.is_none() && !step.takes_optionals) {
+      return invalid_argument(node.describe() + ": input " + std::to_string(i) +
+                              " is an empty optional, which this operator does not take");
+    }
+    if ((t.dtype() == DType::kString && !step.takes_strings) ||
+        (t.is_sequence() && !step.takes_sequences)) {
+      return not_implemented(node.describe() + ": input " + std::to_string(i) + " is " +
+                             (t.is_sequence() ? "a sequence" : "a string tensor") +
+                             ", which this operator does not take");
+    }
+    if (t.defined() && t.device() != want) {
+      RECUR_ASSIGN_OR_RETURN(t, to_device(t, want));
+    }
+  }
+  KernelContext ctx(node, frame, step.inputs, step.implicit_inputs, step.outputs, device, env);
+  Status st;
+  try {
+    st = step.kernel->run(ctx);
+  } catch (const Error& e) {
+    st = Status(e.code(), e.what());
+  } catch (const std::exception& e) {
+    st = internal_error(std::string("unexpected exception: ") + e.what());
+  }
+  if (!st.ok()) {
+    if (st.message().rfind("node '", 0) == 0) return st;
+    return st.with_context(node.describe());
+  }
+  for (size_t i = 0; i < step.outputs.size(); ++i) {
+    const ValueId o = step.outputs[i];
+    if (o != kNoValue && !frame[static_cast<size_t>(o)].defined()) {
+      return internal_error(node.describe() + ": the kernel did not produce output " +
+                            std::to_string(i));
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status Executor::execute(const SubgraphPlan& plan, std::vector<Tensor>& frame) const {
+  for (const Step& step : plan.steps) {
+    if (step.kind == Step::Kind::kCopy) {
+      const Tensor& src = frame[static_cast<size_t>(step.src)];
+      if (!src.defined()) {
+        frame[static_cast<size_t>(step.dst)] = Tensor();
+      } else {
+        RECUR_ASSIGN_OR_RETURN(frame[static_cast<size_t>(step.dst)], to_device(src, step.device));
+      }
+    } else {
+      RECUR_RETURN_IF_ERROR(
+          run_kernel(plan, step, frame, envs_[static_cast<size_t>(step.provider)]));
+    }
+    for (ValueId v : step.release) frame[static_cast<size_t>(v)] = Tensor();
+  }
+  return ok_status();
+}
+
+Result<std::vector<Tensor>> Executor::run(const SubgraphPlan& plan, std::span<const Tensor> inputs,
+                                          const KernelContext& caller) const {
+  const Graph& g = *plan.graph;
+  if (inputs.size() > plan.input_slots.size()) {
+    return caller.error(ErrorCode::kInvalidArgument, "subgraph '" + g.name() + "' takes " +
+                                                         std::to_string(plan.input_slots.size()) +
+                                                         " inputs, got " +
+                                                         std::to_string(inputs.size()));
+  }
+  std::vector<Tensor> frame = new_frame(plan);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    frame[static_cast<size_t>(plan.input_slots[i])] = inputs[i];
+  for (size_t i = 0; i < plan.outer_slots.size(); ++i) {
+    const Tensor* t = caller.implicit_input(plan.outer_from_implicit[i]);
+    if (!t) {
+      return caller.error(
+          ErrorCode::kInternal,
+          "captured value '" + g.value(plan.outer_slots[i]).name + "' has no value");
+    }
+    frame[static_cast<size_t>(plan.outer_slots[i])] = *t;
+  }
+  RECUR_RETURN_IF_ERROR(execute(plan, frame));
+  std::vector<Tensor> out;
+  out.reserve(plan.output_slots.size());
+  for (ValueId v : plan.output_slots) {
+    Tensor& t = frame[static_cast<size_t>(v)];
+    if (!t.defined()) {
+      return caller.error(ErrorCode::kInternal,
+                          "subgraph output '" + g.value(v).name + "' was not produced");
+    }
+    if (!t.is_cpu()) {
+      RECUR_ASSIGN_OR_RETURN(Tensor host, to_device(t, Device::cpu()));
+      out.push_back(std::move(host));
+    } else {
+      out.push_back(t);
+    }
+  }
+  return out;
+}
+
+}  // namespace recur

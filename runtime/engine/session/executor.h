@@ -1,0 +1,31 @@
+// Runs a SubgraphPlan over a frame of tensors.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "runtime/engine/session/plan.h"
+#include "runtime/provider/kernel.h"
+
+namespace recur {
+
+class Executor final : public SubgraphRunner {
+ public:
+  // `envs` holds one environment per provider of the plan, indexed like SubgraphPlan::providers.
+  explicit Executor(std::span<const KernelContext::Env> envs) : envs_(envs) {}
+
+  // Runs every step. `frame` has plan.num_slots entries with the inputs already placed.
+  Status execute(const SubgraphPlan& plan, std::vector<Tensor>& frame) const;
+
+  Result<std::vector<Tensor>> run(const SubgraphPlan& plan, std::span<const Tensor> inputs,
+                                  const KernelContext& caller) const override;
+
+ private:
+  std::span<const KernelContext::Env> envs_;
+};
+
+// Places the plan's constants into a fresh frame.
+std::vector<Tensor> new_frame(const SubgraphPlan& plan);
+
+}  // namespace recur
