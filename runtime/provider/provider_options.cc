@@ -11,7 +11,8 @@ SettingsParser& SettingsParser::choice(std::string key, std::vector<std::string>
   for (const auto& v : values) what += (what.empty() ? "" : "|") + v;
   entries_.push_back({std::move(key), std::move(what),
                       [values = std::move(values), set = std::move(set)](const std::string& v) {
-                        if (std::find(values.begin(), values.end(), v) == values.end()) return false;
+                        if (std::find(values.begin(), values.end(), v) == values.end())
+                          return false;
                         set(v);
                         return true;
                       }});

@@ -1,58 +1,18 @@
-// The public Session: load, optimise, infer shapes, partition, compile; then run.
+// The public Session: load, optimise, infer shapes, plan; then run through the runner.
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <map>
-#include <mutex>
 #include <set>
-#include <sstream>
 
 #include "providers/reference/reference_provider.h"
-#include "recur/session.h"
 #include "runtime/core/device_memory.h"
-#include "runtime/engine/onnx/model_loader.h"
 #include "runtime/engine/optimize/optimizer.h"
 #include "runtime/engine/optimize/shape_subgraph.h"
 #include "runtime/engine/session/executor.h"
 #include "runtime/engine/session/partitioner.h"
-#include "runtime/engine/session/plan.h"
 #include "runtime/engine/session/provider_factory.h"
+#include "runtime/engine/session/session_impl.h"
 #include "runtime/graph/op_rules.h"
 
 namespace recur {
-
-// One recorded run (SessionOptions::cuda_graphs) for one input signature.
-struct GraphEntry {
-  std::mutex mu;
-  bool measured = false;
-  bool recorded = false;
-  bool failed = false;
-  std::string why;
-  size_t arena_bytes = 0;
-  std::unique_ptr<RunRecorder> recorder;
-  std::vector<Tensor> inputs;  // device buffers the recording reads, fed before each replay
-  std::vector<Tensor> frame;   // the recorded run's frame: outputs at fixed addresses
-};
-
-struct Session::Impl {
-  Model model;
-  SessionOptions options;
-  std::vector<std::unique_ptr<ExecutionProvider>> owned_providers;
-  std::vector<const ExecutionProvider*> providers;
-  std::vector<std::string> provider_names;
-  // Runs the shape computations no listed CPU provider takes; index providers.size() in plans.
-  std::unique_ptr<ExecutionProvider> host;
-  std::unique_ptr<SubgraphPlan> plan;
-  std::vector<ValueInfo> inputs;
-  std::vector<ValueInfo> outputs;
-  std::vector<NodeAssignment> assignment;
-  std::vector<std::string> folded;  // shape computations evaluated at load
-  // CUDA graphs: the provider that records, or why runs are not recorded.
-  int recorder_provider = -1;
-  std::string graphs_off;
-  mutable std::mutex graphs_mu;
-  mutable std::map<std::string, std::shared_ptr<GraphEntry>> graphs;
-};
 
 namespace {
 
@@ -120,85 +80,6 @@ Status create_providers(Session::Impl& impl) {
   return ok_status();
 }
 
-// The providers of the session's plans, indexed like Step::provider: the listed ones, then the
-// host provider.
-std::vector<const ExecutionProvider*> run_providers(const Session::Impl& impl) {
-  std::vector<const ExecutionProvider*> all = impl.providers;
-  all.push_back(impl.host.get());
-  return all;
-}
-
-bool has_subgraphs(const Node& n) {
-  for (const auto& [k, a] : n.attributes)
-    if (a.g || !a.graphs.empty()) return true;
-  return false;
-}
-
-// CUDA graphs: a run can be recorded when, between its device steps, nothing needs the host
-// with run-time data. Sets recorder_provider, or graphs_off with the reason.
-void choose_recorder(Session::Impl& impl) {
-  const SubgraphPlan& plan = *impl.plan;
-  const Graph& g = *plan.graph;
-  const auto providers = run_providers(impl);
-  std::set<ValueId> graph_inputs(plan.input_slots.begin(), plan.input_slots.end());
-  auto name_of = [&](ValueId slot) {
-    return static_cast<size_t>(slot) < g.num_values() ? "'" + g.value(slot).name + "'"
-                                                      : std::string("a copy");
-  };
-  bool any_device = false;
-  for (const Step& s : plan.steps) {
-    any_device |= s.kind == Step::Kind::kKernel &&
-                  !providers[static_cast<size_t>(s.provider)]->device().is_cpu();
-  }
-  if (!any_device) {
-    impl.graphs_off = "no node runs on a GPU";
-    return;
-  }
-  int device_provider = -1;
-  for (const Step& s : plan.steps) {
-    if (s.kind == Step::Kind::kCopy) {
-      if (!graph_inputs.count(s.src) || s.device.is_cpu()) {
-        impl.graphs_off =
-            "the run copies " + name_of(s.src) + " to " + s.device.to_string() + " between steps";
-        return;
-      }
-      continue;
-    }
-    const ExecutionProvider* p = providers[static_cast<size_t>(s.provider)];
-    const Node& node = g.node(s.node);
-    if (!p->device().is_cpu()) {
-      if (device_provider >= 0 &&
-          providers[static_cast<size_t>(device_provider)]->device() != p->device()) {
-        impl.graphs_off = "the plan uses two devices";
-        return;
-      }
-      if (device_provider < 0) device_provider = s.provider;
-    } else if (has_subgraphs(node)) {
-      impl.graphs_off = node.describe() + " runs subgraphs on the host";
-      return;
-    }
-    for (size_t i = 0; i < s.inputs.size(); ++i) {
-      const ValueId v = s.inputs[i];
-      if (v == kNoValue || (i < s.shape_only.size() && s.shape_only[i])) continue;
-      const bool on_host =
-          p->device().is_cpu() || (i < s.input_devices.size() && s.input_devices[i].is_cpu());
-      if (on_host && graph_inputs.count(v)) {
-        impl.graphs_off = node.describe() + " reads the values of graph input " + name_of(v) +
-                          " on the host: a recording would keep one run's values";
-        return;
-      }
-    }
-  }
-  const Device dev = providers[static_cast<size_t>(device_provider)]->device();
-  for (size_t p = 0; p < providers.size(); ++p) {
-    if (providers[p]->device() == dev && providers[p]->make_recorder()) {
-      impl.recorder_provider = static_cast<int>(p);
-      return;
-    }
-  }
-  impl.graphs_off = "no provider on " + dev.to_string() + " can record runs";
-}
-
 std::shared_ptr<const Session::Impl> create(Result<Model> loaded, const SessionOptions& options) {
   if (!loaded.ok()) loaded.status().throw_if_error();
   auto impl = std::make_shared<Session::Impl>();
@@ -249,7 +130,13 @@ std::shared_ptr<const Session::Impl> create(Result<Model> loaded, const SessionO
   impl->assignment = impl->plan->assignment;
   // Kernels keep their own repacked copies (on the host or a device): free the originals.
   for (ValueId v : impl->plan->released_constants) graph.remove_initializer(v);
-  if (options.cuda_graphs()) choose_recorder(*impl);
+  RunSetup setup;
+  setup.plan = impl->plan.get();
+  setup.providers = impl->providers;
+  setup.providers.push_back(impl->host.get());
+  setup.threads = options.threads();
+  setup.max_loop_iterations = options.max_loop_iterations();
+  impl->runner = make_runner(std::move(setup), options.cuda_graphs());
 
   for (ValueId v : graph.inputs()) impl->inputs.push_back(info_of(graph, v));
   for (ValueId v : graph.outputs()) impl->outputs.push_back(info_of(graph, v));
@@ -279,177 +166,6 @@ Status check_feed(const ValueInfo& want, const Tensor& t) {
       return invalid_argument("input '" + want.name + "' has shape " + shape_to_string(t.shape()) +
                               " but the model expects " + want.shape_string() + ": dimension " +
                               std::to_string(i) + " must be " + std::to_string(dims[i].value));
-    }
-  }
-  return ok_status();
-}
-
-std::string pad(std::string s, size_t w) {
-  if (s.size() < w) s.append(w - s.size(), ' ');
-  return s;
-}
-
-std::string human_bytes(size_t b) {
-  char buf[64];
-  if (b >= (1u << 20)) {
-    std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / (1 << 20));
-  } else if (b >= 1024) {
-    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / 1024);
-  } else {
-    std::snprintf(buf, sizeof buf, "%zu B", b);
-  }
-  return buf;
-}
-
-struct RecordHooks {
-  enum class Mode { kMeasure, kRecord } mode = Mode::kMeasure;
-  RunRecorder* recorder = nullptr;
-  int provider = -1;
-  size_t arena_bytes = 0;
-  size_t measured = 0;
-};
-
-// One run of the plan over `frame`, optionally measured or recorded.
-Status run_plan(const Session::Impl& impl, std::vector<Tensor>& frame, RecordHooks* hooks) {
-  const auto providers = run_providers(impl);
-  std::vector<std::unique_ptr<ProviderRunState>> states;
-  std::vector<KernelContext::Env> envs(providers.size());
-  for (size_t p = 0; p < providers.size(); ++p) {
-    states.push_back(providers[p]->begin_run());
-    envs[p].threads = impl.options.threads();
-    envs[p].max_loop_iterations = impl.options.max_loop_iterations();
-    envs[p].provider_state = states.back().get();
-  }
-  Executor executor(envs);
-  for (auto& env : envs) env.subgraphs = &executor;
-  Status st;
-  ProviderRunState* rec_state =
-      hooks ? states[static_cast<size_t>(hooks->provider)].get() : nullptr;
-  if (hooks && hooks->mode == RecordHooks::Mode::kMeasure) hooks->recorder->start_measuring();
-  if (hooks && hooks->mode == RecordHooks::Mode::kRecord) {
-    st = hooks->recorder->start_recording(rec_state, hooks->arena_bytes);
-  }
-  if (st.ok()) st = executor.execute(*impl.plan, frame);
-  if (hooks && hooks->mode == RecordHooks::Mode::kMeasure) {
-    hooks->measured = hooks->recorder->stop_measuring();
-  }
-  if (hooks && hooks->mode == RecordHooks::Mode::kRecord) {
-    Status stop = hooks->recorder->stop_recording(rec_state);
-    if (st.ok()) st = stop;
-  }
-  for (size_t p = 0; p < providers.size(); ++p) {
-    Status end = providers[p]->end_run(states[p].get());
-    if (st.ok()) st = end;
-  }
-  return st;
-}
-
-// A device copy of `t` that owns its memory.
-Result<Tensor> device_clone(const Tensor& t) {
-  Tensor c;
-  try {
-    c = Tensor::empty(t.dtype(), t.shape(), t.device());
-  } catch (const Error& e) {
-    return Status(e.code(), e.what());
-  }
-  RECUR_RETURN_IF_ERROR(copy_tensor(t, c));
-  return c;
-}
-
-// SessionOptions::cuda_graphs: measure, record, then replay, per input signature.
-Status run_recorded(const Session::Impl& impl, std::vector<Tensor>& frame) {
-  const SubgraphPlan& plan = *impl.plan;
-  const auto providers = run_providers(impl);
-  const ExecutionProvider& rp = *providers[static_cast<size_t>(impl.recorder_provider)];
-  std::string key;
-  for (ValueId slot : plan.input_slots) {
-    const Tensor& t = frame[static_cast<size_t>(slot)];
-    key += std::string(dtype_name(t.dtype())) + shape_to_string(t.shape()) + "@" +
-           t.device().to_string() + ";";
-  }
-  std::shared_ptr<GraphEntry> entry;
-  {
-    std::lock_guard lock(impl.graphs_mu);
-    auto& e = impl.graphs[key];
-    if (!e) e = std::make_shared<GraphEntry>();
-    entry = e;
-  }
-  std::lock_guard lock(entry->mu);
-  if (entry->failed) return run_plan(impl, frame, nullptr);
-  if (!entry->measured) {
-    entry->recorder = rp.make_recorder();
-    if (!entry->recorder) {
-      entry->failed = true;
-      return run_plan(impl, frame, nullptr);
-    }
-    RecordHooks h;
-    h.mode = RecordHooks::Mode::kMeasure;
-    h.recorder = entry->recorder.get();
-    h.provider = impl.recorder_provider;
-    RECUR_RETURN_IF_ERROR(run_plan(impl, frame, &h));
-    entry->arena_bytes = h.measured;
-    entry->measured = true;
-    return ok_status();
-  }
-  const Device dev = rp.device();
-  if (!entry->recorded) {
-    // The recording reads its inputs from device buffers it keeps; each replay refills them.
-    std::vector<Tensor> rframe = new_frame(plan);
-    for (ValueId slot : plan.input_slots) {
-      const Tensor& t = frame[static_cast<size_t>(slot)];
-      if (!t.defined()) continue;
-      Tensor buf;
-      try {
-        buf = Tensor::empty(t.dtype(), t.shape(), dev);
-      } catch (const Error& e) {
-        return Status(e.code(), e.what());
-      }
-      RECUR_RETURN_IF_ERROR(copy_tensor(t, buf));
-      entry->inputs.push_back(buf);
-      rframe[static_cast<size_t>(slot)] = buf;
-    }
-    RecordHooks h;
-    h.mode = RecordHooks::Mode::kRecord;
-    h.recorder = entry->recorder.get();
-    h.provider = impl.recorder_provider;
-    // Slack for allocations that differ between runs (a cuDNN workspace sized per call).
-    h.arena_bytes = entry->arena_bytes + entry->arena_bytes / 8 + (size_t{4} << 20);
-    Status st = run_plan(impl, rframe, &h);
-    if (!st.ok()) {
-      entry->failed = true;
-      entry->why = st.message();
-      entry->inputs.clear();
-      entry->recorder.reset();
-      return run_plan(impl, frame, nullptr);
-    }
-    entry->frame = std::move(rframe);
-    entry->recorded = true;
-  } else {
-    size_t k = 0;
-    for (ValueId slot : plan.input_slots) {
-      const Tensor& t = frame[static_cast<size_t>(slot)];
-      if (!t.defined()) continue;
-      RECUR_RETURN_IF_ERROR(copy_tensor(t, entry->inputs[k++]));
-    }
-  }
-  {
-    std::vector<std::unique_ptr<ProviderRunState>> states;
-    for (const ExecutionProvider* p : providers) states.push_back(p->begin_run());
-    Status st = entry->recorder->replay(states[static_cast<size_t>(impl.recorder_provider)].get());
-    for (size_t p = 0; p < providers.size(); ++p) {
-      Status end = providers[p]->end_run(states[p].get());
-      if (st.ok()) st = end;
-    }
-    RECUR_RETURN_IF_ERROR(st);
-  }
-  // The recording's outputs are overwritten by the next replay: hand out copies.
-  for (ValueId slot : plan.output_slots) {
-    const Tensor& t = entry->frame[static_cast<size_t>(slot)];
-    if (!t.defined()) continue;
-    if (t.is_cpu()) {
-      frame[static_cast<size_t>(slot)] = t;
-    } else {
-      RECUR_ASSIGN_OR_RETURN(frame[static_cast<size_t>(slot)], device_clone(t));
     }
   }
   return ok_status();
@@ -520,9 +236,7 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
     }
   }
 
-  Status st =
-      impl.recorder_provider >= 0 ? run_recorded(impl, frame) : run_plan(impl, frame, nullptr);
-  st.with_context(impl.model.path).throw_if_error();
+  impl.runner->run(frame).with_context(impl.model.path).throw_if_error();
 
   Outputs out;
   for (size_t i : wanted) {
@@ -535,92 +249,6 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
     out.add(impl.outputs[i].name, std::move(t));
   }
   return out;
-}
-
-std::string Session::explain() const {
-  const Impl& impl = *impl_;
-  std::ostringstream os;
-  os << "model: " << impl.model.path << "\n";
-  os << "providers (priority order):";
-  for (const auto& n : impl.provider_names) os << " " << n;
-  os << "\n";
-  // A provider that cannot run here declines every node for the same reason: say it once.
-  std::map<std::string, std::string> unavailable;
-  if (!impl.options.plan_only()) {
-    for (const ExecutionProvider* p : impl.providers) {
-      std::string why;
-      if (!p->available(&why)) {
-        unavailable[p->name()] = why;
-        os << "  " << p->name() << " is unavailable here and declines every node: " << why << "\n";
-      }
-    }
-  }
-  os << "\n";
-  size_t wn = 4, wo = 2, wp = 8;
-  for (const auto& a : impl.assignment) {
-    wn = std::max(wn, a.node.size());
-    wo = std::max(wo, a.op.size());
-    wp = std::max(wp, a.provider.size());
-  }
-  os << pad("node", wn) << "  " << pad("op", wo) << "  " << pad("provider", wp)
-     << "  why not a higher-priority provider / notes\n";
-  os << std::string(wn, '-') << "  " << std::string(wo, '-') << "  " << std::string(wp, '-') << "  "
-     << std::string(40, '-') << "\n";
-  for (const auto& a : impl.assignment) {
-    std::vector<std::string> lines;
-    for (const auto& d : a.declined) {
-      auto u = unavailable.find(d.provider);
-      if (u != unavailable.end() && u->second == d.reason) continue;  // said in the header
-      lines.push_back(d.provider + ": " + d.reason);
-    }
-    for (const auto& n : a.notes) lines.push_back("note: " + n);
-    if (lines.empty()) lines.push_back("");
-    for (size_t i = 0; i < lines.size(); ++i) {
-      if (i == 0) {
-        os << pad(a.node, wn) << "  " << pad(a.op, wo) << "  " << pad(a.provider, wp) << "  "
-           << lines[i] << "\n";
-      } else {
-        os << std::string(wn + wo + wp + 6, ' ') << lines[i] << "\n";
-      }
-    }
-  }
-  const SubgraphPlan& plan = *impl.plan;
-  if (!plan.copies.empty()) {
-    os << "\ndevice copies:\n";
-    for (const auto& c : plan.copies) {
-      os << "  " << c.value << ": " << c.from.to_string() << " -> " << c.to.to_string() << " for "
-         << c.consumer << (c.at_load ? " (once, at load)" : " (every run)") << "\n";
-    }
-  }
-  if (!impl.folded.empty()) {
-    os << "\nshape computations folded into constants at load:";
-    for (const auto& f : impl.folded) os << " " << f;
-    os << "\n";
-  }
-  if (impl.options.cuda_graphs()) {
-    if (impl.recorder_provider >= 0) {
-      os << "\ncuda graphs: each input signature is recorded on its second run and replayed "
-            "after\n";
-    } else {
-      os << "\ncuda graphs: not used: " << impl.graphs_off << "\n";
-    }
-    std::lock_guard lock(impl.graphs_mu);
-    for (const auto& [key, e] : impl.graphs) {
-      if (e->failed && !e->why.empty()) os << "  " << key << " not recorded: " << e->why << "\n";
-    }
-  }
-  if (plan.released_bytes) {
-    os << "\nconstant weights released after repacking: " << human_bytes(plan.released_bytes)
-       << "\n";
-  }
-  if (impl.options.plan_only()) os << "\n(plan only: no kernel was compiled)\n";
-  return os.str();
-}
-
-const Tensor& Outputs::operator[](std::string_view name) const {
-  for (size_t i = 0; i < names_.size(); ++i)
-    if (names_[i] == name) return tensors_[i];
-  throw Error(ErrorCode::kInvalidArgument, "no output named '" + std::string(name) + "'");
 }
 
 std::vector<ProviderInfo> list_providers() {

@@ -1,0 +1,62 @@
+// build_plan as passes. Each pass reads what the earlier ones decided and adds its own part
+// of the SubgraphPlan, so each can be tested alone with a fake provider:
+//   assign    each node to the first provider that claims it (declines kept for --explain)
+//   compile   each node's kernel; the inputs it repacked and released; its notes
+//   place     home devices, slots, device copies, load-time constants, released weights
+//   liveness  the step after which each slot is freed
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/core/status.h"
+#include "runtime/engine/session/partitioner.h"
+#include "runtime/engine/session/plan.h"
+#include "runtime/graph/graph.h"
+#include "runtime/provider/execution_provider.h"
+
+namespace recur {
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const Graph& graph, std::vector<const ExecutionProvider*> providers,
+              const PartitionOptions& options);
+
+  Status assign();
+  Status compile();
+  Status place();
+  void liveness();
+  std::unique_ptr<SubgraphPlan> finish();
+
+  // What the passes decided, for tests: the index into plan().providers that runs node
+  // `idx` (-1 before assign), and the input positions its kernel released.
+  int provider_of(int idx) const { return node_provider_[static_cast<size_t>(idx)]; }
+  std::set<size_t> released_inputs(int idx) const;
+  const SubgraphPlan& plan() const { return *plan_; }
+
+ private:
+  // Assigns one node; false with the message when no provider claims it.
+  bool assign_node(int idx, const std::vector<char>& host_node, std::string* unclaimed);
+  CompileContext::SubgraphCompiler subgraph_compiler() const;
+  // The slot that holds value v on `dev` for `consumer`: v itself where it lives, else a
+  // copy made once (a copy step, or a constant uploaded at load).
+  Result<ValueId> slot_on(ValueId v, Device dev, const Node& consumer);
+  Result<Step> kernel_step(int idx);
+  void keep_host_constants();
+
+  const Graph& graph_;
+  const std::vector<const ExecutionProvider*> listed_;  // the session's, in priority order
+  const PartitionOptions& options_;
+  std::unique_ptr<SubgraphPlan> plan_;
+  std::vector<int> node_provider_;                 // node -> index into plan_->providers
+  std::vector<const Kernel*> node_kernel_;         // node -> compiled kernel
+  std::map<int, std::set<size_t>> released_;       // node -> input positions released
+  std::vector<Device> home_;                       // value -> device of its producer
+  std::map<std::pair<ValueId, int>, ValueId> copies_;  // (value, device key) -> slot
+};
+
+}  // namespace recur

@@ -1,0 +1,33 @@
+// The state behind a Session, shared by the files that implement it (session.cc: creation
+// and runs; explain.cc: the assignment table).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "recur/session.h"
+#include "runtime/engine/onnx/model_loader.h"
+#include "runtime/engine/session/plan.h"
+#include "runtime/engine/session/runner.h"
+#include "runtime/provider/execution_provider.h"
+
+namespace recur {
+
+struct Session::Impl {
+  Model model;
+  SessionOptions options;
+  std::vector<std::unique_ptr<ExecutionProvider>> owned_providers;
+  std::vector<const ExecutionProvider*> providers;
+  std::vector<std::string> provider_names;
+  // Runs the shape computations no listed CPU provider takes; index providers.size() in plans.
+  std::unique_ptr<ExecutionProvider> host;
+  std::unique_ptr<SubgraphPlan> plan;
+  std::vector<ValueInfo> inputs;
+  std::vector<ValueInfo> outputs;
+  std::vector<NodeAssignment> assignment;
+  std::vector<std::string> folded;  // shape computations evaluated at load
+  std::unique_ptr<Runner> runner;  // plain, or recording CUDA graphs
+};
+
+}  // namespace recur
