@@ -327,8 +327,11 @@ void OpTester::check() const {
         ADD_FAILURE() << p << ": no error was raised";
       } catch (const Error& e) {
         EXPECT_EQ(e.code(), error_->first) << p << ": " << e.what();
-        EXPECT_NE(std::string(e.what()).find(error_->second), std::string::npos)
-            << p << ": '" << error_->second << "' not in: " << e.what();
+        // Other providers word their own messages; the reference one is the specification.
+        if (p == "reference") {
+          EXPECT_NE(std::string(e.what()).find(error_->second), std::string::npos)
+              << p << ": '" << error_->second << "' not in: " << e.what();
+        }
       }
       continue;
     }
@@ -350,7 +353,12 @@ Outputs run_op(const std::string& op, int opset,
                const std::vector<std::pair<std::string, Tensor>>& inputs,
                const OpTester::AttrFn& attrs, std::vector<DType> out_dtypes) {
   if (out_dtypes.empty()) out_dtypes.push_back(inputs.at(0).second.dtype());
-  return OpTester(op, opset).dynamic_shapes().inputs(inputs).attrs(attrs).output_dtypes(out_dtypes).run();
+  return OpTester(op, opset)
+      .dynamic_shapes()
+      .inputs(inputs)
+      .attrs(attrs)
+      .output_dtypes(out_dtypes)
+      .run();
 }
 
 }  // namespace recur::test

@@ -42,8 +42,8 @@ TEST(BroadcastDims, SymbolAgainstOneKeepsTheSymbol) {
 
 TEST(BroadcastDims, SymbolsMeetOtherDims) {
   // A fixed dim other than 1 wins over a symbol; equal symbols stay; different ones are unknown.
-  auto r = broadcast_dims(Dims{{sym("n"), sym("t"), sym("a")}},
-                          Dims{{fixed(3), sym("t"), sym("b")}});
+  auto r =
+      broadcast_dims(Dims{{sym("n"), sym("t"), sym("a")}}, Dims{{fixed(3), sym("t"), sym("b")}});
   ASSERT_TRUE(r.ok());
   ASSERT_TRUE(r->has_value());
   EXPECT_EQ((**r)[0].value, 3);
