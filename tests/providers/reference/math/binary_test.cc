@@ -5,19 +5,19 @@
 #include <cstdint>
 #include <limits>
 
-#include "tests/providers/reference/math/node_runner.h"
+#include "tests/support/op_tester.h"
 
 namespace recur::test {
 namespace {
 
 TEST(Binary, BroadcastMismatchIsAnErrorNamingTheNode) {
   // Found by shape inference when the model declares the shapes...
-  expect_error(NodeModel("Add", 13)
+  expect_error(OpTester("Add", 13)
                    .input(tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6}))
                    .input(tensor<float>({4}, {1, 2, 3, 4})),
                ErrorCode::kInvalidModel, "node 'node' (Add)");
   // ...and by the kernel when it does not.
-  expect_error(NodeModel("Add", 13)
+  expect_error(OpTester("Add", 13)
                    .dynamic_shapes()
                    .input(tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6}))
                    .input(tensor<float>({4}, {1, 2, 3, 4})),
@@ -25,37 +25,37 @@ TEST(Binary, BroadcastMismatchIsAnErrorNamingTheNode) {
 }
 
 TEST(Binary, DtypeMismatchIsAnError) {
-  expect_error(NodeModel("Mul", 13).input(tensor<float>({1}, {1})).input(tensor<double>({1}, {1})),
+  expect_error(OpTester("Mul", 13).input(tensor<float>({1}, {1})).input(tensor<double>({1}, {1})),
                ErrorCode::kInvalidArgument, "float64");
 }
 
 TEST(Binary, IntegerDivisionByZeroIsAnError) {
   expect_error(
-      NodeModel("Div", 14).input(tensor<int32_t>({2}, {1, 2})).input(tensor<int32_t>({2}, {1, 0})),
+      OpTester("Div", 14).input(tensor<int32_t>({2}, {1, 2})).input(tensor<int32_t>({2}, {1, 0})),
       ErrorCode::kInvalidArgument, "division by zero");
 }
 
 TEST(Binary, SignedOverflowWraps) {
   // np.array([2147483647, -2147483648], np.int32) + np.array([1, -1], np.int32)
-  auto y = NodeModel("Add", 14)
+  auto y = OpTester("Add", 14)
                .input(tensor<int32_t>({2}, {2147483647, std::numeric_limits<int32_t>::min()}))
                .input(tensor<int32_t>({2}, {1, -1}))
                .run();
   expect_tensor<int32_t>(y[0], {2}, {std::numeric_limits<int32_t>::min(), 2147483647});
   // np.array([300, -300], np.int16) * np.array([300, 300], np.int16)
-  y = NodeModel("Mul", 14)
+  y = OpTester("Mul", 14)
           .input(tensor<int16_t>({2}, {300, -300}))
           .input(tensor<int16_t>({2}, {300, 300}))
           .run();
   expect_tensor<int16_t>(y[0], {2}, {24464, -24464});
   // np.array([65535], np.uint16) * np.array([65535], np.uint16)
-  y = NodeModel("Mul", 14)
+  y = OpTester("Mul", 14)
           .input(tensor<uint16_t>({1}, {65535}))
           .input(tensor<uint16_t>({1}, {65535}))
           .run();
   expect_tensor<uint16_t>(y[0], {1}, {1});
   // INT_MIN / -1 wraps to INT_MIN (the truncated quotient 2^31 taken modulo 2^32).
-  y = NodeModel("Div", 14)
+  y = OpTester("Div", 14)
           .input(tensor<int32_t>({1}, {std::numeric_limits<int32_t>::min()}))
           .input(tensor<int32_t>({1}, {-1}))
           .run();
@@ -63,7 +63,7 @@ TEST(Binary, SignedOverflowWraps) {
 }
 
 TEST(Binary, EmptyTensorsBroadcast) {
-  auto y = NodeModel("Sub", 13)
+  auto y = OpTester("Sub", 13)
                .input(tensor<float>({0, 3}, {}))
                .input(tensor<float>({3}, {1, 2, 3}))
                .run();
@@ -74,7 +74,7 @@ TEST(Binary, LegacyBroadcastWithAxis) {
   std::vector<float> a(120), b(12);
   for (int i = 0; i < 120; ++i) a[static_cast<size_t>(i)] = static_cast<float>(i);
   for (int i = 0; i < 12; ++i) b[static_cast<size_t>(i)] = static_cast<float>(i);
-  auto y = NodeModel("Add", 6)
+  auto y = OpTester("Add", 6)
                .input(tensor<float>({2, 3, 4, 5}, a))
                .input(tensor<float>({3, 4}, b))
                .attr("broadcast", int64_t{1})
@@ -93,7 +93,7 @@ TEST(Binary, LegacyBroadcastWithAxis) {
 }
 
 TEST(Binary, LegacyWithoutBroadcastNeedsEqualShapes) {
-  expect_error(NodeModel("Add", 6)
+  expect_error(OpTester("Add", 6)
                    .input(tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6}))
                    .input(tensor<float>({3}, {1, 2, 3})),
                ErrorCode::kInvalidArgument, "broadcast=0");
@@ -101,7 +101,7 @@ TEST(Binary, LegacyWithoutBroadcastNeedsEqualShapes) {
 
 TEST(Binary, LegacyAndWithAxis) {
   // A [2,3] and B [2] at axis 0: a & b[:, None]
-  auto y = NodeModel("And", 1)
+  auto y = OpTester("And", 1)
                .input(tensor<bool>({2, 3}, {true, true, false, true, true, true}))
                .input(tensor<bool>({2}, {true, false}))
                .attr("broadcast", int64_t{1})
@@ -112,13 +112,13 @@ TEST(Binary, LegacyAndWithAxis) {
 
 TEST(Mod, IntegerSignsFollowTheDivisor) {
   // np.mod(np.array([-7, 7, -7, 7], np.int32), np.array([3, -3, -3, 3], np.int32))
-  auto y = NodeModel("Mod", 13)
+  auto y = OpTester("Mod", 13)
                .input(tensor<int32_t>({4}, {-7, 7, -7, 7}))
                .input(tensor<int32_t>({4}, {3, -3, -3, 3}))
                .run();
   expect_tensor<int32_t>(y[0], {4}, {2, -2, -1, 1});
   // np.fmod(same)
-  y = NodeModel("Mod", 13)
+  y = OpTester("Mod", 13)
           .input(tensor<int32_t>({4}, {-7, 7, -7, 7}))
           .input(tensor<int32_t>({4}, {3, -3, -3, 3}))
           .attr("fmod", int64_t{1})
@@ -128,7 +128,7 @@ TEST(Mod, IntegerSignsFollowTheDivisor) {
 
 TEST(Mod, IntMinByMinusOneIsZero) {
   // np.mod(np.array([-2**31], np.int32), np.array([-1], np.int32))
-  auto y = NodeModel("Mod", 13)
+  auto y = OpTester("Mod", 13)
                .input(tensor<int32_t>({1}, {std::numeric_limits<int32_t>::min()}))
                .input(tensor<int32_t>({1}, {-1}))
                .run();
@@ -137,13 +137,13 @@ TEST(Mod, IntMinByMinusOneIsZero) {
 
 TEST(Mod, ByZeroIsAnError) {
   expect_error(
-      NodeModel("Mod", 13).input(tensor<uint8_t>({2}, {3, 4})).input(tensor<uint8_t>({1}, {0})),
+      OpTester("Mod", 13).input(tensor<uint8_t>({2}, {3, 4})).input(tensor<uint8_t>({1}, {0})),
       ErrorCode::kInvalidArgument, "modulo by zero");
 }
 
 TEST(Mod, FloatWithoutFmodFollowsNumpy) {
   // np.mod(np.array([-7.5, 7.5], np.float32), np.array([2, -2], np.float32))
-  auto y = NodeModel("Mod", 13)
+  auto y = OpTester("Mod", 13)
                .input(tensor<float>({2}, {-7.5f, 7.5f}))
                .input(tensor<float>({2}, {2, -2}))
                .run();
@@ -152,14 +152,14 @@ TEST(Mod, FloatWithoutFmodFollowsNumpy) {
 
 TEST(BitShift, ShiftsPastTheWidthGiveZero) {
   // np.left_shift(np.array([1, 255], np.uint8), np.array([8, 1], np.uint8))
-  auto y = NodeModel("BitShift", 11)
+  auto y = OpTester("BitShift", 11)
                .input(tensor<uint8_t>({2}, {1, 255}))
                .input(tensor<uint8_t>({2}, {8, 1}))
                .attr("direction", std::string("LEFT"))
                .run();
   expect_tensor<uint8_t>(y[0], {2}, {0, 254});
   // np.right_shift(np.array([2**63, 12], np.uint64), np.array([64, 2], np.uint64))
-  y = NodeModel("BitShift", 11)
+  y = OpTester("BitShift", 11)
           .input(tensor<uint64_t>({2}, {uint64_t{1} << 63, 12}))
           .input(tensor<uint64_t>({2}, {64, 2}))
           .attr("direction", std::string("RIGHT"))
@@ -168,7 +168,7 @@ TEST(BitShift, ShiftsPastTheWidthGiveZero) {
 }
 
 TEST(BitShift, BadDirectionIsAnError) {
-  expect_error(NodeModel("BitShift", 11)
+  expect_error(OpTester("BitShift", 11)
                    .input(tensor<uint8_t>({1}, {1}))
                    .input(tensor<uint8_t>({1}, {1}))
                    .attr("direction", std::string("UP")),
@@ -177,7 +177,7 @@ TEST(BitShift, BadDirectionIsAnError) {
 
 TEST(Pow, IntegerPowersWrap) {
   // np.power(np.array([2, 3, -2], np.int32), np.array([31, 2, 3], np.int32))
-  auto y = NodeModel("Pow", 15)
+  auto y = OpTester("Pow", 15)
                .input(tensor<int32_t>({3}, {2, 3, -2}))
                .input(tensor<int32_t>({3}, {31, 2, 3}))
                .run();
@@ -186,25 +186,25 @@ TEST(Pow, IntegerPowersWrap) {
 
 TEST(Pow, NegativeIntegerExponentTruncates) {
   // int(np.float64(2) ** -1), int(np.float64(-1) ** -3)
-  auto y = NodeModel("Pow", 15)
+  auto y = OpTester("Pow", 15)
                .input(tensor<int64_t>({2}, {2, -1}))
                .input(tensor<int64_t>({2}, {-1, -3}))
                .run();
   expect_tensor<int64_t>(y[0], {2}, {0, -1});
   expect_error(
-      NodeModel("Pow", 15).input(tensor<int64_t>({1}, {0})).input(tensor<int64_t>({1}, {-1})),
+      OpTester("Pow", 15).input(tensor<int64_t>({1}, {0})).input(tensor<int64_t>({1}, {-1})),
       ErrorCode::kInvalidArgument, "negative power");
 }
 
 TEST(Pow, MixedDtypes) {
   // np.power(np.array([2, 0.5], np.float32), np.array([3, -2], np.int64)).astype(np.float32)
-  auto y = NodeModel("Pow", 15)
+  auto y = OpTester("Pow", 15)
                .input(tensor<float>({2}, {2, 0.5f}))
                .input(tensor<int64_t>({2}, {3, -2}))
                .run();
   expect_tensor<float>(y[0], {2}, {8, 4});
   // (np.array([2, 3], np.int32) ** np.array([0.5, 2], np.float32)).astype(np.int32)
-  y = NodeModel("Pow", 15)
+  y = OpTester("Pow", 15)
           .input(tensor<int32_t>({2}, {2, 3}))
           .input(tensor<float>({2}, {0.5f, 2}))
           .run();
@@ -214,13 +214,13 @@ TEST(Pow, MixedDtypes) {
 TEST(Comparison, NaNComparesFalse) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   // np.equal(np.array([nan, 1], np.float32), np.array([nan, 1], np.float32))
-  auto y = NodeModel("Equal", 13)
+  auto y = OpTester("Equal", 13)
                .input(tensor<float>({2}, {nan, 1}))
                .input(tensor<float>({2}, {nan, 1}))
                .run();
   expect_tensor<bool>(y[0], {2}, {false, true});
   // np.less_equal(np.float32(1), np.array([nan, 2], np.float32))
-  y = NodeModel("LessOrEqual", 16)
+  y = OpTester("LessOrEqual", 16)
           .input(tensor<float>({}, {1}))
           .input(tensor<float>({2}, {nan, 2}))
           .run();
@@ -229,7 +229,7 @@ TEST(Comparison, NaNComparesFalse) {
 
 TEST(PRelu, Opset6SlopeIsPerChannel) {
   // np.where(x < 0, x * s[None, :, None], x) with s = [0.1, 0.2, 0.3]
-  auto y = NodeModel("PRelu", 6)
+  auto y = OpTester("PRelu", 6)
                .input(tensor<float>({2, 3, 2}, {-1, 2, -3, 4, -5, 6, -7, 8, -9, 10, -11, 12}))
                .input(tensor<float>({3}, {0.1f, 0.2f, 0.3f}))
                .run();
@@ -239,14 +239,14 @@ TEST(PRelu, Opset6SlopeIsPerChannel) {
 
 TEST(PRelu, Opset9SlopeBroadcastsNumpyStyle) {
   // np.where(x < 0, x * s, x) with s = [0.5, 0.25] aligned with the last axis
-  auto y = NodeModel("PRelu", 9)
+  auto y = OpTester("PRelu", 9)
                .input(tensor<float>({2, 3, 2}, {-1, 2, -3, 4, -5, 6, -7, 8, -9, 10, -11, 12}))
                .input(tensor<float>({2}, {0.5f, 0.25f}))
                .run();
   expect_tensor<float>(y[0], {2, 3, 2},
                        {-0.5f, 2, -1.5f, 4, -2.5f, 6, -3.5f, 8, -4.5f, 10, -5.5f, 12});
   // A [3] slope does not broadcast to [2,3,2] from opset 7.
-  expect_error(NodeModel("PRelu", 9)
+  expect_error(OpTester("PRelu", 9)
                    .input(tensor<float>({2, 3, 2}, std::vector<float>(12, -1)))
                    .input(tensor<float>({3}, {0.1f, 0.2f, 0.3f})),
                ErrorCode::kInvalidArgument, "does not broadcast");
@@ -254,7 +254,7 @@ TEST(PRelu, Opset9SlopeBroadcastsNumpyStyle) {
 
 TEST(Where, BroadcastsAllThree) {
   // np.where(np.array([[True], [False]]), np.array([[1, 2, 3]]), np.int64(-1))
-  auto y = NodeModel("Where", 16)
+  auto y = OpTester("Where", 16)
                .input(tensor<bool>({2, 1}, {true, false}))
                .input(tensor<int64_t>({1, 3}, {1, 2, 3}))
                .input(tensor<int64_t>({}, {-1}))
@@ -263,7 +263,7 @@ TEST(Where, BroadcastsAllThree) {
 }
 
 TEST(Binary, StaticShapeIsInferred) {
-  auto s = NodeModel("Greater", 13)
+  auto s = OpTester("Greater", 13)
                .input(tensor<float>({2, 1}, {1, 2}))
                .input(tensor<float>({3}, {1, 2, 3}))
                .session();

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "tests/providers/reference/math/node_runner.h"
+#include "tests/support/op_tester.h"
 
 namespace recur::test {
 namespace {
@@ -18,13 +18,13 @@ int64_t to(DType t) { return static_cast<int64_t>(t); }
 
 TEST(Cast, FloatToSmallIntegersWrapsAfterTruncation) {
   // np.array([300.0, -1.5, 2.7, -129.0], np.float32).astype(np.int8)
-  auto y = NodeModel("Cast", 13)
+  auto y = OpTester("Cast", 13)
                .input(tensor<float>({4}, {300, -1.5f, 2.7f, -129}))
                .attr("to", to(DType::kInt8))
                .run();
   expect_tensor<int8_t>(y[0], {4}, {44, -1, 2, 127});
   // np.array([-1.0, 255.9, 256.0], np.float32).astype(np.uint8)
-  y = NodeModel("Cast", 13)
+  y = OpTester("Cast", 13)
           .input(tensor<float>({3}, {-1, 255.9f, 256}))
           .attr("to", to(DType::kUInt8))
           .run();
@@ -33,7 +33,7 @@ TEST(Cast, FloatToSmallIntegersWrapsAfterTruncation) {
 
 TEST(Cast, NaNAndInfinityToIntegersAreDefined) {
   // numpy leaves these to the platform; recur defines NaN -> 0 and saturates beyond int64.
-  auto y = NodeModel("Cast", 13)
+  auto y = OpTester("Cast", 13)
                .input(tensor<float>({3}, {kNaNf, kInff, -kInff}))
                .attr("to", to(DType::kInt32))
                .run();
@@ -43,7 +43,7 @@ TEST(Cast, NaNAndInfinityToIntegersAreDefined) {
 
 TEST(Cast, ToBool) {
   // np.array([0, -0.0, nan, 0.5, inf], np.float32).astype(bool)
-  auto y = NodeModel("Cast", 13)
+  auto y = OpTester("Cast", 13)
                .input(tensor<float>({5}, {0, -0.0f, kNaNf, 0.5f, kInff}))
                .attr("to", to(DType::kBool))
                .run();
@@ -52,7 +52,7 @@ TEST(Cast, ToBool) {
 
 TEST(Cast, DoubleToFloat16RoundsOnce) {
   // np.array([1 + 2**-11 + 2**-30, 1 + 2**-11, 65520.0, 1e-8]).astype(np.float16).view(np.uint16)
-  auto y = NodeModel("Cast", 13)
+  auto y = OpTester("Cast", 13)
                .input(tensor<double>({4}, {1 + 0x1p-11 + 0x1p-30, 1 + 0x1p-11, 65520.0, 1e-8}))
                .attr("to", to(DType::kFloat16))
                .run();
@@ -66,13 +66,13 @@ TEST(Cast, DoubleToFloat16RoundsOnce) {
 
 TEST(Cast, IntegersToFloat16AndBack) {
   // np.array([2049, -70000, 3], np.int64).astype(np.float16)
-  auto y = NodeModel("Cast", 13)
+  auto y = OpTester("Cast", 13)
                .input(tensor<int64_t>({3}, {2049, -70000, 3}))
                .attr("to", to(DType::kFloat16))
                .run();
   expect_tensor<Float16>(y[0], {3}, {Float16(2048.0f), Float16(-kInff), Float16(3.0f)});
   // np.array([1.5, -2.75, 65504], np.float16).astype(np.int32)
-  y = NodeModel("Cast", 13)
+  y = OpTester("Cast", 13)
           .input(tensor<Float16>({3}, {Float16(1.5f), Float16(-2.75f), Float16(65504.0f)}))
           .attr("to", to(DType::kInt32))
           .run();
@@ -81,7 +81,7 @@ TEST(Cast, IntegersToFloat16AndBack) {
 
 TEST(Cast, IntegerNarrowingWraps) {
   // np.array([-1, 256, 511], np.int32).astype(np.uint8)
-  auto y = NodeModel("Cast", 13)
+  auto y = OpTester("Cast", 13)
                .input(tensor<int32_t>({3}, {-1, 256, 511}))
                .attr("to", to(DType::kUInt8))
                .run();
@@ -92,7 +92,7 @@ TEST(Cast, FloatToBFloat16RoundsToNearestEven) {
   // torch.tensor([0.47892547, 0.48033667, 1 + 2**-8 + 2**-9, 3.4e38]).to(torch.bfloat16)
   //   .view(torch.int16)
   auto y =
-      NodeModel("Cast", 13)
+      OpTester("Cast", 13)
           .input(tensor<float>({4}, {0.47892547f, 0.48033667f, 1 + 0x1p-8f + 0x1p-9f, 3.4e38f}))
           .attr("to", to(DType::kBFloat16))
           .run();
@@ -106,14 +106,13 @@ TEST(Cast, FloatToBFloat16RoundsToNearestEven) {
 
 TEST(Cast, Opset1TakesATypeName) {
   // np.array([True, False]).astype(np.float32)
-  auto y = NodeModel("Cast", 1)
+  auto y = OpTester("Cast", 1)
                .input(tensor<bool>({2}, {true, false}))
                .attr("to", std::string("FLOAT"))
                .run();
   expect_tensor<float>(y[0], {2}, {1, 0});
-  expect_error(
-      NodeModel("Cast", 1).input(tensor<bool>({1}, {true})).attr("to", std::string("REAL")),
-      ErrorCode::kInvalidModel, "REAL");
+  expect_error(OpTester("Cast", 1).input(tensor<bool>({1}, {true})).attr("to", std::string("REAL")),
+               ErrorCode::kInvalidModel, "REAL");
 }
 
 Tensor strings(Shape shape, std::vector<std::string> values) {
@@ -127,7 +126,7 @@ std::vector<std::string> string_values(const Tensor& t) {
 
 TEST(Cast, NumbersToStringsAreNumpysShortestText) {
   // [str(v) for v in np.array([0.1, 1e20, -2.5, 16777216, np.nan, -np.inf], np.float32)]
-  auto y = NodeModel("Cast", 13)
+  auto y = OpTester("Cast", 13)
                .input(tensor<float>({6}, {0.1f, 1e20f, -2.5f, 16777216.0f, static_cast<float>(kNaN),
                                           -static_cast<float>(kInf)}))
                .attr("to", to(DType::kString))
@@ -136,17 +135,17 @@ TEST(Cast, NumbersToStringsAreNumpysShortestText) {
   EXPECT_EQ(string_values(y[0]),
             (std::vector<std::string>{"0.1", "1e+20", "-2.5", "16777216", "nan", "-inf"}));
   // str(np.float64(0.1)), str(np.int64(-9223372036854775808)), str(np.uint8(255))
-  EXPECT_EQ(string_values(NodeModel("Cast", 13)
+  EXPECT_EQ(string_values(OpTester("Cast", 13)
                               .input(tensor<double>({1}, {0.1}))
                               .attr("to", to(DType::kString))
                               .run()[0]),
             (std::vector<std::string>{"0.1"}));
-  EXPECT_EQ(string_values(NodeModel("Cast", 13)
+  EXPECT_EQ(string_values(OpTester("Cast", 13)
                               .input(tensor<int64_t>({1}, {std::numeric_limits<int64_t>::min()}))
                               .attr("to", to(DType::kString))
                               .run()[0]),
             (std::vector<std::string>{"-9223372036854775808"}));
-  EXPECT_EQ(string_values(NodeModel("Cast", 13)
+  EXPECT_EQ(string_values(OpTester("Cast", 13)
                               .input(tensor<uint8_t>({1}, {255}))
                               .attr("to", to(DType::kString))
                               .run()[0]),
@@ -155,38 +154,38 @@ TEST(Cast, NumbersToStringsAreNumpysShortestText) {
 
 TEST(Cast, StringsToNumbers) {
   // np.array(["+1.5", "-INF", "nan", "1e400", "1e-400", "7"]).astype(np.float64)
-  auto y = NodeModel("Cast", 13)
+  auto y = OpTester("Cast", 13)
                .input(strings({6}, {"+1.5", "-INF", "nan", "1e400", "1e-400", "7"}))
                .attr("to", to(DType::kFloat64))
                .run();
   expect_tensor<double>(y[0], {6}, {1.5, -kInf, kNaN, kInf, 0.0, 7.0});
   // np.array(["-12", "9223372036854775807", "2.9"]).astype(np.float64).astype(np.int64) for the
   // last; integers are read exactly, not through a double.
-  auto z = NodeModel("Cast", 13)
+  auto z = OpTester("Cast", 13)
                .input(strings({3}, {"-12", "9223372036854775807", "2.9"}))
                .attr("to", to(DType::kInt64))
                .run();
   expect_tensor<int64_t>(z[0], {3}, {-12, 9223372036854775807, 2});
   // np.float32("0.1") rounds once from the text: 0.1f exactly.
-  auto f = NodeModel("Cast", 13).input(strings({1}, {"0.1"})).attr("to", to(DType::kFloat32)).run();
+  auto f = OpTester("Cast", 13).input(strings({1}, {"0.1"})).attr("to", to(DType::kFloat32)).run();
   EXPECT_EQ(f[0].data<float>()[0], 0.1f);
 }
 
 TEST(Cast, TextThatIsNotANumberIsAnError) {
   for (const char* bad : {"abc", "", "1.5x", " 1"}) {
     expect_error(
-        NodeModel("Cast", 13).input(strings({2}, {"1", bad})).attr("to", to(DType::kFloat32)),
+        OpTester("Cast", 13).input(strings({2}, {"1", bad})).attr("to", to(DType::kFloat32)),
         ErrorCode::kInvalidArgument, "element 1");
   }
 }
 
 TEST(Cast, CastLikeToAndFromStrings) {
-  auto y = NodeModel("CastLike", 15)
+  auto y = OpTester("CastLike", 15)
                .input(tensor<int32_t>({2}, {-3, 40}))
                .input(strings({1}, {""}))
                .run();
   EXPECT_EQ(string_values(y[0]), (std::vector<std::string>{"-3", "40"}));
-  auto z = NodeModel("CastLike", 15)
+  auto z = OpTester("CastLike", 15)
                .input(strings({2}, {"-3", "40"}))
                .input(tensor<int8_t>({0}, {}))
                .run();
@@ -195,12 +194,12 @@ TEST(Cast, CastLikeToAndFromStrings) {
 
 TEST(Cast, CastLikeTakesTheSecondInputsDtype) {
   // np.array([1.75, -3.5], np.float64).astype(np.int16)
-  auto s = NodeModel("CastLike", 15)
+  auto s = OpTester("CastLike", 15)
                .input(tensor<double>({2}, {1.75, -3.5}))
                .input(tensor<int16_t>({0}, {}))
                .session();
   EXPECT_EQ(s.outputs()[0].dtype, DType::kInt16);
-  auto y = NodeModel("CastLike", 15)
+  auto y = OpTester("CastLike", 15)
                .input(tensor<double>({2}, {1.75, -3.5}))
                .input(tensor<int16_t>({0}, {}))
                .run();

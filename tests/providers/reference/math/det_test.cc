@@ -1,5 +1,5 @@
 // Det: batches, a singular matrix, row swaps, and the shape error.
-#include "tests/providers/reference/math/node_runner.h"
+#include "tests/support/op_tester.h"
 
 namespace recur::test {
 namespace {
@@ -7,7 +7,7 @@ namespace {
 TEST(Det, BatchWithPivotingAndASingularMatrix) {
   // np.linalg.det([[[2, 0, 1], [1, 3, 2], [1, 1, 2]], [[0, 1, 0], [1, 0, 0], [0, 0, 1]],
   //                [[1, 2, 3], [2, 4, 6], [0, 0, 1]]]) == [6, -1, 0]
-  auto y = NodeModel("Det", 11)
+  auto y = OpTester("Det", 11)
                .input(tensor<double>({3, 3, 3}, {2, 0, 1, 1, 3, 2, 1, 1, 2, 0, 1, 0, 1, 0,
                                                  0, 0, 0, 1, 1, 2, 3, 2, 4, 6, 0, 0, 1}))
                .run();
@@ -15,7 +15,7 @@ TEST(Det, BatchWithPivotingAndASingularMatrix) {
 }
 
 TEST(Det, NonSquareIsAnError) {
-  expect_error(NodeModel("Det", 11).input(tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6})),
+  expect_error(OpTester("Det", 11).input(tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6})),
                ErrorCode::kInvalidArgument, "[*, M, M]");
 }
 

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "tests/providers/reference/math/node_runner.h"
+#include "tests/support/op_tester.h"
 
 namespace recur::test {
 namespace {
@@ -18,7 +18,7 @@ std::vector<double> ramp24() {
 TEST(Softmax, Opset11CoercesTo2D) {
   // x = np.arange(24).reshape(2, 3, 4) / 10; f = x.reshape(2, 12);
   // e = np.exp(f - f.max(1, keepdims=True)); (e / e.sum(1, keepdims=True)).reshape(2, 3, 4)
-  auto y = NodeModel("Softmax", 11)
+  auto y = OpTester("Softmax", 11)
                .input(tensor<double>({2, 3, 4}, ramp24()))
                .attr("axis", int64_t{1})
                .run();
@@ -32,7 +32,7 @@ TEST(Softmax, Opset11CoercesTo2D) {
 
 TEST(Softmax, Opset13IsAlongTheAxis) {
   // e = np.exp(x - x.max(1, keepdims=True)); e / e.sum(1, keepdims=True)
-  auto y = NodeModel("Softmax", 13)
+  auto y = OpTester("Softmax", 13)
                .input(tensor<double>({2, 3, 4}, ramp24()))
                .attr("axis", int64_t{1})
                .run();
@@ -45,19 +45,19 @@ TEST(Softmax, Opset13IsAlongTheAxis) {
 
 TEST(Softmax, LogSoftmaxOfLargeValues) {
   // x = [1000, 1001, 1002]; x - x.max() - np.log(np.exp(x - x.max()).sum())
-  auto y = NodeModel("LogSoftmax", 13).input(tensor<float>({1, 3}, {1000, 1001, 1002})).run();
+  auto y = OpTester("LogSoftmax", 13).input(tensor<float>({1, 3}, {1000, 1001, 1002})).run();
   expect_tensor<float>(y[0], {1, 3},
                        {-2.4076059644443806f, -1.4076059644443804f, -0.40760596444438035f}, 1e-6);
 }
 
 TEST(Softmax, HardmaxTakesTheFirstMaximum) {
   // np.eye(3)[np.argmax(np.array([[1, 3, 3], [2, 1, 0]]), axis=1)]
-  auto y = NodeModel("Hardmax", 13).input(tensor<float>({2, 3}, {1, 3, 3, 2, 1, 0})).run();
+  auto y = OpTester("Hardmax", 13).input(tensor<float>({2, 3}, {1, 3, 3, 2, 1, 0})).run();
   expect_tensor<float>(y[0], {2, 3}, {0, 1, 0, 1, 0, 0});
 }
 
 TEST(Softmax, AxisOutOfRangeIsAnError) {
-  expect_error(NodeModel("Softmax", 13)
+  expect_error(OpTester("Softmax", 13)
                    .input(tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6}))
                    .attr("axis", int64_t{2}),
                ErrorCode::kOutOfRange, "axis 2");

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "tests/providers/reference/math/node_runner.h"
+#include "tests/support/op_tester.h"
 
 namespace recur::test {
 namespace {
@@ -15,7 +15,7 @@ constexpr float kInff = std::numeric_limits<float>::infinity();
 
 TEST(Unary, RoundHalfToEven) {
   // np.round(np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6, nan], np.float32))
-  auto y = NodeModel("Round", 11)
+  auto y = OpTester("Round", 11)
                .input(tensor<float>({8}, {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, -2.6f, kNaNf}))
                .run();
   expect_tensor<float>(y[0], {8}, {0, 2, 2, -0.0f, -2, 2, -3, kNaNf});
@@ -23,10 +23,10 @@ TEST(Unary, RoundHalfToEven) {
 
 TEST(Unary, IntegerAbsAndNegWrap) {
   // np.abs(np.array([-128, -1, 5], np.int8))
-  auto y = NodeModel("Abs", 13).input(tensor<int8_t>({3}, {-128, -1, 5})).run();
+  auto y = OpTester("Abs", 13).input(tensor<int8_t>({3}, {-128, -1, 5})).run();
   expect_tensor<int8_t>(y[0], {3}, {-128, 1, 5});
   // np.negative(np.array([-2**31, 5], np.int32))
-  y = NodeModel("Neg", 13)
+  y = OpTester("Neg", 13)
           .input(tensor<int32_t>({2}, {std::numeric_limits<int32_t>::min(), 5}))
           .run();
   expect_tensor<int32_t>(y[0], {2}, {std::numeric_limits<int32_t>::min(), -5});
@@ -34,31 +34,31 @@ TEST(Unary, IntegerAbsAndNegWrap) {
 
 TEST(Unary, ReluAndSignKeepNaN) {
   // np.maximum(np.array([nan, -1, 2], np.float32), np.float32(0))
-  auto y = NodeModel("Relu", 14).input(tensor<float>({3}, {kNaNf, -1, 2})).run();
+  auto y = OpTester("Relu", 14).input(tensor<float>({3}, {kNaNf, -1, 2})).run();
   expect_tensor<float>(y[0], {3}, {kNaNf, 0, 2});
   // np.sign(np.array([-2, 0, 3, nan], np.float32))
-  y = NodeModel("Sign", 13).input(tensor<float>({4}, {-2, 0, 3, kNaNf})).run();
+  y = OpTester("Sign", 13).input(tensor<float>({4}, {-2, 0, 3, kNaNf})).run();
   expect_tensor<float>(y[0], {4}, {-1, 0, 1, kNaNf});
 }
 
 TEST(Unary, ReluOnIntegersFromOpset14) {
   // np.maximum(np.array([-3, 0, 7], np.int8), 0)
-  auto y = NodeModel("Relu", 14).input(tensor<int8_t>({3}, {-3, 0, 7})).run();
+  auto y = OpTester("Relu", 14).input(tensor<int8_t>({3}, {-3, 0, 7})).run();
   expect_tensor<int8_t>(y[0], {3}, {0, 0, 7});
 }
 
 TEST(Unary, SigmoidAndSoftplusDoNotOverflow) {
   // 1 / (1 + np.exp(-np.array([-1000, 0, 1000, -5], np.float64)))
-  auto y = NodeModel("Sigmoid", 13).input(tensor<double>({4}, {-1000, 0, 1000, -5})).run();
+  auto y = OpTester("Sigmoid", 13).input(tensor<double>({4}, {-1000, 0, 1000, -5})).run();
   expect_tensor<double>(y[0], {4}, {0, 0.5, 1, 0.0066928509242848554}, 1e-12);
   // np.logaddexp(0, np.array([-1000, 0, 1000, 2], np.float64))
-  y = NodeModel("Softplus", 1).input(tensor<double>({4}, {-1000, 0, 1000, 2})).run();
+  y = OpTester("Softplus", 1).input(tensor<double>({4}, {-1000, 0, 1000, 2})).run();
   expect_tensor<double>(y[0], {4}, {0, 0.69314718055994529, 1000, 2.1269280110429727}, 1e-12);
 }
 
 TEST(Unary, IsInfDetectsOneSide) {
   // np.isposinf(np.array([inf, -inf, nan, 1], np.float32))
-  auto y = NodeModel("IsInf", 10)
+  auto y = OpTester("IsInf", 10)
                .input(tensor<float>({4}, {kInff, -kInff, kNaNf, 1}))
                .attr("detect_negative", int64_t{0})
                .run();
@@ -68,7 +68,7 @@ TEST(Unary, IsInfDetectsOneSide) {
 TEST(Unary, ShrinkOnIntegers) {
   // x = np.array([-5, -1, 0, 1, 5]); np.where(x < -1.5, x + 1.5, np.where(x > 1.5, x - 1.5, 0))
   //   .astype(np.int8)
-  auto y = NodeModel("Shrink", 9)
+  auto y = OpTester("Shrink", 9)
                .input(tensor<int8_t>({5}, {-5, -1, 0, 1, 5}))
                .attr("lambd", 1.5f)
                .attr("bias", 1.5f)
@@ -77,20 +77,20 @@ TEST(Unary, ShrinkOnIntegers) {
 }
 
 TEST(Unary, EmptyTensor) {
-  auto y = NodeModel("Exp", 13).input(tensor<float>({0, 3}, {})).run();
+  auto y = OpTester("Exp", 13).input(tensor<float>({0, 3}, {})).run();
   expect_tensor<float>(y[0], {0, 3}, {});
 }
 
 TEST(Unary, Float16ComputesInFloat) {
   // np.exp(np.array([0, 1, -1], np.float16)) -> float16 [1, 2.719, 0.3679]
-  auto y = NodeModel("Exp", 13)
+  auto y = OpTester("Exp", 13)
                .input(tensor<Float16>({3}, {Float16(0.0f), Float16(1.0f), Float16(-1.0f)}))
                .run();
   expect_tensor<Float16>(y[0], {3}, {Float16(1.0f), Float16(2.719f), Float16(0.3679f)}, 1e-3);
 }
 
 TEST(Unary, UnsupportedDtypeIsAnError) {
-  expect_error(NodeModel("Sqrt", 13).input(tensor<int32_t>({1}, {4})), ErrorCode::kNotImplemented,
+  expect_error(OpTester("Sqrt", 13).input(tensor<int32_t>({1}, {4})), ErrorCode::kNotImplemented,
                "int32");
 }
 

@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "tests/providers/reference/math/node_runner.h"
+#include "tests/support/op_tester.h"
 
 namespace recur::test {
 namespace {
@@ -13,7 +13,7 @@ constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
 
 TEST(Variadic, MaxPropagatesNaN) {
   // np.maximum(np.array([1, nan, 3], np.float32), np.array([2, 2, nan], np.float32))
-  auto y = NodeModel("Max", 13)
+  auto y = OpTester("Max", 13)
                .input(tensor<float>({3}, {1, kNaNf, 3}))
                .input(tensor<float>({3}, {2, 2, kNaNf}))
                .run();
@@ -23,7 +23,7 @@ TEST(Variadic, MaxPropagatesNaN) {
 TEST(Variadic, MinOfThreeBroadcasts) {
   // np.minimum(np.minimum(np.array([[5], [1]], np.int32), np.array([3, 4, 0], np.int32)),
   //            np.array([2], np.int32))
-  auto y = NodeModel("Min", 13)
+  auto y = OpTester("Min", 13)
                .input(tensor<int32_t>({2, 1}, {5, 1}))
                .input(tensor<int32_t>({3}, {3, 4, 0}))
                .input(tensor<int32_t>({1}, {2}))
@@ -33,7 +33,7 @@ TEST(Variadic, MinOfThreeBroadcasts) {
 
 TEST(Variadic, MeanOfFloat16) {
   // ((a + b + c) / 3).astype(np.float16) in float64, a = [1, 2], b = [[0.5], [3]], c = [0.25]
-  auto y = NodeModel("Mean", 13)
+  auto y = OpTester("Mean", 13)
                .input(tensor<Float16>({2}, {Float16(1.0f), Float16(2.0f)}))
                .input(tensor<Float16>({2, 1}, {Float16(0.5f), Float16(3.0f)}))
                .input(tensor<Float16>({1}, {Float16(0.25f)}))
@@ -44,7 +44,7 @@ TEST(Variadic, MeanOfFloat16) {
 
 TEST(Variadic, SumBroadcasts) {
   // np.array([1, 2, 3], np.float64) + np.array([[10], [20]], np.float64)
-  auto y = NodeModel("Sum", 13)
+  auto y = OpTester("Sum", 13)
                .input(tensor<double>({3}, {1, 2, 3}))
                .input(tensor<double>({2, 1}, {10, 20}))
                .run();
@@ -52,18 +52,18 @@ TEST(Variadic, SumBroadcasts) {
 }
 
 TEST(Variadic, OneInputIsACopy) {
-  auto y = NodeModel("Max", 8).input(tensor<float>({2}, {3, -1})).run();
+  auto y = OpTester("Max", 8).input(tensor<float>({2}, {3, -1})).run();
   expect_tensor<float>(y[0], {2}, {3, -1});
 }
 
 TEST(Variadic, Opset6NeedsEqualShapes) {
   expect_error(
-      NodeModel("Sum", 6).input(tensor<float>({3}, {1, 2, 3})).input(tensor<float>({1}, {1})),
+      OpTester("Sum", 6).input(tensor<float>({3}, {1, 2, 3})).input(tensor<float>({1}, {1})),
       ErrorCode::kInvalidArgument, "equal shapes");
 }
 
 TEST(Variadic, DtypesMustMatch) {
-  expect_error(NodeModel("Max", 13).input(tensor<float>({1}, {1})).input(tensor<int32_t>({1}, {1})),
+  expect_error(OpTester("Max", 13).input(tensor<float>({1}, {1})).input(tensor<int32_t>({1}, {1})),
                ErrorCode::kInvalidArgument, "int32");
 }
 

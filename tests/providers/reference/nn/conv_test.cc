@@ -1,16 +1,10 @@
 // Conv and ConvTranspose: bad shapes and attributes give clear errors naming the node.
 #include <gtest/gtest.h>
 
-#include "tests/providers/reference/nn/nn_test_util.h"
-#include "tests/support/expect_error.h"
+#include "tests/support/op_tester.h"
 
-namespace recur {
+namespace recur::test {
 namespace {
-
-using testing::expect_error;
-using testing::floats;
-using testing::run_op;
-using testing::values;
 
 Tensor zeros(const Shape& s) { return Tensor::zeros(DType::kFloat32, s); }
 
@@ -135,4 +129,4 @@ TEST(ReferenceConvTranspose, StrideTwoByHand) {
 }
 
 }  // namespace
-}  // namespace recur
+}  // namespace recur::test

@@ -3,17 +3,10 @@
 
 #include <cmath>
 
-#include "tests/providers/reference/nn/nn_test_util.h"
-#include "tests/support/expect_error.h"
+#include "tests/support/op_tester.h"
 
-namespace recur {
+namespace recur::test {
 namespace {
-
-using testing::expect_error;
-using testing::floats;
-using testing::run_op;
-using testing::set_attr;
-using testing::values;
 
 TEST(ReferenceRoiAlign, BatchIndexOutOfRange) {
   expect_error(
@@ -88,4 +81,4 @@ TEST(ReferenceNonMaxSuppression, OverlapSuppressedAndLimit) {
 }
 
 }  // namespace
-}  // namespace recur
+}  // namespace recur::test

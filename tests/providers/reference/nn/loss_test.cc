@@ -3,7 +3,7 @@
 // ONNX reference's numpy formulas, worked out in the comments.
 #include <cmath>
 
-#include "tests/providers/reference/math/node_runner.h"
+#include "tests/support/op_tester.h"
 
 namespace recur::test {
 namespace {
@@ -12,7 +12,7 @@ TEST(NegativeLogLikelihoodLoss, WeightedSumAndMeanOverExtraDims) {
   // input[0, c, d] = [[-1, -2], [-3, -4]], target [[0, 1]], weight [0.5, 2]:
   // losses [1 * 0.5, 4 * 2] -> sum 8.5, mean 8.5 / (0.5 + 2) = 3.4
   auto model = [](const std::string& reduction) {
-    return NodeModel("NegativeLogLikelihoodLoss", 13)
+    return OpTester("NegativeLogLikelihoodLoss", 13)
         .input(tensor<float>({1, 2, 2}, {-1, -2, -3, -4}))
         .input(tensor<int64_t>({1, 2}, {0, 1}))
         .input(tensor<float>({2}, {0.5f, 2.0f}))
@@ -25,7 +25,7 @@ TEST(NegativeLogLikelihoodLoss, WeightedSumAndMeanOverExtraDims) {
 
 TEST(NegativeLogLikelihoodLoss, EveryTargetIgnoredGivesNaNMean) {
   // loss.sum() / weight.sum() = 0 / 0 in numpy: nan
-  auto y = NodeModel("NegativeLogLikelihoodLoss", 13)
+  auto y = OpTester("NegativeLogLikelihoodLoss", 13)
                .input(tensor<double>({2, 3}, {-1, -2, -3, -4, -5, -6}))
                .input(tensor<int32_t>({2}, {1, 1}))
                .attr("ignore_index", int64_t{1})
@@ -34,15 +34,15 @@ TEST(NegativeLogLikelihoodLoss, EveryTargetIgnoredGivesNaNMean) {
 }
 
 TEST(NegativeLogLikelihoodLoss, BadTargetsAndShapesAreErrors) {
-  expect_error(NodeModel("NegativeLogLikelihoodLoss", 13)
+  expect_error(OpTester("NegativeLogLikelihoodLoss", 13)
                    .input(tensor<float>({2, 3}, {0, 0, 0, 0, 0, 0}))
                    .input(tensor<int64_t>({2}, {0, 3})),
                ErrorCode::kOutOfRange, "target 3 is out of range");
-  expect_error(NodeModel("NegativeLogLikelihoodLoss", 13)
+  expect_error(OpTester("NegativeLogLikelihoodLoss", 13)
                    .input(tensor<float>({2, 3}, {0, 0, 0, 0, 0, 0}))
                    .input(tensor<int64_t>({3}, {0, 1, 2})),
                ErrorCode::kInvalidArgument, "node 'node' (NegativeLogLikelihoodLoss)");
-  expect_error(NodeModel("NegativeLogLikelihoodLoss", 13)
+  expect_error(OpTester("NegativeLogLikelihoodLoss", 13)
                    .input(tensor<float>({2, 3}, {0, 0, 0, 0, 0, 0}))
                    .input(tensor<int64_t>({2}, {0, 1}))
                    .input(tensor<float>({2}, {1, 1})),
@@ -52,7 +52,7 @@ TEST(NegativeLogLikelihoodLoss, BadTargetsAndShapesAreErrors) {
 TEST(SoftmaxCrossEntropyLoss, LogProbOutputAndIgnoredLabels) {
   // scores [[0, ln 3]]: softmax [1/4, 3/4], log_prob [-ln 4, ln 3 - ln 4]; label 0 -> ln 4
   const float ln3 = std::log(3.0f);
-  auto y = NodeModel("SoftmaxCrossEntropyLoss", 13)
+  auto y = OpTester("SoftmaxCrossEntropyLoss", 13)
                .input(tensor<float>({1, 2}, {0.0f, ln3}))
                .input(tensor<int64_t>({1}, {0}))
                .attr("reduction", std::string("none"))
@@ -61,7 +61,7 @@ TEST(SoftmaxCrossEntropyLoss, LogProbOutputAndIgnoredLabels) {
   expect_tensor<float>(y[0], {1}, {std::log(4.0f)});
   expect_tensor<float>(y[1], {1, 2}, {-std::log(4.0f), ln3 - std::log(4.0f)});
   // A label equal to a negative ignore_index adds nothing: sum 0.
-  auto z = NodeModel("SoftmaxCrossEntropyLoss", 13)
+  auto z = OpTester("SoftmaxCrossEntropyLoss", 13)
                .input(tensor<float>({2, 2}, {0.0f, ln3, 5.0f, 1.0f}))
                .input(tensor<int64_t>({2}, {0, -1}))
                .attr("ignore_index", int64_t{-1})
@@ -72,7 +72,7 @@ TEST(SoftmaxCrossEntropyLoss, LogProbOutputAndIgnoredLabels) {
 
 TEST(SoftmaxCrossEntropyLoss, LargeScoresAreStable) {
   // log_softmax([1000, 0]) = [0, -1000] without overflow; label 1 -> loss 1000
-  auto y = NodeModel("SoftmaxCrossEntropyLoss", 13)
+  auto y = OpTester("SoftmaxCrossEntropyLoss", 13)
                .input(tensor<float>({1, 2}, {1000.0f, 0.0f}))
                .input(tensor<int64_t>({1}, {1}))
                .run();

@@ -3,17 +3,10 @@
 
 #include <cmath>
 
-#include "tests/providers/reference/nn/nn_test_util.h"
-#include "tests/support/expect_error.h"
+#include "tests/support/op_tester.h"
 
-namespace recur {
+namespace recur::test {
 namespace {
-
-using testing::expect_error;
-using testing::floats;
-using testing::run_op;
-using testing::set_attr;
-using testing::values;
 
 Tensor zeros(const Shape& s) { return Tensor::zeros(DType::kFloat32, s); }
 
@@ -122,4 +115,4 @@ TEST(ReferenceEinsum, BadEquations) {
 }
 
 }  // namespace
-}  // namespace recur
+}  // namespace recur::test

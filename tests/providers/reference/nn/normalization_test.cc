@@ -1,17 +1,10 @@
 // Normalisation kernels: parameter shapes and axes are checked.
 #include <gtest/gtest.h>
 
-#include "tests/providers/reference/nn/nn_test_util.h"
-#include "tests/support/expect_error.h"
+#include "tests/support/op_tester.h"
 
-namespace recur {
+namespace recur::test {
 namespace {
-
-using testing::expect_error;
-using testing::floats;
-using testing::run_op;
-using testing::set_attr;
-using testing::values;
 
 Tensor zeros(const Shape& s) { return Tensor::zeros(DType::kFloat32, s); }
 
@@ -86,4 +79,4 @@ TEST(ReferenceLrn, SizeIsRequired) {
 }
 
 }  // namespace
-}  // namespace recur
+}  // namespace recur::test

@@ -1,17 +1,10 @@
 // Pooling: values the backend suite does not check, and clear errors for bad attributes.
 #include <gtest/gtest.h>
 
-#include "tests/providers/reference/nn/nn_test_util.h"
-#include "tests/support/expect_error.h"
+#include "tests/support/op_tester.h"
 
-namespace recur {
+namespace recur::test {
 namespace {
-
-using testing::expect_error;
-using testing::floats;
-using testing::run_op;
-using testing::set_attr;
-using testing::values;
 
 TEST(ReferencePool, MaxPoolIndicesStorageOrder) {
   // 2x3 plane [[1, 5, 2], [4, 3, 6]], 2x2 windows: maxima 5 at (0,1) and 6 at (1,2).
@@ -99,4 +92,4 @@ TEST(ReferencePool, GlobalMaxPoolOfEmptySpatial) {
 }
 
 }  // namespace
-}  // namespace recur
+}  // namespace recur::test

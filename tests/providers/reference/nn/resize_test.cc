@@ -3,17 +3,10 @@
 
 #include <limits>
 
-#include "tests/providers/reference/nn/nn_test_util.h"
-#include "tests/support/expect_error.h"
+#include "tests/support/op_tester.h"
 
-namespace recur {
+namespace recur::test {
 namespace {
-
-using testing::expect_error;
-using testing::floats;
-using testing::run_op;
-using testing::set_attr;
-using testing::values;
 
 Tensor x4() { return floats({1, 1, 2, 2}, {1, 2, 3, 4}); }
 Tensor none() { return Tensor(); }
@@ -106,4 +99,4 @@ TEST(ReferenceUpsample, ScalesBelowOneAreAllowedButCorruptOnesAreNot) {
 }
 
 }  // namespace
-}  // namespace recur
+}  // namespace recur::test

@@ -1,17 +1,10 @@
 // Quantisation kernels: rounding, saturation and bad parameters.
 #include <gtest/gtest.h>
 
-#include "tests/providers/reference/nn/nn_test_util.h"
-#include "tests/support/expect_error.h"
+#include "tests/support/op_tester.h"
 
-namespace recur {
+namespace recur::test {
 namespace {
-
-using testing::expect_error;
-using testing::floats;
-using testing::run_op;
-using testing::set_attr;
-using testing::values;
 
 TEST(ReferenceQuantizeLinear, RoundsHalfToEvenAndSaturates) {
   // numpy: np.clip(np.rint([-1000, 1000, 2.5, 3.5, -0.5]) + 0, 0, 255) = [0, 255, 2, 4, 0].
@@ -113,4 +106,4 @@ TEST(ReferenceQLinearMatMul, ScalesMustBeScalarsOrPerRow) {
 }
 
 }  // namespace
-}  // namespace recur
+}  // namespace recur::test

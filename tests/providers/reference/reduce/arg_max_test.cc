@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "tests/providers/reference/math/node_runner.h"
+#include "tests/support/op_tester.h"
 
 namespace recur::test {
 namespace {
@@ -14,9 +14,9 @@ constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
 
 TEST(ArgMax, SelectLastIndex) {
   // x = np.array([1, 3, 3, 2]); np.argmax(x) and x.size - 1 - np.argmax(x[::-1])
-  auto y = NodeModel("ArgMax", 13).input(tensor<int32_t>({4}, {1, 3, 3, 2})).run();
+  auto y = OpTester("ArgMax", 13).input(tensor<int32_t>({4}, {1, 3, 3, 2})).run();
   expect_tensor<int64_t>(y[0], {1}, {1});
-  y = NodeModel("ArgMax", 13)
+  y = OpTester("ArgMax", 13)
           .input(tensor<int32_t>({4}, {1, 3, 3, 2}))
           .attr("select_last_index", int64_t{1})
           .run();
@@ -25,7 +25,7 @@ TEST(ArgMax, SelectLastIndex) {
 
 TEST(ArgMax, ArgMinTakesNaN) {
   // np.argmin(np.array([1, nan, 0, nan], np.float32))
-  auto y = NodeModel("ArgMin", 13)
+  auto y = OpTester("ArgMin", 13)
                .input(tensor<float>({4}, {1, kNaNf, 0, kNaNf}))
                .attr("keepdims", int64_t{0})
                .run();
@@ -34,7 +34,7 @@ TEST(ArgMax, ArgMinTakesNaN) {
 
 TEST(ArgMax, AlongAMiddleAxis) {
   // np.argmax(np.array([[[1, 9], [5, 2], [3, 7]]], np.int32), axis=1)
-  auto y = NodeModel("ArgMax", 11)
+  auto y = OpTester("ArgMax", 11)
                .input(tensor<int32_t>({1, 3, 2}, {1, 9, 5, 2, 3, 7}))
                .attr("axis", int64_t{1})
                .attr("keepdims", int64_t{0})
@@ -43,12 +43,12 @@ TEST(ArgMax, AlongAMiddleAxis) {
 }
 
 TEST(ArgMax, EmptyAxisIsAnError) {
-  expect_error(NodeModel("ArgMax", 13).input(tensor<float>({0, 2}, {})),
-               ErrorCode::kInvalidArgument, "empty");
+  expect_error(OpTester("ArgMax", 13).input(tensor<float>({0, 2}, {})), ErrorCode::kInvalidArgument,
+               "empty");
 }
 
 TEST(ArgMax, StaticShape) {
-  auto s = NodeModel("ArgMin", 13)
+  auto s = OpTester("ArgMin", 13)
                .input(tensor<float>({2, 3, 4}, std::vector<float>(24, 0)))
                .attr("axis", int64_t{-2})
                .attr("keepdims", int64_t{0})

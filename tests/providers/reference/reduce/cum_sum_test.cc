@@ -2,14 +2,14 @@
 // (expressions in the comments).
 #include <gtest/gtest.h>
 
-#include "tests/providers/reference/math/node_runner.h"
+#include "tests/support/op_tester.h"
 
 namespace recur::test {
 namespace {
 
 TEST(CumSum, ExclusiveReverse) {
   // x = np.array([1, 2, 3, 4], np.float32); np.cumsum(x[::-1])[::-1] - x
-  auto y = NodeModel("CumSum", 14)
+  auto y = OpTester("CumSum", 14)
                .input(tensor<float>({4}, {1, 2, 3, 4}))
                .input(tensor<int32_t>({}, {0}))
                .attr("exclusive", int64_t{1})
@@ -20,7 +20,7 @@ TEST(CumSum, ExclusiveReverse) {
 
 TEST(CumSum, IntegerWraps) {
   // np.cumsum(np.array([2147483647, 1, 1], np.int32), dtype=np.int32)
-  auto y = NodeModel("CumSum", 14)
+  auto y = OpTester("CumSum", 14)
                .input(tensor<int32_t>({3}, {2147483647, 1, 1}))
                .input(tensor<int64_t>({1}, {0}))
                .run();
@@ -29,7 +29,7 @@ TEST(CumSum, IntegerWraps) {
 
 TEST(CumSum, NegativeAxis) {
   // np.cumsum(np.array([[1, 2], [3, 4], [5, 6]], np.int64), axis=-2)
-  auto y = NodeModel("CumSum", 14)
+  auto y = OpTester("CumSum", 14)
                .input(tensor<int64_t>({3, 2}, {1, 2, 3, 4, 5, 6}))
                .input(tensor<int32_t>({}, {-2}))
                .run();
@@ -38,10 +38,10 @@ TEST(CumSum, NegativeAxis) {
 
 TEST(CumSum, AxisMustBeOneInteger) {
   expect_error(
-      NodeModel("CumSum", 14).input(tensor<float>({2}, {1, 2})).input(tensor<int64_t>({2}, {0, 0})),
+      OpTester("CumSum", 14).input(tensor<float>({2}, {1, 2})).input(tensor<int64_t>({2}, {0, 0})),
       ErrorCode::kInvalidArgument, "scalar");
   expect_error(
-      NodeModel("CumSum", 14).input(tensor<float>({2}, {1, 2})).input(tensor<float>({}, {0})),
+      OpTester("CumSum", 14).input(tensor<float>({2}, {1, 2})).input(tensor<float>({}, {0})),
       ErrorCode::kInvalidArgument, "int64 or int32");
 }
 

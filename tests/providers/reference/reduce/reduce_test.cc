@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "tests/providers/reference/math/node_runner.h"
+#include "tests/support/op_tester.h"
 
 namespace recur::test {
 namespace {
@@ -25,13 +25,13 @@ std::vector<double> ramp24() {  // np.arange(24.0).reshape(2, 3, 4) - 11.5
 
 TEST(Reduce, SumWithoutAxesReducesEverything) {
   // np.sum(x, keepdims=True)
-  auto y = NodeModel("ReduceSum", 13).input(x23()).run();
+  auto y = OpTester("ReduceSum", 13).input(x23()).run();
   expect_tensor<float>(y[0], {1, 1}, {21});
 }
 
 TEST(Reduce, SumAxesFromInput) {
   // np.sum(x, axis=1)
-  auto y = NodeModel("ReduceSum", 13)
+  auto y = OpTester("ReduceSum", 13)
                .input(x23())
                .constant(tensor<int64_t>({1}, {1}))
                .attr("keepdims", int64_t{0})
@@ -41,24 +41,24 @@ TEST(Reduce, SumAxesFromInput) {
 
 TEST(Reduce, SumAxesFromAttributeBeforeOpset13) {
   // np.sum(x, axis=-1, keepdims=True)
-  auto y = NodeModel("ReduceSum", 11).input(x23()).attr("axes", std::vector<int64_t>{-1}).run();
+  auto y = OpTester("ReduceSum", 11).input(x23()).attr("axes", std::vector<int64_t>{-1}).run();
   expect_tensor<float>(y[0], {2, 1}, {6, 15});
 }
 
 TEST(Reduce, NoopWithEmptyAxesReducesEachElementAlone) {
-  auto y = NodeModel("ReduceSum", 13)
+  auto y = OpTester("ReduceSum", 13)
                .input(x23())
                .constant(tensor<int64_t>({0}, {}))
                .attr("noop_with_empty_axes", int64_t{1})
                .run();
   expect_tensor<float>(y[0], {2, 3}, {1, 2, 3, 4, 5, 6});
-  y = NodeModel("ReduceSum", 13).input(x23()).attr("noop_with_empty_axes", int64_t{1}).run();
+  y = OpTester("ReduceSum", 13).input(x23()).attr("noop_with_empty_axes", int64_t{1}).run();
   expect_tensor<float>(y[0], {2, 3}, {1, 2, 3, 4, 5, 6});
 }
 
 TEST(Reduce, MaxPropagatesNaN) {
   // np.max(np.array([[1, nan, 3], [4, 5, 6]], np.float32), axis=1)
-  auto y = NodeModel("ReduceMax", 13)
+  auto y = OpTester("ReduceMax", 13)
                .input(tensor<float>({2, 3}, {1, kNaNf, 3, 4, 5, 6}))
                .attr("axes", std::vector<int64_t>{1})
                .attr("keepdims", int64_t{0})
@@ -68,7 +68,7 @@ TEST(Reduce, MaxPropagatesNaN) {
 
 TEST(Reduce, EmptySetsGiveTheIdentity) {
   auto run = [](const char* op) {
-    return NodeModel(op, 11)
+    return OpTester(op, 11)
         .input(tensor<float>({2, 0}, {}))
         .attr("axes", std::vector<int64_t>{1})
         .attr("keepdims", int64_t{0})
@@ -85,7 +85,7 @@ TEST(Reduce, EmptySetsGiveTheIdentity) {
 }
 
 TEST(Reduce, IntegerMeanOfAnEmptySetIsAnError) {
-  expect_error(NodeModel("ReduceMean", 13)
+  expect_error(OpTester("ReduceMean", 13)
                    .input(tensor<int32_t>({2, 0}, {}))
                    .attr("axes", std::vector<int64_t>{1}),
                ErrorCode::kInvalidArgument, "empty set");
@@ -93,34 +93,34 @@ TEST(Reduce, IntegerMeanOfAnEmptySetIsAnError) {
 
 TEST(Reduce, IntegerArithmetic) {
   // np.sum(np.array([2147483647, 1, 5], np.int32), dtype=np.int32)
-  auto y = NodeModel("ReduceSum", 13)
+  auto y = OpTester("ReduceSum", 13)
                .input(tensor<int32_t>({3}, {2147483647, 1, 5}))
                .attr("keepdims", int64_t{0})
                .run();
   expect_tensor<int32_t>(y[0], {}, {-2147483643});
   // np.trunc(np.mean(np.array([[1, 2], [-1, -2]], np.int32), axis=1)).astype(np.int32)
-  y = NodeModel("ReduceMean", 13)
+  y = OpTester("ReduceMean", 13)
           .input(tensor<int32_t>({2, 2}, {1, 2, -1, -2}))
           .attr("axes", std::vector<int64_t>{1})
           .attr("keepdims", int64_t{0})
           .run();
   expect_tensor<int32_t>(y[0], {2}, {1, -1});
   // np.prod(np.array([[2, 3], [-4, 5]], np.int64), axis=0)
-  y = NodeModel("ReduceProd", 13)
+  y = OpTester("ReduceProd", 13)
           .input(tensor<int64_t>({2, 2}, {2, 3, -4, 5}))
           .attr("axes", std::vector<int64_t>{0})
           .attr("keepdims", int64_t{0})
           .run();
   expect_tensor<int64_t>(y[0], {2}, {-8, 15});
   // np.min(np.array([[7, 3], [250, 9]], np.uint8), axis=1)
-  y = NodeModel("ReduceMin", 13)
+  y = OpTester("ReduceMin", 13)
           .input(tensor<uint8_t>({2, 2}, {7, 3, 250, 9}))
           .attr("axes", std::vector<int64_t>{1})
           .attr("keepdims", int64_t{0})
           .run();
   expect_tensor<uint8_t>(y[0], {2}, {3, 9});
   // np.sum(np.square(np.array([[3, -4], [70000, 0]], np.int32)), axis=1, dtype=np.int32)
-  y = NodeModel("ReduceSumSquare", 13)
+  y = OpTester("ReduceSumSquare", 13)
           .input(tensor<int32_t>({2, 2}, {3, -4, 70000, 0}))
           .attr("axes", std::vector<int64_t>{1})
           .attr("keepdims", int64_t{0})
@@ -130,13 +130,13 @@ TEST(Reduce, IntegerArithmetic) {
 
 TEST(Reduce, LogSumExpOfLargeValues) {
   // np.logaddexp(1000.0, 1000.0)
-  auto y = NodeModel("ReduceLogSumExp", 13).input(tensor<double>({2}, {1000, 1000})).run();
+  auto y = OpTester("ReduceLogSumExp", 13).input(tensor<double>({2}, {1000, 1000})).run();
   expect_tensor<double>(y[0], {1}, {1000.6931471805599}, 1e-12);
 }
 
 TEST(Reduce, NormsAndLogSum) {
   // np.sqrt(np.sum(y * y, axis=-1)) with y = np.arange(24.0).reshape(2, 3, 4) - 11.5
-  auto y = NodeModel("ReduceL2", 13)
+  auto y = OpTester("ReduceL2", 13)
                .input(tensor<double>({2, 3, 4}, ramp24()))
                .attr("axes", std::vector<int64_t>{-1})
                .attr("keepdims", int64_t{0})
@@ -146,13 +146,13 @@ TEST(Reduce, NormsAndLogSum) {
                          12.206555615733702, 20.12461179749811},
                         1e-12);
   // np.sum(np.abs(y), axis=(0, 2), keepdims=True)
-  y = NodeModel("ReduceL1", 13)
+  y = OpTester("ReduceL1", 13)
           .input(tensor<double>({2, 3, 4}, ramp24()))
           .attr("axes", std::vector<int64_t>{0, 2})
           .run();
   expect_tensor<double>(y[0], {1, 3, 1}, {48, 48, 48});
   // np.log(np.sum(x, axis=0))
-  y = NodeModel("ReduceLogSum", 13)
+  y = OpTester("ReduceLogSum", 13)
           .input(tensor<double>({2, 3}, {1, 2, 3, 4, 5, 6}))
           .attr("axes", std::vector<int64_t>{0})
           .attr("keepdims", int64_t{0})
@@ -163,27 +163,27 @@ TEST(Reduce, NormsAndLogSum) {
 
 TEST(Reduce, BadAxesAreErrors) {
   expect_error(
-      NodeModel("ReduceSum", 13).dynamic_shapes().input(x23()).input(tensor<int64_t>({2}, {1, -1})),
+      OpTester("ReduceSum", 13).dynamic_shapes().input(x23()).input(tensor<int64_t>({2}, {1, -1})),
       ErrorCode::kInvalidArgument, "twice");
   expect_error(
-      NodeModel("ReduceSum", 13).dynamic_shapes().input(x23()).input(tensor<int64_t>({1}, {-3})),
+      OpTester("ReduceSum", 13).dynamic_shapes().input(x23()).input(tensor<int64_t>({1}, {-3})),
       ErrorCode::kOutOfRange, "out of range");
   // Constant axes are checked by shape inference, at load.
-  expect_error(NodeModel("ReduceMean", 13).input(x23()).attr("axes", std::vector<int64_t>{2}),
+  expect_error(OpTester("ReduceMean", 13).input(x23()).attr("axes", std::vector<int64_t>{2}),
                ErrorCode::kInvalidModel, "out of range");
   // From opset 13 ReduceSum takes its axes as an input only.
-  expect_error(NodeModel("ReduceSum", 13).input(x23()).attr("axes", std::vector<int64_t>{0}),
+  expect_error(OpTester("ReduceSum", 13).input(x23()).attr("axes", std::vector<int64_t>{0}),
                ErrorCode::kInvalidModel, "input");
 }
 
 TEST(Reduce, StaticShapeFromConstantAxes) {
-  auto s = NodeModel("ReduceSum", 13)
+  auto s = OpTester("ReduceSum", 13)
                .input(tensor<float>({2, 3, 4}, std::vector<float>(24, 1)))
                .constant(tensor<int64_t>({1}, {-2}))
                .attr("keepdims", int64_t{0})
                .session();
   EXPECT_EQ(s.outputs()[0].shape_string(), "[2,4]");
-  s = NodeModel("ReduceMax", 11)
+  s = OpTester("ReduceMax", 11)
           .input(tensor<float>({2, 3, 4}, std::vector<float>(24, 1)))
           .attr("axes", std::vector<int64_t>{0, 2})
           .session();

@@ -1,7 +1,7 @@
 // DepthToSpace and SpaceToDepth: bad shapes, and SpaceToDepth undoing DepthToSpace (DCR).
-#include "tests/providers/reference/tensor/node_model.h"
+#include "tests/support/op_tester.h"
 
-namespace recur::tensor_test {
+namespace recur::test {
 namespace {
 
 Tensor arange_f32(const Shape& shape) {
@@ -12,54 +12,54 @@ Tensor arange_f32(const Shape& shape) {
 
 TEST(DepthToSpace, SpaceToDepthInvertsDcr) {
   const Tensor x = arange_f32({2, 8, 3, 2});
-  Outputs d = NodeModel("DepthToSpace", 13)
+  Outputs d = OpTester("DepthToSpace", 13)
                   .input("x", x)
                   .attr("blocksize", int64_t{2})
                   .output("y")
                   .run({{"x", x}});
   ASSERT_EQ(d[0].shape(), (Shape{2, 2, 6, 4}));
-  Outputs s = NodeModel("SpaceToDepth", 13)
+  Outputs s = OpTester("SpaceToDepth", 13)
                   .input("x", d[0])
                   .attr("blocksize", int64_t{2})
                   .output("y")
                   .run({{"x", d[0]}});
   EXPECT_EQ(s[0].shape(), x.shape());
-  EXPECT_EQ(values_of<float>(s[0]), values_of<float>(x));
+  EXPECT_EQ(values<float>(s[0]), values<float>(x));
 }
 
 TEST(DepthToSpace, CrdOnFourChannels) {
   const Tensor x = arange_f32({1, 4, 1, 1});
   // CRD with one output channel: the channel index is (row % 2) * 2 + col % 2.
-  Outputs d = NodeModel("DepthToSpace", 13)
+  Outputs d = OpTester("DepthToSpace", 13)
                   .input("x", x)
                   .attr("blocksize", int64_t{2})
                   .attr("mode", std::string("CRD"))
                   .output("y")
                   .run({{"x", x}});
-  EXPECT_EQ(values_of<float>(d[0]), (std::vector<float>{0, 1, 2, 3}));
+  EXPECT_EQ(values<float>(d[0]), (std::vector<float>{0, 1, 2, 3}));
 }
 
 TEST(DepthToSpace, BadShapesAreErrors) {
   const Tensor x = arange_f32({1, 6, 2, 2});
   std::string msg = error_of([&] {
-    NodeModel("DepthToSpace", 13)
+    OpTester("DepthToSpace", 13)
         .input("x", x)
         .attr("blocksize", int64_t{2})
         .output("y")
         .run({{"x", x}});
   });
-  EXPECT_NE(msg.find("node 'n' (DepthToSpace)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 'node' (DepthToSpace)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("not a multiple"), std::string::npos) << msg;
   msg = error_of([&] {
-    NodeModel("SpaceToDepth", 13)
+    OpTester("SpaceToDepth", 13)
         .input("x", x)
         .attr("blocksize", int64_t{3})
         .output("y")
         .run({{"x", x}});
   });
-  EXPECT_NE(msg.find("node 'n' (SpaceToDepth)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 'node' (SpaceToDepth)"), std::string::npos) << msg;
   msg = error_of([&] {
-    NodeModel("DepthToSpace", 13)
+    OpTester("DepthToSpace", 13)
         .input("x", x)
         .attr("blocksize", int64_t{0})
         .output("y")
@@ -69,4 +69,4 @@ TEST(DepthToSpace, BadShapesAreErrors) {
 }
 
 }  // namespace
-}  // namespace recur::tensor_test
+}  // namespace recur::test

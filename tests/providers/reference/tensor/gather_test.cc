@@ -1,8 +1,8 @@
 // Gather, GatherElements and GatherND: negative indices, batch_dims, and the errors for
 // indices out of range. Expected values are numpy's indexing of the same arrays.
-#include "tests/providers/reference/tensor/node_model.h"
+#include "tests/support/op_tester.h"
 
-namespace recur::tensor_test {
+namespace recur::test {
 namespace {
 
 Tensor arange_f32(const Shape& shape) {
@@ -19,7 +19,7 @@ void expect_node_error(const std::function<void()>& f, const std::string& node,
 }
 
 Outputs gather(const Tensor& data, const Tensor& idx, int64_t axis) {
-  return NodeModel("Gather", 13)
+  return OpTester("Gather", 13)
       .input("x", data)
       .input("i", idx)
       .attr("axis", axis)
@@ -30,14 +30,14 @@ Outputs gather(const Tensor& data, const Tensor& idx, int64_t axis) {
 TEST(Gather, NegativeIndicesAndInt32Indices) {
   // numpy: np.arange(6).reshape(2, 3)[:, [-1, 0]]
   Outputs out = gather(arange_f32({2, 3}), Tensor::from_vector<int32_t>({2}, {-1, 0}), 1);
-  EXPECT_EQ(values_of<float>(out[0]), (std::vector<float>{2, 0, 5, 3}));
+  EXPECT_EQ(values<float>(out[0]), (std::vector<float>{2, 0, 5, 3}));
 }
 
 TEST(Gather, BoolData) {
   const Tensor x = Tensor::from_vector<bool>({3}, {true, false, true});
   Outputs out = gather(x, Tensor::from_vector<int64_t>({2, 2}, {1, 0, 2, 1}), 0);
   EXPECT_EQ(out[0].shape(), (Shape{2, 2}));
-  EXPECT_EQ(values_of<bool>(out[0]), (std::vector<bool>{false, true, true, false}));
+  EXPECT_EQ(values<bool>(out[0]), (std::vector<bool>{false, true, true, false}));
 }
 
 TEST(Gather, IndexOutOfRangeIsAnError) {
@@ -46,17 +46,17 @@ TEST(Gather, IndexOutOfRangeIsAnError) {
         [&] {
           gather(arange_f32({2, 3}), Tensor::from_vector<int64_t>({2}, {0, bad}), 1);
         },
-        "node 'n' (Gather)", "out of range");
+        "node 'node' (Gather)", "out of range");
   }
   expect_node_error(
       [&] {
         gather(arange_f32({2, 3}), Tensor::from_vector<int64_t>({1}, {0}), 2);
       },
-      "node 'n' (Gather)", "axis 2");
+      "node 'node' (Gather)", "axis 2");
 }
 
 Outputs gather_elements(const Tensor& data, const Tensor& idx, int64_t axis) {
-  return NodeModel("GatherElements", 13)
+  return OpTester("GatherElements", 13)
       .input("x", data)
       .input("i", idx)
       .attr("axis", axis)
@@ -68,7 +68,7 @@ TEST(GatherElements, SmallerIndicesThanData) {
   // numpy: np.take_along_axis(np.arange(12).reshape(3, 4)[:, :2], [[2, -1], [0, 1]] % 3, 0)
   Outputs out =
       gather_elements(arange_f32({3, 4}), Tensor::from_vector<int64_t>({2, 2}, {2, -1, 0, 1}), 0);
-  EXPECT_EQ(values_of<float>(out[0]), (std::vector<float>{8, 9, 0, 5}));
+  EXPECT_EQ(values<float>(out[0]), (std::vector<float>{8, 9, 0, 5}));
 }
 
 TEST(GatherElements, BadIndicesAreErrors) {
@@ -77,27 +77,27 @@ TEST(GatherElements, BadIndicesAreErrors) {
       [&] {
         gather_elements(x, Tensor::from_vector<int64_t>({2, 2}, {0, 1, 2, 0}), 1);
       },
-      "node 'n' (GatherElements)", "out of range");
+      "node 'node' (GatherElements)", "out of range");
   expect_node_error(
       [&] {
         gather_elements(x, Tensor::from_vector<int64_t>({2, 1}, {0, -3}), 1);
       },
-      "node 'n' (GatherElements)", "out of range");
+      "node 'node' (GatherElements)", "out of range");
   // Indices larger than the data along another axis would read past it.
   expect_node_error(
       [&] {
         gather_elements(x, Tensor::from_vector<int64_t>({3, 1}, {0, 0, 0}), 1);
       },
-      "node 'n' (GatherElements)", "exceed data");
+      "node 'node' (GatherElements)", "exceed data");
   expect_node_error(
       [&] {
         gather_elements(x, Tensor::from_vector<int64_t>({2}, {0, 0}), 1);
       },
-      "node 'n' (GatherElements)", "differ in rank");
+      "node 'node' (GatherElements)", "differ in rank");
 }
 
 Outputs gather_nd(const Tensor& data, const Tensor& idx, int64_t batch_dims) {
-  return NodeModel("GatherND", 13)
+  return OpTester("GatherND", 13)
       .input("x", data)
       .input("i", idx)
       .attr("batch_dims", batch_dims)
@@ -110,7 +110,7 @@ TEST(GatherND, BatchDimsWithNegativeIndex) {
   Outputs out =
       gather_nd(arange_f32({2, 3, 4}), Tensor::from_vector<int64_t>({2, 2, 1}, {2, -1, 0, 1}), 1);
   EXPECT_EQ(out[0].shape(), (Shape{2, 2, 4}));
-  EXPECT_EQ(values_of<float>(out[0]),
+  EXPECT_EQ(values<float>(out[0]),
             (std::vector<float>{8, 9, 10, 11, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}));
 }
 
@@ -120,23 +120,23 @@ TEST(GatherND, BadIndicesAreErrors) {
       [&] {
         gather_nd(x, Tensor::from_vector<int64_t>({1, 2}, {1, 3}), 0);
       },
-      "node 'n' (GatherND)", "out of range");
+      "node 'node' (GatherND)", "out of range");
   expect_node_error(
       [&] {
         gather_nd(x, Tensor::from_vector<int64_t>({1, 2}, {-3, 0}), 0);
       },
-      "node 'n' (GatherND)", "out of range");
+      "node 'node' (GatherND)", "out of range");
   expect_node_error(
       [&] {
         gather_nd(x, Tensor::from_vector<int64_t>({1, 3}, {0, 0, 0}), 0);
       },
-      "node 'n' (GatherND)", "too long");
+      "node 'node' (GatherND)", "too long");
   expect_node_error(
       [&] {
         gather_nd(x, Tensor::from_vector<int64_t>({3, 1}, {0, 0, 0}), 1);
       },
-      "node 'n' (GatherND)", "batch dimensions");
+      "node 'node' (GatherND)", "batch dimensions");
 }
 
 }  // namespace
-}  // namespace recur::tensor_test
+}  // namespace recur::test

@@ -1,9 +1,9 @@
 // Pad: negative pads (cropping) combined with reflect/edge/constant padding, reflection past
 // the edge, the attribute forms of old opsets, and the errors for impossible pads. Expected
 // values are numpy's np.pad of the cropped array.
-#include "tests/providers/reference/tensor/node_model.h"
+#include "tests/support/op_tester.h"
 
-namespace recur::tensor_test {
+namespace recur::test {
 namespace {
 
 Tensor i64(const std::vector<int64_t>& v) {
@@ -11,7 +11,7 @@ Tensor i64(const std::vector<int64_t>& v) {
 }
 
 Outputs pad(const Tensor& x, const std::vector<int64_t>& pads, const std::string& mode) {
-  return NodeModel("Pad", 13)
+  return OpTester("Pad", 13)
       .input("x", x)
       .input("p", DType::kInt64, {-1})
       .attr("mode", mode)
@@ -22,14 +22,13 @@ Outputs pad(const Tensor& x, const std::vector<int64_t>& pads, const std::string
 TEST(Pad, ReflectAfterCropping) {
   // numpy: np.pad(np.arange(5)[1:], (0, 3), 'reflect')
   Outputs out = pad(i64({0, 1, 2, 3, 4}), {-1, 3}, "reflect");
-  EXPECT_EQ(values_of<int64_t>(out[0]), (std::vector<int64_t>{1, 2, 3, 4, 3, 2, 1}));
+  EXPECT_EQ(values<int64_t>(out[0]), (std::vector<int64_t>{1, 2, 3, 4, 3, 2, 1}));
 }
 
 TEST(Pad, ReflectFurtherThanTheDimension) {
   // numpy: np.pad([1, 2, 3], (5, 5), 'reflect')
   Outputs out = pad(i64({1, 2, 3}), {5, 5}, "reflect");
-  EXPECT_EQ(values_of<int64_t>(out[0]),
-            (std::vector<int64_t>{2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2}));
+  EXPECT_EQ(values<int64_t>(out[0]), (std::vector<int64_t>{2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2}));
 }
 
 TEST(Pad, EdgeOnFloat16) {
@@ -39,52 +38,52 @@ TEST(Pad, EdgeOnFloat16) {
   Outputs out = pad(x, {1, 0, 0, 2}, "edge");
   ASSERT_EQ(out[0].shape(), (Shape{3, 4}));
   std::vector<float> got;
-  for (Float16 h : values_of<Float16>(out[0])) got.push_back(static_cast<float>(h));
+  for (Float16 h : values<Float16>(out[0])) got.push_back(static_cast<float>(h));
   EXPECT_EQ(got, (std::vector<float>{1.5, 2.5, 2.5, 2.5, 1.5, 2.5, 2.5, 2.5, 3.5, 4.5, 4.5, 4.5}));
 }
 
 TEST(Pad, CropOneEndPadTheOther) {
   const Tensor x = Tensor::from_vector<int32_t>({2, 3}, {0, 1, 2, 3, 4, 5});
   // Axis 1 gains one element at the start and loses one at the end.
-  Outputs out = NodeModel("Pad", 13)
+  Outputs out = OpTester("Pad", 13)
                     .input("x", x)
                     .constant("p", i64({0, 1, 0, -1}))
                     .attr("mode", std::string("edge"))
                     .output("y")
                     .run({{"x", x}});
   // numpy: np.pad(x[:, :-1], ((0, 0), (1, 0)), 'edge')
-  EXPECT_EQ(values_of<int32_t>(out[0]), (std::vector<int32_t>{0, 0, 1, 3, 3, 4}));
+  EXPECT_EQ(values<int32_t>(out[0]), (std::vector<int32_t>{0, 0, 1, 3, 3, 4}));
 }
 
 TEST(Pad, ConstantValueInputAndCrop) {
   const Tensor x = Tensor::from_vector<int32_t>({2, 3}, {0, 1, 2, 3, 4, 5});
   // numpy: np.pad(x[:, 1:], ((1, 1), (0, 0)), constant_values=7)
-  Outputs out = NodeModel("Pad", 11)
+  Outputs out = OpTester("Pad", 11)
                     .input("x", x)
                     .input("p", DType::kInt64, {4})
                     .input("c", DType::kInt32, {})
                     .output("y")
                     .run({{"x", x}, {"p", i64({1, -1, 1, 0})}, {"c", Tensor::scalar<int32_t>(7)}});
-  EXPECT_EQ(values_of<int32_t>(out[0]), (std::vector<int32_t>{7, 7, 1, 2, 4, 5, 7, 7}));
+  EXPECT_EQ(values<int32_t>(out[0]), (std::vector<int32_t>{7, 7, 1, 2, 4, 5, 7, 7}));
 }
 
 TEST(Pad, Opset2PadsAttributeAndOpset1Paddings) {
   const Tensor x = Tensor::from_vector<float>({2}, {1.0f, 2.0f});
   // numpy: np.pad([1, 2], (1, 2), constant_values=-1)
-  Outputs out2 = NodeModel("Pad", 2)
+  Outputs out2 = OpTester("Pad", 2)
                      .input("x", x)
                      .attr("pads", std::vector<int64_t>{1, 2})
                      .attr("value", -1.0f)
                      .output("y")
                      .run({{"x", x}});
-  EXPECT_EQ(values_of<float>(out2[0]), (std::vector<float>{-1, 1, 2, -1, -1}));
-  Outputs out1 = NodeModel("Pad", 1)
+  EXPECT_EQ(values<float>(out2[0]), (std::vector<float>{-1, 1, 2, -1, -1}));
+  Outputs out1 = OpTester("Pad", 1)
                      .input("x", x)
                      .attr("paddings", std::vector<int64_t>{1, 2})
                      .attr("mode", std::string("edge"))
                      .output("y")
                      .run({{"x", x}});
-  EXPECT_EQ(values_of<float>(out1[0]), (std::vector<float>{1, 1, 2, 2, 2}));
+  EXPECT_EQ(values<float>(out1[0]), (std::vector<float>{1, 1, 2, 2, 2}));
 }
 
 TEST(Pad, ImpossiblePadsAreErrors) {
@@ -103,27 +102,27 @@ TEST(Pad, ImpossiblePadsAreErrors) {
   };
   for (const Case& c : cases) {
     const std::string msg = error_of([&] { pad(x, c.pads, c.mode); });
-    EXPECT_NE(msg.find("node 'n' (Pad)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("node 'node' (Pad)"), std::string::npos) << msg;
     EXPECT_NE(msg.find(c.why), std::string::npos) << msg;
   }
 }
 
 TEST(Pad, ConstantPadsGiveShapesAtLoad) {
-  Session s = NodeModel("Pad", 13)
+  Session s = OpTester("Pad", 13)
                   .input("x", DType::kFloat32, {-1, 5})
                   .constant("p", i64({0, -1, 0, 3}))
                   .output("y")
                   .session();
   EXPECT_EQ(s.outputs()[0].shape_string(), "[d0,7]");
   const std::string msg = error_of([] {
-    NodeModel("Pad", 13)
+    OpTester("Pad", 13)
         .input("x", DType::kFloat32, {2, 5})
         .constant("p", i64({0, -6, 0, 0}))
         .output("y")
         .session();
   });
-  EXPECT_NE(msg.find("node 'n' (Pad)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 'node' (Pad)"), std::string::npos) << msg;
 }
 
 }  // namespace
-}  // namespace recur::tensor_test
+}  // namespace recur::test

@@ -2,9 +2,9 @@
 // errors for impossible shapes, and static shape inference with constant inputs.
 #include <limits>
 
-#include "tests/providers/reference/tensor/node_model.h"
+#include "tests/support/op_tester.h"
 
-namespace recur::tensor_test {
+namespace recur::test {
 namespace {
 
 Tensor iota_f32(const Shape& shape) {
@@ -17,24 +17,24 @@ Tensor iota_f32(const Shape& shape) {
 TEST(TensorViews, ShareTheInputsMemory) {
   const Tensor x = iota_f32({2, 1, 3});
   struct Case {
-    NodeModel model;
+    OpTester model;
     Shape want;
   };
   std::vector<Case> cases;
-  cases.push_back({NodeModel("Reshape", 14)
+  cases.push_back({OpTester("Reshape", 14)
                        .input("x", x)
                        .constant("s", Tensor::from_vector<int64_t>({2}, {3, -1}))
                        .output("y"),
                    {3, 2}});
-  cases.push_back({NodeModel("Squeeze", 13).input("x", x).output("y"), {2, 3}});
-  cases.push_back({NodeModel("Unsqueeze", 13)
+  cases.push_back({OpTester("Squeeze", 13).input("x", x).output("y"), {2, 3}});
+  cases.push_back({OpTester("Unsqueeze", 13)
                        .input("x", x)
                        .constant("a", Tensor::from_vector<int64_t>({1}, {-1}))
                        .output("y"),
                    {2, 1, 3, 1}});
   cases.push_back(
-      {NodeModel("Flatten", 13).input("x", x).attr("axis", int64_t{2}).output("y"), {2, 3}});
-  cases.push_back({NodeModel("Identity", 16).input("x", x).output("y"), {2, 1, 3}});
+      {OpTester("Flatten", 13).input("x", x).attr("axis", int64_t{2}).output("y"), {2, 3}});
+  cases.push_back({OpTester("Identity", 16).input("x", x).output("y"), {2, 1, 3}});
   for (const Case& c : cases) {
     Outputs out = c.model.run({{"x", x}});
     EXPECT_EQ(out[0].shape(), c.want);
@@ -45,7 +45,7 @@ TEST(TensorViews, ShareTheInputsMemory) {
 TEST(Reshape, ZeroCopiesAndMinusOneInfers) {
   const Tensor x = iota_f32({2, 3, 4});
   // numpy: x.reshape(2, 3 * 4 // 2, 2) for the spec [0, -1, 2].
-  Outputs out = NodeModel("Reshape", 13)
+  Outputs out = OpTester("Reshape", 13)
                     .input("x", x)
                     .input("s", DType::kInt64, {3})
                     .output("y")
@@ -56,7 +56,7 @@ TEST(Reshape, ZeroCopiesAndMinusOneInfers) {
 TEST(Reshape, AllowZeroKeepsZero) {
   const Tensor x = Tensor::empty(DType::kFloat32, {0, 3});
   // numpy: np.zeros((0, 3)).reshape(3, 0).shape == (3, 0)
-  Outputs out = NodeModel("Reshape", 14)
+  Outputs out = OpTester("Reshape", 14)
                     .input("x", x)
                     .input("s", DType::kInt64, {2})
                     .attr("allowzero", int64_t{1})
@@ -67,7 +67,7 @@ TEST(Reshape, AllowZeroKeepsZero) {
 
 TEST(Reshape, Opset1ShapeAttribute) {
   const Tensor x = iota_f32({6});
-  Outputs out = NodeModel("Reshape", 1)
+  Outputs out = OpTester("Reshape", 1)
                     .input("x", x)
                     .attr("shape", std::vector<int64_t>{3, 2})
                     .output("y")
@@ -86,12 +86,12 @@ TEST(Reshape, ImpossibleShapesAreErrorsNamingTheNode) {
       {{-2, 3}, "negative dimension"},
       {{std::numeric_limits<int64_t>::max(), 2}, "too large"},
   };
-  NodeModel m = NodeModel("Reshape", 14).input("x", x).input("s", DType::kInt64, {-1}).output("y");
+  OpTester m = OpTester("Reshape", 14).input("x", x).input("s", DType::kInt64, {-1}).output("y");
   const Session s = m.session();
   for (const auto& [spec, why] : cases) {
     const Tensor st = Tensor::from_vector<int64_t>({static_cast<int64_t>(spec.size())}, spec);
     const std::string msg = error_of([&] { s.run({{"x", x}, {"s", st}}); });
-    EXPECT_NE(msg.find("node 'n' (Reshape)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("node 'node' (Reshape)"), std::string::npos) << msg;
     EXPECT_NE(msg.find(why), std::string::npos) << msg;
   }
 }
@@ -99,7 +99,7 @@ TEST(Reshape, ImpossibleShapesAreErrorsNamingTheNode) {
 TEST(Reshape, AllowZeroWithMinusOneIsAnError) {
   const Tensor x = Tensor::empty(DType::kFloat32, {0, 3});
   const std::string msg = error_of([&] {
-    NodeModel("Reshape", 14)
+    OpTester("Reshape", 14)
         .input("x", x)
         .input("s", DType::kInt64, {2})
         .attr("allowzero", int64_t{1})
@@ -111,18 +111,18 @@ TEST(Reshape, AllowZeroWithMinusOneIsAnError) {
 
 TEST(Reshape, ConstantBadShapeFailsAtLoad) {
   const std::string msg = error_of([] {
-    NodeModel("Reshape", 13)
+    OpTester("Reshape", 13)
         .input("x", DType::kFloat32, {2, 3})
         .constant("s", Tensor::from_vector<int64_t>({2}, {4, 4}))
         .output("y")
         .session();
   });
-  EXPECT_NE(msg.find("node 'n' (Reshape)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 'node' (Reshape)"), std::string::npos) << msg;
 }
 
 TEST(Reshape, InfersSymbolicShapesFromConstantSpec) {
   // [d0, 3, 4] with [0, -1]: the symbolic batch cancels, so -1 is 12.
-  Session s = NodeModel("Reshape", 13)
+  Session s = OpTester("Reshape", 13)
                   .input("x", DType::kFloat32, {-1, 3, 4})
                   .constant("s", Tensor::from_vector<int64_t>({2}, {0, -1}))
                   .output("y")
@@ -130,7 +130,7 @@ TEST(Reshape, InfersSymbolicShapesFromConstantSpec) {
   ASSERT_TRUE(s.outputs()[0].shape.has_value());
   EXPECT_EQ(s.outputs()[0].shape_string(), "[d0,12]");
   // [d0, 6] to [-1, 3]: the -1 absorbs the symbol and stays unknown.
-  Session s2 = NodeModel("Reshape", 13)
+  Session s2 = OpTester("Reshape", 13)
                    .input("x", DType::kFloat32, {-1, 6})
                    .constant("s", Tensor::from_vector<int64_t>({2}, {-1, 3}))
                    .output("y")
@@ -144,19 +144,19 @@ TEST(Reshape, InfersSymbolicShapesFromConstantSpec) {
 TEST(Squeeze, AxisOfSizeOtherThanOneIsAnError) {
   const Tensor x = iota_f32({2, 1, 3});
   const std::string msg = error_of([&] {
-    NodeModel("Squeeze", 13)
+    OpTester("Squeeze", 13)
         .input("x", x)
         .input("a", DType::kInt64, {1})
         .output("y")
         .run({{"x", x}, {"a", Tensor::from_vector<int64_t>({1}, {0})}});
   });
-  EXPECT_NE(msg.find("node 'n' (Squeeze)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 'node' (Squeeze)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("not 1"), std::string::npos) << msg;
 }
 
 TEST(Squeeze, Opset11AxesAttributeWithNegativeAxis) {
   const Tensor x = iota_f32({2, 3, 1});
-  Outputs out = NodeModel("Squeeze", 11)
+  Outputs out = OpTester("Squeeze", 11)
                     .input("x", x)
                     .attr("axes", std::vector<int64_t>{-1})
                     .output("y")
@@ -169,19 +169,19 @@ TEST(Unsqueeze, RepeatedOrOutOfRangeAxesAreErrors) {
   for (const std::vector<int64_t>& axes :
        {std::vector<int64_t>{0, 0}, std::vector<int64_t>{1, -3}, std::vector<int64_t>{4}}) {
     const std::string msg = error_of([&] {
-      NodeModel("Unsqueeze", 13)
+      OpTester("Unsqueeze", 13)
           .input("x", x)
           .input("a", DType::kInt64, {static_cast<int64_t>(axes.size())})
           .output("y")
           .run({{"x", x},
                 {"a", Tensor::from_vector<int64_t>({static_cast<int64_t>(axes.size())}, axes)}});
     });
-    EXPECT_NE(msg.find("node 'n' (Unsqueeze)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("node 'node' (Unsqueeze)"), std::string::npos) << msg;
   }
 }
 
 TEST(Unsqueeze, InfersFromConstantAxes) {
-  Session s = NodeModel("Unsqueeze", 13)
+  Session s = OpTester("Unsqueeze", 13)
                   .input("x", DType::kFloat32, {-1, 3})
                   .constant("a", Tensor::from_vector<int64_t>({2}, {0, -1}))
                   .output("y")
@@ -191,7 +191,7 @@ TEST(Unsqueeze, InfersFromConstantAxes) {
 
 TEST(Unsqueeze, Opset1AxesAttribute) {
   const Tensor x = iota_f32({3});
-  Outputs out = NodeModel("Unsqueeze", 1)
+  Outputs out = OpTester("Unsqueeze", 1)
                     .input("x", x)
                     .attr("axes", std::vector<int64_t>{0, 2})
                     .output("y")
@@ -202,10 +202,10 @@ TEST(Unsqueeze, Opset1AxesAttribute) {
 TEST(Flatten, AxisOutOfRangeIsAnError) {
   const Tensor x = iota_f32({2, 3});
   const std::string msg = error_of([&] {
-    NodeModel("Flatten", 13).input("x", x).attr("axis", int64_t{3}).output("y").run({{"x", x}});
+    OpTester("Flatten", 13).input("x", x).attr("axis", int64_t{3}).output("y").run({{"x", x}});
   });
-  EXPECT_NE(msg.find("node 'n' (Flatten)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 'node' (Flatten)"), std::string::npos) << msg;
 }
 
 }  // namespace
-}  // namespace recur::tensor_test
+}  // namespace recur::test

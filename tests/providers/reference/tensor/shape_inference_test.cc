@@ -9,10 +9,10 @@
 #include <set>
 #include <sstream>
 
-#include "tests/providers/reference/tensor/node_model.h"
+#include "tests/support/op_tester.h"
 #include "tools/common/testdir.h"
 
-namespace recur::tensor_test {
+namespace recur::test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -146,4 +146,4 @@ TEST(TensorShapeInference, AgreesWithTheKernelsOnTheNodeTests) {
 }
 
 }  // namespace
-}  // namespace recur::tensor_test
+}  // namespace recur::test

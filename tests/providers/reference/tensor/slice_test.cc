@@ -3,9 +3,9 @@
 // numpy's basic slicing of the same arrays.
 #include <limits>
 
-#include "tests/providers/reference/tensor/node_model.h"
+#include "tests/support/op_tester.h"
 
-namespace recur::tensor_test {
+namespace recur::test {
 namespace {
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
@@ -23,7 +23,7 @@ Tensor i64(const std::vector<int64_t>& v) {
 
 Outputs slice(const Tensor& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
               const std::vector<int64_t>& axes, const std::vector<int64_t>& steps) {
-  return NodeModel("Slice", 13)
+  return OpTester("Slice", 13)
       .input("x", x)
       .input("s", DType::kInt64, {-1})
       .input("e", DType::kInt64, {-1})
@@ -50,7 +50,7 @@ TEST(Slice, ClampsAndStepsLikeNumpy) {
   };
   for (const Case& c : cases) {
     Outputs out = slice(x, {c.start}, {c.end}, {0}, {c.step});
-    EXPECT_EQ(values_of<int32_t>(out[0]), c.want) << c.start << ":" << c.end << ":" << c.step;
+    EXPECT_EQ(values<int32_t>(out[0]), c.want) << c.start << ":" << c.end << ":" << c.step;
   }
 }
 
@@ -58,7 +58,7 @@ TEST(Slice, TwoAxesWithNegativeAxisAndStep) {
   // numpy: np.arange(12).reshape(3, 4)[::-1, 3:0:-2]
   Outputs out = slice(arange_i32({3, 4}), {-1, 3}, {kMin, 0}, {0, -1}, {-1, -2});
   EXPECT_EQ(out[0].shape(), (Shape{3, 2}));
-  EXPECT_EQ(values_of<int32_t>(out[0]), (std::vector<int32_t>{11, 9, 7, 5, 3, 1}));
+  EXPECT_EQ(values<int32_t>(out[0]), (std::vector<int32_t>{11, 9, 7, 5, 3, 1}));
 }
 
 TEST(Slice, ImpossibleArgumentsAreErrors) {
@@ -76,7 +76,7 @@ TEST(Slice, ImpossibleArgumentsAreErrors) {
   };
   for (const Case& c : cases) {
     const std::string msg = error_of([&] { slice(x, c.starts, c.ends, c.axes, c.steps); });
-    EXPECT_NE(msg.find("node 'n' (Slice)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("node 'node' (Slice)"), std::string::npos) << msg;
     EXPECT_NE(msg.find(c.why), std::string::npos) << msg;
   }
 }
@@ -84,18 +84,18 @@ TEST(Slice, ImpossibleArgumentsAreErrors) {
 TEST(Slice, Opset1Attributes) {
   const Tensor x = arange_i32({3, 4});
   // numpy: x[:, 1:-1]
-  Outputs out = NodeModel("Slice", 1)
+  Outputs out = OpTester("Slice", 1)
                     .input("x", x)
                     .attr("starts", std::vector<int64_t>{1})
                     .attr("ends", std::vector<int64_t>{-1})
                     .attr("axes", std::vector<int64_t>{1})
                     .output("y")
                     .run({{"x", x}});
-  EXPECT_EQ(values_of<int32_t>(out[0]), (std::vector<int32_t>{1, 2, 5, 6, 9, 10}));
+  EXPECT_EQ(values<int32_t>(out[0]), (std::vector<int32_t>{1, 2, 5, 6, 9, 10}));
 }
 
 TEST(Slice, InfersShapesFromConstantInputs) {
-  Session s = NodeModel("Slice", 13)
+  Session s = OpTester("Slice", 13)
                   .input("x", DType::kFloat32, {-1, 10, -1})
                   .constant("s", i64({2, 0}))
                   .constant("e", i64({8, kMax}))
@@ -103,7 +103,7 @@ TEST(Slice, InfersShapesFromConstantInputs) {
                   .output("y")
                   .session();
   EXPECT_EQ(s.outputs()[0].shape_string(), "[d0,6,d2]");
-  Session s2 = NodeModel("Slice", 13)
+  Session s2 = OpTester("Slice", 13)
                    .input("x", DType::kFloat32, {-1, 10})
                    .constant("s", i64({1, -1}))
                    .constant("e", i64({kMax, kMin}))
@@ -117,4 +117,4 @@ TEST(Slice, InfersShapesFromConstantInputs) {
 }
 
 }  // namespace
-}  // namespace recur::tensor_test
+}  // namespace recur::test

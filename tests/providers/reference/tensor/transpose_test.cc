@@ -1,19 +1,19 @@
 // Transpose of bool and float16 data, and permutations that are not.
-#include "tests/providers/reference/tensor/node_model.h"
+#include "tests/support/op_tester.h"
 
-namespace recur::tensor_test {
+namespace recur::test {
 namespace {
 
 TEST(Transpose, BoolAndFloat16) {
   const Tensor b = Tensor::from_vector<bool>({2, 3}, {true, false, false, true, true, false});
   // numpy: x.T
-  Outputs o = NodeModel("Transpose", 13).input("x", b).output("y").run({{"x", b}});
-  EXPECT_EQ(values_of<bool>(o[0]), (std::vector<bool>{true, true, false, true, false, false}));
+  Outputs o = OpTester("Transpose", 13).input("x", b).output("y").run({{"x", b}});
+  EXPECT_EQ(values<bool>(o[0]), (std::vector<bool>{true, true, false, true, false, false}));
   std::vector<Float16> v;
   for (int i = 0; i < 24; ++i) v.push_back(Float16(static_cast<float>(i)));
   const Tensor h = Tensor::from_vector<Float16>({2, 3, 4}, v);
   // numpy: np.arange(24).reshape(2, 3, 4).transpose(1, 2, 0)[1, 2] == [6, 18]
-  Outputs t = NodeModel("Transpose", 13)
+  Outputs t = OpTester("Transpose", 13)
                   .input("x", h)
                   .attr("perm", std::vector<int64_t>{1, 2, 0})
                   .output("y")
@@ -28,15 +28,15 @@ TEST(Transpose, BadPermIsAnErrorAtLoad) {
   for (const std::vector<int64_t>& perm :
        {std::vector<int64_t>{0, 0}, std::vector<int64_t>{0, 2}, std::vector<int64_t>{1, 0, 2}}) {
     const std::string msg = error_of([&] {
-      NodeModel("Transpose", 13)
+      OpTester("Transpose", 13)
           .input("x", DType::kFloat32, {2, 3})
           .attr("perm", perm)
           .output("y")
           .session();
     });
-    EXPECT_NE(msg.find("node 'n' (Transpose)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("node 'node' (Transpose)"), std::string::npos) << msg;
   }
 }
 
 }  // namespace
-}  // namespace recur::tensor_test
+}  // namespace recur::test

@@ -1,13 +1,13 @@
 // Unique: every output, along an inner axis, without sorting, and on float16. Expected values
 // from np.unique(..., return_index=True, return_inverse=True, return_counts=True); the
 // unsorted case reorders numpy's groups by first occurrence.
-#include "tests/providers/reference/tensor/node_model.h"
+#include "tests/support/op_tester.h"
 
-namespace recur::tensor_test {
+namespace recur::test {
 namespace {
 
 Outputs unique(const Tensor& x, std::optional<int64_t> axis, int64_t sorted) {
-  NodeModel m("Unique", 11);
+  OpTester m("Unique", 11);
   m.input("x", x).attr("sorted", sorted).output("y").output("i").output("inv").output("c");
   if (axis) m.attr("axis", *axis);
   return m.run({{"x", x}});
@@ -17,20 +17,20 @@ TEST(Unique, RowsAlongAxis0) {
   const Tensor x = Tensor::from_vector<int32_t>({3, 3}, {1, 0, 0, 1, 0, 0, 2, 3, 4});
   Outputs o = unique(x, 0, 1);
   EXPECT_EQ(o[0].shape(), (Shape{2, 3}));
-  EXPECT_EQ(values_of<int32_t>(o[0]), (std::vector<int32_t>{1, 0, 0, 2, 3, 4}));
-  EXPECT_EQ(values_of<int64_t>(o[1]), (std::vector<int64_t>{0, 2}));
-  EXPECT_EQ(values_of<int64_t>(o[2]), (std::vector<int64_t>{0, 0, 1}));
-  EXPECT_EQ(values_of<int64_t>(o[3]), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(values<int32_t>(o[0]), (std::vector<int32_t>{1, 0, 0, 2, 3, 4}));
+  EXPECT_EQ(values<int64_t>(o[1]), (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(values<int64_t>(o[2]), (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(values<int64_t>(o[3]), (std::vector<int64_t>{2, 1}));
 }
 
 TEST(Unique, ColumnsAlongAxis1) {
   const Tensor x = Tensor::from_vector<int32_t>({2, 3}, {1, 1, 0, 2, 2, 5});
   Outputs o = unique(x, -1, 1);
   EXPECT_EQ(o[0].shape(), (Shape{2, 2}));
-  EXPECT_EQ(values_of<int32_t>(o[0]), (std::vector<int32_t>{0, 1, 5, 2}));
-  EXPECT_EQ(values_of<int64_t>(o[1]), (std::vector<int64_t>{2, 0}));
-  EXPECT_EQ(values_of<int64_t>(o[2]), (std::vector<int64_t>{1, 1, 0}));
-  EXPECT_EQ(values_of<int64_t>(o[3]), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(values<int32_t>(o[0]), (std::vector<int32_t>{0, 1, 5, 2}));
+  EXPECT_EQ(values<int64_t>(o[1]), (std::vector<int64_t>{2, 0}));
+  EXPECT_EQ(values<int64_t>(o[2]), (std::vector<int64_t>{1, 1, 0}));
+  EXPECT_EQ(values<int64_t>(o[3]), (std::vector<int64_t>{1, 2}));
 }
 
 TEST(Unique, Float16FlattenedSortedAndUnsorted) {
@@ -39,20 +39,20 @@ TEST(Unique, Float16FlattenedSortedAndUnsorted) {
   const Tensor x = Tensor::from_vector<Float16>({2, 3}, v);
   Outputs o = unique(x, std::nullopt, 1);
   std::vector<float> y;
-  for (Float16 h : values_of<Float16>(o[0])) y.push_back(static_cast<float>(h));
+  for (Float16 h : values<Float16>(o[0])) y.push_back(static_cast<float>(h));
   EXPECT_EQ(y, (std::vector<float>{1, 2, 3, 4}));
-  EXPECT_EQ(values_of<int64_t>(o[1]), (std::vector<int64_t>{1, 0, 3, 4}));
-  EXPECT_EQ(values_of<int64_t>(o[2]), (std::vector<int64_t>{1, 0, 0, 2, 3, 2}));
-  EXPECT_EQ(values_of<int64_t>(o[3]), (std::vector<int64_t>{2, 1, 2, 1}));
+  EXPECT_EQ(values<int64_t>(o[1]), (std::vector<int64_t>{1, 0, 3, 4}));
+  EXPECT_EQ(values<int64_t>(o[2]), (std::vector<int64_t>{1, 0, 0, 2, 3, 2}));
+  EXPECT_EQ(values<int64_t>(o[3]), (std::vector<int64_t>{2, 1, 2, 1}));
   // By first occurrence: 2 (index 0), 1 (1), 3 (3), 4 (4).
   Outputs u = unique(x, std::nullopt, 0);
   y.clear();
-  for (Float16 h : values_of<Float16>(u[0])) y.push_back(static_cast<float>(h));
+  for (Float16 h : values<Float16>(u[0])) y.push_back(static_cast<float>(h));
   EXPECT_EQ(y, (std::vector<float>{2, 1, 3, 4}));
-  EXPECT_EQ(values_of<int64_t>(u[1]), (std::vector<int64_t>{0, 1, 3, 4}));
-  EXPECT_EQ(values_of<int64_t>(u[2]), (std::vector<int64_t>{0, 1, 1, 2, 3, 2}));
-  EXPECT_EQ(values_of<int64_t>(u[3]), (std::vector<int64_t>{1, 2, 2, 1}));
+  EXPECT_EQ(values<int64_t>(u[1]), (std::vector<int64_t>{0, 1, 3, 4}));
+  EXPECT_EQ(values<int64_t>(u[2]), (std::vector<int64_t>{0, 1, 1, 2, 3, 2}));
+  EXPECT_EQ(values<int64_t>(u[3]), (std::vector<int64_t>{1, 2, 2, 1}));
 }
 
 }  // namespace
-}  // namespace recur::tensor_test
+}  // namespace recur::test

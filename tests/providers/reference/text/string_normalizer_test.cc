@@ -3,9 +3,9 @@
 // Expected values are Python's str.lower() / str.upper().
 #include <locale>
 
-#include "tests/providers/reference/tensor/node_model.h"
+#include "tests/support/op_tester.h"
 
-namespace recur::tensor_test {
+namespace recur::test {
 namespace {
 
 Tensor strings(const Shape& shape, const std::vector<std::string>& v) {
@@ -14,7 +14,7 @@ Tensor strings(const Shape& shape, const std::vector<std::string>& v) {
 
 Outputs normalize(const Tensor& x, const std::string& action, int64_t sensitive,
                   const std::vector<std::string>& stopwords) {
-  return NodeModel("StringNormalizer", 10)
+  return OpTester("StringNormalizer", 10)
       .input("x", x)
       .attr("case_change_action", action)
       .attr("is_case_sensitive", sensitive)
@@ -44,25 +44,25 @@ TEST(StringNormalizer, Utf8CaseAndCaseInsensitiveStopwords) {
                           {"\xC3\xBC"
                            "ber"});
   EXPECT_EQ(out[0].shape(), (Shape{2}));
-  EXPECT_EQ(values_of<std::string>(out[0]), (std::vector<std::string>{"\xC3\xA9"
-                                                                      "a",
-                                                                      "b"}));
+  EXPECT_EQ(values<std::string>(out[0]), (std::vector<std::string>{"\xC3\xA9"
+                                                                   "a",
+                                                                   "b"}));
 }
 
 TEST(StringNormalizer, AllRemovedFromATwoDimensionalInput) {
   Outputs out = normalize(strings({1, 2}, {"Monday", "MONDAY"}), "UPPER", 0, {"monday"});
   EXPECT_EQ(out[0].shape(), (Shape{1, 1}));
-  EXPECT_EQ(values_of<std::string>(out[0]), (std::vector<std::string>{""}));
+  EXPECT_EQ(values<std::string>(out[0]), (std::vector<std::string>{""}));
 }
 
 TEST(StringNormalizer, CaseSensitiveKeepsOtherCases) {
   Outputs out = normalize(strings({3}, {"Monday", "monday", "x"}), "NONE", 1, {"monday"});
-  EXPECT_EQ(values_of<std::string>(out[0]), (std::vector<std::string>{"Monday", "x"}));
+  EXPECT_EQ(values<std::string>(out[0]), (std::vector<std::string>{"Monday", "x"}));
 }
 
 TEST(StringNormalizer, MalformedUtf8IsAnError) {
   const std::string msg = error_of([] { normalize(strings({2}, {"ok", "\xC3"}), "UPPER", 1, {}); });
-  EXPECT_NE(msg.find("node 'n' (StringNormalizer)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 'node' (StringNormalizer)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("string 1 is not valid UTF-8"), std::string::npos) << msg;
 }
 
@@ -74,4 +74,4 @@ TEST(StringNormalizer, RejectsOtherShapes) {
 }
 
 }  // namespace
-}  // namespace recur::tensor_test
+}  // namespace recur::test
