@@ -1,6 +1,9 @@
 #include "providers/cuda/cuda_provider.h"
 
+#include <limits>
+
 #include "providers/cuda/cuda_context.h"
+#include "providers/cuda/cuda_options.h"
 #include "providers/cuda/ops/gpu_kernel.h"
 #include "providers/cuda/rnn/cudnn_rnn.h"
 #include "providers/cuda/rnn/generic_rnn.h"
@@ -8,12 +11,6 @@
 namespace recur {
 
 namespace {
-
-Result<bool> parse_bool(const std::string& provider, const std::string& key, const std::string& v) {
-  if (v == "1" || v == "true" || v == "on") return true;
-  if (v == "0" || v == "false" || v == "off") return false;
-  return invalid_argument("setting '" + provider + "." + key + "' must be 0 or 1, got '" + v + "'");
-}
 
 class CudaProviderBase : public ExecutionProvider {
  public:
@@ -27,31 +24,24 @@ class CudaProviderBase : public ExecutionProvider {
   }
 
   Status configure(const ProviderConfig& config) override {
-    for (const auto& [key, value] : config.settings) {
-      if (key == "device") {
-        int index = -1;
-        try {
-          size_t used = 0;
-          index = std::stoi(value, &used);
-          if (used != value.size()) index = -1;
-        } catch (const std::exception&) {
-          index = -1;
-        }
-        if (index < 0) {
-          return invalid_argument("setting '" + name() + ".device' must be a device index, got '" +
-                                  value + "'");
-        }
-        set_device(Device::cuda(index));
-      } else if (!accepts_setting(key)) {
-        return invalid_argument("provider '" + name() + "' has no setting '" + key + "'" +
-                                settings_help());
-      } else if (!(name() == "cuda-generic" && key == "persistent" && value == "auto")) {
-        RECUR_RETURN_IF_ERROR(parse_bool(name(), key, value).status());
-      }
-    }
+    cuda::CudaOptions o;
+    o.threads = config.threads;
+    o.plan_only = config.plan_only;
+    o.device = device().index;
+    SettingsParser parser(name());
+    parser.integer("device", 0, std::numeric_limits<int>::max(),
+                   [&o](int64_t v) { o.device = static_cast<int>(v); });
+    bool persistent = false;
+    add_settings(parser, o, persistent);
+    RECUR_RETURN_IF_ERROR(parser.parse(config.settings));
+    if (persistent) o.persistent = cuda::CudaOptions::Persistent::kOn;
+    set_device(Device::cuda(o.device));
     config_ = config;
+    options_ = o;
     return ok_status();
   }
+
+  const ProviderOptions& options() const override { return options_; }
 
   std::unique_ptr<ProviderRunState> begin_run() const override {
     // A session lists every provider; one with no device, or no node, costs nothing.
@@ -70,9 +60,14 @@ class CudaProviderBase : public ExecutionProvider {
   }
 
  protected:
-  virtual bool accepts_setting(const std::string& key) const { return false; }
-  virtual std::string settings_help() const { return " (it has: device)"; }
+  // The provider's settings beyond device. A plain 0|1 persistent setting goes to
+  // `persistent`; the parser's setters cannot reach the enum through flag().
+  virtual void add_settings(SettingsParser& parser, cuda::CudaOptions& o,
+                            bool& persistent) const = 0;
   bool has_kernels_ = false;
+
+ private:
+  cuda::CudaOptions options_;
 };
 
 class CudnnProvider final : public CudaProviderBase {
@@ -83,10 +78,9 @@ class CudnnProvider final : public CudaProviderBase {
   }
 
  protected:
-  bool accepts_setting(const std::string& key) const override {
-    return key == "tf32" || key == "persistent";
+  void add_settings(SettingsParser& parser, cuda::CudaOptions& o, bool& persistent) const override {
+    parser.flag("tf32", &o.tf32).flag("persistent", &persistent);
   }
-  std::string settings_help() const override { return " (it has: device, tf32, persistent)"; }
 };
 
 // Everything cuDNN's RNN cannot express, and the glue around it: the generic RNN kernel
@@ -106,8 +100,16 @@ class CudaGenericProvider final : public CudaProviderBase {
   }
 
  protected:
-  bool accepts_setting(const std::string& key) const override { return key == "persistent"; }
-  std::string settings_help() const override { return " (it has: device, persistent)"; }
+  void add_settings(SettingsParser& parser, cuda::CudaOptions& o, bool&) const override {
+    // auto besides every spelling of 0 and 1 that flag() takes.
+    parser.choice("persistent", {"0", "1", "auto", "false", "true", "off", "on"},
+                  [&o](const std::string& v) {
+                    o.persistent = v == "auto" ? cuda::CudaOptions::Persistent::kAuto
+                                   : v == "1" || v == "true" || v == "on"
+                                       ? cuda::CudaOptions::Persistent::kOn
+                                       : cuda::CudaOptions::Persistent::kOff;
+                  });
+  }
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "providers/cuda/cuda_check.h"
 #include "providers/cuda/cuda_context.h"
+#include "providers/cuda/cuda_options.h"
 #include "providers/cuda/rnn/generic_rnn_kernels.h"
 #include "providers/cuda/rnn/generic_rnn_plan.h"
 #include "providers/cuda/rnn/generic_rnn_prep.h"
@@ -126,13 +127,15 @@ Result<std::unique_ptr<Kernel>> GenericRnnKernel::create(CompileContext& ctx) {
   }
   k->params_ = generic_cell_params(k->spec_);
   k->device_ = ctx.provider().device().index;
-  {
-    const auto& settings = ctx.provider().config().settings;
-    auto it = settings.find("persistent");
-    if (it != settings.end()) {
-      const std::string v = it->second;
-      k->persistent_ = v == "1" || v == "on" || v == "true" ? "on" : v == "auto" ? "auto" : "off";
-    }
+  switch (ctx.provider_options<CudaOptions>().persistent) {
+    case CudaOptions::Persistent::kOn:
+      k->persistent_ = "on";
+      break;
+    case CudaOptions::Persistent::kAuto:
+      k->persistent_ = "auto";
+      break;
+    case CudaOptions::Persistent::kOff:
+      break;
   }
   const bool wide = k->dtype_ == DType::kFloat64;
 

@@ -14,6 +14,7 @@
 
 #include "recur/recur.h"
 #include "tests/providers/cuda/rnn_case.h"
+#include "tests/support/expect_error.h"
 
 namespace recur::testing {
 namespace {
@@ -224,6 +225,23 @@ TEST(CudaGenericPlan, ShapeComputationsStayOnTheHost) {
   // The shape computation reads the device tensor's shape: no copy of it to the host.
   const std::string ex = s.explain();
   EXPECT_EQ(ex.find("cuda:0 -> cpu for /lstm/Shape"), std::string::npos) << ex;
+}
+
+// cuda-generic's settings: device and persistent (0, 1 or auto); nothing of cudnn's.
+TEST(CudaGenericPlan, Settings) {
+  const std::string path = models_dir() + "/lstm_basic/model.onnx";
+  if (!fs::exists(path)) GTEST_SKIP() << path << " is absent";
+  auto open = [&](const std::string& key, const std::string& value) {
+    return Session(path,
+                   SessionOptions().providers({"cuda-generic"}).plan_only(true).set(key, value));
+  };
+  for (const char* v : {"auto", "1", "on", "0"}) {
+    EXPECT_EQ(open("cuda-generic.persistent", v).assignment().at(0).provider, "cuda-generic") << v;
+  }
+  expect_error([&] { open("cuda-generic.persistent", "maybe"); }, ErrorCode::kInvalidArgument,
+               {"cuda-generic.persistent", "0|1|auto"});
+  expect_error([&] { open("cuda-generic.tf32", "1"); }, ErrorCode::kInvalidArgument,
+               {"no setting 'tf32'", "device", "persistent"});
 }
 
 // Which plans CUDA graphs can record, decided from the plan alone.

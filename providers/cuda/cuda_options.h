@@ -1,0 +1,18 @@
+// The settings of the cudnn and cuda-generic providers, parsed once at configure().
+#pragma once
+
+#include "runtime/provider/provider_options.h"
+
+namespace recur::cuda {
+
+struct CudaOptions : ProviderOptions {
+  // cuda-generic's kAuto takes the persistent kernel for small batches (generic_rnn.cc); cudnn
+  // accepts only kOff and kOn.
+  enum class Persistent { kOff, kOn, kAuto };
+
+  int device = 0;
+  bool tf32 = false;  // cudnn only
+  Persistent persistent = Persistent::kOff;
+};
+
+}  // namespace recur::cuda

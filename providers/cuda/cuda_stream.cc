@@ -1,0 +1,310 @@
+// Streams and the handles bound to them, leased per run (or per ScopedStream) from a pool per
+// device.
+#include "providers/cuda/cuda_stream.h"
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "providers/cuda/cuda_check.h"
+
+namespace recur::cuda {
+
+Status check_device_index(int device) {
+  if (device < 0 || device >= kMaxDevices) {
+    return invalid_argument("CUDA device index " + std::to_string(device) + " is out of range");
+  }
+  return ok_status();
+}
+
+namespace {
+
+// --- Streams -------------------------------------------------------------------------------
+
+// Process-wide, not per provider: a stream outlives any run and any provider, because memory
+// freed after its session ended (a caller's output tensor) is freed on the stream it was
+// allocated on, and ScopedStream serves the device-memory hooks, which have no provider.
+struct StreamPool {
+  std::mutex mu;
+  std::vector<StreamContext*> free;
+};
+
+StreamPool& stream_pool(int device) {
+  static StreamPool pools[kMaxDevices];
+  return pools[device];
+}
+
+Result<StreamContext*> take_stream(int device) {
+  StreamPool& p = stream_pool(device);
+  {
+    std::lock_guard lock(p.mu);
+    if (!p.free.empty()) {
+      StreamContext* c = p.free.back();
+      p.free.pop_back();
+      return c;
+    }
+  }
+  DeviceGuard guard(device);
+  RECUR_RETURN_IF_ERROR(guard.status());
+  cudaStream_t s = nullptr;
+  // Non-blocking: runs on other threads overlap, and nothing syncs with the legacy stream.
+  RECUR_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  // Deliberately never destroyed: contexts live for the process, and destroying CUDA objects
+  // during static destruction races with the runtime's own teardown.
+  return new StreamContext(device, s);
+}
+
+}  // namespace
+
+class StreamLease {
+ public:
+  explicit StreamLease(StreamContext* ctx) : ctx_(ctx) {}
+  ~StreamLease() {
+    StreamPool& p = stream_pool(ctx_->device());
+    std::lock_guard lock(p.mu);
+    p.free.push_back(ctx_);
+  }
+  StreamContext* context() const { return ctx_; }
+
+ private:
+  StreamContext* ctx_;
+};
+
+namespace {
+
+// The runs' current streams are per thread: a run and everything it calls stay on one thread.
+thread_local std::weak_ptr<StreamLease> t_current[kMaxDevices];
+
+// The thread's current lease for `device`, or a new one that becomes current. `fresh` says
+// which.
+Result<std::shared_ptr<StreamLease>> current_or_new(int device, bool* fresh) {
+  RECUR_RETURN_IF_ERROR(check_device_index(device));
+  if (auto sp = t_current[device].lock()) {
+    *fresh = false;
+    return sp;
+  }
+  RECUR_ASSIGN_OR_RETURN(StreamContext * ctx, take_stream(device));
+  auto sp = std::make_shared<StreamLease>(ctx);
+  t_current[device] = sp;
+  *fresh = true;
+  return sp;
+}
+
+}  // namespace
+
+// --- Devices -------------------------------------------------------------------------------
+
+Result<int> device_count() {
+  static const std::pair<int, std::string> cached = [] {
+    int n = 0;
+    const cudaError_t err = cudaGetDeviceCount(&n);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      return std::make_pair(-1,
+                            std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err));
+    }
+    return std::make_pair(n, std::string());
+  }();
+  if (cached.first < 0) return device_error("cudaGetDeviceCount failed: " + cached.second);
+  return cached.first;
+}
+
+bool device_available(int index, std::string* reason) {
+  Result<int> n = device_count();
+  if (!n.ok()) {
+    if (reason) *reason = "no CUDA device (" + n.status().message() + ")";
+    return false;
+  }
+  if (*n == 0) {
+    if (reason) *reason = "no CUDA device";
+    return false;
+  }
+  if (index < 0 || index >= *n) {
+    if (reason) {
+      *reason = "no CUDA device " + std::to_string(index) + " (this machine has " +
+                std::to_string(*n) + ")";
+    }
+    return false;
+  }
+  return true;
+}
+
+DeviceGuard::DeviceGuard(int index) {
+  int current = -1;
+  cudaError_t err = cudaGetDevice(&current);
+  if (err != cudaSuccess) {
+    status_ = cuda_error(err, "cudaGetDevice");
+    return;
+  }
+  if (current != index) {
+    err = cudaSetDevice(index);
+    if (err != cudaSuccess) {
+      status_ = cuda_error(err, "cudaSetDevice");
+      return;
+    }
+    previous_ = current;
+  }
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (previous_ >= 0) (void)cudaSetDevice(previous_);
+}
+
+// --- Stream contexts -------------------------------------------------------------------------
+
+Result<cudnnHandle_t> StreamContext::cudnn() {
+  if (!cudnn_) {
+    DeviceGuard guard(device_);
+    RECUR_RETURN_IF_ERROR(guard.status());
+    cudnnHandle_t h = nullptr;
+    RECUR_CUDA_CHECK(cudnnCreate(&h));
+    const cudnnStatus_t st = cudnnSetStream(h, stream_);
+    if (st != CUDNN_STATUS_SUCCESS) {
+      cudnnDestroy(h);
+      return cudnn_error(st, "cudnnSetStream");
+    }
+    cudnn_ = h;
+  }
+  return cudnn_;
+}
+
+Result<Blas> StreamContext::cublas() {
+  if (!cublas_.handle) {
+    RECUR_ASSIGN_OR_RETURN(const CublasApi* api, cublas_api());
+    DeviceGuard guard(device_);
+    RECUR_RETURN_IF_ERROR(guard.status());
+    // 32 MiB: what cuBLAS recommends for Hopper.
+    constexpr size_t kWorkspace = size_t{32} << 20;
+    if (!cublas_workspace_) RECUR_CUDA_CHECK(cudaMalloc(&cublas_workspace_, kWorkspace));
+    cublasHandle_t h = nullptr;
+    RECUR_RETURN_IF_ERROR(check(api->create(&h), "cublasCreate"));
+    Status st = check(api->set_stream(h, stream_), "cublasSetStream");
+    if (st.ok())
+      st = check(api->set_workspace(h, cublas_workspace_, kWorkspace), "cublasSetWorkspace");
+    if (st.ok()) st = check(api->set_math_mode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    if (!st.ok()) {
+      api->destroy(h);
+      return st;
+    }
+    cublas_ = Blas{api, h};
+  }
+  return cublas_;
+}
+
+Result<cudnnRNNDataDescriptor_t> StreamContext::rnn_data_descriptor(int which) {
+  if (which < 0 || which > 1) return internal_error("rnn_data_descriptor: bad index");
+  if (!rnn_data_[which]) RECUR_CUDA_CHECK(cudnnCreateRNNDataDescriptor(&rnn_data_[which]));
+  return rnn_data_[which];
+}
+
+namespace {
+
+// Sites are shared by every stream: a recorded run may replay on another stream than the one
+// it was recorded on.
+struct SiteRegistry {
+  std::mutex mu;
+  std::map<std::string, int32_t> ids;
+  std::vector<std::string> messages;
+};
+SiteRegistry& sites() {
+  static SiteRegistry r;
+  return r;
+}
+
+}  // namespace
+
+Result<int32_t*> StreamContext::error_flag() {
+  if (!flag_device_) {
+    DeviceGuard guard(device_);
+    RECUR_RETURN_IF_ERROR(guard.status());
+    void* host = nullptr;
+    RECUR_CUDA_CHECK(cudaHostAlloc(&host, sizeof(int32_t), cudaHostAllocMapped));
+    *static_cast<int32_t*>(host) = 0;
+    void* dev = nullptr;
+    RECUR_CUDA_CHECK(cudaHostGetDevicePointer(&dev, host, 0));
+    flag_host_ = static_cast<int32_t*>(host);
+    flag_device_ = static_cast<int32_t*>(dev);
+  }
+  return flag_device_;
+}
+
+int32_t StreamContext::error_site(const std::string& message) {
+  SiteRegistry& r = sites();
+  std::lock_guard lock(r.mu);
+  auto it = r.ids.find(message);
+  if (it != r.ids.end()) return it->second;
+  r.messages.push_back(message);
+  const auto id = static_cast<int32_t>(r.messages.size());
+  r.ids.emplace(message, id);
+  return id;
+}
+
+Status StreamContext::take_error() {
+  if (!flag_host_) return ok_status();
+  const int32_t id = *static_cast<volatile int32_t*>(flag_host_);
+  if (id == 0) return ok_status();
+  *flag_host_ = 0;
+  SiteRegistry& r = sites();
+  std::lock_guard lock(r.mu);
+  if (id < 0 || static_cast<size_t>(id) > r.messages.size()) {
+    return invalid_argument("a CUDA kernel reported bad input data (unknown site)");
+  }
+  return invalid_argument(r.messages[static_cast<size_t>(id - 1)]);
+}
+
+StreamContext* current_stream(int device) {
+  if (device < 0 || device >= kMaxDevices) return nullptr;
+  auto sp = t_current[device].lock();
+  return sp ? sp->context() : nullptr;
+}
+
+ScopedStream::ScopedStream(int device) : guard_(device) {
+  if (!guard_.status().ok()) {
+    status_ = guard_.status();
+    return;
+  }
+  bool fresh = false;
+  auto lease = current_or_new(device, &fresh);
+  if (!lease.ok()) {
+    status_ = lease.status();
+    return;
+  }
+  lease_ = std::move(lease).value();
+  ctx_ = lease_->context();
+}
+
+ScopedStream::~ScopedStream() = default;
+
+Status ScopedStream::synchronize() {
+  RECUR_RETURN_IF_ERROR(status_);
+  RECUR_CUDA_CHECK(cudaStreamSynchronize(ctx_->stream()));
+  return ok_status();
+}
+
+CudaRunState::CudaRunState(int device) : device_(device) {
+  DeviceGuard guard(device);
+  if (!guard.status().ok()) {
+    status_ = guard.status();
+    return;
+  }
+  bool fresh = false;
+  auto lease = current_or_new(device, &fresh);
+  if (!lease.ok()) {
+    status_ = lease.status();
+    return;
+  }
+  lease_ = std::move(lease).value();
+  ctx_ = lease_->context();
+}
+
+CudaRunState::~CudaRunState() = default;
+
+Status CudaRunState::finish() {
+  RECUR_RETURN_IF_ERROR(status_);
+  DeviceGuard guard(device_);
+  RECUR_RETURN_IF_ERROR(guard.status());
+  RECUR_CUDA_CHECK(cudaStreamSynchronize(ctx_->stream()));
+  return ctx_->take_error();
+}
+
+}  // namespace recur::cuda
