@@ -1,5 +1,6 @@
 // The oneDNN RNN kernel shared by LSTM, GRU and RNN. What differs per cell (the claim rules
-// and the primitive descriptor) lives in lstm.cc, gru.cc and rnn.cc.
+// and the primitive descriptor) lives in lstm.cc, gru.cc and rnn.cc; the shared claims in
+// rnn_claim.cc, and the kernel itself in rnn_kernel.h.
 //
 // Every direction runs as its own unidirectional primitive that writes straight into ONNX's
 // Y, Y_h and Y_c through strided memory descriptors, so neither layout=1 nor a bidirectional

@@ -1,0 +1,390 @@
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "providers/onednn/rnn/candidate_race.h"
+#include "providers/onednn/rnn/rnn_kernel.h"
+
+namespace recur::onednn::rnn {
+
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using DT = memory::data_type;
+
+std::vector<float> pattern(size_t n, float scale) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = scale * static_cast<float>(static_cast<int>(i * 7919 % 17) - 8);
+  return v;
+}
+
+// The weights formats to try: explicit ldigo (false) and format_tag::any (true). Weights that
+// arrive per run are repacked to ldigo only.
+std::vector<bool> weights_formats(bool const_weights, ImplChoice impl) {
+  if (!const_weights || impl == ImplChoice::kLdigo) return {false};
+  if (impl == ImplChoice::kAny) return {true};
+  return {false, true};
+}
+
+bool is_omp(const Choice& c) { return c.threads > 1; }
+bool is_split(const Choice& c) { return c.split > 1; }
+bool is_single(const Choice& c) { return c.threads == 1 && c.split == 1; }
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The fastest candidate still standing that satisfies `pred`; cands.size() if none.
+template <class Pred>
+size_t best_where(const std::vector<Choice>& cands, const RaceTimes& t, Pred pred) {
+  size_t b = cands.size();
+  for (size_t i = 0; i < cands.size(); ++i)
+    if (t.ok[i] && pred(cands[i]) && (b == cands.size() || t.med[i] < t.med[b])) b = i;
+  return b;
+}
+
+std::string describe_times(const std::vector<Choice>& cands, const RaceTimes& t) {
+  std::string d;
+  char buf[160];
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (!t.ok[i]) continue;
+    const Choice& c = cands[i];
+    std::snprintf(buf, sizeof buf, "%s%s/%s %.3g ms", d.empty() ? "" : ", ",
+                  c.any ? "any" : "ldigo",
+                  c.split > 1 ? ("split" + std::to_string(c.split)).c_str()
+                              : (std::to_string(c.threads) + "t").c_str(),
+                  t.med[i]);
+    d += buf;
+  }
+  return "median of " + std::to_string(t.reps) + " at T=" + std::to_string(t.steps) + ": " + d;
+}
+
+// The winner of a race; cands.size() if none ran.
+size_t pick_winner(const std::vector<Choice>& cands, const RaceTimes& t) {
+  size_t win = cands.size();
+  for (size_t i = 0; i < cands.size(); ++i)
+    if (t.ok[i] && (win == cands.size() || t.med[i] < t.med[win])) win = i;
+  if (win == cands.size()) return win;
+  // OpenMP threads inside the primitive synchronise several times per time step, and on a
+  // busy machine each wait can last a scheduler tick (measured: 1.5 s instead of 22 ms for
+  // lstm_med). Unless a step is long enough (1 ms) for such a wait to matter little, they
+  // must beat every other candidate by 15%, else by 5%.
+  if (is_omp(cands[win])) {
+    const size_t other = best_where(cands, t, [&](const Choice& c) { return !is_omp(c); });
+    const double step_ms = t.med[win] / static_cast<double>(t.steps);
+    const double need = step_ms >= 1.0 ? 0.95 : 0.85;
+    if (other != cands.size() && t.med[win] > need * t.med[other]) win = other;
+  }
+  if (!is_omp(cands[win])) {
+    // A split costs at worst about one thread: the caller runs every job a helper has not
+    // started. So it is kept unless clearly slower than one thread, which a probe taken
+    // while another process held the second core would show as a tie.
+    const size_t split = best_where(cands, t, is_split);
+    const size_t single = best_where(cands, t, is_single);
+    if (split != cands.size() && (single == cands.size() || t.med[split] <= 1.05 * t.med[single])) {
+      win = split;
+      // Steps of a millisecond or more: OpenMP's barriers cost little there, while each job
+      // of a split streams every weight matrix through the shared cache, which a probe at a
+      // shorter T understates (lstm_large at 2 threads: equal in the probe, OpenMP 15%
+      // faster in runs). The split must then be clearly faster.
+      const size_t omp = best_where(cands, t, is_omp);
+      if (omp != cands.size() && t.med[omp] / static_cast<double>(t.steps) >= 1.0 &&
+          t.med[omp] <= 1.05 * t.med[split])
+        win = omp;
+    } else if (single != cands.size()) {
+      win = single;
+    }
+  }
+  return win;
+}
+
+}  // namespace
+
+std::vector<Job> RnnKernel::jobs_for(const Choice& c, int64_t N) const {
+  std::vector<Job> jobs;
+  int64_t slices = 1;
+  if (c.split > 1) slices = std::min<int64_t>(N, D() == 2 ? std::max(1, c.split / 2) : c.split);
+  for (int d = 0; d < D(); ++d) {
+    for (int64_t s = 0; s < slices; ++s) jobs.push_back({d, N * s / slices, N * (s + 1) / slices});
+  }
+  return jobs;
+}
+
+// Candidate `c` set up on a probe of tp steps and N rows, with synthetic data (the timing does
+// not depend on values), ready to be timed pass after pass. `weights` holds zero weights per
+// format, shared between candidates.
+Result<std::unique_ptr<ProbeSet>> RnnKernel::prepare_probe(const Choice& c, int64_t tp, int64_t N,
+                                                           int64_t I, int64_t H,
+                                                           ProbeWeights& weights) const {
+  const std::vector<Job> jobs = jobs_for(c, N);
+  auto set = std::make_unique<ProbeSet>();
+  set->jobs.resize(jobs.size());
+  set->parallel = c.split > 1 ? c.split : 1;
+  set->prim_threads = c.split > 1 ? 1 : c.threads;
+  set->bias = pattern(static_cast<size_t>(geom_.bias_gates() * H), 0.01f);
+  set->peep = pattern(static_cast<size_t>(3 * H), 0.01f);
+  // Some formats (rnn_packed) carry a header: fill them by a reorder, never by memset. One
+  // thread: an OpenMP team would keep spinning on the core a split's helper needs.
+  auto weights_for = [&](const memory::desc& md, int64_t in) {
+    for (auto& [d, b] : weights)
+      if (d == md) return b;
+    auto buf = std::make_shared<AlignedBuffer>(md.get_size());
+    const memory::desc plain({1, 1, in, geom_.gates(), H}, DT::f32, Tag::ldigo);
+    std::vector<float> zeros(plain.get_size() / sizeof(float), 0.0f);
+    ThreadScope scope(1);
+    memory src = make_memory(plain, zeros.data());
+    memory dst = make_memory(md, buf->data);
+    dnnl::reorder(src, dst).execute(thread_stream(), src, dst);
+    thread_stream().wait();
+    weights.emplace_back(md, buf);
+    return buf;
+  };
+  Status st = dnnl_try(node_.describe() + ": probe", [&] {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      ProbeJob& p = set->jobs[i];
+      const int64_t n = jobs[i].n1 - jobs[i].n0;
+      const ShapeKey k{
+          tp, n, I, H, n, false, Mode::kPacked, true, true, 0, c.any, set->prim_threads};
+      p.descs = descs_for(k);
+      p.pd = create_pd(p.descs, 0, false, set->prim_threads);
+      p.x = pattern(static_cast<size_t>(tp * n * I), 0.05f);
+      p.y.resize(static_cast<size_t>(tp * n * H));
+      p.h0 = pattern(static_cast<size_t>(n * H), 0.05f);
+      p.c0 = p.h0;
+      p.hn.resize(p.h0.size());
+      p.cn.resize(p.h0.size());
+      p.wl = weights_for(p.pd.weights_layer, I);
+      p.wi = weights_for(p.pd.weights_iter, H);
+      p.scratch = std::make_unique<AlignedBuffer>(p.pd.scratchpad.get_size());
+      p.args = {{DNNL_ARG_SRC_LAYER, make_memory(p.descs.src_layer, p.x.data())},
+                {DNNL_ARG_SRC_ITER, make_memory(p.descs.src_iter, p.h0.data())},
+                {DNNL_ARG_WEIGHTS_LAYER, make_memory(p.pd.weights_layer, p.wl->data)},
+                {DNNL_ARG_WEIGHTS_ITER, make_memory(p.pd.weights_iter, p.wi->data)},
+                {DNNL_ARG_BIAS, make_memory(p.descs.bias, set->bias.data())},
+                {DNNL_ARG_DST_LAYER, make_memory(p.descs.dst_layer, p.y.data())},
+                {DNNL_ARG_DST_ITER, make_memory(p.descs.dst_iter, p.hn.data())},
+                {DNNL_ARG_SCRATCHPAD, make_memory(p.pd.scratchpad, p.scratch->data)}};
+      if (spec_.cell == RnnCell::kLstm) {
+        p.args[DNNL_ARG_SRC_ITER_C] = make_memory(p.descs.src_iter_c, p.c0.data());
+        p.args[DNNL_ARG_DST_ITER_C] = make_memory(p.descs.dst_iter_c, p.cn.data());
+        if (has_peephole())
+          p.args[DNNL_ARG_WEIGHTS_PEEPHOLE] =
+              make_memory(p.descs.weights_peephole, set->peep.data());
+      }
+    }
+  });
+  RECUR_RETURN_IF_ERROR(st);
+  return set;
+}
+
+// The time of one pass (every direction) of a prepared candidate.
+Result<double> RnnKernel::time_probe(ProbeSet& set) const {
+  auto once = [&](size_t i) {
+    return dnnl_try(node_.describe() + ": probe run", [&] {
+      ThreadScope scope(set.prim_threads);
+      set.jobs[i].pd.primitive.execute(thread_stream(), set.jobs[i].args);
+      thread_stream().wait();
+    });
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  RECUR_RETURN_IF_ERROR(run_parallel(set.jobs.size(), set.parallel, once));
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Result<Choice> RnnKernel::choose(const BucketKey& bucket, int64_t T, std::string* note) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return choose_locked(bucket, T, note);
+}
+Result<Choice> RnnKernel::choose_locked(const BucketKey& bucket, int64_t T,
+                                        std::string* note) const {
+  auto it = choices_.find(bucket);
+  if (it != choices_.end()) return it->second;
+  const Candidates cands = candidates(bucket, T);
+  Choice best;
+  std::string detail;
+  if (!opts_.tune || cands.list.size() == 1) {
+    best = cands.untimed;
+    detail = "untimed default";
+  } else {
+    RECUR_ASSIGN_OR_RETURN(best, timed_choice(cands.list, bucket, T, &detail));
+  }
+  choices_[bucket] = best;
+  report_choice(bucket, T, best, detail, note);
+  return best;
+}
+
+Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
+  const int64_t N = bucket.N, I = bucket.I, H = bucket.H;
+  const int maxt = std::max(1, opts_.max_threads);
+  const std::vector<bool> formats = weights_formats(const_weights_, opts_.impl);
+  // Threads cannot pay for their synchronisation on a pass this small.
+  const double pass_flops = 2.0 * static_cast<double>(N * T * D()) *
+                            static_cast<double>(geom_.gates() * H) * static_cast<double>(I + H);
+  const bool tiny = pass_flops < 1e6;
+  const bool can_split = maxt > 1 && !bucket.segments && (N >= 2 || D() == 2);
+  std::vector<Choice> threading;  // any is filled in below
+  auto add = [&](Choice c) { threading.push_back(c); };
+  switch (opts_.threading) {
+    case ThreadingChoice::kSingle:
+      add({false, 1, 1});
+      break;
+    case ThreadingChoice::kOmp:
+      add({false, maxt, 1});
+      break;
+    case ThreadingChoice::kSplit:
+      add(can_split ? Choice{false, 1, maxt} : Choice{false, maxt, 1});
+      break;
+    case ThreadingChoice::kAuto:
+      add({false, 1, 1});
+      if (can_split && !tiny) add({false, 1, maxt});
+      if (maxt > 1 && !tiny) add({false, maxt, 1});
+      break;
+  }
+  Candidates cands;
+  for (const Choice& t : threading)
+    for (bool any : formats) cands.list.push_back({any, t.threads, t.split});
+  // Without timing: FACTS.md's measurements (brgemm loses at small batches on one thread).
+  Choice& best = cands.untimed;
+  best = cands.list.front();
+  if (formats.size() > 1) best.any = N >= 8;
+  if (opts_.threading == ThreadingChoice::kAuto && maxt > 1 && N > 1 && !tiny) {
+    best.threads = can_split ? 1 : maxt;
+    best.split = can_split ? maxt : 1;
+  }
+  return cands;
+}
+
+Result<Choice> RnnKernel::timed_choice(const std::vector<Choice>& cands, const BucketKey& bucket,
+                                       int64_t T, std::string* detail) const {
+  // A probe of the bucket's shape, T capped so that a pass stays short.
+  const double step_flops = 2.0 * static_cast<double>(bucket.N) *
+                            static_cast<double>(geom_.gates() * bucket.H) *
+                            static_cast<double>(bucket.I + bucket.H) * static_cast<double>(D());
+  int64_t tp = T;
+  const double budget = 2e9;
+  if (step_flops * static_cast<double>(tp) > budget) {
+    tp = std::min(T, std::max<int64_t>(8, static_cast<int64_t>(budget / step_flops)));
+  }
+  std::vector<bool> ok =
+      tp > 2 ? screen_omp(cands, bucket) : std::vector<bool>(cands.size(), true);
+  RECUR_ASSIGN_OR_RETURN(RaceTimes times, race(cands, bucket, tp, std::move(ok)));
+  *detail = describe_times(cands, times);
+  if (tp < T) RECUR_RETURN_IF_ERROR(retime_long(cands, bucket, T, times, *detail));
+  const size_t win = pick_winner(cands, times);
+  if (win == cands.size()) {
+    return internal_error(node_.describe() + ": no oneDNN RNN implementation ran");
+  }
+  return cands[win];
+}
+
+// OpenMP candidates first pass a two-step check against one thread: on a busy machine their
+// first full pass alone could take seconds (a stall at every barrier of every step). Returns
+// the candidates left in the race.
+std::vector<bool> RnnKernel::screen_omp(const std::vector<Choice>& cands,
+                                        const BucketKey& bucket) const {
+  std::vector<bool> ok(cands.size(), true);
+  std::vector<bool> check(cands.size(), false);
+  size_t single = cands.size();
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (is_omp(cands[i])) check[i] = true;
+    if (is_single(cands[i]) && single == cands.size()) single = i;
+  }
+  if (single == cands.size() || std::count(check.begin(), check.end(), true) == 0) return ok;
+  check[single] = true;
+  ProbeWeights w;
+  std::vector<double> t(cands.size(), 1e300);
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (!check[i]) continue;
+    auto set = prepare_probe(cands[i], 2, bucket.N, bucket.I, bucket.H, w);
+    if (!set.ok()) continue;
+    std::vector<double> v;
+    for (int k = 0; k < 4; ++k) {
+      auto ms = time_probe(**set);
+      if (ms.ok()) v.push_back(*ms);
+    }
+    if (!v.empty()) t[i] = median_of(v);
+  }
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (is_omp(cands[i]) && t[i] > 1.5 * t[single]) ok[i] = false;
+  }
+  return ok;
+}
+
+// Times the candidates still `ok` at tp steps (candidate_race.h).
+Result<RaceTimes> RnnKernel::race(const std::vector<Choice>& cands, const BucketKey& bucket,
+                                  int64_t tp, std::vector<bool> ok) const {
+  ProbeWeights probe_weights;
+  std::vector<std::unique_ptr<ProbeSet>> sets(cands.size());
+  std::vector<RaceCandidate> entrants(cands.size());
+  for (size_t i = 0; i < cands.size(); ++i) {
+    entrants[i].single = cands[i].threads == 1 && cands[i].split == 1;
+    entrants[i].ok = ok[i];
+  }
+  RaceCallbacks cb;
+  // The warm-up pass also pays one-time costs (oneDNN generates its gemm kernels on first
+  // use, OpenMP starts its threads) and weeds out failures.
+  cb.warm_up = [&](size_t i) -> Result<double> {
+    RECUR_ASSIGN_OR_RETURN(sets[i],
+                           prepare_probe(cands[i], tp, bucket.N, bucket.I, bucket.H, probe_weights));
+    return time_probe(*sets[i]);
+  };
+  cb.pass = [&](size_t i) { return time_probe(*sets[i]); };
+  cb.now_ms = [] {
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  RECUR_ASSIGN_OR_RETURN(RaceResult r, race_candidates(std::move(entrants), cb));
+  RaceTimes times;
+  times.ok = std::move(r.ok);
+  times.med = std::move(r.med);
+  times.reps = r.reps;
+  times.steps = tp;
+  return times;
+}
+
+// A short probe misses what only a long sequence shows: a split's jobs each stream every
+// weight matrix and its own gate buffers through the shared caches, which the OpenMP threads
+// of one primitive share (lstm_large: equal at T=8, OpenMP 25% faster at T=100). The best of
+// each kind of threading, if close, is timed again at a longer T.
+Status RnnKernel::retime_long(const std::vector<Choice>& cands, const BucketKey& bucket,
+                              int64_t T, RaceTimes& times, std::string& detail) const {
+  const double best_med = *std::min_element(times.med.begin(), times.med.end());
+  std::vector<bool> finalists(cands.size(), false);
+  int count = 0;
+  for (auto kind : {is_single, is_split, is_omp}) {
+    const size_t b = best_where(cands, times, kind);
+    if (b != cands.size() && times.med[b] <= 1.3 * best_med) {
+      finalists[b] = true;
+      ++count;
+    }
+  }
+  // Only OpenMP against a split or one thread differs with T that way.
+  const size_t omp_best = best_where(cands, times, is_omp);
+  if (count < 2 || omp_best == cands.size() || !finalists[omp_best]) return ok_status();
+  const int64_t tp2 = std::min(T, 4 * times.steps);
+  RECUR_ASSIGN_OR_RETURN(RaceTimes again, race(cands, bucket, tp2, std::move(finalists)));
+  if (std::count(again.ok.begin(), again.ok.end(), true) > 0) {
+    detail += "; then " + describe_times(cands, again);
+    times = std::move(again);
+  }
+  return ok_status();
+}
+
+void RnnKernel::report_choice(const BucketKey& bucket, int64_t T, const Choice& best,
+                              const std::string& detail, std::string* note) const {
+  if (!note && !opts_.verbose) return;
+  std::string text = std::string(spec_.cell_name()) + " N=" + std::to_string(bucket.N) + " T~" +
+                     std::to_string(T) + (bucket.segments ? " (segments)" : "") + ": " +
+                     best.describe(D()) + " (" + detail + ")";
+  if (note) *note = text;
+  if (opts_.verbose) {
+    std::fprintf(stderr, "recur onednn: %s: %s\n", node_.name.c_str(), text.c_str());
+  }
+}
+
+}  // namespace recur::onednn::rnn

@@ -1,0 +1,82 @@
+// How the oneDNN RNN kernel picks an implementation per bucket of shapes: the weights format
+// and the threading, timed on synthetic probes (candidate_race.h runs the race) unless the
+// options fix them. The steps are RnnKernel members (rnn_kernel.h), defined in rnn_chooser.cc.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <dnnl.hpp>
+
+#include "providers/onednn/common/dnnl_util.h"
+#include "providers/onednn/rnn/rnn_common.h"
+
+namespace recur::onednn::rnn {
+
+// Implementation and threading are chosen per bucket of shapes: N, and T in three classes;
+// the time segments of unequal sequence lengths have buckets of their own.
+struct BucketKey {
+  int64_t N = 0, I = 0, H = 0;
+  int t_class = 0;
+  bool segments = false;
+  auto tie() const { return std::tie(N, I, H, t_class, segments); }
+  bool operator<(const BucketKey& o) const { return tie() < o.tie(); }
+};
+inline int t_class(int64_t T) { return T <= 1 ? 0 : T <= 16 ? 1 : 2; }
+
+// How one RNN node runs: the weights format, and either `threads` OpenMP threads inside each
+// primitive, or `split` independent jobs (batch slices, or the two directions) run in parallel
+// on one thread each. A split has no barrier per time step, so it also holds up when the
+// machine is busy.
+struct Choice {
+  bool any = false;  // format_tag::any weights (brgemm for LSTM/RNN) rather than explicit ldigo
+  int threads = 1;
+  int split = 1;
+  std::string describe(int64_t D) const {
+    std::string s = std::string("weights ") + (any ? "any" : "ldigo") + ", ";
+    if (split > 1) {
+      return s + std::to_string(split) + " threads (" +
+             (D == 2 && split == 2 ? "directions in parallel" : "batch split") + ")";
+    }
+    return s + std::to_string(threads) + (threads > 1 ? " threads (OpenMP)" : " thread");
+  }
+};
+
+// The candidates of a bucket, and the one taken when they are not timed.
+struct Candidates {
+  std::vector<Choice> list;
+  Choice untimed;
+};
+
+// Where a race left its candidates: still standing (ok) and the median pass time (med), over
+// `reps` passes of a probe of `steps` time steps.
+struct RaceTimes {
+  std::vector<bool> ok;
+  std::vector<double> med;
+  int reps = 0;
+  int64_t steps = 0;
+};
+
+// A candidate set up for timing: its primitives and synthetic buffers, per job.
+struct ProbeJob {
+  RnnPd pd;
+  RnnDescs descs;
+  std::vector<float> x, y, h0, c0, hn, cn;
+  std::shared_ptr<AlignedBuffer> wl, wi;
+  std::unique_ptr<AlignedBuffer> scratch;
+  std::unordered_map<int, dnnl::memory> args;
+};
+struct ProbeSet {
+  std::vector<ProbeJob> jobs;
+  int parallel = 1;      // jobs run on this many threads (the job pool)
+  int prim_threads = 1;  // OpenMP threads inside each primitive
+  std::vector<float> bias, peep;
+};
+using ProbeWeights = std::vector<std::pair<dnnl::memory::desc, std::shared_ptr<AlignedBuffer>>>;
+
+}  // namespace recur::onednn::rnn

@@ -1,0 +1,91 @@
+#include "providers/onednn/rnn/rnn_desc.h"
+
+#include <limits>
+#include <string>
+
+#include "providers/onednn/common/dnnl_util.h"
+
+namespace recur::onednn::rnn {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using DT = memory::data_type;
+
+Status check_onednn_rnn_shape(int64_t T, int64_t N, int64_t I, int64_t H, int64_t D, int64_t G) {
+  if (T <= 0 || N <= 0 || I <= 0 || H <= 0) {
+    return not_implemented(
+        "the oneDNN RNN primitives need positive sizes, got T=" + std::to_string(T) +
+        " N=" + std::to_string(N) + " I=" + std::to_string(I) + " H=" + std::to_string(H));
+  }
+  constexpr __int128 kLimit = std::numeric_limits<int32_t>::max();
+  const __int128 t = T, n = N, i = I, h = H, d = D, g = G;
+  for (const __int128 elems :
+       {t * n * i, t * n * d * h, t * n * d * g * h, d * g * h * i, d * g * h * h}) {
+    if (elems > kLimit) {
+      return not_implemented("T=" + std::to_string(T) + " N=" + std::to_string(N) +
+                             " I=" + std::to_string(I) + " H=" + std::to_string(H) +
+                             " needs a buffer of more than 2^31 elements, beyond oneDNN's "
+                             "32-bit RNN offsets");
+    }
+  }
+  return ok_status();
+}
+
+RnnDescs rnn_descs(const ShapeKey& k, const RnnSpec& spec, const OnednnRnnGeometry& geom,
+                   bool peephole) {
+  const int64_t T = k.T, N = k.N, I = k.I, H = k.H, Dn = spec.num_directions(), L = k.ld_n;
+  const int64_t G = geom.gates(), Gb = geom.bias_gates();
+  RnnDescs d;
+  memory::desc state;
+  switch (k.mode) {
+    case Mode::kLayout0:  // X [T, L, I], Y [T, D, L, H], states [D, L, H]
+      d.src_layer = memory::desc({T, N, I}, DT::f32, memory::dims{L * I, I, 1});
+      d.dst_layer = memory::desc({T, N, H}, DT::f32, memory::dims{Dn * L * H, H, 1});
+      state = memory::desc({1, 1, N, H}, DT::f32, memory::dims{Dn * L * H, L * H, H, 1});
+      break;
+    case Mode::kLayout1:  // X [L, T, I], Y [L, T, D, H], states [L, D, H]
+      d.src_layer = memory::desc({T, N, I}, DT::f32, memory::dims{I, T * I, 1});
+      d.dst_layer = memory::desc({T, N, H}, DT::f32, memory::dims{Dn * H, T * Dn * H, 1});
+      state = memory::desc({1, 1, N, H}, DT::f32, memory::dims{L * Dn * H, H, Dn * H, 1});
+      break;
+    case Mode::kPacked:
+      d.src_layer = memory::desc({T, N, I}, DT::f32, Tag::tnc);
+      d.dst_layer = memory::desc({T, N, H}, DT::f32, Tag::tnc);
+      state = memory::desc({1, 1, N, H}, DT::f32, Tag::ldnc);
+      break;
+  }
+  const bool lstm = spec.cell == RnnCell::kLstm;
+  if (k.src_iter) {
+    d.src_iter = state;
+    if (lstm) d.src_iter_c = state;
+  }
+  if (k.dst_iter) {
+    d.dst_iter = state;
+    if (lstm) d.dst_iter_c = state;
+  }
+  const Tag wtag = k.any ? Tag::any : Tag::ldigo;
+  d.weights_layer = memory::desc({1, 1, I, G, H}, DT::f32, wtag);
+  d.weights_iter = memory::desc({1, 1, H, G, H}, DT::f32, wtag);
+  d.bias = memory::desc({1, 1, Gb, H}, DT::f32, Tag::ldgo);
+  if (peephole) d.weights_peephole = memory::desc({1, 1, 3, H}, DT::f32, Tag::ldgo);
+  return d;
+}
+
+RnnPd create_rnn_pd(const RnnSpec& spec, const RnnDescs& d, int dir, bool reverse, int threads) {
+  ThreadScope scope(threads);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const auto direction = reverse ? dnnl::rnn_direction::unidirectional_right2left
+                                 : dnnl::rnn_direction::unidirectional_left2right;
+  switch (spec.cell) {
+    case RnnCell::kLstm:
+      return create_lstm_pd(spec, dir, d, direction, attr);
+    case RnnCell::kGru:
+      return create_gru_pd(spec, dir, d, direction, attr);
+    case RnnCell::kRnn:
+      break;
+  }
+  return create_vanilla_pd(spec, dir, d, direction, attr);
+}
+
+}  // namespace recur::onednn::rnn

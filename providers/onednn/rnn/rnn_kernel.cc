@@ -1,0 +1,164 @@
+// Loading the oneDNN RNN kernel: constant weights repacked once and held per format, and for a
+// static X shape the implementation chosen and the primitives built before the first run.
+#include "providers/onednn/rnn/rnn_kernel.h"
+
+#include <cstring>
+#include <string>
+
+namespace recur::onednn {
+
+namespace rnn {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using DT = memory::data_type;
+
+Status RnnKernel::init(CompileContext& ctx) {
+  const Node& node = ctx.node();
+  const Tensor* w = ctx.constant_input(kRnnW);
+  const Tensor* r = ctx.constant_input(kRnnR);
+  const Tensor* b = ctx.constant_input(kRnnB);
+  const Tensor* p = ctx.constant_input(kRnnP);
+  has_b_ = node.has_input(kRnnB);
+  has_p_ = node.has_input(kRnnP);
+  const_weights_ = w && r && (!has_b_ || b) && (!has_p_ || p);
+  geom_ = OnednnRnnGeometry::of(spec_, 1, 1);
+  if (!const_weights_) {
+    note_graph_weights(ctx);
+    return ok_status();
+  }
+  RECUR_ASSIGN_OR_RETURN(RnnDims dims, check_const_weights(ctx, w, r, b, p));
+  const int64_t I = dims.input_size, H = dims.hidden;
+  geom_ = OnednnRnnGeometry::of(spec_, I, H);
+  RECUR_RETURN_IF_ERROR(hold_const_weights(w, r, b, p, I, H));
+  release_weights(ctx, b, p);
+  return prepare_static_shape(ctx, I, H);
+}
+
+void RnnKernel::note_graph_weights(CompileContext& ctx) const {
+  const Node& node = ctx.node();
+  std::string which;
+  for (auto [i, name] :
+       {std::pair<size_t, const char*>{kRnnW, "W"}, {kRnnR, "R"}, {kRnnB, "B"}, {kRnnP, "P"}}) {
+    if (node.has_input(i) && !ctx.constant_input(i))
+      which += (which.empty() ? "" : ", ") + std::string(name);
+  }
+  ctx.note(which +
+           (which.find(',') == std::string::npos ? " is a graph input" : " are graph inputs") +
+           ": weights repacked per run (explicit ldigo)");
+}
+
+// Checks W, R, B and P against each other now, with a stand-in X of the right input size, and
+// keeps their shapes for the runs' checks once they are released.
+Result<RnnDims> RnnKernel::check_const_weights(CompileContext& ctx, const Tensor* w,
+                                               const Tensor* r, const Tensor* b, const Tensor* p) {
+  for (const Tensor* t : {w, r, b, p}) {
+    if (t && t->dtype() != DType::kFloat32) {
+      return ctx.error(ErrorCode::kNotImplemented, "oneDNN RNN weights must be float32");
+    }
+  }
+  if (w->rank() != 3)
+    return ctx.error(ErrorCode::kInvalidModel,
+                     "W must have rank 3, got shape " + shape_to_string(w->shape()));
+  const Tensor x_stand_in = Tensor::borrow(nullptr, DType::kFloat32, {1, 1, w->dim(2)});
+  w_shape_ = Tensor::borrow(nullptr, DType::kFloat32, w->shape());
+  r_shape_ = Tensor::borrow(nullptr, DType::kFloat32, r->shape());
+  if (b) b_shape_ = Tensor::borrow(nullptr, DType::kFloat32, b->shape());
+  if (p) p_shape_ = Tensor::borrow(nullptr, DType::kFloat32, p->shape());
+  return check_rnn_inputs(ctx.node(), spec_, &x_stand_in, &w_shape_, &r_shape_,
+                          b ? &b_shape_ : nullptr, nullptr, nullptr, nullptr,
+                          p ? &p_shape_ : nullptr);
+}
+
+// The constant weights in ldigo per direction, the format every other one is reordered from.
+Status RnnKernel::hold_const_weights(const Tensor* w, const Tensor* r, const Tensor* b,
+                                     const Tensor* p, int64_t I, int64_t H) {
+  const int64_t Dn = D();
+  const int64_t G = geom_.gates(), Gb = geom_.bias_gates();
+  std::vector<float> wl(static_cast<size_t>(geom_.weights_size(I)));
+  std::vector<float> wi(static_cast<size_t>(geom_.weights_size(H)));
+  std::vector<float> bias(static_cast<size_t>(geom_.bias_size()));
+  RECUR_RETURN_IF_ERROR(
+      onnx_to_onednn_weights(geom_, w->data<float>(), I, OnednnWeightsFormat::kLdigo, wl.data()));
+  RECUR_RETURN_IF_ERROR(
+      onnx_to_onednn_weights(geom_, r->data<float>(), H, OnednnWeightsFormat::kLdigo, wi.data()));
+  RECUR_RETURN_IF_ERROR(onnx_to_onednn_bias(geom_, b ? b->data<float>() : nullptr, bias.data()));
+  std::vector<float> peep;
+  if (has_peephole()) {
+    peep.resize(static_cast<size_t>(geom_.peephole_size()));
+    RECUR_RETURN_IF_ERROR(onnx_to_onednn_peephole(geom_, p->data<float>(), peep.data()));
+  }
+  const memory::desc ldigo_l({1, 1, I, G, H}, DT::f32, Tag::ldigo);
+  const memory::desc ldigo_i({1, 1, H, G, H}, DT::f32, Tag::ldigo);
+  for (int64_t d = 0; d < Dn; ++d) {
+    auto slice = [&](const std::vector<float>& all, int64_t per) {
+      auto buf = std::make_shared<AlignedBuffer>(static_cast<size_t>(per) * sizeof(float));
+      std::memcpy(buf->data, all.data() + d * per, buf->bytes);
+      return buf;
+    };
+    formats_[{static_cast<int>(d), true}].push_back({ldigo_l, slice(wl, I * G * H)});
+    formats_[{static_cast<int>(d), false}].push_back({ldigo_i, slice(wi, H * G * H)});
+    bias_.emplace_back(bias.begin() + d * Gb * H, bias.begin() + (d + 1) * Gb * H);
+    if (has_peephole())
+      peephole_.emplace_back(peep.begin() + d * 3 * H, peep.begin() + (d + 1) * 3 * H);
+  }
+  return ok_status();
+}
+
+void RnnKernel::release_weights(CompileContext& ctx, const Tensor* b, const Tensor* p) const {
+  std::string released = "W, R";
+  ctx.release_input(kRnnW);
+  ctx.release_input(kRnnR);
+  if (b) {
+    ctx.release_input(kRnnB);
+    released += ", B";
+  }
+  if (p) {
+    ctx.release_input(kRnnP);
+    released += ", P";
+  }
+  std::string how =
+      spec_.cell == RnnCell::kLstm ? "gates i,f,c,o"
+      : spec_.cell == RnnCell::kGru
+          ? (spec_.linear_before_reset ? "gates u,r,o, 4-gate LBR bias" : "gates u,r,o")
+          : "one gate";
+  if (spec_.input_forget) how += ", input_forget as a negated input gate";
+  ctx.note(released + " repacked at load (" + how + ", combined bias); ONNX copies released");
+}
+
+// A static X shape without sequence_lens: choose and build the primitives now, so the first
+// run pays nothing.
+Status RnnKernel::prepare_static_shape(CompileContext& ctx, int64_t I, int64_t H) const {
+  const Node& node = ctx.node();
+  const int64_t Dn = D();
+  const TypeInfo& xt = ctx.input_type(kRnnX);
+  if (xt.is_static() && xt.rank() == 3 && !node.has_input(kRnnSeqLens)) {
+    const Shape xs = xt.static_shape();
+    const int64_t T = spec_.layout == 0 ? xs[0] : xs[1];
+    const int64_t N = spec_.layout == 0 ? xs[1] : xs[0];
+    // A declared shape oneDNN cannot take is left to the first run, which reports it.
+    if (xs[2] == I && check_onednn_rnn_shape(T, N, I, H, Dn, geom_.gates()).ok()) {
+      const BucketKey bucket{N, I, H, t_class(T), false};
+      std::string note;
+      RECUR_ASSIGN_OR_RETURN(Choice c, choose(bucket, T, &note));
+      if (!note.empty()) ctx.note(note);
+      const bool src_iter = node.has_input(kRnnInitialH) || node.has_input(kRnnInitialC);
+      const bool dst_iter = node.has_output(kRnnYh) || node.has_output(kRnnYc);
+      RECUR_ASSIGN_OR_RETURN(auto plans,
+                             uniform_plans(c, jobs_for(c, N), T, N, I, H, src_iter, dst_iter));
+      ctx.note("oneDNN " + plans.front()->impl + ", " + c.describe(Dn));
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace rnn
+
+Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext& ctx) {
+  RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(ctx.node()));
+  auto k = std::make_unique<rnn::RnnKernel>(ctx.node(), std::move(spec), options_of(ctx));
+  RECUR_RETURN_IF_ERROR(k->init(ctx));
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+}  // namespace recur::onednn

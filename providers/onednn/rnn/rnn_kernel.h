@@ -1,0 +1,206 @@
+// The oneDNN RNN kernel shared by LSTM, GRU and RNN (see rnn_common.h for how it runs), split by
+// job: loading weights and the kernel factory (rnn_kernel.cc), the implementation chooser
+// (rnn_chooser.cc), the plan cache (rnn_plans.cc) and the run paths (rnn_run.cc).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <dnnl.hpp>
+
+#include "converters/onednn_weights.h"
+#include "providers/onednn/common/dnnl_util.h"
+#include "providers/onednn/common/job_pool.h"
+#include "providers/onednn/rnn/rnn_chooser.h"
+#include "providers/onednn/rnn/rnn_common.h"
+#include "providers/onednn/rnn/rnn_desc.h"
+
+namespace recur::onednn::rnn {
+
+struct Plan {
+  dnnl::primitive primitive;
+  int threads = 1;
+  std::string impl;
+  RnnDescs descs;
+  dnnl::memory::desc scratchpad;
+  size_t scratch_bytes = 0;
+  // Constant weights in this primitive's format, per direction.
+  std::vector<std::shared_ptr<AlignedBuffer>> weights_layer, weights_iter;
+  // The memory objects of its executions, per direction.
+  mutable ArgsPool args[2];
+};
+
+struct WeightBuf {
+  dnnl::memory::desc desc;
+  std::shared_ptr<AlignedBuffer> buf;
+};
+
+// Per-run weights when W/R/B/P are graph inputs: ldigo, per direction.
+struct RunWeights {
+  std::vector<std::vector<float>> layer, iter, bias, peephole;
+};
+
+// One primitive execution of a run: direction d over rows [n0, n1).
+struct Job {
+  int d = 0;
+  int64_t n0 = 0, n1 = 0;
+};
+
+// What one run reads and writes, with the offsets of (t, n) in X, of (t, d, n) in Y and of
+// (d, n) in the states, per layout. Absent inputs and outputs are null.
+struct RunIo {
+  int64_t T = 0, N = 0, I = 0, H = 0, D = 1;
+  bool l0 = true;
+  const float* x = nullptr;
+  const float* h0 = nullptr;
+  const float* c0 = nullptr;
+  float* y = nullptr;
+  float* yh = nullptr;
+  float* yc = nullptr;
+  size_t y_numel = 0;
+  const RunWeights* rw = nullptr;  // null: the constant weights held by the plans
+  const float* x_at(int64_t t, int64_t n) const { return x + (l0 ? t * N + n : n * T + t) * I; }
+  int64_t y_off(int64_t t, int64_t d, int64_t n) const {
+    return (l0 ? (t * D + d) * N + n : (n * T + t) * D + d) * H;
+  }
+  int64_t s_off(int64_t d, int64_t n) const { return (l0 ? d * N + n : n * D + d) * H; }
+  size_t state_n() const { return static_cast<size_t>(D * N * H); }
+};
+
+// The unequal-lengths path's rows by decreasing length and its state and segment buffers.
+struct SegmentRun {
+  std::vector<int64_t> order;  // rows by decreasing length
+  std::vector<int64_t> L;      // lengths of the `active` (non-empty) rows, in that order
+  int64_t active = 0;
+  std::vector<float> cur_h, nxt_h, cur_c, nxt_c, xs, ys;
+};
+
+// Runs f(i) for i in [0, n): with threads > 1 on the job pool, the caller included (each f
+// runs its primitive single-threaded), else in order. Returns the first error.
+template <class F>
+Status run_parallel(size_t n, int threads, F&& f) {
+  std::vector<Status> st(n);
+  if (threads > 1 && n > 1) {
+    run_jobs(n, threads - 1, [&](size_t i) { st[i] = f(i); });
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      st[i] = f(i);
+      if (!st[i].ok()) break;
+    }
+  }
+  for (auto& s : st)
+    if (!s.ok()) return s;
+  return ok_status();
+}
+
+class RnnKernel final : public Kernel {
+ public:
+  RnnKernel(const Node& node, RnnSpec spec, OnednnOptions opts)
+      : node_(node), spec_(std::move(spec)), opts_(opts) {}
+
+  Status init(CompileContext& ctx);
+  Status run(KernelContext& ctx) const override;
+
+ private:
+  int64_t D() const { return spec_.num_directions(); }
+  bool is_reverse(int d) const {
+    return spec_.direction == RnnDirection::kReverse || (D() == 2 && d == 1);
+  }
+  bool has_peephole() const { return spec_.cell == RnnCell::kLstm && has_p_; }
+  int act_dir(int d) const {
+    return spec_.cell == RnnCell::kRnn && D() == 2 &&
+                   !(spec_.activation(0, 0) == spec_.activation(1, 0))
+               ? d
+               : 0;
+  }
+  RnnDescs descs_for(const ShapeKey& k) const { return rnn_descs(k, spec_, geom_, has_peephole()); }
+  RnnPd create_pd(const RnnDescs& d, int dir, bool reverse, int threads) const {
+    return create_rnn_pd(spec_, d, dir, reverse, threads);
+  }
+
+  // Loading (rnn_kernel.cc).
+  void note_graph_weights(CompileContext& ctx) const;
+  Result<RnnDims> check_const_weights(CompileContext& ctx, const Tensor* w, const Tensor* r,
+                                      const Tensor* b, const Tensor* p);
+  Status hold_const_weights(const Tensor* w, const Tensor* r, const Tensor* b, const Tensor* p,
+                            int64_t I, int64_t H);
+  void release_weights(CompileContext& ctx, const Tensor* b, const Tensor* p) const;
+  Status prepare_static_shape(CompileContext& ctx, int64_t I, int64_t H) const;
+
+  // The chooser (rnn_chooser.cc).
+  Result<Choice> choose(const BucketKey& bucket, int64_t T, std::string* note) const;
+  Result<Choice> choose_locked(const BucketKey& bucket, int64_t T, std::string* note) const;
+  Candidates candidates(const BucketKey& bucket, int64_t T) const;
+  Result<Choice> timed_choice(const std::vector<Choice>& cands, const BucketKey& bucket,
+                              int64_t T, std::string* detail) const;
+  std::vector<bool> screen_omp(const std::vector<Choice>& cands, const BucketKey& bucket) const;
+  Result<RaceTimes> race(const std::vector<Choice>& cands, const BucketKey& bucket, int64_t tp,
+                         std::vector<bool> ok) const;
+  Status retime_long(const std::vector<Choice>& cands, const BucketKey& bucket, int64_t T,
+                     RaceTimes& times, std::string& detail) const;
+  void report_choice(const BucketKey& bucket, int64_t T, const Choice& best,
+                     const std::string& detail, std::string* note) const;
+  Result<std::unique_ptr<ProbeSet>> prepare_probe(const Choice& c, int64_t tp, int64_t N, int64_t I,
+                                                  int64_t H, ProbeWeights& weights) const;
+  Result<double> time_probe(ProbeSet& set) const;
+  std::vector<Job> jobs_for(const Choice& c, int64_t N) const;
+
+  // The plan cache (rnn_plans.cc).
+  Result<std::shared_ptr<const Plan>> get_plan(const ShapeKey& key) const;
+  Result<std::shared_ptr<const Plan>> get_plan_locked(const ShapeKey& key) const;  // mu_ held
+  Result<std::shared_ptr<AlignedBuffer>> weights_in(int d, bool layer,
+                                                    const dnnl::memory::desc& md) const;  // mu_ held
+  void prune_formats() const;  // mu_ held
+  // The uniform-length path's plans, one per job.
+  Result<std::vector<std::shared_ptr<const Plan>>> uniform_plans(const Choice& c,
+                                                                 const std::vector<Job>& jobs,
+                                                                 int64_t T, int64_t N, int64_t I,
+                                                                 int64_t H, bool src_iter,
+                                                                 bool dst_iter) const;
+
+  // The run paths (rnn_run.cc).
+  struct Exec {
+    const void* x = nullptr;
+    const void* h0 = nullptr;
+    const void* c0 = nullptr;
+    void* y = nullptr;
+    void* hn = nullptr;
+    void* cn = nullptr;
+  };
+  Status execute(const Plan& plan, int d, const RunWeights* rw, const Exec& e) const;
+  Status repack_run_weights(KernelContext& ctx, const Tensor* w, const Tensor* r, const Tensor* b,
+                            const Tensor* p, int64_t I, int64_t H, RunWeights& rw) const;
+  Status allocate_outputs(KernelContext& ctx, RunIo& io) const;
+  Status run_uniform(const RunIo& io) const;
+  Status run_segments(const RunIo& io, const int32_t* lens) const;
+  Status run_direction(const RunIo& io, int d, SegmentRun& sr) const;
+  void load_states(const RunIo& io, int d, SegmentRun& sr) const;
+  Status run_segment(const RunIo& io, int d, int64_t s, int64_t k, bool have_state,
+                     SegmentRun& sr) const;
+
+  const Node& node_;
+  RnnSpec spec_;
+  OnednnOptions opts_;
+  bool const_weights_ = false;
+  bool has_b_ = false;
+  bool has_p_ = false;
+  OnednnRnnGeometry geom_;
+  // Shape-only stand-ins for released inputs, so check_rnn_inputs can still check them.
+  Tensor w_shape_, r_shape_, b_shape_, p_shape_;
+  // Constant weights: bias and peephole (ldgo) per direction.
+  std::vector<std::vector<float>> bias_, peephole_;
+
+  mutable std::mutex mu_;
+  // Per direction, weights_layer (true) and weights_iter (false): the formats held.
+  mutable std::map<std::pair<int, bool>, std::vector<WeightBuf>> formats_;
+  mutable std::map<ShapeKey, std::shared_ptr<const Plan>> plans_;
+  mutable std::map<BucketKey, Choice> choices_;
+  mutable ScratchPool scratch_;
+};
+
+}  // namespace recur::onednn::rnn

@@ -1,0 +1,135 @@
+// The plan cache: one created primitive per ShapeKey, with the constant weights reordered into
+// the formats its primitives ask for.
+#include <algorithm>
+#include <string>
+
+#include "providers/onednn/rnn/rnn_kernel.h"
+
+namespace recur::onednn::rnn {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using DT = memory::data_type;
+
+Result<std::shared_ptr<const Plan>> RnnKernel::get_plan(const ShapeKey& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return get_plan_locked(key);
+}
+
+Result<std::shared_ptr<const Plan>> RnnKernel::get_plan_locked(const ShapeKey& key) const {
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return it->second;
+  auto plan = std::make_shared<Plan>();
+  plan->threads = key.threads;
+  plan->descs = descs_for(key);
+  RnnPd pd;
+  Status st =
+      dnnl_try(node_.describe() + ": creating the " + std::string(spec_.cell_name()) + " primitive",
+               [&] { pd = create_pd(plan->descs, key.act_dir, key.reverse, key.threads); });
+  RECUR_RETURN_IF_ERROR(st);
+  plan->primitive = pd.primitive;
+  plan->impl = pd.impl;
+  plan->descs.weights_layer = pd.weights_layer;
+  plan->descs.weights_iter = pd.weights_iter;
+  plan->scratchpad = pd.scratchpad;
+  plan->scratch_bytes = pd.scratchpad.get_size();
+  if (const_weights_) {
+    for (int d = 0; d < D(); ++d) {
+      RECUR_ASSIGN_OR_RETURN(auto wl, weights_in(d, true, pd.weights_layer));
+      RECUR_ASSIGN_OR_RETURN(auto wi, weights_in(d, false, pd.weights_iter));
+      plan->weights_layer.push_back(std::move(wl));
+      plan->weights_iter.push_back(std::move(wi));
+    }
+  }
+  if (plans_.size() >= 256) plans_.erase(plans_.begin());
+  plans_[key] = plan;
+  if (const_weights_) prune_formats();
+  return std::shared_ptr<const Plan>(plan);
+}
+
+Result<std::vector<std::shared_ptr<const Plan>>> RnnKernel::uniform_plans(
+    const Choice& c, const std::vector<Job>& jobs, int64_t T, int64_t N, int64_t I, int64_t H,
+    bool src_iter, bool dst_iter) const {
+  std::vector<std::shared_ptr<const Plan>> plans;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Job& j : jobs) {
+    const ShapeKey key{T,
+                       j.n1 - j.n0,
+                       I,
+                       H,
+                       N,
+                       is_reverse(j.d),
+                       spec_.layout == 0 ? Mode::kLayout0 : Mode::kLayout1,
+                       src_iter,
+                       dst_iter,
+                       act_dir(j.d),
+                       c.any,
+                       c.split > 1 ? 1 : c.threads};
+    RECUR_ASSIGN_OR_RETURN(auto plan, get_plan_locked(key));
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
+Result<std::shared_ptr<AlignedBuffer>> RnnKernel::weights_in(int d, bool layer,
+                                                             const memory::desc& md) const {
+  auto& held = formats_[{d, layer}];
+  for (const auto& w : held)
+    if (w.desc == md) return w.buf;
+  if (held.empty()) return internal_error(node_.describe() + ": no weights to reorder from");
+  auto buf = std::make_shared<AlignedBuffer>(md.get_size());
+  const WeightBuf& from = held.front();
+  auto reorder = [&](const memory::desc& sd, const void* src_data, const memory::desc& dd,
+                     void* dst_data) {
+    ThreadScope scope(opts_.max_threads);
+    memory src = make_memory(sd, src_data);
+    memory dst = make_memory(dd, dst_data);
+    dnnl::reorder(src, dst).execute(thread_stream(), src, dst);
+    thread_stream().wait();
+  };
+  Status st = dnnl_try(node_.describe() + ": weights reorder",
+                       [&] { reorder(from.desc, from.buf->data, md, buf->data); });
+  if (!st.ok()) {
+    // oneDNN has no reorder between some pairs of formats (a padded blocked one into
+    // rnn_packed): go through plain ldigo.
+    const memory::dims& dims = md.dims();
+    const memory::desc plain(dims, DT::f32, Tag::ldigo);
+    AlignedBuffer tmp(plain.get_size());
+    st = dnnl_try(node_.describe() + ": weights reorder", [&] {
+      reorder(from.desc, from.buf->data, plain, tmp.data);
+      reorder(plain, tmp.data, md, buf->data);
+    });
+  }
+  RECUR_RETURN_IF_ERROR(st);
+  held.push_back({md, buf});
+  return buf;
+}
+
+// Drops the weight formats that no cached primitive uses, keeping one to reorder new formats
+// from: in steady state one copy of the weights is held per format in use.
+void RnnKernel::prune_formats() const {
+  for (auto& [key, held] : formats_) {
+    const auto [d, layer] = key;
+    auto used = [&](const WeightBuf& w) {
+      for (const auto& [k, p] : plans_) {
+        const auto& bufs = layer ? p->weights_layer : p->weights_iter;
+        if (static_cast<size_t>(d) < bufs.size() && bufs[static_cast<size_t>(d)] == w.buf)
+          return true;
+      }
+      return false;
+    };
+    // A packed format (rnn_packed) cannot be reordered from: keep a blocked one as the source.
+    auto blocked = [](const WeightBuf& w) { return w.desc.data.format_kind == dnnl_blocked; };
+    std::vector<WeightBuf> keep;
+    for (const auto& w : held)
+      if (used(w)) keep.push_back(w);
+    if (std::none_of(keep.begin(), keep.end(), blocked)) {
+      auto src = std::find_if(held.begin(), held.end(), blocked);
+      if (src != held.end()) keep.insert(keep.begin(), *src);
+    }
+    std::stable_partition(keep.begin(), keep.end(), blocked);
+    held = std::move(keep);
+  }
+}
+
+}  // namespace recur::onednn::rnn

@@ -1,0 +1,303 @@
+// The kernel's run paths: all sequences of length T in one primitive per job, and unequal
+// sequence lengths as time segments over the rows still active.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <string>
+
+#include "providers/onednn/rnn/rnn_kernel.h"
+
+namespace recur::onednn::rnn {
+
+Status RnnKernel::execute(const Plan& plan, int d, const RunWeights* rw, const Exec& e) const {
+  const RnnDescs& ds = plan.descs;
+  const size_t ud = static_cast<size_t>(d);
+  const void* wl = rw ? rw->layer[ud].data() : plan.weights_layer[ud]->data;
+  const void* wi = rw ? rw->iter[ud].data() : plan.weights_iter[ud]->data;
+  const void* b = rw ? rw->bias[ud].data() : bias_[ud].data();
+  ScratchPool::Lease scratch = scratch_.acquire(plan.scratch_bytes);
+  ArgsPool::Lease args = plan.args[ud].acquire();
+  return dnnl_try(node_.describe(), [&] {
+    args.bind(DNNL_ARG_SRC_LAYER, ds.src_layer, e.x);
+    args.bind(DNNL_ARG_WEIGHTS_LAYER, ds.weights_layer, wl);
+    args.bind(DNNL_ARG_WEIGHTS_ITER, ds.weights_iter, wi);
+    args.bind(DNNL_ARG_BIAS, ds.bias, b);
+    args.bind(DNNL_ARG_DST_LAYER, ds.dst_layer, e.y);
+    args.bind(DNNL_ARG_SCRATCHPAD, plan.scratchpad, scratch.data());
+    if (!ds.src_iter.is_zero()) {
+      args.bind(DNNL_ARG_SRC_ITER, ds.src_iter, e.h0);
+      if (spec_.cell == RnnCell::kLstm) args.bind(DNNL_ARG_SRC_ITER_C, ds.src_iter_c, e.c0);
+    }
+    if (!ds.dst_iter.is_zero()) {
+      args.bind(DNNL_ARG_DST_ITER, ds.dst_iter, e.hn);
+      if (spec_.cell == RnnCell::kLstm) args.bind(DNNL_ARG_DST_ITER_C, ds.dst_iter_c, e.cn);
+    }
+    if (has_peephole()) {
+      const void* p = rw ? rw->peephole[ud].data() : peephole_[ud].data();
+      args.bind(DNNL_ARG_WEIGHTS_PEEPHOLE, ds.weights_peephole, p);
+    }
+    ThreadScope scope(plan.threads);
+    plan.primitive.execute(thread_stream(), args.args());
+    thread_stream().wait();
+  });
+}
+
+Status RnnKernel::repack_run_weights(KernelContext& ctx, const Tensor* w, const Tensor* r,
+                                     const Tensor* b, const Tensor* p, int64_t I, int64_t H,
+                                     RunWeights& rw) const {
+  for (const Tensor* t : {w, r, b, p}) {
+    if (t && (t->dtype() != DType::kFloat32 || !t->is_cpu())) {
+      return ctx.error(ErrorCode::kNotImplemented,
+                       "oneDNN RNN weights must be float32 on the host");
+    }
+  }
+  const OnednnRnnGeometry g = OnednnRnnGeometry::of(spec_, I, H);
+  const int64_t G = g.gates(), Gb = g.bias_gates(), Dn = D();
+  std::vector<float> wl(static_cast<size_t>(g.weights_size(I))),
+      wi(static_cast<size_t>(g.weights_size(H))), bias(static_cast<size_t>(g.bias_size())), peep;
+  RECUR_RETURN_IF_ERROR(
+      onnx_to_onednn_weights(g, w->data<float>(), I, OnednnWeightsFormat::kLdigo, wl.data()));
+  RECUR_RETURN_IF_ERROR(
+      onnx_to_onednn_weights(g, r->data<float>(), H, OnednnWeightsFormat::kLdigo, wi.data()));
+  RECUR_RETURN_IF_ERROR(onnx_to_onednn_bias(g, b ? b->data<float>() : nullptr, bias.data()));
+  if (has_peephole()) {
+    peep.resize(static_cast<size_t>(g.peephole_size()));
+    RECUR_RETURN_IF_ERROR(onnx_to_onednn_peephole(g, p ? p->data<float>() : nullptr, peep.data()));
+  }
+  for (int64_t d = 0; d < Dn; ++d) {
+    rw.layer.emplace_back(wl.begin() + d * I * G * H, wl.begin() + (d + 1) * I * G * H);
+    rw.iter.emplace_back(wi.begin() + d * H * G * H, wi.begin() + (d + 1) * H * G * H);
+    rw.bias.emplace_back(bias.begin() + d * Gb * H, bias.begin() + (d + 1) * Gb * H);
+    if (has_peephole())
+      rw.peephole.emplace_back(peep.begin() + d * 3 * H, peep.begin() + (d + 1) * 3 * H);
+  }
+  return ok_status();
+}
+
+Status RnnKernel::run(KernelContext& ctx) const {
+  const Tensor* x = ctx.input(kRnnX);
+  const Tensor* w = const_weights_ ? &w_shape_ : ctx.input(kRnnW);
+  const Tensor* r = const_weights_ ? &r_shape_ : ctx.input(kRnnR);
+  const Tensor* b = const_weights_ ? (b_shape_.defined() ? &b_shape_ : nullptr) : ctx.input(kRnnB);
+  const Tensor* p = const_weights_ ? (p_shape_.defined() ? &p_shape_ : nullptr) : ctx.input(kRnnP);
+  const Tensor* seq = ctx.input(kRnnSeqLens);
+  const Tensor* h0 = ctx.input(kRnnInitialH);
+  const Tensor* c0 = spec_.cell == RnnCell::kLstm ? ctx.input(kRnnInitialC) : nullptr;
+  RECUR_ASSIGN_OR_RETURN(RnnDims dims, check_rnn_inputs(node_, spec_, x, w, r, b, seq, h0, c0, p));
+  if (x->dtype() != DType::kFloat32) {
+    return ctx.error(ErrorCode::kNotImplemented, "the oneDNN RNN kernel runs float32 only, X is " +
+                                                     std::string(dtype_name(x->dtype())));
+  }
+  for (const Tensor* t : {x, seq, h0, c0}) {
+    if (t && !t->is_cpu())
+      return ctx.error(ErrorCode::kInvalidArgument, "inputs must be on the host");
+  }
+  RunIo io;
+  io.T = dims.seq_length;
+  io.N = dims.batch;
+  io.I = dims.input_size;
+  io.H = dims.hidden;
+  io.D = D();
+  io.l0 = spec_.layout == 0;
+  io.x = x->data<float>();
+  io.h0 = h0 ? h0->data<float>() : nullptr;
+  io.c0 = c0 ? c0->data<float>() : nullptr;
+  RECUR_RETURN_IF_ERROR(allocate_outputs(ctx, io));
+  if (io.T == 0 || io.N == 0) {
+    if (io.yh) std::fill(io.yh, io.yh + io.state_n(), 0.0f);
+    if (io.yc) std::fill(io.yc, io.yc + io.state_n(), 0.0f);
+    return ok_status();
+  }
+  if (Status st = check_onednn_rnn_shape(io.T, io.N, io.I, io.H, io.D, geom_.gates()); !st.ok()) {
+    return ctx.error(ErrorCode::kNotImplemented, st.message());
+  }
+
+  RunWeights rw;
+  if (!const_weights_) RECUR_RETURN_IF_ERROR(repack_run_weights(ctx, w, r, b, p, io.I, io.H, rw));
+  io.rw = const_weights_ ? nullptr : &rw;
+
+  const int32_t* lens = seq ? seq->data<int32_t>() : nullptr;
+  bool uniform = true;
+  for (int64_t n = 0; lens && n < io.N; ++n) uniform = uniform && lens[n] == io.T;
+  return uniform ? run_uniform(io) : run_segments(io, lens);
+}
+
+// Y, and Y_h and Y_c where asked for, into io.
+Status RnnKernel::allocate_outputs(KernelContext& ctx, RunIo& io) const {
+  const int64_t T = io.T, N = io.N, H = io.H, Dn = io.D;
+  const Shape y_shape = io.l0 ? Shape{T, Dn, N, H} : Shape{N, T, Dn, H};
+  const Shape s_shape = io.l0 ? Shape{Dn, N, H} : Shape{N, Dn, H};
+  RECUR_ASSIGN_OR_RETURN(Tensor * y_t, ctx.allocate_output(kRnnY, DType::kFloat32, y_shape));
+  io.y = y_t->data<float>();
+  io.y_numel = static_cast<size_t>(y_t->numel());
+  if (ctx.output_requested(kRnnYh)) {
+    RECUR_ASSIGN_OR_RETURN(Tensor * yh_t, ctx.allocate_output(kRnnYh, DType::kFloat32, s_shape));
+    io.yh = yh_t->data<float>();
+  }
+  if (spec_.cell == RnnCell::kLstm && ctx.output_requested(kRnnYc)) {
+    RECUR_ASSIGN_OR_RETURN(Tensor * yc_t, ctx.allocate_output(kRnnYc, DType::kFloat32, s_shape));
+    io.yc = yc_t->data<float>();
+  }
+  return ok_status();
+}
+
+// Every sequence runs all T steps: one primitive per job writes straight into Y and the states.
+Status RnnKernel::run_uniform(const RunIo& io) const {
+  const bool lstm = spec_.cell == RnnCell::kLstm;
+  const bool src_iter = io.h0 || io.c0;
+  const bool dst_iter = io.yh || io.yc;
+  std::vector<float> zeros, spare;
+  const float* h0p = io.h0;
+  const float* c0p = io.c0;
+  if (src_iter && (!h0p || (lstm && !c0p))) {
+    zeros.assign(io.state_n(), 0.0f);
+    if (!h0p) h0p = zeros.data();
+    if (lstm && !c0p) c0p = zeros.data();
+  }
+  float* hn = io.yh;
+  float* cn = io.yc;
+  if (dst_iter && (!hn || (lstm && !cn))) {
+    spare.resize(io.state_n());
+    if (!hn) hn = spare.data();
+    if (lstm && !cn) cn = spare.data();
+  }
+  const BucketKey bucket{io.N, io.I, io.H, t_class(io.T), false};
+  RECUR_ASSIGN_OR_RETURN(Choice c, choose(bucket, io.T, nullptr));
+  const std::vector<Job> jobs = jobs_for(c, io.N);
+  RECUR_ASSIGN_OR_RETURN(auto plans,
+                         uniform_plans(c, jobs, io.T, io.N, io.I, io.H, src_iter, dst_iter));
+  return run_parallel(jobs.size(), c.split > 1 ? c.split : 1, [&](size_t i) {
+    const Job& j = jobs[i];
+    const int64_t so = io.s_off(j.d, j.n0);
+    Exec e;
+    e.x = io.x_at(0, j.n0);
+    e.y = io.y + io.y_off(0, j.d, j.n0);
+    if (src_iter) {
+      e.h0 = h0p + so;
+      e.c0 = lstm ? c0p + so : nullptr;
+    }
+    if (dst_iter) {
+      e.hn = hn + so;
+      e.cn = lstm ? cn + so : nullptr;
+    }
+    return execute(*plans[i], j.d, io.rw, e);
+  });
+}
+
+// Sequence lengths that differ: time segments over the rows still active, longest first.
+Status RnnKernel::run_segments(const RunIo& io, const int32_t* lens) const {
+  std::fill(io.y, io.y + io.y_numel, 0.0f);
+  if (io.yh) std::fill(io.yh, io.yh + io.state_n(), 0.0f);
+  if (io.yc) std::fill(io.yc, io.yc + io.state_n(), 0.0f);
+  const int64_t N = io.N;
+  SegmentRun sr;
+  sr.order.resize(static_cast<size_t>(N));
+  std::iota(sr.order.begin(), sr.order.end(), 0);
+  std::stable_sort(sr.order.begin(), sr.order.end(),
+                   [&](int64_t a, int64_t b2) { return lens[a] > lens[b2]; });
+  while (sr.active < N && lens[sr.order[static_cast<size_t>(sr.active)]] > 0) ++sr.active;
+  if (sr.active == 0) return ok_status();
+  sr.L.resize(static_cast<size_t>(sr.active));
+  for (int64_t j = 0; j < sr.active; ++j)
+    sr.L[static_cast<size_t>(j)] = lens[sr.order[static_cast<size_t>(j)]];
+  const size_t act_states = static_cast<size_t>(sr.active) * static_cast<size_t>(io.H);
+  sr.cur_h.resize(act_states);
+  sr.nxt_h.resize(act_states);
+  if (spec_.cell == RnnCell::kLstm) {
+    sr.cur_c.resize(act_states);
+    sr.nxt_c.resize(act_states);
+  }
+  for (int d = 0; d < io.D; ++d) RECUR_RETURN_IF_ERROR(run_direction(io, d, sr));
+  return ok_status();
+}
+
+// Direction d, segment after segment, each chaining its final states into the next.
+Status RnnKernel::run_direction(const RunIo& io, int d, SegmentRun& sr) const {
+  bool have_state = io.h0 || io.c0;
+  if (have_state) load_states(io, d, sr);
+  int64_t s = 0;
+  while (s < sr.L[0]) {
+    int64_t k = 0;
+    while (k < sr.active && sr.L[static_cast<size_t>(k)] > s) ++k;
+    RECUR_RETURN_IF_ERROR(run_segment(io, d, s, k, have_state, sr));
+    std::swap(sr.cur_h, sr.nxt_h);
+    std::swap(sr.cur_c, sr.nxt_c);
+    have_state = true;
+    s = sr.L[static_cast<size_t>(k - 1)];
+  }
+  return ok_status();
+}
+
+// The initial states of direction d into the active rows' order (zeros where not given).
+void RnnKernel::load_states(const RunIo& io, int d, SegmentRun& sr) const {
+  const size_t hsz = static_cast<size_t>(io.H);
+  for (int64_t j = 0; j < sr.active; ++j) {
+    const int64_t n = sr.order[static_cast<size_t>(j)];
+    float* dh = sr.cur_h.data() + static_cast<size_t>(j) * hsz;
+    if (io.h0)
+      std::memcpy(dh, io.h0 + io.s_off(d, n), hsz * sizeof(float));
+    else
+      std::fill(dh, dh + hsz, 0.0f);
+    if (spec_.cell == RnnCell::kLstm) {
+      float* dc = sr.cur_c.data() + static_cast<size_t>(j) * hsz;
+      if (io.c0)
+        std::memcpy(dc, io.c0 + io.s_off(d, n), hsz * sizeof(float));
+      else
+        std::fill(dc, dc + hsz, 0.0f);
+    }
+  }
+}
+
+// Steps [s, e) of the first k active rows, e the length of the shortest of them: their X
+// gathered into one packed primitive, its Y scattered back, and the final states of the rows
+// that end at e written out.
+Status RnnKernel::run_segment(const RunIo& io, int d, int64_t s, int64_t k, bool have_state,
+                              SegmentRun& sr) const {
+  const bool lstm = spec_.cell == RnnCell::kLstm;
+  const bool rev = is_reverse(d);
+  const size_t hsz = static_cast<size_t>(io.H), isz = static_cast<size_t>(io.I);
+  const std::vector<int64_t>& L = sr.L;
+  const int64_t e = L[static_cast<size_t>(k - 1)];
+  const int64_t ts = e - s;
+  // The step of row j at segment step tau; the reverse direction walks each sequence
+  // backward from its own last valid step.
+  auto step = [&](int64_t tau, int64_t j) {
+    return rev ? L[static_cast<size_t>(j)] - 1 - (s + tau) : s + tau;
+  };
+  sr.xs.resize(static_cast<size_t>(ts * k) * isz);
+  sr.ys.resize(static_cast<size_t>(ts * k) * hsz);
+  for (int64_t tau = 0; tau < ts; ++tau)
+    for (int64_t j = 0; j < k; ++j)
+      std::memcpy(sr.xs.data() + static_cast<size_t>(tau * k + j) * isz,
+                  io.x_at(step(tau, j), sr.order[static_cast<size_t>(j)]), isz * sizeof(float));
+  RECUR_ASSIGN_OR_RETURN(Choice c,
+                         choose(BucketKey{k, io.I, io.H, t_class(ts), true}, ts, nullptr));
+  const ShapeKey key{ts,         k,    io.I,       io.H,  k,        false, Mode::kPacked,
+                     have_state, true, act_dir(d), c.any, c.threads};
+  RECUR_ASSIGN_OR_RETURN(auto plan, get_plan(key));
+  Exec ex;
+  ex.x = sr.xs.data();
+  ex.y = sr.ys.data();
+  ex.h0 = have_state ? sr.cur_h.data() : nullptr;
+  ex.c0 = have_state && lstm ? sr.cur_c.data() : nullptr;
+  ex.hn = sr.nxt_h.data();
+  ex.cn = lstm ? sr.nxt_c.data() : nullptr;
+  RECUR_RETURN_IF_ERROR(execute(*plan, d, io.rw, ex));
+  for (int64_t tau = 0; tau < ts; ++tau)
+    for (int64_t j = 0; j < k; ++j)
+      std::memcpy(io.y + io.y_off(step(tau, j), d, sr.order[static_cast<size_t>(j)]),
+                  sr.ys.data() + static_cast<size_t>(tau * k + j) * hsz, hsz * sizeof(float));
+  for (int64_t j = 0; j < k; ++j) {
+    if (L[static_cast<size_t>(j)] != e) continue;
+    const int64_t n = sr.order[static_cast<size_t>(j)];
+    if (io.yh)
+      std::memcpy(io.yh + io.s_off(d, n), sr.nxt_h.data() + static_cast<size_t>(j) * hsz,
+                  hsz * sizeof(float));
+    if (io.yc)
+      std::memcpy(io.yc + io.s_off(d, n), sr.nxt_c.data() + static_cast<size_t>(j) * hsz,
+                  hsz * sizeof(float));
+  }
+  return ok_status();
+}
+
+}  // namespace recur::onednn::rnn
