@@ -1,6 +1,7 @@
 // Elementwise activations through oneDNN's eltwise primitive: Relu, LeakyRelu, Tanh, Sigmoid,
 // Exp, Log, Abs, Sqrt, Neg, Elu, Softplus, Clip and Round.
 #include <cfloat>
+#include <cmath>
 #include <limits>
 #include <tuple>
 
@@ -20,11 +21,14 @@ struct EltwiseOp {
   float alpha;  // fixed alpha, or the default of the attribute named `alpha_attr`
   float beta;
   const char* alpha_attr;
+  // oneDNN's max/min-based forms map a NaN input to a number; ONNX (and the reference, which
+  // follows numpy) keeps it, so these ops put NaNs back after the primitive.
+  bool restore_nan = false;
 };
 
 constexpr EltwiseOp kOps[] = {
-    {"Relu", 1, algorithm::eltwise_relu, 0.0f, 0.0f, nullptr},
-    {"LeakyRelu", 1, algorithm::eltwise_relu, 0.01f, 0.0f, "alpha"},
+    {"Relu", 1, algorithm::eltwise_relu, 0.0f, 0.0f, nullptr, true},
+    {"LeakyRelu", 1, algorithm::eltwise_relu, 0.01f, 0.0f, "alpha", true},
     {"Tanh", 1, algorithm::eltwise_tanh, 0.0f, 0.0f, nullptr},
     {"Sigmoid", 1, algorithm::eltwise_logistic, 0.0f, 0.0f, nullptr},
     {"Exp", 1, algorithm::eltwise_exp, 0.0f, 0.0f, nullptr},
@@ -35,7 +39,7 @@ constexpr EltwiseOp kOps[] = {
     {"Elu", 1, algorithm::eltwise_elu, 1.0f, 0.0f, "alpha"},
     {"Softplus", 1, algorithm::eltwise_soft_relu, 0.0f, 0.0f, nullptr},
     {"Round", 11, algorithm::eltwise_round, 0.0f, 0.0f, nullptr},
-    {"Clip", 1, algorithm::eltwise_clip, 0.0f, 0.0f, nullptr},
+    {"Clip", 1, algorithm::eltwise_clip, 0.0f, 0.0f, nullptr, true},
 };
 
 class EltwiseKernel final : public Kernel {
@@ -66,6 +70,17 @@ class EltwiseKernel final : public Kernel {
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, x->shape()));
     if (x->numel() == 0) return ok_status();
+    const float* xp = x->data<float>();
+    float* yp = y->data<float>();
+    const int64_t n = x->numel();
+    if (op_.alg == algorithm::eltwise_clip && !(alpha <= beta)) {
+      // numpy's clip, which the reference follows: a NaN bound makes every value NaN and
+      // min > max makes every value max. oneDNN's clip takes neither.
+      const float fill =
+          std::isnan(alpha) || std::isnan(beta) ? std::numeric_limits<float>::quiet_NaN() : beta;
+      for (int64_t i = 0; i < n; ++i) yp[i] = std::isnan(xp[i]) ? xp[i] : fill;
+      return ok_status();
+    }
     const auto key = std::make_tuple(x->shape(), alpha, beta);
     const std::string what = ctx.node().describe();
     RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(key, [&]() -> Result<CachedPrimitive> {
@@ -75,9 +90,14 @@ class EltwiseKernel final : public Kernel {
           d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_), what);
     }));
     const auto md = dense_desc(x->shape());
-    return execute_primitive(*prim,
-                             {{DNNL_ARG_SRC, md, x->raw_data()}, {DNNL_ARG_DST, md, y->raw_data()}},
-                             scratch_, what);
+    RECUR_RETURN_IF_ERROR(execute_primitive(
+        *prim, {{DNNL_ARG_SRC, md, x->raw_data()}, {DNNL_ARG_DST, md, y->raw_data()}}, scratch_,
+        what));
+    if (op_.restore_nan) {
+      for (int64_t i = 0; i < n; ++i)
+        if (std::isnan(xp[i])) yp[i] = xp[i];
+    }
+    return ok_status();
   }
 
  private:

@@ -111,6 +111,14 @@ void register_gemm(KernelRegistry& r) {
          },
          .claim =
              [](const Node& n, const Graph& g) {
+               // Before opset 7, C broadcasts only with broadcast=1; the kernel always
+               // broadcasts, so the strict form stays with the reference.
+               if (n.opset < 7) {
+                 const Attribute* b = n.attr("broadcast");
+                 if (!b || b->i == 0) {
+                   return Claim::decline("Gemm before opset 7 without broadcast=1");
+                 }
+               }
                Claim c = claim_float32_input(n, g, 0);
                return c.yes ? claim_float32_input(n, g, 1) : c;
              }});

@@ -24,7 +24,7 @@ class SoftmaxKernel final : public Kernel {
     const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
     if (rank == 0 || axis < 0 || axis >= rank) {
       return ctx.error(
-          ErrorCode::kInvalidArgument,
+          ErrorCode::kOutOfRange,
           "axis " + std::to_string(axis_) + " is out of range for rank " + std::to_string(rank));
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, x->shape()));

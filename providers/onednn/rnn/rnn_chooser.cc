@@ -269,8 +269,7 @@ Result<Choice> RnnKernel::timed_choice(const std::vector<Choice>& cands, const B
   if (step_flops * static_cast<double>(tp) > budget) {
     tp = std::min(T, std::max<int64_t>(8, static_cast<int64_t>(budget / step_flops)));
   }
-  std::vector<bool> ok =
-      tp > 2 ? screen_omp(cands, bucket) : std::vector<bool>(cands.size(), true);
+  std::vector<bool> ok = tp > 2 ? screen_omp(cands, bucket) : std::vector<bool>(cands.size(), true);
   RECUR_ASSIGN_OR_RETURN(RaceTimes times, race(cands, bucket, tp, std::move(ok)));
   *detail = describe_times(cands, times);
   if (tp < T) RECUR_RETURN_IF_ERROR(retime_long(cands, bucket, T, times, *detail));
@@ -328,8 +327,8 @@ Result<RaceTimes> RnnKernel::race(const std::vector<Choice>& cands, const Bucket
   // The warm-up pass also pays one-time costs (oneDNN generates its gemm kernels on first
   // use, OpenMP starts its threads) and weeds out failures.
   cb.warm_up = [&](size_t i) -> Result<double> {
-    RECUR_ASSIGN_OR_RETURN(sets[i],
-                           prepare_probe(cands[i], tp, bucket.N, bucket.I, bucket.H, probe_weights));
+    RECUR_ASSIGN_OR_RETURN(
+        sets[i], prepare_probe(cands[i], tp, bucket.N, bucket.I, bucket.H, probe_weights));
     return time_probe(*sets[i]);
   };
   cb.pass = [&](size_t i) { return time_probe(*sets[i]); };
@@ -351,8 +350,8 @@ Result<RaceTimes> RnnKernel::race(const std::vector<Choice>& cands, const Bucket
 // weight matrix and its own gate buffers through the shared caches, which the OpenMP threads
 // of one primitive share (lstm_large: equal at T=8, OpenMP 25% faster at T=100). The best of
 // each kind of threading, if close, is timed again at a longer T.
-Status RnnKernel::retime_long(const std::vector<Choice>& cands, const BucketKey& bucket,
-                              int64_t T, RaceTimes& times, std::string& detail) const {
+Status RnnKernel::retime_long(const std::vector<Choice>& cands, const BucketKey& bucket, int64_t T,
+                              RaceTimes& times, std::string& detail) const {
   const double best_med = *std::min_element(times.med.begin(), times.med.end());
   std::vector<bool> finalists(cands.size(), false);
   int count = 0;

@@ -136,8 +136,8 @@ class RnnKernel final : public Kernel {
   Result<Choice> choose(const BucketKey& bucket, int64_t T, std::string* note) const;
   Result<Choice> choose_locked(const BucketKey& bucket, int64_t T, std::string* note) const;
   Candidates candidates(const BucketKey& bucket, int64_t T) const;
-  Result<Choice> timed_choice(const std::vector<Choice>& cands, const BucketKey& bucket,
-                              int64_t T, std::string* detail) const;
+  Result<Choice> timed_choice(const std::vector<Choice>& cands, const BucketKey& bucket, int64_t T,
+                              std::string* detail) const;
   std::vector<bool> screen_omp(const std::vector<Choice>& cands, const BucketKey& bucket) const;
   Result<RaceTimes> race(const std::vector<Choice>& cands, const BucketKey& bucket, int64_t tp,
                          std::vector<bool> ok) const;
@@ -153,9 +153,10 @@ class RnnKernel final : public Kernel {
   // The plan cache (rnn_plans.cc).
   Result<std::shared_ptr<const Plan>> get_plan(const ShapeKey& key) const;
   Result<std::shared_ptr<const Plan>> get_plan_locked(const ShapeKey& key) const;  // mu_ held
-  Result<std::shared_ptr<AlignedBuffer>> weights_in(int d, bool layer,
-                                                    const dnnl::memory::desc& md) const;  // mu_ held
-  void prune_formats() const;  // mu_ held
+  Result<std::shared_ptr<AlignedBuffer>> weights_in(
+      int d, bool layer,
+      const dnnl::memory::desc& md) const;  // mu_ held
+  void prune_formats() const;               // mu_ held
   // The uniform-length path's plans, one per job.
   Result<std::vector<std::shared_ptr<const Plan>>> uniform_plans(const Choice& c,
                                                                  const std::vector<Job>& jobs,

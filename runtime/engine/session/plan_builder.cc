@@ -41,8 +41,7 @@ std::set<size_t> PlanBuilder::released_inputs(int idx) const {
 
 // Claims in priority order. Shape computations stay on the host: a CPU provider of the list
 // takes them, or else the host provider, so they never cost a device round trip.
-bool PlanBuilder::assign_node(int idx, const std::vector<char>& host_node,
-                              std::string* unclaimed) {
+bool PlanBuilder::assign_node(int idx, const std::vector<char>& host_node, std::string* unclaimed) {
   const Node& node = graph_.node(idx);
   NodeAssignment a;
   a.node = node.name;
@@ -204,7 +203,8 @@ Result<Step> PlanBuilder::kernel_step(int idx) {
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const ValueId v = node.inputs[i];
     const bool shape_only = v != kNoValue && provider.reads_shape_only(node, i);
-    const Device in_dev = shape_only ? home_[static_cast<size_t>(v)] : provider.input_device(node, i);
+    const Device in_dev =
+        shape_only ? home_[static_cast<size_t>(v)] : provider.input_device(node, i);
     s.input_devices.push_back(in_dev);
     s.shape_only.push_back(shape_only ? 1 : 0);
     if (v == kNoValue || rel.count(i)) {

@@ -52,10 +52,10 @@ class PlanBuilder {
   const std::vector<const ExecutionProvider*> listed_;  // the session's, in priority order
   const PartitionOptions& options_;
   std::unique_ptr<SubgraphPlan> plan_;
-  std::vector<int> node_provider_;                 // node -> index into plan_->providers
-  std::vector<const Kernel*> node_kernel_;         // node -> compiled kernel
-  std::map<int, std::set<size_t>> released_;       // node -> input positions released
-  std::vector<Device> home_;                       // value -> device of its producer
+  std::vector<int> node_provider_;                     // node -> index into plan_->providers
+  std::vector<const Kernel*> node_kernel_;             // node -> compiled kernel
+  std::map<int, std::set<size_t>> released_;           // node -> input positions released
+  std::vector<Device> home_;                           // value -> device of its producer
   std::map<std::pair<ValueId, int>, ValueId> copies_;  // (value, device key) -> slot
 };
 

@@ -56,7 +56,8 @@ Status run_plan(const RunSetup& setup, std::vector<Tensor>& frame, RecordHooks* 
 
 class PlainRunner final : public Runner {
  public:
-  PlainRunner(RunSetup setup, std::string note) : setup_(std::move(setup)), note_(std::move(note)) {}
+  PlainRunner(RunSetup setup, std::string note)
+      : setup_(std::move(setup)), note_(std::move(note)) {}
   Status run(std::vector<Tensor>& frame) const override { return run_plan(setup_, frame, nullptr); }
   std::string explain() const override { return note_; }
 
@@ -84,8 +85,7 @@ std::string blocks_recording(const SubgraphPlan& plan, const Step& s,
   };
   if (s.kind == Step::Kind::kCopy) {
     if (!graph_inputs.count(s.src) || s.device.is_cpu()) {
-      return "the run copies " + name_of(s.src) + " to " + s.device.to_string() +
-             " between steps";
+      return "the run copies " + name_of(s.src) + " to " + s.device.to_string() + " between steps";
     }
     return {};
   }
@@ -310,7 +310,8 @@ std::unique_ptr<Runner> make_runner(RunSetup setup, bool cuda_graphs) {
   std::string why;
   const int recorder = choose_recorder(setup, &why);
   if (recorder < 0) {
-    return std::make_unique<PlainRunner>(std::move(setup), "\ncuda graphs: not used: " + why + "\n");
+    return std::make_unique<PlainRunner>(std::move(setup),
+                                         "\ncuda graphs: not used: " + why + "\n");
   }
   return std::make_unique<RecordedRunner>(std::move(setup), recorder);
 }

@@ -27,7 +27,7 @@ struct Session::Impl {
   std::vector<ValueInfo> outputs;
   std::vector<NodeAssignment> assignment;
   std::vector<std::string> folded;  // shape computations evaluated at load
-  std::unique_ptr<Runner> runner;  // plain, or recording CUDA graphs
+  std::unique_ptr<Runner> runner;   // plain, or recording CUDA graphs
 };
 
 }  // namespace recur

@@ -51,8 +51,8 @@ ValueId add_float(Graph& g, const std::string& name) {
   return g.add_value(name, TypeInfo::of(DType::kFloat32, {2}));
 }
 
-int add_node(Graph& g, const std::string& name, const std::string& op,
-             std::vector<ValueId> inputs, std::vector<ValueId> outputs) {
+int add_node(Graph& g, const std::string& name, const std::string& op, std::vector<ValueId> inputs,
+             std::vector<ValueId> outputs) {
   Node n;
   n.name = name;
   n.op_type = op;
