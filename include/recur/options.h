@@ -38,7 +38,8 @@ class SessionOptions {
   // becomes one multi-layer node (recur::StackedRNN). kAuto: only where a GPU provider claims
   // the fused node (cuDNN runs it as one call with numLayers > 1). kOn: wherever a listed
   // provider claims it (the CPU providers run it layer by layer). kOff: never. Needs
-  // optimize(true).
+  // optimize(true). A session option, not a provider setting: it rewrites the graph before
+  // any provider is asked, and which provider then claims the fused node decides kAuto.
   enum class Fusion { kAuto, kOn, kOff };
   SessionOptions& rnn_layer_fusion(Fusion f) {
     rnn_layer_fusion_ = f;
@@ -49,7 +50,8 @@ class SessionOptions {
   // (allocation, descriptors, host-side shape work) outside the recording. Runs of one
   // signature are then serialized. A plan whose run needs the host between device steps (a
   // CPU kernel reading device data, a copy to the host) is not recorded and runs normally;
-  // --explain says why.
+  // --explain says why. A session option, not a provider setting: a recording spans the
+  // whole run, CPU steps and copies included, and any step of any provider can rule it out.
   SessionOptions& cuda_graphs(bool on) {
     cuda_graphs_ = on;
     return *this;
@@ -59,7 +61,10 @@ class SessionOptions {
     max_loop_iterations_ = n;
     return *this;
   }
-  // Provider-specific settings, e.g. {"cudnn.tf32", "1"}; unknown keys are an error at load.
+  // Provider settings as "<provider>.<key>", e.g. {"cudnn.tf32", "1"}. Each provider parses
+  // its own once at load; an unknown key or a bad value is an error that lists the accepted
+  // ones (onednn: impl, threading, tune, verbose; cudnn: device, tf32, persistent;
+  // cuda-generic: device, persistent).
   SessionOptions& set(std::string key, std::string value) {
     config_[std::move(key)] = std::move(value);
     return *this;

@@ -36,7 +36,6 @@ class CudaProviderBase : public ExecutionProvider {
     RECUR_RETURN_IF_ERROR(parser.parse(config.settings));
     if (persistent) o.persistent = cuda::CudaOptions::Persistent::kOn;
     set_device(Device::cuda(o.device));
-    config_ = config;
     options_ = o;
     return ok_status();
   }

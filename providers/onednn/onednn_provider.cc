@@ -45,7 +45,6 @@ class OnednnProvider final : public ExecutionProvider {
         .flag("tune", &o.tune)
         .flag("verbose", &o.verbose);
     RECUR_RETURN_IF_ERROR(parser.parse(config.settings));
-    config_ = config;
     options_ = o;
     return ok_status();
   }

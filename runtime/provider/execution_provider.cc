@@ -68,7 +68,6 @@ std::vector<std::string> KernelRegistry::ops() const {
 
 Status ExecutionProvider::configure(const ProviderConfig& config) {
   RECUR_RETURN_IF_ERROR(SettingsParser(name_).parse(config.settings));
-  config_ = config;
   base_options_.threads = config.threads;
   base_options_.plan_only = config.plan_only;
   return ok_status();

@@ -163,10 +163,8 @@ class ExecutionProvider {
 
   const KernelRegistry& registry() const { return registry_; }
   KernelRegistry& mutable_registry() { return registry_; }
-  const ProviderConfig& config() const { return config_; }
 
  protected:
-  ProviderConfig config_;
   ProviderOptions base_options_;
   // For providers whose device is chosen by a setting (cudnn.device).
   void set_device(Device device) { device_ = device; }
