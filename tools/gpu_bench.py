@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""recur's cudnn provider against PyTorch's cuDNN RNNs, on the standard suite (BENCHMARKS.md).
+"""recur's cudnn provider against PyTorch's cuDNN RNNs, on the standard suite (docs/benchmarking.md).
 
 For each case: the ONNX model (random weights, scale 0.1), the same weights in torch.nn.LSTM,
 GRU or RNN, and
   - correctness: recur's outputs vs PyTorch's on the same random input (max |diff|);
   - speed: recur-run --perf with inputs and outputs on the GPU (--device-io) and with host
     inputs and outputs, vs PyTorch under inference_mode timed with CUDA events; alternated
-    A B A B, medians (BENCHMARKS.md rules).
+    A B A B, medians (docs/benchmarking.md's rules).
 fp32 with TF32 off on both sides, then fp16 for the cases cuDNN can run. lstm_large,
 lstm_peep and gru_lbr0 are also timed on recur's onednn provider (when built) and on ONNX
 Runtime's CPU provider: lstm_peep and gru_lbr0 are what cuDNN cannot run, so there recur's GPU

@@ -2,7 +2,7 @@
 """An independent float64 numpy implementation of ONNX LSTM, GRU and RNN.
 
 Written from the ONNX operator specification (onnx/defs/rnn/defs.cc) and the semantics recur
-has decided where the specification is silent (/work/shared/FACTS.md, DESIGN.md):
+has decided where the specification is silent (docs/semantics.md):
 
 - activation_alpha / activation_beta are consumed in order by the activation functions that
   take an alpha (resp. a beta); a function whose value is not listed gets the default of the

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the standard benchmark suite of /work/shared/BENCHMARKS.md: one ONNX model per case
+"""Writes the standard benchmark suite (docs/benchmarking.md): one ONNX model per case
 (a single LSTM/GRU/RNN node, fp32, random weights of scale 0.1) in backend-test layout, plus the
 input as raw float32 for the ONNX Runtime driver.
 

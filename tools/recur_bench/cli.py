@@ -43,7 +43,7 @@ def parse_args(argv):
     ap.add_argument("models", nargs="*", help="MODEL.onnx files or folders with model.onnx "
                     "(and test_data_set_0, whose inputs are used)")
     ap.add_argument("--suite", action="append", default=[],
-                    help="standard (BENCHMARKS.md's single-node cases), models (models/*), all")
+                    help="standard (docs/benchmarking.md's single-node cases), models (models/*), all")
     ap.add_argument("--sweep", nargs="+", metavar="KEY=V1,V2",
                     help="batch=..., seq=... (or a symbolic dimension's own name): time every "
                     "combination; values a fixed dimension cannot take are skipped")

@@ -21,7 +21,8 @@ ROOT = workload.ROOT
 ORT_VERSION = "1.30.0"
 ORT_JS = os.path.join(ROOT, "tools", "bench", "ort_perf.js")
 
-# recur's providers in default priority order (DESIGN.md), and how to get each into a build.
+# recur's providers in default priority order (runtime/engine/session/provider_factory.h), and
+# how to get each into a build.
 RECUR_PROVIDERS = ["cudnn", "cuda-generic", "onednn", "reference"]
 _BUILD_FLAG = {"cudnn": "-DRECUR_WITH_CUDA=ON", "cuda-generic": "-DRECUR_WITH_CUDA=ON",
                "onednn": "-DRECUR_WITH_ONEDNN=ON"}
@@ -242,7 +243,7 @@ def _ort_node_installed(ort_dir):
 
 
 def _install_ort_node(ort_dir):
-    """npm install --ignore-scripts onnxruntime-node (BENCHMARKS.md); None or the error."""
+    """npm install --ignore-scripts onnxruntime-node (docs/benchmarking.md); None or the error."""
     os.makedirs(ort_dir, exist_ok=True)
     try:
         if not os.path.exists(os.path.join(ort_dir, "package.json")):

@@ -15,7 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "recur-bench")
 
-# /work/shared/BENCHMARKS.md's standard suite, written by tools/bench/gen_suite.py.
+# docs/benchmarking.md's standard suite, written by tools/bench/gen_suite.py.
 SUITE_CASES = ["lstm_stream", "lstm_med", "lstm_large", "gru_lbr1", "gru_lbr0", "bilstm",
                "lstm_peep", "rnn_tanh"]
 

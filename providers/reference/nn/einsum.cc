@@ -74,6 +74,213 @@ Result<Parsed> parse_equation(const std::string& eq) {
   return p;
 }
 
+// Each input dimension's label, ellipsis dimensions numbered from kLetters on (right-aligned
+// across the inputs, as they broadcast), and each label's size and number of uses.
+struct Labels {
+  int64_t ell = 0;                          // the ellipsis rank
+  std::vector<std::vector<int>> dim_label;  // per input, per dimension
+  std::vector<int64_t> size;                // per label; -1 for labels not used
+  std::vector<int> count;                   // per label, its uses over all inputs
+  int num_labels() const { return kLetters + static_cast<int>(ell); }
+};
+
+// Each label's size, checked to agree between its uses (ellipsis dimensions broadcast).
+Status size_labels(const std::vector<const Tensor*>& xs, Labels* lb) {
+  lb->size.assign(static_cast<size_t>(lb->num_labels()), -1);
+  lb->count.assign(static_cast<size_t>(lb->num_labels()), 0);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    for (size_t d = 0; d < lb->dim_label[i].size(); ++d) {
+      const int l = lb->dim_label[i][d];
+      const int64_t s = xs[i]->dim(static_cast<int64_t>(d));
+      int64_t& cur = lb->size[static_cast<size_t>(l)];
+      ++lb->count[static_cast<size_t>(l)];
+      if (cur < 0 || cur == s) {
+        cur = s;
+      } else if (l >= kLetters && (cur == 1 || s == 1)) {
+        cur = std::max(cur, s);
+      } else {
+        return invalid_argument("dimension sizes " + std::to_string(cur) + " and " +
+                                std::to_string(s) + " of one subscript do not match");
+      }
+    }
+  }
+  return ok_status();
+}
+
+Result<Labels> label_dimensions(const std::vector<Term>& terms,
+                                const std::vector<const Tensor*>& xs) {
+  const size_t n = xs.size();
+  Labels lb;
+  for (size_t i = 0; i < n; ++i) {
+    const Term& t = terms[i];
+    const int64_t rank = xs[i]->rank();
+    const int64_t e = rank - t.letters;
+    if (e < 0 || (!t.has_ellipsis && e != 0)) {
+      return invalid_argument("operand " + std::to_string(i) + " has rank " + std::to_string(rank) +
+                              ", which its subscripts do not match");
+    }
+    lb.ell = std::max(lb.ell, e);
+  }
+  lb.dim_label.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Term& t = terms[i];
+    const int64_t e = xs[i]->rank() - t.letters;
+    for (int item : t.items) {
+      if (item >= 0) {
+        lb.dim_label[i].push_back(item);
+      } else {
+        for (int64_t j = 0; j < e; ++j)
+          lb.dim_label[i].push_back(kLetters + static_cast<int>(lb.ell - e + j));
+      }
+    }
+  }
+  RECUR_RETURN_IF_ERROR(size_labels(xs, &lb));
+  return lb;
+}
+
+// The output's labels: the explicit output term's, or numpy's implicit choice (the ellipsis,
+// then the letters used once).
+Result<std::vector<int>> output_labels(const Parsed& p, const Labels& lb) {
+  std::vector<int> out_labels;
+  if (p.explicit_output) {
+    for (int item : p.output.items) {
+      if (item < 0) {
+        for (int64_t j = 0; j < lb.ell; ++j) out_labels.push_back(kLetters + static_cast<int>(j));
+      } else {
+        if (lb.size[static_cast<size_t>(item)] < 0) {
+          return invalid_argument("output subscript is not among the inputs'");
+        }
+        if (std::count(out_labels.begin(), out_labels.end(), item)) {
+          return invalid_argument("output subscript appears twice");
+        }
+        out_labels.push_back(item);
+      }
+    }
+  } else {
+    for (int64_t j = 0; j < lb.ell; ++j) out_labels.push_back(kLetters + static_cast<int>(j));
+    // Letters used once, in alphabetical (ASCII: upper case first) order.
+    for (int l = 26; l < 52; ++l)
+      if (lb.count[static_cast<size_t>(l)] == 1) out_labels.push_back(l);
+    for (int l = 0; l < 26; ++l)
+      if (lb.count[static_cast<size_t>(l)] == 1) out_labels.push_back(l);
+  }
+  return out_labels;
+}
+
+// The loop nest over every label, output labels outside and summed labels inside.
+struct LoopNest {
+  std::vector<int> loop;
+  // Per input, per loop label: its stride, summed over repeated labels; 0 where broadcast.
+  std::vector<std::vector<int64_t>> stride;
+  std::vector<int64_t> extent;  // per loop label
+  int64_t inner = 1;            // iterations of the summed labels per output element
+  int64_t out_total = 0;
+};
+
+LoopNest build_loop_nest(const std::vector<const Tensor*>& xs, const Labels& lb,
+                         const std::vector<int>& out_labels, const Shape& out_shape) {
+  const size_t n = xs.size();
+  LoopNest nest;
+  nest.loop = out_labels;
+  for (int l = 0; l < lb.num_labels(); ++l) {
+    if (lb.size[static_cast<size_t>(l)] >= 0 &&
+        std::find(out_labels.begin(), out_labels.end(), l) == out_labels.end()) {
+      nest.loop.push_back(l);
+    }
+  }
+  const size_t L = nest.loop.size();
+  nest.stride.assign(n, std::vector<int64_t>(L, 0));
+  for (size_t i = 0; i < n; ++i) {
+    const std::vector<int64_t> cs = contiguous_strides(xs[i]->shape());
+    for (size_t d = 0; d < lb.dim_label[i].size(); ++d) {
+      if (xs[i]->dim(static_cast<int64_t>(d)) == 1 &&
+          lb.size[static_cast<size_t>(lb.dim_label[i][d])] != 1) {
+        continue;
+      }
+      const auto pos =
+          std::find(nest.loop.begin(), nest.loop.end(), lb.dim_label[i][d]) - nest.loop.begin();
+      nest.stride[i][static_cast<size_t>(pos)] += cs[d];
+    }
+  }
+  nest.extent.resize(L);
+  for (size_t k = 0; k < L; ++k) nest.extent[k] = lb.size[static_cast<size_t>(nest.loop[k])];
+  for (size_t k = out_labels.size(); k < L; ++k) nest.inner *= nest.extent[k];
+  nest.out_total = shape_numel(out_shape);
+  return nest;
+}
+
+// Walks the nest over n inputs: body(offsets) at every point, emit(o) after output element o's
+// summed labels.
+template <class Body, class Emit>
+void run_loops(const LoopNest& nest, size_t n, Body&& body, Emit&& emit) {
+  const size_t L = nest.loop.size();
+  const auto& stride = nest.stride;
+  const auto& extent = nest.extent;
+  std::vector<int64_t> idx(L, 0), off(n, 0);
+  for (int64_t o = 0; o < nest.out_total; ++o) {
+    for (int64_t s = 0; s < nest.inner; ++s) {
+      body(off);
+      for (size_t k = L; k-- > 0;) {
+        ++idx[k];
+        for (size_t i = 0; i < n; ++i) off[i] += stride[i][k];
+        if (idx[k] < extent[k]) break;
+        for (size_t i = 0; i < n; ++i) off[i] -= stride[i][k] * extent[k];
+        idx[k] = 0;
+      }
+    }
+    emit(o);
+  }
+}
+
+// Floating types sum their products in double.
+template <class T>
+void einsum_float(const std::vector<const Tensor*>& xs, const LoopNest& nest, Tensor* y) {
+  using C = compute_t<T>;
+  const size_t n = xs.size();
+  std::vector<const T*> ps(n);
+  for (size_t i = 0; i < n; ++i) ps[i] = xs[i]->data<T>();
+  T* yp = y->data<T>();
+  double acc = 0;
+  run_loops(
+      nest, n,
+      [&](const std::vector<int64_t>& off) {
+        double v = 1;
+        for (size_t i = 0; i < n; ++i) v *= static_cast<double>(static_cast<C>(ps[i][off[i]]));
+        acc += v;
+      },
+      [&](int64_t o) {
+        yp[o] = static_cast<T>(static_cast<C>(acc));
+        acc = 0;
+      });
+}
+
+// Integer types sum in uint64, wrapping as numpy's integer arithmetic does.
+template <class T>
+void einsum_int(const std::vector<const Tensor*>& xs, const LoopNest& nest, Tensor* y) {
+  const size_t n = xs.size();
+  std::vector<const T*> ps(n);
+  for (size_t i = 0; i < n; ++i) ps[i] = xs[i]->data<T>();
+  T* yp = y->data<T>();
+  uint64_t acc = 0;
+  run_loops(
+      nest, n,
+      [&](const std::vector<int64_t>& off) {
+        uint64_t v = 1;
+        for (size_t i = 0; i < n; ++i) {
+          if constexpr (std::is_signed_v<T>) {
+            v *= static_cast<uint64_t>(static_cast<int64_t>(ps[i][off[i]]));
+          } else {
+            v *= static_cast<uint64_t>(ps[i][off[i]]);
+          }
+        }
+        acc += v;
+      },
+      [&](int64_t o) {
+        yp[o] = static_cast<T>(acc);
+        acc = 0;
+      });
+}
+
 class EinsumKernel final : public Kernel {
  public:
   explicit EinsumKernel(Parsed p) : p_(std::move(p)) {}
@@ -89,161 +296,19 @@ class EinsumKernel final : public Kernel {
       RECUR_ASSIGN_OR_RETURN(xs[i], required_input(ctx, i));
       if (xs[i]->dtype() != xs[0]->dtype()) return invalid_argument("inputs have different dtypes");
     }
-    // Ellipsis rank, and each input dimension's label.
-    int64_t ell = 0;
-    std::vector<std::vector<int>> dim_label(n);
-    for (size_t i = 0; i < n; ++i) {
-      const Term& t = p_.inputs[i];
-      const int64_t rank = xs[i]->rank();
-      const int64_t e = rank - t.letters;
-      if (e < 0 || (!t.has_ellipsis && e != 0)) {
-        return invalid_argument("operand " + std::to_string(i) + " has rank " +
-                                std::to_string(rank) + ", which its subscripts do not match");
-      }
-      ell = std::max(ell, e);
-    }
-    for (size_t i = 0; i < n; ++i) {
-      const Term& t = p_.inputs[i];
-      const int64_t e = xs[i]->rank() - t.letters;
-      for (int item : t.items) {
-        if (item >= 0) {
-          dim_label[i].push_back(item);
-        } else {
-          for (int64_t j = 0; j < e; ++j)
-            dim_label[i].push_back(kLetters + static_cast<int>(ell - e + j));
-        }
-      }
-    }
-    const int num_labels = kLetters + static_cast<int>(ell);
-    std::vector<int64_t> size(static_cast<size_t>(num_labels), -1);
-    std::vector<int> count(static_cast<size_t>(num_labels), 0);
-    for (size_t i = 0; i < n; ++i) {
-      for (size_t d = 0; d < dim_label[i].size(); ++d) {
-        const int l = dim_label[i][d];
-        const int64_t s = xs[i]->dim(static_cast<int64_t>(d));
-        int64_t& cur = size[static_cast<size_t>(l)];
-        ++count[static_cast<size_t>(l)];
-        if (cur < 0 || cur == s) {
-          cur = s;
-        } else if (l >= kLetters && (cur == 1 || s == 1)) {
-          cur = std::max(cur, s);
-        } else {
-          return invalid_argument("dimension sizes " + std::to_string(cur) + " and " +
-                                  std::to_string(s) + " of one subscript do not match");
-        }
-      }
-    }
-    // Output labels.
-    std::vector<int> out_labels;
-    if (p_.explicit_output) {
-      for (int item : p_.output.items) {
-        if (item < 0) {
-          for (int64_t j = 0; j < ell; ++j) out_labels.push_back(kLetters + static_cast<int>(j));
-        } else {
-          if (size[static_cast<size_t>(item)] < 0) {
-            return invalid_argument("output subscript is not among the inputs'");
-          }
-          if (std::count(out_labels.begin(), out_labels.end(), item)) {
-            return invalid_argument("output subscript appears twice");
-          }
-          out_labels.push_back(item);
-        }
-      }
-    } else {
-      for (int64_t j = 0; j < ell; ++j) out_labels.push_back(kLetters + static_cast<int>(j));
-      // Letters used once, in alphabetical (ASCII: upper case first) order.
-      for (int l = 26; l < 52; ++l)
-        if (count[static_cast<size_t>(l)] == 1) out_labels.push_back(l);
-      for (int l = 0; l < 26; ++l)
-        if (count[static_cast<size_t>(l)] == 1) out_labels.push_back(l);
-    }
-    std::vector<int> loop = out_labels;
-    for (int l = 0; l < num_labels; ++l) {
-      if (size[static_cast<size_t>(l)] >= 0 &&
-          std::find(out_labels.begin(), out_labels.end(), l) == out_labels.end()) {
-        loop.push_back(l);
-      }
-    }
+    RECUR_ASSIGN_OR_RETURN(const Labels lb, label_dimensions(p_.inputs, xs));
+    RECUR_ASSIGN_OR_RETURN(const std::vector<int> out_labels, output_labels(p_, lb));
     Shape out_shape;
-    for (int l : out_labels) out_shape.push_back(size[static_cast<size_t>(l)]);
+    for (int l : out_labels) out_shape.push_back(lb.size[static_cast<size_t>(l)]);
     RECUR_RETURN_IF_ERROR(checked_numel(out_shape, "the output shape").status());
-    // Per loop label, each input's stride (summed over repeated labels; 0 where broadcast).
-    const size_t L = loop.size();
-    std::vector<std::vector<int64_t>> stride(n, std::vector<int64_t>(L, 0));
-    for (size_t i = 0; i < n; ++i) {
-      const std::vector<int64_t> cs = contiguous_strides(xs[i]->shape());
-      for (size_t d = 0; d < dim_label[i].size(); ++d) {
-        if (xs[i]->dim(static_cast<int64_t>(d)) == 1 &&
-            size[static_cast<size_t>(dim_label[i][d])] != 1) {
-          continue;
-        }
-        const auto pos = std::find(loop.begin(), loop.end(), dim_label[i][d]) - loop.begin();
-        stride[i][static_cast<size_t>(pos)] += cs[d];
-      }
-    }
-    std::vector<int64_t> extent(L);
-    int64_t inner = 1;
-    for (size_t k = 0; k < L; ++k) extent[k] = size[static_cast<size_t>(loop[k])];
-    for (size_t k = out_labels.size(); k < L; ++k) inner *= extent[k];
+    const LoopNest nest = build_loop_nest(xs, lb, out_labels, out_shape);
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, xs[0]->dtype(), out_shape));
-    const int64_t out_total = shape_numel(out_shape);
-    auto run_loops = [&](auto&& body, auto&& emit) {
-      std::vector<int64_t> idx(L, 0), off(n, 0);
-      for (int64_t o = 0; o < out_total; ++o) {
-        for (int64_t s = 0; s < inner; ++s) {
-          body(off);
-          for (size_t k = L; k-- > 0;) {
-            ++idx[k];
-            for (size_t i = 0; i < n; ++i) off[i] += stride[i][k];
-            if (idx[k] < extent[k]) break;
-            for (size_t i = 0; i < n; ++i) off[i] -= stride[i][k] * extent[k];
-            idx[k] = 0;
-          }
-        }
-        emit(o);
-      }
-    };
     bool handled = visit_dtype(kNnFloatTypes, xs[0]->dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      using C = compute_t<T>;
-      std::vector<const T*> ps(n);
-      for (size_t i = 0; i < n; ++i) ps[i] = xs[i]->data<T>();
-      T* yp = y->data<T>();
-      double acc = 0;
-      run_loops(
-          [&](const std::vector<int64_t>& off) {
-            double v = 1;
-            for (size_t i = 0; i < n; ++i) v *= static_cast<double>(static_cast<C>(ps[i][off[i]]));
-            acc += v;
-          },
-          [&](int64_t o) {
-            yp[o] = static_cast<T>(static_cast<C>(acc));
-            acc = 0;
-          });
+      einsum_float<typename decltype(tag)::type>(xs, nest, y);
     });
     if (!handled) {
       handled = visit_dtype(kIntTypes, xs[0]->dtype(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        std::vector<const T*> ps(n);
-        for (size_t i = 0; i < n; ++i) ps[i] = xs[i]->data<T>();
-        T* yp = y->data<T>();
-        uint64_t acc = 0;  // wraps, as numpy's integer arithmetic
-        run_loops(
-            [&](const std::vector<int64_t>& off) {
-              uint64_t v = 1;
-              for (size_t i = 0; i < n; ++i) {
-                if constexpr (std::is_signed_v<T>) {
-                  v *= static_cast<uint64_t>(static_cast<int64_t>(ps[i][off[i]]));
-                } else {
-                  v *= static_cast<uint64_t>(ps[i][off[i]]);
-                }
-              }
-              acc += v;
-            },
-            [&](int64_t o) {
-              yp[o] = static_cast<T>(acc);
-              acc = 0;
-            });
+        einsum_int<typename decltype(tag)::type>(xs, nest, y);
       });
     }
     if (!handled)

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "providers/reference/common/gemm.h"
 
@@ -169,6 +170,163 @@ const C* data_or_null(const std::vector<C>& v) {
   return v.empty() ? nullptr : v.data();
 }
 
+// The sizes and layout of one run, shared by its steps.
+struct RunGeometry {
+  int64_t D = 0, N = 0, S = 0, I = 0, H = 0, GH = 0;
+  bool layout0 = true;
+  bool lstm = false;
+
+  // Offset of (direction d, batch row n) in the [D,N,H] / [N,D,H] states.
+  int64_t state_at(int64_t d, int64_t n) const { return (layout0 ? d * N + n : n * D + d) * H; }
+  // Offset of (time t, direction d, batch row n) in Y, [S,D,N,H] / [N,S,D,H].
+  int64_t y_at(int64_t t, int64_t d, int64_t n) const {
+    return (layout0 ? (t * D + d) * N + n : (n * S + t) * D + d) * H;
+  }
+  // Row of (time t, batch row n) in X and in its input projection.
+  int64_t x_row(int64_t t, int64_t n) const { return layout0 ? t * N + n : n * S + t; }
+};
+
+// Each batch row's length, from sequence_lens or S for all.
+struct SequenceLengths {
+  std::vector<int64_t> lens;
+  int64_t max_len = 0;
+  bool all_full = true;
+};
+
+SequenceLengths sequence_lengths(const Tensor* seq_lens, int64_t N, int64_t S) {
+  SequenceLengths out;
+  out.lens.assign(static_cast<size_t>(N), S);
+  if (seq_lens) {
+    const int32_t* l = seq_lens->data<int32_t>();
+    for (int64_t i = 0; i < N; ++i) out.lens[static_cast<size_t>(i)] = l[i];
+  }
+  out.max_len = N == 0 ? 0 : *std::max_element(out.lens.begin(), out.lens.end());
+  out.all_full = std::all_of(out.lens.begin(), out.lens.end(), [&](int64_t v) { return v == S; });
+  return out;
+}
+
+// The data of Y, Y_h and Y_c; null for the outputs not requested.
+template <class T>
+struct RunOutputs {
+  T* y = nullptr;
+  T* yh = nullptr;
+  T* yc = nullptr;
+};
+
+template <class T>
+Status allocate_outputs(KernelContext& ctx, const RunGeometry& g, DType dtype, bool want_y,
+                        bool want_yh, bool want_yc, RunOutputs<T>* out) {
+  const Shape state_shape = g.layout0 ? Shape{g.D, g.N, g.H} : Shape{g.N, g.D, g.H};
+  if (want_y) {
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(kRnnY, dtype,
+                                                           g.layout0 ? Shape{g.S, g.D, g.N, g.H}
+                                                                     : Shape{g.N, g.S, g.D, g.H}));
+    out->y = y->data<T>();
+  }
+  if (want_yh) {
+    RECUR_ASSIGN_OR_RETURN(Tensor * yh, ctx.allocate_output(kRnnYh, dtype, state_shape));
+    out->yh = yh->data<T>();
+  }
+  if (want_yc) {
+    RECUR_ASSIGN_OR_RETURN(Tensor * yc, ctx.allocate_output(kRnnYc, dtype, state_shape));
+    out->yc = yc->data<T>();
+  }
+  return ok_status();
+}
+
+// One workspace for the run: X in the compute type (16-bit floats only), the input projection
+// of one direction, the states and the step's scratch, in one allocation.
+template <class C>
+struct Workspace {
+  std::vector<C> buffer;
+  // What the step reads per batch row (StepArgs::xw_rows and active).
+  std::vector<const C*> xw_rows;
+  std::vector<uint8_t> active;
+  C* xc = nullptr;
+  C* xw = nullptr;
+  C* h = nullptr;
+  C* c = nullptr;
+  C* gates = nullptr;
+  C* scratch = nullptr;
+};
+
+template <class C>
+Status allocate_workspace(KernelContext& ctx, const RunGeometry& g, int64_t x_size, int64_t xw_size,
+                          Workspace<C>* ws) {
+  const int64_t N = g.N, H = g.H, GH = g.GH;
+  ws->xw_rows.assign(static_cast<size_t>(N), nullptr);
+  ws->active.assign(static_cast<size_t>(N), 0);
+  try {
+    ws->buffer.assign(
+        static_cast<size_t>(x_size + xw_size + N * H * (g.lstm ? 2 : 1) + N * GH + N * H), C(0));
+  } catch (const std::exception&) {  // bad_alloc, or length_error past vector's max_size
+    return ctx.error(ErrorCode::kInvalidArgument,
+                     "cannot allocate the workspace for T=" + std::to_string(g.S) +
+                         ", N=" + std::to_string(N) + ", hidden_size=" + std::to_string(H));
+  }
+  ws->xc = ws->buffer.data();
+  ws->xw = ws->xc + x_size;
+  ws->h = ws->xw + xw_size;
+  ws->c = ws->h + N * H;
+  ws->gates = ws->c + (g.lstm ? N * H : 0);
+  ws->scratch = ws->gates + N * GH;
+  return ok_status();
+}
+
+// X as the compute type: X itself, or its x_size values converted into xc.
+template <class T, class C>
+const C* input_in_compute_type(const Tensor& x, int64_t x_size, C* xc) {
+  const T* xs = x.data<T>();
+  if constexpr (std::is_same_v<T, C>) {
+    return xs;
+  } else {
+    for (int64_t i = 0; i < x_size; ++i) xc[i] = to_compute(xs[i]);
+    return xc;
+  }
+}
+
+// The input projection (bias included) of direction d for every (t, n) row at once, rows in
+// X's order.
+template <class C>
+void project_inputs(const RunGeometry& g, const WeightView<C>& wv, int64_t d, const C* xin, C* xw) {
+  const int64_t rows = g.S * g.N, GH = g.GH, I = g.I;
+  if (wv.bias) {
+    const C* bd = wv.bias + d * GH;
+    for (int64_t i = 0; i < rows; ++i) std::copy(bd, bd + GH, xw + i * GH);
+  }
+  if (rows > 0) {
+    gemm<C>(false, false, rows, GH, I, C(1), xin, I, wv.wt + d * I * GH, GH, wv.bias ? C(1) : C(0),
+            xw, GH);
+  }
+}
+
+// Direction d's initial_h and initial_c into h and c, zeros where they are absent.
+template <class T, class C>
+void load_initial_state(const RunGeometry& g, int64_t d, const T* h0, const T* c0, C* h, C* c) {
+  const int64_t N = g.N, H = g.H;
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t j = 0; j < H; ++j) {
+      h[n * H + j] = h0 ? to_compute(h0[g.state_at(d, n) + j]) : C(0);
+      if (g.lstm) c[n * H + j] = c0 ? to_compute(c0[g.state_at(d, n) + j]) : C(0);
+    }
+  }
+}
+
+// Y_h and Y_c of direction d: the state after each sequence's last valid step; zeros for a
+// length of 0.
+template <class T, class C>
+void write_final_state(const RunGeometry& g, int64_t d, const std::vector<int64_t>& lens,
+                       const C* h, const C* c, T* yh_data, T* yc_data) {
+  const int64_t N = g.N, H = g.H;
+  for (int64_t n = 0; n < N; ++n) {
+    const bool empty = lens[static_cast<size_t>(n)] == 0;
+    for (int64_t j = 0; j < H; ++j) {
+      if (yh_data) yh_data[g.state_at(d, n) + j] = from_compute<T>(empty ? C(0) : h[n * H + j]);
+      if (yc_data) yc_data[g.state_at(d, n) + j] = from_compute<T>(empty ? C(0) : c[n * H + j]);
+    }
+  }
+}
+
 class RnnKernel final : public Kernel {
  public:
   RnnKernel(RnnSpec spec, CellOps ops) : spec_(std::move(spec)), ops_(ops) {}
@@ -184,6 +342,17 @@ class RnnKernel final : public Kernel {
   Status run_typed(KernelContext& ctx, const RnnDims& dims, const Tensor& x, const Tensor* w,
                    const Tensor* r, const Tensor* b, const Tensor* seq_lens,
                    const Tensor* initial_h, const Tensor* initial_c, const Tensor* p) const;
+
+  // The packed weights of one run: the kernel's constants, and what was not packed at compile
+  // time packed now into *local.
+  template <class T, class C>
+  WeightView<C> weights_for_run(const RnnDims& dims, const Tensor* w, const Tensor* r,
+                                const Tensor* b, const Tensor* p, PackedWeights<C>* local) const;
+
+  // Direction d's steps over the projected inputs in ws, writing Y (when yd is not null).
+  template <class T, class C>
+  void run_direction(const RunGeometry& g, int64_t d, const WeightView<C>& wv,
+                     const SequenceLengths& sl, Workspace<C>& ws, T* yd) const;
 
   template <class C>
   const PackedWeights<C>& packed() const {
@@ -305,172 +474,121 @@ Status RnnKernel::run_typed(KernelContext& ctx, const RnnDims& dims, const Tenso
                             const Tensor* seq_lens, const Tensor* initial_h,
                             const Tensor* initial_c, const Tensor* p) const {
   using C = compute_t<T>;
-  const bool lstm = spec_.cell == RnnCell::kLstm;
-  const int64_t D = dims.directions, N = dims.batch, S = dims.seq_length, I = dims.input_size,
-                H = dims.hidden, GH = spec_.num_gates() * dims.hidden;
-  const bool layout0 = spec_.layout == 0;
+  RunGeometry g;
+  g.D = dims.directions;
+  g.N = dims.batch;
+  g.S = dims.seq_length;
+  g.I = dims.input_size;
+  g.H = dims.hidden;
+  g.GH = spec_.num_gates() * dims.hidden;
+  g.layout0 = spec_.layout == 0;
+  g.lstm = spec_.cell == RnnCell::kLstm;
 
   const bool want_y = ctx.output_requested(kRnnY);
   const bool want_yh = ctx.output_requested(kRnnYh);
-  const bool want_yc = lstm && ctx.output_requested(kRnnYc);
+  const bool want_yc = g.lstm && ctx.output_requested(kRnnYc);
   if (!want_y && !want_yh && !want_yc) return ok_status();
 
-  const int64_t xw_size = checked_product({S, N, GH});
-  const int64_t y_size = checked_product({S, D, N, H});
-  if (xw_size < 0 || y_size < 0 || checked_product({N, GH}) < 0) {
-    return ctx.error(ErrorCode::kInvalidArgument, "sizes overflow: T=" + std::to_string(S) +
-                                                      ", N=" + std::to_string(N) +
-                                                      ", hidden_size=" + std::to_string(H));
+  const int64_t xw_size = checked_product({g.S, g.N, g.GH});
+  const int64_t y_size = checked_product({g.S, g.D, g.N, g.H});
+  if (xw_size < 0 || y_size < 0 || checked_product({g.N, g.GH}) < 0) {
+    return ctx.error(ErrorCode::kInvalidArgument, "sizes overflow: T=" + std::to_string(g.S) +
+                                                      ", N=" + std::to_string(g.N) +
+                                                      ", hidden_size=" + std::to_string(g.H));
   }
+  RunOutputs<T> out;
+  RECUR_RETURN_IF_ERROR(allocate_outputs(ctx, g, x.dtype(), want_y, want_yh, want_yc, &out));
+  const SequenceLengths sl = sequence_lengths(seq_lens, g.N, g.S);
 
-  Tensor* y = nullptr;
-  Tensor* yh = nullptr;
-  Tensor* yc = nullptr;
-  const Shape state_shape = layout0 ? Shape{D, N, H} : Shape{N, D, H};
-  if (want_y) {
-    RECUR_ASSIGN_OR_RETURN(
-        y, ctx.allocate_output(kRnnY, x.dtype(), layout0 ? Shape{S, D, N, H} : Shape{N, S, D, H}));
-  }
-  if (want_yh) {
-    RECUR_ASSIGN_OR_RETURN(yh, ctx.allocate_output(kRnnYh, x.dtype(), state_shape));
-  }
-  if (want_yc) {
-    RECUR_ASSIGN_OR_RETURN(yc, ctx.allocate_output(kRnnYc, x.dtype(), state_shape));
-  }
-
-  std::vector<int64_t> lens(static_cast<size_t>(N), S);
-  if (seq_lens) {
-    const int32_t* l = seq_lens->data<int32_t>();
-    for (int64_t i = 0; i < N; ++i) lens[static_cast<size_t>(i)] = l[i];
-  }
-  const int64_t max_len = N == 0 ? 0 : *std::max_element(lens.begin(), lens.end());
-  const bool all_full = std::all_of(lens.begin(), lens.end(), [&](int64_t v) { return v == S; });
-
-  // The weights not packed at compile time are packed now.
   PackedWeights<C> local;
+  const WeightView<C> wv = weights_for_run<T, C>(dims, w, r, b, p, &local);
+
+  const int64_t x_size = std::is_same_v<T, C> ? 0 : x.numel();
+  Workspace<C> ws;
+  RECUR_RETURN_IF_ERROR(allocate_workspace(ctx, g, x_size, xw_size, &ws));
+  const C* xin = input_in_compute_type<T, C>(x, x_size, ws.xc);
+
+  if (out.y && !sl.all_full) std::fill(out.y, out.y + y_size, from_compute<T>(C(0)));
+  const T* h0 = initial_h ? initial_h->data<T>() : nullptr;
+  const T* c0 = initial_c ? initial_c->data<T>() : nullptr;
+  for (int64_t d = 0; d < g.D; ++d) {
+    project_inputs(g, wv, d, xin, ws.xw);
+    load_initial_state(g, d, h0, c0, ws.h, ws.c);
+    run_direction(g, d, wv, sl, ws, out.y);
+    write_final_state(g, d, sl.lens, ws.h, ws.c, out.yh, out.yc);
+  }
+  return ok_status();
+}
+
+template <class T, class C>
+WeightView<C> RnnKernel::weights_for_run(const RnnDims& dims, const Tensor* w, const Tensor* r,
+                                         const Tensor* b, const Tensor* p,
+                                         PackedWeights<C>* local) const {
   const unsigned missing = kAllParts & ~packed_parts_;
-  if (missing) pack_weights<T, C>(spec_, dims, missing, w, r, b, p, &local);
+  if (missing) pack_weights<T, C>(spec_, dims, missing, w, r, b, p, local);
   const PackedWeights<C>& pre = packed<C>();
   auto pick = [&](unsigned part, const std::vector<C>& mine, const std::vector<C>& theirs) {
     return data_or_null((packed_parts_ & part) ? mine : theirs);
   };
   WeightView<C> wv;
-  wv.wt = pick(kPackW, pre.wt, local.wt);
-  wv.rt = pick(kPackR, pre.rt, local.rt);
-  wv.bias = pick(kPackB, pre.bias, local.bias);
-  wv.rbh = pick(kPackB, pre.rbh, local.rbh);
-  wv.p = pick(kPackP, pre.p, local.p);
+  wv.wt = pick(kPackW, pre.wt, local->wt);
+  wv.rt = pick(kPackR, pre.rt, local->rt);
+  wv.bias = pick(kPackB, pre.bias, local->bias);
+  wv.rbh = pick(kPackB, pre.rbh, local->rbh);
+  wv.p = pick(kPackP, pre.p, local->p);
+  return wv;
+}
 
-  // One workspace for the run: X in the compute type (16-bit floats only), the input
-  // projection of one direction, the states and the step's scratch.
-  const bool convert_x = !std::is_same_v<T, C>;
-  const int64_t x_size = convert_x ? x.numel() : 0;
-  std::vector<C> work;
-  std::vector<const C*> xw_rows(static_cast<size_t>(N), nullptr);
-  std::vector<uint8_t> active(static_cast<size_t>(N), 0);
-  try {
-    work.assign(static_cast<size_t>(x_size + xw_size + N * H * (lstm ? 2 : 1) + N * GH + N * H),
-                C(0));
-  } catch (const std::exception&) {  // bad_alloc, or length_error past vector's max_size
-    return ctx.error(ErrorCode::kInvalidArgument,
-                     "cannot allocate the workspace for T=" + std::to_string(S) +
-                         ", N=" + std::to_string(N) + ", hidden_size=" + std::to_string(H));
-  }
-  C* xc = work.data();
-  C* xw = xc + x_size;
-  C* h = xw + xw_size;
-  C* c = h + N * H;
-  C* gates = c + (lstm ? N * H : 0);
-  C* scratch = gates + N * GH;
-  const T* xs = x.data<T>();
-  if (convert_x) {
-    for (int64_t i = 0; i < x_size; ++i) xc[i] = to_compute(xs[i]);
-  }
-  const C* xin = convert_x ? xc : reinterpret_cast<const C*>(xs);
+template <class T, class C>
+void RnnKernel::run_direction(const RunGeometry& g, int64_t d, const WeightView<C>& wv,
+                              const SequenceLengths& sl, Workspace<C>& ws, T* yd) const {
+  const int64_t N = g.N, H = g.H, GH = g.GH;
+  const bool reverse = spec_.direction == RnnDirection::kReverse ||
+                       (spec_.direction == RnnDirection::kBidirectional && d == 1);
+  StepArgs<C> args;
+  args.spec = &spec_;
+  args.dir = static_cast<int>(d);
+  args.batch = N;
+  args.hidden = H;
+  args.xw_rows = ws.xw_rows.data();
+  args.active = ws.active.data();
+  args.rt = wv.rt + d * H * GH;
+  args.rbh = wv.rbh ? wv.rbh + d * H : nullptr;
+  args.p = wv.p ? wv.p + d * 3 * H : nullptr;
+  args.h = ws.h;
+  args.c = g.lstm ? ws.c : nullptr;
+  args.gates = ws.gates;
+  args.scratch = ws.scratch;
 
-  T* yd = want_y ? y->data<T>() : nullptr;
-  T* yh_data = want_yh ? yh->data<T>() : nullptr;
-  T* yc_data = want_yc ? yc->data<T>() : nullptr;
-  if (want_y && !all_full) std::fill(yd, yd + y_size, from_compute<T>(C(0)));
-  const T* h0 = initial_h ? initial_h->data<T>() : nullptr;
-  const T* c0 = initial_c ? initial_c->data<T>() : nullptr;
-  // Offset of (direction d, batch row n) in the [D,N,H] / [N,D,H] states.
-  auto state_at = [&](int64_t d, int64_t n) { return (layout0 ? d * N + n : n * D + d) * H; };
-
-  for (int64_t d = 0; d < D; ++d) {
-    const bool reverse = spec_.direction == RnnDirection::kReverse ||
-                         (spec_.direction == RnnDirection::kBidirectional && d == 1);
-    // Input projection of every (t, n) row at once, rows in X's order.
-    const int64_t rows = S * N;
-    if (wv.bias) {
-      const C* bd = wv.bias + d * GH;
-      for (int64_t i = 0; i < rows; ++i) std::copy(bd, bd + GH, xw + i * GH);
-    }
-    if (rows > 0) {
-      gemm<C>(false, false, rows, GH, I, C(1), xin, I, wv.wt + d * I * GH, GH,
-              wv.bias ? C(1) : C(0), xw, GH);
-    }
+  // Step s reads time s of each sequence going forward, and time len-1-s going backward,
+  // so that the reverse direction starts from each sequence's own last valid step.
+  const std::vector<int64_t>& lens = sl.lens;
+  for (int64_t s = 0; s < sl.max_len; ++s) {
     for (int64_t n = 0; n < N; ++n) {
-      for (int64_t j = 0; j < H; ++j) {
-        h[n * H + j] = h0 ? to_compute(h0[state_at(d, n) + j]) : C(0);
-        if (lstm) c[n * H + j] = c0 ? to_compute(c0[state_at(d, n) + j]) : C(0);
+      const int64_t len = lens[static_cast<size_t>(n)];
+      const bool on = s < len;
+      ws.active[static_cast<size_t>(n)] = on;
+      if (!on) {
+        ws.xw_rows[static_cast<size_t>(n)] = nullptr;
+        continue;
       }
+      const int64_t t = reverse ? len - 1 - s : s;
+      ws.xw_rows[static_cast<size_t>(n)] = ws.xw + g.x_row(t, n) * GH;
     }
-
-    StepArgs<C> args;
-    args.spec = &spec_;
-    args.dir = static_cast<int>(d);
-    args.batch = N;
-    args.hidden = H;
-    args.xw_rows = xw_rows.data();
-    args.active = active.data();
-    args.rt = wv.rt + d * H * GH;
-    args.rbh = wv.rbh ? wv.rbh + d * H : nullptr;
-    args.p = wv.p ? wv.p + d * 3 * H : nullptr;
-    args.h = h;
-    args.c = lstm ? c : nullptr;
-    args.gates = gates;
-    args.scratch = scratch;
-
-    // Step s reads time s of each sequence going forward, and time len-1-s going backward,
-    // so that the reverse direction starts from each sequence's own last valid step.
-    for (int64_t s = 0; s < max_len; ++s) {
-      for (int64_t n = 0; n < N; ++n) {
-        const int64_t len = lens[static_cast<size_t>(n)];
-        const bool on = s < len;
-        active[static_cast<size_t>(n)] = on;
-        if (!on) {
-          xw_rows[static_cast<size_t>(n)] = nullptr;
-          continue;
-        }
-        const int64_t t = reverse ? len - 1 - s : s;
-        xw_rows[static_cast<size_t>(n)] = xw + (layout0 ? t * N + n : n * S + t) * GH;
-      }
-      if constexpr (std::is_same_v<C, float>) {
-        ops_.step_float(args);
-      } else {
-        ops_.step_double(args);
-      }
-      if (!want_y) continue;
-      for (int64_t n = 0; n < N; ++n) {
-        if (!active[static_cast<size_t>(n)]) continue;
-        const int64_t len = lens[static_cast<size_t>(n)];
-        const int64_t t = reverse ? len - 1 - s : s;
-        T* dst = yd + (layout0 ? (t * D + d) * N + n : (n * S + t) * D + d) * H;
-        for (int64_t j = 0; j < H; ++j) dst[j] = from_compute<T>(h[n * H + j]);
-      }
+    if constexpr (std::is_same_v<C, float>) {
+      ops_.step_float(args);
+    } else {
+      ops_.step_double(args);
     }
-
-    // Y_h and Y_c: the state after each sequence's last valid step; zeros for a length of 0.
+    if (!yd) continue;
     for (int64_t n = 0; n < N; ++n) {
-      const bool empty = lens[static_cast<size_t>(n)] == 0;
-      for (int64_t j = 0; j < H; ++j) {
-        if (yh_data) yh_data[state_at(d, n) + j] = from_compute<T>(empty ? C(0) : h[n * H + j]);
-        if (yc_data) yc_data[state_at(d, n) + j] = from_compute<T>(empty ? C(0) : c[n * H + j]);
-      }
+      if (!ws.active[static_cast<size_t>(n)]) continue;
+      const int64_t len = lens[static_cast<size_t>(n)];
+      const int64_t t = reverse ? len - 1 - s : s;
+      T* dst = yd + g.y_at(t, d, n);
+      for (int64_t j = 0; j < H; ++j) dst[j] = from_compute<T>(ws.h[n * H + j]);
     }
   }
-  return ok_status();
 }
 
 }  // namespace

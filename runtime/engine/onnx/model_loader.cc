@@ -52,6 +52,16 @@ class Loader {
                     const std::string& where);
 
  private:
+  // The steps of read_graph, in the order it takes them.
+  Status read_graph_inputs(const onnx::GraphProto& gp, Graph& g, const std::string& pfx);
+  Status read_initializers(const onnx::GraphProto& gp, Graph& g, const std::string& pfx);
+  Status read_value_info(const onnx::GraphProto& gp, Graph& g);
+  Result<Node> read_node(const onnx::NodeProto& np, int i, Scope& scope, const std::string& pfx);
+  Status read_node_attributes(const onnx::NodeProto& np, Scope& scope, const std::string& pfx,
+                              Node* node);
+  // Values a subgraph captures become implicit inputs of the node that holds it.
+  void add_captures(const Graph& sub, const Scope& scope, Node* node);
+  Status read_graph_outputs(const onnx::GraphProto& gp, const Scope& scope, const std::string& pfx);
   Status read_type(const onnx::TypeProto& tp, const std::string& name, TypeInfo* out, bool strict);
   Status read_attribute(const onnx::AttributeProto& ap, const Node& node, Scope& scope,
                         Attribute* out);
@@ -223,6 +233,15 @@ Status Loader::read_attribute(const onnx::AttributeProto& ap, const Node& node, 
   return ok_status();
 }
 
+// The value `name` defines in g, added if nothing has mentioned it yet.
+Result<ValueId> define_value(Graph& g, const std::string& name, const char* kind,
+                             const std::string& pfx) {
+  if (name.empty()) return invalid_model(pfx + ": a " + std::string(kind) + " has no name");
+  ValueId v = g.find(name);
+  if (v == kNoValue) v = g.add_value(name);
+  return v;
+}
+
 Status Loader::read_graph(const onnx::GraphProto& gp, Graph& g, const Scope* parent,
                           const std::string& where) {
   const std::string pfx = prefix(where);
@@ -234,20 +253,37 @@ Status Loader::read_graph(const onnx::GraphProto& gp, Graph& g, const Scope* par
 
   // First every name this graph defines, so that subgraphs can capture values of nodes that
   // come later in the file.
-  auto define = [&](const std::string& name, const char* kind) -> Result<ValueId> {
-    if (name.empty()) return invalid_model(pfx + ": a " + std::string(kind) + " has no name");
-    ValueId v = g.find(name);
-    if (v == kNoValue) v = g.add_value(name);
-    return v;
-  };
+  RECUR_RETURN_IF_ERROR(read_graph_inputs(gp, g, pfx));
+  RECUR_RETURN_IF_ERROR(read_initializers(gp, g, pfx));
+  for (int i = 0; i < gp.node_size(); ++i) {
+    for (const auto& out : gp.node(i).output()) {
+      if (out.empty()) continue;
+      if (g.find(out) == kNoValue) g.add_value(out);
+    }
+  }
+  RECUR_RETURN_IF_ERROR(read_value_info(gp, g));
+
+  for (int i = 0; i < gp.node_size(); ++i) {
+    RECUR_ASSIGN_OR_RETURN(Node node, read_node(gp.node(i), i, scope, pfx));
+    g.add_node(std::move(node));
+  }
+  RECUR_RETURN_IF_ERROR(read_graph_outputs(gp, scope, pfx));
+  return g.finalize().with_context(pfx);
+}
+
+Status Loader::read_graph_inputs(const onnx::GraphProto& gp, Graph& g, const std::string& pfx) {
   for (const auto& in : gp.input()) {
-    RECUR_ASSIGN_OR_RETURN(ValueId v, define(in.name(), "graph input"));
+    RECUR_ASSIGN_OR_RETURN(ValueId v, define_value(g, in.name(), "graph input", pfx));
     RECUR_RETURN_IF_ERROR(read_type(in.type(), in.name(), &g.mutable_value(v).type, true)
                               .with_context(pfx + ": graph input"));
     g.add_input(v);
   }
+  return ok_status();
+}
+
+Status Loader::read_initializers(const onnx::GraphProto& gp, Graph& g, const std::string& pfx) {
   for (const auto& init : gp.initializer()) {
-    RECUR_ASSIGN_OR_RETURN(ValueId v, define(init.name(), "initializer"));
+    RECUR_ASSIGN_OR_RETURN(ValueId v, define_value(g, init.name(), "initializer", pfx));
     if (g.value(v).is_initializer) {
       return invalid_model(pfx + ": initializer '" + init.name() + "' is defined twice");
     }
@@ -266,12 +302,10 @@ Status Loader::read_graph(const onnx::GraphProto& gp, Graph& g, const Scope* par
       g.mutable_value(v).type = declared;
     }
   }
-  for (int i = 0; i < gp.node_size(); ++i) {
-    for (const auto& out : gp.node(i).output()) {
-      if (out.empty()) continue;
-      if (g.find(out) == kNoValue) g.add_value(out);
-    }
-  }
+  return ok_status();
+}
+
+Status Loader::read_value_info(const onnx::GraphProto& gp, Graph& g) {
   for (const auto& vi : gp.value_info()) {
     ValueId v = g.find(vi.name());
     if (v == kNoValue) continue;  // describes a value nothing defines: ignore
@@ -279,63 +313,74 @@ Status Loader::read_graph(const onnx::GraphProto& gp, Graph& g, const Scope* par
     RECUR_RETURN_IF_ERROR(read_type(vi.type(), vi.name(), &t, false));
     if (!g.value(v).is_initializer && !g.value(v).is_graph_input) g.mutable_value(v).type = t;
   }
+  return ok_status();
+}
 
-  for (int i = 0; i < gp.node_size(); ++i) {
-    const onnx::NodeProto& np = gp.node(i);
-    Node node;
-    node.op_type = np.op_type();
-    node.domain = np.domain() == "ai.onnx" ? "" : np.domain();
-    node.name = np.name().empty() ? np.op_type() + "_" + std::to_string(i) : np.name();
-    if (node.op_type.empty()) {
-      return invalid_model(pfx + ": node " + std::to_string(i) + " has no op_type");
-    }
-    const DomainRange* dom = find_domain(node.domain);
-    if (!dom) {
-      return not_implemented(pfx + ": " + node.describe() + " uses the unknown domain '" +
-                             node.domain + "'");
-    }
-    node.opset = g.opset(node.domain);
-    if (node.opset == 0) {
-      return invalid_model(pfx + ": " + node.describe() + " uses domain '" + node.domain +
-                           "', which the model does not import");
-    }
-    for (const auto& in : np.input()) {
-      if (in.empty()) {
-        node.inputs.push_back(kNoValue);
-        continue;
-      }
-      const ValueId v = resolve(scope, in);
-      if (v == kNoValue) {
-        return invalid_model(pfx + ": " + node.describe() + " reads '" + in +
-                             "', which does not exist");
-      }
-      node.inputs.push_back(v);
-    }
-    for (const auto& out : np.output())
-      node.outputs.push_back(out.empty() ? kNoValue : g.find(out));
-    for (const auto& ap : np.attribute()) {
-      if (ap.name().empty()) {
-        return invalid_model(pfx + ": " + node.describe() + " has an attribute with no name");
-      }
-      Attribute a;
-      RECUR_RETURN_IF_ERROR(read_attribute(ap, node, scope, &a));
-      // Values a subgraph captures become implicit inputs of this node.
-      auto capture = [&](const Graph& sub) {
-        for (ValueId r : sub.outer_refs()) {
-          const ValueId here = resolve(scope, sub.value(r).name);
-          if (here != kNoValue &&
-              std::find(node.implicit_inputs.begin(), node.implicit_inputs.end(), here) ==
-                  node.implicit_inputs.end()) {
-            node.implicit_inputs.push_back(here);
-          }
-        }
-      };
-      if (a.g) capture(*a.g);
-      for (const auto& sg : a.graphs) capture(*sg);
-      node.attributes.emplace(ap.name(), std::move(a));
-    }
-    g.add_node(std::move(node));
+Result<Node> Loader::read_node(const onnx::NodeProto& np, int i, Scope& scope,
+                               const std::string& pfx) {
+  Graph& g = *scope.graph;
+  Node node;
+  node.op_type = np.op_type();
+  node.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+  node.name = np.name().empty() ? np.op_type() + "_" + std::to_string(i) : np.name();
+  if (node.op_type.empty()) {
+    return invalid_model(pfx + ": node " + std::to_string(i) + " has no op_type");
   }
+  const DomainRange* dom = find_domain(node.domain);
+  if (!dom) {
+    return not_implemented(pfx + ": " + node.describe() + " uses the unknown domain '" +
+                           node.domain + "'");
+  }
+  node.opset = g.opset(node.domain);
+  if (node.opset == 0) {
+    return invalid_model(pfx + ": " + node.describe() + " uses domain '" + node.domain +
+                         "', which the model does not import");
+  }
+  for (const auto& in : np.input()) {
+    if (in.empty()) {
+      node.inputs.push_back(kNoValue);
+      continue;
+    }
+    const ValueId v = resolve(scope, in);
+    if (v == kNoValue) {
+      return invalid_model(pfx + ": " + node.describe() + " reads '" + in +
+                           "', which does not exist");
+    }
+    node.inputs.push_back(v);
+  }
+  for (const auto& out : np.output()) node.outputs.push_back(out.empty() ? kNoValue : g.find(out));
+  RECUR_RETURN_IF_ERROR(read_node_attributes(np, scope, pfx, &node));
+  return node;
+}
+
+Status Loader::read_node_attributes(const onnx::NodeProto& np, Scope& scope, const std::string& pfx,
+                                    Node* node) {
+  for (const auto& ap : np.attribute()) {
+    if (ap.name().empty()) {
+      return invalid_model(pfx + ": " + node->describe() + " has an attribute with no name");
+    }
+    Attribute a;
+    RECUR_RETURN_IF_ERROR(read_attribute(ap, *node, scope, &a));
+    if (a.g) add_captures(*a.g, scope, node);
+    for (const auto& sg : a.graphs) add_captures(*sg, scope, node);
+    node->attributes.emplace(ap.name(), std::move(a));
+  }
+  return ok_status();
+}
+
+void Loader::add_captures(const Graph& sub, const Scope& scope, Node* node) {
+  for (ValueId r : sub.outer_refs()) {
+    const ValueId here = resolve(scope, sub.value(r).name);
+    if (here != kNoValue && std::find(node->implicit_inputs.begin(), node->implicit_inputs.end(),
+                                      here) == node->implicit_inputs.end()) {
+      node->implicit_inputs.push_back(here);
+    }
+  }
+}
+
+Status Loader::read_graph_outputs(const onnx::GraphProto& gp, const Scope& scope,
+                                  const std::string& pfx) {
+  Graph& g = *scope.graph;
   for (const auto& out : gp.output()) {
     const ValueId v = resolve(scope, out.name());
     if (v == kNoValue) {
@@ -353,7 +398,7 @@ Status Loader::read_graph(const onnx::GraphProto& gp, Graph& g, const Scope* par
     val.type.optional = val.type.optional || declared.optional;
     g.add_output(v);
   }
-  return g.finalize().with_context(pfx);
+  return ok_status();
 }
 
 Result<Model> load_proto(const onnx::ModelProto& mp, const std::string& base_dir,

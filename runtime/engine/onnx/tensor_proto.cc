@@ -146,6 +146,128 @@ Status copy_field(const Field& field, Tensor& t, const std::string& what, const 
   return ok_status();
 }
 
+// The tensor's shape from its dims, and its element count, guarded before anything is
+// allocated: a corrupt dims list must not ask for exabytes.
+Result<int64_t> read_dims(const onnx::TensorProto& proto, const std::string& what, Shape* shape) {
+  for (int64_t d : proto.dims()) {
+    if (d < 0) return invalid_model(what + ": negative dimension " + std::to_string(d));
+    shape->push_back(d);
+  }
+  __int128 count = 1;
+  for (int64_t d : *shape) {
+    count *= d;
+    if (count > (static_cast<__int128>(1) << 40)) {
+      return invalid_model(what + ": shape " + shape_to_string(*shape) + " is too large");
+    }
+  }
+  return static_cast<int64_t>(count);
+}
+
+Result<Tensor> string_tensor(const onnx::TensorProto& proto, const Shape& shape, int64_t count,
+                             const std::string& what) {
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    return not_implemented(what + ": string tensors in external data are not supported");
+  }
+  if (proto.string_data_size() != static_cast<int>(count)) {
+    return invalid_model(what + ": string_data holds " + std::to_string(proto.string_data_size()) +
+                         " values but the shape " + shape_to_string(shape) + " needs " +
+                         std::to_string(count));
+  }
+  Tensor t = Tensor::empty(DType::kString, shape);
+  auto* out = t.data<std::string>();
+  for (int i = 0; i < proto.string_data_size(); ++i) out[i] = proto.string_data(i);
+  return t;
+}
+
+Result<Tensor> external_tensor(const onnx::TensorProto& proto, ExternalData* external, DType dtype,
+                               const Shape& shape, const std::string& what) {
+  if (!external) return invalid_model(what + ": external data is not allowed here");
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : proto.external_data()) {
+    try {
+      if (kv.key() == "location") location = kv.value();
+      if (kv.key() == "offset") offset = std::stoll(kv.value());
+      if (kv.key() == "length") length = std::stoll(kv.value());
+    } catch (const std::exception&) {
+      return invalid_model(what + ": external data " + kv.key() + " '" + kv.value() +
+                           "' is not a number");
+    }
+  }
+  return external->read(location, offset, length, dtype, shape, what);
+}
+
+// The data must match the shape before anything is allocated: a corrupt dims list with a
+// few bytes of data must be an error, not a request for gigabytes.
+Status check_data_size(const onnx::TensorProto& proto, DType dtype, const Shape& shape,
+                       int64_t count, size_t nbytes, const std::string& what) {
+  if (proto.has_raw_data() && proto.raw_data().size() != nbytes) {
+    return invalid_model(what + ": raw_data has " + std::to_string(proto.raw_data().size()) +
+                         " bytes but a " + std::string(dtype_name(dtype)) + shape_to_string(shape) +
+                         " tensor needs " + std::to_string(nbytes));
+  }
+  if (!proto.has_raw_data()) {
+    const auto [field, held] = typed_field(proto, dtype);
+    if (held != count) {
+      return invalid_model(what + ": " + field + " holds " + std::to_string(held) +
+                           " values but the shape " + shape_to_string(shape) + " needs " +
+                           std::to_string(count));
+    }
+  }
+  return ok_status();
+}
+
+void copy_raw_data(const onnx::TensorProto& proto, size_t nbytes, Tensor& t) {
+  const std::string& raw = proto.raw_data();
+  if (nbytes) std::memcpy(t.raw_data(), raw.data(), nbytes);
+  if (t.dtype() == DType::kBool) {
+    // Normalise to 0/1 so that reading the bytes as bool is well defined.
+    auto* b = static_cast<uint8_t*>(t.raw_data());
+    for (int64_t i = 0; i < t.numel(); ++i) b[i] = b[i] != 0;
+  }
+}
+
+// The values from the typed field that holds t's dtype.
+Status copy_typed_field(const onnx::TensorProto& proto, Tensor& t, const std::string& what) {
+  switch (t.dtype()) {
+    case DType::kFloat32:
+      return copy_field<float>(proto.float_data(), t, what, "float_data");
+    case DType::kFloat64:
+      return copy_field<double>(proto.double_data(), t, what, "double_data");
+    case DType::kInt64:
+      return copy_field<int64_t>(proto.int64_data(), t, what, "int64_data");
+    case DType::kUInt32:
+      return copy_field<uint32_t>(proto.uint64_data(), t, what, "uint64_data");
+    case DType::kUInt64:
+      return copy_field<uint64_t>(proto.uint64_data(), t, what, "uint64_data");
+    case DType::kInt32:
+      return copy_field<int32_t>(proto.int32_data(), t, what, "int32_data");
+    case DType::kInt16:
+      return copy_field<int16_t>(proto.int32_data(), t, what, "int32_data");
+    case DType::kInt8:
+      return copy_field<int8_t>(proto.int32_data(), t, what, "int32_data");
+    case DType::kUInt16:
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      // float16 and bfloat16 travel as their bit patterns in int32_data.
+      return copy_field<uint16_t>(proto.int32_data(), t, what, "int32_data");
+    case DType::kUInt8:
+      return copy_field<uint8_t>(proto.int32_data(), t, what, "int32_data");
+    case DType::kBool: {
+      const auto& f = proto.int32_data();
+      if (f.size() != t.numel()) {
+        return invalid_model(what + ": int32_data holds " + std::to_string(f.size()) +
+                             " values but the shape needs " + std::to_string(t.numel()));
+      }
+      auto* out = static_cast<uint8_t*>(t.raw_data());
+      for (int i = 0; i < f.size(); ++i) out[i] = f.Get(i) != 0;
+      return ok_status();
+    }
+    default:
+      return internal_error(what + ": unhandled dtype");
+  }
+}
+
 }  // namespace
 
 Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* external,
@@ -157,123 +279,19 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* e
   }
   const DType dtype = static_cast<DType>(dt);
   Shape shape;
-  for (int64_t d : proto.dims()) {
-    if (d < 0) return invalid_model(what + ": negative dimension " + std::to_string(d));
-    shape.push_back(d);
-  }
-  // Guard the element count before allocating: a corrupt dims list must not ask for exabytes.
-  __int128 count = 1;
-  for (int64_t d : shape) {
-    count *= d;
-    if (count > (static_cast<__int128>(1) << 40)) {
-      return invalid_model(what + ": shape " + shape_to_string(shape) + " is too large");
-    }
-  }
+  RECUR_ASSIGN_OR_RETURN(const int64_t count, read_dims(proto, what, &shape));
   const size_t nbytes = static_cast<size_t>(count) * dtype_size(dtype);
 
-  if (dtype == DType::kString) {
-    if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-      return not_implemented(what + ": string tensors in external data are not supported");
-    }
-    if (proto.string_data_size() != static_cast<int>(count)) {
-      return invalid_model(what + ": string_data holds " +
-                           std::to_string(proto.string_data_size()) + " values but the shape " +
-                           shape_to_string(shape) + " needs " + std::to_string(int64_t(count)));
-    }
-    Tensor t = Tensor::empty(dtype, shape);
-    auto* out = t.data<std::string>();
-    for (int i = 0; i < proto.string_data_size(); ++i) out[i] = proto.string_data(i);
-    return t;
-  }
+  if (dtype == DType::kString) return string_tensor(proto, shape, count, what);
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    if (!external) return invalid_model(what + ": external data is not allowed here");
-    std::string location;
-    int64_t offset = 0, length = -1;
-    for (const auto& kv : proto.external_data()) {
-      try {
-        if (kv.key() == "location") location = kv.value();
-        if (kv.key() == "offset") offset = std::stoll(kv.value());
-        if (kv.key() == "length") length = std::stoll(kv.value());
-      } catch (const std::exception&) {
-        return invalid_model(what + ": external data " + kv.key() + " '" + kv.value() +
-                             "' is not a number");
-      }
-    }
-    return external->read(location, offset, length, dtype, shape, what);
+    return external_tensor(proto, external, dtype, shape, what);
   }
-
-  // The data must match the shape before anything is allocated: a corrupt dims list with a
-  // few bytes of data must be an error, not a request for gigabytes.
-  if (proto.has_raw_data() && proto.raw_data().size() != nbytes) {
-    return invalid_model(what + ": raw_data has " + std::to_string(proto.raw_data().size()) +
-                         " bytes but a " + std::string(dtype_name(dtype)) + shape_to_string(shape) +
-                         " tensor needs " + std::to_string(nbytes));
-  }
-  if (!proto.has_raw_data()) {
-    const auto [field, held] = typed_field(proto, dtype);
-    if (held != static_cast<int64_t>(count)) {
-      return invalid_model(what + ": " + field + " holds " + std::to_string(held) +
-                           " values but the shape " + shape_to_string(shape) + " needs " +
-                           std::to_string(static_cast<int64_t>(count)));
-    }
-  }
+  RECUR_RETURN_IF_ERROR(check_data_size(proto, dtype, shape, count, nbytes, what));
   Tensor t = Tensor::empty(dtype, shape);
   if (proto.has_raw_data()) {
-    const std::string& raw = proto.raw_data();
-    if (nbytes) std::memcpy(t.raw_data(), raw.data(), nbytes);
-    if (dtype == DType::kBool) {
-      // Normalise to 0/1 so that reading the bytes as bool is well defined.
-      auto* b = static_cast<uint8_t*>(t.raw_data());
-      for (int64_t i = 0; i < t.numel(); ++i) b[i] = b[i] != 0;
-    }
-    return t;
-  }
-  switch (dtype) {
-    case DType::kFloat32:
-      RECUR_RETURN_IF_ERROR(copy_field<float>(proto.float_data(), t, what, "float_data"));
-      break;
-    case DType::kFloat64:
-      RECUR_RETURN_IF_ERROR(copy_field<double>(proto.double_data(), t, what, "double_data"));
-      break;
-    case DType::kInt64:
-      RECUR_RETURN_IF_ERROR(copy_field<int64_t>(proto.int64_data(), t, what, "int64_data"));
-      break;
-    case DType::kUInt32:
-      RECUR_RETURN_IF_ERROR(copy_field<uint32_t>(proto.uint64_data(), t, what, "uint64_data"));
-      break;
-    case DType::kUInt64:
-      RECUR_RETURN_IF_ERROR(copy_field<uint64_t>(proto.uint64_data(), t, what, "uint64_data"));
-      break;
-    case DType::kInt32:
-      RECUR_RETURN_IF_ERROR(copy_field<int32_t>(proto.int32_data(), t, what, "int32_data"));
-      break;
-    case DType::kInt16:
-      RECUR_RETURN_IF_ERROR(copy_field<int16_t>(proto.int32_data(), t, what, "int32_data"));
-      break;
-    case DType::kInt8:
-      RECUR_RETURN_IF_ERROR(copy_field<int8_t>(proto.int32_data(), t, what, "int32_data"));
-      break;
-    case DType::kUInt16:
-    case DType::kFloat16:
-    case DType::kBFloat16:
-      // float16 and bfloat16 travel as their bit patterns in int32_data.
-      RECUR_RETURN_IF_ERROR(copy_field<uint16_t>(proto.int32_data(), t, what, "int32_data"));
-      break;
-    case DType::kUInt8:
-      RECUR_RETURN_IF_ERROR(copy_field<uint8_t>(proto.int32_data(), t, what, "int32_data"));
-      break;
-    case DType::kBool: {
-      const auto& f = proto.int32_data();
-      if (f.size() != t.numel()) {
-        return invalid_model(what + ": int32_data holds " + std::to_string(f.size()) +
-                             " values but the shape needs " + std::to_string(t.numel()));
-      }
-      auto* out = static_cast<uint8_t*>(t.raw_data());
-      for (int i = 0; i < f.size(); ++i) out[i] = f.Get(i) != 0;
-      break;
-    }
-    default:
-      return internal_error(what + ": unhandled dtype");
+    copy_raw_data(proto, nbytes, t);
+  } else {
+    RECUR_RETURN_IF_ERROR(copy_typed_field(proto, t, what));
   }
   return t;
 }
