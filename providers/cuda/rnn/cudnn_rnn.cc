@@ -72,7 +72,7 @@ Result<std::shared_ptr<const ShapePlan>> CudnnRnnKernel::build_shape_plan(cudnnH
   return std::shared_ptr<const ShapePlan>(std::move(sp));
 }
 
-// cuDNN's persistent algorithms need fixed lengths and DOUBLE_BIAS (see FACTS.md). Each is
+// cuDNN's persistent algorithms need fixed lengths and DOUBLE_BIAS (docs/semantics.md). Each is
 // tried in turn; "not supported" anywhere moves on to the next, and STANDARD is the last
 // resort. A candidate must lay the weight space out as STANDARD does, so one weight space
 // serves both.

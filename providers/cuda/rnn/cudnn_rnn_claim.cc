@@ -1,4 +1,4 @@
-// What cuDNN's RNN can and cannot express, per ONNX attribute (see FACTS.md, cuDNN 9).
+// What cuDNN's RNN can and cannot express, per ONNX attribute (docs/semantics.md, cuDNN 9).
 #include <cstring>
 #include <sstream>
 

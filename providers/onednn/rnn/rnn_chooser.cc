@@ -247,7 +247,8 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
   Candidates cands;
   for (const Choice& t : threading)
     for (bool any : formats) cands.list.push_back({any, t.threads, t.split});
-  // Without timing: FACTS.md's measurements (brgemm loses at small batches on one thread).
+  // Without timing: the measurements in docs/semantics.md (brgemm loses at small batches on one
+  // thread).
   Choice& best = cands.untimed;
   best = cands.list.front();
   if (formats.size() > 1) best.any = N >= 8;
