@@ -26,7 +26,7 @@ struct DomainRange {
 };
 constexpr DomainRange kDomains[] = {
     {"", 1, kMaxOnnxOpset},
-    {"ai.onnx.ml", 1, 3},
+    {"ai.onnx.ml", 1, 5},
     {"ai.onnx.preview.training", 1, 1},  // optimizers and Gradient
 };
 
@@ -401,6 +401,18 @@ Status Loader::read_graph_outputs(const onnx::GraphProto& gp, const Scope& scope
   return ok_status();
 }
 
+// The op types of `domain` in `g` and its subgraphs, for the message that refuses an opset.
+void op_types_in(const onnx::GraphProto& g, const std::string& domain, std::set<std::string>* out) {
+  for (const auto& n : g.node()) {
+    const std::string d = n.domain() == "ai.onnx" ? "" : n.domain();
+    if (d == domain && out->size() < 64) out->insert(n.op_type());
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) op_types_in(a.g(), domain, out);
+      for (const auto& sg : a.graphs()) op_types_in(sg, domain, out);
+    }
+  }
+}
+
 Result<Model> load_proto(const onnx::ModelProto& mp, const std::string& base_dir,
                          const std::string& file) {
   if (mp.ir_version() <= 0) return invalid_model(file + ": no ir_version: not an ONNX model");
@@ -413,10 +425,15 @@ Result<Model> load_proto(const onnx::ModelProto& mp, const std::string& base_dir
     const std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();
     const DomainRange* dom = find_domain(domain);
     if (dom && (op.version() < dom->min || op.version() > dom->max)) {
-      return not_implemented(file + ": opset " + std::to_string(op.version()) + " of domain '" +
-                             (domain.empty() ? "ai.onnx" : domain) +
-                             "' is not supported (this build supports " + std::to_string(dom->min) +
-                             " to " + std::to_string(dom->max) + ")");
+      std::set<std::string> ops;
+      op_types_in(mp.graph(), domain, &ops);
+      std::string listed;
+      for (const auto& o : ops) listed += (listed.empty() ? "" : ", ") + o;
+      return not_implemented(
+          file + ": opset " + std::to_string(op.version()) + " of domain '" +
+          (domain.empty() ? "ai.onnx" : domain) + "' is not supported (this build knows opsets " +
+          std::to_string(dom->min) + " to " + std::to_string(dom->max) + ")" +
+          (listed.empty() ? "" : "; the model's nodes of that domain: " + listed));
     }
     // Unknown domains are accepted here and refused where a node uses one.
     opsets[domain] = static_cast<int>(op.version());

@@ -10,7 +10,7 @@
 namespace recur {
 
 // The highest default-domain opset this build implements (ONNX 1.12).
-inline constexpr int kMaxOnnxOpset = 17;
+inline constexpr int kMaxOnnxOpset = 22;
 
 struct Model {
   std::shared_ptr<Graph> graph;

@@ -63,7 +63,9 @@ TEST(ShapeSubgraph, StaticShapesFoldAtLoad) {
 TEST(ShapeSubgraph, SymbolicShapesRunOnAListedCpuProvider) {
   Session s(kModels + "/dynamic_lstm/model.onnx", SessionOptions().providers({"reference"}));
   for (const auto& a : s.assignment()) {
-    if (a.op == "Shape") EXPECT_EQ(a.provider, "reference");
+    if (a.op == "Shape") {
+      EXPECT_EQ(a.provider, "reference");
+    }
   }
   const tools::TestResult r =
       tools::run_test_dir(kModels + "/dynamic_lstm", SessionOptions().providers({"reference"}),
