@@ -38,6 +38,10 @@ LAYERS = [
     ("bench", 11),
     ("tests", 10),
 ]
+# The public Session class is implemented in one place; everything else below tools/ uses the
+# small public headers (value_info.h, options.h, assignment.h) for the types it needs.
+SESSION_HEADER = "include/recur/session.h"
+SESSION_IMPL = "runtime/engine/session/session_impl.h"
 SOURCE = re.compile(r"\.(h|cc|cu|cuh)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -81,6 +85,9 @@ def main():
             continue  # not a project header (a system or generated one)
         if a[0] != b[0]:
             edges[(a[0], b[0])] += 1
+        if (inc == SESSION_HEADER and src != SESSION_IMPL and a[1] < layer_of("tools")[1]
+                and not src.startswith("include/")):
+            bad.append(f"{src}: includes recur/session.h (only {SESSION_IMPL} may, below tools/)")
         if a[0] == b[0] or a[1] > b[1]:
             continue
         bad.append(f"{src}: includes {inc} ({b[0]} is not below {a[0]})")
