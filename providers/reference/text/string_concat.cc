@@ -26,10 +26,9 @@ class StringConcatKernel final : public Kernel {
     const std::string* pa = a->data<std::string>();
     const std::string* pb = b->data<std::string>();
     std::string* out = y->data<std::string>();
-    for_each_broadcast<2>(*shape, {&a->shape(), &b->shape()},
-                          [&](int64_t i, const std::array<int64_t, 2>& off) {
-                            out[i] = pa[off[0]] + pb[off[1]];
-                          });
+    for_each_broadcast<2>(
+        *shape, {&a->shape(), &b->shape()},
+        [&](int64_t i, const std::array<int64_t, 2>& off) { out[i] = pa[off[0]] + pb[off[1]]; });
     return ok_status();
   }
 };

@@ -86,7 +86,8 @@ class StringSplitKernel final : public Kernel {
     for (int64_t i = 0; i < x->numel(); ++i) {
       auto& p = pieces[static_cast<size_t>(i)];
       if (pz) pz[i] = static_cast<int64_t>(p.size());
-      for (size_t k = 0; k < p.size(); ++k) py[i * width + static_cast<int64_t>(k)] = std::move(p[k]);
+      for (size_t k = 0; k < p.size(); ++k)
+        py[i * width + static_cast<int64_t>(k)] = std::move(p[k]);
     }
     return ok_status();
   }
@@ -120,11 +121,9 @@ Status infer_string_split(InferContext& ctx) {
 }  // namespace
 
 void register_string_split(Registrar& r) {
-  r.add({.op_type = "StringSplit",
-         .since = 20,
-         .create = create_string_split,
-         .takes_strings = true},
-        infer_string_split);
+  r.add(
+      {.op_type = "StringSplit", .since = 20, .create = create_string_split, .takes_strings = true},
+      infer_string_split);
 }
 
 }  // namespace recur::reference
