@@ -27,9 +27,9 @@ class ArrayFeatureExtractorKernel final : public Kernel {
     const int64_t n = y->numel();
     for (int64_t k = 0; k < n; ++k) {
       if (idx[k] < 0 || idx[k] >= width) {
-        return ctx.error(ErrorCode::kInvalidArgument,
-                         "index " + std::to_string(idx[k]) + " is out of range for X's last " +
-                             "dimension " + std::to_string(width));
+        return ctx.error(ErrorCode::kInvalidArgument, "index " + std::to_string(idx[k]) +
+                                                          " is out of range for X's last " +
+                                                          "dimension " + std::to_string(width));
       }
     }
     Shape out_shape = x->shape();

@@ -139,9 +139,9 @@ class LabelEncoderKernel final : public Kernel {
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
     if (x->dtype() != key_dtype_) {
-      return ctx.error(ErrorCode::kInvalidArgument,
-                       "X is " + std::string(dtype_name(x->dtype())) + " but the keys are " +
-                           std::string(dtype_name(key_dtype_)));
+      return ctx.error(ErrorCode::kInvalidArgument, "X is " + std::string(dtype_name(x->dtype())) +
+                                                        " but the keys are " +
+                                                        std::string(dtype_name(key_dtype_)));
     }
     std::vector<int64_t> idx(static_cast<size_t>(x->numel()));
     index_->lookup(*x, idx.data());

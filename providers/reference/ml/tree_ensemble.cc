@@ -52,7 +52,8 @@ Result<std::vector<double>> doubles_of(const Node& node, const char* name, bool 
   }
   const bool ok = visit_dtype(kNumericTypes, t->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    for (int64_t i = 0; i < t->numel(); ++i) out.push_back(static_cast<double>(to_compute(t->data<T>()[i])));
+    for (int64_t i = 0; i < t->numel(); ++i)
+      out.push_back(static_cast<double>(to_compute(t->data<T>()[i])));
   });
   if (!ok) {
     return invalid_model(node.describe() + ": attribute " + name + " has dtype " +
@@ -64,12 +65,18 @@ Result<std::vector<double>> doubles_of(const Node& node, const char* name, bool 
 bool compare(const TreeNode& n, double x) {
   if (std::isnan(x) && n.missing_true) return true;
   switch (n.mode) {
-    case kLeq: return x <= n.split;
-    case kLt: return x < n.split;
-    case kGte: return x >= n.split;
-    case kGt: return x > n.split;
-    case kEq: return x == n.split;
-    case kNeq: return x != n.split;
+    case kLeq:
+      return x <= n.split;
+    case kLt:
+      return x < n.split;
+    case kGte:
+      return x >= n.split;
+    case kGt:
+      return x > n.split;
+    case kEq:
+      return x == n.split;
+    case kNeq:
+      return x != n.split;
     default:
       for (double m : n.members) {
         if (m == x) return true;
@@ -143,8 +150,7 @@ Result<Ensemble> read_ensemble(const Node& node) {
   RECUR_ASSIGN_OR_RETURN(std::vector<double> splits, doubles_of(node, "nodes_splits", true));
   RECUR_ASSIGN_OR_RETURN(std::vector<double> modes, doubles_of(node, "nodes_modes", true));
   RECUR_ASSIGN_OR_RETURN(e.leaf_weight, doubles_of(node, "leaf_weights", true));
-  RECUR_ASSIGN_OR_RETURN(std::vector<double> members,
-                         doubles_of(node, "membership_values", false));
+  RECUR_ASSIGN_OR_RETURN(std::vector<double> members, doubles_of(node, "membership_values", false));
   if (post != 0) {
     return not_implemented(node.describe() + ": post_transform " + std::to_string(post) +
                            " is not implemented (only NONE)");
@@ -155,7 +161,8 @@ Result<Ensemble> read_ensemble(const Node& node) {
   const size_t n = features.size();
   for (size_t len : {true_ids.size(), false_ids.size(), true_leafs.size(), false_leafs.size(),
                      splits.size(), modes.size()}) {
-    if (len != n) return invalid_model(node.describe() + ": the nodes_* attributes differ in length");
+    if (len != n)
+      return invalid_model(node.describe() + ": the nodes_* attributes differ in length");
   }
   if (!missing.empty() && missing.size() != n) {
     return invalid_model(node.describe() + ": nodes_missing_value_tracks_true has a wrong length");
@@ -241,21 +248,24 @@ class TreeEnsembleKernel final : public Kernel {
     T* out = y->data<T>();
     std::vector<double> row(static_cast<size_t>(cols));
     std::vector<double> acc(static_cast<size_t>(e_.n_targets));
-    const double start = e_.aggregate == kMin ? -lowest_of<T>() : e_.aggregate == kMax ? lowest_of<T>() : 0.0;
+    const double start = e_.aggregate == kMin   ? -lowest_of<T>()
+                         : e_.aggregate == kMax ? lowest_of<T>()
+                                                : 0.0;
     const auto n_trees = static_cast<double>(e_.roots.size());
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < cols; ++c) row[static_cast<size_t>(c)] = static_cast<double>(to_compute(in[r * cols + c]));
+      for (int64_t c = 0; c < cols; ++c)
+        row[static_cast<size_t>(c)] = static_cast<double>(to_compute(in[r * cols + c]));
       std::fill(acc.begin(), acc.end(), start);
       for (int64_t root : e_.roots) {
         int64_t bad_feature = -1;
         const int64_t leaf = leaf_of(root, row, &bad_feature);
         if (leaf < 0) {
-          return ctx.error(ErrorCode::kInvalidArgument,
-                           bad_feature >= 0 ? "feature " + std::to_string(bad_feature) +
-                                                  " is out of range for X with " +
-                                                  std::to_string(cols) + " features"
-                                            : std::string("the tree at node ") +
-                                                  std::to_string(root) + " has a cycle");
+          return ctx.error(
+              ErrorCode::kInvalidArgument,
+              bad_feature >= 0
+                  ? "feature " + std::to_string(bad_feature) + " is out of range for X with " +
+                        std::to_string(cols) + " features"
+                  : std::string("the tree at node ") + std::to_string(root) + " has a cycle");
         }
         const double w = e_.leaf_weight[static_cast<size_t>(leaf)];
         double& a = acc[static_cast<size_t>(e_.leaf_target[static_cast<size_t>(leaf)])];
@@ -265,7 +275,8 @@ class TreeEnsembleKernel final : public Kernel {
         if (e_.aggregate == kMax) a = std::max(a, w);
       }
       for (int64_t t = 0; t < e_.n_targets; ++t) {
-        out[r * e_.n_targets + t] = from_compute<T>(static_cast<compute_t<T>>(acc[static_cast<size_t>(t)]));
+        out[r * e_.n_targets + t] =
+            from_compute<T>(static_cast<compute_t<T>>(acc[static_cast<size_t>(t)]));
       }
     }
     return ok_status();
@@ -295,8 +306,9 @@ Status infer_tree_ensemble(InferContext& ctx) {
 }  // namespace
 
 void register_tree_ensemble(Registrar& r) {
-  r.add({.op_type = "TreeEnsemble", .domain = kMlDomain, .since = 5, .create = create_tree_ensemble},
-        infer_tree_ensemble);
+  r.add(
+      {.op_type = "TreeEnsemble", .domain = kMlDomain, .since = 5, .create = create_tree_ensemble},
+      infer_tree_ensemble);
 }
 
 }  // namespace recur::reference
