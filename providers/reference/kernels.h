@@ -19,5 +19,6 @@ void register_sequence_kernels(Registrar& r);  // sequence/: Sequence*, SplitToS
 void register_text_kernels(Registrar& r);      // text/: StringNormalizer, TfIdfVectorizer
 void register_signal_kernels(Registrar& r);    // signal/: DFT, STFT, windows
 void register_training_kernels(Registrar& r);  // training/: Adagrad, Adam, Momentum
+void register_ml_kernels(Registrar& r);        // ml/: the ai.onnx.ml operators
 
 }  // namespace recur::reference

@@ -18,6 +18,7 @@ void register_kernels(Registrar& r) {
   register_text_kernels(r);
   register_signal_kernels(r);
   register_training_kernels(r);
+  register_ml_kernels(r);
 }
 
 }  // namespace reference

@@ -4,7 +4,10 @@
 namespace recur::reference {
 
 void register_text_kernels(Registrar& r) {
+  register_regex_full_match(r);
+  register_string_concat(r);
   register_string_normalizer(r);
+  register_string_split(r);
   register_tf_idf_vectorizer(r);
 }
 

@@ -6,7 +6,10 @@
 
 namespace recur::reference {
 
+void register_regex_full_match(Registrar& r);
+void register_string_concat(Registrar& r);
 void register_string_normalizer(Registrar& r);
+void register_string_split(Registrar& r);
 void register_tf_idf_vectorizer(Registrar& r);
 
 }  // namespace recur::reference

@@ -1,0 +1,13 @@
+#include "providers/reference/kernels.h"
+#include "providers/reference/ml/ml_ops.h"
+
+namespace recur::reference {
+
+void register_ml_kernels(Registrar& r) {
+  register_array_feature_extractor(r);
+  register_binarizer(r);
+  register_label_encoder(r);
+  register_tree_ensemble(r);
+}
+
+}  // namespace recur::reference

@@ -1,0 +1,101 @@
+// ai.onnx.ml operators beyond the ONNX tests; expected values worked out by hand from the spec.
+#include <cmath>
+
+#include "tests/support/op_tester.h"
+
+namespace recur::test {
+namespace {
+
+constexpr const char* kMl = "ai.onnx.ml";
+
+TEST(Binarizer, IntegerInputAndThreshold) {
+  OpTester("Binarizer", 1, kMl)
+      .input(Tensor::from_vector<int32_t>({4}, {1, 2, 3, -1}))
+      .attr("threshold", 1.5f)
+      .expect<int32_t>({4}, {0, 1, 1, 0})
+      .check();
+}
+
+TEST(ArrayFeatureExtractor, OneDimensionalInputGivesOneRow) {
+  OpTester("ArrayFeatureExtractor", 1, kMl)
+      .input(Tensor::from_vector<std::string>({3}, {"a", "b", "c"}))
+      .input(Tensor::from_vector<int64_t>({2}, {2, 0}))
+      .expect<std::string>({1, 2}, {"c", "a"})
+      .check();
+}
+
+TEST(ArrayFeatureExtractor, IndexOutOfRangeIsAnError) {
+  expect_error(OpTester("ArrayFeatureExtractor", 1, kMl)
+                   .input(Tensor::from_vector<float>({2, 2}, {1, 2, 3, 4}))
+                   .input(Tensor::from_vector<int64_t>({1}, {2})),
+               ErrorCode::kInvalidArgument, "out of range");
+}
+
+TEST(LabelEncoder, NanKeyMatchesNanAndDefaultString) {
+  OpTester("LabelEncoder", 2, kMl)
+      .input(Tensor::from_vector<float>({3}, {std::nanf(""), 1.0f, 2.0f}))
+      .attr("keys_floats", std::vector<float>{std::nanf(""), 1.0f})
+      .attr("values_strings", std::vector<std::string>{"nan", "one"})
+      .expect<std::string>({3}, {"nan", "one", "_Unused"})
+      .check();
+}
+
+TEST(LabelEncoder, RepeatedKeyTakesTheLastValue) {
+  OpTester("LabelEncoder", 4, kMl)
+      .input(Tensor::from_vector<int64_t>({2}, {1, 7}))
+      .attr("keys_int64s", std::vector<int64_t>{1, 1})
+      .attr("values_int64s", std::vector<int64_t>{5, 6})
+      .attr("default_int64", int64_t{9})
+      .expect<int64_t>({2}, {6, 9})
+      .check();
+}
+
+TEST(LabelEncoder, TwoKeyListsAreAnError) {
+  expect_error(OpTester("LabelEncoder", 2, kMl)
+                   .input(Tensor::from_vector<int64_t>({1}, {1}))
+                   .attr("keys_int64s", std::vector<int64_t>{1})
+                   .attr("keys_floats", std::vector<float>{1})
+                   .attr("values_int64s", std::vector<int64_t>{5}),
+               ErrorCode::kInvalidModel, "exactly one keys_*");
+}
+
+OpTester two_trees() {
+  // Tree 0: x0 <= 0.5 ? leaf0 (1, target 0) : (x1 < 2 ? leaf1 (2, target 1) : leaf2 (3, target 0)).
+  // Tree 1: a single leaf, leaf3 (10, target 1).
+  OpTester t("TreeEnsemble", 5, kMl);
+  t.attr("nodes_featureids", std::vector<int64_t>{0, 1, 0})
+      .attr("nodes_modes", Tensor::from_vector<uint8_t>({3}, {0, 1, 0}))
+      .attr("nodes_splits", Tensor::from_vector<float>({3}, {0.5f, 2.0f, 0.0f}))
+      .attr("nodes_truenodeids", std::vector<int64_t>{0, 1, 3})
+      .attr("nodes_trueleafs", std::vector<int64_t>{1, 1, 1})
+      .attr("nodes_falsenodeids", std::vector<int64_t>{1, 2, 3})
+      .attr("nodes_falseleafs", std::vector<int64_t>{0, 1, 1})
+      .attr("leaf_targetids", std::vector<int64_t>{0, 1, 0, 1})
+      .attr("leaf_weights", Tensor::from_vector<float>({4}, {1, 2, 3, 10}))
+      .attr("tree_roots", std::vector<int64_t>{0, 2})
+      .attr("n_targets", int64_t{2});
+  return t;
+}
+
+TEST(TreeEnsemble, SumOverTwoTrees) {
+  two_trees()
+      .input(Tensor::from_vector<float>({3, 2}, {0, 5, 1, 1, 1, 3}))
+      .expect<float>({3, 2}, {1, 10, 0, 12, 3, 10})
+      .check();
+}
+
+TEST(TreeEnsemble, AverageDividesByTheTreeCount) {
+  two_trees()
+      .attr("aggregate_function", int64_t{0})
+      .input(Tensor::from_vector<double>({1, 2}, {1, 1}))
+      .expect<double>({1, 2}, {0, 6})
+      .check();
+}
+
+TEST(TreeEnsemble, FeatureOutOfRangeIsAnError) {
+  expect_error(two_trees().input(Tensor::from_vector<float>({1, 1}, {1})),
+               ErrorCode::kInvalidArgument, "feature 1 is out of range");
+}
+
+}  // namespace
+}  // namespace recur::test
