@@ -125,9 +125,8 @@ class DeformConvKernel final : public Kernel {
 
  private:
   // y[m][p] = B[m] + sum over the group's channels and kernel taps of W times col.
-  void accumulate(const ConvShapes& s, const std::vector<double>& ws,
-                  const std::vector<double>& bs, const std::vector<double>& col,
-                  double* y) const {
+  void accumulate(const ConvShapes& s, const std::vector<double>& ws, const std::vector<double>& bs,
+                  const std::vector<double>& col, double* y) const {
     const int64_t kk = s.win.kernel_size(), p_out = s.win.out_size();
     const int64_t c_per_g = s.c / group_, m_per_g = s.m / group_;
     for (int64_t m = 0; m < s.m; ++m) {

@@ -277,7 +277,8 @@ Result<ResizeTarget> resize_target(const Shape& in, const std::vector<double>* s
   const size_t given = scales ? scales->size() : sizes->size();
   if (given != k) {
     return invalid_argument(std::string(scales ? "scales" : "sizes") + " has " +
-                            std::to_string(given) + " values, expected " + std::to_string(k));
+                            std::to_string(given) + " values for an input of rank " +
+                            std::to_string(r) + " and " + std::to_string(k) + " resized axes");
   }
   ResizeTarget t;
   if (!roi.empty()) {
