@@ -1,5 +1,7 @@
-// GridSample (opset 16): samples X [N, C, H, W] at the normalised (x, y) positions of
-// grid [N, Ho, Wo, 2]; bilinear, nearest or bicubic, with zeros, border or reflection padding.
+// GridSample (opsets 16, 20, 22): samples X [N, C, D1, ..., Dk] at the normalised positions of
+// grid [N, O1, ..., Ok, k] (the last grid axis lists the coordinates innermost first: x, y, z);
+// linear, nearest or cubic, with zeros, border or reflection padding. Opset 16 is 4-D only and
+// names the modes bilinear and bicubic; opset 20 makes the op N-D and renames them.
 #include <cmath>
 
 #include "providers/reference/common/util.h"
@@ -10,118 +12,172 @@ namespace recur::reference {
 
 namespace {
 
-enum class GridMode { kBilinear, kNearest, kBicubic };
+enum class GridMode { kLinear, kNearest, kCubic };
 enum class GridPadding { kZeros, kBorder, kReflection };
 
-// Reflects x into [lo, hi] (given doubled, to stay in integers for the bounds).
-double reflect(double x, double twice_lo, double twice_hi) {
-  if (twice_lo == twice_hi) return 0;
-  const double lo = twice_lo / 2, span = (twice_hi - twice_lo) / 2;
-  x = std::fabs(x - lo);
-  const double extra = std::fmod(x, span);
-  const auto flips = static_cast<int64_t>(std::floor(x / span));
-  return flips % 2 == 0 ? extra + lo : span - extra + lo;
+// Reflects x at lo and hi until it lies in [lo, hi].
+double reflect(double x, double lo, double hi) {
+  const double span = hi - lo;
+  if (!(span > 0)) return lo;
+  if (x >= lo && x <= hi) return x;
+  const double d = x < lo ? lo - x : x - hi;
+  const double flips = std::floor(d / span);
+  const double rest = d - flips * span;
+  const bool even = std::fmod(flips, 2.0) == 0;
+  if (x < lo) return even ? lo + rest : hi - rest;
+  return even ? hi - rest : lo + rest;
 }
+
+void cubic_coeffs(double t, double* c) {
+  constexpr double A = -0.75;
+  auto near = [](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };
+  auto far = [](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };
+  c[0] = far(t + 1);
+  c[1] = near(t);
+  c[2] = near(1 - t);
+  c[3] = far(2 - t);
+}
+
+struct GridTap {
+  int64_t index;  // -1: outside the input under zeros padding
+  double weight;
+};
 
 class GridSampleKernel final : public Kernel {
  public:
-  GridSampleKernel(GridMode mode, GridPadding padding, bool align_corners)
-      : mode_(mode), padding_(padding), align_corners_(align_corners) {}
+  GridSampleKernel(GridMode mode, GridPadding padding, bool align_corners, bool only_4d)
+      : mode_(mode), padding_(padding), align_corners_(align_corners), only_4d_(only_4d) {}
 
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
     RECUR_ASSIGN_OR_RETURN(const Tensor* grid, required_input(ctx, 1));
-    if (x->rank() != 4 || grid->rank() != 4 || grid->dim(0) != x->dim(0) || grid->dim(3) != 2) {
-      return invalid_argument("X must be [N, C, H, W] and grid [N, H_out, W_out, 2], got " +
+    const int64_t r = x->rank();
+    if (r < 3 || (only_4d_ && r != 4) || grid->rank() != r || grid->dim(0) != x->dim(0) ||
+        grid->dim(r - 1) != r - 2) {
+      return invalid_argument("X must be [N, C, D1..Dk] and grid [N, O1..Ok, k], got " +
                               shape_to_string(x->shape()) + " and " +
                               shape_to_string(grid->shape()));
     }
-    const int64_t n = x->dim(0), c = x->dim(1), h = x->dim(2), w = x->dim(3);
-    const int64_t ho = grid->dim(1), wo = grid->dim(2);
+    const auto k = static_cast<size_t>(r - 2);
+    const int64_t n = x->dim(0), c = x->dim(1);
+    Shape in(x->shape().begin() + 2, x->shape().end());
+    Shape out_shape{n, c};
+    for (int64_t d = 1; d < r - 1; ++d) out_shape.push_back(grid->dim(d));
+    RECUR_ASSIGN_OR_RETURN(const int64_t total, checked_numel(out_shape, "the output"));
+    const int64_t plane_in = shape_numel(in), plane_out = total / std::max<int64_t>(1, n * c);
     RECUR_ASSIGN_OR_RETURN(std::vector<double> xs, read_as_double(*x, "X"));
     RECUR_ASSIGN_OR_RETURN(std::vector<double> gs, read_as_double(*grid, "grid"));
-    std::vector<double> ys(static_cast<size_t>(n * c * ho * wo));
+    const std::vector<int64_t> stride = contiguous_strides(in);
+    std::vector<double> ys(static_cast<size_t>(total));
+    std::vector<std::vector<GridTap>> taps(k);
+    std::vector<size_t> t(k);
     for (int64_t b = 0; b < n; ++b) {
-      for (int64_t i = 0; i < ho; ++i) {
-        for (int64_t j = 0; j < wo; ++j) {
-          const size_t g = static_cast<size_t>(((b * ho + i) * wo + j) * 2);
-          const double px = unnormalize(gs[g], w), py = unnormalize(gs[g + 1], h);
-          for (int64_t ch = 0; ch < c; ++ch) {
-            const double* plane = xs.data() + (b * c + ch) * h * w;
-            ys[static_cast<size_t>(((b * c + ch) * ho + i) * wo + j)] = sample(plane, h, w, px, py);
-          }
+      for (int64_t p = 0; p < plane_out; ++p) {
+        const double* g = gs.data() + (b * plane_out + p) * static_cast<int64_t>(k);
+        bool finite = true;
+        for (size_t d = 0; d < k; ++d) {
+          // grid lists x (the last axis) first.
+          const double v = g[k - 1 - d];
+          finite &= std::isfinite(v);
+          if (finite) taps[d] = axis_taps(v, in[d]);
+        }
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const double* plane = xs.data() + (b * c + ch) * plane_in;
+          ys[static_cast<size_t>((b * c + ch) * plane_out + p)] =
+              finite ? combine(plane, taps, stride, t) : 0.0;
         }
       }
     }
-    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), {n, c, ho, wo}));
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
     write_from_double(ys, *y);
     return ok_status();
   }
 
  private:
-  double unnormalize(double g, int64_t size) const {
-    return align_corners_ ? (g + 1) / 2 * static_cast<double>(size - 1)
-                          : ((g + 1) * static_cast<double>(size) - 1) / 2;
-  }
-  // Applies border or reflection padding to a source coordinate.
-  double pad_coordinate(double v, int64_t size) const {
-    const double hi = static_cast<double>(size - 1);
-    if (padding_ == GridPadding::kBorder) return std::min(hi, std::max(0.0, v));
-    if (padding_ == GridPadding::kReflection) {
-      v = align_corners_ ? reflect(v, 0, 2 * hi) : reflect(v, -1, 2 * hi + 1);
-      return std::min(hi, std::max(0.0, v));
-    }
-    return v;
-  }
-  // The pixel at integral coordinates (y, x), or 0 outside the image. Coordinates stay
-  // doubles until they are known to be in range, so a huge grid value cannot overflow a cast.
-  static double at(const double* plane, int64_t h, int64_t w, double y, double x) {
-    if (!(y >= 0 && y < static_cast<double>(h) && x >= 0 && x < static_cast<double>(w))) return 0.0;
-    return plane[static_cast<int64_t>(y) * w + static_cast<int64_t>(x)];
-  }
-  double sample(const double* plane, int64_t h, int64_t w, double px, double py) const {
-    if (!std::isfinite(px) || !std::isfinite(py)) return 0.0;
-    if (mode_ == GridMode::kBicubic) {
-      // Each of the 4x4 taps is padded on its own, as PyTorch does.
-      const double x0 = std::floor(px), y0 = std::floor(py);
-      const double tx = px - x0, ty = py - y0;
-      double cx[4], cy[4];
-      cubic_coeffs(tx, cx);
-      cubic_coeffs(ty, cy);
-      double v = 0;
-      for (int r = 0; r < 4; ++r) {
-        for (int k = 0; k < 4; ++k) {
-          const double sy = pad_coordinate(y0 - 1 + r, h), sx = pad_coordinate(x0 - 1 + k, w);
-          v += cy[r] * cx[k] * at(plane, h, w, sy, sx);
-        }
+  // The sum over every combination of the axes' taps of the weights' product times the pixel.
+  static double combine(const double* plane, const std::vector<std::vector<GridTap>>& taps,
+                        const std::vector<int64_t>& stride, std::vector<size_t>& t) {
+    const size_t k = taps.size();
+    std::fill(t.begin(), t.end(), 0);
+    double v = 0;
+    while (true) {
+      double w = 1;
+      int64_t off = 0;
+      bool outside = false;
+      for (size_t d = 0; d < k; ++d) {
+        const GridTap& tap = taps[d][t[d]];
+        w *= tap.weight;
+        off += tap.index * stride[d];
+        outside |= tap.index < 0;
       }
-      return v;
+      if (!outside && w != 0) v += w * plane[off];
+      size_t d = k;
+      while (d-- > 0) {
+        if (++t[d] < taps[d].size()) break;
+        t[d] = 0;
+      }
+      if (d == static_cast<size_t>(-1)) return v;
     }
-    px = pad_coordinate(px, w);
-    py = pad_coordinate(py, h);
-    if (mode_ == GridMode::kNearest) {
-      return at(plane, h, w, std::nearbyint(py), std::nearbyint(px));
-    }
-    const double x0 = std::floor(px), y0 = std::floor(py);
-    const double tx = px - x0, ty = py - y0;
-    return at(plane, h, w, y0, x0) * (1 - tx) * (1 - ty) +
-           at(plane, h, w, y0, x0 + 1) * tx * (1 - ty) +
-           at(plane, h, w, y0 + 1, x0) * (1 - tx) * ty + at(plane, h, w, y0 + 1, x0 + 1) * tx * ty;
   }
-  static void cubic_coeffs(double t, double* c) {
-    constexpr double A = -0.75;
-    auto near = [](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };
-    auto far = [](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };
-    c[0] = far(t + 1);
-    c[1] = near(t);
-    c[2] = near(1 - t);
-    c[3] = far(2 - t);
+
+  // The taps along one axis of length `size` for the normalised coordinate g: the coordinate
+  // is padded first, then each tap index on its own, as PyTorch does.
+  std::vector<GridTap> axis_taps(double g, int64_t size) const {
+    const double len = static_cast<double>(size);
+    double v = align_corners_ ? (g + 1) / 2 * (len - 1) : ((g + 1) * len - 1) / 2;
+    if (mode_ == GridMode::kNearest) v = std::nearbyint(v);
+    const double lo = align_corners_ ? 0.0 : -0.5, hi = align_corners_ ? len - 1 : len - 0.5;
+    if (v < lo || v > hi) {
+      if (padding_ == GridPadding::kBorder) v = std::clamp(v, 0.0, len - 1);
+      if (padding_ == GridPadding::kReflection) v = reflect(v, lo, hi);
+    }
+    std::vector<GridTap> taps;
+    if (mode_ == GridMode::kNearest) {
+      taps.push_back({pad_index(std::trunc(v), size), 1.0});
+      return taps;
+    }
+    const double v0 = std::floor(v), tt = v - v0;
+    if (mode_ == GridMode::kLinear) {
+      taps.push_back({pad_index(v0, size), 1 - tt});
+      taps.push_back({pad_index(v0 + 1, size), tt});
+      return taps;
+    }
+    double cc[4];
+    cubic_coeffs(tt, cc);
+    for (int j = 0; j < 4; ++j) taps.push_back({pad_index(v0 - 1 + j, size), cc[j]});
+    return taps;
+  }
+
+  // The index that integral coordinate i reads under the padding, or -1 for a zero. i stays a
+  // double until it is known to be in range, so a huge grid value cannot overflow a cast.
+  int64_t pad_index(double i, int64_t size) const {
+    const double hi = static_cast<double>(size - 1);
+    if (i >= 0 && i <= hi) return static_cast<int64_t>(i);
+    if (padding_ == GridPadding::kZeros || size == 0) return -1;
+    if (padding_ == GridPadding::kBorder) return i < 0 ? 0 : size - 1;
+    const double r = align_corners_ ? reflect(i, 0, hi) : reflect(i, -0.5, hi + 0.5);
+    return static_cast<int64_t>(std::clamp(std::trunc(r), 0.0, hi));
   }
 
   GridMode mode_;
   GridPadding padding_;
   bool align_corners_;
+  bool only_4d_;
 };
+
+Status infer_grid_sample(InferContext& ctx) {
+  const TypeInfo& x = ctx.input_type(0);
+  const TypeInfo& grid = ctx.input_type(1);
+  TypeInfo out;
+  out.dtype = x.dtype;
+  if (x.has_rank() && grid.has_rank() && x.rank() == grid.rank() && x.rank() >= 3) {
+    std::vector<Dim> dims{(*x.shape)[0], (*x.shape)[1]};
+    for (int64_t d = 1; d < grid.rank() - 1; ++d) dims.push_back((*grid.shape)[d]);
+    out.shape = dims;
+  }
+  ctx.set_output(0, out);
+  return ok_status();
+}
 
 }  // namespace
 
@@ -130,17 +186,18 @@ void register_grid_sample(Registrar& r) {
          .since = 16,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
            AttrReader r(ctx.node());
-           const std::string mode = r.get_string("mode", "bilinear");
+           const bool v20 = ctx.opset() >= 20;
+           const std::string mode = r.get_string("mode", v20 ? "linear" : "bilinear");
            const std::string padding = r.get_string("padding_mode", "zeros");
            const bool align = r.get_int("align_corners", 0) != 0;
            RECUR_RETURN_IF_ERROR(r.status());
            GridMode m;
-           if (mode == "bilinear") {
-             m = GridMode::kBilinear;
+           if (mode == (v20 ? "linear" : "bilinear")) {
+             m = GridMode::kLinear;
            } else if (mode == "nearest") {
              m = GridMode::kNearest;
-           } else if (mode == "bicubic") {
-             m = GridMode::kBicubic;
+           } else if (mode == (v20 ? "cubic" : "bicubic")) {
+             m = GridMode::kCubic;
            } else {
              return ctx.error(ErrorCode::kInvalidModel, "unknown mode '" + mode + "'");
            }
@@ -154,8 +211,9 @@ void register_grid_sample(Registrar& r) {
            } else {
              return ctx.error(ErrorCode::kInvalidModel, "unknown padding_mode '" + padding + "'");
            }
-           return std::make_unique<GridSampleKernel>(m, p, align);
-         }});
+           return std::make_unique<GridSampleKernel>(m, p, align, !v20);
+         }},
+        infer_grid_sample);
 }
 
 }  // namespace recur::reference

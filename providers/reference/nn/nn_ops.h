@@ -25,6 +25,8 @@ void register_lrn(Registrar& r);
 void register_mean_variance_normalization(Registrar& r);
 void register_lp_normalization(Registrar& r);
 void register_grid_sample(Registrar& r);
+void register_affine_grid(Registrar& r);
+void register_deform_conv(Registrar& r);
 void register_roi_align(Registrar& r);
 void register_non_max_suppression(Registrar& r);
 void register_negative_log_likelihood_loss(Registrar& r);

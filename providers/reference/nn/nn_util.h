@@ -203,6 +203,8 @@ struct ResizeParams {
   double cubic_a = -0.75;
   bool exclude_outside = false;
   double extrapolation_value = 0.0;
+  // Resize-18: when downsampling, linear and cubic widen their filter by 1 / scale.
+  bool antialias = false;
 };
 // Resizes x into a tensor of shape `out` allocated as output 0. `scales` are per axis
 // (output / input where given by sizes); `roi` is [starts..., ends...] or empty.

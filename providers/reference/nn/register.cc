@@ -23,6 +23,8 @@ void register_nn_kernels(Registrar& r) {
   register_mean_variance_normalization(r);
   register_lp_normalization(r);
   register_grid_sample(r);
+  register_affine_grid(r);
+  register_deform_conv(r);
   register_roi_align(r);
   register_non_max_suppression(r);
   register_negative_log_likelihood_loss(r);

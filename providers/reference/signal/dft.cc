@@ -1,6 +1,7 @@
-// DFT (opset 17): input [batch, n..., 1 or 2] (real, or complex as (re, im) pairs), a transform
-// along `axis` (default 1) of length dft_length (input 1; default the axis' length, the input
-// zero-padded or truncated to it). `inverse` gives the inverse transform (scaled by 1/length);
+// DFT (opsets 17, 20): input [batch, n..., 1 or 2] (real, or complex as (re, im) pairs), a
+// transform along `axis` of length dft_length (input 1; default the axis' length, the input
+// zero-padded or truncated to it). Opset 17 takes axis as an attribute (default 1), opset 20 as
+// the scalar input 2 (default -2). `inverse` gives the inverse transform (scaled by 1/length);
 // `onesided` keeps the first floor(length / 2) + 1 bins. Output [..., 2].
 #include "providers/reference/common/util.h"
 #include "providers/reference/nn/nn_util.h"
@@ -24,9 +25,18 @@ class DftKernel final : public Kernel {
           ErrorCode::kInvalidArgument,
           "the input must have shape [batch, n..., 1 or 2], got " + shape_to_string(x->shape()));
     }
-    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    int64_t axis_value = axis_;
+    if (ctx.node().opset >= 20) {
+      axis_value = -2;
+      if (const Tensor* a = ctx.input(2)) {
+        auto v = read_scalar_int(*a, "axis");
+        if (!v.ok()) return v.status().with_context(ctx.node().describe());
+        axis_value = *v;
+      }
+    }
+    const int64_t axis = axis_value < 0 ? axis_value + rank : axis_value;
     if (axis < 0 || axis > rank - 2) {
-      return ctx.error(ErrorCode::kOutOfRange, "axis " + std::to_string(axis_) +
+      return ctx.error(ErrorCode::kOutOfRange, "axis " + std::to_string(axis_value) +
                                                    " is out of range for an input of rank " +
                                                    std::to_string(rank));
     }
@@ -80,12 +90,54 @@ class DftKernel final : public Kernel {
   bool onesided_;
 };
 
+// The output keeps the input's rank, with 2 components; the transformed axis gets its length
+// only when axis and dft_length are known.
+Status infer_dft(InferContext& ctx) {
+  const TypeInfo& x = ctx.input_type(0);
+  TypeInfo out;
+  out.dtype = x.dtype;
+  if (!x.has_rank() || x.rank() < 2) {
+    ctx.set_output(0, out);
+    return ok_status();
+  }
+  std::vector<Dim> dims = *x.shape;
+  dims.back() = Dim{.value = 2};
+  const int64_t rank = x.rank();
+  std::optional<int64_t> axis;
+  if (ctx.opset() < 20) {
+    AttrReader r(ctx.node());
+    axis = r.get_int("axis", 1);
+  } else if (ctx.num_inputs() <= 2 || !ctx.has_input(2)) {
+    axis = -2;
+  } else if (const Tensor* a = ctx.input_value(2)) {
+    auto v = read_scalar_int(*a, "axis");
+    if (v.ok()) axis = *v;
+  }
+  if (axis && *axis < 0) *axis += rank;
+  if (!axis || *axis < 0 || *axis > rank - 2) {
+    // An unknown axis could be any but the last; a bad one fails when the kernel runs.
+    for (size_t d = 0; d + 1 < dims.size(); ++d) dims[d] = Dim{};
+  } else {
+    auto& len = dims[static_cast<size_t>(*axis)];
+    if (ctx.num_inputs() > 1 && ctx.has_input(1)) {
+      const Tensor* l = ctx.input_value(1);
+      auto v = l ? read_scalar_int(*l, "dft_length") : Result<int64_t>(invalid_argument(""));
+      len = v.ok() ? Dim{.value = *v} : Dim{};
+    }
+    AttrReader r(ctx.node());
+    if (r.get_int("onesided", 0) != 0)
+      len = len.is_fixed() ? Dim{.value = len.value / 2 + 1} : Dim{};
+  }
+  out.shape = dims;
+  ctx.set_output(0, out);
+  return ok_status();
+}
+
 }  // namespace
 
 void register_dft(Registrar& r) {
   r.add({.op_type = "DFT",
          .since = 17,
-         .until = 19,  // opset 20 moves axis to an input
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
            AttrReader attrs(c.node());
            const int64_t axis = attrs.get_int("axis", 1);
@@ -93,7 +145,8 @@ void register_dft(Registrar& r) {
            const int64_t onesided = attrs.get_int("onesided", 0);
            RECUR_RETURN_IF_ERROR(attrs.status());
            return std::make_unique<DftKernel>(axis, inverse != 0, onesided != 0);
-         }});
+         }},
+        infer_dft);
 }
 
 }  // namespace recur::reference

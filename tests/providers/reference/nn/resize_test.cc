@@ -99,4 +99,72 @@ TEST(ReferenceUpsample, ScalesBelowOneAreAllowedButCorruptOnesAreNot) {
 }
 
 }  // namespace
+
+// Resize-18 and 19: expected values worked by hand from the operator's definition.
+TEST(ReferenceResize, AxesNameOnlyTheResizedAxes) {
+  OpTester("Resize", 18)
+      .input(floats({1, 1, 2, 2}, {1, 2, 3, 4}))
+      .omitted()
+      .constant(floats({1}, {2}))
+      .attr("axes", std::vector<int64_t>{3})
+      .attr("mode", std::string("nearest"))
+      .attr("coordinate_transformation_mode", std::string("asymmetric"))
+      .expect<float>({1, 1, 2, 4}, {1, 1, 2, 2, 3, 3, 4, 4})
+      .check();
+}
+
+TEST(ReferenceResize, KeepAspectRatioUsesOneScale) {
+  // sizes ask for scales 2 and 1: not_larger takes 1, not_smaller 2, on both axes.
+  auto run = [](const char* policy) {
+    return OpTester("Resize", 18)
+        .input(floats({1, 1, 2, 2}, {1, 2, 3, 4}))
+        .omitted()
+        .omitted()
+        .constant(tensor<int64_t>({2}, {4, 2}))
+        .attr("axes", std::vector<int64_t>{2, 3})
+        .attr("keep_aspect_ratio_policy", std::string(policy))
+        .attr("mode", std::string("nearest"))
+        .attr("coordinate_transformation_mode", std::string("asymmetric"));
+  };
+  run("not_larger").expect<float>({1, 1, 2, 2}, {1, 2, 3, 4}).check();
+  run("not_smaller")
+      .expect<float>({1, 1, 4, 4}, {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4})
+      .check();
+}
+
+TEST(ReferenceResize, AntialiasWidensTheLinearFilter) {
+  // Scale 0.5: the tent filter spans two input pixels each side; at x = 0.5 its weights on
+  // inputs -1..2 are 1/8, 3/8, 3/8, 1/8 (index -1 edge-padded to 0).
+  auto run = [](int64_t antialias) {
+    return OpTester("Resize", 18)
+        .input(floats({1, 1, 1, 4}, {1, 2, 3, 4}))
+        .omitted()
+        .constant(floats({4}, {1, 1, 1, 0.5f}))
+        .attr("antialias", antialias)
+        .attr("mode", std::string("linear"));
+  };
+  run(1).expect<float>({1, 1, 1, 2}, {1.625f, 3.375f}).check();
+  run(0).expect<float>({1, 1, 1, 2}, {1.5f, 3.5f}).check();
+}
+
+TEST(ReferenceResize, HalfPixelSymmetricCentresTheOutput) {
+  // Scale 0.6 gives 2 of 2.4 outputs; the sampled points move to stay symmetric about the
+  // centre: 2/3 and 7/3, so the values 5/3 and 10/3.
+  OpTester("Resize", 19)
+      .input(floats({1, 1, 1, 4}, {1, 2, 3, 4}))
+      .omitted()
+      .constant(floats({4}, {1, 1, 1, 0.6f}))
+      .attr("mode", std::string("linear"))
+      .attr("coordinate_transformation_mode", std::string("half_pixel_symmetric"))
+      .expect<float>({1, 1, 1, 2}, {5.0f / 3, 10.0f / 3}, 1e-5)
+      .check();
+  OpTester("Resize", 18)
+      .input(floats({1, 1, 1, 4}, {1, 2, 3, 4}))
+      .omitted()
+      .constant(floats({4}, {1, 1, 1, 0.6f}))
+      .attr("coordinate_transformation_mode", std::string("half_pixel_symmetric"))
+      .expect_error(ErrorCode::kInvalidModel, "half_pixel_symmetric")
+      .check();
+}
+
 }  // namespace recur::test
