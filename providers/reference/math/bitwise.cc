@@ -8,16 +8,16 @@ namespace recur::reference {
 namespace {
 
 // Integer promotion turns uint8 & uint8 into int; the cast back keeps the storage type.
-#define RECUR_BITWISE(Name, op)                            \
-  struct Name {                                            \
-    static constexpr auto kTypes = kIntTypes;              \
-    static constexpr bool kBoolOut = false;                \
-    static constexpr bool kLegacyAttrs = false;            \
-    static const char* error() { return ""; }              \
-    template <class C>                                     \
-    C operator()(C a, C b, bool&) const {                  \
-      return static_cast<C>(a op b);                       \
-    }                                                      \
+#define RECUR_BITWISE(Name, op)                 \
+  struct Name {                                 \
+    static constexpr auto kTypes = kIntTypes;   \
+    static constexpr bool kBoolOut = false;     \
+    static constexpr bool kLegacyAttrs = false; \
+    static const char* error() { return ""; }   \
+    template <class C>                          \
+    C operator()(C a, C b, bool&) const {       \
+      return static_cast<C>(a op b);            \
+    }                                           \
   };
 
 RECUR_BITWISE(BitwiseAnd, &)
