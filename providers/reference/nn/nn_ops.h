@@ -11,6 +11,7 @@ void register_gemm(Registrar& r);
 void register_einsum(Registrar& r);
 void register_conv(Registrar& r);
 void register_conv_transpose(Registrar& r);
+void register_col2im(Registrar& r);
 void register_max_pool(Registrar& r);
 void register_average_pool(Registrar& r);
 void register_lp_pool(Registrar& r);

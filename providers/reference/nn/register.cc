@@ -9,6 +9,7 @@ void register_nn_kernels(Registrar& r) {
   register_einsum(r);
   register_conv(r);
   register_conv_transpose(r);
+  register_col2im(r);
   register_max_pool(r);
   register_average_pool(r);
   register_lp_pool(r);
