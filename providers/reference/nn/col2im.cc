@@ -37,9 +37,9 @@ class Col2ImKernel final : public Kernel {
     auto w = col2im_window(attrs_, *image, *block);
     if (!w.ok()) return w.status().with_context(ctx.node().describe());
     if (x->rank() != 3) {
-      return ctx.error(ErrorCode::kInvalidArgument,
-                       "input must be [N, C * prod(block_shape), L], not " +
-                           shape_to_string(x->shape()));
+      return ctx.error(
+          ErrorCode::kInvalidArgument,
+          "input must be [N, C * prod(block_shape), L], not " + shape_to_string(x->shape()));
     }
     const int64_t n = x->shape()[0], k = w->kernel_size(), l = w->out_size();
     if (x->shape()[1] % k != 0 || x->shape()[2] != l) {

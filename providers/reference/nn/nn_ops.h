@@ -22,6 +22,7 @@ void register_upsample(Registrar& r);
 void register_batch_normalization(Registrar& r);
 void register_layer_normalization(Registrar& r);
 void register_instance_normalization(Registrar& r);
+void register_group_normalization(Registrar& r);
 void register_lrn(Registrar& r);
 void register_mean_variance_normalization(Registrar& r);
 void register_lp_normalization(Registrar& r);

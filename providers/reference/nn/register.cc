@@ -20,6 +20,7 @@ void register_nn_kernels(Registrar& r) {
   register_batch_normalization(r);
   register_layer_normalization(r);
   register_instance_normalization(r);
+  register_group_normalization(r);
   register_lrn(r);
   register_mean_variance_normalization(r);
   register_lp_normalization(r);
