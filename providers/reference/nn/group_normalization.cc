@@ -26,8 +26,7 @@ class GroupNormKernel final : public Kernel {
     }
     const int64_t n = s[0], c = s[1];
     if (c % groups_ != 0) {
-      return ctx.error(ErrorCode::kInvalidArgument, std::to_string(c) +
-                                                        " channels cannot form " +
+      return ctx.error(ErrorCode::kInvalidArgument, std::to_string(c) + " channels cannot form " +
                                                         std::to_string(groups_) + " groups");
     }
     // Opset 21 scales each channel, opset 18 each group.
@@ -60,8 +59,8 @@ class GroupNormKernel final : public Kernel {
       const double inv = 1.0 / std::sqrt(var + epsilon_);
       const int64_t g = i % groups_;
       for (int64_t j = 0; j < group_size; ++j) {
-        const auto p = static_cast<size_t>(params == c ? g * channels_per_group + j / per_channel
-                                                        : g);
+        const auto p =
+            static_cast<size_t>(params == c ? g * channels_per_group + j / per_channel : g);
         const size_t k = base + static_cast<size_t>(j);
         ys[k] = sc[p] * (xs[k] - mean) * inv + bs[p];
       }
