@@ -1,6 +1,7 @@
 // Split: cuts the input along `axis` into the outputs, by the `split` sizes (an attribute
 // before opset 13, or input 1 in opset 1 and from 13) or into equal parts. From opset 18 the
-// parts need not be equal: each is ceil(dim / outputs) long and the last takes what is left.
+// parts need not be equal: each is ceil(dim / outputs) long while the dimension lasts.
+#include <algorithm>
 #include <cstring>
 
 #include "providers/reference/common/util.h"
@@ -18,12 +19,12 @@ Result<std::vector<int64_t>> split_sizes(int64_t dim, size_t outputs,
   if (!split || split->empty()) {
     const auto n = static_cast<int64_t>(outputs);
     if (uneven && dim % n != 0) {
-      const int64_t chunk = dim / n + 1;
-      std::vector<int64_t> sizes(outputs, chunk);
-      sizes.back() = dim - chunk * (n - 1);
-      if (sizes.back() < 0) {
-        return invalid_argument("dimension " + std::to_string(dim) + " cannot be split into " +
-                                std::to_string(n) + " parts of " + std::to_string(chunk));
+      // As the ONNX reference slices: parts of ceil(dim / n) while the dimension lasts, so
+      // with more parts than that covers the last ones are empty (5 into 4: 2, 2, 1, 0).
+      const int64_t part = dim / n + 1;
+      std::vector<int64_t> sizes(outputs);
+      for (int64_t k = 0; k < n; ++k) {
+        sizes[static_cast<size_t>(k)] = std::clamp<int64_t>(dim - k * part, 0, part);
       }
       return sizes;
     }
@@ -135,11 +136,8 @@ Status infer_split(InferContext& ctx) {
   std::optional<std::vector<int64_t>> sizes;
   if (split_known && d.is_fixed()) {
     auto s = split_sizes(d.value, ctx.num_outputs(), split, ctx.opset() >= 18);
-    // An If branch that is never taken may split a dimension into more parts than it has
-    // (AffineGrid's expansion does): the sizes stay unknown and the kernel refuses it if it runs.
-    const bool too_many_parts = !split && ctx.opset() >= 18;
-    if (!s.ok() && !too_many_parts) return ctx.error(s.status().message());
-    if (s.ok()) sizes = *s;
+    if (!s.ok()) return ctx.error(s.status().message());
+    sizes = *s;
   } else if (split && split->size() == ctx.num_outputs()) {
     sizes = split;
   }
