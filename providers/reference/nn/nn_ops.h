@@ -28,6 +28,7 @@ void register_mean_variance_normalization(Registrar& r);
 void register_lp_normalization(Registrar& r);
 void register_grid_sample(Registrar& r);
 void register_roi_align(Registrar& r);
+void register_max_roi_pool(Registrar& r);
 void register_non_max_suppression(Registrar& r);
 void register_negative_log_likelihood_loss(Registrar& r);
 void register_softmax_cross_entropy_loss(Registrar& r);

@@ -26,6 +26,7 @@ void register_nn_kernels(Registrar& r) {
   register_lp_normalization(r);
   register_grid_sample(r);
   register_roi_align(r);
+  register_max_roi_pool(r);
   register_non_max_suppression(r);
   register_negative_log_likelihood_loss(r);
   register_softmax_cross_entropy_loss(r);
