@@ -48,8 +48,8 @@ class MaxRoiPoolKernel final : public Kernel {
       for (int k = 1; k < 5; ++k) {
         // Far beyond any image, yet small enough that the bin arithmetic stays exact.
         if (!(std::fabs(roi[k] * scale_) < 1e15)) {
-          return ctx.error(ErrorCode::kOutOfRange, "roi " + std::to_string(i) +
-                                                       " has a corner that is not a finite size");
+          return ctx.error(ErrorCode::kOutOfRange,
+                           "roi " + std::to_string(i) + " has a corner that is not a finite size");
         }
       }
       const auto corner = [&](double v) { return static_cast<int64_t>(std::round(v * scale_)); };
@@ -89,7 +89,8 @@ class MaxRoiPoolKernel final : public Kernel {
 
 Result<std::vector<int64_t>> read_pooled_shape(const Node& node) {
   AttrReader attrs(node);
-  if (!attrs.has("pooled_shape")) return invalid_model(node.describe() + ": pooled_shape is required");
+  if (!attrs.has("pooled_shape"))
+    return invalid_model(node.describe() + ": pooled_shape is required");
   std::vector<int64_t> p = attrs.get_ints("pooled_shape");
   RECUR_RETURN_IF_ERROR(attrs.status());
   if (p.size() != 2 || p[0] <= 0 || p[1] <= 0) {
