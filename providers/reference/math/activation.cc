@@ -1,5 +1,5 @@
 // Elementwise activation functions with attributes: Elu, Selu, Celu, LeakyRelu,
-// ThresholdedRelu, HardSigmoid, HardSwish, Softplus, Softsign, Shrink.
+// ThresholdedRelu, HardSigmoid, HardSwish, Softplus, Softsign, Shrink, and Mish and Gelu.
 #include <algorithm>
 #include <cmath>
 
@@ -166,6 +166,39 @@ struct Shrink {
   }
 };
 
+struct Mish {
+  static constexpr auto kTypes = kFloatTypes;
+  static constexpr bool kBoolOut = false;
+  template <class C>
+  C operator()(C x) const {
+    return x * std::tanh(std::log1p(std::exp(x)));
+  }
+};
+
+struct Gelu {
+  static constexpr auto kTypes = kFloatTypes;
+  static constexpr bool kBoolOut = false;
+  bool tanh_approx = false;
+  static Result<Gelu> make(const Node& n) {
+    AttrReader attrs(n);
+    const std::string approximate = attrs.get_string("approximate", "none");
+    RECUR_RETURN_IF_ERROR(attrs.status());
+    if (approximate != "none" && approximate != "tanh") {
+      return invalid_model(n.describe() + ": approximate must be \"none\" or \"tanh\", not \"" +
+                           approximate + "\"");
+    }
+    return Gelu{.tanh_approx = approximate == "tanh"};
+  }
+  template <class C>
+  C operator()(C x) const {
+    if (tanh_approx) {
+      const C k = static_cast<C>(0.7978845608028654);  // sqrt(2 / pi)
+      return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
+    }
+    return C(0.5) * x * (C(1) + std::erf(x * static_cast<C>(0.7071067811865476)));
+  }
+};
+
 }  // namespace
 
 void register_activation(Registrar& r) {
@@ -179,6 +212,8 @@ void register_activation(Registrar& r) {
   add_unary<Softplus>(r, "Softplus", 1);
   add_unary<Softsign>(r, "Softsign", 1);
   add_unary<Shrink>(r, "Shrink", 9);
+  add_unary<Mish>(r, "Mish", 18);
+  add_unary<Gelu>(r, "Gelu", 20);
 }
 
 }  // namespace recur::reference

@@ -13,6 +13,7 @@ void register_comparison(Registrar& r);         // Equal, Less, Greater, ...
 void register_logical(Registrar& r);            // And, Or, Xor
 void register_mod(Registrar& r);                // Mod
 void register_bit_shift(Registrar& r);          // BitShift
+void register_bitwise(Registrar& r);            // BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot
 void register_pow(Registrar& r);                // Pow
 void register_prelu(Registrar& r);              // PRelu
 void register_variadic(Registrar& r);           // Min, Max, Sum, Mean

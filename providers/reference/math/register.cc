@@ -11,6 +11,7 @@ void register_math_kernels(Registrar& r) {
   register_logical(r);
   register_mod(r);
   register_bit_shift(r);
+  register_bitwise(r);
   register_pow(r);
   register_prelu(r);
   register_variadic(r);

@@ -1,5 +1,5 @@
-// AveragePool (opsets 1, 7, 10, 11): N-d average pooling with count_include_pad, ceil_mode,
-// pads and auto_pad.
+// AveragePool (opsets 1, 7, 10, 11, 19, 22): N-d average pooling with count_include_pad,
+// ceil_mode, pads, auto_pad and (opset 19) dilations.
 #include "providers/reference/common/util.h"
 #include "providers/reference/nn/nn_ops.h"
 #include "providers/reference/nn/nn_util.h"
@@ -19,6 +19,10 @@ class AveragePoolKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), s.y));
     const PoolPlan plan = make_pool_plan(s.win);
     const int64_t P = s.win.out_size();
+    // count_include_pad divides by the whole window, including the part a ceil_mode window
+    // reaches past the end padding: the spec divides by "the number of elements" of the window,
+    // and the ONNX reference pads the input far enough for every window.
+    const int64_t window_size = s.win.kernel_size();
     const bool handled = visit_dtype(kNnFloatTypes, x->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* yp = y->data<T>();
@@ -29,7 +33,7 @@ class AveragePoolKernel final : public Kernel {
                                sum += static_cast<double>(static_cast<compute_t<T>>(xc[off]));
                              }
                              const int64_t count = count_include_pad_
-                                                       ? plan.padded_count[static_cast<size_t>(p)]
+                                                       ? window_size
                                                        : static_cast<int64_t>(taps.size());
                              yp[nc * P + p] = static_cast<T>(static_cast<compute_t<T>>(
                                  count > 0 ? sum / static_cast<double>(count) : 0.0));

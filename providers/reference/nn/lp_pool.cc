@@ -1,4 +1,5 @@
-// LpPool (opsets 1, 2, 11): (sum over the window of |x|^p)^(1/p); padding contributes 0.
+// LpPool (opsets 1, 2, 11, 18, 22; ceil_mode and dilations from 18): (sum over the window of
+// |x|^p)^(1/p); padding contributes 0.
 #include <cmath>
 
 #include "providers/reference/common/util.h"

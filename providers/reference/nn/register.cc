@@ -9,6 +9,7 @@ void register_nn_kernels(Registrar& r) {
   register_einsum(r);
   register_conv(r);
   register_conv_transpose(r);
+  register_col2im(r);
   register_max_pool(r);
   register_average_pool(r);
   register_lp_pool(r);
@@ -19,6 +20,7 @@ void register_nn_kernels(Registrar& r) {
   register_batch_normalization(r);
   register_layer_normalization(r);
   register_instance_normalization(r);
+  register_group_normalization(r);
   register_lrn(r);
   register_mean_variance_normalization(r);
   register_lp_normalization(r);
@@ -26,6 +28,7 @@ void register_nn_kernels(Registrar& r) {
   register_affine_grid(r);
   register_deform_conv(r);
   register_roi_align(r);
+  register_max_roi_pool(r);
   register_non_max_suppression(r);
   register_negative_log_likelihood_loss(r);
   register_softmax_cross_entropy_loss(r);

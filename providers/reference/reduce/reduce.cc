@@ -225,6 +225,13 @@ class ReduceKernel final : public Kernel {
         st = reduce_int<typename decltype(tag)::type>(op_, *x, *plan, *y);
       });
     }
+    // ReduceMax/ReduceMin take bool from opset 20: any / all, false / true over an empty set.
+    const bool bool_ok =
+        (op_ == Reduction::kMax || op_ == Reduction::kMin) && ctx.node().opset >= 20;
+    if (!handled && bool_ok && x->dtype() == DType::kBool) {
+      handled = true;
+      st = reduce_int<bool>(op_, *x, *plan, *y);
+    }
     if (!handled) return unsupported_dtype(ctx, x->dtype());
     if (!st.ok()) return ctx.error(st.code(), st.message());
     return ok_status();

@@ -231,6 +231,9 @@ Result<PadAttrs> read_attrs(const Node& node) {
   AttrReader attrs(node);
   PadAttrs a;
   RECUR_ASSIGN_OR_RETURN(a.mode, parse_mode(attrs.get_string("mode", "constant")));
+  if (a.mode == PadMode::kWrap && node.opset < 19) {
+    return invalid_model("mode 'wrap' needs opset 19, this is " + std::to_string(node.opset));
+  }
   if (node.opset < 11) {
     const char* name = node.opset < 2 ? "paddings" : "pads";
     if (!attrs.has(name)) return invalid_model(node.describe() + ": missing attribute " + name);

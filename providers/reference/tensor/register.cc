@@ -25,6 +25,7 @@ void register_tensor_kernels(Registrar& r) {
   register_expand(r);
   register_tile(r);
   register_pad(r);
+  register_center_crop_pad(r);
   register_range(r);
   register_dropout(r);
   register_one_hot(r);

@@ -54,7 +54,7 @@ Result<std::unique_ptr<Kernel>> create_scatter_elements(CompileContext& ctx) {
   const int64_t axis = attrs.get_int("axis", 0);
   const std::string reduction = attrs.get_string("reduction", "none");
   RECUR_RETURN_IF_ERROR(attrs.status());
-  auto r = parse_scatter_reduction(reduction);
+  auto r = parse_scatter_reduction(reduction, ctx.opset());
   if (!r.ok()) return r.status().with_context(ctx.node().describe());
   return std::make_unique<ScatterElementsKernel>(axis, *r);
 }

@@ -52,7 +52,7 @@ Result<std::unique_ptr<Kernel>> create_scatter_nd(CompileContext& ctx) {
   AttrReader attrs(ctx.node());
   const std::string reduction = attrs.get_string("reduction", "none");
   RECUR_RETURN_IF_ERROR(attrs.status());
-  auto r = parse_scatter_reduction(reduction);
+  auto r = parse_scatter_reduction(reduction, ctx.opset());
   if (!r.ok()) return r.status().with_context(ctx.node().describe());
   return std::make_unique<ScatterNDKernel>(*r);
 }

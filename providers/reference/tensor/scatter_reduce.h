@@ -14,10 +14,16 @@ namespace recur::reference {
 
 enum class ScatterReduction { kNone, kAdd, kMul, kMax, kMin };
 
-inline Result<ScatterReduction> parse_scatter_reduction(const std::string& s) {
+// `reduction` arrived in opset 16 (none, add, mul); max and min in opset 18.
+inline Result<ScatterReduction> parse_scatter_reduction(const std::string& s, int opset) {
   if (s == "none") return ScatterReduction::kNone;
+  if (opset < 16)
+    return invalid_model("reduction '" + s + "' needs opset 16, this is " + std::to_string(opset));
   if (s == "add") return ScatterReduction::kAdd;
   if (s == "mul") return ScatterReduction::kMul;
+  if (opset < 18 && (s == "max" || s == "min")) {
+    return invalid_model("reduction '" + s + "' needs opset 18, this is " + std::to_string(opset));
+  }
   if (s == "max") return ScatterReduction::kMax;
   if (s == "min") return ScatterReduction::kMin;
   return invalid_model("unknown reduction '" + s + "' (none, add, mul, max or min)");

@@ -1,5 +1,7 @@
 // Split: cuts the input along `axis` into the outputs, by the `split` sizes (an attribute
-// before opset 13, or input 1 in opset 1 and from 13) or into equal parts.
+// before opset 13, or input 1 in opset 1 and from 13) or into equal parts. From opset 18 the
+// parts need not be equal: each is ceil(dim / outputs) long while the dimension lasts.
+#include <algorithm>
 #include <cstring>
 
 #include "providers/reference/common/util.h"
@@ -11,10 +13,21 @@ namespace recur::reference {
 namespace {
 
 Result<std::vector<int64_t>> split_sizes(int64_t dim, size_t outputs,
-                                         const std::optional<std::vector<int64_t>>& split) {
+                                         const std::optional<std::vector<int64_t>>& split,
+                                         bool uneven) {
   if (outputs == 0) return invalid_argument("no outputs");
   if (!split || split->empty()) {
     const auto n = static_cast<int64_t>(outputs);
+    if (uneven && dim % n != 0) {
+      // As the ONNX reference slices: parts of ceil(dim / n) while the dimension lasts, so
+      // with more parts than that covers the last ones are empty (5 into 4: 2, 2, 1, 0).
+      const int64_t part = dim / n + 1;
+      std::vector<int64_t> sizes(outputs);
+      for (int64_t k = 0; k < n; ++k) {
+        sizes[static_cast<size_t>(k)] = std::clamp<int64_t>(dim - k * part, 0, part);
+      }
+      return sizes;
+    }
     if (dim % n != 0) {
       return invalid_argument("dimension " + std::to_string(dim) + " cannot be split into " +
                               std::to_string(n) + " equal parts");
@@ -53,7 +66,7 @@ class SplitKernel final : public Kernel {
     auto axis = normalize_axis(axis_, x->rank(), "axis");
     if (!axis.ok()) return axis.status().with_context(ctx.node().describe());
     const auto ax = static_cast<size_t>(*axis);
-    auto sizes = split_sizes(x->shape()[ax], ctx.num_outputs(), split);
+    auto sizes = split_sizes(x->shape()[ax], ctx.num_outputs(), split, ctx.node().opset >= 18);
     if (!sizes.ok()) return sizes.status().with_context(ctx.node().describe());
     const size_t esize = dtype_size(x->dtype());
     const bool empty = x->numel() == 0;
@@ -88,6 +101,14 @@ Result<std::unique_ptr<Kernel>> create_split(CompileContext& ctx) {
   const int64_t axis = attrs.get_int("axis", 0);
   std::optional<std::vector<int64_t>> split;
   if (ctx.opset() < 13 && attrs.has("split")) split = attrs.get_ints("split");
+  if (ctx.opset() >= 18 && attrs.has("num_outputs")) {
+    const int64_t n = attrs.get_int("num_outputs", 0);
+    if (n != static_cast<int64_t>(ctx.node().outputs.size())) {
+      return invalid_model(ctx.node().describe() + ": num_outputs " + std::to_string(n) +
+                           " but the node has " + std::to_string(ctx.node().outputs.size()) +
+                           " outputs");
+    }
+  }
   RECUR_RETURN_IF_ERROR(attrs.status());
   return std::make_unique<SplitKernel>(axis, std::move(split));
 }
@@ -114,7 +135,7 @@ Status infer_split(InferContext& ctx) {
   const Dim& d = (*in.shape)[ax];
   std::optional<std::vector<int64_t>> sizes;
   if (split_known && d.is_fixed()) {
-    auto s = split_sizes(d.value, ctx.num_outputs(), split);
+    auto s = split_sizes(d.value, ctx.num_outputs(), split, ctx.opset() >= 18);
     if (!s.ok()) return ctx.error(s.status().message());
     sizes = *s;
   } else if (split && split->size() == ctx.num_outputs()) {

@@ -27,6 +27,7 @@ void register_constant_of_shape(Registrar& r);
 void register_expand(Registrar& r);
 void register_tile(Registrar& r);
 void register_pad(Registrar& r);
+void register_center_crop_pad(Registrar& r);
 void register_range(Registrar& r);
 void register_dropout(Registrar& r);
 void register_one_hot(Registrar& r);

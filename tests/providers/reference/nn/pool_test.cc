@@ -91,5 +91,31 @@ TEST(ReferencePool, GlobalMaxPoolOfEmptySpatial) {
       ErrorCode::kInvalidArgument, {"node 'node' (GlobalMaxPool)", "empty"});
 }
 
+TEST(ReferencePool, AveragePoolCeilModeCountsTheWholeWindow) {
+  // [1, 2, 3, 4], kernel 3, stride 2, ceil_mode: the second window is [3, 4, past the end].
+  // With count_include_pad it divides by the window's 3 elements (the spec's "number of
+  // elements"), without by the 2 inside the input.
+  Tensor x = floats({1, 1, 4}, {1, 2, 3, 4});
+  for (int64_t include : {0, 1}) {
+    Outputs y = run_op("AveragePool", 19, {{"x", x}}, [include](onnx::NodeProto& n) {
+      set_attr(n, "kernel_shape", std::vector<int64_t>{3});
+      set_attr(n, "strides", std::vector<int64_t>{2});
+      set_attr(n, "ceil_mode", int64_t{1});
+      set_attr(n, "count_include_pad", include);
+    });
+    EXPECT_EQ(values<float>(y[0]), (std::vector<float>{2.0f, include ? 7.0f / 3.0f : 3.5f}));
+  }
+}
+
+TEST(ReferencePool, AveragePoolDilations) {
+  // Kernel 2 dilated by 2 over [1, 2, 3, 4]: windows {1, 3} and {2, 4}.
+  Outputs y =
+      run_op("AveragePool", 19, {{"x", floats({1, 1, 4}, {1, 2, 3, 4})}}, [](onnx::NodeProto& n) {
+        set_attr(n, "kernel_shape", std::vector<int64_t>{2});
+        set_attr(n, "dilations", std::vector<int64_t>{2});
+      });
+  EXPECT_EQ(values<float>(y[0]), (std::vector<float>{2.0f, 3.0f}));
+}
+
 }  // namespace
 }  // namespace recur::test

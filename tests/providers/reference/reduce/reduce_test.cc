@@ -190,5 +190,29 @@ TEST(Reduce, StaticShapeFromConstantAxes) {
   EXPECT_EQ(s.outputs()[0].shape_string(), "[1,3,1]");
 }
 
+TEST(Reduce, MaxAndMinOfBoolFromOpset20) {
+  // np.any / np.all along axis 1 of [[T, F], [F, F]].
+  const Tensor b = tensor<bool>({2, 2}, {true, false, false, false});
+  auto mx = OpTester("ReduceMax", 20)
+                .input(b)
+                .constant(tensor<int64_t>({1}, {1}))
+                .attr("keepdims", int64_t{0})
+                .run();
+  expect_tensor<bool>(mx[0], {2}, {true, false});
+  auto mn = OpTester("ReduceMin", 20)
+                .input(b)
+                .constant(tensor<int64_t>({1}, {1}))
+                .attr("keepdims", int64_t{0})
+                .run();
+  expect_tensor<bool>(mn[0], {2}, {false, false});
+}
+
+TEST(Reduce, BoolBeforeOpset20IsRefused) {
+  OpTester("ReduceMax", 18)
+      .input(tensor<bool>({2}, {true, false}))
+      .expect_error(ErrorCode::kNotImplemented, "bool")
+      .check();
+}
+
 }  // namespace
 }  // namespace recur::test

@@ -124,5 +124,23 @@ TEST(Pad, ConstantPadsGiveShapesAtLoad) {
   EXPECT_NE(msg.find("node 'node' (Pad)"), std::string::npos) << msg;
 }
 
+TEST(Pad, WrapNeedsOpset19) {
+  // numpy: np.pad([1, 2, 3], (2, 1), 'wrap')
+  const Tensor x = i64({1, 2, 3});
+  Outputs out = OpTester("Pad", 19)
+                    .input("x", x)
+                    .constant("p", i64({2, 1}))
+                    .attr("mode", std::string("wrap"))
+                    .output("y")
+                    .run({{"x", x}});
+  EXPECT_EQ(values<int64_t>(out[0]), (std::vector<int64_t>{2, 3, 1, 2, 3, 1}));
+  OpTester("Pad", 18)
+      .input(x)
+      .constant(i64({2, 1}))
+      .attr("mode", std::string("wrap"))
+      .expect_error(ErrorCode::kInvalidModel, "needs opset 19")
+      .check();
+}
+
 }  // namespace
 }  // namespace recur::test

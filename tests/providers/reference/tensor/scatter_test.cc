@@ -104,5 +104,18 @@ TEST(ScatterND, BadInputsAreErrors) {
       "node 'node' (ScatterND)", "too long");
 }
 
+TEST(ScatterND, ReductionsNeedTheirOpset) {
+  // max/min arrived in opset 18, reductions at all in opset 16.
+  const Tensor x = Tensor::from_vector<float>({2}, {1, 2});
+  const Tensor i = Tensor::from_vector<int64_t>({1, 1}, {0});
+  const Tensor u = Tensor::from_vector<float>({1}, {5});
+  Outputs out = scatter("ScatterND", 18, x, i, u, 0, "max");
+  EXPECT_EQ(values<float>(out[0]), (std::vector<float>{5, 2}));
+  expect_node_error([&] { scatter("ScatterND", 16, x, i, u, 0, "min"); }, "node 'node'",
+                    "needs opset 18");
+  expect_node_error([&] { scatter("ScatterElements", 13, x, i, u, 0, "add"); }, "node 'node'",
+                    "needs opset 16");
+}
+
 }  // namespace
 }  // namespace recur::test

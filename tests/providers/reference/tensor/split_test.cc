@@ -128,5 +128,36 @@ TEST(Concat, MismatchedShapesAreErrors) {
   EXPECT_NE(msg.find("does not match"), std::string::npos) << msg;
 }
 
+TEST(Split, Opset18NumOutputsLastPartSmaller) {
+  // Split-18: 7 into 4 parts of ceil(7 / 4) = 2, the last taking the remaining 1.
+  Outputs o = OpTester("Split", 18)
+                  .input("x", Tensor::from_vector<int32_t>({7}, {0, 1, 2, 3, 4, 5, 6}))
+                  .attr("num_outputs", int64_t{4})
+                  .outputs(4)
+                  .run();
+  EXPECT_EQ(values<int32_t>(o[2]), (std::vector<int32_t>{4, 5}));
+  EXPECT_EQ(values<int32_t>(o[3]), (std::vector<int32_t>{6}));
+}
+
+TEST(Split, Opset18MorePartsThanCeilingCovers) {
+  // 5 into 4 parts of ceil(5 / 4) = 2: the ONNX reference's slices are 2, 2, 1 and 0 long.
+  Outputs o = OpTester("Split", 18)
+                  .input("x", Tensor::from_vector<int32_t>({5}, {0, 1, 2, 3, 4}))
+                  .attr("num_outputs", int64_t{4})
+                  .outputs(4)
+                  .run();
+  EXPECT_EQ(values<int32_t>(o[2]), (std::vector<int32_t>{4}));
+  EXPECT_EQ(o[3].shape(), (Shape{0}));
+}
+
+TEST(Split, Opset13StillNeedsEqualParts) {
+  // The shape is known at load, so the shape rule refuses it there.
+  OpTester("Split", 13)
+      .input(Tensor::from_vector<int32_t>({7}, {0, 1, 2, 3, 4, 5, 6}))
+      .outputs(4)
+      .expect_error(ErrorCode::kInvalidModel, "equal parts")
+      .check();
+}
+
 }  // namespace
 }  // namespace recur::test
