@@ -31,10 +31,7 @@ TEST(Opset22BFloat16, Activations) {
 
 TEST(Opset22BFloat16, ConvAndPooling) {
   // A 1-tap kernel of weight 2 doubles; a 2-wide average of [1, 3] is 2.
-  auto c = OpTester("Conv", 22)
-               .input(bf16({1, 1, 2}, {1, 2}))
-               .input(bf16({1, 1, 1}, {2}))
-               .run();
+  auto c = OpTester("Conv", 22).input(bf16({1, 1, 2}, {1, 2})).input(bf16({1, 1, 1}, {2})).run();
   EXPECT_EQ(as_floats(c[0]), (std::vector<float>{2, 4}));
   auto a = OpTester("AveragePool", 22)
                .input(bf16({1, 1, 2}, {1, 3}))

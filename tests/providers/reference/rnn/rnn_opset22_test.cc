@@ -9,7 +9,8 @@ namespace {
 
 template <class T>
 Tensor filled(const Shape& shape, float v) {
-  return Tensor::from_vector<T>(shape, std::vector<T>(static_cast<size_t>(shape_numel(shape)), T(v)));
+  return Tensor::from_vector<T>(shape,
+                                std::vector<T>(static_cast<size_t>(shape_numel(shape)), T(v)));
 }
 
 TEST(RnnOpset22, RnnRunsBFloat16) {

@@ -82,6 +82,31 @@ TEST(ModelLoader, UnsupportedOpsetIsAnError) {
   expect_error([&] { Session s(path); }, ErrorCode::kNotImplemented, {"opset 99", path});
 }
 
+TEST(ModelLoader, OpsetAbove22NamesTheHighestKnownAndTheNodeTypes) {
+  TempDir dir;
+  ModelBuilder m(23);
+  m.input("x", DType::kFloat32, {2});
+  m.output("y", DType::kFloat32);
+  m.node("Relu", {"x"}, {"r"});
+  m.node("Identity", {"r"}, {"y"});
+  const auto path = m.save(dir.path());
+  expect_error([&] { Session s(path); }, ErrorCode::kNotImplemented,
+               {path, "opset 23 of domain 'ai.onnx'", "knows opsets 1 to 22",
+                "nodes of that domain: Identity, Relu"});
+}
+
+TEST(ModelLoader, Opset22IsAccepted) {
+  TempDir dir;
+  ModelBuilder m(22);
+  m.input("x", DType::kFloat32, {2});
+  m.output("y", DType::kFloat32);
+  m.node("Relu", {"x"}, {"y"});
+  Session s(m.save(dir.path()));
+  Outputs out = s.run({{"x", Tensor::from_vector<float>({2}, {-1.0f, 2.0f})}});
+  EXPECT_EQ(out[0].data<float>()[0], 0.0f);
+  EXPECT_EQ(out[0].data<float>()[1], 2.0f);
+}
+
 TEST(ModelLoader, UnknownOperatorNamesNodeAndOp) {
   TempDir dir;
   ModelBuilder m;
