@@ -82,8 +82,9 @@ struct BFloat16 {
 // The float8 formats of ONNX (opset 19). E4M3FN has no infinities and NaN = S.1111.111;
 // E5M2 is IEEE-like; the FNUZ variants have no -0, no infinities and NaN = 1.0000.000.
 // float_to_float8 rounds to nearest even; with `saturate`, values beyond the largest finite
-// value (and for E4M3FN/E5M2 the infinities) become +-max, without it they become NaN (or
-// +-Inf for E5M2), as the tables of Cast-19 say.
+// value and the infinities become +-max, without it they become NaN (or +-Inf for E5M2), as
+// the tables of Cast-19 say. One exception to those tables: with `saturate`, +-Inf become
+// +-max in the FNUZ types too (the table says NaN), as ONNX's reference and test data do.
 float float8_to_float(uint8_t bits, DType t);
 uint8_t float_to_float8(float f, DType t, bool saturate = true);
 
