@@ -42,8 +42,9 @@ bool visit_dtype(TypeList<Ts...>, DType t, F&& f) {
 // The type arithmetic is done in: float for the 16-bit and 8-bit floats, the type itself
 // otherwise.
 template <class T>
-using compute_t = std::conditional_t<
-    std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16> || is_float8_v<T>, float, T>;
+using compute_t =
+    std::conditional_t<std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16> || is_float8_v<T>,
+                       float, T>;
 
 template <class T>
 inline compute_t<T> to_compute(T v) {

@@ -8,15 +8,15 @@ namespace recur::reference {
 namespace {
 
 #define RECUR_COMPARISON(Name, types, legacy, expr) \
-  struct Name {                                  \
-    static constexpr auto kTypes = types;        \
-    static constexpr bool kBoolOut = true;       \
-    static constexpr bool kLegacyAttrs = legacy; \
-    static const char* error() { return ""; }    \
-    template <class C>                           \
-    bool operator()(C a, C b, bool&) const {     \
-      return expr;                               \
-    }                                            \
+  struct Name {                                     \
+    static constexpr auto kTypes = types;           \
+    static constexpr bool kBoolOut = true;          \
+    static constexpr bool kLegacyAttrs = legacy;    \
+    static const char* error() { return ""; }       \
+    template <class C>                              \
+    bool operator()(C a, C b, bool&) const {        \
+      return expr;                                  \
+    }                                               \
   };
 
 // Equal-19 compares strings too; a model of an older opset with string inputs fails ONNX's
