@@ -1,6 +1,8 @@
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "recur/dtype.h"
@@ -35,6 +37,13 @@ size_t dtype_size(DType t) {
       return 8;
     case DType::kBFloat16:
       return 2;
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kUInt4:
+    case DType::kInt4:
+      return 1;
     case DType::kString:
       return sizeof(std::string);
     case DType::kSequence:
@@ -51,12 +60,28 @@ struct NamedType {
   std::string_view name;
 };
 constexpr NamedType kNames[] = {
-    {DType::kFloat32, "float32"}, {DType::kUInt8, "uint8"},       {DType::kInt8, "int8"},
-    {DType::kUInt16, "uint16"},   {DType::kInt16, "int16"},       {DType::kInt32, "int32"},
-    {DType::kInt64, "int64"},     {DType::kString, "string"},     {DType::kBool, "bool"},
-    {DType::kFloat16, "float16"}, {DType::kFloat64, "float64"},   {DType::kUInt32, "uint32"},
-    {DType::kUInt64, "uint64"},   {DType::kBFloat16, "bfloat16"}, {DType::kSequence, "sequence"},
+    {DType::kFloat32, "float32"},
+    {DType::kUInt8, "uint8"},
+    {DType::kInt8, "int8"},
+    {DType::kUInt16, "uint16"},
+    {DType::kInt16, "int16"},
+    {DType::kInt32, "int32"},
+    {DType::kInt64, "int64"},
+    {DType::kString, "string"},
+    {DType::kBool, "bool"},
+    {DType::kFloat16, "float16"},
+    {DType::kFloat64, "float64"},
+    {DType::kUInt32, "uint32"},
+    {DType::kUInt64, "uint64"},
+    {DType::kBFloat16, "bfloat16"},
+    {DType::kSequence, "sequence"},
     {DType::kNone, "none"},
+    {DType::kFloat8E4M3FN, "float8e4m3fn"},
+    {DType::kFloat8E4M3FNUZ, "float8e4m3fnuz"},
+    {DType::kFloat8E5M2, "float8e5m2"},
+    {DType::kFloat8E5M2FNUZ, "float8e5m2fnuz"},
+    {DType::kUInt4, "uint4"},
+    {DType::kInt4, "int4"},
 };
 }  // namespace
 
@@ -79,6 +104,11 @@ bool is_floating(DType t) {
          t == DType::kBFloat16;
 }
 
+bool is_float8(DType t) {
+  return t == DType::kFloat8E4M3FN || t == DType::kFloat8E4M3FNUZ || t == DType::kFloat8E5M2 ||
+         t == DType::kFloat8E5M2FNUZ;
+}
+
 bool is_integer(DType t) {
   switch (t) {
     case DType::kUInt8:
@@ -89,6 +119,8 @@ bool is_integer(DType t) {
     case DType::kInt64:
     case DType::kUInt32:
     case DType::kUInt64:
+    case DType::kUInt4:
+    case DType::kInt4:
       return true;
     default:
       return false;
@@ -97,7 +129,7 @@ bool is_integer(DType t) {
 
 bool is_signed(DType t) {
   return t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64 ||
-         is_floating(t);
+         t == DType::kInt4 || is_floating(t) || is_float8(t);
 }
 
 float half_to_float(uint16_t h) {
@@ -150,6 +182,93 @@ uint16_t float_to_half(float f) {
   const uint32_t rem = absx & 0x1FFFu;
   if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
   return static_cast<uint16_t>(sign | h);
+}
+
+namespace {
+
+// The layout of a float8 format: mantissa bits, exponent bias, largest finite value, and the
+// encodings of its NaN and largest finite magnitude.
+struct Float8Format {
+  int mant_bits;
+  int bias;
+  float max;
+  uint8_t max_bits;
+  bool fnuz;  // no -0, no infinities, NaN = 0x80
+  bool has_inf;
+};
+
+Float8Format float8_format(DType t) {
+  switch (t) {
+    case DType::kFloat8E4M3FNUZ:
+      return {3, 8, 240.0f, 0x7F, true, false};
+    case DType::kFloat8E5M2:
+      return {2, 15, 57344.0f, 0x7B, false, true};
+    case DType::kFloat8E5M2FNUZ:
+      return {2, 16, 57344.0f, 0x7F, true, false};
+    default:  // kFloat8E4M3FN
+      return {3, 7, 448.0f, 0x7E, false, false};
+  }
+}
+
+// The NaN of a format: E4M3FN and E5M2 keep the sign.
+uint8_t float8_nan(const Float8Format& f, uint8_t sign) {
+  return f.fnuz ? 0x80 : static_cast<uint8_t>(sign | 0x7F);
+}
+
+}  // namespace
+
+float float8_to_float(uint8_t bits, DType t) {
+  const Float8Format f = float8_format(t);
+  if (f.fnuz && bits == 0x80) return std::numeric_limits<float>::quiet_NaN();
+  const bool neg = (bits & 0x80) != 0;
+  const int exp_bits = 7 - f.mant_bits;
+  const int exp = (bits >> f.mant_bits) & ((1 << exp_bits) - 1);
+  const int mant = bits & ((1 << f.mant_bits) - 1);
+  const int exp_max = (1 << exp_bits) - 1;
+  float v;
+  if (!f.fnuz && f.has_inf && exp == exp_max) {
+    v = mant == 0 ? std::numeric_limits<float>::infinity()
+                  : std::numeric_limits<float>::quiet_NaN();
+  } else if (!f.fnuz && !f.has_inf && exp == exp_max && mant == (1 << f.mant_bits) - 1) {
+    v = std::numeric_limits<float>::quiet_NaN();
+  } else if (exp == 0) {
+    v = std::ldexp(static_cast<float>(mant), 1 - f.bias - f.mant_bits);
+  } else {
+    v = std::ldexp(static_cast<float>(mant + (1 << f.mant_bits)), exp - f.bias - f.mant_bits);
+  }
+  return neg ? -v : v;
+}
+
+uint8_t float_to_float8(float x, DType t, bool saturate) {
+  const Float8Format f = float8_format(t);
+  const uint8_t sign = std::signbit(x) ? 0x80 : 0x00;
+  if (std::isnan(x)) return float8_nan(f, sign);
+  if (std::isinf(x)) {
+    if (saturate) return static_cast<uint8_t>(sign | f.max_bits);
+    return f.has_inf ? static_cast<uint8_t>(sign | 0x7C) : float8_nan(f, sign);
+  }
+  const float a = std::fabs(x);
+  const int emin = 1 - f.bias;  // the exponent of the smallest normal value
+  // The spacing of representable values around a, then a rounded to it (half to even: the
+  // default rounding mode). Scaling by powers of two is exact, so this rounds once.
+  const int e = a == 0.0f ? emin : std::max(std::ilogb(a), emin);
+  const int q = e - f.mant_bits;
+  const float k = std::nearbyint(std::ldexp(a, -q));
+  const float r = std::ldexp(k, q);
+  if (r > f.max) {
+    if (saturate) return static_cast<uint8_t>(sign | f.max_bits);
+    return f.has_inf ? static_cast<uint8_t>(sign | 0x7C) : float8_nan(f, sign);
+  }
+  if (r == 0.0f) return f.fnuz ? 0x00 : sign;
+  uint32_t code;
+  const int re = std::ilogb(r);
+  if (re < emin) {
+    code = static_cast<uint32_t>(std::ldexp(r, f.mant_bits - emin));
+  } else {
+    const auto mant = static_cast<uint32_t>(std::ldexp(r, f.mant_bits - re)) - (1u << f.mant_bits);
+    code = static_cast<uint32_t>(re + f.bias) << f.mant_bits | mant;
+  }
+  return static_cast<uint8_t>(sign | code);
 }
 
 Float16::Float16(float f) : bits(float_to_half(f)) {}

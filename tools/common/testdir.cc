@@ -18,8 +18,11 @@ namespace {
 
 template <class T>
 double as_double(T v) {
-  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
+  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16> ||
+                reference::is_float8_v<T>) {
     return static_cast<double>(static_cast<float>(v));
+  } else if constexpr (reference::is_int4_v<T>) {
+    return static_cast<double>(v.value);
   } else {
     return static_cast<double>(v);
   }
@@ -128,7 +131,9 @@ Comparison compare(const Tensor& got, const Tensor& want, const Tolerance& tol) 
     return c;
   }
   const bool exact = !is_floating(want.dtype());
-  const bool ok = visit_dtype(reference::kAllTypes, want.dtype(), [&](auto tag) {
+  // float8 and int4 compare exactly, as the float or integer they stand for.
+  const auto types = reference::kAllTypes + reference::kFloat8Types + reference::kInt4Types;
+  const bool ok = visit_dtype(types, want.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* g = got.data<T>();
     const T* w = want.data<T>();

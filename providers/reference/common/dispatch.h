@@ -21,6 +21,16 @@ inline constexpr TypeList<uint8_t, uint16_t, uint32_t, uint64_t> kUnsignedIntTyp
 inline constexpr auto kIntTypes = kSignedIntTypes + kUnsignedIntTypes;
 inline constexpr auto kNumericTypes = kFloatTypes + kIntTypes;
 inline constexpr auto kAllTypes = kNumericTypes + TypeList<bool>{};
+// Storage-only types: kernels that compute convert them to float or int first.
+inline constexpr TypeList<Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ> kFloat8Types{};
+inline constexpr TypeList<Int4, UInt4> kInt4Types{};
+
+template <class T>
+inline constexpr bool is_float8_v =
+    std::is_same_v<T, Float8E4M3FN> || std::is_same_v<T, Float8E4M3FNUZ> ||
+    std::is_same_v<T, Float8E5M2> || std::is_same_v<T, Float8E5M2FNUZ>;
+template <class T>
+inline constexpr bool is_int4_v = std::is_same_v<T, Int4> || std::is_same_v<T, UInt4>;
 
 // Calls f(std::type_identity<T>{}) for the T in the list whose dtype is `t`. Returns false if
 // `t` is not in the list.
@@ -29,10 +39,12 @@ bool visit_dtype(TypeList<Ts...>, DType t, F&& f) {
   return ((t == dtype_of_v<Ts> ? (f(std::type_identity<Ts>{}), true) : false) || ...);
 }
 
-// The type arithmetic is done in: float for the 16-bit floats, the type itself otherwise.
+// The type arithmetic is done in: float for the 16-bit and 8-bit floats, the type itself
+// otherwise.
 template <class T>
 using compute_t =
-    std::conditional_t<std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>, float, T>;
+    std::conditional_t<std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16> || is_float8_v<T>,
+                       float, T>;
 
 template <class T>
 inline compute_t<T> to_compute(T v) {

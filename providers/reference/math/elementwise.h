@@ -260,8 +260,9 @@ InferFn infer_binary(DType out, bool legacy_attrs);
 // `dtype_input` gives the output dtype.
 InferFn infer_broadcast_all(size_t dtype_input, int broadcast_since);
 
+// `takes_strings`: Op::kTypes includes std::string (Equal from opset 19).
 template <class Op>
-void add_binary(Registrar& r, const char* name, int since) {
+void add_binary(Registrar& r, const char* name, int since, bool takes_strings = false) {
   r.add({.op_type = name,
          .since = since,
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
@@ -271,7 +272,8 @@ void add_binary(Registrar& r, const char* name, int since) {
            } else {
              return std::make_unique<BinaryKernel<Op>>(Op{});
            }
-         }},
+         },
+         .takes_strings = takes_strings},
         infer_binary(Op::kBoolOut ? DType::kBool : DType::kUndefined, Op::kLegacyAttrs));
 }
 

@@ -133,8 +133,9 @@ struct Erf {
   }
 };
 
+// IsNaN and IsInf take the float8 types from opset 20.
 struct IsNaN {
-  static constexpr auto kTypes = kFloatTypes;
+  static constexpr auto kTypes = kFloatTypes + kFloat8Types;
   static constexpr bool kBoolOut = true;
   template <class C>
   bool operator()(C x) const {
@@ -143,7 +144,7 @@ struct IsNaN {
 };
 
 struct IsInf {
-  static constexpr auto kTypes = kFloatTypes;
+  static constexpr auto kTypes = kFloatTypes + kFloat8Types;
   static constexpr bool kBoolOut = true;
   bool positive = true;
   bool negative = true;

@@ -1,5 +1,8 @@
-// DequantizeLinear (opsets 10, 13): y = (x - zero_point) * scale in float32, per tensor or
-// (opset 13) per axis.
+// DequantizeLinear (opsets 10, 13, 19, 21): y = (x - zero_point) * scale, per tensor, (13) per
+// axis or (21) per block. x is uint8/int8/int32, (19) a float8 type, (21) uint16/int16 or
+// uint4/int4; y has the scale's type (float32, and from 19 float16 or bfloat16), computed in
+// float32.
+#include "providers/reference/common/dispatch.h"
 #include "providers/reference/common/util.h"
 #include "providers/reference/quant/quant_ops.h"
 #include "providers/reference/quant/quant_util.h"
@@ -8,40 +11,58 @@ namespace recur::reference {
 
 namespace {
 
+bool input_allowed(DType t, int opset) {
+  if (t == DType::kUInt8 || t == DType::kInt8 || t == DType::kInt32) return true;
+  if (is_float8(t)) return opset >= 19;
+  return opset >= 21 &&
+         (t == DType::kUInt16 || t == DType::kInt16 || t == DType::kUInt4 || t == DType::kInt4);
+}
+
 class DequantizeLinearKernel final : public Kernel {
  public:
-  explicit DequantizeLinearKernel(int64_t axis) : axis_(axis) {}
+  DequantizeLinearKernel(int64_t axis, int64_t block_size) : axis_(axis), block_size_(block_size) {}
 
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
     RECUR_ASSIGN_OR_RETURN(const Tensor* scale, required_input(ctx, 1));
     const Tensor* zp = ctx.input(2);
+    const int opset = ctx.node().opset;
     if (zp && zp->dtype() != x->dtype()) {
       return invalid_argument("x_zero_point must have the dtype of x");
     }
-    if (ctx.node().opset < 13 && scale->numel() != 1) {
+    if (!input_allowed(x->dtype(), opset)) {
+      return invalid_argument("DequantizeLinear-" + std::to_string(opset) + " cannot read " +
+                              std::string(dtype_name(x->dtype())));
+    }
+    if (opset < 13 && scale->numel() != 1) {
       return invalid_argument("x_scale must be a scalar before opset 13");
     }
-    RECUR_ASSIGN_OR_RETURN(std::vector<int32_t> xs, read_quantized(*x, "x"));
-    RECUR_ASSIGN_OR_RETURN(AxisQuant q, axis_quant(*scale, zp, x->shape(), axis_));
+    if (opset < 19 && scale->dtype() != DType::kFloat32) {
+      return invalid_argument("x_scale must be float32 before opset 19");
+    }
+    RECUR_ASSIGN_OR_RETURN(std::vector<float> xs, read_as_float(*x, "x"));
+    RECUR_ASSIGN_OR_RETURN(
+        AxisQuant q, axis_quant(*scale, zp, x->shape(), axis_, opset >= 21 ? block_size_ : 0));
     if (x->dtype() == DType::kInt32) {
-      for (int32_t z : q.zero_point) {
+      for (float z : q.zero_point) {
         if (z != 0) return invalid_argument("the zero point of int32 input must be 0");
       }
     }
-    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, x->shape()));
-    float* yp = y->data<float>();
-    for (int64_t i = 0; i < x->numel(); ++i) {
-      const size_t k = q.index(i);
-      yp[i] =
-          (static_cast<float>(xs[static_cast<size_t>(i)]) - static_cast<float>(q.zero_point[k])) *
-          q.scale[k];
-    }
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, scale->dtype(), x->shape()));
+    visit_dtype(TypeList<float, Float16, BFloat16>{}, scale->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* yp = y->data<T>();
+      for (int64_t i = 0; i < x->numel(); ++i) {
+        const size_t k = q.index(i);
+        yp[i] = static_cast<T>((xs[static_cast<size_t>(i)] - q.zero_point[k]) * q.scale[k]);
+      }
+    });
     return ok_status();
   }
 
  private:
   int64_t axis_;
+  int64_t block_size_;
 };
 
 }  // namespace
@@ -52,12 +73,14 @@ void register_dequantize_linear(Registrar& r) {
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
            AttrReader r(ctx.node());
            const int64_t axis = r.get_int("axis", 1);
+           const int64_t block_size = r.get_int("block_size", 0);
            RECUR_RETURN_IF_ERROR(r.status());
-           return std::make_unique<DequantizeLinearKernel>(axis);
+           return std::make_unique<DequantizeLinearKernel>(axis, block_size);
          }},
         [](InferContext& ctx) {
           TypeInfo t = ctx.input_type(0);
-          t.dtype = DType::kFloat32;
+          const DType s = ctx.input_type(1).dtype;
+          t.dtype = s == DType::kUndefined ? DType::kFloat32 : s;
           ctx.set_output(0, t);
           return ok_status();
         });

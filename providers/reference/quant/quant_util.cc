@@ -1,70 +1,117 @@
 #include "providers/reference/quant/quant_util.h"
 
+#include "providers/reference/common/dispatch.h"
 #include "providers/reference/common/util.h"
 
 namespace recur::reference {
 
 Result<std::vector<int32_t>> read_quantized(const Tensor& t, const std::string& what) {
   std::vector<int32_t> v(static_cast<size_t>(t.numel()));
-  switch (t.dtype()) {
-    case DType::kUInt8: {
-      const uint8_t* p = t.data<uint8_t>();
-      for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
-      break;
+  const bool ok = visit_dtype(kIntTypes + kInt4Types, t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = t.data<T>();
+    for (size_t i = 0; i < v.size(); ++i) {
+      if constexpr (is_int4_v<T>) {
+        v[i] = p[i].value;
+      } else {
+        v[i] = static_cast<int32_t>(p[i]);
+      }
     }
-    case DType::kInt8: {
-      const int8_t* p = t.data<int8_t>();
-      for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
-      break;
-    }
-    case DType::kInt32: {
-      const int32_t* p = t.data<int32_t>();
-      for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
-      break;
-    }
-    default:
-      return invalid_argument(what + " must be uint8, int8 or int32, not " +
-                              std::string(dtype_name(t.dtype())));
+  });
+  const DType d = t.dtype();
+  if (!ok || d == DType::kInt64 || d == DType::kUInt32 || d == DType::kUInt64) {
+    return invalid_argument(what + " must be a 4-, 8- or 16-bit integer or int32, not " +
+                            std::string(dtype_name(d)));
   }
   return v;
 }
 
 Result<std::vector<float>> read_float32(const Tensor& t, const std::string& what) {
-  if (t.dtype() != DType::kFloat32) {
-    return invalid_argument(what + " must be float32, not " + std::string(dtype_name(t.dtype())));
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  const bool ok = visit_dtype(TypeList<float, Float16, BFloat16>{}, t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = t.data<T>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(p[i]);
+  });
+  if (!ok) {
+    return invalid_argument(what + " must be float32, float16 or bfloat16, not " +
+                            std::string(dtype_name(t.dtype())));
   }
-  const float* p = t.data<float>();
-  return std::vector<float>(p, p + t.numel());
+  return v;
 }
 
+Result<std::vector<float>> read_as_float(const Tensor& t, const std::string& what) {
+  if (t.dtype() == DType::kFloat32 || t.dtype() == DType::kFloat16 ||
+      t.dtype() == DType::kBFloat16) {
+    return read_float32(t, what);
+  }
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  if (is_float8(t.dtype())) {
+    visit_dtype(kFloat8Types, t.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* p = t.data<T>();
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(p[i]);
+    });
+    return v;
+  }
+  RECUR_ASSIGN_OR_RETURN(std::vector<int32_t> q, read_quantized(t, what));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(q[i]);
+  return v;
+}
+
+namespace {
+
+// Checks a blocked scale: x's shape with dimension `ax` shrunk to ceil(x[ax] / block).
+Status check_blocked_scale(const Shape& s, const Shape& x, size_t ax, int64_t block) {
+  bool ok = s.size() == x.size();
+  for (size_t d = 0; ok && d < x.size(); ++d) {
+    ok = d == ax ? s[d] == (x[d] + block - 1) / block : s[d] == x[d];
+  }
+  if (!ok) {
+    return invalid_argument("the blocked scale " + shape_to_string(s) + " does not match x " +
+                            shape_to_string(x) + " with block_size " + std::to_string(block) +
+                            " on axis " + std::to_string(ax));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Result<AxisQuant> axis_quant(const Tensor& scale, const Tensor* zero_point, const Shape& x,
-                             int64_t axis) {
+                             int64_t axis, int64_t block_size) {
   AxisQuant q;
   RECUR_ASSIGN_OR_RETURN(q.scale, read_float32(scale, "the scale"));
-  if (scale.numel() != 1) {
-    if (scale.rank() != 1) {
+  if (block_size < 0) return invalid_argument("block_size must not be negative");
+  if (block_size > 0 || scale.numel() != 1) {
+    if (block_size == 0 && scale.rank() != 1) {
       return invalid_argument("the scale must be a scalar or 1-D, got " +
                               shape_to_string(scale.shape()));
     }
     RECUR_ASSIGN_OR_RETURN(int64_t ax,
                            normalize_axis(axis, static_cast<int64_t>(x.size()), "axis"));
-    if (scale.dim(0) != x[static_cast<size_t>(ax)]) {
+    const auto a = static_cast<size_t>(ax);
+    if (block_size > 0) {
+      RECUR_RETURN_IF_ERROR(check_blocked_scale(scale.shape(), x, a, block_size));
+      q.len = scale.dim(ax);
+      q.block = block_size;
+      q.dim = x[a];
+    } else if (scale.dim(0) != x[a]) {
       return invalid_argument("the scale has " + std::to_string(scale.dim(0)) +
                               " values, but axis " + std::to_string(axis) + " of " +
-                              shape_to_string(x) + " has " +
-                              std::to_string(x[static_cast<size_t>(ax)]));
+                              shape_to_string(x) + " has " + std::to_string(x[a]));
+    } else {
+      q.len = scale.dim(0);
     }
-    q.len = scale.dim(0);
-    for (size_t d = static_cast<size_t>(ax) + 1; d < x.size(); ++d) q.inner *= x[d];
+    for (size_t d = a + 1; d < x.size(); ++d) q.inner *= x[d];
   }
   if (zero_point) {
     if (zero_point->numel() != scale.numel()) {
       return invalid_argument("the zero point " + shape_to_string(zero_point->shape()) +
                               " does not match the scale " + shape_to_string(scale.shape()));
     }
-    RECUR_ASSIGN_OR_RETURN(q.zero_point, read_quantized(*zero_point, "the zero point"));
+    RECUR_ASSIGN_OR_RETURN(q.zero_point, read_as_float(*zero_point, "the zero point"));
   } else {
-    q.zero_point.assign(q.scale.size(), 0);
+    q.zero_point.assign(q.scale.size(), 0.0f);
   }
   return q;
 }

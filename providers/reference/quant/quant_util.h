@@ -13,10 +13,12 @@
 
 namespace recur::reference {
 
-// The values of a uint8, int8 or int32 tensor as int32.
+// The values of a 4-, 8- or 16-bit integer or int32 tensor as int32.
 Result<std::vector<int32_t>> read_quantized(const Tensor& t, const std::string& what);
-// The values of a float32 tensor.
+// The values of a float32, float16 or bfloat16 tensor as float.
 Result<std::vector<float>> read_float32(const Tensor& t, const std::string& what);
+// The values of a float, float8 or read_quantized() tensor as float.
+Result<std::vector<float>> read_as_float(const Tensor& t, const std::string& what);
 
 // Rounds half to even and saturates to Q's range.
 template <class Q>
@@ -30,17 +32,22 @@ Q saturate_round(float v) {
 }
 
 // Scale and zero point applied along one axis (or to the whole tensor): element i of a tensor
-// viewed as [outer, len, inner] uses index (i / inner) % len.
+// viewed as [outer, len, inner] uses index (i / inner) % len. Blocked (block > 0): x is
+// [outer, dim, inner], the scale [outer, len, inner] with len = ceil(dim / block).
 struct AxisQuant {
   std::vector<float> scale;
-  std::vector<int32_t> zero_point;
-  int64_t len = 1, inner = 1;
-  size_t index(int64_t i) const { return static_cast<size_t>((i / inner) % len); }
+  std::vector<float> zero_point;
+  int64_t len = 1, inner = 1, block = 0, dim = 1;
+  size_t index(int64_t i) const {
+    if (block == 0) return static_cast<size_t>((i / inner) % len);
+    const int64_t o = i / (dim * inner), d = (i / inner) % dim, in = i % inner;
+    return static_cast<size_t>((o * len + d / block) * inner + in);
+  }
 };
-// Per-tensor when scale has one element, per-axis when it is 1-D with x.shape[axis] values.
-// zero_point, if given, must have the shape of scale.
+// Per-tensor when scale has one element, per-axis when it is 1-D with x.shape[axis] values,
+// blocked when block_size > 0. zero_point, if given, must have the shape of scale.
 Result<AxisQuant> axis_quant(const Tensor& scale, const Tensor* zero_point, const Shape& x,
-                             int64_t axis);
+                             int64_t axis, int64_t block_size = 0);
 
 // A zero point that applies per row (or column) of a matrix operand: one value, or one per
 // row, or one per (batch, row).

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include <onnx/onnx_pb.h>
 // After onnx_pb.h, which defines the ONNX_API macro it uses.
@@ -111,9 +112,32 @@ bool known_dtype(int32_t t) {
     case DType::kUInt64:
     case DType::kBFloat16:
     case DType::kString:
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kUInt4:
+    case DType::kInt4:
       return true;
     default:
       return false;
+  }
+}
+
+bool is_4bit(DType t) { return t == DType::kInt4 || t == DType::kUInt4; }
+
+// Bytes of `count` elements in raw_data: the 4-bit types are packed two per byte.
+size_t raw_bytes(DType t, int64_t count) {
+  if (is_4bit(t)) return static_cast<size_t>((count + 1) / 2);
+  return static_cast<size_t>(count) * dtype_size(t);
+}
+
+// Unpacks 4-bit values (low nibble first) into one byte each, int4 sign-extended.
+void unpack_4bit(const uint8_t* packed, DType t, Tensor& out) {
+  auto* o = static_cast<uint8_t*>(out.raw_data());
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    const uint8_t nib = (packed[i / 2] >> ((i % 2) * 4)) & 0x0F;
+    o[i] = t == DType::kInt4 && (nib & 0x08) ? static_cast<uint8_t>(nib | 0xF0) : nib;
   }
 }
 
@@ -208,7 +232,8 @@ Status check_data_size(const onnx::TensorProto& proto, DType dtype, const Shape&
   }
   if (!proto.has_raw_data()) {
     const auto [field, held] = typed_field(proto, dtype);
-    if (held != count) {
+    // int32_data holds 4-bit values packed two per entry; one per entry is read too.
+    if (held != count && !(is_4bit(dtype) && held == (count + 1) / 2)) {
       return invalid_model(what + ": " + field + " holds " + std::to_string(held) +
                            " values but the shape " + shape_to_string(shape) + " needs " +
                            std::to_string(count));
@@ -219,6 +244,10 @@ Status check_data_size(const onnx::TensorProto& proto, DType dtype, const Shape&
 
 void copy_raw_data(const onnx::TensorProto& proto, size_t nbytes, Tensor& t) {
   const std::string& raw = proto.raw_data();
+  if (is_4bit(t.dtype())) {
+    unpack_4bit(reinterpret_cast<const uint8_t*>(raw.data()), t.dtype(), t);
+    return;
+  }
   if (nbytes) std::memcpy(t.raw_data(), raw.data(), nbytes);
   if (t.dtype() == DType::kBool) {
     // Normalise to 0/1 so that reading the bytes as bool is well defined.
@@ -252,7 +281,29 @@ Status copy_typed_field(const onnx::TensorProto& proto, Tensor& t, const std::st
       // float16 and bfloat16 travel as their bit patterns in int32_data.
       return copy_field<uint16_t>(proto.int32_data(), t, what, "int32_data");
     case DType::kUInt8:
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+      // float8 values travel as their bit patterns.
       return copy_field<uint8_t>(proto.int32_data(), t, what, "int32_data");
+    case DType::kInt4:
+    case DType::kUInt4: {
+      const auto& f = proto.int32_data();
+      if (f.size() == t.numel()) {  // one value per entry
+        auto* out = static_cast<uint8_t*>(t.raw_data());
+        for (int i = 0; i < f.size(); ++i) {
+          const uint8_t nib = static_cast<uint8_t>(f.Get(i)) & 0x0F;
+          out[i] = t.dtype() == DType::kInt4 && (nib & 0x08) ? nib | 0xF0 : nib;
+        }
+        return ok_status();
+      }
+      std::vector<uint8_t> packed(static_cast<size_t>(f.size()));
+      for (int i = 0; i < f.size(); ++i)
+        packed[static_cast<size_t>(i)] = static_cast<uint8_t>(f.Get(i));
+      unpack_4bit(packed.data(), t.dtype(), t);
+      return ok_status();
+    }
     case DType::kBool: {
       const auto& f = proto.int32_data();
       if (f.size() != t.numel()) {
@@ -280,10 +331,13 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* e
   const DType dtype = static_cast<DType>(dt);
   Shape shape;
   RECUR_ASSIGN_OR_RETURN(const int64_t count, read_dims(proto, what, &shape));
-  const size_t nbytes = static_cast<size_t>(count) * dtype_size(dtype);
+  const size_t nbytes = raw_bytes(dtype, count);
 
   if (dtype == DType::kString) return string_tensor(proto, shape, count, what);
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (is_4bit(dtype)) {
+      return not_implemented(what + ": 4-bit tensors in external data are not supported");
+    }
     return external_tensor(proto, external, dtype, shape, what);
   }
   RECUR_RETURN_IF_ERROR(check_data_size(proto, dtype, shape, count, nbytes, what));
@@ -306,6 +360,15 @@ Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorPro
   if (t.dtype() == DType::kString) {
     const auto* strings = t.data<std::string>();
     for (int64_t i = 0; i < t.numel(); ++i) proto->add_string_data(strings[i]);
+    return ok_status();
+  }
+  if (is_4bit(t.dtype())) {
+    const auto* v = static_cast<const uint8_t*>(t.raw_data());
+    std::string packed(raw_bytes(t.dtype(), t.numel()), '\0');
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      packed[static_cast<size_t>(i / 2)] |= static_cast<char>((v[i] & 0x0F) << ((i % 2) * 4));
+    }
+    proto->set_raw_data(packed);
     return ok_status();
   }
   proto->set_raw_data(static_cast<const char*>(t.raw_data()), t.nbytes());

@@ -206,5 +206,52 @@ TEST(Cast, CastLikeTakesTheSecondInputsDtype) {
   expect_tensor<int16_t>(y[0], {2}, {1, -3});
 }
 
+TEST(Cast, ToFloat8SaturatesUnlessTold) {
+  // E4M3FN: 1000 is beyond the largest finite value 448; 0.3 rounds to 0.3125 (0x2A).
+  OpTester("Cast", 19)
+      .input(tensor<float>({3}, {1000, -kInff, 0.3f}))
+      .attr("to", to(DType::kFloat8E4M3FN))
+      .expect<Float8E4M3FN>({3}, {Float8E4M3FN::from_bits(0x7E), Float8E4M3FN::from_bits(0xFE),
+                                  Float8E4M3FN::from_bits(0x2A)})
+      .check();
+  // saturate=0: out of range becomes NaN (E4M3FN) or infinity (E5M2).
+  OpTester("Cast", 19)
+      .input(tensor<float>({2}, {1000, -kInff}))
+      .attr("to", to(DType::kFloat8E4M3FN))
+      .attr("saturate", int64_t{0})
+      .expect<Float8E4M3FN>({2}, {Float8E4M3FN::from_bits(0x7F), Float8E4M3FN::from_bits(0xFF)})
+      .check();
+  OpTester("Cast", 19)
+      .input(tensor<float>({2}, {1e6f, -kInff}))
+      .attr("to", to(DType::kFloat8E5M2))
+      .attr("saturate", int64_t{0})
+      .expect<Float8E5M2>({2}, {Float8E5M2::from_bits(0x7C), Float8E5M2::from_bits(0xFC)})
+      .check();
+}
+
+TEST(Cast, Float8ToFloat) {
+  // E5M2FNUZ 0x80 is its only NaN; 0x3E = 1.5 * 2^(15-16) = 0.75.
+  OpTester("Cast", 19)
+      .input(tensor<Float8E5M2FNUZ>(
+          {2}, {Float8E5M2FNUZ::from_bits(0x3E), Float8E5M2FNUZ::from_bits(0x80)}))
+      .attr("to", to(DType::kFloat32))
+      .expect<float>({2}, {0.75f, kNaNf})
+      .check();
+}
+
+TEST(Cast, Int4RoundsHalfToEvenAndClamps) {
+  // np.clip(np.rint([2.5, -8.6, 100, 3.5, -1]), -8, 7) = [2, -8, 7, 4, -1]
+  OpTester("Cast", 21)
+      .input(tensor<float>({5}, {2.5f, -8.6f, 100, 3.5f, -1}))
+      .attr("to", to(DType::kInt4))
+      .expect<Int4>({5}, {Int4{2}, Int4{-8}, Int4{7}, Int4{4}, Int4{-1}})
+      .check();
+  OpTester("Cast", 21)
+      .input(tensor<UInt4>({3}, {UInt4{0}, UInt4{9}, UInt4{15}}))
+      .attr("to", to(DType::kFloat32))
+      .expect<float>({3}, {0, 9, 15})
+      .check();
+}
+
 }  // namespace
 }  // namespace recur::test

@@ -105,5 +105,38 @@ TEST(ReferenceQLinearMatMul, ScalesMustBeScalarsOrPerRow) {
       ErrorCode::kInvalidArgument, {"node 'node' (QLinearMatMul)", "y_scale"});
 }
 
+TEST(ReferenceQuantizeLinear, BlockedToInt4) {
+  // x [2, 3], blocks of 2 along axis 1: scales [2, 2]; element (r, c) uses scale (r, c / 2).
+  // np.clip(np.rint([4/2, 5/2, 6/1, -3/1, 20/1, -40/4]), -8, 7) = [2, 2, 6, -3, 7, -8]
+  OpTester("QuantizeLinear", 21)
+      .input(tensor<float>({2, 3}, {4, 5, 6, -3, 20, -40}))
+      .input(tensor<float>({2, 2}, {2, 1, 1, 4}))
+      .input(tensor<Int4>({2, 2}, {Int4{0}, Int4{0}, Int4{0}, Int4{0}}))
+      .attr("axis", int64_t{1})
+      .attr("block_size", int64_t{2})
+      .expect<Int4>({2, 3}, {Int4{2}, Int4{2}, Int4{6}, Int4{-3}, Int4{7}, Int4{-8}})
+      .check();
+}
+
+TEST(ReferenceQuantizeLinear, OutputDtypeUInt16) {
+  // rint(70000 / 1) saturates at 65535; rint(2.5) + 10 = 12.
+  OpTester("QuantizeLinear", 21)
+      .input(tensor<float>({2}, {70000, 2.5f}))
+      .input(tensor<float>({}, {1}))
+      .input(tensor<uint16_t>({}, {10}))
+      .expect<uint16_t>({2}, {65535, 12})
+      .check();
+}
+
+TEST(ReferenceDequantizeLinear, Float8WithFloat16Scale) {
+  // E4M3FN 0x38 = 1, 0xC0 = -2; times the scale 0.5 in float16.
+  OpTester("DequantizeLinear", 19)
+      .input(
+          tensor<Float8E4M3FN>({2}, {Float8E4M3FN::from_bits(0x38), Float8E4M3FN::from_bits(0xC0)}))
+      .input(tensor<Float16>({}, {Float16(0.5f)}))
+      .expect<Float16>({2}, {Float16(0.5f), Float16(-1.0f)})
+      .check();
+}
+
 }  // namespace
 }  // namespace recur::test

@@ -207,5 +207,23 @@ TEST(Flatten, AxisOutOfRangeIsAnError) {
   EXPECT_NE(msg.find("node 'node' (Flatten)"), std::string::npos) << msg;
 }
 
+TEST(TensorViews, Opset21MovesInt4AndFloat8) {
+  // Reshape-21, Transpose-21 and Identity-21 take int4 and float8: one byte per element here.
+  OpTester("Reshape", 21)
+      .input(tensor<Int4>({2, 2}, {Int4{-8}, Int4{1}, Int4{7}, Int4{-1}}))
+      .constant(Tensor::from_vector<int64_t>({1}, {4}))
+      .expect<Int4>({4}, {Int4{-8}, Int4{1}, Int4{7}, Int4{-1}})
+      .check();
+  OpTester("Transpose", 21)
+      .input(tensor<UInt4>({2, 2}, {UInt4{0}, UInt4{1}, UInt4{2}, UInt4{15}}))
+      .expect<UInt4>({2, 2}, {UInt4{0}, UInt4{2}, UInt4{1}, UInt4{15}})
+      .check();
+  const auto f8 = [](uint8_t b) { return Float8E5M2::from_bits(b); };
+  OpTester("Identity", 21)
+      .input(tensor<Float8E5M2>({2}, {f8(0x3C), f8(0x7C)}))
+      .expect<Float8E5M2>({2}, {f8(0x3C), f8(0x7C)})
+      .check();
+}
+
 }  // namespace
 }  // namespace recur::test
