@@ -1,8 +1,8 @@
-// recur::StackedRNN, the internal node that runtime/optimize's stacked RNN fusion makes from a
-// chain of single-layer ONNX LSTM, GRU or RNN nodes joined only by the exporter's reshaping
-// glue. cuDNN runs it as one call with numLayers > 1; the reference provider runs it layer by
-// layer with its own RNN kernel, which is what makes "fusion on and off give the same outputs"
-// testable on the CPU.
+// recur::StackedRNN, the internal node that runtime/engine/optimize's stacked RNN fusion makes from
+// a chain of single-layer ONNX LSTM, GRU or RNN nodes joined only by the exporter's reshaping glue.
+// cuDNN runs it as one call with numLayers > 1; the reference provider runs it layer by layer with
+// its own RNN kernel, which is what makes "fusion on and off give the same outputs" testable on the
+// CPU.
 //
 //   inputs:  X, sequence_lens, then per layer l: W_l, R_l, B_l, initial_h_l, initial_c_l
 //   outputs: Y (the last layer's), then per layer l: Y_h_l, Y_c_l
