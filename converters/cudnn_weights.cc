@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/core/checked_math.h"
+
 namespace recur {
 
 namespace {
@@ -51,6 +53,11 @@ Status CudnnWeightMap::validate() const {
   const int64_t H = g.hidden_size, I = g.input_size;
   if (H <= 0 || I <= 0 || (g.directions != 1 && g.directions != 2) || g.num_layers < 1) {
     return internal_error("cuDNN weight map: bad geometry " + g.to_string());
+  }
+  // Offsets are sums of products of these; a later layer reads D * H inputs.
+  if (!checked_product(
+          {g.num_layers, g.directions, 2 * g.gates(), H, g.directions, std::max(H, I), 8})) {
+    return internal_error("cuDNN weight map: sizes overflow 64 bits for " + g.to_string());
   }
   if (matrices_.size() != static_cast<size_t>(g.pseudo_layers() * g.lin_layers())) {
     return internal_error("cuDNN weight map: not built for " + g.to_string());

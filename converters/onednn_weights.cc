@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "runtime/core/checked_math.h"
+
 namespace recur {
 
 namespace {
@@ -16,6 +18,13 @@ Status check_geometry(const OnednnRnnGeometry& g, int64_t in) {
   if (g.directions < 1 || g.directions > 2 || g.hidden <= 0 || in <= 0) {
     return invalid_argument(
         "oneDNN weight conversion: bad geometry D=" + std::to_string(g.directions) +
+        " H=" + std::to_string(g.hidden) + " in=" + std::to_string(in));
+  }
+  // The buffer sizes and offsets below are products of these; rnn_spec refuses models that
+  // overflow them, and this keeps a direct caller from wrapping them too.
+  if (!checked_product({g.directions, 2 * g.gates(), g.hidden, std::max(g.hidden, in), 8})) {
+    return invalid_argument(
+        "oneDNN weight conversion: sizes overflow 64 bits for D=" + std::to_string(g.directions) +
         " H=" + std::to_string(g.hidden) + " in=" + std::to_string(in));
   }
   if (g.input_forget && g.cell != RnnCell::kLstm) {

@@ -8,6 +8,7 @@
 
 #include "recur/tensor.h"
 #include "recur/value_info.h"
+#include "runtime/core/checked_math.h"
 #include "runtime/core/device_memory.h"
 
 namespace recur {
@@ -47,7 +48,10 @@ int64_t shape_numel(const Shape& shape) {
   bool saturated = false;
   for (int64_t d : shape) {
     if (d == 0) return 0;
-    if (saturated || __builtin_mul_overflow(n, d, &n)) saturated = true;
+    if (saturated) continue;
+    const std::optional<int64_t> next = checked_mul(n, d);
+    saturated = !next;
+    n = next.value_or(n);
   }
   return saturated ? INT64_MAX : n;
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "runtime/core/checked_math.h"
+
 namespace recur {
 
 namespace {
@@ -177,7 +179,27 @@ Result<RnnSpec> RnnSpec::parse(const Node& node) {
     }
     s.activations.push_back(act);
   }
+  if (s.hidden_size > 0) {
+    RECUR_RETURN_IF_ERROR(
+        check_rnn_size_limits(node, s, s.hidden_size, 1, ErrorCode::kInvalidModel));
+  }
   return s;
+}
+
+Status check_rnn_size_limits(const Node& node, const RnnSpec& spec, int64_t H, int64_t I,
+                             ErrorCode code) {
+  // The largest buffer is a weight matrix, D * G * H * max(H, I) elements; 2G covers B and the
+  // 4-gate bias of LBR-GRU, and 16 covers a double's 8 bytes with room for the sum of W, R and
+  // B that a cuDNN weight space holds, so that no size the converters derive can overflow.
+  // Sizes that are not positive are the shape checks' errors, with better messages.
+  const int64_t in = std::max<int64_t>({H, I, 1});
+  if (H <= 0 || I < 0 ||
+      checked_product({spec.num_directions(), 2 * spec.num_gates(), H, in, 16})) {
+    return ok_status();
+  }
+  return Status(code, node.describe() + ": hidden_size " + std::to_string(H) + " with input_size " +
+                          std::to_string(I) + " is too large: the " + spec.cell_name() +
+                          " weight sizes would overflow 64 bits");
 }
 
 Result<RnnDims> check_rnn_inputs(const Node& node, const RnnSpec& spec, const Tensor* x,
@@ -223,6 +245,8 @@ Result<RnnDims> check_rnn_inputs(const Node& node, const RnnSpec& spec, const Te
   const int64_t H = spec.hidden_size > 0 ? spec.hidden_size : r->dim(2);
   d.hidden = H;
   if (H <= 0) return bad("hidden size must be positive; R has shape " + shape_of(r));
+  RECUR_RETURN_IF_ERROR(
+      check_rnn_size_limits(node, spec, H, d.input_size, ErrorCode::kInvalidArgument));
   if (r->dim(1) != G * H || r->dim(2) != H) {
     return bad("input R has shape " + shape_of(r) + " but hidden_size " + std::to_string(H) +
                " needs [" + std::to_string(D) + "," + std::to_string(G * H) + "," +
@@ -326,6 +350,10 @@ Status infer_rnn(InferContext& ctx) {
   int64_t H = spec.hidden_size;
   if (r.is_static() && r.rank() == 3) {
     const Shape rs = r.static_shape();
+    // Sizes first: G * H below must not overflow, whether H is the attribute or R's.
+    const int64_t I = w.is_static() && w.rank() == 3 ? w.static_shape()[2] : 1;
+    RECUR_RETURN_IF_ERROR(
+        check_rnn_size_limits(ctx.node(), spec, H > 0 ? H : rs[2], I, ErrorCode::kInvalidModel));
     if (H > 0 && (rs[1] != G * H || rs[2] != H)) {
       return ctx.error("hidden_size " + std::to_string(H) + " disagrees with R of shape " +
                        shape_to_string(rs) + " (expected [" + std::to_string(D) + "," +
@@ -339,6 +367,10 @@ Status infer_rnn(InferContext& ctx) {
   }
   if (w.is_static() && w.rank() == 3) {
     const Shape ws = w.static_shape();
+    if (H > 0) {
+      RECUR_RETURN_IF_ERROR(
+          check_rnn_size_limits(ctx.node(), spec, H, ws[2], ErrorCode::kInvalidModel));
+    }
     if (H > 0 && ws[1] != G * H) {
       return ctx.error("hidden_size " + std::to_string(H) + " disagrees with W of shape " +
                        shape_to_string(ws) + " (expected dimension 1 to be " +

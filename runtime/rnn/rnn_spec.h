@@ -99,6 +99,12 @@ Result<RnnDims> check_rnn_inputs(const Node& node, const RnnSpec& spec, const Te
                                  const Tensor* seq_lens, const Tensor* initial_h,
                                  const Tensor* initial_c, const Tensor* p);
 
+// Whether hidden size H and input size I keep every size derived from them (weights, biases,
+// peepholes, in elements and bytes, here and in the weight converters) within int64_t;
+// otherwise an error naming the node, with `code`.
+Status check_rnn_size_limits(const Node& node, const RnnSpec& spec, int64_t H, int64_t I,
+                             ErrorCode code);
+
 // Static shape rule for LSTM, GRU and RNN; also checks hidden_size against constant W and R.
 Status infer_rnn(InferContext& ctx);
 
