@@ -78,6 +78,21 @@ TEST(RecurRun, PassMismatchAndErrorExitCodes) {
   EXPECT_NE(broken.output.find("model.onnx"), std::string::npos) << broken.output;
 }
 
+TEST(RecurRun, ThreadsOutOfRangeExitWith2) {
+  TempDir dir;
+  make_test_dir(dir.path() / "good", {2, 4, 6});
+  const std::string target = (dir.path() / "good").string();
+  for (const char* n : {"100000", "-5"}) {
+    RunResult r = run_cli(target + " --threads " + n);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("threads"), std::string::npos) << r.output;
+  }
+  RunResult huge = run_cli(target + " --threads 100000");
+  EXPECT_NE(huge.output.find("threads must be 0 (automatic) or 1.."), std::string::npos)
+      << huge.output;
+  EXPECT_EQ(run_cli(target + " --threads 1").status, 0);
+}
+
 TEST(RecurRun, SuiteSummaryAndExpectedFailures) {
   TempDir dir;
   make_test_dir(dir.path() / "suite" / "test_a", {2, 4, 6});

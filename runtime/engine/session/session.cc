@@ -1,6 +1,8 @@
 // The public Session: load, optimise, infer shapes, plan; then run through the runner.
 #include <algorithm>
 #include <set>
+#include <string>
+#include <thread>
 
 #include "providers/reference/reference_provider.h"
 #include "runtime/core/device_memory.h"
@@ -28,7 +30,18 @@ ValueInfo info_of(const Graph& g, ValueId v) {
   return vi;
 }
 
+// Providers hand the count to OpenMP and thread pools as is: a huge one crashes libgomp, so
+// bound it by the machine (oversubscription up to 4x is allowed, for tests and measurements).
+Status check_threads(int threads) {
+  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const int64_t most = 4 * cores;
+  if (threads == 0 || (threads >= 1 && threads <= most)) return ok_status();
+  return invalid_argument("threads must be 0 (automatic) or 1.." + std::to_string(most) +
+                          " on this machine, got " + std::to_string(threads));
+}
+
 Status create_providers(Session::Impl& impl) {
+  RECUR_RETURN_IF_ERROR(check_threads(impl.options.threads()));
   const auto& factories = builtin_providers();
   std::vector<std::string> names = impl.options.providers();
   if (names.empty()) {

@@ -108,6 +108,23 @@ TEST(Session, UnknownProviderAndSetting) {
                ErrorCode::kInvalidArgument, {"reference", "fast"});
 }
 
+// Providers pass the count to OpenMP as is: 100000 used to crash libgomp, -5 went unnoticed.
+TEST(Session, ThreadsOutsideTheMachinesRangeAreRefused) {
+  TempDir dir;
+  const std::string model = add_model(dir);
+  for (int n : {-5, -1, 100000, 40000}) {
+    SCOPED_TRACE(n);
+    expect_error([&] { Session s(model, SessionOptions{}.threads(n)); },
+                 ErrorCode::kInvalidArgument,
+                 {"threads must be 0 (automatic) or 1..", "got " + std::to_string(n)});
+  }
+  for (int n : {0, 1}) {
+    Session s(model, SessionOptions{}.threads(n));
+    Outputs out = s.run({{"x", floats({1, 3}, {1, 1, 1})}});
+    EXPECT_EQ(out[0].data<float>()[2], 4.0f);
+  }
+}
+
 TEST(Session, PlanOnlySessionsExplainButDoNotRun) {
   TempDir dir;
   Session s(add_model(dir), SessionOptions().providers({"reference"}).plan_only(true));
