@@ -83,7 +83,12 @@ class Graph {
   int add_node(Node node);
   void set_initializer(ValueId v, Tensor t);
   void remove_initializer(ValueId v);
-  void add_input(ValueId v) { inputs_.push_back(v); }
+  // Marks the value at once, not only at finalize(): the loader checks an initializer that
+  // is also a graph input against the declaration before the graph is finalized.
+  void add_input(ValueId v) {
+    inputs_.push_back(v);
+    values_.at(static_cast<size_t>(v)).is_graph_input = true;
+  }
   void add_output(ValueId v) { outputs_.push_back(v); }
   void add_outer_ref(ValueId v) { outer_refs_.push_back(v); }
   void set_name(std::string name) { name_ = std::move(name); }

@@ -297,8 +297,9 @@ Status Loader::read_initializers(const onnx::GraphProto& gp, Graph& g, const std
                            std::string(dtype_name(declared.dtype)));
     }
     g.set_initializer(v, std::move(t));
-    if (g.value(v).is_graph_input && declared.shape) {
-      // An overridable input keeps its declared (possibly symbolic) shape.
+    if (g.value(v).is_graph_input && declared.dtype != DType::kUndefined) {
+      // The initializer is only the default of an overridable input: the declaration, with
+      // its symbolic or absent dimensions, says what may be fed.
       g.mutable_value(v).type = declared;
     }
   }

@@ -351,6 +351,38 @@ TEST(ModelLoader, GraphInputWithInitializerIsAnOverridableDefault) {
   EXPECT_EQ(overridden[0].data<float>()[1], 0.0f);
 }
 
+// The declaration of a graph input wins over its initializer, which is only the default: the
+// loader used to check them before it knew the value was a graph input.
+TEST(ModelLoader, InitializerOfAnotherDtypeThanItsGraphInputIsAnError) {
+  TempDir dir;
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2});
+  m.input("bias", DType::kFloat32, {2});
+  m.initializer("bias", Tensor::from_vector<double>({2}, {100, 200}));
+  m.output("y", DType::kFloat32);
+  m.node("Add", {"x", "bias"}, {"y"});
+  const std::string path = m.save(dir.path());
+  expect_error([&] { Session s(path); }, ErrorCode::kInvalidModel,
+               {"model.onnx", "'bias'", "float64", "float32"});
+}
+
+TEST(ModelLoader, GraphInputWithInitializerKeepsItsSymbolicDimension) {
+  TempDir dir;
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {-1}, {"n"});
+  m.input("bias", DType::kFloat32, {-1}, {"n"});
+  m.initializer("bias", floats({2}, {100, 200}));
+  m.output("y", DType::kFloat32);
+  m.node("Add", {"x", "bias"}, {"y"});
+  Session s(m.save(dir.path()));
+  EXPECT_EQ(s.inputs()[1].shape_string(), "[n]");
+  Outputs by_default = s.run({{"x", floats({2}, {1, 2})}});
+  EXPECT_EQ(by_default[0].data<float>()[1], 202.0f);
+  Outputs other_size = s.run({{"x", floats({3}, {1, 2, 3})}, {"bias", floats({3}, {10, 20, 30})}});
+  ASSERT_EQ(other_size[0].shape(), (Shape{3}));
+  EXPECT_EQ(other_size[0].data<float>()[2], 33.0f);
+}
+
 TEST(ModelLoader, SymbolicDimensionsAreKept) {
   TempDir dir;
   ModelBuilder m;
