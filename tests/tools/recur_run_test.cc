@@ -10,6 +10,7 @@
 #include "recur/recur.h"
 #include "runtime/engine/onnx/tensor_proto.h"
 #include "tests/support/model_builder.h"
+#include "tools/common/testdir.h"
 
 namespace recur {
 namespace {
@@ -187,6 +188,64 @@ TEST(RecurRun, EveryUnclaimedNodeIsNamed) {
     EXPECT_NE(r.output.find(node), std::string::npos) << node << " in " << r.output;
   }
   EXPECT_EQ(r.output.find("'fine'"), std::string::npos) << r.output;
+}
+
+// int64 outputs compare exactly in their own type: through double, 2^60 and 2^60 + 1 are equal.
+TEST(RecurRun, Int64OutputsCompareExactly) {
+  TempDir dir;
+  const fs::path t = dir.path() / "int64";
+  ModelBuilder m;
+  m.input("x", DType::kInt64, {1});
+  m.output("y", DType::kInt64);
+  m.node("Identity", {"x"}, {"y"});
+  m.save(t);
+  fs::create_directories(t / "test_data_set_0");
+  const int64_t big = int64_t{1} << 60;
+  const auto set = t / "test_data_set_0";
+  ASSERT_TRUE(
+      write_tensor_pb(Tensor::from_vector<int64_t>({1}, {big}), "x", (set / "input_0.pb").string())
+          .ok());
+  ASSERT_TRUE(write_tensor_pb(Tensor::from_vector<int64_t>({1}, {big + 1}), "y",
+                              (set / "output_0.pb").string())
+                  .ok());
+  RunResult r = run_cli(t.string());
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("is 1152921504606846976, expected 1152921504606846977"),
+            std::string::npos)
+      << r.output;
+
+  ASSERT_TRUE(
+      write_tensor_pb(Tensor::from_vector<int64_t>({1}, {big}), "y", (set / "output_0.pb").string())
+          .ok());
+  EXPECT_EQ(run_cli(t.string()).status, 0);
+}
+
+// The same exactness through the comparison itself, for the 64-bit types at their extremes.
+TEST(RecurRun, CompareIsExactFor64BitIntegers) {
+  const tools::Tolerance tol;
+  const uint64_t top = ~uint64_t{0};
+  EXPECT_FALSE(tools::compare(Tensor::from_vector<uint64_t>({1}, {top}),
+                              Tensor::from_vector<uint64_t>({1}, {top - 1}), tol)
+                   .match);
+  EXPECT_FALSE(tools::compare(Tensor::from_vector<int64_t>({1}, {INT64_MIN}),
+                              Tensor::from_vector<int64_t>({1}, {INT64_MIN + 1}), tol)
+                   .match);
+  EXPECT_TRUE(tools::compare(Tensor::from_vector<int64_t>({1}, {INT64_MAX}),
+                             Tensor::from_vector<int64_t>({1}, {INT64_MAX}), tol)
+                  .match);
+}
+
+// A data set with inputs but no output_*.pb would otherwise pass having compared nothing.
+TEST(RecurRun, DataSetWithoutExpectedOutputsFails) {
+  TempDir dir;
+  const fs::path t = dir.path() / "no_outputs";
+  make_test_dir(t, {2, 4, 6});
+  fs::remove(t / "test_data_set_0" / "output_0.pb");
+  RunResult r = run_cli(t.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("no expected outputs in '" + (t / "test_data_set_0").string() + "'"),
+            std::string::npos)
+      << r.output;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "tools/common/npy.h"
 
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -38,11 +39,57 @@ std::string dict_value(const std::string& header, const std::string& key) {
   return header.substr(p, e - p);
 }
 
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(' ');
+  if (b == std::string::npos) return {};
+  return s.substr(b, s.find_last_not_of(' ') - b + 1);
+}
+
+// The shape tuple "(8, 3, 10)", "(5,)" or "()": every dimension plain digits (a sign is not
+// silently dropped), no overflow, and the whole array's size in bytes representable.
+Result<Shape> parse_shape(const std::string& text, size_t elem_size, const std::string& path) {
+  auto bad = [&](const std::string& why) {
+    return invalid_argument("'" + path + "': shape " + text + ": " + why);
+  };
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')') return bad("not a tuple");
+  // Split at every comma: n commas give n + 1 items, so "(5,,)" keeps an empty one to refuse.
+  std::vector<std::string> items;
+  const std::string body = text.substr(1, text.size() - 2);
+  for (size_t start = 0;;) {
+    const size_t comma = body.find(',', start);
+    items.push_back(trim(body.substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  // "()" is a scalar; "(5,)" ends in the one empty item that a 1-tuple's comma leaves.
+  if (items.size() == 1 && items[0].empty()) items.clear();
+  if (items.size() == 2 && items[1].empty() && !items[0].empty()) items.pop_back();
+  Shape shape;
+  uint64_t bytes = elem_size;
+  for (const std::string& item : items) {
+    int64_t d = 0;
+    const char* stop = item.data() + item.size();
+    const auto [ptr, ec] = item.empty() || item[0] < '0' || item[0] > '9'
+                               ? std::from_chars_result{item.data(), std::errc::invalid_argument}
+                               : std::from_chars(item.data(), stop, d);
+    if (ec == std::errc::result_out_of_range) return bad("dimension " + item + " is too large");
+    if (ec != std::errc() || ptr != stop) {
+      return bad("dimension '" + item + "' is not a non-negative integer");
+    }
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) ||
+        bytes > static_cast<uint64_t>(INT64_MAX)) {
+      return bad("the array's size in bytes overflows");
+    }
+    shape.push_back(d);
+  }
+  return shape;
+}
+
 }  // namespace
 
 Result<Tensor> read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return io_error("cannot open '" + path + "'");
+  RECUR_ASSIGN_OR_RETURN(std::string bytes, read_regular_file(path, ".npy file"));
+  std::istringstream in(std::move(bytes));
   char magic[8];
   if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) {
     return invalid_argument("'" + path + "' is not a .npy file");
@@ -84,17 +131,13 @@ Result<Tensor> read_npy(const std::string& path) {
     return not_implemented("'" + path + "': Fortran-order arrays are not supported");
   }
   const std::string shape_text = dict_value(header, "shape");
-  Shape shape;
-  {
-    std::string digits;
-    for (char c : shape_text) {
-      if (c >= '0' && c <= '9') {
-        digits += c;
-      } else if (!digits.empty()) {
-        shape.push_back(std::stoll(digits));
-        digits.clear();
-      }
-    }
+  RECUR_ASSIGN_OR_RETURN(const Shape shape, parse_shape(shape_text, dtype_size(dtype), path));
+  // Before allocating: a header may claim far more than the file holds.
+  const auto have = static_cast<uint64_t>(in.rdbuf()->in_avail());
+  if (static_cast<uint64_t>(shape_numel(shape)) * dtype_size(dtype) > have) {
+    return invalid_argument("'" + path + "': the data (" + std::to_string(have) +
+                            " bytes) is shorter than the shape " + shape_to_string(shape) +
+                            " needs");
   }
   Tensor t = Tensor::empty(dtype, shape);
   if (!in.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(t.nbytes()))) {

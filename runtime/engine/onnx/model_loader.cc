@@ -468,12 +468,11 @@ Result<Model> load_model_from_bytes(const void* data, size_t size, const std::st
 }
 
 Result<Model> load_model(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return io_error(path + ": cannot open the model file");
+  RECUR_ASSIGN_OR_RETURN(const int fd, open_regular_file(path, "the model file"));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
     ::close(fd);
-    return io_error(path + ": not a regular file");
+    return io_error("cannot stat the model file '" + path + "'");
   }
   const size_t size = static_cast<size_t>(st.st_size);
   void* p = size ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;

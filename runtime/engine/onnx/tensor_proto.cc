@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <bit>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -23,16 +24,66 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace fs = std::filesystem;
 
+namespace {
+
+const char* file_type(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+Result<int> open_regular_file(const std::string& path, const std::string& kind) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return io_error("cannot open " + kind + " '" + path + "': " + std::strerror(errno));
+  }
+  auto refuse = [&](mode_t mode) {
+    return io_error(kind + " '" + path + "' is " + file_type(mode) + ", not a regular file");
+  };
+  if (!S_ISREG(st.st_mode)) return refuse(st.st_mode);
+  // O_NONBLOCK: should the path become a FIFO between stat() and open(), open() still returns
+  // at once and the fstat() below refuses it. On a regular file the flag changes nothing.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return io_error("cannot open " + kind + " '" + path + "': " + std::strerror(errno));
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return refuse(st.st_mode);
+  }
+  return fd;
+}
+
+Result<std::string> read_regular_file(const std::string& path, const std::string& kind) {
+  RECUR_ASSIGN_OR_RETURN(const int fd, open_regular_file(path, kind));
+  std::string bytes;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      return io_error("cannot read " + kind + " '" + path + "': " + why);
+    }
+    bytes.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return bytes;
+}
+
 Result<ExternalData::Mapping> ExternalData::map(const fs::path& path) {
   const std::string key = path.string();
   auto it = maps_.find(key);
   if (it != maps_.end()) return it->second;
-  const int fd = ::open(key.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return io_error("cannot open external data file '" + key + "'");
+  RECUR_ASSIGN_OR_RETURN(const int fd, open_regular_file(key, "external data file"));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
     ::close(fd);
-    return io_error("external data '" + key + "' is not a regular file");
+    return io_error("cannot stat external data file '" + key + "'");
   }
   Mapping m;
   m.size = static_cast<size_t>(st.st_size);
@@ -78,10 +129,10 @@ Result<Tensor> ExternalData::read(const std::string& location, int64_t offset, i
                          std::string(dtype_name(dtype)) + shape_to_string(shape) + " tensor");
   }
   if (static_cast<size_t>(offset) > m.size || need > m.size - static_cast<size_t>(offset)) {
-    return invalid_model(what + ": external data [" + std::to_string(offset) + ", " +
-                         std::to_string(offset + static_cast<int64_t>(need)) +
-                         ") runs past the end of '" + location + "' (" + std::to_string(m.size) +
-                         " bytes)");
+    // Offset and size apart, not their end: offset + need may not fit in any integer type.
+    return invalid_model(what + ": external data of " + std::to_string(need) + " bytes at offset " +
+                         std::to_string(offset) + " runs past the end of '" + location + "' (" +
+                         std::to_string(m.size) + " bytes)");
   }
   if (need == 0) return Tensor::empty(dtype, shape);
   auto* p = static_cast<char*>(m.base.get()) + offset;
@@ -380,12 +431,9 @@ namespace {
 // A file holding one serialized message of type P (a backend test's input_K.pb).
 template <class P>
 Result<P> parse_pb_file(const std::string& path, const char* type_name) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return io_error("cannot open '" + path + "'");
-  std::stringstream buf;
-  buf << in.rdbuf();
+  RECUR_ASSIGN_OR_RETURN(const std::string bytes, read_regular_file(path, "tensor file"));
   P proto;
-  if (!proto.ParseFromString(buf.str())) {
+  if (!proto.ParseFromString(bytes)) {
     return invalid_argument("'" + path + "' is not a serialized " + type_name);
   }
   return proto;

@@ -44,6 +44,13 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* e
                                  const std::string& what);
 Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* proto);
 
+// Opens `path` read-only, refusing anything but a regular file before and after the open:
+// a FIFO would block open() until a writer came, and a device or directory is never a model or
+// a tensor. `kind` names the file in errors ("the model file"). The caller closes the fd.
+Result<int> open_regular_file(const std::string& path, const std::string& kind);
+// The whole of a regular file, refused as open_regular_file refuses.
+Result<std::string> read_regular_file(const std::string& path, const std::string& kind);
+
 // A serialized TensorProto file (input_0.pb). Also returns the name stored in it.
 Result<Tensor> read_tensor_pb(const std::string& path, std::string* name = nullptr);
 Status write_tensor_pb(const Tensor& t, const std::string& name, const std::string& path);

@@ -9,6 +9,7 @@
 
 #include "recur/recur.h"
 #include "tests/support/expect_error.h"
+#include "tests/support/fifo.h"
 #include "tests/support/model_builder.h"
 
 namespace recur {
@@ -331,6 +332,52 @@ TEST(ModelLoader, ExternalDataPastTheEndOfTheFile) {
   add_external(wrong_length, dir.path(), "len.bin", "len.bin", 0, {1.0f, 2.0f}, 4);
   const auto len_path = wrong_length.save(dir.path(), "len.onnx");
   expect_error([&] { Session s(len_path); }, ErrorCode::kInvalidModel, {"length 4"});
+}
+
+// An offset near INT64_MAX: the error states offset and size apart, never their sum, which
+// would overflow int64.
+TEST(ModelLoader, ExternalDataOffsetNearInt64MaxIsAnErrorNotAnOverflow) {
+  TempDir dir;
+  ModelBuilder m;
+  m.output("w", DType::kFloat32);
+  add_external(m, dir.path(), "huge.bin", "huge.bin", 0, {1.0f, 2.0f}, 8);
+  const std::string offset = std::to_string(INT64_MAX - 3);
+  m.graph().mutable_initializer(0)->mutable_external_data(1)->set_value(offset);
+  const auto path = m.save(dir.path());
+  expect_error(
+      [&] { Session s(path); }, ErrorCode::kInvalidModel,
+      {path, "initializer 'w'", "huge.bin", "8 bytes at offset " + offset, "past the end"});
+}
+
+// A FIFO (or any non-regular file) as the model or as its external data is refused at once:
+// open() on a FIFO would wait for a writer that never comes.
+TEST(ModelLoader, FifoAsModelOrExternalDataIsRefusedWithoutBlocking) {
+  TempDir dir;
+  const std::string model_fifo = (dir.path() / "fifo.onnx").string();
+  ASSERT_TRUE(testing::make_fifo(model_fifo));
+  EXPECT_TRUE(testing::finishes_promptly(
+      [&] {
+        expect_error([&] { Session s(model_fifo); }, ErrorCode::kIo, {model_fifo, "FIFO"});
+      },
+      model_fifo));
+
+  ModelBuilder m;
+  m.output("w", DType::kFloat32);
+  add_external(m, dir.path(), "pipe.bin", "pipe.bin", 0, {1.0f, 2.0f});
+  const std::string data_fifo = (dir.path() / "pipe.bin").string();
+  fs::remove(data_fifo);
+  ASSERT_TRUE(testing::make_fifo(data_fifo));
+  const auto path = m.save(dir.path());
+  EXPECT_TRUE(testing::finishes_promptly(
+      [&] {
+        expect_error([&] { Session s(path); }, ErrorCode::kIo, {"pipe.bin", "FIFO"});
+      },
+      data_fifo));
+
+  // A directory is refused the same way, naming it.
+  const std::string folder = (dir.path() / "folder.onnx").string();
+  fs::create_directories(folder);
+  expect_error([&] { Session s(folder); }, ErrorCode::kIo, {folder, "a directory"});
 }
 
 TEST(ModelLoader, GraphInputWithInitializerIsAnOverridableDefault) {
