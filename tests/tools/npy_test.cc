@@ -42,8 +42,11 @@ std::string npy_error(const std::string& path) {
 
 TEST(Npy, WellFormedShapesRead) {
   TempDir dir;
-  for (const auto& [text, want] : std::vector<std::pair<std::string, Shape>>{
-           {"(2, 3)", {2, 3}}, {"(5,)", {5}}, {"()", {}}, {"(0, 4)", {0, 4}}}) {
+  for (const auto& [text, want] : std::vector<std::pair<std::string, Shape>>{{"(2, 3)", {2, 3}},
+                                                                             {"(5,)", {5}},
+                                                                             {"()", {}},
+                                                                             {"(0, 4)", {0, 4}},
+                                                                             {"(2, 3,)", {2, 3}}}) {
     const auto path =
         write_npy_bytes(dir.path(), "ok.npy", text, static_cast<size_t>(shape_numel(want)) * 4);
     auto t = tools::read_npy(path);

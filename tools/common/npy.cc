@@ -61,9 +61,13 @@ Result<Shape> parse_shape(const std::string& text, size_t elem_size, const std::
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  // "()" is a scalar; "(5,)" ends in the one empty item that a 1-tuple's comma leaves.
+  // "()" is a scalar; "(5,)" ends in the one empty item that a 1-tuple's comma leaves, and a
+  // trailing comma after more items ("(2, 3,)") is the same tuple to Python, which numpy reads
+  // headers with.
   if (items.size() == 1 && items[0].empty()) items.clear();
-  if (items.size() == 2 && items[1].empty() && !items[0].empty()) items.pop_back();
+  if (items.size() >= 2 && items.back().empty() && !items[items.size() - 2].empty()) {
+    items.pop_back();
+  }
   Shape shape;
   uint64_t bytes = elem_size;
   for (const std::string& item : items) {

@@ -34,8 +34,9 @@ TEST_P(RnnSizeLimits, HugeHiddenSizeIsAnErrorNamingTheNode) {
   b.initializer("R", Tensor::empty(DType::kFloat32, {D, 0, kHuge}));
   if (with_b) b.initializer("B", Tensor::empty(DType::kFloat32, {D, 0}));
   b.output("Y", DType::kFloat32);
-  auto& n = b.node(cell, with_b ? std::vector<std::string>{"X", "W", "R", "B"}
-                                : std::vector<std::string>{"X", "W", "R"},
+  auto& n = b.node(cell,
+                   with_b ? std::vector<std::string>{"X", "W", "R", "B"}
+                          : std::vector<std::string>{"X", "W", "R"},
                    {"Y"}, "huge_rnn");
   if (with_attr) recur::testing::set_attr(n, "hidden_size", kHuge);
   if (bidirectional) recur::testing::set_attr(n, "direction", std::string("bidirectional"));
@@ -54,8 +55,7 @@ TEST_P(RnnSizeLimits, HugeHiddenSizeIsAnErrorNamingTheNode) {
 
 INSTANTIATE_TEST_SUITE_P(All, RnnSizeLimits,
                          ::testing::Combine(::testing::Values("LSTM", "GRU", "RNN"),
-                                            ::testing::Bool(), ::testing::Bool(),
-                                            ::testing::Bool(),
+                                            ::testing::Bool(), ::testing::Bool(), ::testing::Bool(),
                                             ::testing::Values("reference", "onednn")));
 
 }  // namespace
