@@ -1,9 +1,8 @@
-#pragma once
-
 // Size arithmetic on values read from a model. A hostile model can make any product of its
 // dimensions overflow int64_t, which is undefined behaviour and, in practice, a size that
 // wraps to something small and passes the shape checks; every size computed from the model
 // goes through these instead.
+#pragma once
 
 #include <cstdint>
 #include <initializer_list>

@@ -8,7 +8,6 @@
 
 #include "recur/tensor.h"
 #include "recur/value_info.h"
-#include "runtime/core/checked_math.h"
 #include "runtime/core/device_memory.h"
 
 namespace recur {
@@ -48,10 +47,7 @@ int64_t shape_numel(const Shape& shape) {
   bool saturated = false;
   for (int64_t d : shape) {
     if (d == 0) return 0;
-    if (saturated) continue;
-    const std::optional<int64_t> next = checked_mul(n, d);
-    saturated = !next;
-    n = next.value_or(n);
+    if (saturated || __builtin_mul_overflow(n, d, &n)) saturated = true;
   }
   return saturated ? INT64_MAX : n;
 }
