@@ -3,10 +3,11 @@
 # Usage: tools/install-deps.sh [--bench]   (--bench adds what the benchmark plots need)
 # python3-numpy and python3-onnx: recur-bench and its CTest (tools/recur-bench) need them.
 # universal-ctags: the function-length check (tools/checks/long_functions.py).
+# libcli11-dev, nlohmann-json3-dev: recur-run's command line and JSON output (header-only).
 set -euo pipefail
 pkgs=(cmake g++ ninja-build pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev
       libgtest-dev libgmock-dev libbenchmark-dev libonnx-testdata python3-numpy python3-onnx
-      universal-ctags)
+      universal-ctags libcli11-dev nlohmann-json3-dev)
 if [[ "${1:-}" == "--bench" ]]; then
   pkgs+=(python3-matplotlib python3-numpy nodejs npm)
 fi

@@ -155,8 +155,8 @@ Result<Tensor> read_npy(const std::string& path) {
   return t;
 }
 
-Status write_npy(const Tensor& t, const std::string& path) {
-  if (!t.is_cpu()) return invalid_argument("write_npy needs a host tensor");
+Result<std::string> encode_npy(const Tensor& t) {
+  if (!t.is_cpu()) return invalid_argument("encode_npy needs a host tensor");
   const char* code = nullptr;
   for (const auto& k : kTypes)
     if (k.dtype == t.dtype()) code = k.descr;
@@ -178,14 +178,20 @@ Status write_npy(const Tensor& t, const std::string& path) {
   const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  const auto len = static_cast<uint16_t>(header.size());
+  out += static_cast<char>(len & 0xFF);
+  out += static_cast<char>(len >> 8);
+  out += header;
+  out.append(static_cast<const char*>(t.raw_data()), t.nbytes());
+  return out;
+}
+
+Status write_npy(const Tensor& t, const std::string& path) {
+  RECUR_ASSIGN_OR_RETURN(const std::string bytes, encode_npy(t));
   std::ofstream out(path, std::ios::binary);
   if (!out) return io_error("cannot write '" + path + "'");
-  out.write("\x93NUMPY\x01\x00", 8);
-  const auto len = static_cast<uint16_t>(header.size());
-  const char lenb[2] = {static_cast<char>(len & 0xFF), static_cast<char>(len >> 8)};
-  out.write(lenb, 2);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(static_cast<const char*>(t.raw_data()), static_cast<std::streamsize>(t.nbytes()));
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!out) return io_error("error writing '" + path + "'");
   return ok_status();
 }

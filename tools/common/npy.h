@@ -9,6 +9,8 @@
 namespace recur::tools {
 
 Result<Tensor> read_npy(const std::string& path);
+// The whole .npy file (version 1.0) for a host tensor.
+Result<std::string> encode_npy(const Tensor& t);
 Status write_npy(const Tensor& t, const std::string& path);
 
 // .npy or .pb (a serialized TensorProto), by the file's extension.

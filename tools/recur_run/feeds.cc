@@ -1,0 +1,115 @@
+#include "tools/recur_run/feeds.h"
+
+#include <random>
+#include <set>
+
+#include "providers/reference/common/dispatch.h"
+#include "tools/common/npy.h"
+
+namespace recur::tools {
+
+namespace {
+
+std::string joined(const std::set<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
+std::set<std::string> symbols_of(const Session& s) {
+  std::set<std::string> out;
+  for (const auto& in : s.inputs()) {
+    if (!in.shape) continue;
+    for (const Dim& d : *in.shape)
+      if (!d.is_fixed() && !d.symbol.empty()) out.insert(d.symbol);
+  }
+  return out;
+}
+
+// A name that matches nothing used to be ignored silently, leaving the user with shapes they
+// did not ask for.
+void check_names(const Session& s, const Args& a) {
+  std::set<std::string> inputs;
+  for (const auto& in : s.inputs()) inputs.insert(in.name);
+  for (const auto& [name, shape] : a.shapes) {
+    if (!inputs.count(name)) {
+      throw Error(ErrorCode::kInvalidArgument, "--shape " + name + ": the model has no input '" +
+                                                   name + "'; its inputs: " + joined(inputs));
+    }
+  }
+  const std::set<std::string> symbols = symbols_of(s);
+  for (const auto& [name, value] : a.dims) {
+    if (!symbols.count(name)) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--dim " + name + ": no input has a symbolic dimension '" + name +
+                      "'; the model's symbolic dimensions: " + joined(symbols));
+    }
+  }
+}
+
+Tensor random_tensor(DType dtype, const Shape& shape, std::mt19937_64& rng) {
+  Tensor t = Tensor::empty(dtype, shape);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_int_distribution<int> small(0, 3);
+  const bool ok = reference::visit_dtype(reference::kAllTypes, dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = t.data<T>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if constexpr (std::is_same_v<T, bool>) {
+        p[i] = small(rng) & 1;
+      } else if constexpr (std::is_integral_v<T>) {
+        p[i] = static_cast<T>(small(rng));
+      } else {
+        p[i] = static_cast<T>(static_cast<float>(normal(rng)));
+      }
+    }
+  });
+  if (!ok)
+    throw Error(ErrorCode::kNotImplemented,
+                "cannot make random " + std::string(dtype_name(dtype)) + " data");
+  return t;
+}
+
+// --shape wins; else fixed dimensions as declared, symbolic ones from --dim, the rest 1.
+Shape random_shape(const ValueInfo& in, const Args& a) {
+  auto it = a.shapes.find(in.name);
+  if (it != a.shapes.end()) return it->second;
+  if (!in.shape) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "input '" + in.name + "' has an unknown rank: give --shape " + in.name + "=AxB");
+  }
+  Shape shape;
+  for (const Dim& d : *in.shape) {
+    auto dim = a.dims.find(d.symbol);
+    shape.push_back(d.is_fixed() ? d.value : dim != a.dims.end() ? dim->second : 1);
+  }
+  return shape;
+}
+
+}  // namespace
+
+Feeds model_feeds(const Session& s, const Args& a) {
+  check_names(s, a);
+  Feeds feeds;
+  std::set<std::string> given;
+  for (const auto& [name, file] : a.inputs) {
+    auto t = read_tensor_file(file);
+    if (!t.ok()) throw Error(t.status().code(), "--input " + name + ": " + t.status().message());
+    feeds.emplace_back(name, std::move(t).value());
+    given.insert(name);
+  }
+  std::mt19937_64 rng(a.seed);
+  for (const auto& in : s.inputs()) {
+    if (given.count(in.name) || in.has_default) continue;
+    if (!a.random_inputs) {
+      throw Error(ErrorCode::kInvalidArgument, "missing input '" + in.name + "' (" +
+                                                   std::string(dtype_name(in.dtype)) +
+                                                   in.shape_string() + "): give --input " +
+                                                   in.name + "=FILE or --random-inputs");
+    }
+    feeds.emplace_back(in.name, random_tensor(in.dtype, random_shape(in, a), rng));
+  }
+  return feeds;
+}
+
+}  // namespace recur::tools

@@ -1,0 +1,126 @@
+#include "tools/recur_run/model_run.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "recur/recur.h"
+#include "tools/common/summary.h"
+#include "tools/common/testdir.h"
+#include "tools/recur_run/feeds.h"
+#include "tools/recur_run/json_text.h"
+#include "tools/recur_run/output_files.h"
+#include "tools/recur_run/perf.h"
+
+namespace recur::tools {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+Json json_value_infos(const std::vector<ValueInfo>& infos) {
+  Json list = Json::array();
+  for (const ValueInfo& v : infos) {
+    Json shape = nullptr;
+    if (v.shape) {
+      shape = Json::array();
+      for (const Dim& d : *v.shape) {
+        shape.push_back(d.is_fixed()        ? Json(d.value)
+                        : !d.symbol.empty() ? Json(d.symbol)
+                                            : Json(nullptr));
+      }
+    }
+    list.push_back({{"name", v.name},
+                    {"dtype", dtype_name(v.dtype)},
+                    {"optional", v.has_default},
+                    {"shape", shape}});
+  }
+  return list;
+}
+
+// --plan-only --json: the inputs and outputs with their symbolic dimensions, and which
+// provider takes each node and why the others before it declined (for tools such as
+// recur-bench).
+void print_plan_json(const Session& s, const std::string& model) {
+  Json assignment = Json::array();
+  for (const NodeAssignment& n : s.assignment()) {
+    Json declined = Json::array();
+    for (const auto& d : n.declined)
+      declined.push_back({{"provider", d.provider}, {"reason", d.reason}});
+    assignment.push_back(
+        {{"node", n.node}, {"op", n.op}, {"provider", n.provider}, {"declined", declined}});
+  }
+  Json j;
+  j["model"] = model;
+  j["providers"] = s.providers();
+  j["inputs"] = json_value_infos(s.inputs());
+  j["outputs"] = json_value_infos(s.outputs());
+  j["assignment"] = assignment;
+  std::cout << json_text(j) << "\n";
+}
+
+int compare_with_folder(const Args& a) {
+  const TestResult r = run_test_dir(a.target, a.session, a.tol, &std::cout);
+  switch (r.outcome) {
+    case TestResult::Outcome::kPass:
+      std::cout << "PASS\n";
+      return kExitOk;
+    case TestResult::Outcome::kMismatch:
+      std::cout << "FAIL: " << r.reason << "\n";
+      return kExitMismatch;
+    case TestResult::Outcome::kError:
+      break;
+  }
+  std::cerr << "recur-run: " << r.reason << "\n";
+  return kExitError;
+}
+
+// A test folder's first data set, for --perf on a folder.
+Feeds folder_feeds(const Session& session, const std::string& dir) {
+  auto sets = read_data_sets(dir, &session);
+  if (!sets.ok()) throw Error(sets.status().code(), sets.status().message());
+  if (sets->empty()) throw Error(ErrorCode::kInvalidArgument, "no data set in " + dir);
+  auto f = feeds_for(session, sets->front());
+  if (!f.ok()) throw Error(f.status().code(), f.status().message());
+  return std::move(f).value();
+}
+
+int run_once(const Session& session, const Feeds& feeds, double load_ms, const Args& a) {
+  const Outputs outs = session.run(feeds, a.run);
+  std::printf("load: %.3f ms\n", load_ms);
+  std::fflush(stdout);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    std::cout << outs.name(i) << ": " << summarize(outs[i]) << "\n";
+  }
+  if (!a.output_dir.empty()) write_outputs(outs, a.output_dir, a.overwrite, std::cout);
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_model(const Args& a) {
+  const bool is_dir = fs::is_directory(a.target);
+  // A folder brings its own inputs: these would be ignored without a word.
+  if (is_dir && (!a.inputs.empty() || !a.shapes.empty() || !a.dims.empty())) {
+    usage_error("--input, --shape and --dim need a MODEL.onnx, not a test folder");
+  }
+  const std::string model = is_dir ? (fs::path(a.target) / "model.onnx").string() : a.target;
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  const Session session(model, a.session);
+  const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  if (a.session.plan_only() && a.json) {
+    print_plan_json(session, model);
+    return kExitOk;
+  }
+  if (a.explain || a.session.plan_only()) std::cout << session.explain() << "\n";
+  if (a.session.plan_only()) return kExitOk;
+  if (is_dir && !a.perf) return compare_with_folder(a);
+
+  const Feeds feeds = is_dir ? folder_feeds(session, a.target) : model_feeds(session, a);
+  if (a.perf) return run_perf(session, feeds, load_ms, a, model);
+  return run_once(session, feeds, load_ms, a);
+}
+
+}  // namespace recur::tools

@@ -1,0 +1,158 @@
+#include "tools/recur_run/perf.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <latch>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "tools/recur_run/json_text.h"
+
+namespace recur::tools {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Timing {
+  std::vector<double> ms;  // every timed run, thread by thread
+  double wall_s = 0;       // the timed phase, first start to last finish
+};
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  const double pos = p * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+// One thread's share: warm-up, then wait for every thread so the timed phases overlap, then
+// runs until the count or the deadline.
+void timed_runs(const Session& s, const Feeds& f, const RunOptions& ro, const Args& a,
+                std::latch& ready, Clock::time_point* start, std::vector<double>* ms) {
+  try {
+    for (int i = 0; i < a.warmup; ++i) s.run(f, ro);
+  } catch (...) {
+    ready.count_down();  // a thread that failed in warm-up must not hold the others
+    throw;
+  }
+  ready.arrive_and_wait();
+  *start = Clock::now();
+  const auto deadline = *start + std::chrono::duration<double>(a.duration_s);
+  for (int i = 0;; ++i) {
+    if (a.duration_s > 0 ? i > 0 && Clock::now() >= deadline : i >= a.repeat) break;
+    const auto t0 = Clock::now();
+    s.run(f, ro);
+    ms->push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+}
+
+Timing time_runs(const Session& s, const Feeds& f, const RunOptions& ro, const Args& a) {
+  const auto n = static_cast<size_t>(a.concurrency);
+  std::vector<std::vector<double>> ms(n);
+  std::vector<Clock::time_point> starts(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::latch ready(static_cast<std::ptrdiff_t>(n));
+  {
+    std::vector<std::jthread> threads;
+    for (size_t t = 0; t < n; ++t) {
+      threads.emplace_back([&, t] {
+        try {
+          timed_runs(s, f, ro, a, ready, &starts[t], &ms[t]);
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      });
+    }
+  }
+  const auto end = Clock::now();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  Timing t;
+  for (auto& v : ms) t.ms.insert(t.ms.end(), v.begin(), v.end());
+  t.wall_s =
+      std::chrono::duration<double>(end - *std::min_element(starts.begin(), starts.end())).count();
+  return t;
+}
+
+struct Stats {
+  double min, p50, p90, p99, mean, throughput;
+};
+
+Stats stats(const Timing& t) {
+  const auto& ms = t.ms;
+  double sum = 0;
+  for (double v : ms) sum += v;
+  const auto runs = static_cast<double>(ms.size());
+  return {*std::min_element(ms.begin(), ms.end()),
+          percentile(ms, 0.5),
+          percentile(ms, 0.9),
+          percentile(ms, 0.99),
+          sum / runs,
+          t.wall_s > 0 ? runs / t.wall_s : 0.0};
+}
+
+// The keys before "concurrency" are the schema recur-bench and tools/bench read; new ones go
+// after them.
+void print_json(const Session& s, const Timing& t, const Stats& st, double load_ms, const Args& a,
+                const std::string& model) {
+  std::map<std::string, int> counts;
+  for (const auto& n : s.assignment()) counts[n.provider]++;
+  Json assigned = Json::object();
+  for (const auto& [p, c] : counts) assigned[p] = c;
+  Json j;
+  j["model"] = model;
+  j["providers"] = s.providers();
+  j["assigned"] = assigned;
+  j["threads"] = a.session.threads();
+  j["load_ms"] = load_ms;
+  j["warmup"] = a.warmup;
+  j["runs"] = t.ms.size();
+  j["latency_ms"] = {
+      {"min", st.min}, {"p50", st.p50}, {"p90", st.p90}, {"p99", st.p99}, {"mean", st.mean}};
+  j["samples_ms"] = t.ms;
+  j["concurrency"] = a.concurrency;
+  j["duration_s"] = a.duration_s > 0 ? Json(a.duration_s) : Json(nullptr);
+  j["wall_s"] = t.wall_s;
+  j["throughput_per_s"] = st.throughput;
+  std::cout << json_text(j) << "\n";
+}
+
+void print_text(const Timing& t, const Stats& st, double load_ms, const Args& a) {
+  std::printf("load: %.3f ms\n", load_ms);
+  std::printf(
+      "run latency over %zu runs after %d warm-up: min %.4f ms  p50 %.4f  p90 %.4f  "
+      "p99 %.4f  mean %.4f\n",
+      t.ms.size(), a.warmup, st.min, st.p50, st.p90, st.p99, st.mean);
+  std::printf("throughput: %.2f runs/s (%d thread%s, %.3f s)\n", st.throughput, a.concurrency,
+              a.concurrency == 1 ? "" : "s", t.wall_s);
+}
+
+}  // namespace
+
+int run_perf(const Session& s, const Feeds& feeds, double load_ms, const Args& a,
+             const std::string& model) {
+  // --device-io: what a caller that keeps its tensors on the GPU sees (no host copies).
+  Feeds dev_feeds;
+  RunOptions ro = a.run;
+  if (a.device_io) {
+    for (const auto& [name, t] : feeds) dev_feeds.emplace_back(name, t.to(Device::cuda(0)));
+    ro.outputs_on_device = true;
+  }
+  const Timing t = time_runs(s, a.device_io ? dev_feeds : feeds, ro, a);
+  const Stats st = stats(t);
+  if (a.json) {
+    print_json(s, t, st, load_ms, a, model);
+  } else {
+    print_text(t, st, load_ms, a);
+  }
+  return kExitOk;
+}
+
+}  // namespace recur::tools
