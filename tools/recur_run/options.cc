@@ -86,19 +86,23 @@ Shape parse_shape(const std::string& flag, const std::string& text) {
   }
 }
 
-// A repeatable NAME=VALUE option: each occurrence takes one argument, so a model path after it
-// stays the positional argument.
+// A repeatable NAME=VALUE option: each occurrence takes one argument (so a model path after it
+// stays the positional argument), and `take` sees every occurrence in order.
 CLI::Option* name_value_option(CLI::App& app, const std::string& flag,
                                std::function<void(std::string, std::string)> take,
                                const std::string& type, const std::string& help) {
-  auto* o = app.add_option_function<std::string>(
+  auto* o = app.add_option_function<std::vector<std::string>>(
       flag,
-      [flag, take](const std::string& v) {
-        auto [name, value] = name_value(flag, v);
-        take(std::move(name), std::move(value));
+      [flag, take](const std::vector<std::string>& all) {
+        for (const std::string& v : all) {
+          auto [name, value] = name_value(flag, v);
+          take(std::move(name), std::move(value));
+        }
       },
       help);
-  return o->type_name(type)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  return o->type_name(type)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
 }
 
 // Flags and values that only set a SessionOptions setting: adding one is a single call.

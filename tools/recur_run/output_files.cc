@@ -82,8 +82,11 @@ std::vector<Planned> plan(const Outputs& outs, std::ostream& log) {
     const std::string file = output_file_name(outs.name(i));
     const auto [it, fresh] = owner.emplace(file, outs.name(i));
     if (!fresh) {
-      throw Error(ErrorCode::kInvalidArgument, "outputs '" + it->second + "' and '" + outs.name(i) +
-                                                   "' would both be written to '" + file + "'");
+      const std::string who = it->second == outs.name(i)
+                                  ? "output '" + outs.name(i) + "' is listed twice: both"
+                                  : "outputs '" + it->second + "' and '" + outs.name(i) + "'";
+      throw Error(ErrorCode::kInvalidArgument,
+                  who + " would be written to '" + file + "'; nothing was written");
     }
     auto bytes = encode_npy(outs[i]);
     if (!bytes.ok())

@@ -1,0 +1,380 @@
+// recur-run's command line (issue 17) and its output files (issue 16): --opt=value, the
+// generated help, one-line argument errors, --dim and --shape names, --concurrency and
+// --duration with --perf, and --output-dir's escaping, symlink and overwrite rules.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "recur/recur.h"
+#include "runtime/engine/onnx/tensor_proto.h"
+#include "tests/support/fifo.h"
+#include "tests/support/model_builder.h"
+#include "tools/common/npy.h"
+
+namespace recur {
+namespace {
+
+using testing::floats;
+using testing::ModelBuilder;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int status = -1;
+  std::string output;
+};
+
+// `prefix` runs in the same shell first (e.g. a ulimit).
+RunResult run_cli(const std::string& args, const std::string& prefix = "") {
+  const std::string cmd = prefix + std::string(RECUR_RUN_PATH) + " " + args + " 2>&1";
+  RunResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+bool has(const RunResult& r, const std::string& s) { return r.output.find(s) != std::string::npos; }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> listing(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The JSON object recur-run printed (the one line that starts with '{').
+nlohmann::json json_line(const RunResult& r) {
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] == '{') return nlohmann::json::parse(line);
+  }
+  ADD_FAILURE() << "no JSON in " << r.output;
+  return {};
+}
+
+// y = Identity(x) with x [N, 4] and a second input z [T] (so two symbols to list).
+std::string symbolic_model(const fs::path& dir) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {-1, 4}, {"N", ""});
+  m.input("z", DType::kFloat32, {-1}, {"T"});
+  m.output("y", DType::kFloat32);
+  m.output("w", DType::kFloat32);
+  m.node("Identity", {"x"}, {"y"});
+  m.node("Identity", {"z"}, {"w"});
+  return m.save(dir);
+}
+
+// y = x + x on x [3]: a backend-test folder whose expected y is `want`.
+void make_test_dir(const fs::path& dir, const std::vector<float>& want) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {3});
+  m.output("y", DType::kFloat32);
+  m.node("Add", {"x", "x"}, {"y"});
+  m.save(dir);
+  fs::create_directories(dir / "test_data_set_0");
+  ASSERT_TRUE(write_tensor_pb(floats({3}, {1, 2, 3}), "x",
+                              (dir / "test_data_set_0" / "input_0.pb").string())
+                  .ok());
+  ASSERT_TRUE(
+      write_tensor_pb(floats({3}, want), "y", (dir / "test_data_set_0" / "output_0.pb").string())
+          .ok());
+}
+
+TEST(RecurRunCli, OptionEqualsValue) {
+  TempDir dir;
+  make_test_dir(dir.path() / "close", {2, 4, 6.01f});
+  const std::string target = (dir.path() / "close").string();
+  // 6 vs 6.01 fails at the default rtol 1e-3 and passes at 1e-2: the value after '=' counts.
+  EXPECT_EQ(run_cli(target + " --providers=reference --threads=1").status, 1);
+  RunResult r = run_cli(target + " --providers=reference --threads=1 --rtol=1e-2");
+  EXPECT_EQ(r.status, 0) << r.output;
+  // A repeatable NAME=VALUE option takes one argument, so the model may follow it.
+  TempDir d2;
+  const std::string model = symbolic_model(d2.path());
+  RunResult after = run_cli("--random-inputs --dim=N=2 --dim T=5 " + model);
+  EXPECT_EQ(after.status, 0) << after.output;
+  EXPECT_TRUE(has(after, "y: float32[2,4]")) << after.output;
+  EXPECT_TRUE(has(after, "w: float32[5]")) << after.output;
+}
+
+TEST(RecurRunCli, HelpListsEveryOption) {
+  RunResult r = run_cli("--help");
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (const char* opt : {"--suite",
+                          "--expect-fail",
+                          "--providers",
+                          "--explain",
+                          "--plan-only",
+                          "--perf",
+                          "--warmup",
+                          "--repeat",
+                          "--json",
+                          "--threads",
+                          "--rtol",
+                          "--atol",
+                          "--set",
+                          "--seed",
+                          "--no-optimize",
+                          "--max-loop-iterations",
+                          "--list-providers",
+                          "--device-io",
+                          "--cuda-graphs",
+                          "--fusion",
+                          "--input",
+                          "--random-inputs",
+                          "--shape",
+                          "--output-dir",
+                          "--dim",
+                          "--concurrency",
+                          "--duration",
+                          "--overwrite",
+                          "Exit status"}) {
+    EXPECT_TRUE(has(r, opt)) << opt << " in " << r.output;
+  }
+  EXPECT_EQ(run_cli("-h").output, r.output);
+}
+
+TEST(RecurRunCli, ArgumentErrorsAreOneLineNamingTheOption) {
+  for (const std::string args :
+       {"--threads=abc m.onnx", "--repeat 0 m.onnx", "--fusion maybe m.onnx", "--bogus m.onnx",
+        "--input x m.onnx", "--shape x=2xq m.onnx", "--dim N=-1 m.onnx"}) {
+    RunResult r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.output;
+    const std::string opt = args.substr(0, args.find_first_of(" ="));
+    EXPECT_TRUE(has(r, opt)) << args << ": " << r.output;
+    EXPECT_TRUE(has(r, "--help")) << args << ": " << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  }
+}
+
+TEST(RecurRunCli, DimSetsSymbolsAndUnknownNamesAreErrors) {
+  TempDir dir;
+  const std::string model = symbolic_model(dir.path());
+  RunResult r = run_cli(model + " --random-inputs --dim N=3");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r, "y: float32[3,4]")) << r.output;
+  EXPECT_TRUE(has(r, "w: float32[1]")) << r.output;  // symbols not given stay 1
+
+  RunResult unknown = run_cli(model + " --random-inputs --dim batch=4");
+  EXPECT_EQ(unknown.status, 2) << unknown.output;
+  EXPECT_TRUE(has(unknown, "--dim batch")) << unknown.output;
+  EXPECT_TRUE(has(unknown, "symbolic dimensions: N, T")) << unknown.output;
+}
+
+TEST(RecurRunCli, ShapeNamesAModelInput) {
+  TempDir dir;
+  const std::string model = symbolic_model(dir.path());
+  RunResult r = run_cli(model + " --random-inputs --shape x=2x4 --shape z=7");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r, "y: float32[2,4]")) << r.output;
+  EXPECT_TRUE(has(r, "w: float32[7]")) << r.output;
+
+  // A symbol's name given to --shape was silently ignored before.
+  RunResult unknown = run_cli(model + " --random-inputs --shape N=4");
+  EXPECT_EQ(unknown.status, 2) << unknown.output;
+  EXPECT_TRUE(has(unknown, "--shape N")) << unknown.output;
+  EXPECT_TRUE(has(unknown, "its inputs: x, z")) << unknown.output;
+}
+
+TEST(RecurRunCli, InputShapeAndDimNeedAModelNotAFolder) {
+  TempDir dir;
+  make_test_dir(dir.path() / "t", {2, 4, 6});
+  RunResult r = run_cli((dir.path() / "t").string() + " --shape x=3");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r, "need a MODEL.onnx")) << r.output;
+}
+
+TEST(RecurRunCli, ConcurrencyCountsEveryThreadsRuns) {
+  TempDir dir;
+  const std::string model = symbolic_model(dir.path());
+  RunResult r = run_cli(model +
+                        " --random-inputs --threads=2 --dim N=4 --concurrency 4 --perf "
+                        "--warmup 1 --repeat 3 --json --providers reference");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json j = json_line(r);
+  EXPECT_EQ(j["runs"], 12);
+  EXPECT_EQ(j["samples_ms"].size(), 12u);
+  EXPECT_EQ(j["concurrency"], 4);
+  EXPECT_EQ(j["threads"], 2);
+  EXPECT_TRUE(j["duration_s"].is_null());
+  EXPECT_GT(j["wall_s"].get<double>(), 0.0);
+  EXPECT_GT(j["throughput_per_s"].get<double>(), 0.0);
+  for (const char* key : {"model", "providers", "assigned", "load_ms", "warmup"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  for (const char* key : {"min", "p50", "p90", "p99", "mean"}) {
+    EXPECT_TRUE(j["latency_ms"].contains(key)) << key;
+  }
+
+  RunResult text = run_cli(model + " --random-inputs --concurrency=2 --perf --repeat 2");
+  EXPECT_EQ(text.status, 0) << text.output;
+  EXPECT_TRUE(has(text, "over 4 runs")) << text.output;
+  EXPECT_TRUE(has(text, "runs/s (2 threads")) << text.output;
+}
+
+TEST(RecurRunCli, DurationBoundsTheTimedPhase) {
+  TempDir dir;
+  const std::string model = symbolic_model(dir.path());
+  RunResult r = run_cli(model + " --random-inputs --perf --warmup 0 --duration 0.2 --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json j = json_line(r);
+  EXPECT_EQ(j["duration_s"], 0.2);
+  // Runs start until the deadline has passed, so the phase lasts at least that long.
+  EXPECT_GE(j["wall_s"].get<double>(), 0.2);
+  EXPECT_GE(j["runs"].get<int>(), 1);
+  EXPECT_EQ(j["runs"].get<size_t>(), j["samples_ms"].size());
+
+  RunResult both = run_cli(model + " --random-inputs --perf --duration 1 --repeat 5");
+  EXPECT_EQ(both.status, 2) << both.output;
+  EXPECT_TRUE(has(both, "--duration")) << both.output;
+}
+
+// Outputs whose names differ only in bytes a file name cannot hold, or holds differently.
+std::string awkward_names_model(const fs::path& dir) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2});
+  m.output("a/b", DType::kFloat32);
+  m.output("a:b", DType::kFloat32);
+  m.output("a_b", DType::kFloat32);
+  m.output("a%2Fb", DType::kFloat32);
+  m.node("Identity", {"x"}, {"a/b"});
+  m.node("Neg", {"x"}, {"a:b"});
+  m.node("Relu", {"x"}, {"a_b"});
+  m.node("Abs", {"x"}, {"a%2Fb"});
+  return m.save(dir);
+}
+
+TEST(RecurRunCli, OutputNamesAreEscapedWithoutCollisions) {
+  TempDir dir;
+  const std::string model = awkward_names_model(dir.path() / "m");
+  const fs::path x = dir.path() / "x.pb";
+  ASSERT_TRUE(write_tensor_pb(floats({2}, {-1, 2}), "x", x.string()).ok());
+  const fs::path out = dir.path() / "out";
+  RunResult r = run_cli(model + " --input x=" + x.string() + " --output-dir " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(listing(out),
+            (std::vector<std::string>{"a%252Fb.npy", "a%2Fb.npy", "a%3Ab.npy", "a_b.npy"}));
+  const std::pair<const char*, std::vector<float>> want[] = {
+      {"a%2Fb.npy", {-1, 2}}, {"a%3Ab.npy", {1, -2}}, {"a_b.npy", {0, 2}}, {"a%252Fb.npy", {1, 2}}};
+  for (const auto& [file, values] : want) {
+    auto t = tools::read_npy((out / file).string());
+    ASSERT_TRUE(t.ok()) << file;
+    EXPECT_EQ(t->data<float>()[0], values[0]) << file;
+    EXPECT_EQ(t->data<float>()[1], values[1]) << file;
+  }
+}
+
+TEST(RecurRunCli, AnOutputListedTwiceIsAnErrorBeforeAnyWrite) {
+  TempDir dir;
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2});
+  m.output("y", DType::kFloat32);
+  m.output("y", DType::kFloat32);
+  m.node("Relu", {"x"}, {"y"});
+  const std::string model = m.save(dir.path());
+  const fs::path out = dir.path() / "out";
+  RunResult r = run_cli(model + " --random-inputs --output-dir " + out.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r, "would be written to 'y.npy'")) << r.output;
+  EXPECT_FALSE(fs::exists(out) && !fs::is_empty(out)) << r.output;
+}
+
+TEST(RecurRunCli, ExistingFileNeedsOverwrite) {
+  TempDir dir;
+  make_test_dir(dir.path() / "t", {2, 4, 6});
+  const std::string model = (dir.path() / "t" / "model.onnx").string();
+  const fs::path out = dir.path() / "out";
+  fs::create_directories(out);
+  std::ofstream(out / "y.npy") << "old";
+  RunResult r = run_cli(model + " --random-inputs --output-dir " + out.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r, (out / "y.npy").string() + "' exists; pass --overwrite")) << r.output;
+  EXPECT_EQ(slurp(out / "y.npy"), "old");
+
+  RunResult over =
+      run_cli(model + " --random-inputs --output-dir " + out.string() + " --overwrite");
+  EXPECT_EQ(over.status, 0) << over.output;
+  auto t = tools::read_npy((out / "y.npy").string());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->shape(), (Shape{3}));
+  EXPECT_EQ(listing(out), std::vector<std::string>{"y.npy"});  // no temporary file left
+}
+
+TEST(RecurRunCli, SymlinksAreNeverFollowed) {
+  TempDir dir;
+  make_test_dir(dir.path() / "t", {2, 4, 6});
+  const std::string model = (dir.path() / "t" / "model.onnx").string();
+  const fs::path precious = dir.path() / "precious.txt";
+  std::ofstream(precious) << "keep me";
+  const fs::path out = dir.path() / "out";
+  fs::create_directories(out);
+  fs::create_symlink(precious, out / "y.npy");
+  for (const char* extra : {"", " --overwrite"}) {
+    RunResult r = run_cli(model + " --random-inputs --output-dir " + out.string() + extra);
+    EXPECT_EQ(r.status, 2) << extra << ": " << r.output;
+    EXPECT_TRUE(has(r, "symbolic link")) << r.output;
+    EXPECT_EQ(slurp(precious), "keep me");
+    EXPECT_TRUE(fs::is_symlink(out / "y.npy"));
+  }
+  // The directory itself a link: files would land wherever it points.
+  const fs::path elsewhere = dir.path() / "elsewhere";
+  fs::create_directories(elsewhere);
+  fs::create_directory_symlink(elsewhere, dir.path() / "linked");
+  RunResult linked =
+      run_cli(model + " --random-inputs --output-dir " + (dir.path() / "linked").string());
+  EXPECT_EQ(linked.status, 2) << linked.output;
+  EXPECT_TRUE(has(linked, "is a symbolic link")) << linked.output;
+  EXPECT_TRUE(fs::is_empty(elsewhere));
+}
+
+// A write that fails midway (here: past the file-size limit, with SIGXFSZ ignored so write()
+// returns EFBIG) must leave neither a partial output nor its temporary file.
+TEST(RecurRunCli, AFailedWriteLeavesNoFile) {
+  TempDir dir;
+  const std::string model = symbolic_model(dir.path() / "m");
+  const fs::path out = dir.path() / "out";
+  fs::create_directories(out);
+  RunResult r = run_cli(model + " --random-inputs --dim N=100000 --output-dir " + out.string(),
+                        "trap '' XFSZ; ulimit -f 8; ");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r, "cannot write '" + (out / "y.npy").string() + "'")) << r.output;
+  EXPECT_EQ(listing(out), std::vector<std::string>{}) << r.output;
+}
+
+TEST(RecurRunCli, AFifoAsInputFailsFast) {
+  TempDir dir;
+  const std::string model = symbolic_model(dir.path() / "m");
+  const std::string fifo = (dir.path() / "x.npy").string();
+  ASSERT_TRUE(testing::make_fifo(fifo));
+  RunResult r;
+  EXPECT_TRUE(testing::finishes_promptly(
+      [&] { r = run_cli(model + " --random-inputs --input x=" + fifo); }, fifo));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r, "'" + fifo + "' is a FIFO")) << r.output;
+
+  RunResult list;
+  EXPECT_TRUE(testing::finishes_promptly(
+      [&] { list = run_cli("--suite " + dir.path().string() + " --expect-fail " + fifo); }, fifo));
+  EXPECT_EQ(list.status, 2) << list.output;
+  EXPECT_TRUE(has(list, "is a FIFO")) << list.output;
+}
+
+}  // namespace
+}  // namespace recur
