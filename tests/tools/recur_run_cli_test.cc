@@ -223,7 +223,8 @@ TEST(RecurRunCli, ConcurrencyCountsEveryThreadsRuns) {
     EXPECT_TRUE(j["latency_ms"].contains(key)) << key;
   }
 
-  RunResult text = run_cli(model + " --random-inputs --concurrency=2 --perf --repeat 2");
+  // --concurrency implies --perf.
+  RunResult text = run_cli(model + " --random-inputs --concurrency=2 --repeat 2");
   EXPECT_EQ(text.status, 0) << text.output;
   EXPECT_TRUE(has(text, "over 4 runs")) << text.output;
   EXPECT_TRUE(has(text, "runs/s (2 threads")) << text.output;

@@ -49,13 +49,14 @@ CLI::Validator integer_at_least(int64_t min) {
       "");
 }
 
-CLI::Validator number_at_least(double min) {
+// `min` is a bound the value may equal, unless `strict`.
+CLI::Validator number_from(double min, bool strict, const std::string& bound) {
   return CLI::Validator(
-      [min](std::string& s) -> std::string {
+      [=](std::string& s) -> std::string {
         char* end = nullptr;
         const double v = std::strtod(s.c_str(), &end);
         if (s.empty() || *end != '\0') return "needs a number, got '" + s + "'";
-        if (!(v >= min)) return "needs a number >= " + std::to_string(min) + ", got " + s;
+        if (strict ? !(v > min) : !(v >= min)) return "needs a number " + bound + ", got " + s;
         return {};
       },
       "");
@@ -167,11 +168,11 @@ void add_input_options(CLI::App& app, Args& a) {
   app.add_option("--rtol", a.tol.rtol, "relative tolerance for comparisons")
       ->type_name("X")
       ->capture_default_str()
-      ->check(number_at_least(0));
+      ->check(number_from(0, false, ">= 0"));
   app.add_option("--atol", a.tol.atol, "absolute tolerance for comparisons")
       ->type_name("X")
       ->capture_default_str()
-      ->check(number_at_least(0));
+      ->check(number_from(0, false, ">= 0"));
 }
 
 void add_perf_options(CLI::App& app, Args& a) {
@@ -186,14 +187,14 @@ void add_perf_options(CLI::App& app, Args& a) {
                      ->capture_default_str()
                      ->check(integer_at_least(1));
   app.add_option("--concurrency", a.concurrency,
-                 "with --perf: threads that run the one session at once")
+                 "threads that run the one session at once (implies --perf)")
       ->type_name("N")
       ->capture_default_str()
       ->check(integer_at_least(1));
   app.add_option("--duration", a.duration_s,
-                 "with --perf: time runs for this long instead of --repeat runs")
+                 "time runs for this long instead of --repeat runs (implies --perf)")
       ->type_name("SECONDS")
-      ->check(number_at_least(0))
+      ->check(number_from(0, true, "> 0"))
       ->excludes(repeat);
   app.add_flag("--device-io", a.device_io,
                "with --perf: inputs on cuda:0 before timing, outputs left there");
@@ -273,6 +274,8 @@ Args parse_args(int argc, char** argv) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) std::exit(app.exit(e));
     usage_error(e.what());
   }
+  // Asking for threads or a time only makes sense when timing: ignoring it would be silent.
+  if (app.count("--concurrency") > 0 || app.count("--duration") > 0) a.perf = true;
   return a;
 }
 

@@ -59,16 +59,27 @@ Timing time_runs(const Session& s, const Feeds& f, const RunOptions& ro, const A
   std::vector<Clock::time_point> starts(n);
   std::vector<std::exception_ptr> errors(n);
   std::latch ready(static_cast<std::ptrdiff_t>(n));
-  {
+  auto worker = [&](size_t t) {
+    try {
+      timed_runs(s, f, ro, a, ready, &starts[t], &ms[t]);
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  };
+  if (n == 1) {
+    // The thread that loaded the session, as before --concurrency: a CPU provider's thread
+    // pool belongs to the thread that calls it, and single-thread figures should not move.
+    worker(0);
+  } else {
     std::vector<std::jthread> threads;
     for (size_t t = 0; t < n; ++t) {
-      threads.emplace_back([&, t] {
-        try {
-          timed_runs(s, f, ro, a, ready, &starts[t], &ms[t]);
-        } catch (...) {
-          errors[t] = std::current_exception();
-        }
-      });
+      try {
+        threads.emplace_back(worker, t);
+      } catch (...) {
+        // The threads already started must not wait for ones that never will.
+        ready.count_down(static_cast<std::ptrdiff_t>(n - t));
+        throw;
+      }
     }
   }
   const auto end = Clock::now();
