@@ -375,6 +375,17 @@ TEST(RecurRunCli, AFifoAsInputFailsFast) {
       [&] { list = run_cli("--suite " + dir.path().string() + " --expect-fail " + fifo); }, fifo));
   EXPECT_EQ(list.status, 2) << list.output;
   EXPECT_TRUE(has(list, "is a FIFO")) << list.output;
+
+  // A test folder's input_0.pb.
+  const fs::path t = dir.path() / "t";
+  make_test_dir(t, {2, 4, 6});
+  const std::string pb = (t / "test_data_set_0" / "input_0.pb").string();
+  fs::remove(pb);
+  ASSERT_TRUE(testing::make_fifo(pb));
+  RunResult folder;
+  EXPECT_TRUE(testing::finishes_promptly([&] { folder = run_cli(t.string()); }, pb));
+  EXPECT_EQ(folder.status, 2) << folder.output;
+  EXPECT_TRUE(has(folder, "'" + pb + "' is a FIFO")) << folder.output;
 }
 
 }  // namespace
