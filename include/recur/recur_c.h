@@ -46,7 +46,11 @@ typedef enum recur_status {
   RECUR_IO = 6,     /* the file system */
   RECUR_DEVICE = 7, /* CUDA, cuDNN or oneDNN reported an error */
   RECUR_INTERNAL = 8,
-  RECUR_ERROR = 100
+  RECUR_ERROR = 100,
+  /* Not a status. It makes each enum of this header as wide as an int, so that any int value
+   * that reaches the library through one is well-defined there (C++ would otherwise limit
+   * the enum to the bits of its largest enumerator). */
+  RECUR_STATUS_FORCE_INT = 0x7fffffff
 } recur_status;
 
 /* ONNX's TensorProto.DataType codes, as recur::DType. */
@@ -70,17 +74,19 @@ typedef enum recur_dtype {
   RECUR_DTYPE_FLOAT8E4M3FNUZ = 18,
   RECUR_DTYPE_FLOAT8E5M2 = 19,
   RECUR_DTYPE_FLOAT8E5M2FNUZ = 20,
-  RECUR_DTYPE_UINT4 = 21,      /* one byte per element, unpacked */
-  RECUR_DTYPE_INT4 = 22,       /* one byte per element, unpacked and sign-extended */
-  RECUR_DTYPE_SEQUENCE = 1000, /* in metadata only: an ONNX sequence of tensors */
-  RECUR_DTYPE_NONE = 1001      /* in metadata only: an ONNX optional */
+  RECUR_DTYPE_UINT4 = 21,            /* one byte per element, unpacked */
+  RECUR_DTYPE_INT4 = 22,             /* one byte per element, unpacked and sign-extended */
+  RECUR_DTYPE_SEQUENCE = 1000,       /* in metadata only: an ONNX sequence of tensors */
+  RECUR_DTYPE_NONE = 1001,           /* in metadata only: an ONNX optional */
+  RECUR_DTYPE_FORCE_INT = 0x7fffffff /* not a dtype: see RECUR_STATUS_FORCE_INT */
 } recur_dtype;
 
 /* How stacked single-layer RNNs are fused (recur::SessionOptions::Fusion). */
 typedef enum recur_rnn_fusion {
   RECUR_RNN_FUSION_AUTO = 0,
   RECUR_RNN_FUSION_ON = 1,
-  RECUR_RNN_FUSION_OFF = 2
+  RECUR_RNN_FUSION_OFF = 2,
+  RECUR_RNN_FUSION_FORCE_INT = 0x7fffffff /* not a value: see RECUR_STATUS_FORCE_INT */
 } recur_rnn_fusion;
 
 typedef struct recur_session_options recur_session_options;

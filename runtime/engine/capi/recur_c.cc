@@ -225,6 +225,8 @@ const char* recur_status_name(recur_status status) {
       return recur::to_string(static_cast<ErrorCode>(status));
     case RECUR_ERROR:
       return "error";
+    case RECUR_STATUS_FORCE_INT:
+      break;
   }
   return "unknown status";
 }
@@ -311,6 +313,8 @@ recur_status recur_session_options_set_rnn_layer_fusion(recur_session_options* o
       case RECUR_RNN_FUSION_OFF:
         options->options.rnn_layer_fusion(Fusion::kOff);
         return;
+      case RECUR_RNN_FUSION_FORCE_INT:
+        break;
     }
     throw recur::Error(ErrorCode::kInvalidArgument,
                        "recur_session_options_set_rnn_layer_fusion: fusion " +
