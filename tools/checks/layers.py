@@ -46,6 +46,8 @@ LAYERS = [
 SESSION_HEADER = "include/recur/session.h"
 SESSION_IMPL = "runtime/engine/session/session_impl.h"
 SESSION_USERS = ("runtime/engine/capi/",)
+# Folders that sit on the public API alone, so that what they expose cannot depend on internals.
+PUBLIC_API_ONLY = ("runtime/engine/capi/",)
 SOURCE = re.compile(r"\.(h|cc|cu|cuh)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -92,6 +94,9 @@ def main():
         if (inc == SESSION_HEADER and src != SESSION_IMPL and a[1] < layer_of("tools")[1]
                 and not src.startswith("include/") and not src.startswith(SESSION_USERS)):
             bad.append(f"{src}: includes recur/session.h (only {SESSION_IMPL} may, below tools/)")
+        if src.startswith(PUBLIC_API_ONLY) and not inc.startswith("include/recur/"):
+            bad.append(f"{src}: includes {inc} (it may use the public API only, include/recur)")
+            continue
         if a[0] == b[0] or a[1] > b[1]:
             continue
         bad.append(f"{src}: includes {inc} ({b[0]} is not below {a[0]})")
