@@ -211,7 +211,8 @@ RECUR_C_API recur_status recur_tensor_data(recur_tensor* tensor, void** data);
 
 RECUR_C_API recur_status recur_run_options_create(recur_run_options** out);
 RECUR_C_API void recur_run_options_release(recur_run_options* options);
-/* Leave outputs on the device that computed them (no copy to the host). Off by default. */
+/* Leave outputs on the device that computed them (no copy to the host); recur_tensor_data
+ * then gives a device pointer. Off by default. */
 RECUR_C_API recur_status recur_run_options_set_outputs_on_device(recur_run_options* options,
                                                                  int on);
 

@@ -89,6 +89,27 @@ py::tuple value_info(const recur::ValueInfo& v) {
                         std::string(recur::dtype_name(v.element_dtype)), v.has_default);
 }
 
+// The ErrorCode enum below must list every recur::ErrorCode: a code added to error.h and not
+// here fails this switch's build (-Wswitch made an error), as the C API's mapping does.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"
+[[maybe_unused]] constexpr bool listed_in_python(recur::ErrorCode code) {
+  switch (code) {
+    case recur::ErrorCode::kOk:
+    case recur::ErrorCode::kInvalidArgument:
+    case recur::ErrorCode::kInvalidModel:
+    case recur::ErrorCode::kNotImplemented:
+    case recur::ErrorCode::kOutOfRange:
+    case recur::ErrorCode::kFailedPrecondition:
+    case recur::ErrorCode::kIo:
+    case recur::ErrorCode::kDevice:
+    case recur::ErrorCode::kInternal:
+      return true;
+  }
+  return false;
+}
+#pragma GCC diagnostic pop
+
 struct PySession {
   recur::Session session;
 
