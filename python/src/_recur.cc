@@ -63,8 +63,10 @@ py::object to_python(const recur::Tensor& t, const std::string& name) {
     return items;
   }
   py::dtype dtype = numpy_dtype(t.dtype(), "output '" + name + "'");
-  // The array views the tensor's memory; the capsule keeps that memory alive.
-  auto* held = new recur::Tensor(t);
+  // The array views the tensor's memory; the capsule keeps that memory alive. An output with
+  // no owner is borrowed memory, a fed array passed through (Identity, Reshape): it is copied,
+  // as the array may be freed or changed after the run.
+  auto* held = new recur::Tensor(t.owner() == nullptr && t.raw_data() != nullptr ? t.clone() : t);
   py::capsule owner(held, [](void* p) { delete static_cast<recur::Tensor*>(p); });
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   return py::array(dtype, shape, {}, held->raw_data(), owner);

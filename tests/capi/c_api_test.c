@@ -594,6 +594,48 @@ static void test_from_bytes_and_plan_only(const char* model, const char* data_di
   recur_session_release(s);
 }
 
+/* Y = Identity(X), X and Y float32 [2,3], opset 14: a ModelProto written out field by field
+ * (what onnx.helper.make_model gives for that graph with ir_version 8). */
+static const unsigned char identity_model[] = {
+    0x08, 0x08,                                                 /* ir_version 8 */
+    0x3a, 0x3f,                                                 /* graph (63 bytes) */
+    0x0a, 0x10,                                                 /*   node */
+    0x0a, 0x01, 'X',  0x12, 0x01, 'Y',                          /*     input X, output Y */
+    0x22, 0x08, 'I',  'd',  'e',  'n',  't',  'i',  't',  'y',  /*     op_type */
+    0x12, 0x01, 'g',                                            /*   name */
+    0x5a, 0x13, 0x0a, 0x01, 'X',                                /*   input X */
+    0x12, 0x0e, 0x0a, 0x0c, 0x08, 0x01,                         /*     tensor float */
+    0x12, 0x08, 0x0a, 0x02, 0x08, 0x02, 0x0a, 0x02, 0x08, 0x03, /*     shape [2,3] */
+    0x62, 0x13, 0x0a, 0x01, 'Y',                                /*   output Y */
+    0x12, 0x0e, 0x0a, 0x0c, 0x08, 0x01,                         /*     tensor float */
+    0x12, 0x08, 0x0a, 0x02, 0x08, 0x02, 0x0a, 0x02, 0x08, 0x03, /*     shape [2,3] */
+    0x42, 0x04, 0x0a, 0x00, 0x10, 0x0e                          /* opset_import "" 14 */
+};
+
+/* An output that is an input passed through must not be the caller's buffer: the caller may
+ * free or reuse it as soon as the run returns. */
+static void test_outputs_own_their_memory(void) {
+  recur_session* s = NULL;
+  OK(recur_session_create_from_bytes(identity_model, sizeof identity_model, NULL, NULL, &s));
+  if (s == NULL) return;
+  float x[6] = {1, 2, 3, 4, 5, 6};
+  const int64_t shape[] = {2, 3};
+  recur_tensor* in = NULL;
+  OK(recur_tensor_create_borrowed(x, sizeof x, RECUR_DTYPE_FLOAT32, shape, 2, &in));
+  const char* name = "X";
+  const recur_tensor* feeds[1] = {in};
+  recur_tensor* y = NULL;
+  OK(recur_session_run(s, NULL, &name, feeds, 1, NULL, 0, &y));
+  recur_tensor_release(in);
+  void* data = NULL;
+  if (y != NULL) OK(recur_tensor_data(y, &data));
+  CHECK(data != NULL && data != (void*)x);
+  x[0] = 100; /* the caller reuses its buffer */
+  CHECK(data != NULL && ((const float*)data)[0] == 1 && ((const float*)data)[5] == 6);
+  recur_tensor_release(y);
+  recur_session_release(s);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s MODELS_DIR\n", argv[0]);
@@ -622,6 +664,7 @@ int main(int argc, char** argv) {
   }
   recur_session_release(s);
   test_from_bytes_and_plan_only(model, data_dir);
+  test_outputs_own_their_memory();
 
   free(data_dir);
   free(model);

@@ -135,6 +135,29 @@ class SessionTest(unittest.TestCase):
         gc.collect()
         self.assertTrue(close(y, expected["y"]))
 
+    def test_outputs_never_alias_the_feeds(self):
+        # Y = Identity(X) and Z = Reshape(X): both are X's memory inside recur, but the caller
+        # may change or free X after the run.
+        from onnx import helper
+        graph = helper.make_graph(
+            [helper.make_node("Identity", ["X"], ["Y"]),
+             helper.make_node("Reshape", ["X", "shape"], ["Z"])], "g",
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3]),
+             helper.make_tensor_value_info("Z", TensorProto.FLOAT, [6])],
+            [helper.make_tensor("shape", TensorProto.INT64, [1], [6])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+        sess = recur.InferenceSession(model.SerializeToString())
+        x = np.arange(6, dtype=np.float32).reshape(2, 3)
+        y, z = sess.run(None, {"X": x})
+        self.assertFalse(np.shares_memory(y, x))
+        self.assertFalse(np.shares_memory(z, x))
+        x[:] = -1
+        del x
+        gc.collect()
+        np.testing.assert_array_equal(y, np.arange(6, dtype=np.float32).reshape(2, 3))
+        np.testing.assert_array_equal(z, np.arange(6, dtype=np.float32))
+
     def test_model_from_bytes_and_onnxruntime_provider_names(self):
         feeds, expected = test_set("lstm_streaming")
         with open(self.path, "rb") as f:

@@ -595,8 +595,14 @@ recur_status recur_session_run(const recur_session* session, const recur_run_opt
     recur::Outputs got = session->session.run(feeds, ro);
     // Nothing reaches the caller's array until every output has its handle.
     std::vector<std::unique_ptr<recur_tensor>> made;
-    for (size_t i = 0; i < got.size(); ++i)
-      made.push_back(std::make_unique<recur_tensor>(recur_tensor{got[i]}));
+    for (size_t i = 0; i < got.size(); ++i) {
+      recur::Tensor t = got[i];
+      // An output with no owner is borrowed memory: a graph input passed through (Identity,
+      // Reshape) is the caller's buffer, which the caller may free or reuse once the run
+      // returns, so the output gets its own copy.
+      if (t.owner() == nullptr && t.raw_data() != nullptr) t = t.clone();
+      made.push_back(std::make_unique<recur_tensor>(recur_tensor{std::move(t)}));
+    }
     for (size_t i = 0; i < made.size(); ++i) outputs[i] = made[i].release();
   });
 }
