@@ -133,7 +133,13 @@ class InferenceSession:
         self._outputs = [NodeArg(*v) for v in self._session.outputs()]
 
     def get_inputs(self):
-        return list(self._inputs)
+        """The inputs a run may need, as onnxruntime lists them: without the inputs that an
+        initializer backs (get_overridable_initializers() has those)."""
+        return [i for i in self._inputs if not i.has_default]
+
+    def get_overridable_initializers(self):
+        """Inputs with an initializer as their default: a run may feed them or not."""
+        return [i for i in self._inputs if i.has_default]
 
     def get_outputs(self):
         return list(self._outputs)

@@ -108,6 +108,25 @@ class SessionTest(unittest.TestCase):
         self.assertEqual(sess.get_inputs()[1].shape, [2, "batch", 40])
         self.assertEqual([o.name for o in sess.get_outputs()], ["y", "h_n", "c_n"])
 
+    def test_inputs_backed_by_an_initializer(self):
+        # Y = X + B where B is a graph input with an initializer: onnxruntime lists it apart,
+        # and a run may feed it or leave the initializer's value.
+        from onnx import helper
+        graph = helper.make_graph(
+            [helper.make_node("Add", ["X", "B"], ["Y"])], "g",
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2]),
+             helper.make_tensor_value_info("B", TensorProto.FLOAT, [2])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])],
+            [helper.make_tensor("B", TensorProto.FLOAT, [2], [10, 20])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+        sess = recur.InferenceSession(model.SerializeToString())
+        self.assertEqual([i.name for i in sess.get_inputs()], ["X"])
+        self.assertEqual([i.name for i in sess.get_overridable_initializers()], ["B"])
+        x = np.array([1, 2], dtype=np.float32)
+        np.testing.assert_array_equal(sess.run(None, {"X": x})[0], [11, 22])
+        b = np.array([100, 200], dtype=np.float32)
+        np.testing.assert_array_equal(sess.run(None, {"X": x, "B": b})[0], [101, 202])
+
     def test_named_outputs_in_the_order_asked(self):
         feeds, expected = test_set("lstm_streaming")
         sess = recur.InferenceSession(self.path)
