@@ -146,6 +146,30 @@ class SessionTest(unittest.TestCase):
         (y,) = sess.run(["y"], feeds)
         self.assertTrue(close(y, expected["y"]))
 
+    def test_runs_from_several_threads(self):
+        # run() lets go of the GIL; a session serves several Python threads at once.
+        import threading
+        feeds, expected = test_set("lstm_streaming")
+        sess = recur.InferenceSession(self.path)
+        results, errors = [], []
+
+        def work():
+            try:
+                for _ in range(5):
+                    results.append(sess.run(["y"], feeds)[0])
+            except Exception as e:  # reported below: an exception in a thread is lost
+                errors.append(e)
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(len(results), 20)
+        for y in results:
+            self.assertTrue(close(y, expected["y"]))
+
     def test_outputs_outlive_the_session(self):
         feeds, expected = test_set("lstm_streaming")
         sess = recur.InferenceSession(self.path)
