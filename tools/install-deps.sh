@@ -4,10 +4,13 @@
 # python3-numpy and python3-onnx: recur-bench and its CTest (tools/recur-bench) need them.
 # universal-ctags: the function-length check (tools/checks/long_functions.py).
 # libcli11-dev, nlohmann-json3-dev: recur-run's command line and JSON output (header-only).
+# pybind11-dev, python3-dev: the Python module (python/); python3-setuptools, python3-wheel and
+# python3-pip: `pip install ./python` offline (docs/embedding.md).
 set -euo pipefail
 pkgs=(cmake g++ ninja-build pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev
       libgtest-dev libgmock-dev libbenchmark-dev libonnx-testdata python3-numpy python3-onnx
-      universal-ctags libcli11-dev nlohmann-json3-dev)
+      universal-ctags libcli11-dev nlohmann-json3-dev pybind11-dev python3-dev python3-setuptools
+      python3-wheel python3-pip)
 if [[ "${1:-}" == "--bench" ]]; then
   pkgs+=(python3-matplotlib python3-numpy nodejs npm)
 fi

@@ -8,6 +8,7 @@ The layers, bottom up (docs/architecture.md draws them):
   converters/                                     weight layouts, pure functions
   providers/<name>/                               reference, onednn, cuda; none includes another
   runtime/engine/{onnx,optimize,session}          loading, rewriting, planning, running
+  runtime/engine/capi                             the C API, over the public C++ API only
   tools/ < tests/ < bench/                        users of everything
 
 A file may include project headers of its own folder and of lower layers only. With --graph
@@ -34,14 +35,19 @@ LAYERS = [
     ("runtime/engine/onnx", 6),
     ("runtime/engine/optimize", 7),
     ("runtime/engine/session", 8),
-    ("tools", 9),
-    ("bench", 11),
-    ("tests", 10),
+    ("runtime/engine/capi", 9),
+    ("tools", 10),
+    ("bench", 12),
+    ("tests", 11),
 ]
 # The public Session class is implemented in one place; everything else below tools/ uses the
-# small public headers (value_info.h, options.h, assignment.h) for the types it needs.
+# small public headers (value_info.h, options.h, assignment.h) for the types it needs. The C
+# API is a user of the public API like tools/, compiled into the library.
 SESSION_HEADER = "include/recur/session.h"
 SESSION_IMPL = "runtime/engine/session/session_impl.h"
+SESSION_USERS = ("runtime/engine/capi/",)
+# Folders that sit on the public API alone, so that what they expose cannot depend on internals.
+PUBLIC_API_ONLY = ("runtime/engine/capi/",)
 SOURCE = re.compile(r"\.(h|cc|cu|cuh)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -86,8 +92,11 @@ def main():
         if a[0] != b[0]:
             edges[(a[0], b[0])] += 1
         if (inc == SESSION_HEADER and src != SESSION_IMPL and a[1] < layer_of("tools")[1]
-                and not src.startswith("include/")):
+                and not src.startswith("include/") and not src.startswith(SESSION_USERS)):
             bad.append(f"{src}: includes recur/session.h (only {SESSION_IMPL} may, below tools/)")
+        if src.startswith(PUBLIC_API_ONLY) and not inc.startswith("include/recur/"):
+            bad.append(f"{src}: includes {inc} (it may use the public API only, include/recur)")
+            continue
         if a[0] == b[0] or a[1] > b[1]:
             continue
         bad.append(f"{src}: includes {inc} ({b[0]} is not below {a[0]})")

@@ -1,0 +1,165 @@
+"""recur for Python, shaped like onnxruntime's InferenceSession.
+
+    import recur as ort            # instead of: import onnxruntime as ort
+    sess = ort.InferenceSession("model.onnx", providers=["CPUExecutionProvider"])
+    outputs = sess.run(None, {"x": x})
+
+Beyond onnxruntime: InferenceSession.explain() (where each node runs, and why the providers
+before it declined) and InferenceSession.assignment() (the same as data). Errors are
+recur.Error, a RuntimeError subclass whose .code is a recur.ErrorCode.
+"""
+from ._recur import Error, ErrorCode, Session as _Session, list_providers as _list_providers
+
+Error.__module__ = "recur"  # shown as recur.Error in tracebacks
+ErrorCode.__module__ = "recur"
+
+try:
+    from ._recur import __version__
+except ImportError:  # a library built without a version string
+    __version__ = "unknown"
+
+__all__ = [
+    "Error",
+    "ErrorCode",
+    "InferenceSession",
+    "NodeArg",
+    "SessionOptions",
+    "RunOptions",
+    "get_available_providers",
+    "get_all_providers",
+    "__version__",
+]
+
+# onnxruntime's provider names, for code written against it. The CPU one means every CPU
+# provider of recur (oneDNN where built, then the reference), the CUDA one both GPU ones.
+_ORT_PROVIDERS = {
+    "CPUExecutionProvider": ["onednn", "reference"],
+    "DnnlExecutionProvider": ["onednn"],
+    "CUDAExecutionProvider": ["cudnn", "cuda-generic"],
+}
+
+# onnxruntime's type strings ("tensor(float)") for recur's dtype names.
+_ORT_TYPES = {
+    "float32": "float",
+    "float64": "double",
+}
+
+
+def _type_string(dtype, element_dtype):
+    if dtype == "sequence":
+        return "seq(tensor(%s))" % _ORT_TYPES.get(element_dtype, element_dtype)
+    return "tensor(%s)" % _ORT_TYPES.get(dtype, dtype)
+
+
+class NodeArg:
+    """A model input or output: name, type ("tensor(float)") and shape, whose entries are
+    ints, strings for symbolic dimensions, or None where unknown (shape is None when even the
+    rank is unknown)."""
+
+    def __init__(self, name, dtype, shape, element_dtype="undefined", has_default=False):
+        self.name = name
+        self.type = _type_string(dtype, element_dtype)
+        self.shape = shape
+        self.dtype = dtype  # recur's (numpy's) spelling: "float32"
+        self.has_default = has_default
+
+    def __repr__(self):
+        return "NodeArg(name=%r, type=%r, shape=%r)" % (self.name, self.type, self.shape)
+
+
+class SessionOptions:
+    """The options onnxruntime's SessionOptions has that recur uses, plus recur's own."""
+
+    def __init__(self):
+        self.intra_op_num_threads = 0
+        self.enable_graph_optimizations = True  # recur: SessionOptions::optimize
+        self.settings = {}  # recur provider settings, "<provider>.<key>": "value"
+
+
+class RunOptions:
+    """Accepted for onnxruntime compatibility; recur's runs take no options here yet."""
+
+
+def get_all_providers():
+    """recur's providers compiled into this build, in default priority order."""
+    return [name for name, _, _ in _list_providers()]
+
+
+def get_available_providers():
+    """The providers of this build that have their device, in default priority order."""
+    return [name for name, available, _ in _list_providers() if available]
+
+
+def _provider_names(providers):
+    if providers is None:
+        return None
+    names = []
+    for p in providers:
+        if isinstance(p, (tuple, list)):  # onnxruntime's (name, options) form
+            p = p[0]
+        for name in _ORT_PROVIDERS.get(p, [p]):
+            if name not in names:
+                names.append(name)
+    return names
+
+
+class InferenceSession:
+    """A loaded model. `path_or_bytes` is a file name or the model's bytes.
+
+    providers: recur's names ("onednn", "reference", "cudnn", "cuda-generic") or
+    onnxruntime's ("CPUExecutionProvider", ...), in priority order; None means all.
+    threads: intra-op threads for the CPU providers (0: the provider's choice).
+    settings: provider settings {"<provider>.<key>": "value"}.
+    """
+
+    def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None,
+                 threads=None, settings=None, plan_only=False):
+        opts = sess_options or SessionOptions()
+        if threads is None:
+            threads = opts.intra_op_num_threads
+        merged = dict(opts.settings)
+        merged.update(settings or {})
+        merged = {str(k): str(v) for k, v in merged.items()}
+        kwargs = dict(providers=_provider_names(providers), threads=threads, settings=merged,
+                      optimize=bool(opts.enable_graph_optimizations), plan_only=plan_only)
+        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            self._session = _Session.from_bytes(bytes(path_or_bytes), **kwargs)
+            self._model_path = None
+        else:
+            path = str(path_or_bytes)
+            self._session = _Session(path, **kwargs)
+            self._model_path = path
+        self._inputs = [NodeArg(*v) for v in self._session.inputs()]
+        self._outputs = [NodeArg(*v) for v in self._session.outputs()]
+
+    def get_inputs(self):
+        """The inputs a run may need, as onnxruntime lists them: without the inputs that an
+        initializer backs (get_overridable_initializers() has those)."""
+        return [i for i in self._inputs if not i.has_default]
+
+    def get_overridable_initializers(self):
+        """Inputs with an initializer as their default: a run may feed them or not."""
+        return [i for i in self._inputs if i.has_default]
+
+    def get_outputs(self):
+        return list(self._outputs)
+
+    def get_providers(self):
+        """The providers that take part in this session, in priority order."""
+        return list(self._session.providers())
+
+    def run(self, output_names, input_feed, run_options=None):
+        """Runs the model. output_names: a list of output names, or None for all of them in
+        model order. input_feed: {input name: numpy array (or anything numpy.asarray takes)}.
+        Returns a list of numpy arrays (a list of them for a sequence output, None for an
+        empty optional)."""
+        names = None if output_names is None else [str(n) for n in output_names]
+        return self._session.run(names or None, dict(input_feed))
+
+    def explain(self):
+        """Where each node runs and why each provider before it declined, as a table."""
+        return self._session.explain()
+
+    def assignment(self):
+        """A list of {"node", "op", "provider", "declined": [(provider, reason)], "notes"}."""
+        return self._session.assignment()

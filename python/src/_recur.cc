@@ -1,0 +1,247 @@
+// recur._recur: the C++ session for Python, with numpy arrays in and out. The onnxruntime-like
+// surface (InferenceSession, NodeArg) is pure Python in recur/__init__.py on top of this.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "recur/error.h"
+#include "recur/session.h"
+#include "recur/tensor.h"
+
+namespace py = pybind11;
+
+namespace {
+
+[[noreturn]] void throw_invalid(const std::string& message) {
+  throw recur::Error(recur::ErrorCode::kInvalidArgument, message);
+}
+
+// numpy spells the types recur can exchange as dtype_name() does; the others (bfloat16, the
+// float8 and 4-bit types, strings) have no numpy dtype of that name.
+py::dtype numpy_dtype(recur::DType dtype, const std::string& what) {
+  const bool plain = dtype != recur::DType::kString && !recur::is_float8(dtype) &&
+                     dtype != recur::DType::kBFloat16 && dtype != recur::DType::kInt4 &&
+                     dtype != recur::DType::kUInt4 && recur::dtype_size(dtype) > 0;
+  if (!plain) {
+    throw recur::Error(recur::ErrorCode::kNotImplemented,
+                       what + " is " + std::string(recur::dtype_name(dtype)) +
+                           ", which has no numpy dtype in the Python binding");
+  }
+  return py::dtype(std::string(recur::dtype_name(dtype)));
+}
+
+// A C-contiguous numpy array as a tensor over its memory. The array must outlive the run;
+// the caller keeps it in `keep`.
+recur::Tensor borrow_array(const std::string& name, py::handle value,
+                           std::vector<py::array>& keep) {
+  py::array arr = py::array::ensure(value, py::array::c_style);
+  if (!arr) throw_invalid("input '" + name + "' is not convertible to a numpy array");
+  const std::string numpy_name = py::str(arr.dtype()).cast<std::string>();
+  std::optional<recur::DType> dtype = recur::dtype_from_name(numpy_name);
+  if (!dtype || *dtype == recur::DType::kString) {
+    throw_invalid("input '" + name + "' has numpy dtype " + numpy_name +
+                  ", which recur cannot take (numeric and bool arrays only)");
+  }
+  recur::Shape shape(arr.shape(), arr.shape() + arr.ndim());
+  keep.push_back(arr);
+  // Read-only arrays (np.frombuffer, broadcast views) are fine: a run never writes its inputs.
+  return recur::Tensor::borrow(const_cast<void*>(arr.data()), *dtype, std::move(shape));
+}
+
+py::object to_python(const recur::Tensor& t, const std::string& name) {
+  if (t.is_none()) return py::none();
+  if (t.is_sequence()) {
+    py::list items;
+    for (const recur::Tensor& e : t.elements()) items.append(to_python(e, name));
+    return items;
+  }
+  py::dtype dtype = numpy_dtype(t.dtype(), "output '" + name + "'");
+  // The array views the tensor's memory; the capsule keeps that memory alive. An output with
+  // no owner is borrowed memory, a fed array passed through (Identity, Reshape): it is copied,
+  // as the array may be freed or changed after the run.
+  auto* held = new recur::Tensor(t.owner() == nullptr && t.raw_data() != nullptr ? t.clone() : t);
+  py::capsule owner(held, [](void* p) { delete static_cast<recur::Tensor*>(p); });
+  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+  return py::array(dtype, shape, {}, held->raw_data(), owner);
+}
+
+py::tuple value_info(const recur::ValueInfo& v) {
+  py::object shape = py::none();
+  if (v.shape) {
+    py::list dims;
+    for (const recur::Dim& d : *v.shape) {
+      if (d.is_fixed()) {
+        dims.append(d.value);
+      } else if (!d.symbol.empty()) {
+        dims.append(d.symbol);
+      } else {
+        dims.append(py::none());
+      }
+    }
+    shape = dims;
+  }
+  return py::make_tuple(v.name, std::string(recur::dtype_name(v.dtype)), shape,
+                        std::string(recur::dtype_name(v.element_dtype)), v.has_default);
+}
+
+// The ErrorCode enum below must list every recur::ErrorCode: a code added to error.h and not
+// here fails this switch's build (-Wswitch made an error), as the C API's mapping does.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"
+[[maybe_unused]] constexpr bool listed_in_python(recur::ErrorCode code) {
+  switch (code) {
+    case recur::ErrorCode::kOk:
+    case recur::ErrorCode::kInvalidArgument:
+    case recur::ErrorCode::kInvalidModel:
+    case recur::ErrorCode::kNotImplemented:
+    case recur::ErrorCode::kOutOfRange:
+    case recur::ErrorCode::kFailedPrecondition:
+    case recur::ErrorCode::kIo:
+    case recur::ErrorCode::kDevice:
+    case recur::ErrorCode::kInternal:
+      return true;
+  }
+  return false;
+}
+#pragma GCC diagnostic pop
+
+struct PySession {
+  recur::Session session;
+
+  py::list inputs() const {
+    py::list out;
+    for (const auto& v : session.inputs()) out.append(value_info(v));
+    return out;
+  }
+  py::list outputs() const {
+    py::list out;
+    for (const auto& v : session.outputs()) out.append(value_info(v));
+    return out;
+  }
+
+  py::list run(const std::optional<std::vector<std::string>>& output_names,
+               const py::dict& feeds) const {
+    std::vector<py::array> keep;
+    recur::Feeds tensors;
+    for (const auto& [key, value] : feeds) {
+      if (!py::isinstance<py::str>(key)) throw_invalid("feed names must be strings");
+      const std::string name = key.cast<std::string>();
+      tensors.emplace_back(name, borrow_array(name, value, keep));
+    }
+    recur::RunOptions options;
+    if (output_names) options.outputs = *output_names;
+    recur::Outputs got;
+    {
+      // Session::run is const and thread-safe: other Python threads may run meanwhile.
+      py::gil_scoped_release unlocked;
+      got = session.run(tensors, options);
+    }
+    py::list out;
+    for (size_t i = 0; i < got.size(); ++i) out.append(to_python(got[i], got.name(i)));
+    return out;
+  }
+
+  py::list assignment() const {
+    py::list out;
+    for (const recur::NodeAssignment& a : session.assignment()) {
+      py::list declined;
+      for (const auto& d : a.declined) declined.append(py::make_tuple(d.provider, d.reason));
+      py::dict node;
+      node["node"] = a.node;
+      node["op"] = a.op;
+      node["provider"] = a.provider;
+      node["declined"] = declined;
+      node["notes"] = a.notes;
+      out.append(node);
+    }
+    return out;
+  }
+};
+
+recur::SessionOptions make_options(const std::optional<std::vector<std::string>>& providers,
+                                   int threads, const std::map<std::string, std::string>& settings,
+                                   bool optimize, bool plan_only) {
+  recur::SessionOptions o;
+  if (providers) o.providers(*providers);
+  o.threads(threads).optimize(optimize).plan_only(plan_only);
+  for (const auto& [k, v] : settings) o.set(k, v);
+  return o;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_recur, m) {
+  m.doc() = "recur's C++ session; use the recur package, not this module";
+
+  py::enum_<recur::ErrorCode>(m, "ErrorCode")
+      .value("OK", recur::ErrorCode::kOk)
+      .value("INVALID_ARGUMENT", recur::ErrorCode::kInvalidArgument)
+      .value("INVALID_MODEL", recur::ErrorCode::kInvalidModel)
+      .value("NOT_IMPLEMENTED", recur::ErrorCode::kNotImplemented)
+      .value("OUT_OF_RANGE", recur::ErrorCode::kOutOfRange)
+      .value("FAILED_PRECONDITION", recur::ErrorCode::kFailedPrecondition)
+      .value("IO", recur::ErrorCode::kIo)
+      .value("DEVICE", recur::ErrorCode::kDevice)
+      .value("INTERNAL", recur::ErrorCode::kInternal);
+
+  // recur.Error is a RuntimeError, as onnxruntime's exceptions are, with the code attached.
+  static py::exception<recur::Error> error_type(m, "Error", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const recur::Error& e) {
+      // error_type(...) would raise at once; the instance is made first to carry the code.
+      py::object exc = py::handle(error_type.ptr())(e.what());
+      exc.attr("code") = py::cast(e.code());
+      PyErr_SetObject(error_type.ptr(), exc.ptr());
+    }
+  });
+
+  py::class_<PySession>(m, "Session")
+      .def(py::init([](const std::string& path, std::optional<std::vector<std::string>> providers,
+                       int threads, std::map<std::string, std::string> settings, bool optimize,
+                       bool plan_only) {
+             auto o = make_options(providers, threads, settings, optimize, plan_only);
+             py::gil_scoped_release unlocked;
+             return PySession{recur::Session(path, o)};
+           }),
+           py::arg("path"), py::arg("providers") = py::none(), py::arg("threads") = 0,
+           py::arg("settings") = std::map<std::string, std::string>{}, py::arg("optimize") = true,
+           py::arg("plan_only") = false)
+      .def_static(
+          "from_bytes",
+          [](const py::bytes& model, std::optional<std::vector<std::string>> providers, int threads,
+             std::map<std::string, std::string> settings, bool optimize, bool plan_only) {
+            auto o = make_options(providers, threads, settings, optimize, plan_only);
+            std::string data = model;
+            py::gil_scoped_release unlocked;
+            return PySession{recur::Session::from_bytes(data.data(), data.size(), o)};
+          },
+          py::arg("model"), py::arg("providers") = py::none(), py::arg("threads") = 0,
+          py::arg("settings") = std::map<std::string, std::string>{}, py::arg("optimize") = true,
+          py::arg("plan_only") = false)
+      .def("inputs", &PySession::inputs)
+      .def("outputs", &PySession::outputs)
+      .def("run", &PySession::run, py::arg("output_names"), py::arg("feeds"))
+      .def("explain", [](const PySession& s) { return s.session.explain(); })
+      .def("assignment", &PySession::assignment)
+      .def("providers", [](const PySession& s) { return s.session.providers(); });
+
+  m.def("list_providers", [] {
+    py::list out;
+    for (const auto& p : recur::list_providers()) {
+      out.append(py::make_tuple(p.name, p.available, p.reason));
+    }
+    return out;
+  });
+#ifdef RECUR_VERSION_STRING
+  m.attr("__version__") = RECUR_VERSION_STRING;
+#endif
+}

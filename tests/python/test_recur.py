@@ -1,0 +1,287 @@
+"""The Python binding (python/): outputs against PyTorch's expected ones in models/*/ and
+against the C++ API (recur-run's .npy outputs for the same inputs), metadata, and errors as
+recur.Error with code and message.
+
+Run by CTest as `python3 tests/python/test_recur.py` with PYTHONPATH=build/python (the
+in-tree module), RECUR_RUN=recur-run and RECUR_MODELS=models/.
+"""
+import gc
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+from onnx import TensorProto, numpy_helper
+
+import recur
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.environ.get("RECUR_MODELS", os.path.join(HERE, "..", "..", "models"))
+RECUR_RUN = os.environ.get("RECUR_RUN")
+
+
+def model_dirs():
+    return sorted(d for d in os.listdir(MODELS)
+                  if os.path.exists(os.path.join(MODELS, d, "model.onnx")))
+
+
+def load_pb(path):
+    t = TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return t.name, numpy_helper.to_array(t)
+
+
+def test_set(model):
+    """The feeds and expected outputs of models/<model>/test_data_set_0, by name."""
+    d = os.path.join(MODELS, model, "test_data_set_0")
+    feeds, expected = {}, {}
+    for f in sorted(os.listdir(d)):
+        name, value = load_pb(os.path.join(d, f))
+        (feeds if f.startswith("input_") else expected)[name] = value
+    return feeds, expected
+
+
+def close(got, want):
+    # The models' CTests use the same bound: |got - want| <= 1e-5 + 1e-3 |want|.
+    return got.shape == want.shape and got.dtype == want.dtype and bool(
+        np.all(np.abs(got.astype(np.float64) - want) <= 1e-5 + 1e-3 * np.abs(want)))
+
+
+class ModelsTest(unittest.TestCase):
+    def test_every_model_matches_pytorch(self):
+        for model in model_dirs():
+            for providers in (None, ["reference"]):
+                with self.subTest(model=model, providers=providers):
+                    feeds, expected = test_set(model)
+                    sess = recur.InferenceSession(os.path.join(MODELS, model, "model.onnx"),
+                                                  providers=providers)
+                    names = [o.name for o in sess.get_outputs()]
+                    self.assertEqual(sorted(names), sorted(expected))
+                    got = sess.run(None, feeds)
+                    self.assertEqual(len(got), len(names))
+                    for name, value in zip(names, got):
+                        self.assertIsInstance(value, np.ndarray)
+                        self.assertTrue(close(value, expected[name]), "%s: %s" % (model, name))
+
+    @unittest.skipUnless(RECUR_RUN, "RECUR_RUN (recur-run) not set")
+    def test_same_outputs_as_the_cpp_api(self):
+        # Random float inputs instead of the test sets', so that agreeing with recur-run is
+        # not just both agreeing with the expected outputs. One thread on the reference
+        # provider on both sides: the results must then be bit-identical.
+        rng = np.random.default_rng(7)
+        for model in model_dirs():
+            with self.subTest(model=model):
+                feeds, _ = test_set(model)
+                path = os.path.join(MODELS, model, "model.onnx")
+                for name, value in feeds.items():
+                    if value.dtype == np.float32:
+                        feeds[name] = rng.standard_normal(value.shape).astype(np.float32)
+                sess = recur.InferenceSession(path, providers=["reference"], threads=1)
+                got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+                with tempfile.TemporaryDirectory() as tmp:
+                    cmd = [RECUR_RUN, path, "--providers", "reference", "--threads", "1",
+                           "--output-dir", os.path.join(tmp, "out")]
+                    for name, value in feeds.items():
+                        np.save(os.path.join(tmp, name + ".npy"), value)
+                        cmd += ["--input", "%s=%s" % (name, os.path.join(tmp, name + ".npy"))]
+                    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+                    for name, value in got.items():
+                        want = np.load(os.path.join(tmp, "out", name + ".npy"))
+                        np.testing.assert_array_equal(value, want, err_msg=model + ": " + name)
+
+
+class SessionTest(unittest.TestCase):
+    path = os.path.join(MODELS, "lstm_streaming", "model.onnx")
+
+    def test_metadata_like_onnxruntime(self):
+        sess = recur.InferenceSession(os.path.join(MODELS, "char_lstm_lm", "model.onnx"))
+        (inp,) = sess.get_inputs()
+        self.assertEqual((inp.name, inp.type, inp.shape), ("tokens", "tensor(int64)", ["batch", "seq"]))
+        (out,) = sess.get_outputs()
+        self.assertEqual((out.name, out.type, out.shape),
+                         ("log_probs", "tensor(float)", ["batch", "seq", 40]))
+        sess = recur.InferenceSession(self.path)
+        self.assertEqual([i.name for i in sess.get_inputs()], ["x", "h0", "c0"])
+        self.assertEqual(sess.get_inputs()[1].shape, [2, "batch", 40])
+        self.assertEqual([o.name for o in sess.get_outputs()], ["y", "h_n", "c_n"])
+
+    def test_inputs_backed_by_an_initializer(self):
+        # Y = X + B where B is a graph input with an initializer: onnxruntime lists it apart,
+        # and a run may feed it or leave the initializer's value.
+        from onnx import helper
+        graph = helper.make_graph(
+            [helper.make_node("Add", ["X", "B"], ["Y"])], "g",
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2]),
+             helper.make_tensor_value_info("B", TensorProto.FLOAT, [2])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])],
+            [helper.make_tensor("B", TensorProto.FLOAT, [2], [10, 20])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+        sess = recur.InferenceSession(model.SerializeToString())
+        self.assertEqual([i.name for i in sess.get_inputs()], ["X"])
+        self.assertEqual([i.name for i in sess.get_overridable_initializers()], ["B"])
+        x = np.array([1, 2], dtype=np.float32)
+        np.testing.assert_array_equal(sess.run(None, {"X": x})[0], [11, 22])
+        b = np.array([100, 200], dtype=np.float32)
+        np.testing.assert_array_equal(sess.run(None, {"X": x, "B": b})[0], [101, 202])
+
+    def test_named_outputs_in_the_order_asked(self):
+        feeds, expected = test_set("lstm_streaming")
+        sess = recur.InferenceSession(self.path)
+        c_n, y = sess.run(["c_n", "y"], feeds)
+        self.assertTrue(close(c_n, expected["c_n"]))
+        self.assertTrue(close(y, expected["y"]))
+
+    def test_inputs_that_are_not_contiguous_arrays(self):
+        feeds, expected = test_set("lstm_streaming")
+        sess = recur.InferenceSession(self.path)
+        # A Fortran-ordered copy and a nested list hold the same values in other layouts.
+        feeds["x"] = np.asfortranarray(feeds["x"])
+        feeds["h0"] = feeds["h0"].tolist()  # becomes float64: must be refused, as below
+        with self.assertRaises(recur.Error):
+            sess.run(None, feeds)
+        feeds["h0"] = np.array(feeds["h0"], dtype=np.float32)
+        (y,) = sess.run(["y"], feeds)
+        self.assertTrue(close(y, expected["y"]))
+
+    def test_runs_from_several_threads(self):
+        # run() lets go of the GIL; a session serves several Python threads at once.
+        import threading
+        feeds, expected = test_set("lstm_streaming")
+        sess = recur.InferenceSession(self.path)
+        results, errors = [], []
+
+        def work():
+            try:
+                for _ in range(5):
+                    results.append(sess.run(["y"], feeds)[0])
+            except Exception as e:  # reported below: an exception in a thread is lost
+                errors.append(e)
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(len(results), 20)
+        for y in results:
+            self.assertTrue(close(y, expected["y"]))
+
+    def test_outputs_outlive_the_session(self):
+        feeds, expected = test_set("lstm_streaming")
+        sess = recur.InferenceSession(self.path)
+        y = sess.run(["y"], feeds)[0]
+        del sess
+        gc.collect()
+        self.assertTrue(close(y, expected["y"]))
+
+    def test_outputs_never_alias_the_feeds(self):
+        # Y = Identity(X) and Z = Reshape(X): both are X's memory inside recur, but the caller
+        # may change or free X after the run.
+        from onnx import helper
+        graph = helper.make_graph(
+            [helper.make_node("Identity", ["X"], ["Y"]),
+             helper.make_node("Reshape", ["X", "shape"], ["Z"])], "g",
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3]),
+             helper.make_tensor_value_info("Z", TensorProto.FLOAT, [6])],
+            [helper.make_tensor("shape", TensorProto.INT64, [1], [6])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+        sess = recur.InferenceSession(model.SerializeToString())
+        x = np.arange(6, dtype=np.float32).reshape(2, 3)
+        y, z = sess.run(None, {"X": x})
+        self.assertFalse(np.shares_memory(y, x))
+        self.assertFalse(np.shares_memory(z, x))
+        x[:] = -1
+        del x
+        gc.collect()
+        np.testing.assert_array_equal(y, np.arange(6, dtype=np.float32).reshape(2, 3))
+        np.testing.assert_array_equal(z, np.arange(6, dtype=np.float32))
+
+    def test_model_from_bytes_and_onnxruntime_provider_names(self):
+        feeds, expected = test_set("lstm_streaming")
+        with open(self.path, "rb") as f:
+            data = f.read()
+        sess = recur.InferenceSession(data, providers=["CPUExecutionProvider"])
+        self.assertEqual(sess.get_providers()[-1], "reference")
+        self.assertNotIn("cudnn", sess.get_providers())
+        self.assertTrue(close(sess.run(["h_n"], feeds)[0], expected["h_n"]))
+
+    def test_explain_and_assignment(self):
+        sess = recur.InferenceSession(self.path, providers=["reference"])
+        text = sess.explain()
+        self.assertIn("LSTM", text)
+        nodes = sess.assignment()
+        lstm = [n for n in nodes if n["op"] == "LSTM"]
+        self.assertTrue(lstm)
+        self.assertTrue(all(n["provider"] == "reference" for n in nodes))
+        self.assertEqual(set(nodes[0]), {"node", "op", "provider", "declined", "notes"})
+
+    def test_providers_and_version(self):
+        self.assertIn("reference", recur.get_available_providers())
+        self.assertTrue(set(recur.get_available_providers()) <= set(recur.get_all_providers()))
+        self.assertRegex(recur.__version__, r"^\d+\.\d+\.\d+$")
+
+    def test_threads_and_settings(self):
+        sess = recur.InferenceSession(self.path, providers=["reference"], threads=1,
+                                      settings={})
+        self.assertEqual(sess.get_providers(), ["reference"])
+
+
+class ErrorsTest(unittest.TestCase):
+    path = os.path.join(MODELS, "lstm_streaming", "model.onnx")
+
+    def assert_error(self, code, text, fn, *args, **kwargs):
+        with self.assertRaises(recur.Error) as ctx:
+            fn(*args, **kwargs)
+        self.assertIsInstance(ctx.exception, RuntimeError)
+        self.assertEqual(ctx.exception.code, code)
+        self.assertIn(text, str(ctx.exception))
+
+    def test_bad_path(self):
+        self.assert_error(recur.ErrorCode.IO, "no_such_model.onnx", recur.InferenceSession,
+                          os.path.join(MODELS, "no_such_model.onnx"))
+
+    def test_not_a_model(self):
+        self.assert_error(recur.ErrorCode.INVALID_MODEL, "", recur.InferenceSession,
+                          b"not an onnx model")
+
+    def test_bad_provider_and_setting(self):
+        self.assert_error(recur.ErrorCode.INVALID_ARGUMENT, "unknown provider 'tpu'",
+                          recur.InferenceSession, self.path, providers=["tpu"])
+        self.assert_error(recur.ErrorCode.INVALID_ARGUMENT, "unknown setting 'nobody.key'",
+                          recur.InferenceSession, self.path, settings={"nobody.key": "1"})
+        self.assert_error(recur.ErrorCode.INVALID_ARGUMENT, "got -2", recur.InferenceSession,
+                          self.path, threads=-2)
+
+    def test_run_errors(self):
+        feeds, _ = test_set("lstm_streaming")
+        sess = recur.InferenceSession(self.path)
+        wrong = dict(feeds, x=feeds["x"].astype(np.float64))
+        self.assert_error(recur.ErrorCode.INVALID_ARGUMENT,
+                          "input 'x' is float64 but the model expects float32", sess.run, None,
+                          wrong)
+        missing = {k: v for k, v in feeds.items() if k != "c0"}
+        self.assert_error(recur.ErrorCode.INVALID_ARGUMENT, "missing input 'c0'", sess.run,
+                          None, missing)
+        self.assert_error(recur.ErrorCode.INVALID_ARGUMENT, "the model has no output 'logits'",
+                          sess.run, ["logits"], feeds)
+        self.assert_error(recur.ErrorCode.INVALID_ARGUMENT, "unknown input 'state'", sess.run,
+                          None, dict(feeds, state=feeds["h0"]))
+        complex_x = dict(feeds, x=feeds["x"].astype(np.complex64))
+        self.assert_error(recur.ErrorCode.INVALID_ARGUMENT,
+                          "input 'x' has numpy dtype complex64", sess.run, None, complex_x)
+
+    def test_plan_only_session_cannot_run(self):
+        feeds, _ = test_set("lstm_streaming")
+        sess = recur.InferenceSession(self.path, plan_only=True)
+        self.assertIn("LSTM", sess.explain())
+        self.assert_error(recur.ErrorCode.FAILED_PRECONDITION, "plan_only", sess.run, None,
+                          feeds)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
