@@ -24,9 +24,10 @@ import sys
 
 SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|"
                        r"ThreadSanitizer|runtime error: ")
-# Address space for one recur-run: a memory bomb that is not refused fails fast as an
-# allocation failure instead of taking the machine's memory.
-ADDRESS_SPACE = 16 << 30
+# Data (heap and private writable mappings) for one recur-run: a memory bomb that is not
+# refused fails fast as an allocation failure instead of taking the machine's memory. Not
+# RLIMIT_AS: CUDA reserves far more address space than it uses, and would fail to start.
+DATA_LIMIT = 16 << 30
 
 
 def read_xfail(path):
@@ -67,7 +68,7 @@ def prepare(case, root):
 
 
 def limit_child():
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+    resource.setrlimit(resource.RLIMIT_DATA, (DATA_LIMIT, DATA_LIMIT))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
