@@ -292,6 +292,23 @@ def kind_graph():
     chain = [relu("X" if i == 0 else "c%d" % (i - 1), "c%d" % i, "r%d" % i) for i in range(3000)]
     chain.append(relu("c2999", "Y", "last"))
     add(k, "deep_chain_3000", rnd, 0, "Y:", files=m(chain))
+    # An initializer that is also a graph input is the input's default: the declaration
+    # says what may be fed (issue 16: it used to be ignored).
+    two = np.array([1, -1], np.float32)
+
+    def overridable(dims, init=two):
+        return model_bytes([relu("X", "Y", "n1")], [vi("X", FLOAT, dims)], [vi("Y", FLOAT, None)],
+                           [numpy_helper.from_array(init, "X")])
+    feed = ["model.onnx", "--input", "X=x.npy"]
+    add(k, "initializer_input_dtype_conflict", ["model.onnx"], 2,
+        all_of("initializer 'X'", "int64", "float32"),
+        files={"model.onnx": overridable([2], np.array([1, 2], np.int64))})
+    add(k, "initializer_input_default_used", ["model.onnx"], 0, re.escape("[1, 0]"),
+        files={"model.onnx": overridable([2])})
+    add(k, "initializer_input_symbolic_fed_longer", feed, 0, re.escape("Y: float32[3]"),
+        files={"model.onnx": overridable(["N"]), "x.npy": npy(np.ones(3, np.float32))})
+    add(k, "initializer_input_fixed_fed_longer", feed, 2, all_of("'X'", "[3]", "[2]"),
+        files={"model.onnx": overridable([2]), "x.npy": npy(np.ones(3, np.float32))})
     add(k, "node_without_outputs", rnd, 2, "n_noout",
         files=m([helper.make_node("Relu", ["X"], [], name="n_noout"), relu("X", "Y", "n1")]))
     add(k, "unnamed_unknown_node", rnd, 2, "Frobnicate",
