@@ -34,8 +34,8 @@ Session relu_session() {
 TEST(ApiBadInput, EmptyAndGarbageBytesAreNotAModel) {
   const std::string garbage(64, '\xff');
   for (const std::string& bytes : {std::string(), garbage}) {
-    expect_error([&] { Session::from_bytes(bytes.data(), bytes.size()); },
-                 ErrorCode::kInvalidModel, {"not a valid ONNX model"});
+    expect_error([&] { Session::from_bytes(bytes.data(), bytes.size()); }, ErrorCode::kInvalidModel,
+                 {"not a valid ONNX model"});
   }
 }
 
@@ -62,14 +62,20 @@ TEST(ApiBadInput, UnknownRequestedOutputIsNamed) {
   Session s = relu_session();
   RunOptions ro;
   ro.outputs = {"Y", "no_such_output"};
-  expect_error([&] { s.run({{"X", testing::floats({2}, {1, -1})}}, ro); },
-               ErrorCode::kInvalidArgument, {"no_such_output"});
+  expect_error(
+      [&] {
+        s.run({{"X", testing::floats({2}, {1, -1})}}, ro);
+      },
+      ErrorCode::kInvalidArgument, {"no_such_output"});
 }
 
 TEST(ApiBadInput, EmptyFeedNameIsRefused) {
   Session s = relu_session();
-  expect_error([&] { s.run({{"X", testing::floats({2}, {1, -1})}, {"", testing::floats({2}, {0, 0})}}); },
-               ErrorCode::kInvalidArgument, {"''"});
+  expect_error(
+      [&] {
+        s.run({{"X", testing::floats({2}, {1, -1})}, {"", testing::floats({2}, {0, 0})}});
+      },
+      ErrorCode::kInvalidArgument, {"''"});
 }
 
 TEST(ApiBadInput, SequenceFedWhereATensorIsExpected) {
@@ -97,7 +103,8 @@ TEST(ApiBadInput, SessionOptionsOutOfRange) {
       ErrorCode::kInvalidArgument, {"threads", "-1"});
   expect_error(
       [&] {
-        Session::from_bytes(bytes.data(), bytes.size(), SessionOptions().set("reference.nope", "1"));
+        Session::from_bytes(bytes.data(), bytes.size(),
+                            SessionOptions().set("reference.nope", "1"));
       },
       ErrorCode::kInvalidArgument, {"'reference'", "'nope'"});
   expect_error(

@@ -648,6 +648,12 @@ def kind_rnn():
         add(k, "activation_alpha_too_many", RUN_X, 2, hs("activation_alpha"),
             files=f(attrs={"activations": ["LeakyRelu"] * N_ACT[op],
                            "activation_alpha": [0.1] * 9}))
+        add(k, "activation_beta_too_many", RUN_X, 2, hs("activation_beta"),
+            files=f(attrs={"activations": ["Affine"] * N_ACT[op], "activation_alpha": [1.0] *
+                           N_ACT[op], "activation_beta": [0.5] * (N_ACT[op] + 1)}))
+        # Fewer values than the functions take is allowed: the rest get ONNX's defaults.
+        add(k, "activation_alpha_fewer_runs", RUN_X, 0, "Y_h:",
+            files=f(attrs={"activations": ["LeakyRelu"] * N_ACT[op], "activation_alpha": [0.2]}))
         add(k, "clip_negative", RUN_X, 2, hs("clip"), files=f(attrs={"clip": -1.0}))
         add(k, "clip_nan", RUN_X, 2, hs("clip"), files=f(attrs={"clip": float("nan")}))
         add(k, "bidirectional_unidirectional_weights", RUN_X, 2, hs("direction"),

@@ -376,7 +376,11 @@ Status Loader::read_node_attributes(const onnx::NodeProto& np, Scope& scope, con
     RECUR_RETURN_IF_ERROR(read_attribute(ap, *node, scope, &a));
     if (a.g) add_captures(*a.g, scope, node);
     for (const auto& sg : a.graphs) add_captures(*sg, scope, node);
-    node->attributes.emplace(ap.name(), std::move(a));
+    // Which of two values would win is not ONNX's to say (the first, here): refuse both.
+    if (!node->attributes.emplace(ap.name(), std::move(a)).second) {
+      return invalid_model(pfx + ": " + node->describe() + " has attribute '" + ap.name() +
+                           "' twice");
+    }
   }
   return ok_status();
 }
