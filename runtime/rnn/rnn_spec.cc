@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <tuple>
 
 #include "runtime/core/checked_math.h"
 
@@ -179,15 +178,6 @@ Result<RnnSpec> RnnSpec::parse(const Node& node) {
       act.beta = bi < betas.size() ? betas[bi++] : twin ? twin->beta : info->default_beta;
     }
     s.activations.push_back(act);
-  }
-  // Values no function took mean the lists and the functions disagree; running with some of
-  // them silently dropped would compute something the model did not ask for.
-  for (const auto& [attr, given, used] : {std::tuple{"activation_alpha", alphas.size(), ai},
-                                          std::tuple{"activation_beta", betas.size(), bi}}) {
-    if (given > used) {
-      return invalid_model(where + attr + " lists " + std::to_string(given) +
-                           " values but the activations take " + std::to_string(used));
-    }
   }
   if (s.hidden_size > 0) {
     RECUR_RETURN_IF_ERROR(
