@@ -6,6 +6,7 @@
                                                                a table: kind, cases, pass, xfail
   run_case.py --manifest M --recur-run BIN --xfail LIST --check-list
                                                                every listed case exists
+  --sanitized: BIN is built with RECUR_SANITIZE (bounded by ASAN_OPTIONS, not RLIMIT_DATA)
 
 A case passes when recur-run ends, within the case's time limit, with the expected exit status,
 no signal and no sanitizer report, and its output matches the case's regular expression. A
@@ -68,8 +69,14 @@ def prepare(case, root):
 
 
 def limit_child():
-    resource.setrlimit(resource.RLIMIT_DATA, (DATA_LIMIT, DATA_LIMIT))
+    # AddressSanitizer reserves terabytes of shadow memory, which RLIMIT_DATA forbids; a
+    # sanitized build is bounded through ASAN_OPTIONS instead (run_one).
+    if not SANITIZED:
+        resource.setrlimit(resource.RLIMIT_DATA, (DATA_LIMIT, DATA_LIMIT))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+SANITIZED = False
 
 
 def threading_id():
@@ -86,9 +93,13 @@ def run_one(case, recur_run):
     try:
         work = prepare(case, root)
         cmd = [os.path.abspath(recur_run)] + case["args"]
+        env = dict(os.environ)
+        if SANITIZED:
+            env["ASAN_OPTIONS"] = ("allocator_may_return_null=1:max_allocation_size_mb=%d:" %
+                                   (DATA_LIMIT >> 20)) + env.get("ASAN_OPTIONS", "")
         try:
             p = subprocess.run(cmd, cwd=work, stdin=subprocess.DEVNULL, capture_output=True,
-                               timeout=case["timeout"], preexec_fn=limit_child)
+                               timeout=case["timeout"], preexec_fn=limit_child, env=env)
         except subprocess.TimeoutExpired as e:
             out = (e.stdout or b"") + (e.stderr or b"")
             return False, "hang: no exit within %ds" % case["timeout"], out.decode("utf-8",
@@ -128,7 +139,7 @@ def judge(case, recur_run, xfail):
 
 class Args:
     manifest = recur_run = xfail = case = ""
-    all = check_list = verbose = False
+    all = check_list = verbose = sanitized = False
     jobs = 2
 
 
@@ -141,7 +152,7 @@ def parse_args(argv):
             if value is None:
                 sys.exit("run_case.py: %s needs a value" % arg)
             setattr(a, arg[2:].replace("-", "_"), int(value) if arg == "--jobs" else value)
-        elif arg in ("--all", "--check-list", "--verbose"):
+        elif arg in ("--all", "--check-list", "--verbose", "--sanitized"):
             setattr(a, arg[2:].replace("-", "_"), True)
         elif arg.startswith("-"):
             sys.exit(__doc__)
@@ -154,6 +165,8 @@ def parse_args(argv):
 
 def main():
     a = parse_args(sys.argv[1:])
+    global SANITIZED
+    SANITIZED = a.sanitized
     if a.case and not a.all and not a.check_list:
         entry = os.path.join(os.path.dirname(a.manifest), "entries",
                              a.case.replace("/", "__") + ".json")
