@@ -50,12 +50,12 @@ TEST(ApiBadInput, ExternalDataFromMemoryCannotLeaveBaseDir) {
   c->set_data_location(onnx::TensorProto::EXTERNAL);
   auto* loc = c->add_external_data();
   loc->set_key("location");
-  loc->set_value("../../etc/passwd");
+  loc->set_value("../../outside.bin");
   b.node("Add", {"X", "c"}, {"Y"}, "n_add");
   const std::string bytes = b.bytes();
   testing::TempDir dir;
   expect_error([&] { Session::from_bytes(bytes.data(), bytes.size(), {}, dir.path().string()); },
-               ErrorCode::kInvalidModel, {"'c'", "../../etc/passwd"});
+               ErrorCode::kInvalidModel, {"'c'", "../../outside.bin"});
 }
 
 TEST(ApiBadInput, UnknownRequestedOutputIsNamed) {

@@ -31,6 +31,7 @@ BOOL = TensorProto.BOOL
 STRING = TensorProto.STRING
 
 CASES = []
+OUT_DIR = ""  # the absolute output folder, set by main()
 
 
 def all_of(*fragments):
@@ -980,8 +981,10 @@ def kind_external():
         files={"model.onnx": ext_model("../outside.bin")})
     add(k, "traversal_nested_dotdot", rnd, 2, all_of("sub/../../outside.bin"),
         files={"model.onnx": ext_model("sub/../../outside.bin"), "sub/x": b""})
-    add(k, "absolute_path", rnd, 2, all_of("/etc/passwd"),
-        files={"model.onnx": ext_model("/etc/passwd")})
+    # An absolute path to a file that exists (the manifest), so that only the rule refuses it.
+    manifest = os.path.join(OUT_DIR, "manifest.json")
+    add(k, "absolute_path", rnd, 2, all_of("'c'", manifest, "absolute path"),
+        files={"model.onnx": ext_model(manifest)})
     add(k, "symlink_out", rnd, 2, all_of("w.bin"), files={"model.onnx": ext_model("w.bin")},
         special=[{"symlink": "w.bin", "to": "{root}/outside.bin"}])
     add(k, "symlinked_folder_out", rnd, 2, all_of("sub/w.bin"),
@@ -1245,7 +1248,8 @@ KINDS = [kind_protobuf, kind_graph, kind_types, kind_shapes, kind_rnn, kind_attr
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    out = sys.argv[1]
+    global OUT_DIR
+    out = OUT_DIR = os.path.abspath(sys.argv[1])
     cmake_file = sys.argv[sys.argv.index("--cmake") + 1] if "--cmake" in sys.argv else None
     for kind in KINDS:
         kind()
