@@ -72,6 +72,8 @@ Status infer_transpose(InferContext& ctx) {
   AttrReader attrs(ctx.node());
   std::optional<std::vector<int64_t>> perm;
   if (attrs.has("perm")) perm = attrs.get_ints("perm");
+  // A perm of the wrong type reads as empty: say so, not that [] has too few entries.
+  RECUR_RETURN_IF_ERROR(attrs.status());
   if (!in.shape) {
     if (perm) {
       ctx.set_output(0, type_with_rank(in.dtype, perm->size()));

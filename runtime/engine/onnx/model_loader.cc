@@ -103,6 +103,14 @@ Status Loader::read_type(const onnx::TypeProto& tp, const std::string& name, Typ
     return not_implemented("'" + name + "' has " + kind + " type; only tensors are supported");
   }
   const auto& tt = tp.tensor_type();
+  if (strict && tt.elem_type() != 0 && !known_tensor_dtype(tt.elem_type())) {
+    // Read as it stands, the code would become a DType nothing can make or run, and the
+    // failure would come later without the value's name.
+    const std::string& spelled = onnx::TensorProto_DataType_Name(tt.elem_type());
+    return not_implemented("'" + name + "' has element type " +
+                           (spelled.empty() ? std::to_string(tt.elem_type()) : spelled) +
+                           ", which recur does not support");
+  }
   out->dtype = static_cast<DType>(tt.elem_type());
   if (tt.has_shape()) {
     out->shape.emplace();
@@ -276,6 +284,9 @@ Status Loader::read_graph_inputs(const onnx::GraphProto& gp, Graph& g, const std
     RECUR_ASSIGN_OR_RETURN(ValueId v, define_value(g, in.name(), "graph input", pfx));
     RECUR_RETURN_IF_ERROR(read_type(in.type(), in.name(), &g.mutable_value(v).type, true)
                               .with_context(pfx + ": graph input"));
+    if (in.type().has_tensor_type() && in.type().tensor_type().elem_type() == 0) {
+      return invalid_model(pfx + ": graph input '" + in.name() + "' declares no element type");
+    }
     g.add_input(v);
   }
   return ok_status();
@@ -325,7 +336,8 @@ Result<Node> Loader::read_node(const onnx::NodeProto& np, int i, Scope& scope,
   node.domain = np.domain() == "ai.onnx" ? "" : np.domain();
   node.name = np.name().empty() ? np.op_type() + "_" + std::to_string(i) : np.name();
   if (node.op_type.empty()) {
-    return invalid_model(pfx + ": node " + std::to_string(i) + " has no op_type");
+    return invalid_model(pfx + ": node " + std::to_string(i) +
+                         (np.name().empty() ? "" : " ('" + np.name() + "')") + " has no op_type");
   }
   const DomainRange* dom = find_domain(node.domain);
   if (!dom) {
@@ -364,7 +376,11 @@ Status Loader::read_node_attributes(const onnx::NodeProto& np, Scope& scope, con
     RECUR_RETURN_IF_ERROR(read_attribute(ap, *node, scope, &a));
     if (a.g) add_captures(*a.g, scope, node);
     for (const auto& sg : a.graphs) add_captures(*sg, scope, node);
-    node->attributes.emplace(ap.name(), std::move(a));
+    // Which of two values would win is not ONNX's to say (the first, here): refuse both.
+    if (!node->attributes.emplace(ap.name(), std::move(a)).second) {
+      return invalid_model(pfx + ": " + node->describe() + " has attribute '" + ap.name() +
+                           "' twice");
+    }
   }
   return ok_status();
 }
@@ -417,10 +433,25 @@ void op_types_in(const onnx::GraphProto& g, const std::string& domain, std::set<
 Result<Model> load_proto(const onnx::ModelProto& mp, const std::string& base_dir,
                          const std::string& file) {
   if (mp.ir_version() <= 0) return invalid_model(file + ": no ir_version: not an ONNX model");
+  // IR version 11 is ONNX 1.18's. A newer one may change what fields mean, so it is refused
+  // rather than read as if it were known (ONNX Runtime refuses it too).
+  constexpr int64_t kMaxIrVersion = 11;
+  if (mp.ir_version() > kMaxIrVersion) {
+    return not_implemented(file + ": IR version " + std::to_string(mp.ir_version()) +
+                           " is newer than this build knows (up to " +
+                           std::to_string(kMaxIrVersion) + ")");
+  }
   if (!mp.has_graph()) return invalid_model(file + ": the model has no graph");
   std::map<std::string, int> opsets;
   if (mp.opset_import_size() == 0) {
-    opsets[""] = 1;  // IR version 1 models may leave it out; they mean opset 1
+    // IR versions 1 and 2 had no opset_import and mean opset 1; from IR version 3 the field
+    // is required, and guessing an opset would run nodes under rules the model never chose.
+    if (mp.ir_version() >= 3) {
+      return invalid_model(file +
+                           ": no opset_import (required from IR version 3): the model "
+                           "does not say which operator set its nodes follow");
+    }
+    opsets[""] = 1;
   }
   for (const auto& op : mp.opset_import()) {
     const std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();
@@ -448,6 +479,9 @@ Result<Model> load_proto(const onnx::ModelProto& mp, const std::string& base_dir
   ExternalData external{fs::path(base_dir)};
   Loader loader(file, &external);
   RECUR_RETURN_IF_ERROR(loader.read_graph(mp.graph(), *m.graph, nullptr, ""));
+  if (m.graph->outputs().empty()) {
+    return invalid_model(file + ": the graph has no outputs, so running it computes nothing");
+  }
   return m;
 }
 

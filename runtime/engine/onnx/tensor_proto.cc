@@ -7,6 +7,7 @@
 
 #include <bit>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -145,9 +146,7 @@ Result<Tensor> ExternalData::read(const std::string& location, int64_t offset, i
   return Tensor::wrap(m.base, p, dtype, shape);
 }
 
-namespace {
-
-bool known_dtype(int32_t t) {
+bool known_tensor_dtype(int32_t t) {
   switch (static_cast<DType>(t)) {
     case DType::kFloat32:
     case DType::kUInt8:
@@ -174,6 +173,8 @@ bool known_dtype(int32_t t) {
       return false;
   }
 }
+
+namespace {
 
 bool is_4bit(DType t) { return t == DType::kInt4 || t == DType::kUInt4; }
 
@@ -260,14 +261,17 @@ Result<Tensor> external_tensor(const onnx::TensorProto& proto, ExternalData* ext
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : proto.external_data()) {
-    try {
-      if (kv.key() == "location") location = kv.value();
-      if (kv.key() == "offset") offset = std::stoll(kv.value());
-      if (kv.key() == "length") length = std::stoll(kv.value());
-    } catch (const std::exception&) {
-      return invalid_model(what + ": external data " + kv.key() + " '" + kv.value() +
-                           "' is not a number");
+    if (kv.key() == "location") location = kv.value();
+    if (kv.key() != "offset" && kv.key() != "length") continue;
+    // The whole value must be the number: stoll would read "12abc" as 12 and go on to read
+    // data from an offset the file never said.
+    const std::string& v = kv.value();
+    int64_t n = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (v.empty() || ec != std::errc() || end != v.data() + v.size()) {
+      return invalid_model(what + ": external data " + kv.key() + " '" + v + "' is not a number");
     }
+    (kv.key() == "offset" ? offset : length) = n;
   }
   return external->read(location, offset, length, dtype, shape, what);
 }
@@ -376,7 +380,7 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* e
                                  const std::string& what) {
   if (proto.has_segment()) return not_implemented(what + ": segmented tensors are not supported");
   const int32_t dt = proto.data_type();
-  if (!known_dtype(dt)) {
+  if (!known_tensor_dtype(dt)) {
     return invalid_model(what + ": unknown or unsupported data_type " + std::to_string(dt));
   }
   const DType dtype = static_cast<DType>(dt);

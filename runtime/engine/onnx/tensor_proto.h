@@ -38,6 +38,9 @@ class ExternalData {
   std::map<std::string, Mapping> maps_;
 };
 
+// Whether `code` is a TensorProto data_type that recur holds in a Tensor.
+bool known_tensor_dtype(int32_t code);
+
 // `external` may be null, in which case external data is an error. `what` names the tensor's
 // origin in errors ("initializer 'W' of model.onnx").
 Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* external,

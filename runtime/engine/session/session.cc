@@ -40,8 +40,16 @@ Status check_threads(int threads) {
                           " on this machine, got " + std::to_string(threads));
 }
 
+// The Loop and Scan kernels treat a bound of 0 or less as none at all, so a caller's 0 or -1
+// would silently remove the guard against a corrupt trip count.
+Status check_max_loop_iterations(int64_t n) {
+  if (n >= 1) return ok_status();
+  return invalid_argument("max_loop_iterations must be at least 1, got " + std::to_string(n));
+}
+
 Status create_providers(Session::Impl& impl) {
   RECUR_RETURN_IF_ERROR(check_threads(impl.options.threads()));
+  RECUR_RETURN_IF_ERROR(check_max_loop_iterations(impl.options.max_loop_iterations()));
   const auto& factories = builtin_providers();
   std::vector<std::string> names = impl.options.providers();
   if (names.empty()) {
