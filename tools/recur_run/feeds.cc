@@ -107,7 +107,13 @@ Feeds model_feeds(const Session& s, const Args& a) {
                                                    in.shape_string() + "): give --input " +
                                                    in.name + "=FILE or --random-inputs");
     }
-    feeds.emplace_back(in.name, random_tensor(in.dtype, random_shape(in, a), rng));
+    try {
+      feeds.emplace_back(in.name, random_tensor(in.dtype, random_shape(in, a), rng));
+    } catch (const Error& e) {
+      // A bad --shape (negative, too large) is reported by the tensor code, which does not know
+      // which input it was building.
+      throw Error(e.code(), "input '" + in.name + "': " + e.what());
+    }
   }
   return feeds;
 }

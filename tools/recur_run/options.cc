@@ -145,7 +145,7 @@ void add_input_options(CLI::App& app, Args& a) {
   app.add_flag("--random-inputs", a.random_inputs, "random data for every input not given");
   name_value_option(
       app, "--shape",
-      [&a](std::string n, std::string v) { a.shapes[n] = parse_shape("--shape", v); },
+      [&a](std::string n, std::string v) { a.shapes[n] = parse_shape("--shape " + n, v); },
       "INPUT=AxBxC", "a random input's shape (INPUT names a model input); repeatable");
   name_value_option(
       app, "--dim",
