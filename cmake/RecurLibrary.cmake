@@ -10,14 +10,16 @@
 # Static (BUILD_SHARED_LIBS=OFF): recur::recur is the internal `recur` archive itself, and
 # the install exports it with the archives and packages it depends on (cmake/RecurInstall.cmake).
 
-set(RECUR_INTERNAL_LIBRARIES recur recur_base recur_provider_reference)
+# In link order (users before what they use), as a static consumer needs them.
+set(RECUR_INTERNAL_LIBRARIES recur recur_provider_reference)
+if(RECUR_WITH_ONEDNN)
+  list(APPEND RECUR_INTERNAL_LIBRARIES recur_provider_onednn)
+endif()
 get_target_property(_recur_conv_type recur_converters TYPE)
 if(NOT _recur_conv_type STREQUAL "INTERFACE_LIBRARY")
   list(APPEND RECUR_INTERNAL_LIBRARIES recur_converters)
 endif()
-if(RECUR_WITH_ONEDNN)
-  list(APPEND RECUR_INTERNAL_LIBRARIES recur_provider_onednn)
-endif()
+list(APPEND RECUR_INTERNAL_LIBRARIES recur_base)
 # Never the CUDA providers: they are the module librecur_cuda.so (providers/cuda).
 
 if(BUILD_SHARED_LIBS)

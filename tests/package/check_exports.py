@@ -27,8 +27,8 @@ REQUIRED = [
     "recur::ValueInfo::shape_string() const",
     "typeinfo for recur::Error",
 ]
-ALLOWED = re.compile(r"^(recur::|(typeinfo|typeinfo name|vtable) for recur::|recur_\w+$|"
-                     r"[\w:<>, ]*\brecur::)")
+ALLOWED = re.compile(r"^(recur::|(typeinfo|typeinfo name|vtable|VTT) for recur::|recur_\w+$|"
+                     r"[^ (]+ recur::)")  # the last: a function template, return type first
 
 
 def main():
