@@ -38,7 +38,10 @@ struct Loaded {
 
 std::string list_paths(const std::vector<std::string>& paths) {
   std::string s;
-  for (const auto& p : paths) s += (s.empty() ? "" : ", ") + p;
+  for (const auto& p : paths) {
+    s += (s.empty() ? "" : ", ") + p;
+    if (p.find('/') == std::string::npos) s += " on the library search path";
+  }
   return s;
 }
 
@@ -84,7 +87,7 @@ Loaded open_module() {
   }
   Loaded l;
   l.error = "CUDA module " RECUR_CUDA_MODULE_FILE " not found (looked for " +
-            list_paths(candidates) + " on the library search path)";
+            list_paths(candidates) + ")";
   return l;
 }
 
