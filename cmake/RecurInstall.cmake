@@ -48,7 +48,9 @@ else()
     string(APPEND RECUR_CONFIG_DEPENDENCIES "find_dependency(dnnl CONFIG)\nfind_dependency(OpenMP)\n")
     string(APPEND RECUR_PC_LIBS_PRIVATE " -ldnnl -fopenmp")
   endif()
-  string(APPEND RECUR_PC_LIBS_PRIVATE " ${CMAKE_DL_LIBS}")
+  foreach(lib ${CMAKE_DL_LIBS})
+    string(APPEND RECUR_PC_LIBS_PRIVATE " -l${lib}")
+  endforeach()
 endif()
 
 # The GPU module lies beside librecur, where the engine looks for it first.
