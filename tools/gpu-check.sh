@@ -39,6 +39,8 @@ run() { env LD_LIBRARY_PATH="$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"; }
 export RECUR_TEST_DATA_DIR=$PWD/tests/data
 
 echo "LD_LIBRARY_PATH for recur: $LIBS" | tee "$OUT/env.txt"
+# The binaries open the GPU providers from $B/lib/librecur_cuda.so (bin/../lib); the list says
+# why where that fails (module missing, a CUDA library missing, no driver).
 run "$B/bin/recur-run" --list-providers 2>&1 | tee "$OUT/providers.txt"
 
 export RECUR_MODELS_DIR=$PWD/models

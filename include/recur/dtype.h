@@ -6,6 +6,8 @@
 #include <optional>
 #include <string_view>
 
+#include "recur/export.h"
+
 namespace recur {
 
 enum class DType : int32_t {
@@ -41,20 +43,20 @@ enum class DType : int32_t {
 
 // Size of one element in bytes; sizeof(std::string) for kString, 0 for kUndefined and
 // kSequence.
-size_t dtype_size(DType t);
+RECUR_API size_t dtype_size(DType t);
 // "float32", "int64", ... as numpy spells them.
-std::string_view dtype_name(DType t);
+RECUR_API std::string_view dtype_name(DType t);
 // Parses dtype_name()'s spellings; nullopt if unknown.
-std::optional<DType> dtype_from_name(std::string_view name);
+RECUR_API std::optional<DType> dtype_from_name(std::string_view name);
 // float32, float64, float16 and bfloat16: the types arithmetic kernels compute in. The float8
 // types are storage formats (is_float8) and are not included.
-bool is_floating(DType t);
-bool is_float8(DType t);
-bool is_integer(DType t);  // signed or unsigned integer, not bool
-bool is_signed(DType t);
+RECUR_API bool is_floating(DType t);
+RECUR_API bool is_float8(DType t);
+RECUR_API bool is_integer(DType t);  // signed or unsigned integer, not bool
+RECUR_API bool is_signed(DType t);
 
 // IEEE 754 binary16, stored as bits. Conversions round to nearest even.
-struct Float16 {
+struct RECUR_API Float16 {
   uint16_t bits = 0;
   Float16() = default;
   explicit Float16(float f);
@@ -67,7 +69,7 @@ struct Float16 {
 };
 
 // bfloat16: the upper half of a float32. Conversions round to nearest even.
-struct BFloat16 {
+struct RECUR_API BFloat16 {
   uint16_t bits = 0;
   BFloat16() = default;
   explicit BFloat16(float f);
@@ -85,8 +87,8 @@ struct BFloat16 {
 // value and the infinities become +-max, without it they become NaN (or +-Inf for E5M2), as
 // the tables of Cast-19 say. One exception to those tables: with `saturate`, +-Inf become
 // +-max in the FNUZ types too (the table says NaN), as ONNX's reference and test data do.
-float float8_to_float(uint8_t bits, DType t);
-uint8_t float_to_float8(float f, DType t, bool saturate = true);
+RECUR_API float float8_to_float(uint8_t bits, DType t);
+RECUR_API uint8_t float_to_float8(float f, DType t, bool saturate = true);
 
 template <DType D>
 struct Float8 {
@@ -113,7 +115,7 @@ struct UInt4 {
   uint8_t value = 0;
 };
 
-float half_to_float(uint16_t bits);
-uint16_t float_to_half(float f);
+RECUR_API float half_to_float(uint16_t bits);
+RECUR_API uint16_t float_to_half(float f);
 
 }  // namespace recur

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "recur/export.h"
+
 namespace recur {
 
 enum class ErrorCode {
@@ -18,10 +20,10 @@ enum class ErrorCode {
   kInternal,
 };
 
-const char* to_string(ErrorCode code);
+RECUR_API const char* to_string(ErrorCode code);
 
 // Thrown by the public API; the message names the file, node or input concerned.
-class Error : public std::runtime_error {
+class RECUR_API Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   ErrorCode code() const { return code_; }

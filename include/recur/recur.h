@@ -3,5 +3,7 @@
 
 #include "recur/dtype.h"
 #include "recur/error.h"
+#include "recur/export.h"
 #include "recur/session.h"
 #include "recur/tensor.h"
+#include "recur/version.h"

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "recur/assignment.h"
+#include "recur/export.h"
 #include "recur/options.h"
 #include "recur/tensor.h"
 #include "recur/value_info.h"
@@ -17,7 +18,7 @@
 namespace recur {
 
 // Named outputs in the order they were asked for (by default the model's output order).
-class Outputs {
+class RECUR_API Outputs {
  public:
   void add(std::string name, Tensor t) {
     names_.push_back(std::move(name));
@@ -37,7 +38,7 @@ class Outputs {
 
 using Feeds = std::vector<std::pair<std::string, Tensor>>;
 
-class Session {
+class RECUR_API Session {
  public:
   explicit Session(const std::string& model_path, const SessionOptions& options = {});
   // A model held in memory; external data is resolved against `base_dir`.
@@ -70,6 +71,6 @@ struct ProviderInfo {
   bool available = false;
   std::string reason;  // why not available
 };
-std::vector<ProviderInfo> list_providers();
+RECUR_API std::vector<ProviderInfo> list_providers();
 
 }  // namespace recur

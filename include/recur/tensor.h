@@ -9,10 +9,11 @@
 
 #include "recur/dtype.h"
 #include "recur/error.h"
+#include "recur/export.h"
 
 namespace recur {
 
-struct Device {
+struct RECUR_API Device {
   enum class Kind : uint8_t { kCPU = 0, kCUDA = 1 };
   Kind kind = Kind::kCPU;
   int index = 0;
@@ -20,13 +21,15 @@ struct Device {
   static Device cpu() { return {}; }
   static Device cuda(int index = 0) { return {Kind::kCUDA, index}; }
   bool is_cpu() const { return kind == Kind::kCPU; }
-  bool operator==(const Device&) const = default;
+  // Spelled out rather than defaulted: the public headers are C++17.
+  bool operator==(const Device& o) const { return kind == o.kind && index == o.index; }
+  bool operator!=(const Device& o) const { return !(*this == o); }
   std::string to_string() const;  // "cpu", "cuda:0"
 };
 
 using Shape = std::vector<int64_t>;
-int64_t shape_numel(const Shape& shape);
-std::string shape_to_string(const Shape& shape);  // "[2,3,4]"
+RECUR_API int64_t shape_numel(const Shape& shape);
+RECUR_API std::string shape_to_string(const Shape& shape);  // "[2,3,4]"
 
 template <class T>
 struct DTypeOf;
@@ -58,7 +61,7 @@ inline constexpr DType dtype_of_v = DTypeOf<std::remove_cv_t<T>>::value;
 
 // A typed n-dimensional array, or an ONNX sequence of them (is_sequence()). Copies are
 // shallow: they share the same memory. String tensors hold std::string elements.
-class Tensor {
+class RECUR_API Tensor {
  public:
   Tensor() = default;
 

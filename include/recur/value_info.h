@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "recur/dtype.h"
+#include "recur/export.h"
 
 namespace recur {
 
@@ -17,7 +18,7 @@ struct Dim {
   bool is_fixed() const { return value >= 0; }
 };
 
-struct ValueInfo {
+struct RECUR_API ValueInfo {
   std::string name;
   DType dtype = DType::kUndefined;          // kSequence for an ONNX sequence of tensors
   std::optional<std::vector<Dim>> shape;    // nullopt when the rank is unknown

@@ -2,29 +2,13 @@
 
 #include "providers/reference/reference_provider.h"
 #if RECUR_HAVE_CUDA
-#include "providers/cuda/cuda_provider.h"
+#include "runtime/engine/session/cuda_module.h"
 #endif
 #if RECUR_HAVE_ONEDNN
 #include "providers/onednn/onednn_provider.h"
 #endif
 
 namespace recur {
-
-const std::vector<ProviderFactory>& builtin_providers() {
-  static const std::vector<ProviderFactory> factories = [] {
-    std::vector<ProviderFactory> f;
-#if RECUR_HAVE_CUDA
-    f.push_back({"cudnn", make_cudnn_provider});
-    f.push_back({"cuda-generic", make_cuda_generic_provider});
-#endif
-#if RECUR_HAVE_ONEDNN
-    f.push_back({"onednn", make_onednn_provider});
-#endif
-    f.push_back({"reference", [] { return make_reference_provider(); }});
-    return f;
-  }();
-  return factories;
-}
 
 namespace {
 
@@ -42,7 +26,33 @@ class AbsentProvider final : public ExecutionProvider {
   std::string why_;
 };
 
+#if RECUR_HAVE_CUDA
+// The GPU providers live in librecur_cuda.so: a build with CUDA lists them always, and where
+// the module cannot be opened they take part as absent, with dlopen's reason.
+std::unique_ptr<ExecutionProvider> make_gpu_provider(const std::string& name) {
+  std::string why;
+  if (auto p = make_cuda_module_provider(name, &why)) return p;
+  return std::make_unique<AbsentProvider>(name, Device::cuda(0), why);
+}
+#endif
+
 }  // namespace
+
+const std::vector<ProviderFactory>& builtin_providers() {
+  static const std::vector<ProviderFactory> factories = [] {
+    std::vector<ProviderFactory> f;
+#if RECUR_HAVE_CUDA
+    f.push_back({"cudnn", [] { return make_gpu_provider("cudnn"); }});
+    f.push_back({"cuda-generic", [] { return make_gpu_provider("cuda-generic"); }});
+#endif
+#if RECUR_HAVE_ONEDNN
+    f.push_back({"onednn", make_onednn_provider});
+#endif
+    f.push_back({"reference", [] { return make_reference_provider(); }});
+    return f;
+  }();
+  return factories;
+}
 
 std::unique_ptr<ExecutionProvider> make_absent_provider(const std::string& name) {
   if (name == "cudnn" || name == "cuda-generic") {
