@@ -10,6 +10,9 @@ version that only widens the type constraints is left out.
 
 Usage: gen_schema_deltas.py ONNX/docs/Changelog.md ONNX/docs/Changelog-ml.md > OUT.inc
 (the changelogs of any ONNX checkout at or after 1.17).
+       gen_schema_deltas.py --verify Changelog.md Changelog-ml.md
+checks the parser instead: for every version up to the installed onnx package's registry
+(1.12: opset 17, ml 3) the parsed attributes and counts must equal the registry's.
 """
 import re
 import sys
@@ -100,7 +103,38 @@ def emit(domain, ops, out):
                       f"{{{attrs}}}}},\n")
 
 
+def verify(paths):
+    import onnx.defs
+
+    at = onnx.defs.OpSchema.AttrType
+    kinds = {at.FLOAT: "kFloat", at.INT: "kInt", at.STRING: "kString", at.TENSOR: "kTensor",
+             at.GRAPH: "kGraph", at.FLOATS: "kFloats", at.INTS: "kInts",
+             at.STRINGS: "kStrings", at.TENSORS: "kTensors", at.GRAPHS: "kGraphs",
+             at.SPARSE_TENSOR: "kSparse", at.TYPE_PROTO: "kType"}
+    checked = bad = 0
+    for domain, path, last in (("", paths[0], 17), ("ai.onnx.ml", paths[1], 3)):
+        for op, versions in parse(path).items():
+            for v, spec in versions.items():
+                if v > last:
+                    continue
+                s = onnx.defs.get_schema(op, v, domain)
+                checked += 1
+                if spec["deprecated"] or s.deprecated:
+                    bad += spec["deprecated"] != s.deprecated
+                    continue
+                attrs = sorted((n, kinds[a.type], a.required) for n, a in s.attributes.items())
+                counts = ([s.min_input, min(s.max_input, 2**31 - 1)],
+                          [s.min_output, min(s.max_output, 2**31 - 1)])
+                if attrs != sorted(spec["attrs"]) or counts != (spec["in"], spec["out"]):
+                    bad += 1
+                    print(f"{domain}:{op}-{v} differs from the registry", file=sys.stderr)
+    print(f"{checked} operator versions checked, {bad} differ")
+    return 1 if bad else 0
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--verify":
+        sys.exit(verify(sys.argv[2:]))
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
     out = sys.stdout

@@ -373,7 +373,11 @@ Status Loader::read_node_attributes(const onnx::NodeProto& np, Scope& scope, con
     RECUR_RETURN_IF_ERROR(read_attribute(ap, *node, scope, &a));
     if (a.g) add_captures(*a.g, scope, node);
     for (const auto& sg : a.graphs) add_captures(*sg, scope, node);
-    node->attributes.emplace(ap.name(), std::move(a));
+    if (!node->attributes.emplace(ap.name(), std::move(a)).second) {
+      // Which one a kernel would read is arbitrary; ONNX's checker refuses it too.
+      return invalid_model(pfx + ": " + node->describe() + ": attribute '" + ap.name() +
+                           "' is given twice");
+    }
   }
   return ok_status();
 }

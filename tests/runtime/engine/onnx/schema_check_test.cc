@@ -133,6 +133,12 @@ TEST(SchemaCheck, TooManyOutputs) {
   EXPECT_HAS(load_error(m), "node 'relu' (Relu): has 2 outputs; Relu-17 takes 1");
 }
 
+TEST(SchemaCheck, AttributeGivenTwice) {
+  ModelBuilder m =
+      rnn_model("GRU", [](onnx::NodeProto& n) { set_attr(n, "hidden_size", int64_t{0}); });
+  EXPECT_HAS(load_error(m), "node 'lstm_1' (GRU): attribute 'hidden_size' is given twice");
+}
+
 TEST(SchemaCheck, TrailingOmittedOptionalInputsAreFine) {
   // LSTM-17 takes at most 8 inputs; omitted ones at the end do not count.
   ModelBuilder m = rnn_model("LSTM", [](onnx::NodeProto& n) {
@@ -169,9 +175,9 @@ TEST(SchemaCheck, RnnDirectionLayoutHiddenSizeClip) {
   EXPECT_HAS(
       load_error(rnn_model("LSTM", [](onnx::NodeProto& n) { set_attr(n, "layout", int64_t{2}); })),
       "node 'lstm_1' (LSTM): attribute 'layout' must be 0 or 1, got 2");
-  EXPECT_HAS(load_error(rnn_model(
-                 "GRU", [](onnx::NodeProto& n) { set_attr(n, "hidden_size", int64_t{0}); })),
-             "attribute 'hidden_size' must be positive, got 0");
+  EXPECT_HAS(
+      load_error(rnn_model("GRU", [](onnx::NodeProto& n) { n.mutable_attribute(0)->set_i(0); })),
+      "attribute 'hidden_size' must be positive, got 0");
   EXPECT_HAS(load_error(rnn_model("LSTM", [](onnx::NodeProto& n) { set_attr(n, "clip", -1.0f); })),
              "attribute 'clip' must be positive");
 }
