@@ -27,7 +27,7 @@ struct DomainRange {
 };
 constexpr DomainRange kDomains[] = {
     {"", 1, kMaxOnnxOpset},
-    {"ai.onnx.ml", 1, 5},
+    {"ai.onnx.ml", 1, kMaxMlOpset},
     {"ai.onnx.preview.training", 1, 1},  // optimizers and Gradient
 };
 

@@ -12,6 +12,8 @@ namespace recur {
 
 // The highest default-domain opset this build implements (ONNX 1.12).
 inline constexpr int kMaxOnnxOpset = 22;
+// The highest ai.onnx.ml opset.
+inline constexpr int kMaxMlOpset = 5;
 
 struct Model {
   std::shared_ptr<Graph> graph;

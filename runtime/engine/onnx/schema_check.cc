@@ -172,20 +172,32 @@ struct Schema {
   }
 };
 
-Schema find_schema(const Node& node) {
+Schema find_schema(const std::string& domain, const std::string& op, int opset) {
   Schema s;
-  const bool ml = node.domain == "ai.onnx.ml";
-  if (!node.domain.empty() && !ml) return s;
+  const bool ml = domain == "ai.onnx.ml";
+  if (!domain.empty() && !ml) return s;
   const auto& index = delta_index();
-  const auto it = index.find(node.domain + '\n' + node.op_type);
+  const auto it = index.find(domain + '\n' + op);
   if (it != index.end()) {
     for (const OpDelta* d : it->second)
-      if (d->since <= node.opset) s.delta = d;
+      if (d->since <= opset) s.delta = d;
     if (s.delta) return s;
   }
   const int cap = ml ? kRegistryMaxMlOpset : kRegistryMaxOnnxOpset;
-  s.reg = onnx::OpSchemaRegistry::Schema(node.op_type, std::min(node.opset, cap), node.domain);
+  s.reg = onnx::OpSchemaRegistry::Schema(op, std::min(opset, cap), domain);
   return s;
+}
+
+// The first opset after the node's whose version of the operator declares `attr`, or 0: an
+// attribute from the future says which opset the model should import.
+int later_opset_with(const Node& node, const std::string& attr) {
+  const int last = node.domain.empty() ? kMaxOnnxOpset : kMaxMlOpset;
+  AttrKind kind;
+  for (int v = node.opset + 1; v <= last; ++v) {
+    const Schema s = find_schema(node.domain, node.op_type, v);
+    if (s.found() && !s.deprecated() && s.attribute(attr, &kind)) return v;
+  }
+  return 0;
 }
 
 std::string count_range(int lo, int hi) {
@@ -217,14 +229,16 @@ std::string check_counts(const Node& node, const Schema& s) {
 
 Status check_node_schema(const Node& node, const std::string& where, bool strict,
                          std::vector<std::string>* warnings) {
-  const Schema s = find_schema(node);
+  const Schema s = find_schema(node.domain, node.op_type, node.opset);
   if (!s.found() || s.deprecated()) return ok_status();
   const std::string pfx = where + ": " + node.describe() + ": ";
   for (const auto& [name, a] : node.attributes) {
     AttrKind kind;
     if (!s.attribute(name, &kind)) {
+      const int later = later_opset_with(node, name);
       const std::string msg = "unknown attribute '" + name + "' (not in the schema of " +
-                              node.op_type + "-" + std::to_string(node.opset) + ")";
+                              node.op_type + "-" + std::to_string(node.opset) +
+                              (later ? "; it needs opset " + std::to_string(later) + ")" : ")");
       if (strict) return invalid_model(pfx + msg);
       if (warnings) warnings->push_back(pfx + msg + "; ignored (strict_schema is off)");
       continue;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/core/status.h"
+#include "runtime/engine/onnx/model_loader.h"
 #include "runtime/graph/graph.h"
 
 namespace recur {

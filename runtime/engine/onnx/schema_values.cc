@@ -107,7 +107,15 @@ std::string check_one_of(const ValueRule& r, const Attribute& a, int opset) {
   const std::string list = allowed_list(r, opset, is_string, &ok);
   const std::string got = is_string ? a.s : std::to_string(a.i);
   if (std::find(ok.begin(), ok.end(), got) != ok.end()) return "";
-  return "must be " + list + ", got " + (is_string ? "'" + got + "'" : got);
+  std::string later;
+  for (const char* v : r.values) {
+    const std::string_view sv(v);
+    const size_t at = sv.find('@');
+    if (at != std::string_view::npos && sv.substr(0, at) == got && opset < std::atoi(v + at + 1)) {
+      later = ", which needs opset " + std::string(sv.substr(at + 1, sv.find('-', at) - at - 1));
+    }
+  }
+  return "must be " + list + ", got " + (is_string ? "'" + got + "'" : got) + later;
 }
 
 // The activation functions ONNX lists for its RNN operators. Matched without regard to case,
