@@ -61,6 +61,15 @@ class SessionOptions {
     max_loop_iterations_ = n;
     return *this;
   }
+  // Every node of the model as loaded (subgraphs included) is checked against its ONNX
+  // operator schema: attribute names, types, required ones, allowed values, and input and
+  // output counts. An attribute the schema does not declare is an error, as in ONNX Runtime;
+  // strict_schema(false) makes it a warning (Session::warnings(), stderr, and the node's
+  // notes in explain()) and the attribute is ignored. Every other violation stays an error.
+  SessionOptions& strict_schema(bool on) {
+    strict_schema_ = on;
+    return *this;
+  }
   // Provider settings as "<provider>.<key>", e.g. {"cudnn.tf32", "1"}. Each provider parses
   // its own once at load; an unknown key or a bad value is an error that lists the accepted
   // ones (onednn: impl, threading, tune, verbose; cudnn: device, tf32, persistent;
@@ -77,6 +86,7 @@ class SessionOptions {
   Fusion rnn_layer_fusion() const { return rnn_layer_fusion_; }
   bool cuda_graphs() const { return cuda_graphs_; }
   int64_t max_loop_iterations() const { return max_loop_iterations_; }
+  bool strict_schema() const { return strict_schema_; }
   const std::map<std::string, std::string>& config() const { return config_; }
 
  private:
@@ -87,6 +97,7 @@ class SessionOptions {
   Fusion rnn_layer_fusion_ = Fusion::kAuto;
   bool cuda_graphs_ = false;
   int64_t max_loop_iterations_ = 10'000'000;
+  bool strict_schema_ = true;
   std::map<std::string, std::string> config_;
 };
 

@@ -56,6 +56,9 @@ class RECUR_API Session {
   std::string explain() const;
   // The providers that took part, in priority order.
   const std::vector<std::string>& providers() const;
+  // What loading let pass with a warning (unknown attributes under strict_schema(false)),
+  // each line naming the file, node and attribute. Also printed to stderr at load.
+  const std::vector<std::string>& warnings() const;
 
   struct Impl;
 

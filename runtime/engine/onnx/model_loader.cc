@@ -10,6 +10,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "runtime/engine/onnx/schema_check.h"
 #include "runtime/engine/onnx/tensor_proto.h"
 
 namespace recur {
@@ -26,7 +27,7 @@ struct DomainRange {
 };
 constexpr DomainRange kDomains[] = {
     {"", 1, kMaxOnnxOpset},
-    {"ai.onnx.ml", 1, 5},
+    {"ai.onnx.ml", 1, kMaxMlOpset},
     {"ai.onnx.preview.training", 1, 1},  // optimizers and Gradient
 };
 
@@ -46,7 +47,9 @@ struct Scope {
 
 class Loader {
  public:
-  Loader(std::string file, ExternalData* external) : file_(std::move(file)), external_(external) {}
+  Loader(std::string file, ExternalData* external, const LoadOptions& options,
+         std::vector<std::string>* warnings)
+      : file_(std::move(file)), external_(external), options_(options), warnings_(warnings) {}
 
   Status read_graph(const onnx::GraphProto& gp, Graph& g, const Scope* parent,
                     const std::string& where);
@@ -74,6 +77,8 @@ class Loader {
 
   std::string file_;
   ExternalData* external_;
+  LoadOptions options_;
+  std::vector<std::string>* warnings_;
 };
 
 Status Loader::read_type(const onnx::TypeProto& tp, const std::string& name, TypeInfo* out,
@@ -363,6 +368,10 @@ Result<Node> Loader::read_node(const onnx::NodeProto& np, int i, Scope& scope,
   }
   for (const auto& out : np.output()) node.outputs.push_back(out.empty() ? kNoValue : g.find(out));
   RECUR_RETURN_IF_ERROR(read_node_attributes(np, scope, pfx, &node));
+  // The node as the file has it: the optimizer's rewrites come later and are not checked.
+  const size_t warned = warnings_->size();
+  RECUR_RETURN_IF_ERROR(check_node_schema(node, pfx, options_.strict_schema, warnings_));
+  for (size_t w = warned; w < warnings_->size(); ++w) node.notes.push_back((*warnings_)[w]);
   return node;
 }
 
@@ -376,10 +385,10 @@ Status Loader::read_node_attributes(const onnx::NodeProto& np, Scope& scope, con
     RECUR_RETURN_IF_ERROR(read_attribute(ap, *node, scope, &a));
     if (a.g) add_captures(*a.g, scope, node);
     for (const auto& sg : a.graphs) add_captures(*sg, scope, node);
-    // Which of two values would win is not ONNX's to say (the first, here): refuse both.
     if (!node->attributes.emplace(ap.name(), std::move(a)).second) {
-      return invalid_model(pfx + ": " + node->describe() + " has attribute '" + ap.name() +
-                           "' twice");
+      // Which one a kernel would read is arbitrary; ONNX's checker refuses it too.
+      return invalid_model(pfx + ": " + node->describe() + ": attribute '" + ap.name() +
+                           "' is given twice");
     }
   }
   return ok_status();
@@ -431,7 +440,7 @@ void op_types_in(const onnx::GraphProto& g, const std::string& domain, std::set<
 }
 
 Result<Model> load_proto(const onnx::ModelProto& mp, const std::string& base_dir,
-                         const std::string& file) {
+                         const std::string& file, const LoadOptions& options) {
   if (mp.ir_version() <= 0) return invalid_model(file + ": no ir_version: not an ONNX model");
   // IR version 11 is ONNX 1.18's. A newer one may change what fields mean, so it is refused
   // rather than read as if it were known (ONNX Runtime refuses it too).
@@ -477,7 +486,7 @@ Result<Model> load_proto(const onnx::ModelProto& mp, const std::string& base_dir
   m.graph = std::make_shared<Graph>();
   m.graph->set_opsets(opsets);
   ExternalData external{fs::path(base_dir)};
-  Loader loader(file, &external);
+  Loader loader(file, &external, options, &m.warnings);
   RECUR_RETURN_IF_ERROR(loader.read_graph(mp.graph(), *m.graph, nullptr, ""));
   if (m.graph->outputs().empty()) {
     return invalid_model(file + ": the graph has no outputs, so running it computes nothing");
@@ -488,7 +497,7 @@ Result<Model> load_proto(const onnx::ModelProto& mp, const std::string& base_dir
 }  // namespace
 
 Result<Model> load_model_from_bytes(const void* data, size_t size, const std::string& base_dir,
-                                    const std::string& display_name) {
+                                    const std::string& display_name, const LoadOptions& options) {
   if (size > static_cast<size_t>(INT32_MAX)) {
     return invalid_model(display_name + ": larger than 2 GiB; keep weights in external data");
   }
@@ -498,10 +507,10 @@ Result<Model> load_model_from_bytes(const void* data, size_t size, const std::st
                          ": not a valid ONNX model (the protobuf could not be parsed; is the "
                          "file truncated or not a .onnx file?)");
   }
-  return load_proto(mp, base_dir, display_name);
+  return load_proto(mp, base_dir, display_name, options);
 }
 
-Result<Model> load_model(const std::string& path) {
+Result<Model> load_model(const std::string& path, const LoadOptions& options) {
   RECUR_ASSIGN_OR_RETURN(const int fd, open_regular_file(path, "the model file"));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
@@ -514,7 +523,7 @@ Result<Model> load_model(const std::string& path) {
   if (size && p == MAP_FAILED) return io_error(path + ": cannot map the model file");
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
-  Result<Model> r = load_model_from_bytes(p, size, dir.string(), path);
+  Result<Model> r = load_model_from_bytes(p, size, dir.string(), path, options);
   if (p) ::munmap(p, size);
   return r;
 }

@@ -1,5 +1,6 @@
 // The public Session: load, optimise, infer shapes, plan; then run through the runner.
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <string>
 #include <thread>
@@ -108,6 +109,8 @@ std::shared_ptr<const Session::Impl> create(Result<Model> loaded, const SessionO
   impl->options = options;
   Graph& graph = *impl->model.graph;
   const std::string& file = impl->model.path;
+  for (const std::string& w : impl->model.warnings)
+    std::fprintf(stderr, "recur: warning: %s\n", w.c_str());
 
   create_providers(*impl).throw_if_error();
   impl->host = make_reference_provider("host");
@@ -164,6 +167,12 @@ std::shared_ptr<const Session::Impl> create(Result<Model> loaded, const SessionO
   return impl;
 }
 
+LoadOptions load_options(const SessionOptions& options) {
+  LoadOptions lo;
+  lo.strict_schema = options.strict_schema();
+  return lo;
+}
+
 Status check_feed(const ValueInfo& want, const Tensor& t) {
   if (!t.defined()) return invalid_argument("input '" + want.name + "' is an empty tensor");
   if (t.is_none()) {
@@ -195,17 +204,19 @@ Status check_feed(const ValueInfo& want, const Tensor& t) {
 }  // namespace
 
 Session::Session(const std::string& model_path, const SessionOptions& options)
-    : impl_(create(load_model(model_path), options)) {}
+    : impl_(create(load_model(model_path, load_options(options)), options)) {}
 
 Session Session::from_bytes(const void* data, size_t size, const SessionOptions& options,
                             const std::string& base_dir) {
-  return Session(create(load_model_from_bytes(data, size, base_dir, "<memory>"), options));
+  return Session(create(
+      load_model_from_bytes(data, size, base_dir, "<memory>", load_options(options)), options));
 }
 
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<ValueInfo>& Session::outputs() const { return impl_->outputs; }
 const std::vector<NodeAssignment>& Session::assignment() const { return impl_->assignment; }
 const std::vector<std::string>& Session::providers() const { return impl_->provider_names; }
+const std::vector<std::string>& Session::warnings() const { return impl_->model.warnings; }
 
 Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
   const Impl& impl = *impl_;

@@ -1,0 +1,32 @@
+// Checks each node of a model as loaded against its operator's ONNX schema: attribute names,
+// types and required flags, input and output counts, and the allowed values of enum-like and
+// range-limited attributes (docs/semantics.md, "Schema validation").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/core/status.h"
+#include "runtime/engine/onnx/model_loader.h"
+#include "runtime/graph/graph.h"
+
+namespace recur {
+
+// The latest versions the linked ONNX schema registry (libonnx 1.12) knows; later versions
+// come from the delta table generated from ONNX's changelog (tools/gen_schema_deltas.py).
+inline constexpr int kRegistryMaxOnnxOpset = 17;
+inline constexpr int kRegistryMaxMlOpset = 3;
+
+// Checks `node` (its domain, op_type and resolved opset) against its schema. `where` prefixes
+// messages ("model.onnx" or "model.onnx: subgraph 'body' of node 'loop' (Loop)"). Nodes of
+// other domains, and operators or versions ONNX does not define, pass: providers refuse what
+// they cannot run. An unknown attribute is an error when `strict`, otherwise a line appended
+// to `warnings`.
+Status check_node_schema(const Node& node, const std::string& where, bool strict,
+                         std::vector<std::string>* warnings);
+
+// The allowed-value rules (schema_values.cc): the message of the first rule `node` breaks,
+// without the node prefix ("attribute 'input_forget' must be 0 or 1, got 5"), or "".
+std::string check_attribute_values(const Node& node);
+
+}  // namespace recur
