@@ -288,16 +288,25 @@ const C* input_in_compute_type(const Tensor& x, int64_t x_size, C* xc) {
 // The input projection (bias included) of direction d for every (t, n) row at once, rows in
 // X's order.
 template <class C>
-void project_inputs(const RunGeometry& g, const WeightView<C>& wv, int64_t d, const C* xin, C* xw) {
+Status project_inputs(const KernelContext& ctx, const RunGeometry& g, const WeightView<C>& wv,
+                      int64_t d, const C* xin, C* xw) {
   const int64_t rows = g.S * g.N, GH = g.GH, I = g.I;
   if (wv.bias) {
     const C* bd = wv.bias + d * GH;
     for (int64_t i = 0; i < rows; ++i) std::copy(bd, bd + GH, xw + i * GH);
   }
-  if (rows > 0) {
-    gemm<C>(false, false, rows, GH, I, C(1), xin, I, wv.wt + d * I * GH, GH, wv.bias ? C(1) : C(0),
-            xw, GH);
+  // In a run that can be cancelled, blocks of about 2M multiply-adds with a check between
+  // them: one GEMM over a long sequence takes longer than a cancellation may wait. Rows are
+  // independent, so the blocks give the same values.
+  const int64_t block =
+      ctx.env().control ? std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(1, GH * I))
+                        : std::max<int64_t>(rows, 1);
+  for (int64_t r0 = 0; r0 < rows; r0 += block) {
+    if (r0 > 0) RECUR_RETURN_IF_ERROR(ctx.check_cancelled("input projection row", r0));
+    gemm<C>(false, false, std::min(block, rows - r0), GH, I, C(1), xin + r0 * I, I,
+            wv.wt + d * I * GH, GH, wv.bias ? C(1) : C(0), xw + r0 * GH, GH);
   }
+  return ok_status();
 }
 
 // Direction d's initial_h and initial_c into h and c, zeros where they are absent.
@@ -350,9 +359,11 @@ class RnnKernel final : public Kernel {
                                 const Tensor* b, const Tensor* p, PackedWeights<C>* local) const;
 
   // Direction d's steps over the projected inputs in ws, writing Y (when yd is not null).
+  // Stops between steps when the run is cancelled.
   template <class T, class C>
-  void run_direction(const RunGeometry& g, int64_t d, const WeightView<C>& wv,
-                     const SequenceLengths& sl, Workspace<C>& ws, T* yd) const;
+  Status run_direction(const KernelContext& ctx, const RunGeometry& g, int64_t d,
+                       const WeightView<C>& wv, const SequenceLengths& sl, Workspace<C>& ws,
+                       T* yd) const;
 
   template <class C>
   const PackedWeights<C>& packed() const {
@@ -512,9 +523,9 @@ Status RnnKernel::run_typed(KernelContext& ctx, const RnnDims& dims, const Tenso
   const T* h0 = initial_h ? initial_h->data<T>() : nullptr;
   const T* c0 = initial_c ? initial_c->data<T>() : nullptr;
   for (int64_t d = 0; d < g.D; ++d) {
-    project_inputs(g, wv, d, xin, ws.xw);
+    RECUR_RETURN_IF_ERROR(project_inputs(ctx, g, wv, d, xin, ws.xw));
     load_initial_state(g, d, h0, c0, ws.h, ws.c);
-    run_direction(g, d, wv, sl, ws, out.y);
+    RECUR_RETURN_IF_ERROR(run_direction(ctx, g, d, wv, sl, ws, out.y));
     write_final_state(g, d, sl.lens, ws.h, ws.c, out.yh, out.yc);
   }
   return ok_status();
@@ -540,8 +551,9 @@ WeightView<C> RnnKernel::weights_for_run(const RnnDims& dims, const Tensor* w, c
 }
 
 template <class T, class C>
-void RnnKernel::run_direction(const RunGeometry& g, int64_t d, const WeightView<C>& wv,
-                              const SequenceLengths& sl, Workspace<C>& ws, T* yd) const {
+Status RnnKernel::run_direction(const KernelContext& ctx, const RunGeometry& g, int64_t d,
+                                const WeightView<C>& wv, const SequenceLengths& sl,
+                                Workspace<C>& ws, T* yd) const {
   const int64_t N = g.N, H = g.H, GH = g.GH;
   const bool reverse = spec_.direction == RnnDirection::kReverse ||
                        (spec_.direction == RnnDirection::kBidirectional && d == 1);
@@ -564,6 +576,7 @@ void RnnKernel::run_direction(const RunGeometry& g, int64_t d, const WeightView<
   // so that the reverse direction starts from each sequence's own last valid step.
   const std::vector<int64_t>& lens = sl.lens;
   for (int64_t s = 0; s < sl.max_len; ++s) {
+    RECUR_RETURN_IF_ERROR(ctx.check_cancelled("time step", s));
     for (int64_t n = 0; n < N; ++n) {
       const int64_t len = lens[static_cast<size_t>(n)];
       const bool on = s < len;
@@ -589,6 +602,7 @@ void RnnKernel::run_direction(const RunGeometry& g, int64_t d, const WeightView<
       for (int64_t j = 0; j < H; ++j) dst[j] = from_compute<T>(ws.h[n * H + j]);
     }
   }
+  return ok_status();
 }
 
 }  // namespace
