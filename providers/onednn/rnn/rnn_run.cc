@@ -210,7 +210,11 @@ Status RnnKernel::run_uniform(const RunIo& io) const {
 
 // Sequence lengths that differ: time segments over the rows still active, longest first.
 Status RnnKernel::run_segments(const RunIo& io, const int32_t* lens) const {
-  std::fill(io.y, io.y + io.y_numel, 0.0f);
+  // Steps past a row's length are zeros in Y; with every row full (a run in blocks) every
+  // value is written, and zeroing a long Y first could not be interrupted.
+  bool all_full = true;
+  for (int64_t n = 0; n < io.N; ++n) all_full = all_full && lens[n] == io.T;
+  if (!all_full) std::fill(io.y, io.y + io.y_numel, 0.0f);
   if (io.yh) std::fill(io.yh, io.yh + io.state_n(), 0.0f);
   if (io.yc) std::fill(io.yc, io.yc + io.state_n(), 0.0f);
   const int64_t N = io.N;

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "providers/reference/common/gemm.h"
+#include "runtime/core/memory_budget.h"
 
 namespace recur::reference::rnn {
 
@@ -238,7 +241,10 @@ Status allocate_outputs(KernelContext& ctx, const RunGeometry& g, DType dtype, b
 // of one direction, the states and the step's scratch, in one allocation.
 template <class C>
 struct Workspace {
-  std::vector<C> buffer;
+  // Not zeroed: every part is written before it is read. Zeroing a long sequence's projected
+  // inputs took tens of milliseconds that a cancellation could not interrupt.
+  std::unique_ptr<C[]> buffer;
+  MemoryReservation counted;  // the buffer, against the run's memory limit
   // What the step reads per batch row (StepArgs::xw_rows and active).
   std::vector<const C*> xw_rows;
   std::vector<uint8_t> active;
@@ -256,15 +262,22 @@ Status allocate_workspace(KernelContext& ctx, const RunGeometry& g, int64_t x_si
   const int64_t N = g.N, H = g.H, GH = g.GH;
   ws->xw_rows.assign(static_cast<size_t>(N), nullptr);
   ws->active.assign(static_cast<size_t>(N), 0);
+  const auto n = static_cast<size_t>(x_size + xw_size + N * H * (g.lstm ? 2 : 1) + N * GH + N * H);
+  if (n > SIZE_MAX / sizeof(C)) {
+    return ctx.error(ErrorCode::kInvalidArgument,
+                     "the workspace for T=" + std::to_string(g.S) + " is too large");
+  }
+  if (Status st = ws->counted.grow(n * sizeof(C), "the RNN workspace"); !st.ok()) {
+    return ctx.error(st.code(), st.message());
+  }
   try {
-    ws->buffer.assign(
-        static_cast<size_t>(x_size + xw_size + N * H * (g.lstm ? 2 : 1) + N * GH + N * H), C(0));
-  } catch (const std::exception&) {  // bad_alloc, or length_error past vector's max_size
+    ws->buffer.reset(new C[n]);
+  } catch (const std::exception&) {  // bad_alloc
     return ctx.error(ErrorCode::kInvalidArgument,
                      "cannot allocate the workspace for T=" + std::to_string(g.S) +
                          ", N=" + std::to_string(N) + ", hidden_size=" + std::to_string(H));
   }
-  ws->xc = ws->buffer.data();
+  ws->xc = ws->buffer.get();
   ws->xw = ws->xc + x_size;
   ws->h = ws->xw + xw_size;
   ws->c = ws->h + N * H;
