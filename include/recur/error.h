@@ -18,6 +18,7 @@ enum class ErrorCode {
   kIo,      // the file system
   kDevice,  // CUDA, cuDNN or oneDNN reported an error
   kInternal,
+  kCancelled,  // the run was ended by RunOptions::terminate() or its deadline
 };
 
 RECUR_API const char* to_string(ErrorCode code);

@@ -1,8 +1,12 @@
 // How a session is created (SessionOptions) and how one run goes (RunOptions).
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,6 +74,15 @@ class SessionOptions {
     strict_schema_ = on;
     return *this;
   }
+  // Upper bound on the host memory one run may hold, in bytes: every host tensor allocated
+  // during the run counts (intermediates, outputs, Loop and Scan outputs as they grow) while it
+  // is alive. An allocation that would pass it fails the run with ErrorCode::kOutOfRange,
+  // naming the node. 0 (the default) means the memory available on the machine when the
+  // session is created (MemAvailable in /proc/meminfo). Each concurrent run has its own.
+  SessionOptions& memory_limit(uint64_t bytes) {
+    memory_limit_ = bytes;
+    return *this;
+  }
   // Provider settings as "<provider>.<key>", e.g. {"cudnn.tf32", "1"}. Each provider parses
   // its own once at load; an unknown key or a bad value is an error that lists the accepted
   // ones (onednn: impl, threading, tune, verbose; cudnn: device, tf32, persistent;
@@ -87,6 +100,7 @@ class SessionOptions {
   bool cuda_graphs() const { return cuda_graphs_; }
   int64_t max_loop_iterations() const { return max_loop_iterations_; }
   bool strict_schema() const { return strict_schema_; }
+  uint64_t memory_limit() const { return memory_limit_; }
   const std::map<std::string, std::string>& config() const { return config_; }
 
  private:
@@ -98,12 +112,45 @@ class SessionOptions {
   bool cuda_graphs_ = false;
   int64_t max_loop_iterations_ = 10'000'000;
   bool strict_schema_ = true;
+  uint64_t memory_limit_ = 0;
   std::map<std::string, std::string> config_;
 };
 
 struct RunOptions {
+  using Clock = std::chrono::steady_clock;
+
   std::vector<std::string> outputs;  // empty: every model output
   bool outputs_on_device = false;    // leave outputs where they were computed (no copy to host)
+
+  // Cancellation. terminate() ends a run that was given these options, or a copy of them (the
+  // copies share one flag), at its next node, Loop or Scan iteration or block of RNN time
+  // steps, with ErrorCode::kCancelled. Safe to call from any thread, before or during the run;
+  // a run started after it ends at once. A deadline ends the run the same way once passed.
+  void terminate() const { terminate_->store(true, std::memory_order_relaxed); }
+  bool terminated() const { return terminate_->load(std::memory_order_relaxed); }
+  RunOptions& deadline(Clock::time_point t) {
+    deadline_ = t;
+    return *this;
+  }
+  // A deadline `d` from now.
+  RunOptions& timeout(std::chrono::nanoseconds d) { return deadline(Clock::now() + d); }
+  const std::optional<Clock::time_point>& deadline() const { return deadline_; }
+  // Promises that terminate() may be called, so that it takes effect within milliseconds even
+  // inside one long RNN node: the oneDNN RNN then runs long sequences in blocks of time steps
+  // (a little slower) instead of one call. Without it (and without a deadline, which implies
+  // it) terminate() still ends the run, but only after such a node. Off by default.
+  RunOptions& cancellable(bool on) {
+    cancellable_ = on;
+    return *this;
+  }
+  bool cancellable() const { return cancellable_ || deadline_.has_value(); }
+  // The flag terminate() sets, for the runtime to watch.
+  const std::atomic<bool>* terminate_flag() const { return terminate_.get(); }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> terminate_ = std::make_shared<std::atomic<bool>>(false);
+  std::optional<Clock::time_point> deadline_;
+  bool cancellable_ = false;
 };
 
 }  // namespace recur

@@ -9,6 +9,7 @@
 #include "recur/tensor.h"
 #include "recur/value_info.h"
 #include "runtime/core/device_memory.h"
+#include "runtime/core/memory_budget.h"
 
 namespace recur {
 
@@ -32,6 +33,8 @@ const char* to_string(ErrorCode code) {
       return "device error";
     case ErrorCode::kInternal:
       return "internal error";
+    case ErrorCode::kCancelled:
+      return "cancelled";
   }
   return "unknown error";
 }
@@ -66,13 +69,32 @@ namespace {
 // 64-byte alignment suits AVX-512 loads and oneDNN's preferred alignment.
 constexpr size_t kAlignment = 64;
 
-std::shared_ptr<void> allocate_host(size_t bytes) {
+// Counts `bytes` against the calling thread's run budget (SessionOptions::memory_limit), if
+// any; returns the budget to release them to when the memory is freed.
+std::shared_ptr<MemoryBudget> charge_budget(size_t bytes, const Shape& shape) {
+  MemoryBudget* budget = current_memory_budget();
+  if (!budget) return nullptr;
+  if (!budget->try_charge(bytes)) {
+    budget->exceeded(bytes, "allocating a tensor of shape " + shape_to_string(shape))
+        .throw_if_error();
+  }
+  return budget->shared_from_this();
+}
+
+std::shared_ptr<void> allocate_host(size_t bytes, const Shape& shape) {
   const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  std::shared_ptr<MemoryBudget> budget = charge_budget(rounded, shape);
   void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
-  if (!p)
+  if (!p) {
+    if (budget) budget->release(rounded);
     throw Error(ErrorCode::kInternal,
                 "out of host memory allocating " + std::to_string(bytes) + " bytes");
-  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  }
+  if (!budget) return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  return std::shared_ptr<void>(p, [budget = std::move(budget), rounded](void* q) {
+    std::free(q);
+    budget->release(rounded);
+  });
 }
 
 std::mutex g_hooks_mutex;
@@ -120,11 +142,15 @@ Tensor Tensor::empty(DType dtype, Shape shape, Device device) {
   if (dtype == DType::kString) {
     // Strings are objects: constructed here and destroyed with the last owner.
     const auto n = static_cast<size_t>(shape_numel(t.shape_));
+    // The string objects count; what they later allocate for long contents does not.
+    std::shared_ptr<MemoryBudget> budget = charge_budget(bytes, t.shape_);
     auto* strings = new std::string[n == 0 ? 1 : n];
-    t.owner_ =
-        std::shared_ptr<void>(strings, [](void* p) { delete[] static_cast<std::string*>(p); });
+    t.owner_ = std::shared_ptr<void>(strings, [budget = std::move(budget), bytes](void* p) {
+      delete[] static_cast<std::string*>(p);
+      if (budget) budget->release(bytes);
+    });
   } else if (device.is_cpu()) {
-    t.owner_ = allocate_host(bytes);
+    t.owner_ = allocate_host(bytes, t.shape_);
   } else {
     const DeviceMemoryHooks* hooks = device_memory_hooks(device.kind);
     if (!hooks || !hooks->allocate) {

@@ -11,6 +11,7 @@
 #include "recur/tensor.h"
 #include "runtime/core/status.h"
 #include "runtime/graph/graph.h"
+#include "runtime/provider/run_control.h"
 
 namespace recur {
 
@@ -67,6 +68,7 @@ class KernelContext {
     int64_t max_loop_iterations = 0;
     const SubgraphRunner* subgraphs = nullptr;
     ProviderRunState* provider_state = nullptr;
+    const RunControl* control = nullptr;  // null: the run cannot be cancelled
   };
 
   KernelContext(const Node& node, std::span<Tensor> frame, std::span<const ValueId> inputs,
@@ -105,6 +107,19 @@ class KernelContext {
   Result<Tensor*> allocate_output(size_t i, DType dtype, const Shape& shape);
   // Sets output i to an existing tensor (a view of an input, a constant).
   Status set_output(size_t i, Tensor t);
+
+  // kCancelled naming the node (and "at <what> <index>", e.g. "at time step 12") once the run
+  // is terminated or past its deadline; ok otherwise. For kernels that loop for long.
+  Status check_cancelled(const char* what = nullptr, int64_t index = 0) const {
+    if (!env_.control) return ok_status();
+    Status st = env_.control->check();
+    if (st.ok()) return st;
+    std::string m = st.message();
+    if (what) m += std::string(" at ") + what + " " + std::to_string(index);
+    return error(st.code(), m);
+  }
+  // Whether long kernels should run in blocks so that check_cancelled() is reached often.
+  bool fine_grained_cancel() const { return env_.control && env_.control->fine_grained; }
 
   // "node 'x' (Op): " prefix helper for error messages.
   Status error(ErrorCode code, const std::string& message) const {

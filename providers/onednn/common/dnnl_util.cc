@@ -93,10 +93,16 @@ void ArgsPool::give_back(std::unique_ptr<Args> args) {
 
 ScratchPool::Lease::~Lease() {
   if (pool_ && buf_) pool_->give_back(std::move(buf_));
+  if (budget_) budget_->release(charged_);
 }
 
 ScratchPool::Lease ScratchPool::acquire(size_t bytes) {
   if (bytes == 0) return Lease();
+  std::shared_ptr<MemoryBudget> budget;
+  if (MemoryBudget* b = current_memory_budget()) {
+    if (!b->try_charge(bytes)) b->exceeded(bytes, "oneDNN scratch memory").throw_if_error();
+    budget = b->shared_from_this();
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     // The smallest free buffer that fits.
@@ -109,10 +115,11 @@ ScratchPool::Lease ScratchPool::acquire(size_t bytes) {
     if (best != free_.size()) {
       auto buf = std::move(free_[best]);
       free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
-      return Lease(this, std::move(buf));
+      return Lease(this, std::move(buf), std::move(budget), bytes);
     }
   }
-  return Lease(this, std::make_unique<AlignedBuffer>(bytes));
+  auto buf = std::make_unique<AlignedBuffer>(bytes);
+  return Lease(this, std::move(buf), std::move(budget), bytes);
 }
 
 void ScratchPool::give_back(std::unique_ptr<AlignedBuffer> buf) {

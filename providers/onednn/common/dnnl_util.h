@@ -13,6 +13,7 @@
 #include <dnnl.hpp>
 
 #include "recur/tensor.h"
+#include "runtime/core/memory_budget.h"
 #include "runtime/core/status.h"
 #include "runtime/provider/execution_provider.h"
 
@@ -71,19 +72,23 @@ class ScratchPool {
   class Lease {
    public:
     Lease() = default;
-    Lease(ScratchPool* pool, std::unique_ptr<AlignedBuffer> buf)
-        : pool_(pool), buf_(std::move(buf)) {}
+    Lease(ScratchPool* pool, std::unique_ptr<AlignedBuffer> buf,
+          std::shared_ptr<MemoryBudget> budget, size_t charged)
+        : pool_(pool), buf_(std::move(buf)), budget_(std::move(budget)), charged_(charged) {}
     Lease(Lease&&) = default;
-    Lease& operator=(Lease&&) = default;
+    Lease& operator=(Lease&&) = delete;
     ~Lease();
     void* data() const { return buf_ ? buf_->data : nullptr; }
 
    private:
     ScratchPool* pool_ = nullptr;
     std::unique_ptr<AlignedBuffer> buf_;
+    std::shared_ptr<MemoryBudget> budget_;  // the run's, which the lease counts against
+    size_t charged_ = 0;
   };
 
-  // A buffer of at least `bytes` (nullptr data for 0 bytes).
+  // A buffer of at least `bytes` (nullptr data for 0 bytes). It counts against the calling
+  // thread's run memory budget while leased; throws recur::Error (kOutOfRange) past it.
   Lease acquire(size_t bytes);
 
  private:

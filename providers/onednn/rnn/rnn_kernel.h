@@ -64,6 +64,10 @@ struct RunIo {
   float* yc = nullptr;
   size_t y_numel = 0;
   const RunWeights* rw = nullptr;  // null: the constant weights held by the plans
+  // Cancellation is checked between primitive calls; `block` > 0 caps the time steps of one
+  // call so that the checks come often (RunOptions::cancellable).
+  const KernelContext* ctx = nullptr;
+  int64_t block = 0;
   const float* x_at(int64_t t, int64_t n) const { return x + (l0 ? t * N + n : n * T + t) * I; }
   int64_t y_off(int64_t t, int64_t d, int64_t n) const {
     return (l0 ? (t * D + d) * N + n : (n * T + t) * D + d) * H;
@@ -181,7 +185,7 @@ class RnnKernel final : public Kernel {
   Status run_segments(const RunIo& io, const int32_t* lens) const;
   Status run_direction(const RunIo& io, int d, SegmentRun& sr) const;
   void load_states(const RunIo& io, int d, SegmentRun& sr) const;
-  Status run_segment(const RunIo& io, int d, int64_t s, int64_t k, bool have_state,
+  Status run_segment(const RunIo& io, int d, int64_t s, int64_t e, int64_t k, bool have_state,
                      SegmentRun& sr) const;
 
   const Node& node_;

@@ -1,6 +1,7 @@
 // The kernel's run paths: all sequences of length T in one primitive per job, and unequal
 // sequence lengths as time segments over the rows still active.
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -8,6 +9,22 @@
 #include "providers/onednn/rnn/rnn_kernel.h"
 
 namespace recur::onednn::rnn {
+
+namespace {
+
+// Time steps per primitive call when the run may be cancelled: about 2 ms of work at a
+// conservative 20 GFLOP/s, a power of two so that the blocks of a sequence share one plan.
+int64_t cancel_block(const RunIo& io, int64_t gates) {
+  const double flops_per_step = 2.0 * static_cast<double>(io.N) *
+                                static_cast<double>(gates * io.H) *
+                                static_cast<double>(io.I + io.H);
+  const double target = 40e6;
+  int64_t b = 1;
+  while (b < io.T && static_cast<double>(2 * b) * flops_per_step <= target) b *= 2;
+  return b;
+}
+
+}  // namespace
 
 Status RnnKernel::execute(const Plan& plan, int d, const RunWeights* rw, const Exec& e) const {
   const RnnDescs& ds = plan.descs;
@@ -119,6 +136,13 @@ Status RnnKernel::run(KernelContext& ctx) const {
   const int32_t* lens = seq ? seq->data<int32_t>() : nullptr;
   bool uniform = true;
   for (int64_t n = 0; lens && n < io.N; ++n) uniform = uniform && lens[n] == io.T;
+  io.ctx = &ctx;
+  io.block = ctx.fine_grained_cancel() ? cancel_block(io, geom_.gates()) : 0;
+  if (uniform && io.block > 0 && io.block < io.T && io.T <= INT32_MAX) {
+    // The segment path with every row of length T runs the sequence block by block.
+    const std::vector<int32_t> full(static_cast<size_t>(io.N), static_cast<int32_t>(io.T));
+    return run_segments(io, full.data());
+  }
   return uniform ? run_uniform(io) : run_segments(io, lens);
 }
 
@@ -186,7 +210,11 @@ Status RnnKernel::run_uniform(const RunIo& io) const {
 
 // Sequence lengths that differ: time segments over the rows still active, longest first.
 Status RnnKernel::run_segments(const RunIo& io, const int32_t* lens) const {
-  std::fill(io.y, io.y + io.y_numel, 0.0f);
+  // Steps past a row's length are zeros in Y; with every row full (a run in blocks) every
+  // value is written, and zeroing a long Y first could not be interrupted.
+  bool all_full = true;
+  for (int64_t n = 0; n < io.N; ++n) all_full = all_full && lens[n] == io.T;
+  if (!all_full) std::fill(io.y, io.y + io.y_numel, 0.0f);
   if (io.yh) std::fill(io.yh, io.yh + io.state_n(), 0.0f);
   if (io.yc) std::fill(io.yc, io.yc + io.state_n(), 0.0f);
   const int64_t N = io.N;
@@ -217,13 +245,16 @@ Status RnnKernel::run_direction(const RunIo& io, int d, SegmentRun& sr) const {
   if (have_state) load_states(io, d, sr);
   int64_t s = 0;
   while (s < sr.L[0]) {
+    if (io.ctx) RECUR_RETURN_IF_ERROR(io.ctx->check_cancelled("time step", s));
     int64_t k = 0;
     while (k < sr.active && sr.L[static_cast<size_t>(k)] > s) ++k;
-    RECUR_RETURN_IF_ERROR(run_segment(io, d, s, k, have_state, sr));
+    int64_t e = sr.L[static_cast<size_t>(k - 1)];
+    if (io.block > 0) e = std::min(e, s + io.block);
+    RECUR_RETURN_IF_ERROR(run_segment(io, d, s, e, k, have_state, sr));
     std::swap(sr.cur_h, sr.nxt_h);
     std::swap(sr.cur_c, sr.nxt_c);
     have_state = true;
-    s = sr.L[static_cast<size_t>(k - 1)];
+    s = e;
   }
   return ok_status();
 }
@@ -248,16 +279,15 @@ void RnnKernel::load_states(const RunIo& io, int d, SegmentRun& sr) const {
   }
 }
 
-// Steps [s, e) of the first k active rows, e the length of the shortest of them: their X
-// gathered into one packed primitive, its Y scattered back, and the final states of the rows
+// Steps [s, e) of the first k active rows, e at most the length of the shortest of them: their
+// X gathered into one packed primitive, its Y scattered back, and the final states of the rows
 // that end at e written out.
-Status RnnKernel::run_segment(const RunIo& io, int d, int64_t s, int64_t k, bool have_state,
-                              SegmentRun& sr) const {
+Status RnnKernel::run_segment(const RunIo& io, int d, int64_t s, int64_t e, int64_t k,
+                              bool have_state, SegmentRun& sr) const {
   const bool lstm = spec_.cell == RnnCell::kLstm;
   const bool rev = is_reverse(d);
   const size_t hsz = static_cast<size_t>(io.H), isz = static_cast<size_t>(io.I);
   const std::vector<int64_t>& L = sr.L;
-  const int64_t e = L[static_cast<size_t>(k - 1)];
   const int64_t ts = e - s;
   // The step of row j at segment step tau; the reverse direction walks each sequence
   // backward from its own last valid step.

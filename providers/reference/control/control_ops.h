@@ -21,4 +21,9 @@ Result<Tensor> stack_tensors(std::span<const Tensor> parts, int64_t axis, bool r
 // Index `index` of `t` along `axis`, as a tensor of rank - 1.
 Tensor slice_along(const Tensor& t, int64_t axis, int64_t index);
 
+// An error of iteration `it` of a Loop or Scan. Those that end the loop whatever the body does
+// (the memory limit, cancellation) name the loop node and the iteration before the body node
+// where they happened; others keep the body node's name first.
+Status iteration_error(const KernelContext& ctx, int64_t it, const Status& st);
+
 }  // namespace recur::reference

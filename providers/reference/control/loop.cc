@@ -1,5 +1,6 @@
 #include "providers/reference/common/util.h"
 #include "providers/reference/control/control_ops.h"
+#include "runtime/core/memory_budget.h"
 
 namespace recur::reference {
 
@@ -48,6 +49,9 @@ class LoopKernel final : public Kernel {
       carried.push_back(*v);
     }
     std::vector<std::vector<Tensor>> scans(scan_types_.size());
+    // The stacked scan outputs will need as many bytes as their parts: counted as the parts
+    // arrive, so that a loop without a trip count stops at the memory limit, not after it.
+    MemoryReservation stacked_bytes;
     std::vector<Tensor> body_inputs(2 + num_carried_);
     for (int64_t it = 0; cond && (trip_count < 0 || it < trip_count); ++it) {
       if (limit > 0 && it >= limit) {
@@ -56,24 +60,15 @@ class LoopKernel final : public Kernel {
                                                      std::to_string(limit) +
                                                      " (SessionOptions::max_loop_iterations)");
       }
+      RECUR_RETURN_IF_ERROR(ctx.check_cancelled("iteration", it));
       body_inputs[0] = Tensor::scalar<int64_t>(it);
       body_inputs[1] = Tensor::scalar<bool>(cond);
       for (size_t i = 0; i < num_carried_; ++i) body_inputs[2 + i] = carried[i];
-      RECUR_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
-                             ctx.env().subgraphs->run(*body_, body_inputs, ctx));
-      if (outs.size() != 1 + num_carried_ + scans.size()) {
-        return ctx.error(ErrorCode::kInvalidModel,
-                         "the body returned " + std::to_string(outs.size()) + " outputs");
-      }
-      const Tensor& c = outs[0];
-      if (c.dtype() != DType::kBool || c.numel() != 1) {
-        return ctx.error(ErrorCode::kInvalidModel, "the body's cond output must be a single bool");
-      }
-      cond = *c.data<bool>();
-      for (size_t i = 0; i < num_carried_; ++i) carried[i] = std::move(outs[1 + i]);
-      for (size_t k = 0; k < scans.size(); ++k)
-        scans[k].push_back(std::move(outs[1 + num_carried_ + k]));
+      auto outs = ctx.env().subgraphs->run(*body_, body_inputs, ctx);
+      if (!outs.ok()) return iteration_error(ctx, it, outs.status());
+      RECUR_RETURN_IF_ERROR(take_outputs(ctx, it, *outs, cond, carried, scans, stacked_bytes));
     }
+    stacked_bytes.release();
     for (size_t i = 0; i < num_carried_; ++i) RECUR_RETURN_IF_ERROR(ctx.set_output(i, carried[i]));
     for (size_t k = 0; k < scans.size(); ++k) {
       const DType dt = scans[k].empty() ? scan_types_[k].first : scans[k].front().dtype();
@@ -85,6 +80,30 @@ class LoopKernel final : public Kernel {
   }
 
  private:
+  // Iteration `it`'s body outputs: the next cond, the carried values and the scan parts.
+  Status take_outputs(const KernelContext& ctx, int64_t it, std::vector<Tensor>& outs, bool& cond,
+                      std::vector<Tensor>& carried, std::vector<std::vector<Tensor>>& scans,
+                      MemoryReservation& stacked_bytes) const {
+    if (outs.size() != 1 + num_carried_ + scans.size()) {
+      return ctx.error(ErrorCode::kInvalidModel,
+                       "the body returned " + std::to_string(outs.size()) + " outputs");
+    }
+    const Tensor& c = outs[0];
+    if (c.dtype() != DType::kBool || c.numel() != 1) {
+      return ctx.error(ErrorCode::kInvalidModel, "the body's cond output must be a single bool");
+    }
+    size_t grow = 0;
+    for (size_t k = 0; k < scans.size(); ++k) grow += outs[1 + num_carried_ + k].nbytes();
+    if (Status st = stacked_bytes.grow(grow, "the scan outputs stacked so far"); !st.ok()) {
+      return iteration_error(ctx, it, st);
+    }
+    cond = *c.data<bool>();
+    for (size_t i = 0; i < num_carried_; ++i) carried[i] = std::move(outs[1 + i]);
+    for (size_t k = 0; k < scans.size(); ++k)
+      scans[k].push_back(std::move(outs[1 + num_carried_ + k]));
+    return ok_status();
+  }
+
   std::shared_ptr<const SubgraphPlan> body_;
   size_t num_carried_;
   // dtype and element shape of each scan output, for the zero-iteration case.

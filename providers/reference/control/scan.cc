@@ -1,5 +1,6 @@
 #include "providers/reference/common/util.h"
 #include "providers/reference/control/control_ops.h"
+#include "runtime/core/memory_budget.h"
 
 namespace recur::reference {
 
@@ -44,24 +45,34 @@ class ScanKernel final : public Kernel {
                                    int64_t len) const {
     const size_t n = cfg_.num_states;
     std::vector<std::vector<Tensor>> collected(cfg_.num_scan_outputs);
+    // The stacked outputs will need as many bytes as their parts: counted as they grow.
+    MemoryReservation stacked_bytes;
     std::vector<Tensor> body_inputs(n + inputs.size());
     for (int64_t t = 0; t < len; ++t) {
+      RECUR_RETURN_IF_ERROR(ctx.check_cancelled("iteration", t));
       for (size_t i = 0; i < n; ++i) body_inputs[i] = states[i];
       for (size_t j = 0; j < inputs.size(); ++j) {
         const int64_t axis = cfg_.input_axes[j];
         const int64_t index = cfg_.input_directions[j] ? len - 1 - t : t;
         body_inputs[n + j] = slice_along(inputs[j], axis, index);
       }
-      RECUR_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
-                             ctx.env().subgraphs->run(*body_, body_inputs, ctx));
+      auto run = ctx.env().subgraphs->run(*body_, body_inputs, ctx);
+      if (!run.ok()) return iteration_error(ctx, t, run.status());
+      std::vector<Tensor>& outs = *run;
       if (outs.size() != n + cfg_.num_scan_outputs) {
         return ctx.error(ErrorCode::kInvalidModel,
                          "the body returned " + std::to_string(outs.size()) + " outputs");
+      }
+      size_t grow = 0;
+      for (size_t k = 0; k < cfg_.num_scan_outputs; ++k) grow += outs[n + k].nbytes();
+      if (Status st = stacked_bytes.grow(grow, "the scan outputs stacked so far"); !st.ok()) {
+        return iteration_error(ctx, t, st);
       }
       for (size_t i = 0; i < n; ++i) states[i] = std::move(outs[i]);
       for (size_t k = 0; k < cfg_.num_scan_outputs; ++k)
         collected[k].push_back(std::move(outs[n + k]));
     }
+    stacked_bytes.release();
     std::vector<Tensor> result = std::move(states);
     for (size_t k = 0; k < cfg_.num_scan_outputs; ++k) {
       const auto& [dtype, elem] = cfg_.output_types[k];

@@ -1,4 +1,5 @@
-// Stacking and slicing along an axis, for the scan outputs and inputs of Loop and Scan.
+// Stacking and slicing along an axis, for the scan outputs and inputs of Loop and Scan, and
+// their iteration errors.
 #include "providers/reference/common/util.h"
 #include "providers/reference/control/control_ops.h"
 
@@ -48,6 +49,11 @@ Tensor slice_along(const Tensor& t, int64_t axis, int64_t index) {
   for (int64_t o = 0; o < outer; ++o)
     copy_elements(t, (o * len + index) * inner, out, o * inner, inner);
   return out;
+}
+
+Status iteration_error(const KernelContext& ctx, int64_t it, const Status& st) {
+  if (st.code() != ErrorCode::kOutOfRange && st.code() != ErrorCode::kCancelled) return st;
+  return ctx.error(st.code(), "iteration " + std::to_string(it) + ": " + st.message());
 }
 
 }  // namespace recur::reference

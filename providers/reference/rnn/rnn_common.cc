@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "providers/reference/common/gemm.h"
+#include "runtime/core/memory_budget.h"
 
 namespace recur::reference::rnn {
 
@@ -238,7 +241,10 @@ Status allocate_outputs(KernelContext& ctx, const RunGeometry& g, DType dtype, b
 // of one direction, the states and the step's scratch, in one allocation.
 template <class C>
 struct Workspace {
-  std::vector<C> buffer;
+  // Not zeroed: every part is written before it is read. Zeroing a long sequence's projected
+  // inputs took tens of milliseconds that a cancellation could not interrupt.
+  std::unique_ptr<C[]> buffer;
+  MemoryReservation counted;  // the buffer, against the run's memory limit
   // What the step reads per batch row (StepArgs::xw_rows and active).
   std::vector<const C*> xw_rows;
   std::vector<uint8_t> active;
@@ -256,15 +262,22 @@ Status allocate_workspace(KernelContext& ctx, const RunGeometry& g, int64_t x_si
   const int64_t N = g.N, H = g.H, GH = g.GH;
   ws->xw_rows.assign(static_cast<size_t>(N), nullptr);
   ws->active.assign(static_cast<size_t>(N), 0);
+  const auto n = static_cast<size_t>(x_size + xw_size + N * H * (g.lstm ? 2 : 1) + N * GH + N * H);
+  if (n > SIZE_MAX / sizeof(C)) {
+    return ctx.error(ErrorCode::kInvalidArgument,
+                     "the workspace for T=" + std::to_string(g.S) + " is too large");
+  }
+  if (Status st = ws->counted.grow(n * sizeof(C), "the RNN workspace"); !st.ok()) {
+    return ctx.error(st.code(), st.message());
+  }
   try {
-    ws->buffer.assign(
-        static_cast<size_t>(x_size + xw_size + N * H * (g.lstm ? 2 : 1) + N * GH + N * H), C(0));
-  } catch (const std::exception&) {  // bad_alloc, or length_error past vector's max_size
+    ws->buffer.reset(new C[n]);
+  } catch (const std::exception&) {  // bad_alloc
     return ctx.error(ErrorCode::kInvalidArgument,
                      "cannot allocate the workspace for T=" + std::to_string(g.S) +
                          ", N=" + std::to_string(N) + ", hidden_size=" + std::to_string(H));
   }
-  ws->xc = ws->buffer.data();
+  ws->xc = ws->buffer.get();
   ws->xw = ws->xc + x_size;
   ws->h = ws->xw + xw_size;
   ws->c = ws->h + N * H;
@@ -288,16 +301,25 @@ const C* input_in_compute_type(const Tensor& x, int64_t x_size, C* xc) {
 // The input projection (bias included) of direction d for every (t, n) row at once, rows in
 // X's order.
 template <class C>
-void project_inputs(const RunGeometry& g, const WeightView<C>& wv, int64_t d, const C* xin, C* xw) {
+Status project_inputs(const KernelContext& ctx, const RunGeometry& g, const WeightView<C>& wv,
+                      int64_t d, const C* xin, C* xw) {
   const int64_t rows = g.S * g.N, GH = g.GH, I = g.I;
   if (wv.bias) {
     const C* bd = wv.bias + d * GH;
     for (int64_t i = 0; i < rows; ++i) std::copy(bd, bd + GH, xw + i * GH);
   }
-  if (rows > 0) {
-    gemm<C>(false, false, rows, GH, I, C(1), xin, I, wv.wt + d * I * GH, GH, wv.bias ? C(1) : C(0),
-            xw, GH);
+  // In a run that can be cancelled, blocks of about 2M multiply-adds with a check between
+  // them: one GEMM over a long sequence takes longer than a cancellation may wait. Rows are
+  // independent, so the blocks give the same values.
+  const int64_t block =
+      ctx.env().control ? std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(1, GH * I))
+                        : std::max<int64_t>(rows, 1);
+  for (int64_t r0 = 0; r0 < rows; r0 += block) {
+    if (r0 > 0) RECUR_RETURN_IF_ERROR(ctx.check_cancelled("input projection row", r0));
+    gemm<C>(false, false, std::min(block, rows - r0), GH, I, C(1), xin + r0 * I, I,
+            wv.wt + d * I * GH, GH, wv.bias ? C(1) : C(0), xw + r0 * GH, GH);
   }
+  return ok_status();
 }
 
 // Direction d's initial_h and initial_c into h and c, zeros where they are absent.
@@ -350,9 +372,11 @@ class RnnKernel final : public Kernel {
                                 const Tensor* b, const Tensor* p, PackedWeights<C>* local) const;
 
   // Direction d's steps over the projected inputs in ws, writing Y (when yd is not null).
+  // Stops between steps when the run is cancelled.
   template <class T, class C>
-  void run_direction(const RunGeometry& g, int64_t d, const WeightView<C>& wv,
-                     const SequenceLengths& sl, Workspace<C>& ws, T* yd) const;
+  Status run_direction(const KernelContext& ctx, const RunGeometry& g, int64_t d,
+                       const WeightView<C>& wv, const SequenceLengths& sl, Workspace<C>& ws,
+                       T* yd) const;
 
   template <class C>
   const PackedWeights<C>& packed() const {
@@ -512,9 +536,9 @@ Status RnnKernel::run_typed(KernelContext& ctx, const RnnDims& dims, const Tenso
   const T* h0 = initial_h ? initial_h->data<T>() : nullptr;
   const T* c0 = initial_c ? initial_c->data<T>() : nullptr;
   for (int64_t d = 0; d < g.D; ++d) {
-    project_inputs(g, wv, d, xin, ws.xw);
+    RECUR_RETURN_IF_ERROR(project_inputs(ctx, g, wv, d, xin, ws.xw));
     load_initial_state(g, d, h0, c0, ws.h, ws.c);
-    run_direction(g, d, wv, sl, ws, out.y);
+    RECUR_RETURN_IF_ERROR(run_direction(ctx, g, d, wv, sl, ws, out.y));
     write_final_state(g, d, sl.lens, ws.h, ws.c, out.yh, out.yc);
   }
   return ok_status();
@@ -540,8 +564,9 @@ WeightView<C> RnnKernel::weights_for_run(const RnnDims& dims, const Tensor* w, c
 }
 
 template <class T, class C>
-void RnnKernel::run_direction(const RunGeometry& g, int64_t d, const WeightView<C>& wv,
-                              const SequenceLengths& sl, Workspace<C>& ws, T* yd) const {
+Status RnnKernel::run_direction(const KernelContext& ctx, const RunGeometry& g, int64_t d,
+                                const WeightView<C>& wv, const SequenceLengths& sl,
+                                Workspace<C>& ws, T* yd) const {
   const int64_t N = g.N, H = g.H, GH = g.GH;
   const bool reverse = spec_.direction == RnnDirection::kReverse ||
                        (spec_.direction == RnnDirection::kBidirectional && d == 1);
@@ -564,6 +589,7 @@ void RnnKernel::run_direction(const RunGeometry& g, int64_t d, const WeightView<
   // so that the reverse direction starts from each sequence's own last valid step.
   const std::vector<int64_t>& lens = sl.lens;
   for (int64_t s = 0; s < sl.max_len; ++s) {
+    RECUR_RETURN_IF_ERROR(ctx.check_cancelled("time step", s));
     for (int64_t n = 0; n < N; ++n) {
       const int64_t len = lens[static_cast<size_t>(n)];
       const bool on = s < len;
@@ -589,6 +615,7 @@ void RnnKernel::run_direction(const RunGeometry& g, int64_t d, const WeightView<
       for (int64_t j = 0; j < H; ++j) dst[j] = from_compute<T>(ws.h[n * H + j]);
     }
   }
+  return ok_status();
 }
 
 }  // namespace

@@ -66,7 +66,14 @@ Status run_kernel(const SubgraphPlan& plan, const Step& step, std::vector<Tensor
 }  // namespace
 
 Status Executor::execute(const SubgraphPlan& plan, std::vector<Tensor>& frame) const {
+  const RunControl* control = envs_.empty() ? nullptr : envs_.front().control;
   for (const Step& step : plan.steps) {
+    if (control && step.kind == Step::Kind::kKernel) {
+      if (Status st = control->check(); !st.ok()) {
+        return Status(st.code(),
+                      st.message() + " before " + plan.graph->node(step.node).describe() + " ran");
+      }
+    }
     if (step.kind == Step::Kind::kCopy) {
       const Tensor& src = frame[static_cast<size_t>(step.src)];
       if (!src.defined()) {

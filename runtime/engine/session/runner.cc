@@ -5,6 +5,7 @@
 #include <set>
 
 #include "runtime/core/device_memory.h"
+#include "runtime/core/memory_budget.h"
 #include "runtime/engine/session/executor.h"
 
 namespace recur {
@@ -20,7 +21,12 @@ struct RecordHooks {
 };
 
 // One run of the plan over `frame`, optionally measured or recorded.
-Status run_plan(const RunSetup& setup, std::vector<Tensor>& frame, RecordHooks* hooks) {
+// Every host tensor the run allocates counts against a budget of its own, so that concurrent
+// runs do not share one.
+Status run_plan(const RunSetup& setup, std::vector<Tensor>& frame, const RunControl& control,
+                RecordHooks* hooks) {
+  const auto budget = std::make_shared<MemoryBudget>(setup.memory_limit);
+  MemoryBudgetScope budget_scope(budget.get());
   const auto& providers = setup.providers;
   std::vector<std::unique_ptr<ProviderRunState>> states;
   std::vector<KernelContext::Env> envs(providers.size());
@@ -29,6 +35,7 @@ Status run_plan(const RunSetup& setup, std::vector<Tensor>& frame, RecordHooks* 
     envs[p].threads = setup.threads;
     envs[p].max_loop_iterations = setup.max_loop_iterations;
     envs[p].provider_state = states.back().get();
+    envs[p].control = control.active() ? &control : nullptr;
   }
   Executor executor(envs);
   for (auto& env : envs) env.subgraphs = &executor;
@@ -58,7 +65,9 @@ class PlainRunner final : public Runner {
  public:
   PlainRunner(RunSetup setup, std::string note)
       : setup_(std::move(setup)), note_(std::move(note)) {}
-  Status run(std::vector<Tensor>& frame) const override { return run_plan(setup_, frame, nullptr); }
+  Status run(std::vector<Tensor>& frame, const RunControl& control) const override {
+    return run_plan(setup_, frame, control, nullptr);
+  }
   std::string explain() const override { return note_; }
 
  private:
@@ -171,13 +180,13 @@ class RecordedRunner final : public Runner {
  public:
   RecordedRunner(RunSetup setup, int recorder) : setup_(std::move(setup)), recorder_(recorder) {}
 
-  Status run(std::vector<Tensor>& frame) const override;
+  Status run(std::vector<Tensor>& frame, const RunControl& control) const override;
   std::string explain() const override;
 
  private:
   std::shared_ptr<GraphEntry> entry_for(const std::vector<Tensor>& frame) const;
-  Status measure(GraphEntry& e, std::vector<Tensor>& frame) const;
-  Status record(GraphEntry& e, std::vector<Tensor>& frame) const;
+  Status measure(GraphEntry& e, std::vector<Tensor>& frame, const RunControl& control) const;
+  Status record(GraphEntry& e, std::vector<Tensor>& frame, const RunControl& control) const;
   Status replay(GraphEntry& e, std::vector<Tensor>& frame) const;
 
   RunSetup setup_;
@@ -199,24 +208,26 @@ std::shared_ptr<GraphEntry> RecordedRunner::entry_for(const std::vector<Tensor>&
   return e;
 }
 
-Status RecordedRunner::measure(GraphEntry& e, std::vector<Tensor>& frame) const {
+Status RecordedRunner::measure(GraphEntry& e, std::vector<Tensor>& frame,
+                               const RunControl& control) const {
   e.recorder = setup_.providers[static_cast<size_t>(recorder_)]->make_recorder();
   if (!e.recorder) {
     e.failed = true;
-    return run_plan(setup_, frame, nullptr);
+    return run_plan(setup_, frame, control, nullptr);
   }
   RecordHooks h;
   h.mode = RecordHooks::Mode::kMeasure;
   h.recorder = e.recorder.get();
   h.provider = recorder_;
-  RECUR_RETURN_IF_ERROR(run_plan(setup_, frame, &h));
+  RECUR_RETURN_IF_ERROR(run_plan(setup_, frame, control, &h));
   e.arena_bytes = h.measured;
   e.measured = true;
   return ok_status();
 }
 
 // The recording reads its inputs from device buffers it keeps; each replay refills them.
-Status RecordedRunner::record(GraphEntry& e, std::vector<Tensor>& frame) const {
+Status RecordedRunner::record(GraphEntry& e, std::vector<Tensor>& frame,
+                              const RunControl& control) const {
   const Device dev = setup_.providers[static_cast<size_t>(recorder_)]->device();
   std::vector<Tensor> rframe = new_frame(*setup_.plan);
   for (ValueId slot : setup_.plan->input_slots) {
@@ -238,13 +249,19 @@ Status RecordedRunner::record(GraphEntry& e, std::vector<Tensor>& frame) const {
   h.provider = recorder_;
   // Slack for allocations that differ between runs (a cuDNN workspace sized per call).
   h.arena_bytes = e.arena_bytes + e.arena_bytes / 8 + (size_t{4} << 20);
-  Status st = run_plan(setup_, rframe, &h);
+  Status st = run_plan(setup_, rframe, control, &h);
+  if (st.code() == ErrorCode::kCancelled) {
+    e.inputs.clear();
+    e.recorder.reset();
+    e.measured = false;  // the next run measures again and records after
+    return st;
+  }
   if (!st.ok()) {
     e.failed = true;
     e.why = st.message();
     e.inputs.clear();
     e.recorder.reset();
-    return run_plan(setup_, frame, nullptr);
+    return run_plan(setup_, frame, control, nullptr);
   }
   e.frame = std::move(rframe);
   e.recorded = true;
@@ -274,15 +291,17 @@ Status RecordedRunner::replay(GraphEntry& e, std::vector<Tensor>& frame) const {
   return ok_status();
 }
 
-Status RecordedRunner::run(std::vector<Tensor>& frame) const {
+// A replay runs the whole recording at once: it can only be cancelled before it starts.
+Status RecordedRunner::run(std::vector<Tensor>& frame, const RunControl& control) const {
   std::shared_ptr<GraphEntry> entry = entry_for(frame);
   std::lock_guard lock(entry->mu);
-  if (entry->failed) return run_plan(setup_, frame, nullptr);
-  if (!entry->measured) return measure(*entry, frame);
+  if (entry->failed) return run_plan(setup_, frame, control, nullptr);
+  if (!entry->measured) return measure(*entry, frame, control);
   if (!entry->recorded) {
-    RECUR_RETURN_IF_ERROR(record(*entry, frame));
+    RECUR_RETURN_IF_ERROR(record(*entry, frame, control));
     if (entry->failed) return ok_status();  // record() ran the plan normally instead
   } else {
+    RECUR_RETURN_IF_ERROR(control.check());
     size_t k = 0;
     for (ValueId slot : setup_.plan->input_slots) {
       const Tensor& t = frame[static_cast<size_t>(slot)];

@@ -3,6 +3,7 @@
 // replays it. The session chooses one at load and keeps only its lifetime and API.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,13 +19,15 @@ struct RunSetup {
   std::vector<const ExecutionProvider*> providers;
   int threads = 0;
   int64_t max_loop_iterations = 0;
+  size_t memory_limit = SIZE_MAX;  // host bytes per run (SessionOptions::memory_limit)
 };
 
 class Runner {
  public:
   virtual ~Runner() = default;
-  // Runs the plan over `frame` (plan->num_slots tensors, inputs placed). Thread-safe.
-  virtual Status run(std::vector<Tensor>& frame) const = 0;
+  // Runs the plan over `frame` (plan->num_slots tensors, inputs placed), ending early as
+  // `control` says. Thread-safe.
+  virtual Status run(std::vector<Tensor>& frame, const RunControl& control) const = 0;
   // Lines for --explain about how runs go; empty when there is nothing to say.
   virtual std::string explain() const { return {}; }
 };

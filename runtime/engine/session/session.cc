@@ -7,6 +7,7 @@
 
 #include "providers/reference/reference_provider.h"
 #include "runtime/core/device_memory.h"
+#include "runtime/core/memory_budget.h"
 #include "runtime/engine/optimize/optimizer.h"
 #include "runtime/engine/optimize/shape_subgraph.h"
 #include "runtime/engine/session/executor.h"
@@ -160,6 +161,9 @@ std::shared_ptr<const Session::Impl> create(Result<Model> loaded, const SessionO
   setup.providers.push_back(impl->host.get());
   setup.threads = options.threads();
   setup.max_loop_iterations = options.max_loop_iterations();
+  // Read once here, not per run: a run's limit must not depend on what others hold.
+  setup.memory_limit = options.memory_limit() ? static_cast<size_t>(options.memory_limit())
+                                              : available_host_memory();
   impl->runner = make_runner(std::move(setup), options.cuda_graphs());
 
   for (ValueId v : graph.inputs()) impl->inputs.push_back(info_of(graph, v));
@@ -268,7 +272,11 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
     }
   }
 
-  impl.runner->run(frame).with_context(impl.model.path).throw_if_error();
+  RunControl control;
+  control.terminate = options.terminate_flag();
+  control.deadline = options.deadline();
+  control.fine_grained = options.cancellable();
+  impl.runner->run(frame, control).with_context(impl.model.path).throw_if_error();
 
   Outputs out;
   for (size_t i : wanted) {
