@@ -46,6 +46,7 @@ typedef enum recur_status {
   RECUR_IO = 6,     /* the file system */
   RECUR_DEVICE = 7, /* CUDA, cuDNN or oneDNN reported an error */
   RECUR_INTERNAL = 8,
+  RECUR_CANCELLED = 9, /* the run was ended by recur_run_options_terminate() or its timeout */
   RECUR_ERROR = 100,
   /* Not a status. It makes each enum of this header as wide as an int, so that any int value
    * that reaches the library through one is well-defined there (C++ would otherwise limit
@@ -215,6 +216,18 @@ RECUR_C_API void recur_run_options_release(recur_run_options* options);
  * then gives a device pointer. Off by default. */
 RECUR_C_API recur_status recur_run_options_set_outputs_on_device(recur_run_options* options,
                                                                  int on);
+/* Ends every run given these options (now running or started later) with RECUR_CANCELLED, at
+ * the next node, loop iteration or RNN time-step block. Safe to call from any thread while a
+ * run is using the options. */
+RECUR_C_API recur_status recur_run_options_terminate(const recur_run_options* options);
+/* A run given these options ends with RECUR_CANCELLED once `milliseconds` have passed since
+ * it started. 0 clears the timeout. */
+RECUR_C_API recur_status recur_run_options_set_timeout(recur_run_options* options,
+                                                       uint64_t milliseconds);
+/* Promises that recur_run_options_terminate() may be called, so that it takes effect within
+ * milliseconds even inside a long fused RNN node, which then runs in blocks of time steps (a
+ * little slower). A timeout implies it. Off by default. */
+RECUR_C_API recur_status recur_run_options_set_cancellable(recur_run_options* options, int on);
 
 /* Runs the model on `input_count` named inputs. `output_names` lists the outputs wanted, in
  * the order they are written to `outputs`; with output_names NULL and output_count 0, every

@@ -106,6 +106,7 @@ py::tuple value_info(const recur::ValueInfo& v) {
     case recur::ErrorCode::kIo:
     case recur::ErrorCode::kDevice:
     case recur::ErrorCode::kInternal:
+    case recur::ErrorCode::kCancelled:
       return true;
   }
   return false;
@@ -189,7 +190,8 @@ PYBIND11_MODULE(_recur, m) {
       .value("FAILED_PRECONDITION", recur::ErrorCode::kFailedPrecondition)
       .value("IO", recur::ErrorCode::kIo)
       .value("DEVICE", recur::ErrorCode::kDevice)
-      .value("INTERNAL", recur::ErrorCode::kInternal);
+      .value("INTERNAL", recur::ErrorCode::kInternal)
+      .value("CANCELLED", recur::ErrorCode::kCancelled);
 
   // recur.Error is a RuntimeError, as onnxruntime's exceptions are, with the code attached.
   static py::exception<recur::Error> error_type(m, "Error", PyExc_RuntimeError);

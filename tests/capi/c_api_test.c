@@ -153,6 +153,7 @@ static void test_library(void) {
   CHECK(strcmp(recur_status_name(RECUR_IO), "i/o error") == 0);
   CHECK(strcmp(recur_status_name(RECUR_DEVICE), "device error") == 0);
   CHECK(strcmp(recur_status_name(RECUR_INTERNAL), "internal error") == 0);
+  CHECK(strcmp(recur_status_name(RECUR_CANCELLED), "cancelled") == 0);
   CHECK(strcmp(recur_status_name(RECUR_ERROR), "error") == 0);
   CHECK(strcmp(recur_status_name((recur_status)42), "unknown status") == 0);
 
@@ -544,6 +545,23 @@ static void test_run(const recur_session* s, const char* data_dir) {
   FAILS(recur_run_options_create(NULL), RECUR_INVALID_ARGUMENT, "out is NULL");
   FAILS(recur_run_options_set_outputs_on_device(NULL, 1), RECUR_INVALID_ARGUMENT,
         "options is NULL");
+
+  /* Cancellation: a timeout that is not reached changes nothing; once terminated, every run
+   * given the options ends with RECUR_CANCELLED and writes no output. */
+  OK(recur_run_options_set_cancellable(ro, 1));
+  OK(recur_run_options_set_timeout(ro, 600000));
+  OK(recur_session_run(s, ro, names, inputs, 3, wanted, 2, two));
+  CHECK(two[0] != NULL && matches(two[0], &out[2]));
+  recur_tensor_release(two[0]);
+  recur_tensor_release(two[1]);
+  OK(recur_run_options_set_timeout(ro, 0));
+  OK(recur_run_options_terminate(ro));
+  FAILS(recur_session_run(s, ro, names, inputs, 3, NULL, 0, untouched), RECUR_CANCELLED,
+        "terminate()");
+  CHECK(untouched[0] == NULL);
+  FAILS(recur_run_options_terminate(NULL), RECUR_INVALID_ARGUMENT, "options is NULL");
+  FAILS(recur_run_options_set_timeout(NULL, 1), RECUR_INVALID_ARGUMENT, "options is NULL");
+  FAILS(recur_run_options_set_cancellable(NULL, 1), RECUR_INVALID_ARGUMENT, "options is NULL");
   recur_run_options_release(ro);
   recur_run_options_release(NULL);
   OK(recur_provider_count(&(size_t){0}));

@@ -87,7 +87,7 @@ Feeds folder_feeds(const Session& session, const std::string& dir) {
 }
 
 int run_once(const Session& session, const Feeds& feeds, double load_ms, const Args& a) {
-  const Outputs outs = session.run(feeds, a.run);
+  const Outputs outs = session.run(feeds, run_options(a));
   std::printf("load: %.3f ms\n", load_ms);
   std::fflush(stdout);
   for (size_t i = 0; i < outs.size(); ++i) {

@@ -222,6 +222,15 @@ void add_session_options(CLI::App& app, Args& a) {
                "skip graph optimisations");
   session_flag(app, a, "--cuda-graphs", &SessionOptions::cuda_graphs, true,
                "record each input shape's run once and replay it (CUDA graphs)");
+  session_flag(app, a, "--no-strict-schema", &SessionOptions::strict_schema, false,
+               "an attribute the operator's schema lacks is a warning, not an error");
+  session_value(app, a, "--memory-limit", &SessionOptions::memory_limit,
+                "host bytes one run may hold (0: the memory available at load)")
+      ->type_name("BYTES");
+  app.add_option("--timeout", a.timeout_ms,
+                 "end each run that takes longer than MS milliseconds (cancelled, exit 2)")
+      ->type_name("MS")
+      ->check(integer_at_least(0));
   app.add_option_function<int64_t>(
          "--max-loop-iterations",
          [&a](int64_t n) {
@@ -247,6 +256,12 @@ void add_session_options(CLI::App& app, Args& a) {
 }
 
 }  // namespace
+
+RunOptions run_options(const Args& a) {
+  RunOptions ro = a.run;
+  if (a.timeout_ms > 0) ro.timeout(std::chrono::milliseconds(a.timeout_ms));
+  return ro;
+}
 
 void usage_error(const std::string& message) {
   std::cerr << "recur-run: " << message << " (see recur-run --help)\n";

@@ -37,6 +37,7 @@ struct Args {
   int repeat = 20;
   int concurrency = 1;
   double duration_s = 0;  // 0: --repeat bounds the timed phase
+  int64_t timeout_ms = 0;  // --timeout: each run's own deadline; 0: none
   uint64_t seed = 0;
   Tolerance tol;
   // Session-level flags land here directly (see options.cc), so a new SessionOptions or
@@ -44,6 +45,9 @@ struct Args {
   SessionOptions session;
   RunOptions run;
 };
+
+// The options for one run: a.run, with a deadline --timeout from now when one is set.
+RunOptions run_options(const Args& a);
 
 // Parses argv. --help prints the generated help and exits 0; an argument error prints one
 // line naming the option and exits with kExitError.

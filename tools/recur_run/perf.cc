@@ -32,12 +32,21 @@ double percentile(std::vector<double> v, double p) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
+// --timeout gives each run its own deadline; without it the options are used as they are.
+void run_once(const Session& s, const Feeds& f, const RunOptions& ro, const Args& a) {
+  if (a.timeout_ms > 0) {
+    s.run(f, run_options(a));
+  } else {
+    s.run(f, ro);
+  }
+}
+
 // One thread's share: warm-up, then wait for every thread so the timed phases overlap, then
 // runs until the count or the deadline.
 void timed_runs(const Session& s, const Feeds& f, const RunOptions& ro, const Args& a,
                 std::latch& ready, Clock::time_point* start, std::vector<double>* ms) {
   try {
-    for (int i = 0; i < a.warmup; ++i) s.run(f, ro);
+    for (int i = 0; i < a.warmup; ++i) run_once(s, f, ro, a);
   } catch (...) {
     ready.count_down();  // a thread that failed in warm-up must not hold the others
     throw;
@@ -48,7 +57,7 @@ void timed_runs(const Session& s, const Feeds& f, const RunOptions& ro, const Ar
   for (int i = 0;; ++i) {
     if (a.duration_s > 0 ? i > 0 && Clock::now() >= deadline : i >= a.repeat) break;
     const auto t0 = Clock::now();
-    s.run(f, ro);
+    run_once(s, f, ro, a);
     ms->push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
 }

@@ -20,6 +20,7 @@ struct recur_session_options {
 
 struct recur_run_options {
   recur::RunOptions options;
+  uint64_t timeout_ms = 0;  // 0: none; the deadline is set when a run starts
 };
 
 struct recur_value_info {
@@ -58,6 +59,7 @@ static_assert(RECUR_FAILED_PRECONDITION == static_cast<int>(ErrorCode::kFailedPr
 static_assert(RECUR_IO == static_cast<int>(ErrorCode::kIo));
 static_assert(RECUR_DEVICE == static_cast<int>(ErrorCode::kDevice));
 static_assert(RECUR_INTERNAL == static_cast<int>(ErrorCode::kInternal));
+static_assert(RECUR_CANCELLED == static_cast<int>(ErrorCode::kCancelled));
 
 // A code added to recur::ErrorCode must be given a C value: the switch below has no default,
 // and this makes the compiler's missing-case warning an error.
@@ -83,6 +85,8 @@ recur_status to_status(ErrorCode code) {
       return RECUR_DEVICE;
     case ErrorCode::kInternal:
       return RECUR_INTERNAL;
+    case ErrorCode::kCancelled:
+      return RECUR_CANCELLED;
   }
   // A value outside the enumeration (a newer library behind an older header).
   return RECUR_ERROR;
@@ -222,6 +226,7 @@ const char* recur_status_name(recur_status status) {
     case RECUR_IO:
     case RECUR_DEVICE:
     case RECUR_INTERNAL:
+    case RECUR_CANCELLED:
       return recur::to_string(static_cast<ErrorCode>(status));
     case RECUR_ERROR:
       return "error";
@@ -566,6 +571,27 @@ recur_status recur_run_options_set_outputs_on_device(recur_run_options* options,
   });
 }
 
+recur_status recur_run_options_terminate(const recur_run_options* options) {
+  return guarded([&] {
+    need(options, "recur_run_options_terminate: options");
+    options->options.terminate();
+  });
+}
+
+recur_status recur_run_options_set_timeout(recur_run_options* options, uint64_t milliseconds) {
+  return guarded([&] {
+    need(options, "recur_run_options_set_timeout: options");
+    options->timeout_ms = milliseconds;
+  });
+}
+
+recur_status recur_run_options_set_cancellable(recur_run_options* options, int on) {
+  return guarded([&] {
+    need(options, "recur_run_options_set_cancellable: options");
+    options->options.cancellable(on != 0);
+  });
+}
+
 recur_status recur_session_run(const recur_session* session, const recur_run_options* run_options,
                                const char* const* input_names, const recur_tensor* const* inputs,
                                size_t input_count, const char* const* output_names,
@@ -587,6 +613,9 @@ recur_status recur_session_run(const recur_session* session, const recur_run_opt
       feeds.emplace_back(input_names[i], inputs[i]->tensor);
     }
     recur::RunOptions ro = run_options != nullptr ? run_options->options : recur::RunOptions{};
+    if (run_options != nullptr && run_options->timeout_ms > 0) {
+      ro.timeout(std::chrono::milliseconds(run_options->timeout_ms));
+    }
     ro.outputs.clear();
     for (size_t i = 0; i < output_count; ++i) {
       if (output_names[i] == nullptr) null_element("recur_session_run: output_names", i, "");
