@@ -3,5 +3,6 @@
 
 #include "recur/dtype.h"
 #include "recur/error.h"
+#include "recur/profile.h"
 #include "recur/session.h"
 #include "recur/tensor.h"

@@ -11,6 +11,7 @@
 
 #include "recur/assignment.h"
 #include "recur/options.h"
+#include "recur/profile.h"
 #include "recur/tensor.h"
 #include "recur/value_info.h"
 
@@ -55,6 +56,14 @@ class Session {
   std::string explain() const;
   // The providers that took part, in priority order.
   const std::vector<std::string>& providers() const;
+
+  // With SessionOptions::profile: the events recorded so far, ordered by start (empty when
+  // not profiling). Runs in progress are waited for.
+  std::vector<ProfileEvent> profile() const;
+  // Writes the events recorded so far to the profile path (whole or not at all: a temporary
+  // file renamed) and returns the path; "" when the session has no profile path. The session
+  // keeps recording and writes the file again when it is destroyed.
+  std::string end_profiling() const;
 
   struct Impl;
 

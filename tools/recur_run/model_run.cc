@@ -39,18 +39,30 @@ Json json_value_infos(const std::vector<ValueInfo>& infos) {
   return list;
 }
 
+// Subgraph nodes (If branches, Loop and Scan bodies) under "subgraphs", only where there are any.
+Json json_assignment(const std::vector<NodeAssignment>& nodes) {
+  Json assignment = Json::array();
+  for (const NodeAssignment& n : nodes) {
+    Json declined = Json::array();
+    for (const auto& d : n.declined)
+      declined.push_back({{"provider", d.provider}, {"reason", d.reason}});
+    Json j = {{"node", n.node}, {"op", n.op}, {"provider", n.provider}, {"declined", declined}};
+    if (!n.subgraphs.empty()) {
+      Json subs = Json::array();
+      for (const auto& sub : n.subgraphs)
+        subs.push_back({{"attribute", sub.attribute}, {"nodes", json_assignment(sub.nodes)}});
+      j["subgraphs"] = subs;
+    }
+    assignment.push_back(j);
+  }
+  return assignment;
+}
+
 // --plan-only --json: the inputs and outputs with their symbolic dimensions, and which
 // provider takes each node and why the others before it declined (for tools such as
 // recur-bench).
 void print_plan_json(const Session& s, const std::string& model) {
-  Json assignment = Json::array();
-  for (const NodeAssignment& n : s.assignment()) {
-    Json declined = Json::array();
-    for (const auto& d : n.declined)
-      declined.push_back({{"provider", d.provider}, {"reason", d.reason}});
-    assignment.push_back(
-        {{"node", n.node}, {"op", n.op}, {"provider", n.provider}, {"declined", declined}});
-  }
+  const Json assignment = json_assignment(s.assignment());
   Json j;
   j["model"] = model;
   j["providers"] = s.providers();
@@ -119,8 +131,13 @@ int run_model(const Args& a) {
   if (is_dir && !a.perf) return compare_with_folder(a);
 
   const Feeds feeds = is_dir ? folder_feeds(session, a.target) : model_feeds(session, a);
-  if (a.perf) return run_perf(session, feeds, load_ms, a, model);
-  return run_once(session, feeds, load_ms, a);
+  const int status =
+      a.perf ? run_perf(session, feeds, load_ms, a, model) : run_once(session, feeds, load_ms, a);
+  // On stderr, so that --json output stays one document. A run that throws skips this: the
+  // session writes the file when it is destroyed.
+  const std::string profile = session.end_profiling();
+  if (!profile.empty()) std::cerr << "recur-run: profile written to " << profile << "\n";
+  return status;
 }
 
 }  // namespace recur::tools
