@@ -20,8 +20,8 @@ struct ProfileEvent {
   std::string parent;
   std::string subgraph;
   int64_t iteration = -1;
-  int64_t run = -1;  // the run's index in the session, from 0; -1 for load phases
-  int thread = 0;    // 0 for load phases; runs are numbered by calling thread from 1
+  int64_t run = -1;     // the run's index in the session, from 0; -1 for load phases
+  int thread = 0;       // 0 for load phases; runs are numbered by calling thread from 1
   double start_us = 0;  // since the session began loading
   double dur_us = 0;
   bool failed = false;  // the step returned an error

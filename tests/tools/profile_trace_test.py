@@ -161,7 +161,7 @@ class LoopAndIf(unittest.TestCase):
         self.assertEqual(body[0]["nodes"][0]["provider"], "reference")
         self.assertEqual([(s["attribute"], [n["node"] for n in s["nodes"]])
                           for s in a["choose"]["subgraphs"]],
-                         [("else_branch", ["negate"]), ("then_branch", ["pos"])])
+                         [("then_branch", ["pos"]), ("else_branch", ["negate"])])
 
     def test_explain_lists_subgraph_nodes(self):
         rc, out, err = recur_run(self.model, "--plan-only", "--providers", "reference")

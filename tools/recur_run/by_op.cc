@@ -29,9 +29,9 @@ std::string table(const std::vector<TimeRow>& rows, size_t top, bool nodes) {
   std::string s;
   char buf[512];
   if (nodes) {
-    std::snprintf(buf, sizeof buf, "%-*s  %-*s  %-*s  %8s  %12s  %10s  %6s\n",
-                  static_cast<int>(wn), "node", static_cast<int>(wo), "op",
-                  static_cast<int>(wp), "provider", "count", "total ms", "mean ms", "share");
+    std::snprintf(buf, sizeof buf, "%-*s  %-*s  %-*s  %8s  %12s  %10s  %6s\n", static_cast<int>(wn),
+                  "node", static_cast<int>(wo), "op", static_cast<int>(wp), "provider", "count",
+                  "total ms", "mean ms", "share");
   } else {
     std::snprintf(buf, sizeof buf, "%-*s  %-*s  %8s  %12s  %10s  %6s\n", static_cast<int>(wn),
                   "op type", static_cast<int>(wp), "provider", "count", "total ms", "mean ms",
@@ -47,9 +47,8 @@ std::string table(const std::vector<TimeRow>& rows, size_t top, bool nodes) {
                     r.total_ms, r.mean_ms, 100 * r.share);
     } else {
       std::snprintf(buf, sizeof buf, "%-*s  %-*s  %8lld  %12.3f  %10.4f  %5.1f%%\n",
-                    static_cast<int>(wn), r.name.c_str(), static_cast<int>(wp),
-                    r.provider.c_str(), static_cast<long long>(r.count), r.total_ms, r.mean_ms,
-                    100 * r.share);
+                    static_cast<int>(wn), r.name.c_str(), static_cast<int>(wp), r.provider.c_str(),
+                    static_cast<long long>(r.count), r.total_ms, r.mean_ms, 100 * r.share);
     }
     s += buf;
   }

@@ -23,7 +23,7 @@ struct TimeRow {
 
 struct TimeBreakdown {
   int64_t runs = 0;
-  double run_ms = 0;  // the runs' total time
+  double run_ms = 0;           // the runs' total time
   std::vector<TimeRow> nodes;  // by total time, longest first
   std::vector<TimeRow> ops;
 };

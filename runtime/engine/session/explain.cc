@@ -1,8 +1,8 @@
 // Session::explain(): where each node runs and why, with copies, folds and released weights.
 #include <algorithm>
 #include <cstdio>
-#include <ostream>
 #include <map>
+#include <ostream>
 #include <sstream>
 
 #include "runtime/engine/session/session_impl.h"
@@ -74,8 +74,7 @@ struct Table {
         }
       }
       for (const auto& sub : a.subgraphs) {
-        os << std::string((depth * 2 + 1) * kIndent, ' ') << subgraph_label(sub.attribute)
-           << "\n";
+        os << std::string((depth * 2 + 1) * kIndent, ' ') << subgraph_label(sub.attribute) << "\n";
         print(os, sub.nodes, depth + 1);
       }
     }

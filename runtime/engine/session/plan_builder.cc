@@ -162,6 +162,16 @@ void PlanBuilder::attach_subgraphs() {
     if (it == subgraphs_.end()) continue;
     auto& subs = plan_->assignment[k].subgraphs;
     subs.insert(subs.end(), it->second.begin(), it->second.end());
+    // One order whether kernels compiled them or plan-only planned them: If's then before
+    // else, others by name.
+    auto rank = [](const NodeAssignment::Subgraph& g) {
+      return std::make_pair(g.attribute == "then_branch"   ? 0
+                            : g.attribute == "else_branch" ? 1
+                                                           : 2,
+                            g.attribute);
+    };
+    std::stable_sort(subs.begin(), subs.end(),
+                     [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
   }
 }
 

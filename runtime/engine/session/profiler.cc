@@ -1,8 +1,8 @@
 #include "runtime/engine/session/profiler.h"
 
 #include <algorithm>
-#include <exception>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -102,9 +102,9 @@ void append_events(const ProfileBuffer& b, const std::vector<ProfileRecord>& rec
       if (ranks[i] < 0) {
         e.input_shapes.emplace_back(std::nullopt);
       } else {
-        e.input_shapes.emplace_back(std::vector<int64_t>(
-            dims.begin() + static_cast<ptrdiff_t>(dim_at[i]),
-            dims.begin() + static_cast<ptrdiff_t>(dim_at[i + 1])));
+        e.input_shapes.emplace_back(
+            std::vector<int64_t>(dims.begin() + static_cast<ptrdiff_t>(dim_at[i]),
+                                 dims.begin() + static_cast<ptrdiff_t>(dim_at[i + 1])));
       }
     }
     out->push_back(std::move(e));
@@ -135,8 +135,7 @@ void write_event(std::string& s, const ProfileEvent& e) {
         continue;
       }
       shapes += "[";
-      for (size_t i = 0; i < sh->size(); ++i)
-        shapes += (i ? "," : "") + std::to_string((*sh)[i]);
+      for (size_t i = 0; i < sh->size(); ++i) shapes += (i ? "," : "") + std::to_string((*sh)[i]);
       shapes += "]";
     }
     add("input_shapes", "[" + shapes + "]");
@@ -145,8 +144,9 @@ void write_event(std::string& s, const ProfileEvent& e) {
 }
 
 void write_metadata(std::string& s, const char* what, int tid, const std::string& name) {
-  s += std::string("{\"name\":\"") + what + "\",\"ph\":\"M\",\"pid\":1,\"tid\":" +
-       std::to_string(tid) + ",\"args\":{\"name\":" + json_string(name) + "}},\n";
+  s += std::string("{\"name\":\"") + what +
+       "\",\"ph\":\"M\",\"pid\":1,\"tid\":" + std::to_string(tid) +
+       ",\"args\":{\"name\":" + json_string(name) + "}},\n";
 }
 
 }  // namespace
@@ -306,7 +306,8 @@ Result<std::string> Profiler::write() const {
   }
   write_metadata(s, "process_name", 0, "recur " + model);
   write_metadata(s, "thread_name", 0, "session load");
-  for (int t = 1; t <= threads; ++t) write_metadata(s, "thread_name", t, "run thread " + std::to_string(t));
+  for (int t = 1; t <= threads; ++t)
+    write_metadata(s, "thread_name", t, "run thread " + std::to_string(t));
   for (size_t i = 0; i < events.size(); ++i) {
     write_event(s, events[i]);
     s += i + 1 < events.size() ? ",\n" : "\n";

@@ -77,7 +77,8 @@ class ProfileBuffer {
 
 class Profiler {
  public:
-  Profiler(std::string path, ProfileClock::time_point origin) : path_(std::move(path)), origin_(origin) {}
+  Profiler(std::string path, ProfileClock::time_point origin)
+      : path_(std::move(path)), origin_(origin) {}
   ~Profiler();  // writes the file if anything was recorded since the last write
 
   ProfileClock::time_point origin() const { return origin_; }
@@ -117,6 +118,7 @@ class ProfileRun {
   ~ProfileRun();
   ProfileRun(const ProfileRun&) = delete;
   ProfileRun& operator=(const ProfileRun&) = delete;
+
  private:
   Profiler* profiler_;
   ProfileBuffer* buffer_ = nullptr;

@@ -206,8 +206,8 @@ Session::Session(const std::string& model_path, const SessionOptions& options)
 
 Session Session::from_bytes(const void* data, size_t size, const SessionOptions& options,
                             const std::string& base_dir) {
-  return Session(create(
-      [&] { return load_model_from_bytes(data, size, base_dir, "<memory>"); }, options));
+  return Session(
+      create([&] { return load_model_from_bytes(data, size, base_dir, "<memory>"); }, options));
 }
 
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs; }

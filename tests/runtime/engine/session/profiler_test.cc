@@ -119,8 +119,7 @@ void expect_nested(const std::vector<ProfileEvent>& all) {
   for (const auto& n : of(all, "node")) {
     bool in_run = false, in_parent = n.parent.empty();
     for (const auto& r : of(all, "run", n.run)) in_run |= within(n, r);
-    for (const auto& p : of(all, "node", n.run))
-      in_parent |= p.name == n.parent && within(n, p);
+    for (const auto& p : of(all, "node", n.run)) in_parent |= p.name == n.parent && within(n, p);
     EXPECT_TRUE(in_run) << n.name << " of run " << n.run;
     EXPECT_TRUE(in_parent) << n.name << " not within " << n.parent;
   }
@@ -137,8 +136,8 @@ TEST(Profiler, OneEventPerNodePerRunWithSubgraphNodesUnderTheirParent) {
             (std::multiset<std::string>{"pre", "counter", "step", "step", "step", "keep", "keep",
                                         "keep", "choose", "pos"}));
   EXPECT_EQ(names(of(all, "node", 1)),
-            (std::multiset<std::string>{"pre", "counter", "step", "step", "keep", "keep",
-                                        "choose", "negate"}));
+            (std::multiset<std::string>{"pre", "counter", "step", "step", "keep", "keep", "choose",
+                                        "negate"}));
   std::vector<int64_t> iterations;
   for (const auto& e : of(all, "node", 0)) {
     EXPECT_EQ(e.provider, "reference") << e.name;
