@@ -173,9 +173,9 @@ class LoopAndIf(unittest.TestCase):
 
 
 class ShippedModel(unittest.TestCase):
-    def test_lstm_basic_trace(self):
+    def test_lstm_streaming_trace(self):
         import onnx
-        folder = os.path.join(ROOT, "models", "lstm_basic")
+        folder = os.path.join(ROOT, "models", "lstm_streaming")
         nodes = len(onnx.load(os.path.join(folder, "model.onnx")).graph.node)
         with tempfile.TemporaryDirectory() as d:
             trace = os.path.join(d, "t.json")

@@ -109,9 +109,11 @@ std::multiset<std::string> names(const std::vector<ProfileEvent>& events) {
   return s;
 }
 
+// With 1 ns of slack for the rounding of microseconds as doubles.
 bool within(const ProfileEvent& inner, const ProfileEvent& outer) {
-  return inner.thread == outer.thread && inner.start_us >= outer.start_us &&
-         inner.start_us + inner.dur_us <= outer.start_us + outer.dur_us;
+  constexpr double kSlack = 1e-3;
+  return inner.thread == outer.thread && inner.start_us >= outer.start_us - kSlack &&
+         inner.start_us + inner.dur_us <= outer.start_us + outer.dur_us + kSlack;
 }
 
 // Every node lies within its run, and every subgraph node within an event of its parent.
