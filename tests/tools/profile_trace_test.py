@@ -184,12 +184,38 @@ class ShippedModel(unittest.TestCase):
             self.assertEqual(rc, 0, err)
             with open(trace) as f:
                 self.assertEqual(check_trace(json.load(f), runs=3, nodes_per_run=nodes), [])
+            # Comparing with the folder's expected outputs: the trace holds that run.
+            rc, out, err = recur_run(folder, *EXACT, "--profile", trace)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("PASS", out)
+            with open(trace) as f:
+                self.assertEqual(check_trace(json.load(f), runs=1, nodes_per_run=nodes), [])
             # Every provider this build has, optimised: still a valid trace.
             rc, _, err = recur_run(folder, "--perf", "--warmup", "0", "--repeat", "2",
                                    "--profile", trace)
             self.assertEqual(rc, 0, err)
             with open(trace) as f:
                 self.assertEqual(check_trace(json.load(f), runs=2), [])
+
+
+class RecurBench(unittest.TestCase):
+    def test_profile_is_kept_next_to_the_results(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out.json")
+            traces = os.path.join(d, "traces")
+            cmd = [sys.executable, os.path.join(ROOT, "tools", "recur-bench"), "models/lstm_basic",
+                   "--recur-run", RECUR_RUN, "--peers", "none", "--providers", "reference",
+                   "--rounds", "1", "--min-runs", "1", "--warmup", "0", "--budget", "1",
+                   "--progress", "never", "--json", out, "--profile", traces]
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                entry = json.load(f)["results"][0]
+            self.assertEqual(entry["status"], "ok", entry)
+            self.assertEqual(os.path.dirname(entry["profile"]), traces)
+            with open(entry["profile"]) as f:
+                # 1 warm-up and 3 runs of the one LSTM node.
+                self.assertEqual(check_trace(json.load(f), runs=4, nodes_per_run=1), [])
 
 
 if __name__ == "__main__":

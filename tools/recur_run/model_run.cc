@@ -118,26 +118,32 @@ int run_model(const Args& a) {
     usage_error("--input, --shape and --dim need a MODEL.onnx, not a test folder");
   }
   const std::string model = is_dir ? (fs::path(a.target) / "model.onnx").string() : a.target;
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
-  const Session session(model, a.session);
-  const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  if (a.session.plan_only() && a.json) {
-    print_plan_json(session, model);
-    return kExitOk;
+  const bool compare = is_dir && !a.perf && !a.session.plan_only();
+  {
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    const Session session(model, a.session);
+    const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (a.session.plan_only() && a.json) {
+      print_plan_json(session, model);
+      return kExitOk;
+    }
+    if (a.explain || a.session.plan_only()) std::cout << session.explain() << "\n";
+    if (a.session.plan_only()) return kExitOk;
+    if (!compare) {
+      const Feeds feeds = is_dir ? folder_feeds(session, a.target) : model_feeds(session, a);
+      const int status = a.perf ? run_perf(session, feeds, load_ms, a, model)
+                                : run_once(session, feeds, load_ms, a);
+      // On stderr, so that --json output stays one document. A run that throws skips this:
+      // the session writes the file when it is destroyed.
+      const std::string profile = session.end_profiling();
+      if (!profile.empty()) std::cerr << "recur-run: profile written to " << profile << "\n";
+      return status;
+    }
   }
-  if (a.explain || a.session.plan_only()) std::cout << session.explain() << "\n";
-  if (a.session.plan_only()) return kExitOk;
-  if (is_dir && !a.perf) return compare_with_folder(a);
-
-  const Feeds feeds = is_dir ? folder_feeds(session, a.target) : model_feeds(session, a);
-  const int status =
-      a.perf ? run_perf(session, feeds, load_ms, a, model) : run_once(session, feeds, load_ms, a);
-  // On stderr, so that --json output stays one document. A run that throws skips this: the
-  // session writes the file when it is destroyed.
-  const std::string profile = session.end_profiling();
-  if (!profile.empty()) std::cerr << "recur-run: profile written to " << profile << "\n";
-  return status;
+  // The comparison loads its own session. This one is gone by then, so that with --profile
+  // the file ends up holding the comparison's runs, not this session's load alone.
+  return compare_with_folder(a);
 }
 
 }  // namespace recur::tools
