@@ -168,8 +168,11 @@ TEST(Profiler, OneEventPerNodePerRunWithSubgraphNodesUnderTheirParent) {
   }
   std::sort(iterations.begin(), iterations.end());
   EXPECT_EQ(iterations, (std::vector<int64_t>{0, 1, 2}));
-  for (const auto& e : of(all, "node", 1))
-    if (e.name == "negate") EXPECT_EQ(e.subgraph, "else_branch");
+  for (const auto& e : of(all, "node", 1)) {
+    if (e.name == "negate") {
+      EXPECT_EQ(e.subgraph, "else_branch");
+    }
+  }
   expect_nested(all);
   EXPECT_EQ(names(of(all, "session")), (std::multiset<std::string>{"load", "optimize", "plan"}));
 }
