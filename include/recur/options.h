@@ -87,6 +87,16 @@ class SessionOptions {
   // its own once at load; an unknown key or a bad value is an error that lists the accepted
   // ones (onednn: impl, threading, tune, verbose; cudnn: device, tf32, persistent;
   // cuda-generic: device, persistent).
+  // Profiling: every run records one event per node (with its provider and input shapes),
+  // nested under the run and, for subgraph nodes, under their If, Loop or Scan; the session
+  // also times its load. With a path, the events are written there as Chrome trace JSON
+  // (chrome://tracing, Perfetto) by Session::end_profiling() and again when the session is
+  // destroyed; with an empty path they are only kept for Session::profile().
+  SessionOptions& profile(std::string path) {
+    profile_ = true;
+    profile_path_ = std::move(path);
+    return *this;
+  }
   SessionOptions& set(std::string key, std::string value) {
     config_[std::move(key)] = std::move(value);
     return *this;
@@ -102,6 +112,8 @@ class SessionOptions {
   bool strict_schema() const { return strict_schema_; }
   uint64_t memory_limit() const { return memory_limit_; }
   const std::map<std::string, std::string>& config() const { return config_; }
+  bool profiling() const { return profile_; }
+  const std::string& profile_path() const { return profile_path_; }
 
  private:
   std::vector<std::string> providers_;
@@ -114,6 +126,8 @@ class SessionOptions {
   bool strict_schema_ = true;
   uint64_t memory_limit_ = 0;
   std::map<std::string, std::string> config_;
+  bool profile_ = false;
+  std::string profile_path_;
 };
 
 struct RunOptions {

@@ -12,6 +12,7 @@
 #include "recur/assignment.h"
 #include "recur/export.h"
 #include "recur/options.h"
+#include "recur/profile.h"
 #include "recur/tensor.h"
 #include "recur/value_info.h"
 
@@ -59,6 +60,14 @@ class RECUR_API Session {
   // What loading let pass with a warning (unknown attributes under strict_schema(false)),
   // each line naming the file, node and attribute. Also printed to stderr at load.
   const std::vector<std::string>& warnings() const;
+
+  // With SessionOptions::profile: the events recorded so far, ordered by start (empty when
+  // not profiling). Runs in progress are waited for.
+  std::vector<ProfileEvent> profile() const;
+  // Writes the events recorded so far to the profile path (whole or not at all: a temporary
+  // file renamed) and returns the path; "" when the session has no profile path. The session
+  // keeps recording and writes the file again when it is destroyed.
+  std::string end_profiling() const;
 
   struct Impl;
 

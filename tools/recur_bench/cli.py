@@ -71,6 +71,10 @@ def parse_args(argv):
     ap.add_argument("--markdown", metavar="FILE", help="write the table as Markdown")
     ap.add_argument("--plot", metavar="FILE.png", help="bar chart (single runs) or line charts "
                     "(sweeps)")
+    ap.add_argument("--profile", metavar="DIR", help="after timing each case, run each recur "
+                    "engine once more with recur-run --profile and keep the Chrome trace in DIR "
+                    "(named CASE.ENGINE.tTHREADS.trace.json); the result entry names it. The "
+                    "timed runs are never profiled")
     ap.add_argument("--dry-run", "--list", dest="dry_run", action="store_true",
                     help="print the plan (engines with availability, cases, sweep points and "
                     "skips, unsupported nodes) and time nothing")
@@ -381,6 +385,25 @@ def empty_rss(engines_run, threads, cache, a, bar):
     return out
 
 
+def profile_path(directory, work, engine, threads):
+    name = "%s.%s.t%d.trace.json" % (work.label, engine, threads)
+    return os.path.join(directory, "".join(c if c.isalnum() or c in "._-=" else "_" for c in name))
+
+
+def profile_case(e, work, threads, a, entry, bar):
+    """One more recur-run of the case with --profile (warm-up 1, 3 runs), outside the timing;
+    the trace's path goes in the result entry, or why there is none."""
+    os.makedirs(a.profile, exist_ok=True)
+    path = profile_path(a.profile, work, e.name, threads)
+    cmd = e.command(work, threads, 1, 3) + ["--profile", path]
+    child = eng.run_child(cmd, e.env(), a.timeout)
+    if child.rc != 0 or not os.path.exists(path):
+        entry["profile_error"] = child.error_text()[-400:] or "no trace written"
+        bar.message("%s: %s: profile failed: %s" % (work.label, e.name, entry["profile_error"]))
+        return
+    entry["profile"] = path
+
+
 def result_entry(work, e, threads, s, skip_reason=None):
     r = {"case": work.name, "point": work.point, "threads": threads, "engine": e.name,
          "family": e.family, "device": e.device, "model": os.path.relpath(work.model, ROOT)
@@ -604,6 +627,8 @@ def _main(a, bar):
                         continue
                     why = next((y for x, y in skipped if x is e), None)
                     entry = result_entry(w, e, t, series.get(e.name), why)
+                    if a.profile and entry["status"] == "ok" and isinstance(e, eng.RecurEngine):
+                        profile_case(e, w, t, a, entry, bar)
                     entry["load_avg_after"] = envmod.load_avg()
                     result["results"].append(entry)
                     if entry["status"] == "failed":

@@ -39,18 +39,30 @@ Json json_value_infos(const std::vector<ValueInfo>& infos) {
   return list;
 }
 
+// Subgraph nodes (If branches, Loop and Scan bodies) under "subgraphs", only where there are any.
+Json json_assignment(const std::vector<NodeAssignment>& nodes) {
+  Json assignment = Json::array();
+  for (const NodeAssignment& n : nodes) {
+    Json declined = Json::array();
+    for (const auto& d : n.declined)
+      declined.push_back({{"provider", d.provider}, {"reason", d.reason}});
+    Json j = {{"node", n.node}, {"op", n.op}, {"provider", n.provider}, {"declined", declined}};
+    if (!n.subgraphs.empty()) {
+      Json subs = Json::array();
+      for (const auto& sub : n.subgraphs)
+        subs.push_back({{"attribute", sub.attribute}, {"nodes", json_assignment(sub.nodes)}});
+      j["subgraphs"] = subs;
+    }
+    assignment.push_back(j);
+  }
+  return assignment;
+}
+
 // --plan-only --json: the inputs and outputs with their symbolic dimensions, and which
 // provider takes each node and why the others before it declined (for tools such as
 // recur-bench).
 void print_plan_json(const Session& s, const std::string& model) {
-  Json assignment = Json::array();
-  for (const NodeAssignment& n : s.assignment()) {
-    Json declined = Json::array();
-    for (const auto& d : n.declined)
-      declined.push_back({{"provider", d.provider}, {"reason", d.reason}});
-    assignment.push_back(
-        {{"node", n.node}, {"op", n.op}, {"provider", n.provider}, {"declined", declined}});
-  }
+  const Json assignment = json_assignment(s.assignment());
   Json j;
   j["model"] = model;
   j["providers"] = s.providers();
@@ -106,21 +118,32 @@ int run_model(const Args& a) {
     usage_error("--input, --shape and --dim need a MODEL.onnx, not a test folder");
   }
   const std::string model = is_dir ? (fs::path(a.target) / "model.onnx").string() : a.target;
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
-  const Session session(model, a.session);
-  const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  if (a.session.plan_only() && a.json) {
-    print_plan_json(session, model);
-    return kExitOk;
+  const bool compare = is_dir && !a.perf && !a.session.plan_only();
+  {
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    const Session session(model, a.session);
+    const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (a.session.plan_only() && a.json) {
+      print_plan_json(session, model);
+      return kExitOk;
+    }
+    if (a.explain || a.session.plan_only()) std::cout << session.explain() << "\n";
+    if (a.session.plan_only()) return kExitOk;
+    if (!compare) {
+      const Feeds feeds = is_dir ? folder_feeds(session, a.target) : model_feeds(session, a);
+      const int status = a.perf ? run_perf(session, feeds, load_ms, a, model)
+                                : run_once(session, feeds, load_ms, a);
+      // On stderr, so that --json output stays one document. A run that throws skips this:
+      // the session writes the file when it is destroyed.
+      const std::string profile = session.end_profiling();
+      if (!profile.empty()) std::cerr << "recur-run: profile written to " << profile << "\n";
+      return status;
+    }
   }
-  if (a.explain || a.session.plan_only()) std::cout << session.explain() << "\n";
-  if (a.session.plan_only()) return kExitOk;
-  if (is_dir && !a.perf) return compare_with_folder(a);
-
-  const Feeds feeds = is_dir ? folder_feeds(session, a.target) : model_feeds(session, a);
-  if (a.perf) return run_perf(session, feeds, load_ms, a, model);
-  return run_once(session, feeds, load_ms, a);
+  // The comparison loads its own session. This one is gone by then, so that with --profile
+  // the file ends up holding the comparison's runs, not this session's load alone.
+  return compare_with_folder(a);
 }
 
 }  // namespace recur::tools

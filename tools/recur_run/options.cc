@@ -196,6 +196,13 @@ void add_perf_options(CLI::App& app, Args& a) {
       ->type_name("SECONDS")
       ->check(number_from(0, true, "> 0"))
       ->excludes(repeat);
+  app.add_flag("--by-op", a.by_op,
+               "with --perf: the top nodes and every op type by total time\n"
+               "over the timed runs (implies --perf)");
+  session_value(app, a, "--profile", &SessionOptions::profile,
+                "write a Chrome trace (Perfetto, chrome://tracing) of every\n"
+                "run's nodes to FILE")
+      ->type_name("FILE");
   app.add_flag("--device-io", a.device_io,
                "with --perf: inputs on cuda:0 before timing, outputs left there");
 }
@@ -290,7 +297,12 @@ Args parse_args(int argc, char** argv) {
     usage_error(e.what());
   }
   // Asking for threads or a time only makes sense when timing: ignoring it would be silent.
-  if (app.count("--concurrency") > 0 || app.count("--duration") > 0) a.perf = true;
+  if (app.count("--concurrency") > 0 || app.count("--duration") > 0 || a.by_op) a.perf = true;
+  if (app.count("--profile") > 0 && a.session.profile_path().empty()) {
+    usage_error("--profile needs a file name");
+  }
+  // --by-op reads the profile in memory; with no --profile nothing is written.
+  if (a.by_op && !a.session.profiling()) a.session.profile("");
   return a;
 }
 

@@ -30,6 +30,7 @@ struct Args {
   bool random_inputs = false;
   bool explain = false;
   bool perf = false;
+  bool by_op = false;  // with --perf: time by node and op type, from the in-memory profile
   bool json = false;
   bool list_providers = false;
   bool device_io = false;

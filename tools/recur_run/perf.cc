@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "tools/recur_run/by_op.h"
 #include "tools/recur_run/json_text.h"
 
 namespace recur::tools {
@@ -118,6 +119,14 @@ Stats stats(const Timing& t) {
           t.wall_s > 0 ? runs / t.wall_s : 0.0};
 }
 
+constexpr size_t kTopNodes = 20;
+
+// The warm-up runs of every thread start before any timed run (the threads wait for each
+// other in between), so they are the profile's first warmup x concurrency runs.
+TimeBreakdown timed_breakdown(const Session& s, const Args& a) {
+  return time_breakdown(s.profile(), static_cast<int64_t>(a.warmup) * a.concurrency);
+}
+
 // The keys before "concurrency" are the schema recur-bench and tools/bench read; new ones go
 // after them.
 void print_json(const Session& s, const Timing& t, const Stats& st, double load_ms, const Args& a,
@@ -141,6 +150,7 @@ void print_json(const Session& s, const Timing& t, const Stats& st, double load_
   j["duration_s"] = a.duration_s > 0 ? Json(a.duration_s) : Json(nullptr);
   j["wall_s"] = t.wall_s;
   j["throughput_per_s"] = st.throughput;
+  if (a.by_op) j["by_op"] = by_op_json(timed_breakdown(s, a), kTopNodes);
   std::cout << json_text(j) << "\n";
 }
 
@@ -171,6 +181,7 @@ int run_perf(const Session& s, const Feeds& feeds, double load_ms, const Args& a
     print_json(s, t, st, load_ms, a, model);
   } else {
     print_text(t, st, load_ms, a);
+    if (a.by_op) std::cout << by_op_text(timed_breakdown(s, a), kTopNodes);
   }
   return kExitOk;
 }

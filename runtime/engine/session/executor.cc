@@ -65,25 +65,37 @@ Status run_kernel(const SubgraphPlan& plan, const Step& step, std::vector<Tensor
 
 }  // namespace
 
+Status Executor::run_step(const SubgraphPlan& plan, const Step& step,
+                          std::vector<Tensor>& frame) const {
+  if (step.kind == Step::Kind::kCopy) {
+    const Tensor& src = frame[static_cast<size_t>(step.src)];
+    if (!src.defined()) {
+      frame[static_cast<size_t>(step.dst)] = Tensor();
+    } else {
+      RECUR_ASSIGN_OR_RETURN(frame[static_cast<size_t>(step.dst)], to_device(src, step.device));
+    }
+    return ok_status();
+  }
+  return run_kernel(plan, step, frame, envs_[static_cast<size_t>(step.provider)]);
+}
+
 Status Executor::execute(const SubgraphPlan& plan, std::vector<Tensor>& frame) const {
   const RunControl* control = envs_.empty() ? nullptr : envs_.front().control;
-  for (const Step& step : plan.steps) {
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    const Step& step = plan.steps[k];
     if (control && step.kind == Step::Kind::kKernel) {
       if (Status st = control->check(); !st.ok()) {
         return Status(st.code(),
                       st.message() + " before " + plan.graph->node(step.node).describe() + " ran");
       }
     }
-    if (step.kind == Step::Kind::kCopy) {
-      const Tensor& src = frame[static_cast<size_t>(step.src)];
-      if (!src.defined()) {
-        frame[static_cast<size_t>(step.dst)] = Tensor();
-      } else {
-        RECUR_ASSIGN_OR_RETURN(frame[static_cast<size_t>(step.dst)], to_device(src, step.device));
-      }
+    if (profile_) {
+      const int32_t record = profile_->begin_step(plan, k, frame);
+      Status st = run_step(plan, step, frame);
+      profile_->end_step(record, st.ok());
+      RECUR_RETURN_IF_ERROR(st);
     } else {
-      RECUR_RETURN_IF_ERROR(
-          run_kernel(plan, step, frame, envs_[static_cast<size_t>(step.provider)]));
+      RECUR_RETURN_IF_ERROR(run_step(plan, step, frame));
     }
     for (ValueId v : step.release) frame[static_cast<size_t>(v)] = Tensor();
   }
@@ -111,7 +123,15 @@ Result<std::vector<Tensor>> Executor::run(const SubgraphPlan& plan, std::span<co
     }
     frame[static_cast<size_t>(plan.outer_slots[i])] = *t;
   }
-  RECUR_RETURN_IF_ERROR(execute(plan, frame));
+  if (profile_) {
+    // Body nodes are recorded under the calling node, numbered by iteration.
+    const int32_t saved = profile_->enter_subgraph();
+    Status st = execute(plan, frame);
+    profile_->leave_subgraph(saved);
+    RECUR_RETURN_IF_ERROR(st);
+  } else {
+    RECUR_RETURN_IF_ERROR(execute(plan, frame));
+  }
   std::vector<Tensor> out;
   out.reserve(plan.output_slots.size());
   for (ValueId v : plan.output_slots) {

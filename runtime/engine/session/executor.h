@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/engine/session/plan.h"
+#include "runtime/engine/session/profiler.h"
 #include "runtime/provider/kernel.h"
 
 namespace recur {
@@ -13,7 +14,9 @@ namespace recur {
 class Executor final : public SubgraphRunner {
  public:
   // `envs` holds one environment per provider of the plan, indexed like SubgraphPlan::providers.
-  explicit Executor(std::span<const KernelContext::Env> envs) : envs_(envs) {}
+  // A run profiled by this thread (ProfileRun) is recorded step by step.
+  explicit Executor(std::span<const KernelContext::Env> envs)
+      : envs_(envs), profile_(ProfileBuffer::current()) {}
 
   // Runs every step. `frame` has plan.num_slots entries with the inputs already placed.
   Status execute(const SubgraphPlan& plan, std::vector<Tensor>& frame) const;
@@ -22,7 +25,10 @@ class Executor final : public SubgraphRunner {
                                   const KernelContext& caller) const override;
 
  private:
+  Status run_step(const SubgraphPlan& plan, const Step& step, std::vector<Tensor>& frame) const;
+
   std::span<const KernelContext::Env> envs_;
+  ProfileBuffer* profile_;
 };
 
 // Places the plan's constants into a fresh frame.

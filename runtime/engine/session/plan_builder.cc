@@ -20,6 +20,16 @@ std::string join_declines(const NodeAssignment& a) {
 
 int device_key(Device d) { return d.is_cpu() ? -1 : d.index; }
 
+// The graph attribute of `owner` that holds `g` ("then_branch", "body").
+std::string attribute_holding(const Node& owner, const Graph* g) {
+  for (const auto& [name, a] : owner.attributes) {
+    if (a.g.get() == g) return name;
+    for (const auto& sub : a.graphs)
+      if (sub.get() == g) return name;
+  }
+  return "subgraph";
+}
+
 }  // namespace
 
 PlanBuilder::PlanBuilder(const Graph& graph, std::vector<const ExecutionProvider*> providers,
@@ -125,8 +135,44 @@ CompileContext::SubgraphCompiler PlanBuilder::subgraph_compiler() const {
       }
       sp->outer_from_implicit.push_back(found);
     }
+    subgraphs_[owner.index].push_back({attribute_holding(owner, &sub), sp->assignment});
     return std::shared_ptr<const SubgraphPlan>(std::move(sp));
   };
+}
+
+Status PlanBuilder::plan_subgraphs(int idx) {
+  const Node& node = graph_.node(idx);
+  for (const auto& [name, a] : node.attributes) {
+    std::vector<const Graph*> graphs;
+    if (a.g) graphs.push_back(a.g.get());
+    for (const auto& g : a.graphs) graphs.push_back(g.get());
+    for (const Graph* g : graphs) {
+      RECUR_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphPlan> sp, build_plan(*g, listed_, options_));
+      subgraphs_[idx].push_back({name, sp->assignment});
+    }
+  }
+  return ok_status();
+}
+
+// Each node's entry in the assignment lists the nodes of its subgraphs.
+void PlanBuilder::attach_subgraphs() {
+  const auto& order = graph_.topo_order();
+  for (size_t k = 0; k < order.size() && k < plan_->assignment.size(); ++k) {
+    auto it = subgraphs_.find(order[k]);
+    if (it == subgraphs_.end()) continue;
+    auto& subs = plan_->assignment[k].subgraphs;
+    subs.insert(subs.end(), it->second.begin(), it->second.end());
+    // One order whether kernels compiled them or plan-only planned them: If's then before
+    // else, others by name.
+    auto rank = [](const NodeAssignment::Subgraph& g) {
+      return std::make_pair(g.attribute == "then_branch"   ? 0
+                            : g.attribute == "else_branch" ? 1
+                                                           : 2,
+                            g.attribute);
+    };
+    std::stable_sort(subs.begin(), subs.end(),
+                     [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  }
 }
 
 // Kernels read constant inputs from the host copy the graph holds, so a kernel that repacks
@@ -144,6 +190,7 @@ Status PlanBuilder::compile() {
             provider.prepacks_input(node, i))
           released_[idx].insert(i);
       }
+      RECUR_RETURN_IF_ERROR(plan_subgraphs(idx));
       continue;
     }
     CompileContext ctx(node, graph_, provider, *options_.session, subgraph_compiler());
@@ -156,6 +203,7 @@ Status PlanBuilder::compile() {
     node_kernel_[static_cast<size_t>(idx)] = kernel.value().get();
     plan_->kernels.push_back(std::move(kernel).value());
   }
+  attach_subgraphs();
   return ok_status();
 }
 

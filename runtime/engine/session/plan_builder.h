@@ -42,6 +42,9 @@ class PlanBuilder {
   // Assigns one node; false with the message when no provider claims it.
   bool assign_node(int idx, const std::vector<char>& host_node, std::string* unclaimed);
   CompileContext::SubgraphCompiler subgraph_compiler() const;
+  // Plan-only: plans the node's subgraphs only to say where their nodes would run.
+  Status plan_subgraphs(int idx);
+  void attach_subgraphs();
   // The slot that holds value v on `dev` for `consumer`: v itself where it lives, else a
   // copy made once (a copy step, or a constant uploaded at load).
   Result<ValueId> slot_on(ValueId v, Device dev, const Node& consumer);
@@ -57,6 +60,8 @@ class PlanBuilder {
   std::map<int, std::set<size_t>> released_;           // node -> input positions released
   std::vector<Device> home_;                           // value -> device of its producer
   std::map<std::pair<ValueId, int>, ValueId> copies_;  // (value, device key) -> slot
+  // Assignments of the subgraphs compiled for each node (by node index), for --explain.
+  mutable std::map<int, std::vector<NodeAssignment::Subgraph>> subgraphs_;
 };
 
 }  // namespace recur

@@ -1,6 +1,7 @@
 // The public Session: load, optimise, infer shapes, plan; then run through the runner.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <set>
 #include <string>
 #include <thread>
@@ -103,9 +104,17 @@ Status create_providers(Session::Impl& impl) {
   return ok_status();
 }
 
-std::shared_ptr<const Session::Impl> create(Result<Model> loaded, const SessionOptions& options) {
+std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>& load,
+                                            const SessionOptions& options) {
+  const auto t_load = ProfileClock::now();
+  Result<Model> loaded = load();
   if (!loaded.ok()) loaded.status().throw_if_error();
   auto impl = std::make_shared<Session::Impl>();
+  if (options.profiling()) {
+    impl->profiler = std::make_unique<Profiler>(options.profile_path(), t_load);
+    impl->profiler->phase("load", t_load);
+  }
+  const auto t_optimize = ProfileClock::now();
   impl->model = std::move(loaded).value();
   impl->options = options;
   Graph& graph = *impl->model.graph;
@@ -145,6 +154,8 @@ std::shared_ptr<const Session::Impl> create(Result<Model> loaded, const SessionO
     }
   }
 
+  if (impl->profiler) impl->profiler->phase("optimize", t_optimize);
+  const auto t_plan = ProfileClock::now();
   PartitionOptions popts;
   popts.session = &impl->options;
   popts.plan_only = options.plan_only();
@@ -165,6 +176,10 @@ std::shared_ptr<const Session::Impl> create(Result<Model> loaded, const SessionO
   setup.memory_limit = options.memory_limit() ? static_cast<size_t>(options.memory_limit())
                                               : available_host_memory();
   impl->runner = make_runner(std::move(setup), options.cuda_graphs());
+  if (impl->profiler) {
+    impl->profiler->phase("plan", t_plan);
+    impl->profiler->set_model(file, impl->provider_names);
+  }
 
   for (ValueId v : graph.inputs()) impl->inputs.push_back(info_of(graph, v));
   for (ValueId v : graph.outputs()) impl->outputs.push_back(info_of(graph, v));
@@ -208,12 +223,15 @@ Status check_feed(const ValueInfo& want, const Tensor& t) {
 }  // namespace
 
 Session::Session(const std::string& model_path, const SessionOptions& options)
-    : impl_(create(load_model(model_path, load_options(options)), options)) {}
+    : impl_(create([&] { return load_model(model_path, load_options(options)); }, options)) {}
 
 Session Session::from_bytes(const void* data, size_t size, const SessionOptions& options,
                             const std::string& base_dir) {
   return Session(create(
-      load_model_from_bytes(data, size, base_dir, "<memory>", load_options(options)), options));
+      [&] {
+        return load_model_from_bytes(data, size, base_dir, "<memory>", load_options(options));
+      },
+      options));
 }
 
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs; }
@@ -276,7 +294,10 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
   control.terminate = options.terminate_flag();
   control.deadline = options.deadline();
   control.fine_grained = options.cancellable();
-  impl.runner->run(frame, control).with_context(impl.model.path).throw_if_error();
+  {
+    const ProfileRun profiled(impl.profiler.get());
+    impl.runner->run(frame, control).with_context(impl.model.path).throw_if_error();
+  }
 
   Outputs out;
   for (size_t i : wanted) {
@@ -289,6 +310,17 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
     out.add(impl.outputs[i].name, std::move(t));
   }
   return out;
+}
+
+std::vector<ProfileEvent> Session::profile() const {
+  return impl_->profiler ? impl_->profiler->events() : std::vector<ProfileEvent>{};
+}
+
+std::string Session::end_profiling() const {
+  if (!impl_->profiler) return {};
+  Result<std::string> path = impl_->profiler->write();
+  path.status().throw_if_error();
+  return std::move(path).value();
 }
 
 std::vector<ProviderInfo> list_providers() {

@@ -9,6 +9,7 @@
 #include "recur/session.h"
 #include "runtime/engine/onnx/model_loader.h"
 #include "runtime/engine/session/plan.h"
+#include "runtime/engine/session/profiler.h"
 #include "runtime/engine/session/runner.h"
 #include "runtime/provider/execution_provider.h"
 
@@ -28,6 +29,8 @@ struct Session::Impl {
   std::vector<NodeAssignment> assignment;
   std::vector<std::string> folded;  // shape computations evaluated at load
   std::unique_ptr<Runner> runner;   // plain, or recording CUDA graphs
+  // Last, so that it is destroyed (and writes its file) while the plans it points into live.
+  std::unique_ptr<Profiler> profiler;  // null unless SessionOptions::profile
 };
 
 }  // namespace recur
