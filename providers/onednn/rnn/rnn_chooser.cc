@@ -219,18 +219,18 @@ void set_tuning_hook(std::function<void()> h) {
 // (tune_mu_, so that two races do not time each other), and a run that finds the kernel busy
 // timing goes on with the rule's choice instead of waiting: only the tuner's result is kept.
 Result<Choice> RnnKernel::choose(const BucketKey& bucket, int64_t T, std::string* note) const {
-  const Candidates cands = candidates(bucket, T);
-  const bool timed = opts_.tune && !opts_.deterministic && cands.list.size() > 1;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = choices_.find(bucket);
     if (it != choices_.end()) return it->second;
-    if (!timed) {
-      choices_[bucket] = cands.untimed;
-      report_choice(bucket, T, cands.untimed,
-                    opts_.deterministic ? "fixed rule, deterministic" : "untimed rule", note);
-      return cands.untimed;
-    }
+  }
+  const Candidates cands = candidates(bucket, T);
+  if (!opts_.tune || opts_.deterministic || cands.list.size() == 1) {
+    std::lock_guard<std::mutex> lock(mu_);
+    choices_.emplace(bucket, cands.untimed);
+    report_choice(bucket, T, cands.untimed,
+                  opts_.deterministic ? "fixed rule, deterministic" : "untimed rule", note);
+    return cands.untimed;
   }
   std::unique_lock<std::mutex> tuning(tune_mu_, std::try_to_lock);
   if (!tuning.owns_lock()) return cands.untimed;
