@@ -68,10 +68,17 @@ std::string rnn_model(const RnnCase& c) {
   mb.input("X", DType::kFloat32, {-1, -1, kI}, {"T", "N"});
   if (c.seq_lens) mb.input("sequence_lens", DType::kInt32, {-1}, {"N"});
   add_layer(mb, c, "X", "Y1", kI, "1", rng);
-  if (c.stacked) {
+  if (c.stacked && c.bidirectional) {
+    // Y [T, 2, N, H] -> [T, N, 2H].
+    mb.initializer("shape", Tensor::from_vector<int64_t>({3}, {0, 0, -1}));
+    set_attr(mb.node("Transpose", {"Y1"}, {"Y1t"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    mb.node("Reshape", {"Y1t", "shape"}, {"X2"});
+  } else if (c.stacked) {
     mb.initializer("axes", Tensor::from_vector<int64_t>({1}, {1}));
     mb.node("Squeeze", {"Y1", "axes"}, {"X2"});
-    add_layer(mb, c, "X2", "Y2", kH, "2", rng);
+  }
+  if (c.stacked) {
+    add_layer(mb, c, "X2", "Y2", c.bidirectional ? 2 * kH : kH, "2", rng);
     mb.output("Y2", DType::kFloat32).output("Y2_h", DType::kFloat32);
   }
   mb.output("Y1", DType::kFloat32).output("Y1_h", DType::kFloat32);
