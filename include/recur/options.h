@@ -60,6 +60,15 @@ class SessionOptions {
     cuda_graphs_ = on;
     return *this;
   }
+  // Reproducible results: no provider choice depends on timing (the oneDNN RNN kernel takes a
+  // fixed rule instead of timing candidates, see docs/semantics.md), so two sessions of one
+  // model with the same options on one machine give bitwise identical outputs, as do runs of
+  // one session from any number of threads. Off by default: timing may pick a faster
+  // implementation.
+  SessionOptions& deterministic(bool on) {
+    deterministic_ = on;
+    return *this;
+  }
   // Upper bound on Loop iterations, so a corrupt trip count cannot hang a run.
   SessionOptions& max_loop_iterations(int64_t n) {
     max_loop_iterations_ = n;
@@ -108,6 +117,7 @@ class SessionOptions {
   bool optimize() const { return optimize_; }
   Fusion rnn_layer_fusion() const { return rnn_layer_fusion_; }
   bool cuda_graphs() const { return cuda_graphs_; }
+  bool deterministic() const { return deterministic_; }
   int64_t max_loop_iterations() const { return max_loop_iterations_; }
   bool strict_schema() const { return strict_schema_; }
   uint64_t memory_limit() const { return memory_limit_; }
@@ -122,6 +132,7 @@ class SessionOptions {
   bool optimize_ = true;
   Fusion rnn_layer_fusion_ = Fusion::kAuto;
   bool cuda_graphs_ = false;
+  bool deterministic_ = false;
   int64_t max_loop_iterations_ = 10'000'000;
   bool strict_schema_ = true;
   uint64_t memory_limit_ = 0;

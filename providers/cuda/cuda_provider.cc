@@ -27,6 +27,7 @@ class CudaProviderBase : public ExecutionProvider {
     cuda::CudaOptions o;
     o.threads = config.threads;
     o.plan_only = config.plan_only;
+    o.deterministic = config.deterministic;
     o.device = device().index;
     SettingsParser parser(name());
     parser.integer("device", 0, std::numeric_limits<int>::max(),

@@ -26,6 +26,7 @@ class OnednnProvider final : public ExecutionProvider {
     OnednnOptions o;
     o.threads = config.threads;
     o.plan_only = config.plan_only;
+    o.deterministic = config.deterministic;
     o.max_threads = config.threads > 0 ? config.threads : max_threads_default();
     SettingsParser parser("onednn");
     parser

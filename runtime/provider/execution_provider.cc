@@ -70,6 +70,7 @@ Status ExecutionProvider::configure(const ProviderConfig& config) {
   RECUR_RETURN_IF_ERROR(SettingsParser(name_).parse(config.settings));
   base_options_.threads = config.threads;
   base_options_.plan_only = config.plan_only;
+  base_options_.deterministic = config.deterministic;
   return ok_status();
 }
 

@@ -127,6 +127,7 @@ class KernelRegistry {
 struct ProviderConfig {
   int threads = 0;
   bool plan_only = false;
+  bool deterministic = false;
   std::map<std::string, std::string> settings;  // the keys that start with "<provider>."
 };
 

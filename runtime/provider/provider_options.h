@@ -18,6 +18,7 @@ struct ProviderOptions {
   virtual ~ProviderOptions() = default;
   int threads = 0;  // SessionOptions::threads: 0 leaves the choice to the provider
   bool plan_only = false;
+  bool deterministic = false;  // SessionOptions::deterministic: no choice may depend on timing
 };
 
 // A table of the settings a provider accepts. parse() applies them in key order and fails on

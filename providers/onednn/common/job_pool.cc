@@ -8,9 +8,41 @@
 #include <thread>
 #include <vector>
 
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
+
 namespace recur::onednn {
 
 namespace {
+
+// The floating-point control word (flush-to-zero, denormals-are-zero, rounding) is per
+// thread. A job computes the same bits on a helper as on the caller only if it runs under the
+// caller's, so a helper adopts it for the job and then restores its own.
+struct FpEnv {
+#if defined(__SSE__)
+  unsigned csr = _mm_getcsr();
+#endif
+};
+class FpEnvScope {
+ public:
+  explicit FpEnvScope(const FpEnv& want) {
+#if defined(__SSE__)
+    saved_ = _mm_getcsr();
+    if (saved_ != want.csr) _mm_setcsr(want.csr);
+#endif
+  }
+  ~FpEnvScope() {
+#if defined(__SSE__)
+    if (_mm_getcsr() != saved_) _mm_setcsr(saved_);
+#endif
+  }
+  FpEnvScope(const FpEnvScope&) = delete;
+  FpEnvScope& operator=(const FpEnvScope&) = delete;
+
+ private:
+  unsigned saved_ = 0;
+};
 
 struct Task {
   const std::function<void(size_t)>* f = nullptr;
@@ -19,6 +51,7 @@ struct Task {
   std::atomic<size_t> next{0};  // the next job to hand out
   std::atomic<size_t> done{0};
   std::atomic<int> joined{0};
+  FpEnv env;  // the caller's
   std::mutex mu;
   std::condition_variable finished;
 };
@@ -87,7 +120,10 @@ class Pool {
       if (stop_) return;
       task->joined.fetch_add(1);
       lock.unlock();
-      work_on(*task);
+      {
+        FpEnvScope env(task->env);
+        work_on(*task);
+      }
       lock.lock();
     }
   }

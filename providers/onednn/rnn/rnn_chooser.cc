@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <mutex>
 #include <string>
 
 #include "providers/onednn/rnn/candidate_race.h"
@@ -195,23 +197,60 @@ Result<double> RnnKernel::time_probe(ProbeSet& set) const {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-Result<Choice> RnnKernel::choose(const BucketKey& bucket, int64_t T, std::string* note) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return choose_locked(bucket, T, note);
+namespace {
+
+std::mutex& hook_mu() {
+  static std::mutex mu;
+  return mu;
 }
-Result<Choice> RnnKernel::choose_locked(const BucketKey& bucket, int64_t T,
-                                        std::string* note) const {
-  auto it = choices_.find(bucket);
-  if (it != choices_.end()) return it->second;
-  const Candidates cands = candidates(bucket, T);
-  Choice best;
-  std::string detail;
-  if (!opts_.tune || cands.list.size() == 1) {
-    best = cands.untimed;
-    detail = "untimed default";
-  } else {
-    RECUR_ASSIGN_OR_RETURN(best, timed_choice(cands.list, bucket, T, &detail));
+std::function<void()>& hook() {
+  static std::function<void()> h;
+  return h;
+}
+
+}  // namespace
+
+void set_tuning_hook(std::function<void()> h) {
+  std::lock_guard<std::mutex> lock(hook_mu());
+  hook() = std::move(h);
+}
+
+// Timing a bucket takes up to seconds. It runs outside mu_, one bucket at a time per kernel
+// (tune_mu_, so that two races do not time each other), and a run that finds the kernel busy
+// timing goes on with the rule's choice instead of waiting: only the tuner's result is kept.
+Result<Choice> RnnKernel::choose(const BucketKey& bucket, int64_t T, std::string* note) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = choices_.find(bucket);
+    if (it != choices_.end()) return it->second;
   }
+  const Candidates cands = candidates(bucket, T);
+  if (!opts_.tune || opts_.deterministic || cands.list.size() == 1) {
+    std::lock_guard<std::mutex> lock(mu_);
+    choices_.emplace(bucket, cands.untimed);
+    report_choice(bucket, T, cands.untimed,
+                  opts_.deterministic ? "fixed rule, deterministic" : "untimed rule", note);
+    return cands.untimed;
+  }
+  std::unique_lock<std::mutex> tuning(tune_mu_, std::try_to_lock);
+  if (!tuning.owns_lock()) return cands.untimed;
+  {
+    // Another tuner may have finished this bucket between the two locks.
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = choices_.find(bucket);
+    if (it != choices_.end()) return it->second;
+  }
+  {
+    std::function<void()> h;
+    {
+      std::lock_guard<std::mutex> lock(hook_mu());
+      h = hook();
+    }
+    if (h) h();
+  }
+  std::string detail;
+  RECUR_ASSIGN_OR_RETURN(Choice best, timed_choice(cands.list, bucket, T, &detail));
+  std::lock_guard<std::mutex> lock(mu_);
   choices_[bucket] = best;
   report_choice(bucket, T, best, detail, note);
   return best;
@@ -247,14 +286,21 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
   Candidates cands;
   for (const Choice& t : threading)
     for (bool any : formats) cands.list.push_back({any, t.threads, t.split});
-  // Without timing: the measurements in docs/semantics.md (brgemm loses at small batches on one
-  // thread).
+  // Without timing (tune off, deterministic, or while another thread times): a fixed rule,
+  // tabled in docs/semantics.md. brgemm loses at small batches on one thread; threads cannot
+  // pay for their synchronisation on a tiny pass; a split of the batch (or directions) is
+  // kept unless steps are long, where pick_winner favours OpenMP too: kLongStepFlops is a
+  // step of 1 ms at the two-thread sgemm peak measured in docs/semantics.md (220 GFLOP/s),
+  // which puts lstm_med (1e8) on a split and lstm_large (1.1e9) on OpenMP, as timing did.
+  constexpr double kLongStepFlops = 2.2e8;
+  const double step_flops = pass_flops / static_cast<double>(std::max<int64_t>(T, 1));
   Choice& best = cands.untimed;
   best = cands.list.front();
   if (formats.size() > 1) best.any = N >= 8;
   if (opts_.threading == ThreadingChoice::kAuto && maxt > 1 && N > 1 && !tiny) {
-    best.threads = can_split ? 1 : maxt;
-    best.split = can_split ? maxt : 1;
+    const bool split = can_split && step_flops < kLongStepFlops;
+    best.threads = split ? 1 : maxt;
+    best.split = split ? maxt : 1;
   }
   return cands;
 }

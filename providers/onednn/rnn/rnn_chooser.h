@@ -1,9 +1,11 @@
 // How the oneDNN RNN kernel picks an implementation per bucket of shapes: the weights format
 // and the threading, timed on synthetic probes (candidate_race.h runs the race) unless the
-// options fix them. The steps are RnnKernel members (rnn_kernel.h), defined in rnn_chooser.cc.
+// options fix them or ask for deterministic results. The steps are RnnKernel members
+// (rnn_kernel.h), defined in rnn_chooser.cc.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -47,7 +49,9 @@ struct Choice {
   }
 };
 
-// The candidates of a bucket, and the one taken when they are not timed.
+// The candidates of a bucket, and the fixed rule's choice (docs/semantics.md,
+// "Reproducibility"), taken when they are not timed: tune off, deterministic(true), or while
+// another thread times.
 struct Candidates {
   std::vector<Choice> list;
   Choice untimed;
@@ -78,5 +82,9 @@ struct ProbeSet {
   std::vector<float> bias, peep;
 };
 using ProbeWeights = std::vector<std::pair<dnnl::memory::desc, std::shared_ptr<AlignedBuffer>>>;
+
+// For tests: `hook` runs on the thread that is about to time a bucket, before the timing, so a
+// test can hold a tuner back and watch what other runs do meanwhile. Empty: none.
+void set_tuning_hook(std::function<void()> hook);
 
 }  // namespace recur::onednn::rnn

@@ -138,7 +138,6 @@ class RnnKernel final : public Kernel {
 
   // The chooser (rnn_chooser.cc).
   Result<Choice> choose(const BucketKey& bucket, int64_t T, std::string* note) const;
-  Result<Choice> choose_locked(const BucketKey& bucket, int64_t T, std::string* note) const;
   Candidates candidates(const BucketKey& bucket, int64_t T) const;
   Result<Choice> timed_choice(const std::vector<Choice>& cands, const BucketKey& bucket, int64_t T,
                               std::string* detail) const;
@@ -201,6 +200,8 @@ class RnnKernel final : public Kernel {
   std::vector<std::vector<float>> bias_, peephole_;
 
   mutable std::mutex mu_;
+  // Held while timing a bucket, without mu_ (rnn_chooser.cc, choose).
+  mutable std::mutex tune_mu_;
   // Per direction, weights_layer (true) and weights_iter (false): the formats held.
   mutable std::map<std::pair<int, bool>, std::vector<WeightBuf>> formats_;
   mutable std::map<ShapeKey, std::shared_ptr<const Plan>> plans_;

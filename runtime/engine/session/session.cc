@@ -93,6 +93,7 @@ Status create_providers(Session::Impl& impl) {
     ProviderConfig cfg;
     cfg.threads = impl.options.threads();
     cfg.plan_only = impl.options.plan_only();
+    cfg.deterministic = impl.options.deterministic();
     const std::string prefix = p->name() + ".";
     for (const auto& [key, value] : impl.options.config()) {
       if (key.rfind(prefix, 0) == 0) cfg.settings[key.substr(prefix.size())] = value;
