@@ -3,10 +3,11 @@
 # Usage: tools/install-deps.sh [--bench]   (--bench adds what the benchmark plots need)
 # python3-numpy and python3-onnx: recur-bench and its CTest (tools/recur-bench) need them.
 # universal-ctags: the function-length check (tools/checks/long_functions.py).
+# clang-14 and libclang-rt-14-dev: libFuzzer for the fuzz smoke run in tools/test.sh (tools/fuzz.sh).
 set -euo pipefail
 pkgs=(cmake g++ ninja-build pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev
       libgtest-dev libgmock-dev libbenchmark-dev libonnx-testdata python3-numpy python3-onnx
-      universal-ctags)
+      universal-ctags clang-14 libclang-rt-14-dev)
 if [[ "${1:-}" == "--bench" ]]; then
   pkgs+=(python3-matplotlib python3-numpy nodejs npm)
 fi
