@@ -52,24 +52,41 @@ void fill_as(Tensor& t, Rng& rng, bool small_ints) {
 
 void fill(Tensor& t, Rng& rng) {
   switch (t.dtype()) {
-    case DType::kFloat32: return fill_as<float>(t, rng, false);
-    case DType::kFloat64: return fill_as<double>(t, rng, false);
-    case DType::kFloat16: return fill_as<Float16>(t, rng, false);
-    case DType::kBFloat16: return fill_as<BFloat16>(t, rng, false);
-    case DType::kFloat8E4M3FN: return fill_as<Float8E4M3FN>(t, rng, false);
-    case DType::kFloat8E4M3FNUZ: return fill_as<Float8E4M3FNUZ>(t, rng, false);
-    case DType::kFloat8E5M2: return fill_as<Float8E5M2>(t, rng, false);
-    case DType::kFloat8E5M2FNUZ: return fill_as<Float8E5M2FNUZ>(t, rng, false);
-    case DType::kInt8: return fill_as<int8_t>(t, rng, true);
-    case DType::kInt16: return fill_as<int16_t>(t, rng, true);
-    case DType::kInt32: return fill_as<int32_t>(t, rng, true);
-    case DType::kInt64: return fill_as<int64_t>(t, rng, true);
-    case DType::kUInt8: return fill_as<uint8_t>(t, rng, true);
-    case DType::kUInt16: return fill_as<uint16_t>(t, rng, true);
-    case DType::kUInt32: return fill_as<uint32_t>(t, rng, true);
-    case DType::kUInt64: return fill_as<uint64_t>(t, rng, true);
+    case DType::kFloat32:
+      return fill_as<float>(t, rng, false);
+    case DType::kFloat64:
+      return fill_as<double>(t, rng, false);
+    case DType::kFloat16:
+      return fill_as<Float16>(t, rng, false);
+    case DType::kBFloat16:
+      return fill_as<BFloat16>(t, rng, false);
+    case DType::kFloat8E4M3FN:
+      return fill_as<Float8E4M3FN>(t, rng, false);
+    case DType::kFloat8E4M3FNUZ:
+      return fill_as<Float8E4M3FNUZ>(t, rng, false);
+    case DType::kFloat8E5M2:
+      return fill_as<Float8E5M2>(t, rng, false);
+    case DType::kFloat8E5M2FNUZ:
+      return fill_as<Float8E5M2FNUZ>(t, rng, false);
+    case DType::kInt8:
+      return fill_as<int8_t>(t, rng, true);
+    case DType::kInt16:
+      return fill_as<int16_t>(t, rng, true);
+    case DType::kInt32:
+      return fill_as<int32_t>(t, rng, true);
+    case DType::kInt64:
+      return fill_as<int64_t>(t, rng, true);
+    case DType::kUInt8:
+      return fill_as<uint8_t>(t, rng, true);
+    case DType::kUInt16:
+      return fill_as<uint16_t>(t, rng, true);
+    case DType::kUInt32:
+      return fill_as<uint32_t>(t, rng, true);
+    case DType::kUInt64:
+      return fill_as<uint64_t>(t, rng, true);
     case DType::kInt4:
-    case DType::kUInt4: return fill_as<uint8_t>(t, rng, true);
+    case DType::kUInt4:
+      return fill_as<uint8_t>(t, rng, true);
     case DType::kBool: {
       auto* p = static_cast<uint8_t*>(t.raw_data());
       for (int64_t i = 0; i < t.numel(); ++i) p[i] = rng.next() & 1;
@@ -80,7 +97,8 @@ void fill(Tensor& t, Rng& rng) {
       for (int64_t i = 0; i < t.numel(); ++i) p[i] = std::string(rng.next() % 3, 'a');
       return;
     }
-    default: return;
+    default:
+      return;
   }
 }
 

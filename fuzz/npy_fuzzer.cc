@@ -7,8 +7,8 @@
 #include "tools/common/npy.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto t = recur::tools::parse_npy(std::string(reinterpret_cast<const char*>(data), size),
-                                   "fuzz.npy");
+  auto t =
+      recur::tools::parse_npy(std::string(reinterpret_cast<const char*>(data), size), "fuzz.npy");
   if (t.ok()) {
     // Reading every byte lets ASan see a tensor whose memory is smaller than its shape.
     volatile uint8_t sink = 0;

@@ -26,13 +26,21 @@ const T& pick(Rng& rng, const T (&items)[N]) {
 }
 
 int64_t interesting_int(Rng& rng) {
-  static const int64_t kValues[] = {0, 1, 2, 3, 4, 5, 7, 8, 16, -1, -2, 255, 256, 65535,
+  static const int64_t kValues[] = {0,         1,         2,         3,         4,      5,   7,
+                                    8,         16,        -1,        -2,        255,    256, 65535,
                                     INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, 1 << 20};
   return pick(rng, kValues);
 }
 
 float interesting_float(Rng& rng) {
-  static const float kValues[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 1e-30f, 1e30f, 3.4e38f,
+  static const float kValues[] = {0.0f,
+                                  -0.0f,
+                                  1.0f,
+                                  -1.0f,
+                                  0.5f,
+                                  1e-30f,
+                                  1e30f,
+                                  3.4e38f,
                                   std::numeric_limits<float>::infinity(),
                                   -std::numeric_limits<float>::infinity(),
                                   std::numeric_limits<float>::quiet_NaN(),
@@ -57,12 +65,24 @@ void set_int(onnx::NodeProto* node, const std::string& name, int64_t v) {
 }
 
 void mutate_attribute(onnx::NodeProto* node, Rng& rng) {
-  static const char* kActivations[] = {"Sigmoid",  "Tanh",        "Relu",     "Affine",
-                                       "LeakyRelu", "ThresholdedRelu", "ScaledTanh",
-                                       "HardSigmoid", "Elu", "Softsign", "Softplus", "Bogus", ""};
+  static const char* kActivations[] = {"Sigmoid",
+                                       "Tanh",
+                                       "Relu",
+                                       "Affine",
+                                       "LeakyRelu",
+                                       "ThresholdedRelu",
+                                       "ScaledTanh",
+                                       "HardSigmoid",
+                                       "Elu",
+                                       "Softsign",
+                                       "Softplus",
+                                       "Bogus",
+                                       ""};
   static const char* kDirections[] = {"forward", "reverse", "bidirectional", "", "sideways"};
   switch (rng() % 10) {
-    case 0: set_int(node, "hidden_size", rng() % 2 ? interesting_int(rng) : rng() % 9); break;
+    case 0:
+      set_int(node, "hidden_size", rng() % 2 ? interesting_int(rng) : rng() % 9);
+      break;
     case 1: {
       auto* a = find_or_add(node, "direction");
       a->Clear();
@@ -71,7 +91,9 @@ void mutate_attribute(onnx::NodeProto* node, Rng& rng) {
       a->set_s(pick(rng, kDirections));
       break;
     }
-    case 2: set_int(node, "layout", rng() % 2 ? interesting_int(rng) : rng() % 3); break;
+    case 2:
+      set_int(node, "layout", rng() % 2 ? interesting_int(rng) : rng() % 3);
+      break;
     case 3: {
       auto* a = find_or_add(node, "clip");
       a->Clear();
@@ -98,7 +120,9 @@ void mutate_attribute(onnx::NodeProto* node, Rng& rng) {
       for (size_t n = rng() % 8; n > 0; --n) a->add_floats(interesting_float(rng));
       break;
     }
-    case 7: set_int(node, "input_forget", rng() % 2 ? interesting_int(rng) : rng() % 2); break;
+    case 7:
+      set_int(node, "input_forget", rng() % 2 ? interesting_int(rng) : rng() % 2);
+      break;
     case 8:
       set_int(node, "linear_before_reset", rng() % 2 ? interesting_int(rng) : rng() % 2);
       break;
@@ -146,7 +170,9 @@ void mutate_initializer_shape(onnx::TensorProto* t, Rng& rng) {
         dims->Set(static_cast<int>(rng() % dims->size()), interesting_int(rng));
       }
       break;
-    case 2: dims->Add(static_cast<int64_t>(rng() % 3)); break;
+    case 2:
+      dims->Add(static_cast<int64_t>(rng() % 3));
+      break;
     default:
       if (!dims->empty()) dims->RemoveLast();
       break;
@@ -245,7 +271,9 @@ void mutate_graph_input(onnx::GraphProto* g, Rng& rng) {
         shape->mutable_dim(static_cast<int>(rng() % shape->dim_size()))->set_dim_param("N");
       }
       break;
-    case 2: shape->add_dim()->set_dim_value(static_cast<int64_t>(1 + rng() % 2)); break;
+    case 2:
+      shape->add_dim()->set_dim_value(static_cast<int64_t>(1 + rng() % 2));
+      break;
     default:
       if (shape->dim_size() > 0) shape->mutable_dim()->RemoveLast();
       break;
@@ -279,7 +307,9 @@ bool mutate_model(onnx::ModelProto* m, Rng& rng) {
   onnx::NodeProto* node = rnns[rng() % rnns.size()];
   switch (rng() % 8) {
     case 0:
-    case 1: mutate_attribute(node, rng); break;
+    case 1:
+      mutate_attribute(node, rng);
+      break;
     case 2:
       if (auto* t = node_initializer(g, *node, rng)) mutate_initializer_shape(t, rng);
       break;
@@ -289,9 +319,15 @@ bool mutate_model(onnx::ModelProto* m, Rng& rng) {
     case 4:
       if (auto* t = node_initializer(g, *node, rng)) mutate_initializer_contents(t, rng);
       break;
-    case 5: mutate_sequence_lens(g, node, rng); break;
-    case 6: mutate_graph_input(g, rng); break;
-    default: mutate_node_inputs(node, rng); break;
+    case 5:
+      mutate_sequence_lens(g, node, rng);
+      break;
+    case 6:
+      mutate_graph_input(g, rng);
+      break;
+    default:
+      mutate_node_inputs(node, rng);
+      break;
   }
   return true;
 }
