@@ -59,8 +59,7 @@ seeds_for() {
       fi ;;
     rnn_model)
       if [[ $small == small ]]; then
-        collect rnn_model '*.onnx' tests/data/rnn/lstm_basic tests/data/rnn/gru_basic \
-          tests/fuzz_regressions/rnn_model
+        collect rnn_model '*.onnx' models/lstm_basic models/gru_basic tests/fuzz_regressions/rnn_model
       else
         collect rnn_model '*.onnx' tests/data/rnn models/lstm_basic models/gru_basic \
           "$onnx"/node/test_lstm_* "$onnx"/node/test_gru_* "$onnx"/node/test_rnn_* \
@@ -74,14 +73,20 @@ share=$((total / ${#harnesses[@]}))
 status=0
 for h in "${harnesses[@]}"; do
   seeds_for "$h"
-  mkdir -p "build-fuzz/corpus/$h" "build-fuzz/artifacts/$h"
+  corpus=build-fuzz/corpus/$h
+  if [[ ${RECUR_FUZZ_SEEDS:-full} == small ]]; then
+    # The smoke run starts afresh each time: a corpus grown by long runs takes minutes to load.
+    corpus=build-fuzz/smoke-corpus/$h
+    rm -rf "$corpus"
+  fi
+  mkdir -p "$corpus" "build-fuzz/artifacts/$h"
   echo "fuzz: $h for ${share}s"
   # -rss_limit_mb / -timeout: an out-of-memory or a hang inside the library is a finding too
   # (docs/fuzzing.md).
   # shellcheck disable=SC2086
   if ! "build-fuzz/fuzz/fuzz_$h" -max_total_time="$share" -rss_limit_mb=2048 -timeout=20 \
     -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$h/" \
-    ${RECUR_FUZZ_ARGS:-} "build-fuzz/corpus/$h" "build-fuzz/seeds/$h" \
+    ${RECUR_FUZZ_ARGS:-} "$corpus" "build-fuzz/seeds/$h" \
     2>"build-fuzz/fuzz-$h.log"; then
     echo "fuzz: $h FAILED; see build-fuzz/fuzz-$h.log and build-fuzz/artifacts/$h/"
     grep -E "ERROR|SUMMARY|runtime error" "build-fuzz/fuzz-$h.log" | head -5 || true
