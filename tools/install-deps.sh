@@ -6,11 +6,12 @@
 # libcli11-dev, nlohmann-json3-dev: recur-run's command line and JSON output (header-only).
 # pybind11-dev, python3-dev: the Python module (python/); python3-setuptools, python3-wheel and
 # python3-pip: `pip install ./python` offline (docs/embedding.md).
+# clang-14 and libclang-rt-14-dev: libFuzzer for the fuzz smoke run in tools/test.sh (tools/fuzz.sh).
 set -euo pipefail
 pkgs=(cmake g++ ninja-build pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev
       libgtest-dev libgmock-dev libbenchmark-dev libonnx-testdata python3-numpy python3-onnx
       universal-ctags libcli11-dev nlohmann-json3-dev pybind11-dev python3-dev python3-setuptools
-      python3-wheel python3-pip)
+      python3-wheel python3-pip clang-14 libclang-rt-14-dev)
 if [[ "${1:-}" == "--bench" ]]; then
   pkgs+=(python3-matplotlib python3-numpy nodejs npm)
 fi

@@ -56,8 +56,10 @@ std::string SettingsParser::accepted() const {
 
 Status SettingsParser::parse(const std::map<std::string, std::string>& settings) const {
   for (const auto& [key, value] : settings) {
+    // A named copy for the lambda: clang 14 (the fuzz build's) cannot capture a binding.
+    const std::string& name = key;
     auto it = std::find_if(entries_.begin(), entries_.end(),
-                           [&key](const Entry& e) { return e.key == key; });
+                           [&name](const Entry& e) { return e.key == name; });
     if (it == entries_.end()) {
       return invalid_argument("provider '" + provider_ + "' has no setting '" + key +
                               "' (it accepts: " + accepted() + ")");

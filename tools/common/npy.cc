@@ -93,6 +93,10 @@ Result<Shape> parse_shape(const std::string& text, size_t elem_size, const std::
 
 Result<Tensor> read_npy(const std::string& path) {
   RECUR_ASSIGN_OR_RETURN(std::string bytes, read_regular_file(path, ".npy file"));
+  return parse_npy(std::move(bytes), path);
+}
+
+Result<Tensor> parse_npy(std::string bytes, const std::string& path) {
   std::istringstream in(std::move(bytes));
   char magic[8];
   if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) {

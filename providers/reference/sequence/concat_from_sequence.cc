@@ -35,8 +35,9 @@ class ConcatFromSequenceKernel final : public Kernel {
     Shape out_shape = first;
     out_shape[ax] = 0;
     for (size_t k = 0; k < parts.size(); ++k) {
-      const Shape s = view_shape(parts[k]);
-      bool ok = s.size() == first.size();
+      // The rank before view_shape: the axis it inserts at is bounded by tensor 0's rank only.
+      bool ok = parts[k].rank() == parts[0].rank();
+      const Shape s = ok ? view_shape(parts[k]) : Shape{};
       for (size_t d = 0; ok && d < s.size(); ++d) ok = d == ax || s[d] == first[d];
       if (!ok) {
         return ctx.error(

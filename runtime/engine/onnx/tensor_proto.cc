@@ -244,7 +244,8 @@ Result<Tensor> string_tensor(const onnx::TensorProto& proto, const Shape& shape,
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     return not_implemented(what + ": string tensors in external data are not supported");
   }
-  if (proto.string_data_size() != static_cast<int>(count)) {
+  // In int64: a count narrowed to int could wrap to the number of strings held.
+  if (static_cast<int64_t>(proto.string_data_size()) != count) {
     return invalid_model(what + ": string_data holds " + std::to_string(proto.string_data_size()) +
                          " values but the shape " + shape_to_string(shape) + " needs " +
                          std::to_string(count));

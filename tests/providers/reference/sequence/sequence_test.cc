@@ -79,6 +79,25 @@ TEST(SplitToSequence, KeepdimsZeroThenStackOnANewLastAxis) {
   EXPECT_EQ(values_of<float>(out[1]), (std::vector<float>{1, 4}));
 }
 
+// Found by fuzz_model (tests/fuzz_regressions/model/concat_from_sequence_new_axis_ranks.onnx):
+// the new axis was inserted into every tensor's shape at tensor 0's axis before the ranks were
+// compared, past the end of a lower-rank tensor's shape.
+TEST(ConcatFromSequence, NewAxisWithTensorsOfDifferentRanksIsAnError) {
+  ModelBuilder mb(17);
+  mb.input("a", DType::kFloat32, {2, 3, 4});
+  mb.input("b", DType::kFloat32, {2});
+  mb.node("SequenceConstruct", {"a", "b"}, {"seq"});
+  auto& concat = mb.node("ConcatFromSequence", {"seq"}, {"y"}, "join");
+  set_attr(concat, "axis", int64_t{-1});
+  set_attr(concat, "new_axis", int64_t{1});
+  add_output(mb, "y");
+  testing::expect_error(
+      [&] {
+        session_of(mb).run({{"a", arange({2, 3, 4})}, {"b", arange({2})}});
+      },
+      ErrorCode::kInvalidArgument, {"tensor 1 has shape [2]", "tensor 0's [2,3,4]"});
+}
+
 TEST(SplitToSequence, SplitLengthsMustSumToTheAxis) {
   ModelBuilder mb(17);
   mb.input("x", DType::kFloat32, {3});

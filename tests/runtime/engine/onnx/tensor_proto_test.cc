@@ -59,5 +59,18 @@ TEST(TensorProto, Int4RawDataOfWrongSizeIsRefused) {
   EXPECT_FALSE(tensor_from_proto(p, nullptr, "t").ok());
 }
 
+// Found by fuzz_tensor_proto (tests/fuzz_regressions/tensor_proto/string_count_narrowed_to_int.pb):
+// the count was narrowed to int before it was compared with the number of strings, so 2^32
+// elements matched an empty string_data and 2^32 strings were allocated.
+TEST(TensorProto, StringCountIsComparedWithoutNarrowing) {
+  onnx::TensorProto p;
+  p.set_data_type(8);  // STRING
+  p.add_dims(int64_t{1} << 32);
+  auto t = tensor_from_proto(p, nullptr, "t");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("string_data holds 0 values"), std::string::npos)
+      << t.status().message();
+}
+
 }  // namespace
 }  // namespace recur

@@ -1,0 +1,185 @@
+#include "fuzz/model_runner.h"
+
+#include <cstdlib>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "recur/recur.h"
+
+namespace recur::fuzz {
+
+namespace {
+
+// Larger inputs only make each execution slower and risk the harness's own memory: a model
+// whose declared inputs need more is skipped, not run.
+constexpr int64_t kMaxInputElements = 1 << 20;
+// What a symbolic or unknown dimension is set to.
+constexpr int64_t kSymbolicDim = 2;
+
+// The inputs' contents come from the model bytes, so that a crash replays exactly.
+struct Rng {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  float uniform() { return static_cast<float>(next() >> 40) / static_cast<float>(1 << 24); }
+};
+
+uint64_t hash_bytes(const uint8_t* data, size_t size) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 1099511628211ull;
+  return h;
+}
+
+template <class T>
+void fill_as(Tensor& t, Rng& rng, bool small_ints) {
+  T* p = static_cast<T*>(t.raw_data());
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    // Integers stay in [0, 3]: they are often indices, axes or shapes, and a large one would
+    // only be refused (or make a legitimately large tensor) without testing more.
+    if (small_ints) {
+      p[i] = static_cast<T>(rng.next() % 4);
+    } else {
+      p[i] = T(rng.uniform() * 4.0f - 2.0f);
+    }
+  }
+}
+
+void fill(Tensor& t, Rng& rng) {
+  switch (t.dtype()) {
+    case DType::kFloat32:
+      return fill_as<float>(t, rng, false);
+    case DType::kFloat64:
+      return fill_as<double>(t, rng, false);
+    case DType::kFloat16:
+      return fill_as<Float16>(t, rng, false);
+    case DType::kBFloat16:
+      return fill_as<BFloat16>(t, rng, false);
+    case DType::kFloat8E4M3FN:
+      return fill_as<Float8E4M3FN>(t, rng, false);
+    case DType::kFloat8E4M3FNUZ:
+      return fill_as<Float8E4M3FNUZ>(t, rng, false);
+    case DType::kFloat8E5M2:
+      return fill_as<Float8E5M2>(t, rng, false);
+    case DType::kFloat8E5M2FNUZ:
+      return fill_as<Float8E5M2FNUZ>(t, rng, false);
+    case DType::kInt8:
+      return fill_as<int8_t>(t, rng, true);
+    case DType::kInt16:
+      return fill_as<int16_t>(t, rng, true);
+    case DType::kInt32:
+      return fill_as<int32_t>(t, rng, true);
+    case DType::kInt64:
+      return fill_as<int64_t>(t, rng, true);
+    case DType::kUInt8:
+      return fill_as<uint8_t>(t, rng, true);
+    case DType::kUInt16:
+      return fill_as<uint16_t>(t, rng, true);
+    case DType::kUInt32:
+      return fill_as<uint32_t>(t, rng, true);
+    case DType::kUInt64:
+      return fill_as<uint64_t>(t, rng, true);
+    case DType::kInt4:
+    case DType::kUInt4:
+      return fill_as<uint8_t>(t, rng, true);
+    case DType::kBool: {
+      auto* p = static_cast<uint8_t*>(t.raw_data());
+      for (int64_t i = 0; i < t.numel(); ++i) p[i] = rng.next() & 1;
+      return;
+    }
+    case DType::kString: {
+      auto* p = static_cast<std::string*>(t.raw_data());
+      for (int64_t i = 0; i < t.numel(); ++i) p[i] = std::string(rng.next() % 3, 'a');
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+// Shape of a declared input, symbolic and unknown dimensions set small.
+Shape shape_of(const ValueInfo& in) {
+  if (!in.shape) return {kSymbolicDim};
+  Shape s;
+  for (const Dim& d : *in.shape) s.push_back(d.is_fixed() ? d.value : kSymbolicDim);
+  return s;
+}
+
+// A tensor of `dtype` and `shape`; nullopt when it would be too large or the type cannot be
+// made here (the model is then skipped).
+std::optional<Tensor> make_tensor(DType dtype, const Shape& shape, int64_t* budget, Rng& rng) {
+  if (dtype == DType::kUndefined || dtype == DType::kSequence || dtype == DType::kNone) {
+    return std::nullopt;
+  }
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > *budget / d)) return std::nullopt;
+    n *= d;
+  }
+  if (n > *budget) return std::nullopt;
+  *budget -= n;
+  Tensor t = Tensor::empty(dtype, shape);
+  fill(t, rng);
+  return t;
+}
+
+std::optional<Tensor> make_input(const ValueInfo& in, int64_t* budget, Rng& rng) {
+  if (in.optional && rng.next() % 4 == 0) return Tensor::none();
+  if (in.dtype == DType::kSequence) {
+    std::vector<Tensor> elems;
+    const int64_t count = static_cast<int64_t>(rng.next() % 3);
+    for (int64_t i = 0; i < count; ++i) {
+      auto e = make_tensor(in.element_dtype, {kSymbolicDim}, budget, rng);
+      if (!e) return std::nullopt;
+      elems.push_back(*e);
+    }
+    return Tensor::sequence(std::move(elems), in.element_dtype);
+  }
+  return make_tensor(in.dtype, shape_of(in), budget, rng);
+}
+
+std::vector<std::string> providers() {
+  // The reference provider alone by default, so that a replay behaves the same in every build
+  // (the gcc build has oneDNN and CUDA, the fuzz build does not). RECUR_FUZZ_PROVIDERS
+  // ("onednn,reference") fuzzes others.
+  std::vector<std::string> names;
+  const char* env = std::getenv("RECUR_FUZZ_PROVIDERS");
+  std::stringstream list(env ? env : "reference");
+  for (std::string name; std::getline(list, name, ',');) names.push_back(name);
+  return names;
+}
+
+}  // namespace
+
+void run_model_bytes(const uint8_t* data, size_t size) {
+  static const std::vector<std::string> kProviders = providers();
+  SessionOptions options;
+  options.providers(kProviders).threads(1).max_loop_iterations(64);
+  try {
+    // A folder that does not exist: external data in a fuzzed model must be refused, never
+    // read from wherever the fuzzer runs.
+    const Session session =
+        Session::from_bytes(data, size, options, "/nonexistent/recur-fuzz-model-dir");
+    Rng rng{hash_bytes(data, size)};
+    int64_t budget = kMaxInputElements;
+    Feeds feeds;
+    for (const ValueInfo& in : session.inputs()) {
+      // An input with an initializer behind it is left out half of the time, so that both the
+      // default and a fed value are tried.
+      if (in.has_default && rng.next() % 2 == 0) continue;
+      auto t = make_input(in, &budget, rng);
+      if (!t) return;
+      feeds.emplace_back(in.name, *t);
+    }
+    session.run(feeds);
+  } catch (const Error&) {
+    // A refusal: the library did its job.
+  }
+}
+
+}  // namespace recur::fuzz
