@@ -229,6 +229,8 @@ void add_session_options(CLI::App& app, Args& a) {
                "skip graph optimisations");
   session_flag(app, a, "--cuda-graphs", &SessionOptions::cuda_graphs, true,
                "record each input shape's run once and replay it (CUDA graphs)");
+  session_flag(app, a, "--deterministic", &SessionOptions::deterministic, true,
+               "choose implementations by a fixed rule, never by timing: bitwise-repeatable");
   session_flag(app, a, "--no-strict-schema", &SessionOptions::strict_schema, false,
                "an attribute the operator's schema lacks is a warning, not an error");
   session_value(app, a, "--memory-limit", &SessionOptions::memory_limit,
