@@ -376,8 +376,8 @@ TEST(SchemaCheck, MlDomainVersions) {
   EXPECT_EQ(load_error(encoder(2, "keys_floats")), "");
   EXPECT_EQ(load_error(encoder(5, "keys_floats")), "");
   EXPECT_HAS(load_error(encoder(1, "keys_floats")),
-             "node 'enc' (LabelEncoder): unknown attribute 'keys_floats' (not in the schema of "
-             "LabelEncoder-1; it needs opset 2)");
+             "node 'enc' (ai.onnx.ml::LabelEncoder): unknown attribute 'keys_floats' (not in the "
+             "schema of LabelEncoder-1; it needs opset 2)");
   EXPECT_HAS(load_error(encoder(3, "keys_tensor")),
              "unknown attribute 'keys_tensor' (not in the schema of LabelEncoder-3; it needs "
              "opset 4)");
