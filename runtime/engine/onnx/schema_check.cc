@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <iterator>
 #include <string_view>
-#include <unordered_map>
-
-#include <onnx/defs/schema.h>
 
 namespace recur {
 
@@ -33,66 +31,28 @@ struct AttrSpec {
   bool required;
 };
 
-// An operator version after the registry's last (see kRegistryMaxOnnxOpset) that changed its
-// attributes or input/output counts, or an operator the registry lacks.
-struct OpDelta {
+// One operator version. The table is constant-initialised, so that the first model loaded in a
+// process pays nothing to build it (libonnx's registry cost about 6 ms there).
+struct SchemaEntry {
   const char* domain;
   const char* op;
   int since;
   bool deprecated;
   int min_in, max_in, min_out, max_out;
-  std::vector<AttrSpec> attrs;
+  int first_attr, attr_count;
 };
 
-const std::vector<OpDelta>& deltas() {
-  static const std::vector<OpDelta> table = {
-#include "runtime/engine/onnx/schema_deltas.inc"
-  };
-  return table;
+#include "runtime/engine/onnx/schema_table.inc"
+
+constexpr bool entry_less(const SchemaEntry& a, const SchemaEntry& b) {
+  const std::string_view ad(a.domain), bd(b.domain), ao(a.op), bo(b.op);
+  if (ad != bd) return ad < bd;
+  if (ao != bo) return ao < bo;
+  return a.since < b.since;
 }
 
-// domain + '\n' + op -> that operator's deltas, by increasing version.
-const std::unordered_map<std::string, std::vector<const OpDelta*>>& delta_index() {
-  static const auto index = [] {
-    std::unordered_map<std::string, std::vector<const OpDelta*>> m;
-    for (const OpDelta& d : deltas()) m[std::string(d.domain) + '\n' + d.op].push_back(&d);
-    for (auto& [k, v] : m) {
-      std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->since < b->since; });
-    }
-    return m;
-  }();
-  return index;
-}
-
-AttrKind kind_of(onnx::AttributeProto::AttributeType t) {
-  using AP = onnx::AttributeProto;
-  switch (t) {
-    case AP::FLOAT:
-      return AttrKind::kFloat;
-    case AP::INT:
-      return AttrKind::kInt;
-    case AP::STRING:
-      return AttrKind::kString;
-    case AP::TENSOR:
-      return AttrKind::kTensor;
-    case AP::GRAPH:
-      return AttrKind::kGraph;
-    case AP::FLOATS:
-      return AttrKind::kFloats;
-    case AP::INTS:
-      return AttrKind::kInts;
-    case AP::STRINGS:
-      return AttrKind::kStrings;
-    case AP::TENSORS:
-      return AttrKind::kTensors;
-    case AP::GRAPHS:
-      return AttrKind::kGraphs;
-    case AP::TYPE_PROTO:
-      return AttrKind::kType;
-    default:
-      return AttrKind::kSparse;
-  }
-}
+// find_schema's binary search depends on this order, which the generator promises.
+static_assert(std::is_sorted(std::begin(kSchemas), std::end(kSchemas), entry_less));
 
 bool matches(AttrKind want, AttrType have) {
   switch (want) {
@@ -132,59 +92,49 @@ const char* kind_name(AttrKind k) {
   return kNames[static_cast<int>(k)];
 }
 
-// One operator version's schema, from the registry or from the delta table.
+// One operator version's schema, or none.
 struct Schema {
-  const onnx::OpSchema* reg = nullptr;
-  const OpDelta* delta = nullptr;
+  const SchemaEntry* e = nullptr;
 
-  bool found() const { return reg || delta; }
-  bool deprecated() const { return delta ? delta->deprecated : reg->Deprecated(); }
-  int min_in() const { return delta ? delta->min_in : reg->min_input(); }
-  int max_in() const { return delta ? delta->max_in : reg->max_input(); }
-  int min_out() const { return delta ? delta->min_out : reg->min_output(); }
-  int max_out() const { return delta ? delta->max_out : reg->max_output(); }
-  // The attribute's declared type and required flag; false if the schema has none by that name.
+  bool found() const { return e != nullptr; }
+  bool deprecated() const { return e->deprecated; }
+  int min_in() const { return e->min_in; }
+  int max_in() const { return e->max_in; }
+  int min_out() const { return e->min_out; }
+  int max_out() const { return e->max_out; }
+  const AttrSpec* attrs_begin() const { return kSchemaAttrs + e->first_attr; }
+  const AttrSpec* attrs_end() const { return attrs_begin() + e->attr_count; }
+  // The attribute's declared type; false if the schema has none by that name.
   bool attribute(const std::string& name, AttrKind* kind) const {
-    if (delta) {
-      for (const AttrSpec& a : delta->attrs) {
-        if (name == a.name) {
-          *kind = a.kind;
-          return true;
-        }
+    for (const AttrSpec* a = attrs_begin(); a != attrs_end(); ++a) {
+      if (name == a->name) {
+        *kind = a->kind;
+        return true;
       }
-      return false;
     }
-    const auto& attrs = reg->attributes();
-    const auto it = attrs.find(name);
-    if (it == attrs.end()) return false;
-    *kind = kind_of(it->second.type);
-    return true;
+    return false;
   }
   template <typename F>
   void for_each_required(F f) const {
-    if (delta) {
-      for (const AttrSpec& a : delta->attrs)
-        if (a.required) f(std::string_view(a.name));
-      return;
-    }
-    for (const auto& [name, a] : reg->attributes())
-      if (a.required) f(std::string_view(name));
+    for (const AttrSpec* a = attrs_begin(); a != attrs_end(); ++a)
+      if (a->required) f(std::string_view(a->name));
   }
 };
 
+// The operator's version with the highest since_version at or below `opset`, as ONNX's
+// registry resolves it.
 Schema find_schema(const std::string& domain, const std::string& op, int opset) {
   Schema s;
-  const bool ml = domain == "ai.onnx.ml";
-  if (!domain.empty() && !ml) return s;
-  const auto& index = delta_index();
-  const auto it = index.find(domain + '\n' + op);
-  if (it != index.end()) {
-    for (const OpDelta* d : it->second)
-      if (d->since <= opset) s.delta = d;
-    if (s.delta) return s;
-  }
-  const int cap = ml ? kRegistryMaxMlOpset : kRegistryMaxOnnxOpset;
-  s.reg = onnx::OpSchemaRegistry::Schema(op, std::min(opset, cap), domain);
+  if (!domain.empty() && domain != "ai.onnx.ml") return s;
+  // The first entry after (domain, op, opset); the one before it is the answer if it is an
+  // entry of the same operator.
+  const SchemaEntry key{domain.c_str(), op.c_str(), opset, false, 0, 0, 0, 0, 0, 0};
+  const SchemaEntry* it =
+      std::upper_bound(std::begin(kSchemas), std::end(kSchemas), key,
+                       [](const SchemaEntry& a, const SchemaEntry& b) { return entry_less(a, b); });
+  if (it == std::begin(kSchemas)) return s;
+  --it;
+  if (domain == it->domain && op == it->op) s.e = it;
   return s;
 }
 

@@ -1,6 +1,7 @@
 // Checks each node of a model as loaded against its operator's ONNX schema: attribute names,
 // types and required flags, input and output counts, and the allowed values of enum-like and
-// range-limited attributes (docs/semantics.md, "Schema validation").
+// range-limited attributes (docs/semantics.md, "Schema validation"). The schemas are a constant
+// table generated from ONNX's operator changelogs (tools/gen_schema_table.py).
 #pragma once
 
 #include <string>
@@ -11,11 +12,6 @@
 #include "runtime/graph/graph.h"
 
 namespace recur {
-
-// The latest versions the linked ONNX schema registry (libonnx 1.12) knows; later versions
-// come from the delta table generated from ONNX's changelog (tools/gen_schema_deltas.py).
-inline constexpr int kRegistryMaxOnnxOpset = 17;
-inline constexpr int kRegistryMaxMlOpset = 3;
 
 // Checks `node` (its domain, op_type and resolved opset) against its schema. `where` prefixes
 // messages ("model.onnx" or "model.onnx: subgraph 'body' of node 'loop' (Loop)"). Nodes of

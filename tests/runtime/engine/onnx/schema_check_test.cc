@@ -1,6 +1,6 @@
 // Schema validation at load: unknown, mistyped and missing attributes, input and output counts,
-// allowed attribute values, nodes inside subgraphs, and operator versions after ONNX 1.12's
-// registry (opset 18+), each error naming the file, node and attribute.
+// allowed attribute values, nodes inside subgraphs, how a node's opset picks its operator
+// version (ai.onnx 1..22, ai.onnx.ml 1..5), each error naming the file, node and attribute.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -295,8 +295,8 @@ TEST(SchemaCheck, InvalidNodeInLoopBody) {
   EXPECT_HAS(e, "node 'step' (Relu): has 2 inputs");
 }
 
-// Split-18 added num_outputs and ReduceMax-18 moved axes from an attribute to an input: the
-// registry of ONNX 1.12 knows neither; the delta table does.
+// Split-18 added num_outputs and ReduceMax-18 moved axes from an attribute to an input (ONNX
+// 1.12's registry, which recur used up to opset 17, knew neither).
 TEST(SchemaCheck, OperatorVersionsAfterOpset17) {
   auto split = [](int opset) {
     ModelBuilder m(opset);
@@ -327,6 +327,63 @@ TEST(SchemaCheck, OperatorVersionsAfterOpset17) {
   set_attr(gelu.node("Gelu", {"x"}, {"y"}, "gelu"), "approximate", std::string("fast"));
   EXPECT_HAS(load_error(gelu),
              "node 'gelu' (Gelu): attribute 'approximate' must be 'none' or 'tanh', got 'fast'");
+}
+
+// A node gets its operator's latest version at or below its opset: LSTM-7 up to opset 13,
+// LSTM-14 (which added layout) from 14 on. Facts from ONNX's Operators.md and Changelog.md.
+TEST(SchemaCheck, OpsetPicksTheLatestVersionAtOrBelowIt) {
+  auto layout = [](int opset) {
+    return rnn_model(
+        "LSTM", [](onnx::NodeProto& n) { set_attr(n, "layout", int64_t{0}); }, opset);
+  };
+  EXPECT_EQ(load_error(layout(14)), "");
+  EXPECT_EQ(load_error(layout(21)), "");
+  EXPECT_HAS(load_error(layout(13)),
+             "node 'lstm_1' (LSTM): unknown attribute 'layout' (not in the schema of LSTM-13; "
+             "it needs opset 14)");
+  EXPECT_HAS(load_error(layout(7)), "it needs opset 14)");
+
+  // Relu-1 had consumed_inputs; Relu-6 dropped it.
+  auto relu = [](int opset) {
+    ModelBuilder m = relu_model(opset);
+    set_attr(m.node("Relu", {"x"}, {"y"}, "relu"), "consumed_inputs", std::vector<int64_t>{0});
+    return m;
+  };
+  EXPECT_EQ(load_error(relu(1)), "");
+  EXPECT_EQ(load_error(relu(5)), "");
+  EXPECT_HAS(load_error(relu(6)), "node 'relu' (Relu): unknown attribute 'consumed_inputs'");
+
+  // Gelu-20 is the first Gelu: at opset 19 the loader has no schema for it and leaves the node
+  // to the providers.
+  auto gelu = [](int opset) {
+    ModelBuilder m = relu_model(opset);
+    set_attr(m.node("Gelu", {"x"}, {"y"}, "gelu"), "approximate", std::string("fast"));
+    return m;
+  };
+  EXPECT_EQ(load_error(gelu(19)), "");
+  EXPECT_HAS(load_error(gelu(20)), "attribute 'approximate' must be 'none' or 'tanh'");
+}
+
+// ai.onnx.ml: LabelEncoder-2 added keys_floats and LabelEncoder-4 keys_tensor (Changelog-ml.md).
+TEST(SchemaCheck, MlDomainVersions) {
+  auto encoder = [](int ml_opset, const std::string& attr) {
+    ModelBuilder m = relu_model();
+    m.opset("ai.onnx.ml", ml_opset);
+    auto& n = m.node("LabelEncoder", {"x"}, {"y"}, "enc", "ai.onnx.ml");
+    set_attr(n, attr, std::vector<float>{1.0f});
+    return m;
+  };
+  EXPECT_EQ(load_error(encoder(2, "keys_floats")), "");
+  EXPECT_EQ(load_error(encoder(5, "keys_floats")), "");
+  EXPECT_HAS(load_error(encoder(1, "keys_floats")),
+             "node 'enc' (ai.onnx.ml::LabelEncoder): unknown attribute 'keys_floats' (not in the "
+             "schema of LabelEncoder-1; it needs opset 2)");
+  EXPECT_HAS(load_error(encoder(3, "keys_tensor")),
+             "unknown attribute 'keys_tensor' (not in the schema of LabelEncoder-3; it needs "
+             "opset 4)");
+  // keys_tensor is a tensor, not a list of floats.
+  EXPECT_HAS(load_error(encoder(4, "keys_tensor")),
+             "attribute 'keys_tensor' must be a tensor, got");
 }
 
 TEST(SchemaCheck, OtherDomainsAreNotChecked) {
