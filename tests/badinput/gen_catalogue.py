@@ -774,7 +774,7 @@ def kind_attributes():
         files=one(helper.make_node("Concat", ["X", "X"], ["Y"], name="n_cat")))
     add(k, "concat_axis_as_float", rnd, 2, all_of("n_cat", "axis"),
         files=one(helper.make_node("Concat", ["X", "X"], ["Y"], name="n_cat", axis=0.5)))
-    add(k, "transpose_perm_as_int", rnd, 2, all_of("n_tr", "'perm' is int"),
+    add(k, "transpose_perm_as_int", rnd, 2, all_of("n_tr", "'perm'", "ints", "got int"),
         files=one(helper.make_node("Transpose", ["X"], ["Y"], name="n_tr", perm=1)))
     add(k, "softmax_axis_as_string", rnd, 2, all_of("n_sm", "axis"),
         files=one(helper.make_node("Softmax", ["X"], ["Y"], name="n_sm", axis="last")))
