@@ -898,10 +898,11 @@ def kind_control():
     add(k, "loop_trip_count_vector", m, 2, all_of("n_loop"),
         files=loop_model(M=np.array([3, 4], np.int64)))
     add(k, "loop_cond_int", m, 2, all_of("n_loop"), files=loop_model(cond=np.array(1, np.int64)))
-    # No trip count and a condition that stays true: the scan output grows until a limit
-    # stops it (issue 16 item 8: a memory limit that names the node).
-    add(k, "loop_no_trip_count_growing_scan", m, 2, all_of("n_loop", "memory"),
-        files=loop_model(drop_m=True, scan=True), timeout=5)
+    # No trip count and a condition that stays true: the scan output grows until the per-run
+    # memory limit stops it, naming the Loop (issue 16 item 8). 64 KiB is 16384 iterations of
+    # this body's 4-byte scan output, well before max_loop_iterations.
+    add(k, "loop_no_trip_count_growing_scan", m + ["--memory-limit", "65536"], 2,
+        all_of("n_loop", "memory_limit"), files=loop_model(drop_m=True, scan=True), timeout=5)
     add(k, "loop_no_trip_count_limited", m + ["--max-loop-iterations", "1000"], 2,
         all_of("n_loop", "1000"), files=loop_model(drop_m=True, scan=True))
     add(k, "loop_trip_count_over_limit", m + ["--max-loop-iterations", "10"], 2,
