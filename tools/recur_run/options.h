@@ -37,7 +37,7 @@ struct Args {
   int warmup = 3;
   int repeat = 20;
   int concurrency = 1;
-  double duration_s = 0;  // 0: --repeat bounds the timed phase
+  double duration_s = 0;   // 0: --repeat bounds the timed phase
   int64_t timeout_ms = 0;  // --timeout: each run's own deadline; 0: none
   uint64_t seed = 0;
   Tolerance tol;
