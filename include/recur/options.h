@@ -92,10 +92,6 @@ class SessionOptions {
     memory_limit_ = bytes;
     return *this;
   }
-  // Provider settings as "<provider>.<key>", e.g. {"cudnn.tf32", "1"}. Each provider parses
-  // its own once at load; an unknown key or a bad value is an error that lists the accepted
-  // ones (onednn: impl, threading, tune, verbose; cudnn: device, tf32, persistent;
-  // cuda-generic: device, persistent).
   // Profiling: every run records one event per node (with its provider and input shapes),
   // nested under the run and, for subgraph nodes, under their If, Loop or Scan; the session
   // also times its load. With a path, the events are written there as Chrome trace JSON
@@ -106,6 +102,10 @@ class SessionOptions {
     profile_path_ = std::move(path);
     return *this;
   }
+  // Provider settings as "<provider>.<key>", e.g. {"cudnn.tf32", "1"}. Each provider parses
+  // its own once at load; an unknown key or a bad value is an error that lists the accepted
+  // ones (onednn: impl, threading, tune, verbose; cudnn: device, tf32, persistent;
+  // cuda-generic: device, persistent).
   SessionOptions& set(std::string key, std::string value) {
     config_[std::move(key)] = std::move(value);
     return *this;
