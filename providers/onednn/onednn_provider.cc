@@ -27,6 +27,9 @@ class OnednnProvider final : public ExecutionProvider {
     o.threads = config.threads;
     o.plan_only = config.plan_only;
     o.deterministic = config.deterministic;
+    o.tuning_cache = config.tuning_cache;
+    if (!config.tuning_cache.empty())
+      o.cache = std::make_shared<TuningCache>(config.tuning_cache, tuning_env());
     o.max_threads = config.threads > 0 ? config.threads : max_threads_default();
     SettingsParser parser("onednn");
     parser
