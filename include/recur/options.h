@@ -69,14 +69,6 @@ class SessionOptions {
     deterministic_ = on;
     return *this;
   }
-  // Where choices made by timing are kept for later sessions (docs/tuning-cache.md): by
-  // default $XDG_CACHE_HOME/recur/tuning-cache (~/.cache/recur/tuning-cache); "off" or an
-  // empty path disables the cache.
-  SessionOptions& tuning_cache(std::string path) {
-    tuning_cache_set_ = true;
-    tuning_cache_ = std::move(path);
-    return *this;
-  }
   // Upper bound on Loop iterations, so a corrupt trip count cannot hang a run.
   SessionOptions& max_loop_iterations(int64_t n) {
     max_loop_iterations_ = n;
@@ -126,9 +118,6 @@ class SessionOptions {
   Fusion rnn_layer_fusion() const { return rnn_layer_fusion_; }
   bool cuda_graphs() const { return cuda_graphs_; }
   bool deterministic() const { return deterministic_; }
-  // Unset: the default path. Set: the path, with "off" or empty meaning none.
-  bool tuning_cache_set() const { return tuning_cache_set_; }
-  const std::string& tuning_cache() const { return tuning_cache_; }
   int64_t max_loop_iterations() const { return max_loop_iterations_; }
   bool strict_schema() const { return strict_schema_; }
   uint64_t memory_limit() const { return memory_limit_; }
@@ -144,8 +133,6 @@ class SessionOptions {
   Fusion rnn_layer_fusion_ = Fusion::kAuto;
   bool cuda_graphs_ = false;
   bool deterministic_ = false;
-  bool tuning_cache_set_ = false;
-  std::string tuning_cache_;
   int64_t max_loop_iterations_ = 10'000'000;
   bool strict_schema_ = true;
   uint64_t memory_limit_ = 0;

@@ -71,7 +71,6 @@ Status ExecutionProvider::configure(const ProviderConfig& config) {
   base_options_.threads = config.threads;
   base_options_.plan_only = config.plan_only;
   base_options_.deterministic = config.deterministic;
-  base_options_.tuning_cache = config.tuning_cache;
   return ok_status();
 }
 

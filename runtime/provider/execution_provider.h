@@ -128,7 +128,6 @@ struct ProviderConfig {
   int threads = 0;
   bool plan_only = false;
   bool deterministic = false;
-  std::string tuning_cache;                     // a path, empty for none
   std::map<std::string, std::string> settings;  // the keys that start with "<provider>."
 };
 

@@ -19,7 +19,6 @@ struct ProviderOptions {
   int threads = 0;  // SessionOptions::threads: 0 leaves the choice to the provider
   bool plan_only = false;
   bool deterministic = false;  // SessionOptions::deterministic: no choice may depend on timing
-  std::string tuning_cache;    // SessionOptions::tuning_cache resolved: a path, empty for none
 };
 
 // A table of the settings a provider accepts. parse() applies them in key order and fails on

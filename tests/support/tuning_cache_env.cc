@@ -1,7 +1,7 @@
 // Sessions in tests use the default tuning cache location unless a test sets a path, and the
 // tests must never read or write the user's cache (docs/tuning-cache.md): before any test
 // runs, XDG_CACHE_HOME moves it under the temporary folder. A test that needs a cache of its
-// own, or none, sets SessionOptions::tuning_cache explicitly.
+// own, or none, sets onednn.tuning_cache explicitly.
 #include <unistd.h>
 
 #include <cstdlib>

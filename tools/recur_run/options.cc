@@ -236,8 +236,9 @@ void add_session_options(CLI::App& app, Args& a) {
                "choose implementations by a fixed rule, never by timing: bitwise-repeatable");
   session_flag(app, a, "--no-strict-schema", &SessionOptions::strict_schema, false,
                "an attribute the operator's schema lacks is a warning, not an error");
-  session_value(app, a, "--tuning-cache", &SessionOptions::tuning_cache,
-                "where timed choices are kept (default $XDG_CACHE_HOME/recur/; off: none)")
+  app.add_option_function<std::string>(
+         "--tuning-cache", [&a](const std::string& v) { a.session.set("onednn.tuning_cache", v); },
+         "where timed choices are kept (default $XDG_CACHE_HOME/recur/; off: none)")
       ->type_name("FILE|off");
   session_value(app, a, "--memory-limit", &SessionOptions::memory_limit,
                 "host bytes one run may hold (0: the memory available at load)")

@@ -31,12 +31,13 @@ int run_tune(const Args& a) {
   if (a.session.deterministic())
     usage_error("--tune times implementations: not with --deterministic");
   std::string path = TuningCache::default_path();
-  if (a.session.tuning_cache_set()) path = a.session.tuning_cache();
+  if (auto it = a.session.config().find("onednn.tuning_cache"); it != a.session.config().end())
+    path = it->second;
   if (path.empty() || path == "off")
     usage_error("--tune needs a tuning cache, not --tuning-cache off");
   Args t = a;
   t.random_inputs = true;
-  t.session.tuning_cache(path).set("onednn.tune", "1");
+  t.session.set("onednn.tuning_cache", path).set("onednn.tune", "1");
   const auto before = entries_of(path);
   {
     const Session session(t.target, t.session);

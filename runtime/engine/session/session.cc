@@ -16,7 +16,6 @@
 #include "runtime/engine/session/provider_factory.h"
 #include "runtime/engine/session/session_impl.h"
 #include "runtime/graph/op_rules.h"
-#include "runtime/provider/tuning_cache.h"
 
 namespace recur {
 
@@ -95,10 +94,6 @@ Status create_providers(Session::Impl& impl) {
     cfg.threads = impl.options.threads();
     cfg.plan_only = impl.options.plan_only();
     cfg.deterministic = impl.options.deterministic();
-    const SessionOptions& so = impl.options;
-    cfg.tuning_cache = !so.tuning_cache_set()       ? TuningCache::default_path()
-                       : so.tuning_cache() == "off" ? std::string()
-                                                    : so.tuning_cache();
     const std::string prefix = p->name() + ".";
     for (const auto& [key, value] : impl.options.config()) {
       if (key.rfind(prefix, 0) == 0) cfg.settings[key.substr(prefix.size())] = value;

@@ -71,7 +71,7 @@ class OnednnTuningCache : public ::testing::Test {
   }
   SessionOptions options(const std::string& cache) const {
     SessionOptions o;
-    o.providers({"onednn"}).threads(2).set("onednn.tune", "1").tuning_cache(cache);
+    o.providers({"onednn"}).threads(2).set("onednn.tune", "1").set("onednn.tuning_cache", cache);
     return o;
   }
   // Runs a fresh session on N rows; returns how many buckets it timed.

@@ -65,7 +65,7 @@ SessionOptions options(bool deterministic) {
   SessionOptions o;
   // No tuning cache: these tests watch the timing itself.
   o.providers({"onednn"}).threads(2).set("onednn.tune", "1").deterministic(deterministic);
-  o.tuning_cache("off");
+  o.set("onednn.tuning_cache", "off");
   return o;
 }
 
