@@ -1,5 +1,8 @@
 #include "providers/onednn/onednn_provider.h"
 
+#include <map>
+#include <string>
+
 #include "providers/onednn/common/dnnl_util.h"
 #include "providers/onednn/kernels.h"
 
@@ -45,7 +48,15 @@ class OnednnProvider final : public ExecutionProvider {
                 })
         .flag("tune", &o.tune)
         .flag("verbose", &o.verbose);
-    RECUR_RETURN_IF_ERROR(parser.parse(config.settings));
+    // tuning_cache takes a path, which the parser's table has no kind for.
+    std::map<std::string, std::string> settings = config.settings;
+    std::string cache = TuningCache::default_path();
+    if (auto it = settings.find("tuning_cache"); it != settings.end()) {
+      cache = it->second == "off" ? std::string() : it->second;
+      settings.erase(it);
+    }
+    RECUR_RETURN_IF_ERROR(parser.parse(settings));
+    if (!cache.empty()) o.cache = std::make_shared<TuningCache>(cache, tuning_env());
     options_ = o;
     return ok_status();
   }

@@ -12,6 +12,7 @@
 #include "tools/recur_run/json_text.h"
 #include "tools/recur_run/output_files.h"
 #include "tools/recur_run/perf.h"
+#include "tools/recur_run/tune.h"
 
 namespace recur::tools {
 
@@ -112,6 +113,7 @@ int run_once(const Session& session, const Feeds& feeds, double load_ms, const A
 }  // namespace
 
 int run_model(const Args& a) {
+  if (a.tune) return run_tune(a);
   const bool is_dir = fs::is_directory(a.target);
   // A folder brings its own inputs: these would be ignored without a word.
   if (is_dir && (!a.inputs.empty() || !a.shapes.empty() || !a.dims.empty())) {

@@ -133,6 +133,9 @@ void add_mode_options(CLI::App& app, Args& a) {
                "the providers of this build and whether each can run here");
   app.add_flag("--explain", a.explain,
                "print which provider runs each node, and why others declined");
+  app.add_flag("--tune", a.tune,
+               "fill the tuning cache: run MODEL once on random inputs (--shape, --dim) with\n"
+               "timing on, and print what was recorded");
   session_flag(app, a, "--plan-only", &SessionOptions::plan_only, true,
                "assign nodes as a machine with every device would; run nothing\n"
                "(with --json: inputs, outputs and the assignment as JSON)");
@@ -233,6 +236,10 @@ void add_session_options(CLI::App& app, Args& a) {
                "choose implementations by a fixed rule, never by timing: bitwise-repeatable");
   session_flag(app, a, "--no-strict-schema", &SessionOptions::strict_schema, false,
                "an attribute the operator's schema lacks is a warning, not an error");
+  app.add_option_function<std::string>(
+         "--tuning-cache", [&a](const std::string& v) { a.session.set("onednn.tuning_cache", v); },
+         "where timed choices are kept (default $XDG_CACHE_HOME/recur/; off: none)")
+      ->type_name("FILE|off");
   session_value(app, a, "--memory-limit", &SessionOptions::memory_limit,
                 "host bytes one run may hold (0: the memory available at load)")
       ->type_name("BYTES");

@@ -28,6 +28,7 @@ struct Args {
   std::string output_dir;
   bool overwrite = false;
   bool random_inputs = false;
+  bool tune = false;  // --tune: fill the tuning cache (tune.cc)
   bool explain = false;
   bool perf = false;
   bool by_op = false;  // with --perf: time by node and op type, from the in-memory profile

@@ -4,9 +4,32 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <new>
 
+#include "recur/version.h"
+
 namespace recur::onednn {
+
+std::string tuning_env() {
+  static const std::string env = [] {
+    std::string model = "unknown";
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);) {
+      if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+        model = line.substr(line.find(':') + 1);
+        model.erase(0, model.find_first_not_of(' '));
+        break;
+      }
+    }
+    const dnnl_version_t* v = dnnl_version();
+    return "cpu=" + model +
+           ";isa=" + std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa())) +
+           ";onednn=" + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+           std::to_string(v->patch) + "+" + v->hash + ";recur=" + recur::version();
+  }();
+  return env;
+}
 
 const dnnl::engine& cpu_engine() {
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);

@@ -16,6 +16,7 @@
 #include "runtime/core/memory_budget.h"
 #include "runtime/core/status.h"
 #include "runtime/provider/execution_provider.h"
+#include "runtime/provider/tuning_cache.h"
 
 namespace recur::onednn {
 
@@ -144,7 +145,12 @@ struct OnednnOptions : ProviderOptions {
                                                        // omp | split
   bool tune = true;      // onednn.tune: time the candidates per shape bucket
   bool verbose = false;  // onednn.verbose: print each choice to stderr
+  // Shared by the session's kernels; null when the session has no cache.
+  std::shared_ptr<TuningCache> cache;
 };
+// What every tuning cache entry of this process depends on: CPU model, ISA, oneDNN and recur
+// versions (docs/tuning-cache.md).
+std::string tuning_env();
 // The options of the provider compiling `ctx`'s node.
 const OnednnOptions& options_of(const CompileContext& ctx);
 

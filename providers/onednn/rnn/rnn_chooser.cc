@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "providers/onednn/rnn/candidate_race.h"
@@ -63,6 +64,12 @@ std::string describe_times(const std::vector<Choice>& cands, const RaceTimes& t)
     d += buf;
   }
   return "median of " + std::to_string(t.reps) + " at T=" + std::to_string(t.steps) + ": " + d;
+}
+
+// A choice as the tuning cache holds it.
+std::string encode(const Choice& c) {
+  return std::string("any=") + (c.any ? "1" : "0") + ",threads=" + std::to_string(c.threads) +
+         ",split=" + std::to_string(c.split);
 }
 
 // The winner of a race; cands.size() if none ran.
@@ -232,6 +239,12 @@ Result<Choice> RnnKernel::choose(const BucketKey& bucket, int64_t T, std::string
                   opts_.deterministic ? "fixed rule, deterministic" : "untimed rule", note);
     return cands.untimed;
   }
+  if (auto cached = cached_choice(bucket, cands)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    choices_.emplace(bucket, *cached);
+    report_choice(bucket, T, *cached, "tuning cache", note);
+    return *cached;
+  }
   std::unique_lock<std::mutex> tuning(tune_mu_, std::try_to_lock);
   if (!tuning.owns_lock()) return cands.untimed;
   {
@@ -250,10 +263,38 @@ Result<Choice> RnnKernel::choose(const BucketKey& bucket, int64_t T, std::string
   }
   std::string detail;
   RECUR_ASSIGN_OR_RETURN(Choice best, timed_choice(cands.list, bucket, T, &detail));
+  // Written now, once per bucket and after seconds of timing, rather than per run.
+  if (opts_.cache) opts_.cache->record(cache_key(bucket), encode(best));
   std::lock_guard<std::mutex> lock(mu_);
   choices_[bucket] = best;
   report_choice(bucket, T, best, detail, note);
   return best;
+}
+
+std::string RnnKernel::cache_key(const BucketKey& bucket) const {
+  static const char* const kDirs[] = {"forward", "reverse", "bidirectional"};
+  static const char* const kImpl[] = {"auto", "any", "ldigo"};
+  static const char* const kThreading[] = {"auto", "single", "omp", "split"};
+  return std::string("onednn.rnn;cell=") + spec_.cell_name() +
+         ";dir=" + kDirs[static_cast<int>(spec_.direction)] +
+         ";dtype=f32;N=" + std::to_string(bucket.N) + ";I=" + std::to_string(bucket.I) +
+         ";H=" + std::to_string(bucket.H) + ";T=" + std::to_string(bucket.t_class) +
+         ";segments=" + (bucket.segments ? "1" : "0") +
+         ";threads=" + std::to_string(opts_.max_threads) +
+         ";impl=" + kImpl[static_cast<int>(opts_.impl)] +
+         ";threading=" + kThreading[static_cast<int>(opts_.threading)] +
+         ";const_weights=" + (const_weights_ ? "1" : "0") +
+         ";peephole=" + (has_peephole() ? "1" : "0");
+}
+
+std::optional<Choice> RnnKernel::cached_choice(const BucketKey& bucket,
+                                               const Candidates& cands) const {
+  if (!opts_.cache) return std::nullopt;
+  const std::optional<std::string> v = opts_.cache->find(cache_key(bucket));
+  if (!v) return std::nullopt;
+  for (const Choice& c : cands.list)
+    if (encode(c) == *v) return c;
+  return std::nullopt;
 }
 
 Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {

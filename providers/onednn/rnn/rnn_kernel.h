@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -139,6 +140,11 @@ class RnnKernel final : public Kernel {
   // The chooser (rnn_chooser.cc).
   Result<Choice> choose(const BucketKey& bucket, int64_t T, std::string* note) const;
   Candidates candidates(const BucketKey& bucket, int64_t T) const;
+  // The bucket's key in the tuning cache, beside the process-wide tuning_env().
+  std::string cache_key(const BucketKey& bucket) const;
+  // A cached choice, if the session has a cache, it holds the key, and the choice is still
+  // one of the candidates (a stale entry is timed again).
+  std::optional<Choice> cached_choice(const BucketKey& bucket, const Candidates& cands) const;
   Result<Choice> timed_choice(const std::vector<Choice>& cands, const BucketKey& bucket, int64_t T,
                               std::string* detail) const;
   std::vector<bool> screen_omp(const std::vector<Choice>& cands, const BucketKey& bucket) const;

@@ -63,7 +63,9 @@ bool identical(const Outputs& a, const Outputs& b) {
 
 SessionOptions options(bool deterministic) {
   SessionOptions o;
+  // No tuning cache: these tests watch the timing itself.
   o.providers({"onednn"}).threads(2).set("onednn.tune", "1").deterministic(deterministic);
+  o.set("onednn.tuning_cache", "off");
   return o;
 }
 
