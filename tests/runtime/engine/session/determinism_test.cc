@@ -222,7 +222,7 @@ TEST(Determinism, ModelsFolderEightThreadsHundredRunsBitwise) {
   for (const char* name :
        {"attention_lstm_classifier", "bigru_classifier", "bilstm_seqlens", "char_lstm_lm", "crnn",
         "dynamic_lstm", "gru_basic", "lstm_basic", "lstm_streaming", "packed_bilstm_tagger",
-        "relu_rnn_stack", "rnnoise_gru", "vad_streaming"}) {
+        "relu_rnn_stack", "rnnoise_gru"}) {
     const std::string dir = root + name;
     auto make_feeds = [&](const Session& s) {
       std::vector<Feeds> feeds;
