@@ -169,6 +169,26 @@ class Logic(unittest.TestCase):
         self.assertTrue((lens >= 1).all() and (lens <= 6).all())
         self.assertEqual(int(lens.max()), 6)
 
+    def test_node_counts_take_in_subgraph_nodes(self):
+        inner = [{"node": "c", "op": "Conv", "provider": "onednn", "declined": []},
+                 {"node": "s", "op": "Slice", "provider": "reference", "declined": []}]
+        plan = {"assignment": [
+            {"node": "e", "op": "Equal", "provider": "reference", "declined": []},
+            {"node": "if", "op": "If", "provider": "reference", "declined": [],
+             "subgraphs": [{"attribute": "then_branch", "nodes": inner},
+                           {"attribute": "else_branch", "nodes": inner[:1]}]}]}
+        self.assertEqual(workload.node_counts(plan), {"reference": 3, "onednn": 2})
+
+    def test_a_scalar_input_stays_a_scalar_in_the_feeds(self):
+        import numpy as np
+        with tempfile.TemporaryDirectory() as d:
+            workload.write_feeds(d, [("sr", np.array(16000, np.int64)),
+                                     ("x", np.zeros((1, 4), np.float32))])
+            self.assertEqual(np.load(os.path.join(d, "input_0.npy")).shape, ())
+            with open(os.path.join(d, "feeds.json")) as f:
+                feeds = json.load(f)
+            self.assertEqual([e["shape"] for e in feeds], [[], [1, 4]])
+
 
 class Charts(unittest.TestCase):
     def result(self, sweep):

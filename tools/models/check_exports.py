@@ -136,16 +136,38 @@ def run_node(op, a, I):
         A = I[0].T if a.get("transA") else I[0]
         Bm = I[1].T if a.get("transB") else I[1]
         return [a.get("alpha", 1.0) * A @ Bm + a.get("beta", 1.0) * I[2]]
-    if op == "Conv":  # 1-D, group 1, stride 1, dilation 1
-        assert a.get("group", 1) == 1 and a.get("strides", [1]) == [1]
-        assert a.get("dilations", [1]) == [1]
-        x, w, b = I
-        p = a["pads"]
+    if op == "Conv":  # 1-D, group 1, dilation 1
+        assert a.get("group", 1) == 1 and a.get("dilations", [1]) == [1]
+        x, w = I[0], I[1]
+        b = I[2] if len(I) > 2 else np.zeros(w.shape[0])
+        p, s = a.get("pads", [0, 0]), a.get("strides", [1])[0]
         xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[1])))
         k = w.shape[2]
         y = np.stack([np.einsum("nck,ock->no", xp[:, :, t:t + k], w)
-                      for t in range(xp.shape[2] - k + 1)], axis=2)
+                      for t in range(0, xp.shape[2] - k + 1, s)], axis=2)
         return [y + b[None, :, None]]
+    if op == "Identity":
+        return [I[0]]
+    if op == "Equal":
+        return [I[0] == I[1]]
+    if op == "Sub":
+        return [I[0] - I[1]]
+    if op == "Pow":
+        return [np.power(I[0], I[1])]
+    if op == "Sqrt":
+        return [np.sqrt(I[0])]
+    if op == "Pad":  # opset 11+: pads (and the constant) as inputs, no axes
+        assert len(I) < 4 or I[3] is None
+        mode = a.get("mode", b"constant")
+        mode = mode.decode() if isinstance(mode, bytes) else mode
+        n = I[0].ndim
+        width = [(int(I[1][i]), int(I[1][i + n])) for i in range(n)]
+        assert all(lo >= 0 and hi >= 0 for lo, hi in width)
+        if mode == "constant":
+            value = I[2].item() if len(I) > 2 and I[2] is not None and I[2].size else 0
+            return [np.pad(I[0], width, constant_values=value)]
+        assert mode in ("reflect", "edge")
+        return [np.pad(I[0], width, mode=mode)]
     if op == "BatchNormalization":
         x, s, b, m, v = I
         e = a.get("epsilon", 1e-5)
@@ -178,16 +200,26 @@ def run_node(op, a, I):
     raise NotImplementedError(op)
 
 
-def run(model, feeds):
-    env = {i.name: as_float64(numpy_helper.to_array(i)) for i in model.graph.initializer}
-    env.update(feeds)
-    for n in model.graph.node:
+def run_graph(graph, env):
+    """Runs `graph` on a copy of `env`; a subgraph sees the names of the graphs around it."""
+    env = dict(env)
+    env.update({i.name: as_float64(numpy_helper.to_array(i)) for i in graph.initializer})
+    for n in graph.node:
         a = {x.name: helper.get_attribute_value(x) for x in n.attribute}
-        outs = run_node(n.op_type, a, [env[i] if i else None for i in n.input])
+        if n.op_type == "If":
+            branch = a["then_branch"] if bool(env[n.input[0]]) else a["else_branch"]
+            got = run_graph(branch, env)
+            outs = [got[o.name] for o in branch.output]
+        else:
+            outs = run_node(n.op_type, a, [env[i] if i else None for i in n.input])
         for name, v in zip(n.output, outs):
             if name:
                 env[name] = v
-    return {o.name: env[o.name] for o in model.graph.output}
+    return {o.name: env[o.name] for o in graph.output}
+
+
+def run(model, feeds):
+    return run_graph(model.graph, feeds)
 
 
 def check_dir(d, rtol=1e-4, atol=1e-6):

@@ -93,7 +93,8 @@ def write_data_set(model_dir, index, names_in, inputs, names_out, outputs):
 
 
 def write_tensor(path, array, name):
-    t = numpy_helper.from_array(np.ascontiguousarray(array), name)
+    # Not np.ascontiguousarray: it turns a scalar (vad_streaming's sr) into shape [1].
+    t = numpy_helper.from_array(np.asarray(array, order="C"), name)
     with open(path, "wb") as f:
         f.write(t.SerializeToString())
 

@@ -22,6 +22,7 @@ import export_lstm_streaming  # noqa: E402
 import export_packed_bilstm_tagger  # noqa: E402
 import export_relu_rnn_stack  # noqa: E402
 import export_rnnoise_gru  # noqa: E402
+import export_vad_streaming  # noqa: E402
 
 EXPORTERS = [
     export_char_lstm_lm,
@@ -33,6 +34,7 @@ EXPORTERS = [
     export_dynamic_lstm,
     export_packed_bilstm_tagger,
     export_attention_lstm_classifier,
+    export_vad_streaming,
 ]
 
 

@@ -88,9 +88,17 @@ def recur_plan(recur_run, model, providers=None, env=None):
 
 
 def node_counts(plan):
+    """Nodes per provider, those inside If/Loop/Scan bodies included: a model whose whole
+    network sits in an If (models/vad_streaming) would otherwise look as if oneDNN took none."""
     counts = {}
-    for a in plan["assignment"]:
-        counts[a["provider"]] = counts.get(a["provider"], 0) + 1
+
+    def add(nodes):
+        for a in nodes:
+            counts[a["provider"]] = counts.get(a["provider"], 0) + 1
+            for g in a.get("subgraphs", []):
+                add(g["nodes"])
+
+    add(plan["assignment"])
     return counts
 
 
@@ -363,7 +371,8 @@ def write_feeds(out_dir, arrays):
     os.makedirs(out_dir, exist_ok=True)
     feeds = []
     for k, (name, a) in enumerate(arrays):
-        a = np.ascontiguousarray(a)
+        # Not np.ascontiguousarray: it makes a scalar input (vad_streaming's sr) shape [1].
+        a = np.asarray(a, order="C")
         np.save(os.path.join(out_dir, "input_%d.npy" % k), a)
         entry = {"name": name, "type": str(a.dtype), "shape": list(a.shape),
                  "npy": "input_%d.npy" % k}
