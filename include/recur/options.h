@@ -102,6 +102,23 @@ class SessionOptions {
     profile_path_ = std::move(path);
     return *this;
   }
+  // The persistent tuning cache of the oneDNN RNN kernel (docs/tuning-cache.md): a file path,
+  // "off", or empty for the default ($XDG_CACHE_HOME/recur/, else ~/.cache/recur/). The same
+  // as the provider setting onednn.tuning_cache, which wins when both are given.
+  SessionOptions& tuning_cache(std::string path) {
+    tuning_cache_ = std::move(path);
+    return *this;
+  }
+  // The arithmetic of the CPU RNN kernels. kFp32 (the default) is exact fp32. kBf16 runs the
+  // oneDNN RNN primitives with bf16 weights and inputs (f32 accumulation and state) where the
+  // CPU has native bf16; kInt8 quantizes the RNN weights per output channel at load and runs
+  // oneDNN's int8 RNN. A node that cannot take the precision stays in fp32, and explain()
+  // says why. Reduced precision changes the results: docs/precision.md gives the errors.
+  enum class Precision { kFp32, kBf16, kInt8 };
+  SessionOptions& cpu_precision(Precision p) {
+    cpu_precision_ = p;
+    return *this;
+  }
   // Provider settings as "<provider>.<key>", e.g. {"cudnn.tf32", "1"}. Each provider parses
   // its own once at load; an unknown key or a bad value is an error that lists the accepted
   // ones (onednn: impl, threading, tune, verbose; cudnn: device, tf32, persistent;
@@ -124,6 +141,8 @@ class SessionOptions {
   const std::map<std::string, std::string>& config() const { return config_; }
   bool profiling() const { return profile_; }
   const std::string& profile_path() const { return profile_path_; }
+  const std::string& tuning_cache() const { return tuning_cache_; }
+  Precision cpu_precision() const { return cpu_precision_; }
 
  private:
   std::vector<std::string> providers_;
@@ -139,6 +158,8 @@ class SessionOptions {
   std::map<std::string, std::string> config_;
   bool profile_ = false;
   std::string profile_path_;
+  std::string tuning_cache_;
+  Precision cpu_precision_ = Precision::kFp32;
 };
 
 struct RunOptions {
