@@ -121,8 +121,8 @@ class SessionOptions {
   }
   // Provider settings as "<provider>.<key>", e.g. {"cudnn.tf32", "1"}. Each provider parses
   // its own once at load; an unknown key or a bad value is an error that lists the accepted
-  // ones (onednn: impl, threading, tune, verbose; cudnn: device, tf32, persistent;
-  // cuda-generic: device, persistent).
+  // ones (onednn: impl, threading, precision, tune, tuning_cache, verbose; cudnn: device, tf32,
+  // persistent; cuda-generic: device, persistent).
   SessionOptions& set(std::string key, std::string value) {
     config_[std::move(key)] = std::move(value);
     return *this;

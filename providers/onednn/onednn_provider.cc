@@ -30,6 +30,7 @@ class OnednnProvider final : public ExecutionProvider {
     o.threads = config.threads;
     o.plan_only = config.plan_only;
     o.deterministic = config.deterministic;
+    o.precision = config.cpu_precision;
     o.max_threads = config.threads > 0 ? config.threads : max_threads_default();
     SettingsParser parser("onednn");
     parser
@@ -46,11 +47,19 @@ class OnednnProvider final : public ExecutionProvider {
                                 : v == "omp"    ? ThreadingChoice::kOmp
                                                 : ThreadingChoice::kSplit;
                 })
+        .choice("precision", {"fp32", "bf16", "int8"},
+                [&o](const std::string& v) {
+                  using P = ProviderConfig::Precision;
+                  o.precision = v == "fp32" ? P::kFp32 : v == "bf16" ? P::kBf16 : P::kInt8;
+                })
         .flag("tune", &o.tune)
         .flag("verbose", &o.verbose);
     // tuning_cache takes a path, which the parser's table has no kind for.
     std::map<std::string, std::string> settings = config.settings;
     std::string cache = TuningCache::default_path();
+    if (!config.tuning_cache.empty()) {
+      cache = config.tuning_cache == "off" ? std::string() : config.tuning_cache;
+    }
     if (auto it = settings.find("tuning_cache"); it != settings.end()) {
       cache = it->second == "off" ? std::string() : it->second;
       settings.erase(it);

@@ -128,6 +128,9 @@ struct ProviderConfig {
   int threads = 0;
   bool plan_only = false;
   bool deterministic = false;
+  std::string tuning_cache;  // SessionOptions::tuning_cache: a path, "off" or empty
+  enum class Precision { kFp32, kBf16, kInt8 };
+  Precision cpu_precision = Precision::kFp32;   // SessionOptions::cpu_precision
   std::map<std::string, std::string> settings;  // the keys that start with "<provider>."
 };
 

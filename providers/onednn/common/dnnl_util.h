@@ -145,6 +145,8 @@ struct OnednnOptions : ProviderOptions {
                                                        // omp | split
   bool tune = true;      // onednn.tune: time the candidates per shape bucket
   bool verbose = false;  // onednn.verbose: print each choice to stderr
+  // onednn.precision: fp32 | bf16 | int8, else SessionOptions::cpu_precision.
+  ProviderConfig::Precision precision = ProviderConfig::Precision::kFp32;
   // Shared by the session's kernels; null when the session has no cache.
   std::shared_ptr<TuningCache> cache;
 };

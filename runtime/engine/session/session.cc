@@ -94,6 +94,10 @@ Status create_providers(Session::Impl& impl) {
     cfg.threads = impl.options.threads();
     cfg.plan_only = impl.options.plan_only();
     cfg.deterministic = impl.options.deterministic();
+    cfg.tuning_cache = impl.options.tuning_cache();
+    static_assert(static_cast<int>(ProviderConfig::Precision::kInt8) ==
+                  static_cast<int>(SessionOptions::Precision::kInt8));
+    cfg.cpu_precision = static_cast<ProviderConfig::Precision>(impl.options.cpu_precision());
     const std::string prefix = p->name() + ".";
     for (const auto& [key, value] : impl.options.config()) {
       if (key.rfind(prefix, 0) == 0) cfg.settings[key.substr(prefix.size())] = value;
