@@ -902,7 +902,7 @@ def kind_control():
     # memory limit stops it, naming the Loop (issue 16 item 8). 64 KiB is 16384 iterations of
     # this body's 4-byte scan output, well before max_loop_iterations.
     add(k, "loop_no_trip_count_growing_scan", m + ["--memory-limit", "65536"], 2,
-        all_of("n_loop", "memory_limit"), files=loop_model(drop_m=True, scan=True), timeout=5)
+        all_of("n_loop", "memory_limit"), files=loop_model(drop_m=True, scan=True))
     add(k, "loop_no_trip_count_limited", m + ["--max-loop-iterations", "1000"], 2,
         all_of("n_loop", "1000"), files=loop_model(drop_m=True, scan=True))
     add(k, "loop_trip_count_over_limit", m + ["--max-loop-iterations", "10"], 2,
