@@ -65,6 +65,20 @@ DType declared_dtype(const std::vector<ValueInfo>& infos, const std::string& nam
 
 }  // namespace
 
+Tolerance precision_tolerance(SessionOptions::Precision p) {
+  switch (p) {
+    case SessionOptions::Precision::kBf16:
+      // bf16 keeps 8 significant bits (relative step 2^-8): each rounded operand errs by up to
+      // 0.4%, and an RNN carries the error through its steps. Absolute for values near 0.
+      return {2e-2, 2e-2};
+    case SessionOptions::Precision::kInt8:
+      return {5e-2, 5e-2};
+    case SessionOptions::Precision::kFp32:
+      break;
+  }
+  return {};
+}
+
 Comparison compare(const Tensor& got, const Tensor& want, const Tolerance& tol) {
   Comparison c;
   if (got.is_none() || want.is_none()) {
