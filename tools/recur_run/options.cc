@@ -322,8 +322,9 @@ Args parse_args(int argc, char** argv) {
   // Asking for threads or a time only makes sense when timing: ignoring it would be silent.
   if (app.count("--concurrency") > 0 || app.count("--duration") > 0 || a.by_op) a.perf = true;
   if (a.compare_fp32 && a.perf) usage_error("--compare-fp32 does not time: drop --perf");
-  // --compare-fp32 judges by the precision's agreed tolerance (docs/precision.md) unless told.
-  if (a.compare_fp32 && app.count("--rtol") == 0 && app.count("--atol") == 0)
+  // A reduced precision is judged by its agreed tolerance (docs/precision.md), against fp32
+  // (--compare-fp32) or a folder's expected outputs, unless told otherwise.
+  if (app.count("--rtol") == 0 && app.count("--atol") == 0)
     a.tol = precision_tolerance(a.session.cpu_precision());
   if (app.count("--profile") > 0 && a.session.profile_path().empty()) {
     usage_error("--profile needs a file name");
