@@ -1,5 +1,5 @@
 // The machine's GEMM ceiling at the standard suite's RNN GEMM shapes (docs/benchmarking.md):
-// oneDNN's dnnl_sgemm (fp32) and dnnl_gemm_bf16bf16f32 (bf16 in, f32 out), on 1 or 2 OpenMP
+// oneDNN's dnnl_sgemm (fp32) and a bf16 matmul primitive (bf16 in, f32 out), on 1 or 2 OpenMP
 // threads. An RNN step is two GEMMs: the recurrent one, [N, H] x [H, G*H], and the input
 // projection, [N, I] x [I, G*H] per step or [T*N, I] x [I, G*H] over the whole sequence. The
 // RNN kernels' GFLOP/s are read as a fraction of these (docs/precision.md, "The sgemm ceiling").
@@ -14,7 +14,7 @@
 #if RECUR_HAVE_ONEDNN
 #include <omp.h>
 
-#include <dnnl.h>
+#include <dnnl.hpp>
 #endif
 
 namespace {
@@ -44,22 +44,32 @@ void BM_Sgemm(benchmark::State& state) {
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
-uint16_t to_bf16(float f) {
-  uint32_t u;
-  __builtin_memcpy(&u, &f, sizeof(u));
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
+// bf16 x bf16 -> f32 through a matmul primitive: oneDNN 2.6 exports no bf16 gemm function.
 void BM_GemmBf16(benchmark::State& state) {
+  using dnnl::memory;
   const int64_t M = state.range(0), K = state.range(1), N = state.range(2);
   omp_set_num_threads(static_cast<int>(state.range(3)));
-  std::vector<uint16_t> a, b;
-  for (float f : random_floats(static_cast<size_t>(M * K))) a.push_back(to_bf16(f));
-  for (float f : random_floats(static_cast<size_t>(K * N))) b.push_back(to_bf16(f));
-  std::vector<float> c(static_cast<size_t>(M * N));
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream strm(eng);
+  const memory::desc a_md({M, K}, memory::data_type::bf16, memory::format_tag::ab);
+  const memory::desc b_md({K, N}, memory::data_type::bf16, memory::format_tag::any);
+  const memory::desc c_md({M, N}, memory::data_type::f32, memory::format_tag::ab);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), eng);
+  // The weights in the primitive's own format, as an RNN holds them.
+  const auto a32 = random_floats(static_cast<size_t>(M * K));
+  const auto b32 = random_floats(static_cast<size_t>(K * N));
+  memory a(a_md, eng), b(pd.weights_desc(), eng), c(c_md, eng);
+  memory a_f(memory::desc({M, K}, memory::data_type::f32, memory::format_tag::ab), eng,
+             const_cast<float*>(a32.data()));
+  memory b_f(memory::desc({K, N}, memory::data_type::f32, memory::format_tag::ab), eng,
+             const_cast<float*>(b32.data()));
+  dnnl::reorder(a_f, a).execute(strm, a_f, a);
+  dnnl::reorder(b_f, b).execute(strm, b_f, b);
+  const dnnl::matmul mm(pd);
+  state.SetLabel(pd.impl_info_str());
   for (auto _ : state) {
-    dnnl_gemm_bf16bf16f32('N', 'N', M, N, K, 1.0f, a.data(), K, b.data(), N, 0.0f, c.data(), N);
-    benchmark::DoNotOptimize(c.data());
+    mm.execute(strm, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+    strm.wait();
   }
   state.counters["FLOP/s"] = benchmark::Counter(static_cast<double>(2 * M * N * K),
                                                 benchmark::Counter::kIsIterationInvariantRate);

@@ -328,5 +328,44 @@ TEST_P(OnednnRnnParityBf16, Random) {
 
 INSTANTIATE_TEST_SUITE_P(Configs, OnednnRnnParityBf16, ::testing::Range(0, 80));
 
+// Regression: a GRU's weights in oneDNN's packed GEMM format were reordered on the session's 2
+// threads and run by a 1-thread primitive (a batch split): in bf16 the packing depends on the
+// thread count, and the run corrupted the heap (glibc abort) or gave wrong values.
+TEST(OnednnRnnBf16, PackedWeightsFollowThePrimitivesThreads) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (const std::string why = cpu_lacks_bf16(); !why.empty()) GTEST_SKIP() << why;
+  Config c;
+  c.op = "GRU";
+  c.direction = "forward";
+  c.lbr = true;
+  c.T = 3;
+  c.N = 32;
+  c.I = 256;
+  c.H = 512;
+  c.weight_scale = 1.0f / std::sqrt(512.0f);
+  c.impl = "any";
+  c.threads = 2;
+  const Built b = build(c, 7);
+  Session ref = Session::from_bytes(b.bytes.data(), b.bytes.size(),
+                                    SessionOptions{}.providers({"reference"}));
+  const Outputs want = ref.run(b.feeds);
+  for (const char* threading : {"split", "single"}) {
+    SCOPED_TRACE(threading);
+    SessionOptions o;
+    o.providers({"onednn"})
+        .threads(2)
+        .set("onednn.impl", "any")
+        .set("onednn.threading", threading)
+        .cpu_precision(SessionOptions::Precision::kBf16);
+    Session dnn = Session::from_bytes(b.bytes.data(), b.bytes.size(), o);
+    ASSERT_NE(notes_of(dnn).find("precision bf16"), std::string::npos) << notes_of(dnn);
+    const Outputs got = dnn.run(b.feeds);
+    for (size_t i = 0; i < want.size(); ++i) {
+      const tools::Comparison cmp = tools::compare(got[i], want[i], tools::Tolerance{2e-2, 2e-2});
+      EXPECT_TRUE(cmp.match) << want.name(i) << ": " << cmp.reason;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace recur
