@@ -1,10 +1,11 @@
 // The machine's GEMM ceiling at the standard suite's RNN GEMM shapes (docs/benchmarking.md):
-// oneDNN's dnnl_sgemm (fp32) and a bf16 matmul primitive (bf16 in, f32 out), on 1 or 2 OpenMP
-// threads. An RNN step is two GEMMs: the recurrent one, [N, H] x [H, G*H], and the input
-// projection, [N, I] x [I, G*H] per step or [T*N, I] x [I, G*H] over the whole sequence. The
-// RNN kernels' GFLOP/s are read as a fraction of these (docs/precision.md, "The sgemm ceiling").
-// Counter: FLOP/s, 2*M*N*K per call.
-//   build/bench/recur_microbench --benchmark_filter=Gemm --benchmark_repetitions=5
+// oneDNN's dnnl_sgemm and an f32 matmul primitive (fp32), and a bf16 matmul (bf16 in, f32
+// out), on 1 or 2 OpenMP threads. An RNN step is two GEMMs: the recurrent one, [N, H] x [H, G*H],
+// and the input projection, [N, I] x [I, G*H] per step or [T*N, I] x [I, G*H] over the whole
+// sequence. The RNN kernels' GFLOP/s are read as a fraction of these (docs/precision.md, "The sgemm
+// ceiling"). Counter: FLOP/s, 2*M*N*K per call.
+//   build/bench/recur_microbench --benchmark_filter='Sgemm|Matmul|Gemm' --benchmark_repetitions=5
+// tools/bench/sgemm_ceiling.py alternates these with the suite's RNNs and prints the fractions.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -44,18 +45,19 @@ void BM_Sgemm(benchmark::State& state) {
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// bf16 x bf16 -> f32 through a matmul primitive: oneDNN 2.6 exports no bf16 gemm function.
-void BM_GemmBf16(benchmark::State& state) {
+// A matmul primitive, weights in its own format as an RNN holds them: bf16 x bf16 -> f32
+// (oneDNN 2.6 exports no bf16 gemm function), or f32, where oneDNN's brgemm matmul outruns
+// dnnl_sgemm on AVX-512 machines.
+void matmul_bench(benchmark::State& state, dnnl::memory::data_type dt) {
   using dnnl::memory;
   const int64_t M = state.range(0), K = state.range(1), N = state.range(2);
   omp_set_num_threads(static_cast<int>(state.range(3)));
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
-  const memory::desc a_md({M, K}, memory::data_type::bf16, memory::format_tag::ab);
-  const memory::desc b_md({K, N}, memory::data_type::bf16, memory::format_tag::any);
+  const memory::desc a_md({M, K}, dt, memory::format_tag::ab);
+  const memory::desc b_md({K, N}, dt, memory::format_tag::any);
   const memory::desc c_md({M, N}, memory::data_type::f32, memory::format_tag::ab);
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), eng);
-  // The weights in the primitive's own format, as an RNN holds them.
   const auto a32 = random_floats(static_cast<size_t>(M * K));
   const auto b32 = random_floats(static_cast<size_t>(K * N));
   memory a(a_md, eng), b(pd.weights_desc(), eng), c(c_md, eng);
@@ -75,6 +77,9 @@ void BM_GemmBf16(benchmark::State& state) {
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
+void BM_MatmulF32(benchmark::State& state) { matmul_bench(state, dnnl::memory::data_type::f32); }
+void BM_GemmBf16(benchmark::State& state) { matmul_bench(state, dnnl::memory::data_type::bf16); }
+
 // The suite's shapes: lstm_large (T=100 N=64 I=H=1024), lstm_med (T=100 N=32 I=256 H=512) and
 // gru_lbr1 (T=100 N=32 I=256 H=512, 3 gates); per case the recurrent GEMM and the input
 // projection over all T steps.
@@ -92,6 +97,7 @@ void suite_shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_Sgemm)->Apply(suite_shapes)->ArgNames({"M", "K", "N", "threads"})->UseRealTime();
+BENCHMARK(BM_MatmulF32)->Apply(suite_shapes)->ArgNames({"M", "K", "N", "threads"})->UseRealTime();
 BENCHMARK(BM_GemmBf16)->Apply(suite_shapes)->ArgNames({"M", "K", "N", "threads"})->UseRealTime();
 
 #endif
