@@ -275,13 +275,13 @@ std::string notes_of(const Session& s) {
   return all;
 }
 
-// bf16 (SessionOptions::cpu_precision): the same random configurations within bf16's agreed
-// tolerance of the reference provider (docs/precision.md), and the node says which precision it
-// took. The weights are PyTorch's default initialisation, uniform in +-1/sqrt(H), as trained
-// models have them: at +-0.5 a vanilla RNN with H=65 amplifies each step's rounding about
-// twofold (fp32 errors grow the same way, from 1e-7), which no bf16 tolerance can bound. Weights
-// fed as graph inputs cannot be converted at load: those nodes stay fp32, say why, and keep the
-// fp32 tolerance.
+// bf16 (SessionOptions::cpu_precision): the same random configurations within rtol 2e-2, atol
+// 2e-2 of the reference provider (stricter than the agreed atol of 5e-2, which the standard
+// suite's H=1024 needs; docs/precision.md), and the node says which precision it took. The weights
+// are PyTorch's default initialisation, uniform in +-1/sqrt(H), as trained models have them: at
+// +-0.5 a vanilla RNN with H=65 amplifies each step's rounding about twofold (fp32 errors grow the
+// same way, from 1e-7), which no bf16 tolerance can bound. Weights fed as graph inputs cannot be
+// converted at load: those nodes stay fp32, say why, and keep the fp32 tolerance.
 class OnednnRnnParityBf16 : public ::testing::TestWithParam<int> {};
 
 TEST_P(OnednnRnnParityBf16, Random) {
