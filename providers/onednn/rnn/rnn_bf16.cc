@@ -5,6 +5,10 @@
 
 #include <dnnl.hpp>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 namespace recur::onednn::rnn {
 
 namespace {
@@ -48,7 +52,9 @@ std::string bf16_unsupported_reason() {
   return os.str();
 }
 
-void f32_to_bf16(const float* src, uint16_t* dst, size_t n) {
+namespace {
+
+void f32_to_bf16_scalar(const float* src, uint16_t* dst, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     uint32_t u;
     std::memcpy(&u, &src[i], sizeof(u));
@@ -58,11 +64,62 @@ void f32_to_bf16(const float* src, uint16_t* dst, size_t n) {
   }
 }
 
-void bf16_to_f32(const uint16_t* src, float* dst, size_t n) {
+void bf16_to_f32_scalar(const uint16_t* src, float* dst, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const uint32_t u = static_cast<uint32_t>(src[i]) << 16;
     std::memcpy(&dst[i], &u, sizeof(u));
   }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The build targets generic x86-64, where the loops above vectorize to 128 bits only; the bf16
+// path runs only on CPUs with AVX-512 BF16, so these use it outright. The conversions of X and
+// Y took 7-13% of a bf16 run with the scalar loops (docs/precision.md). vcvtneps2bf16 rounds
+// to nearest even like the scalar loop, but reads denormal inputs as zero.
+__attribute__((target("avx512f,avx512bf16"))) void f32_to_bf16_avx512(const float* src,
+                                                                      uint16_t* dst, size_t n) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256bh b = _mm512_cvtneps_pbh(_mm512_loadu_ps(src + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), reinterpret_cast<const __m256i&>(b));
+  }
+  f32_to_bf16_scalar(src + i, dst + i, n - i);
+}
+
+__attribute__((target("avx512f"))) void bf16_to_f32_avx512(const uint16_t* src, float* dst,
+                                                           size_t n) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+    // The maskz forms: GCC 12 warns that the plain ones read an uninitialised register.
+    const __m512i w = _mm512_maskz_cvtepu16_epi32(0xffff, h);
+    _mm512_storeu_si512(dst + i, _mm512_maskz_slli_epi32(0xffff, w, 16));
+  }
+  bf16_to_f32_scalar(src + i, dst + i, n - i);
+}
+
+bool have_avx512_bf16() {
+  static const bool yes = __builtin_cpu_supports("avx512bf16");
+  return yes;
+}
+#else
+bool have_avx512_bf16() { return false; }
+#endif
+
+}  // namespace
+
+void f32_to_bf16(const float* src, uint16_t* dst, size_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (have_avx512_bf16()) return f32_to_bf16_avx512(src, dst, n);
+#endif
+  f32_to_bf16_scalar(src, dst, n);
+}
+
+void bf16_to_f32(const uint16_t* src, float* dst, size_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (have_avx512_bf16()) return bf16_to_f32_avx512(src, dst, n);
+#endif
+  bf16_to_f32_scalar(src, dst, n);
 }
 
 }  // namespace recur::onednn::rnn
