@@ -59,6 +59,18 @@ class DryRun(unittest.TestCase):
         for p in ("cudnn", "cuda-generic", "onednn"):
             self.assertRegex(out, r"  %s: +(available|unavailable \(.+\))" % p)
 
+    def test_precision_axis_adds_a_row_per_reduced_precision(self):
+        rc, out, err = bench("models/lstm_basic", "--precision", "fp32,bf16", "--dry-run",
+                             "--peers", "none")
+        self.assertEqual(rc, 0, err)
+        # onednn gets a bf16 row beside its fp32 one; reference takes no precision.
+        self.assertRegex(out, r"  onednn@bf16: +(available|unavailable \(.+\))")
+        self.assertRegex(out, r"  onednn: +(available|unavailable \(.+\))")
+        self.assertNotIn("reference@bf16", out)
+        rc, _, err = bench("models/lstm_basic", "--precision", "fp16", "--dry-run")
+        self.assertNotEqual(rc, 0)
+        self.assertIn("unknown precision 'fp16'", err)
+
     def test_fixed_batch_is_skipped_with_a_message(self):
         # crnn's input is features[2,16,32]: no symbolic batch to vary.
         rc, out, err = bench("models/crnn", "--sweep", "batch=1,4", "--dry-run", "--peers",

@@ -16,6 +16,9 @@ struct Tolerance {
   double atol = 1e-5;
 };
 
+// The agreed tolerance of a CPU precision against fp32 (docs/precision.md).
+Tolerance precision_tolerance(SessionOptions::Precision p);
+
 struct Comparison {
   bool match = true;
   double max_abs = 0.0;  // largest |got - want|

@@ -49,6 +49,9 @@ def parse_args(argv):
                     "combination; values a fixed dimension cannot take are skipped")
     ap.add_argument("--providers", default="reference,onednn,cudnn,cuda-generic",
                     help="recur providers to time (default: all; unavailable ones are listed)")
+    ap.add_argument("--precision", default="fp32",
+                    help="CPU precisions of the recur rows, e.g. fp32,bf16,int8: each one other "
+                    "than fp32 adds a row per provider that takes it (onednn@bf16); peers stay fp32")
     ap.add_argument("--peers", default="onnxruntime,pytorch",
                     help="peer runtimes: onnxruntime, pytorch, or none")
     ap.add_argument("--baseline", default=None,
@@ -152,8 +155,13 @@ def make_engines(a, recur_run, renv, say):
         if p not in eng.RECUR_PROVIDERS:
             raise BenchError("unknown provider '%s' (known: %s)" % (
                 p, ", ".join(eng.RECUR_PROVIDERS)))
-    engines = [eng.RecurEngine(p, recur_run, renv, built)
-               for p in sorted(wanted, key=DISPLAY_ORDER.index)]
+    precisions = [x.strip() for x in a.precision.split(",") if x.strip()]
+    for x in precisions:
+        if x not in ("fp32", "bf16", "int8"):
+            raise BenchError("unknown precision '%s' (fp32, bf16, int8)" % x)
+    engines = [eng.RecurEngine(p, recur_run, renv, built, x)
+               for p in sorted(wanted, key=DISPLAY_ORDER.index) for x in precisions
+               if x == "fp32" or p in eng.PRECISION_PROVIDERS]
     peers = [p.strip() for p in a.peers.split(",") if p.strip() and p.strip() != "none"]
     for p in peers:
         if p not in ("onnxruntime", "pytorch"):

@@ -165,12 +165,18 @@ def list_recur_providers(recur_run, env):
     return out
 
 
+# The providers whose nodes take SessionOptions::cpu_precision (recur-run --precision).
+PRECISION_PROVIDERS = ("onednn",)
+
+
 class RecurEngine(Engine):
     family = "recur"
 
-    def __init__(self, provider, recur_run, env, built):
-        super().__init__(provider)
+    def __init__(self, provider, recur_run, env, built, precision="fp32"):
+        # A reduced CPU precision is an engine of its own, e.g. "onednn@bf16", timed beside fp32.
+        super().__init__(provider if precision == "fp32" else "%s@%s" % (provider, precision))
         self.provider = provider
+        self.precision = precision
         self.recur_run = recur_run
         self._env = env
         self.device = "gpu" if provider in GPU_PROVIDERS else "cpu"
@@ -226,6 +232,8 @@ class RecurEngine(Engine):
         cmd = [self.recur_run, work.model, "--perf", "--json", "--providers",
                ",".join(self.chain), "--threads", str(threads), "--warmup", str(warmup),
                "--repeat", str(repeat)]
+        if self.precision != "fp32":
+            cmd += ["--precision", self.precision]
         for k, (name, _, _) in enumerate(work.inputs):
             cmd += ["--input", "%s=%s" % (name, os.path.join(work.feeds_dir, "input_%d.npy" % k))]
         return cmd

@@ -8,6 +8,7 @@
 #include "recur/recur.h"
 #include "tools/common/summary.h"
 #include "tools/common/testdir.h"
+#include "tools/recur_run/compare_fp32.h"
 #include "tools/recur_run/feeds.h"
 #include "tools/recur_run/json_text.h"
 #include "tools/recur_run/output_files.h"
@@ -120,7 +121,7 @@ int run_model(const Args& a) {
     usage_error("--input, --shape and --dim need a MODEL.onnx, not a test folder");
   }
   const std::string model = is_dir ? (fs::path(a.target) / "model.onnx").string() : a.target;
-  const bool compare = is_dir && !a.perf && !a.session.plan_only();
+  const bool compare = is_dir && !a.perf && !a.session.plan_only() && !a.compare_fp32;
   {
     using Clock = std::chrono::steady_clock;
     const auto t0 = Clock::now();
@@ -134,8 +135,9 @@ int run_model(const Args& a) {
     if (a.session.plan_only()) return kExitOk;
     if (!compare) {
       const Feeds feeds = is_dir ? folder_feeds(session, a.target) : model_feeds(session, a);
-      const int status = a.perf ? run_perf(session, feeds, load_ms, a, model)
-                                : run_once(session, feeds, load_ms, a);
+      const int status = a.perf           ? run_perf(session, feeds, load_ms, a, model)
+                         : a.compare_fp32 ? run_compare_fp32(session, feeds, load_ms, a, model)
+                                          : run_once(session, feeds, load_ms, a);
       // On stderr, so that --json output stays one document. A run that throws skips this:
       // the session writes the file when it is destroyed.
       const std::string profile = session.end_profiling();

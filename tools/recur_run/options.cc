@@ -180,7 +180,7 @@ void add_input_options(CLI::App& app, Args& a) {
 
 void add_perf_options(CLI::App& app, Args& a) {
   app.add_flag("--perf", a.perf, "time the run (see --warmup, --repeat, --concurrency)");
-  app.add_flag("--json", a.json, "with --perf or --plan-only: print JSON");
+  app.add_flag("--json", a.json, "with --perf, --plan-only or --compare-fp32: print JSON");
   app.add_option("--warmup", a.warmup, "with --perf: untimed runs first (per thread)")
       ->type_name("N")
       ->capture_default_str()
@@ -269,6 +269,20 @@ void add_session_options(CLI::App& app, Args& a) {
       ->type_name("auto|on|off")
       ->default_str("auto")
       ->check(CLI::IsMember({"auto", "on", "off"}).description(""));
+  app.add_option_function<std::string>(
+         "--precision",
+         [&a](const std::string& v) {
+           a.session.cpu_precision(v == "bf16"   ? SessionOptions::Precision::kBf16
+                                   : v == "int8" ? SessionOptions::Precision::kInt8
+                                                 : SessionOptions::Precision::kFp32);
+         },
+         "CPU precision of the oneDNN RNNs (--explain tells which nodes took it)")
+      ->type_name("fp32|bf16|int8")
+      ->default_str("fp32")
+      ->check(CLI::IsMember({"fp32", "bf16", "int8"}).description(""));
+  app.add_flag("--compare-fp32", a.compare_fp32,
+               "run the inputs at --precision and in fp32 too; print each output's max\n"
+               "abs and rel error against fp32 (exit 1 past --rtol/--atol)");
 }
 
 }  // namespace
@@ -307,6 +321,11 @@ Args parse_args(int argc, char** argv) {
   }
   // Asking for threads or a time only makes sense when timing: ignoring it would be silent.
   if (app.count("--concurrency") > 0 || app.count("--duration") > 0 || a.by_op) a.perf = true;
+  if (a.compare_fp32 && a.perf) usage_error("--compare-fp32 does not time: drop --perf");
+  // A reduced precision is judged by its agreed tolerance (docs/precision.md), against fp32
+  // (--compare-fp32) or a folder's expected outputs, unless told otherwise.
+  if (app.count("--rtol") == 0 && app.count("--atol") == 0)
+    a.tol = precision_tolerance(a.session.cpu_precision());
   if (app.count("--profile") > 0 && a.session.profile_path().empty()) {
     usage_error("--profile needs a file name");
   }

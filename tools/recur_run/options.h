@@ -35,6 +35,7 @@ struct Args {
   bool json = false;
   bool list_providers = false;
   bool device_io = false;
+  bool compare_fp32 = false;  // --compare-fp32 (compare_fp32.cc)
   int warmup = 3;
   int repeat = 20;
   int concurrency = 1;

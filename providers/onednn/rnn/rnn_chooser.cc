@@ -276,8 +276,8 @@ std::string RnnKernel::cache_key(const BucketKey& bucket) const {
   static const char* const kImpl[] = {"auto", "any", "ldigo"};
   static const char* const kThreading[] = {"auto", "single", "omp", "split"};
   return std::string("onednn.rnn;cell=") + spec_.cell_name() +
-         ";dir=" + kDirs[static_cast<int>(spec_.direction)] +
-         ";dtype=f32;N=" + std::to_string(bucket.N) + ";I=" + std::to_string(bucket.I) +
+         ";dir=" + kDirs[static_cast<int>(spec_.direction)] + ";dtype=" + (bf16_ ? "bf16" : "f32") +
+         ";N=" + std::to_string(bucket.N) + ";I=" + std::to_string(bucket.I) +
          ";H=" + std::to_string(bucket.H) + ";T=" + std::to_string(bucket.t_class) +
          ";segments=" + (bucket.segments ? "1" : "0") +
          ";threads=" + std::to_string(opts_.max_threads) +

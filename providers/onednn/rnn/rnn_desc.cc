@@ -32,40 +32,47 @@ Status check_onednn_rnn_shape(int64_t T, int64_t N, int64_t I, int64_t H, int64_
 }
 
 RnnDescs rnn_descs(const ShapeKey& k, const RnnSpec& spec, const OnednnRnnGeometry& geom,
-                   bool peephole) {
+                   bool peephole, bool bf16) {
   const int64_t T = k.T, N = k.N, I = k.I, H = k.H, Dn = spec.num_directions(), L = k.ld_n;
   const int64_t G = geom.gates(), Gb = geom.bias_gates();
+  // oneDNN 2.6's bf16 RNNs take src_layer, dst_layer, the hidden states and the weights in
+  // bf16 only (an f32 dst_layer or h state is declined); the cell state and the bias may stay
+  // f32. The bf16 buffers mirror the f32 tensors' layouts, so the strides are the same.
+  const DT io = bf16 ? DT::bf16 : DT::f32;
   RnnDescs d;
-  memory::desc state;
+  memory::desc state, state_c;
   switch (k.mode) {
     case Mode::kLayout0:  // X [T, L, I], Y [T, D, L, H], states [D, L, H]
-      d.src_layer = memory::desc({T, N, I}, DT::f32, memory::dims{L * I, I, 1});
-      d.dst_layer = memory::desc({T, N, H}, DT::f32, memory::dims{Dn * L * H, H, 1});
-      state = memory::desc({1, 1, N, H}, DT::f32, memory::dims{Dn * L * H, L * H, H, 1});
+      d.src_layer = memory::desc({T, N, I}, io, memory::dims{L * I, I, 1});
+      d.dst_layer = memory::desc({T, N, H}, io, memory::dims{Dn * L * H, H, 1});
+      state = memory::desc({1, 1, N, H}, io, memory::dims{Dn * L * H, L * H, H, 1});
+      state_c = memory::desc({1, 1, N, H}, DT::f32, memory::dims{Dn * L * H, L * H, H, 1});
       break;
     case Mode::kLayout1:  // X [L, T, I], Y [L, T, D, H], states [L, D, H]
-      d.src_layer = memory::desc({T, N, I}, DT::f32, memory::dims{I, T * I, 1});
-      d.dst_layer = memory::desc({T, N, H}, DT::f32, memory::dims{Dn * H, T * Dn * H, 1});
-      state = memory::desc({1, 1, N, H}, DT::f32, memory::dims{L * Dn * H, H, Dn * H, 1});
+      d.src_layer = memory::desc({T, N, I}, io, memory::dims{I, T * I, 1});
+      d.dst_layer = memory::desc({T, N, H}, io, memory::dims{Dn * H, T * Dn * H, 1});
+      state = memory::desc({1, 1, N, H}, io, memory::dims{L * Dn * H, H, Dn * H, 1});
+      state_c = memory::desc({1, 1, N, H}, DT::f32, memory::dims{L * Dn * H, H, Dn * H, 1});
       break;
     case Mode::kPacked:
-      d.src_layer = memory::desc({T, N, I}, DT::f32, Tag::tnc);
-      d.dst_layer = memory::desc({T, N, H}, DT::f32, Tag::tnc);
-      state = memory::desc({1, 1, N, H}, DT::f32, Tag::ldnc);
+      d.src_layer = memory::desc({T, N, I}, io, Tag::tnc);
+      d.dst_layer = memory::desc({T, N, H}, io, Tag::tnc);
+      state = memory::desc({1, 1, N, H}, io, Tag::ldnc);
+      state_c = memory::desc({1, 1, N, H}, DT::f32, Tag::ldnc);
       break;
   }
   const bool lstm = spec.cell == RnnCell::kLstm;
   if (k.src_iter) {
     d.src_iter = state;
-    if (lstm) d.src_iter_c = state;
+    if (lstm) d.src_iter_c = state_c;
   }
   if (k.dst_iter) {
     d.dst_iter = state;
-    if (lstm) d.dst_iter_c = state;
+    if (lstm) d.dst_iter_c = state_c;
   }
   const Tag wtag = k.any ? Tag::any : Tag::ldigo;
-  d.weights_layer = memory::desc({1, 1, I, G, H}, DT::f32, wtag);
-  d.weights_iter = memory::desc({1, 1, H, G, H}, DT::f32, wtag);
+  d.weights_layer = memory::desc({1, 1, I, G, H}, io, wtag);
+  d.weights_iter = memory::desc({1, 1, H, G, H}, io, wtag);
   d.bias = memory::desc({1, 1, Gb, H}, DT::f32, Tag::ldgo);
   if (peephole) d.weights_peephole = memory::desc({1, 1, 3, H}, DT::f32, Tag::ldgo);
   return d;

@@ -16,7 +16,7 @@ enum class Mode : uint8_t { kLayout0, kLayout1, kPacked };
 
 // One primitive: a slice of N rows out of ld_n (the whole batch, which sets the strides), one
 // direction, the memory layout, which states are read and written, and the implementation
-// (weights format and thread count). Cell, dtype (float32) and sizes are fixed per node.
+// (weights format and thread count). Cell, precision and sizes are fixed per node.
 struct ShapeKey {
   int64_t T = 0, N = 0, I = 0, H = 0, ld_n = 0;
   bool reverse = false;
@@ -37,9 +37,9 @@ struct ShapeKey {
 Status check_onednn_rnn_shape(int64_t T, int64_t N, int64_t I, int64_t H, int64_t D, int64_t G);
 
 // The descriptors of primitive `k` of a node with `spec` and `geom`; `peephole` when the LSTM
-// has P.
+// has P; `bf16` for the bf16 precision (X, Y, hidden states and weights in bf16).
 RnnDescs rnn_descs(const ShapeKey& k, const RnnSpec& spec, const OnednnRnnGeometry& geom,
-                   bool peephole);
+                   bool peephole, bool bf16 = false);
 
 // The cell's primitive on `threads` threads with a user scratchpad; throws dnnl::error.
 RnnPd create_rnn_pd(const RnnSpec& spec, const RnnDescs& d, int dir, bool reverse, int threads);

@@ -25,6 +25,7 @@ Status RnnKernel::init(CompileContext& ctx) {
   geom_ = OnednnRnnGeometry::of(spec_, 1, 1);
   if (!const_weights_) {
     note_graph_weights(ctx);
+    choose_precision(ctx, 0, 0);
     return ok_status();
   }
   RECUR_ASSIGN_OR_RETURN(RnnDims dims, check_const_weights(ctx, w, r, b, p));
@@ -32,7 +33,46 @@ Status RnnKernel::init(CompileContext& ctx) {
   geom_ = OnednnRnnGeometry::of(spec_, I, H);
   RECUR_RETURN_IF_ERROR(hold_const_weights(w, r, b, p, I, H));
   release_weights(ctx, b, p);
+  choose_precision(ctx, I, H);
   return prepare_static_shape(ctx, I, H);
+}
+
+void RnnKernel::choose_precision(CompileContext& ctx, int64_t I, int64_t H) {
+  using P = ProviderConfig::Precision;
+  // int8 is its own kernel path, which notes its precision itself.
+  if (opts_.precision == P::kInt8) return;
+  if (opts_.precision != P::kBf16) {
+    ctx.note("precision fp32");
+    return;
+  }
+  std::string why = bf16_unsupported_reason();
+  if (why.empty() && !const_weights_)
+    why = "W, R or B is a graph input (bf16 weights are converted once, at load)";
+  if (why.empty()) why = bf16_declined(I, H);
+  if (!why.empty()) {
+    ctx.note("precision fp32 (bf16 asked for): " + why);
+    return;
+  }
+  bf16_ = true;
+  ctx.note("precision bf16: W, R, X, Y and h in bf16, bias and c in f32");
+}
+
+// Why oneDNN declines this cell in bf16 (empty if it takes it), asked on a one-step, one-row
+// primitive of each weights format and each direction's activations.
+std::string RnnKernel::bf16_declined(int64_t I, int64_t H) const {
+  for (bool any : {false, true}) {
+    for (int d = 0; d < static_cast<int>(D()); ++d) {
+      const ShapeKey k{1, 1, I, H, 1, false, Mode::kPacked, true, true, act_dir(d), any, 1};
+      try {
+        (void)create_rnn_pd(spec_, rnn_descs(k, spec_, geom_, has_peephole(), true), k.act_dir,
+                            false, 1);
+      } catch (const dnnl::error& e) {
+        return std::string("oneDNN 2.6 declines this ") + spec_.cell_name() + " in bf16 (" +
+               e.what() + ")";
+      }
+    }
+  }
+  return {};
 }
 
 void RnnKernel::note_graph_weights(CompileContext& ctx) const {

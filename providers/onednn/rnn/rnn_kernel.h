@@ -17,6 +17,7 @@
 #include "converters/onednn_weights.h"
 #include "providers/onednn/common/dnnl_util.h"
 #include "providers/onednn/common/job_pool.h"
+#include "providers/onednn/rnn/rnn_bf16.h"
 #include "providers/onednn/rnn/rnn_chooser.h"
 #include "providers/onednn/rnn/rnn_common.h"
 #include "providers/onednn/rnn/rnn_desc.h"
@@ -39,6 +40,9 @@ struct Plan {
 struct WeightBuf {
   dnnl::memory::desc desc;
   std::shared_ptr<AlignedBuffer> buf;
+  // A packed GEMM format (rnn_packed) is laid out for the thread count it was packed on: a bf16
+  // one packed on 2 threads corrupted the heap when run on 1. 0 for the other formats.
+  int threads = 0;
 };
 
 // Per-run weights when W/R/B/P are graph inputs: ldigo, per direction.
@@ -83,6 +87,18 @@ struct SegmentRun {
   std::vector<int64_t> L;      // lengths of the `active` (non-empty) rows, in that order
   int64_t active = 0;
   std::vector<float> cur_h, nxt_h, cur_c, nxt_c, xs, ys;
+  // Their bf16 mirrors (X, Y, h) for the bf16 precision.
+  std::vector<uint16_t> xs_b, ys_b, cur_h_b, nxt_h_b;
+};
+
+// The bf16 mirrors of one run's X, Y and hidden states, in the layouts of the f32 tensors (so
+// that one offset serves both), in one buffer leased from the kernel's pool.
+struct Bf16Mirror {
+  ScratchPool::Lease lease;
+  uint16_t* x = nullptr;
+  uint16_t* y = nullptr;
+  uint16_t* h0 = nullptr;
+  uint16_t* hn = nullptr;
 };
 
 // Runs f(i) for i in [0, n): with threads > 1 on the job pool, the caller included (each f
@@ -123,7 +139,9 @@ class RnnKernel final : public Kernel {
                ? d
                : 0;
   }
-  RnnDescs descs_for(const ShapeKey& k) const { return rnn_descs(k, spec_, geom_, has_peephole()); }
+  RnnDescs descs_for(const ShapeKey& k) const {
+    return rnn_descs(k, spec_, geom_, has_peephole(), bf16_);
+  }
   RnnPd create_pd(const RnnDescs& d, int dir, bool reverse, int threads) const {
     return create_rnn_pd(spec_, d, dir, reverse, threads);
   }
@@ -136,6 +154,10 @@ class RnnKernel final : public Kernel {
                             int64_t I, int64_t H);
   void release_weights(CompileContext& ctx, const Tensor* b, const Tensor* p) const;
   Status prepare_static_shape(CompileContext& ctx, int64_t I, int64_t H) const;
+  // The node's precision (bf16_), noted for explain with the reason when bf16 was asked for
+  // and the node stays fp32.
+  void choose_precision(CompileContext& ctx, int64_t I, int64_t H);
+  std::string bf16_declined(int64_t I, int64_t H) const;
 
   // The chooser (rnn_chooser.cc).
   Result<Choice> choose(const BucketKey& bucket, int64_t T, std::string* note) const;
@@ -162,10 +184,9 @@ class RnnKernel final : public Kernel {
   // The plan cache (rnn_plans.cc).
   Result<std::shared_ptr<const Plan>> get_plan(const ShapeKey& key) const;
   Result<std::shared_ptr<const Plan>> get_plan_locked(const ShapeKey& key) const;  // mu_ held
-  Result<std::shared_ptr<AlignedBuffer>> weights_in(
-      int d, bool layer,
-      const dnnl::memory::desc& md) const;  // mu_ held
-  void prune_formats() const;               // mu_ held
+  Result<std::shared_ptr<AlignedBuffer>> weights_in(int d, bool layer, const dnnl::memory::desc& md,
+                                                    int threads) const;  // mu_ held
+  void prune_formats() const;                                            // mu_ held
   // The uniform-length path's plans, one per job.
   Result<std::vector<std::shared_ptr<const Plan>>> uniform_plans(const Choice& c,
                                                                  const std::vector<Job>& jobs,
@@ -187,6 +208,9 @@ class RnnKernel final : public Kernel {
                             const Tensor* p, int64_t I, int64_t H, RunWeights& rw) const;
   Status allocate_outputs(KernelContext& ctx, RunIo& io) const;
   Status run_uniform(const RunIo& io) const;
+  // bf16: X and h0 converted into `m`, and back from it, Y and Y_h.
+  Bf16Mirror mirror_in(const RunIo& io, const float* h0) const;
+  void mirror_out(const RunIo& io, const Bf16Mirror& m, float* hn) const;
   Status run_segments(const RunIo& io, const int32_t* lens) const;
   Status run_direction(const RunIo& io, int d, SegmentRun& sr) const;
   void load_states(const RunIo& io, int d, SegmentRun& sr) const;
@@ -199,6 +223,8 @@ class RnnKernel final : public Kernel {
   bool const_weights_ = false;
   bool has_b_ = false;
   bool has_p_ = false;
+  // The bf16 precision: X, Y, h and the weights in bf16; the bias and c in f32.
+  bool bf16_ = false;
   OnednnRnnGeometry geom_;
   // Shape-only stand-ins for released inputs, so check_rnn_inputs can still check them.
   Tensor w_shape_, r_shape_, b_shape_, p_shape_;
@@ -213,6 +239,7 @@ class RnnKernel final : public Kernel {
   mutable std::map<ShapeKey, std::shared_ptr<const Plan>> plans_;
   mutable std::map<BucketKey, Choice> choices_;
   mutable ScratchPool scratch_;
+  mutable ScratchPool bf16_pool_;
 };
 
 }  // namespace recur::onednn::rnn

@@ -35,8 +35,8 @@ Result<std::shared_ptr<const Plan>> RnnKernel::get_plan_locked(const ShapeKey& k
   plan->scratch_bytes = pd.scratchpad.get_size();
   if (const_weights_) {
     for (int d = 0; d < D(); ++d) {
-      RECUR_ASSIGN_OR_RETURN(auto wl, weights_in(d, true, pd.weights_layer));
-      RECUR_ASSIGN_OR_RETURN(auto wi, weights_in(d, false, pd.weights_iter));
+      RECUR_ASSIGN_OR_RETURN(auto wl, weights_in(d, true, pd.weights_layer, key.threads));
+      RECUR_ASSIGN_OR_RETURN(auto wi, weights_in(d, false, pd.weights_iter, key.threads));
       plan->weights_layer.push_back(std::move(wl));
       plan->weights_iter.push_back(std::move(wi));
     }
@@ -72,16 +72,18 @@ Result<std::vector<std::shared_ptr<const Plan>>> RnnKernel::uniform_plans(
 }
 
 Result<std::shared_ptr<AlignedBuffer>> RnnKernel::weights_in(int d, bool layer,
-                                                             const memory::desc& md) const {
+                                                             const memory::desc& md,
+                                                             int threads) const {
   auto& held = formats_[{d, layer}];
+  const int packed_on = md.data.format_kind == dnnl_blocked ? 0 : threads;
   for (const auto& w : held)
-    if (w.desc == md) return w.buf;
+    if (w.desc == md && w.threads == packed_on) return w.buf;
   if (held.empty()) return internal_error(node_.describe() + ": no weights to reorder from");
   auto buf = std::make_shared<AlignedBuffer>(md.get_size());
   const WeightBuf& from = held.front();
   auto reorder = [&](const memory::desc& sd, const void* src_data, const memory::desc& dd,
                      void* dst_data) {
-    ThreadScope scope(opts_.max_threads);
+    ThreadScope scope(packed_on > 0 ? packed_on : opts_.max_threads);
     memory src = make_memory(sd, src_data);
     memory dst = make_memory(dd, dst_data);
     dnnl::reorder(src, dst).execute(thread_stream(), src, dst);
@@ -101,7 +103,7 @@ Result<std::shared_ptr<AlignedBuffer>> RnnKernel::weights_in(int d, bool layer,
     });
   }
   RECUR_RETURN_IF_ERROR(st);
-  held.push_back({md, buf});
+  held.push_back({md, buf, packed_on});
   return buf;
 }
 

@@ -190,22 +190,49 @@ Status RnnKernel::run_uniform(const RunIo& io) const {
   const std::vector<Job> jobs = jobs_for(c, io.N);
   RECUR_ASSIGN_OR_RETURN(auto plans,
                          uniform_plans(c, jobs, io.T, io.N, io.I, io.H, src_iter, dst_iter));
-  return run_parallel(jobs.size(), c.split > 1 ? c.split : 1, [&](size_t i) {
+  const Bf16Mirror m = bf16_ ? mirror_in(io, src_iter ? h0p : nullptr) : Bf16Mirror{};
+  // X, Y and h from the bf16 mirror at the f32 tensor's offset; c always from the f32 one.
+  auto in = [&](const float* f32, const float* base, const uint16_t* mirror) -> const void* {
+    return bf16_ ? static_cast<const void*>(mirror + (f32 - base)) : f32;
+  };
+  auto out = [&](float* f32, float* base, uint16_t* mirror) -> void* {
+    return bf16_ ? static_cast<void*>(mirror + (f32 - base)) : f32;
+  };
+  Status st = run_parallel(jobs.size(), c.split > 1 ? c.split : 1, [&](size_t i) {
     const Job& j = jobs[i];
     const int64_t so = io.s_off(j.d, j.n0);
     Exec e;
-    e.x = io.x_at(0, j.n0);
-    e.y = io.y + io.y_off(0, j.d, j.n0);
+    e.x = in(io.x_at(0, j.n0), io.x, m.x);
+    e.y = out(io.y + io.y_off(0, j.d, j.n0), io.y, m.y);
     if (src_iter) {
-      e.h0 = h0p + so;
+      e.h0 = in(h0p + so, h0p, m.h0);
       e.c0 = lstm ? c0p + so : nullptr;
     }
     if (dst_iter) {
-      e.hn = hn + so;
+      e.hn = out(hn + so, hn, m.hn);
       e.cn = lstm ? cn + so : nullptr;
     }
     return execute(*plans[i], j.d, io.rw, e);
   });
+  if (st.ok() && bf16_) mirror_out(io, m, dst_iter ? hn : nullptr);
+  return st;
+}
+
+Bf16Mirror RnnKernel::mirror_in(const RunIo& io, const float* h0) const {
+  const size_t xn = static_cast<size_t>(io.T * io.N * io.I), sn = io.state_n();
+  Bf16Mirror m{bf16_pool_.acquire((xn + io.y_numel + 2 * sn) * sizeof(uint16_t))};
+  m.x = static_cast<uint16_t*>(m.lease.data());
+  m.y = m.x + xn;
+  m.h0 = m.y + io.y_numel;
+  m.hn = m.h0 + sn;
+  f32_to_bf16(io.x, m.x, xn);
+  if (h0) f32_to_bf16(h0, m.h0, sn);
+  return m;
+}
+
+void RnnKernel::mirror_out(const RunIo& io, const Bf16Mirror& m, float* hn) const {
+  bf16_to_f32(m.y, io.y, io.y_numel);
+  if (hn) bf16_to_f32(m.hn, hn, io.state_n());
 }
 
 // Sequence lengths that differ: time segments over the rows still active, longest first.
@@ -312,7 +339,25 @@ Status RnnKernel::run_segment(const RunIo& io, int d, int64_t s, int64_t e, int6
   ex.c0 = have_state && lstm ? sr.cur_c.data() : nullptr;
   ex.hn = sr.nxt_h.data();
   ex.cn = lstm ? sr.nxt_c.data() : nullptr;
+  if (bf16_) {
+    // The states chain between segments in f32, rounded to bf16 at each segment's start as
+    // oneDNN rounds them between its own steps.
+    sr.xs_b.resize(sr.xs.size());
+    sr.ys_b.resize(sr.ys.size());
+    sr.cur_h_b.resize(sr.cur_h.size());
+    sr.nxt_h_b.resize(sr.nxt_h.size());
+    f32_to_bf16(sr.xs.data(), sr.xs_b.data(), sr.xs.size());
+    if (have_state) f32_to_bf16(sr.cur_h.data(), sr.cur_h_b.data(), sr.cur_h.size());
+    ex.x = sr.xs_b.data();
+    ex.y = sr.ys_b.data();
+    ex.h0 = have_state ? sr.cur_h_b.data() : nullptr;
+    ex.hn = sr.nxt_h_b.data();
+  }
   RECUR_RETURN_IF_ERROR(execute(*plan, d, io.rw, ex));
+  if (bf16_) {
+    bf16_to_f32(sr.ys_b.data(), sr.ys.data(), sr.ys.size());
+    bf16_to_f32(sr.nxt_h_b.data(), sr.nxt_h.data(), sr.nxt_h.size());
+  }
   for (int64_t tau = 0; tau < ts; ++tau)
     for (int64_t j = 0; j < k; ++j)
       std::memcpy(io.y + io.y_off(step(tau, j), d, sr.order[static_cast<size_t>(j)]),

@@ -5,11 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#if RECUR_HAVE_ONEDNN
+#include <dnnl.h>
+#endif
 
 #include "recur/recur.h"
 #include "tests/support/model_builder.h"
@@ -48,6 +53,7 @@ struct Config {
   std::string tune = "0";
   std::string threading = "auto";
   int threads = 1;
+  float weight_scale = 0.5f;  // W, R, B, P uniform in [-scale, scale]
 
   int D() const { return direction == "bidirectional" ? 2 : 1; }
   int G() const { return op == "LSTM" ? 4 : op == "GRU" ? 3 : 1; }
@@ -154,9 +160,9 @@ Built build(const Config& c, uint32_t seed) {
     return name;
   };
   std::vector<std::string> in = {"X"};
-  in.push_back(weight("W", {D, G * H, c.I}, 0.5f));
-  in.push_back(weight("R", {D, G * H, H}, 0.5f));
-  in.push_back(c.bias ? weight("B", {D, 2 * G * H}, 0.5f) : "");
+  in.push_back(weight("W", {D, G * H, c.I}, c.weight_scale));
+  in.push_back(weight("R", {D, G * H, H}, c.weight_scale));
+  in.push_back(c.bias ? weight("B", {D, 2 * G * H}, c.weight_scale) : "");
   if (c.seq_lens) {
     mb.input("sequence_lens", DType::kInt32, {c.N});
     b.feeds.emplace_back("sequence_lens", Tensor::from_vector<int32_t>({c.N}, c.lens));
@@ -179,7 +185,7 @@ Built build(const Config& c, uint32_t seed) {
     } else {
       in.push_back("");
     }
-    in.push_back(c.peepholes ? weight("P", {D, 3 * H}, 0.5f) : "");
+    in.push_back(c.peepholes ? weight("P", {D, 3 * H}, c.weight_scale) : "");
   }
   while (!in.empty() && in.back().empty()) in.pop_back();
   std::vector<std::string> out = {c.want_y ? "Y" : "", c.want_yh ? "Y_h" : ""};
@@ -248,6 +254,118 @@ TEST_P(OnednnRnnParity, Random) {
 
 // 240 random configurations, one CTest each.
 INSTANTIATE_TEST_SUITE_P(Configs, OnednnRnnParity, ::testing::Range(0, 240));
+
+// Why oneDNN would refuse bf16 on this CPU, from its effective ISA (which ONEDNN_MAX_CPU_ISA
+// can lower); empty when it runs bf16 natively. Written apart from the provider's own check so
+// that the two cannot agree by sharing a bug.
+std::string cpu_lacks_bf16() {
+#if !RECUR_HAVE_ONEDNN
+  return "this build has no oneDNN";
+#else
+  const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const unsigned bf16 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_bf16);
+  return (isa & bf16) == bf16 ? "" : "the CPU (or ONEDNN_MAX_CPU_ISA) has no native bf16";
+#endif
+}
+
+std::string notes_of(const Session& s) {
+  std::string all;
+  for (const auto& a : s.assignment())
+    for (const auto& n : a.notes) all += n + "\n";
+  return all;
+}
+
+// bf16 (SessionOptions::cpu_precision): the same random configurations within rtol 2e-2, atol
+// 2e-2 of the reference provider (stricter than the agreed atol of 5e-2, which the standard
+// suite's H=1024 needs; docs/precision.md), and the node says which precision it took. The weights
+// are PyTorch's default initialisation, uniform in +-1/sqrt(H), as trained models have them: at
+// +-0.5 a vanilla RNN with H=65 amplifies each step's rounding about twofold (fp32 errors grow the
+// same way, from 1e-7), which no bf16 tolerance can bound. Weights fed as graph inputs cannot be
+// converted at load: those nodes stay fp32, say why, and keep the fp32 tolerance.
+class OnednnRnnParityBf16 : public ::testing::TestWithParam<int> {};
+
+TEST_P(OnednnRnnParityBf16, Random) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (const std::string why = cpu_lacks_bf16(); !why.empty()) GTEST_SKIP() << why;
+  const uint32_t seed = 1000u + static_cast<uint32_t>(GetParam());
+  Config c = random_config(seed);
+  c.weight_scale = 1.0f / std::sqrt(static_cast<float>(c.H));
+  const Built b = build(c, seed);
+  SCOPED_TRACE("seed " + std::to_string(seed) + ": " + c.describe());
+  SessionOptions ref_opts;
+  ref_opts.providers({"reference"});
+  SessionOptions dnn_opts;
+  dnn_opts.providers({"onednn"})
+      .threads(c.threads)
+      .set("onednn.impl", c.impl)
+      .set("onednn.threading", c.threading)
+      .cpu_precision(SessionOptions::Precision::kBf16);
+  Session ref = Session::from_bytes(b.bytes.data(), b.bytes.size(), ref_opts);
+  Session dnn = Session::from_bytes(b.bytes.data(), b.bytes.size(), dnn_opts);
+  ASSERT_EQ(dnn.assignment().size(), 1u);
+  ASSERT_EQ(dnn.assignment()[0].provider, "onednn");
+  const std::string notes = notes_of(dnn);
+  tools::Tolerance tol;
+  if (c.weights_as_inputs) {
+    EXPECT_NE(notes.find("precision fp32 (bf16 asked for): W, R or B is a graph input"),
+              std::string::npos)
+        << notes;
+  } else {
+    EXPECT_NE(notes.find("precision bf16"), std::string::npos) << notes;
+    tol = tools::Tolerance{2e-2, 2e-2};
+  }
+  const Outputs want = ref.run(b.feeds);
+  for (int round = 0; round < 2; ++round) {
+    const Outputs got = dnn.run(b.feeds);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const tools::Comparison cmp = tools::compare(got[i], want[i], tol);
+      EXPECT_TRUE(cmp.match) << "output " << want.name(i) << " (round " << round
+                             << "): " << cmp.reason << "; max abs " << cmp.max_abs;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, OnednnRnnParityBf16, ::testing::Range(0, 80));
+
+// Regression: a GRU's weights in oneDNN's packed GEMM format were reordered on the session's 2
+// threads and run by a 1-thread primitive (a batch split): in bf16 the packing depends on the
+// thread count, and the run corrupted the heap (glibc abort) or gave wrong values.
+TEST(OnednnRnnBf16, PackedWeightsFollowThePrimitivesThreads) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (const std::string why = cpu_lacks_bf16(); !why.empty()) GTEST_SKIP() << why;
+  Config c;
+  c.op = "GRU";
+  c.direction = "forward";
+  c.lbr = true;
+  c.T = 3;
+  c.N = 32;
+  c.I = 256;
+  c.H = 512;
+  c.weight_scale = 1.0f / std::sqrt(512.0f);
+  c.impl = "any";
+  c.threads = 2;
+  const Built b = build(c, 7);
+  Session ref = Session::from_bytes(b.bytes.data(), b.bytes.size(),
+                                    SessionOptions{}.providers({"reference"}));
+  const Outputs want = ref.run(b.feeds);
+  for (const char* threading : {"split", "single"}) {
+    SCOPED_TRACE(threading);
+    SessionOptions o;
+    o.providers({"onednn"})
+        .threads(2)
+        .set("onednn.impl", "any")
+        .set("onednn.threading", threading)
+        .cpu_precision(SessionOptions::Precision::kBf16);
+    Session dnn = Session::from_bytes(b.bytes.data(), b.bytes.size(), o);
+    ASSERT_NE(notes_of(dnn).find("precision bf16"), std::string::npos) << notes_of(dnn);
+    const Outputs got = dnn.run(b.feeds);
+    for (size_t i = 0; i < want.size(); ++i) {
+      const tools::Comparison cmp = tools::compare(got[i], want[i], tools::Tolerance{2e-2, 2e-2});
+      EXPECT_TRUE(cmp.match) << want.name(i) << ": " << cmp.reason;
+    }
+  }
+}
 
 }  // namespace
 }  // namespace recur
