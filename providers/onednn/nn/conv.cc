@@ -1,10 +1,13 @@
 // Conv (1-D to 3-D, groups, dilations, auto_pad) through oneDNN's convolution, in plain
-// layouts: the weights are read where they are, so W may also be a graph input.
+// layouts: the weights are read where they are, so W may also be a graph input. A
+// recur::FusedConv (runtime/graph/fused_conv.h) runs its activation as an eltwise post-op.
+#include <optional>
 #include <tuple>
 
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
 #include "providers/onednn/nn/window.h"
+#include "runtime/graph/fused_conv.h"
 
 namespace recur::onednn {
 
@@ -14,8 +17,8 @@ using dnnl::memory;
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(WindowAttrs attrs, int64_t group, int threads)
-      : attrs_(std::move(attrs)), group_(group), threads_(threads) {}
+  ConvKernel(WindowAttrs attrs, int64_t group, int threads, std::optional<dnnl::algorithm> post_op)
+      : attrs_(std::move(attrs)), group_(group), threads_(threads), post_op_(post_op) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -75,8 +78,14 @@ class ConvKernel final : public Kernel {
           // Multiply-adds: every output element sums C/G * prod(kernel) products.
           double macs = static_cast<double>(y->numel()) * static_cast<double>(C / G);
           for (int64_t kd : k) macs *= static_cast<double>(kd);
-          return make_primitive<dnnl::convolution_forward>(d, user_scratchpad_attr(),
-                                                           threads_for(macs, threads_), what);
+          dnnl::primitive_attr attr = user_scratchpad_attr();
+          if (post_op_) {
+            dnnl::post_ops ops;
+            ops.append_eltwise(1.0f, *post_op_, 0.0f, 0.0f);
+            attr.set_post_ops(ops);
+          }
+          return make_primitive<dnnl::convolution_forward>(d, attr, threads_for(macs, threads_),
+                                                           what);
         }));
     const Bind args[] = {{DNNL_ARG_SRC, xd, x->raw_data()},
                          {DNNL_ARG_WEIGHTS, wd, w->raw_data()},
@@ -89,24 +98,39 @@ class ConvKernel final : public Kernel {
   WindowAttrs attrs_;
   int64_t group_;
   int threads_;
+  std::optional<dnnl::algorithm> post_op_;
   mutable PrimCache<std::tuple<Shape, Shape, bool>> cache_;
   mutable ScratchPool scratch_;
 };
 
+Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
+  RECUR_ASSIGN_OR_RETURN(WindowAttrs w, WindowAttrs::read(ctx.node()));
+  AttrReader a(ctx.node());
+  const int64_t group = a.get_int("group", 1);
+  const std::string act = a.get_string(kFusedConvActivation, "");
+  RECUR_RETURN_IF_ERROR(a.status());
+  std::optional<dnnl::algorithm> post_op;
+  if (ctx.node().op_type == kFusedConvOp) {
+    if (act != "Relu" && act != "Sigmoid") {
+      return ctx.error(ErrorCode::kInvalidModel, "attribute 'activation' is '" + act +
+                                                     "'; a FusedConv takes Relu or Sigmoid");
+    }
+    post_op = act == "Relu" ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_logistic;
+  }
+  return std::unique_ptr<Kernel>(
+      std::make_unique<ConvKernel>(std::move(w), group, options_of(ctx).max_threads, post_op));
+}
+
 }  // namespace
 
 void register_conv(KernelRegistry& r) {
-  r.add({.op_type = "Conv",
+  auto claim = [](const Node& n, const Graph& g) { return claim_float32_input(n, g); };
+  r.add({.op_type = "Conv", .since = 1, .create = create_conv, .claim = claim});
+  r.add({.op_type = kFusedConvOp,
+         .domain = kFusedConvDomain,
          .since = 1,
-         .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
-           RECUR_ASSIGN_OR_RETURN(WindowAttrs w, WindowAttrs::read(ctx.node()));
-           AttrReader a(ctx.node());
-           const int64_t group = a.get_int("group", 1);
-           RECUR_RETURN_IF_ERROR(a.status());
-           return std::unique_ptr<Kernel>(
-               std::make_unique<ConvKernel>(std::move(w), group, options_of(ctx).max_threads));
-         },
-         .claim = [](const Node& n, const Graph& g) { return claim_float32_input(n, g); }});
+         .create = create_conv,
+         .claim = claim});
 }
 
 }  // namespace recur::onednn
