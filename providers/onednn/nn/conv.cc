@@ -46,12 +46,13 @@ Result<std::shared_ptr<CachedPrimitive>> make_reorder(const memory::desc& from,
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(WindowAttrs attrs, int64_t group, int threads, std::optional<dnnl::algorithm> post_op,
-             Tensor constant_w)
+             Tensor constant_w, std::string what)
       : attrs_(std::move(attrs)),
         group_(group),
         threads_(threads),
         post_op_(post_op),
-        constant_w_(std::move(constant_w)) {}
+        constant_w_(std::move(constant_w)),
+        what_(std::move(what)) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -63,68 +64,20 @@ class ConvKernel final : public Kernel {
         return ctx.error(ErrorCode::kNotImplemented, "the oneDNN Conv runs float32 on the host");
       }
     }
-    const int64_t rank = x->rank();
-    if (rank < 3 || rank > 5 || w->rank() != rank) {
-      return ctx.error(ErrorCode::kInvalidArgument, "X and W must both have rank 3 to 5, got " +
-                                                        shape_to_string(x->shape()) + " and " +
-                                                        shape_to_string(w->shape()));
-    }
-    const int64_t N = x->dim(0), C = x->dim(1), M = w->dim(0), G = group_;
-    if (G <= 0 || C % G != 0 || M % G != 0 || w->dim(1) != C / G) {
-      return ctx.error(ErrorCode::kInvalidArgument,
-                       "W " + shape_to_string(w->shape()) + " does not fit X " +
-                           shape_to_string(x->shape()) + " with group " + std::to_string(G));
-    }
-    if (b && (b->rank() != 1 || b->dim(0) != M)) {
-      return ctx.error(ErrorCode::kInvalidArgument, "B must have shape [" + std::to_string(M) +
-                                                        "], got " + shape_to_string(b->shape()));
-    }
-    std::vector<int64_t> in, k;
-    for (int64_t i = 2; i < rank; ++i) {
-      in.push_back(x->dim(i));
-      k.push_back(w->dim(i));
-    }
-    if (!attrs_.kernel.empty() && attrs_.kernel != k) {
-      return ctx.error(ErrorCode::kInvalidArgument, "kernel_shape disagrees with W's shape");
-    }
-    auto win = compute_window(attrs_, in, k);
-    if (!win.ok()) return win.status().with_context(ctx.node().describe());
-    Shape out = {N, M};
-    out.insert(out.end(), win->out.begin(), win->out.end());
-    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, out));
+    // Everything that depends only on the shapes is worked out once per shape: a streaming
+    // model runs the same shapes every call, where per-run descriptors and checks cost as much
+    // as a small convolution.
+    const auto key = std::make_tuple(x->shape(), w->shape(), b ? b->shape() : Shape{-1});
+    RECUR_ASSIGN_OR_RETURN(auto plan, plans_.get(key, [&] { return make_plan(ctx, *x, *w, b); }));
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
     if (y->numel() == 0) return ok_status();
-    Shape wshape = w->shape();
-    if (G > 1) {
-      wshape[0] = M / G;
-      wshape.insert(wshape.begin(), G);
-    }
-    Geometry geo;
-    geo.x = dense_desc(x->shape());
-    geo.w = dense_desc(wshape);
-    geo.y = dense_desc(out);
-    geo.b = b ? dense_desc({M}) : memory::desc();
-    geo.strides = win->strides;
-    for (int64_t d : win->dilations) geo.dilations.push_back(d - 1);
-    geo.pad_l = win->pad_l;
-    geo.pad_r = win->pad_r;
-    // Multiply-adds: every output element sums C/G * prod(kernel) products.
-    geo.macs = static_cast<double>(y->numel()) * static_cast<double>(C / G);
-    for (int64_t kd : k) geo.macs *= static_cast<double>(kd);
-    const std::string what = ctx.node().describe();
-    if (constant_w_.defined()) {
-      RECUR_ASSIGN_OR_RETURN(auto lc,
-                             layout_cache_.get(std::make_tuple(x->shape(), b != nullptr),
-                                               [&] { return make_layout_conv(geo, what); }));
-      if (lc->conv.primitive) return run_layout(*lc, geo, *x, b, *y, what);
-    }
-    RECUR_ASSIGN_OR_RETURN(auto prim,
-                           cache_.get(std::make_tuple(x->shape(), w->shape(), b != nullptr),
-                                      [&]() { return make_conv(geo, geo.x, geo.w, geo.y, what); }));
+    if (plan->layout.conv.primitive) return run_layout(plan->layout, plan->geo, *x, b, *y);
+    const Geometry& geo = plan->geo;
     const Bind args[] = {{DNNL_ARG_SRC, geo.x, x->raw_data()},
                          {DNNL_ARG_WEIGHTS, geo.w, w->raw_data()},
                          {DNNL_ARG_DST, geo.y, y->raw_data()},
                          {DNNL_ARG_BIAS, geo.b, b ? b->raw_data() : nullptr}};
-    return execute_primitive(*prim, std::span<const Bind>(args, b ? 4 : 3), scratch_, what);
+    return execute_primitive(plan->plain, std::span<const Bind>(args, b ? 4 : 3), scratch_, what_);
   }
 
  private:
@@ -133,9 +86,74 @@ class ConvKernel final : public Kernel {
     memory::dims strides, dilations, pad_l, pad_r;
     double macs = 0;
   };
+  struct ConvPlan {
+    Shape out;
+    Geometry geo;
+    LayoutConv layout;      // with a primitive when W is constant and oneDNN has a layout for it
+    CachedPrimitive plain;  // otherwise
+  };
+
+  Result<ConvPlan> make_plan(const KernelContext& ctx, const Tensor& x, const Tensor& w,
+                             const Tensor* b) const {
+    const int64_t rank = x.rank();
+    if (rank < 3 || rank > 5 || w.rank() != rank) {
+      return ctx.error(ErrorCode::kInvalidArgument, "X and W must both have rank 3 to 5, got " +
+                                                        shape_to_string(x.shape()) + " and " +
+                                                        shape_to_string(w.shape()));
+    }
+    const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0), G = group_;
+    if (G <= 0 || C % G != 0 || M % G != 0 || w.dim(1) != C / G) {
+      return ctx.error(ErrorCode::kInvalidArgument,
+                       "W " + shape_to_string(w.shape()) + " does not fit X " +
+                           shape_to_string(x.shape()) + " with group " + std::to_string(G));
+    }
+    if (b && (b->rank() != 1 || b->dim(0) != M)) {
+      return ctx.error(ErrorCode::kInvalidArgument, "B must have shape [" + std::to_string(M) +
+                                                        "], got " + shape_to_string(b->shape()));
+    }
+    std::vector<int64_t> in, k;
+    for (int64_t i = 2; i < rank; ++i) {
+      in.push_back(x.dim(i));
+      k.push_back(w.dim(i));
+    }
+    if (!attrs_.kernel.empty() && attrs_.kernel != k) {
+      return ctx.error(ErrorCode::kInvalidArgument, "kernel_shape disagrees with W's shape");
+    }
+    auto win = compute_window(attrs_, in, k);
+    if (!win.ok()) return win.status().with_context(what_);
+    ConvPlan plan;
+    plan.out = {N, M};
+    plan.out.insert(plan.out.end(), win->out.begin(), win->out.end());
+    int64_t out_numel = 1;
+    for (int64_t d : plan.out) out_numel *= d;
+    if (out_numel == 0) return plan;
+    Shape wshape = w.shape();
+    if (G > 1) {
+      wshape[0] = M / G;
+      wshape.insert(wshape.begin(), G);
+    }
+    Geometry& geo = plan.geo;
+    geo.x = dense_desc(x.shape());
+    geo.w = dense_desc(wshape);
+    geo.y = dense_desc(plan.out);
+    geo.b = b ? dense_desc({M}) : memory::desc();
+    geo.strides = win->strides;
+    for (int64_t d : win->dilations) geo.dilations.push_back(d - 1);
+    geo.pad_l = win->pad_l;
+    geo.pad_r = win->pad_r;
+    // Multiply-adds: every output element sums C/G * prod(kernel) products.
+    geo.macs = static_cast<double>(out_numel) * static_cast<double>(C / G);
+    for (int64_t kd : k) geo.macs *= static_cast<double>(kd);
+    if (constant_w_.defined() && constant_w_.shape() == w.shape()) {
+      RECUR_ASSIGN_OR_RETURN(plan.layout, make_layout_conv(geo));
+      if (plan.layout.conv.primitive) return plan;
+    }
+    RECUR_ASSIGN_OR_RETURN(plan.plain, make_conv(geo, geo.x, geo.w, geo.y));
+    return plan;
+  }
 
   Result<CachedPrimitive> make_conv(const Geometry& g, const memory::desc& x, const memory::desc& w,
-                                    const memory::desc& y, const std::string& what) const {
+                                    const memory::desc& y) const {
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
                                       dnnl::algorithm::convolution_direct, x, w, g.b, y, g.strides,
                                       g.dilations, g.pad_l, g.pad_r);
@@ -145,27 +163,27 @@ class ConvKernel final : public Kernel {
       ops.append_eltwise(1.0f, *post_op_, 0.0f, 0.0f);
       attr.set_post_ops(ops);
     }
-    return make_primitive<dnnl::convolution_forward>(d, attr, threads_for(g.macs, threads_), what);
+    return make_primitive<dnnl::convolution_forward>(d, attr, threads_for(g.macs, threads_), what_);
   }
 
   // The primitive in oneDNN's preferred layouts, with the constant weights reordered for it.
   // No primitive (conv.primitive empty) where only the reference implementation takes them:
   // the plain layouts are then used.
-  Result<LayoutConv> make_layout_conv(const Geometry& g, const std::string& what) const {
+  Result<LayoutConv> make_layout_conv(const Geometry& g) const {
     LayoutConv lc;
     auto any = [](const memory::desc& md) {
       return memory::desc(md.dims(), memory::data_type::f32, memory::format_tag::any);
     };
-    Result<CachedPrimitive> conv = make_conv(g, any(g.x), any(g.w), any(g.y), what);
+    Result<CachedPrimitive> conv = make_conv(g, any(g.x), any(g.w), any(g.y));
     if (!conv.ok() || conv->impl.rfind("ref", 0) == 0) return lc;
     const_dnnl_primitive_desc_t pd = conv->primitive.get_primitive_desc();
     lc.src = memory::desc(*dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0));
     lc.weights = memory::desc(*dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0));
     lc.dst = memory::desc(*dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
-    RECUR_ASSIGN_OR_RETURN(lc.to_src, make_reorder(g.x, lc.src, what));
-    RECUR_ASSIGN_OR_RETURN(lc.from_dst, make_reorder(lc.dst, g.y, what));
+    RECUR_ASSIGN_OR_RETURN(lc.to_src, make_reorder(g.x, lc.src, what_));
+    RECUR_ASSIGN_OR_RETURN(lc.from_dst, make_reorder(lc.dst, g.y, what_));
     lc.packed_weights = std::make_shared<AlignedBuffer>(lc.weights.get_size());
-    RECUR_RETURN_IF_ERROR(dnnl_try(what, [&] {
+    RECUR_RETURN_IF_ERROR(dnnl_try(what_, [&] {
       ThreadScope scope(1);
       dnnl::memory from = make_memory(g.w, constant_w_.raw_data());
       dnnl::memory to = make_memory(lc.weights, lc.packed_weights->data);
@@ -177,7 +195,7 @@ class ConvKernel final : public Kernel {
   }
 
   Status run_layout(const LayoutConv& lc, const Geometry& g, const Tensor& x, const Tensor* b,
-                    Tensor& y, const std::string& what) const {
+                    Tensor& y) const {
     ScratchPool::Lease src_buf =
         lc.to_src ? buffers_.acquire(lc.src.get_size()) : ScratchPool::Lease();
     ScratchPool::Lease dst_buf =
@@ -187,18 +205,18 @@ class ConvKernel final : public Kernel {
     if (lc.to_src) {
       RECUR_RETURN_IF_ERROR(execute_primitive(
           *lc.to_src, {{DNNL_ARG_FROM, g.x, x.raw_data()}, {DNNL_ARG_TO, lc.src, src}}, scratch_,
-          what));
+          what_));
     }
     const Bind args[] = {{DNNL_ARG_SRC, lc.src, src},
                          {DNNL_ARG_WEIGHTS, lc.weights, lc.packed_weights->data},
                          {DNNL_ARG_DST, lc.dst, dst},
                          {DNNL_ARG_BIAS, g.b, b ? b->raw_data() : nullptr}};
     RECUR_RETURN_IF_ERROR(
-        execute_primitive(lc.conv, std::span<const Bind>(args, b ? 4 : 3), scratch_, what));
+        execute_primitive(lc.conv, std::span<const Bind>(args, b ? 4 : 3), scratch_, what_));
     if (!lc.from_dst) return ok_status();
     return execute_primitive(*lc.from_dst,
                              {{DNNL_ARG_FROM, lc.dst, dst}, {DNNL_ARG_TO, g.y, y.raw_data()}},
-                             scratch_, what);
+                             scratch_, what_);
   }
 
   WindowAttrs attrs_;
@@ -207,8 +225,8 @@ class ConvKernel final : public Kernel {
   std::optional<dnnl::algorithm> post_op_;
   // W when it is a constant of the graph (at compile): the layout path reorders it once.
   Tensor constant_w_;
-  mutable PrimCache<std::tuple<Shape, Shape, bool>> cache_;
-  mutable PrimCache<std::tuple<Shape, bool>, LayoutConv> layout_cache_;
+  std::string what_;  // the node, for errors
+  mutable PrimCache<std::tuple<Shape, Shape, Shape>, ConvPlan> plans_;
   mutable ScratchPool scratch_;
   mutable ScratchPool buffers_;  // X and Y in the primitive's layouts
 };
@@ -231,8 +249,9 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
   Tensor w_value = constant_w && constant_w->dtype() == DType::kFloat32 && constant_w->is_cpu()
                        ? *constant_w
                        : Tensor();
-  return std::unique_ptr<Kernel>(std::make_unique<ConvKernel>(
-      std::move(w), group, options_of(ctx).max_threads, post_op, std::move(w_value)));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<ConvKernel>(std::move(w), group, options_of(ctx).max_threads, post_op,
+                                   std::move(w_value), ctx.node().describe()));
 }
 
 }  // namespace
