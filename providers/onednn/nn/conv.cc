@@ -4,6 +4,7 @@
 #include <optional>
 #include <tuple>
 
+#include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
 #include "providers/onednn/nn/window.h"
@@ -25,23 +26,6 @@ struct LayoutConv {
   std::shared_ptr<CachedPrimitive> to_src, from_dst;  // null where the layout is the plain one
   std::shared_ptr<AlignedBuffer> packed_weights;
 };
-
-// A reorder between two layouts of the same tensor, as a CachedPrimitive (user scratchpad).
-Result<std::shared_ptr<CachedPrimitive>> make_reorder(const memory::desc& from,
-                                                      const memory::desc& to,
-                                                      const std::string& what) {
-  if (from == to) return std::shared_ptr<CachedPrimitive>();
-  auto out = std::make_shared<CachedPrimitive>();
-  Status st = dnnl_try(what, [&] {
-    ThreadScope scope(1);
-    dnnl::reorder::primitive_desc pd(cpu_engine(), from, cpu_engine(), to, user_scratchpad_attr());
-    out->scratchpad = pd.scratchpad_desc();
-    out->impl = pd.impl_info_str();
-    out->primitive = dnnl::reorder(pd);
-  });
-  if (!st.ok()) return st;
-  return out;
-}
 
 class ConvKernel final : public Kernel {
  public:
