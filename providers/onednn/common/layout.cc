@@ -9,8 +9,7 @@ Result<std::shared_ptr<CachedPrimitive>> make_reorder(const dnnl::memory::desc& 
   auto out = std::make_shared<CachedPrimitive>();
   Status st = dnnl_try(what, [&] {
     ThreadScope scope(1);
-    dnnl::reorder::primitive_desc pd(cpu_engine(), from, cpu_engine(), to,
-                                     user_scratchpad_attr());
+    dnnl::reorder::primitive_desc pd(cpu_engine(), from, cpu_engine(), to, user_scratchpad_attr());
     out->scratchpad = pd.scratchpad_desc();
     out->impl = pd.impl_info_str();
     out->primitive = dnnl::reorder(pd);
