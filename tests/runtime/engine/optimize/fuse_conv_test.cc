@@ -88,6 +88,31 @@ TEST(FuseConv, OtherActivationsAndNoOptimisationAreNotFused) {
   EXPECT_EQ(count_op(raw, "recur::FusedConv"), 0);
 }
 
+TEST(FuseConv, ConstantWeightsWithChangingInputShapes) {
+  // oneDNN runs a Conv with constant W in its own layouts, planned per input shape: each
+  // length, and a length seen again, must give the reference provider's values.
+  TempDir dir;
+  ModelBuilder m(17);
+  m.input("x", DType::kFloat32, {1, 2, -1}, {"", "", "t"});
+  m.initializer("W", pattern({4, 2, 3}, 0.4f));
+  m.output("y", DType::kFloat32);
+  auto& conv = m.node("Conv", {"x", "W"}, {"c"}, "conv");
+  set_attr(conv, "strides", std::vector<int64_t>{2});
+  m.node("Sigmoid", {"c"}, {"y"}, "act");
+  const std::string path = m.save(dir.path());
+  Session want(path, SessionOptions().providers({"reference"}).optimize(false));
+  for (const std::string& p : test::OpTester::runnable_providers()) {
+    Session s(path, SessionOptions().providers({p}));
+    for (int64_t t : {9, 5, 16, 9}) {
+      const Feeds feeds = {{"x", pattern({1, 2, t}, 0.3f * static_cast<float>(t))}};
+      const Tensor got = s.run(feeds)[0], ref = want.run(feeds)[0];
+      ASSERT_EQ(got.shape(), ref.shape()) << p << " t=" << t;
+      for (int64_t i = 0; i < got.numel(); ++i)
+        EXPECT_NEAR(got.data<float>()[i], ref.data<float>()[i], 1e-5) << p << " t=" << t;
+    }
+  }
+}
+
 TEST(FuseConv, FusesInsideAnIfBranch) {
   // VAD's convolutions are inside an If: the pass reaches subgraphs.
   const std::string vad = std::string(RECUR_SOURCE_DIR) + "/models/vad_streaming/model.onnx";
