@@ -235,5 +235,31 @@ TEST(ControlFlowConstants, WeightsComputedInsideTheBranchFoldAtLoad) {
   EXPECT_NE(e.find("transposed for the GEMMs at load"), std::string::npos) << e;
 }
 
+TEST(ControlFlowConstants, IfOutputsAndOuterReadsAreNotCopied) {
+  // y = If(c) then Identity(x) else Identity(x): the branch reads x where it is and its output
+  // becomes the If's output, so the session returns the fed memory itself.
+  TempDir dir;
+  ModelBuilder m(17);
+  m.input("x", DType::kFloat32, {4});
+  m.input("c", DType::kBool, {});
+  m.output("y", DType::kFloat32);
+  onnx::GraphProto then_g, else_g;
+  then_g.set_name("then");
+  else_g.set_name("else");
+  add_node(then_g, "Identity", {"x"}, {"y_t"});
+  typed_output(then_g, "y_t", onnx::TensorProto::FLOAT);
+  add_node(else_g, "Identity", {"x"}, {"y_e"});
+  typed_output(else_g, "y_e", onnx::TensorProto::FLOAT);
+  auto& node = m.node("If", {"c"}, {"y"}, "choose");
+  set_attr(node, "then_branch", then_g);
+  set_attr(node, "else_branch", else_g);
+  Session s(m.save(dir.path()), SessionOptions().providers({"reference"}));
+  const Tensor x = floats({4}, {1, 2, 3, 4});
+  for (bool c : {true, false}) {
+    const Outputs out = s.run({{"x", x}, {"c", Tensor::scalar(c)}});
+    EXPECT_EQ(out[0].raw_data(), x.raw_data()) << "branch " << c;
+  }
+}
+
 }  // namespace
 }  // namespace recur::testing
