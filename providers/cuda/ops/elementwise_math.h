@@ -168,6 +168,9 @@ RECUR_HD C float_binary(int32_t op, C x, C y) {
     case kDiv:
       return x / y;
     case kPow:
+      // The exponents of STFT magnitudes; y is the same in every thread, so the branch is free.
+      if (y == C(2)) return x * x;
+      if (y == C(0.5)) return x == -INFINITY ? C(INFINITY) : sqrt(x) + C(0);  // pow's -0, -inf
       return pow(x, y);
     case kMax:
       return x != x ? x : (y != y ? y : (x > y ? x : y));  // NaN propagates

@@ -1,10 +1,14 @@
 // Conv (1-D to 3-D, groups, dilations, auto_pad) through oneDNN's convolution, in plain
-// layouts: the weights are read where they are, so W may also be a graph input.
+// layouts: the weights are read where they are, so W may also be a graph input. A
+// recur::FusedConv (runtime/graph/fused_conv.h) runs its activation as an eltwise post-op.
+#include <optional>
 #include <tuple>
 
+#include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
 #include "providers/onednn/nn/window.h"
+#include "runtime/graph/fused_conv.h"
 
 namespace recur::onednn {
 
@@ -12,10 +16,27 @@ namespace {
 
 using dnnl::memory;
 
+// A convolution whose weights are constant, in the layouts oneDNN prefers for it ("any": for
+// the small 1-D convolutions of audio front ends, brgemm on channels-last data instead of
+// im2col + GEMM on the plain layout, 5 to 14 times faster at batch 1): its weights reordered
+// once, and reorders of X and Y between the plain layouts and the primitive's where they differ.
+struct LayoutConv {
+  CachedPrimitive conv;
+  memory::desc src, weights, dst;
+  std::shared_ptr<CachedPrimitive> to_src, from_dst;  // null where the layout is the plain one
+  std::shared_ptr<AlignedBuffer> packed_weights;
+};
+
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(WindowAttrs attrs, int64_t group, int threads)
-      : attrs_(std::move(attrs)), group_(group), threads_(threads) {}
+  ConvKernel(WindowAttrs attrs, int64_t group, int threads, std::optional<dnnl::algorithm> post_op,
+             Tensor constant_w, std::string what)
+      : attrs_(std::move(attrs)),
+        group_(group),
+        threads_(threads),
+        post_op_(post_op),
+        constant_w_(std::move(constant_w)),
+        what_(std::move(what)) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -27,17 +48,48 @@ class ConvKernel final : public Kernel {
         return ctx.error(ErrorCode::kNotImplemented, "the oneDNN Conv runs float32 on the host");
       }
     }
-    const int64_t rank = x->rank();
-    if (rank < 3 || rank > 5 || w->rank() != rank) {
+    // Everything that depends only on the shapes is worked out once per shape: a streaming
+    // model runs the same shapes every call, where per-run descriptors and checks cost as much
+    // as a small convolution.
+    const auto key = std::make_tuple(x->shape(), w->shape(), b ? b->shape() : Shape{-1});
+    RECUR_ASSIGN_OR_RETURN(auto plan, plans_.get(key, [&] { return make_plan(ctx, *x, *w, b); }));
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
+    if (y->numel() == 0) return ok_status();
+    if (plan->layout.conv.primitive) return run_layout(plan->layout, plan->geo, *x, b, *y);
+    const Geometry& geo = plan->geo;
+    const Bind args[] = {{DNNL_ARG_SRC, geo.x, x->raw_data()},
+                         {DNNL_ARG_WEIGHTS, geo.w, w->raw_data()},
+                         {DNNL_ARG_DST, geo.y, y->raw_data()},
+                         {DNNL_ARG_BIAS, geo.b, b ? b->raw_data() : nullptr}};
+    return execute_primitive(plan->plain, std::span<const Bind>(args, b ? 4 : 3), scratch_, what_);
+  }
+
+ private:
+  struct Geometry {
+    memory::desc x, w, y, b;  // the plain layouts
+    memory::dims strides, dilations, pad_l, pad_r;
+    double macs = 0;
+  };
+  struct ConvPlan {
+    Shape out;
+    Geometry geo;
+    LayoutConv layout;      // with a primitive when W is constant and oneDNN has a layout for it
+    CachedPrimitive plain;  // otherwise
+  };
+
+  Result<ConvPlan> make_plan(const KernelContext& ctx, const Tensor& x, const Tensor& w,
+                             const Tensor* b) const {
+    const int64_t rank = x.rank();
+    if (rank < 3 || rank > 5 || w.rank() != rank) {
       return ctx.error(ErrorCode::kInvalidArgument, "X and W must both have rank 3 to 5, got " +
-                                                        shape_to_string(x->shape()) + " and " +
-                                                        shape_to_string(w->shape()));
+                                                        shape_to_string(x.shape()) + " and " +
+                                                        shape_to_string(w.shape()));
     }
-    const int64_t N = x->dim(0), C = x->dim(1), M = w->dim(0), G = group_;
-    if (G <= 0 || C % G != 0 || M % G != 0 || w->dim(1) != C / G) {
+    const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0), G = group_;
+    if (G <= 0 || C % G != 0 || M % G != 0 || w.dim(1) != C / G) {
       return ctx.error(ErrorCode::kInvalidArgument,
-                       "W " + shape_to_string(w->shape()) + " does not fit X " +
-                           shape_to_string(x->shape()) + " with group " + std::to_string(G));
+                       "W " + shape_to_string(w.shape()) + " does not fit X " +
+                           shape_to_string(x.shape()) + " with group " + std::to_string(G));
     }
     if (b && (b->rank() != 1 || b->dim(0) != M)) {
       return ctx.error(ErrorCode::kInvalidArgument, "B must have shape [" + std::to_string(M) +
@@ -45,68 +97,157 @@ class ConvKernel final : public Kernel {
     }
     std::vector<int64_t> in, k;
     for (int64_t i = 2; i < rank; ++i) {
-      in.push_back(x->dim(i));
-      k.push_back(w->dim(i));
+      in.push_back(x.dim(i));
+      k.push_back(w.dim(i));
     }
     if (!attrs_.kernel.empty() && attrs_.kernel != k) {
       return ctx.error(ErrorCode::kInvalidArgument, "kernel_shape disagrees with W's shape");
     }
     auto win = compute_window(attrs_, in, k);
-    if (!win.ok()) return win.status().with_context(ctx.node().describe());
-    Shape out = {N, M};
-    out.insert(out.end(), win->out.begin(), win->out.end());
-    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, out));
-    if (y->numel() == 0) return ok_status();
-    Shape wshape = w->shape();
+    if (!win.ok()) return win.status().with_context(what_);
+    ConvPlan plan;
+    plan.out = {N, M};
+    plan.out.insert(plan.out.end(), win->out.begin(), win->out.end());
+    int64_t out_numel = 1;
+    for (int64_t d : plan.out) out_numel *= d;
+    if (out_numel == 0) return plan;
+    Shape wshape = w.shape();
     if (G > 1) {
       wshape[0] = M / G;
       wshape.insert(wshape.begin(), G);
     }
-    const memory::desc xd = dense_desc(x->shape()), wd = dense_desc(wshape), yd = dense_desc(out);
-    const memory::desc bd = b ? dense_desc({M}) : memory::desc();
-    const std::string what = ctx.node().describe();
-    RECUR_ASSIGN_OR_RETURN(
-        auto prim, cache_.get(std::make_tuple(x->shape(), w->shape(), b != nullptr), [&]() {
-          memory::dims dil;
-          for (int64_t d : win->dilations) dil.push_back(d - 1);
-          dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
-                                            dnnl::algorithm::convolution_direct, xd, wd, bd, yd,
-                                            win->strides, dil, win->pad_l, win->pad_r);
-          // Multiply-adds: every output element sums C/G * prod(kernel) products.
-          double macs = static_cast<double>(y->numel()) * static_cast<double>(C / G);
-          for (int64_t kd : k) macs *= static_cast<double>(kd);
-          return make_primitive<dnnl::convolution_forward>(d, user_scratchpad_attr(),
-                                                           threads_for(macs, threads_), what);
-        }));
-    const Bind args[] = {{DNNL_ARG_SRC, xd, x->raw_data()},
-                         {DNNL_ARG_WEIGHTS, wd, w->raw_data()},
-                         {DNNL_ARG_DST, yd, y->raw_data()},
-                         {DNNL_ARG_BIAS, bd, b ? b->raw_data() : nullptr}};
-    return execute_primitive(*prim, std::span<const Bind>(args, b ? 4 : 3), scratch_, what);
+    Geometry& geo = plan.geo;
+    geo.x = dense_desc(x.shape());
+    geo.w = dense_desc(wshape);
+    geo.y = dense_desc(plan.out);
+    geo.b = b ? dense_desc({M}) : memory::desc();
+    geo.strides = win->strides;
+    for (int64_t d : win->dilations) geo.dilations.push_back(d - 1);
+    geo.pad_l = win->pad_l;
+    geo.pad_r = win->pad_r;
+    // Multiply-adds: every output element sums C/G * prod(kernel) products.
+    geo.macs = static_cast<double>(out_numel) * static_cast<double>(C / G);
+    for (int64_t kd : k) geo.macs *= static_cast<double>(kd);
+    if (constant_w_.defined() && constant_w_.shape() == w.shape()) {
+      RECUR_ASSIGN_OR_RETURN(plan.layout, make_layout_conv(geo));
+      if (plan.layout.conv.primitive) return plan;
+    }
+    RECUR_ASSIGN_OR_RETURN(plan.plain, make_conv(geo, geo.x, geo.w, geo.y));
+    return plan;
   }
 
- private:
+  Result<CachedPrimitive> make_conv(const Geometry& g, const memory::desc& x, const memory::desc& w,
+                                    const memory::desc& y) const {
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
+                                      dnnl::algorithm::convolution_direct, x, w, g.b, y, g.strides,
+                                      g.dilations, g.pad_l, g.pad_r);
+    dnnl::primitive_attr attr = user_scratchpad_attr();
+    if (post_op_) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.0f, *post_op_, 0.0f, 0.0f);
+      attr.set_post_ops(ops);
+    }
+    return make_primitive<dnnl::convolution_forward>(d, attr, threads_for(g.macs, threads_), what_);
+  }
+
+  // The primitive in oneDNN's preferred layouts, with the constant weights reordered for it.
+  // No primitive (conv.primitive empty) where only the reference implementation takes them:
+  // the plain layouts are then used.
+  Result<LayoutConv> make_layout_conv(const Geometry& g) const {
+    LayoutConv lc;
+    auto any = [](const memory::desc& md) {
+      return memory::desc(md.dims(), memory::data_type::f32, memory::format_tag::any);
+    };
+    Result<CachedPrimitive> conv = make_conv(g, any(g.x), any(g.w), any(g.y));
+    if (!conv.ok() || conv->impl.rfind("ref", 0) == 0) return lc;
+    const_dnnl_primitive_desc_t pd = conv->primitive.get_primitive_desc();
+    lc.src = memory::desc(*dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0));
+    lc.weights = memory::desc(*dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0));
+    lc.dst = memory::desc(*dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+    RECUR_ASSIGN_OR_RETURN(lc.to_src, make_reorder(g.x, lc.src, what_));
+    RECUR_ASSIGN_OR_RETURN(lc.from_dst, make_reorder(lc.dst, g.y, what_));
+    lc.packed_weights = std::make_shared<AlignedBuffer>(lc.weights.get_size());
+    RECUR_RETURN_IF_ERROR(dnnl_try(what_, [&] {
+      ThreadScope scope(1);
+      dnnl::memory from = make_memory(g.w, constant_w_.raw_data());
+      dnnl::memory to = make_memory(lc.weights, lc.packed_weights->data);
+      dnnl::reorder(from, to).execute(thread_stream(), from, to);
+      thread_stream().wait();
+    }));
+    lc.conv = std::move(conv).value();
+    return lc;
+  }
+
+  Status run_layout(const LayoutConv& lc, const Geometry& g, const Tensor& x, const Tensor* b,
+                    Tensor& y) const {
+    ScratchPool::Lease src_buf =
+        lc.to_src ? buffers_.acquire(lc.src.get_size()) : ScratchPool::Lease();
+    ScratchPool::Lease dst_buf =
+        lc.from_dst ? buffers_.acquire(lc.dst.get_size()) : ScratchPool::Lease();
+    const void* src = lc.to_src ? src_buf.data() : x.raw_data();
+    void* dst = lc.from_dst ? dst_buf.data() : y.raw_data();
+    if (lc.to_src) {
+      RECUR_RETURN_IF_ERROR(execute_primitive(
+          *lc.to_src, {{DNNL_ARG_FROM, g.x, x.raw_data()}, {DNNL_ARG_TO, lc.src, src}}, scratch_,
+          what_));
+    }
+    const Bind args[] = {{DNNL_ARG_SRC, lc.src, src},
+                         {DNNL_ARG_WEIGHTS, lc.weights, lc.packed_weights->data},
+                         {DNNL_ARG_DST, lc.dst, dst},
+                         {DNNL_ARG_BIAS, g.b, b ? b->raw_data() : nullptr}};
+    RECUR_RETURN_IF_ERROR(
+        execute_primitive(lc.conv, std::span<const Bind>(args, b ? 4 : 3), scratch_, what_));
+    if (!lc.from_dst) return ok_status();
+    return execute_primitive(*lc.from_dst,
+                             {{DNNL_ARG_FROM, lc.dst, dst}, {DNNL_ARG_TO, g.y, y.raw_data()}},
+                             scratch_, what_);
+  }
+
   WindowAttrs attrs_;
   int64_t group_;
   int threads_;
-  mutable PrimCache<std::tuple<Shape, Shape, bool>> cache_;
+  std::optional<dnnl::algorithm> post_op_;
+  // W when it is a constant of the graph (at compile): the layout path reorders it once.
+  Tensor constant_w_;
+  std::string what_;  // the node, for errors
+  mutable PrimCache<std::tuple<Shape, Shape, Shape>, ConvPlan> plans_;
   mutable ScratchPool scratch_;
+  mutable ScratchPool buffers_;  // X and Y in the primitive's layouts
 };
+
+Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
+  RECUR_ASSIGN_OR_RETURN(WindowAttrs w, WindowAttrs::read(ctx.node()));
+  AttrReader a(ctx.node());
+  const int64_t group = a.get_int("group", 1);
+  const std::string act = a.get_string(kFusedConvActivation, "");
+  RECUR_RETURN_IF_ERROR(a.status());
+  std::optional<dnnl::algorithm> post_op;
+  if (ctx.node().op_type == kFusedConvOp) {
+    if (act != "Relu" && act != "Sigmoid") {
+      return ctx.error(ErrorCode::kInvalidModel, "attribute 'activation' is '" + act +
+                                                     "'; a FusedConv takes Relu or Sigmoid");
+    }
+    post_op = act == "Relu" ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_logistic;
+  }
+  const Tensor* constant_w = ctx.constant_input(1);
+  Tensor w_value = constant_w && constant_w->dtype() == DType::kFloat32 && constant_w->is_cpu()
+                       ? *constant_w
+                       : Tensor();
+  return std::unique_ptr<Kernel>(
+      std::make_unique<ConvKernel>(std::move(w), group, options_of(ctx).max_threads, post_op,
+                                   std::move(w_value), ctx.node().describe()));
+}
 
 }  // namespace
 
 void register_conv(KernelRegistry& r) {
-  r.add({.op_type = "Conv",
+  auto claim = [](const Node& n, const Graph& g) { return claim_float32_input(n, g); };
+  r.add({.op_type = "Conv", .since = 1, .create = create_conv, .claim = claim});
+  r.add({.op_type = kFusedConvOp,
+         .domain = kFusedConvDomain,
          .since = 1,
-         .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
-           RECUR_ASSIGN_OR_RETURN(WindowAttrs w, WindowAttrs::read(ctx.node()));
-           AttrReader a(ctx.node());
-           const int64_t group = a.get_int("group", 1);
-           RECUR_RETURN_IF_ERROR(a.status());
-           return std::unique_ptr<Kernel>(
-               std::make_unique<ConvKernel>(std::move(w), group, options_of(ctx).max_threads));
-         },
-         .claim = [](const Node& n, const Graph& g) { return claim_float32_input(n, g); }});
+         .create = create_conv,
+         .claim = claim});
 }
 
 }  // namespace recur::onednn

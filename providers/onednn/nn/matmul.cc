@@ -1,9 +1,10 @@
 // MatMul (numpy semantics: 1-D operands promoted, batch dimensions broadcast) through oneDNN's
-// matmul primitive.
+// matmul primitive; a constant B is reordered once into the layout the primitive prefers.
 #include <algorithm>
 #include <cstring>
 #include <tuple>
 
+#include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
 
@@ -11,9 +12,23 @@ namespace recur::onednn {
 
 namespace {
 
+using dnnl::memory;
+
+// One pair of input shapes: the output shape and the primitive. With a constant B, the
+// primitive takes B in the layout oneDNN prefers ("any"), reordered once here: the plain-layout
+// GEMM packs B again on every call, which for the small A of batch-1 models is most of its work.
+struct MatMulPlan {
+  Shape out;
+  int64_t k = 0;
+  memory::desc a, b, y;  // b: the layout the primitive reads B in
+  CachedPrimitive prim;
+  std::shared_ptr<AlignedBuffer> packed_b;  // B in that layout, when B is constant
+};
+
 class MatMulKernel final : public Kernel {
  public:
-  explicit MatMulKernel(int threads) : threads_(threads) {}
+  MatMulKernel(int threads, Tensor constant_b, std::string what)
+      : threads_(threads), constant_b_(std::move(constant_b)), what_(std::move(what)) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
@@ -27,7 +42,25 @@ class MatMulKernel final : public Kernel {
       }
       if (t->rank() == 0) return ctx.error(ErrorCode::kInvalidArgument, "MatMul of a scalar");
     }
-    Shape sa = a->shape(), sb = b->shape();
+    RECUR_ASSIGN_OR_RETURN(auto plan, cache_.get(std::make_tuple(a->shape(), b->shape()),
+                                                 [&] { return make_plan(ctx, *a, *b); }));
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
+    if (y->numel() == 0) return ok_status();
+    if (plan->k == 0) {
+      std::memset(y->raw_data(), 0, y->nbytes());
+      return ok_status();
+    }
+    const void* bdata = plan->packed_b ? plan->packed_b->data : b->raw_data();
+    return execute_primitive(plan->prim,
+                             {{DNNL_ARG_SRC, plan->a, a->raw_data()},
+                              {DNNL_ARG_WEIGHTS, plan->b, bdata},
+                              {DNNL_ARG_DST, plan->y, y->raw_data()}},
+                             scratch_, what_);
+  }
+
+ private:
+  Result<MatMulPlan> make_plan(const KernelContext& ctx, const Tensor& a, const Tensor& b) const {
+    Shape sa = a.shape(), sb = b.shape();
     const bool a1 = sa.size() == 1, b1 = sb.size() == 1;
     if (a1) sa.insert(sa.begin(), 1);
     if (b1) sb.push_back(1);
@@ -36,8 +69,8 @@ class MatMulKernel final : public Kernel {
     sb.insert(sb.begin(), r - sb.size(), 1);
     const int64_t M = sa[r - 2], K = sa[r - 1], N = sb[r - 1];
     if (sb[r - 2] != K) {
-      return ctx.error(ErrorCode::kInvalidArgument, "shapes " + shape_to_string(a->shape()) +
-                                                        " and " + shape_to_string(b->shape()) +
+      return ctx.error(ErrorCode::kInvalidArgument, "shapes " + shape_to_string(a.shape()) +
+                                                        " and " + shape_to_string(b.shape()) +
                                                         " do not multiply (K " + std::to_string(K) +
                                                         " vs " + std::to_string(sb[r - 2]) + ")");
     }
@@ -45,41 +78,58 @@ class MatMulKernel final : public Kernel {
     for (size_t i = 0; i + 2 < r; ++i) {
       if (sa[i] != sb[i] && sa[i] != 1 && sb[i] != 1) {
         return ctx.error(ErrorCode::kInvalidArgument,
-                         "batch dimensions of " + shape_to_string(a->shape()) + " and " +
-                             shape_to_string(b->shape()) + " do not broadcast");
+                         "batch dimensions of " + shape_to_string(a.shape()) + " and " +
+                             shape_to_string(b.shape()) + " do not broadcast");
       }
       so[i] = sa[i] == 1 ? sb[i] : sa[i];
     }
     so[r - 2] = M;
     so[r - 1] = N;
-    Shape out;
-    for (size_t i = 0; i + 2 < r; ++i) out.push_back(so[i]);
-    if (!a1) out.push_back(M);
-    if (!b1) out.push_back(N);
-    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, out));
-    if (y->numel() == 0) return ok_status();
-    if (K == 0) {
-      std::memset(y->raw_data(), 0, y->nbytes());
-      return ok_status();
-    }
+    MatMulPlan plan;
+    for (size_t i = 0; i + 2 < r; ++i) plan.out.push_back(so[i]);
+    if (!a1) plan.out.push_back(M);
+    if (!b1) plan.out.push_back(N);
+    plan.k = K;
+    int64_t numel = 1;
+    for (int64_t d : so) numel *= d;
+    if (numel == 0 || K == 0) return plan;
     if (r > 12) return ctx.error(ErrorCode::kNotImplemented, "rank above 12");
-    const std::string what = ctx.node().describe();
-    RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(std::make_tuple(sa, sb), [&]() {
-      dnnl::matmul::desc d(dense_desc(sa), dense_desc(sb), dense_desc(so));
-      return make_primitive<dnnl::matmul>(
-          d, user_scratchpad_attr(),
-          threads_for(static_cast<double>(y->numel()) * static_cast<double>(K), threads_), what);
-    }));
-    return execute_primitive(*prim,
-                             {{DNNL_ARG_SRC, dense_desc(sa), a->raw_data()},
-                              {DNNL_ARG_WEIGHTS, dense_desc(sb), b->raw_data()},
-                              {DNNL_ARG_DST, dense_desc(so), y->raw_data()}},
-                             scratch_, what);
+    plan.a = dense_desc(sa);
+    plan.b = dense_desc(sb);
+    plan.y = dense_desc(so);
+    const int threads = threads_for(static_cast<double>(numel) * static_cast<double>(K), threads_);
+    auto make = [&](const memory::desc& bd) {
+      return make_primitive<dnnl::matmul>(dnnl::matmul::desc(plan.a, bd, plan.y),
+                                          user_scratchpad_attr(), threads, what_);
+    };
+    if (constant_b_.defined() && constant_b_.shape() == b.shape()) {
+      Result<CachedPrimitive> any =
+          make(memory::desc(sb, memory::data_type::f32, memory::format_tag::any));
+      if (any.ok() && !generic_impl(any->impl)) {
+        const_dnnl_primitive_desc_t pd = any->primitive.get_primitive_desc();
+        const memory::desc packed(*dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0));
+        plan.packed_b = std::make_shared<AlignedBuffer>(packed.get_size());
+        RECUR_RETURN_IF_ERROR(dnnl_try(what_, [&] {
+          ThreadScope scope(1);
+          dnnl::memory from = make_memory(plan.b, constant_b_.raw_data());
+          dnnl::memory to = make_memory(packed, plan.packed_b->data);
+          dnnl::reorder(from, to).execute(thread_stream(), from, to);
+          thread_stream().wait();
+        }));
+        plan.b = packed;
+        plan.prim = std::move(any).value();
+        return plan;
+      }
+    }
+    RECUR_ASSIGN_OR_RETURN(plan.prim, make(plan.b));
+    return plan;
   }
 
- private:
   int threads_;
-  mutable PrimCache<std::tuple<Shape, Shape>> cache_;
+  // B when it is a constant of the graph (at compile), reordered once per shape plan.
+  Tensor constant_b_;
+  std::string what_;  // the node, for errors
+  mutable PrimCache<std::tuple<Shape, Shape>, MatMulPlan> cache_;
   mutable ScratchPool scratch_;
 };
 
@@ -89,8 +139,10 @@ void register_matmul(KernelRegistry& r) {
   r.add({.op_type = "MatMul",
          .since = 1,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
-           return std::unique_ptr<Kernel>(
-               std::make_unique<MatMulKernel>(options_of(ctx).max_threads));
+           const Tensor* b = ctx.constant_input(1);
+           Tensor constant_b = b && b->dtype() == DType::kFloat32 && b->is_cpu() ? *b : Tensor();
+           return std::unique_ptr<Kernel>(std::make_unique<MatMulKernel>(
+               options_of(ctx).max_threads, std::move(constant_b), ctx.node().describe()));
          },
          .claim =
              [](const Node& n, const Graph& g) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "providers/onednn/rnn/rnn_kernel.h"
+#include "runtime/provider/repack_count.h"
 
 namespace recur::onednn::rnn {
 
@@ -68,6 +69,7 @@ Status RnnKernel::repack_run_weights(KernelContext& ctx, const Tensor* w, const 
                        "oneDNN RNN weights must be float32 on the host");
     }
   }
+  count_run_time_repack();
   const OnednnRnnGeometry g = OnednnRnnGeometry::of(spec_, I, H);
   const int64_t G = g.gates(), Gb = g.bias_gates(), Dn = D();
   std::vector<float> wl(static_cast<size_t>(g.weights_size(I))),

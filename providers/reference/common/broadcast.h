@@ -36,10 +36,20 @@ void for_each_broadcast(const Shape& out, const std::array<const Shape*, N>& in,
     }
     return;
   }
+  // The innermost dimension is a loop of its own, each input stepping by its stride there (0
+  // where it is broadcast): a bias added along the last axis then costs one call of f per
+  // element instead of an odometer step over every dimension.
+  const int64_t inner = rank == 0 ? 1 : out[rank - 1];
+  std::array<int64_t, N> step{};
+  for (size_t k = 0; k < N && rank > 0; ++k) step[k] = strides[k][rank - 1];
   std::vector<int64_t> idx(rank, 0);
-  for (int64_t i = 0; i < total; ++i) {
-    f(i, off);
-    for (size_t d = rank; d-- > 0;) {
+  for (int64_t i = 0; i < total; i += inner) {
+    std::array<int64_t, N> at = off;
+    for (int64_t j = 0; j < inner; ++j) {
+      f(i + j, at);
+      for (size_t k = 0; k < N; ++k) at[k] += step[k];
+    }
+    for (size_t d = rank == 0 ? 0 : rank - 1; d-- > 0;) {
       ++idx[d];
       for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
       if (idx[d] < out[d]) break;

@@ -2,6 +2,7 @@
 // dtype (accepted at every opset here). Integer ** integer is exact with wrapping; every other
 // combination is computed in double and converted to X's dtype as Cast does.
 #include <cmath>
+#include <limits>
 
 #include "providers/reference/math/elementwise.h"
 #include "providers/reference/math/math.h"
@@ -57,6 +58,49 @@ T pow_value(T a, E b, bool& ok) {
   }
 }
 
+// The exponent when it is one number, else NaN.
+double scalar_exponent(const Tensor& y) {
+  double e = std::numeric_limits<double>::quiet_NaN();
+  if (y.numel() != 1 || !y.is_cpu()) return e;
+  visit_dtype(kNumericTypes, y.dtype(),
+              [&](auto tag) { e = to_double(y.data<typename decltype(tag)::type>()[0]); });
+  return e;
+}
+
+// x ** 2 and x ** 0.5 over float32 or float64 x with one exponent (the magnitude of an STFT in
+// audio front ends) as x * x and sqrt(x), a fraction of the cost of pow in double. For float32
+// they give the general path's values: the square is exact in double before its one rounding,
+// sqrt is correctly rounded, and the two inputs where sqrt differs from pow (-0 and -inf) are
+// put back.
+template <class T>
+bool pow_fast_path(const Tensor& x, double e, Tensor& out) {
+  const T* xp = x.data<T>();
+  T* yp = out.data<T>();
+  const int64_t n = x.numel();
+  if (e == 2.0) {
+    for (int64_t i = 0; i < n; ++i) yp[i] = xp[i] * xp[i];
+    return true;
+  }
+  if (e == 0.5) {
+    for (int64_t i = 0; i < n; ++i) {
+      const T v = xp[i];
+      // pow(-0, 0.5) is +0 and pow(-inf, 0.5) is +inf; sqrt gives -0 and NaN.
+      yp[i] = v == -std::numeric_limits<T>::infinity() ? -v : std::sqrt(v) + T(0);
+    }
+    return true;
+  }
+  return false;
+}
+
+bool try_pow_fast_path(const Tensor& x, const Tensor& y, const Shape& out_shape, Tensor& out) {
+  if (out_shape != x.shape()) return false;
+  const double e = scalar_exponent(y);
+  if (e != 2.0 && e != 0.5) return false;
+  if (x.dtype() == DType::kFloat32) return pow_fast_path<float>(x, e, out);
+  if (x.dtype() == DType::kFloat64) return pow_fast_path<double>(x, e, out);
+  return false;
+}
+
 class PowKernel final : public Kernel {
  public:
   Status run(KernelContext& ctx) const override {
@@ -64,6 +108,7 @@ class PowKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(const Tensor* y, required_input(ctx, 1));
     RECUR_ASSIGN_OR_RETURN(BinaryShapes s, binary_shapes(ctx, *x, *y, /*legacy_attrs=*/true));
     RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), s.out));
+    if (try_pow_fast_path(*x, *y, s.out, *out)) return ok_status();
     bool ok = true;
     bool handled_y = true;
     const bool handled_x = visit_dtype(kBaseTypes, x->dtype(), [&](auto xtag) {

@@ -1,8 +1,12 @@
 // Conv (opsets 1, 11): N-d convolution with groups, dilations, strides, pads and auto_pad,
-// computed as im2col + GEMM.
+// computed as im2col + GEMM; and recur::FusedConv (runtime/graph/fused_conv.h), the same with
+// its activation applied to the output.
+#include <cmath>
+
 #include "providers/reference/common/util.h"
 #include "providers/reference/nn/nn_ops.h"
 #include "providers/reference/nn/nn_util.h"
+#include "runtime/graph/fused_conv.h"
 
 namespace recur::reference {
 
@@ -80,9 +84,31 @@ Status infer_conv_like(InferContext& ctx, DType out_dtype, size_t w_index) {
 
 namespace {
 
+// The activation of a recur::FusedConv, applied in the compute type as the Relu and Sigmoid
+// kernels do (math/unary.cc), so that fusion does not change the values.
+enum class Activation { kNone, kRelu, kSigmoid };
+
+template <class C>
+void activate(Activation act, C* y, int64_t n) {
+  if (act == Activation::kRelu) {
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] < C(0) ? C(0) : y[i];  // NaN stays NaN
+  } else if (act == Activation::kSigmoid) {
+    for (int64_t i = 0; i < n; ++i) {
+      const C x = y[i];
+      if (x >= 0) {
+        y[i] = C(1) / (C(1) + std::exp(-x));
+      } else {
+        const C e = std::exp(x);
+        y[i] = e / (C(1) + e);
+      }
+    }
+  }
+}
+
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(WindowAttrs attrs, int64_t group) : attrs_(std::move(attrs)), group_(group) {}
+  ConvKernel(WindowAttrs attrs, int64_t group, Activation act = Activation::kNone)
+      : attrs_(std::move(attrs)), group_(group), act_(act) {}
 
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
@@ -115,6 +141,7 @@ class ConvKernel final : public Kernel {
             for (int64_t p = 0; p < P; ++p) row[p] += bias;
           }
       }
+      activate(act_, yp, y->numel());
       yv.flush();
     });
     if (!handled) return not_implemented("dtype " + dtype_str(x->dtype()) + " is not supported");
@@ -124,25 +151,40 @@ class ConvKernel final : public Kernel {
  private:
   WindowAttrs attrs_;
   int64_t group_;
+  Activation act_;
 };
+
+Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
+  RECUR_ASSIGN_OR_RETURN(WindowAttrs a, read_window_attrs(ctx.node()));
+  AttrReader r(ctx.node());
+  const int64_t group = r.get_int("group", 1);
+  const std::string act = r.get_string(kFusedConvActivation, "");
+  RECUR_RETURN_IF_ERROR(r.status());
+  if (group <= 0) {
+    return ctx.error(ErrorCode::kInvalidModel,
+                     "group " + std::to_string(group) + " must be positive");
+  }
+  Activation activation = Activation::kNone;
+  if (ctx.node().op_type == kFusedConvOp) {
+    if (act == "Relu") {
+      activation = Activation::kRelu;
+    } else if (act == "Sigmoid") {
+      activation = Activation::kSigmoid;
+    } else {
+      return ctx.error(ErrorCode::kInvalidModel, "attribute 'activation' is '" + act +
+                                                     "'; a FusedConv takes Relu or Sigmoid");
+    }
+  }
+  return std::make_unique<ConvKernel>(std::move(a), group, activation);
+}
 
 }  // namespace
 
 void register_conv(Registrar& r) {
-  r.add({.op_type = "Conv",
-         .since = 1,
-         .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
-           RECUR_ASSIGN_OR_RETURN(WindowAttrs a, read_window_attrs(ctx.node()));
-           AttrReader r(ctx.node());
-           const int64_t group = r.get_int("group", 1);
-           RECUR_RETURN_IF_ERROR(r.status());
-           if (group <= 0) {
-             return ctx.error(ErrorCode::kInvalidModel,
-                              "group " + std::to_string(group) + " must be positive");
-           }
-           return std::make_unique<ConvKernel>(std::move(a), group);
-         }},
-        [](InferContext& ctx) { return infer_conv_like(ctx, ctx.input_type(0).dtype); });
+  auto infer = [](InferContext& ctx) { return infer_conv_like(ctx, ctx.input_type(0).dtype); };
+  r.add({.op_type = "Conv", .since = 1, .create = create_conv}, infer);
+  r.add({.op_type = kFusedConvOp, .domain = kFusedConvDomain, .since = 1, .create = create_conv},
+        infer);
 }
 
 }  // namespace recur::reference

@@ -11,6 +11,7 @@
 
 #include "providers/reference/common/gemm.h"
 #include "runtime/core/memory_budget.h"
+#include "runtime/provider/repack_count.h"
 
 namespace recur::reference::rnn {
 
@@ -550,6 +551,7 @@ WeightView<C> RnnKernel::weights_for_run(const RnnDims& dims, const Tensor* w, c
                                          PackedWeights<C>* local) const {
   const unsigned missing = kAllParts & ~packed_parts_;
   if (missing) pack_weights<T, C>(spec_, dims, missing, w, r, b, p, local);
+  if (missing & (kPackW | kPackR)) count_run_time_repack();
   const PackedWeights<C>& pre = packed<C>();
   auto pick = [&](unsigned part, const std::vector<C>& mine, const std::vector<C>& theirs) {
     return data_or_null((packed_parts_ & part) ? mine : theirs);

@@ -25,6 +25,14 @@ Status fold_batchnorm_into_conv(Graph& graph);
 using FusionFilter = std::function<bool(const Node& fused, const Graph& graph)>;
 Status fuse_stacked_rnns(Graph& graph, const FusionFilter& accept);
 
+// Each Conv whose output only a Relu or Sigmoid reads (and is no graph output) becomes one
+// recur::FusedConv node (runtime/graph/fused_conv.h) writing the activation's output, in
+// subgraphs too, where `accept` agrees given the Conv and the fused node. The fused node keeps
+// the Conv's name and carries a note naming both.
+using ConvFusionFilter =
+    std::function<bool(const Node& conv, const Node& fused, const Graph& graph)>;
+Status fuse_conv_activations(Graph& graph, const ConvFusionFilter& accept);
+
 // The passes that need no provider, in order: Constant nodes to initializers, BatchNorm into
 // Conv. Each leaves the graph finalized.
 Status optimize_graph(Graph& graph);

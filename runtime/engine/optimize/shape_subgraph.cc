@@ -5,6 +5,8 @@
 #include <set>
 #include <string_view>
 
+#include "runtime/engine/optimize/evaluate.h"
+
 namespace recur {
 
 namespace {
@@ -75,10 +77,6 @@ Status fold_shape_subgraphs(Graph& graph, const ExecutionProvider& host,
                             const SessionOptions& options, std::vector<std::string>* folded) {
   std::vector<bool> dead(graph.nodes().size(), false);
   bool any = false;
-  const CompileContext::SubgraphCompiler no_subgraphs =
-      [](const Graph&, const Node& owner) -> Result<std::shared_ptr<const SubgraphPlan>> {
-    return internal_error(owner.describe() + ": no subgraphs while folding shapes");
-  };
   for (int idx : graph.topo_order()) {
     const Node& n = graph.node(idx);
     if (!is_shape_source(n) && !is_shape_arithmetic(n)) continue;
@@ -90,7 +88,7 @@ Status fold_shape_subgraphs(Graph& graph, const ExecutionProvider& host,
 
     // The node's inputs: constants, or for Shape and Size a data-less stand-in of a value
     // whose shape is static.
-    std::vector<Tensor> frame(n.inputs.size() + n.outputs.size());
+    std::vector<Tensor> frame(n.inputs.size());
     bool known = true;
     for (size_t i = 0; i < n.inputs.size() && known; ++i) {
       const ValueId v = n.inputs[i];
@@ -109,35 +107,18 @@ Status fold_shape_subgraphs(Graph& graph, const ExecutionProvider& host,
       known = false;
     }
     if (!known) continue;
-    if (!host.claim(n, graph).yes) continue;
-
-    CompileContext cctx(n, graph, host, options, no_subgraphs);
-    Result<std::unique_ptr<Kernel>> kernel = host.compile(cctx);
-    if (!kernel.ok() || !kernel.value()) continue;  // left for run time, which reports it
-    std::vector<ValueId> in_ids, out_ids;
-    for (size_t i = 0; i < n.inputs.size(); ++i)
-      in_ids.push_back(n.inputs[i] == kNoValue ? kNoValue : static_cast<ValueId>(i));
-    for (size_t i = 0; i < n.outputs.size(); ++i)
-      out_ids.push_back(static_cast<ValueId>(n.inputs.size() + i));
-    KernelContext::Env env;
-    env.max_loop_iterations = options.max_loop_iterations();
-    KernelContext kctx(n, frame, in_ids, {}, out_ids, Device::cpu(), env);
-    Status st;
-    try {
-      st = kernel.value()->run(kctx);
-    } catch (const std::exception&) {
-      st = internal_error("exception");
-    }
-    if (!st.ok()) continue;  // a bad shape: run time reports it with the inputs in view
+    // A node that fails here is left for run time, which reports it with the inputs in view.
+    Result<std::vector<Tensor>> outs = evaluate_at_load(graph, n, std::move(frame), host, options);
+    if (!outs.ok()) continue;
     bool small = true;
     for (size_t i = 0; i < n.outputs.size(); ++i) {
-      const Tensor& t = frame[n.inputs.size() + i];
+      const Tensor& t = outs.value()[i];
       small = small && t.defined() && t.is_cpu() && t.numel() <= kSmallConstant &&
               (t.numel() == 0 || t.raw_data() != nullptr) && int_or_bool(t.dtype());
     }
     if (!small) continue;
     for (size_t i = 0; i < n.outputs.size(); ++i) {
-      graph.set_initializer(n.outputs[i], frame[n.inputs.size() + i].clone());
+      graph.set_initializer(n.outputs[i], outs.value()[i].clone());
     }
     dead[static_cast<size_t>(idx)] = true;
     any = true;

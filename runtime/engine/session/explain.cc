@@ -119,7 +119,7 @@ std::string Session::explain() const {
     }
   }
   if (!impl.folded.empty()) {
-    os << "\nshape computations folded into constants at load:";
+    os << "\nnodes folded into constants at load (shape computations, nodes over constants):";
     for (const auto& f : impl.folded) os << " " << f;
     os << "\n";
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runtime/core/device_memory.h"
+#include "runtime/engine/optimize/fold_constants.h"
 #include "runtime/engine/optimize/shape_subgraph.h"
 
 namespace recur {
@@ -124,7 +125,7 @@ CompileContext::SubgraphCompiler PlanBuilder::subgraph_compiler() const {
   return [this](const Graph& sub,
                 const Node& owner) -> Result<std::shared_ptr<const SubgraphPlan>> {
     RECUR_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphPlan> sp, build_plan(sub, listed_, options_));
-    for (ValueId r : sub.outer_refs()) {
+    for (ValueId r : outer_refs_read(sub)) {
       size_t found = owner.implicit_inputs.size();
       for (size_t j = 0; j < owner.implicit_inputs.size(); ++j) {
         if (graph_.value(owner.implicit_inputs[j]).name == sub.value(r).name) found = j;
@@ -345,7 +346,7 @@ void PlanBuilder::liveness() {
 std::unique_ptr<SubgraphPlan> PlanBuilder::finish() {
   plan_->input_slots = graph_.inputs();
   plan_->output_slots = graph_.outputs();
-  plan_->outer_slots = graph_.outer_refs();
+  plan_->outer_slots = outer_refs_read(graph_);
   return std::move(plan_);
 }
 

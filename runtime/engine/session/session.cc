@@ -9,8 +9,8 @@
 #include "providers/reference/reference_provider.h"
 #include "runtime/core/device_memory.h"
 #include "runtime/core/memory_budget.h"
+#include "runtime/engine/optimize/fold_constants.h"
 #include "runtime/engine/optimize/optimizer.h"
-#include "runtime/engine/optimize/shape_subgraph.h"
 #include "runtime/engine/session/executor.h"
 #include "runtime/engine/session/partitioner.h"
 #include "runtime/engine/session/provider_factory.h"
@@ -109,6 +109,19 @@ Status create_providers(Session::Impl& impl) {
   return ok_status();
 }
 
+// A Conv and its activation fuse where the provider that would run the Conv runs the fused
+// node too, so fusion never moves a Conv to another provider.
+ConvFusionFilter conv_fusion_filter(const Session::Impl& impl) {
+  return [&impl](const Node& conv, const Node& fused, const Graph& g) {
+    const bool plan_only = impl.options.plan_only();
+    for (const ExecutionProvider* p : impl.providers) {
+      if (!plan_only && !p->available(nullptr)) continue;
+      if (p->claim(conv, g).yes) return p->claim(fused, g).yes;
+    }
+    return false;
+  };
+}
+
 std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>& load,
                                             const SessionOptions& options) {
   const auto t_load = ProfileClock::now();
@@ -133,11 +146,13 @@ std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>
   if (options.optimize()) optimize_graph(graph).with_context(file).throw_if_error();
   infer_shapes(graph, rules).with_context(file).throw_if_error();
   if (options.optimize()) {
-    // Shapes are known now: shape computations over static shapes become constants.
-    fold_shape_subgraphs(graph, *impl->host, impl->options, &impl->folded)
+    // Shapes are known now: shape computations over static shapes, and whatever depends only
+    // on constants (in subgraphs too), become constants.
+    fold_constants(graph, *impl->host, impl->options, &impl->folded)
         .with_context(file)
         .throw_if_error();
     if (!impl->folded.empty()) infer_shapes(graph, rules).with_context(file).throw_if_error();
+    fuse_conv_activations(graph, conv_fusion_filter(*impl)).with_context(file).throw_if_error();
     if (options.rnn_layer_fusion() != SessionOptions::Fusion::kOff) {
       // Fused only where it pays (kAuto: a GPU provider claims the fused node first) or where
       // some listed provider can run it (kOn).

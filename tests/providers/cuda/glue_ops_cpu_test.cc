@@ -8,8 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 
 #include "providers/cuda/ops/element_fns.h"
@@ -109,6 +111,23 @@ TEST(GlueOpsCpu, BinaryBroadcasting) {
       expect_same(y, want[0], std::string(op) + " " + shape_to_string(sa) + shape_to_string(sb));
     }
   }
+}
+
+TEST(GlueOpsCpu, PowSquareAndSquareRootKeepPowsValues) {
+  // The x * x and sqrt fast paths for exponents 2 and 0.5. Expected: np.square and np.sqrt of
+  // these float32 values; math.pow(v, 0.5) for -0 (+0) and -inf (inf); NaN for -4.
+  const float inf = std::numeric_limits<float>::infinity();
+  const float xs[] = {1.5f, -2.25f, 3.1f, 0.3f};
+  const float squares[] = {2.25f, 5.0625f, 9.609999656677246f, 0.09000000357627869f};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(float_binary<float>(kPow, xs[i], 2.0f), squares[i]);
+  const float rs[] = {2.0f, 0.3f, 7.7f, 0.0f, -0.0f, -inf, inf};
+  const float roots[] = {
+      1.4142135381698608f, 0.547722578048706f, 2.7748873233795166f, 0, 0, inf, inf};
+  for (int i = 0; i < 7; ++i) EXPECT_EQ(float_binary<float>(kPow, rs[i], 0.5f), roots[i]) << i;
+  EXPECT_FALSE(std::signbit(float_binary<float>(kPow, -0.0f, 0.5f)));
+  EXPECT_TRUE(std::isnan(float_binary<float>(kPow, -4.0f, 0.5f)));
+  // Another exponent keeps pow: 2 ** 3.
+  EXPECT_EQ(float_binary<float>(kPow, 2.0f, 3.0f), 8.0f);
 }
 
 TEST(GlueOpsCpu, ComparisonsAndIntegerArithmetic) {

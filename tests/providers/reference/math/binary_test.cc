@@ -2,6 +2,7 @@
 // Pow. Expected values are numpy's (the expression is in the comment beside each).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -270,6 +271,100 @@ TEST(Binary, StaticShapeIsInferred) {
   ASSERT_TRUE(s.outputs()[0].shape.has_value());
   EXPECT_EQ(s.outputs()[0].dtype, DType::kBool);
   EXPECT_EQ(s.outputs()[0].shape_string(), "[2,3]");
+}
+
+}  // namespace
+}  // namespace recur::test
+
+namespace recur::test {
+namespace {
+
+// Pow with one exponent of 2 or 0.5 takes the x * x and sqrt path; its values must stay the
+// correctly rounded ones: numpy's square and sqrt (numpy 1.24's float32 power is not correctly
+// rounded, so it is not the oracle here), and math.pow's at -0 and -inf.
+TEST(Pow, SquareOfFloat32MatchesNumpy) {
+  const float inf = std::numeric_limits<float>::infinity();
+  // np.square(np.array([1.5, -2.25, 3.1, 7e19, 0.3, -0.0], np.float32))
+  const std::vector<float> want = {2.25f, 5.0625f, 9.609999656677246f, inf, 0.09000000357627869f,
+                                   0.0f};
+  for (bool constant_exponent : {true, false}) {
+    OpTester t("Pow", 15);
+    t.input(tensor<float>({6}, {1.5f, -2.25f, 3.1f, 7e19f, 0.3f, -0.0f}));
+    if (constant_exponent) {
+      t.constant(tensor<float>({}, {2.0f}));
+    } else {
+      t.input(tensor<float>({}, {2.0f}));
+    }
+    expect_tensor<float>(t.run()[0], {6}, want, 0.0);
+  }
+  // An int64 exponent 2 is the same square.
+  auto y = OpTester("Pow", 15)
+               .input(tensor<float>({2}, {1.5f, 3.1f}))
+               .constant(tensor<int64_t>({1}, {2}))
+               .run();
+  expect_tensor<float>(y[0], {2}, {2.25f, 9.609999656677246f}, 0.0);
+}
+
+TEST(Pow, SquareRootOfFloat32MatchesNumpy) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // np.sqrt(np.array([2, 0.3, 1e-30, 7.7, 3e38], np.float32)); then math.pow(v, 0.5) for
+  // 0, -0, -inf and inf (+0, +0, inf, inf), and NaN for -4.
+  auto y = OpTester("Pow", 15)
+               .input(tensor<float>({10}, {2, 0.3f, 1e-30f, 7.7f, 3e38f, 0, -0.0f, -inf, inf, -4}))
+               .constant(tensor<float>({}, {0.5f}))
+               .run();
+  const std::vector<float> want = {1.4142135381698608f,
+                                   0.547722578048706f,
+                                   1.0000000036274937e-15f,
+                                   2.7748873233795166f,
+                                   1.7320507716308828e+19f,
+                                   0,
+                                   0,
+                                   inf,
+                                   inf,
+                                   nan};
+  expect_tensor<float>(y[0], {10}, want, 0.0);
+  EXPECT_FALSE(std::signbit(y[0].data<float>()[6])) << "pow(-0, 0.5) is +0";
+}
+
+TEST(Pow, Float64FastPathsMatchNumpy) {
+  // np.square(np.array([1.1, -3.7, 2.5e100])); math.pow(v, 0.5) for 2, 0.3, 7.7
+  auto y = OpTester("Pow", 15)
+               .input(tensor<double>({3}, {1.1, -3.7, 2.5e100}))
+               .constant(tensor<double>({}, {2.0}))
+               .run();
+  expect_tensor<double>(y[0], {3}, {1.2100000000000002, 13.690000000000001, 6.25e+200}, 0.0);
+  y = OpTester("Pow", 15)
+          .input(tensor<double>({3}, {2.0, 0.3, 7.7}))
+          .constant(tensor<double>({}, {0.5}))
+          .run();
+  expect_tensor<double>(y[0], {3}, {1.4142135623730951, 0.5477225575051661, 2.7748873851023217},
+                        0.0);
+}
+
+TEST(Pow, OtherExponentsKeepTheGeneralPath) {
+  // np.float32(np.float64(v) ** 3) for v in np.array([1.5, -2.25, 3.1, 0.3], np.float32): the
+  // general path computes in double and rounds once
+  auto y = OpTester("Pow", 15)
+               .input(tensor<float>({4}, {1.5f, -2.25f, 3.1f, 0.3f}))
+               .constant(tensor<float>({}, {3.0f}))
+               .run();
+  expect_tensor<float>(y[0], {4}, {3.375f, -11.390625f, 29.790996551513672f, 0.027000002562999725f},
+                       0.0);
+  // np.float32(np.float64(v) ** 1.5) for v in np.array([2, 0.3, 7.7], np.float32)
+  y = OpTester("Pow", 15)
+          .input(tensor<float>({3}, {2, 0.3f, 7.7f}))
+          .constant(tensor<float>({}, {1.5f}))
+          .run();
+  expect_tensor<float>(y[0], {3}, {2.8284270763397217f, 0.16431677341461182f, 21.36663246154785f},
+                       0.0);
+  // A per-element exponent of 2 and 0.5 (not one number): np.power([3, 4], [2, 0.5])
+  y = OpTester("Pow", 15)
+          .input(tensor<float>({2}, {3, 4}))
+          .input(tensor<float>({2}, {2, 0.5f}))
+          .run();
+  expect_tensor<float>(y[0], {2}, {9, 2}, 0.0);
 }
 
 }  // namespace

@@ -33,6 +33,30 @@ TEST(ReferenceMatMul, EmptyInnerDimensionGivesZeros) {
   EXPECT_EQ(values<float>(y[0]), std::vector<float>(6, 0.0f));
 }
 
+TEST(ReferenceMatMul, ConstantWeightsOnEveryProvider) {
+  // A constant B (oneDNN reorders it once per shape into its own layout): every provider that
+  // claims the node matches the expected values, for a batch of A, a 1-D A and a 2-D A.
+  // numpy: np.arange(6, dtype=np.float32).reshape(2, 3) @ B with B = [[1, 0], [0, 1], [2, -1]].
+  const Tensor b = floats({3, 2}, {1, 0, 0, 1, 2, -1});
+  OpTester("MatMul", 13)
+      .input(floats({2, 3}, {0, 1, 2, 3, 4, 5}))
+      .constant(b)
+      .expect<float>({2, 2}, {4, -1, 13, -1})
+      .check();
+  // np.array([1, 2, 3], np.float32) @ B
+  OpTester("MatMul", 13)
+      .input(floats({3}, {1, 2, 3}))
+      .constant(b)
+      .expect<float>({2}, {7, -1})
+      .check();
+  // np.arange(12, dtype=np.float32).reshape(2, 2, 3) @ B
+  OpTester("MatMul", 13)
+      .input(floats({2, 2, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}))
+      .constant(b)
+      .expect<float>({2, 2, 2}, {4, -1, 13, -1, 22, -1, 31, -1})
+      .check();
+}
+
 TEST(ReferenceMatMul, ScalarsAreRejected) {
   expect_error(
       [] {

@@ -79,7 +79,8 @@ TEST(ShapeSubgraph, BatchNormFoldsIntoConv) {
   EXPECT_EQ(count_op(s, "BatchNormalization"), 0);
   bool noted = false;
   for (const auto& a : s.assignment()) {
-    if (a.op != "Conv") continue;
+    // The Conv is fused with the Relu after it.
+    if (a.op != "Conv" && a.op != "recur::FusedConv") continue;
     for (const auto& n : a.notes) noted |= n.find("folded into the weights") != std::string::npos;
   }
   EXPECT_TRUE(noted) << s.explain();

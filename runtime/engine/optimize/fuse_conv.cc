@@ -1,0 +1,67 @@
+#include <string>
+#include <vector>
+
+#include "runtime/engine/optimize/optimizer.h"
+#include "runtime/graph/fused_conv.h"
+
+namespace recur {
+
+namespace {
+
+// The activation node that alone reads `conv`'s output, or nullptr.
+const Node* sole_activation(const Graph& g, const Node& conv) {
+  if (conv.outputs.size() != 1 || conv.outputs[0] == kNoValue) return nullptr;
+  const Value& y = g.value(conv.outputs[0]);
+  if (y.is_graph_output || y.consumers.size() != 1) return nullptr;
+  const Node& act = g.node(y.consumers[0]);
+  if (!act.domain.empty() || !fusable_conv_activation(act.op_type)) return nullptr;
+  if (act.inputs.size() != 1 || act.inputs[0] != conv.outputs[0] || !act.implicit_inputs.empty())
+    return nullptr;
+  if (act.outputs.size() != 1 || act.outputs[0] == kNoValue) return nullptr;
+  return &act;
+}
+
+Node fused_node(const Node& conv, const Node& act) {
+  Node f = conv;
+  f.domain = kFusedConvDomain;
+  f.op_type = kFusedConvOp;
+  f.opset = 1;
+  f.outputs = act.outputs;
+  Attribute a;
+  a.type = AttrType::kString;
+  a.s = act.op_type;
+  f.attributes[kFusedConvActivation] = std::move(a);
+  f.notes.push_back("fused Conv '" + conv.name + "' and " + act.op_type + " '" + act.name +
+                    "' into one node: the activation is applied to the Conv's output as it is "
+                    "written");
+  return f;
+}
+
+}  // namespace
+
+Status fuse_conv_activations(Graph& graph, const ConvFusionFilter& accept) {
+  for (const Node& n : graph.nodes()) {
+    for (const auto& [name, a] : n.attributes) {
+      if (a.g) RECUR_RETURN_IF_ERROR(fuse_conv_activations(*a.g, accept));
+      for (const auto& g : a.graphs) RECUR_RETURN_IF_ERROR(fuse_conv_activations(*g, accept));
+    }
+  }
+  std::vector<bool> dead(graph.nodes().size(), false);
+  bool any = false;
+  for (int idx : graph.topo_order()) {
+    const Node& conv = graph.node(idx);
+    if (!conv.domain.empty() || conv.op_type != "Conv") continue;
+    const Node* act = sole_activation(graph, conv);
+    if (!act) continue;
+    Node fused = fused_node(conv, *act);
+    if (accept && !accept(conv, fused, graph)) continue;
+    dead[static_cast<size_t>(act->index)] = true;
+    graph.mutable_node(idx) = std::move(fused);
+    any = true;
+  }
+  if (!any) return ok_status();
+  graph.remove_nodes(dead);
+  return graph.finalize();
+}
+
+}  // namespace recur
