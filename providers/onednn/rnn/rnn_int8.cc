@@ -1,0 +1,378 @@
+#include "providers/onednn/rnn/rnn_int8.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include <dnnl.hpp>
+
+#include "converters/onednn_weights.h"
+#include "providers/onednn/common/dnnl_util.h"
+#include "providers/onednn/rnn/rnn_desc.h"
+#include "runtime/rnn/quantized_lstm.h"
+#include "runtime/rnn/rnn_spec.h"
+
+namespace recur::onednn {
+
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using DT = memory::data_type;
+
+// u8 = 127*v + 128 for every activation oneDNN quantizes (X after centring and scaling, h).
+constexpr float kDataScale = 127.0f;
+constexpr float kDataShift = 128.0f;
+// Per-output-channel weight scales over ldigo: the g and o dimensions.
+constexpr int kPerChannelMask = (1 << 3) | (1 << 4);
+// Plans (one per X scale bucket and shape) kept before the cache starts over.
+constexpr size_t kMaxPlans = 16;
+
+// One direction's float weights in oneDNN's gate order: ldigo W [I,4,H] and R [H,4,H], the
+// combined bias, and per output channel (g, o) the row sums of W and the largest |W| and |R|.
+struct DirWeights {
+  std::vector<float> layer, iter, bias, rowsum, layer_max, iter_max;
+};
+
+struct Int8Plan {
+  std::vector<dnnl::primitive> prims;  // per direction
+  RnnDescs d;
+  memory::desc scratch;
+  std::vector<std::shared_ptr<AlignedBuffer>> wl, wi;  // packed, per direction
+};
+
+std::string decline_reason(const RnnSpec& spec) {
+  if (spec.cell == RnnCell::kGru) {
+    return spec.linear_before_reset
+               ? "oneDNN 2.6 has no int8 linear_before_reset GRU"
+               : "oneDNN 2.6 runs an int8 GRU only in its reference implementation, slower than "
+                 "float32";
+  }
+  if (spec.cell == RnnCell::kRnn) return "oneDNN 2.6 has no int8 vanilla RNN";
+  if (spec.layout != 0) return "layout=1";
+  if (spec.clip) return "clip";
+  if (spec.input_forget) return "input_forget";
+  if (!spec.default_activations()) return "non-default activations";
+  return "";
+}
+
+class Int8LstmKernel final : public Kernel {
+ public:
+  Int8LstmKernel(const Node& node, RnnSpec spec, int threads)
+      : node_(node), spec_(std::move(spec)), threads_(std::max(1, threads)) {}
+
+  // W [D,4H,I], R [D,4H,H] and B [D,8H] (or null) in ONNX's layout.
+  Status init(const float* w, const float* r, const float* b, int64_t I, int64_t H);
+  Status run(KernelContext& ctx) const override;
+
+ private:
+  int64_t D() const { return spec_.num_directions(); }
+  bool reverse(int64_t d) const { return spec_.direction == RnnDirection::kReverse || d == 1; }
+  Result<std::shared_ptr<const Int8Plan>> plan_for(int bucket, int64_t T, int64_t N) const;
+  void make_plan(int bucket, int64_t T, int64_t N, Int8Plan& p) const;
+  Status run_direction(const KernelContext& ctx, int64_t d, const Int8Plan& plan,
+                       const uint8_t* xq, float offset, int64_t T, int64_t N, const Tensor* h0,
+                       const Tensor* c0, float* y, float* yh, float* yc) const;
+
+  const Node& node_;
+  RnnSpec spec_;
+  int threads_;
+  int64_t I_ = 0, H_ = 0;
+  std::vector<DirWeights> dirs_;
+  mutable std::mutex mu_;
+  mutable std::map<std::tuple<int, int64_t, int64_t>, std::shared_ptr<const Int8Plan>> plans_;
+};
+
+Status Int8LstmKernel::init(const float* w, const float* r, const float* b, int64_t I, int64_t H) {
+  I_ = I;
+  H_ = H;
+  const OnednnRnnGeometry g = OnednnRnnGeometry::of(spec_, I, H);
+  const int64_t G = 4 * H;
+  std::vector<float> wl(static_cast<size_t>(g.weights_size(I)));
+  std::vector<float> wi(static_cast<size_t>(g.weights_size(H)));
+  std::vector<float> bias(static_cast<size_t>(g.bias_size()));
+  RECUR_RETURN_IF_ERROR(onnx_to_onednn_weights(g, w, I, OnednnWeightsFormat::kLdigo, wl.data()));
+  RECUR_RETURN_IF_ERROR(onnx_to_onednn_weights(g, r, H, OnednnWeightsFormat::kLdigo, wi.data()));
+  RECUR_RETURN_IF_ERROR(onnx_to_onednn_bias(g, b, bias.data()));
+  for (int64_t d = 0; d < D(); ++d) {
+    DirWeights dw;
+    dw.layer.assign(wl.begin() + d * I * G, wl.begin() + (d + 1) * I * G);
+    dw.iter.assign(wi.begin() + d * H * G, wi.begin() + (d + 1) * H * G);
+    dw.bias.assign(bias.begin() + d * G, bias.begin() + (d + 1) * G);
+    dw.rowsum.assign(static_cast<size_t>(G), 0.0f);
+    dw.layer_max.assign(static_cast<size_t>(G), 0.0f);
+    dw.iter_max.assign(static_cast<size_t>(G), 0.0f);
+    for (int64_t k = 0; k < I; ++k)
+      for (int64_t c = 0; c < G; ++c) {
+        const float v = dw.layer[static_cast<size_t>(k * G + c)];
+        dw.rowsum[static_cast<size_t>(c)] += v;
+        dw.layer_max[static_cast<size_t>(c)] = std::max(dw.layer_max[static_cast<size_t>(c)], std::fabs(v));
+      }
+    for (int64_t k = 0; k < H; ++k)
+      for (int64_t c = 0; c < G; ++c)
+        dw.iter_max[static_cast<size_t>(c)] =
+            std::max(dw.iter_max[static_cast<size_t>(c)], std::fabs(dw.iter[static_cast<size_t>(k * G + c)]));
+    dirs_.push_back(std::move(dw));
+  }
+  return ok_status();
+}
+
+// The primitives of X scale bucket `bucket` (m = 2^(bucket/4)) for T steps of N rows, with
+// each direction's W*m and R quantized by their shared per-channel scales.
+void Int8LstmKernel::make_plan(int bucket, int64_t T, int64_t N, Int8Plan& p) const {
+  const int64_t I = I_, H = H_, G = 4 * H;
+  const float m = std::exp2(static_cast<float>(bucket) / 4.0f);
+  ThreadScope scope(threads_);
+  RnnDescs& d = p.d;
+  d.src_layer = memory::desc({T, N, I}, DT::u8, Tag::tnc);
+  d.src_iter = memory::desc({1, 1, N, H}, DT::u8, Tag::ldnc);
+  d.src_iter_c = memory::desc({1, 1, N, H}, DT::f32, Tag::ldnc);
+  d.weights_layer = memory::desc({1, 1, I, 4, H}, DT::s8, Tag::any);
+  d.weights_iter = memory::desc({1, 1, H, 4, H}, DT::s8, Tag::any);
+  d.bias = memory::desc({1, 1, 4, H}, DT::f32, Tag::ldgo);
+  d.dst_layer = memory::desc({T, N, H}, DT::f32, Tag::tnc);
+  d.dst_iter = d.src_iter;
+  d.dst_iter_c = d.src_iter_c;
+  for (int64_t dir = 0; dir < D(); ++dir) {
+    const DirWeights& dw = dirs_[static_cast<size_t>(dir)];
+    std::vector<float> scales(static_cast<size_t>(G));
+    for (int64_t c = 0; c < G; ++c) {
+      const float amax = std::max(m * dw.layer_max[static_cast<size_t>(c)], dw.iter_max[static_cast<size_t>(c)]);
+      scales[static_cast<size_t>(c)] = amax > 0.0f ? 127.0f / amax : 1.0f;
+    }
+    // The reorder that quantizes the weights takes the same parameters, with its own
+    // scratchpad (it gets none passed).
+    dnnl::primitive_attr reorder_attr;
+    reorder_attr.set_rnn_data_qparams(kDataScale, kDataShift);
+    reorder_attr.set_rnn_weights_qparams(kPerChannelMask, scales);
+    // Built apart: copying a dnnl handle shares it.
+    dnnl::primitive_attr attr;
+    attr.set_rnn_data_qparams(kDataScale, kDataShift);
+    attr.set_rnn_weights_qparams(kPerChannelMask, scales);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const auto direction = reverse(dir) ? dnnl::rnn_direction::unidirectional_right2left
+                                        : dnnl::rnn_direction::unidirectional_left2right;
+    dnnl::lstm_forward::desc desc(dnnl::prop_kind::forward_inference, direction, d.src_layer,
+                                  d.src_iter, d.src_iter_c, d.weights_layer, d.weights_iter,
+                                  d.bias, d.dst_layer, d.dst_iter, d.dst_iter_c);
+    dnnl::lstm_forward::primitive_desc pd(desc, attr, cpu_engine());
+    p.prims.push_back(dnnl::lstm_forward(pd));
+    p.scratch = pd.scratchpad_desc();
+    // The reorder quantizes and packs, and adds the compensation the shift needs.
+    std::vector<float> scaled(dw.layer);
+    for (float& v : scaled) v *= m;
+    auto pack = [&](const std::vector<float>& src, int64_t in, const memory::desc& to) {
+      auto buf = std::make_shared<AlignedBuffer>(to.get_size());
+      memory user({{1, 1, in, 4, H}, DT::f32, Tag::ldigo}, cpu_engine(),
+                  const_cast<float*>(src.data()));
+      memory packed(to, cpu_engine(), buf->data);
+      dnnl::reorder(dnnl::reorder::primitive_desc(user, packed, reorder_attr))
+          .execute(thread_stream(), user, packed);
+      thread_stream().wait();
+      return buf;
+    };
+    p.wl.push_back(pack(scaled, I, pd.weights_layer_desc()));
+    p.wi.push_back(pack(dw.iter, H, pd.weights_iter_desc()));
+    if (dir == 0) {
+      d.weights_layer = pd.weights_layer_desc();
+      d.weights_iter = pd.weights_iter_desc();
+    }
+  }
+}
+
+Result<std::shared_ptr<const Int8Plan>> Int8LstmKernel::plan_for(int bucket, int64_t T,
+                                                                 int64_t N) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto key = std::make_tuple(bucket, T, N);
+  if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+  auto plan = std::make_shared<Int8Plan>();
+  RECUR_RETURN_IF_ERROR(
+      dnnl_try(node_.describe() + " (int8)", [&] { make_plan(bucket, T, N, *plan); }));
+  if (plans_.size() >= kMaxPlans) plans_.clear();
+  plans_[key] = plan;
+  return std::shared_ptr<const Int8Plan>(plan);
+}
+
+Status Int8LstmKernel::run_direction(const KernelContext& ctx, int64_t d, const Int8Plan& plan,
+                                     const uint8_t* xq, float offset, int64_t T, int64_t N,
+                                     const Tensor* h0, const Tensor* c0, float* y, float* yh,
+                                     float* yc) const {
+  const int64_t H = H_, G = 4 * H, Dn = D(), NH = N * H;
+  const DirWeights& dw = dirs_[static_cast<size_t>(d)];
+  // X's centre, taken out before quantizing, comes back through the bias: W.x = W.(x-o) + o*sum(W).
+  std::vector<float> bias(static_cast<size_t>(G));
+  for (int64_t c = 0; c < G; ++c)
+    bias[static_cast<size_t>(c)] = dw.bias[static_cast<size_t>(c)] + offset * dw.rowsum[static_cast<size_t>(c)];
+  std::vector<uint8_t> hq(static_cast<size_t>(NH), static_cast<uint8_t>(kDataShift)), hn(hq.size());
+  std::vector<float> c_init(static_cast<size_t>(NH), 0.0f);
+  if (h0) {
+    const float* h = h0->data<float>() + d * NH;
+    for (int64_t i = 0; i < NH; ++i)
+      hq[static_cast<size_t>(i)] = static_cast<uint8_t>(
+          std::clamp(std::nearbyint(h[i] * kDataScale + kDataShift), 0.0f, 255.0f));
+  }
+  if (c0) std::memcpy(c_init.data(), c0->data<float>() + d * NH, c_init.size() * sizeof(float));
+  std::vector<float> ybuf(Dn == 1 ? 0 : static_cast<size_t>(T * NH));
+  float* dst = Dn == 1 ? y : ybuf.data();
+  std::vector<uint8_t> scratch(plan.scratch.get_size() + 64);
+  void* sp = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+  RECUR_RETURN_IF_ERROR(dnnl_try(node_.describe() + " (int8)", [&] {
+    const RnnDescs& ds = plan.d;
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC_LAYER, make_memory(ds.src_layer, xq)},
+        {DNNL_ARG_SRC_ITER, make_memory(ds.src_iter, hq.data())},
+        {DNNL_ARG_SRC_ITER_C, make_memory(ds.src_iter_c, c_init.data())},
+        {DNNL_ARG_WEIGHTS_LAYER, make_memory(ds.weights_layer, plan.wl[static_cast<size_t>(d)]->data)},
+        {DNNL_ARG_WEIGHTS_ITER, make_memory(ds.weights_iter, plan.wi[static_cast<size_t>(d)]->data)},
+        {DNNL_ARG_BIAS, make_memory(ds.bias, bias.data())},
+        {DNNL_ARG_DST_LAYER, make_memory(ds.dst_layer, dst)},
+        {DNNL_ARG_DST_ITER, make_memory(ds.dst_iter, hn.data())},
+        {DNNL_ARG_DST_ITER_C, make_memory(ds.dst_iter_c, yc + d * NH)},
+        {DNNL_ARG_SCRATCHPAD, make_memory(plan.scratch, sp)}};
+    ThreadScope scope(threads_);
+    plan.prims[static_cast<size_t>(d)].execute(thread_stream(), args);
+    thread_stream().wait();
+  }));
+  RECUR_RETURN_IF_ERROR(ctx.check_cancelled());
+  if (Dn != 1) {
+    for (int64_t t = 0; t < T; ++t)
+      std::memcpy(y + (t * Dn + d) * NH, dst + t * NH, static_cast<size_t>(NH) * sizeof(float));
+  }
+  // Y_h from the float Y of the last step (dst_iter is uint8).
+  const int64_t last = reverse(d) ? 0 : T - 1;
+  std::memcpy(yh + d * NH, y + (last * Dn + d) * NH, static_cast<size_t>(NH) * sizeof(float));
+  return ok_status();
+}
+
+Status Int8LstmKernel::run(KernelContext& ctx) const {
+  const Tensor* x = ctx.input(kRnnX);
+  const Tensor* h0 = ctx.input(kRnnInitialH);
+  const Tensor* c0 = ctx.input(kRnnInitialC);
+  if (!x || x->dtype() != DType::kFloat32 || x->rank() != 3 || x->dim(2) != I_) {
+    return ctx.error(ErrorCode::kInvalidArgument,
+                     "input X must be float32 [T, N, " + std::to_string(I_) + "], got " +
+                         (x ? shape_to_string(x->shape()) : std::string("nothing")));
+  }
+  const int64_t T = x->dim(0), N = x->dim(1), Dn = D(), H = H_;
+  for (auto [t, name] : {std::pair{h0, "initial_h"}, std::pair{c0, "initial_c"}}) {
+    if (t && (t->dtype() != DType::kFloat32 || t->shape() != Shape{Dn, N, H}))
+      return ctx.error(ErrorCode::kInvalidArgument,
+                       std::string("input ") + name + " must be float32 " +
+                           shape_to_string({Dn, N, H}) + ", got " + shape_to_string(t->shape()));
+  }
+  RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(kRnnY, DType::kFloat32, {T, Dn, N, H}));
+  RECUR_ASSIGN_OR_RETURN(Tensor * yh, ctx.allocate_output(kRnnYh, DType::kFloat32, {Dn, N, H}));
+  RECUR_ASSIGN_OR_RETURN(Tensor * yc, ctx.allocate_output(kRnnYc, DType::kFloat32, {Dn, N, H}));
+  if (T == 0 || N == 0) {
+    std::fill(yh->data<float>(), yh->data<float>() + yh->numel(), 0.0f);
+    std::fill(yc->data<float>(), yc->data<float>() + yc->numel(), 0.0f);
+    return ok_status();
+  }
+  if (Status st = rnn::check_onednn_rnn_shape(T, N, I_, H, Dn, 4); !st.ok())
+    return ctx.error(ErrorCode::kNotImplemented, st.message());
+  const float* xs = x->data<float>();
+  const int64_t n = x->numel();
+  float lo = xs[0], hi = xs[0];
+  for (int64_t i = 1; i < n; ++i) {
+    lo = std::min(lo, xs[i]);
+    hi = std::max(hi, xs[i]);
+  }
+  if (!std::isfinite(lo) || !std::isfinite(hi))
+    return ctx.error(ErrorCode::kInvalidArgument, "X holds a NaN or infinity, which int8 cannot");
+  const float offset = 0.5f * (lo + hi);
+  const float half = 0.5f * (hi - lo);
+  const int bucket = half > 0.0f ? std::clamp(static_cast<int>(std::ceil(4.0f * std::log2(half))), -80, 80) : 0;
+  const float inv = kDataScale / std::exp2(static_cast<float>(bucket) / 4.0f);
+  std::vector<uint8_t> xq(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    xq[static_cast<size_t>(i)] = static_cast<uint8_t>(
+        std::clamp(std::nearbyint((xs[i] - offset) * inv + kDataShift), 0.0f, 255.0f));
+  RECUR_ASSIGN_OR_RETURN(auto plan, plan_for(bucket, T, N));
+  for (int64_t d = 0; d < Dn; ++d) {
+    RECUR_RETURN_IF_ERROR(run_direction(ctx, d, *plan, xq.data(), offset, T, N, h0, c0,
+                                        y->data<float>(), yh->data<float>(), yc->data<float>()));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+std::string int8_lstm_unsupported(const CompileContext& ctx) {
+  const Node& node = ctx.node();
+  auto spec = RnnSpec::parse(node);
+  if (!spec.ok()) return spec.status().message();
+  std::string why = decline_reason(*spec);
+  if (!why.empty()) return why;
+  if (node.has_input(kRnnSeqLens)) return "sequence_lens (the int8 kernel runs full sequences)";
+  if (node.has_input(kRnnP)) return "peepholes";
+  if (!ctx.constant_input(kRnnW) || !ctx.constant_input(kRnnR) ||
+      (node.has_input(kRnnB) && !ctx.constant_input(kRnnB)))
+    return "W, R and B must be constant to be quantized at load";
+  for (size_t i : {kRnnW, kRnnR, kRnnB}) {
+    const Tensor* t = ctx.constant_input(i);
+    if (t && t->dtype() != DType::kFloat32) return "weights are not float32";
+  }
+  const Tensor* w = ctx.constant_input(kRnnW);
+  if (w->rank() != 3 || w->dim(2) <= 0) return "W is not [D, 4H, I] with I > 0";
+  return "";
+}
+
+Result<std::unique_ptr<Kernel>> create_int8_lstm_kernel(CompileContext& ctx) {
+  RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(ctx.node()));
+  const Tensor* w = ctx.constant_input(kRnnW);
+  const Tensor* r = ctx.constant_input(kRnnR);
+  const Tensor* b = ctx.constant_input(kRnnB);
+  const Tensor x_stand_in = Tensor::borrow(nullptr, DType::kFloat32, {1, 1, w->dim(2)});
+  RECUR_ASSIGN_OR_RETURN(RnnDims dims, check_rnn_inputs(ctx.node(), spec, &x_stand_in, w, r, b,
+                                                        nullptr, nullptr, nullptr, nullptr));
+  auto k = std::make_unique<Int8LstmKernel>(ctx.node(), spec, options_of(ctx).max_threads);
+  RECUR_RETURN_IF_ERROR(k->init(w->data<float>(), r->data<float>(), b ? b->data<float>() : nullptr,
+                                dims.input_size, dims.hidden));
+  ctx.note("int8: W and R quantized at load (per-channel int8, scales shared by W and R), X and h "
+           "as uint8 per run");
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+Claim claim_quantized_lstm(const Node& node, const Graph& graph) {
+  auto spec = parse_quantized_lstm(node);
+  if (!spec.ok()) return Claim::decline(spec.status().message());
+  const std::string why = decline_reason(*spec);
+  if (!why.empty()) return Claim::decline(why + ": not in oneDNN 2.6's int8 LSTM");
+  if (node.has_input(kRnnSeqLens)) return Claim::decline("sequence_lens: the int8 kernel runs full sequences");
+  if (node.has_input(kRnnP)) return Claim::decline("peepholes: not in oneDNN 2.6's int8 LSTM");
+  for (size_t i : {size_t{kRnnW}, size_t{kRnnR}, size_t{kRnnB}, size_t{kQlstmWScale},
+                   size_t{kQlstmWZeroPoint}, size_t{kQlstmRScale}, size_t{kQlstmRZeroPoint}}) {
+    if (i < node.inputs.size() && node.has_input(i) && !graph.constant(node.inputs[i]))
+      return Claim::decline("the weights and their quantization parameters must be constant");
+  }
+  return Claim::accept();
+}
+
+Result<std::unique_ptr<Kernel>> create_quantized_lstm_kernel(CompileContext& ctx) {
+  const Node& node = ctx.node();
+  RECUR_ASSIGN_OR_RETURN(RnnSpec spec, parse_quantized_lstm(node));
+  const QuantizedWeight w{ctx.constant_input(kRnnW), ctx.constant_input(kQlstmWScale),
+                          ctx.constant_input(kQlstmWZeroPoint)};
+  const QuantizedWeight r{ctx.constant_input(kRnnR), ctx.constant_input(kQlstmRScale),
+                          ctx.constant_input(kQlstmRZeroPoint)};
+  const Tensor* b = ctx.constant_input(kRnnB);
+  if (!w.q || w.q->rank() != 3 || !r.q || r.q->rank() != 3)
+    return invalid_model(node.describe() + ": W and R must be constant tensors of rank 3");
+  const int64_t Dn = spec.num_directions(), I = w.q->dim(1), H = r.q->dim(1);
+  RECUR_RETURN_IF_ERROR(check_quantized_weight(node, "W", w, Dn, I, H));
+  RECUR_RETURN_IF_ERROR(check_quantized_weight(node, "R", r, Dn, H, H));
+  if (b && (b->dtype() != DType::kFloat32 || b->shape() != Shape{Dn, 8 * H}))
+    return invalid_model(node.describe() + ": B must be float32 " + shape_to_string({Dn, 8 * H}));
+  const std::vector<float> wf = dequantize_to_onnx_layout(w, Dn, I, H);
+  const std::vector<float> rf = dequantize_to_onnx_layout(r, Dn, H, H);
+  auto k = std::make_unique<Int8LstmKernel>(node, spec, options_of(ctx).max_threads);
+  RECUR_RETURN_IF_ERROR(k->init(wf.data(), rf.data(), b ? b->data<float>() : nullptr, I, H));
+  ctx.note("int8: W and R requantized to oneDNN's per-channel scales shared by W and R");
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+}  // namespace recur::onednn

@@ -1,0 +1,108 @@
+// int8 LSTMs (issue 18): com.microsoft::DynamicQuantizeLSTM on the reference provider and on
+// oneDNN, and a float LSTM under cpu_precision int8 on oneDNN. The expected outputs in
+// tests/data/int8 come from ONNX Runtime 1.30 (CPU, one thread), written by
+// tools/gen_int8_tests.py; the tolerances are those of docs/precision.md ("int8").
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "recur/recur.h"
+#include "tools/common/testdir.h"
+
+namespace recur {
+namespace {
+
+const char* const kQuantizedCases[] = {"dqlstm_forward", "dqlstm_batch3",
+                                       "dqlstm_reverse_per_tensor", "dqlstm_bidirectional_state",
+                                       "dqlstm_uint8_weights"};
+
+std::string case_dir(const std::string& name) {
+  return std::string(RECUR_SOURCE_DIR) + "/tests/data/int8/" + name;
+}
+
+bool have_onednn() {
+  for (const auto& p : list_providers())
+    if (p.name == "onednn") return p.available;
+  return false;
+}
+
+// The reference kernel follows ONNX Runtime's arithmetic (uint8 X and h with scales from their
+// ranges, integer GEMMs); what is left is float rounding in the cell and ties in rounding.
+constexpr tools::Tolerance kReferenceTol{0.0, 1e-4};
+// oneDNN requantizes W and R to per-channel scales shared by both, and h with a fixed scale:
+// a few quantization steps of h (1/127) after a few time steps.
+constexpr tools::Tolerance kOnednnInt8Tol{0.0, 0.05};
+
+void expect_case(const std::string& name, const SessionOptions& opts, tools::Tolerance tol) {
+  std::ostringstream log;
+  const tools::TestResult r = tools::run_test_dir(case_dir(name), opts, tol, &log);
+  EXPECT_EQ(r.outcome, tools::TestResult::Outcome::kPass) << name << ": " << r.reason << "\n"
+                                                          << log.str();
+}
+
+// The provider and notes of the model's only node.
+NodeAssignment only_node(const std::string& name, const SessionOptions& opts) {
+  Session s(case_dir(name) + "/model.onnx", opts);
+  EXPECT_EQ(s.assignment().size(), 1u);
+  return s.assignment().empty() ? NodeAssignment{} : s.assignment().front();
+}
+
+bool has_note(const NodeAssignment& a, const std::string& part) {
+  for (const auto& n : a.notes)
+    if (n.find(part) != std::string::npos) return true;
+  return false;
+}
+
+std::string all_notes(const NodeAssignment& a) {
+  std::string out;
+  for (const auto& n : a.notes) out += n + "; ";
+  return out;
+}
+
+TEST(DynamicQuantizeLstm, ReferenceMatchesOnnxRuntime) {
+  SessionOptions opts;
+  opts.providers({"reference"});
+  for (const char* name : kQuantizedCases) expect_case(name, opts, kReferenceTol);
+}
+
+TEST(DynamicQuantizeLstm, OnednnMatchesOnnxRuntime) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  SessionOptions opts;
+  opts.providers({"onednn", "reference"});
+  for (const char* name : kQuantizedCases) {
+    const NodeAssignment a = only_node(name, opts);
+    EXPECT_EQ(a.provider, "onednn") << name;
+    expect_case(name, opts, kOnednnInt8Tol);
+  }
+}
+
+TEST(Int8Precision, FloatLstmOnOnednnWithinInt8Tolerance) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  SessionOptions opts;
+  opts.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
+  const NodeAssignment a = only_node("lstm_fp32_bidirectional", opts);
+  EXPECT_TRUE(has_note(a, "int8: W and R quantized at load")) << all_notes(a);
+  expect_case("lstm_fp32_bidirectional", opts, kOnednnInt8Tol);
+}
+
+// A cell oneDNN 2.6 has no fast int8 for stays float32, and says why.
+TEST(Int8Precision, GruDeclinesWithTheReason) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  SessionOptions opts;
+  opts.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
+  Session s(std::string(RECUR_SOURCE_DIR) + "/tests/data/rnn/gru_batch1/model.onnx", opts);
+  ASSERT_EQ(s.assignment().size(), 1u);
+  EXPECT_TRUE(has_note(s.assignment().front(), "int8 declined (oneDNN 2.6 runs an int8 GRU"))
+      << all_notes(s.assignment().front());
+}
+
+TEST(Int8Precision, Fp32IsTheDefault) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  SessionOptions opts;
+  opts.providers({"onednn"});
+  EXPECT_FALSE(has_note(only_node("lstm_fp32_bidirectional", opts), "int8"));
+}
+
+}  // namespace
+}  // namespace recur
