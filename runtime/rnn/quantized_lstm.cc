@@ -21,8 +21,7 @@ Status check_quantized_weight(const Node& node, const char* name, const Quantize
   }
   const DType qt = w.q->dtype();
   if (qt != DType::kInt8 && qt != DType::kUInt8) {
-    return invalid_argument(where + " must be int8 or uint8, got " +
-                            std::string(dtype_name(qt)));
+    return invalid_argument(where + " must be int8 or uint8, got " + std::string(dtype_name(qt)));
   }
   if (w.q->shape() != Shape{D, K, 4 * H}) {
     return invalid_argument(where + " must have shape [" + std::to_string(D) + "," +

@@ -74,9 +74,9 @@ class Int8LstmKernel final : public Kernel {
   bool reverse(int64_t d) const { return spec_.direction == RnnDirection::kReverse || d == 1; }
   Result<std::shared_ptr<const Int8Plan>> plan_for(int bucket, int64_t T, int64_t N) const;
   void make_plan(int bucket, int64_t T, int64_t N, Int8Plan& p) const;
-  Status run_direction(const KernelContext& ctx, int64_t d, const Int8Plan& plan,
-                       const uint8_t* xq, float offset, int64_t T, int64_t N, const Tensor* h0,
-                       const Tensor* c0, float* y, float* yh, float* yc) const;
+  Status run_direction(const KernelContext& ctx, int64_t d, const Int8Plan& plan, const uint8_t* xq,
+                       float offset, int64_t T, int64_t N, const Tensor* h0, const Tensor* c0,
+                       float* y, float* yh, float* yc) const;
 
   const Node& node_;
   RnnSpec spec_;
@@ -110,12 +110,14 @@ Status Int8LstmKernel::init(const float* w, const float* r, const float* b, int6
       for (int64_t c = 0; c < G; ++c) {
         const float v = dw.layer[static_cast<size_t>(k * G + c)];
         dw.rowsum[static_cast<size_t>(c)] += v;
-        dw.layer_max[static_cast<size_t>(c)] = std::max(dw.layer_max[static_cast<size_t>(c)], std::fabs(v));
+        dw.layer_max[static_cast<size_t>(c)] =
+            std::max(dw.layer_max[static_cast<size_t>(c)], std::fabs(v));
       }
     for (int64_t k = 0; k < H; ++k)
       for (int64_t c = 0; c < G; ++c)
         dw.iter_max[static_cast<size_t>(c)] =
-            std::max(dw.iter_max[static_cast<size_t>(c)], std::fabs(dw.iter[static_cast<size_t>(k * G + c)]));
+            std::max(dw.iter_max[static_cast<size_t>(c)],
+                     std::fabs(dw.iter[static_cast<size_t>(k * G + c)]));
     dirs_.push_back(std::move(dw));
   }
   return ok_status();
@@ -141,7 +143,8 @@ void Int8LstmKernel::make_plan(int bucket, int64_t T, int64_t N, Int8Plan& p) co
     const DirWeights& dw = dirs_[static_cast<size_t>(dir)];
     std::vector<float> scales(static_cast<size_t>(G));
     for (int64_t c = 0; c < G; ++c) {
-      const float amax = std::max(m * dw.layer_max[static_cast<size_t>(c)], dw.iter_max[static_cast<size_t>(c)]);
+      const float amax =
+          std::max(m * dw.layer_max[static_cast<size_t>(c)], dw.iter_max[static_cast<size_t>(c)]);
       scales[static_cast<size_t>(c)] = amax > 0.0f ? 127.0f / amax : 1.0f;
     }
     // The reorder that quantizes the weights takes the same parameters, with its own
@@ -157,8 +160,8 @@ void Int8LstmKernel::make_plan(int bucket, int64_t T, int64_t N, Int8Plan& p) co
     const auto direction = reverse(dir) ? dnnl::rnn_direction::unidirectional_right2left
                                         : dnnl::rnn_direction::unidirectional_left2right;
     dnnl::lstm_forward::desc desc(dnnl::prop_kind::forward_inference, direction, d.src_layer,
-                                  d.src_iter, d.src_iter_c, d.weights_layer, d.weights_iter,
-                                  d.bias, d.dst_layer, d.dst_iter, d.dst_iter_c);
+                                  d.src_iter, d.src_iter_c, d.weights_layer, d.weights_iter, d.bias,
+                                  d.dst_layer, d.dst_iter, d.dst_iter_c);
     dnnl::lstm_forward::primitive_desc pd(desc, attr, cpu_engine());
     p.prims.push_back(dnnl::lstm_forward(pd));
     p.scratch = pd.scratchpad_desc();
@@ -206,7 +209,8 @@ Status Int8LstmKernel::run_direction(const KernelContext& ctx, int64_t d, const 
   // X's centre, taken out before quantizing, comes back through the bias: W.x = W.(x-o) + o*sum(W).
   std::vector<float> bias(static_cast<size_t>(G));
   for (int64_t c = 0; c < G; ++c)
-    bias[static_cast<size_t>(c)] = dw.bias[static_cast<size_t>(c)] + offset * dw.rowsum[static_cast<size_t>(c)];
+    bias[static_cast<size_t>(c)] =
+        dw.bias[static_cast<size_t>(c)] + offset * dw.rowsum[static_cast<size_t>(c)];
   std::vector<uint8_t> hq(static_cast<size_t>(NH), static_cast<uint8_t>(kDataShift)), hn(hq.size());
   std::vector<float> c_init(static_cast<size_t>(NH), 0.0f);
   if (h0) {
@@ -226,8 +230,10 @@ Status Int8LstmKernel::run_direction(const KernelContext& ctx, int64_t d, const 
         {DNNL_ARG_SRC_LAYER, make_memory(ds.src_layer, xq)},
         {DNNL_ARG_SRC_ITER, make_memory(ds.src_iter, hq.data())},
         {DNNL_ARG_SRC_ITER_C, make_memory(ds.src_iter_c, c_init.data())},
-        {DNNL_ARG_WEIGHTS_LAYER, make_memory(ds.weights_layer, plan.wl[static_cast<size_t>(d)]->data)},
-        {DNNL_ARG_WEIGHTS_ITER, make_memory(ds.weights_iter, plan.wi[static_cast<size_t>(d)]->data)},
+        {DNNL_ARG_WEIGHTS_LAYER,
+         make_memory(ds.weights_layer, plan.wl[static_cast<size_t>(d)]->data)},
+        {DNNL_ARG_WEIGHTS_ITER,
+         make_memory(ds.weights_iter, plan.wi[static_cast<size_t>(d)]->data)},
         {DNNL_ARG_BIAS, make_memory(ds.bias, bias.data())},
         {DNNL_ARG_DST_LAYER, make_memory(ds.dst_layer, dst)},
         {DNNL_ARG_DST_ITER, make_memory(ds.dst_iter, hn.data())},
@@ -285,7 +291,8 @@ Status Int8LstmKernel::run(KernelContext& ctx) const {
     return ctx.error(ErrorCode::kInvalidArgument, "X holds a NaN or infinity, which int8 cannot");
   const float offset = 0.5f * (lo + hi);
   const float half = 0.5f * (hi - lo);
-  const int bucket = half > 0.0f ? std::clamp(static_cast<int>(std::ceil(4.0f * std::log2(half))), -80, 80) : 0;
+  const int bucket =
+      half > 0.0f ? std::clamp(static_cast<int>(std::ceil(4.0f * std::log2(half))), -80, 80) : 0;
   const float inv = kDataScale / std::exp2(static_cast<float>(bucket) / 4.0f);
   std::vector<uint8_t> xq(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)
@@ -332,8 +339,9 @@ Result<std::unique_ptr<Kernel>> create_int8_lstm_kernel(CompileContext& ctx) {
   auto k = std::make_unique<Int8LstmKernel>(ctx.node(), spec, options_of(ctx).max_threads);
   RECUR_RETURN_IF_ERROR(k->init(w->data<float>(), r->data<float>(), b ? b->data<float>() : nullptr,
                                 dims.input_size, dims.hidden));
-  ctx.note("int8: W and R quantized at load (per-channel int8, scales shared by W and R), X and h "
-           "as uint8 per run");
+  ctx.note(
+      "int8: W and R quantized at load (per-channel int8, scales shared by W and R), X and h "
+      "as uint8 per run");
   return std::unique_ptr<Kernel>(std::move(k));
 }
 
@@ -342,7 +350,8 @@ Claim claim_quantized_lstm(const Node& node, const Graph& graph) {
   if (!spec.ok()) return Claim::decline(spec.status().message());
   const std::string why = decline_reason(*spec);
   if (!why.empty()) return Claim::decline(why + ": not in oneDNN 2.6's int8 LSTM");
-  if (node.has_input(kRnnSeqLens)) return Claim::decline("sequence_lens: the int8 kernel runs full sequences");
+  if (node.has_input(kRnnSeqLens))
+    return Claim::decline("sequence_lens: the int8 kernel runs full sequences");
   if (node.has_input(kRnnP)) return Claim::decline("peepholes: not in oneDNN 2.6's int8 LSTM");
   for (size_t i : {size_t{kRnnW}, size_t{kRnnR}, size_t{kRnnB}, size_t{kQlstmWScale},
                    size_t{kQlstmWZeroPoint}, size_t{kQlstmRScale}, size_t{kQlstmRZeroPoint}}) {

@@ -43,8 +43,9 @@ U8Params u8_params(const float* x, int64_t n) {
 
 void quantize_u8(const float* x, int64_t n, const U8Params& p, int32_t* q) {
   for (int64_t i = 0; i < n; ++i) {
-    q[i] = saturate_round<uint8_t>(std::nearbyint(x[i] / p.scale) + static_cast<float>(p.zero_point)) -
-           p.zero_point;
+    q[i] =
+        saturate_round<uint8_t>(std::nearbyint(x[i] / p.scale) + static_cast<float>(p.zero_point)) -
+        p.zero_point;
   }
 }
 
@@ -72,7 +73,8 @@ void integer_gemm(const int32_t* qa, int64_t rows, int64_t K, const QuantizedWei
     }
     float* o = out + r * G;
     for (int64_t g = 0; g < G; ++g) {
-      const float v = static_cast<float>(acc[static_cast<size_t>(g)]) * mult[static_cast<size_t>(g)];
+      const float v =
+          static_cast<float>(acc[static_cast<size_t>(g)]) * mult[static_cast<size_t>(g)];
       o[g] = accumulate ? o[g] + v : v;
     }
   }
@@ -104,8 +106,8 @@ class DynamicQuantizeLstmKernel final : public Kernel {
     std::vector<int32_t> qx(static_cast<size_t>(xn));
     quantize_u8(in.x->data<float>(), xn, xp, qx.data());
     for (int64_t d = 0; d < D; ++d) {
-      RECUR_RETURN_IF_ERROR(run_direction(ctx, in, d, qx, xp, y->data<float>(),
-                                          yh->data<float>(), yc->data<float>()));
+      RECUR_RETURN_IF_ERROR(run_direction(ctx, in, d, qx, xp, y->data<float>(), yh->data<float>(),
+                                          yc->data<float>()));
     }
     return ok_status();
   }
@@ -224,7 +226,8 @@ Status DynamicQuantizeLstmKernel::run_direction(const KernelContext& ctx, const 
   if (in.h0) std::memcpy(h.data(), in.h0->data<float>() + d * N * H, h.size() * sizeof(float));
   if (in.c0) std::memcpy(c.data(), in.c0->data<float>() + d * N * H, c.size() * sizeof(float));
   std::vector<int64_t> len(static_cast<size_t>(N), T);
-  for (int64_t n = 0; in.seq && n < N; ++n) len[static_cast<size_t>(n)] = in.seq->data<int32_t>()[n];
+  for (int64_t n = 0; in.seq && n < N; ++n)
+    len[static_cast<size_t>(n)] = in.seq->data<int32_t>()[n];
   std::vector<float> gates(static_cast<size_t>(N * G));
   std::vector<int32_t> qh(static_cast<size_t>(N * H));
   for (int64_t s = 0; s < T; ++s) {
