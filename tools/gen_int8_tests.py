@@ -108,6 +108,8 @@ CASES = [
     ("dqlstm_bidirectional_state", 5, 2, 4, 6, "bidirectional", True,
      ("initial_h", "initial_c"), np.int8, 0.5, True),
     ("dqlstm_uint8_weights", 4, 1, 3, 4, "forward", True, (), np.uint8, 1.0, True),
+    ("dqlstm_seqlens", 6, 3, 4, 5, "bidirectional", True, ("sequence_lens",), np.int8, 1.0,
+     True),
     ("lstm_fp32_bidirectional", 9, 4, 16, 32, "bidirectional", False, (), np.int8, 1.0, False),
 ]
 
@@ -122,6 +124,10 @@ def make_case(out_dir, seed, name, T, N, I, H, direction, per_channel, extra, wd
     feeds = [("X", (x_scale * rng.standard_normal((T, N, I))).astype(np.float32))]
     extra_inputs = {}
     for k in extra:
+        if k == "sequence_lens":
+            extra_inputs[k] = (TensorProto.INT32, [N])
+            feeds.append((k, np.array([T, 2, T - 1][:N], np.int32)))
+            continue
         extra_inputs[k] = (TensorProto.FLOAT, [D, N, H])
         feeds.append((k, (0.5 * rng.standard_normal((D, N, H))).astype(np.float32)))
     if quantized:
@@ -148,7 +154,8 @@ def ort_outputs(tests):
         for k, (name, a) in enumerate(feeds):
             f = os.path.join(tmp, "%d_in_%d.bin" % (i, k))
             a.tofile(f)
-            inputs.append({"name": name, "type": "float32", "shape": list(a.shape), "file": f})
+            inputs.append({"name": name, "type": str(a.dtype), "shape": list(a.shape),
+                           "file": f})
         manifest["tests"].append({
             "model": os.path.join(case_dir, "model.onnx"),
             "result": os.path.join(tmp, "%d.json" % i),

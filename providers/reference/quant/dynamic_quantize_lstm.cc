@@ -230,37 +230,43 @@ Status DynamicQuantizeLstmKernel::run_direction(const KernelContext& ctx, const 
     len[static_cast<size_t>(n)] = in.seq->data<int32_t>()[n];
   std::vector<float> gates(static_cast<size_t>(N * G));
   std::vector<int32_t> qh(static_cast<size_t>(N * H));
-  for (int64_t s = 0; s < T; ++s) {
+  // Like ONNX Runtime, every row steps on to the longest length (a row past its own length
+  // reads X's padding); its outputs stop at its length. The rows past it still take part in
+  // the batch's h quantization range, which is why they are computed.
+  const int64_t steps = len.empty() ? 0 : *std::max_element(len.begin(), len.end());
+  std::vector<float> fh(h.size(), 0.0f), fc(c.size(), 0.0f);
+  for (int64_t s = 0; s < steps; ++s) {
     RECUR_RETURN_IF_ERROR(ctx.check_cancelled("time step", s));
     // The whole batch's state is quantized with one scale, as ONNX Runtime does on one thread.
     const U8Params hp = u8_params(h.data(), N * H);
     quantize_u8(h.data(), N * H, hp, qh.data());
     for (int64_t n = 0; n < N; ++n) {
       const int64_t l = len[static_cast<size_t>(n)];
-      if (s >= l) continue;
-      const int64_t t = reverse ? l - 1 - s : s;
+      const int64_t t = reverse && s < l ? l - 1 - s : s;
       std::memcpy(gates.data() + n * G, xw.data() + (t * N + n) * G,
                   static_cast<size_t>(G) * sizeof(float));
     }
     integer_gemm(qh.data(), N, H, in.r, d, hp.scale, true, gates.data());
     for (int64_t n = 0; n < N; ++n) {
       const int64_t l = len[static_cast<size_t>(n)];
-      if (s >= l) continue;
-      const int64_t t = reverse ? l - 1 - s : s;
+      const int64_t t = reverse && s < l ? l - 1 - s : s;
       float* g = gates.data() + n * G;
       for (int64_t j = 0; j < G; ++j) g[j] += bias[static_cast<size_t>(j)];
+      if (s >= l) {
+        std::fill(h.begin() + n * H, h.begin() + (n + 1) * H, 0.0f);
+        continue;
+      }
       cell(in, d, g, c.data() + n * H, h.data() + n * H);
       std::memcpy(y + ((t * D + d) * N + n) * H, h.data() + n * H,
                   static_cast<size_t>(H) * sizeof(float));
+      if (s == l - 1) {
+        std::memcpy(fh.data() + n * H, h.data() + n * H, static_cast<size_t>(H) * sizeof(float));
+        std::memcpy(fc.data() + n * H, c.data() + n * H, static_cast<size_t>(H) * sizeof(float));
+      }
     }
   }
-  for (int64_t n = 0; n < N; ++n) {
-    const bool empty = len[static_cast<size_t>(n)] == 0;
-    for (int64_t j = 0; j < H; ++j) {
-      yh[(d * N + n) * H + j] = empty ? 0.0f : h[static_cast<size_t>(n * H + j)];
-      yc[(d * N + n) * H + j] = empty ? 0.0f : c[static_cast<size_t>(n * H + j)];
-    }
-  }
+  std::memcpy(yh + d * N * H, fh.data(), fh.size() * sizeof(float));
+  std::memcpy(yc + d * N * H, fc.data(), fc.size() * sizeof(float));
   return ok_status();
 }
 
