@@ -60,6 +60,48 @@ std::string decline_reason(const RnnSpec& spec) {
   return "";
 }
 
+// The range of X; false when it holds a NaN or an infinity. Sixteen lanes, so that the
+// compiler vectorises the loop (a single min/max chain would not be, for NaN's sake).
+bool x_range(const float* x, int64_t n, float* lo_out, float* hi_out) {
+  constexpr int kLanes = 16;
+  float lo[kLanes], hi[kLanes];
+  int nan[kLanes] = {};  // a NaN fails every comparison, so it is looked for apart
+  for (int l = 0; l < kLanes; ++l) lo[l] = hi[l] = x[0];
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      const float v = x[i + l];
+      lo[l] = v < lo[l] ? v : lo[l];
+      hi[l] = v > hi[l] ? v : hi[l];
+      nan[l] |= v != v;
+    }
+  }
+  for (; i < n; ++i) {
+    lo[0] = std::min(lo[0], x[i]);
+    hi[0] = std::max(hi[0], x[i]);
+    nan[0] |= x[i] != x[i];
+  }
+  for (int l = 1; l < kLanes; ++l) {
+    lo[0] = std::min(lo[0], lo[l]);
+    hi[0] = std::max(hi[0], hi[l]);
+    nan[0] |= nan[l];
+  }
+  *lo_out = lo[0];
+  *hi_out = hi[0];
+  return !nan[0] && std::isfinite(lo[0]) && std::isfinite(hi[0]);
+}
+
+// u8 = round(127 (x - offset) / m + 128), saturated; `inv` is 127 / m. Written to vectorise:
+// +0.5 and truncation round half up, which is as good here as ties to even.
+void quantize_x(const float* x, int64_t n, float offset, float inv, uint8_t* q) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = (x[i] - offset) * inv + (kDataShift + 0.5f);
+    v = v < 0.0f ? 0.0f : v;
+    v = v > 255.0f ? 255.0f : v;
+    q[i] = static_cast<uint8_t>(static_cast<int>(v));
+  }
+}
+
 class Int8LstmKernel final : public Kernel {
  public:
   Int8LstmKernel(const Node& node, RnnSpec spec, int threads)
@@ -85,6 +127,7 @@ class Int8LstmKernel final : public Kernel {
   std::vector<DirWeights> dirs_;
   mutable std::mutex mu_;
   mutable std::map<std::tuple<int, int64_t, int64_t>, std::shared_ptr<const Int8Plan>> plans_;
+  mutable ScratchPool scratch_;
 };
 
 Status Int8LstmKernel::init(const float* w, const float* r, const float* b, int64_t I, int64_t H) {
@@ -136,7 +179,8 @@ void Int8LstmKernel::make_plan(int bucket, int64_t T, int64_t N, Int8Plan& p) co
   d.weights_layer = memory::desc({1, 1, I, 4, H}, DT::s8, Tag::any);
   d.weights_iter = memory::desc({1, 1, H, 4, H}, DT::s8, Tag::any);
   d.bias = memory::desc({1, 1, 4, H}, DT::f32, Tag::ldgo);
-  d.dst_layer = memory::desc({T, N, H}, DT::f32, Tag::tnc);
+  // Straight into Y [T, D, N, H]: each direction's rows are N*H apart within a step.
+  d.dst_layer = memory::desc({T, N, H}, DT::f32, memory::dims{D() * N * H, H, 1});
   d.dst_iter = d.src_iter;
   d.dst_iter_c = d.src_iter_c;
   for (int64_t dir = 0; dir < D(); ++dir) {
@@ -220,10 +264,11 @@ Status Int8LstmKernel::run_direction(const KernelContext& ctx, int64_t d, const 
           std::clamp(std::nearbyint(h[i] * kDataScale + kDataShift), 0.0f, 255.0f));
   }
   if (c0) std::memcpy(c_init.data(), c0->data<float>() + d * NH, c_init.size() * sizeof(float));
-  std::vector<float> ybuf(Dn == 1 ? 0 : static_cast<size_t>(T * NH));
-  float* dst = Dn == 1 ? y : ybuf.data();
-  std::vector<uint8_t> scratch(plan.scratch.get_size() + 64);
-  void* sp = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+  float* dst = y + d * NH;
+  // Pooled: the scratchpad holds every step's gates (100 MB for T=100, N=64, H=1024), which
+  // a fresh buffer would page-fault in on every run.
+  ScratchPool::Lease scratch = scratch_.acquire(plan.scratch.get_size());
+  void* sp = scratch.data();
   RECUR_RETURN_IF_ERROR(dnnl_try(node_.describe() + " (int8)", [&] {
     const RnnDescs& ds = plan.d;
     std::unordered_map<int, memory> args{
@@ -244,10 +289,6 @@ Status Int8LstmKernel::run_direction(const KernelContext& ctx, int64_t d, const 
     thread_stream().wait();
   }));
   RECUR_RETURN_IF_ERROR(ctx.check_cancelled());
-  if (Dn != 1) {
-    for (int64_t t = 0; t < T; ++t)
-      std::memcpy(y + (t * Dn + d) * NH, dst + t * NH, static_cast<size_t>(NH) * sizeof(float));
-  }
   // Y_h from the float Y of the last step (dst_iter is uint8).
   const int64_t last = reverse(d) ? 0 : T - 1;
   std::memcpy(yh + d * NH, y + (last * Dn + d) * NH, static_cast<size_t>(NH) * sizeof(float));
@@ -282,25 +323,18 @@ Status Int8LstmKernel::run(KernelContext& ctx) const {
     return ctx.error(ErrorCode::kNotImplemented, st.message());
   const float* xs = x->data<float>();
   const int64_t n = x->numel();
-  float lo = xs[0], hi = xs[0];
-  for (int64_t i = 1; i < n; ++i) {
-    lo = std::min(lo, xs[i]);
-    hi = std::max(hi, xs[i]);
-  }
-  if (!std::isfinite(lo) || !std::isfinite(hi))
+  float lo = 0.0f, hi = 0.0f;
+  if (!x_range(xs, n, &lo, &hi))
     return ctx.error(ErrorCode::kInvalidArgument, "X holds a NaN or infinity, which int8 cannot");
   const float offset = 0.5f * (lo + hi);
   const float half = 0.5f * (hi - lo);
   const int bucket =
       half > 0.0f ? std::clamp(static_cast<int>(std::ceil(4.0f * std::log2(half))), -80, 80) : 0;
-  const float inv = kDataScale / std::exp2(static_cast<float>(bucket) / 4.0f);
-  std::vector<uint8_t> xq(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    xq[static_cast<size_t>(i)] = static_cast<uint8_t>(
-        std::clamp(std::nearbyint((xs[i] - offset) * inv + kDataShift), 0.0f, 255.0f));
+  std::unique_ptr<uint8_t[]> xq(new uint8_t[static_cast<size_t>(n)]);
+  quantize_x(xs, n, offset, kDataScale / std::exp2(static_cast<float>(bucket) / 4.0f), xq.get());
   RECUR_ASSIGN_OR_RETURN(auto plan, plan_for(bucket, T, N));
   for (int64_t d = 0; d < Dn; ++d) {
-    RECUR_RETURN_IF_ERROR(run_direction(ctx, d, *plan, xq.data(), offset, T, N, h0, c0,
+    RECUR_RETURN_IF_ERROR(run_direction(ctx, d, *plan, xq.get(), offset, T, N, h0, c0,
                                         y->data<float>(), yh->data<float>(), yc->data<float>()));
   }
   return ok_status();

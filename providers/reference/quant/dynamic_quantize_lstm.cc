@@ -230,9 +230,9 @@ Status DynamicQuantizeLstmKernel::run_direction(const KernelContext& ctx, const 
     len[static_cast<size_t>(n)] = in.seq->data<int32_t>()[n];
   std::vector<float> gates(static_cast<size_t>(N * G));
   std::vector<int32_t> qh(static_cast<size_t>(N * H));
-  // Like ONNX Runtime, every row steps on to the longest length (a row past its own length
-  // reads X's padding); its outputs stop at its length. The rows past it still take part in
-  // the batch's h quantization range, which is why they are computed.
+  // A row past its own length holds h = 0 from the step after its last one on (ONNX Runtime
+  // reads the previous h from Y, which is zero there): that 0 takes part in the batch's h
+  // range, so it is kept rather than the row's final state. Y_h and Y_c keep the final state.
   const int64_t steps = len.empty() ? 0 : *std::max_element(len.begin(), len.end());
   std::vector<float> fh(h.size(), 0.0f), fc(c.size(), 0.0f);
   for (int64_t s = 0; s < steps; ++s) {
@@ -242,7 +242,7 @@ Status DynamicQuantizeLstmKernel::run_direction(const KernelContext& ctx, const 
     quantize_u8(h.data(), N * H, hp, qh.data());
     for (int64_t n = 0; n < N; ++n) {
       const int64_t l = len[static_cast<size_t>(n)];
-      const int64_t t = reverse && s < l ? l - 1 - s : s;
+      const int64_t t = reverse && s < l ? l - 1 - s : s;  // past l: padding, unused
       std::memcpy(gates.data() + n * G, xw.data() + (t * N + n) * G,
                   static_cast<size_t>(G) * sizeof(float));
     }
