@@ -17,9 +17,12 @@
 namespace recur {
 namespace {
 
-const char* const kQuantizedCases[] = {"dqlstm_forward", "dqlstm_batch3",
-                                       "dqlstm_reverse_per_tensor", "dqlstm_bidirectional_state",
-                                       "dqlstm_uint8_weights", "dqlstm_seqlens"};
+const char* const kQuantizedCases[] = {"dqlstm_forward",
+                                       "dqlstm_batch3",
+                                       "dqlstm_reverse_per_tensor",
+                                       "dqlstm_bidirectional_state",
+                                       "dqlstm_uint8_weights",
+                                       "dqlstm_seqlens"};
 
 std::string case_dir(const std::string& name) {
   return std::string(RECUR_SOURCE_DIR) + "/tests/data/int8/" + name;

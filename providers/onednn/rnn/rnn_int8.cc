@@ -60,40 +60,33 @@ std::string decline_reason(const RnnSpec& spec) {
   return "";
 }
 
-// The range of X; false when it holds a NaN or an infinity. Sixteen lanes, so that the
-// compiler vectorises the loop (a single min/max chain would not be, for NaN's sake).
-bool x_range(const float* x, int64_t n, float* lo_out, float* hi_out) {
-  constexpr int kLanes = 16;
-  float lo[kLanes], hi[kLanes];
-  int nan[kLanes] = {};  // a NaN fails every comparison, so it is looked for apart
-  for (int l = 0; l < kLanes; ++l) lo[l] = hi[l] = x[0];
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int l = 0; l < kLanes; ++l) {
-      const float v = x[i + l];
-      lo[l] = v < lo[l] ? v : lo[l];
-      hi[l] = v > hi[l] ? v : hi[l];
-      nan[l] |= v != v;
-    }
+// Below this many values a pass over X stays on one thread.
+constexpr int64_t kParallelValues = int64_t{1} << 16;
+
+// The range of X; false when it holds a NaN or an infinity. OpenMP's min/max reductions let
+// the compiler vectorise the loop, which a plain min/max chain (NaN-sensitive) would not be.
+bool x_range(const float* x, int64_t n, int threads, float* lo_out, float* hi_out) {
+  float lo = x[0], hi = x[0];
+  // min and max pass over a NaN, so it is looked for apart: x - x is 0 unless x is a NaN or
+  // an infinity.
+  float check = 0.0f;
+#pragma omp parallel for simd num_threads(threads) if (n >= kParallelValues) \
+    reduction(min : lo) reduction(max : hi) reduction(+ : check)
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+    check += v - v;
   }
-  for (; i < n; ++i) {
-    lo[0] = std::min(lo[0], x[i]);
-    hi[0] = std::max(hi[0], x[i]);
-    nan[0] |= x[i] != x[i];
-  }
-  for (int l = 1; l < kLanes; ++l) {
-    lo[0] = std::min(lo[0], lo[l]);
-    hi[0] = std::max(hi[0], hi[l]);
-    nan[0] |= nan[l];
-  }
-  *lo_out = lo[0];
-  *hi_out = hi[0];
-  return !nan[0] && std::isfinite(lo[0]) && std::isfinite(hi[0]);
+  *lo_out = lo;
+  *hi_out = hi;
+  return check == 0.0f;
 }
 
-// u8 = round(127 (x - offset) / m + 128), saturated; `inv` is 127 / m. Written to vectorise:
-// +0.5 and truncation round half up, which is as good here as ties to even.
-void quantize_x(const float* x, int64_t n, float offset, float inv, uint8_t* q) {
+// u8 = round(127 (x - offset) / m + 128), saturated; `inv` is 127 / m. +0.5 and truncation
+// round half up (vectorisable), as good here as ties to even.
+void quantize_x(const float* x, int64_t n, float offset, float inv, int threads, uint8_t* q) {
+#pragma omp parallel for simd num_threads(threads) if (n >= kParallelValues)
   for (int64_t i = 0; i < n; ++i) {
     float v = (x[i] - offset) * inv + (kDataShift + 0.5f);
     v = v < 0.0f ? 0.0f : v;
@@ -324,14 +317,15 @@ Status Int8LstmKernel::run(KernelContext& ctx) const {
   const float* xs = x->data<float>();
   const int64_t n = x->numel();
   float lo = 0.0f, hi = 0.0f;
-  if (!x_range(xs, n, &lo, &hi))
+  if (!x_range(xs, n, threads_, &lo, &hi))
     return ctx.error(ErrorCode::kInvalidArgument, "X holds a NaN or infinity, which int8 cannot");
   const float offset = 0.5f * (lo + hi);
   const float half = 0.5f * (hi - lo);
   const int bucket =
       half > 0.0f ? std::clamp(static_cast<int>(std::ceil(4.0f * std::log2(half))), -80, 80) : 0;
   std::unique_ptr<uint8_t[]> xq(new uint8_t[static_cast<size_t>(n)]);
-  quantize_x(xs, n, offset, kDataScale / std::exp2(static_cast<float>(bucket) / 4.0f), xq.get());
+  quantize_x(xs, n, offset, kDataScale / std::exp2(static_cast<float>(bucket) / 4.0f), threads_,
+             xq.get());
   RECUR_ASSIGN_OR_RETURN(auto plan, plan_for(bucket, T, N));
   for (int64_t d = 0; d < Dn; ++d) {
     RECUR_RETURN_IF_ERROR(run_direction(ctx, d, *plan, xq.get(), offset, T, N, h0, c0,
