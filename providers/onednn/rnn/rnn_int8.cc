@@ -12,6 +12,7 @@
 
 #include "converters/onednn_weights.h"
 #include "providers/onednn/common/dnnl_util.h"
+#include "providers/onednn/common/job_pool.h"
 #include "providers/onednn/rnn/rnn_desc.h"
 #include "runtime/rnn/quantized_lstm.h"
 #include "runtime/rnn/rnn_spec.h"
@@ -60,18 +61,17 @@ std::string decline_reason(const RnnSpec& spec) {
   return "";
 }
 
-// Below this many values a pass over X stays on one thread.
-constexpr int64_t kParallelValues = int64_t{1} << 16;
+// Below this many values per extra thread a pass over X stays on one thread.
+constexpr int64_t kValuesPerJob = int64_t{1} << 16;
 
-// The range of X; false when it holds a NaN or an infinity. OpenMP's min/max reductions let
-// the compiler vectorise the loop, which a plain min/max chain (NaN-sensitive) would not be.
-bool x_range(const float* x, int64_t n, int threads, float* lo_out, float* hi_out) {
+// The range of n values; false when they hold a NaN or an infinity. The OpenMP simd
+// reductions let the compiler vectorise the loop (no threads: those come from run_jobs).
+bool range_of(const float* x, int64_t n, float* lo_out, float* hi_out) {
   float lo = x[0], hi = x[0];
   // min and max pass over a NaN, so it is looked for apart: x - x is 0 unless x is a NaN or
   // an infinity.
   float check = 0.0f;
-#pragma omp parallel for simd num_threads(threads) if (n >= kParallelValues) \
-    reduction(min : lo) reduction(max : hi) reduction(+ : check)
+#pragma omp simd reduction(min : lo) reduction(max : hi) reduction(+ : check)
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];
     lo = v < lo ? v : lo;
@@ -85,8 +85,8 @@ bool x_range(const float* x, int64_t n, int threads, float* lo_out, float* hi_ou
 
 // u8 = round(127 (x - offset) / m + 128), saturated; `inv` is 127 / m. +0.5 and truncation
 // round half up (vectorisable), as good here as ties to even.
-void quantize_x(const float* x, int64_t n, float offset, float inv, int threads, uint8_t* q) {
-#pragma omp parallel for simd num_threads(threads) if (n >= kParallelValues)
+void quantize(const float* x, int64_t n, float offset, float inv, uint8_t* q) {
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
     float v = (x[i] - offset) * inv + (kDataShift + 0.5f);
     v = v < 0.0f ? 0.0f : v;
@@ -94,6 +94,19 @@ void quantize_x(const float* x, int64_t n, float offset, float inv, int threads,
     q[i] = static_cast<uint8_t>(static_cast<int>(v));
   }
 }
+
+// Runs f(begin, end) over `jobs` equal parts of [0, n) on the job pool.
+template <class F>
+void in_parts(int64_t n, int64_t jobs, F&& f) {
+  run_jobs(static_cast<size_t>(jobs), static_cast<int>(jobs) - 1, [&](size_t j) {
+    f(n * static_cast<int64_t>(j) / jobs, n * static_cast<int64_t>(j + 1) / jobs);
+  });
+}
+
+// One primitive execution: direction d over batch rows [n0, n1).
+struct Int8Job {
+  int64_t d = 0, n0 = 0, n1 = 0;
+};
 
 class Int8LstmKernel final : public Kernel {
  public:
@@ -107,11 +120,16 @@ class Int8LstmKernel final : public Kernel {
  private:
   int64_t D() const { return spec_.num_directions(); }
   bool reverse(int64_t d) const { return spec_.direction == RnnDirection::kReverse || d == 1; }
-  Result<std::shared_ptr<const Int8Plan>> plan_for(int bucket, int64_t T, int64_t N) const;
-  void make_plan(int bucket, int64_t T, int64_t N, Int8Plan& p) const;
-  Status run_direction(const KernelContext& ctx, int64_t d, const Int8Plan& plan, const uint8_t* xq,
-                       float offset, int64_t T, int64_t N, const Tensor* h0, const Tensor* c0,
-                       float* y, float* yh, float* yc) const;
+  // Primitives for n rows out of a batch of ld_n (which sets the strides), one thread each.
+  Result<std::shared_ptr<const Int8Plan>> plan_for(int bucket, int64_t T, int64_t n,
+                                                   int64_t ld_n) const;
+  void make_plan(int bucket, int64_t T, int64_t n, int64_t ld_n, Int8Plan& p) const;
+  std::vector<Int8Job> jobs_for(int64_t N) const;
+  // X as uint8 in xq and the centre it was taken from; false for a NaN or infinity in X.
+  bool quantize_x(const Tensor& x, int* bucket, float* offset, uint8_t* xq) const;
+  Status run_job(const Int8Job& j, const Int8Plan& plan, const uint8_t* xq, float offset, int64_t T,
+                 int64_t N, const Tensor* h0, const Tensor* c0, float* y, float* yh,
+                 float* yc) const;
 
   const Node& node_;
   RnnSpec spec_;
@@ -119,7 +137,8 @@ class Int8LstmKernel final : public Kernel {
   int64_t I_ = 0, H_ = 0;
   std::vector<DirWeights> dirs_;
   mutable std::mutex mu_;
-  mutable std::map<std::tuple<int, int64_t, int64_t>, std::shared_ptr<const Int8Plan>> plans_;
+  mutable std::map<std::tuple<int, int64_t, int64_t, int64_t>, std::shared_ptr<const Int8Plan>>
+      plans_;
   mutable ScratchPool scratch_;
 };
 
@@ -161,19 +180,21 @@ Status Int8LstmKernel::init(const float* w, const float* r, const float* b, int6
 
 // The primitives of X scale bucket `bucket` (m = 2^(bucket/4)) for T steps of N rows, with
 // each direction's W*m and R quantized by their shared per-channel scales.
-void Int8LstmKernel::make_plan(int bucket, int64_t T, int64_t N, Int8Plan& p) const {
+void Int8LstmKernel::make_plan(int bucket, int64_t T, int64_t N, int64_t ld_n, Int8Plan& p) const {
   const int64_t I = I_, H = H_, G = 4 * H;
   const float m = std::exp2(static_cast<float>(bucket) / 4.0f);
-  ThreadScope scope(threads_);
+  // One thread per primitive: an OpenMP team stalls at each step's barrier on a busy machine
+  // (20 times slower seen at 2 threads); the batch and the directions are split instead.
+  ThreadScope scope(1);
   RnnDescs& d = p.d;
-  d.src_layer = memory::desc({T, N, I}, DT::u8, Tag::tnc);
+  d.src_layer = memory::desc({T, N, I}, DT::u8, memory::dims{ld_n * I, I, 1});
   d.src_iter = memory::desc({1, 1, N, H}, DT::u8, Tag::ldnc);
   d.src_iter_c = memory::desc({1, 1, N, H}, DT::f32, Tag::ldnc);
   d.weights_layer = memory::desc({1, 1, I, 4, H}, DT::s8, Tag::any);
   d.weights_iter = memory::desc({1, 1, H, 4, H}, DT::s8, Tag::any);
   d.bias = memory::desc({1, 1, 4, H}, DT::f32, Tag::ldgo);
   // Straight into Y [T, D, N, H]: each direction's rows are N*H apart within a step.
-  d.dst_layer = memory::desc({T, N, H}, DT::f32, memory::dims{D() * N * H, H, 1});
+  d.dst_layer = memory::desc({T, N, H}, DT::f32, memory::dims{D() * ld_n * H, H, 1});
   d.dst_iter = d.src_iter;
   d.dst_iter_c = d.src_iter_c;
   for (int64_t dir = 0; dir < D(); ++dir) {
@@ -224,67 +245,104 @@ void Int8LstmKernel::make_plan(int bucket, int64_t T, int64_t N, Int8Plan& p) co
   }
 }
 
-Result<std::shared_ptr<const Int8Plan>> Int8LstmKernel::plan_for(int bucket, int64_t T,
-                                                                 int64_t N) const {
+Result<std::shared_ptr<const Int8Plan>> Int8LstmKernel::plan_for(int bucket, int64_t T, int64_t n,
+                                                                 int64_t ld_n) const {
   std::lock_guard<std::mutex> lock(mu_);
-  const auto key = std::make_tuple(bucket, T, N);
+  const auto key = std::make_tuple(bucket, T, n, ld_n);
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   auto plan = std::make_shared<Int8Plan>();
   RECUR_RETURN_IF_ERROR(
-      dnnl_try(node_.describe() + " (int8)", [&] { make_plan(bucket, T, N, *plan); }));
+      dnnl_try(node_.describe() + " (int8)", [&] { make_plan(bucket, T, n, ld_n, *plan); }));
   if (plans_.size() >= kMaxPlans) plans_.clear();
   plans_[key] = plan;
   return std::shared_ptr<const Int8Plan>(plan);
 }
 
-Status Int8LstmKernel::run_direction(const KernelContext& ctx, int64_t d, const Int8Plan& plan,
-                                     const uint8_t* xq, float offset, int64_t T, int64_t N,
-                                     const Tensor* h0, const Tensor* c0, float* y, float* yh,
-                                     float* yc) const {
-  const int64_t H = H_, G = 4 * H, Dn = D(), NH = N * H;
+std::vector<Int8Job> Int8LstmKernel::jobs_for(int64_t N) const {
+  const int64_t per_dir = std::min<int64_t>(N, std::max<int64_t>(1, threads_ / D()));
+  std::vector<Int8Job> jobs;
+  for (int64_t d = 0; d < D(); ++d)
+    for (int64_t s = 0; s < per_dir; ++s)
+      jobs.push_back({d, N * s / per_dir, N * (s + 1) / per_dir});
+  return jobs;
+}
+
+bool Int8LstmKernel::quantize_x(const Tensor& x, int* bucket, float* offset, uint8_t* xq) const {
+  const float* xs = x.data<float>();
+  const int64_t n = x.numel();
+  const int64_t parts = std::clamp<int64_t>(n / kValuesPerJob, 1, threads_);
+  std::vector<float> lo(static_cast<size_t>(parts)), hi(lo.size());
+  std::vector<uint8_t> ok(lo.size());
+  int64_t part = 0;
+  std::mutex m;
+  in_parts(n, parts, [&](int64_t b, int64_t e) {
+    float l = 0.0f, h = 0.0f;
+    const bool good = range_of(xs + b, e - b, &l, &h);
+    std::lock_guard<std::mutex> lock(m);
+    lo[static_cast<size_t>(part)] = l;
+    hi[static_cast<size_t>(part)] = h;
+    ok[static_cast<size_t>(part++)] = good;
+  });
+  if (std::find(ok.begin(), ok.end(), 0) != ok.end()) return false;
+  const float xlo = *std::min_element(lo.begin(), lo.end());
+  const float xhi = *std::max_element(hi.begin(), hi.end());
+  *offset = 0.5f * (xlo + xhi);
+  const float half = 0.5f * (xhi - xlo);
+  *bucket =
+      half > 0.0f ? std::clamp(static_cast<int>(std::ceil(4.0f * std::log2(half))), -80, 80) : 0;
+  const float inv = kDataScale / std::exp2(static_cast<float>(*bucket) / 4.0f);
+  in_parts(n, parts, [&](int64_t b, int64_t e) { quantize(xs + b, e - b, *offset, inv, xq + b); });
+  return true;
+}
+
+// Direction j.d over rows [j.n0, j.n1): Y, and Y_h and Y_c of those rows.
+Status Int8LstmKernel::run_job(const Int8Job& j, const Int8Plan& plan, const uint8_t* xq,
+                               float offset, int64_t T, int64_t N, const Tensor* h0,
+                               const Tensor* c0, float* y, float* yh, float* yc) const {
+  const int64_t H = H_, G = 4 * H, Dn = D(), d = j.d, rows = j.n1 - j.n0, NH = N * H;
+  const int64_t state = d * NH + j.n0 * H;  // the rows' offset in [D, N, H]
   const DirWeights& dw = dirs_[static_cast<size_t>(d)];
-  // X's centre, taken out before quantizing, comes back through the bias: W.x = W.(x-o) + o*sum(W).
+  // X's centre, taken out before quantizing, comes back through the bias:
+  // W.x = W.(x-o) + o*sum(W).
   std::vector<float> bias(static_cast<size_t>(G));
   for (int64_t c = 0; c < G; ++c)
     bias[static_cast<size_t>(c)] =
         dw.bias[static_cast<size_t>(c)] + offset * dw.rowsum[static_cast<size_t>(c)];
-  std::vector<uint8_t> hq(static_cast<size_t>(NH), static_cast<uint8_t>(kDataShift)), hn(hq.size());
-  std::vector<float> c_init(static_cast<size_t>(NH), 0.0f);
+  std::vector<uint8_t> hq(static_cast<size_t>(rows * H), static_cast<uint8_t>(kDataShift));
+  std::vector<uint8_t> hn(hq.size());
+  std::vector<float> c_init(hq.size(), 0.0f);
   if (h0) {
-    const float* h = h0->data<float>() + d * NH;
-    for (int64_t i = 0; i < NH; ++i)
-      hq[static_cast<size_t>(i)] = static_cast<uint8_t>(
+    const float* h = h0->data<float>() + state;
+    for (size_t i = 0; i < hq.size(); ++i)
+      hq[i] = static_cast<uint8_t>(
           std::clamp(std::nearbyint(h[i] * kDataScale + kDataShift), 0.0f, 255.0f));
   }
-  if (c0) std::memcpy(c_init.data(), c0->data<float>() + d * NH, c_init.size() * sizeof(float));
-  float* dst = y + d * NH;
+  if (c0) std::memcpy(c_init.data(), c0->data<float>() + state, c_init.size() * sizeof(float));
   // Pooled: the scratchpad holds every step's gates (100 MB for T=100, N=64, H=1024), which
   // a fresh buffer would page-fault in on every run.
   ScratchPool::Lease scratch = scratch_.acquire(plan.scratch.get_size());
-  void* sp = scratch.data();
   RECUR_RETURN_IF_ERROR(dnnl_try(node_.describe() + " (int8)", [&] {
     const RnnDescs& ds = plan.d;
+    const size_t ud = static_cast<size_t>(d);
     std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC_LAYER, make_memory(ds.src_layer, xq)},
+        {DNNL_ARG_SRC_LAYER, make_memory(ds.src_layer, xq + j.n0 * I_)},
         {DNNL_ARG_SRC_ITER, make_memory(ds.src_iter, hq.data())},
         {DNNL_ARG_SRC_ITER_C, make_memory(ds.src_iter_c, c_init.data())},
-        {DNNL_ARG_WEIGHTS_LAYER,
-         make_memory(ds.weights_layer, plan.wl[static_cast<size_t>(d)]->data)},
-        {DNNL_ARG_WEIGHTS_ITER,
-         make_memory(ds.weights_iter, plan.wi[static_cast<size_t>(d)]->data)},
+        {DNNL_ARG_WEIGHTS_LAYER, make_memory(ds.weights_layer, plan.wl[ud]->data)},
+        {DNNL_ARG_WEIGHTS_ITER, make_memory(ds.weights_iter, plan.wi[ud]->data)},
         {DNNL_ARG_BIAS, make_memory(ds.bias, bias.data())},
-        {DNNL_ARG_DST_LAYER, make_memory(ds.dst_layer, dst)},
+        {DNNL_ARG_DST_LAYER, make_memory(ds.dst_layer, y + state)},
         {DNNL_ARG_DST_ITER, make_memory(ds.dst_iter, hn.data())},
-        {DNNL_ARG_DST_ITER_C, make_memory(ds.dst_iter_c, yc + d * NH)},
-        {DNNL_ARG_SCRATCHPAD, make_memory(plan.scratch, sp)}};
-    ThreadScope scope(threads_);
-    plan.prims[static_cast<size_t>(d)].execute(thread_stream(), args);
+        {DNNL_ARG_DST_ITER_C, make_memory(ds.dst_iter_c, yc + state)},
+        {DNNL_ARG_SCRATCHPAD, make_memory(plan.scratch, scratch.data())}};
+    ThreadScope scope(1);
+    plan.prims[ud].execute(thread_stream(), args);
     thread_stream().wait();
   }));
-  RECUR_RETURN_IF_ERROR(ctx.check_cancelled());
   // Y_h from the float Y of the last step (dst_iter is uint8).
   const int64_t last = reverse(d) ? 0 : T - 1;
-  std::memcpy(yh + d * NH, y + (last * Dn + d) * NH, static_cast<size_t>(NH) * sizeof(float));
+  std::memcpy(yh + state, y + last * Dn * NH + state,
+              static_cast<size_t>(rows * H) * sizeof(float));
   return ok_status();
 }
 
@@ -314,24 +372,26 @@ Status Int8LstmKernel::run(KernelContext& ctx) const {
   }
   if (Status st = rnn::check_onednn_rnn_shape(T, N, I_, H, Dn, 4); !st.ok())
     return ctx.error(ErrorCode::kNotImplemented, st.message());
-  const float* xs = x->data<float>();
-  const int64_t n = x->numel();
-  float lo = 0.0f, hi = 0.0f;
-  if (!x_range(xs, n, threads_, &lo, &hi))
+  std::unique_ptr<uint8_t[]> xq(new uint8_t[static_cast<size_t>(x->numel())]);
+  int bucket = 0;
+  float offset = 0.0f;
+  if (!quantize_x(*x, &bucket, &offset, xq.get()))
     return ctx.error(ErrorCode::kInvalidArgument, "X holds a NaN or infinity, which int8 cannot");
-  const float offset = 0.5f * (lo + hi);
-  const float half = 0.5f * (hi - lo);
-  const int bucket =
-      half > 0.0f ? std::clamp(static_cast<int>(std::ceil(4.0f * std::log2(half))), -80, 80) : 0;
-  std::unique_ptr<uint8_t[]> xq(new uint8_t[static_cast<size_t>(n)]);
-  quantize_x(xs, n, offset, kDataScale / std::exp2(static_cast<float>(bucket) / 4.0f), threads_,
-             xq.get());
-  RECUR_ASSIGN_OR_RETURN(auto plan, plan_for(bucket, T, N));
-  for (int64_t d = 0; d < Dn; ++d) {
-    RECUR_RETURN_IF_ERROR(run_direction(ctx, d, *plan, xq.get(), offset, T, N, h0, c0,
-                                        y->data<float>(), yh->data<float>(), yc->data<float>()));
+  const std::vector<Int8Job> jobs = jobs_for(N);
+  std::vector<std::shared_ptr<const Int8Plan>> plans;
+  for (const Int8Job& j : jobs) {
+    RECUR_ASSIGN_OR_RETURN(auto plan, plan_for(bucket, T, j.n1 - j.n0, N));
+    plans.push_back(std::move(plan));
   }
-  return ok_status();
+  std::vector<Status> st(jobs.size());
+  run_jobs(jobs.size(),
+           static_cast<int>(std::min<size_t>(jobs.size(), static_cast<size_t>(threads_))) - 1,
+           [&](size_t i) {
+             st[i] = run_job(jobs[i], *plans[i], xq.get(), offset, T, N, h0, c0, y->data<float>(),
+                             yh->data<float>(), yc->data<float>());
+           });
+  for (const Status& s : st) RECUR_RETURN_IF_ERROR(s);
+  return ctx.check_cancelled();
 }
 
 }  // namespace
