@@ -64,23 +64,51 @@ std::string decline_reason(const RnnSpec& spec) {
 // Below this many values per extra thread a pass over X stays on one thread.
 constexpr int64_t kValuesPerJob = int64_t{1} << 16;
 
-// The range of n values; false when they hold a NaN or an infinity. The OpenMP simd
-// reductions let the compiler vectorise the loop (no threads: those come from run_jobs).
-bool range_of(const float* x, int64_t n, float* lo_out, float* hi_out) {
-  float lo = x[0], hi = x[0];
-  // min and max pass over a NaN, so it is looked for apart: x - x is 0 unless x is a NaN or
-  // an infinity.
-  float check = 0.0f;
+// X's range (lo, hi; false when X holds a NaN or an infinity) and X quantized, in one pass,
+// with parameters guessed before the range is known. The OpenMP simd reductions let the
+// compiler vectorise the loop (no threads: those come from run_jobs); min and max pass over a
+// NaN, so it is looked for apart: x - x is 0 unless x is a NaN or an infinity.
+bool range_and_quantize(const float* x, int64_t n, float offset, float inv, float* lo_out,
+                        float* hi_out, uint8_t* q) {
+  float lo = x[0], hi = x[0], check = 0.0f;
 #pragma omp simd reduction(min : lo) reduction(max : hi) reduction(+ : check)
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];
     lo = v < lo ? v : lo;
     hi = v > hi ? v : hi;
     check += v - v;
+    float u = (v - offset) * inv + (kDataShift + 0.5f);
+    u = u < 0.0f ? 0.0f : u;
+    u = u > 255.0f ? 255.0f : u;
+    q[i] = static_cast<uint8_t>(static_cast<int>(u));
   }
   *lo_out = lo;
   *hi_out = hi;
   return check == 0.0f;
+}
+
+// X's quantization: half-width m = 2^(bucket/4) around `offset`.
+struct XParams {
+  int bucket = 0;
+  float offset = 0.0f;
+  bool operator==(const XParams&) const = default;
+};
+
+// The parameters of X's range [lo, hi], a function of the range alone: the half-width rounded
+// up to a quarter octave, the centre to a sixteenth of it (so that a run can guess them from
+// the last one and check the guess exactly; the bucket grows by one where the rounded centre
+// would leave part of the range uncovered).
+XParams params_of(float lo, float hi) {
+  const float half = 0.5f * (hi - lo);
+  const float centre = 0.5f * (lo + hi);
+  XParams p;
+  p.bucket =
+      half > 0.0f ? std::clamp(static_cast<int>(std::ceil(4.0f * std::log2(half))), -80, 80) : 0;
+  const float step = std::exp2(static_cast<float>(p.bucket) / 4.0f) / 16.0f;
+  p.offset = std::nearbyint(centre / step) * step;
+  if (half + std::fabs(p.offset - centre) > std::exp2(static_cast<float>(p.bucket) / 4.0f))
+    p.bucket = std::min(p.bucket + 1, 81);
+  return p;
 }
 
 // u8 = round(127 (x - offset) / m + 128), saturated; `inv` is 127 / m. +0.5 and truncation
@@ -140,6 +168,8 @@ class Int8LstmKernel final : public Kernel {
   mutable std::map<std::tuple<int, int64_t, int64_t, int64_t>, std::shared_ptr<const Int8Plan>>
       plans_;
   mutable ScratchPool scratch_;
+  mutable ScratchPool xq_pool_;  // X as uint8, pooled like the scratchpad
+  mutable XParams last_x_;       // guarded by mu_
 };
 
 Status Int8LstmKernel::init(const float* w, const float* r, const float* b, int64_t I, int64_t H) {
@@ -271,27 +301,35 @@ bool Int8LstmKernel::quantize_x(const Tensor& x, int* bucket, float* offset, uin
   const float* xs = x.data<float>();
   const int64_t n = x.numel();
   const int64_t parts = std::clamp<int64_t>(n / kValuesPerJob, 1, threads_);
+  // One pass with the last run's parameters, which also finds the range; a second pass only
+  // when the range gives other parameters. Either way the result is that of the range, so it
+  // does not depend on earlier runs. X is read once where its statistics hold (reading a large
+  // X twice from memory cost a fifth of lstm_large's run).
+  XParams guess;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    guess = last_x_;
+  }
   std::vector<float> lo(static_cast<size_t>(parts)), hi(lo.size());
   std::vector<uint8_t> ok(lo.size());
-  int64_t part = 0;
-  std::mutex m;
-  in_parts(n, parts, [&](int64_t b, int64_t e) {
-    float l = 0.0f, h = 0.0f;
-    const bool good = range_of(xs + b, e - b, &l, &h);
-    std::lock_guard<std::mutex> lock(m);
-    lo[static_cast<size_t>(part)] = l;
-    hi[static_cast<size_t>(part)] = h;
-    ok[static_cast<size_t>(part++)] = good;
+  const float guess_inv = kDataScale / std::exp2(static_cast<float>(guess.bucket) / 4.0f);
+  run_jobs(static_cast<size_t>(parts), static_cast<int>(parts) - 1, [&](size_t j) {
+    const int64_t b = n * static_cast<int64_t>(j) / parts;
+    const int64_t e = n * static_cast<int64_t>(j + 1) / parts;
+    ok[j] = range_and_quantize(xs + b, e - b, guess.offset, guess_inv, &lo[j], &hi[j], xq + b);
   });
   if (std::find(ok.begin(), ok.end(), 0) != ok.end()) return false;
-  const float xlo = *std::min_element(lo.begin(), lo.end());
-  const float xhi = *std::max_element(hi.begin(), hi.end());
-  *offset = 0.5f * (xlo + xhi);
-  const float half = 0.5f * (xhi - xlo);
-  *bucket =
-      half > 0.0f ? std::clamp(static_cast<int>(std::ceil(4.0f * std::log2(half))), -80, 80) : 0;
-  const float inv = kDataScale / std::exp2(static_cast<float>(*bucket) / 4.0f);
-  in_parts(n, parts, [&](int64_t b, int64_t e) { quantize(xs + b, e - b, *offset, inv, xq + b); });
+  const XParams p =
+      params_of(*std::min_element(lo.begin(), lo.end()), *std::max_element(hi.begin(), hi.end()));
+  if (!(p == guess)) {
+    const float inv = kDataScale / std::exp2(static_cast<float>(p.bucket) / 4.0f);
+    in_parts(n, parts,
+             [&](int64_t b, int64_t e) { quantize(xs + b, e - b, p.offset, inv, xq + b); });
+    std::lock_guard<std::mutex> lock(mu_);
+    last_x_ = p;
+  }
+  *bucket = p.bucket;
+  *offset = p.offset;
   return true;
 }
 
@@ -372,10 +410,11 @@ Status Int8LstmKernel::run(KernelContext& ctx) const {
   }
   if (Status st = rnn::check_onednn_rnn_shape(T, N, I_, H, Dn, 4); !st.ok())
     return ctx.error(ErrorCode::kNotImplemented, st.message());
-  std::unique_ptr<uint8_t[]> xq(new uint8_t[static_cast<size_t>(x->numel())]);
+  ScratchPool::Lease xq_lease = xq_pool_.acquire(static_cast<size_t>(x->numel()));
+  auto* xq = static_cast<uint8_t*>(xq_lease.data());
   int bucket = 0;
   float offset = 0.0f;
-  if (!quantize_x(*x, &bucket, &offset, xq.get()))
+  if (!quantize_x(*x, &bucket, &offset, xq))
     return ctx.error(ErrorCode::kInvalidArgument, "X holds a NaN or infinity, which int8 cannot");
   const std::vector<Int8Job> jobs = jobs_for(N);
   std::vector<std::shared_ptr<const Int8Plan>> plans;
@@ -387,7 +426,7 @@ Status Int8LstmKernel::run(KernelContext& ctx) const {
   run_jobs(jobs.size(),
            static_cast<int>(std::min<size_t>(jobs.size(), static_cast<size_t>(threads_))) - 1,
            [&](size_t i) {
-             st[i] = run_job(jobs[i], *plans[i], xq.get(), offset, T, N, h0, c0, y->data<float>(),
+             st[i] = run_job(jobs[i], *plans[i], xq, offset, T, N, h0, c0, y->data<float>(),
                              yh->data<float>(), yc->data<float>());
            });
   for (const Status& s : st) RECUR_RETURN_IF_ERROR(s);
