@@ -6,6 +6,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -145,6 +146,18 @@ TEST(Int8Precision, OutputsDoNotDependOnEarlierRuns) {
     const tools::Comparison c = tools::compare(got[k], want[k], tools::Tolerance{0.0, 0.0});
     EXPECT_TRUE(c.match) << want.name(k) << ": " << c.reason;
   }
+}
+
+// X's range sets its scale, so a NaN in X is an error naming the node, not garbage out.
+TEST(Int8Precision, NanInXIsAnError) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  SessionOptions opts;
+  opts.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
+  Session s(case_dir("lstm_fp32_bidirectional") + "/model.onnx", opts);
+  std::vector<float> x(9 * 4 * 16, 0.5f);
+  x[100] = std::nanf("");
+  testing::expect_error([&] { s.run({{"X", Tensor::from_vector({9, 4, 16}, x)}}); },
+                        ErrorCode::kInvalidArgument, {"lstm_fp32_bidirectional", "NaN"});
 }
 
 // A cell oneDNN 2.6 has no fast int8 for stays float32, and says why.
