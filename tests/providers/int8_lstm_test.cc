@@ -156,8 +156,11 @@ TEST(Int8Precision, NanInXIsAnError) {
   Session s(case_dir("lstm_fp32_bidirectional") + "/model.onnx", opts);
   std::vector<float> x(9 * 4 * 16, 0.5f);
   x[100] = std::nanf("");
-  testing::expect_error([&] { s.run({{"X", Tensor::from_vector({9, 4, 16}, x)}}); },
-                        ErrorCode::kInvalidArgument, {"lstm_fp32_bidirectional", "NaN"});
+  testing::expect_error(
+      [&] {
+        s.run({{"X", Tensor::from_vector({9, 4, 16}, x)}});
+      },
+      ErrorCode::kInvalidArgument, {"lstm_fp32_bidirectional", "NaN"});
 }
 
 // A cell oneDNN 2.6 has no fast int8 for stays float32, and says why.

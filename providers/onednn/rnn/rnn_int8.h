@@ -7,7 +7,8 @@
 // activations are fixed to u8 = 127*v + 128; X is brought into that range per run: centred on
 // the middle o of its range and divided by its half-width m, with W*m quantized in its place
 // and o*rowsum(W) added to the bias. m is rounded up to a quarter octave so that the packed
-// weights (which depend on m) are reused across runs.
+// weights (which depend on m) are reused across runs. Each primitive runs on one thread; more
+// threads split the batch and the directions (docs/precision.md, "int8").
 #pragma once
 
 #include <memory>
