@@ -2,6 +2,8 @@
 // static X shape the implementation chosen and the primitives built before the first run.
 #include "providers/onednn/rnn/rnn_kernel.h"
 
+#include "providers/onednn/rnn/rnn_int8.h"
+
 #include <cstring>
 #include <string>
 
@@ -195,6 +197,11 @@ Status RnnKernel::prepare_static_shape(CompileContext& ctx, int64_t I, int64_t H
 }  // namespace rnn
 
 Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext& ctx) {
+  if (options_of(ctx).precision == ProviderConfig::Precision::kInt8) {
+    const std::string why = int8_lstm_unsupported(ctx);
+    if (why.empty()) return create_int8_lstm_kernel(ctx);
+    ctx.note("int8 declined (" + why + "): runs float32");
+  }
   RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(ctx.node()));
   auto k = std::make_unique<rnn::RnnKernel>(ctx.node(), std::move(spec), options_of(ctx));
   RECUR_RETURN_IF_ERROR(k->init(ctx));

@@ -13,5 +13,6 @@ void register_matmul_integer(Registrar& r);
 void register_conv_integer(Registrar& r);
 void register_qlinear_matmul(Registrar& r);
 void register_qlinear_conv(Registrar& r);
+void register_dynamic_quantize_lstm(Registrar& r);  // com.microsoft
 
 }  // namespace recur::reference

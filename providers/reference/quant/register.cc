@@ -11,6 +11,7 @@ void register_quant_kernels(Registrar& r) {
   register_conv_integer(r);
   register_qlinear_matmul(r);
   register_qlinear_conv(r);
+  register_dynamic_quantize_lstm(r);
 }
 
 }  // namespace recur::reference

@@ -28,7 +28,8 @@ struct DomainRange {
 constexpr DomainRange kDomains[] = {
     {"", 1, kMaxOnnxOpset},
     {"ai.onnx.ml", 1, kMaxMlOpset},
-    {"ai.onnx.preview.training", 1, 1},  // optimizers and Gradient
+    {"ai.onnx.preview.training", 1, 1},        // optimizers and Gradient
+    {"com.microsoft", 1, kMaxMicrosoftOpset},  // ONNX Runtime's contrib operators recur runs
 };
 
 const DomainRange* find_domain(const std::string& d) {

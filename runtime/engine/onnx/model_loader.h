@@ -14,6 +14,9 @@ namespace recur {
 inline constexpr int kMaxOnnxOpset = 22;
 // The highest ai.onnx.ml opset.
 inline constexpr int kMaxMlOpset = 5;
+// The highest com.microsoft opset (ONNX Runtime's contrib operators; only those in
+// tools/schema/contrib_operators.txt have kernels).
+inline constexpr int kMaxMicrosoftOpset = 1;
 
 struct Model {
   std::shared_ptr<Graph> graph;

@@ -1,0 +1,514 @@
+#include "providers/onednn/rnn/rnn_int8.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include <dnnl.hpp>
+
+#include "converters/onednn_weights.h"
+#include "providers/onednn/common/dnnl_util.h"
+#include "providers/onednn/common/job_pool.h"
+#include "providers/onednn/rnn/rnn_desc.h"
+#include "runtime/rnn/quantized_lstm.h"
+#include "runtime/rnn/rnn_spec.h"
+
+namespace recur::onednn {
+
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using DT = memory::data_type;
+
+// u8 = 127*v + 128 for every activation oneDNN quantizes (X after centring and scaling, h).
+constexpr float kDataScale = 127.0f;
+constexpr float kDataShift = 128.0f;
+// Per-output-channel weight scales over ldigo: the g and o dimensions.
+constexpr int kPerChannelMask = (1 << 3) | (1 << 4);
+// Plans (one per X scale bucket and shape) kept before the cache starts over.
+constexpr size_t kMaxPlans = 16;
+
+// One direction's float weights in oneDNN's gate order: ldigo W [I,4,H] and R [H,4,H], the
+// combined bias, and per output channel (g, o) the row sums of W and the largest |W| and |R|.
+struct DirWeights {
+  std::vector<float> layer, iter, bias, rowsum, layer_max, iter_max;
+};
+
+struct Int8Plan {
+  std::vector<dnnl::primitive> prims;  // per direction
+  RnnDescs d;
+  memory::desc scratch;
+  std::vector<std::shared_ptr<AlignedBuffer>> wl, wi;  // packed, per direction
+};
+
+std::string decline_reason(const RnnSpec& spec) {
+  if (spec.cell == RnnCell::kGru) {
+    return spec.linear_before_reset
+               ? "oneDNN 2.6 has no int8 linear_before_reset GRU"
+               : "oneDNN 2.6 runs an int8 GRU only in its reference implementation, slower than "
+                 "float32";
+  }
+  if (spec.cell == RnnCell::kRnn) return "oneDNN 2.6 has no int8 vanilla RNN";
+  if (spec.layout != 0) return "layout=1";
+  if (spec.clip) return "clip";
+  if (spec.input_forget) return "input_forget";
+  if (!spec.default_activations()) return "non-default activations";
+  return "";
+}
+
+// Below this many values per extra thread a pass over X stays on one thread.
+constexpr int64_t kValuesPerJob = int64_t{1} << 16;
+
+// X's range (lo, hi; false when X holds a NaN or an infinity) and X quantized, in one pass,
+// with parameters guessed before the range is known. The OpenMP simd reductions let the
+// compiler vectorise the loop (no threads: those come from run_jobs); min and max pass over a
+// NaN, so it is looked for apart: x - x is 0 unless x is a NaN or an infinity.
+bool range_and_quantize(const float* x, int64_t n, float offset, float inv, float* lo_out,
+                        float* hi_out, uint8_t* q) {
+  float lo = x[0], hi = x[0], check = 0.0f;
+#pragma omp simd reduction(min : lo) reduction(max : hi) reduction(+ : check)
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+    check += v - v;
+    float u = (v - offset) * inv + (kDataShift + 0.5f);
+    u = u < 0.0f ? 0.0f : u;
+    u = u > 255.0f ? 255.0f : u;
+    q[i] = static_cast<uint8_t>(static_cast<int>(u));
+  }
+  *lo_out = lo;
+  *hi_out = hi;
+  return check == 0.0f;
+}
+
+// X's quantization: half-width m = 2^(bucket/4) around `offset`.
+struct XParams {
+  int bucket = 0;
+  float offset = 0.0f;
+  bool operator==(const XParams&) const = default;
+};
+
+// The parameters of X's range [lo, hi], a function of the range alone: the half-width rounded
+// up to a quarter octave, the centre to a sixteenth of it (so that a run can guess them from
+// the last one and check the guess exactly; the bucket grows by one where the rounded centre
+// would leave part of the range uncovered).
+XParams params_of(float lo, float hi) {
+  const float half = 0.5f * (hi - lo);
+  const float centre = 0.5f * (lo + hi);
+  XParams p;
+  p.bucket =
+      half > 0.0f ? std::clamp(static_cast<int>(std::ceil(4.0f * std::log2(half))), -80, 80) : 0;
+  const float step = std::exp2(static_cast<float>(p.bucket) / 4.0f) / 16.0f;
+  p.offset = std::nearbyint(centre / step) * step;
+  if (half + std::fabs(p.offset - centre) > std::exp2(static_cast<float>(p.bucket) / 4.0f))
+    p.bucket = std::min(p.bucket + 1, 81);
+  return p;
+}
+
+// u8 = round(127 (x - offset) / m + 128), saturated; `inv` is 127 / m. +0.5 and truncation
+// round half up (vectorisable), as good here as ties to even.
+void quantize(const float* x, int64_t n, float offset, float inv, uint8_t* q) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    float v = (x[i] - offset) * inv + (kDataShift + 0.5f);
+    v = v < 0.0f ? 0.0f : v;
+    v = v > 255.0f ? 255.0f : v;
+    q[i] = static_cast<uint8_t>(static_cast<int>(v));
+  }
+}
+
+// Runs f(begin, end) over `jobs` equal parts of [0, n) on the job pool.
+template <class F>
+void in_parts(int64_t n, int64_t jobs, F&& f) {
+  run_jobs(static_cast<size_t>(jobs), static_cast<int>(jobs) - 1, [&](size_t j) {
+    f(n * static_cast<int64_t>(j) / jobs, n * static_cast<int64_t>(j + 1) / jobs);
+  });
+}
+
+// One primitive execution: direction d over batch rows [n0, n1).
+struct Int8Job {
+  int64_t d = 0, n0 = 0, n1 = 0;
+};
+
+class Int8LstmKernel final : public Kernel {
+ public:
+  Int8LstmKernel(const Node& node, RnnSpec spec, int threads)
+      : node_(node), spec_(std::move(spec)), threads_(std::max(1, threads)) {}
+
+  // W [D,4H,I], R [D,4H,H] and B [D,8H] (or null) in ONNX's layout.
+  Status init(const float* w, const float* r, const float* b, int64_t I, int64_t H);
+  Status run(KernelContext& ctx) const override;
+
+ private:
+  int64_t D() const { return spec_.num_directions(); }
+  bool reverse(int64_t d) const { return spec_.direction == RnnDirection::kReverse || d == 1; }
+  // Primitives for n rows out of a batch of ld_n (which sets the strides), one thread each.
+  Result<std::shared_ptr<const Int8Plan>> plan_for(int bucket, int64_t T, int64_t n,
+                                                   int64_t ld_n) const;
+  void make_plan(int bucket, int64_t T, int64_t n, int64_t ld_n, Int8Plan& p) const;
+  std::vector<Int8Job> jobs_for(int64_t N) const;
+  // X as uint8 in xq and the centre it was taken from; false for a NaN or infinity in X.
+  bool quantize_x(const Tensor& x, int* bucket, float* offset, uint8_t* xq) const;
+  Status run_job(const Int8Job& j, const Int8Plan& plan, const uint8_t* xq, float offset, int64_t T,
+                 int64_t N, const Tensor* h0, const Tensor* c0, float* y, float* yh,
+                 float* yc) const;
+
+  const Node& node_;
+  RnnSpec spec_;
+  int threads_;
+  int64_t I_ = 0, H_ = 0;
+  std::vector<DirWeights> dirs_;
+  mutable std::mutex mu_;
+  mutable std::map<std::tuple<int, int64_t, int64_t, int64_t>, std::shared_ptr<const Int8Plan>>
+      plans_;
+  mutable ScratchPool scratch_;
+  mutable ScratchPool xq_pool_;  // X as uint8, pooled like the scratchpad
+  mutable XParams last_x_;       // guarded by mu_
+};
+
+Status Int8LstmKernel::init(const float* w, const float* r, const float* b, int64_t I, int64_t H) {
+  I_ = I;
+  H_ = H;
+  const OnednnRnnGeometry g = OnednnRnnGeometry::of(spec_, I, H);
+  const int64_t G = 4 * H;
+  std::vector<float> wl(static_cast<size_t>(g.weights_size(I)));
+  std::vector<float> wi(static_cast<size_t>(g.weights_size(H)));
+  std::vector<float> bias(static_cast<size_t>(g.bias_size()));
+  RECUR_RETURN_IF_ERROR(onnx_to_onednn_weights(g, w, I, OnednnWeightsFormat::kLdigo, wl.data()));
+  RECUR_RETURN_IF_ERROR(onnx_to_onednn_weights(g, r, H, OnednnWeightsFormat::kLdigo, wi.data()));
+  RECUR_RETURN_IF_ERROR(onnx_to_onednn_bias(g, b, bias.data()));
+  for (int64_t d = 0; d < D(); ++d) {
+    DirWeights dw;
+    dw.layer.assign(wl.begin() + d * I * G, wl.begin() + (d + 1) * I * G);
+    dw.iter.assign(wi.begin() + d * H * G, wi.begin() + (d + 1) * H * G);
+    dw.bias.assign(bias.begin() + d * G, bias.begin() + (d + 1) * G);
+    dw.rowsum.assign(static_cast<size_t>(G), 0.0f);
+    dw.layer_max.assign(static_cast<size_t>(G), 0.0f);
+    dw.iter_max.assign(static_cast<size_t>(G), 0.0f);
+    for (int64_t k = 0; k < I; ++k)
+      for (int64_t c = 0; c < G; ++c) {
+        const float v = dw.layer[static_cast<size_t>(k * G + c)];
+        dw.rowsum[static_cast<size_t>(c)] += v;
+        dw.layer_max[static_cast<size_t>(c)] =
+            std::max(dw.layer_max[static_cast<size_t>(c)], std::fabs(v));
+      }
+    for (int64_t k = 0; k < H; ++k)
+      for (int64_t c = 0; c < G; ++c)
+        dw.iter_max[static_cast<size_t>(c)] =
+            std::max(dw.iter_max[static_cast<size_t>(c)],
+                     std::fabs(dw.iter[static_cast<size_t>(k * G + c)]));
+    dirs_.push_back(std::move(dw));
+  }
+  return ok_status();
+}
+
+// The primitives of X scale bucket `bucket` (m = 2^(bucket/4)) for T steps of N rows, with
+// each direction's W*m and R quantized by their shared per-channel scales.
+void Int8LstmKernel::make_plan(int bucket, int64_t T, int64_t N, int64_t ld_n, Int8Plan& p) const {
+  const int64_t I = I_, H = H_, G = 4 * H;
+  const float m = std::exp2(static_cast<float>(bucket) / 4.0f);
+  // One thread per primitive: an OpenMP team stalls at each step's barrier on a busy machine
+  // (20 times slower seen at 2 threads); the batch and the directions are split instead.
+  ThreadScope scope(1);
+  RnnDescs& d = p.d;
+  d.src_layer = memory::desc({T, N, I}, DT::u8, memory::dims{ld_n * I, I, 1});
+  d.src_iter = memory::desc({1, 1, N, H}, DT::u8, Tag::ldnc);
+  d.src_iter_c = memory::desc({1, 1, N, H}, DT::f32, Tag::ldnc);
+  d.weights_layer = memory::desc({1, 1, I, 4, H}, DT::s8, Tag::any);
+  d.weights_iter = memory::desc({1, 1, H, 4, H}, DT::s8, Tag::any);
+  d.bias = memory::desc({1, 1, 4, H}, DT::f32, Tag::ldgo);
+  // Straight into Y [T, D, N, H]: each direction's rows are N*H apart within a step.
+  d.dst_layer = memory::desc({T, N, H}, DT::f32, memory::dims{D() * ld_n * H, H, 1});
+  d.dst_iter = d.src_iter;
+  d.dst_iter_c = d.src_iter_c;
+  for (int64_t dir = 0; dir < D(); ++dir) {
+    const DirWeights& dw = dirs_[static_cast<size_t>(dir)];
+    std::vector<float> scales(static_cast<size_t>(G));
+    for (int64_t c = 0; c < G; ++c) {
+      const float amax =
+          std::max(m * dw.layer_max[static_cast<size_t>(c)], dw.iter_max[static_cast<size_t>(c)]);
+      scales[static_cast<size_t>(c)] = amax > 0.0f ? 127.0f / amax : 1.0f;
+    }
+    // The reorder that quantizes the weights takes the same parameters, with its own
+    // scratchpad (it gets none passed).
+    dnnl::primitive_attr reorder_attr;
+    reorder_attr.set_rnn_data_qparams(kDataScale, kDataShift);
+    reorder_attr.set_rnn_weights_qparams(kPerChannelMask, scales);
+    // Built apart: copying a dnnl handle shares it.
+    dnnl::primitive_attr attr;
+    attr.set_rnn_data_qparams(kDataScale, kDataShift);
+    attr.set_rnn_weights_qparams(kPerChannelMask, scales);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const auto direction = reverse(dir) ? dnnl::rnn_direction::unidirectional_right2left
+                                        : dnnl::rnn_direction::unidirectional_left2right;
+    dnnl::lstm_forward::desc desc(dnnl::prop_kind::forward_inference, direction, d.src_layer,
+                                  d.src_iter, d.src_iter_c, d.weights_layer, d.weights_iter, d.bias,
+                                  d.dst_layer, d.dst_iter, d.dst_iter_c);
+    dnnl::lstm_forward::primitive_desc pd(desc, attr, cpu_engine());
+    p.prims.push_back(dnnl::lstm_forward(pd));
+    p.scratch = pd.scratchpad_desc();
+    // The reorder quantizes and packs, and adds the compensation the shift needs.
+    std::vector<float> scaled(dw.layer);
+    for (float& v : scaled) v *= m;
+    auto pack = [&](const std::vector<float>& src, int64_t in, const memory::desc& to) {
+      auto buf = std::make_shared<AlignedBuffer>(to.get_size());
+      memory user({{1, 1, in, 4, H}, DT::f32, Tag::ldigo}, cpu_engine(),
+                  const_cast<float*>(src.data()));
+      memory packed(to, cpu_engine(), buf->data);
+      dnnl::reorder(dnnl::reorder::primitive_desc(user, packed, reorder_attr))
+          .execute(thread_stream(), user, packed);
+      thread_stream().wait();
+      return buf;
+    };
+    p.wl.push_back(pack(scaled, I, pd.weights_layer_desc()));
+    p.wi.push_back(pack(dw.iter, H, pd.weights_iter_desc()));
+    if (dir == 0) {
+      d.weights_layer = pd.weights_layer_desc();
+      d.weights_iter = pd.weights_iter_desc();
+    }
+  }
+}
+
+Result<std::shared_ptr<const Int8Plan>> Int8LstmKernel::plan_for(int bucket, int64_t T, int64_t n,
+                                                                 int64_t ld_n) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto key = std::make_tuple(bucket, T, n, ld_n);
+  if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+  auto plan = std::make_shared<Int8Plan>();
+  RECUR_RETURN_IF_ERROR(
+      dnnl_try(node_.describe() + " (int8)", [&] { make_plan(bucket, T, n, ld_n, *plan); }));
+  if (plans_.size() >= kMaxPlans) plans_.clear();
+  plans_[key] = plan;
+  return std::shared_ptr<const Int8Plan>(plan);
+}
+
+std::vector<Int8Job> Int8LstmKernel::jobs_for(int64_t N) const {
+  const int64_t per_dir = std::min<int64_t>(N, std::max<int64_t>(1, threads_ / D()));
+  std::vector<Int8Job> jobs;
+  for (int64_t d = 0; d < D(); ++d)
+    for (int64_t s = 0; s < per_dir; ++s)
+      jobs.push_back({d, N * s / per_dir, N * (s + 1) / per_dir});
+  return jobs;
+}
+
+bool Int8LstmKernel::quantize_x(const Tensor& x, int* bucket, float* offset, uint8_t* xq) const {
+  const float* xs = x.data<float>();
+  const int64_t n = x.numel();
+  const int64_t parts = std::clamp<int64_t>(n / kValuesPerJob, 1, threads_);
+  // One pass with the last run's parameters, which also finds the range; a second pass only
+  // when the range gives other parameters. Either way the result is that of the range, so it
+  // does not depend on earlier runs. X is read once where its statistics hold (reading a large
+  // X twice from memory cost a fifth of lstm_large's run).
+  XParams guess;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    guess = last_x_;
+  }
+  std::vector<float> lo(static_cast<size_t>(parts)), hi(lo.size());
+  std::vector<uint8_t> ok(lo.size());
+  const float guess_inv = kDataScale / std::exp2(static_cast<float>(guess.bucket) / 4.0f);
+  run_jobs(static_cast<size_t>(parts), static_cast<int>(parts) - 1, [&](size_t j) {
+    const int64_t b = n * static_cast<int64_t>(j) / parts;
+    const int64_t e = n * static_cast<int64_t>(j + 1) / parts;
+    ok[j] = range_and_quantize(xs + b, e - b, guess.offset, guess_inv, &lo[j], &hi[j], xq + b);
+  });
+  if (std::find(ok.begin(), ok.end(), 0) != ok.end()) return false;
+  const XParams p =
+      params_of(*std::min_element(lo.begin(), lo.end()), *std::max_element(hi.begin(), hi.end()));
+  if (!(p == guess)) {
+    const float inv = kDataScale / std::exp2(static_cast<float>(p.bucket) / 4.0f);
+    in_parts(n, parts,
+             [&](int64_t b, int64_t e) { quantize(xs + b, e - b, p.offset, inv, xq + b); });
+    std::lock_guard<std::mutex> lock(mu_);
+    last_x_ = p;
+  }
+  *bucket = p.bucket;
+  *offset = p.offset;
+  return true;
+}
+
+// Direction j.d over rows [j.n0, j.n1): Y, and Y_h and Y_c of those rows.
+Status Int8LstmKernel::run_job(const Int8Job& j, const Int8Plan& plan, const uint8_t* xq,
+                               float offset, int64_t T, int64_t N, const Tensor* h0,
+                               const Tensor* c0, float* y, float* yh, float* yc) const {
+  const int64_t H = H_, G = 4 * H, Dn = D(), d = j.d, rows = j.n1 - j.n0, NH = N * H;
+  const int64_t state = d * NH + j.n0 * H;  // the rows' offset in [D, N, H]
+  const DirWeights& dw = dirs_[static_cast<size_t>(d)];
+  // X's centre, taken out before quantizing, comes back through the bias:
+  // W.x = W.(x-o) + o*sum(W).
+  std::vector<float> bias(static_cast<size_t>(G));
+  for (int64_t c = 0; c < G; ++c)
+    bias[static_cast<size_t>(c)] =
+        dw.bias[static_cast<size_t>(c)] + offset * dw.rowsum[static_cast<size_t>(c)];
+  std::vector<uint8_t> hq(static_cast<size_t>(rows * H), static_cast<uint8_t>(kDataShift));
+  std::vector<uint8_t> hn(hq.size());
+  std::vector<float> c_init(hq.size(), 0.0f);
+  if (h0) {
+    const float* h = h0->data<float>() + state;
+    for (size_t i = 0; i < hq.size(); ++i)
+      hq[i] = static_cast<uint8_t>(
+          std::clamp(std::nearbyint(h[i] * kDataScale + kDataShift), 0.0f, 255.0f));
+  }
+  if (c0) std::memcpy(c_init.data(), c0->data<float>() + state, c_init.size() * sizeof(float));
+  // Pooled: the scratchpad holds every step's gates (100 MB for T=100, N=64, H=1024), which
+  // a fresh buffer would page-fault in on every run.
+  ScratchPool::Lease scratch = scratch_.acquire(plan.scratch.get_size());
+  RECUR_RETURN_IF_ERROR(dnnl_try(node_.describe() + " (int8)", [&] {
+    const RnnDescs& ds = plan.d;
+    const size_t ud = static_cast<size_t>(d);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC_LAYER, make_memory(ds.src_layer, xq + j.n0 * I_)},
+        {DNNL_ARG_SRC_ITER, make_memory(ds.src_iter, hq.data())},
+        {DNNL_ARG_SRC_ITER_C, make_memory(ds.src_iter_c, c_init.data())},
+        {DNNL_ARG_WEIGHTS_LAYER, make_memory(ds.weights_layer, plan.wl[ud]->data)},
+        {DNNL_ARG_WEIGHTS_ITER, make_memory(ds.weights_iter, plan.wi[ud]->data)},
+        {DNNL_ARG_BIAS, make_memory(ds.bias, bias.data())},
+        {DNNL_ARG_DST_LAYER, make_memory(ds.dst_layer, y + state)},
+        {DNNL_ARG_DST_ITER, make_memory(ds.dst_iter, hn.data())},
+        {DNNL_ARG_DST_ITER_C, make_memory(ds.dst_iter_c, yc + state)},
+        {DNNL_ARG_SCRATCHPAD, make_memory(plan.scratch, scratch.data())}};
+    ThreadScope scope(1);
+    plan.prims[ud].execute(thread_stream(), args);
+    thread_stream().wait();
+  }));
+  // Y_h from the float Y of the last step (dst_iter is uint8).
+  const int64_t last = reverse(d) ? 0 : T - 1;
+  std::memcpy(yh + state, y + last * Dn * NH + state,
+              static_cast<size_t>(rows * H) * sizeof(float));
+  return ok_status();
+}
+
+Status Int8LstmKernel::run(KernelContext& ctx) const {
+  const Tensor* x = ctx.input(kRnnX);
+  const Tensor* h0 = ctx.input(kRnnInitialH);
+  const Tensor* c0 = ctx.input(kRnnInitialC);
+  if (!x || x->dtype() != DType::kFloat32 || x->rank() != 3 || x->dim(2) != I_) {
+    return ctx.error(ErrorCode::kInvalidArgument,
+                     "input X must be float32 [T, N, " + std::to_string(I_) + "], got " +
+                         (x ? shape_to_string(x->shape()) : std::string("nothing")));
+  }
+  const int64_t T = x->dim(0), N = x->dim(1), Dn = D(), H = H_;
+  for (auto [t, name] : {std::pair{h0, "initial_h"}, std::pair{c0, "initial_c"}}) {
+    if (t && (t->dtype() != DType::kFloat32 || t->shape() != Shape{Dn, N, H}))
+      return ctx.error(ErrorCode::kInvalidArgument,
+                       std::string("input ") + name + " must be float32 " +
+                           shape_to_string({Dn, N, H}) + ", got " + shape_to_string(t->shape()));
+  }
+  RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(kRnnY, DType::kFloat32, {T, Dn, N, H}));
+  RECUR_ASSIGN_OR_RETURN(Tensor * yh, ctx.allocate_output(kRnnYh, DType::kFloat32, {Dn, N, H}));
+  RECUR_ASSIGN_OR_RETURN(Tensor * yc, ctx.allocate_output(kRnnYc, DType::kFloat32, {Dn, N, H}));
+  if (T == 0 || N == 0) {
+    std::fill(yh->data<float>(), yh->data<float>() + yh->numel(), 0.0f);
+    std::fill(yc->data<float>(), yc->data<float>() + yc->numel(), 0.0f);
+    return ok_status();
+  }
+  if (Status st = rnn::check_onednn_rnn_shape(T, N, I_, H, Dn, 4); !st.ok())
+    return ctx.error(ErrorCode::kNotImplemented, st.message());
+  ScratchPool::Lease xq_lease = xq_pool_.acquire(static_cast<size_t>(x->numel()));
+  auto* xq = static_cast<uint8_t*>(xq_lease.data());
+  int bucket = 0;
+  float offset = 0.0f;
+  if (!quantize_x(*x, &bucket, &offset, xq))
+    return ctx.error(ErrorCode::kInvalidArgument, "X holds a NaN or infinity, which int8 cannot");
+  const std::vector<Int8Job> jobs = jobs_for(N);
+  std::vector<std::shared_ptr<const Int8Plan>> plans;
+  for (const Int8Job& j : jobs) {
+    RECUR_ASSIGN_OR_RETURN(auto plan, plan_for(bucket, T, j.n1 - j.n0, N));
+    plans.push_back(std::move(plan));
+  }
+  std::vector<Status> st(jobs.size());
+  run_jobs(jobs.size(),
+           static_cast<int>(std::min<size_t>(jobs.size(), static_cast<size_t>(threads_))) - 1,
+           [&](size_t i) {
+             st[i] = run_job(jobs[i], *plans[i], xq, offset, T, N, h0, c0, y->data<float>(),
+                             yh->data<float>(), yc->data<float>());
+           });
+  for (const Status& s : st) RECUR_RETURN_IF_ERROR(s);
+  return ctx.check_cancelled();
+}
+
+}  // namespace
+
+std::string int8_lstm_unsupported(const CompileContext& ctx) {
+  const Node& node = ctx.node();
+  auto spec = RnnSpec::parse(node);
+  if (!spec.ok()) return spec.status().message();
+  std::string why = decline_reason(*spec);
+  if (!why.empty()) return why;
+  if (node.has_input(kRnnSeqLens)) return "sequence_lens (the int8 kernel runs full sequences)";
+  if (node.has_input(kRnnP)) return "peepholes";
+  if (!ctx.constant_input(kRnnW) || !ctx.constant_input(kRnnR) ||
+      (node.has_input(kRnnB) && !ctx.constant_input(kRnnB)))
+    return "W, R and B must be constant to be quantized at load";
+  for (size_t i : {kRnnW, kRnnR, kRnnB}) {
+    const Tensor* t = ctx.constant_input(i);
+    if (t && t->dtype() != DType::kFloat32) return "weights are not float32";
+  }
+  const Tensor* w = ctx.constant_input(kRnnW);
+  if (w->rank() != 3 || w->dim(2) <= 0) return "W is not [D, 4H, I] with I > 0";
+  return "";
+}
+
+Result<std::unique_ptr<Kernel>> create_int8_lstm_kernel(CompileContext& ctx) {
+  RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(ctx.node()));
+  const Tensor* w = ctx.constant_input(kRnnW);
+  const Tensor* r = ctx.constant_input(kRnnR);
+  const Tensor* b = ctx.constant_input(kRnnB);
+  const Tensor x_stand_in = Tensor::borrow(nullptr, DType::kFloat32, {1, 1, w->dim(2)});
+  RECUR_ASSIGN_OR_RETURN(RnnDims dims, check_rnn_inputs(ctx.node(), spec, &x_stand_in, w, r, b,
+                                                        nullptr, nullptr, nullptr, nullptr));
+  auto k = std::make_unique<Int8LstmKernel>(ctx.node(), spec, options_of(ctx).max_threads);
+  RECUR_RETURN_IF_ERROR(k->init(w->data<float>(), r->data<float>(), b ? b->data<float>() : nullptr,
+                                dims.input_size, dims.hidden));
+  ctx.note(
+      "int8: W and R quantized at load (per-channel int8, scales shared by W and R), X and h "
+      "as uint8 per run");
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+Claim claim_quantized_lstm(const Node& node, const Graph& graph) {
+  auto spec = parse_quantized_lstm(node);
+  if (!spec.ok()) return Claim::decline(spec.status().message());
+  const std::string why = decline_reason(*spec);
+  if (!why.empty()) return Claim::decline(why + ": not in oneDNN 2.6's int8 LSTM");
+  if (node.has_input(kRnnSeqLens))
+    return Claim::decline("sequence_lens: the int8 kernel runs full sequences");
+  if (node.has_input(kRnnP)) return Claim::decline("peepholes: not in oneDNN 2.6's int8 LSTM");
+  for (size_t i : {size_t{kRnnW}, size_t{kRnnR}, size_t{kRnnB}, size_t{kQlstmWScale},
+                   size_t{kQlstmWZeroPoint}, size_t{kQlstmRScale}, size_t{kQlstmRZeroPoint}}) {
+    if (i < node.inputs.size() && node.has_input(i) && !graph.constant(node.inputs[i]))
+      return Claim::decline("the weights and their quantization parameters must be constant");
+  }
+  return Claim::accept();
+}
+
+Result<std::unique_ptr<Kernel>> create_quantized_lstm_kernel(CompileContext& ctx) {
+  const Node& node = ctx.node();
+  RECUR_ASSIGN_OR_RETURN(RnnSpec spec, parse_quantized_lstm(node));
+  const QuantizedWeight w{ctx.constant_input(kRnnW), ctx.constant_input(kQlstmWScale),
+                          ctx.constant_input(kQlstmWZeroPoint)};
+  const QuantizedWeight r{ctx.constant_input(kRnnR), ctx.constant_input(kQlstmRScale),
+                          ctx.constant_input(kQlstmRZeroPoint)};
+  const Tensor* b = ctx.constant_input(kRnnB);
+  if (!w.q || w.q->rank() != 3 || !r.q || r.q->rank() != 3)
+    return invalid_model(node.describe() + ": W and R must be constant tensors of rank 3");
+  const int64_t Dn = spec.num_directions(), I = w.q->dim(1), H = r.q->dim(1);
+  RECUR_RETURN_IF_ERROR(check_quantized_weight(node, "W", w, Dn, I, H));
+  RECUR_RETURN_IF_ERROR(check_quantized_weight(node, "R", r, Dn, H, H));
+  if (b && (b->dtype() != DType::kFloat32 || b->shape() != Shape{Dn, 8 * H}))
+    return invalid_model(node.describe() + ": B must be float32 " + shape_to_string({Dn, 8 * H}));
+  const std::vector<float> wf = dequantize_to_onnx_layout(w, Dn, I, H);
+  const std::vector<float> rf = dequantize_to_onnx_layout(r, Dn, H, H);
+  auto k = std::make_unique<Int8LstmKernel>(node, spec, options_of(ctx).max_threads);
+  RECUR_RETURN_IF_ERROR(k->init(wf.data(), rf.data(), b ? b->data<float>() : nullptr, I, H));
+  ctx.note("int8: W and R requantized to oneDNN's per-channel scales shared by W and R");
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+}  // namespace recur::onednn

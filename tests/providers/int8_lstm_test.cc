@@ -1,0 +1,185 @@
+// int8 LSTMs (issue 18): com.microsoft::DynamicQuantizeLSTM on the reference provider and on
+// oneDNN, and a float LSTM under cpu_precision int8 on oneDNN. The expected outputs in
+// tests/data/int8 come from ONNX Runtime 1.30 (CPU, one thread), written by
+// tools/gen_int8_tests.py; the tolerances are those of docs/precision.md ("int8").
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "recur/recur.h"
+#include "tests/support/expect_error.h"
+#include "tools/common/testdir.h"
+
+namespace recur {
+namespace {
+
+const char* const kQuantizedCases[] = {"dqlstm_forward",
+                                       "dqlstm_batch3",
+                                       "dqlstm_reverse_per_tensor",
+                                       "dqlstm_bidirectional_state",
+                                       "dqlstm_uint8_weights",
+                                       "dqlstm_seqlens"};
+
+std::string case_dir(const std::string& name) {
+  return std::string(RECUR_SOURCE_DIR) + "/tests/data/int8/" + name;
+}
+
+bool have_onednn() {
+  for (const auto& p : list_providers())
+    if (p.name == "onednn") return p.available;
+  return false;
+}
+
+// The reference kernel follows ONNX Runtime's arithmetic (uint8 X and h with scales from their
+// ranges, integer GEMMs); what is left is float rounding in the cell (measured: 1.2e-7).
+// With sequence_lens (dqlstm_seqlens) a finished row's h must count as 0 in the batch's h
+// range: keeping its final state there instead was off by 3e-4.
+constexpr tools::Tolerance kReferenceTol{0.0, 1e-6};
+// oneDNN requantizes W and R to per-channel scales shared by both, and h with a fixed scale
+// (1/127 a step): measured 0.014 at most against ONNX Runtime.
+constexpr tools::Tolerance kOnednnInt8Tol{0.0, 0.03};
+// A float LSTM quantized at load against its float32 outputs: measured 0.040 at most.
+constexpr tools::Tolerance kInt8VsFp32Tol{0.0, 0.06};
+
+void expect_case(const std::string& name, const SessionOptions& opts, tools::Tolerance tol) {
+  std::ostringstream log;
+  const tools::TestResult r = tools::run_test_dir(case_dir(name), opts, tol, &log);
+  EXPECT_EQ(r.outcome, tools::TestResult::Outcome::kPass) << name << ": " << r.reason << "\n"
+                                                          << log.str();
+}
+
+// The provider and notes of the model's only node.
+NodeAssignment only_node(const std::string& name, const SessionOptions& opts) {
+  Session s(case_dir(name) + "/model.onnx", opts);
+  EXPECT_EQ(s.assignment().size(), 1u);
+  return s.assignment().empty() ? NodeAssignment{} : s.assignment().front();
+}
+
+bool has_note(const NodeAssignment& a, const std::string& part) {
+  for (const auto& n : a.notes)
+    if (n.find(part) != std::string::npos) return true;
+  return false;
+}
+
+std::string all_notes(const NodeAssignment& a) {
+  std::string out;
+  for (const auto& n : a.notes) out += n + "; ";
+  return out;
+}
+
+// The schema check knows the contrib operator: an attribute DynamicQuantizeLSTM does not have
+// (layout, which LSTM-14 has) is refused at load, naming it.
+TEST(DynamicQuantizeLstm, SchemaRefusesUnknownAttribute) {
+  std::ifstream in(case_dir("dqlstm_forward") + "/model.onnx", std::ios::binary);
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromIstream(&in));
+  onnx::AttributeProto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+  a->set_name("layout");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(0);
+  const std::string bytes = m.SerializeAsString();
+  SessionOptions opts;
+  opts.providers({"reference"});
+  testing::expect_error([&] { Session::from_bytes(bytes.data(), bytes.size(), opts); },
+                        ErrorCode::kInvalidModel,
+                        {"DynamicQuantizeLSTM", "unknown attribute 'layout'"});
+}
+
+TEST(DynamicQuantizeLstm, ReferenceMatchesOnnxRuntime) {
+  SessionOptions opts;
+  opts.providers({"reference"});
+  for (const char* name : kQuantizedCases) expect_case(name, opts, kReferenceTol);
+}
+
+TEST(DynamicQuantizeLstm, OnednnMatchesOnnxRuntime) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  SessionOptions opts;
+  opts.providers({"onednn", "reference"});
+  for (const std::string name : kQuantizedCases) {
+    const NodeAssignment a = only_node(name, opts);
+    if (name == "dqlstm_seqlens") {
+      // oneDNN's int8 kernel runs full sequences only: the reference runs it.
+      EXPECT_EQ(a.provider, "reference") << name;
+      ASSERT_FALSE(a.declined.empty());
+      EXPECT_NE(a.declined.front().reason.find("sequence_lens"), std::string::npos);
+    } else {
+      EXPECT_EQ(a.provider, "onednn") << name;
+    }
+    expect_case(name, opts, kOnednnInt8Tol);
+  }
+}
+
+TEST(Int8Precision, FloatLstmOnOnednnWithinInt8Tolerance) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  SessionOptions opts;
+  opts.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
+  const NodeAssignment a = only_node("lstm_fp32_bidirectional", opts);
+  EXPECT_TRUE(has_note(a, "int8: W and R quantized at load")) << all_notes(a);
+  expect_case("lstm_fp32_bidirectional", opts, kInt8VsFp32Tol);
+}
+
+// X's quantization parameters are guessed from the previous run and checked: the outputs must
+// not depend on what ran before. A session that ran another X first gives the same bits as a
+// fresh one.
+TEST(Int8Precision, OutputsDoNotDependOnEarlierRuns) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  SessionOptions opts;
+  opts.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
+  const std::string model = case_dir("lstm_fp32_bidirectional") + "/model.onnx";
+  Session fresh(model, opts), used(model, opts);
+  const Shape shape{9, 4, 16};
+  std::vector<float> a(9 * 4 * 16), b(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>(static_cast<int>(i * 37 % 101) - 50) / 25.0f;  // in [-2, 2]
+    b[i] = 0.3f * a[(i * 7) % a.size()] + 0.5f;                              // another range
+  }
+  used.run({{"X", Tensor::from_vector(shape, a)}});
+  const Outputs want = fresh.run({{"X", Tensor::from_vector(shape, b)}});
+  const Outputs got = used.run({{"X", Tensor::from_vector(shape, b)}});
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    const tools::Comparison c = tools::compare(got[k], want[k], tools::Tolerance{0.0, 0.0});
+    EXPECT_TRUE(c.match) << want.name(k) << ": " << c.reason;
+  }
+}
+
+// X's range sets its scale, so a NaN in X is an error naming the node, not garbage out.
+TEST(Int8Precision, NanInXIsAnError) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  SessionOptions opts;
+  opts.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
+  Session s(case_dir("lstm_fp32_bidirectional") + "/model.onnx", opts);
+  std::vector<float> x(9 * 4 * 16, 0.5f);
+  x[100] = std::nanf("");
+  testing::expect_error(
+      [&] {
+        s.run({{"X", Tensor::from_vector({9, 4, 16}, x)}});
+      },
+      ErrorCode::kInvalidArgument, {"lstm_fp32_bidirectional", "NaN"});
+}
+
+// A cell oneDNN 2.6 has no fast int8 for stays float32, and says why.
+TEST(Int8Precision, GruDeclinesWithTheReason) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  SessionOptions opts;
+  opts.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
+  Session s(std::string(RECUR_SOURCE_DIR) + "/tests/data/rnn/gru_batch1/model.onnx", opts);
+  ASSERT_EQ(s.assignment().size(), 1u);
+  EXPECT_TRUE(has_note(s.assignment().front(), "int8 declined (oneDNN 2.6 runs an int8 GRU"))
+      << all_notes(s.assignment().front());
+}
+
+TEST(Int8Precision, Fp32IsTheDefault) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  SessionOptions opts;
+  opts.providers({"onednn"});
+  EXPECT_FALSE(has_note(only_node("lstm_fp32_bidirectional", opts), "int8"));
+}
+
+}  // namespace
+}  // namespace recur
