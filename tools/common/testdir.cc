@@ -73,7 +73,9 @@ Tolerance precision_tolerance(SessionOptions::Precision p) {
       // (largest: lstm_large, 0.047 on outputs of scale 1; docs/precision.md).
       return {2e-2, 5e-2};
     case SessionOptions::Precision::kInt8:
-      return {5e-2, 5e-2};
+      // u8 activations and per-channel s8 weights: the unit tests' float LSTMs at int8 reach
+      // 0.040 against fp32 (docs/precision.md, "Tolerances"), which atol 0.06 covers.
+      return {5e-2, 6e-2};
     case SessionOptions::Precision::kFp32:
       break;
   }
