@@ -222,9 +222,14 @@ void set_tuning_hook(std::function<void()> h) {
   hook() = std::move(h);
 }
 
-// Timing a bucket takes up to seconds. It runs outside mu_, one bucket at a time per kernel
-// (tune_mu_, so that two races do not time each other), and a run that finds the kernel busy
-// timing goes on with the rule's choice instead of waiting: only the tuner's result is kept.
+// Timing a bucket takes up to seconds, so by default it never happens: a bucket takes the
+// tuning cache's entry, else the rule (candidates(), tabled in docs/semantics.md). With
+// onednn.tune=1 a bucket the cache lacks is timed where it is first chosen (at load for a
+// static shape); with onednn.tune=lazy the load takes the rule without keeping it, and the
+// first run times. Timing runs outside mu_, one bucket at a time per kernel (tune_mu_, so
+// that two races do not time each other), and a run that finds the kernel busy timing goes
+// on with the rule's choice instead of waiting: only the tuner's result is kept. `note` is
+// non-null only when the session is being created (prepare_static_shape).
 Result<Choice> RnnKernel::choose(const BucketKey& bucket, int64_t T, std::string* note) const {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -232,18 +237,20 @@ Result<Choice> RnnKernel::choose(const BucketKey& bucket, int64_t T, std::string
     if (it != choices_.end()) return it->second;
   }
   const Candidates cands = candidates(bucket, T);
-  if (!opts_.tune || opts_.deterministic || cands.list.size() == 1) {
+  auto keep = [&](const Choice& c, const char* why) {
     std::lock_guard<std::mutex> lock(mu_);
-    choices_.emplace(bucket, cands.untimed);
-    report_choice(bucket, T, cands.untimed,
-                  opts_.deterministic ? "fixed rule, deterministic" : "untimed rule", note);
+    choices_.emplace(bucket, c);
+    report_choice(bucket, T, c, why, note);
+    return c;
+  };
+  if (opts_.deterministic) return keep(cands.untimed, "fixed rule, deterministic");
+  if (cands.list.size() == 1) return keep(cands.untimed, "only candidate");
+  if (auto cached = cached_choice(bucket, cands)) return keep(*cached, "tuning cache");
+  using Tune = OnednnOptions::Tune;
+  if (opts_.tune == Tune::kOff) return keep(cands.untimed, "untimed rule");
+  if (opts_.tune == Tune::kLazy && note) {
+    report_choice(bucket, T, cands.untimed, "untimed rule until the first run times it", note);
     return cands.untimed;
-  }
-  if (auto cached = cached_choice(bucket, cands)) {
-    std::lock_guard<std::mutex> lock(mu_);
-    choices_.emplace(bucket, *cached);
-    report_choice(bucket, T, *cached, "tuning cache", note);
-    return *cached;
   }
   std::unique_lock<std::mutex> tuning(tune_mu_, std::try_to_lock);
   if (!tuning.owns_lock()) return cands.untimed;
@@ -275,9 +282,13 @@ std::string RnnKernel::cache_key(const BucketKey& bucket) const {
   static const char* const kDirs[] = {"forward", "reverse", "bidirectional"};
   static const char* const kImpl[] = {"auto", "any", "ldigo"};
   static const char* const kThreading[] = {"auto", "single", "omp", "split"};
+  // The compute precision, not the model's dtype (always f32 here): a bf16 or int8 kernel
+  // has other winners, and its entries must never be taken for fp32 ones.
+  static const char* const kPrecision[] = {"f32", "bf16", "int8"};
   return std::string("onednn.rnn;cell=") + spec_.cell_name() +
          ";dir=" + kDirs[static_cast<int>(spec_.direction)] +
-         ";dtype=f32;N=" + std::to_string(bucket.N) + ";I=" + std::to_string(bucket.I) +
+         ";dtype=" + kPrecision[static_cast<int>(opts_.precision)] +
+         ";N=" + std::to_string(bucket.N) + ";I=" + std::to_string(bucket.I) +
          ";H=" + std::to_string(bucket.H) + ";T=" + std::to_string(bucket.t_class) +
          ";segments=" + (bucket.segments ? "1" : "0") +
          ";threads=" + std::to_string(opts_.max_threads) +
