@@ -26,7 +26,8 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 SUITE = ["lstm_stream", "lstm_med", "lstm_large", "gru_lbr1", "gru_lbr0", "bilstm", "lstm_peep",
          "rnn_tanh"]
-CHOICE = re.compile(r"recur onednn: ([^:]+): (.*?) \((.*)\)$")
+# "recur onednn: NODE: LSTM N=32 T~100: weights any, 2 threads (batch split) (DETAIL)"
+CHOICE = re.compile(r"recur onednn: ([^:]+): (.*) \(([^()]*)\)$")
 
 
 def suite_dir():

@@ -338,21 +338,33 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
   Candidates cands;
   for (const Choice& t : threading)
     for (bool any : formats) cands.list.push_back({any, t.threads, t.split});
-  // Without timing (tune off, deterministic, or while another thread times): a fixed rule,
-  // tabled in docs/semantics.md. brgemm loses at small batches on one thread; threads cannot
-  // pay for their synchronisation on a tiny pass; a split of the batch (or directions) is
-  // kept unless steps are long, where pick_winner favours OpenMP too: kLongStepFlops is a
-  // step of 1 ms at the two-thread sgemm peak measured in docs/semantics.md (220 GFLOP/s),
-  // which puts lstm_med (1e8) on a split and lstm_large (1.1e9) on OpenMP, as timing did.
+  // Without timing (the default, deterministic, or while another thread times): a fixed
+  // rule, tabled in docs/semantics.md with the measurements behind it
+  // (tools/bench/untuned_vs_tuned.py). Threads cannot pay for their handoff on a pass under
+  // kSmallPassFlops (tens of microseconds: models/char_lstm_lm, crnn and rnnoise_gru ran
+  // 1.5-2x slower split in two); a split of the batch (or directions) is kept unless steps
+  // are long, where pick_winner favours OpenMP too: kLongStepFlops is a step of 1 ms at the
+  // two-thread sgemm peak measured in docs/semantics.md (220 GFLOP/s), which puts lstm_med
+  // (1e8) on a split and lstm_large (1.1e9) on OpenMP, as timing did. brgemm (any) loses
+  // only with one row per primitive (3.4x slower than gemm for lstm_stream); from two rows on
+  // timing chose it (models/lstm_basic, relu_rnn_stack, attention_lstm_classifier: 1.2-1.6x
+  // faster than gemm at N=2-3).
   constexpr double kLongStepFlops = 2.2e8;
+  constexpr double kSmallPassFlops = 2e7;
   const double step_flops = pass_flops / static_cast<double>(std::max<int64_t>(T, 1));
   Choice& best = cands.untimed;
   best = cands.list.front();
-  if (formats.size() > 1) best.any = N >= 8;
-  if (opts_.threading == ThreadingChoice::kAuto && maxt > 1 && N > 1 && !tiny) {
+  if (opts_.threading == ThreadingChoice::kAuto && maxt > 1 && N > 1 &&
+      pass_flops >= kSmallPassFlops) {
     const bool split = can_split && step_flops < kLongStepFlops;
     best.threads = split ? 1 : maxt;
     best.split = split ? maxt : 1;
+  }
+  if (formats.size() > 1) {
+    const std::vector<Job> jobs = jobs_for(best, N);
+    int64_t rows = N;
+    for (const Job& j : jobs) rows = std::min(rows, j.n1 - j.n0);
+    best.any = rows >= 2;
   }
   return cands;
 }
