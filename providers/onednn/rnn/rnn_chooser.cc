@@ -346,9 +346,11 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
   // are long, where pick_winner favours OpenMP too: kLongStepFlops is a step of 1 ms at the
   // two-thread sgemm peak measured in docs/semantics.md (220 GFLOP/s), which puts lstm_med
   // (1e8) on a split and lstm_large (1.1e9) on OpenMP, as timing did. brgemm (any) loses
-  // only with one row per primitive (3.4x slower than gemm for lstm_stream); from two rows on
-  // timing chose it (models/lstm_basic, relu_rnn_stack, attention_lstm_classifier: 1.2-1.6x
-  // faster than gemm at N=2-3).
+  // only with one row per primitive and a hidden size of 64 or more (lstm_stream, H=128:
+  // 1.05x gemm's time); from two rows on, or below H=64, timing chose it
+  // (models/lstm_basic, relu_rnn_stack, attention_lstm_classifier: 1.2-1.6x faster than gemm
+  // at N=2-3; the one-row segments of bilstm_seqlens and packed_bilstm_tagger, H=16 and 24:
+  // 1.1x).
   constexpr double kLongStepFlops = 2.2e8;
   constexpr double kSmallPassFlops = 2e7;
   const double step_flops = pass_flops / static_cast<double>(std::max<int64_t>(T, 1));
@@ -364,7 +366,8 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
     const std::vector<Job> jobs = jobs_for(best, N);
     int64_t rows = N;
     for (const Job& j : jobs) rows = std::min(rows, j.n1 - j.n0);
-    best.any = rows >= 2;
+    constexpr int64_t kGemmMinHidden = 64;
+    best.any = rows >= 2 || H < kGemmMinHidden;
   }
   return cands;
 }
