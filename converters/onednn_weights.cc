@@ -82,8 +82,19 @@ Status onnx_to_onednn_weights(const OnednnRnnGeometry& g, const float* onnx, int
         float* o = dst_d + og * H * in;
         for (int64_t k = 0; k < H * in; ++k) o[k] = s.sign * blk[k];
       } else {  // ldigo: [in][G][H]
-        for (int64_t h = 0; h < H; ++h) {
-          for (int64_t i = 0; i < in; ++i) dst_d[(i * G + og) * H + h] = s.sign * blk[h * in + i];
+        // A transpose, by tiles that stay in the cache: element by element, each write of a
+        // large matrix would land G*H floats from the last (lstm_large's repack took most of
+        // its load time that way).
+        constexpr int64_t kTile = 32;
+        for (int64_t h0 = 0; h0 < H; h0 += kTile) {
+          const int64_t h1 = std::min(H, h0 + kTile);
+          for (int64_t i0 = 0; i0 < in; i0 += kTile) {
+            const int64_t i1 = std::min(in, i0 + kTile);
+            for (int64_t i = i0; i < i1; ++i) {
+              float* o = dst_d + (i * G + og) * H;
+              for (int64_t h = h0; h < h1; ++h) o[h] = s.sign * blk[h * in + i];
+            }
+          }
         }
       }
     }

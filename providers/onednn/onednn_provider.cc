@@ -52,7 +52,13 @@ class OnednnProvider final : public ExecutionProvider {
                   using P = ProviderConfig::Precision;
                   o.precision = v == "fp32" ? P::kFp32 : v == "bf16" ? P::kBf16 : P::kInt8;
                 })
-        .flag("tune", &o.tune)
+        .choice("tune", {"0", "1", "lazy", "off", "on", "false", "true"},
+                [&o](const std::string& v) {
+                  using T = OnednnOptions::Tune;
+                  o.tune = v == "lazy"                            ? T::kLazy
+                           : v == "1" || v == "on" || v == "true" ? T::kAtLoad
+                                                                  : T::kOff;
+                })
         .flag("verbose", &o.verbose);
     // tuning_cache takes a path, which the parser's table has no kind for.
     std::map<std::string, std::string> settings = config.settings;

@@ -230,6 +230,23 @@ TEST(RecurRunCli, ConcurrencyCountsEveryThreadsRuns) {
   EXPECT_TRUE(has(text, "runs/s (2 threads")) << text.output;
 }
 
+// recur-bench reads the memory at load (issue 15): VmHWM and VmRSS right after the session
+// is created, in KiB; the peak cannot be below the current size.
+TEST(RecurRunCli, PerfJsonReportsTheMemoryAtLoad) {
+  TempDir dir;
+  const std::string model = symbolic_model(dir.path());
+  RunResult r = run_cli(model + " --random-inputs --dim N=2 --perf --warmup 0 --repeat 1 --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json j = json_line(r);
+  ASSERT_TRUE(j.contains("load_peak_rss_kib")) << r.output;
+  ASSERT_TRUE(j.contains("load_rss_kib")) << r.output;
+  const int64_t peak = j["load_peak_rss_kib"].get<int64_t>();
+  const int64_t now = j["load_rss_kib"].get<int64_t>();
+  // A process that has loaded libstdc++ and a model holds more than 1 MiB.
+  EXPECT_GT(now, 1024);
+  EXPECT_GE(peak, now);
+}
+
 TEST(RecurRunCli, DurationBoundsTheTimedPhase) {
   TempDir dir;
   const std::string model = symbolic_model(dir.path());

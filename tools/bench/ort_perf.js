@@ -37,6 +37,20 @@ function readFeeds(dir) {
   return feeds;
 }
 
+// VmHWM and VmRSS in KiB, as recur-run --perf --json reports them after load; -1 if absent.
+function loadMemory() {
+  const out = {hwm: -1, rss: -1};
+  try {
+    for (const line of fs.readFileSync('/proc/self/status', 'utf8').split('\n')) {
+      if (line.startsWith('VmHWM:')) out.hwm = parseInt(line.slice(6), 10);
+      if (line.startsWith('VmRSS:')) out.rss = parseInt(line.slice(6), 10);
+    }
+  } catch (e) {
+    // Not Linux: the columns stay empty.
+  }
+  return out;
+}
+
 async function main() {
   const [model, dir, threadsArg, warmupArg, repeatArg] = process.argv.slice(2);
   if (!model || !dir) {
@@ -56,6 +70,7 @@ async function main() {
     graphOptimizationLevel: 'all',
   });
   const loadMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  const mem = loadMemory();
   for (let i = 0; i < warmup; ++i) await session.run(feeds);
   const ms = [];
   for (let i = 0; i < repeat; ++i) {
@@ -75,6 +90,8 @@ async function main() {
     samples_ms: ms,
     latency_ms: {min: sorted[0], p50: percentile(sorted, 0.5), p90: percentile(sorted, 0.9),
                  mean},
+    load_peak_rss_kib: mem.hwm,
+    load_rss_kib: mem.rss,
   }));
 }
 

@@ -18,6 +18,7 @@ Examples:
   tools/recur-bench --from-json out.json --plot out.png                  # redraw, no timing
 """
 import argparse
+import atexit
 import json
 import math
 import os
@@ -162,6 +163,11 @@ def make_engines(a, recur_run, renv, say):
     engines = [eng.RecurEngine(p, recur_run, renv, built, x)
                for p in sorted(wanted, key=DISPLAY_ORDER.index) for x in precisions
                if x == "fp32" or p in eng.PRECISION_PROVIDERS]
+    # A tuning cache of this run's own, never the user's: warm loads read what this run tuned.
+    cache_dir = tempfile.mkdtemp(prefix="recur-bench-tuning-")
+    atexit.register(shutil.rmtree, cache_dir, True)
+    for e in engines:
+        e.tuning_cache = os.path.join(cache_dir, "tuning-cache")
     peers = [p.strip() for p in a.peers.split(",") if p.strip() and p.strip() != "none"]
     for p in peers:
         if p not in ("onnxruntime", "pytorch"):
@@ -286,7 +292,10 @@ class Series:
     def __init__(self, engine):
         self.engine = engine
         self.samples = []
-        self.loads = []
+        self.loads = []       # cold: no tuning cache (the untuned rule), and every peer
+        self.loads_warm = []  # recur's oneDNN with the cache a tuning block filled
+        self.loads_tune = []  # that tuning block: onednn.tune=1, timing at load
+        self.load_hwm = []    # peak RSS right after the session was created (VmHWM), MiB
         self.rss = []
         self.blocks = []
         self.error = None
@@ -296,8 +305,8 @@ class Series:
         self.repeat = 0
 
 
-def run_block(e, work, threads, warmup, repeat, timeout, series):
-    child = eng.run_child(e.command(work, threads, warmup, repeat), e.env(), timeout)
+def run_block(e, work, threads, warmup, repeat, timeout, series, mode=None):
+    child = eng.run_child(e.command(work, threads, warmup, repeat, mode), e.env(), timeout)
     if child.rc != 0:
         series.error = "failed: " + child.error_text().replace("recur-run: error: ", "")
         return None
@@ -306,10 +315,14 @@ def run_block(e, work, threads, warmup, repeat, timeout, series):
     except (ValueError, KeyError) as ex:
         series.error = "failed: unreadable output (%s): %s" % (ex, child.out.strip()[-300:])
         return None
-    series.loads.append(r["load_ms"])
+    {"warm": series.loads_warm, "tune": series.loads_tune}.get(mode, series.loads).append(
+        r["load_ms"])
+    if r.get("load_peak_rss_mib") is not None and mode != "tune":
+        series.load_hwm.append(r["load_peak_rss_mib"])
     series.rss.append(child.maxrss_mb)
     series.assigned = r.get("assigned") or series.assigned
-    series.blocks.append({"warmup": warmup, "repeat": repeat, "load_ms": r["load_ms"],
+    series.blocks.append({"warmup": warmup, "repeat": repeat, "mode": mode or "cold",
+                          "load_ms": r["load_ms"], "load_peak_rss_mib": r.get("load_peak_rss_mib"),
                           "peak_rss_mib": child.maxrss_mb, "samples_ms": r["samples_ms"],
                           "wall_s": child.wall_s})
     return r["samples_ms"]
@@ -337,7 +350,9 @@ def measure(work, runnable, threads, a, bar):
     for e in runnable:
         s = series[e.name]
         bar.update("%s  %s  probe" % (work.label, e.name))
-        got = run_block(e, work, threads, 0, 1, a.timeout, s)
+        # recur's oneDNN probe runs with onednn.tune=1 and fills the tuning cache that its
+        # warm blocks then read.
+        got = run_block(e, work, threads, 0, 1, a.timeout, s, "tune")
         bar.update(advance=1)
         if got is None:
             bar.update(advance=a.rounds)
@@ -356,7 +371,9 @@ def measure(work, runnable, threads, a, bar):
             if s.error or r >= s.rounds:
                 continue
             bar.update("%s  %s  round %d/%d" % (work.label, e.name, r + 1, s.rounds))
-            got = run_block(e, work, threads, s.warmup, s.repeat, a.timeout, s)
+            # Cold and warm loads alternate (cold first): only recur's oneDNN tells them apart.
+            got = run_block(e, work, threads, s.warmup, s.repeat, a.timeout, s,
+                            "warm" if r % 2 else "cold")
             bar.update(advance=1)
             if got is None:
                 bar.update(advance=s.rounds - r - 1)
@@ -374,7 +391,7 @@ def median(v):
 def empty_rss(engines_run, threads, cache, a, bar):
     """Peak RSS of each engine on the empty model (median of 3 child processes)."""
     w = empty_model(cache)
-    out = {}
+    out, at_load = {}, {}
     for e in engines_run:
         s = Series(e)
         bar.update("memory of %s with an empty model (%d thread%s)" % (
@@ -390,7 +407,8 @@ def empty_rss(engines_run, threads, cache, a, bar):
                 run_block(e, w, threads, 0, 1, a.timeout, s)
         bar.update(advance=1)
         out[e.name] = median(s.rss) if s.rss else None
-    return out
+        at_load[e.name] = median(s.load_hwm) if s.load_hwm else None
+    return out, at_load
 
 
 def profile_path(directory, work, engine, threads):
@@ -429,7 +447,10 @@ def result_entry(work, e, threads, s, skip_reason=None):
         return r
     r.update(status="ok", latency=stats.summarize(s.samples),
              samples_ms=[float("%.5g" % x) for x in s.samples],
-             load_ms=median(s.loads), load_ms_all=s.loads, peak_rss_mib=median(s.rss),
+             load_ms=median(s.loads), load_ms_all=s.loads, load_warm_ms=median(s.loads_warm),
+             load_warm_ms_all=s.loads_warm, load_tune_ms=median(s.loads_tune),
+             load_peak_rss_mib=median(s.load_hwm), load_peak_rss_mib_all=s.load_hwm,
+             peak_rss_mib=median(s.rss),
              peak_rss_mib_all=s.rss, rounds=s.rounds, warmup=s.warmup, repeat=s.repeat,
              blocks=len(s.blocks), assigned=s.assigned)
     if s.error:
@@ -450,6 +471,9 @@ def add_ratios(result):
         empty = result.get("empty_rss_mib", {}).get(str(t), {}).get(e)
         if empty is not None and r.get("peak_rss_mib") is not None:
             r["rss_over_empty_mib"] = max(0.0, r["peak_rss_mib"] - empty)
+        empty = result.get("empty_load_rss_mib", {}).get(str(t), {}).get(e)
+        if empty is not None and r.get("load_peak_rss_mib") is not None:
+            r["load_rss_over_empty_mib"] = max(0.0, r["load_peak_rss_mib"] - empty)
 
 
 def add_crossovers(result):
@@ -606,7 +630,8 @@ def _main(a, bar):
                   "settings": {"threads": threads, "rounds": a.rounds, "warmup": a.warmup,
                                "repeat": int(math.ceil(a.min_runs / a.rounds)),
                                "min_runs": a.min_runs, "budget_s": a.budget, "seed": a.seed},
-                  "messages": messages, "results": [], "empty_rss_mib": {}}
+                  "messages": messages, "results": [], "empty_rss_mib": {},
+                  "empty_load_rss_mib": {}}
         plan = []
         for w in works:
             runnable, skipped = [], []
@@ -627,7 +652,8 @@ def _main(a, bar):
         bar.total = total
         bar.update("starting")
         for t in threads:
-            result["empty_rss_mib"][str(t)] = empty_rss(available, t, workload.CACHE, a, bar)
+            result["empty_rss_mib"][str(t)], result["empty_load_rss_mib"][str(t)] = empty_rss(
+                available, t, workload.CACHE, a, bar)
             for w, runnable, skipped in plan:
                 series = measure(w, runnable, t, a, bar) if runnable else {}
                 for e in engines:

@@ -125,7 +125,7 @@ class Engine:
         """None when this engine can run `work`, else why not."""
         return None
 
-    def command(self, work, threads, warmup, repeat):
+    def command(self, work, threads, warmup, repeat, mode=None):
         raise NotImplementedError
 
     def env(self):
@@ -133,8 +133,10 @@ class Engine:
 
     def parse(self, out):
         r = last_json(out)
+        hwm = r.get("load_peak_rss_kib")
         return {"load_ms": float(r["load_ms"]), "samples_ms": [float(x) for x in r["samples_ms"]],
-                "assigned": r.get("assigned")}
+                "assigned": r.get("assigned"),
+                "load_peak_rss_mib": hwm / 1024.0 if hwm is not None and hwm >= 0 else None}
 
 
 # --- recur ----------------------------------------------------------------------------------
@@ -193,6 +195,7 @@ class RecurEngine(Engine):
             self.reason = "not in this build: configure with %s" % _BUILD_FLAG.get(
                 provider, "the provider enabled")
         self._plans = {}
+        self.tuning_cache = None  # a file of this recur-bench run's own (cli.py sets it)
 
     def env(self):
         return self._env
@@ -228,12 +231,21 @@ class RecurEngine(Engine):
             return "%d/%d" % (total, total)
         return ", ".join("%s %d" % kv for kv in sorted(counts.items(), key=lambda kv: -kv[1]))
 
-    def command(self, work, threads, warmup, repeat):
+    def command(self, work, threads, warmup, repeat, mode=None):
         cmd = [self.recur_run, work.model, "--perf", "--json", "--providers",
                ",".join(self.chain), "--threads", str(threads), "--warmup", str(warmup),
                "--repeat", str(repeat)]
         if self.precision != "fp32":
             cmd += ["--precision", self.precision]
+        # The oneDNN RNN kernel's tuning cache (docs/tuning-cache.md): "cold" loads with none
+        # (the untuned rule), "warm" with the file a "tune" block filled (onednn.tune=1).
+        if self.tuning_cache and self.provider == "onednn":
+            if mode == "tune":
+                cmd += ["--tuning-cache", self.tuning_cache, "--set", "onednn.tune=1"]
+            elif mode == "warm":
+                cmd += ["--tuning-cache", self.tuning_cache]
+            else:
+                cmd += ["--tuning-cache", "off"]
         for k, (name, _, _) in enumerate(work.inputs):
             cmd += ["--input", "%s=%s" % (name, os.path.join(work.feeds_dir, "input_%d.npy" % k))]
         return cmd
@@ -315,7 +327,7 @@ class OrtNodeEngine(Engine):
     def check(self, work):
         return _ort_feed_check(work)
 
-    def command(self, work, threads, warmup, repeat):
+    def command(self, work, threads, warmup, repeat, mode=None):
         return ["node", ORT_JS, work.model, work.feeds_dir, str(threads), str(warmup),
                 str(repeat)]
 
@@ -355,7 +367,7 @@ class OrtPythonEngine(Engine):
     def check(self, work):
         return _ort_feed_check(work)
 
-    def command(self, work, threads, warmup, repeat):
+    def command(self, work, threads, warmup, repeat, mode=None):
         return [self.python, os.path.join(HERE, "ort_py_perf.py"), work.model, work.feeds_dir,
                 str(threads), str(warmup), str(repeat)]
 
@@ -396,6 +408,6 @@ class TorchEngine(Engine):
             sys.path.pop(0)
         return torch_perf.why_not(work.model)
 
-    def command(self, work, threads, warmup, repeat):
+    def command(self, work, threads, warmup, repeat, mode=None):
         return [self.python, os.path.join(HERE, "torch_perf.py"), work.model, work.feeds_dir,
                 self.torch_device, str(threads), str(warmup), str(repeat)]

@@ -39,7 +39,7 @@ def rows(result, threads):
         lat = r.get("latency")
         if r["status"] != "ok" or not lat:
             out.append([case, r["engine"], r.get("nodes") or "-", "-", "-", "-", "-", "-", "-",
-                        "-", "-", r.get("reason", r["status"])])
+                        "-", "-", "-", "-", r.get("reason", r["status"])])
             continue
         note = []
         if lat["n"] < result["settings"]["min_runs"]:
@@ -50,7 +50,8 @@ def rows(result, threads):
         out.append([case, r["engine"], r.get("nodes") or "-", fmt_ms(lat["median"]),
                     fmt_ms(lat["p90"]), fmt_ms(lat["min"]), str(lat["n"]),
                     "base" if r["engine"] == base else ratio_text(r.get("speedup")),
-                    fmt_ms(r.get("load_ms")), fmt_mb(r.get("peak_rss_mib")),
+                    fmt_ms(r.get("load_ms")), fmt_ms(r.get("load_warm_ms")),
+                    fmt_mb(r.get("load_rss_over_empty_mib")), fmt_mb(r.get("peak_rss_mib")),
                     fmt_mb(r.get("rss_over_empty_mib")), "; ".join(note)])
     return out
 
@@ -58,14 +59,15 @@ def rows(result, threads):
 def headers(result):
     base = result.get("baseline") or "-"
     return ["case", "engine", "nodes", "p50 ms", "p90 ms", "min ms", "runs",
-            "vs %s" % base, "load ms", "peak RSS MiB", "over empty MiB", "note"]
+            "vs %s" % base, "load ms", "warm load ms", "load over empty MiB", "peak RSS MiB",
+            "over empty MiB", "note"]
 
 
 def text_table(head, body, max_note=70):
     body = [r[:-1] + [r[-1] if len(r[-1]) <= max_note else r[-1][:max_note - 3] + "..."]
             for r in body]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
-    numeric = set(range(3, 11))
+    numeric = set(range(3, 13))
 
     def line(cells):
         out = []
@@ -177,6 +179,44 @@ def seed_text(result):
     return "\n".join(lines)
 
 
+def load_text(result):
+    """Issue 15's targets, case by case: cold and warm load and the memory at load over an
+    empty model, each as the largest ratio to the baseline, naming that case."""
+    base = result.get("baseline")
+    if not base:
+        return ""
+    by = {(r["case"], tuple(sorted(r.get("point", {}).items())), r["threads"], r["engine"]): r
+          for r in result["results"] if r["status"] == "ok"}
+    lines = []
+    for t in result["settings"]["threads"]:
+        for e in result["engines"]:
+            if e.get("family") != "recur":
+                continue
+            worst = {}
+            for (case, point, th, name), r in by.items():
+                b = by.get((case, point, th, base))
+                if th != t or name != e["name"] or not b:
+                    continue
+                for key, bkey in (("load_ms", "load_ms"), ("load_warm_ms", "load_ms"),
+                                  ("load_rss_over_empty_mib", "load_rss_over_empty_mib")):
+                    if r.get(key) is None or not b.get(bkey):
+                        continue
+                    x = r[key] / b[bkey]
+                    if key not in worst or x > worst[key][0]:
+                        worst[key] = (x, case)
+            if worst:
+                def part(key, what):
+                    return "%s %s" % (what, "%.2fx (%s)" % worst[key] if key in worst else "-")
+                lines.append("  %-12s %d thread%s: %s; %s; %s" % (
+                    e["name"], t, "s" if t > 1 else "", part("load_ms", "cold load"),
+                    part("load_warm_ms", "warm load"),
+                    part("load_rss_over_empty_mib", "peak RSS at load over empty")))
+    if not lines:
+        return ""
+    return ("Load against %s, the largest ratio over the cases (below 1: less than %s):\n"
+            % (base, base) + "\n".join(lines))
+
+
 def crossover_text(result):
     lines = []
     for c in result.get("crossovers", []):
@@ -224,7 +264,8 @@ def full_text(result):
         if not body:
             continue
         out += ["", "%d thread%s:" % (t, "s" if t > 1 else ""), text_table(headers(result), body)]
-    for extra in (speed_text(result), seed_text(result), crossover_text(result)):
+    for extra in (speed_text(result), seed_text(result), load_text(result),
+                  crossover_text(result)):
         if extra:
             out += ["", extra]
     return "\n".join(out) + "\n"

@@ -127,6 +127,7 @@ int run_model(const Args& a) {
     const auto t0 = Clock::now();
     const Session session(model, a.session);
     const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (a.perf) note_load_memory();
     if (a.session.plan_only() && a.json) {
       print_plan_json(session, model);
       return kExitOk;

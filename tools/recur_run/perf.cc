@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <latch>
 #include <map>
@@ -24,6 +25,9 @@ struct Timing {
   std::vector<double> ms;  // every timed run, thread by thread
   double wall_s = 0;       // the timed phase, first start to last finish
 };
+
+// VmHWM and VmRSS in KiB at the end of load; -1 where /proc gives none.
+long g_load_hwm_kib = -1, g_load_rss_kib = -1;
 
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
@@ -151,6 +155,8 @@ void print_json(const Session& s, const Timing& t, const Stats& st, double load_
   j["wall_s"] = t.wall_s;
   j["throughput_per_s"] = st.throughput;
   if (a.by_op) j["by_op"] = by_op_json(timed_breakdown(s, a), kTopNodes);
+  j["load_peak_rss_kib"] = g_load_hwm_kib;
+  j["load_rss_kib"] = g_load_rss_kib;
   std::cout << json_text(j) << "\n";
 }
 
@@ -165,6 +171,14 @@ void print_text(const Timing& t, const Stats& st, double load_ms, const Args& a)
 }
 
 }  // namespace
+
+void note_load_memory() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) g_load_hwm_kib = std::stol(line.substr(6));
+    if (line.rfind("VmRSS:", 0) == 0) g_load_rss_kib = std::stol(line.substr(6));
+  }
+}
 
 int run_perf(const Session& s, const Feeds& feeds, double load_ms, const Args& a,
              const std::string& model) {

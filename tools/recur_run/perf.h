@@ -9,6 +9,10 @@
 
 namespace recur::tools {
 
+// Records the process's peak and current resident memory (VmHWM, VmRSS) right after the
+// session is created, for --perf --json's load_peak_rss_kib and load_rss_kib.
+void note_load_memory();
+
 int run_perf(const Session& session, const Feeds& feeds, double load_ms, const Args& a,
              const std::string& model);
 

@@ -143,7 +143,10 @@ struct OnednnOptions : ProviderOptions {
   ImplChoice impl = ImplChoice::kAuto;                 // onednn.impl: auto | any | ldigo
   ThreadingChoice threading = ThreadingChoice::kAuto;  // onednn.threading: auto | single |
                                                        // omp | split
-  bool tune = true;      // onednn.tune: time the candidates per shape bucket
+  // onednn.tune: 0 takes the cache's entry or else the rule, never timing; 1 times a bucket
+  // the cache lacks when the session is created; lazy times it at its first run instead.
+  enum class Tune { kOff, kAtLoad, kLazy };
+  Tune tune = Tune::kOff;
   bool verbose = false;  // onednn.verbose: print each choice to stderr
   // onednn.precision: fp32 | bf16 | int8, else SessionOptions::cpu_precision.
   ProviderConfig::Precision precision = ProviderConfig::Precision::kFp32;

@@ -222,9 +222,14 @@ void set_tuning_hook(std::function<void()> h) {
   hook() = std::move(h);
 }
 
-// Timing a bucket takes up to seconds. It runs outside mu_, one bucket at a time per kernel
-// (tune_mu_, so that two races do not time each other), and a run that finds the kernel busy
-// timing goes on with the rule's choice instead of waiting: only the tuner's result is kept.
+// Timing a bucket takes up to seconds, so by default it never happens: a bucket takes the
+// tuning cache's entry, else the rule (candidates(), tabled in docs/semantics.md). With
+// onednn.tune=1 a bucket the cache lacks is timed where it is first chosen (at load for a
+// static shape); with onednn.tune=lazy the load takes the rule without keeping it, and the
+// first run times. Timing runs outside mu_, one bucket at a time per kernel (tune_mu_, so
+// that two races do not time each other), and a run that finds the kernel busy timing goes
+// on with the rule's choice instead of waiting: only the tuner's result is kept. `note` is
+// non-null only when the session is being created (prepare_static_shape).
 Result<Choice> RnnKernel::choose(const BucketKey& bucket, int64_t T, std::string* note) const {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -232,18 +237,20 @@ Result<Choice> RnnKernel::choose(const BucketKey& bucket, int64_t T, std::string
     if (it != choices_.end()) return it->second;
   }
   const Candidates cands = candidates(bucket, T);
-  if (!opts_.tune || opts_.deterministic || cands.list.size() == 1) {
+  auto keep = [&](const Choice& c, const char* why) {
     std::lock_guard<std::mutex> lock(mu_);
-    choices_.emplace(bucket, cands.untimed);
-    report_choice(bucket, T, cands.untimed,
-                  opts_.deterministic ? "fixed rule, deterministic" : "untimed rule", note);
+    choices_.emplace(bucket, c);
+    report_choice(bucket, T, c, why, note);
+    return c;
+  };
+  if (opts_.deterministic) return keep(cands.untimed, "fixed rule, deterministic");
+  if (cands.list.size() == 1) return keep(cands.untimed, "only candidate");
+  if (auto cached = cached_choice(bucket, cands)) return keep(*cached, "tuning cache");
+  using Tune = OnednnOptions::Tune;
+  if (opts_.tune == Tune::kOff) return keep(cands.untimed, "untimed rule");
+  if (opts_.tune == Tune::kLazy && note) {
+    report_choice(bucket, T, cands.untimed, "untimed rule until the first run times it", note);
     return cands.untimed;
-  }
-  if (auto cached = cached_choice(bucket, cands)) {
-    std::lock_guard<std::mutex> lock(mu_);
-    choices_.emplace(bucket, *cached);
-    report_choice(bucket, T, *cached, "tuning cache", note);
-    return *cached;
   }
   std::unique_lock<std::mutex> tuning(tune_mu_, std::try_to_lock);
   if (!tuning.owns_lock()) return cands.untimed;
@@ -275,8 +282,12 @@ std::string RnnKernel::cache_key(const BucketKey& bucket) const {
   static const char* const kDirs[] = {"forward", "reverse", "bidirectional"};
   static const char* const kImpl[] = {"auto", "any", "ldigo"};
   static const char* const kThreading[] = {"auto", "single", "omp", "split"};
+  // The compute precision, not the model's dtype (always f32 here): a bf16 kernel has other
+  // winners, and its entries must never be taken for fp32 ones. A node that declined bf16 runs
+  // fp32 and shares the fp32 entries; int8 LSTMs run rnn_int8, which does not time.
   return std::string("onednn.rnn;cell=") + spec_.cell_name() +
-         ";dir=" + kDirs[static_cast<int>(spec_.direction)] + ";dtype=" + (bf16_ ? "bf16" : "f32") +
+         ";dir=" + kDirs[static_cast<int>(spec_.direction)] +
+         ";dtype=" + (bf16_ ? "bf16" : "f32") +
          ";N=" + std::to_string(bucket.N) + ";I=" + std::to_string(bucket.I) +
          ";H=" + std::to_string(bucket.H) + ";T=" + std::to_string(bucket.t_class) +
          ";segments=" + (bucket.segments ? "1" : "0") +
@@ -327,21 +338,36 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
   Candidates cands;
   for (const Choice& t : threading)
     for (bool any : formats) cands.list.push_back({any, t.threads, t.split});
-  // Without timing (tune off, deterministic, or while another thread times): a fixed rule,
-  // tabled in docs/semantics.md. brgemm loses at small batches on one thread; threads cannot
-  // pay for their synchronisation on a tiny pass; a split of the batch (or directions) is
-  // kept unless steps are long, where pick_winner favours OpenMP too: kLongStepFlops is a
-  // step of 1 ms at the two-thread sgemm peak measured in docs/semantics.md (220 GFLOP/s),
-  // which puts lstm_med (1e8) on a split and lstm_large (1.1e9) on OpenMP, as timing did.
+  // Without timing (the default, deterministic, or while another thread times): a fixed
+  // rule, tabled in docs/semantics.md with the measurements behind it
+  // (tools/bench/untuned_vs_tuned.py). Threads cannot pay for their handoff on a pass under
+  // kSmallPassFlops (tens of microseconds: models/char_lstm_lm, crnn and rnnoise_gru ran
+  // 1.5-2x slower split in two); a split of the batch (or directions) is kept unless steps
+  // are long, where pick_winner favours OpenMP too: kLongStepFlops is a step of 1 ms at the
+  // two-thread sgemm peak measured in docs/semantics.md (220 GFLOP/s), which puts lstm_med
+  // (1e8) on a split and lstm_large (1.1e9) on OpenMP, as timing did. brgemm (any) loses
+  // only with one row per primitive and a hidden size of 64 or more (lstm_stream, H=128:
+  // 1.05x gemm's time); from two rows on, or below H=64, timing chose it
+  // (models/lstm_basic, relu_rnn_stack, attention_lstm_classifier: 1.2-1.6x faster than gemm
+  // at N=2-3; the one-row segments of bilstm_seqlens and packed_bilstm_tagger, H=16 and 24:
+  // 1.1x).
   constexpr double kLongStepFlops = 2.2e8;
+  constexpr double kSmallPassFlops = 2e7;
   const double step_flops = pass_flops / static_cast<double>(std::max<int64_t>(T, 1));
   Choice& best = cands.untimed;
   best = cands.list.front();
-  if (formats.size() > 1) best.any = N >= 8;
-  if (opts_.threading == ThreadingChoice::kAuto && maxt > 1 && N > 1 && !tiny) {
+  if (opts_.threading == ThreadingChoice::kAuto && maxt > 1 && N > 1 &&
+      pass_flops >= kSmallPassFlops) {
     const bool split = can_split && step_flops < kLongStepFlops;
     best.threads = split ? 1 : maxt;
     best.split = split ? maxt : 1;
+  }
+  if (formats.size() > 1) {
+    const std::vector<Job> jobs = jobs_for(best, N);
+    int64_t rows = N;
+    for (const Job& j : jobs) rows = std::min(rows, j.n1 - j.n0);
+    constexpr int64_t kGemmMinHidden = 64;
+    best.any = rows >= 2 || H < kGemmMinHidden;
   }
   return cands;
 }

@@ -113,17 +113,15 @@ Result<RnnDims> RnnKernel::check_const_weights(CompileContext& ctx, const Tensor
 }
 
 // The constant weights in ldigo per direction, the format every other one is reordered from.
+// Each direction is converted straight into the buffer that keeps it: with the ONNX copy that
+// is two copies of the weights at the peak of loading, not three.
 Status RnnKernel::hold_const_weights(const Tensor* w, const Tensor* r, const Tensor* b,
                                      const Tensor* p, int64_t I, int64_t H) {
   const int64_t Dn = D();
   const int64_t G = geom_.gates(), Gb = geom_.bias_gates();
-  std::vector<float> wl(static_cast<size_t>(geom_.weights_size(I)));
-  std::vector<float> wi(static_cast<size_t>(geom_.weights_size(H)));
+  OnednnRnnGeometry one = geom_;
+  one.directions = 1;
   std::vector<float> bias(static_cast<size_t>(geom_.bias_size()));
-  RECUR_RETURN_IF_ERROR(
-      onnx_to_onednn_weights(geom_, w->data<float>(), I, OnednnWeightsFormat::kLdigo, wl.data()));
-  RECUR_RETURN_IF_ERROR(
-      onnx_to_onednn_weights(geom_, r->data<float>(), H, OnednnWeightsFormat::kLdigo, wi.data()));
   RECUR_RETURN_IF_ERROR(onnx_to_onednn_bias(geom_, b ? b->data<float>() : nullptr, bias.data()));
   std::vector<float> peep;
   if (has_peephole()) {
@@ -133,13 +131,18 @@ Status RnnKernel::hold_const_weights(const Tensor* w, const Tensor* r, const Ten
   const memory::desc ldigo_l({1, 1, I, G, H}, DT::f32, Tag::ldigo);
   const memory::desc ldigo_i({1, 1, H, G, H}, DT::f32, Tag::ldigo);
   for (int64_t d = 0; d < Dn; ++d) {
-    auto slice = [&](const std::vector<float>& all, int64_t per) {
+    auto convert = [&](const Tensor* onnx, int64_t in) -> Result<std::shared_ptr<AlignedBuffer>> {
+      const int64_t per = G * H * in;
       auto buf = std::make_shared<AlignedBuffer>(static_cast<size_t>(per) * sizeof(float));
-      std::memcpy(buf->data, all.data() + d * per, buf->bytes);
+      RECUR_RETURN_IF_ERROR(onnx_to_onednn_weights(one, onnx->data<float>() + d * per, in,
+                                                   OnednnWeightsFormat::kLdigo,
+                                                   static_cast<float*>(buf->data)));
       return buf;
     };
-    formats_[{static_cast<int>(d), true}].push_back({ldigo_l, slice(wl, I * G * H)});
-    formats_[{static_cast<int>(d), false}].push_back({ldigo_i, slice(wi, H * G * H)});
+    RECUR_ASSIGN_OR_RETURN(auto wl, convert(w, I));
+    RECUR_ASSIGN_OR_RETURN(auto wi, convert(r, H));
+    formats_[{static_cast<int>(d), true}].push_back({ldigo_l, std::move(wl)});
+    formats_[{static_cast<int>(d), false}].push_back({ldigo_i, std::move(wi)});
     bias_.emplace_back(bias.begin() + d * Gb * H, bias.begin() + (d + 1) * Gb * H);
     if (has_peephole())
       peephole_.emplace_back(peep.begin() + d * 3 * H, peep.begin() + (d + 1) * 3 * H);

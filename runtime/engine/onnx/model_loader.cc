@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
+#include <google/protobuf/io/zero_copy_stream.h>
 #include <onnx/onnx_pb.h>
 
 #include "runtime/engine/onnx/schema_check.h"
@@ -54,6 +56,9 @@ class Loader {
 
   Status read_graph(const onnx::GraphProto& gp, Graph& g, const Scope* parent,
                     const std::string& where);
+  // The main graph, owned by the caller and not read again after loading: its initializers'
+  // bytes are taken rather than copied (subgraphs' are few and small, and copied).
+  void take_initializers_of(onnx::GraphProto* gp) { owned_ = gp; }
 
  private:
   // The steps of read_graph, in the order it takes them.
@@ -80,6 +85,7 @@ class Loader {
   ExternalData* external_;
   LoadOptions options_;
   std::vector<std::string>* warnings_;
+  onnx::GraphProto* owned_ = nullptr;
 };
 
 Status Loader::read_type(const onnx::TypeProto& tp, const std::string& name, TypeInfo* out,
@@ -299,13 +305,17 @@ Status Loader::read_graph_inputs(const onnx::GraphProto& gp, Graph& g, const std
 }
 
 Status Loader::read_initializers(const onnx::GraphProto& gp, Graph& g, const std::string& pfx) {
-  for (const auto& init : gp.initializer()) {
+  onnx::GraphProto* owned = &gp == owned_ ? owned_ : nullptr;
+  for (int i = 0; i < gp.initializer_size(); ++i) {
+    const onnx::TensorProto& init = gp.initializer(i);
     RECUR_ASSIGN_OR_RETURN(ValueId v, define_value(g, init.name(), "initializer", pfx));
     if (g.value(v).is_initializer) {
       return invalid_model(pfx + ": initializer '" + init.name() + "' is defined twice");
     }
+    const std::string what = pfx + ": initializer '" + init.name() + "'";
     RECUR_ASSIGN_OR_RETURN(
-        Tensor t, tensor_from_proto(init, external_, pfx + ": initializer '" + init.name() + "'"));
+        Tensor t, owned ? tensor_from_proto_taking(owned->mutable_initializer(i), external_, what)
+                        : tensor_from_proto(init, external_, what));
     const TypeInfo declared = g.value(v).type;
     if (g.value(v).is_graph_input && declared.dtype != DType::kUndefined &&
         declared.dtype != t.dtype()) {
@@ -440,8 +450,8 @@ void op_types_in(const onnx::GraphProto& g, const std::string& domain, std::set<
   }
 }
 
-Result<Model> load_proto(const onnx::ModelProto& mp, const std::string& base_dir,
-                         const std::string& file, const LoadOptions& options) {
+Result<Model> load_proto(onnx::ModelProto& mp, const std::string& base_dir, const std::string& file,
+                         const LoadOptions& options) {
   if (mp.ir_version() <= 0) return invalid_model(file + ": no ir_version: not an ONNX model");
   // IR version 11 is ONNX 1.18's. A newer one may change what fields mean, so it is refused
   // rather than read as if it were known (ONNX Runtime refuses it too).
@@ -488,11 +498,64 @@ Result<Model> load_proto(const onnx::ModelProto& mp, const std::string& base_dir
   m.graph->set_opsets(opsets);
   ExternalData external{fs::path(base_dir)};
   Loader loader(file, &external, options, &m.warnings);
+  loader.take_initializers_of(mp.mutable_graph());
   RECUR_RETURN_IF_ERROR(loader.read_graph(mp.graph(), *m.graph, nullptr, ""));
   if (m.graph->outputs().empty()) {
     return invalid_model(file + ": the graph has no outputs, so running it computes nothing");
   }
   return m;
+}
+
+// The bytes of a mapped file in chunks, for the protobuf parser. Each chunk is given back to
+// the kernel once the parser has moved two chunks past it, so the file's pages and the parsed
+// message are never both resident in full: the weights are in memory once during loading.
+// Pages of a read-only private file mapping that are dropped are read again from the file if
+// touched, so this is safe whatever the parser does.
+class DroppingInput final : public google::protobuf::io::ZeroCopyInputStream {
+ public:
+  DroppingInput(const char* data, size_t size) : data_(data), size_(size) {}
+  bool Next(const void** out, int* n) override {
+    if (pos_ >= size_) return false;
+    drop_before(pos_ >= 2 * kChunk ? pos_ - 2 * kChunk : 0);
+    const size_t len = std::min(kChunk, size_ - pos_);
+    *out = data_ + pos_;
+    *n = static_cast<int>(len);
+    pos_ += len;
+    return true;
+  }
+  void BackUp(int n) override { pos_ -= static_cast<size_t>(n); }
+  bool Skip(int n) override {
+    if (static_cast<size_t>(n) > size_ - pos_) {
+      pos_ = size_;
+      return false;
+    }
+    pos_ += static_cast<size_t>(n);
+    return true;
+  }
+  int64_t ByteCount() const override { return static_cast<int64_t>(pos_); }
+
+ private:
+  static constexpr size_t kChunk = size_t{1} << 20;  // a multiple of the page size
+  void drop_before(size_t end) {
+    end = end / kChunk * kChunk;
+    if (end <= dropped_) return;
+    ::madvise(const_cast<char*>(data_) + dropped_, end - dropped_, MADV_DONTNEED);
+    dropped_ = end;
+  }
+  const char* data_;
+  size_t size_;
+  size_t pos_ = 0;
+  size_t dropped_ = 0;
+};
+
+Result<Model> parse_and_load(onnx::ModelProto& mp, bool parsed, const std::string& base_dir,
+                             const std::string& display_name, const LoadOptions& options) {
+  if (!parsed) {
+    return invalid_model(display_name +
+                         ": not a valid ONNX model (the protobuf could not be parsed; is the "
+                         "file truncated or not a .onnx file?)");
+  }
+  return load_proto(mp, base_dir, display_name, options);
 }
 
 }  // namespace
@@ -503,12 +566,8 @@ Result<Model> load_model_from_bytes(const void* data, size_t size, const std::st
     return invalid_model(display_name + ": larger than 2 GiB; keep weights in external data");
   }
   onnx::ModelProto mp;
-  if (size == 0 || !mp.ParseFromArray(data, static_cast<int>(size))) {
-    return invalid_model(display_name +
-                         ": not a valid ONNX model (the protobuf could not be parsed; is the "
-                         "file truncated or not a .onnx file?)");
-  }
-  return load_proto(mp, base_dir, display_name, options);
+  const bool parsed = size != 0 && mp.ParseFromArray(data, static_cast<int>(size));
+  return parse_and_load(mp, parsed, base_dir, display_name, options);
 }
 
 Result<Model> load_model(const std::string& path, const LoadOptions& options) {
@@ -524,9 +583,19 @@ Result<Model> load_model(const std::string& path, const LoadOptions& options) {
   if (size && p == MAP_FAILED) return io_error(path + ": cannot map the model file");
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
-  Result<Model> r = load_model_from_bytes(p, size, dir.string(), path, options);
-  if (p) ::munmap(p, size);
-  return r;
+  if (size > static_cast<size_t>(INT32_MAX)) {
+    ::munmap(p, size);
+    return invalid_model(path + ": larger than 2 GiB; keep weights in external data");
+  }
+  onnx::ModelProto mp;
+  bool parsed = false;
+  if (size) {
+    ::madvise(p, size, MADV_SEQUENTIAL);
+    DroppingInput in(static_cast<const char*>(p), size);
+    parsed = mp.ParseFromZeroCopyStream(&in);
+    ::munmap(p, size);
+  }
+  return parse_and_load(mp, parsed, dir.string(), path, options);
 }
 
 }  // namespace recur

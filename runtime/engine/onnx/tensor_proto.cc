@@ -406,6 +406,29 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* e
   return t;
 }
 
+Result<Tensor> tensor_from_proto_taking(onnx::TensorProto* proto, ExternalData* external,
+                                        const std::string& what) {
+  // Small payloads are copied: a short string keeps its bytes inline, without the alignment
+  // of a heap block. Bool is normalised and 4-bit unpacked, so both need their own copy.
+  constexpr size_t kTakeFrom = 64;
+  const int32_t dt = proto->data_type();
+  if (!proto->has_raw_data() || proto->raw_data().size() < kTakeFrom || proto->has_segment() ||
+      proto->data_location() == onnx::TensorProto::EXTERNAL || !known_tensor_dtype(dt)) {
+    return tensor_from_proto(*proto, external, what);
+  }
+  const DType dtype = static_cast<DType>(dt);
+  if (dtype == DType::kString || dtype == DType::kBool || is_4bit(dtype)) {
+    return tensor_from_proto(*proto, external, what);
+  }
+  Shape shape;
+  RECUR_ASSIGN_OR_RETURN(const int64_t count, read_dims(*proto, what, &shape));
+  const size_t nbytes = raw_bytes(dtype, count);
+  RECUR_RETURN_IF_ERROR(check_data_size(*proto, dtype, shape, count, nbytes, what));
+  std::shared_ptr<std::string> bytes(proto->release_raw_data());
+  void* data = bytes->data();
+  return Tensor::wrap(std::move(bytes), data, dtype, std::move(shape));
+}
+
 Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* proto) {
   if (!t.is_cpu()) return invalid_argument("tensor_to_proto needs a host tensor");
   if (t.is_sequence()) return invalid_argument("tensor_to_proto: a sequence is a SequenceProto");

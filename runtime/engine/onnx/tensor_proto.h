@@ -45,6 +45,10 @@ bool known_tensor_dtype(int32_t code);
 // origin in errors ("initializer 'W' of model.onnx").
 Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* external,
                                  const std::string& what);
+// The same, but a plain raw_data payload is taken out of `proto` rather than copied: the
+// tensor then owns the parsed bytes, and the weights are never held twice.
+Result<Tensor> tensor_from_proto_taking(onnx::TensorProto* proto, ExternalData* external,
+                                        const std::string& what);
 Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* proto);
 
 // Opens `path` read-only, refusing anything but a regular file before and after the open:
