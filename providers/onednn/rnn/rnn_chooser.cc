@@ -286,8 +286,7 @@ std::string RnnKernel::cache_key(const BucketKey& bucket) const {
   // winners, and its entries must never be taken for fp32 ones. A node that declined bf16 runs
   // fp32 and shares the fp32 entries; int8 LSTMs run rnn_int8, which does not time.
   return std::string("onednn.rnn;cell=") + spec_.cell_name() +
-         ";dir=" + kDirs[static_cast<int>(spec_.direction)] +
-         ";dtype=" + (bf16_ ? "bf16" : "f32") +
+         ";dir=" + kDirs[static_cast<int>(spec_.direction)] + ";dtype=" + (bf16_ ? "bf16" : "f32") +
          ";N=" + std::to_string(bucket.N) + ";I=" + std::to_string(bucket.I) +
          ";H=" + std::to_string(bucket.H) + ";T=" + std::to_string(bucket.t_class) +
          ";segments=" + (bucket.segments ? "1" : "0") +
