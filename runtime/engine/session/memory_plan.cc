@@ -198,8 +198,7 @@ bool FrameArena::slot_free(ValueId slot) const {
   return prepared_[static_cast<size_t>(slot)].owner().use_count() == 1;
 }
 
-bool FrameArena::place(ValueId slot, DType dtype, const Shape& shape, Device device,
-                       Tensor& out) {
+bool FrameArena::place(ValueId slot, DType dtype, const Shape& shape, Device device, Tensor& out) {
   if (!device.is_cpu() || !fixed_size(dtype)) return false;
   const size_t v = static_cast<size_t>(slot);
   const MemoryPlan* m = plan.memory.get();

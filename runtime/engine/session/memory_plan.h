@@ -80,7 +80,7 @@ class FrameArena final : public OutputPlacer {
   const SubgraphPlan& plan;
   std::vector<Tensor> frame;  // the plan's constants placed
   bool in_use = false;
-  bool use_arena = true;      // false for a run whose budget could not take the arena
+  bool use_arena = true;           // false for a run whose budget could not take the arena
   MemoryBudget* budget = nullptr;  // the current run's
 
  private:

@@ -7,8 +7,8 @@
 
 #include <atomic>
 #include <cstring>
-#include <set>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
