@@ -13,8 +13,12 @@
 #include <thread>
 #include <vector>
 
+#include "providers/reference/reference_provider.h"
 #include "recur/recur.h"
+#include "runtime/engine/onnx/model_loader.h"
+#include "runtime/engine/session/executor.h"
 #include "runtime/engine/session/partitioner.h"
+#include "runtime/graph/shape_inference.h"
 #include "tests/support/model_builder.h"
 #include "tools/common/testdir.h"
 
@@ -144,6 +148,45 @@ TEST(MemoryPlan, AValueWhoseViewIsAnOutputStaysOutOfTheArena) {
   EXPECT_EQ(m.alias_of[static_cast<size_t>(w)], a);
   EXPECT_EQ(m.slots[static_cast<size_t>(a)].offset, kNotPlanned);
   EXPECT_EQ(m.arena_bytes, 0u);
+}
+
+// Inside a run, the view operators hand out their input's memory: run the plan of a one-node
+// graph on the reference provider and look at the frame.
+TEST(Views, TheKernelsOutputIsItsInputsMemory) {
+  const Tensor x = Tensor::from_vector<float>({2, 1, 3}, {0, 1, 2, 3, 4, 5});
+  for (const char* op : {"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten"}) {
+    ModelBuilder m;
+    m.input("x", DType::kFloat32, {2, 1, 3});
+    m.output("y", DType::kFloat32);
+    const std::string o = op;
+    if (o == "Reshape") {
+      m.initializer("s", Tensor::from_vector<int64_t>({2}, {3, -1}));
+      m.node(op, {"x", "s"}, {"y"});
+    } else if (o == "Unsqueeze") {
+      m.initializer("a", Tensor::from_vector<int64_t>({1}, {0}));
+      m.node(op, {"x", "a"}, {"y"});
+    } else {
+      m.node(op, {"x"}, {"y"});
+    }
+    const std::string bytes = m.bytes();
+    auto model = load_model_from_bytes(bytes.data(), bytes.size(), ".", "<test>");
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    Graph& g = *model.value().graph;
+    ASSERT_TRUE(infer_shapes(g, builtin_op_rules()).ok());
+    auto ref = make_reference_provider();
+    SessionOptions so;
+    PartitionOptions po;
+    po.session = &so;
+    auto plan = build_plan(g, {ref.get()}, po);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    std::vector<Tensor> frame = new_frame(*plan.value());
+    frame[static_cast<size_t>(plan.value()->input_slots[0])] = x;
+    std::vector<KernelContext::Env> envs(plan.value()->providers.size());
+    Executor ex(envs);
+    ASSERT_TRUE(ex.execute(*plan.value(), frame).ok()) << op;
+    const Tensor& y = frame[static_cast<size_t>(plan.value()->output_slots[0])];
+    EXPECT_EQ(y.raw_data(), x.raw_data()) << op;
+  }
 }
 
 Session session_of(const ModelBuilder& m, SessionOptions o = {}) {
