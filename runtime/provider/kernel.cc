@@ -6,6 +6,10 @@ Result<Tensor*> KernelContext::allocate_output(size_t i, DType dtype, const Shap
   if (i >= outputs_.size()) {
     return error(ErrorCode::kInternal, "output index " + std::to_string(i) + " out of range");
   }
+  if (placer_ && outputs_[i] != kNoValue) {
+    Tensor& slot = frame_[static_cast<size_t>(outputs_[i])];
+    if (placer_->place(outputs_[i], dtype, shape, device_, slot)) return &slot;
+  }
   Tensor t;
   try {
     t = Tensor::empty(dtype, shape, device_);

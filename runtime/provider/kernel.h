@@ -2,7 +2,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <list>
 #include <memory>
 #include <span>
 #include <string>
@@ -59,6 +59,16 @@ class SubgraphRunner {
                                           const KernelContext& caller) const = 0;
 };
 
+// Gives a kernel's outputs memory that outlives the run: an arena planned at load for values
+// of static shape, blocks cached between runs for the others (runtime/engine/session).
+class OutputPlacer {
+ public:
+  virtual ~OutputPlacer() = default;
+  // Sets `out` (the frame's slot) to memory for `slot` of `dtype` and `shape` on `device`, or
+  // returns false and leaves `out` alone; the caller then allocates.
+  virtual bool place(ValueId slot, DType dtype, const Shape& shape, Device device, Tensor& out) = 0;
+};
+
 // The view of one node's inputs and outputs during a run. Built by the executor; kernels only
 // read inputs and fill outputs.
 class KernelContext {
@@ -107,6 +117,8 @@ class KernelContext {
   Result<Tensor*> allocate_output(size_t i, DType dtype, const Shape& shape);
   // Sets output i to an existing tensor (a view of an input, a constant).
   Status set_output(size_t i, Tensor t);
+  // Where allocate_output takes memory from first; null: Tensor::empty.
+  void set_placer(OutputPlacer* placer) { placer_ = placer; }
 
   // kCancelled naming the node (and "at <what> <index>", e.g. "at time step 12") once the run
   // is terminated or past its deadline; ok otherwise. For kernels that loop for long.
@@ -134,7 +146,10 @@ class KernelContext {
   std::span<const ValueId> outputs_;
   Device device_;
   const Env& env_;
-  std::deque<Tensor> discarded_;  // outputs the model omitted; a deque keeps pointers stable
+  OutputPlacer* placer_ = nullptr;
+  // Outputs the model omitted. A list keeps pointers stable and, unlike a deque, allocates
+  // nothing until used: a context is made for every step of every run.
+  std::list<Tensor> discarded_;
 };
 
 }  // namespace recur

@@ -206,8 +206,10 @@ Result<RnnDims> check_rnn_inputs(const Node& node, const RnnSpec& spec, const Te
                                  const Tensor* w, const Tensor* r, const Tensor* b,
                                  const Tensor* seq_lens, const Tensor* initial_h,
                                  const Tensor* initial_c, const Tensor* p) {
-  const std::string where = node.describe() + ": ";
-  auto bad = [&](const std::string& m) { return Status(ErrorCode::kInvalidArgument, where + m); };
+  // The node is named only on an error: this runs on every run of every RNN kernel.
+  auto bad = [&](const std::string& m) {
+    return Status(ErrorCode::kInvalidArgument, node.describe() + ": " + m);
+  };
   if (!x) return bad("input X is missing");
   if (!w) return bad("input W is missing");
   if (!r) return bad("input R is missing");
@@ -294,7 +296,7 @@ Result<RnnDims> check_rnn_inputs(const Node& node, const RnnSpec& spec, const Te
       for (int64_t i = 0; i < d.batch; ++i) {
         if (lens[i] < 0 || lens[i] > d.seq_length) {
           return Status(ErrorCode::kOutOfRange,
-                        where + "sequence_lens[" + std::to_string(i) +
+                        node.describe() + ": sequence_lens[" + std::to_string(i) +
                             "] = " + std::to_string(lens[i]) + " is outside [0, " +
                             std::to_string(d.seq_length) + "] (the sequence length T)");
         }

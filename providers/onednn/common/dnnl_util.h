@@ -56,6 +56,19 @@ Status dnnl_try(const std::string& what, F&& f) {
   }
 }
 
+// As above, naming `node` only on an error: run paths build no string.
+template <class F>
+Status dnnl_try(const Node& node, F&& f) {
+  try {
+    f();
+    return ok_status();
+  } catch (const dnnl::error& e) {
+    return dnnl_error_status(e, node.describe());
+  } catch (const std::bad_alloc&) {
+    return Status(ErrorCode::kDevice, node.describe() + ": out of memory");
+  }
+}
+
 // 64-byte aligned host memory.
 struct AlignedBuffer {
   explicit AlignedBuffer(size_t bytes);

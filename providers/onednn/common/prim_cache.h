@@ -93,8 +93,13 @@ inline Status execute_primitive(const CachedPrimitive& p, std::initializer_list<
 }
 
 // Threads for an operation of `work` elements or multiply-adds: one below a size where an
-// OpenMP team costs more than it saves, else `max_threads`.
-inline int threads_for(double work, int max_threads) { return work < 65536.0 ? 1 : max_threads; }
+// OpenMP team costs more than it saves, else `max_threads`. The bound is set for a busy
+// machine, not a quiet one: libgomp's threads spin at every barrier, so a team whose second
+// thread cannot get a core (another process holds it) stalls for a scheduler time slice, a
+// few milliseconds, at each primitive. Below about 4M multiply-adds (tens of microseconds on
+// one core) a second thread saves less than one such stall costs: models/vad_streaming went
+// from 1.8 ms to 220 ms per chunk at --threads 2 beside a busy loop (tools/bench/busy_core.py).
+inline int threads_for(double work, int max_threads) { return work < 4194304.0 ? 1 : max_threads; }
 
 // The input's dtype is float32 (or not yet known).
 Claim claim_float32_input(const Node& node, const Graph& graph, size_t i = 0);

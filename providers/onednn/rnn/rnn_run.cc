@@ -35,7 +35,7 @@ Status RnnKernel::execute(const Plan& plan, int d, const RunWeights* rw, const E
   const void* b = rw ? rw->bias[ud].data() : bias_[ud].data();
   ScratchPool::Lease scratch = scratch_.acquire(plan.scratch_bytes);
   ArgsPool::Lease args = plan.args[ud].acquire();
-  return dnnl_try(node_.describe(), [&] {
+  return dnnl_try(node_, [&] {
     args.bind(DNNL_ARG_SRC_LAYER, ds.src_layer, e.x);
     args.bind(DNNL_ARG_WEIGHTS_LAYER, ds.weights_layer, wl);
     args.bind(DNNL_ARG_WEIGHTS_ITER, ds.weights_iter, wi);

@@ -15,7 +15,7 @@ std::vector<Tensor> new_frame(const SubgraphPlan& plan) {
 namespace {
 
 Status run_kernel(const SubgraphPlan& plan, const Step& step, std::vector<Tensor>& frame,
-                  const KernelContext::Env& env) {
+                  const KernelContext::Env& env, OutputPlacer* placer) {
   const Node& node = plan.graph->node(step.node);
   const Device device = plan.providers[static_cast<size_t>(step.provider)]->device();
   // A value fed on another device than the plan expected (a caller's device tensor) is moved
@@ -41,6 +41,7 @@ Status run_kernel(const SubgraphPlan& plan, const Step& step, std::vector<Tensor
     }
   }
   KernelContext ctx(node, frame, step.inputs, step.implicit_inputs, step.outputs, device, env);
+  ctx.set_placer(placer);
   Status st;
   try {
     st = step.kernel->run(ctx);
@@ -65,8 +66,8 @@ Status run_kernel(const SubgraphPlan& plan, const Step& step, std::vector<Tensor
 
 }  // namespace
 
-Status Executor::run_step(const SubgraphPlan& plan, const Step& step,
-                          std::vector<Tensor>& frame) const {
+Status Executor::run_step(const SubgraphPlan& plan, const Step& step, std::vector<Tensor>& frame,
+                          OutputPlacer* placer) const {
   if (step.kind == Step::Kind::kCopy) {
     const Tensor& src = frame[static_cast<size_t>(step.src)];
     if (!src.defined()) {
@@ -76,10 +77,14 @@ Status Executor::run_step(const SubgraphPlan& plan, const Step& step,
     }
     return ok_status();
   }
-  return run_kernel(plan, step, frame, envs_[static_cast<size_t>(step.provider)]);
+  return run_kernel(plan, step, frame, envs_[static_cast<size_t>(step.provider)], placer);
 }
 
-Status Executor::execute(const SubgraphPlan& plan, std::vector<Tensor>& frame) const {
+Status Executor::execute(const SubgraphPlan& plan, std::vector<Tensor>& frame,
+                         OutputPlacer* placer) const {
+  // Released slots are assigned an empty tensor rather than moved from: the slot keeps its
+  // shape storage for the next run, which then allocates nothing for it.
+  static const Tensor kEmpty;
   const RunControl* control = envs_.empty() ? nullptr : envs_.front().control;
   for (size_t k = 0; k < plan.steps.size(); ++k) {
     const Step& step = plan.steps[k];
@@ -91,13 +96,13 @@ Status Executor::execute(const SubgraphPlan& plan, std::vector<Tensor>& frame) c
     }
     if (profile_) {
       const int32_t record = profile_->begin_step(plan, k, frame);
-      Status st = run_step(plan, step, frame);
+      Status st = run_step(plan, step, frame, placer);
       profile_->end_step(record, st.ok());
       RECUR_RETURN_IF_ERROR(st);
     } else {
-      RECUR_RETURN_IF_ERROR(run_step(plan, step, frame));
+      RECUR_RETURN_IF_ERROR(run_step(plan, step, frame, placer));
     }
-    for (ValueId v : step.release) frame[static_cast<size_t>(v)] = Tensor();
+    for (ValueId v : step.release) frame[static_cast<size_t>(v)] = kEmpty;
   }
   return ok_status();
 }
@@ -111,7 +116,18 @@ Result<std::vector<Tensor>> Executor::run(const SubgraphPlan& plan, std::span<co
                                                          " inputs, got " +
                                                          std::to_string(inputs.size()));
   }
-  std::vector<Tensor> frame = new_frame(plan);
+  // The subgraph's frame in the run's arena (kept between calls and runs), else a fresh one.
+  FrameArena* fa = arena_ ? arena_->enter(plan) : nullptr;
+  struct Leave {
+    RunArena* arena;
+    FrameArena* f;
+    ~Leave() {
+      if (f) arena->leave(f);
+    }
+  } leave{arena_, fa};
+  std::vector<Tensor> fresh;
+  if (!fa) fresh = new_frame(plan);
+  std::vector<Tensor>& frame = fa ? fa->frame : fresh;
   for (size_t i = 0; i < inputs.size(); ++i)
     frame[static_cast<size_t>(plan.input_slots[i])] = inputs[i];
   for (size_t i = 0; i < plan.outer_slots.size(); ++i) {
@@ -126,11 +142,11 @@ Result<std::vector<Tensor>> Executor::run(const SubgraphPlan& plan, std::span<co
   if (profile_) {
     // Body nodes are recorded under the calling node, numbered by iteration.
     const int32_t saved = profile_->enter_subgraph();
-    Status st = execute(plan, frame);
+    Status st = execute(plan, frame, fa);
     profile_->leave_subgraph(saved);
     RECUR_RETURN_IF_ERROR(st);
   } else {
-    RECUR_RETURN_IF_ERROR(execute(plan, frame));
+    RECUR_RETURN_IF_ERROR(execute(plan, frame, fa));
   }
   std::vector<Tensor> out;
   out.reserve(plan.output_slots.size());

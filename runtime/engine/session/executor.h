@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "runtime/engine/session/memory_plan.h"
 #include "runtime/engine/session/plan.h"
 #include "runtime/engine/session/profiler.h"
 #include "runtime/provider/kernel.h"
@@ -15,20 +16,25 @@ class Executor final : public SubgraphRunner {
  public:
   // `envs` holds one environment per provider of the plan, indexed like SubgraphPlan::providers.
   // A run profiled by this thread (ProfileRun) is recorded step by step.
-  explicit Executor(std::span<const KernelContext::Env> envs)
-      : envs_(envs), profile_(ProfileBuffer::current()) {}
+  // With `arena`, outputs take memory from it and subgraphs run in its frames.
+  explicit Executor(std::span<const KernelContext::Env> envs, RunArena* arena = nullptr)
+      : envs_(envs), profile_(ProfileBuffer::current()), arena_(arena) {}
 
-  // Runs every step. `frame` has plan.num_slots entries with the inputs already placed.
-  Status execute(const SubgraphPlan& plan, std::vector<Tensor>& frame) const;
+  // Runs every step. `frame` has plan.num_slots entries with the inputs already placed;
+  // `placer`, when given, gives the kernels' outputs their memory.
+  Status execute(const SubgraphPlan& plan, std::vector<Tensor>& frame,
+                 OutputPlacer* placer = nullptr) const;
 
   Result<std::vector<Tensor>> run(const SubgraphPlan& plan, std::span<const Tensor> inputs,
                                   const KernelContext& caller) const override;
 
  private:
-  Status run_step(const SubgraphPlan& plan, const Step& step, std::vector<Tensor>& frame) const;
+  Status run_step(const SubgraphPlan& plan, const Step& step, std::vector<Tensor>& frame,
+                  OutputPlacer* placer) const;
 
   std::span<const KernelContext::Env> envs_;
   ProfileBuffer* profile_;
+  RunArena* arena_;
 };
 
 // Places the plan's constants into a fresh frame.

@@ -1,5 +1,6 @@
 #include "runtime/engine/session/partitioner.h"
 
+#include "runtime/engine/session/memory_plan.h"
 #include "runtime/engine/session/plan_builder.h"
 
 namespace recur {
@@ -12,7 +13,9 @@ Result<std::unique_ptr<SubgraphPlan>> build_plan(
   RECUR_RETURN_IF_ERROR(b.compile());
   RECUR_RETURN_IF_ERROR(b.place());
   b.liveness();
-  return b.finish();
+  std::unique_ptr<SubgraphPlan> plan = b.finish();
+  if (!options.plan_only) plan->memory = std::make_shared<const MemoryPlan>(plan_memory(*plan));
+  return plan;
 }
 
 }  // namespace recur

@@ -12,6 +12,8 @@
 
 namespace recur {
 
+struct MemoryPlan;  // memory_plan.h
+
 struct Step {
   enum class Kind { kKernel, kCopy };
   Kind kind = Kind::kKernel;
@@ -66,6 +68,8 @@ class SubgraphPlan {
   size_t released_bytes = 0;  // constant weights freed after providers repacked them
   // Initializers that every kernel reading them repacked: the session drops its host copy.
   std::vector<ValueId> released_constants;
+  // Where values of static shape live in a run's arena (memory_plan.h); set by build_plan.
+  std::shared_ptr<const MemoryPlan> memory;
 };
 
 }  // namespace recur

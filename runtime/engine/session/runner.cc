@@ -22,23 +22,36 @@ struct RecordHooks {
 
 // One run of the plan over `frame`, optionally measured or recorded.
 // Every host tensor the run allocates counts against a budget of its own, so that concurrent
-// runs do not share one.
+// runs do not share one. With an arena, the budget, the environments and the output memory
+// are the arena's, reused from run to run.
 Status run_plan(const RunSetup& setup, std::vector<Tensor>& frame, const RunControl& control,
-                RecordHooks* hooks) {
-  const auto budget = std::make_shared<MemoryBudget>(setup.memory_limit);
-  MemoryBudgetScope budget_scope(budget.get());
+                RecordHooks* hooks, RunArena* arena = nullptr) {
+  std::shared_ptr<MemoryBudget> own_budget;
+  MemoryBudget* budget = nullptr;
+  if (arena) {
+    budget = arena->begin_run(setup.memory_limit);
+  } else {
+    own_budget = std::make_shared<MemoryBudget>(setup.memory_limit);
+    budget = own_budget.get();
+  }
+  MemoryBudgetScope budget_scope(budget);
   const auto& providers = setup.providers;
-  std::vector<std::unique_ptr<ProviderRunState>> states;
-  std::vector<KernelContext::Env> envs(providers.size());
+  std::vector<std::unique_ptr<ProviderRunState>> own_states;
+  std::vector<KernelContext::Env> own_envs;
+  auto& states = arena ? arena->states : own_states;
+  auto& envs = arena ? arena->envs : own_envs;
+  states.resize(providers.size());
+  envs.resize(providers.size());
   for (size_t p = 0; p < providers.size(); ++p) {
-    states.push_back(providers[p]->begin_run());
+    states[p] = providers[p]->begin_run();
     envs[p].threads = setup.threads;
     envs[p].max_loop_iterations = setup.max_loop_iterations;
-    envs[p].provider_state = states.back().get();
+    envs[p].provider_state = states[p].get();
     envs[p].control = control.active() ? &control : nullptr;
   }
-  Executor executor(envs);
+  Executor executor(envs, arena);
   for (auto& env : envs) env.subgraphs = &executor;
+  FrameArena* main = arena ? arena->enter(*setup.plan) : nullptr;
   Status st;
   ProviderRunState* rec_state =
       hooks ? states[static_cast<size_t>(hooks->provider)].get() : nullptr;
@@ -46,7 +59,7 @@ Status run_plan(const RunSetup& setup, std::vector<Tensor>& frame, const RunCont
   if (hooks && hooks->mode == RecordHooks::Mode::kRecord) {
     st = hooks->recorder->start_recording(rec_state, hooks->arena_bytes);
   }
-  if (st.ok()) st = executor.execute(*setup.plan, frame);
+  if (st.ok()) st = executor.execute(*setup.plan, frame, main);
   if (hooks && hooks->mode == RecordHooks::Mode::kMeasure) {
     hooks->measured = hooks->recorder->stop_measuring();
   }
@@ -57,7 +70,10 @@ Status run_plan(const RunSetup& setup, std::vector<Tensor>& frame, const RunCont
   for (size_t p = 0; p < providers.size(); ++p) {
     Status end = providers[p]->end_run(states[p].get());
     if (st.ok()) st = end;
+    states[p].reset();
   }
+  if (main) main->in_use = false;  // the caller clears the frame after taking the outputs
+  if (arena) arena->end_run();
   return st;
 }
 
@@ -65,8 +81,9 @@ class PlainRunner final : public Runner {
  public:
   PlainRunner(RunSetup setup, std::string note)
       : setup_(std::move(setup)), note_(std::move(note)) {}
-  Status run(std::vector<Tensor>& frame, const RunControl& control) const override {
-    return run_plan(setup_, frame, control, nullptr);
+  Status run(std::vector<Tensor>& frame, const RunControl& control,
+             RunArena* arena) const override {
+    return run_plan(setup_, frame, control, nullptr, arena);
   }
   std::string explain() const override { return note_; }
 
@@ -180,7 +197,8 @@ class RecordedRunner final : public Runner {
  public:
   RecordedRunner(RunSetup setup, int recorder) : setup_(std::move(setup)), recorder_(recorder) {}
 
-  Status run(std::vector<Tensor>& frame, const RunControl& control) const override;
+  // Recording keeps its own frames: it takes nothing from `arena`.
+  Status run(std::vector<Tensor>& frame, const RunControl& control, RunArena* arena) const override;
   std::string explain() const override;
 
  private:
@@ -292,7 +310,8 @@ Status RecordedRunner::replay(GraphEntry& e, std::vector<Tensor>& frame) const {
 }
 
 // A replay runs the whole recording at once: it can only be cancelled before it starts.
-Status RecordedRunner::run(std::vector<Tensor>& frame, const RunControl& control) const {
+Status RecordedRunner::run(std::vector<Tensor>& frame, const RunControl& control,
+                           RunArena* /*arena*/) const {
   std::shared_ptr<GraphEntry> entry = entry_for(frame);
   std::lock_guard lock(entry->mu);
   if (entry->failed) return run_plan(setup_, frame, control, nullptr);

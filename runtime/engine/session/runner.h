@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/engine/session/memory_plan.h"
 #include "runtime/engine/session/plan.h"
 #include "runtime/provider/execution_provider.h"
 
@@ -26,8 +27,10 @@ class Runner {
  public:
   virtual ~Runner() = default;
   // Runs the plan over `frame` (plan->num_slots tensors, inputs placed), ending early as
-  // `control` says. Thread-safe.
-  virtual Status run(std::vector<Tensor>& frame, const RunControl& control) const = 0;
+  // `control` says. With `arena` (leased by this run alone), host outputs take its memory and
+  // subgraphs run in its frames. Thread-safe.
+  virtual Status run(std::vector<Tensor>& frame, const RunControl& control,
+                     RunArena* arena = nullptr) const = 0;
   // Lines for --explain about how runs go; empty when there is nothing to say.
   virtual std::string explain() const { return {}; }
 };

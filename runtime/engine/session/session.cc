@@ -1,9 +1,12 @@
 // The public Session: load, optimise, infer shapes, plan; then run through the runner.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "providers/reference/reference_provider.h"
@@ -196,6 +199,8 @@ std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>
   setup.memory_limit = options.memory_limit() ? static_cast<size_t>(options.memory_limit())
                                               : available_host_memory();
   impl->runner = make_runner(std::move(setup), options.cuda_graphs());
+  const char* arena_env = std::getenv("RECUR_ARENA");
+  impl->use_arenas = !(arena_env && std::string_view(arena_env) == "0");
   if (impl->profiler) {
     impl->profiler->phase("plan", t_plan);
     impl->profiler->set_model(file, impl->provider_names);
@@ -240,7 +245,20 @@ Status check_feed(const ValueInfo& want, const Tensor& t) {
   return ok_status();
 }
 
+// Whether `t`'s memory lies in one of the feeds'.
+bool points_into(const Tensor& t, const Feeds& feeds) {
+  const auto* p = static_cast<const char*>(t.raw_data());
+  for (const auto& [name, f] : feeds) {
+    if (!f.defined() || !f.is_cpu() || f.is_sequence() || f.is_none()) continue;
+    const auto* base = static_cast<const char*>(f.raw_data());
+    if (base && p >= base && p < base + f.nbytes()) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+void (*g_run_observer)(bool begin) = nullptr;
 
 Session::Session(const std::string& model_path, const SessionOptions& options)
     : impl_(create([&] { return load_model(model_path, load_options(options)); }, options)) {}
@@ -267,7 +285,23 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
                 impl.model.path + ": this session was created with plan_only and cannot run");
   }
   const SubgraphPlan& plan = *impl.plan;
-  std::vector<Tensor> frame = new_frame(plan);
+  std::optional<ArenaPool::Lease> lease;
+  std::vector<Tensor> fresh;
+  FrameArena* main = nullptr;
+  if (impl.use_arenas) {
+    lease.emplace(impl.arenas.lease());
+    main = &(*lease)->frame_of(plan);
+  } else {
+    fresh = new_frame(plan);
+  }
+  std::vector<Tensor>& frame = main ? main->frame : fresh;
+  // Whatever happens, the leased frame lets go of this run's values.
+  struct Clear {
+    FrameArena* f;
+    ~Clear() {
+      if (f) f->clear();
+    }
+  } clear{main};
   std::vector<char> fed(impl.inputs.size(), 0);
   for (const auto& [name, tensor] : feeds) {
     size_t i = 0;
@@ -316,12 +350,24 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
   control.fine_grained = options.cancellable();
   {
     const ProfileRun profiled(impl.profiler.get());
-    impl.runner->run(frame, control).with_context(impl.model.path).throw_if_error();
+    if (g_run_observer) g_run_observer(true);
+    Status st = impl.runner->run(frame, control, lease ? &**lease : nullptr);
+    if (g_run_observer) g_run_observer(false);
+    st.with_context(impl.model.path).throw_if_error();
   }
 
   Outputs out;
   for (size_t i : wanted) {
     Tensor t = frame[static_cast<size_t>(plan.output_slots[i])];
+    // An output in the arena (a view the plan did not foresee) would be overwritten by a later
+    // run: the caller gets its own copy.
+    // An output that is a view of a feed (Identity, Reshape, ... of an input) would change
+    // when the caller reuses its input buffer: it gets a copy too.
+    if (t.defined() && t.is_cpu() && !t.is_sequence() && !t.is_none() &&
+        t.dtype() != DType::kString && t.nbytes() > 0 &&
+        ((lease && (*lease)->owns(t.raw_data())) || points_into(t, feeds))) {
+      t = t.clone();
+    }
     if (!t.is_cpu() && !options.outputs_on_device) {
       auto host = to_device(t, Device::cpu());
       host.status().with_context(impl.model.path).throw_if_error();

@@ -8,12 +8,18 @@
 
 #include "recur/session.h"
 #include "runtime/engine/onnx/model_loader.h"
+#include "runtime/engine/session/memory_plan.h"
 #include "runtime/engine/session/plan.h"
 #include "runtime/engine/session/profiler.h"
 #include "runtime/engine/session/runner.h"
 #include "runtime/provider/execution_provider.h"
 
 namespace recur {
+
+// Called with true just before a session's runner runs and with false just after (inputs
+// placed, outputs not yet taken), on the calling thread; null unless a test counts what the
+// run itself does (tests/alloc).
+extern void (*g_run_observer)(bool begin);
 
 struct Session::Impl {
   Model model;
@@ -29,6 +35,10 @@ struct Session::Impl {
   std::vector<NodeAssignment> assignment;
   std::vector<std::string> folded;  // shape computations evaluated at load
   std::unique_ptr<Runner> runner;   // plain, or recording CUDA graphs
+  // Memory reused between runs, one arena per run in progress; after the plans, so that it
+  // goes first. Off when RECUR_ARENA=0 is set at load (to compare).
+  bool use_arenas = true;
+  mutable ArenaPool arenas;
   // Last, so that it is destroyed (and writes its file) while the plans it points into live.
   std::unique_ptr<Profiler> profiler;  // null unless SessionOptions::profile
 };

@@ -1,0 +1,332 @@
+#include "runtime/engine/session/memory_plan.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <new>
+
+namespace recur {
+
+namespace {
+
+constexpr size_t kAlign = 64;
+
+size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// Kernels of these operators hand out their input's memory under another shape.
+bool is_view_op(const Node& n) {
+  if (!n.domain.empty() && n.domain != "ai.onnx") return false;
+  return n.op_type == "Identity" || n.op_type == "Reshape" || n.op_type == "Squeeze" ||
+         n.op_type == "Unsqueeze" || n.op_type == "Flatten";
+}
+
+bool fixed_size(DType t) {
+  return t != DType::kUndefined && t != DType::kString && t != DType::kSequence &&
+         t != DType::kNone && dtype_size(t) > 0;
+}
+
+struct Interval {
+  ValueId slot;
+  int begin;
+  int end;
+  size_t bytes;
+};
+
+// Greedy placement, largest first: each value takes the lowest offset free over its lifetime.
+size_t assign_offsets(std::vector<Interval>& vals, std::vector<PlannedSlot>& slots) {
+  std::sort(vals.begin(), vals.end(), [](const Interval& a, const Interval& b) {
+    return a.bytes != b.bytes ? a.bytes > b.bytes : a.slot < b.slot;
+  });
+  size_t total = 0;
+  std::vector<const Interval*> placed;
+  for (const Interval& v : vals) {
+    std::vector<std::pair<size_t, size_t>> busy;  // [offset, end) of those alive with it
+    for (const Interval* p : placed) {
+      if (p->begin <= v.end && v.begin <= p->end) {
+        const size_t off = slots[static_cast<size_t>(p->slot)].offset;
+        busy.emplace_back(off, off + p->bytes);
+      }
+    }
+    std::sort(busy.begin(), busy.end());
+    size_t off = 0;
+    for (const auto& [b, e] : busy) {
+      if (b >= off + v.bytes) break;
+      off = std::max(off, round_up(e));
+    }
+    slots[static_cast<size_t>(v.slot)].offset = off;
+    total = std::max(total, off + v.bytes);
+    placed.push_back(&v);
+  }
+  for (const Interval* a : placed) {
+    PlannedSlot& sa = slots[static_cast<size_t>(a->slot)];
+    for (const Interval* b : placed) {
+      const PlannedSlot& sb = slots[static_cast<size_t>(b->slot)];
+      if (a != b && sa.offset < sb.offset + b->bytes && sb.offset < sa.offset + a->bytes)
+        sa.overlaps.push_back(b->slot);
+    }
+  }
+  return round_up(total);
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(const SubgraphPlan& plan) {
+  MemoryPlan m;
+  const Graph& g = *plan.graph;
+  const size_t n = plan.num_slots;
+  m.slots.resize(n);
+  m.alias_of.resize(n);
+  for (size_t v = 0; v < n; ++v) m.alias_of[v] = static_cast<ValueId>(v);
+  std::vector<int> produced(n, -1);
+  std::vector<int> last(n, -1);
+  std::vector<char> leaves(n, 0);  // read after the run (or the subgraph call) ends
+  for (ValueId v : plan.output_slots) leaves[static_cast<size_t>(v)] = 1;
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    const Step& s = plan.steps[k];
+    const int ks = static_cast<int>(k);
+    if (s.kind == Step::Kind::kCopy) {
+      last[static_cast<size_t>(s.src)] = ks;
+      continue;
+    }
+    for (ValueId v : s.inputs)
+      if (v != kNoValue) last[static_cast<size_t>(v)] = ks;
+    for (ValueId v : s.implicit_inputs) last[static_cast<size_t>(v)] = ks;
+    const bool host = plan.providers[static_cast<size_t>(s.provider)]->device().is_cpu();
+    for (ValueId o : s.outputs)
+      if (o != kNoValue && host) produced[static_cast<size_t>(o)] = ks;
+    const Node& node = g.node(s.node);
+    if (is_view_op(node) && !s.inputs.empty() && s.inputs[0] != kNoValue && !s.outputs.empty() &&
+        s.outputs[0] != kNoValue) {
+      m.alias_of[static_cast<size_t>(s.outputs[0])] = m.alias_of[static_cast<size_t>(s.inputs[0])];
+    }
+  }
+  // A root lives as long as its last view is read, and leaves with any of them.
+  std::vector<int> end(last);
+  for (size_t v = 0; v < n; ++v) {
+    const size_t r = static_cast<size_t>(m.alias_of[v]);
+    if (r == v) continue;
+    end[r] = std::max(end[r], last[v]);
+    leaves[r] |= leaves[v];
+  }
+  std::vector<Interval> vals;
+  for (size_t v = 0; v < n && v < g.num_values(); ++v) {
+    if (produced[v] < 0 || leaves[v] || m.alias_of[v] != static_cast<ValueId>(v)) continue;
+    const TypeInfo& type = g.value(static_cast<ValueId>(v)).type;
+    if (type.optional || !fixed_size(type.dtype) || !type.is_static()) continue;
+    const Shape shape = type.static_shape();
+    const size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(type.dtype);
+    if (bytes == 0 || shape_numel(shape) == INT64_MAX) continue;
+    PlannedSlot& ps = m.slots[v];
+    ps.bytes = bytes;
+    ps.dtype = type.dtype;
+    ps.shape = shape;
+    vals.push_back({static_cast<ValueId>(v), produced[v], std::max(end[v], produced[v]), bytes});
+  }
+  m.arena_bytes = assign_offsets(vals, m.slots);
+  return m;
+}
+
+const std::shared_ptr<void>* BlockCache::take(size_t bytes, MemoryBudget* budget) {
+  const size_t b = std::bit_width(std::max<size_t>(bytes, kAlign) - 1);
+  if (b >= 48) return nullptr;
+  if (buckets_.size() <= b) buckets_.resize(b + 1);
+  for (const Block& blk : buckets_[b]) {
+    if (blk.owner.use_count() == 1) return &blk.owner;
+  }
+  const size_t size = size_t{1} << b;
+  if (budget) {
+    if (!budget->try_charge(size)) return nullptr;
+    charged_ += size;
+  }
+  void* p = std::aligned_alloc(kAlign, size);
+  if (!p) {
+    if (budget) {
+      budget->release(size);
+      charged_ -= size;
+    }
+    return nullptr;
+  }
+  buckets_[b].push_back({std::shared_ptr<void>(p, [](void* q) { std::free(q); }), size});
+  total_ += size;
+  return &buckets_[b].back().owner;
+}
+
+bool BlockCache::owns(const void* p) const {
+  const auto* c = static_cast<const char*>(p);
+  for (const auto& bucket : buckets_) {
+    for (const Block& blk : bucket) {
+      const auto* base = static_cast<const char*>(blk.owner.get());
+      if (c >= base && c < base + blk.bytes) return true;
+    }
+  }
+  return false;
+}
+
+void BlockCache::trim() {
+  for (auto& bucket : buckets_) {
+    std::erase_if(bucket, [&](const Block& blk) {
+      if (blk.owner.use_count() != 1) return false;
+      total_ -= blk.bytes;
+      return true;
+    });
+  }
+}
+
+FrameArena::FrameArena(const SubgraphPlan& p, BlockCache* cache)
+    : plan(p), frame(p.num_slots), cache_(cache), prepared_(p.num_slots), constant_(p.num_slots) {
+  for (const auto& [slot, t] : plan.constants) {
+    frame[static_cast<size_t>(slot)] = t;
+    constant_[static_cast<size_t>(slot)] = 1;
+  }
+  const MemoryPlan* m = plan.memory.get();
+  if (!m || m->arena_bytes == 0) return;
+  void* base = std::aligned_alloc(kAlign, m->arena_bytes);
+  if (!base) throw std::bad_alloc();
+  arena_ = std::shared_ptr<void>(base, [](void* q) { std::free(q); });
+  for (size_t v = 0; v < m->slots.size(); ++v) {
+    const PlannedSlot& ps = m->slots[v];
+    if (ps.offset == kNotPlanned) continue;
+    void* data = static_cast<char*>(base) + ps.offset;
+    // An owner per slot, so that its use count says whether a view of it is still alive; it
+    // keeps the arena alive too.
+    std::shared_ptr<void> owner(data, [arena = arena_](void*) {});
+    prepared_[v] = Tensor::wrap(std::move(owner), data, ps.dtype, ps.shape);
+  }
+}
+
+bool FrameArena::slot_free(ValueId slot) const {
+  return prepared_[static_cast<size_t>(slot)].owner().use_count() == 1;
+}
+
+bool FrameArena::place(ValueId slot, DType dtype, const Shape& shape, Device device, Tensor& out) {
+  if (!device.is_cpu() || !fixed_size(dtype)) return false;
+  const size_t v = static_cast<size_t>(slot);
+  const MemoryPlan* m = plan.memory.get();
+  if (use_arena && m && v < m->slots.size() && m->slots[v].offset != kNotPlanned) {
+    const PlannedSlot& ps = m->slots[v];
+    // The shape inferred at load may differ from the run's (a symbolic input fed another
+    // size): then the value is not the planned one.
+    if (ps.dtype == dtype && ps.shape == shape && slot_free(slot)) {
+      bool free = true;
+      for (ValueId o : ps.overlaps) free = free && slot_free(o);
+      if (free) {
+        out = prepared_[v];  // a copy assignment: the slot's shape storage is reused
+        return true;
+      }
+    }
+  }
+  const int64_t count = shape_numel(shape);
+  if (count <= 0 || count == INT64_MAX) return false;
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(count), dtype_size(dtype), &bytes)) return false;
+  const std::shared_ptr<void>* owner = cache_->take(bytes, budget);
+  if (!owner) return false;
+  out = Tensor::wrap(*owner, owner->get(), dtype, shape);
+  return true;
+}
+
+void FrameArena::clear() {
+  static const Tensor kEmpty;
+  for (size_t v = 0; v < frame.size(); ++v) {
+    if (!constant_[v] && frame[v].defined()) frame[v] = kEmpty;
+  }
+  // The run released the constants after their last reader: they come back for the next.
+  for (const auto& [slot, t] : plan.constants) {
+    if (!frame[static_cast<size_t>(slot)].defined()) frame[static_cast<size_t>(slot)] = t;
+  }
+}
+
+bool FrameArena::owns(const void* p) const {
+  if (!arena_) return false;
+  const auto* c = static_cast<const char*>(p);
+  const auto* base = static_cast<const char*>(arena_.get());
+  return c >= base && c < base + plan.memory->arena_bytes;
+}
+
+size_t FrameArena::arena_bytes() const { return arena_ ? plan.memory->arena_bytes : 0; }
+
+FrameArena& RunArena::frame_of(const SubgraphPlan& plan) {
+  for (const auto& fa : frames_)
+    if (&fa->plan == &plan) return *fa;
+  frames_.push_back(std::make_unique<FrameArena>(plan, &cache_));
+  FrameArena& f = *frames_.back();
+  // A frame made during a run (a subgraph's, on its first call) is counted from now on.
+  if (in_run_) {
+    if (arena_fits_ && budget_->try_charge(f.arena_bytes())) {
+      charged_ += f.arena_bytes();
+      f.budget = budget_.get();
+    } else {
+      f.use_arena = false;
+    }
+  }
+  return f;
+}
+
+FrameArena* RunArena::enter(const SubgraphPlan& plan) {
+  FrameArena& f = frame_of(plan);
+  if (f.in_use) return nullptr;
+  f.in_use = true;
+  return &f;
+}
+
+void RunArena::leave(FrameArena* f) {
+  f->clear();
+  f->in_use = false;
+}
+
+bool RunArena::owns(const void* p) const {
+  for (const auto& f : frames_)
+    if (f->owns(p)) return true;
+  return cache_.owns(p);
+}
+
+MemoryBudget* RunArena::begin_run(size_t limit) {
+  // A budget still held by an output of an earlier run cannot be reused: its count goes down
+  // when that output is freed.
+  if (!budget_ || budget_.use_count() != 1 || budget_->limit() != limit || budget_->used() != 0)
+    budget_ = std::make_shared<MemoryBudget>(limit);
+  size_t arenas = 0;
+  for (const auto& f : frames_) arenas += f->arena_bytes();
+  arena_fits_ = true;
+  charged_ = 0;
+  if (!budget_->try_charge(arenas + cache_.bytes())) {
+    cache_.trim();
+    arena_fits_ = budget_->try_charge(arenas);
+    if (arena_fits_) charged_ = arenas;
+  } else {
+    charged_ = arenas + cache_.bytes();
+  }
+  for (const auto& f : frames_) {
+    f->use_arena = arena_fits_;
+    f->budget = budget_.get();
+  }
+  in_run_ = true;
+  return budget_.get();
+}
+
+void RunArena::end_run() {
+  // Blocks made during the run were charged as they were made; all are released together.
+  budget_->release(charged_ + cache_.take_charged());
+  charged_ = 0;
+  in_run_ = false;
+}
+
+ArenaPool::Lease::~Lease() {
+  if (!pool_ || !arena_) return;
+  std::lock_guard lock(pool_->mu_);
+  if (pool_->free_.size() < kKeep) pool_->free_.push_back(std::move(arena_));
+}
+
+ArenaPool::Lease ArenaPool::lease() {
+  {
+    std::lock_guard lock(mu_);
+    if (!free_.empty()) {
+      std::unique_ptr<RunArena> a = std::move(free_.back());
+      free_.pop_back();
+      return Lease(this, std::move(a));
+    }
+  }
+  return Lease(this, std::make_unique<RunArena>());
+}
+
+}  // namespace recur

@@ -1,0 +1,148 @@
+// Memory a run reuses instead of allocating (issue 13): the values of static shape get offsets
+// in one arena, decided at load from the plan's liveness; the others get blocks from size
+// buckets kept between runs. A RunArena holds both for one run at a time; a session keeps a
+// small pool of them so that concurrent runs each lease their own.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "runtime/core/memory_budget.h"
+#include "runtime/engine/session/plan.h"
+#include "runtime/provider/kernel.h"
+
+namespace recur {
+
+inline constexpr size_t kNotPlanned = static_cast<size_t>(-1);
+
+struct PlannedSlot {
+  size_t offset = kNotPlanned;  // byte offset in the arena; kNotPlanned: allocated at run time
+  size_t bytes = 0;
+  DType dtype = DType::kUndefined;
+  Shape shape;
+  // Other planned slots whose bytes overlap this one's (at other times of the run).
+  std::vector<ValueId> overlaps;
+};
+
+struct MemoryPlan {
+  size_t arena_bytes = 0;
+  std::vector<PlannedSlot> slots;  // by slot
+  // Slot -> the slot whose memory it is a view of (Identity, Reshape, Squeeze, Unsqueeze,
+  // Flatten), or itself.
+  std::vector<ValueId> alias_of;
+};
+
+// The arena layout of `plan`. A value is planned when a host kernel produces it with a static
+// shape and a fixed-size type, and neither it nor a view of it is an output of the graph
+// (outputs leave the run; a subgraph's outputs are read by the calling node after it).
+// Its lifetime runs from its producer to the last reader of it or of any view of it.
+MemoryPlan plan_memory(const SubgraphPlan& plan);
+
+// Blocks of host memory by power-of-two size, kept between runs. A block is free when nothing
+// but the cache holds it (its owner's use count is 1), so a tensor handed out needs no hook to
+// give it back.
+class BlockCache {
+ public:
+  // A block for `bytes`, charged to `budget` when it is new; null when the budget cannot take
+  // it (the caller allocates as usual and reports the limit).
+  const std::shared_ptr<void>* take(size_t bytes, MemoryBudget* budget);
+  bool owns(const void* p) const;
+  size_t bytes() const { return total_; }
+  // Frees the blocks not in use.
+  void trim();
+  // The bytes of the blocks made (and charged) since the last call.
+  size_t take_charged() { return std::exchange(charged_, 0); }
+
+ private:
+  struct Block {
+    std::shared_ptr<void> owner;
+    size_t bytes = 0;
+  };
+  std::vector<std::vector<Block>> buckets_;
+  size_t total_ = 0;
+  size_t charged_ = 0;
+};
+
+// One SubgraphPlan's frame and arena inside a RunArena.
+class FrameArena final : public OutputPlacer {
+ public:
+  FrameArena(const SubgraphPlan& plan, BlockCache* cache);
+
+  bool place(ValueId slot, DType dtype, const Shape& shape, Device device, Tensor& out) override;
+  // Drops every value but the constants, keeping each slot's shape storage.
+  void clear();
+  bool owns(const void* p) const;
+  size_t arena_bytes() const;
+
+  const SubgraphPlan& plan;
+  std::vector<Tensor> frame;  // the plan's constants placed
+  bool in_use = false;
+  bool use_arena = true;           // false for a run whose budget could not take the arena
+  MemoryBudget* budget = nullptr;  // the current run's
+
+ private:
+  bool slot_free(ValueId slot) const;
+
+  BlockCache* cache_;
+  std::shared_ptr<void> arena_;
+  std::vector<Tensor> prepared_;  // planned slots, each with an owner of its own
+  std::vector<char> constant_;
+};
+
+// What one run reuses: a frame and arena per plan (made on first use), the block cache, the
+// budget and the executor's environments.
+class RunArena {
+ public:
+  // The FrameArena of `plan`, made on first use.
+  FrameArena& frame_of(const SubgraphPlan& plan);
+  // frame_of(plan) marked in use, or null when it is already in use higher up this run (the
+  // caller then uses a fresh frame).
+  FrameArena* enter(const SubgraphPlan& plan);
+  void leave(FrameArena* f);
+  // Whether `p` points into memory this arena will hand out again.
+  bool owns(const void* p) const;
+  // Sets up the budget for a run limited to `limit` bytes: the arenas and cached blocks are
+  // counted whole; when they do not fit, the cache is trimmed and the arena left unused.
+  MemoryBudget* begin_run(size_t limit);
+  void end_run();
+
+  std::vector<KernelContext::Env> envs;
+  std::vector<std::unique_ptr<ProviderRunState>> states;
+
+ private:
+  std::vector<std::unique_ptr<FrameArena>> frames_;
+  BlockCache cache_;
+  std::shared_ptr<MemoryBudget> budget_;
+  size_t charged_ = 0;
+  bool arena_fits_ = true;
+  bool in_run_ = false;
+};
+
+// RunArenas for concurrent runs of one session. A lease returns its arena when destroyed.
+class ArenaPool {
+ public:
+  class Lease {
+   public:
+    Lease(ArenaPool* pool, std::unique_ptr<RunArena> a) : pool_(pool), arena_(std::move(a)) {}
+    ~Lease();
+    Lease(Lease&&) = default;
+    RunArena* operator->() const { return arena_.get(); }
+    RunArena& operator*() const { return *arena_; }
+
+   private:
+    ArenaPool* pool_;
+    std::unique_ptr<RunArena> arena_;
+  };
+  Lease lease();
+
+ private:
+  // More runs than this at once get arenas that are dropped after them.
+  static constexpr size_t kKeep = 8;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<RunArena>> free_;
+};
+
+}  // namespace recur

@@ -1,0 +1,329 @@
+// The memory plan (issue 13): arena offsets from liveness, views keeping their base alive,
+// outputs kept out of the arena; and through a session, runs that reuse the arena agree with
+// fresh runs, hand out outputs no later run overwrites, and run concurrently.
+#include "runtime/engine/session/memory_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "providers/reference/reference_provider.h"
+#include "recur/recur.h"
+#include "runtime/engine/onnx/model_loader.h"
+#include "runtime/engine/session/executor.h"
+#include "runtime/engine/session/partitioner.h"
+#include "runtime/graph/shape_inference.h"
+#include "tests/support/model_builder.h"
+#include "tools/common/testdir.h"
+
+namespace recur {
+namespace {
+
+using testing::ModelBuilder;
+using testing::set_attr;
+
+class NoopKernel final : public Kernel {
+ public:
+  Status run(KernelContext&) const override { return ok_status(); }
+};
+
+class CpuProvider final : public ExecutionProvider {
+ public:
+  explicit CpuProvider(std::set<std::string> ops) : ExecutionProvider("cpu", Device::cpu()) {
+    for (const std::string& op : ops) {
+      mutable_registry().add(KernelDef{.op_type = op, .since = 1, .create = &CpuProvider::create});
+    }
+  }
+  bool available(std::string*) const override { return true; }
+
+ private:
+  static Result<std::unique_ptr<Kernel>> create(CompileContext&) {
+    return std::unique_ptr<Kernel>(std::make_unique<NoopKernel>());
+  }
+};
+
+// 1 KiB float32 values, so that every planned value has the same size.
+ValueId add_value(Graph& g, const std::string& name) {
+  return g.add_value(name, TypeInfo::of(DType::kFloat32, {256}));
+}
+
+void add_node(Graph& g, const std::string& op, std::vector<ValueId> in, std::vector<ValueId> out) {
+  Node n;
+  n.name = op + std::to_string(g.nodes().size());
+  n.op_type = op;
+  n.opset = 17;
+  n.inputs = std::move(in);
+  n.outputs = std::move(out);
+  g.add_node(std::move(n));
+}
+
+std::unique_ptr<SubgraphPlan> plan_of(const Graph& g, const CpuProvider& p) {
+  SessionOptions so;
+  PartitionOptions po;
+  po.session = &so;
+  auto plan = build_plan(g, {&p}, po);
+  EXPECT_TRUE(plan.ok()) << plan.status().message();
+  return std::move(plan).value();
+}
+
+bool overlap(const PlannedSlot& a, const PlannedSlot& b) {
+  return a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+}
+
+TEST(MemoryPlan, ValuesThatDoNotLiveTogetherShareMemory) {
+  // x -> a -> b -> c -> d -> y: each value dies when the next is made, so two slots suffice.
+  Graph g;
+  const ValueId x = add_value(g, "x"), a = add_value(g, "a"), b = add_value(g, "b"),
+                c = add_value(g, "c"), d = add_value(g, "d"), y = add_value(g, "y");
+  g.add_input(x);
+  add_node(g, "Relu", {x}, {a});
+  add_node(g, "Relu", {a}, {b});
+  add_node(g, "Relu", {b}, {c});
+  add_node(g, "Relu", {c}, {d});
+  add_node(g, "Relu", {d}, {y});
+  g.add_output(y);
+  ASSERT_TRUE(g.finalize().ok());
+  CpuProvider p({"Relu"});
+  auto plan = plan_of(g, p);
+  ASSERT_TRUE(plan->memory);
+  const MemoryPlan& m = *plan->memory;
+  for (ValueId v : {a, b, c, d}) EXPECT_NE(m.slots[static_cast<size_t>(v)].offset, kNotPlanned);
+  // The graph's input and output are the caller's: never in the arena.
+  EXPECT_EQ(m.slots[static_cast<size_t>(x)].offset, kNotPlanned);
+  EXPECT_EQ(m.slots[static_cast<size_t>(y)].offset, kNotPlanned);
+  EXPECT_EQ(m.arena_bytes, 2 * 1024u);
+  // Neighbours are alive together (one is read while the other is written).
+  EXPECT_FALSE(overlap(m.slots[static_cast<size_t>(a)], m.slots[static_cast<size_t>(b)]));
+  EXPECT_FALSE(overlap(m.slots[static_cast<size_t>(c)], m.slots[static_cast<size_t>(d)]));
+}
+
+TEST(MemoryPlan, AViewKeepsItsBaseAliveUntilTheViewIsRead) {
+  // a is only read by the Reshape, but its memory lives on as v, read at the end: b, c and d,
+  // made meanwhile, must not take a's bytes.
+  Graph g;
+  const ValueId x = add_value(g, "x"), a = add_value(g, "a"), v = add_value(g, "v"),
+                b = add_value(g, "b"), c = add_value(g, "c"), d = add_value(g, "d"),
+                y = add_value(g, "y");
+  g.add_input(x);
+  add_node(g, "Relu", {x}, {a});
+  add_node(g, "Reshape", {a}, {v});
+  add_node(g, "Relu", {x}, {b});
+  add_node(g, "Relu", {b}, {c});
+  add_node(g, "Relu", {c}, {d});
+  add_node(g, "Add", {v, d}, {y});
+  g.add_output(y);
+  ASSERT_TRUE(g.finalize().ok());
+  CpuProvider p({"Relu", "Reshape", "Add"});
+  auto plan = plan_of(g, p);
+  const MemoryPlan& m = *plan->memory;
+  EXPECT_EQ(m.alias_of[static_cast<size_t>(v)], a);
+  const PlannedSlot& sa = m.slots[static_cast<size_t>(a)];
+  ASSERT_NE(sa.offset, kNotPlanned);
+  // The view takes no memory of its own.
+  EXPECT_EQ(m.slots[static_cast<size_t>(v)].offset, kNotPlanned);
+  for (ValueId w : {b, c, d}) {
+    EXPECT_FALSE(overlap(sa, m.slots[static_cast<size_t>(w)])) << g.value(w).name;
+  }
+}
+
+TEST(MemoryPlan, AValueWhoseViewIsAnOutputStaysOutOfTheArena) {
+  Graph g;
+  const ValueId x = add_value(g, "x"), a = add_value(g, "a"), v = add_value(g, "v"),
+                w = add_value(g, "w");
+  g.add_input(x);
+  add_node(g, "Relu", {x}, {a});
+  add_node(g, "Squeeze", {a}, {v});
+  add_node(g, "Identity", {v}, {w});
+  g.add_output(w);
+  ASSERT_TRUE(g.finalize().ok());
+  CpuProvider p({"Relu", "Squeeze", "Identity"});
+  auto plan = plan_of(g, p);
+  const MemoryPlan& m = *plan->memory;
+  EXPECT_EQ(m.alias_of[static_cast<size_t>(w)], a);
+  EXPECT_EQ(m.slots[static_cast<size_t>(a)].offset, kNotPlanned);
+  EXPECT_EQ(m.arena_bytes, 0u);
+}
+
+// Inside a run, the view operators hand out their input's memory: run the plan of a one-node
+// graph on the reference provider and look at the frame.
+TEST(Views, TheKernelsOutputIsItsInputsMemory) {
+  const Tensor x = Tensor::from_vector<float>({2, 1, 3}, {0, 1, 2, 3, 4, 5});
+  for (const char* op : {"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten"}) {
+    ModelBuilder m;
+    m.input("x", DType::kFloat32, {2, 1, 3});
+    m.output("y", DType::kFloat32);
+    const std::string o = op;
+    if (o == "Reshape") {
+      m.initializer("s", Tensor::from_vector<int64_t>({2}, {3, -1}));
+      m.node(op, {"x", "s"}, {"y"});
+    } else if (o == "Unsqueeze") {
+      m.initializer("a", Tensor::from_vector<int64_t>({1}, {0}));
+      m.node(op, {"x", "a"}, {"y"});
+    } else {
+      m.node(op, {"x"}, {"y"});
+    }
+    const std::string bytes = m.bytes();
+    auto model = load_model_from_bytes(bytes.data(), bytes.size(), ".", "<test>");
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    Graph& g = *model.value().graph;
+    ASSERT_TRUE(infer_shapes(g, builtin_op_rules()).ok());
+    auto ref = make_reference_provider();
+    SessionOptions so;
+    PartitionOptions po;
+    po.session = &so;
+    auto plan = build_plan(g, {ref.get()}, po);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    std::vector<Tensor> frame = new_frame(*plan.value());
+    frame[static_cast<size_t>(plan.value()->input_slots[0])] = x;
+    std::vector<KernelContext::Env> envs(plan.value()->providers.size());
+    Executor ex(envs);
+    ASSERT_TRUE(ex.execute(*plan.value(), frame).ok()) << op;
+    const Tensor& y = frame[static_cast<size_t>(plan.value()->output_slots[0])];
+    EXPECT_EQ(y.raw_data(), x.raw_data()) << op;
+  }
+}
+
+Session session_of(const ModelBuilder& m, SessionOptions o = {}) {
+  const std::string bytes = m.bytes();
+  return Session::from_bytes(bytes.data(), bytes.size(), o);
+}
+
+Tensor random_floats(const Shape& shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist;
+  std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
+  for (float& f : v) f = dist(rng);
+  return Tensor::from_vector<float>(shape, v);
+}
+
+std::vector<float> values(const Tensor& t) {
+  const float* p = t.data<float>();
+  return std::vector<float>(p, p + t.numel());
+}
+
+// y = Sigmoid(Tanh(Relu(x)) reshaped), z = Reshape(x) (a view of the caller's input).
+ModelBuilder chain_model() {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {4, 8});
+  m.initializer("shape", Tensor::from_vector<int64_t>({1}, {32}));
+  m.output("y", DType::kFloat32);
+  m.output("z", DType::kFloat32);
+  m.node("Relu", {"x"}, {"a"});
+  m.node("Tanh", {"a"}, {"b"});
+  m.node("Reshape", {"b", "shape"}, {"v"});
+  m.node("Sigmoid", {"v"}, {"y"});
+  m.node("Reshape", {"x", "shape"}, {"z"});
+  return m;
+}
+
+TEST(ArenaRuns, OutputsAreNotOverwrittenByLaterRuns) {
+  for (const char* providers : {"reference", "onednn"}) {
+    SessionOptions o;
+    o.providers(std::string(providers) == "reference"
+                    ? std::vector<std::string>{"reference"}
+                    : std::vector<std::string>{providers, "reference"});
+    Session s = session_of(chain_model(), o);
+    const Tensor x1 = random_floats({4, 8}, 1);
+    Outputs first = s.run({{"x", x1}});
+    const std::vector<float> y1 = values(first["y"]);
+    for (uint32_t seed = 2; seed < 6; ++seed) s.run({{"x", random_floats({4, 8}, seed)}});
+    EXPECT_EQ(values(first["y"]), y1) << providers;
+    Session fresh = session_of(chain_model(), o);
+    EXPECT_EQ(values(fresh.run({{"x", x1}})["y"]), y1) << providers;
+  }
+}
+
+TEST(ArenaRuns, AnOutputThatIsAViewOfAFeedIsACopy) {
+  for (const char* op : {"Identity", "Flatten", "Reshape"}) {
+    ModelBuilder m;
+    m.input("x", DType::kFloat32, {4, 8});
+    m.initializer("shape", Tensor::from_vector<int64_t>({1}, {32}));
+    m.output("z", DType::kFloat32);
+    if (std::string(op) == "Reshape") {
+      m.node(op, {"x", "shape"}, {"z"});
+    } else {
+      m.node(op, {"x"}, {"z"});
+    }
+    Session s = session_of(m);
+    Tensor x = random_floats({4, 8}, 7);
+    const std::vector<float> want = values(x);
+    Outputs out = s.run({{"x", x}});
+    EXPECT_EQ(values(out["z"]), want) << op;
+    EXPECT_NE(out["z"].raw_data(), x.raw_data()) << op;
+    x.data<float>()[0] += 1.0f;  // the caller reuses its buffer
+    EXPECT_EQ(values(out["z"]), want) << op;
+  }
+}
+
+TEST(ArenaRuns, ConcurrentRunsOfModelsMatchSerialRuns) {
+  for (const char* name : {"vad_streaming", "lstm_streaming", "crnn", "rnnoise_gru"}) {
+    const std::string dir = std::string(RECUR_SOURCE_DIR) + "/models/" + name;
+    Session s(dir + "/model.onnx", SessionOptions().threads(2));
+    auto sets = tools::read_data_sets(dir, &s);
+    ASSERT_TRUE(sets.ok()) << sets.status().message();
+    std::vector<Feeds> feeds;
+    std::vector<std::vector<std::vector<float>>> want;
+    for (const auto& ds : sets.value()) {
+      auto f = tools::feeds_for(s, ds);
+      ASSERT_TRUE(f.ok()) << f.status().message();
+      feeds.push_back(f.value());
+      Outputs o = s.run(feeds.back());
+      want.emplace_back();
+      for (const Tensor& t : o.tensors()) want.back().push_back(values(t));
+      // Each serial result is the expected one from the folder.
+      for (size_t i = 0; i < ds.outputs.size() && i < o.size(); ++i) {
+        EXPECT_TRUE(tools::compare(o[i], ds.outputs[i].second, {}).match) << name;
+      }
+    }
+    std::vector<std::thread> threads;
+    std::atomic<int> mismatches{0};
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (int r = 0; r < 20; ++r) {
+          const size_t k = static_cast<size_t>(t + r) % feeds.size();
+          Outputs o = s.run(feeds[k]);
+          for (size_t i = 0; i < o.size(); ++i) {
+            if (values(o[i]) != want[k][i]) ++mismatches;
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(mismatches.load(), 0) << name;
+  }
+}
+
+TEST(ArenaRuns, TheMemoryLimitCountsTheArena) {
+  // Eight 1 MiB intermediates in a chain: the arena holds two of them. A limit that leaves
+  // no room for them fails naming the limit, with the arena or without.
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {512, 512});
+  m.output("y", DType::kFloat32);
+  std::string prev = "x";
+  for (int i = 0; i < 8; ++i) {
+    const std::string next = i == 7 ? "y" : "t" + std::to_string(i);
+    m.node("Relu", {prev}, {next});
+    prev = next;
+  }
+  Session ok = session_of(m, SessionOptions().providers({"reference"}).memory_limit(8 << 20));
+  for (int r = 0; r < 3; ++r) ok.run({{"x", random_floats({512, 512}, 3)}});
+  Session tight = session_of(m, SessionOptions().providers({"reference"}).memory_limit(1 << 20));
+  for (int r = 0; r < 2; ++r) {
+    try {
+      tight.run({{"x", random_floats({512, 512}, 3)}});
+      ADD_FAILURE() << "a 1 MiB limit let a run with 1 MiB intermediates through";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kOutOfRange);
+      EXPECT_NE(std::string(e.what()).find("memory_limit"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace recur
