@@ -109,8 +109,10 @@ struct Count {
   long large_per_run = 0;
 };
 
-// Allocations per run of `dir`'s model on `providers` after warm-up: the largest over several
-// runs, so that one that allocates only now and then still shows.
+// Allocations per run of `dir`'s model on `providers` after warm-up: the median over several
+// runs. What every run allocates shows; a rare allocation outside recur's control does not
+// (with 2 threads, the OpenMP runtime now and then allocates while a run waits on its team,
+// which made the largest count flaky).
 Count count_model(const std::string& dir, const std::string& providers, int threads) {
   SessionOptions o;
   std::vector<std::string> names;
@@ -130,14 +132,19 @@ Count count_model(const std::string& dir, const std::string& providers, int thre
   EXPECT_TRUE(feeds.ok()) << feeds.status().message();
   for (int i = 0; i < 5; ++i) s.run(feeds.value());
   g_run_observer = observe;
-  for (int i = 0; i < 10; ++i) {
+  std::vector<long> all, large;
+  for (int i = 0; i < 11; ++i) {
     g_count = 0;
     g_large = 0;
     s.run(feeds.value());
-    c.per_run = std::max(c.per_run, g_count.load());
-    c.large_per_run = std::max(c.large_per_run, g_large.load());
+    all.push_back(g_count.load());
+    large.push_back(g_large.load());
   }
   g_run_observer = nullptr;
+  std::nth_element(all.begin(), all.begin() + 5, all.end());
+  std::nth_element(large.begin(), large.begin() + 5, large.end());
+  c.per_run = all[5];
+  c.large_per_run = large[5];
   return c;
 }
 
@@ -181,9 +188,9 @@ class SteadyState : public ::testing::TestWithParam<const char*> {};
 //   - small allocations in the kernels: output shapes of views (Tensor::reshaped), shape and
 //     index vectors (Pad, Slice, Concat, Reduce plans), status-free strings, subgraph output
 //     vectors (SubgraphRunner::run returns a std::vector);
-//   - large ones: the oneDNN LSTM repacks weights on every run when they reach it through an
-//     If (vad_streaming: 4 x 256 KiB), its per-segment scratch (1-1.5 KiB), the reference
-//     provider's Pad and Reduce plans.
+//   - large ones: the oneDNN RNN's per-segment scratch (1-1.5 KiB), the reference provider's
+//     Pad and Reduce plans. (The oneDNN LSTM inside vad_streaming's If no longer repacks its
+//     weights per run: they are constants of the branch, issue 13.)
 // The reference provider's counts do not depend on the machine. With oneDNN, the
 // implementation the RNN chooser picks may; there only the large allocations are held to a
 // ceiling.
@@ -193,18 +200,18 @@ struct Ceiling {
 };
 constexpr Ceiling kCeilings[] = {
     {"attention_lstm_classifier", 145, 1, 0},
-    {"bigru_classifier", 65, 3, 1},
+    {"bigru_classifier", 57, 3, 1},
     {"bilstm_seqlens", 11, 1, 1},
     {"char_lstm_lm", 143, 2, 0},
-    {"crnn", 185, 2, 0},
+    {"crnn", 169, 2, 0},
     {"dynamic_lstm", 114, 2, 0},
     {"gru_basic", 10, 1, 0},
     {"lstm_basic", 11, 1, 0},
     {"lstm_streaming", 133, 2, 0},
     {"packed_bilstm_tagger", 145, 1, 1},
-    {"relu_rnn_stack", 100, 3, 0},
-    {"rnnoise_gru", 194, 3, 0},
-    {"vad_streaming", 835, 8, 7},
+    {"relu_rnn_stack", 76, 3, 0},
+    {"rnnoise_gru", 171, 3, 0},
+    {"vad_streaming", 594, 5, 1},
 };
 
 TEST_P(SteadyState, AllocationsPerRunStayWithinTheirCeilings) {
