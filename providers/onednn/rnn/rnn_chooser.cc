@@ -370,8 +370,8 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
     // beats brgemm (rnn_tanh, 16-32 rows: gemm 1.06-1.09x faster), with a few brgemm wins
     // (relu_rnn_stack, 2-3 rows).
     constexpr int64_t kRnnGemmMinRows = 16;
-    best.any = (rows >= 2 || H < kGemmMinHidden) &&
-               !(geom_.gates() == 1 && rows >= kRnnGemmMinRows);
+    best.any =
+        (rows >= 2 || H < kGemmMinHidden) && !(geom_.gates() == 1 && rows >= kRnnGemmMinRows);
   }
   return cands;
 }
