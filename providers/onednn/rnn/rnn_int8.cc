@@ -45,7 +45,7 @@ struct DirWeights {
 // Packed weights, on transparent huge pages where the system gives them on request
 // (transparent_hugepage=madvise, Debian's default): every time step reads all of a
 // direction's weights, which with 4 KiB pages take as many TLB entries as the second-level
-// TLB holds (lstm_large: 8 MB). Measured 1.1-1.2x faster on lstm_large at one thread.
+// TLB holds (lstm_large: 8 MB). Measured 1.05-1.2x faster on lstm_large at one thread.
 class WeightBuffer {
  public:
   explicit WeightBuffer(size_t bytes) {
