@@ -8,11 +8,14 @@
 
 #include <cmath>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "recur/recur.h"
 #include "tests/support/expect_error.h"
+#include "tests/support/model_builder.h"
 #include "tools/common/testdir.h"
 
 namespace recur {
@@ -161,6 +164,59 @@ TEST(Int8Precision, NanInXIsAnError) {
         s.run({{"X", Tensor::from_vector({9, 4, 16}, x)}});
       },
       ErrorCode::kInvalidArgument, {"lstm_fp32_bidirectional", "NaN"});
+}
+
+// onednn.threading=omp: a direction's threads share one primitive (oneDNN's own threading)
+// instead of slicing the batch. The outputs stay within the int8 tolerance of float32 and are
+// those of one thread; weights of 2.25 MiB per direction (packed on huge pages) and more than
+// one 32-column block per thread.
+TEST(Int8Precision, ThreadsCanShareOnePrimitive) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  const int64_t T = 4, N = 8, I = 640, H = 512;
+  std::mt19937 rng(18);
+  auto random = [&](const Shape& shape, float scale) {
+    std::uniform_real_distribution<float> u(-scale, scale);
+    std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
+    for (float& x : v) x = u(rng);
+    return Tensor::from_vector(shape, v);
+  };
+  // PyTorch's default initialisation: uniform in +-1/sqrt(H).
+  const float w = 1.0f / std::sqrt(static_cast<float>(H));
+  testing::ModelBuilder mb(14);
+  mb.input("X", DType::kFloat32, {T, N, I});
+  mb.initializer("W", random({1, 4 * H, I}, w));
+  mb.initializer("R", random({1, 4 * H, H}, w));
+  mb.initializer("B", random({1, 8 * H}, w));
+  mb.output("Y", DType::kFloat32).output("Y_h", DType::kFloat32).output("Y_c", DType::kFloat32);
+  testing::set_attr(mb.node("LSTM", {"X", "W", "R", "B"}, {"Y", "Y_h", "Y_c"}, "big_lstm"),
+                    "hidden_size", H);
+  const std::string bytes = mb.bytes();
+  const Tensor x = random({T, N, I}, 1.0f);
+
+  SessionOptions int8;
+  int8.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
+  SessionOptions two = int8, one = int8, fp32;
+  two.threads(2).set("onednn.threading", "omp");
+  one.threads(1);
+  fp32.providers({"reference"});
+  Session s2 = Session::from_bytes(bytes.data(), bytes.size(), two);
+  Session s1 = Session::from_bytes(bytes.data(), bytes.size(), one);
+  Session sf = Session::from_bytes(bytes.data(), bytes.size(), fp32);
+  ASSERT_EQ(s2.assignment().size(), 1u);
+  EXPECT_TRUE(has_note(s2.assignment().front(), "2 threads share each direction's oneDNN"))
+      << all_notes(s2.assignment().front());
+  EXPECT_TRUE(has_note(s1.assignment().front(), "one thread per oneDNN primitive"))
+      << all_notes(s1.assignment().front());
+  const Outputs got = s2.run({{"X", x}});
+  const Outputs single = s1.run({{"X", x}});
+  const Outputs want = sf.run({{"X", x}});
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t k = 0; k < got.size(); ++k) {
+    const tools::Comparison c = tools::compare(got[k], want[k], kInt8VsFp32Tol);
+    EXPECT_TRUE(c.match) << want.name(k) << " against float32: " << c.reason;
+    const tools::Comparison same = tools::compare(got[k], single[k], tools::Tolerance{0.0, 0.0});
+    EXPECT_TRUE(same.match) << want.name(k) << " against one thread: " << same.reason;
+  }
 }
 
 // A cell oneDNN 2.6 has no fast int8 for stays float32, and says why.

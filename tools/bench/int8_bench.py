@@ -11,6 +11,10 @@ timed alternately in one run at each thread count:
 
   /usr/bin/python3 tools/bench/int8_bench.py [--build build] [--threads 1,2] [--rounds 4]
       [--repeat 6] [--warmup 3] [--cases lstm_med,lstm_large,bilstm] [--json OUT.json]
+      [--recur-set KEY=VALUE ...]
+
+--recur-set passes `--set KEY=VALUE` to recur's int8 runs (recur-dq, recur-int8), e.g.
+onednn.threading=omp to time one primitive per direction against the default batch slices.
 
 The float models are the standard suite's (~/.cache/recur-bench/suite, tools/bench/gen_suite.py,
 same weights and X); the quantized ones go to ~/.cache/recur-bench/int8. Each engine's samples
@@ -68,6 +72,8 @@ def main():
     ap.add_argument("--cases", default="lstm_med,lstm_large,bilstm")
     ap.add_argument("--suite-dir", default=os.path.join(CACHE, "suite"))
     ap.add_argument("--json", default=os.path.join(CACHE, "int8-results.json"))
+    ap.add_argument("--recur-set", action="append", default=[],
+                    help="KEY=VALUE passed as --set to recur's int8 runs (repeatable)")
     args = ap.parse_args()
     recur_run = os.path.join(args.build, "tools", "recur-run")
     run_bench.ensure_suite(args.suite_dir)
@@ -75,18 +81,20 @@ def main():
     if not node_path:
         sys.exit("ONNX Runtime (onnxruntime-node) is needed")
     results = []
+    recur_sets = [a for kv in args.recur_set for a in ("--set", kv)]
     for threads in [int(t) for t in args.threads.split(",")]:
         for case in args.cases.split(","):
             fdir = os.path.join(args.suite_dir, case)
             qdir = quantized_case(args.suite_dir, os.path.join(CACHE, "int8"), case)
             engines = {
                 "recur-dq": lambda: run_bench.run_recur(recur_run, qdir, "onednn", threads,
-                                                        args.warmup, args.repeat)[0],
+                                                        args.warmup, args.repeat,
+                                                        recur_sets)[0],
                 "ort-dq": lambda: run_bench.run_ort(node_path, os.path.join(qdir, "model.onnx"),
                                                     fdir, threads, args.warmup, args.repeat),
                 "recur-int8": lambda: run_bench.run_recur(
                     recur_run, fdir, "onednn", threads, args.warmup, args.repeat,
-                    ["--set", "onednn.precision=int8"])[0],
+                    ["--set", "onednn.precision=int8"] + recur_sets)[0],
                 "recur-fp32": lambda: run_bench.run_recur(recur_run, fdir, "onednn", threads,
                                                           args.warmup, args.repeat)[0],
             }
@@ -118,7 +126,7 @@ def main():
                       entry["int8_vs_fp32"]["round_max"]), flush=True)
     with open(args.json, "w") as f:
         json.dump({"commit": run_bench.git_commit(), "machine": run_bench.machine(),
-                   "results": results}, f, indent=1)
+                   "recur_set": args.recur_set, "results": results}, f, indent=1)
     print("wrote", args.json)
 
 

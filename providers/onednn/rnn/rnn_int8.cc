@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <tuple>
 #include <vector>
+
+#include <sys/mman.h>
 
 #include <dnnl.hpp>
 
@@ -39,11 +42,33 @@ struct DirWeights {
   std::vector<float> layer, iter, bias, rowsum, layer_max, iter_max;
 };
 
+// Packed weights, on transparent huge pages where the system gives them on request
+// (transparent_hugepage=madvise, Debian's default): every time step reads all of a
+// direction's weights, which with 4 KiB pages take as many TLB entries as the second-level
+// TLB holds (lstm_large: 8 MB). Measured 1.05-1.2x faster on lstm_large at one thread.
+class WeightBuffer {
+ public:
+  explicit WeightBuffer(size_t bytes) {
+    constexpr size_t kHuge = size_t{2} << 20;
+    const bool huge = bytes >= kHuge / 2;
+    const size_t align = huge ? kHuge : 64;
+    const size_t rounded = (std::max<size_t>(bytes, 1) + align - 1) / align * align;
+    data = std::aligned_alloc(align, rounded);
+    if (!data) throw std::bad_alloc();
+    if (huge) ::madvise(data, rounded, MADV_HUGEPAGE);  // a hint: failure leaves 4 KiB pages
+  }
+  ~WeightBuffer() { std::free(data); }
+  WeightBuffer(const WeightBuffer&) = delete;
+  WeightBuffer& operator=(const WeightBuffer&) = delete;
+  void* data = nullptr;
+};
+
 struct Int8Plan {
   std::vector<dnnl::primitive> prims;  // per direction
   RnnDescs d;
   memory::desc scratch;
-  std::vector<std::shared_ptr<AlignedBuffer>> wl, wi;  // packed, per direction
+  std::vector<std::shared_ptr<WeightBuffer>> wl, wi;  // packed, per direction
+  int threads = 1;                                    // OpenMP threads of each primitive
 };
 
 std::string decline_reason(const RnnSpec& spec) {
@@ -131,27 +156,33 @@ void in_parts(int64_t n, int64_t jobs, F&& f) {
   });
 }
 
-// One primitive execution: direction d over batch rows [n0, n1).
+// One primitive execution: direction d over batch rows [n0, n1) on `threads` OpenMP threads.
 struct Int8Job {
   int64_t d = 0, n0 = 0, n1 = 0;
+  int threads = 1;
 };
 
 class Int8LstmKernel final : public Kernel {
  public:
-  Int8LstmKernel(const Node& node, RnnSpec spec, int threads)
-      : node_(node), spec_(std::move(spec)), threads_(std::max(1, threads)) {}
+  Int8LstmKernel(const Node& node, RnnSpec spec, const OnednnOptions& o)
+      : node_(node),
+        spec_(std::move(spec)),
+        threads_(o.threading == ThreadingChoice::kSingle ? 1 : std::max(1, o.max_threads)),
+        threading_(o.threading) {}
 
   // W [D,4H,I], R [D,4H,H] and B [D,8H] (or null) in ONNX's layout.
   Status init(const float* w, const float* r, const float* b, int64_t I, int64_t H);
   Status run(KernelContext& ctx) const override;
+  // How the threads are used, for --explain.
+  std::string threading_note() const;
 
  private:
   int64_t D() const { return spec_.num_directions(); }
   bool reverse(int64_t d) const { return spec_.direction == RnnDirection::kReverse || d == 1; }
-  // Primitives for n rows out of a batch of ld_n (which sets the strides), one thread each.
-  Result<std::shared_ptr<const Int8Plan>> plan_for(int bucket, int64_t T, int64_t n,
-                                                   int64_t ld_n) const;
-  void make_plan(int bucket, int64_t T, int64_t n, int64_t ld_n, Int8Plan& p) const;
+  // Primitives for n rows out of a batch of ld_n (which sets the strides) on `threads` each.
+  Result<std::shared_ptr<const Int8Plan>> plan_for(int bucket, int64_t T, int64_t n, int64_t ld_n,
+                                                   int threads) const;
+  void make_plan(int bucket, int64_t T, int64_t n, int64_t ld_n, int threads, Int8Plan& p) const;
   std::vector<Int8Job> jobs_for(int64_t N) const;
   // X as uint8 in xq and the centre it was taken from; false for a NaN or infinity in X.
   bool quantize_x(const Tensor& x, int* bucket, float* offset, uint8_t* xq) const;
@@ -162,10 +193,11 @@ class Int8LstmKernel final : public Kernel {
   const Node& node_;
   RnnSpec spec_;
   int threads_;
+  ThreadingChoice threading_;  // onednn.threading: omp shares one primitive per direction
   int64_t I_ = 0, H_ = 0;
   std::vector<DirWeights> dirs_;
   mutable std::mutex mu_;
-  mutable std::map<std::tuple<int, int64_t, int64_t, int64_t>, std::shared_ptr<const Int8Plan>>
+  mutable std::map<std::tuple<int, int64_t, int64_t, int64_t, int>, std::shared_ptr<const Int8Plan>>
       plans_;
   mutable ScratchPool scratch_;
   mutable ScratchPool xq_pool_;  // X as uint8, pooled like the scratchpad
@@ -210,12 +242,13 @@ Status Int8LstmKernel::init(const float* w, const float* r, const float* b, int6
 
 // The primitives of X scale bucket `bucket` (m = 2^(bucket/4)) for T steps of N rows, with
 // each direction's W*m and R quantized by their shared per-channel scales.
-void Int8LstmKernel::make_plan(int bucket, int64_t T, int64_t N, int64_t ld_n, Int8Plan& p) const {
+void Int8LstmKernel::make_plan(int bucket, int64_t T, int64_t N, int64_t ld_n, int threads,
+                               Int8Plan& p) const {
   const int64_t I = I_, H = H_, G = 4 * H;
   const float m = std::exp2(static_cast<float>(bucket) / 4.0f);
-  // One thread per primitive: an OpenMP team stalls at each step's barrier on a busy machine
-  // (20 times slower seen at 2 threads); the batch and the directions are split instead.
-  ThreadScope scope(1);
+  // oneDNN sizes the primitive's work split and scratchpad for the threads it sees here.
+  ThreadScope scope(threads);
+  p.threads = threads;
   RnnDescs& d = p.d;
   d.src_layer = memory::desc({T, N, I}, DT::u8, memory::dims{ld_n * I, I, 1});
   d.src_iter = memory::desc({1, 1, N, H}, DT::u8, Tag::ldnc);
@@ -257,7 +290,7 @@ void Int8LstmKernel::make_plan(int bucket, int64_t T, int64_t N, int64_t ld_n, I
     std::vector<float> scaled(dw.layer);
     for (float& v : scaled) v *= m;
     auto pack = [&](const std::vector<float>& src, int64_t in, const memory::desc& to) {
-      auto buf = std::make_shared<AlignedBuffer>(to.get_size());
+      auto buf = std::make_shared<WeightBuffer>(to.get_size());
       memory user({{1, 1, in, 4, H}, DT::f32, Tag::ldigo}, cpu_engine(),
                   const_cast<float*>(src.data()));
       memory packed(to, cpu_engine(), buf->data);
@@ -276,25 +309,41 @@ void Int8LstmKernel::make_plan(int bucket, int64_t T, int64_t N, int64_t ld_n, I
 }
 
 Result<std::shared_ptr<const Int8Plan>> Int8LstmKernel::plan_for(int bucket, int64_t T, int64_t n,
-                                                                 int64_t ld_n) const {
+                                                                 int64_t ld_n, int threads) const {
   std::lock_guard<std::mutex> lock(mu_);
-  const auto key = std::make_tuple(bucket, T, n, ld_n);
+  const auto key = std::make_tuple(bucket, T, n, ld_n, threads);
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   auto plan = std::make_shared<Int8Plan>();
-  RECUR_RETURN_IF_ERROR(
-      dnnl_try(node_.describe() + " (int8)", [&] { make_plan(bucket, T, n, ld_n, *plan); }));
+  RECUR_RETURN_IF_ERROR(dnnl_try(node_.describe() + " (int8)",
+                                 [&] { make_plan(bucket, T, n, ld_n, threads, *plan); }));
   if (plans_.size() >= kMaxPlans) plans_.clear();
   plans_[key] = plan;
   return std::shared_ptr<const Int8Plan>(plan);
 }
 
+// By default one thread per primitive, the batch sliced: an OpenMP team stalls at each step's
+// barrier on a busy machine (lstm_large at 2 threads: 1.5-9x slower than the slices under a
+// load average of 3.5). onednn.threading=omp puts a direction's threads in one primitive
+// instead: oneDNN splits the gate columns, so each thread streams only its part of the
+// weights every step, where each slice streams all of them.
 std::vector<Int8Job> Int8LstmKernel::jobs_for(int64_t N) const {
-  const int64_t per_dir = std::min<int64_t>(N, std::max<int64_t>(1, threads_ / D()));
+  const int64_t threads_per_dir = std::max<int64_t>(1, threads_ / D());
+  const bool team = threads_per_dir > 1 && threading_ == ThreadingChoice::kOmp;
+  const int64_t per_dir = team ? 1 : std::min<int64_t>(N, threads_per_dir);
+  const int inner = team ? static_cast<int>(threads_per_dir) : 1;
   std::vector<Int8Job> jobs;
   for (int64_t d = 0; d < D(); ++d)
     for (int64_t s = 0; s < per_dir; ++s)
-      jobs.push_back({d, N * s / per_dir, N * (s + 1) / per_dir});
+      jobs.push_back({d, N * s / per_dir, N * (s + 1) / per_dir, inner});
   return jobs;
+}
+
+std::string Int8LstmKernel::threading_note() const {
+  const Int8Job j = jobs_for(int64_t{1} << 20).front();
+  if (j.threads > 1)
+    return "int8: " + std::to_string(j.threads) +
+           " threads share each direction's oneDNN primitive";
+  return "int8: one thread per oneDNN primitive (batch slices and directions as jobs)";
 }
 
 bool Int8LstmKernel::quantize_x(const Tensor& x, int* bucket, float* offset, uint8_t* xq) const {
@@ -373,7 +422,7 @@ Status Int8LstmKernel::run_job(const Int8Job& j, const Int8Plan& plan, const uin
         {DNNL_ARG_DST_ITER, make_memory(ds.dst_iter, hn.data())},
         {DNNL_ARG_DST_ITER_C, make_memory(ds.dst_iter_c, yc + state)},
         {DNNL_ARG_SCRATCHPAD, make_memory(plan.scratch, scratch.data())}};
-    ThreadScope scope(1);
+    ThreadScope scope(plan.threads);
     plan.prims[ud].execute(thread_stream(), args);
     thread_stream().wait();
   }));
@@ -419,7 +468,7 @@ Status Int8LstmKernel::run(KernelContext& ctx) const {
   const std::vector<Int8Job> jobs = jobs_for(N);
   std::vector<std::shared_ptr<const Int8Plan>> plans;
   for (const Int8Job& j : jobs) {
-    RECUR_ASSIGN_OR_RETURN(auto plan, plan_for(bucket, T, j.n1 - j.n0, N));
+    RECUR_ASSIGN_OR_RETURN(auto plan, plan_for(bucket, T, j.n1 - j.n0, N, j.threads));
     plans.push_back(std::move(plan));
   }
   std::vector<Status> st(jobs.size());
@@ -463,12 +512,13 @@ Result<std::unique_ptr<Kernel>> create_int8_lstm_kernel(CompileContext& ctx) {
   const Tensor x_stand_in = Tensor::borrow(nullptr, DType::kFloat32, {1, 1, w->dim(2)});
   RECUR_ASSIGN_OR_RETURN(RnnDims dims, check_rnn_inputs(ctx.node(), spec, &x_stand_in, w, r, b,
                                                         nullptr, nullptr, nullptr, nullptr));
-  auto k = std::make_unique<Int8LstmKernel>(ctx.node(), spec, options_of(ctx).max_threads);
+  auto k = std::make_unique<Int8LstmKernel>(ctx.node(), spec, options_of(ctx));
   RECUR_RETURN_IF_ERROR(k->init(w->data<float>(), r->data<float>(), b ? b->data<float>() : nullptr,
                                 dims.input_size, dims.hidden));
   ctx.note(
       "int8: W and R quantized at load (per-channel int8, scales shared by W and R), X and h "
       "as uint8 per run");
+  ctx.note(k->threading_note());
   return std::unique_ptr<Kernel>(std::move(k));
 }
 
@@ -505,9 +555,10 @@ Result<std::unique_ptr<Kernel>> create_quantized_lstm_kernel(CompileContext& ctx
     return invalid_model(node.describe() + ": B must be float32 " + shape_to_string({Dn, 8 * H}));
   const std::vector<float> wf = dequantize_to_onnx_layout(w, Dn, I, H);
   const std::vector<float> rf = dequantize_to_onnx_layout(r, Dn, H, H);
-  auto k = std::make_unique<Int8LstmKernel>(node, spec, options_of(ctx).max_threads);
+  auto k = std::make_unique<Int8LstmKernel>(node, spec, options_of(ctx));
   RECUR_RETURN_IF_ERROR(k->init(wf.data(), rf.data(), b ? b->data<float>() : nullptr, I, H));
   ctx.note("int8: W and R requantized to oneDNN's per-channel scales shared by W and R");
+  ctx.note(k->threading_note());
   return std::unique_ptr<Kernel>(std::move(k));
 }
 

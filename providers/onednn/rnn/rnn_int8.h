@@ -7,8 +7,9 @@
 // activations are fixed to u8 = 127*v + 128; X is brought into that range per run: centred on
 // the middle o of its range and divided by its half-width m, with W*m quantized in its place
 // and o*rowsum(W) added to the bias. m is rounded up to a quarter octave so that the packed
-// weights (which depend on m) are reused across runs. Each primitive runs on one thread; more
-// threads split the batch and the directions (docs/precision.md, "int8").
+// weights (which depend on m) are reused across runs. With more threads, the directions run
+// side by side, and within a direction the batch is sliced into one-thread primitives, or
+// with onednn.threading=omp the threads share one primitive (docs/precision.md, "int8").
 #pragma once
 
 #include <memory>
