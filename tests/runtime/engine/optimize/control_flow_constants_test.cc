@@ -10,16 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "providers/reference/reference_provider.h"
 #include "recur/recur.h"
-#include "runtime/engine/onnx/model_loader.h"
 #include "runtime/engine/onnx/tensor_proto.h"
-#include "runtime/engine/session/executor.h"
-#include "runtime/engine/session/partitioner.h"
-#include "runtime/graph/shape_inference.h"
 #include "runtime/provider/repack_count.h"
 #include "tests/support/model_builder.h"
 #include "tests/support/op_tester.h"
+#include "tests/support/plan_run.h"
 
 namespace recur::testing {
 namespace {
@@ -261,29 +257,13 @@ TEST(ControlFlowConstants, IfOutputsAndOuterReadsAreNotCopied) {
   set_attr(node, "else_branch", else_g);
   // Looked at inside the run (the plan's frame): a Session copies an output that views a feed,
   // since the caller owns the feed's memory.
-  const std::string bytes = m.bytes();
-  auto model = load_model_from_bytes(bytes.data(), bytes.size(), ".", "<test>");
-  ASSERT_TRUE(model.ok()) << model.status().message();
-  Graph& g = *model.value().graph;
-  ASSERT_TRUE(infer_shapes(g, builtin_op_rules()).ok());
-  auto ref = make_reference_provider();
-  SessionOptions so;
-  PartitionOptions po;
-  po.session = &so;
-  auto plan = build_plan(g, {ref.get()}, po);
-  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  auto run = ReferencePlanRun::load(m.bytes());
+  ASSERT_TRUE(run.ok()) << run.status().message();
   const Tensor x = floats({4}, {1, 2, 3, 4});
   for (bool c : {true, false}) {
-    std::vector<Tensor> frame = new_frame(*plan.value());
-    const auto& in = plan.value()->input_slots;
-    frame[static_cast<size_t>(in[0])] = x;
-    frame[static_cast<size_t>(in[1])] = Tensor::scalar(c);
-    std::vector<KernelContext::Env> envs(plan.value()->providers.size());
-    Executor ex(envs);
-    for (auto& e : envs) e.subgraphs = &ex;  // the If runs its branch through the executor
-    ASSERT_TRUE(ex.execute(*plan.value(), frame).ok());
-    const Tensor& y = frame[static_cast<size_t>(plan.value()->output_slots[0])];
-    EXPECT_EQ(y.raw_data(), x.raw_data()) << "branch " << c;
+    auto y = run.value()->run({x, Tensor::scalar(c)});
+    ASSERT_TRUE(y.ok()) << y.status().message();
+    EXPECT_EQ(y.value()[0].raw_data(), x.raw_data()) << "branch " << c;
   }
   // And a Session still returns the values.
   Session s(m.save(dir.path()), SessionOptions().providers({"reference"}));

@@ -20,6 +20,7 @@
 #include "runtime/engine/session/partitioner.h"
 #include "runtime/graph/shape_inference.h"
 #include "tests/support/model_builder.h"
+#include "tests/support/plan_run.h"
 #include "tools/common/testdir.h"
 
 namespace recur {
@@ -168,23 +169,11 @@ TEST(Views, TheKernelsOutputIsItsInputsMemory) {
     } else {
       m.node(op, {"x"}, {"y"});
     }
-    const std::string bytes = m.bytes();
-    auto model = load_model_from_bytes(bytes.data(), bytes.size(), ".", "<test>");
-    ASSERT_TRUE(model.ok()) << model.status().message();
-    Graph& g = *model.value().graph;
-    ASSERT_TRUE(infer_shapes(g, builtin_op_rules()).ok());
-    auto ref = make_reference_provider();
-    SessionOptions so;
-    PartitionOptions po;
-    po.session = &so;
-    auto plan = build_plan(g, {ref.get()}, po);
-    ASSERT_TRUE(plan.ok()) << plan.status().message();
-    std::vector<Tensor> frame = new_frame(*plan.value());
-    frame[static_cast<size_t>(plan.value()->input_slots[0])] = x;
-    std::vector<KernelContext::Env> envs(plan.value()->providers.size());
-    Executor ex(envs);
-    ASSERT_TRUE(ex.execute(*plan.value(), frame).ok()) << op;
-    const Tensor& y = frame[static_cast<size_t>(plan.value()->output_slots[0])];
+    auto run = testing::ReferencePlanRun::load(m.bytes());
+    ASSERT_TRUE(run.ok()) << run.status().message();
+    auto out = run.value()->run({x});
+    ASSERT_TRUE(out.ok()) << op << ": " << out.status().message();
+    const Tensor& y = out.value()[0];
     EXPECT_EQ(y.raw_data(), x.raw_data()) << op;
   }
 }

@@ -1,0 +1,34 @@
+// Runs a model's plan on the reference provider without a Session, so that a test can look at
+// the memory a run leaves in the frame: a Session copies outputs that alias a feed or its arena
+// before returning them, which hides whether a kernel copied or handed out a view.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "recur/options.h"
+#include "recur/tensor.h"
+#include "runtime/core/status.h"
+#include "runtime/engine/onnx/model_loader.h"
+#include "runtime/engine/session/plan.h"
+#include "runtime/provider/execution_provider.h"
+
+namespace recur::testing {
+
+class ReferencePlanRun {
+ public:
+  // `model` is a serialized ModelProto; shapes are inferred as a Session would.
+  static Result<std::unique_ptr<ReferencePlanRun>> load(const std::string& model);
+  // The graph outputs of one run on `inputs` (in the graph's input order), as the frame holds
+  // them.
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const;
+
+ private:
+  Model model_;
+  std::unique_ptr<ExecutionProvider> provider_;
+  SessionOptions options_;
+  std::unique_ptr<SubgraphPlan> plan_;
+};
+
+}  // namespace recur::testing
