@@ -2,10 +2,7 @@
 // generated help, one-line argument errors, --dim and --shape names, --concurrency and
 // --duration with --perf, and --output-dir's escaping, symlink and overwrite rules.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -14,34 +11,19 @@
 #include "runtime/engine/onnx/tensor_proto.h"
 #include "tests/support/fifo.h"
 #include "tests/support/model_builder.h"
+#include "tests/support/recur_run_cli.h"
 #include "tools/common/npy.h"
 
 namespace recur {
 namespace {
 
 using testing::floats;
+using testing::make_test_dir;
 using testing::ModelBuilder;
+using testing::run_cli;
+using testing::RunResult;
 using testing::TempDir;
 namespace fs = std::filesystem;
-
-struct RunResult {
-  int status = -1;
-  std::string output;
-};
-
-// `prefix` runs in the same shell first (e.g. a ulimit).
-RunResult run_cli(const std::string& args, const std::string& prefix = "") {
-  const std::string cmd = prefix + std::string(RECUR_RUN_PATH) + " " + args + " 2>&1";
-  RunResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
 
 bool has(const RunResult& r, const std::string& s) { return r.output.find(s) != std::string::npos; }
 
@@ -79,22 +61,6 @@ std::string symbolic_model(const fs::path& dir) {
   m.node("Identity", {"x"}, {"y"});
   m.node("Identity", {"z"}, {"w"});
   return m.save(dir);
-}
-
-// y = x + x on x [3]: a backend-test folder whose expected y is `want`.
-void make_test_dir(const fs::path& dir, const std::vector<float>& want) {
-  ModelBuilder m;
-  m.input("x", DType::kFloat32, {3});
-  m.output("y", DType::kFloat32);
-  m.node("Add", {"x", "x"}, {"y"});
-  m.save(dir);
-  fs::create_directories(dir / "test_data_set_0");
-  ASSERT_TRUE(write_tensor_pb(floats({3}, {1, 2, 3}), "x",
-                              (dir / "test_data_set_0" / "input_0.pb").string())
-                  .ok());
-  ASSERT_TRUE(
-      write_tensor_pb(floats({3}, want), "y", (dir / "test_data_set_0" / "output_0.pb").string())
-          .ok());
 }
 
 TEST(RecurRunCli, OptionEqualsValue) {

@@ -2,57 +2,25 @@
 // the expected-failures list, and --json from --perf.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <memory>
 
 #include "recur/recur.h"
 #include "runtime/engine/onnx/tensor_proto.h"
 #include "tests/support/model_builder.h"
+#include "tests/support/recur_run_cli.h"
 #include "tools/common/testdir.h"
 
 namespace recur {
 namespace {
 
 using testing::floats;
+using testing::make_test_dir;
 using testing::ModelBuilder;
+using testing::run_cli;
+using testing::RunResult;
 using testing::TempDir;
 namespace fs = std::filesystem;
-
-struct RunResult {
-  int status = -1;
-  std::string output;
-};
-
-RunResult run_cli(const std::string& args) {
-  const std::string cmd = std::string(RECUR_RUN_PATH) + " " + args + " 2>&1";
-  RunResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-// A backend-test folder for y = x + x whose expected output is `want`.
-void make_test_dir(const fs::path& dir, const std::vector<float>& want) {
-  ModelBuilder m;
-  m.input("x", DType::kFloat32, {3});
-  m.output("y", DType::kFloat32);
-  m.node("Add", {"x", "x"}, {"y"});
-  m.save(dir);
-  fs::create_directories(dir / "test_data_set_0");
-  ASSERT_TRUE(write_tensor_pb(floats({3}, {1, 2, 3}), "x",
-                              (dir / "test_data_set_0" / "input_0.pb").string())
-                  .ok());
-  ASSERT_TRUE(
-      write_tensor_pb(floats({3}, want), "y", (dir / "test_data_set_0" / "output_0.pb").string())
-          .ok());
-}
 
 TEST(RecurRun, PassMismatchAndErrorExitCodes) {
   TempDir dir;
