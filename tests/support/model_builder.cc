@@ -135,6 +135,13 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
+Tensor random_tensor(const Shape& shape, std::mt19937& rng, float scale) {
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
+  for (auto& x : v) x = u(rng);
+  return Tensor::from_vector(shape, v);
+}
+
 Tensor floats(const Shape& shape, const std::vector<float>& values) {
   return Tensor::from_vector<float>(shape, values);
 }

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <initializer_list>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -60,5 +61,7 @@ class TempDir {
 
 // A float tensor with the given values.
 Tensor floats(const Shape& shape, const std::vector<float>& values);
+// float32 values drawn uniformly from [-scale, scale) by `rng`.
+Tensor random_tensor(const Shape& shape, std::mt19937& rng, float scale = 0.5f);
 
 }  // namespace recur::testing

@@ -9,7 +9,7 @@
 namespace recur::testing {
 
 struct RunResult {
-  int status = -1;  // the exit status; -1 when recur-run did not exit normally
+  int status = -1;     // the exit status; -1 when recur-run did not exit normally
   std::string output;  // stdout and stderr together
 };
 

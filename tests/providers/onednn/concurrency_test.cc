@@ -19,19 +19,13 @@ namespace recur {
 namespace {
 
 using testing::ModelBuilder;
+using testing::random_tensor;
 using testing::set_attr;
 
 bool have_onednn() {
   for (const auto& p : list_providers())
     if (p.name == "onednn") return p.available;
   return false;
-}
-
-Tensor random_tensor(const Shape& shape, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
-  std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
-  for (auto& x : v) x = u(rng);
-  return Tensor::from_vector(shape, v);
 }
 
 // A bidirectional LSTM with peepholes and sequence lengths, X with symbolic T and N, so that

@@ -16,19 +16,13 @@ namespace recur {
 namespace {
 
 using testing::ModelBuilder;
+using testing::random_tensor;
 using testing::set_attr;
 
 bool have_onednn() {
   for (const auto& p : list_providers())
     if (p.name == "onednn") return p.available;
   return false;
-}
-
-Tensor random_tensor(const Shape& shape, std::mt19937& rng, float scale = 0.5f) {
-  std::uniform_real_distribution<float> u(-scale, scale);
-  std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
-  for (auto& x : v) x = u(rng);
-  return Tensor::from_vector(shape, v);
 }
 
 // One RNN node with constant weights, X [T, N, I] with symbolic T and N, and sequence_lens.

@@ -24,14 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::ModelBuilder;
+using testing::random_tensor;
 using testing::set_attr;
-
-Tensor random_tensor(const Shape& shape, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
-  std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
-  for (auto& x : v) x = u(rng);
-  return Tensor::from_vector(shape, v);
-}
 
 // Big enough at N=8 for the chooser to have several candidates to time (tuning_test.cc).
 // static_n > 0 fixes X's shape at T=6, N=static_n, so that the choice is made at load.

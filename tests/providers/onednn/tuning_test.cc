@@ -22,14 +22,8 @@ namespace recur {
 namespace {
 
 using testing::ModelBuilder;
+using testing::random_tensor;
 using testing::set_attr;
-
-Tensor random_tensor(const Shape& shape, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
-  std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
-  for (auto& x : v) x = u(rng);
-  return Tensor::from_vector(shape, v);
-}
 
 // An LSTM with symbolic T and N (chosen at the first run of a shape, not at load), big enough
 // at N=8 for the chooser to have threaded candidates to time.
