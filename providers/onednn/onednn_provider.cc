@@ -34,11 +34,12 @@ class OnednnProvider final : public ExecutionProvider {
     o.max_threads = config.threads > 0 ? config.threads : max_threads_default();
     SettingsParser parser("onednn");
     parser
-        .choice("impl", {"auto", "any", "brgemm", "ldigo", "ref"},
+        .choice("impl", {"auto", "primitive", "any", "brgemm", "ldigo", "ref"},
                 [&o](const std::string& v) {
-                  o.impl = v == "auto"                   ? ImplChoice::kAuto
-                           : v == "any" || v == "brgemm" ? ImplChoice::kAny
-                                                         : ImplChoice::kLdigo;
+                  o.small_lstm = v == "auto";
+                  o.impl = v == "auto" || v == "primitive" ? ImplChoice::kAuto
+                           : v == "any" || v == "brgemm"   ? ImplChoice::kAny
+                                                           : ImplChoice::kLdigo;
                 })
         .choice("threading", {"auto", "single", "omp", "split"},
                 [&o](const std::string& v) {

@@ -31,7 +31,8 @@ Status fold_constant_nodes(Graph& graph) {
 
 Status optimize_graph(Graph& graph) {
   RECUR_RETURN_IF_ERROR(fold_constant_nodes(graph));
-  return fold_batchnorm_into_conv(graph);
+  RECUR_RETURN_IF_ERROR(fold_batchnorm_into_conv(graph));
+  return drop_unread_rnn_states(graph);
 }
 
 }  // namespace recur

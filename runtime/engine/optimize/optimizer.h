@@ -16,6 +16,10 @@ Status fold_constant_nodes(Graph& graph);
 // nothing else) into that Conv's weights and bias. float32 and float64, computed in double.
 Status fold_batchnorm_into_conv(Graph& graph);
 
+// Drops the Y_h and Y_c outputs of LSTM, GRU and RNN nodes (in subgraphs too) that nothing
+// reads and that are no graph output, so that kernels see them as not requested.
+Status drop_unread_rnn_states(Graph& graph);
+
 // Stacked RNN fusion (runtime/rnn/stacked_rnn.h): each chain of two or more single-layer LSTM,
 // GRU or RNN nodes with equal attributes, layout 0, no peepholes and the same sequence_lens,
 // where layer l+1 reads layer l's Y only through Squeeze(axis 1) (one direction) or
@@ -34,7 +38,7 @@ using ConvFusionFilter =
 Status fuse_conv_activations(Graph& graph, const ConvFusionFilter& accept);
 
 // The passes that need no provider, in order: Constant nodes to initializers, BatchNorm into
-// Conv. Each leaves the graph finalized.
+// Conv, unread RNN states dropped. Each leaves the graph finalized.
 Status optimize_graph(Graph& graph);
 
 }  // namespace recur

@@ -3,6 +3,7 @@
 // through the public API.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -116,7 +117,7 @@ TEST(OnednnRnnKernel, ExplainShowsRepackAndChoice) {
   auto& n = mb.node("LSTM", {"X", "W", "R", "B", "", "", "", "P"}, {"Y"}, "lstm");
   set_attr(n, "hidden_size", int64_t{4});
   SessionOptions o;
-  o.providers({"onednn"}).threads(1);
+  o.providers({"onednn"}).threads(1).set("onednn.impl", "primitive");
   const std::string bytes = mb.bytes();
   Session s = open(bytes, o);
   const std::string e = s.explain();
@@ -125,6 +126,94 @@ TEST(OnednnRnnKernel, ExplainShowsRepackAndChoice) {
   EXPECT_NE(e.find("constant weights released after repacking: 944 B"), std::string::npos) << e;
   ASSERT_EQ(s.assignment().size(), 1u);
   EXPECT_EQ(s.assignment()[0].provider, "onednn");
+}
+
+bool have_avx512() { return __builtin_cpu_supports("avx512f"); }
+
+// Small LSTM cells run on recur's own loop (providers/onednn/rnn/small_lstm.h) and --explain
+// says so; larger cells, other cells and onednn.impl=primitive get oneDNN's primitive.
+TEST(OnednnRnnKernel, SmallLstmCellsRunOnTheSmallKernelAndSaySo) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!have_avx512()) GTEST_SKIP() << "the small-cell LSTM needs AVX-512, which this CPU lacks";
+  const std::string small = "recur's small-cell LSTM";
+  auto explain = [](const std::string& bytes, const std::string& impl) {
+    SessionOptions o;
+    o.providers({"onednn"}).threads(1).set("onednn.impl", impl);
+    return open(bytes, o).explain();
+  };
+  EXPECT_NE(explain(model("LSTM", 9, 17, "bidirectional", false), "auto").find(small),
+            std::string::npos);
+  EXPECT_EQ(explain(model("LSTM", 9, 17, "bidirectional", false), "primitive").find(small),
+            std::string::npos);
+  EXPECT_EQ(explain(model("LSTM", 200, 200, "forward", false), "auto").find(small),
+            std::string::npos);
+  EXPECT_EQ(explain(model("GRU", 9, 17, "forward", true), "auto").find(small), std::string::npos);
+}
+
+// The small kernel against the reference where its vector exp, sigmoid and tanh are pushed:
+// saturating inputs (|x| up to 1e4), tiny ones, zeros; 9 rows (blocks of 4, 4 and 1), H = 21
+// (a masked tail), peepholes, input_forget, initial states, both layouts, unequal lengths
+// with 0 and T. A NaN in one row's X stays in that row.
+TEST(OnednnRnnKernel, SmallLstmMatchesTheReferenceAtTheEdges) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!have_avx512()) GTEST_SKIP() << "the small-cell LSTM needs AVX-512, which this CPU lacks";
+  const int64_t T = 6, N = 9, I = 5, H = 21;
+  for (int layout : {0, 1}) {
+    for (int input_forget : {0, 1}) {
+      std::mt19937 rng(11 + layout * 2 + input_forget);
+      ModelBuilder mb(14);
+      const Shape xs = layout == 0 ? Shape{T, N, I} : Shape{N, T, I};
+      const Shape ss = layout == 0 ? Shape{2, N, H} : Shape{N, 2, H};
+      mb.input("X", DType::kFloat32, xs);
+      mb.input("sequence_lens", DType::kInt32, {N});
+      mb.input("initial_h", DType::kFloat32, ss);
+      mb.input("initial_c", DType::kFloat32, ss);
+      mb.initializer("W", random_tensor({2, 4 * H, I}, rng, 2.0f));
+      mb.initializer("R", random_tensor({2, 4 * H, H}, rng, 2.0f));
+      mb.initializer("B", random_tensor({2, 8 * H}, rng));
+      mb.initializer("P", random_tensor({2, 3 * H}, rng));
+      mb.output("Y", DType::kFloat32).output("Y_h", DType::kFloat32).output("Y_c", DType::kFloat32);
+      auto& n =
+          mb.node("LSTM", {"X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"},
+                  {"Y", "Y_h", "Y_c"}, "lstm");
+      set_attr(n, "hidden_size", H);
+      set_attr(n, "direction", std::string("bidirectional"));
+      set_attr(n, "layout", int64_t{layout});
+      set_attr(n, "input_forget", int64_t{input_forget});
+      Tensor x = random_tensor(xs, rng, 1.0f);
+      float* xp = x.data<float>();
+      const float edge[] = {1e4f, -1e4f, 50.0f, -50.0f, 1e-6f, -1e-7f, 0.0f, 9.0f, -9.0f};
+      for (int64_t i = 0; i < x.numel(); i += 3) xp[i] = edge[(i / 3) % 9];
+      const Feeds f = {
+          {"X", x},
+          {"sequence_lens", Tensor::from_vector<int32_t>({N}, {6, 0, 3, 6, 1, 5, 2, 6, 4})},
+          {"initial_h", random_tensor(ss, rng, 1.0f)},
+          {"initial_c", random_tensor(ss, rng, 3.0f)}};
+      SessionOptions dopts, ropts;
+      dopts.providers({"onednn"}).threads(1);
+      ropts.providers({"reference"});
+      const std::string bytes = mb.bytes();
+      Session dnn = open(bytes, dopts);
+      ASSERT_NE(dnn.explain().find("recur's small-cell LSTM"), std::string::npos);
+      expect_match(
+          dnn.run(f), open(bytes, ropts).run(f),
+          "layout " + std::to_string(layout) + " input_forget " + std::to_string(input_forget));
+
+      // A NaN at row 3's first step: its Y and final states are NaN, every other row's are not.
+      Feeds fn = f;
+      Tensor xn = x.clone();
+      xn.data<float>()[layout == 0 ? 3 * I : 3 * T * I] = std::nanf("");
+      fn[0].second = xn;
+      const Outputs got = dnn.run(fn);
+      const float* y_h = got[1].data<float>();
+      for (int64_t d = 0; d < 2; ++d) {
+        for (int64_t row = 0; row < N; ++row) {
+          const float v = y_h[(layout == 0 ? d * N + row : row * 2 + d) * H];
+          EXPECT_EQ(std::isnan(v), row == 3) << "direction " << d << " row " << row;
+        }
+      }
+    }
+  }
 }
 
 TEST(OnednnRnnKernel, GraphInputWeightsAreRepackedPerRun) {

@@ -71,6 +71,7 @@ class OnednnTuningCache : public ::testing::Test {
   SessionOptions options(const std::string& cache) const {
     SessionOptions o;
     o.providers({"onednn"}).threads(2).set("onednn.tune", "1").set("onednn.tuning_cache", cache);
+    o.set("onednn.impl", "primitive");  // the oneDNN chooser, not the small-cell LSTM
     return o;
   }
   // Runs a fresh session on N rows; returns how many buckets it timed.
@@ -165,6 +166,7 @@ TEST_F(OnednnTuningCache, SessionOptionTuningCacheNamesTheFile) {
   const std::string m = lstm_model();
   SessionOptions o;
   o.providers({"onednn"}).threads(2).set("onednn.tune", "1").tuning_cache(path_);
+  o.set("onednn.impl", "primitive");
   Session::from_bytes(m.data(), m.size(), o).run(feeds(8));
   EXPECT_EQ(timings_.load(), 1);
   ASSERT_TRUE(TuningCache::read_file(path_, onednn::tuning_env()).ok) << text();
@@ -243,6 +245,7 @@ TEST_F(OnednnTuningCache, DefaultNeverTimesButReadsTheCache) {
   const std::string m = lstm_model(8);
   SessionOptions o;
   o.providers({"onednn"}).threads(2).set("onednn.tuning_cache", path_).set("onednn.verbose", "1");
+  o.set("onednn.impl", "primitive");
   ::testing::internal::CaptureStderr();
   Session::from_bytes(m.data(), m.size(), o).run(feeds(8));
   std::string err = ::testing::internal::GetCapturedStderr();

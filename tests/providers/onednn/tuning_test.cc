@@ -59,6 +59,7 @@ SessionOptions options(bool deterministic) {
   SessionOptions o;
   // No tuning cache: these tests watch the timing itself.
   o.providers({"onednn"}).threads(2).set("onednn.tune", "1").deterministic(deterministic);
+  o.set("onednn.impl", "primitive");  // the oneDNN chooser, not the small-cell LSTM
   o.set("onednn.tuning_cache", "off");
   return o;
 }
