@@ -24,18 +24,19 @@ namespace recur::onednn {
 namespace {
 
 constexpr int64_t kLanes = 16;
-constexpr int kRowBlock = 4;   // rows whose gates accumulate together, sharing each weight load
-constexpr int kColBlock = 4;   // vectors of gate columns per pass: 4x4 accumulators
+constexpr int kRowBlock = 4;  // rows whose gates accumulate together, sharing each weight load
+constexpr int kColBlock = 4;  // vectors of gate columns per pass: 4x4 accumulators
 constexpr int64_t kTimeBlock = 16;  // steps whose input projection is done together
 constexpr size_t kMaxJobs = 16;
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// e^x to about 2 ulp: x = n ln2 + r with |r| <= ln2/2, a degree-6 polynomial for e^r, and 2^n
-// applied by scalef, which saturates to 0 and infinity by itself. The clamp keeps n finite
-// for infinite x and lets a NaN through (max and min return their second operand on a NaN).
+// e^x to about 2 ulp for x up to 88, and e^88 above (so that the callers below never divide by
+// infinity): x = n ln2 + r with |r| <= ln2/2, a degree-6 polynomial for e^r, and 2^n applied by
+// scalef, which goes to 0 by itself. The clamp lets a NaN through (max and min return their
+// second operand on a NaN).
 RECUR_AVX512 inline __m512 exp16(__m512 x) {
-  x = _mm512_min_ps(_mm512_set1_ps(89.0f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
+  x = _mm512_min_ps(_mm512_set1_ps(88.0f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
@@ -50,16 +51,11 @@ RECUR_AVX512 inline __m512 exp16(__m512 x) {
   return _mm512_scalef_ps(p, n);
 }
 
-// 1/x from the 14-bit estimate and one Newton step, to about 1 ulp: vdivps costs 16 cycles a
-// vector, and the cell divides five times per element. 1/inf is 0, 1/0 is inf, NaN stays NaN.
+// 1/x from the 14-bit estimate and one Newton step, to about 1 ulp, for finite x >= 1 (what the
+// callers pass): vdivps costs 16 cycles a vector, and the cell divides five times per element.
 RECUR_AVX512 inline __m512 recip16(__m512 x) {
   const __m512 r = _mm512_rcp14_ps(x);
-  const __m512 e = _mm512_fnmadd_ps(x, r, _mm512_set1_ps(1.0f));  // 1 - x r
-  const __m512 refined = _mm512_fmadd_ps(r, e, r);
-  // Newton's step turns the exact 0 and inf of rcp14 into NaN (0 * inf); keep them.
-  const __mmask16 exact = _mm512_cmp_ps_mask(_mm512_abs_ps(r), _mm512_set1_ps(3.0e38f), _CMP_GT_OQ) |
-                          _mm512_cmp_ps_mask(r, _mm512_setzero_ps(), _CMP_EQ_OQ);
-  return _mm512_mask_blend_ps(exact, refined, r);
+  return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(x, r, _mm512_set1_ps(1.0f)), r);
 }
 
 RECUR_AVX512 inline __m512 sigmoid16(__m512 x) {
@@ -97,7 +93,12 @@ RECUR_AVX512 void accumulate(const float* const* init, const float* const* in, i
   const float* mb = m + c0 * K;
   for (int64_t k = 0; k < K; ++k) {
     __m512 wv[NV];
-    for (int v = 0; v < NV; ++v) wv[v] = _mm512_load_ps(mb + k * NV * kLanes + v * kLanes);
+    for (int v = 0; v < NV; ++v) {
+      wv[v] = _mm512_load_ps(mb + k * NV * kLanes + v * kLanes);
+      // Held in a register: folded into each row's FMA, the vector is loaded NR times, and
+      // with four rows the loads, not the FMAs, set the pace.
+      asm("" : "+v"(wv[v]));
+    }
     for (int n = 0; n < NR; ++n) {
       const __m512 s = _mm512_set1_ps(in[n][k]);
       for (int v = 0; v < NV; ++v) acc[n][v] = _mm512_fmadd_ps(s, wv[v], acc[n][v]);
@@ -189,7 +190,7 @@ struct Io {
   float* y = nullptr;
   float* yh = nullptr;
   float* yc = nullptr;
-  const int32_t* lens = nullptr;  // null: every row has T steps
+  const int32_t* lens = nullptr;   // null: every row has T steps
   const int64_t* order = nullptr;  // rows by decreasing length
   const float* x_at(int64_t t, int64_t n) const { return x + (l0 ? t * N + n : n * T + t) * I; }
   float* y_at(int64_t t, int64_t d, int64_t n) const {
@@ -228,8 +229,8 @@ class SmallLstmKernel final : public Kernel {
   mutable ScratchPool scratch_;
 };
 
-Status SmallLstmKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r,
-                             const Tensor* b, const Tensor* p) {
+Status SmallLstmKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r, const Tensor* b,
+                             const Tensor* p) {
   const int64_t D = spec_.num_directions();
   I_ = w.dim(2);
   H_ = r.dim(2);
@@ -284,10 +285,10 @@ Status SmallLstmKernel::run_job(const KernelContext& ctx, const Io& io, const Jo
   const float* r = static_cast<const float*>(dw.r->data);
   const float* bias = static_cast<const float*>(dw.bias->data);
   const float* peep = dw.peep.empty() ? nullptr : dw.peep.data();
-  float* g = scratch;                // [kRowBlock][Gp]: one block's gates
-  float* hs = g + kRowBlock * Gp;    // [rows][H]
-  float* cs = hs + j.rows * H;       // [rows][H]
-  float* xw = cs + j.rows * H;       // [kTimeBlock][rows][Gp]: bias + x.W of a block of steps
+  float* g = scratch;              // [kRowBlock][Gp]: one block's gates
+  float* hs = g + kRowBlock * Gp;  // [rows][H]
+  float* cs = hs + j.rows * H;     // [rows][H]
+  float* xw = cs + j.rows * H;     // [kTimeBlock][rows][Gp]: bias + x.W of a block of steps
   xw += (kLanes - (xw - scratch) % kLanes) % kLanes;
   auto row = [&](int64_t q) { return io.order[j.first + q * j.stride]; };
   const bool rev = reverse(j.d);
@@ -374,14 +375,15 @@ Status SmallLstmKernel::run(KernelContext& ctx) const {
   const Tensor* seq = ctx.input(kRnnSeqLens);
   const Tensor* h0 = ctx.input(kRnnInitialH);
   const Tensor* c0 = ctx.input(kRnnInitialC);
-  RECUR_ASSIGN_OR_RETURN(
-      RnnDims dims, check_rnn_inputs(node_, spec_, x, &w_shape_, &r_shape_,
-                                     b_shape_.defined() ? &b_shape_ : nullptr, seq, h0, c0,
-                                     p_shape_.defined() ? &p_shape_ : nullptr));
+  RECUR_ASSIGN_OR_RETURN(RnnDims dims,
+                         check_rnn_inputs(node_, spec_, x, &w_shape_, &r_shape_,
+                                          b_shape_.defined() ? &b_shape_ : nullptr, seq, h0, c0,
+                                          p_shape_.defined() ? &p_shape_ : nullptr));
   for (const Tensor* t : {x, h0, c0}) {
     if (t && (t->dtype() != DType::kFloat32 || !t->is_cpu()))
-      return ctx.error(ErrorCode::kNotImplemented, "X, initial_h and initial_c must be float32 "
-                                                   "on the host");
+      return ctx.error(ErrorCode::kNotImplemented,
+                       "X, initial_h and initial_c must be float32 "
+                       "on the host");
   }
   if (seq && !seq->is_cpu())
     return ctx.error(ErrorCode::kInvalidArgument, "sequence_lens must be on the host");
@@ -424,8 +426,8 @@ Status SmallLstmKernel::run(KernelContext& ctx) const {
   const int64_t rows = (io.N + per_dir - 1) / per_dir;
   const size_t job_floats = static_cast<size_t>(
       round_up(kRowBlock * Gp_ + 2 * rows * H_ + kLanes + kTimeBlock * rows * Gp_, kLanes));
-  ScratchPool::Lease lease = scratch_.acquire(
-      (order_floats + static_cast<size_t>(njobs) * job_floats) * sizeof(float));
+  ScratchPool::Lease lease =
+      scratch_.acquire((order_floats + static_cast<size_t>(njobs) * job_floats) * sizeof(float));
   auto* order = reinterpret_cast<int64_t*>(lease.data());
   for (int64_t n = 0; n < io.N; ++n) order[n] = n;
   if (io.lens)
