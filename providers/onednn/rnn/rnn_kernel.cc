@@ -3,7 +3,7 @@
 #include "providers/onednn/rnn/rnn_kernel.h"
 
 #include "providers/onednn/rnn/rnn_int8.h"
-#include "providers/onednn/rnn/small_lstm.h"
+#include "providers/onednn/rnn/small_cell.h"
 
 #include <cstring>
 #include <string>
@@ -207,10 +207,8 @@ Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext& ctx) {
     ctx.note("int8 declined (" + why + "): runs float32");
   }
   RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(ctx.node()));
-  if (spec.cell == RnnCell::kLstm) {
-    const std::string why = small_lstm_declined(ctx, spec, options_of(ctx));
-    if (why.empty()) return create_small_lstm_kernel(ctx, std::move(spec), options_of(ctx));
-  }
+  if (small_rnn_declined(ctx, spec, options_of(ctx)).empty())
+    return create_small_rnn_kernel(ctx, std::move(spec), options_of(ctx));
   auto k = std::make_unique<rnn::RnnKernel>(ctx.node(), std::move(spec), options_of(ctx));
   RECUR_RETURN_IF_ERROR(k->init(ctx));
   return std::unique_ptr<Kernel>(std::move(k));

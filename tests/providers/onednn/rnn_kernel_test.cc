@@ -130,9 +130,9 @@ TEST(OnednnRnnKernel, ExplainShowsRepackAndChoice) {
 
 bool have_avx512() { return __builtin_cpu_supports("avx512f"); }
 
-// Small LSTM cells run on recur's own loop (providers/onednn/rnn/small_lstm.h) and --explain
-// says so; larger cells, other cells and onednn.impl=primitive get oneDNN's primitive.
-TEST(OnednnRnnKernel, SmallLstmCellsRunOnTheSmallKernelAndSaySo) {
+// Small LSTM and GRU cells run on recur's own loops (providers/onednn/rnn/small_cell.h) and
+// --explain says so; larger cells, vanilla RNNs and onednn.impl=primitive get oneDNN's primitive.
+TEST(OnednnRnnKernel, SmallCellsRunOnTheSmallKernelsAndSaySo) {
   if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
   if (!have_avx512()) GTEST_SKIP() << "the small-cell LSTM needs AVX-512, which this CPU lacks";
   const std::string small = "recur's small-cell LSTM";
@@ -147,7 +147,13 @@ TEST(OnednnRnnKernel, SmallLstmCellsRunOnTheSmallKernelAndSaySo) {
             std::string::npos);
   EXPECT_EQ(explain(model("LSTM", 200, 200, "forward", false), "auto").find(small),
             std::string::npos);
-  EXPECT_EQ(explain(model("GRU", 9, 17, "forward", true), "auto").find(small), std::string::npos);
+  for (bool lbr : {false, true}) {
+    const std::string gru = model("GRU", 9, 17, "forward", lbr);
+    EXPECT_NE(explain(gru, "auto").find("recur's small-cell GRU"), std::string::npos);
+    EXPECT_EQ(explain(gru, "primitive").find("recur's small-cell GRU"), std::string::npos);
+  }
+  const std::string rnn = explain(model("RNN", 9, 17, "forward", false), "auto");
+  EXPECT_EQ(rnn.find("recur's small-cell"), std::string::npos) << rnn;
 }
 
 // The small kernel against the reference where its vector exp, sigmoid and tanh are pushed:
@@ -212,6 +218,51 @@ TEST(OnednnRnnKernel, SmallLstmMatchesTheReferenceAtTheEdges) {
           EXPECT_EQ(std::isnan(v), row == 3) << "direction " << d << " row " << row;
         }
       }
+    }
+  }
+}
+
+// The small GRU the same way: saturating and tiny inputs, 9 rows, H = 21, both
+// linear_before_reset, both layouts, unequal lengths with 0 and T, an initial state.
+TEST(OnednnRnnKernel, SmallGruMatchesTheReferenceAtTheEdges) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!have_avx512()) GTEST_SKIP() << "the small-cell GRU needs AVX-512, which this CPU lacks";
+  const int64_t T = 6, N = 9, I = 5, H = 21;
+  for (int layout : {0, 1}) {
+    for (int lbr : {0, 1}) {
+      std::mt19937 rng(21 + layout * 2 + lbr);
+      ModelBuilder mb(14);
+      const Shape xs = layout == 0 ? Shape{T, N, I} : Shape{N, T, I};
+      const Shape ss = layout == 0 ? Shape{2, N, H} : Shape{N, 2, H};
+      mb.input("X", DType::kFloat32, xs);
+      mb.input("sequence_lens", DType::kInt32, {N});
+      mb.input("initial_h", DType::kFloat32, ss);
+      mb.initializer("W", random_tensor({2, 3 * H, I}, rng, 2.0f));
+      mb.initializer("R", random_tensor({2, 3 * H, H}, rng, 2.0f));
+      mb.initializer("B", random_tensor({2, 6 * H}, rng));
+      mb.output("Y", DType::kFloat32).output("Y_h", DType::kFloat32);
+      auto& n =
+          mb.node("GRU", {"X", "W", "R", "B", "sequence_lens", "initial_h"}, {"Y", "Y_h"}, "gru");
+      set_attr(n, "hidden_size", H);
+      set_attr(n, "direction", std::string("bidirectional"));
+      set_attr(n, "layout", int64_t{layout});
+      set_attr(n, "linear_before_reset", int64_t{lbr});
+      Tensor x = random_tensor(xs, rng, 1.0f);
+      float* xp = x.data<float>();
+      const float edge[] = {1e4f, -1e4f, 50.0f, -50.0f, 1e-6f, -1e-7f, 0.0f, 9.0f, -9.0f};
+      for (int64_t i = 0; i < x.numel(); i += 3) xp[i] = edge[(i / 3) % 9];
+      const Feeds f = {
+          {"X", x},
+          {"sequence_lens", Tensor::from_vector<int32_t>({N}, {6, 0, 3, 6, 1, 5, 2, 6, 4})},
+          {"initial_h", random_tensor(ss, rng, 1.0f)}};
+      SessionOptions dopts, ropts;
+      dopts.providers({"onednn"}).threads(1);
+      ropts.providers({"reference"});
+      const std::string bytes = mb.bytes();
+      Session dnn = open(bytes, dopts);
+      ASSERT_NE(dnn.explain().find("recur's small-cell GRU"), std::string::npos);
+      expect_match(dnn.run(f), open(bytes, ropts).run(f),
+                   "layout " + std::to_string(layout) + " lbr " + std::to_string(lbr));
     }
   }
 }

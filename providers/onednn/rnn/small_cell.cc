@@ -1,0 +1,264 @@
+// The parts of the small-cell RNN kernels that every cell shares (small_cell.h).
+#include "providers/onednn/rnn/small_cell.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "providers/onednn/common/job_pool.h"
+#include "providers/onednn/common/prim_cache.h"
+
+namespace recur::onednn {
+
+namespace small {
+
+namespace {
+
+// out[n] = init[n] + in[n].m over the columns [c0, c0 + 16 NV), for NR rows: m is [K][Gp] in
+// column blocks of 64 (pack_blocked), each of its vectors loaded once for the NR rows.
+template <int NR, int NV>
+RECUR_AVX512 void accumulate(const float* const* init, const float* const* in, int64_t K,
+                             const float* m, int64_t Gp, int64_t c0, float* const* out) {
+  __m512 acc[NR][NV];
+  for (int n = 0; n < NR; ++n)
+    for (int v = 0; v < NV; ++v) acc[n][v] = _mm512_load_ps(init[n] + c0 + v * kLanes);
+  // m's column block [c0, c0 + 16 NV) is [K][16 NV] at c0 K (every block before it is full).
+  const float* mb = m + c0 * K;
+  for (int64_t k = 0; k < K; ++k) {
+    __m512 wv[NV];
+    for (int v = 0; v < NV; ++v) {
+      wv[v] = _mm512_load_ps(mb + k * NV * kLanes + v * kLanes);
+      // Held in a register: folded into each row's FMA, the vector is loaded NR times, and
+      // with four rows the loads, not the FMAs, set the pace.
+      asm("" : "+v"(wv[v]));
+    }
+    for (int n = 0; n < NR; ++n) {
+      const __m512 s = _mm512_set1_ps(in[n][k]);
+      for (int v = 0; v < NV; ++v) acc[n][v] = _mm512_fmadd_ps(s, wv[v], acc[n][v]);
+    }
+  }
+  for (int n = 0; n < NR; ++n)
+    for (int v = 0; v < NV; ++v) _mm512_store_ps(out[n] + c0 + v * kLanes, acc[n][v]);
+}
+
+template <int NR>
+RECUR_AVX512 void multiply(const float* const* init, const float* const* in, int64_t K,
+                           const float* m, int64_t Gp, float* const* out) {
+  int64_t c0 = 0;
+  for (; c0 + kColBlock * kLanes <= Gp; c0 += kColBlock * kLanes)
+    accumulate<NR, kColBlock>(init, in, K, m, Gp, c0, out);
+  switch ((Gp - c0) / kLanes) {
+    case 3:
+      accumulate<NR, 3>(init, in, K, m, Gp, c0, out);
+      break;
+    case 2:
+      accumulate<NR, 2>(init, in, K, m, Gp, c0, out);
+      break;
+    case 1:
+      accumulate<NR, 1>(init, in, K, m, Gp, c0, out);
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
+void multiply_rows(int nr, const float* const* init, const float* const* in, int64_t K,
+                   const float* m, int64_t Gp, float* const* out) {
+  switch (nr) {
+    case 4:
+      return multiply<4>(init, in, K, m, Gp, out);
+    case 3:
+      return multiply<3>(init, in, K, m, Gp, out);
+    case 2:
+      return multiply<2>(init, in, K, m, Gp, out);
+    default:
+      return multiply<1>(init, in, K, m, Gp, out);
+  }
+}
+
+std::unique_ptr<AlignedBuffer> pack_columns(const float* onnx, int64_t K, int64_t Gp,
+                                            const std::function<int64_t(int64_t)>& source) {
+  auto buf = std::make_unique<AlignedBuffer>(static_cast<size_t>(K * Gp) * sizeof(float));
+  float* dst = static_cast<float*>(buf->data);
+  std::fill(dst, dst + K * Gp, 0.0f);
+  constexpr int64_t kBlock = kColBlock * kLanes;
+  for (int64_t col = 0; col < Gp; ++col) {
+    const int64_t s = source(col);
+    if (s < 0) continue;
+    const int64_t c0 = col / kBlock * kBlock, width = std::min(kBlock, Gp - c0);
+    for (int64_t k = 0; k < K; ++k) dst[c0 * K + k * width + (col - c0)] = onnx[s * K + k];
+  }
+  return buf;
+}
+
+void SmallRnnKernel::release(CompileContext& ctx, const Tensor& w, const Tensor& r,
+                             const Tensor* b, const Tensor* p) {
+  w_shape_ = Tensor::borrow(nullptr, DType::kFloat32, w.shape());
+  r_shape_ = Tensor::borrow(nullptr, DType::kFloat32, r.shape());
+  if (b) b_shape_ = Tensor::borrow(nullptr, DType::kFloat32, b->shape());
+  if (p) p_shape_ = Tensor::borrow(nullptr, DType::kFloat32, p->shape());
+  ctx.release_input(kRnnW);
+  ctx.release_input(kRnnR);
+  if (b) ctx.release_input(kRnnB);
+  if (p) ctx.release_input(kRnnP);
+}
+
+void SmallRnnKernel::load_states(const Io& io, const Job& j, float* hs, float* cs) const {
+  const size_t bytes = static_cast<size_t>(H_) * sizeof(float);
+  for (int64_t q = 0; q < j.rows; ++q) {
+    const int64_t so = io.s_off(j.d, j.row(io, q));
+    float* h = hs + q * H_;
+    if (io.h0)
+      std::memcpy(h, io.h0 + so, bytes);
+    else
+      std::fill(h, h + H_, 0.0f);
+    if (!cs) continue;
+    float* c = cs + q * H_;
+    if (io.c0)
+      std::memcpy(c, io.c0 + so, bytes);
+    else
+      std::fill(c, c + H_, 0.0f);
+  }
+}
+
+void SmallRnnKernel::store_states(const Io& io, const Job& j, const float* hs,
+                                  const float* cs) const {
+  for (int64_t q = 0; q < j.rows; ++q) {
+    const int64_t n = j.row(io, q);
+    const int64_t so = io.s_off(j.d, n);
+    const bool empty = io.len(n) == 0;
+    for (auto [out, src] : {std::pair{io.yh, hs + q * H_},
+                            std::pair{io.yc, cs ? cs + q * H_ : nullptr}}) {
+      if (!out || !src) continue;
+      if (empty)
+        std::fill(out + so, out + so + H_, 0.0f);
+      else
+        std::memcpy(out + so, src, static_cast<size_t>(H_) * sizeof(float));
+    }
+  }
+}
+
+Status SmallRnnKernel::run(KernelContext& ctx) const {
+  const Tensor* x = ctx.input(kRnnX);
+  const Tensor* seq = ctx.input(kRnnSeqLens);
+  const Tensor* h0 = ctx.input(kRnnInitialH);
+  const Tensor* c0 = ctx.input(kRnnInitialC);
+  RECUR_ASSIGN_OR_RETURN(RnnDims dims,
+                         check_rnn_inputs(node_, spec_, x, &w_shape_, &r_shape_,
+                                          b_shape_.defined() ? &b_shape_ : nullptr, seq, h0, c0,
+                                          p_shape_.defined() ? &p_shape_ : nullptr));
+  for (const Tensor* t : {x, h0, c0}) {
+    if (t && (t->dtype() != DType::kFloat32 || !t->is_cpu()))
+      return ctx.error(ErrorCode::kNotImplemented,
+                       "X, initial_h and initial_c must be float32 "
+                       "on the host");
+  }
+  if (seq && !seq->is_cpu())
+    return ctx.error(ErrorCode::kInvalidArgument, "sequence_lens must be on the host");
+  Io io;
+  io.T = dims.seq_length;
+  io.N = dims.batch;
+  io.I = I_;
+  io.H = H_;
+  io.D = spec_.num_directions();
+  io.l0 = spec_.layout == 0;
+  io.x = x->data<float>();
+  io.h0 = h0 ? h0->data<float>() : nullptr;
+  io.c0 = c0 ? c0->data<float>() : nullptr;
+  io.lens = seq ? seq->data<int32_t>() : nullptr;
+  const Shape y_shape = io.l0 ? Shape{io.T, io.D, io.N, H_} : Shape{io.N, io.T, io.D, H_};
+  const Shape s_shape = io.l0 ? Shape{io.D, io.N, H_} : Shape{io.N, io.D, H_};
+  RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(kRnnY, DType::kFloat32, y_shape));
+  io.y = y->data<float>();
+  if (ctx.output_requested(kRnnYh)) {
+    RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(kRnnYh, DType::kFloat32, s_shape));
+    io.yh = t->data<float>();
+  }
+  if (spec_.cell == RnnCell::kLstm && ctx.output_requested(kRnnYc)) {
+    RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(kRnnYc, DType::kFloat32, s_shape));
+    io.yc = t->data<float>();
+  }
+  bool full = true;
+  for (int64_t n = 0; n < io.N; ++n) full = full && io.len(n) == io.T;
+  if (!full) std::fill(io.y, io.y + y->numel(), 0.0f);
+  if (io.N == 0) return ok_status();
+
+  // Jobs: each direction, and with threads to spare and enough work, interleaved slices of the
+  // rows (sorted by length, so that the slices' steps match).
+  const int64_t macs = io.D * io.T * io.N * spec_.num_gates() * H_ * (I_ + H_);
+  const int threads = threads_for(static_cast<double>(macs), max_threads_);
+  const int64_t slices = std::clamp<int64_t>(threads / io.D, 1, io.N);
+  const int64_t njobs = std::min<int64_t>(io.D * slices, static_cast<int64_t>(kMaxJobs));
+  const int64_t per_dir = njobs / io.D;
+  const size_t order_floats = static_cast<size_t>(round_up(io.N * 2, kLanes));
+  const size_t job_size =
+      static_cast<size_t>(round_up(job_floats((io.N + per_dir - 1) / per_dir), kLanes));
+  ScratchPool::Lease lease =
+      scratch_.acquire((order_floats + static_cast<size_t>(njobs) * job_size) * sizeof(float));
+  auto* order = reinterpret_cast<int64_t*>(lease.data());
+  for (int64_t n = 0; n < io.N; ++n) order[n] = n;
+  if (io.lens)
+    std::stable_sort(order, order + io.N,
+                     [&](int64_t a, int64_t b) { return io.lens[a] > io.lens[b]; });
+  io.order = order;
+  float* base = static_cast<float*>(lease.data()) + order_floats;
+  std::array<Status, kMaxJobs> st;
+  auto one = [&](size_t i) {
+    Job j;
+    j.d = static_cast<int>(static_cast<int64_t>(i) / per_dir);
+    j.first = static_cast<int64_t>(i) % per_dir;
+    j.stride = per_dir;
+    j.rows = (io.N - j.first + per_dir - 1) / per_dir;
+    st[i] = run_job(ctx, io, j, base + i * job_size);
+  };
+  if (njobs > 1 && threads > 1)
+    run_jobs(static_cast<size_t>(njobs), threads - 1, one);
+  else
+    for (size_t i = 0; i < static_cast<size_t>(njobs); ++i) one(i);
+  for (size_t i = 0; i < static_cast<size_t>(njobs); ++i) RECUR_RETURN_IF_ERROR(st[i]);
+  return ok_status();
+}
+
+}  // namespace small
+
+std::string small_rnn_declined(const CompileContext& ctx, const RnnSpec& spec,
+                               const OnednnOptions& o) {
+  if (!o.small_lstm) return "onednn.impl asks for oneDNN's primitive";
+  if (o.precision != ProviderConfig::Precision::kFp32) return "not float32";
+  if (spec.cell == RnnCell::kRnn) return "a vanilla RNN";
+  if (!spec.default_activations() || spec.clip) return "custom activations or clip";
+  if (!__builtin_cpu_supports("avx512f")) return "no AVX-512 on this CPU";
+  const Node& node = ctx.node();
+  const Tensor* w = ctx.constant_input(kRnnW);
+  const Tensor* r = ctx.constant_input(kRnnR);
+  if (!w || !r || (node.has_input(kRnnB) && !ctx.constant_input(kRnnB)) ||
+      (node.has_input(kRnnP) && !ctx.constant_input(kRnnP)))
+    return "weights are graph inputs";
+  for (size_t i : {kRnnW, kRnnR, kRnnB, kRnnP}) {
+    const Tensor* t = ctx.constant_input(i);
+    if (t && (t->dtype() != DType::kFloat32 || !t->is_cpu())) return "weights not float32";
+  }
+  if (w->rank() != 3 || r->rank() != 3) return "W or R is not rank 3";
+  const int64_t I = w->dim(2), H = r->dim(2);
+  if (I <= 0 || H <= 0 || spec.num_gates() * H * (I + H) > kSmallCellMaxMacs)
+    return "cell too large";
+  return "";
+}
+
+Result<std::unique_ptr<Kernel>> create_small_rnn_kernel(CompileContext& ctx, RnnSpec spec,
+                                                        const OnednnOptions& o) {
+  const Tensor* w = ctx.constant_input(kRnnW);
+  const Tensor* r = ctx.constant_input(kRnnR);
+  const Tensor* b = ctx.constant_input(kRnnB);
+  const Tensor* p = ctx.constant_input(kRnnP);
+  const Tensor x_stand_in = Tensor::borrow(nullptr, DType::kFloat32, {1, 1, w->dim(2)});
+  RECUR_RETURN_IF_ERROR(
+      check_rnn_inputs(ctx.node(), spec, &x_stand_in, w, r, b, nullptr, nullptr, nullptr, p)
+          .status());
+  return spec.cell == RnnCell::kLstm ? small::make_small_lstm(ctx, std::move(spec), o.max_threads)
+                                     : small::make_small_gru(ctx, std::move(spec), o.max_threads);
+}
+
+}  // namespace recur::onednn

@@ -1,0 +1,248 @@
+// Small-cell float32 RNNs on CPUs with AVX-512: recur's own loops, not oneDNN primitives.
+// oneDNN 2.6's RNN primitives pay about 1.5 us per time step whatever the cell's size (its
+// brgemm dispatch and separate element-wise pass per step), so a cell of a few thousand
+// weights, as tagging, language and streaming models use, spends most of its time there:
+// models/packed_bilstm_tagger (H=24) ran at 1.7 us a step where the arithmetic takes 0.1 us.
+// These kernels do the input projection of 16 steps at a time (X.W + bias, the part of a step
+// that does not wait for the previous one), then each step's h.R and cell update in one pass per
+// block of four rows, the weights packed at load in column blocks so that a pass streams them
+// once for the four rows. Sequence lengths are native: each row walks its own length, the
+// reverse direction from its own end.
+//
+// They take the LSTM (small_lstm.cc) and GRU (small_gru.cc) nodes the oneDNN provider claims
+// that have default activations and no clip, constant weights, and a cell of at most
+// kSmallCellMaxMacs multiply-adds a row-step; `onednn.impl` other than auto sends them to
+// oneDNN's primitive again. --explain says which ran.
+#pragma once
+
+#include <immintrin.h>
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "providers/onednn/common/dnnl_util.h"
+#include "runtime/provider/kernel.h"
+#include "runtime/rnn/rnn_spec.h"
+
+#define RECUR_AVX512 __attribute__((target("avx512f")))
+
+// GCC 12 takes the _mm512_undefined_ps() that the unmasked AVX-512 intrinsics pass through for
+// an uninitialized read.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace recur::onednn {
+
+// The largest cell, in multiply-adds per row and step (G H (I + H)), that takes a small-cell
+// kernel: an LSTM with H=128 and I=128. Above it oneDNN's primitive is as fast per step and
+// threads better.
+inline constexpr int64_t kSmallCellMaxMacs = 4 * 128 * 256;
+
+// Why the RNN node of `ctx` does not take a small-cell kernel, or "" when it does.
+std::string small_rnn_declined(const CompileContext& ctx, const RnnSpec& spec,
+                               const OnednnOptions& o);
+
+Result<std::unique_ptr<Kernel>> create_small_rnn_kernel(CompileContext& ctx, RnnSpec spec,
+                                                        const OnednnOptions& o);
+
+namespace small {
+
+inline constexpr int64_t kLanes = 16;
+inline constexpr int kRowBlock = 4;        // rows whose gates accumulate together
+inline constexpr int kColBlock = 4;        // vectors of gate columns per pass: 4x4 accumulators
+inline constexpr int64_t kTimeBlock = 16;  // steps whose input projection is done together
+inline constexpr size_t kMaxJobs = 16;
+
+inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// The mask of the first min(16, n) lanes.
+RECUR_AVX512 inline __mmask16 lanes(int64_t n) {
+  return n >= kLanes ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
+}
+
+// e^x to about 2 ulp for x up to 88, and e^88 above (so that the callers below never divide by
+// infinity): x = n ln2 + r with |r| <= ln2/2, a degree-6 polynomial for e^r, and 2^n applied by
+// scalef, which goes to 0 by itself. The clamp lets a NaN through (max and min return their
+// second operand on a NaN).
+RECUR_AVX512 inline __m512 exp16(__m512 x) {
+  x = _mm512_min_ps(_mm512_set1_ps(88.0f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+// 1/x from the 14-bit estimate and one Newton step, to about 1 ulp, for finite x >= 1 (what the
+// callers pass): vdivps costs 16 cycles a vector, and the cell divides five times per element.
+RECUR_AVX512 inline __m512 recip16(__m512 x) {
+  const __m512 r = _mm512_rcp14_ps(x);
+  return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(x, r, _mm512_set1_ps(1.0f)), r);
+}
+
+RECUR_AVX512 inline __m512 sigmoid16(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  return recip16(_mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+}
+
+// tanh as (1 - e^-2|x|) / (1 + e^-2|x|) with x's sign; below |x| = 1/16, where that loses
+// relative precision, its odd Taylor series to x^7.
+RECUR_AVX512 inline __m512 tanh16(__m512 x) {
+  const __m512 ax = _mm512_abs_ps(x);
+  const __m512 e = exp16(_mm512_mul_ps(ax, _mm512_set1_ps(-2.0f)));
+  const __m512 one = _mm512_set1_ps(1.0f);
+  __m512 big = _mm512_mul_ps(_mm512_sub_ps(one, e), recip16(_mm512_add_ps(one, e)));
+  const __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
+  big = _mm512_mask_sub_ps(big, neg, _mm512_setzero_ps(), big);
+  const __m512 x2 = _mm512_mul_ps(x, x);
+  __m512 s = _mm512_set1_ps(-17.0f / 315.0f);
+  s = _mm512_fmadd_ps(s, x2, _mm512_set1_ps(2.0f / 15.0f));
+  s = _mm512_fmadd_ps(s, x2, _mm512_set1_ps(-1.0f / 3.0f));
+  const __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(s, x2), x, x);
+  const __mmask16 tiny = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.0625f), _CMP_LT_OQ);
+  return _mm512_mask_blend_ps(tiny, big, small);
+}
+
+// out[n] = init[n] + in[n].m for nr <= kRowBlock rows: m is [K][Gp] packed by pack_columns;
+// init and out rows are Gp wide and 64-byte aligned.
+void multiply_rows(int nr, const float* const* init, const float* const* in, int64_t K,
+                   const float* m, int64_t Gp, float* const* out);
+
+// An ONNX [G][K] matrix as [K][Gp] for multiply_rows: output column c is ONNX row source(c), or
+// zeros where source(c) < 0; in column blocks of 64, each [K][width] and stored whole, so that
+// a pass over one block streams contiguous memory.
+std::unique_ptr<AlignedBuffer> pack_columns(const float* onnx, int64_t K, int64_t Gp,
+                                            const std::function<int64_t(int64_t)>& source);
+
+// A run's rows, and where its outputs go.
+struct Io {
+  int64_t T = 0, N = 0, I = 0, H = 0, D = 1;
+  bool l0 = true;
+  const float* x = nullptr;
+  const float* h0 = nullptr;
+  const float* c0 = nullptr;
+  float* y = nullptr;
+  float* yh = nullptr;
+  float* yc = nullptr;
+  const int32_t* lens = nullptr;   // null: every row has T steps
+  const int64_t* order = nullptr;  // rows by decreasing length
+  const float* x_at(int64_t t, int64_t n) const { return x + (l0 ? t * N + n : n * T + t) * I; }
+  float* y_at(int64_t t, int64_t d, int64_t n) const {
+    return y + (l0 ? (t * D + d) * N + n : (n * T + t) * D + d) * H;
+  }
+  int64_t s_off(int64_t d, int64_t n) const { return (l0 ? d * N + n : n * D + d) * H; }
+  int64_t len(int64_t n) const { return lens ? lens[n] : T; }
+};
+
+// Rows order[first], order[first + stride], ... of direction d.
+struct Job {
+  int d = 0;
+  int64_t first = 0, stride = 1, rows = 0;
+  int64_t row(const Io& io, int64_t q) const { return io.order[first + q * stride]; }
+};
+
+// What every small-cell kernel shares: the checks, the outputs, the rows sorted by length, the
+// jobs (directions side by side, and interleaved slices of the rows with threads to spare),
+// the scratch, and the walk over time.
+class SmallRnnKernel : public Kernel {
+ public:
+  SmallRnnKernel(const Node& node, RnnSpec spec, int max_threads)
+      : node_(node), spec_(std::move(spec)), max_threads_(max_threads) {}
+  Status run(KernelContext& ctx) const final;
+
+ protected:
+  // Keeps the weights' shapes for check_rnn_inputs and releases the inputs.
+  void release(CompileContext& ctx, const Tensor& w, const Tensor& r, const Tensor* b,
+               const Tensor* p);
+  bool reverse(int d) const { return spec_.direction == RnnDirection::kReverse || d == 1; }
+  // Floats of scratch one job of `rows` rows needs, and its run over them.
+  virtual int64_t job_floats(int64_t rows) const = 0;
+  virtual Status run_job(const KernelContext& ctx, const Io& io, const Job& j,
+                         float* scratch) const = 0;
+  // h (and c, when given) of job j's rows from the initial states, or zeros.
+  void load_states(const Io& io, const Job& j, float* hs, float* cs) const;
+  // Y_h and Y_c of job j's rows (a row of length 0 has none and gets zeros).
+  void store_states(const Io& io, const Job& j, const float* hs, const float* cs) const;
+  // The walk over job j's steps: per block of kTimeBlock steps, X.W + bias of the live rows into
+  // xw ([kTimeBlock][rows][Gx]), then cell(t, q0, n, xw_rows) for each block of n <= 4 live
+  // rows q0.. at step t, longest first.
+  template <class Cell>
+  Status walk(const KernelContext& ctx, const Io& io, const Job& j, const float* w,
+              const float* bias, int64_t Gx, float* xw, Cell&& cell) const;
+
+  const Node& node_;
+  RnnSpec spec_;
+  int max_threads_;
+  int64_t I_ = 0, H_ = 0;
+
+ private:
+  // Shape-only stand-ins for the released weights, for check_rnn_inputs.
+  Tensor w_shape_, r_shape_, b_shape_, p_shape_;
+  mutable ScratchPool scratch_;
+};
+
+template <class Cell>
+Status SmallRnnKernel::walk(const KernelContext& ctx, const Io& io, const Job& j, const float* w,
+                            const float* bias, int64_t Gx, float* xw, Cell&& cell) const {
+  const bool rev = reverse(j.d);
+  auto step = [&](int64_t t, int64_t q) { return rev ? io.len(j.row(io, q)) - 1 - t : t; };
+  auto live = [&](int64_t t) {  // rows still running at step t: a prefix, longest first
+    int64_t a = j.rows;
+    while (a > 0 && io.len(j.row(io, a - 1)) <= t) --a;
+    return a;
+  };
+  const bool fine = ctx.fine_grained_cancel();
+  const int64_t steps = j.rows ? io.len(j.row(io, 0)) : 0;
+  std::array<const float*, kRowBlock> init{}, in{};
+  std::array<float*, kRowBlock> out{};
+  for (int64_t t0 = 0; t0 < steps; t0 += kTimeBlock) {
+    if (fine) RECUR_RETURN_IF_ERROR(ctx.check_cancelled("time step", t0));
+    const int64_t t1 = std::min(steps, t0 + kTimeBlock);
+    int nr = 0;
+    auto flush = [&] {
+      if (nr > 0) multiply_rows(nr, init.data(), in.data(), io.I, w, Gx, out.data());
+      nr = 0;
+    };
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t a = live(t);
+      for (int64_t q = 0; q < a; ++q) {
+        init[static_cast<size_t>(nr)] = bias;
+        in[static_cast<size_t>(nr)] = io.x_at(step(t, q), j.row(io, q));
+        out[static_cast<size_t>(nr)] = xw + ((t - t0) * j.rows + q) * Gx;
+        if (++nr == kRowBlock) flush();
+      }
+    }
+    flush();
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t a = live(t);
+      for (int64_t q0 = 0; q0 < a; q0 += kRowBlock) {
+        const int n = static_cast<int>(std::min<int64_t>(kRowBlock, a - q0));
+        std::array<const float*, kRowBlock> rows{};
+        std::array<int64_t, kRowBlock> at{};
+        for (int q = 0; q < n; ++q) {
+          rows[static_cast<size_t>(q)] = xw + ((t - t0) * j.rows + q0 + q) * Gx;
+          at[static_cast<size_t>(q)] = step(t, q0 + q);
+        }
+        cell(q0, n, rows.data(), at.data());
+      }
+    }
+  }
+  return ok_status();
+}
+
+// The kernels of each cell (small_lstm.cc, small_gru.cc), for nodes small_rnn_declined takes.
+Result<std::unique_ptr<Kernel>> make_small_lstm(CompileContext& ctx, RnnSpec spec, int threads);
+Result<std::unique_ptr<Kernel>> make_small_gru(CompileContext& ctx, RnnSpec spec, int threads);
+
+}  // namespace small
+}  // namespace recur::onednn
