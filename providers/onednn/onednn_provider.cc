@@ -36,7 +36,7 @@ class OnednnProvider final : public ExecutionProvider {
     parser
         .choice("impl", {"auto", "primitive", "any", "brgemm", "ldigo", "ref"},
                 [&o](const std::string& v) {
-                  o.small_lstm = v == "auto";
+                  o.small_cells = v == "auto";
                   o.impl = v == "auto" || v == "primitive" ? ImplChoice::kAuto
                            : v == "any" || v == "brgemm"   ? ImplChoice::kAny
                                                            : ImplChoice::kLdigo;

@@ -154,9 +154,9 @@ enum class ThreadingChoice { kAuto, kSingle, kOmp, kSplit };
 struct OnednnOptions : ProviderOptions {
   int max_threads = 1;
   ImplChoice impl = ImplChoice::kAuto;  // onednn.impl: auto | any | ldigo
-  // Small LSTM cells on recur's own AVX-512 loop (rnn/small_lstm.h): onednn.impl auto only;
+  // Small RNN cells on recur's own AVX-512 loops (rnn/small_cell.h): onednn.impl auto only;
   // `primitive` is auto among oneDNN's primitives.
-  bool small_lstm = true;
+  bool small_cells = true;
   ThreadingChoice threading = ThreadingChoice::kAuto;  // onednn.threading: auto | single |
                                                        // omp | split
   // onednn.tune: 0 takes the cache's entry or else the rule, never timing; 1 times a bucket

@@ -93,8 +93,8 @@ std::unique_ptr<AlignedBuffer> pack_columns(const float* onnx, int64_t K, int64_
   return buf;
 }
 
-void SmallRnnKernel::release(CompileContext& ctx, const Tensor& w, const Tensor& r,
-                             const Tensor* b, const Tensor* p) {
+void SmallRnnKernel::release(CompileContext& ctx, const Tensor& w, const Tensor& r, const Tensor* b,
+                             const Tensor* p) {
   w_shape_ = Tensor::borrow(nullptr, DType::kFloat32, w.shape());
   r_shape_ = Tensor::borrow(nullptr, DType::kFloat32, r.shape());
   if (b) b_shape_ = Tensor::borrow(nullptr, DType::kFloat32, b->shape());
@@ -129,8 +129,8 @@ void SmallRnnKernel::store_states(const Io& io, const Job& j, const float* hs,
     const int64_t n = j.row(io, q);
     const int64_t so = io.s_off(j.d, n);
     const bool empty = io.len(n) == 0;
-    for (auto [out, src] : {std::pair{io.yh, hs + q * H_},
-                            std::pair{io.yc, cs ? cs + q * H_ : nullptr}}) {
+    for (auto [out, src] :
+         {std::pair{io.yh, hs + q * H_}, std::pair{io.yc, cs ? cs + q * H_ : nullptr}}) {
       if (!out || !src) continue;
       if (empty)
         std::fill(out + so, out + so + H_, 0.0f);
@@ -225,10 +225,17 @@ Status SmallRnnKernel::run(KernelContext& ctx) const {
 
 std::string small_rnn_declined(const CompileContext& ctx, const RnnSpec& spec,
                                const OnednnOptions& o) {
-  if (!o.small_lstm) return "onednn.impl asks for oneDNN's primitive";
+  if (!o.small_cells) return "onednn.impl asks for oneDNN's primitive";
   if (o.precision != ProviderConfig::Precision::kFp32) return "not float32";
-  if (spec.cell == RnnCell::kRnn) return "a vanilla RNN";
-  if (!spec.default_activations() || spec.clip) return "custom activations or clip";
+  if (spec.clip) return "clip";
+  if (spec.cell == RnnCell::kRnn) {
+    using Kind = RnnActivation::Kind;
+    for (const RnnActivation& a : spec.activations)
+      if (a.kind != Kind::kTanh && a.kind != Kind::kRelu && a.kind != Kind::kSigmoid)
+        return std::string("activation ") + a.name();
+  } else if (!spec.default_activations()) {
+    return "custom activations";
+  }
   if (!__builtin_cpu_supports("avx512f")) return "no AVX-512 on this CPU";
   const Node& node = ctx.node();
   const Tensor* w = ctx.constant_input(kRnnW);
@@ -257,8 +264,14 @@ Result<std::unique_ptr<Kernel>> create_small_rnn_kernel(CompileContext& ctx, Rnn
   RECUR_RETURN_IF_ERROR(
       check_rnn_inputs(ctx.node(), spec, &x_stand_in, w, r, b, nullptr, nullptr, nullptr, p)
           .status());
-  return spec.cell == RnnCell::kLstm ? small::make_small_lstm(ctx, std::move(spec), o.max_threads)
-                                     : small::make_small_gru(ctx, std::move(spec), o.max_threads);
+  switch (spec.cell) {
+    case RnnCell::kLstm:
+      return small::make_small_lstm(ctx, std::move(spec), o.max_threads);
+    case RnnCell::kGru:
+      return small::make_small_gru(ctx, std::move(spec), o.max_threads);
+    default:
+      return small::make_small_rnn(ctx, std::move(spec), o.max_threads);
+  }
 }
 
 }  // namespace recur::onednn

@@ -9,8 +9,9 @@
 // once for the four rows. Sequence lengths are native: each row walks its own length, the
 // reverse direction from its own end.
 //
-// They take the LSTM (small_lstm.cc) and GRU (small_gru.cc) nodes the oneDNN provider claims
-// that have default activations and no clip, constant weights, and a cell of at most
+// They take the LSTM (small_lstm.cc), GRU (small_gru.cc) and RNN (small_rnn.cc) nodes the
+// oneDNN provider claims that have no clip, default activations (an RNN's may be tanh, relu or
+// sigmoid in each direction), constant weights, and a cell of at most
 // kSmallCellMaxMacs multiply-adds a row-step; `onednn.impl` other than auto sends them to
 // oneDNN's primitive again. --explain says which ran.
 #pragma once
@@ -240,9 +241,11 @@ Status SmallRnnKernel::walk(const KernelContext& ctx, const Io& io, const Job& j
   return ok_status();
 }
 
-// The kernels of each cell (small_lstm.cc, small_gru.cc), for nodes small_rnn_declined takes.
+// The kernels of each cell (small_lstm.cc, small_gru.cc, small_rnn.cc), for nodes
+// small_rnn_declined takes.
 Result<std::unique_ptr<Kernel>> make_small_lstm(CompileContext& ctx, RnnSpec spec, int threads);
 Result<std::unique_ptr<Kernel>> make_small_gru(CompileContext& ctx, RnnSpec spec, int threads);
+Result<std::unique_ptr<Kernel>> make_small_rnn(CompileContext& ctx, RnnSpec spec, int threads);
 
 }  // namespace small
 }  // namespace recur::onednn

@@ -25,7 +25,8 @@ RECUR_AVX512 void scale_rows(const float* r, const float* h, int64_t n, float* o
   for (int64_t j = 0; j < n; j += kLanes) {
     const __mmask16 m = lanes(n - j);
     _mm512_mask_storeu_ps(
-        out + j, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, r + j), _mm512_maskz_loadu_ps(m, h + j)));
+        out + j, m,
+        _mm512_mul_ps(_mm512_maskz_loadu_ps(m, r + j), _mm512_maskz_loadu_ps(m, h + j)));
   }
 }
 
@@ -47,9 +48,9 @@ RECUR_AVX512 void gru_update(const float* z, const float* r, const float* gh, co
 // One direction's weights, packed at load. X.W + bias rows are Gx = Gp1 + Gp2 wide: z and r in
 // [0, 2H), h from Gp1 (Gp1: 2H, Gp2: H, each rounded up to whole vectors).
 struct DirWeights {
-  std::unique_ptr<AlignedBuffer> w;    // [I][Gx]
-  std::unique_ptr<AlignedBuffer> rzr;  // [H][Gp1]: R's z and r rows
-  std::unique_ptr<AlignedBuffer> rh;   // [H][Gp2]: R's h rows
+  std::unique_ptr<AlignedBuffer> w;     // [I][Gx]
+  std::unique_ptr<AlignedBuffer> rzr;   // [H][Gp1]: R's z and r rows
+  std::unique_ptr<AlignedBuffer> rh;    // [H][Gp2]: R's h rows
   std::unique_ptr<AlignedBuffer> bias;  // [Gx]: Wb + Rb (h: Wb, and Rb without linear_before_reset)
   std::unique_ptr<AlignedBuffer> rbh;   // [Gp2]: Rb of h with linear_before_reset, else zeros
 };
@@ -122,11 +123,11 @@ Status SmallGruKernel::run_job(const KernelContext& ctx, const Io& io, const Job
   const float* rzr = static_cast<const float*>(dw.rzr->data);
   const float* rh = static_cast<const float*>(dw.rh->data);
   const float* rbh = static_cast<const float*>(dw.rbh->data);
-  float* gzr = scratch;                 // [kRowBlock][Gp1]
-  float* gh = gzr + kRowBlock * Gp1;    // [kRowBlock][Gp2]
-  float* rhs = gh + kRowBlock * Gp2;    // [kRowBlock][Gp2]: r.h
-  float* hs = rhs + kRowBlock * Gp2;    // [rows][H]
-  float* xw = hs + j.rows * H;          // [kTimeBlock][rows][Gx]
+  float* gzr = scratch;               // [kRowBlock][Gp1]
+  float* gh = gzr + kRowBlock * Gp1;  // [kRowBlock][Gp2]
+  float* rhs = gh + kRowBlock * Gp2;  // [kRowBlock][Gp2]: r.h
+  float* hs = rhs + kRowBlock * Gp2;  // [rows][H]
+  float* xw = hs + j.rows * H;        // [kTimeBlock][rows][Gx]
   xw += (kLanes - (xw - scratch) % kLanes) % kLanes;
   load_states(io, j, hs, nullptr);
   std::array<const float*, kRowBlock> init{}, in{};

@@ -1,0 +1,114 @@
+// The small-cell float32 vanilla RNN (small_cell.h): h = f(X.W + Wb + Rb + h.R), with f tanh,
+// relu or sigmoid, per direction.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "providers/onednn/rnn/small_cell.h"
+
+namespace recur::onednn::small {
+
+namespace {
+
+using Kind = RnnActivation::Kind;
+
+// h = f(g). max(0, NaN) is NaN: max returns its second operand on a NaN.
+RECUR_AVX512 void activate(const float* g, int64_t H, Kind f, float* h) {
+  for (int64_t j = 0; j < H; j += kLanes) {
+    const __mmask16 m = lanes(H - j);
+    const __m512 a = _mm512_maskz_loadu_ps(m, g + j);
+    const __m512 v = f == Kind::kRelu      ? _mm512_max_ps(_mm512_setzero_ps(), a)
+                     : f == Kind::kSigmoid ? sigmoid16(a)
+                                           : tanh16(a);
+    _mm512_mask_storeu_ps(h + j, m, v);
+  }
+}
+
+struct DirWeights {
+  std::unique_ptr<AlignedBuffer> w, r, bias;  // [I][Gp], [H][Gp], [Gp]: Wb + Rb
+  Kind f = Kind::kTanh;
+};
+
+class SmallVanillaKernel final : public SmallRnnKernel {
+ public:
+  using SmallRnnKernel::SmallRnnKernel;
+  void init(CompileContext& ctx, const Tensor& w, const Tensor& r, const Tensor* b);
+
+ private:
+  int64_t job_floats(int64_t rows) const override {
+    return kRowBlock * Gp_ + rows * H_ + kLanes + kTimeBlock * rows * Gp_;
+  }
+  Status run_job(const KernelContext& ctx, const Io& io, const Job& j,
+                 float* scratch) const override;
+
+  int64_t Gp_ = 0;
+  std::vector<DirWeights> dirs_;
+};
+
+void SmallVanillaKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r,
+                              const Tensor* b) {
+  I_ = w.dim(2);
+  H_ = r.dim(2);
+  const int64_t H = H_;
+  Gp_ = round_up(H, kLanes);
+  auto same = [H](int64_t c) { return c < H ? c : -1; };
+  for (int d = 0; d < spec_.num_directions(); ++d) {
+    DirWeights dw;
+    dw.w = pack_columns(w.data<float>() + d * H * I_, I_, Gp_, same);
+    dw.r = pack_columns(r.data<float>() + d * H * H, H, Gp_, same);
+    dw.bias = std::make_unique<AlignedBuffer>(static_cast<size_t>(Gp_) * sizeof(float));
+    float* bias = static_cast<float*>(dw.bias->data);
+    std::fill(bias, bias + Gp_, 0.0f);
+    if (b) {
+      const float* bd = b->data<float>() + d * 2 * H;
+      for (int64_t c = 0; c < H; ++c) bias[c] = bd[c] + bd[H + c];
+    }
+    dw.f = spec_.activation(d, 0).kind;
+    dirs_.push_back(std::move(dw));
+  }
+  release(ctx, w, r, b, nullptr);
+  ctx.note("recur's small-cell RNN (AVX-512), not a oneDNN primitive: W and R packed at load, " +
+           std::to_string(H * (I_ + H)) + " multiply-adds a row-step (oneDNN above " +
+           std::to_string(kSmallCellMaxMacs) + ")");
+}
+
+Status SmallVanillaKernel::run_job(const KernelContext& ctx, const Io& io, const Job& j,
+                                   float* scratch) const {
+  const int64_t H = H_, Gp = Gp_;
+  const DirWeights& dw = dirs_[static_cast<size_t>(j.d)];
+  const float* r = static_cast<const float*>(dw.r->data);
+  float* g = scratch;              // [kRowBlock][Gp]
+  float* hs = g + kRowBlock * Gp;  // [rows][H]
+  float* xw = hs + j.rows * H;     // [kTimeBlock][rows][Gp]
+  xw += (kLanes - (xw - scratch) % kLanes) % kLanes;
+  load_states(io, j, hs, nullptr);
+  std::array<const float*, kRowBlock> hp{};
+  std::array<float*, kRowBlock> gp{};
+  RECUR_RETURN_IF_ERROR(walk(
+      ctx, io, j, static_cast<const float*>(dw.w->data), static_cast<const float*>(dw.bias->data),
+      Gp, xw, [&](int64_t q0, int n, const float* const* xw_rows, const int64_t* at) {
+        for (int q = 0; q < n; ++q) {
+          hp[static_cast<size_t>(q)] = hs + (q0 + q) * H;
+          gp[static_cast<size_t>(q)] = g + q * Gp;
+        }
+        multiply_rows(n, xw_rows, hp.data(), H, r, Gp, gp.data());
+        for (int q = 0; q < n; ++q) {
+          float* h = hs + (q0 + q) * H;
+          activate(g + q * Gp, H, dw.f, h);
+          std::memcpy(io.y_at(at[q], j.d, j.row(io, q0 + q)), h,
+                      static_cast<size_t>(H) * sizeof(float));
+        }
+      }));
+  store_states(io, j, hs, nullptr);
+  return ok_status();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> make_small_rnn(CompileContext& ctx, RnnSpec spec, int threads) {
+  auto k = std::make_unique<SmallVanillaKernel>(ctx.node(), std::move(spec), threads);
+  k->init(ctx, *ctx.constant_input(kRnnW), *ctx.constant_input(kRnnR), ctx.constant_input(kRnnB));
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+}  // namespace recur::onednn::small
