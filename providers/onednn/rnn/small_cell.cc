@@ -213,10 +213,12 @@ Status SmallRnnKernel::run(KernelContext& ctx) const {
     j.rows = (io.N - j.first + per_dir - 1) / per_dir;
     st[i] = run_job(ctx, io, j, base + i * job_size);
   };
-  if (njobs > 1 && threads > 1)
-    run_jobs(static_cast<size_t>(njobs), threads - 1, one);
-  else
+  if (njobs > 1 && threads > 1) {
+    // One pointer of capture: the std::function holds it without allocating.
+    run_jobs(static_cast<size_t>(njobs), threads - 1, [f = &one](size_t i) { (*f)(i); });
+  } else {
     for (size_t i = 0; i < static_cast<size_t>(njobs); ++i) one(i);
+  }
   for (size_t i = 0; i < static_cast<size_t>(njobs); ++i) RECUR_RETURN_IF_ERROR(st[i]);
   return ok_status();
 }
