@@ -18,6 +18,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <memory>
@@ -55,6 +56,13 @@ inline constexpr int64_t kLanes = 16;
 inline constexpr int kRowBlock = 4;        // rows whose gates accumulate together
 inline constexpr int kColBlock = 4;        // vectors of gate columns per pass: 4x4 accumulators
 inline constexpr int64_t kTimeBlock = 16;  // steps whose input projection is done together
+inline constexpr int64_t kBlockFloats = int64_t{1} << 20;  // the most a block's projection holds
+
+// Steps per input-projection block for `rows` rows of Gx gates: kTimeBlock, fewer for a large
+// batch so that the block stays within kBlockFloats (4 MiB).
+inline int64_t time_block(int64_t rows, int64_t Gx) {
+  return std::clamp<int64_t>(kBlockFloats / std::max<int64_t>(1, rows * Gx), 1, kTimeBlock);
+}
 inline constexpr size_t kMaxJobs = 16;
 
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -174,8 +182,8 @@ class SmallRnnKernel : public Kernel {
   void load_states(const Io& io, const Job& j, float* hs, float* cs) const;
   // Y_h and Y_c of job j's rows (a row of length 0 has none and gets zeros).
   void store_states(const Io& io, const Job& j, const float* hs, const float* cs) const;
-  // The walk over job j's steps: per block of kTimeBlock steps, X.W + bias of the live rows into
-  // xw ([kTimeBlock][rows][Gx]), then cell(t, q0, n, xw_rows) for each block of n <= 4 live
+  // The walk over job j's steps: per block of time_block steps, X.W + bias of the live rows
+  // into xw ([time_block][rows][Gx]), then cell(t, q0, n, xw_rows) for each block of n <= 4 live
   // rows q0.. at step t, longest first.
   template <class Cell>
   Status walk(const KernelContext& ctx, const Io& io, const Job& j, const float* w,
@@ -206,9 +214,10 @@ Status SmallRnnKernel::walk(const KernelContext& ctx, const Io& io, const Job& j
   const int64_t steps = j.rows ? io.len(j.row(io, 0)) : 0;
   std::array<const float*, kRowBlock> init{}, in{};
   std::array<float*, kRowBlock> out{};
-  for (int64_t t0 = 0; t0 < steps; t0 += kTimeBlock) {
+  const int64_t tb = time_block(j.rows, Gx);
+  for (int64_t t0 = 0; t0 < steps; t0 += tb) {
     if (fine) RECUR_RETURN_IF_ERROR(ctx.check_cancelled("time step", t0));
-    const int64_t t1 = std::min(steps, t0 + kTimeBlock);
+    const int64_t t1 = std::min(steps, t0 + tb);
     int nr = 0;
     auto flush = [&] {
       if (nr > 0) multiply_rows(nr, init.data(), in.data(), io.I, w, Gx, out.data());

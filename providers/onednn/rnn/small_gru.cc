@@ -63,7 +63,7 @@ class SmallGruKernel final : public SmallRnnKernel {
  private:
   // z|r and h gates and r.h of four rows, h of the job's rows, X.W + bias of a block of steps.
   int64_t job_floats(int64_t rows) const override {
-    return kRowBlock * (Gp1_ + 2 * Gp2_) + rows * H_ + kLanes + kTimeBlock * rows * (Gp1_ + Gp2_);
+    return kRowBlock * (Gp1_ + 2 * Gp2_) + rows * H_ + kLanes + time_block(rows, Gp1_ + Gp2_) * rows * (Gp1_ + Gp2_);
   }
   Status run_job(const KernelContext& ctx, const Io& io, const Job& j,
                  float* scratch) const override;
@@ -127,7 +127,7 @@ Status SmallGruKernel::run_job(const KernelContext& ctx, const Io& io, const Job
   float* gh = gzr + kRowBlock * Gp1;  // [kRowBlock][Gp2]
   float* rhs = gh + kRowBlock * Gp2;  // [kRowBlock][Gp2]: r.h
   float* hs = rhs + kRowBlock * Gp2;  // [rows][H]
-  float* xw = hs + j.rows * H;        // [kTimeBlock][rows][Gx]
+  float* xw = hs + j.rows * H;        // [time_block][rows][Gx]
   xw += (kLanes - (xw - scratch) % kLanes) % kLanes;
   load_states(io, j, hs, nullptr);
   std::array<const float*, kRowBlock> init{}, in{};

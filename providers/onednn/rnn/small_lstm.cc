@@ -54,7 +54,7 @@ class SmallLstmKernel final : public SmallRnnKernel {
  private:
   // The gates of four rows, h and c of the job's rows, and X.W + bias of a block of steps.
   int64_t job_floats(int64_t rows) const override {
-    return kRowBlock * Gp_ + 2 * rows * H_ + kLanes + kTimeBlock * rows * Gp_;
+    return kRowBlock * Gp_ + 2 * rows * H_ + kLanes + time_block(rows, Gp_) * rows * Gp_;
   }
   Status run_job(const KernelContext& ctx, const Io& io, const Job& j,
                  float* scratch) const override;
@@ -99,7 +99,7 @@ Status SmallLstmKernel::run_job(const KernelContext& ctx, const Io& io, const Jo
   float* g = scratch;              // [kRowBlock][Gp]: one block's gates
   float* hs = g + kRowBlock * Gp;  // [rows][H]
   float* cs = hs + j.rows * H;     // [rows][H]
-  float* xw = cs + j.rows * H;     // [kTimeBlock][rows][Gp]
+  float* xw = cs + j.rows * H;     // [time_block][rows][Gp]
   xw += (kLanes - (xw - scratch) % kLanes) % kLanes;
   load_states(io, j, hs, cs);
   std::array<const float*, kRowBlock> hp{};

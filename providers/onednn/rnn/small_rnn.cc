@@ -36,7 +36,7 @@ class SmallVanillaKernel final : public SmallRnnKernel {
 
  private:
   int64_t job_floats(int64_t rows) const override {
-    return kRowBlock * Gp_ + rows * H_ + kLanes + kTimeBlock * rows * Gp_;
+    return kRowBlock * Gp_ + rows * H_ + kLanes + time_block(rows, Gp_) * rows * Gp_;
   }
   Status run_job(const KernelContext& ctx, const Io& io, const Job& j,
                  float* scratch) const override;
@@ -79,7 +79,7 @@ Status SmallVanillaKernel::run_job(const KernelContext& ctx, const Io& io, const
   const float* r = static_cast<const float*>(dw.r->data);
   float* g = scratch;              // [kRowBlock][Gp]
   float* hs = g + kRowBlock * Gp;  // [rows][H]
-  float* xw = hs + j.rows * H;     // [kTimeBlock][rows][Gp]
+  float* xw = hs + j.rows * H;     // [time_block][rows][Gp]
   xw += (kLanes - (xw - scratch) % kLanes) % kLanes;
   load_states(io, j, hs, nullptr);
   std::array<const float*, kRowBlock> hp{};

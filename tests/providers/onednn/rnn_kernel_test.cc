@@ -268,6 +268,26 @@ TEST(OnednnRnnKernel, SmallGruMatchesTheReferenceAtTheEdges) {
   }
 }
 
+// A batch large enough that the input projection is done fewer than 16 steps at a time
+// (small_cell.h, time_block) and that two threads take interleaved slices of the rows.
+TEST(OnednnRnnKernel, SmallCellLargeBatchMatchesTheReference) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!have_avx512()) GTEST_SKIP() << "the small-cell LSTM needs AVX-512, which this CPU lacks";
+  const std::string bytes = model("LSTM", 8, 128, "forward", false);
+  SessionOptions dopts, ropts;
+  dopts.providers({"onednn"}).threads(2);
+  ropts.providers({"reference"});
+  Session dnn = open(bytes, dopts);
+  ASSERT_NE(dnn.explain().find("recur's small-cell LSTM"), std::string::npos);
+  std::mt19937 rng(9);
+  const int64_t T = 20, N = 300;
+  std::vector<int32_t> lens(static_cast<size_t>(N));
+  for (auto& l : lens) l = static_cast<int32_t>(std::uniform_int_distribution<int>(0, T)(rng));
+  const Feeds f = {{"X", random_tensor({T, N, 8}, rng, 1.0f)},
+                   {"sequence_lens", Tensor::from_vector<int32_t>({N}, lens)}};
+  expect_match(dnn.run(f), open(bytes, ropts).run(f), "N=300");
+}
+
 TEST(OnednnRnnKernel, GraphInputWeightsAreRepackedPerRun) {
   if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
   ModelBuilder mb(14);
