@@ -16,25 +16,16 @@
 // oneDNN's primitive again. --explain says which ran.
 #pragma once
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <array>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/dnnl_util.h"
 #include "runtime/provider/kernel.h"
 #include "runtime/rnn/rnn_spec.h"
-
-#define RECUR_AVX512 __attribute__((target("avx512f")))
-
-// GCC 12 takes the _mm512_undefined_ps() that the unmasked AVX-512 intrinsics pass through for
-// an uninitialized read.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 
 namespace recur::onednn {
 
@@ -52,9 +43,8 @@ Result<std::unique_ptr<Kernel>> create_small_rnn_kernel(CompileContext& ctx, Rnn
 
 namespace small {
 
-inline constexpr int64_t kLanes = 16;
-inline constexpr int kRowBlock = 4;        // rows whose gates accumulate together
-inline constexpr int kColBlock = 4;        // vectors of gate columns per pass: 4x4 accumulators
+using namespace avx512;  // NOLINT: the kernels are written in its terms
+
 inline constexpr int64_t kTimeBlock = 16;  // steps whose input projection is done together
 inline constexpr int64_t kBlockFloats = int64_t{1} << 20;  // the most a block's projection holds
 
@@ -66,72 +56,6 @@ inline int64_t time_block(int64_t rows, int64_t Gx) {
 inline constexpr size_t kMaxJobs = 16;
 
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
-// The mask of the first min(16, n) lanes.
-RECUR_AVX512 inline __mmask16 lanes(int64_t n) {
-  return n >= kLanes ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
-}
-
-// e^x to about 2 ulp for x up to 88, and e^88 above (so that the callers below never divide by
-// infinity): x = n ln2 + r with |r| <= ln2/2, a degree-6 polynomial for e^r, and 2^n applied by
-// scalef, which goes to 0 by itself. The clamp lets a NaN through (max and min return their
-// second operand on a NaN).
-RECUR_AVX512 inline __m512 exp16(__m512 x) {
-  x = _mm512_min_ps(_mm512_set1_ps(88.0f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  return _mm512_scalef_ps(p, n);
-}
-
-// 1/x from the 14-bit estimate and one Newton step, to about 1 ulp, for finite x >= 1 (what the
-// callers pass): vdivps costs 16 cycles a vector, and the cell divides five times per element.
-RECUR_AVX512 inline __m512 recip16(__m512 x) {
-  const __m512 r = _mm512_rcp14_ps(x);
-  return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(x, r, _mm512_set1_ps(1.0f)), r);
-}
-
-RECUR_AVX512 inline __m512 sigmoid16(__m512 x) {
-  const __m512 one = _mm512_set1_ps(1.0f);
-  return recip16(_mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
-}
-
-// tanh as (1 - e^-2|x|) / (1 + e^-2|x|) with x's sign; below |x| = 1/16, where that loses
-// relative precision, its odd Taylor series to x^7.
-RECUR_AVX512 inline __m512 tanh16(__m512 x) {
-  const __m512 ax = _mm512_abs_ps(x);
-  const __m512 e = exp16(_mm512_mul_ps(ax, _mm512_set1_ps(-2.0f)));
-  const __m512 one = _mm512_set1_ps(1.0f);
-  __m512 big = _mm512_mul_ps(_mm512_sub_ps(one, e), recip16(_mm512_add_ps(one, e)));
-  const __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
-  big = _mm512_mask_sub_ps(big, neg, _mm512_setzero_ps(), big);
-  const __m512 x2 = _mm512_mul_ps(x, x);
-  __m512 s = _mm512_set1_ps(-17.0f / 315.0f);
-  s = _mm512_fmadd_ps(s, x2, _mm512_set1_ps(2.0f / 15.0f));
-  s = _mm512_fmadd_ps(s, x2, _mm512_set1_ps(-1.0f / 3.0f));
-  const __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(s, x2), x, x);
-  const __mmask16 tiny = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.0625f), _CMP_LT_OQ);
-  return _mm512_mask_blend_ps(tiny, big, small);
-}
-
-// out[n] = init[n] + in[n].m for nr <= kRowBlock rows: m is [K][Gp] packed by pack_columns;
-// init and out rows are Gp wide and 64-byte aligned.
-void multiply_rows(int nr, const float* const* init, const float* const* in, int64_t K,
-                   const float* m, int64_t Gp, float* const* out);
-
-// An ONNX [G][K] matrix as [K][Gp] for multiply_rows: output column c is ONNX row source(c), or
-// zeros where source(c) < 0; in column blocks of 64, each [K][width] and stored whole, so that
-// a pass over one block streams contiguous memory.
-std::unique_ptr<AlignedBuffer> pack_columns(const float* onnx, int64_t K, int64_t Gp,
-                                            const std::function<int64_t(int64_t)>& source);
 
 // A run's rows, and where its outputs go.
 struct Io {

@@ -63,7 +63,8 @@ class SmallGruKernel final : public SmallRnnKernel {
  private:
   // z|r and h gates and r.h of four rows, h of the job's rows, X.W + bias of a block of steps.
   int64_t job_floats(int64_t rows) const override {
-    return kRowBlock * (Gp1_ + 2 * Gp2_) + rows * H_ + kLanes + time_block(rows, Gp1_ + Gp2_) * rows * (Gp1_ + Gp2_);
+    return kRowBlock * (Gp1_ + 2 * Gp2_) + rows * H_ + kLanes +
+           time_block(rows, Gp1_ + Gp2_) * rows * (Gp1_ + Gp2_);
   }
   Status run_job(const KernelContext& ctx, const Io& io, const Job& j,
                  float* scratch) const override;
@@ -92,9 +93,11 @@ void SmallGruKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r,
   for (int64_t d = 0; d < spec_.num_directions(); ++d) {
     DirWeights dw;
     const float* rd = r.data<float>() + d * G * H;
-    dw.w = pack_columns(w.data<float>() + d * G * I_, I_, Gx, x_source);
-    dw.rzr = pack_columns(rd, H, Gp1_, [H](int64_t c) { return c < 2 * H ? c : -1; });
-    dw.rh = pack_columns(rd, H, Gp2_, [H](int64_t c) { return c < H ? 2 * H + c : -1; });
+    dw.w = pack_columns(w.data<float>() + d * G * I_, I_, Gx, x_source, I_, 1);
+    dw.rzr = pack_columns(
+        rd, H, Gp1_, [H](int64_t c) { return c < 2 * H ? c : -1; }, H, 1);
+    dw.rh = pack_columns(
+        rd, H, Gp2_, [H](int64_t c) { return c < H ? 2 * H + c : -1; }, H, 1);
     dw.bias = zeros(Gx);
     dw.rbh = zeros(Gp2_);
     if (b) {

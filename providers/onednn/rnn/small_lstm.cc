@@ -72,8 +72,8 @@ void SmallLstmKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r
   auto same = [G](int64_t c) { return c < G ? c : -1; };
   for (int64_t d = 0; d < spec_.num_directions(); ++d) {
     DirWeights dw;
-    dw.w = pack_columns(w.data<float>() + d * G * I_, I_, Gp_, same);
-    dw.r = pack_columns(r.data<float>() + d * G * H_, H_, Gp_, same);
+    dw.w = pack_columns(w.data<float>() + d * G * I_, I_, Gp_, same, I_, 1);
+    dw.r = pack_columns(r.data<float>() + d * G * H_, H_, Gp_, same, H_, 1);
     dw.bias = std::make_unique<AlignedBuffer>(static_cast<size_t>(Gp_) * sizeof(float));
     float* bias = static_cast<float*>(dw.bias->data);
     std::fill(bias, bias + Gp_, 0.0f);

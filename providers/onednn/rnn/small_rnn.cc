@@ -54,8 +54,8 @@ void SmallVanillaKernel::init(CompileContext& ctx, const Tensor& w, const Tensor
   auto same = [H](int64_t c) { return c < H ? c : -1; };
   for (int d = 0; d < spec_.num_directions(); ++d) {
     DirWeights dw;
-    dw.w = pack_columns(w.data<float>() + d * H * I_, I_, Gp_, same);
-    dw.r = pack_columns(r.data<float>() + d * H * H, H, Gp_, same);
+    dw.w = pack_columns(w.data<float>() + d * H * I_, I_, Gp_, same, I_, 1);
+    dw.r = pack_columns(r.data<float>() + d * H * H, H, Gp_, same, H, 1);
     dw.bias = std::make_unique<AlignedBuffer>(static_cast<size_t>(Gp_) * sizeof(float));
     float* bias = static_cast<float*>(dw.bias->data);
     std::fill(bias, bias + Gp_, 0.0f);
