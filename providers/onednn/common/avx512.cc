@@ -1,6 +1,9 @@
 #include "providers/onednn/common/avx512.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
 
 namespace recur::onednn::avx512 {
 
@@ -87,6 +90,101 @@ std::unique_ptr<AlignedBuffer> pack_columns(const float* src, int64_t K, int64_t
       dst[c0 * K + k * width + (col - c0)] = src[s * row_stride + k * k_stride];
   }
   return buf;
+}
+
+PackedMatrix pack_matrix(const float* b, int64_t K, int64_t N, bool transposed, float scale,
+                         const float* bias, int64_t bias_n, float bias_scale) {
+  PackedMatrix p;
+  p.K = K;
+  p.N = N;
+  p.Np = (N + kLanes - 1) / kLanes * kLanes;
+  p.m = pack_columns(
+      b, K, p.Np, [N](int64_t c) { return c < N ? c : -1; }, transposed ? K : 1,
+      transposed ? 1 : N);
+  if (scale != 1.0f) {
+    float* m = static_cast<float*>(p.m->data);
+    for (int64_t i = 0; i < K * p.Np; ++i) m[i] *= scale;
+  }
+  p.bias = std::make_unique<AlignedBuffer>(static_cast<size_t>(p.Np) * sizeof(float));
+  float* row = static_cast<float*>(p.bias->data);
+  std::fill(row, row + p.Np, 0.0f);
+  for (int64_t c = 0; bias && c < N; ++c) row[c] = bias_scale * bias[bias_n == 1 ? 0 : c];
+  return p;
+}
+
+void multiply_matrix(const PackedMatrix& p, const float* a, int64_t rows, float* y,
+                     float* scratch) {
+  const float* bias = static_cast<const float*>(p.bias->data);
+  const float* m = static_cast<const float*>(p.m->data);
+  const float* init[kRowBlock] = {bias, bias, bias, bias};
+  const float* in[kRowBlock];
+  float* out[kRowBlock];
+  for (int64_t r0 = 0; r0 < rows; r0 += kRowBlock) {
+    const int n = static_cast<int>(std::min<int64_t>(kRowBlock, rows - r0));
+    for (int q = 0; q < n; ++q) {
+      in[q] = a + (r0 + q) * p.K;
+      out[q] = scratch + q * p.Np;
+    }
+    multiply_rows(n, init, in, p.K, m, p.Np, out);
+    for (int q = 0; q < n; ++q)
+      std::memcpy(y + (r0 + q) * p.N, out[q], static_cast<size_t>(p.N) * sizeof(float));
+  }
+}
+
+RECUR_AVX512 void softmax_rows(const float* x, int64_t rows, int64_t d, bool log, float* y) {
+  for (int64_t r = 0; r < rows; ++r, x += d, y += d) {
+    __m512 mv = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    __mmask16 nan = 0;
+    for (int64_t j = 0; j < d; j += kLanes) {
+      const __mmask16 m = lanes(d - j);
+      const __m512 v = _mm512_maskz_loadu_ps(m, x + j);
+      nan |= _mm512_mask_cmp_ps_mask(m, v, v, _CMP_UNORD_Q);
+      mv = _mm512_mask_max_ps(mv, m, mv, v);
+    }
+    float mx = nan ? std::numeric_limits<float>::quiet_NaN() : _mm512_reduce_max_ps(mv);
+    if (std::isinf(mx) && mx < 0) mx = 0.0f;  // all -inf: exp(x) is 0 everywhere
+    const __m512 mxv = _mm512_set1_ps(mx);
+    __m512 sv = _mm512_setzero_ps();
+    for (int64_t j = 0; j < d; j += kLanes) {
+      const __mmask16 m = lanes(d - j);
+      const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + j), mxv));
+      sv = _mm512_add_ps(sv, _mm512_maskz_mov_ps(m, e));
+      if (!log) _mm512_mask_storeu_ps(y + j, m, e);
+    }
+    const float sum = _mm512_reduce_add_ps(sv);
+    // (x - max) - log(sum), in that order: x - (max + log(sum)) loses log(sum) next to a large
+    // max.
+    const __m512 k = _mm512_set1_ps(log ? std::log(sum) : 1.0f / sum);
+    for (int64_t j = 0; j < d; j += kLanes) {
+      const __mmask16 m = lanes(d - j);
+      const __m512 v = log ? _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + j), mxv), k)
+                           : _mm512_mul_ps(_mm512_maskz_loadu_ps(m, y + j), k);
+      _mm512_mask_storeu_ps(y + j, m, v);
+    }
+  }
+}
+
+RECUR_AVX512 void unary(Unary f, const float* x, int64_t n, float* y) {
+  for (int64_t j = 0; j < n; j += kLanes) {
+    const __mmask16 m = lanes(n - j);
+    const __m512 v = _mm512_maskz_loadu_ps(m, x + j);
+    __m512 r;
+    switch (f) {
+      case Unary::kRelu:
+        r = _mm512_max_ps(_mm512_setzero_ps(), v);  // max returns its second operand on a NaN
+        break;
+      case Unary::kTanh:
+        r = tanh16(v);
+        break;
+      case Unary::kSigmoid:
+        r = sigmoid16(v);
+        break;
+      default:
+        r = _mm512_sqrt_ps(v);
+        break;
+    }
+    _mm512_mask_storeu_ps(y + j, m, r);
+  }
 }
 
 }  // namespace recur::onednn::avx512

@@ -99,4 +99,29 @@ std::unique_ptr<AlignedBuffer> pack_columns(const float* src, int64_t K, int64_t
                                             const std::function<int64_t(int64_t)>& source,
                                             int64_t row_stride, int64_t k_stride);
 
+// The constant right operand of a row-by-matrix product (MatMul's B, Gemm's B), packed at load
+// with its scale and a bias row for every output row.
+struct PackedMatrix {
+  int64_t K = 0, N = 0, Np = 0;         // Np: N rounded up to whole vectors
+  std::unique_ptr<AlignedBuffer> m;     // [K][Np], scaled
+  std::unique_ptr<AlignedBuffer> bias;  // [Np]: zeros without one
+};
+
+// B [K][N] (or [N][K] when `transposed`) times `scale`; bias: null, one value (bias_n 1) or N.
+PackedMatrix pack_matrix(const float* b, int64_t K, int64_t N, bool transposed, float scale,
+                         const float* bias, int64_t bias_n, float bias_scale);
+
+// y[r] = a[r].B + bias for `rows` rows of K (a) and N (y) floats; scratch: 4 Np floats,
+// 64-byte aligned.
+void multiply_matrix(const PackedMatrix& p, const float* a, int64_t rows, float* y, float* scratch);
+
+// Softmax (or, with `log`, LogSoftmax) of each of `rows` rows of d floats, as the reference
+// provider defines it for NaN and infinities: a NaN anywhere makes the row NaN, a row of -inf
+// gives NaN, +inf gives NaN.
+void softmax_rows(const float* x, int64_t rows, int64_t d, bool log, float* y);
+
+// y = f(x) for n floats: Relu (a NaN stays NaN), Tanh, Sigmoid, Sqrt.
+enum class Unary { kRelu, kTanh, kSigmoid, kSqrt };
+void unary(Unary f, const float* x, int64_t n, float* y);
+
 }  // namespace recur::onednn::avx512

@@ -3,8 +3,10 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <tuple>
 
+#include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/kernels.h"
 
@@ -42,10 +44,25 @@ constexpr EltwiseOp kOps[] = {
     {"Clip", 1, algorithm::eltwise_clip, 0.0f, 0.0f, nullptr, true},
 };
 
+// The ops recur runs on its own loop (avx512.h) for tensors of at most 64K elements, where a
+// oneDNN call costs more than the work.
+std::optional<avx512::Unary> small_form(const EltwiseOp& op, float alpha) {
+  const std::string_view name = op.name;
+  if (name == "Relu" && alpha == 0.0f) return avx512::Unary::kRelu;
+  if (name == "Tanh") return avx512::Unary::kTanh;
+  if (name == "Sigmoid") return avx512::Unary::kSigmoid;
+  if (name == "Sqrt") return avx512::Unary::kSqrt;
+  return std::nullopt;
+}
+
 class EltwiseKernel final : public Kernel {
  public:
-  EltwiseKernel(const EltwiseOp& op, float alpha, float beta, int threads)
-      : op_(op), alpha_(alpha), beta_(beta), threads_(threads) {}
+  EltwiseKernel(const EltwiseOp& op, float alpha, float beta, int threads, bool small)
+      : op_(op),
+        alpha_(alpha),
+        beta_(beta),
+        threads_(threads),
+        small_(small && avx512::have_avx512() ? small_form(op, alpha) : std::nullopt) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -81,6 +98,10 @@ class EltwiseKernel final : public Kernel {
       for (int64_t i = 0; i < n; ++i) yp[i] = std::isnan(xp[i]) ? xp[i] : fill;
       return ok_status();
     }
+    if (small_ && n <= 65536) {
+      avx512::unary(*small_, xp, n, yp);
+      return ok_status();
+    }
     const auto key = std::make_tuple(x->shape(), alpha, beta);
     const std::string what = ctx.node().describe();
     RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(key, [&]() -> Result<CachedPrimitive> {
@@ -104,6 +125,7 @@ class EltwiseKernel final : public Kernel {
   const EltwiseOp& op_;
   float alpha_, beta_;
   int threads_;
+  std::optional<avx512::Unary> small_;
   mutable PrimCache<std::tuple<Shape, float, float>> cache_;
   mutable ScratchPool scratch_;
 };
@@ -121,8 +143,8 @@ Result<std::unique_ptr<Kernel>> create_eltwise(const EltwiseOp& op, CompileConte
     }
   }
   RECUR_RETURN_IF_ERROR(a.status());
-  return std::unique_ptr<Kernel>(
-      std::make_unique<EltwiseKernel>(op, alpha, beta, options_of(ctx).max_threads));
+  return std::unique_ptr<Kernel>(std::make_unique<EltwiseKernel>(
+      op, alpha, beta, options_of(ctx).max_threads, options_of(ctx).small_cells));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <tuple>
 
+#include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
 
@@ -14,6 +15,25 @@ class GemmKernel final : public Kernel {
  public:
   GemmKernel(bool trans_a, bool trans_b, float alpha, float beta, int threads)
       : trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha), beta_(beta), threads_(threads) {}
+
+  // A constant small B (and C of one value or one row, or none) also takes recur's own loop
+  // (avx512.h), alpha and beta * C folded in: below threads_for's bound a oneDNN call costs
+  // more than the product, and its primitive a few MiB of code and JIT. True when it does.
+  bool pack_small(const Tensor* b, const Tensor* c, bool has_c) {
+    if (trans_a_ || !b || b->rank() != 2 || b->numel() > (int64_t{1} << 18) ||
+        !avx512::have_avx512())
+      return false;
+    const int64_t N = trans_b_ ? b->dim(0) : b->dim(1), K = trans_b_ ? b->dim(1) : b->dim(0);
+    const bool use_c = has_c && beta_ != 0.0f;
+    if (use_c && (!c || c->rank() > 2 || (c->numel() != 1 && c->numel() != N) ||
+                  (c->rank() == 2 && c->dim(0) != 1)))
+      return false;
+    small_ = std::make_unique<avx512::PackedMatrix>(
+        avx512::pack_matrix(b->data<float>(), K, N, trans_b_, alpha_,
+                            use_c ? c->data<float>() : nullptr, use_c ? c->numel() : 0, beta_));
+    small_b_shape_ = b->shape();
+    return true;
+  }
 
   Status run(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
@@ -39,6 +59,14 @@ class GemmKernel final : public Kernel {
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, {M, N}));
     float* yp = y->data<float>();
+    if (small_ && b->shape() == small_b_shape_ &&
+        static_cast<double>(M) * static_cast<double>(K * N) < 4194304.0) {
+      ScratchPool::Lease scratch =
+          scratch_.acquire(static_cast<size_t>(avx512::kRowBlock * small_->Np) * sizeof(float));
+      avx512::multiply_matrix(*small_, a->data<float>(), M, yp,
+                              static_cast<float*>(scratch.data()));
+      return ok_status();
+    }
     const bool add_c = c && beta_ != 0.0f;
     if (add_c) {
       // C broadcasts to [M, N] (unidirectionally): [], [N], [1,N], [M,1], [M,N].
@@ -92,6 +120,8 @@ class GemmKernel final : public Kernel {
   bool trans_a_, trans_b_;
   float alpha_, beta_;
   int threads_;
+  std::unique_ptr<avx512::PackedMatrix> small_;  // B (alpha, beta C) for recur's own loop
+  Shape small_b_shape_;
   mutable PrimCache<std::tuple<int64_t, int64_t, int64_t, bool>> cache_;
   mutable ScratchPool scratch_;
 };
@@ -106,8 +136,11 @@ void register_gemm(KernelRegistry& r) {
            const bool ta = a.get_int("transA", 0) != 0, tb = a.get_int("transB", 0) != 0;
            const float alpha = a.get_float("alpha", 1.0f), beta = a.get_float("beta", 1.0f);
            RECUR_RETURN_IF_ERROR(a.status());
-           return std::unique_ptr<Kernel>(
-               std::make_unique<GemmKernel>(ta, tb, alpha, beta, options_of(ctx).max_threads));
+           auto k = std::make_unique<GemmKernel>(ta, tb, alpha, beta, options_of(ctx).max_threads);
+           if (options_of(ctx).small_cells &&
+               k->pack_small(ctx.constant_input(1), ctx.constant_input(2), ctx.node().has_input(2)))
+             ctx.note("B packed at load for recur's own loop (products under 4M multiply-adds)");
+           return std::unique_ptr<Kernel>(std::move(k));
          },
          .claim =
              [](const Node& n, const Graph& g) {

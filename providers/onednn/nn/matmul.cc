@@ -4,6 +4,7 @@
 #include <cstring>
 #include <tuple>
 
+#include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
@@ -27,8 +28,19 @@ struct MatMulPlan {
 
 class MatMulKernel final : public Kernel {
  public:
-  MatMulKernel(int threads, Tensor constant_b, std::string what)
-      : threads_(threads), constant_b_(std::move(constant_b)), what_(std::move(what)) {}
+  MatMulKernel(int threads, Tensor constant_b, std::string what, bool small)
+      : threads_(threads), constant_b_(std::move(constant_b)), what_(std::move(what)) {
+    // A small constant B also takes recur's own loop (avx512.h): below threads_for's bound a
+    // oneDNN call costs more than the product, and its primitive a few MiB of code and JIT.
+    if (small && constant_b_.defined() && constant_b_.rank() == 2 &&
+        constant_b_.numel() <= kSmallMaxB && avx512::have_avx512()) {
+      small_ = std::make_unique<avx512::PackedMatrix>(
+          avx512::pack_matrix(constant_b_.data<float>(), constant_b_.dim(0), constant_b_.dim(1),
+                              false, 1.0f, nullptr, 0, 0.0f));
+    }
+  }
+
+  bool small() const { return small_ != nullptr; }
 
   Status run(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
@@ -41,6 +53,11 @@ class MatMulKernel final : public Kernel {
                              std::string(dtype_name(t->dtype())));
       }
       if (t->rank() == 0) return ctx.error(ErrorCode::kInvalidArgument, "MatMul of a scalar");
+    }
+    if (small_ && a->dim(-1) == small_->K && b->shape() == constant_b_.shape()) {
+      const int64_t rows = a->numel() / std::max<int64_t>(1, small_->K);
+      if (static_cast<double>(rows) * static_cast<double>(small_->K * small_->N) < kSmallMaxMacs)
+        return run_small(ctx, *a, rows);
     }
     RECUR_ASSIGN_OR_RETURN(auto plan, cache_.get(std::make_tuple(a->shape(), b->shape()),
                                                  [&] { return make_plan(ctx, *a, *b); }));
@@ -125,10 +142,28 @@ class MatMulKernel final : public Kernel {
     return plan;
   }
 
+  // A [..., K] by the packed B into [..., N] (A of rank 1: [N]).
+  Status run_small(KernelContext& ctx, const Tensor& a, int64_t rows) const {
+    Shape out = a.shape();
+    out.pop_back();
+    out.push_back(small_->N);
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, out));
+    if (y->numel() == 0) return ok_status();
+    ScratchPool::Lease scratch =
+        scratch_.acquire(static_cast<size_t>(avx512::kRowBlock * small_->Np) * sizeof(float));
+    avx512::multiply_matrix(*small_, a.data<float>(), rows, y->data<float>(),
+                            static_cast<float*>(scratch.data()));
+    return ok_status();
+  }
+
+  static constexpr int64_t kSmallMaxB = int64_t{1} << 18;  // 1 MiB of B
+  static constexpr double kSmallMaxMacs = 4194304.0;       // threads_for's one-thread bound
+
   int threads_;
   // B when it is a constant of the graph (at compile), reordered once per shape plan.
   Tensor constant_b_;
-  std::string what_;  // the node, for errors
+  std::unique_ptr<avx512::PackedMatrix> small_;  // B for recur's own loop, when small
+  std::string what_;                             // the node, for errors
   mutable PrimCache<std::tuple<Shape, Shape>, MatMulPlan> cache_;
   mutable ScratchPool scratch_;
 };
@@ -141,8 +176,12 @@ void register_matmul(KernelRegistry& r) {
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
            const Tensor* b = ctx.constant_input(1);
            Tensor constant_b = b && b->dtype() == DType::kFloat32 && b->is_cpu() ? *b : Tensor();
-           return std::unique_ptr<Kernel>(std::make_unique<MatMulKernel>(
-               options_of(ctx).max_threads, std::move(constant_b), ctx.node().describe()));
+           auto k =
+               std::make_unique<MatMulKernel>(options_of(ctx).max_threads, std::move(constant_b),
+                                              ctx.node().describe(), options_of(ctx).small_cells);
+           if (k->small())
+             ctx.note("B packed at load for recur's own loop (products under 4M multiply-adds)");
+           return std::unique_ptr<Kernel>(std::move(k));
          },
          .claim =
              [](const Node& n, const Graph& g) {

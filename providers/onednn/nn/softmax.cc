@@ -2,6 +2,7 @@
 // 2-D at `axis` (default 1); from 13 the operation runs along `axis` (default -1).
 #include <tuple>
 
+#include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
 
@@ -11,8 +12,12 @@ namespace {
 
 class SoftmaxKernel final : public Kernel {
  public:
-  SoftmaxKernel(bool log, int64_t axis, bool coerce_2d, int threads)
-      : log_(log), axis_(axis), coerce_2d_(coerce_2d), threads_(threads) {}
+  SoftmaxKernel(bool log, int64_t axis, bool coerce_2d, int threads, bool small)
+      : log_(log),
+        axis_(axis),
+        coerce_2d_(coerce_2d),
+        threads_(threads),
+        small_(small && avx512::have_avx512()) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -38,6 +43,13 @@ class SoftmaxKernel final : public Kernel {
       shape = {outer, inner};
       run_axis = 1;
     }
+    // Rows along the last axis of at most 64K elements in all: recur's own loop (avx512.h),
+    // where a oneDNN call costs more than the work.
+    if (small_ && run_axis + 1 == static_cast<int64_t>(shape.size()) && x->numel() <= 65536) {
+      const int64_t d = shape.back();
+      avx512::softmax_rows(x->data<float>(), x->numel() / d, d, log_, y->data<float>());
+      return ok_status();
+    }
     const std::string what = ctx.node().describe();
     RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(std::make_tuple(shape, run_axis), [&]() {
       const auto md = dense_desc(shape);
@@ -59,6 +71,7 @@ class SoftmaxKernel final : public Kernel {
   int64_t axis_;
   bool coerce_2d_;
   int threads_;
+  bool small_;
   mutable PrimCache<std::tuple<Shape, int64_t>> cache_;
   mutable ScratchPool scratch_;
 };
@@ -69,8 +82,8 @@ KernelFactory softmax_factory(bool log) {
     const bool coerce = ctx.opset() < 13;
     const int64_t axis = a.get_int("axis", coerce ? 1 : -1);
     RECUR_RETURN_IF_ERROR(a.status());
-    return std::unique_ptr<Kernel>(
-        std::make_unique<SoftmaxKernel>(log, axis, coerce, options_of(ctx).max_threads));
+    return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel>(
+        log, axis, coerce, options_of(ctx).max_threads, options_of(ctx).small_cells));
   };
 }
 

@@ -1,0 +1,152 @@
+// The oneDNN provider's own AVX-512 loops for small operations (providers/onednn/common/
+// avx512.h): MatMul and Gemm with a constant B, Softmax and LogSoftmax along the last axis,
+// Relu, Tanh, Sigmoid and Sqrt, each against the reference provider, NaN and infinities
+// included. The ONNX backend node tests (nn_ops_test.cc) cover them too, but with B fed as an
+// input, which the MatMul and Gemm loops do not take.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "recur/recur.h"
+#include "tests/support/model_builder.h"
+#include "tools/common/testdir.h"
+
+namespace recur {
+namespace {
+
+using testing::ModelBuilder;
+using testing::random_tensor;
+using testing::set_attr;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+
+bool runnable() {
+  for (const auto& p : list_providers())
+    if (p.name == "onednn") return p.available && __builtin_cpu_supports("avx512f");
+  return false;
+}
+
+Session open(const std::string& bytes, const std::string& providers) {
+  SessionOptions o;
+  o.providers({providers}).threads(2);
+  return Session::from_bytes(bytes.data(), bytes.size(), o);
+}
+
+// Runs `bytes` on onednn and on the reference with X = x; their outputs must agree.
+void expect_same(const std::string& bytes, const Tensor& x, const std::string& what) {
+  Session dnn = open(bytes, "onednn");
+  for (const auto& a : dnn.assignment()) ASSERT_EQ(a.provider, "onednn") << what;
+  const Outputs got = dnn.run({{"X", x}});
+  const Outputs want = open(bytes, "reference").run({{"X", x}});
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    const auto cmp = tools::compare(got[i], want[i], tools::Tolerance{});
+    EXPECT_TRUE(cmp.match) << what << ": " << cmp.reason;
+  }
+}
+
+// x with some of its values replaced by NaN and infinities.
+Tensor with_specials(Tensor x) {
+  const float specials[] = {kNan, kInf, -kInf, 1e30f, -1e30f, 0.0f};
+  float* p = x.data<float>();
+  for (int64_t i = 5, k = 0; i < x.numel(); i += 37, ++k) p[i] = specials[k % 6];
+  return x;
+}
+
+TEST(OnednnSmallOps, MatMulWithConstantB) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(1);
+  for (const auto& [a, b] : std::vector<std::pair<Shape, Shape>>{
+           {{3, 17, 64}, {64, 40}}, {{5}, {5, 33}}, {{2, 3, 4, 7}, {7, 9}}, {{1, 128}, {128, 1}}}) {
+    ModelBuilder mb(13);
+    mb.input("X", DType::kFloat32, a);
+    mb.initializer("B", random_tensor(b, rng));
+    mb.output("Y", DType::kFloat32);
+    mb.node("MatMul", {"X", "B"}, {"Y"}, "mm");
+    const std::string bytes = mb.bytes();
+    EXPECT_NE(open(bytes, "onednn").explain().find("recur's own loop"), std::string::npos);
+    expect_same(bytes, with_specials(random_tensor(a, rng, 1.0f)), shape_to_string(a));
+  }
+}
+
+TEST(OnednnSmallOps, GemmWithConstantB) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(2);
+  const int64_t M = 7, K = 19, N = 21;
+  struct Case {
+    int trans_b;
+    float alpha, beta;
+    Shape c;  // {} for none; {0} marks a C of one value given as shape []
+    bool small;
+  };
+  for (const Case& k : {Case{0, 1.0f, 1.0f, {N}, true}, Case{1, 0.5f, 2.0f, {1, N}, true},
+                        Case{1, 1.0f, 1.0f, {}, true}, Case{0, -1.5f, 0.25f, {0}, true},
+                        Case{1, 1.0f, 1.0f, {M, N}, false}}) {
+    ModelBuilder mb(13);
+    mb.input("X", DType::kFloat32, {M, K});
+    mb.initializer("B", random_tensor(k.trans_b ? Shape{N, K} : Shape{K, N}, rng));
+    std::vector<std::string> in = {"X", "B"};
+    if (!k.c.empty()) {
+      mb.initializer("C", random_tensor(k.c == Shape{0} ? Shape{} : k.c, rng));
+      in.push_back("C");
+    }
+    mb.output("Y", DType::kFloat32);
+    auto& n = mb.node("Gemm", in, {"Y"}, "gemm");
+    set_attr(n, "transB", int64_t{k.trans_b});
+    set_attr(n, "alpha", k.alpha);
+    set_attr(n, "beta", k.beta);
+    const std::string bytes = mb.bytes();
+    const std::string what = "transB " + std::to_string(k.trans_b) + " C " + shape_to_string(k.c);
+    EXPECT_EQ(open(bytes, "onednn").explain().find("recur's own loop") != std::string::npos,
+              k.small)
+        << what;
+    expect_same(bytes, with_specials(random_tensor({M, K}, rng, 1.0f)), what);
+  }
+}
+
+TEST(OnednnSmallOps, SoftmaxAndLogSoftmaxRows) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(3);
+  // Rows: ordinary, one -inf, all -inf, one +inf, one NaN, values near the float limit.
+  const int64_t d = 21;
+  Tensor x = random_tensor({6, d}, rng, 5.0f);
+  float* p = x.data<float>();
+  p[1 * d + 3] = -kInf;
+  for (int64_t j = 0; j < d; ++j) p[2 * d + j] = -kInf;
+  p[3 * d + 7] = kInf;
+  p[4 * d + 20] = kNan;
+  for (int64_t j = 0; j < d; ++j) p[5 * d + j] = j % 2 ? 3e38f : -3e38f;
+  for (const std::string op : {"Softmax", "LogSoftmax"}) {
+    for (int opset : {11, 13}) {
+      ModelBuilder mb(opset);
+      mb.input("X", DType::kFloat32, {6, d});
+      mb.output("Y", DType::kFloat32);
+      mb.node(op, {"X"}, {"Y"}, "s");
+      expect_same(mb.bytes(), x, op + " opset " + std::to_string(opset));
+    }
+  }
+}
+
+TEST(OnednnSmallOps, ElementwiseActivations) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(4);
+  Tensor x = with_specials(random_tensor({3, 50}, rng, 20.0f));
+  float* p = x.data<float>();
+  const float edge[] = {1e-7f, -1e-7f, 0.05f, -0.07f, 88.5f, -88.5f, 1e4f, -1e4f};
+  for (int i = 0; i < 8; ++i) p[100 + i] = edge[i];
+  for (const std::string op : {"Relu", "Tanh", "Sigmoid", "Sqrt"}) {
+    ModelBuilder mb(13);
+    mb.input("X", DType::kFloat32, {3, 50});
+    mb.output("Y", DType::kFloat32);
+    mb.node(op, {"X"}, {"Y"}, "e");
+    expect_same(mb.bytes(), x, op);
+  }
+}
+
+}  // namespace
+}  // namespace recur
