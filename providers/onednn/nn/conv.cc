@@ -1,9 +1,11 @@
 // Conv (1-D to 3-D, groups, dilations, auto_pad) through oneDNN's convolution, in plain
 // layouts: the weights are read where they are, so W may also be a graph input. A
 // recur::FusedConv (runtime/graph/fused_conv.h) runs its activation as an eltwise post-op.
+#include <algorithm>
 #include <optional>
 #include <tuple>
 
+#include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
@@ -30,13 +32,14 @@ struct LayoutConv {
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(WindowAttrs attrs, int64_t group, int threads, std::optional<dnnl::algorithm> post_op,
-             Tensor constant_w, std::string what)
+             Tensor constant_w, std::string what, bool small)
       : attrs_(std::move(attrs)),
         group_(group),
         threads_(threads),
         post_op_(post_op),
         constant_w_(std::move(constant_w)),
-        what_(std::move(what)) {}
+        what_(std::move(what)),
+        small_(small && avx512::have_avx512()) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -55,6 +58,7 @@ class ConvKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(auto plan, plans_.get(key, [&] { return make_plan(ctx, *x, *w, b); }));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
     if (y->numel() == 0) return ok_status();
+    if (plan->small) return run_small(*plan, *x, b, *y);
     if (plan->layout.conv.primitive) return run_layout(plan->layout, plan->geo, *x, b, *y);
     const Geometry& geo = plan->geo;
     const Bind args[] = {{DNNL_ARG_SRC, geo.x, x->raw_data()},
@@ -70,8 +74,17 @@ class ConvKernel final : public Kernel {
     memory::dims strides, dilations, pad_l, pad_r;
     double macs = 0;
   };
+  // A 1-D convolution with constant weights and under threads_for's one-thread bound, on
+  // recur's own loop (avx512.h): each output position's patch (C x k) times W as a [C k][M]
+  // matrix, four positions at a time. A oneDNN call costs more than such a convolution, and its
+  // primitive a few MiB of code and JIT.
+  struct SmallConv {
+    avx512::PackedMatrix w;  // [C k][M]
+    int64_t C = 0, k = 0, stride = 1, dilation = 1, pad = 0;
+  };
   struct ConvPlan {
     Shape out;
+    std::shared_ptr<SmallConv> small;
     Geometry geo;
     LayoutConv layout;      // with a primitive when W is constant and oneDNN has a layout for it
     CachedPrimitive plain;  // otherwise
@@ -128,6 +141,19 @@ class ConvKernel final : public Kernel {
     // Multiply-adds: every output element sums C/G * prod(kernel) products.
     geo.macs = static_cast<double>(out_numel) * static_cast<double>(C / G);
     for (int64_t kd : k) geo.macs *= static_cast<double>(kd);
+    if (small_ && rank == 3 && G == 1 && geo.macs < 4194304.0 && constant_w_.defined() &&
+        constant_w_.shape() == w.shape() && C * k[0] * M <= (int64_t{1} << 18)) {
+      auto sc = std::make_shared<SmallConv>();
+      sc->w =
+          avx512::pack_matrix(constant_w_.data<float>(), C * k[0], M, true, 1.0f, nullptr, 0, 0.0f);
+      sc->C = C;
+      sc->k = k[0];
+      sc->stride = win->strides[0];
+      sc->dilation = win->dilations[0];
+      sc->pad = win->pad_l[0];
+      plan.small = std::move(sc);
+      return plan;
+    }
     if (constant_w_.defined() && constant_w_.shape() == w.shape()) {
       RECUR_ASSIGN_OR_RETURN(plan.layout, make_layout_conv(geo));
       if (plan.layout.conv.primitive) return plan;
@@ -203,6 +229,53 @@ class ConvKernel final : public Kernel {
                              scratch_, what_);
   }
 
+  Status run_small(const ConvPlan& plan, const Tensor& x, const Tensor* b, Tensor& y) const {
+    const SmallConv& sc = *plan.small;
+    const int64_t N = plan.out[0], M = plan.out[1], To = plan.out[2], Ti = x.dim(2);
+    const int64_t K = sc.C * sc.k, Np = sc.w.Np;
+    constexpr int kRows = avx512::kRowBlock;
+    ScratchPool::Lease lease = buffers_.acquire(
+        static_cast<size_t>(Np + kRows * Np + kRows * ((K + 15) / 16 * 16)) * sizeof(float));
+    float* bias = static_cast<float*>(lease.data());
+    float* res = bias + Np;
+    float* patch = res + kRows * Np;
+    const int64_t Kp = (K + 15) / 16 * 16;
+    std::fill(bias, bias + Np, 0.0f);
+    if (b) std::copy(b->data<float>(), b->data<float>() + M, bias);
+    const float* init[kRows] = {bias, bias, bias, bias};
+    const float* in[kRows];
+    float* out[kRows];
+    const float* xp = x.data<float>();
+    float* yp = y.data<float>();
+    for (int64_t n = 0; n < N; ++n) {
+      const float* xn = xp + n * sc.C * Ti;
+      for (int64_t t0 = 0; t0 < To; t0 += kRows) {
+        const int nr = static_cast<int>(std::min<int64_t>(kRows, To - t0));
+        for (int q = 0; q < nr; ++q) {
+          float* pq = patch + q * Kp;
+          const int64_t start = (t0 + q) * sc.stride - sc.pad;
+          for (int64_t c = 0; c < sc.C; ++c) {
+            for (int64_t j = 0; j < sc.k; ++j) {
+              const int64_t t = start + j * sc.dilation;
+              pq[c * sc.k + j] = t >= 0 && t < Ti ? xn[c * Ti + t] : 0.0f;
+            }
+          }
+          in[q] = pq;
+          out[q] = res + q * Np;
+        }
+        avx512::multiply_rows(nr, init, in, K, static_cast<const float*>(sc.w.m->data), Np, out);
+        for (int q = 0; q < nr; ++q) {
+          if (post_op_)
+            avx512::unary(*post_op_ == dnnl::algorithm::eltwise_relu ? avx512::Unary::kRelu
+                                                                     : avx512::Unary::kSigmoid,
+                          out[q], M, out[q]);
+          for (int64_t m = 0; m < M; ++m) yp[(n * M + m) * To + t0 + q] = out[q][m];
+        }
+      }
+    }
+    return ok_status();
+  }
+
   WindowAttrs attrs_;
   int64_t group_;
   int threads_;
@@ -210,6 +283,7 @@ class ConvKernel final : public Kernel {
   // W when it is a constant of the graph (at compile): the layout path reorders it once.
   Tensor constant_w_;
   std::string what_;  // the node, for errors
+  bool small_;        // 1-D convolutions may take recur's own loop
   mutable PrimCache<std::tuple<Shape, Shape, Shape>, ConvPlan> plans_;
   mutable ScratchPool scratch_;
   mutable ScratchPool buffers_;  // X and Y in the primitive's layouts
@@ -233,9 +307,9 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
   Tensor w_value = constant_w && constant_w->dtype() == DType::kFloat32 && constant_w->is_cpu()
                        ? *constant_w
                        : Tensor();
-  return std::unique_ptr<Kernel>(
-      std::make_unique<ConvKernel>(std::move(w), group, options_of(ctx).max_threads, post_op,
-                                   std::move(w_value), ctx.node().describe()));
+  return std::unique_ptr<Kernel>(std::make_unique<ConvKernel>(
+      std::move(w), group, options_of(ctx).max_threads, post_op, std::move(w_value),
+      ctx.node().describe(), options_of(ctx).small_cells));
 }
 
 }  // namespace

@@ -148,5 +148,38 @@ TEST(OnednnSmallOps, ElementwiseActivations) {
   }
 }
 
+// 1-D convolutions with constant weights (and, with a following Relu or Sigmoid, the fused
+// recur::FusedConv): strides, dilations, asymmetric pads, bias or none, batch 2.
+TEST(OnednnSmallOps, Conv1dWithConstantWeights) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(5);
+  struct Case {
+    int64_t stride, dilation, pad_l, pad_r;
+    bool bias;
+    std::string act;
+  };
+  for (const Case& k : {Case{1, 1, 1, 1, true, ""}, Case{2, 1, 0, 2, false, "Relu"},
+                        Case{3, 2, 2, 0, true, "Sigmoid"}, Case{1, 3, 0, 0, true, "Relu"}}) {
+    const int64_t C = 5, M = 19, T = 23, kw = 3;
+    ModelBuilder mb(13);
+    mb.input("X", DType::kFloat32, {2, C, T});
+    mb.initializer("W", random_tensor({M, C, kw}, rng));
+    std::vector<std::string> in = {"X", "W"};
+    if (k.bias) {
+      mb.initializer("B", random_tensor({M}, rng));
+      in.push_back("B");
+    }
+    mb.output("Y", DType::kFloat32);
+    auto& n = mb.node("Conv", in, {k.act.empty() ? "Y" : "Z"}, "conv");
+    set_attr(n, "strides", std::vector<int64_t>{k.stride});
+    set_attr(n, "dilations", std::vector<int64_t>{k.dilation});
+    set_attr(n, "pads", std::vector<int64_t>{k.pad_l, k.pad_r});
+    if (!k.act.empty()) mb.node(k.act, {"Z"}, {"Y"}, "act");
+    expect_same(mb.bytes(), with_specials(random_tensor({2, C, T}, rng, 1.0f)),
+                "stride " + std::to_string(k.stride) + " dilation " + std::to_string(k.dilation) +
+                    " " + k.act);
+  }
+}
+
 }  // namespace
 }  // namespace recur
