@@ -1,6 +1,7 @@
 // MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool (1-D to 3-D) through oneDNN's
 // pooling_v2 (dilations, ceil_mode as extra right padding), on channels-last data where the
 // plain layout has only oneDNN's generic implementation.
+#include <limits>
 #include <tuple>
 
 #include "providers/onednn/common/layout.h"
@@ -21,6 +22,10 @@ enum class PoolKind { kMax, kAverage, kGlobalMax, kGlobalAverage };
 // generic one, which took 20 us for crnn's 2x32x32 MaxPool against about 1 us on nwc.
 struct PoolPlan {
   Shape out;
+  // A 1-D max pool of at most 64K elements runs on a plain loop instead (run_small): the
+  // primitive costs more per call than the work, and a few MiB of code and JIT per process.
+  bool small = false;
+  int64_t k = 0, stride = 1, dilation = 1, pad = 0;
   memory::desc x, y;      // the plain layouts
   memory::desc src, dst;  // the primitive's
   CachedPrimitive prim;
@@ -30,12 +35,13 @@ struct PoolPlan {
 class PoolKernel final : public Kernel {
  public:
   PoolKernel(PoolKind kind, WindowAttrs attrs, bool count_include_pad, int threads,
-             std::string what)
+             std::string what, bool small)
       : kind_(kind),
         attrs_(std::move(attrs)),
         include_pad_(count_include_pad),
         threads_(threads),
-        what_(std::move(what)) {}
+        what_(std::move(what)),
+        small_(small) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -46,6 +52,7 @@ class PoolKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(auto plan, cache_.get(x->shape(), [&] { return make_plan(ctx, *x); }));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
     if (y->numel() == 0) return ok_status();
+    if (plan->small) return run_small(*plan, *x, *y);
     ScratchPool::Lease src_buf =
         plan->to_src ? buffers_.acquire(plan->src.get_size()) : ScratchPool::Lease();
     ScratchPool::Lease dst_buf =
@@ -67,6 +74,26 @@ class PoolKernel final : public Kernel {
   }
 
  private:
+  // The largest of each window's taps inside X, as the reference provider takes it: a NaN is
+  // never larger, and a window with no tap (or only NaNs) gives -inf.
+  static Status run_small(const PoolPlan& p, const Tensor& x, Tensor& y) {
+    const int64_t rows = p.out[0] * p.out[1], To = p.out[2], Ti = x.dim(2);
+    const float* xp = x.data<float>();
+    float* yp = y.data<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = xp + r * Ti;
+      for (int64_t t = 0; t < To; ++t) {
+        float best = -std::numeric_limits<float>::infinity();
+        for (int64_t j = 0; j < p.k; ++j) {
+          const int64_t i = t * p.stride - p.pad + j * p.dilation;
+          if (i >= 0 && i < Ti && xr[i] > best) best = xr[i];
+        }
+        yp[r * To + t] = best;
+      }
+    }
+    return ok_status();
+  }
+
   Result<PoolPlan> make_plan(const KernelContext& ctx, const Tensor& x) const {
     const int64_t rank = x.rank();
     if (rank < 3 || rank > 5) {
@@ -91,9 +118,17 @@ class PoolKernel final : public Kernel {
     int64_t out_numel = 1;
     for (int64_t d : plan.out) out_numel *= d;
     if (out_numel == 0) return plan;
+    const bool max = kind_ == PoolKind::kMax || kind_ == PoolKind::kGlobalMax;
+    if (small_ && max && rank == 3 && x.numel() <= 65536) {
+      plan.small = true;
+      plan.k = win->kernel[0];
+      plan.stride = win->strides[0];
+      plan.dilation = win->dilations[0];
+      plan.pad = win->pad_l[0];
+      return plan;
+    }
     plan.x = dense_desc(x.shape());
     plan.y = dense_desc(plan.out);
-    const bool max = kind_ == PoolKind::kMax || kind_ == PoolKind::kGlobalMax;
     const auto alg = max            ? dnnl::algorithm::pooling_max
                      : include_pad_ ? dnnl::algorithm::pooling_avg_include_padding
                                     : dnnl::algorithm::pooling_avg_exclude_padding;
@@ -124,6 +159,7 @@ class PoolKernel final : public Kernel {
   bool include_pad_;
   int threads_;
   std::string what_;  // the node, for errors
+  bool small_;        // 1-D max pools of small tensors on a plain loop
   mutable PrimCache<Shape, PoolPlan> cache_;
   mutable ScratchPool scratch_;
   mutable ScratchPool buffers_;  // X and Y in the primitive's layouts
@@ -166,7 +202,8 @@ void add_pool(KernelRegistry& r, const char* name, PoolKind kind) {
              RECUR_RETURN_IF_ERROR(a.status());
            }
            return std::unique_ptr<Kernel>(std::make_unique<PoolKernel>(
-               kind, std::move(w), include, options_of(ctx).max_threads, ctx.node().describe()));
+               kind, std::move(w), include, options_of(ctx).max_threads, ctx.node().describe(),
+               options_of(ctx).small_cells));
          },
          .claim = [kind](const Node& n, const Graph& g) { return claim_pool(n, g, kind); }});
 }

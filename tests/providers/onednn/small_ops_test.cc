@@ -181,5 +181,29 @@ TEST(OnednnSmallOps, Conv1dWithConstantWeights) {
   }
 }
 
+// 1-D max pooling of small tensors (a plain loop): pads, strides, dilations, ceil_mode; NaN is
+// never the maximum, as in the reference.
+TEST(OnednnSmallOps, MaxPool1d) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(6);
+  struct Case {
+    int64_t k, stride, dilation, pad_l, pad_r, ceil;
+  };
+  for (const Case& c : {Case{2, 2, 1, 0, 0, 0}, Case{3, 1, 1, 1, 1, 0}, Case{3, 2, 2, 2, 1, 1},
+                        Case{4, 3, 1, 0, 2, 1}}) {
+    ModelBuilder mb(13);
+    mb.input("X", DType::kFloat32, {2, 3, 17});
+    mb.output("Y", DType::kFloat32);
+    auto& n = mb.node("MaxPool", {"X"}, {"Y"}, "pool");
+    set_attr(n, "kernel_shape", std::vector<int64_t>{c.k});
+    set_attr(n, "strides", std::vector<int64_t>{c.stride});
+    set_attr(n, "dilations", std::vector<int64_t>{c.dilation});
+    set_attr(n, "pads", std::vector<int64_t>{c.pad_l, c.pad_r});
+    set_attr(n, "ceil_mode", c.ceil);
+    expect_same(mb.bytes(), with_specials(random_tensor({2, 3, 17}, rng, 1.0f)),
+                "k " + std::to_string(c.k) + " stride " + std::to_string(c.stride));
+  }
+}
+
 }  // namespace
 }  // namespace recur
