@@ -154,7 +154,8 @@ enum class ThreadingChoice { kAuto, kSingle, kOmp, kSplit };
 struct OnednnOptions : ProviderOptions {
   int max_threads = 1;
   ImplChoice impl = ImplChoice::kAuto;  // onednn.impl: auto | any | ldigo
-  // Small RNN cells on recur's own AVX-512 loops (rnn/small_cell.h): onednn.impl auto only;
+  // recur's own AVX-512 loops for small cells and ops (rnn/small_cell.h, common/avx512.h):
+  // onednn.impl auto only;
   // `primitive` is auto among oneDNN's primitives.
   bool small_cells = true;
   ThreadingChoice threading = ThreadingChoice::kAuto;  // onednn.threading: auto | single |
