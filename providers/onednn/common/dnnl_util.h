@@ -155,8 +155,7 @@ struct OnednnOptions : ProviderOptions {
   int max_threads = 1;
   ImplChoice impl = ImplChoice::kAuto;  // onednn.impl: auto | any | ldigo
   // recur's own AVX-512 loops for small cells and ops (rnn/small_cell.h, common/avx512.h):
-  // onednn.impl auto only;
-  // `primitive` is auto among oneDNN's primitives.
+  // onednn.impl auto only; `primitive` is auto among oneDNN's primitives.
   bool small_cells = true;
   ThreadingChoice threading = ThreadingChoice::kAuto;  // onednn.threading: auto | single |
                                                        // omp | split
