@@ -60,6 +60,8 @@ class OnednnProvider final : public ExecutionProvider {
                            : v == "1" || v == "on" || v == "true" ? T::kAtLoad
                                                                   : T::kOff;
                 })
+        .choice("prepare", {"run", "load"},
+                [&o](const std::string& v) { o.prepare_at_load = v == "load"; })
         .flag("verbose", &o.verbose);
     // tuning_cache takes a path, which the parser's table has no kind for.
     std::map<std::string, std::string> settings = config.settings;

@@ -164,6 +164,10 @@ struct OnednnOptions : ProviderOptions {
   enum class Tune { kOff, kAtLoad, kLazy };
   Tune tune = Tune::kOff;
   bool verbose = false;  // onednn.verbose: print each choice to stderr
+  // onednn.prepare=load: build the RNN primitives of a static shape (JIT code, weights in the
+  // primitive's layout) at load, so that the first run pays nothing; the default, `run`,
+  // builds them at the first run, which keeps that memory and time out of session creation.
+  bool prepare_at_load = false;
   // onednn.precision: fp32 | bf16 | int8, else SessionOptions::cpu_precision.
   ProviderConfig::Precision precision = ProviderConfig::Precision::kFp32;
   // Shared by the session's kernels; null when the session has no cache.

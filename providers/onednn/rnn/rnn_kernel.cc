@@ -188,6 +188,14 @@ Status RnnKernel::prepare_static_shape(CompileContext& ctx, int64_t I, int64_t H
       std::string note;
       RECUR_ASSIGN_OR_RETURN(Choice c, choose(bucket, T, &note));
       if (!note.empty()) ctx.note(note);
+      // Timing at load has built the candidates already; otherwise the primitives (JIT code,
+      // and the weights in their layout: a second copy of them) wait for the first run unless
+      // onednn.prepare=load, which keeps them out of session creation's time and peak memory.
+      if (!opts_.prepare_at_load && opts_.tune != OnednnOptions::Tune::kAtLoad) {
+        ctx.note("oneDNN primitive built at the first run (onednn.prepare=load: at load), " +
+                 c.describe(Dn));
+        return ok_status();
+      }
       const bool src_iter = node.has_input(kRnnInitialH) || node.has_input(kRnnInitialC);
       const bool dst_iter = node.has_output(kRnnYh) || node.has_output(kRnnYc);
       RECUR_ASSIGN_OR_RETURN(auto plans,

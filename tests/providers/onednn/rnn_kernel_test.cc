@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -126,6 +127,36 @@ TEST(OnednnRnnKernel, ExplainShowsRepackAndChoice) {
   EXPECT_NE(e.find("constant weights released after repacking: 944 B"), std::string::npos) << e;
   ASSERT_EQ(s.assignment().size(), 1u);
   EXPECT_EQ(s.assignment()[0].provider, "onednn");
+}
+
+// A static X shape: the primitive waits for the first run by default, and onednn.prepare=load
+// builds it at load (explain names oneDNN's implementation then); both give the same bits.
+TEST(OnednnRnnKernel, PrimitivesOfAStaticShapeAreBuiltAtTheFirstRunUnlessAskedAtLoad) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  std::mt19937 rng(7);
+  ModelBuilder mb(14);
+  mb.input("X", DType::kFloat32, {5, 4, 8});
+  mb.initializer("W", random_tensor({1, 4 * 96, 8}, rng));
+  mb.initializer("R", random_tensor({1, 4 * 96, 96}, rng));
+  mb.output("Y", DType::kFloat32);
+  auto& n = mb.node("LSTM", {"X", "W", "R"}, {"Y"}, "lstm");
+  set_attr(n, "hidden_size", int64_t{96});
+  const std::string bytes = mb.bytes();
+  const Feeds f = {{"X", random_tensor({5, 4, 8}, rng, 1.0f)}};
+  std::vector<Outputs> outs;
+  for (const std::string prepare : {"run", "load"}) {
+    SessionOptions o;
+    o.providers({"onednn"})
+        .threads(1)
+        .set("onednn.impl", "primitive")
+        .set("onednn.prepare", prepare);
+    Session s = open(bytes, o);
+    const std::string e = s.explain();
+    EXPECT_EQ(e.find("built at the first run") != std::string::npos, prepare == "run") << e;
+    outs.push_back(s.run(f));
+  }
+  ASSERT_EQ(outs[0].size(), 1u);
+  EXPECT_EQ(std::memcmp(outs[0][0].raw_data(), outs[1][0].raw_data(), outs[0][0].nbytes()), 0);
 }
 
 bool have_avx512() { return __builtin_cpu_supports("avx512f"); }
