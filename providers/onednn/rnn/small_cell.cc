@@ -71,8 +71,7 @@ Status SmallRnnKernel::run(KernelContext& ctx) const {
   for (const Tensor* t : {x, h0, c0}) {
     if (t && (t->dtype() != DType::kFloat32 || !t->is_cpu()))
       return ctx.error(ErrorCode::kNotImplemented,
-                       "X, initial_h and initial_c must be float32 "
-                       "on the host");
+                       "X, initial_h and initial_c must be float32 on the host");
   }
   if (seq && !seq->is_cpu())
     return ctx.error(ErrorCode::kInvalidArgument, "sequence_lens must be on the host");
@@ -118,9 +117,11 @@ Status SmallRnnKernel::run(KernelContext& ctx) const {
       scratch_.acquire((order_floats + static_cast<size_t>(njobs) * job_size) * sizeof(float));
   auto* order = reinterpret_cast<int64_t*>(lease.data());
   for (int64_t n = 0; n < io.N; ++n) order[n] = n;
+  // Longest first, ties in row order; std::sort, unlike stable_sort, takes no buffer.
   if (io.lens)
-    std::stable_sort(order, order + io.N,
-                     [&](int64_t a, int64_t b) { return io.lens[a] > io.lens[b]; });
+    std::sort(order, order + io.N, [&](int64_t a, int64_t b) {
+      return io.lens[a] > io.lens[b] || (io.lens[a] == io.lens[b] && a < b);
+    });
   io.order = order;
   float* base = static_cast<float*>(lease.data()) + order_floats;
   std::array<Status, kMaxJobs> st;
