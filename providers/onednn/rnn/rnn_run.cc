@@ -55,7 +55,7 @@ Status RnnKernel::execute(const Plan& plan, int d, const RunWeights* rw, const E
       args.bind(DNNL_ARG_WEIGHTS_PEEPHOLE, ds.weights_peephole, p);
     }
     ThreadScope scope(plan.threads);
-    plan.primitive.execute(thread_stream(), args.args());
+    args.execute(plan.primitive, thread_stream());
     thread_stream().wait();
   });
 }
