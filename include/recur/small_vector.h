@@ -10,9 +10,9 @@
 #include <initializer_list>
 #include <iterator>
 #include <new>
-#include <utility>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace recur {
@@ -27,8 +27,9 @@ class SmallVector {
   static_assert(N > 0, "SmallVector needs an inline capacity");
 
   template <class It>
-  using IfIterator = std::enable_if_t<std::is_convertible<
-      typename std::iterator_traits<It>::iterator_category, std::input_iterator_tag>::value>;
+  using IfIterator =
+      std::enable_if_t<std::is_convertible<typename std::iterator_traits<It>::iterator_category,
+                                           std::input_iterator_tag>::value>;
 
  public:
   using value_type = T;

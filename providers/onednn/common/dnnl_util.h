@@ -154,6 +154,49 @@ class ArgsPool {
   std::vector<std::unique_ptr<Args>> free_;
 };
 
+// Objects that concurrent runs of a kernel lease, each run one of its own, and give back: what
+// they hold (vectors, their capacity) survives from run to run, so that a kernel's per-run
+// buffers are allocated once per concurrent run rather than on every run.
+template <class T>
+class ObjectPool {
+ public:
+  class Lease {
+   public:
+    Lease(ObjectPool* pool, std::unique_ptr<T> obj) : pool_(pool), obj_(std::move(obj)) {}
+    Lease(Lease&&) = default;
+    Lease& operator=(Lease&&) = default;
+    ~Lease() {
+      if (pool_ && obj_) pool_->give_back(std::move(obj_));
+    }
+    T& operator*() const { return *obj_; }
+    T* operator->() const { return obj_.get(); }
+
+   private:
+    ObjectPool* pool_ = nullptr;
+    std::unique_ptr<T> obj_;
+  };
+
+  Lease acquire() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        auto obj = std::move(free_.back());
+        free_.pop_back();
+        return Lease(this, std::move(obj));
+      }
+    }
+    return Lease(this, std::make_unique<T>());
+  }
+
+ private:
+  void give_back(std::unique_ptr<T> obj) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(std::move(obj));
+  }
+  std::mutex mu_;
+  std::vector<std::unique_ptr<T>> free_;
+};
+
 // The provider's settings, as the kernels see them.
 enum class ImplChoice { kAuto, kAny, kLdigo };
 enum class ThreadingChoice { kAuto, kSingle, kOmp, kSplit };

@@ -21,6 +21,22 @@ Result<Shape> read_int_values(const Tensor& t, std::string_view what) {
   return v;
 }
 
+Status read_int_values_into(const Tensor& t, std::string_view what, std::vector<int64_t>& out) {
+  if (!t.is_cpu()) return invalid_argument(std::string(what) + " must be on the host");
+  out.resize(static_cast<size_t>(t.numel()));
+  if (t.dtype() == DType::kInt64) {
+    const int64_t* p = t.data<int64_t>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = p[i];
+  } else if (t.dtype() == DType::kInt32) {
+    const int32_t* p = t.data<int32_t>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = p[i];
+  } else {
+    return invalid_argument(std::string(what) + " must be int64 or int32, not " +
+                            std::string(dtype_name(t.dtype())));
+  }
+  return ok_status();
+}
+
 Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const std::string& what) {
   if (axis < -rank || axis >= rank || (rank == 0 && axis != 0)) {
     return out_of_range(what + " " + std::to_string(axis) + " is out of range for rank " +

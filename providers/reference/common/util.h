@@ -17,6 +17,8 @@ namespace recur::reference {
 // The values of an int32 or int64 tensor (shapes, axes, indices, pads). Up to 8 of them need
 // no heap memory: kernels read these on every run.
 Result<Shape> read_int_values(const Tensor& t, std::string_view what);
+// The same into `out`, for index lists of any length: a kernel keeps `out` from run to run.
+Status read_int_values_into(const Tensor& t, std::string_view what, std::vector<int64_t>& out);
 
 // Maps a possibly negative axis into [0, rank), or an error naming `what`.
 Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const std::string& what);

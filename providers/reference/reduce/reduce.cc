@@ -173,7 +173,8 @@ Status reduce_int(Reduction op, const Tensor& x, const Plan& p, Tensor& y) {
     return ok_status();
   }
   // Modulo 2^64, sign-extended: the low bits are the wrapped result in T.
-  std::vector<uint64_t> acc(n, op == Reduction::kProd ? 1u : 0u);
+  thread_local std::vector<uint64_t> acc;  // kept from run to run
+  acc.assign(n, op == Reduction::kProd ? 1u : 0u);
   auto u = [](T v) {
     return static_cast<uint64_t>(
         static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(v));

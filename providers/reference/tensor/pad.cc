@@ -3,10 +3,10 @@
 // as input 3. Modes: constant, reflect, edge, wrap. A negative pad crops; cropping happens
 // before the padding, so reflect and edge repeat the values that remain.
 #include <cstring>
-#include <memory>
-#include <mutex>
+#include <tuple>
 
 #include "providers/reference/common/dispatch.h"
+#include "providers/reference/common/last_plan.h"
 #include "providers/reference/common/util.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
@@ -205,7 +205,8 @@ class PadKernel final : public Kernel {
     }
     auto full = full_pads(x->shape().size(), pads, axes);
     if (!full.ok()) return full.status().with_context(ctx.node().describe());
-    auto plan = cached_plan(x->shape(), *full, x->dtype());
+    auto plan = plan_.get(std::make_tuple(x->shape(), *full, x->dtype()),
+                          [&] { return plan_pad(x->shape(), *full, mode_, x->dtype()); });
     if (!plan.ok()) return plan.status().with_context(ctx.node().describe());
     const PadPlan& p = **plan;
     RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), p.out_shape));
@@ -220,32 +221,11 @@ class PadKernel final : public Kernel {
   }
 
  private:
-  // The plan of the last run, kept for the next one with the same shape and pads: a plan holds
-  // an index map per dimension, which would otherwise be allocated on every run.
-  Result<std::shared_ptr<const PadPlan>> cached_plan(const Shape& in, const FullPads& pads,
-                                                     DType dtype) const {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (last_ && last_in_ == in && last_pads_ == pads && last_dtype_ == dtype) return last_;
-    }
-    RECUR_ASSIGN_OR_RETURN(PadPlan made, plan_pad(in, pads, mode_, dtype));
-    auto plan = std::make_shared<const PadPlan>(std::move(made));
-    std::lock_guard<std::mutex> lock(mu_);
-    last_ = plan;
-    last_in_ = in;
-    last_pads_ = pads;
-    last_dtype_ = dtype;
-    return plan;
-  }
-
   PadMode mode_;
   std::optional<std::vector<int64_t>> pads_;  // the attribute, before opset 11
   double value_;
-  mutable std::mutex mu_;  // concurrent runs share the kernel
-  mutable std::shared_ptr<const PadPlan> last_;
-  mutable Shape last_in_;
-  mutable FullPads last_pads_;
-  mutable DType last_dtype_ = DType::kUndefined;
+  // The last run's plan, by input shape, pads and dtype.
+  LastPlan<std::tuple<Shape, FullPads, DType>, PadPlan> plan_;
 };
 
 struct PadAttrs {

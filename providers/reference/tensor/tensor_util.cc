@@ -174,9 +174,10 @@ Result<std::optional<Shape>> optional_int_input(const KernelContext& ctx, size_t
   return std::optional<Shape>(std::move(v).value());
 }
 
-Result<std::vector<int64_t>> element_offsets(const Shape& data, const Shape& indices,
-                                             const std::vector<int64_t>& index_values,
-                                             int64_t axis_attr) {
+Status element_offsets(const Shape& data, const Shape& indices,
+                       std::span<const int64_t> index_values, int64_t axis_attr,
+                       std::vector<int64_t>& offsets) {
+  offsets.clear();
   if (indices.size() != data.size()) {
     return invalid_argument("indices " + shape_to_string(indices) + " and data " +
                             shape_to_string(data) + " differ in rank");
@@ -190,12 +191,12 @@ Result<std::vector<int64_t>> element_offsets(const Shape& data, const Shape& ind
                               shape_to_string(data) + " in dimension " + std::to_string(d));
     }
   }
-  if (index_values.empty()) return std::vector<int64_t>();
+  if (index_values.empty()) return ok_status();
   // Some index is in range only if data is not empty, so its strides cannot overflow.
   const Shape strides = contiguous_strides(data);
-  std::vector<int64_t> offsets(index_values.size());
+  offsets.resize(index_values.size());
   const size_t rank = data.size();
-  std::vector<int64_t> pos(rank, 0);
+  Shape pos(rank, 0);
   int64_t base = 0;  // the offset of `pos` without the axis coordinate
   const int64_t dim = rank ? data[ax] : 1;
   for (size_t n = 0; n < index_values.size(); ++n) {
@@ -215,7 +216,7 @@ Result<std::vector<int64_t>> element_offsets(const Shape& data, const Shape& ind
       pos[d] = 0;
     }
   }
-  return offsets;
+  return ok_status();
 }
 
 std::optional<std::vector<int64_t>> constant_ints(const InferContext& ctx, size_t i) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -74,9 +75,10 @@ Result<std::optional<Shape>> optional_int_input(const KernelContext& ctx, size_t
 
 // GatherElements / ScatterElements: for each element of `indices` (row-major), the flat offset
 // into `data` it addresses along `axis`, after checking ranks, shapes and index ranges.
-Result<std::vector<int64_t>> element_offsets(const Shape& data, const Shape& indices,
-                                             const std::vector<int64_t>& index_values,
-                                             int64_t axis);
+// Into `offsets`, whose capacity a kernel may keep from run to run.
+Status element_offsets(const Shape& data, const Shape& indices,
+                       std::span<const int64_t> index_values, int64_t axis,
+                       std::vector<int64_t>& offsets);
 
 // GatherND / ScatterND: for each index tuple (the last dimension of `indices`), the flat offset
 // of the data slice it names, the slice's element count, and the gathered shape.
