@@ -60,10 +60,10 @@ struct Job {
 // A run's jobs: one per direction and batch slice, so a few (no heap up to 16).
 using Jobs = SmallVector<Job, 16>;
 
-// What one run reads and writes, with the offsets of (t, n) in X, of (t, d, n) in Y and of
-// (d, n) in the states, per layout. Absent inputs and outputs are null.
 struct RunScratch;
 
+// What one run reads and writes, with the offsets of (t, n) in X, of (t, d, n) in Y and of
+// (d, n) in the states, per layout. Absent inputs and outputs are null.
 struct RunIo {
   int64_t T = 0, N = 0, I = 0, H = 0, D = 1;
   bool l0 = true;
