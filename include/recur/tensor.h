@@ -10,6 +10,7 @@
 #include "recur/dtype.h"
 #include "recur/error.h"
 #include "recur/export.h"
+#include "recur/small_vector.h"
 
 namespace recur {
 
@@ -27,7 +28,9 @@ struct RECUR_API Device {
   std::string to_string() const;  // "cpu", "cuda:0"
 };
 
-using Shape = std::vector<int64_t>;
+// Up to 8 dimensions live inside the shape itself; it converts to and from
+// std::vector<int64_t>, which it was before.
+using Shape = SmallVector<int64_t, 8>;
 RECUR_API int64_t shape_numel(const Shape& shape);
 RECUR_API std::string shape_to_string(const Shape& shape);  // "[2,3,4]"
 

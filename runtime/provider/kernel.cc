@@ -2,6 +2,29 @@
 
 namespace recur {
 
+namespace {
+
+// The calling thread's SubgraphOutputs vectors: [0, depth) are in use. Each vector is a block
+// of its own, so that growing the stack leaves the ones in use where they are.
+struct OutputsStack {
+  std::vector<std::unique_ptr<std::vector<Tensor>>> vectors;
+  size_t depth = 0;
+};
+thread_local OutputsStack t_outputs;
+
+}  // namespace
+
+SubgraphOutputs::SubgraphOutputs() {
+  OutputsStack& s = t_outputs;
+  if (s.depth == s.vectors.size()) s.vectors.push_back(std::make_unique<std::vector<Tensor>>());
+  tensors_ = s.vectors[s.depth++].get();
+}
+
+SubgraphOutputs::~SubgraphOutputs() {
+  tensors_->clear();
+  --t_outputs.depth;
+}
+
 Result<Tensor*> KernelContext::allocate_output(size_t i, DType dtype, const Shape& shape) {
   if (i >= outputs_.size()) {
     return error(ErrorCode::kInternal, "output index " + std::to_string(i) + " out of range");

@@ -54,9 +54,33 @@ class SubgraphRunner {
  public:
   virtual ~SubgraphRunner() = default;
   // Runs `plan` with its formal inputs; values it captures from enclosing graphs are taken
-  // from the calling node's implicit inputs. Returns the subgraph's outputs, on the host.
-  virtual Result<std::vector<Tensor>> run(const SubgraphPlan& plan, std::span<const Tensor> inputs,
-                                          const KernelContext& caller) const = 0;
+  // from the calling node's implicit inputs. Sets `outputs` to the subgraph's outputs, on the
+  // host, reusing its capacity (SubgraphOutputs keeps one from run to run).
+  virtual Status run_into(const SubgraphPlan& plan, std::span<const Tensor> inputs,
+                          const KernelContext& caller, std::vector<Tensor>& outputs) const = 0;
+  // As run_into, in a vector of its own.
+  Result<std::vector<Tensor>> run(const SubgraphPlan& plan, std::span<const Tensor> inputs,
+                                  const KernelContext& caller) const {
+    std::vector<Tensor> outputs;
+    RECUR_RETURN_IF_ERROR(run_into(plan, inputs, caller, outputs));
+    return outputs;
+  }
+};
+
+// A vector for a subgraph's outputs that keeps its capacity from run to run, so that a kernel
+// running a subgraph on every run (If) allocates nothing for it in the steady state. Each
+// thread keeps a stack of them: nested subgraphs get vectors of their own. The tensors are
+// dropped when this goes out of scope.
+class SubgraphOutputs {
+ public:
+  SubgraphOutputs();
+  ~SubgraphOutputs();
+  SubgraphOutputs(const SubgraphOutputs&) = delete;
+  SubgraphOutputs& operator=(const SubgraphOutputs&) = delete;
+  std::vector<Tensor>& tensors() { return *tensors_; }
+
+ private:
+  std::vector<Tensor>* tensors_;
 };
 
 // Gives a kernel's outputs memory that outlives the run: an arena planned at load for values

@@ -93,9 +93,11 @@ ArgsPool::Lease::~Lease() {
 }
 
 void ArgsPool::Lease::bind(int arg, const dnnl::memory::desc& md, const void* data) {
-  auto it = args_->find(arg);
-  if (it == args_->end()) {
-    args_->emplace(arg, make_memory(md, data));
+  auto& mems = args_->memories;
+  auto it = std::find_if(mems.begin(), mems.end(), [&](const auto& m) { return m.first == arg; });
+  if (it == mems.end()) {
+    mems.emplace_back(arg, make_memory(md, data));
+    args_->flat.push_back({arg, mems.back().second.get()});
     return;
   }
   if (it->second.get_data_handle() == data) return;
@@ -103,9 +105,17 @@ void ArgsPool::Lease::bind(int arg, const dnnl::memory::desc& md, const void* da
   for (int i = 0; i < md.data.ndims; ++i) padded |= md.data.padded_dims[i] != md.data.dims[i];
   if (padded) {
     it->second = make_memory(md, data);
+    args_->flat[static_cast<size_t>(it - mems.begin())].memory = it->second.get();
   } else {
     it->second.set_data_handle(const_cast<void*>(data));
   }
+}
+
+void ArgsPool::Lease::execute(const dnnl::primitive& p, dnnl::stream& stream) const {
+  const auto& flat = args_->flat;
+  dnnl::error::wrap_c_api(
+      dnnl_primitive_execute(p.get(), stream.get(), static_cast<int>(flat.size()), flat.data()),
+      "could not execute a primitive");
 }
 
 ArgsPool::Lease ArgsPool::acquire() {

@@ -120,9 +120,14 @@ inline dnnl::memory make_memory(const dnnl::memory::desc& md, const void* data) 
 // re-pointed on later ones. Making them on every run (an allocation inside oneDNN each, plus
 // the map's) took about a third of the oneDNN RNN kernel's time on small models (perf,
 // models/packed_bilstm_tagger). One pool per primitive; concurrent runs each lease a set.
+// The primitive runs through the C API with a flat argument array kept in the set: the C++
+// API's execute copies its std::unordered_map into a fresh std::vector on every call.
 class ArgsPool {
  public:
-  using Args = std::unordered_map<int, dnnl::memory>;
+  struct Args {
+    std::vector<std::pair<int, dnnl::memory>> memories;
+    std::vector<dnnl_exec_arg_t> flat;  // memories' handles, in the same order
+  };
   class Lease {
    public:
     Lease(ArgsPool* pool, std::unique_ptr<Args> args) : pool_(pool), args_(std::move(args)) {}
@@ -133,7 +138,8 @@ class ArgsPool {
     // An unchanged pointer costs nothing; a changed one over a padded layout gets a new memory
     // object, since set_data_handle would zero the padding of (possibly shared) data.
     void bind(int arg, const dnnl::memory::desc& md, const void* data);
-    const Args& args() const { return *args_; }
+    // Executes `p` on `stream` with every argument bound so far; throws dnnl::error.
+    void execute(const dnnl::primitive& p, dnnl::stream& stream) const;
 
    private:
     ArgsPool* pool_ = nullptr;
@@ -146,6 +152,49 @@ class ArgsPool {
   void give_back(std::unique_ptr<Args> args);
   std::mutex mu_;
   std::vector<std::unique_ptr<Args>> free_;
+};
+
+// Objects that concurrent runs of a kernel lease, each run one of its own, and give back: what
+// they hold (vectors, their capacity) survives from run to run, so that a kernel's per-run
+// buffers are allocated once per concurrent run rather than on every run.
+template <class T>
+class ObjectPool {
+ public:
+  class Lease {
+   public:
+    Lease(ObjectPool* pool, std::unique_ptr<T> obj) : pool_(pool), obj_(std::move(obj)) {}
+    Lease(Lease&&) = default;
+    Lease& operator=(Lease&&) = default;
+    ~Lease() {
+      if (pool_ && obj_) pool_->give_back(std::move(obj_));
+    }
+    T& operator*() const { return *obj_; }
+    T* operator->() const { return obj_.get(); }
+
+   private:
+    ObjectPool* pool_ = nullptr;
+    std::unique_ptr<T> obj_;
+  };
+
+  Lease acquire() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        auto obj = std::move(free_.back());
+        free_.pop_back();
+        return Lease(this, std::move(obj));
+      }
+    }
+    return Lease(this, std::make_unique<T>());
+  }
+
+ private:
+  void give_back(std::unique_ptr<T> obj) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(std::move(obj));
+  }
+  std::mutex mu_;
+  std::vector<std::unique_ptr<T>> free_;
 };
 
 // The provider's settings, as the kernels see them.

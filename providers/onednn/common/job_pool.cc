@@ -68,12 +68,13 @@ class Pool {
   }
 
   void run(size_t n, int helpers, const std::function<void(size_t)>& f) {
-    auto task = std::make_shared<Task>();
-    task->f = &f;
-    task->n = n;
-    task->helpers = helpers;
+    std::shared_ptr<Task> task;
     {
       std::lock_guard<std::mutex> lock(mu_);
+      task = spare_task();
+      task->f = &f;
+      task->n = n;
+      task->helpers = helpers;
       while (static_cast<int>(threads_.size()) < helpers) {
         threads_.emplace_back([this] { work(); });
       }
@@ -86,11 +87,32 @@ class Pool {
       tasks_.erase(std::find(tasks_.begin(), tasks_.end(), task));
     }
     // Every job is handed out; wait for the ones helpers are still running.
-    std::unique_lock<std::mutex> lock(task->mu);
-    task->finished.wait(lock, [&] { return task->done.load() == task->n; });
+    {
+      std::unique_lock<std::mutex> lock(task->mu);
+      task->finished.wait(lock, [&] { return task->done.load() == task->n; });
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    spare_.push_back(std::move(task));
   }
 
  private:
+  // A finished task no helper holds any more, reset, else a new one (mu_ held): a call then
+  // allocates nothing once as many tasks as the most concurrent calls have been made.
+  std::shared_ptr<Task> spare_task() {
+    for (size_t i = 0; i < spare_.size(); ++i) {
+      if (spare_[i].use_count() != 1) continue;  // a helper is still leaving it
+      std::shared_ptr<Task> t = std::move(spare_[i]);
+      spare_[i] = std::move(spare_.back());
+      spare_.pop_back();
+      t->next = 0;
+      t->done = 0;
+      t->joined = 0;
+      t->env = FpEnv{};
+      return t;
+    }
+    return std::make_shared<Task>();
+  }
+
   static void work_on(Task& t) {
     for (;;) {
       const size_t i = t.next.fetch_add(1);
@@ -131,6 +153,7 @@ class Pool {
   std::mutex mu_;
   std::condition_variable wake_;
   std::vector<std::shared_ptr<Task>> tasks_;
+  std::vector<std::shared_ptr<Task>> spare_;  // finished, for reuse
   std::vector<std::thread> threads_;
   bool stop_ = false;
 };

@@ -1,14 +1,34 @@
 #include "providers/onednn/common/prim_cache.h"
 
+#include <algorithm>
+
 namespace recur::onednn {
 
+dnnl::memory::desc strided_desc(std::span<const int64_t> dims, std::span<const int64_t> strides) {
+  // Through the C API with arrays on the stack: the C++ constructor takes std::vectors, which
+  // kernels that describe their operands on every run would allocate.
+  if (dims.size() > DNNL_MAX_NDIMS || strides.size() != dims.size()) {
+    return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()),
+                              dnnl::memory::data_type::f32,
+                              dnnl::memory::dims(strides.begin(), strides.end()));
+  }
+  dnnl_dims_t d, s;
+  std::copy(dims.begin(), dims.end(), d);
+  std::copy(strides.begin(), strides.end(), s);
+  dnnl_memory_desc_t md;
+  dnnl::error::wrap_c_api(
+      dnnl_memory_desc_init_by_strides(&md, static_cast<int>(dims.size()), d, dnnl_f32, s),
+      "could not construct a memory descriptor");
+  return dnnl::memory::desc(md);
+}
+
 dnnl::memory::desc dense_desc(const Shape& shape) {
-  dnnl::memory::dims dims(shape.begin(), shape.end());
+  Shape dims = shape;
   if (dims.empty()) dims = {1};
-  dnnl::memory::dims strides(dims.size(), 1);
+  Shape strides(dims.size(), 1);
   for (size_t i = dims.size() - 1; i > 0; --i)
     strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+  return strided_desc(dims, strides);
 }
 
 dnnl::primitive_attr user_scratchpad_attr() {
@@ -25,7 +45,7 @@ Status execute_primitive(const CachedPrimitive& p, std::span<const Bind> binds, 
     for (const Bind& b : binds) args.bind(b.arg, b.md, b.data);
     args.bind(DNNL_ARG_SCRATCHPAD, p.scratchpad, scratch.data());
     ThreadScope scope(p.threads);
-    p.primitive.execute(thread_stream(), args.args());
+    args.execute(p.primitive, thread_stream());
     thread_stream().wait();
   });
 }

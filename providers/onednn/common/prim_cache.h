@@ -64,6 +64,8 @@ class PrimCache {
 
 // A row-major f32 descriptor for `shape` (a scalar is {1}).
 dnnl::memory::desc dense_desc(const Shape& shape);
+// An f32 descriptor with the given strides. Neither allocates (up to DNNL_MAX_NDIMS dims).
+dnnl::memory::desc strided_desc(std::span<const int64_t> dims, std::span<const int64_t> strides);
 // The primitive attributes every kernel uses: a user scratchpad.
 dnnl::primitive_attr user_scratchpad_attr();
 

@@ -57,11 +57,13 @@ std::optional<avx512::Unary> small_form(const EltwiseOp& op, float alpha) {
 
 class EltwiseKernel final : public Kernel {
  public:
-  EltwiseKernel(const EltwiseOp& op, float alpha, float beta, int threads, bool small)
+  EltwiseKernel(const EltwiseOp& op, float alpha, float beta, int threads, std::string what,
+                bool small)
       : op_(op),
         alpha_(alpha),
         beta_(beta),
         threads_(threads),
+        what_(std::move(what)),
         small_(small && avx512::have_avx512() ? small_form(op, alpha) : std::nullopt) {}
 
   Status run(KernelContext& ctx) const override {
@@ -103,17 +105,16 @@ class EltwiseKernel final : public Kernel {
       return ok_status();
     }
     const auto key = std::make_tuple(x->shape(), alpha, beta);
-    const std::string what = ctx.node().describe();
     RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(key, [&]() -> Result<CachedPrimitive> {
       const auto md = dense_desc(x->shape());
       dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, op_.alg, md, alpha, beta);
       return make_primitive<dnnl::eltwise_forward>(
-          d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_), what);
+          d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_), what_);
     }));
     const auto md = dense_desc(x->shape());
     RECUR_RETURN_IF_ERROR(execute_primitive(
         *prim, {{DNNL_ARG_SRC, md, x->raw_data()}, {DNNL_ARG_DST, md, y->raw_data()}}, scratch_,
-        what));
+        what_));
     if (op_.restore_nan) {
       for (int64_t i = 0; i < n; ++i)
         if (std::isnan(xp[i])) yp[i] = xp[i];
@@ -125,6 +126,7 @@ class EltwiseKernel final : public Kernel {
   const EltwiseOp& op_;
   float alpha_, beta_;
   int threads_;
+  std::string what_;  // the node, for errors: described once, not on every run
   std::optional<avx512::Unary> small_;
   mutable PrimCache<std::tuple<Shape, float, float>> cache_;
   mutable ScratchPool scratch_;
@@ -144,7 +146,8 @@ Result<std::unique_ptr<Kernel>> create_eltwise(const EltwiseOp& op, CompileConte
   }
   RECUR_RETURN_IF_ERROR(a.status());
   return std::unique_ptr<Kernel>(std::make_unique<EltwiseKernel>(
-      op, alpha, beta, options_of(ctx).max_threads, options_of(ctx).small_cells));
+      op, alpha, beta, options_of(ctx).max_threads, ctx.node().describe(),
+      options_of(ctx).small_cells));
 }
 
 }  // namespace

@@ -13,8 +13,13 @@ namespace {
 
 class GemmKernel final : public Kernel {
  public:
-  GemmKernel(bool trans_a, bool trans_b, float alpha, float beta, int threads)
-      : trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha), beta_(beta), threads_(threads) {}
+  GemmKernel(bool trans_a, bool trans_b, float alpha, float beta, int threads, std::string what)
+      : trans_a_(trans_a),
+        trans_b_(trans_b),
+        alpha_(alpha),
+        beta_(beta),
+        threads_(threads),
+        what_(std::move(what)) {}
 
   // A constant small B (and C of one value or one row, or none) also takes recur's own loop
   // (avx512.h), alpha and beta * C folded in: below threads_for's bound a oneDNN call costs
@@ -88,12 +93,13 @@ class GemmKernel final : public Kernel {
       return ok_status();
     }
     using dnnl::memory;
-    const memory::desc ad({M, K}, memory::data_type::f32,
-                          trans_a_ ? memory::dims{1, M} : memory::dims{K, 1});
-    const memory::desc bd({K, N}, memory::data_type::f32,
-                          trans_b_ ? memory::dims{1, K} : memory::dims{N, 1});
-    const memory::desc yd({M, N}, memory::data_type::f32, memory::dims{N, 1});
-    const std::string what = ctx.node().describe();
+    const int64_t a_dims[] = {M, K}, b_dims[] = {K, N}, y_dims[] = {M, N};
+    const int64_t a_strides[] = {trans_a_ ? 1 : K, trans_a_ ? M : 1};
+    const int64_t b_strides[] = {trans_b_ ? 1 : N, trans_b_ ? K : 1};
+    const int64_t y_strides[] = {N, 1};
+    const memory::desc ad = strided_desc(a_dims, a_strides);
+    const memory::desc bd = strided_desc(b_dims, b_strides);
+    const memory::desc yd = strided_desc(y_dims, y_strides);
     RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(std::make_tuple(M, N, K, add_c), [&]() {
       dnnl::primitive_attr attr = user_scratchpad_attr();
       if (alpha_ != 1.0f) attr.set_output_scales(0, {alpha_});
@@ -107,19 +113,20 @@ class GemmKernel final : public Kernel {
           d, attr,
           threads_for(static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K),
                       threads_),
-          what);
+          what_);
     }));
     return execute_primitive(*prim,
                              {{DNNL_ARG_SRC, ad, a->raw_data()},
                               {DNNL_ARG_WEIGHTS, bd, b->raw_data()},
                               {DNNL_ARG_DST, yd, yp}},
-                             scratch_, what);
+                             scratch_, what_);
   }
 
  private:
   bool trans_a_, trans_b_;
   float alpha_, beta_;
   int threads_;
+  std::string what_;  // the node, for errors: described once, not on every run
   std::unique_ptr<avx512::PackedMatrix> small_;  // B (alpha, beta C) for recur's own loop
   Shape small_b_shape_;
   mutable PrimCache<std::tuple<int64_t, int64_t, int64_t, bool>> cache_;
@@ -136,7 +143,8 @@ void register_gemm(KernelRegistry& r) {
            const bool ta = a.get_int("transA", 0) != 0, tb = a.get_int("transB", 0) != 0;
            const float alpha = a.get_float("alpha", 1.0f), beta = a.get_float("beta", 1.0f);
            RECUR_RETURN_IF_ERROR(a.status());
-           auto k = std::make_unique<GemmKernel>(ta, tb, alpha, beta, options_of(ctx).max_threads);
+           auto k = std::make_unique<GemmKernel>(ta, tb, alpha, beta, options_of(ctx).max_threads,
+                                                 ctx.node().describe());
            if (options_of(ctx).small_cells &&
                k->pack_small(ctx.constant_input(1), ctx.constant_input(2), ctx.node().has_input(2)))
              ctx.note("B packed at load for recur's own loop (products under 4M multiply-adds)");

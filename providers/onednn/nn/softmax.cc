@@ -12,11 +12,12 @@ namespace {
 
 class SoftmaxKernel final : public Kernel {
  public:
-  SoftmaxKernel(bool log, int64_t axis, bool coerce_2d, int threads, bool small)
+  SoftmaxKernel(bool log, int64_t axis, bool coerce_2d, int threads, std::string what, bool small)
       : log_(log),
         axis_(axis),
         coerce_2d_(coerce_2d),
         threads_(threads),
+        what_(std::move(what)),
         small_(small && avx512::have_avx512()) {}
 
   Status run(KernelContext& ctx) const override {
@@ -50,7 +51,6 @@ class SoftmaxKernel final : public Kernel {
       avx512::softmax_rows(x->data<float>(), x->numel() / d, d, log_, y->data<float>());
       return ok_status();
     }
-    const std::string what = ctx.node().describe();
     RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(std::make_tuple(shape, run_axis), [&]() {
       const auto md = dense_desc(shape);
       dnnl::softmax_v2_forward::desc d(
@@ -58,12 +58,12 @@ class SoftmaxKernel final : public Kernel {
           log_ ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, md, md,
           static_cast<int>(run_axis));
       return make_primitive<dnnl::softmax_v2_forward>(
-          d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_), what);
+          d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_), what_);
     }));
     const auto md = dense_desc(shape);
     return execute_primitive(*prim,
                              {{DNNL_ARG_SRC, md, x->raw_data()}, {DNNL_ARG_DST, md, y->raw_data()}},
-                             scratch_, what);
+                             scratch_, what_);
   }
 
  private:
@@ -71,6 +71,7 @@ class SoftmaxKernel final : public Kernel {
   int64_t axis_;
   bool coerce_2d_;
   int threads_;
+  std::string what_;  // the node, for errors: described once, not on every run
   bool small_;
   mutable PrimCache<std::tuple<Shape, int64_t>> cache_;
   mutable ScratchPool scratch_;
@@ -83,7 +84,8 @@ KernelFactory softmax_factory(bool log) {
     const int64_t axis = a.get_int("axis", coerce ? 1 : -1);
     RECUR_RETURN_IF_ERROR(a.status());
     return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel>(
-        log, axis, coerce, options_of(ctx).max_threads, options_of(ctx).small_cells));
+        log, axis, coerce, options_of(ctx).max_threads, ctx.node().describe(),
+        options_of(ctx).small_cells));
   };
 }
 

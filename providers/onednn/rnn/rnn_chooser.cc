@@ -113,8 +113,8 @@ size_t pick_winner(const std::vector<Choice>& cands, const RaceTimes& t) {
 
 }  // namespace
 
-std::vector<Job> RnnKernel::jobs_for(const Choice& c, int64_t N) const {
-  std::vector<Job> jobs;
+Jobs RnnKernel::jobs_for(const Choice& c, int64_t N) const {
+  Jobs jobs;
   int64_t slices = 1;
   if (c.split > 1) slices = std::min<int64_t>(N, D() == 2 ? std::max(1, c.split / 2) : c.split);
   for (int d = 0; d < D(); ++d) {
@@ -129,7 +129,7 @@ std::vector<Job> RnnKernel::jobs_for(const Choice& c, int64_t N) const {
 Result<std::unique_ptr<ProbeSet>> RnnKernel::prepare_probe(const Choice& c, int64_t tp, int64_t N,
                                                            int64_t I, int64_t H,
                                                            ProbeWeights& weights) const {
-  const std::vector<Job> jobs = jobs_for(c, N);
+  const Jobs jobs = jobs_for(c, N);
   auto set = std::make_unique<ProbeSet>();
   set->jobs.resize(jobs.size());
   set->parallel = c.split > 1 ? c.split : 1;
@@ -362,7 +362,7 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
     best.split = split ? maxt : 1;
   }
   if (formats.size() > 1) {
-    const std::vector<Job> jobs = jobs_for(best, N);
+    const Jobs jobs = jobs_for(best, N);
     int64_t rows = N;
     for (const Job& j : jobs) rows = std::min(rows, j.n1 - j.n0);
     constexpr int64_t kGemmMinHidden = 64;

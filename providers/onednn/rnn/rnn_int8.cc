@@ -48,6 +48,24 @@ struct Int8Plan {
   // at one thread than on 4 KiB pages.
   std::vector<std::shared_ptr<AlignedBuffer>> wl, wi;
   int threads = 1;  // OpenMP threads of each primitive
+  // The memory objects of its executions, per direction (made once, re-pointed per run).
+  mutable ArgsPool args[2];
+};
+
+// One job's buffers: the bias with X's centre folded in, and the uint8 / f32 states.
+struct Int8JobBuffers {
+  std::vector<float> bias, c_init;
+  std::vector<uint8_t> hq, hn;
+};
+
+// What a run works in besides its outputs, leased from the kernel's pool so that it keeps its
+// capacity from run to run (issue 13: no allocation in the steady state).
+struct Int8Scratch {
+  std::vector<Int8JobBuffers> jobs;
+  std::vector<std::shared_ptr<const Int8Plan>> plans;
+  std::vector<Status> status;
+  std::vector<float> lo, hi;  // quantize_x's range per part
+  std::vector<uint8_t> ok;
 };
 
 std::string decline_reason(const RnnSpec& spec) {
@@ -130,9 +148,12 @@ void quantize(const float* x, int64_t n, float offset, float inv, uint8_t* q) {
 // Runs f(begin, end) over `jobs` equal parts of [0, n) on the job pool.
 template <class F>
 void in_parts(int64_t n, int64_t jobs, F&& f) {
-  run_jobs(static_cast<size_t>(jobs), static_cast<int>(jobs) - 1, [&](size_t j) {
+  auto part = [&](size_t j) {
     f(n * static_cast<int64_t>(j) / jobs, n * static_cast<int64_t>(j + 1) / jobs);
-  });
+  };
+  // run_jobs takes a std::function: a one-reference closure fits its inline storage, a
+  // closure of several references would be allocated on every call.
+  run_jobs(static_cast<size_t>(jobs), static_cast<int>(jobs) - 1, [&part](size_t j) { part(j); });
 }
 
 // One primitive execution: direction d over batch rows [n0, n1) on `threads` OpenMP threads.
@@ -140,6 +161,7 @@ struct Int8Job {
   int64_t d = 0, n0 = 0, n1 = 0;
   int threads = 1;
 };
+using Int8Jobs = SmallVector<Int8Job, 16>;
 
 class Int8LstmKernel final : public Kernel {
  public:
@@ -147,7 +169,8 @@ class Int8LstmKernel final : public Kernel {
       : node_(node),
         spec_(std::move(spec)),
         threads_(o.threading == ThreadingChoice::kSingle ? 1 : std::max(1, o.max_threads)),
-        threading_(o.threading) {}
+        threading_(o.threading),
+        what_(node.describe() + " (int8)") {}
 
   // W [D,4H,I], R [D,4H,H] and B [D,8H] (or null) in ONNX's layout.
   Status init(const float* w, const float* r, const float* b, int64_t I, int64_t H);
@@ -162,17 +185,19 @@ class Int8LstmKernel final : public Kernel {
   Result<std::shared_ptr<const Int8Plan>> plan_for(int bucket, int64_t T, int64_t n, int64_t ld_n,
                                                    int threads) const;
   void make_plan(int bucket, int64_t T, int64_t n, int64_t ld_n, int threads, Int8Plan& p) const;
-  std::vector<Int8Job> jobs_for(int64_t N) const;
+  Int8Jobs jobs_for(int64_t N) const;
   // X as uint8 in xq and the centre it was taken from; false for a NaN or infinity in X.
-  bool quantize_x(const Tensor& x, int* bucket, float* offset, uint8_t* xq) const;
+  bool quantize_x(const Tensor& x, int* bucket, float* offset, uint8_t* xq,
+                  Int8Scratch& scratch) const;
   Status run_job(const Int8Job& j, const Int8Plan& plan, const uint8_t* xq, float offset, int64_t T,
-                 int64_t N, const Tensor* h0, const Tensor* c0, float* y, float* yh,
-                 float* yc) const;
+                 int64_t N, const Tensor* h0, const Tensor* c0, float* y, float* yh, float* yc,
+                 Int8JobBuffers& buf) const;
 
   const Node& node_;
   RnnSpec spec_;
   int threads_;
   ThreadingChoice threading_;  // onednn.threading: omp shares one primitive per direction
+  std::string what_;           // the node, for errors: described once, not on every run
   int64_t I_ = 0, H_ = 0;
   std::vector<DirWeights> dirs_;
   mutable std::mutex mu_;
@@ -181,6 +206,7 @@ class Int8LstmKernel final : public Kernel {
   mutable ScratchPool scratch_;
   mutable ScratchPool xq_pool_;  // X as uint8, pooled like the scratchpad
   mutable XParams last_x_;       // guarded by mu_
+  mutable ObjectPool<Int8Scratch> run_scratch_;
 };
 
 Status Int8LstmKernel::init(const float* w, const float* r, const float* b, int64_t I, int64_t H) {
@@ -293,8 +319,7 @@ Result<std::shared_ptr<const Int8Plan>> Int8LstmKernel::plan_for(int bucket, int
   const auto key = std::make_tuple(bucket, T, n, ld_n, threads);
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   auto plan = std::make_shared<Int8Plan>();
-  RECUR_RETURN_IF_ERROR(dnnl_try(node_.describe() + " (int8)",
-                                 [&] { make_plan(bucket, T, n, ld_n, threads, *plan); }));
+  RECUR_RETURN_IF_ERROR(dnnl_try(what_, [&] { make_plan(bucket, T, n, ld_n, threads, *plan); }));
   if (plans_.size() >= kMaxPlans) plans_.clear();
   plans_[key] = plan;
   return std::shared_ptr<const Int8Plan>(plan);
@@ -305,12 +330,12 @@ Result<std::shared_ptr<const Int8Plan>> Int8LstmKernel::plan_for(int bucket, int
 // load average of 3.5). onednn.threading=omp puts a direction's threads in one primitive
 // instead: oneDNN splits the gate columns, so each thread streams only its part of the
 // weights every step, where each slice streams all of them.
-std::vector<Int8Job> Int8LstmKernel::jobs_for(int64_t N) const {
+Int8Jobs Int8LstmKernel::jobs_for(int64_t N) const {
   const int64_t threads_per_dir = std::max<int64_t>(1, threads_ / D());
   const bool team = threads_per_dir > 1 && threading_ == ThreadingChoice::kOmp;
   const int64_t per_dir = team ? 1 : std::min<int64_t>(N, threads_per_dir);
   const int inner = team ? static_cast<int>(threads_per_dir) : 1;
-  std::vector<Int8Job> jobs;
+  Int8Jobs jobs;
   for (int64_t d = 0; d < D(); ++d)
     for (int64_t s = 0; s < per_dir; ++s)
       jobs.push_back({d, N * s / per_dir, N * (s + 1) / per_dir, inner});
@@ -325,7 +350,8 @@ std::string Int8LstmKernel::threading_note() const {
   return "int8: one thread per oneDNN primitive (batch slices and directions as jobs)";
 }
 
-bool Int8LstmKernel::quantize_x(const Tensor& x, int* bucket, float* offset, uint8_t* xq) const {
+bool Int8LstmKernel::quantize_x(const Tensor& x, int* bucket, float* offset, uint8_t* xq,
+                                Int8Scratch& scratch) const {
   const float* xs = x.data<float>();
   const int64_t n = x.numel();
   const int64_t parts = std::clamp<int64_t>(n / kValuesPerJob, 1, threads_);
@@ -338,14 +364,20 @@ bool Int8LstmKernel::quantize_x(const Tensor& x, int* bucket, float* offset, uin
     std::lock_guard<std::mutex> lock(mu_);
     guess = last_x_;
   }
-  std::vector<float> lo(static_cast<size_t>(parts)), hi(lo.size());
-  std::vector<uint8_t> ok(lo.size());
+  std::vector<float>& lo = scratch.lo;
+  std::vector<float>& hi = scratch.hi;
+  std::vector<uint8_t>& ok = scratch.ok;
+  lo.assign(static_cast<size_t>(parts), 0.0f);
+  hi.assign(lo.size(), 0.0f);
+  ok.assign(lo.size(), 0);
   const float guess_inv = kDataScale / std::exp2(static_cast<float>(guess.bucket) / 4.0f);
-  run_jobs(static_cast<size_t>(parts), static_cast<int>(parts) - 1, [&](size_t j) {
+  auto part = [&](size_t j) {
     const int64_t b = n * static_cast<int64_t>(j) / parts;
     const int64_t e = n * static_cast<int64_t>(j + 1) / parts;
     ok[j] = range_and_quantize(xs + b, e - b, guess.offset, guess_inv, &lo[j], &hi[j], xq + b);
-  });
+  };
+  // One reference: the closure fits std::function's inline storage (no allocation).
+  run_jobs(static_cast<size_t>(parts), static_cast<int>(parts) - 1, [&part](size_t j) { part(j); });
   if (std::find(ok.begin(), ok.end(), 0) != ok.end()) return false;
   const XParams p =
       params_of(*std::min_element(lo.begin(), lo.end()), *std::max_element(hi.begin(), hi.end()));
@@ -364,19 +396,24 @@ bool Int8LstmKernel::quantize_x(const Tensor& x, int* bucket, float* offset, uin
 // Direction j.d over rows [j.n0, j.n1): Y, and Y_h and Y_c of those rows.
 Status Int8LstmKernel::run_job(const Int8Job& j, const Int8Plan& plan, const uint8_t* xq,
                                float offset, int64_t T, int64_t N, const Tensor* h0,
-                               const Tensor* c0, float* y, float* yh, float* yc) const {
+                               const Tensor* c0, float* y, float* yh, float* yc,
+                               Int8JobBuffers& buf) const {
   const int64_t H = H_, G = 4 * H, Dn = D(), d = j.d, rows = j.n1 - j.n0, NH = N * H;
   const int64_t state = d * NH + j.n0 * H;  // the rows' offset in [D, N, H]
   const DirWeights& dw = dirs_[static_cast<size_t>(d)];
   // X's centre, taken out before quantizing, comes back through the bias:
   // W.x = W.(x-o) + o*sum(W).
-  std::vector<float> bias(static_cast<size_t>(G));
+  std::vector<float>& bias = buf.bias;
+  bias.resize(static_cast<size_t>(G));
   for (int64_t c = 0; c < G; ++c)
     bias[static_cast<size_t>(c)] =
         dw.bias[static_cast<size_t>(c)] + offset * dw.rowsum[static_cast<size_t>(c)];
-  std::vector<uint8_t> hq(static_cast<size_t>(rows * H), static_cast<uint8_t>(kDataShift));
-  std::vector<uint8_t> hn(hq.size());
-  std::vector<float> c_init(hq.size(), 0.0f);
+  std::vector<uint8_t>& hq = buf.hq;
+  std::vector<uint8_t>& hn = buf.hn;
+  std::vector<float>& c_init = buf.c_init;
+  hq.assign(static_cast<size_t>(rows * H), static_cast<uint8_t>(kDataShift));
+  hn.resize(hq.size());
+  c_init.assign(hq.size(), 0.0f);
   if (h0) {
     const float* h = h0->data<float>() + state;
     for (size_t i = 0; i < hq.size(); ++i)
@@ -387,22 +424,22 @@ Status Int8LstmKernel::run_job(const Int8Job& j, const Int8Plan& plan, const uin
   // Pooled: the scratchpad holds every step's gates (100 MB for T=100, N=64, H=1024), which
   // a fresh buffer would page-fault in on every run.
   ScratchPool::Lease scratch = scratch_.acquire(plan.scratch.get_size());
-  RECUR_RETURN_IF_ERROR(dnnl_try(node_.describe() + " (int8)", [&] {
+  const size_t ud = static_cast<size_t>(d);
+  ArgsPool::Lease args = plan.args[ud].acquire();
+  RECUR_RETURN_IF_ERROR(dnnl_try(what_, [&] {
     const RnnDescs& ds = plan.d;
-    const size_t ud = static_cast<size_t>(d);
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC_LAYER, make_memory(ds.src_layer, xq + j.n0 * I_)},
-        {DNNL_ARG_SRC_ITER, make_memory(ds.src_iter, hq.data())},
-        {DNNL_ARG_SRC_ITER_C, make_memory(ds.src_iter_c, c_init.data())},
-        {DNNL_ARG_WEIGHTS_LAYER, make_memory(ds.weights_layer, plan.wl[ud]->data)},
-        {DNNL_ARG_WEIGHTS_ITER, make_memory(ds.weights_iter, plan.wi[ud]->data)},
-        {DNNL_ARG_BIAS, make_memory(ds.bias, bias.data())},
-        {DNNL_ARG_DST_LAYER, make_memory(ds.dst_layer, y + state)},
-        {DNNL_ARG_DST_ITER, make_memory(ds.dst_iter, hn.data())},
-        {DNNL_ARG_DST_ITER_C, make_memory(ds.dst_iter_c, yc + state)},
-        {DNNL_ARG_SCRATCHPAD, make_memory(plan.scratch, scratch.data())}};
+    args.bind(DNNL_ARG_SRC_LAYER, ds.src_layer, xq + j.n0 * I_);
+    args.bind(DNNL_ARG_SRC_ITER, ds.src_iter, hq.data());
+    args.bind(DNNL_ARG_SRC_ITER_C, ds.src_iter_c, c_init.data());
+    args.bind(DNNL_ARG_WEIGHTS_LAYER, ds.weights_layer, plan.wl[ud]->data);
+    args.bind(DNNL_ARG_WEIGHTS_ITER, ds.weights_iter, plan.wi[ud]->data);
+    args.bind(DNNL_ARG_BIAS, ds.bias, bias.data());
+    args.bind(DNNL_ARG_DST_LAYER, ds.dst_layer, y + state);
+    args.bind(DNNL_ARG_DST_ITER, ds.dst_iter, hn.data());
+    args.bind(DNNL_ARG_DST_ITER_C, ds.dst_iter_c, yc + state);
+    args.bind(DNNL_ARG_SCRATCHPAD, plan.scratch, scratch.data());
     ThreadScope scope(plan.threads);
-    plan.prims[ud].execute(thread_stream(), args);
+    args.execute(plan.prims[ud], thread_stream());
     thread_stream().wait();
   }));
   // Y_h from the float Y of the last step (dst_iter is uint8).
@@ -440,23 +477,30 @@ Status Int8LstmKernel::run(KernelContext& ctx) const {
     return ctx.error(ErrorCode::kNotImplemented, st.message());
   ScratchPool::Lease xq_lease = xq_pool_.acquire(static_cast<size_t>(x->numel()));
   auto* xq = static_cast<uint8_t*>(xq_lease.data());
+  ObjectPool<Int8Scratch>::Lease scratch = run_scratch_.acquire();
   int bucket = 0;
   float offset = 0.0f;
-  if (!quantize_x(*x, &bucket, &offset, xq))
+  if (!quantize_x(*x, &bucket, &offset, xq, *scratch))
     return ctx.error(ErrorCode::kInvalidArgument, "X holds a NaN or infinity, which int8 cannot");
-  const std::vector<Int8Job> jobs = jobs_for(N);
-  std::vector<std::shared_ptr<const Int8Plan>> plans;
+  const Int8Jobs jobs = jobs_for(N);
+  std::vector<std::shared_ptr<const Int8Plan>>& plans = scratch->plans;
+  plans.clear();
   for (const Int8Job& j : jobs) {
     RECUR_ASSIGN_OR_RETURN(auto plan, plan_for(bucket, T, j.n1 - j.n0, N, j.threads));
     plans.push_back(std::move(plan));
   }
-  std::vector<Status> st(jobs.size());
+  std::vector<Status>& st = scratch->status;
+  st.assign(jobs.size(), ok_status());
+  if (scratch->jobs.size() < jobs.size()) scratch->jobs.resize(jobs.size());
+  auto job = [&](size_t i) {
+    st[i] = run_job(jobs[i], *plans[i], xq, offset, T, N, h0, c0, y->data<float>(),
+                    yh->data<float>(), yc->data<float>(), scratch->jobs[i]);
+  };
+  // One reference: the closure fits std::function's inline storage (no allocation).
   run_jobs(jobs.size(),
            static_cast<int>(std::min<size_t>(jobs.size(), static_cast<size_t>(threads_))) - 1,
-           [&](size_t i) {
-             st[i] = run_job(jobs[i], *plans[i], xq, offset, T, N, h0, c0, y->data<float>(),
-                             yh->data<float>(), yc->data<float>());
-           });
+           [&job](size_t i) { job(i); });
+  plans.clear();  // the plans stay in the kernel's cache, not in the pool's scratch
   for (const Status& s : st) RECUR_RETURN_IF_ERROR(s);
   return ctx.check_cancelled();
 }

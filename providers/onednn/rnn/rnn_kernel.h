@@ -3,11 +3,13 @@
 // (rnn_chooser.cc), the plan cache (rnn_plans.cc) and the run paths (rnn_run.cc).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,6 +57,10 @@ struct Job {
   int d = 0;
   int64_t n0 = 0, n1 = 0;
 };
+// A run's jobs: one per direction and batch slice, so a few (no heap up to 16).
+using Jobs = SmallVector<Job, 16>;
+
+struct RunScratch;
 
 // What one run reads and writes, with the offsets of (t, n) in X, of (t, d, n) in Y and of
 // (d, n) in the states, per layout. Absent inputs and outputs are null.
@@ -73,6 +79,7 @@ struct RunIo {
   // call so that the checks come often (RunOptions::cancellable).
   const KernelContext* ctx = nullptr;
   int64_t block = 0;
+  RunScratch* scratch = nullptr;  // the run's, leased from the kernel
   const float* x_at(int64_t t, int64_t n) const { return x + (l0 ? t * N + n : n * T + t) * I; }
   int64_t y_off(int64_t t, int64_t d, int64_t n) const {
     return (l0 ? (t * D + d) * N + n : (n * T + t) * D + d) * H;
@@ -91,6 +98,15 @@ struct SegmentRun {
   std::vector<uint16_t> xs_b, ys_b, cur_h_b, nxt_h_b;
 };
 
+// What a run of the kernel works in besides its outputs, leased from the kernel's pool so that
+// the vectors keep their capacity from run to run (issue 13: no allocation in the steady state).
+struct RunScratch {
+  SegmentRun segments;
+  std::vector<std::shared_ptr<const Plan>> plans;  // the uniform path's, one per job
+  std::vector<float> zeros, spare;                 // absent initial / final states
+  std::vector<int32_t> full_lens;                  // a cancellable run's uniform lengths
+};
+
 // The bf16 mirrors of one run's X, Y and hidden states, in the layouts of the f32 tensors (so
 // that one offset serves both), in one buffer leased from the kernel's pool.
 struct Bf16Mirror {
@@ -105,7 +121,10 @@ struct Bf16Mirror {
 // runs its primitive single-threaded), else in order. Returns the first error.
 template <class F>
 Status run_parallel(size_t n, int threads, F&& f) {
-  std::vector<Status> st(n);
+  // The statuses of a few jobs live on the stack.
+  std::array<Status, 16> few;
+  std::vector<Status> many(n > few.size() ? n : 0);
+  Status* st = n > few.size() ? many.data() : few.data();
   if (threads > 1 && n > 1) {
     run_jobs(n, threads - 1, [&](size_t i) { st[i] = f(i); });
   } else {
@@ -114,8 +133,8 @@ Status run_parallel(size_t n, int threads, F&& f) {
       if (!st[i].ok()) break;
     }
   }
-  for (auto& s : st)
-    if (!s.ok()) return s;
+  for (size_t i = 0; i < n; ++i)
+    if (!st[i].ok()) return st[i];
   return ok_status();
 }
 
@@ -179,7 +198,7 @@ class RnnKernel final : public Kernel {
   Result<std::unique_ptr<ProbeSet>> prepare_probe(const Choice& c, int64_t tp, int64_t N, int64_t I,
                                                   int64_t H, ProbeWeights& weights) const;
   Result<double> time_probe(ProbeSet& set) const;
-  std::vector<Job> jobs_for(const Choice& c, int64_t N) const;
+  Jobs jobs_for(const Choice& c, int64_t N) const;
 
   // The plan cache (rnn_plans.cc).
   Result<std::shared_ptr<const Plan>> get_plan(const ShapeKey& key) const;
@@ -188,11 +207,10 @@ class RnnKernel final : public Kernel {
                                                     int threads) const;  // mu_ held
   void prune_formats() const;                                            // mu_ held
   // The uniform-length path's plans, one per job.
-  Result<std::vector<std::shared_ptr<const Plan>>> uniform_plans(const Choice& c,
-                                                                 const std::vector<Job>& jobs,
-                                                                 int64_t T, int64_t N, int64_t I,
-                                                                 int64_t H, bool src_iter,
-                                                                 bool dst_iter) const;
+  // Into `plans` (cleared first), whose capacity the caller keeps.
+  Status uniform_plans(const Choice& c, std::span<const Job> jobs, int64_t T, int64_t N, int64_t I,
+                       int64_t H, bool src_iter, bool dst_iter,
+                       std::vector<std::shared_ptr<const Plan>>& plans) const;
 
   // The run paths (rnn_run.cc).
   struct Exec {
@@ -240,6 +258,7 @@ class RnnKernel final : public Kernel {
   mutable std::map<BucketKey, Choice> choices_;
   mutable ScratchPool scratch_;
   mutable ScratchPool bf16_pool_;
+  mutable ObjectPool<RunScratch> run_scratch_;
 };
 
 }  // namespace recur::onednn::rnn

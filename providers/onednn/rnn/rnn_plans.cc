@@ -47,10 +47,10 @@ Result<std::shared_ptr<const Plan>> RnnKernel::get_plan_locked(const ShapeKey& k
   return std::shared_ptr<const Plan>(plan);
 }
 
-Result<std::vector<std::shared_ptr<const Plan>>> RnnKernel::uniform_plans(
-    const Choice& c, const std::vector<Job>& jobs, int64_t T, int64_t N, int64_t I, int64_t H,
-    bool src_iter, bool dst_iter) const {
-  std::vector<std::shared_ptr<const Plan>> plans;
+Status RnnKernel::uniform_plans(const Choice& c, std::span<const Job> jobs, int64_t T, int64_t N,
+                                int64_t I, int64_t H, bool src_iter, bool dst_iter,
+                                std::vector<std::shared_ptr<const Plan>>& plans) const {
+  plans.clear();
   std::lock_guard<std::mutex> lock(mu_);
   for (const Job& j : jobs) {
     const ShapeKey key{T,
@@ -68,7 +68,7 @@ Result<std::vector<std::shared_ptr<const Plan>>> RnnKernel::uniform_plans(
     RECUR_ASSIGN_OR_RETURN(auto plan, get_plan_locked(key));
     plans.push_back(std::move(plan));
   }
-  return plans;
+  return ok_status();
 }
 
 Result<std::shared_ptr<AlignedBuffer>> RnnKernel::weights_in(int d, bool layer,

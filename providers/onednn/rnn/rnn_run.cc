@@ -55,7 +55,7 @@ Status RnnKernel::execute(const Plan& plan, int d, const RunWeights* rw, const E
       args.bind(DNNL_ARG_WEIGHTS_PEEPHOLE, ds.weights_peephole, p);
     }
     ThreadScope scope(plan.threads);
-    plan.primitive.execute(thread_stream(), args.args());
+    args.execute(plan.primitive, thread_stream());
     thread_stream().wait();
   });
 }
@@ -140,9 +140,12 @@ Status RnnKernel::run(KernelContext& ctx) const {
   for (int64_t n = 0; lens && n < io.N; ++n) uniform = uniform && lens[n] == io.T;
   io.ctx = &ctx;
   io.block = ctx.fine_grained_cancel() ? cancel_block(io, geom_.gates()) : 0;
+  ObjectPool<RunScratch>::Lease scratch = run_scratch_.acquire();
+  io.scratch = &*scratch;
   if (uniform && io.block > 0 && io.block < io.T && io.T <= INT32_MAX) {
     // The segment path with every row of length T runs the sequence block by block.
-    const std::vector<int32_t> full(static_cast<size_t>(io.N), static_cast<int32_t>(io.T));
+    std::vector<int32_t>& full = io.scratch->full_lens;
+    full.assign(static_cast<size_t>(io.N), static_cast<int32_t>(io.T));
     return run_segments(io, full.data());
   }
   return uniform ? run_uniform(io) : run_segments(io, lens);
@@ -172,7 +175,8 @@ Status RnnKernel::run_uniform(const RunIo& io) const {
   const bool lstm = spec_.cell == RnnCell::kLstm;
   const bool src_iter = io.h0 || io.c0;
   const bool dst_iter = io.yh || io.yc;
-  std::vector<float> zeros, spare;
+  std::vector<float>& zeros = io.scratch->zeros;
+  std::vector<float>& spare = io.scratch->spare;
   const float* h0p = io.h0;
   const float* c0p = io.c0;
   if (src_iter && (!h0p || (lstm && !c0p))) {
@@ -189,9 +193,9 @@ Status RnnKernel::run_uniform(const RunIo& io) const {
   }
   const BucketKey bucket{io.N, io.I, io.H, t_class(io.T), false};
   RECUR_ASSIGN_OR_RETURN(Choice c, choose(bucket, io.T, nullptr));
-  const std::vector<Job> jobs = jobs_for(c, io.N);
-  RECUR_ASSIGN_OR_RETURN(auto plans,
-                         uniform_plans(c, jobs, io.T, io.N, io.I, io.H, src_iter, dst_iter));
+  const Jobs jobs = jobs_for(c, io.N);
+  std::vector<std::shared_ptr<const Plan>>& plans = io.scratch->plans;
+  RECUR_RETURN_IF_ERROR(uniform_plans(c, jobs, io.T, io.N, io.I, io.H, src_iter, dst_iter, plans));
   const Bf16Mirror m = bf16_ ? mirror_in(io, src_iter ? h0p : nullptr) : Bf16Mirror{};
   // X, Y and h from the bf16 mirror at the f32 tensor's offset; c always from the f32 one.
   auto in = [&](const float* f32, const float* base, const uint16_t* mirror) -> const void* {
@@ -216,6 +220,7 @@ Status RnnKernel::run_uniform(const RunIo& io) const {
     }
     return execute(*plans[i], j.d, io.rw, e);
   });
+  plans.clear();  // the plans stay in the kernel's cache, not in the pool's scratch
   if (st.ok() && bf16_) mirror_out(io, m, dst_iter ? hn : nullptr);
   return st;
 }
@@ -247,11 +252,15 @@ Status RnnKernel::run_segments(const RunIo& io, const int32_t* lens) const {
   if (io.yh) std::fill(io.yh, io.yh + io.state_n(), 0.0f);
   if (io.yc) std::fill(io.yc, io.yc + io.state_n(), 0.0f);
   const int64_t N = io.N;
-  SegmentRun sr;
+  SegmentRun& sr = io.scratch->segments;
+  sr.active = 0;
   sr.order.resize(static_cast<size_t>(N));
   std::iota(sr.order.begin(), sr.order.end(), 0);
-  std::stable_sort(sr.order.begin(), sr.order.end(),
-                   [&](int64_t a, int64_t b2) { return lens[a] > lens[b2]; });
+  // Ties by row, as a stable sort would leave them: std::stable_sort takes a buffer from the
+  // heap on every call, std::sort none.
+  std::sort(sr.order.begin(), sr.order.end(), [&](int64_t a, int64_t b2) {
+    return lens[a] > lens[b2] || (lens[a] == lens[b2] && a < b2);
+  });
   while (sr.active < N && lens[sr.order[static_cast<size_t>(sr.active)]] > 0) ++sr.active;
   if (sr.active == 0) return ok_status();
   sr.L.resize(static_cast<size_t>(sr.active));

@@ -4,7 +4,7 @@
 
 namespace recur::reference {
 
-Result<Shape> broadcast_shapes(const std::vector<Shape>& shapes) {
+Result<Shape> broadcast_shapes(std::span<const Shape> shapes) {
   size_t rank = 0;
   for (const Shape& s : shapes) rank = std::max(rank, s.size());
   Shape out(rank, 1);
@@ -26,8 +26,8 @@ Result<Shape> broadcast_shapes(const std::vector<Shape>& shapes) {
   return out;
 }
 
-std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
-  std::vector<int64_t> strides(out.size(), 0);
+Shape broadcast_strides(const Shape& in, const Shape& out) {
+  Shape strides(out.size(), 0);
   int64_t s = 1;
   for (size_t i = in.size(); i-- > 0;) {
     const size_t o = out.size() - in.size() + i;

@@ -3,6 +3,8 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
+#include <span>
 #include <vector>
 
 #include "recur/tensor.h"
@@ -11,10 +13,13 @@
 namespace recur::reference {
 
 // The broadcast shape of `shapes`, or an error naming the two that disagree.
-Result<Shape> broadcast_shapes(const std::vector<Shape>& shapes);
+Result<Shape> broadcast_shapes(std::span<const Shape> shapes);
+inline Result<Shape> broadcast_shapes(std::initializer_list<Shape> shapes) {
+  return broadcast_shapes(std::span<const Shape>(shapes.begin(), shapes.size()));
+}
 
 // Element strides of `in` aligned to `out`'s rank, 0 along broadcast dimensions.
-std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
+Shape broadcast_strides(const Shape& in, const Shape& out);
 
 // Calls f(out_index, {in_index...}) for every element of `out`, in row-major order.
 template <size_t N, class F>
@@ -22,7 +27,7 @@ void for_each_broadcast(const Shape& out, const std::array<const Shape*, N>& in,
   const int64_t total = shape_numel(out);
   if (total == 0) return;
   const size_t rank = out.size();
-  std::array<std::vector<int64_t>, N> strides;
+  std::array<Shape, N> strides;
   bool same = true;
   for (size_t k = 0; k < N; ++k) {
     strides[k] = broadcast_strides(*in[k], out);
@@ -42,7 +47,7 @@ void for_each_broadcast(const Shape& out, const std::array<const Shape*, N>& in,
   const int64_t inner = rank == 0 ? 1 : out[rank - 1];
   std::array<int64_t, N> step{};
   for (size_t k = 0; k < N && rank > 0; ++k) step[k] = strides[k][rank - 1];
-  std::vector<int64_t> idx(rank, 0);
+  Shape idx(rank, 0);
   for (int64_t i = 0; i < total; i += inner) {
     std::array<int64_t, N> at = off;
     for (int64_t j = 0; j < inner; ++j) {

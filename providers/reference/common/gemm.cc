@@ -24,7 +24,7 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
   if (k == 0 || alpha == T(0)) return;
   // With B transposed, a block of B is copied so that the inner loop runs along contiguous
   // memory of both B and C.
-  std::vector<T> packed;
+  thread_local std::vector<T> packed;  // kept from call to call
   for (int64_t k0 = 0; k0 < k; k0 += kBlockK) {
     const int64_t kb = std::min(kBlockK, k - k0);
     for (int64_t j0 = 0; j0 < n; j0 += kBlockN) {

@@ -5,9 +5,9 @@
 
 namespace recur::reference {
 
-Result<std::vector<int64_t>> read_int_values(const Tensor& t, const std::string& what) {
-  if (!t.is_cpu()) return invalid_argument(what + " must be on the host");
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+Result<Shape> read_int_values(const Tensor& t, std::string_view what) {
+  if (!t.is_cpu()) return invalid_argument(std::string(what) + " must be on the host");
+  Shape v(static_cast<size_t>(t.numel()));
   if (t.dtype() == DType::kInt64) {
     const int64_t* p = t.data<int64_t>();
     for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
@@ -15,10 +15,26 @@ Result<std::vector<int64_t>> read_int_values(const Tensor& t, const std::string&
     const int32_t* p = t.data<int32_t>();
     for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
   } else {
-    return invalid_argument(what + " must be int64 or int32, not " +
+    return invalid_argument(std::string(what) + " must be int64 or int32, not " +
                             std::string(dtype_name(t.dtype())));
   }
   return v;
+}
+
+Status read_int_values_into(const Tensor& t, std::string_view what, std::vector<int64_t>& out) {
+  if (!t.is_cpu()) return invalid_argument(std::string(what) + " must be on the host");
+  out.resize(static_cast<size_t>(t.numel()));
+  if (t.dtype() == DType::kInt64) {
+    const int64_t* p = t.data<int64_t>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = p[i];
+  } else if (t.dtype() == DType::kInt32) {
+    const int32_t* p = t.data<int32_t>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = p[i];
+  } else {
+    return invalid_argument(std::string(what) + " must be int64 or int32, not " +
+                            std::string(dtype_name(t.dtype())));
+  }
+  return ok_status();
 }
 
 Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const std::string& what) {
@@ -38,8 +54,8 @@ Result<const Tensor*> required_input(const KernelContext& ctx, size_t i) {
   return t;
 }
 
-std::vector<int64_t> contiguous_strides(const Shape& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
+Shape contiguous_strides(const Shape& shape) {
+  Shape s(shape.size(), 1);
   for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
   return s;
 }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "recur/tensor.h"
@@ -13,8 +14,11 @@
 
 namespace recur::reference {
 
-// The values of an int32 or int64 tensor (shapes, axes, indices, pads).
-Result<std::vector<int64_t>> read_int_values(const Tensor& t, const std::string& what);
+// The values of an int32 or int64 tensor (shapes, axes, indices, pads). Up to 8 of them need
+// no heap memory: kernels read these on every run.
+Result<Shape> read_int_values(const Tensor& t, std::string_view what);
+// The same into `out`, for index lists of any length: a kernel keeps `out` from run to run.
+Status read_int_values_into(const Tensor& t, std::string_view what, std::vector<int64_t>& out);
 
 // Maps a possibly negative axis into [0, rank), or an error naming `what`.
 Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const std::string& what);
@@ -23,7 +27,7 @@ Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const std::string& wh
 Result<const Tensor*> required_input(const KernelContext& ctx, size_t i);
 
 // Row-major strides of `shape`, in elements.
-std::vector<int64_t> contiguous_strides(const Shape& shape);
+Shape contiguous_strides(const Shape& shape);
 
 // A KernelFactory for a kernel type that needs nothing from compilation.
 template <class K>

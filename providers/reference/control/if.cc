@@ -19,7 +19,9 @@ class IfKernel final : public Kernel {
                                                         shape_to_string(cond->shape()));
     }
     const SubgraphPlan& branch = *cond->data<bool>() ? *then_ : *else_;
-    RECUR_ASSIGN_OR_RETURN(std::vector<Tensor> outs, ctx.env().subgraphs->run(branch, {}, ctx));
+    SubgraphOutputs held;
+    std::vector<Tensor>& outs = held.tensors();
+    RECUR_RETURN_IF_ERROR(ctx.env().subgraphs->run_into(branch, {}, ctx, outs));
     if (outs.size() != ctx.num_outputs()) {
       return ctx.error(ErrorCode::kInvalidModel, "the branch has " + std::to_string(outs.size()) +
                                                      " outputs but the node has " +

@@ -40,7 +40,8 @@ class SoftmaxKernel final : public Kernel {
       using T = typename decltype(tag)::type;
       const T* px = x->data<T>();
       T* po = out->data<T>();
-      std::vector<double> row(static_cast<size_t>(n));
+      thread_local std::vector<double> row;  // kept from run to run
+      row.resize(static_cast<size_t>(n));
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t in = 0; in < inner; ++in) {
           const int64_t base = o * n * inner + in;

@@ -39,11 +39,11 @@ Result<ConvShapes> check_conv_shapes(const WindowAttrs& attrs, int64_t group, co
                             " has " + std::to_string(s.c) + " channels, group " +
                             std::to_string(group) + ")");
   }
-  std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  const Shape kernel(w.begin() + 2, w.end());
   if (!attrs.kernel_shape.empty() && attrs.kernel_shape != kernel) {
     return invalid_argument("kernel_shape does not match the weights " + shape_to_string(w));
   }
-  std::vector<int64_t> in(x.begin() + 2, x.end());
+  const Shape in(x.begin() + 2, x.end());
   RECUR_ASSIGN_OR_RETURN(s.win, resolve_window(attrs, in, kernel));
   s.y = {s.n, s.m};
   s.y.insert(s.y.end(), s.win.out.begin(), s.win.out.end());

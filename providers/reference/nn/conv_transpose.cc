@@ -71,8 +71,8 @@ Result<TransposeShapes> resolve(const TransposeAttrs& a, const Shape& x, const S
   }
   Window& win = s.win;
   win.kernel = kernel;
-  win.stride = a.win.strides.empty() ? std::vector<int64_t>(r, 1) : a.win.strides;
-  win.dilation = a.win.dilations.empty() ? std::vector<int64_t>(r, 1) : a.win.dilations;
+  win.stride = a.win.strides.empty() ? Shape(r, 1) : a.win.strides;
+  win.dilation = a.win.dilations.empty() ? Shape(r, 1) : a.win.dilations;
   win.out.assign(x.begin() + 2, x.end());
   win.in.assign(r, 0);
   win.pad_begin.assign(r, 0);

@@ -88,7 +88,7 @@ class DeformConvKernel final : public Kernel {
     // col[(c * K + kp) * P + p]: channel c sampled for kernel tap kp at output position p.
     std::vector<double> col(static_cast<size_t>(s.c * kk * p_out));
     std::vector<double> ys(static_cast<size_t>(shape_numel(s.y)));
-    const std::vector<int64_t> stride = contiguous_strides(win.in);
+    const Shape stride = contiguous_strides(win.in);
     const int64_t plane = win.in_size(), c_per_og = s.c / og;
     std::vector<double> pos(static_cast<size_t>(k));
     for (int64_t n = 0; n < s.n; ++n) {

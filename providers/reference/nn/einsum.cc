@@ -191,7 +191,7 @@ LoopNest build_loop_nest(const std::vector<const Tensor*>& xs, const Labels& lb,
   const size_t L = nest.loop.size();
   nest.stride.assign(n, std::vector<int64_t>(L, 0));
   for (size_t i = 0; i < n; ++i) {
-    const std::vector<int64_t> cs = contiguous_strides(xs[i]->shape());
+    const Shape cs = contiguous_strides(xs[i]->shape());
     for (size_t d = 0; d < lb.dim_label[i].size(); ++d) {
       if (xs[i]->dim(static_cast<int64_t>(d)) == 1 &&
           lb.size[static_cast<size_t>(lb.dim_label[i][d])] != 1) {

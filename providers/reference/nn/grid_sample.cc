@@ -67,7 +67,7 @@ class GridSampleKernel final : public Kernel {
     const int64_t plane_in = shape_numel(in), plane_out = total / std::max<int64_t>(1, n * c);
     RECUR_ASSIGN_OR_RETURN(std::vector<double> xs, read_as_double(*x, "X"));
     RECUR_ASSIGN_OR_RETURN(std::vector<double> gs, read_as_double(*grid, "grid"));
-    const std::vector<int64_t> stride = contiguous_strides(in);
+    const Shape stride = contiguous_strides(in);
     std::vector<double> ys(static_cast<size_t>(total));
     std::vector<std::vector<GridTap>> taps(k);
     std::vector<size_t> t(k);

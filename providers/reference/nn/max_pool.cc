@@ -2,6 +2,7 @@
 // (storage_order), dilations, ceil_mode, pads and auto_pad; int8/uint8 since opset 12.
 #include <limits>
 
+#include "providers/reference/common/last_plan.h"
 #include "providers/reference/common/util.h"
 #include "providers/reference/nn/nn_ops.h"
 #include "providers/reference/nn/nn_util.h"
@@ -26,11 +27,14 @@ class MaxPoolKernel final : public Kernel {
       RECUR_ASSIGN_OR_RETURN(Tensor * it, ctx.allocate_output(1, DType::kInt64, s.y));
       ind = it->data<int64_t>();
     }
-    const PoolPlan plan = make_pool_plan(s.win);
+    RECUR_ASSIGN_OR_RETURN(auto kept, plan_.get(x->shape(), [&]() -> Result<PoolPlan> {
+      return make_pool_plan(s.win);
+    }));
+    const PoolPlan& plan = *kept;
     const int64_t in_size = s.win.in_size(), P = s.win.out_size();
     // Column-major strides of the input's spatial dimensions, for storage_order=1.
     const size_t r = s.win.rank();
-    std::vector<int64_t> row_stride(r, 1), col_stride(r, 1);
+    Shape row_stride(r, 1), col_stride(r, 1);
     for (size_t i = r; i-- > 1;) row_stride[i - 1] = row_stride[i] * s.win.in[i];
     for (size_t i = 1; i < r; ++i) col_stride[i] = col_stride[i - 1] * s.win.in[i - 1];
     auto spatial_index = [&](int64_t off) {
@@ -71,6 +75,7 @@ class MaxPoolKernel final : public Kernel {
  private:
   WindowAttrs a_;
   int64_t storage_order_;
+  LastPlan<Shape, PoolPlan> plan_;  // by the input's shape (the attributes are fixed)
 };
 
 }  // namespace

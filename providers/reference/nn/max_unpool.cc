@@ -64,7 +64,7 @@ class MaxUnpoolKernel final : public Kernel {
     const int64_t* ip = ind->data<int64_t>();
     const int64_t natural_total = shape_numel(natural);
     std::vector<int64_t> target(static_cast<size_t>(ind->numel()));
-    const std::vector<int64_t> ns = contiguous_strides(natural), os = contiguous_strides(out);
+    const Shape ns = contiguous_strides(natural), os = contiguous_strides(out);
     for (int64_t i = 0; i < ind->numel(); ++i) {
       if (ip[i] < 0 || ip[i] >= natural_total) {
         return out_of_range("index " + std::to_string(ip[i]) + " is outside the unpooled shape " +

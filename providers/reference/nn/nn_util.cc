@@ -13,9 +13,8 @@ namespace {
 constexpr int64_t kMaxAttr = int64_t{1} << 31;
 
 template <class T>
-void im2col_rec(const T* x, const Window& w, const std::vector<int64_t>& kidx,
-                const std::vector<int64_t>& in_stride, const std::vector<int64_t>& out_block,
-                size_t dim, int64_t in_off, T pad, T* dst) {
+void im2col_rec(const T* x, const Window& w, const Shape& kidx, const Shape& in_stride,
+                const Shape& out_block, size_t dim, int64_t in_off, T pad, T* dst) {
   const int64_t s = w.stride[dim], pb = w.pad_begin[dim], d = w.dilation[dim];
   const int64_t in = w.in[dim], out = w.out[dim], base = kidx[dim] * d - pb;
   if (dim + 1 == w.rank()) {
@@ -39,9 +38,8 @@ void im2col_rec(const T* x, const Window& w, const std::vector<int64_t>& kidx,
 }
 
 template <class T>
-void col2im_rec(const T* src, const Window& w, const std::vector<int64_t>& kidx,
-                const std::vector<int64_t>& in_stride, const std::vector<int64_t>& out_block,
-                size_t dim, int64_t in_off, T* y) {
+void col2im_rec(const T* src, const Window& w, const Shape& kidx, const Shape& in_stride,
+                const Shape& out_block, size_t dim, int64_t in_off, T* y) {
   const int64_t s = w.stride[dim], pb = w.pad_begin[dim], d = w.dilation[dim];
   const int64_t in = w.in[dim], out = w.out[dim], base = kidx[dim] * d - pb;
   if (dim + 1 == w.rank()) {
@@ -61,8 +59,7 @@ void col2im_rec(const T* src, const Window& w, const std::vector<int64_t>& kidx,
 }
 
 // Row-major strides of the input and block sizes of the output, per spatial dimension.
-void window_strides(const Window& w, std::vector<int64_t>* in_stride,
-                    std::vector<int64_t>* out_block) {
+void window_strides(const Window& w, Shape* in_stride, Shape* out_block) {
   const size_t r = w.rank();
   in_stride->assign(r, 1);
   out_block->assign(r, 1);
@@ -76,7 +73,7 @@ void window_strides(const Window& w, std::vector<int64_t>* in_stride,
 template <class F>
 void for_each_kernel_offset(const Window& w, F&& f) {
   const size_t r = w.rank();
-  std::vector<int64_t> kidx(r, 0);
+  Shape kidx(r, 0);
   const int64_t total = w.kernel_size();
   for (int64_t k = 0; k < total; ++k) {
     f(k, kidx);
@@ -100,18 +97,20 @@ bool broadcastable_to(const Shape& from, const Shape& to) {
   return true;
 }
 
-Result<int64_t> checked_numel(const Shape& shape, const std::string& what) {
+Result<int64_t> checked_numel(const Shape& shape, std::string_view what) {
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (d < 0)
-      return invalid_argument(what + " has a negative dimension " + shape_to_string(shape));
+    if (d < 0) {
+      return invalid_argument(std::string(what) + " has a negative dimension " +
+                              shape_to_string(shape));
+    }
     if (d != 0 && n > kMaxOutputElements / d) {
-      return invalid_argument(what + " " + shape_to_string(shape) + " is too large");
+      return invalid_argument(std::string(what) + " " + shape_to_string(shape) + " is too large");
     }
     n *= d;
   }
   if (n > kMaxOutputElements) {
-    return invalid_argument(what + " " + shape_to_string(shape) + " is too large");
+    return invalid_argument(std::string(what) + " " + shape_to_string(shape) + " is too large");
   }
   return n;
 }
@@ -150,15 +149,14 @@ Result<WindowAttrs> read_window_attrs(const Node& node) {
   return a;
 }
 
-Result<Window> resolve_window(const WindowAttrs& a, const std::vector<int64_t>& in_spatial,
-                              const std::vector<int64_t>& kernel) {
+Result<Window> resolve_window(const WindowAttrs& a, const Shape& in_spatial, const Shape& kernel) {
   const size_t r = in_spatial.size();
   if (kernel.size() != r) {
     return invalid_argument("kernel_shape " + shape_to_string(kernel) + " has " +
                             std::to_string(kernel.size()) + " dimensions, the input has " +
                             std::to_string(r) + " spatial dimensions");
   }
-  auto check_len = [&](const std::vector<int64_t>& v, size_t want, const char* name) -> Status {
+  auto check_len = [&](const Shape& v, size_t want, const char* name) -> Status {
     if (!v.empty() && v.size() != want) {
       return invalid_argument(std::string(name) + " " + shape_to_string(v) + " should have " +
                               std::to_string(want) + " values");
@@ -171,8 +169,8 @@ Result<Window> resolve_window(const WindowAttrs& a, const std::vector<int64_t>& 
   Window w;
   w.in = in_spatial;
   w.kernel = kernel;
-  w.stride = a.strides.empty() ? std::vector<int64_t>(r, 1) : a.strides;
-  w.dilation = a.dilations.empty() ? std::vector<int64_t>(r, 1) : a.dilations;
+  w.stride = a.strides.empty() ? Shape(r, 1) : a.strides;
+  w.dilation = a.dilations.empty() ? Shape(r, 1) : a.dilations;
   w.pad_begin.assign(r, 0);
   w.pad_end.assign(r, 0);
   w.out.assign(r, 0);
@@ -234,10 +232,10 @@ Result<Window> resolve_window(const WindowAttrs& a, const std::vector<int64_t>& 
 }
 
 std::vector<Dim> infer_window_dims(const WindowAttrs& a, const std::vector<Dim>& in_spatial,
-                                   const std::vector<int64_t>& kernel) {
+                                   const Shape& kernel) {
   std::vector<Dim> out(in_spatial.size());
   bool all_fixed = true;
-  std::vector<int64_t> in;
+  Shape in;
   for (const Dim& d : in_spatial) {
     all_fixed &= d.is_fixed();
     in.push_back(d.value);
@@ -266,11 +264,11 @@ std::vector<Dim> infer_window_dims(const WindowAttrs& a, const std::vector<Dim>&
 
 template <class T>
 void im2col(const T* x, int64_t channels, const Window& w, T pad, T* col) {
-  std::vector<int64_t> in_stride, out_block;
+  Shape in_stride, out_block;
   window_strides(w, &in_stride, &out_block);
   const int64_t K = w.kernel_size(), P = w.out_size(), in_size = w.in_size();
   for (int64_t c = 0; c < channels; ++c) {
-    for_each_kernel_offset(w, [&](int64_t k, const std::vector<int64_t>& kidx) {
+    for_each_kernel_offset(w, [&](int64_t k, const Shape& kidx) {
       im2col_rec(x + c * in_size, w, kidx, in_stride, out_block, 0, 0, pad, col + (c * K + k) * P);
     });
   }
@@ -278,11 +276,11 @@ void im2col(const T* x, int64_t channels, const Window& w, T pad, T* col) {
 
 template <class T>
 void col2im_add(const T* col, int64_t channels, const Window& w, T* y) {
-  std::vector<int64_t> in_stride, out_block;
+  Shape in_stride, out_block;
   window_strides(w, &in_stride, &out_block);
   const int64_t K = w.kernel_size(), P = w.out_size(), in_size = w.in_size();
   for (int64_t c = 0; c < channels; ++c) {
-    for_each_kernel_offset(w, [&](int64_t k, const std::vector<int64_t>& kidx) {
+    for_each_kernel_offset(w, [&](int64_t k, const Shape& kidx) {
       col2im_rec(col + (c * K + k) * P, w, kidx, in_stride, out_block, 0, 0, y + c * in_size);
     });
   }
@@ -293,7 +291,7 @@ void matmul_overwrite(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T
   if constexpr (std::is_floating_point_v<T>) {
     gemm<T>(false, false, m, n, k, T(1), a, k, b, n, T(0), c, n);
   } else {
-    std::vector<int64_t> acc(static_cast<size_t>(n));
+    Shape acc(static_cast<size_t>(n));
     for (int64_t i = 0; i < m; ++i) {
       std::fill(acc.begin(), acc.end(), 0);
       for (int64_t kk = 0; kk < k; ++kk) {
@@ -341,7 +339,9 @@ void conv_forward(const T* x, const T* w, int64_t n, int64_t c, int64_t m, int64
     pointwise &=
         win.kernel[i] == 1 && win.stride[i] == 1 && win.pad_begin[i] == 0 && win.pad_end[i] == 0;
   }
-  std::vector<T> col;
+  // The columns of one group, kept by each thread from run to run: a convolution of a shape
+  // it has run before allocates nothing.
+  thread_local std::vector<T> col;
   if (!pointwise) col.resize(static_cast<size_t>(K * P));
   for (int64_t b = 0; b < n; ++b) {
     for (int64_t g = 0; g < group; ++g) {
@@ -388,8 +388,8 @@ PoolPlan make_pool_plan(const Window& w) {
   const size_t r = w.rank();
   // Per dimension and output coordinate: the input coordinates inside the input, and the
   // number of taps inside the input or its padding.
-  std::vector<std::vector<std::vector<int64_t>>> valid(r);
-  std::vector<std::vector<int64_t>> padded(r);
+  std::vector<std::vector<Shape>> valid(r);
+  std::vector<Shape> padded(r);
   for (size_t d = 0; d < r; ++d) {
     valid[d].resize(static_cast<size_t>(w.out[d]));
     padded[d].resize(static_cast<size_t>(w.out[d]));
@@ -403,14 +403,14 @@ PoolPlan make_pool_plan(const Window& w) {
       padded[d][static_cast<size_t>(o)] = count;
     }
   }
-  std::vector<int64_t> in_stride(r, 1);
+  Shape in_stride(r, 1);
   for (size_t i = r; i-- > 1;) in_stride[i - 1] = in_stride[i] * w.in[i];
   PoolPlan plan;
   const int64_t P = w.out_size();
   plan.start.reserve(static_cast<size_t>(P + 1));
   plan.padded_count.reserve(static_cast<size_t>(P));
   plan.start.push_back(0);
-  std::vector<int64_t> o(r, 0);
+  Shape o(r, 0);
   std::vector<size_t> t(r, 0);
   for (int64_t p = 0; p < P; ++p) {
     int64_t count = 1;
@@ -456,8 +456,8 @@ Result<PoolShapes> resolve_pool(const WindowAttrs& attrs, const Shape& x) {
   }
   PoolShapes s;
   s.nc = x[0] * x[1];
-  RECUR_ASSIGN_OR_RETURN(s.win, resolve_window(attrs, std::vector<int64_t>(x.begin() + 2, x.end()),
-                                               attrs.kernel_shape));
+  RECUR_ASSIGN_OR_RETURN(s.win,
+                         resolve_window(attrs, Shape(x.begin() + 2, x.end()), attrs.kernel_shape));
   s.y = {x[0], x[1]};
   s.y.insert(s.y.end(), s.win.out.begin(), s.win.out.end());
   RECUR_RETURN_IF_ERROR(checked_numel(s.y, "the output shape").status());

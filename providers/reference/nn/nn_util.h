@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -22,14 +23,15 @@ namespace recur::reference {
 inline constexpr int64_t kMaxOutputElements = int64_t{1} << 32;
 
 // The element count of `shape`, or an error if it overflows or exceeds kMaxOutputElements.
-Result<int64_t> checked_numel(const Shape& shape, const std::string& what);
+// `what` is a string_view: kernels call this on every run, with literals.
+Result<int64_t> checked_numel(const Shape& shape, std::string_view what);
 
 // Attributes of a sliding window, as read from the node (unresolved: no input shape yet).
 struct WindowAttrs {
-  std::vector<int64_t> kernel_shape;  // empty: taken from the weights
-  std::vector<int64_t> strides;       // empty: all 1
-  std::vector<int64_t> dilations;     // empty: all 1
-  std::vector<int64_t> pads;          // empty: all 0; [begin..., end...]
+  Shape kernel_shape;  // empty: taken from the weights
+  Shape strides;       // empty: all 1
+  Shape dilations;     // empty: all 1
+  Shape pads;          // empty: all 0; [begin..., end...]
   std::string auto_pad = "NOTSET";
   bool ceil_mode = false;
 };
@@ -38,7 +40,7 @@ Result<WindowAttrs> read_window_attrs(const Node& node);
 
 // A window resolved against a concrete input.
 struct Window {
-  std::vector<int64_t> in, kernel, stride, dilation, pad_begin, pad_end, out;
+  Shape in, kernel, stride, dilation, pad_begin, pad_end, out;
   size_t rank() const { return in.size(); }
   int64_t in_size() const;
   int64_t out_size() const;
@@ -47,13 +49,12 @@ struct Window {
 
 // Resolves the output size of a forward window (Conv, pooling). ceil_mode (pooling) keeps
 // PyTorch's rule that the last window must start inside the input or its begin padding.
-Result<Window> resolve_window(const WindowAttrs& a, const std::vector<int64_t>& in_spatial,
-                              const std::vector<int64_t>& kernel);
+Result<Window> resolve_window(const WindowAttrs& a, const Shape& in_spatial, const Shape& kernel);
 
 // The same rule on declared dimensions, for static inference; unknown inputs give unknown
 // outputs.
 std::vector<Dim> infer_window_dims(const WindowAttrs& a, const std::vector<Dim>& in_spatial,
-                                   const std::vector<int64_t>& kernel);
+                                   const Shape& kernel);
 
 // col[(c * K + k) * P + p] = x[c][in position of kernel offset k at output position p], or
 // `pad` outside the input. K = w.kernel_size(), P = w.out_size().
@@ -147,9 +148,9 @@ Status infer_conv_like(InferContext& ctx, DType out_dtype, size_t w_index = 1);
 // one channel of the input positions it covers, and how many of its taps fall inside the
 // input or its padding (AveragePool's count_include_pad divisor).
 struct PoolPlan {
-  std::vector<int64_t> start;  // out_size + 1 offsets into taps
-  std::vector<int64_t> taps;
-  std::vector<int64_t> padded_count;
+  Shape start;  // out_size + 1 offsets into taps
+  Shape taps;
+  Shape padded_count;
 };
 PoolPlan make_pool_plan(const Window& w);
 

@@ -182,7 +182,7 @@ Status resize_into(KernelContext& ctx, const ResizeParams& p, const Tensor& x,
     axes[d] = axis_taps(p, x.dim(static_cast<int64_t>(d)), out[d], scales[d], rs, re);
   }
   RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), out));
-  const std::vector<int64_t> in_stride = contiguous_strides(x.shape());
+  const Shape in_stride = contiguous_strides(x.shape());
   const bool handled = visit_dtype(kNumericTypes, x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
@@ -298,7 +298,7 @@ Result<ResizeTarget> resize_target(const Shape& in, const std::vector<double>* s
     return t;
   }
   RECUR_RETURN_IF_ERROR(checked_numel(*sizes, "sizes").status());
-  t.out = over_all_axes(*sizes, o.axes, r, in);
+  t.out = over_all_axes(*sizes, o.axes, r, in.to_vector());
   for (size_t d = 0; d < r; ++d) {
     t.scales.push_back(in[d] > 0 ? static_cast<double>(t.out[d]) / static_cast<double>(in[d])
                                  : 1.0);

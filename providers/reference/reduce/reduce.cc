@@ -35,13 +35,12 @@ struct Plan {
   Shape keep;     // x's shape with 1 at every reduced axis
   Shape out;      // `keep`, or without the reduced axes when keepdims=0
   int64_t count;  // elements per output element
-  std::vector<bool> reduced;
+  SmallVector<bool, 8> reduced;
 };
 
-Result<Plan> make_plan(const Shape& in, std::vector<int64_t> axes, bool all_if_empty,
-                       bool keepdims) {
+Result<Plan> make_plan(const Shape& in, const Shape& axes, bool all_if_empty, bool keepdims) {
   const auto rank = static_cast<int64_t>(in.size());
-  std::vector<bool> reduced(in.size(), false);
+  SmallVector<bool, 8> reduced(in.size(), false);
   if (axes.empty() && all_if_empty) {
     reduced.assign(in.size(), true);
   }
@@ -65,6 +64,17 @@ Result<Plan> make_plan(const Shape& in, std::vector<int64_t> axes, bool all_if_e
   return p;
 }
 
+// The accumulators, kept by each thread from run to run so that a reduction of a shape seen
+// before allocates nothing (they grow to the largest output the thread has reduced to).
+std::vector<double>& thread_acc() {
+  thread_local std::vector<double> acc;
+  return acc;
+}
+std::vector<double>& thread_max() {
+  thread_local std::vector<double> mx;
+  return mx;
+}
+
 // Floating types: accumulate in double.
 template <class T>
 Status reduce_float(Reduction op, const Tensor& x, const Plan& p, Tensor& y) {
@@ -76,7 +86,8 @@ Status reduce_float(Reduction op, const Tensor& x, const Plan& p, Tensor& y) {
     });
   };
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> acc(n, 0.0);
+  std::vector<double>& acc = thread_acc();
+  acc.assign(n, 0.0);
   switch (op) {
     case Reduction::kSum:
     case Reduction::kMean:
@@ -103,7 +114,8 @@ Status reduce_float(Reduction op, const Tensor& x, const Plan& p, Tensor& y) {
       each([&](size_t o, double v) { acc[o] = nan_min(acc[o], v); });
       break;
     case Reduction::kLogSumExp: {
-      std::vector<double> mx(n, -inf);
+      std::vector<double>& mx = thread_max();
+      mx.assign(n, -inf);
       each([&](size_t o, double v) { mx[o] = nan_max(mx[o], v); });
       // An infinite (or NaN) maximum is the result; exp(x - max) would give NaN.
       each([&](size_t o, double v) {
@@ -161,7 +173,8 @@ Status reduce_int(Reduction op, const Tensor& x, const Plan& p, Tensor& y) {
     return ok_status();
   }
   // Modulo 2^64, sign-extended: the low bits are the wrapped result in T.
-  std::vector<uint64_t> acc(n, op == Reduction::kProd ? 1u : 0u);
+  thread_local std::vector<uint64_t> acc;  // kept from run to run
+  acc.assign(n, op == Reduction::kProd ? 1u : 0u);
   auto u = [](T v) {
     return static_cast<uint64_t>(
         static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(v));
@@ -200,12 +213,12 @@ Status reduce_int(Reduction op, const Tensor& x, const Plan& p, Tensor& y) {
 
 class ReduceKernel final : public Kernel {
  public:
-  ReduceKernel(Reduction op, std::optional<std::vector<int64_t>> axes, bool keepdims, bool noop)
+  ReduceKernel(Reduction op, std::optional<Shape> axes, bool keepdims, bool noop)
       : op_(op), axes_(std::move(axes)), keepdims_(keepdims), noop_(noop) {}
 
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
-    std::vector<int64_t> axes;
+    Shape axes;
     if (axes_) {
       axes = *axes_;
     } else if (const Tensor* a = ctx.input(1)) {
@@ -239,7 +252,7 @@ class ReduceKernel final : public Kernel {
 
  private:
   Reduction op_;
-  std::optional<std::vector<int64_t>> axes_;  // nullopt: from input 1
+  std::optional<Shape> axes_;  // nullopt: from input 1
   bool keepdims_;
   bool noop_;
 };

@@ -192,7 +192,7 @@ struct RunGeometry {
 
 // Each batch row's length, from sequence_lens or S for all.
 struct SequenceLengths {
-  std::vector<int64_t> lens;
+  SmallVector<int64_t, 64> lens;  // no heap up to batch 64: read on every run
   int64_t max_len = 0;
   bool all_full = true;
 };
@@ -238,17 +238,52 @@ Status allocate_outputs(KernelContext& ctx, const RunGeometry& g, DType dtype, b
   return ok_status();
 }
 
+// The workspace's memory, which each thread keeps from run to run so that a run of a shape it
+// has run before allocates nothing. A buffer over kKeepBytes is given back after the run: a
+// long sequence's projected inputs should not stay resident between runs.
+template <class C>
+struct WorkspaceStore {
+  static constexpr size_t kKeepBytes = size_t{16} << 20;
+  // Not zeroed: every part is written before it is read. Zeroing a long sequence's projected
+  // inputs took tens of milliseconds that a cancellation could not interrupt.
+  std::unique_ptr<C[]> buffer;
+  size_t capacity = 0;  // elements of buffer
+  std::vector<const C*> xw_rows;
+  std::vector<uint8_t> active;
+  bool in_use = false;
+};
+
+template <class C>
+WorkspaceStore<C>& thread_workspace_store() {
+  thread_local WorkspaceStore<C> store;
+  return store;
+}
+
 // One workspace for the run: X in the compute type (16-bit floats only), the input projection
 // of one direction, the states and the step's scratch, in one allocation.
 template <class C>
 struct Workspace {
-  // Not zeroed: every part is written before it is read. Zeroing a long sequence's projected
-  // inputs took tens of milliseconds that a cancellation could not interrupt.
-  std::unique_ptr<C[]> buffer;
+  Workspace() {
+    WorkspaceStore<C>& t = thread_workspace_store<C>();
+    store = t.in_use ? &own : &t;  // nested on one thread (not expected): a store of its own
+    store->in_use = true;
+  }
+  ~Workspace() {
+    store->in_use = false;
+    if (store->capacity * sizeof(C) > WorkspaceStore<C>::kKeepBytes) {
+      store->buffer.reset();
+      store->capacity = 0;
+    }
+  }
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  WorkspaceStore<C> own;
+  WorkspaceStore<C>* store;
   MemoryReservation counted;  // the buffer, against the run's memory limit
-  // What the step reads per batch row (StepArgs::xw_rows and active).
-  std::vector<const C*> xw_rows;
-  std::vector<uint8_t> active;
+  // What the step reads per batch row (StepArgs::xw_rows and active): store's.
+  std::vector<const C*>& xw_rows() { return store->xw_rows; }
+  std::vector<uint8_t>& active() { return store->active; }
   C* xc = nullptr;
   C* xw = nullptr;
   C* h = nullptr;
@@ -260,25 +295,32 @@ struct Workspace {
 template <class C>
 Status allocate_workspace(KernelContext& ctx, const RunGeometry& g, int64_t x_size, int64_t xw_size,
                           Workspace<C>* ws) {
+  static const std::string kWhat = "the RNN workspace";  // built once, not per run
   const int64_t N = g.N, H = g.H, GH = g.GH;
-  ws->xw_rows.assign(static_cast<size_t>(N), nullptr);
-  ws->active.assign(static_cast<size_t>(N), 0);
+  ws->xw_rows().assign(static_cast<size_t>(N), nullptr);
+  ws->active().assign(static_cast<size_t>(N), 0);
   const auto n = static_cast<size_t>(x_size + xw_size + N * H * (g.lstm ? 2 : 1) + N * GH + N * H);
   if (n > SIZE_MAX / sizeof(C)) {
     return ctx.error(ErrorCode::kInvalidArgument,
                      "the workspace for T=" + std::to_string(g.S) + " is too large");
   }
-  if (Status st = ws->counted.grow(n * sizeof(C), "the RNN workspace"); !st.ok()) {
+  if (Status st = ws->counted.grow(n * sizeof(C), kWhat); !st.ok()) {
     return ctx.error(st.code(), st.message());
   }
-  try {
-    ws->buffer.reset(new C[n]);
-  } catch (const std::exception&) {  // bad_alloc
-    return ctx.error(ErrorCode::kInvalidArgument,
-                     "cannot allocate the workspace for T=" + std::to_string(g.S) +
-                         ", N=" + std::to_string(N) + ", hidden_size=" + std::to_string(H));
+  WorkspaceStore<C>& store = *ws->store;
+  if (n > store.capacity) {
+    try {
+      store.buffer.reset();
+      store.capacity = 0;
+      store.buffer.reset(new C[n]);
+      store.capacity = n;
+    } catch (const std::exception&) {  // bad_alloc
+      return ctx.error(ErrorCode::kInvalidArgument,
+                       "cannot allocate the workspace for T=" + std::to_string(g.S) +
+                           ", N=" + std::to_string(N) + ", hidden_size=" + std::to_string(H));
+    }
   }
-  ws->xc = ws->buffer.get();
+  ws->xc = store.buffer.get();
   ws->xw = ws->xc + x_size;
   ws->h = ws->xw + xw_size;
   ws->c = ws->h + N * H;
@@ -338,7 +380,7 @@ void load_initial_state(const RunGeometry& g, int64_t d, const T* h0, const T* c
 // Y_h and Y_c of direction d: the state after each sequence's last valid step; zeros for a
 // length of 0.
 template <class T, class C>
-void write_final_state(const RunGeometry& g, int64_t d, const std::vector<int64_t>& lens,
+void write_final_state(const RunGeometry& g, int64_t d, const SmallVector<int64_t, 64>& lens,
                        const C* h, const C* c, T* yh_data, T* yc_data) {
   const int64_t N = g.N, H = g.H;
   for (int64_t n = 0; n < N; ++n) {
@@ -577,8 +619,8 @@ Status RnnKernel::run_direction(const KernelContext& ctx, const RunGeometry& g, 
   args.dir = static_cast<int>(d);
   args.batch = N;
   args.hidden = H;
-  args.xw_rows = ws.xw_rows.data();
-  args.active = ws.active.data();
+  args.xw_rows = ws.xw_rows().data();
+  args.active = ws.active().data();
   args.rt = wv.rt + d * H * GH;
   args.rbh = wv.rbh ? wv.rbh + d * H : nullptr;
   args.p = wv.p ? wv.p + d * 3 * H : nullptr;
@@ -589,19 +631,19 @@ Status RnnKernel::run_direction(const KernelContext& ctx, const RunGeometry& g, 
 
   // Step s reads time s of each sequence going forward, and time len-1-s going backward,
   // so that the reverse direction starts from each sequence's own last valid step.
-  const std::vector<int64_t>& lens = sl.lens;
+  const auto& lens = sl.lens;
   for (int64_t s = 0; s < sl.max_len; ++s) {
     RECUR_RETURN_IF_ERROR(ctx.check_cancelled("time step", s));
     for (int64_t n = 0; n < N; ++n) {
       const int64_t len = lens[static_cast<size_t>(n)];
       const bool on = s < len;
-      ws.active[static_cast<size_t>(n)] = on;
+      ws.active()[static_cast<size_t>(n)] = on;
       if (!on) {
-        ws.xw_rows[static_cast<size_t>(n)] = nullptr;
+        ws.xw_rows()[static_cast<size_t>(n)] = nullptr;
         continue;
       }
       const int64_t t = reverse ? len - 1 - s : s;
-      ws.xw_rows[static_cast<size_t>(n)] = ws.xw + g.x_row(t, n) * GH;
+      ws.xw_rows()[static_cast<size_t>(n)] = ws.xw + g.x_row(t, n) * GH;
     }
     if constexpr (std::is_same_v<C, float>) {
       ops_.step_float(args);
@@ -610,7 +652,7 @@ Status RnnKernel::run_direction(const KernelContext& ctx, const RunGeometry& g, 
     }
     if (!yd) continue;
     for (int64_t n = 0; n < N; ++n) {
-      if (!ws.active[static_cast<size_t>(n)]) continue;
+      if (!ws.active()[static_cast<size_t>(n)]) continue;
       const int64_t len = lens[static_cast<size_t>(n)];
       const int64_t t = reverse ? len - 1 - s : s;
       T* dst = yd + g.y_at(t, d, n);

@@ -66,8 +66,8 @@ class CenterCropPadKernel final : public Kernel {
       in_at[d] = in[d] > o ? (in[d] - o) / 2 : 0;
       out_at[d] = o > in[d] ? (o - in[d]) / 2 : 0;
     }
-    const std::vector<int64_t> in_strides = contiguous_strides(in);
-    const std::vector<int64_t> out_strides = contiguous_strides(*out_shape);
+    const Shape in_strides = contiguous_strides(in);
+    const Shape out_strides = contiguous_strides(*out_shape);
     const auto* src = static_cast<const char*>(x->raw_data());
     auto* dst = static_cast<char*>(y->raw_data());
     // One row (the last dimension of the box) at a time.

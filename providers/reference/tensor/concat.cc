@@ -16,7 +16,7 @@ class ConcatKernel final : public Kernel {
   explicit ConcatKernel(int64_t axis) : axis_(axis) {}
 
   Status run(KernelContext& ctx) const override {
-    std::vector<const Tensor*> ins;
+    SmallVector<const Tensor*, 16> ins;  // most Concats join a few inputs: no heap
     for (size_t i = 0; i < ctx.num_inputs(); ++i) {
       RECUR_ASSIGN_OR_RETURN(const Tensor* t, required_input(ctx, i));
       ins.push_back(t);

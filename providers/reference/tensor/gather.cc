@@ -20,17 +20,28 @@ class GatherKernel final : public Kernel {
     auto axis = normalize_axis(axis_, data->rank(), "axis");
     if (!axis.ok()) return axis.status().with_context(ctx.node().describe());
     const auto ax = static_cast<size_t>(*axis);
-    auto idx = read_int_values(*indices, "indices");
-    if (!idx.ok()) return idx.status().with_context(ctx.node().describe());
+    // The indices are read in place (an embedding lookup has one per token): no copy.
+    if (!indices->is_cpu() ||
+        (indices->dtype() != DType::kInt64 && indices->dtype() != DType::kInt32)) {
+      return ctx.error(ErrorCode::kInvalidArgument,
+                       "indices must be int64 or int32 on the host, not " +
+                           std::string(dtype_name(indices->dtype())));
+    }
+    const bool i64 = indices->dtype() == DType::kInt64;
+    const void* iraw = indices->raw_data();
+    auto index_at = [&](int64_t j) -> int64_t {
+      return i64 ? static_cast<const int64_t*>(iraw)[j] : static_cast<const int32_t*>(iraw)[j];
+    };
     const int64_t dim = data->shape()[ax];
-    for (int64_t& i : *idx) {
+    const int64_t n = indices->numel();
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t i = index_at(j);
       if (i < -dim || i >= dim) {
         return ctx.error(ErrorCode::kOutOfRange,
                          "index " + std::to_string(i) + " is out of range for axis " +
                              std::to_string(*axis) + " of size " + std::to_string(dim) +
                              " (data shape " + shape_to_string(data->shape()) + ")");
       }
-      if (i < 0) i += dim;
     }
     Shape out_shape(data->shape().begin(), data->shape().begin() + *axis);
     out_shape.insert(out_shape.end(), indices->shape().begin(), indices->shape().end());
@@ -43,11 +54,11 @@ class GatherKernel final : public Kernel {
     if (block == 0) return ok_status();
     const auto* src = static_cast<const char*>(data->raw_data());
     auto* dst = static_cast<char*>(out->raw_data());
-    const auto n = static_cast<int64_t>(idx->size());
     for (int64_t o = 0; o < outer; ++o) {
       const char* slab = src + static_cast<size_t>(o * dim) * block;
       for (int64_t j = 0; j < n; ++j) {
-        std::memcpy(dst, slab + static_cast<size_t>((*idx)[static_cast<size_t>(j)]) * block, block);
+        const int64_t i = index_at(j);
+        std::memcpy(dst, slab + static_cast<size_t>(i < 0 ? i + dim : i) * block, block);
         dst += block;
       }
     }

@@ -15,16 +15,17 @@ class GatherElementsKernel final : public Kernel {
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* data, required_input(ctx, 0));
     RECUR_ASSIGN_OR_RETURN(const Tensor* indices, required_input(ctx, 1));
-    auto idx = read_int_values(*indices, "indices");
-    if (!idx.ok()) return idx.status().with_context(ctx.node().describe());
-    auto offsets = element_offsets(data->shape(), indices->shape(), *idx, axis_);
-    if (!offsets.ok()) return offsets.status().with_context(ctx.node().describe());
+    // Kept by each thread from run to run: a repeated shape allocates nothing.
+    thread_local std::vector<int64_t> idx, offsets;
+    Status st = read_int_values_into(*indices, "indices", idx);
+    if (st.ok()) st = element_offsets(data->shape(), indices->shape(), idx, axis_, offsets);
+    if (!st.ok()) return st.with_context(ctx.node().describe());
     RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, data->dtype(), indices->shape()));
     visit_element_size(dtype_size(data->dtype()), [&](auto tag) {
       using U = typename decltype(tag)::type;
       const U* src = static_cast<const U*>(data->raw_data());
       U* dst = static_cast<U*>(out->raw_data());
-      for (size_t n = 0; n < offsets->size(); ++n) dst[n] = src[(*offsets)[n]];
+      for (size_t n = 0; n < offsets.size(); ++n) dst[n] = src[offsets[n]];
     });
     return ok_status();
   }

@@ -3,8 +3,10 @@
 // as input 3. Modes: constant, reflect, edge, wrap. A negative pad crops; cropping happens
 // before the padding, so reflect and edge repeat the values that remain.
 #include <cstring>
+#include <tuple>
 
 #include "providers/reference/common/dispatch.h"
+#include "providers/reference/common/last_plan.h"
 #include "providers/reference/common/util.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
@@ -23,10 +25,12 @@ Result<PadMode> parse_mode(const std::string& s) {
   return invalid_model("unknown mode '" + s + "' (constant, reflect, edge or wrap)");
 }
 
+// Begin and end pads of every axis: up to rank 8 without the heap.
+using FullPads = SmallVector<int64_t, 16>;
+
 // Full-rank begin and end pads from `pads` and optional `axes`.
-Result<std::vector<int64_t>> full_pads(size_t rank, const std::vector<int64_t>& pads,
-                                       const std::optional<std::vector<int64_t>>& axes) {
-  std::vector<int64_t> ax;
+Result<FullPads> full_pads(size_t rank, const Shape& pads, const std::optional<Shape>& axes) {
+  Shape ax;
   if (axes) {
     for (int64_t a : *axes) {
       RECUR_ASSIGN_OR_RETURN(int64_t n, normalize_axis(a, static_cast<int64_t>(rank), "axis"));
@@ -40,7 +44,7 @@ Result<std::vector<int64_t>> full_pads(size_t rank, const std::vector<int64_t>& 
                             std::to_string(2 * ax.size()) + " entries (a begin and an end for " +
                             std::to_string(ax.size()) + " axes)");
   }
-  std::vector<int64_t> full(2 * rank, 0);
+  FullPads full(2 * rank, 0);
   for (size_t i = 0; i < ax.size(); ++i) {
     full[static_cast<size_t>(ax[i])] = pads[i];
     full[rank + static_cast<size_t>(ax[i])] = pads[ax.size() + i];
@@ -73,8 +77,7 @@ int64_t pad_source(PadMode mode, int64_t j, int64_t m) {
   return -1;
 }
 
-Result<PadPlan> plan_pad(const Shape& in, const std::vector<int64_t>& pads, PadMode mode,
-                         DType dtype) {
+Result<PadPlan> plan_pad(const Shape& in, const FullPads& pads, PadMode mode, DType dtype) {
   const size_t rank = in.size();
   PadPlan p;
   p.out_shape.resize(rank);
@@ -82,7 +85,7 @@ Result<PadPlan> plan_pad(const Shape& in, const std::vector<int64_t>& pads, PadM
   for (size_t d = 0; d < rank; ++d) {
     const int64_t n = in[d], pb = pads[d], pe = pads[rank + d];
     if (pb < -n || pe < -n || (pb < 0 && pe < 0 && -pb > n + pe)) {
-      return invalid_argument("pads " + ints_to_string(pads) + " crop more than the " +
+      return invalid_argument("pads " + ints_to_string(pads.to_vector()) + " crop more than the " +
                               std::to_string(n) + " elements of dimension " + std::to_string(d));
     }
     const int64_t lo = pb < 0 ? -pb : 0;            // first input index kept
@@ -90,7 +93,7 @@ Result<PadPlan> plan_pad(const Shape& in, const std::vector<int64_t>& pads, PadM
     const int64_t before = pb > 0 ? pb : 0, after = pe > 0 ? pe : 0;
     int64_t out = 0;
     if (__builtin_add_overflow(m, before, &out) || __builtin_add_overflow(out, after, &out)) {
-      return out_of_range("pads " + ints_to_string(pads) + " overflow dimension " +
+      return out_of_range("pads " + ints_to_string(pads.to_vector()) + " overflow dimension " +
                           std::to_string(d));
     }
     if (m == 0 && out > 0 && mode != PadMode::kConstant) {
@@ -128,10 +131,10 @@ void pad_copy(const U* in, U* out, const Shape& in_shape, const PadPlan& p, U fi
     out[0] = in[0];
     return;
   }
-  const std::vector<int64_t> strides = contiguous_strides(in_shape);
+  const Shape strides = contiguous_strides(in_shape);
   const auto& inner_map = p.maps[rank - 1];
   const int64_t inner = p.out_shape[rank - 1];
-  std::vector<int64_t> idx(rank, 0);
+  Shape idx(rank, 0);
   for (int64_t o = 0; o < total; o += inner) {
     int64_t base = 0;
     bool valid = true;
@@ -176,8 +179,8 @@ class PadKernel final : public Kernel {
 
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
-    std::vector<int64_t> pads;
-    std::optional<std::vector<int64_t>> axes;
+    Shape pads;
+    std::optional<Shape> axes;
     uint64_t fill = 0;
     if (pads_) {
       pads = *pads_;
@@ -202,15 +205,17 @@ class PadKernel final : public Kernel {
     }
     auto full = full_pads(x->shape().size(), pads, axes);
     if (!full.ok()) return full.status().with_context(ctx.node().describe());
-    auto plan = plan_pad(x->shape(), *full, mode_, x->dtype());
+    auto plan = plan_.get(std::make_tuple(x->shape(), *full, x->dtype()),
+                          [&] { return plan_pad(x->shape(), *full, mode_, x->dtype()); });
     if (!plan.ok()) return plan.status().with_context(ctx.node().describe());
-    RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), plan->out_shape));
+    const PadPlan& p = **plan;
+    RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), p.out_shape));
     visit_element_size(dtype_size(x->dtype()), [&](auto tag) {
       using U = typename decltype(tag)::type;
       U f;
       std::memcpy(&f, &fill, sizeof(U));
       pad_copy(static_cast<const U*>(x->raw_data()), static_cast<U*>(out->raw_data()), x->shape(),
-               *plan, f);
+               p, f);
     });
     return ok_status();
   }
@@ -219,6 +224,8 @@ class PadKernel final : public Kernel {
   PadMode mode_;
   std::optional<std::vector<int64_t>> pads_;  // the attribute, before opset 11
   double value_;
+  // The last run's plan, by input shape, pads and dtype.
+  LastPlan<std::tuple<Shape, FullPads, DType>, PadPlan> plan_;
 };
 
 struct PadAttrs {

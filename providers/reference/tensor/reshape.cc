@@ -8,7 +8,7 @@
 
 namespace recur::reference {
 
-Result<Shape> reshape_shape(const Shape& in, const std::vector<int64_t>& spec, bool allowzero) {
+Result<Shape> reshape_shape(const Shape& in, const Shape& spec, bool allowzero) {
   Shape out(spec.size());
   int infer_at = -1;
   bool has_zero = false;
@@ -69,12 +69,12 @@ namespace {
 
 class ReshapeKernel final : public Kernel {
  public:
-  ReshapeKernel(std::optional<std::vector<int64_t>> spec, bool allowzero)
+  ReshapeKernel(std::optional<Shape> spec, bool allowzero)
       : spec_(std::move(spec)), allowzero_(allowzero) {}
 
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
-    std::vector<int64_t> spec;
+    Shape spec;
     if (spec_) {
       spec = *spec_;
     } else {
@@ -93,7 +93,7 @@ class ReshapeKernel final : public Kernel {
   }
 
  private:
-  std::optional<std::vector<int64_t>> spec_;  // known at compile time
+  std::optional<Shape> spec_;  // known at compile time
   bool allowzero_;
 };
 

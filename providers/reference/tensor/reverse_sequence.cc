@@ -40,7 +40,7 @@ class ReverseSequenceKernel final : public Kernel {
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), x->shape()));
     if (x->numel() == 0) return ok_status();
-    const std::vector<int64_t> strides = contiguous_strides(x->shape());
+    const Shape strides = contiguous_strides(x->shape());
     const size_t esize = dtype_size(x->dtype());
     const size_t block = static_cast<size_t>(strides[1]) * esize;  // one (step, batch) entry
     const auto* src = static_cast<const char*>(x->raw_data());

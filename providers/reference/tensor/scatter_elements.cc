@@ -31,13 +31,14 @@ class ScatterElementsKernel final : public Kernel {
                        "updates " + shape_to_string(updates->shape()) + " and indices " +
                            shape_to_string(indices->shape()) + " differ in shape");
     }
-    auto idx = read_int_values(*indices, "indices");
-    if (!idx.ok()) return idx.status().with_context(ctx.node().describe());
-    auto offsets = element_offsets(data->shape(), indices->shape(), *idx, axis_);
-    if (!offsets.ok()) return offsets.status().with_context(ctx.node().describe());
+    // Kept by each thread from run to run: a repeated shape allocates nothing.
+    thread_local std::vector<int64_t> idx, offsets;
+    Status st = read_int_values_into(*indices, "indices", idx);
+    if (st.ok()) st = element_offsets(data->shape(), indices->shape(), idx, axis_, offsets);
+    if (!st.ok()) return st.with_context(ctx.node().describe());
     RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, data->dtype(), data->shape()));
     std::memcpy(out->raw_data(), data->raw_data(), data->nbytes());
-    if (!scatter_apply(reduction_, *updates, *out, *offsets, 1)) {
+    if (!scatter_apply(reduction_, *updates, *out, offsets, 1)) {
       return ctx.error(ErrorCode::kNotImplemented,
                        "dtype " + std::string(dtype_name(data->dtype())) + " is not supported");
     }

@@ -11,13 +11,13 @@ namespace recur::reference {
 namespace {
 
 struct SliceArgs {
-  std::vector<int64_t> starts, ends;
-  std::optional<std::vector<int64_t>> axes, steps;
+  Shape starts, ends;
+  std::optional<Shape> axes, steps;
 };
 
 // For each input dimension: the first index read, the step, and the output size.
 struct SlicePlan {
-  std::vector<int64_t> first, step;
+  Shape first, step;
   Shape out_shape;
 };
 
@@ -46,7 +46,7 @@ AxisSlice slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step) {
 }
 
 // The axes each (start, end, step) applies to, normalised and checked.
-Result<std::vector<int64_t>> slice_axes(const SliceArgs& a, size_t rank) {
+Result<Shape> slice_axes(const SliceArgs& a, size_t rank) {
   const size_t n = a.starts.size();
   if (a.ends.size() != n) {
     return invalid_argument("starts " + ints_to_string(a.starts) + " and ends " +
@@ -56,13 +56,13 @@ Result<std::vector<int64_t>> slice_axes(const SliceArgs& a, size_t rank) {
     return invalid_argument("steps " + ints_to_string(*a.steps) + " and starts " +
                             ints_to_string(a.starts) + " differ in length");
   }
-  std::vector<int64_t> axes(n);
+  Shape axes(n);
   if (a.axes) {
     if (a.axes->size() != n) {
       return invalid_argument("axes " + ints_to_string(*a.axes) + " and starts " +
                               ints_to_string(a.starts) + " differ in length");
     }
-    std::vector<bool> seen(rank, false);
+    SmallVector<bool, 8> seen(rank, false);
     for (size_t i = 0; i < n; ++i) {
       RECUR_ASSIGN_OR_RETURN(axes[i],
                              normalize_axis((*a.axes)[i], static_cast<int64_t>(rank), "axis"));
@@ -86,8 +86,8 @@ Result<std::vector<int64_t>> slice_axes(const SliceArgs& a, size_t rank) {
 }
 
 Result<SlicePlan> plan_slice(const Shape& in, const SliceArgs& a) {
-  RECUR_ASSIGN_OR_RETURN(std::vector<int64_t> axes, slice_axes(a, in.size()));
-  SlicePlan p{std::vector<int64_t>(in.size(), 0), std::vector<int64_t>(in.size(), 1), in};
+  RECUR_ASSIGN_OR_RETURN(Shape axes, slice_axes(a, in.size()));
+  SlicePlan p{Shape(in.size(), 0), Shape(in.size(), 1), in};
   for (size_t i = 0; i < axes.size(); ++i) {
     const auto ax = static_cast<size_t>(axes[i]);
     const AxisSlice s =
@@ -130,8 +130,8 @@ class SliceKernel final : public Kernel {
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), plan->out_shape));
     if (out->numel() == 0) return ok_status();
-    const std::vector<int64_t> in_strides = contiguous_strides(x->shape());
-    std::vector<int64_t> strides(in_strides.size());
+    const Shape in_strides = contiguous_strides(x->shape());
+    Shape strides(in_strides.size());
     int64_t offset = 0;
     for (size_t d = 0; d < strides.size(); ++d) {
       // A dimension of output size 1 never advances: its step (INT64_MAX, say) is not used, and

@@ -11,8 +11,8 @@ namespace recur::reference {
 namespace {
 
 // Which dimensions the axes name, after checking for duplicates.
-Result<std::vector<bool>> squeeze_mask(size_t rank, const std::vector<int64_t>& axes) {
-  std::vector<bool> drop(rank, false);
+Result<SmallVector<bool, 8>> squeeze_mask(size_t rank, const Shape& axes) {
+  SmallVector<bool, 8> drop(rank, false);
   for (int64_t a : axes) {
     RECUR_ASSIGN_OR_RETURN(int64_t ax, normalize_axis(a, static_cast<int64_t>(rank), "axis"));
     if (drop[static_cast<size_t>(ax)]) {
@@ -25,14 +25,14 @@ Result<std::vector<bool>> squeeze_mask(size_t rank, const std::vector<int64_t>& 
 }
 
 // No axes, or an empty list (as ONNX Runtime reads it), squeezes every dimension of size 1.
-Result<Shape> squeeze_shape(const Shape& in, const std::optional<std::vector<int64_t>>& axes) {
+Result<Shape> squeeze_shape(const Shape& in, const std::optional<Shape>& axes) {
   Shape out;
   if (!axes || axes->empty()) {
     for (int64_t d : in)
       if (d != 1) out.push_back(d);
     return out;
   }
-  RECUR_ASSIGN_OR_RETURN(std::vector<bool> drop, squeeze_mask(in.size(), *axes));
+  RECUR_ASSIGN_OR_RETURN(auto drop, squeeze_mask(in.size(), *axes));
   for (size_t i = 0; i < in.size(); ++i) {
     if (!drop[i]) {
       out.push_back(in[i]);
@@ -51,7 +51,7 @@ class SqueezeKernel final : public Kernel {
 
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
-    std::optional<std::vector<int64_t>> axes = axes_;
+    std::optional<Shape> axes = axes_;
     if (ctx.node().opset >= 13) {
       RECUR_ASSIGN_OR_RETURN(axes, optional_int_input(ctx, 1, "axes"));
     }
@@ -61,7 +61,7 @@ class SqueezeKernel final : public Kernel {
   }
 
  private:
-  std::optional<std::vector<int64_t>> axes_;  // the attribute, before opset 13
+  std::optional<Shape> axes_;  // the attribute, before opset 13
 };
 
 Result<std::unique_ptr<Kernel>> create_squeeze(CompileContext& ctx) {

@@ -43,6 +43,6 @@ void register_space_to_depth(Registrar& r);
 
 // The output shape of Reshape for input shape `in` and shape input `spec` (shared with
 // optimisation passes that fold reshapes).
-Result<Shape> reshape_shape(const Shape& in, const std::vector<int64_t>& spec, bool allowzero);
+Result<Shape> reshape_shape(const Shape& in, const Shape& spec, bool allowzero);
 
 }  // namespace recur::reference

@@ -59,8 +59,7 @@ Result<Tensor*> allocate_checked(KernelContext& ctx, size_t i, DType dtype, cons
 namespace {
 
 template <class U>
-void strided_copy_t(const U* in, U* out, const Shape& shape, const std::vector<int64_t>& st,
-                    int64_t off) {
+void strided_copy_t(const U* in, U* out, const Shape& shape, const Shape& st, int64_t off) {
   const int64_t total = shape_numel(shape);
   if (total == 0) return;
   const size_t rank = shape.size();
@@ -70,7 +69,7 @@ void strided_copy_t(const U* in, U* out, const Shape& shape, const std::vector<i
   }
   const int64_t inner = shape[rank - 1];
   const int64_t inner_stride = st[rank - 1];
-  std::vector<int64_t> idx(rank, 0);
+  Shape idx(rank, 0);
   int64_t base = off;
   for (int64_t o = 0; o < total; o += inner) {
     const U* src = in + base;
@@ -93,7 +92,7 @@ void strided_copy_t(const U* in, U* out, const Shape& shape, const std::vector<i
 }  // namespace
 
 void strided_copy(const void* in, void* out, size_t elem_size, const Shape& out_shape,
-                  const std::vector<int64_t>& in_strides, int64_t in_offset) {
+                  const Shape& in_strides, int64_t in_offset) {
   visit_element_size(elem_size, [&](auto tag) {
     using U = typename decltype(tag)::type;
     strided_copy_t(static_cast<const U*>(in), static_cast<U*>(out), out_shape, in_strides,
@@ -101,10 +100,10 @@ void strided_copy(const void* in, void* out, size_t elem_size, const Shape& out_
   });
 }
 
-void permute_copy(const Tensor& in, Tensor& out, const std::vector<int64_t>& perm) {
+void permute_copy(const Tensor& in, Tensor& out, const Shape& perm) {
   if (in.numel() == 0) return;
-  const std::vector<int64_t> in_strides = contiguous_strides(in.shape());
-  std::vector<int64_t> strides(perm.size());
+  const Shape in_strides = contiguous_strides(in.shape());
+  Shape strides(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[static_cast<size_t>(perm[i])];
   strided_copy(in.raw_data(), out.raw_data(), dtype_size(in.dtype()), out.shape(), strides, 0);
 }
@@ -166,18 +165,19 @@ Result<int64_t> read_scalar_int(const Tensor& t, const std::string& what) {
   return v;
 }
 
-Result<std::optional<std::vector<int64_t>>> optional_int_input(const KernelContext& ctx, size_t i,
-                                                               const std::string& what) {
+Result<std::optional<Shape>> optional_int_input(const KernelContext& ctx, size_t i,
+                                                const std::string& what) {
   const Tensor* t = ctx.input(i);
-  if (!t) return std::optional<std::vector<int64_t>>();
+  if (!t) return std::optional<Shape>();
   auto v = read_int_values(*t, what);
   if (!v.ok()) return v.status().with_context(ctx.node().describe());
-  return std::optional<std::vector<int64_t>>(std::move(v).value());
+  return std::optional<Shape>(std::move(v).value());
 }
 
-Result<std::vector<int64_t>> element_offsets(const Shape& data, const Shape& indices,
-                                             const std::vector<int64_t>& index_values,
-                                             int64_t axis_attr) {
+Status element_offsets(const Shape& data, const Shape& indices,
+                       std::span<const int64_t> index_values, int64_t axis_attr,
+                       std::vector<int64_t>& offsets) {
+  offsets.clear();
   if (indices.size() != data.size()) {
     return invalid_argument("indices " + shape_to_string(indices) + " and data " +
                             shape_to_string(data) + " differ in rank");
@@ -191,12 +191,12 @@ Result<std::vector<int64_t>> element_offsets(const Shape& data, const Shape& ind
                               shape_to_string(data) + " in dimension " + std::to_string(d));
     }
   }
-  if (index_values.empty()) return std::vector<int64_t>();
+  if (index_values.empty()) return ok_status();
   // Some index is in range only if data is not empty, so its strides cannot overflow.
-  const std::vector<int64_t> strides = contiguous_strides(data);
-  std::vector<int64_t> offsets(index_values.size());
+  const Shape strides = contiguous_strides(data);
+  offsets.resize(index_values.size());
   const size_t rank = data.size();
-  std::vector<int64_t> pos(rank, 0);
+  Shape pos(rank, 0);
   int64_t base = 0;  // the offset of `pos` without the axis coordinate
   const int64_t dim = rank ? data[ax] : 1;
   for (size_t n = 0; n < index_values.size(); ++n) {
@@ -216,7 +216,7 @@ Result<std::vector<int64_t>> element_offsets(const Shape& data, const Shape& ind
       pos[d] = 0;
     }
   }
-  return offsets;
+  return ok_status();
 }
 
 std::optional<std::vector<int64_t>> constant_ints(const InferContext& ctx, size_t i) {
@@ -308,7 +308,7 @@ Result<NdPlan> nd_plan(const Shape& data, const Shape& indices,
   // below are bounded by its size.
   const int64_t tuples = dims_product(indices, b, indices.size() - 1);
   const int64_t batch_stride = dims_product(data, b, data.size());
-  const std::vector<int64_t> strides = contiguous_strides(data);
+  const Shape strides = contiguous_strides(data);
   p.offsets.resize(static_cast<size_t>(count));
   for (size_t n = 0; n < p.offsets.size(); ++n) {
     int64_t off = static_cast<int64_t>(n) / tuples * batch_stride;

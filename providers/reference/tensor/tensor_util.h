@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -57,11 +58,11 @@ bool visit_element_size(size_t size, F&& f) {
 // out[i] = in[in_offset + sum_d idx_d(i) * in_strides[d]] for every element i of `out_shape`
 // in row-major order. Strides are in elements and may be zero (broadcast) or negative.
 void strided_copy(const void* in, void* out, size_t elem_size, const Shape& out_shape,
-                  const std::vector<int64_t>& in_strides, int64_t in_offset);
+                  const Shape& in_strides, int64_t in_offset);
 
 // `in` with its dimensions permuted (out dim i = in dim perm[i]) into `out`, which has the
 // permuted shape already.
-void permute_copy(const Tensor& in, Tensor& out, const std::vector<int64_t>& perm);
+void permute_copy(const Tensor& in, Tensor& out, const Shape& perm);
 
 // A one-element tensor of any numeric or bool dtype, as double / as int64 (floats truncated
 // toward zero; NaN and out-of-range values are errors).
@@ -69,14 +70,15 @@ Result<double> read_scalar_double(const Tensor& t, const std::string& what);
 Result<int64_t> read_scalar_int(const Tensor& t, const std::string& what);
 
 // Input i read as int64 values (int32 or int64); absent -> nullopt.
-Result<std::optional<std::vector<int64_t>>> optional_int_input(const KernelContext& ctx, size_t i,
-                                                               const std::string& what);
+Result<std::optional<Shape>> optional_int_input(const KernelContext& ctx, size_t i,
+                                                const std::string& what);
 
 // GatherElements / ScatterElements: for each element of `indices` (row-major), the flat offset
 // into `data` it addresses along `axis`, after checking ranks, shapes and index ranges.
-Result<std::vector<int64_t>> element_offsets(const Shape& data, const Shape& indices,
-                                             const std::vector<int64_t>& index_values,
-                                             int64_t axis);
+// Into `offsets`, whose capacity a kernel may keep from run to run.
+Status element_offsets(const Shape& data, const Shape& indices,
+                       std::span<const int64_t> index_values, int64_t axis,
+                       std::vector<int64_t>& offsets);
 
 // GatherND / ScatterND: for each index tuple (the last dimension of `indices`), the flat offset
 // of the data slice it names, the slice's element count, and the gathered shape.

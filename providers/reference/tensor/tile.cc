@@ -58,7 +58,7 @@ class TileKernel final : public Kernel {
     if (out->numel() == 0) return ok_status();
     // The output is the input broadcast to [r0, d0, r1, d1, ...] with zero strides along the
     // repeat dimensions; that shape's row-major order is exactly the output's.
-    const std::vector<int64_t> in_strides = contiguous_strides(x->shape());
+    const Shape in_strides = contiguous_strides(x->shape());
     Shape view;
     std::vector<int64_t> strides;
     for (size_t d = 0; d < x->shape().size(); ++d) {

@@ -72,8 +72,10 @@ class TopKKernel final : public Kernel {
       const T* src = x->data<T>();
       T* vo = values->data<T>();
       int64_t* io = indices->data<int64_t>();
-      std::vector<int64_t> order(static_cast<size_t>(dim));
-      std::vector<C> row(static_cast<size_t>(dim));
+      thread_local std::vector<int64_t> order;  // kept from run to run
+      thread_local std::vector<C> row;
+      order.resize(static_cast<size_t>(dim));
+      row.resize(static_cast<size_t>(dim));
       const bool largest = largest_;
       auto before = [&](int64_t a, int64_t b) {
         const C va = row[static_cast<size_t>(a)], vb = row[static_cast<size_t>(b)];

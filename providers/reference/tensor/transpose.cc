@@ -9,9 +9,8 @@ namespace recur::reference {
 
 namespace {
 
-Result<std::vector<int64_t>> resolve_perm(const std::optional<std::vector<int64_t>>& perm,
-                                          size_t rank) {
-  std::vector<int64_t> p(rank);
+Result<Shape> resolve_perm(const std::optional<Shape>& perm, size_t rank) {
+  Shape p(rank);
   if (!perm) {
     for (size_t i = 0; i < rank; ++i) p[i] = static_cast<int64_t>(rank - 1 - i);
     return p;
@@ -21,7 +20,7 @@ Result<std::vector<int64_t>> resolve_perm(const std::optional<std::vector<int64_
                             std::to_string(perm->size()) + " entries for an input of rank " +
                             std::to_string(rank));
   }
-  std::vector<bool> seen(rank, false);
+  SmallVector<bool, 8> seen(rank, false);
   for (size_t i = 0; i < rank; ++i) {
     const int64_t a = (*perm)[i];
     const int64_t ax = a < 0 ? a + static_cast<int64_t>(rank) : a;
@@ -37,7 +36,7 @@ Result<std::vector<int64_t>> resolve_perm(const std::optional<std::vector<int64_
 
 class TransposeKernel final : public Kernel {
  public:
-  explicit TransposeKernel(std::optional<std::vector<int64_t>> perm) : perm_(std::move(perm)) {}
+  explicit TransposeKernel(std::optional<Shape> perm) : perm_(std::move(perm)) {}
 
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
@@ -56,7 +55,7 @@ class TransposeKernel final : public Kernel {
   }
 
  private:
-  std::optional<std::vector<int64_t>> perm_;
+  std::optional<Shape> perm_;
 };
 
 Result<std::unique_ptr<Kernel>> create_transpose(CompileContext& ctx) {

@@ -9,9 +9,9 @@ namespace recur::reference {
 namespace {
 
 // Which output positions are new: axes are relative to the output's rank.
-Result<std::vector<bool>> unsqueeze_mask(size_t in_rank, const std::vector<int64_t>& axes) {
+Result<SmallVector<bool, 8>> unsqueeze_mask(size_t in_rank, const Shape& axes) {
   const size_t rank = in_rank + axes.size();
-  std::vector<bool> added(rank, false);
+  SmallVector<bool, 8> added(rank, false);
   for (int64_t a : axes) {
     RECUR_ASSIGN_OR_RETURN(int64_t ax, normalize_axis(a, static_cast<int64_t>(rank), "axis"));
     if (added[static_cast<size_t>(ax)]) {
@@ -23,11 +23,12 @@ Result<std::vector<bool>> unsqueeze_mask(size_t in_rank, const std::vector<int64
   return added;
 }
 
-template <class D>
-Result<std::vector<D>> unsqueeze_dims(const std::vector<D>& in, const std::vector<int64_t>& axes,
-                                      const D& one) {
-  RECUR_ASSIGN_OR_RETURN(std::vector<bool> added, unsqueeze_mask(in.size(), axes));
-  std::vector<D> out;
+// `Dims`: a Shape when running, std::vector<Dim> when inferring.
+template <class Dims>
+Result<Dims> unsqueeze_dims(const Dims& in, const Shape& axes,
+                            const typename Dims::value_type& one) {
+  RECUR_ASSIGN_OR_RETURN(auto added, unsqueeze_mask(in.size(), axes));
+  Dims out;
   size_t k = 0;
   for (bool a : added) out.push_back(a ? one : in[k++]);
   return out;
@@ -35,24 +36,24 @@ Result<std::vector<D>> unsqueeze_dims(const std::vector<D>& in, const std::vecto
 
 class UnsqueezeKernel final : public Kernel {
  public:
-  explicit UnsqueezeKernel(std::vector<int64_t> axes) : axes_(std::move(axes)) {}
+  explicit UnsqueezeKernel(Shape axes) : axes_(std::move(axes)) {}
 
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
-    std::vector<int64_t> axes = axes_;
+    Shape axes = axes_;
     if (ctx.node().opset >= 13) {
       RECUR_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 1));
       auto v = read_int_values(*a, "axes");
       if (!v.ok()) return v.status().with_context(ctx.node().describe());
       axes = std::move(v).value();
     }
-    auto out = unsqueeze_dims<int64_t>(x->shape(), axes, 1);
+    auto out = unsqueeze_dims<Shape>(x->shape(), axes, 1);
     if (!out.ok()) return out.status().with_context(ctx.node().describe());
     return ctx.set_output(0, x->reshaped(*out));
   }
 
  private:
-  std::vector<int64_t> axes_;  // the attribute, before opset 13
+  Shape axes_;  // the attribute, before opset 13
 };
 
 Result<std::unique_ptr<Kernel>> create_unsqueeze(CompileContext& ctx) {
@@ -84,7 +85,7 @@ Status infer_unsqueeze(InferContext& ctx) {
     }
     return ok_status();
   }
-  auto out = unsqueeze_dims<Dim>(*in.shape, *axes, Dim{1, {}});
+  auto out = unsqueeze_dims<std::vector<Dim>>(*in.shape, *axes, Dim{1, {}});
   if (!out.ok()) return ctx.error(out.status().message());
   ctx.set_output(0, type_with_dims(in.dtype, std::move(out).value()));
   return ok_status();

@@ -107,8 +107,8 @@ Status Executor::execute(const SubgraphPlan& plan, std::vector<Tensor>& frame,
   return ok_status();
 }
 
-Result<std::vector<Tensor>> Executor::run(const SubgraphPlan& plan, std::span<const Tensor> inputs,
-                                          const KernelContext& caller) const {
+Status Executor::run_into(const SubgraphPlan& plan, std::span<const Tensor> inputs,
+                          const KernelContext& caller, std::vector<Tensor>& out) const {
   const Graph& g = *plan.graph;
   if (inputs.size() > plan.input_slots.size()) {
     return caller.error(ErrorCode::kInvalidArgument, "subgraph '" + g.name() + "' takes " +
@@ -148,8 +148,7 @@ Result<std::vector<Tensor>> Executor::run(const SubgraphPlan& plan, std::span<co
   } else {
     RECUR_RETURN_IF_ERROR(execute(plan, frame, fa));
   }
-  std::vector<Tensor> out;
-  out.reserve(plan.output_slots.size());
+  out.clear();
   for (ValueId v : plan.output_slots) {
     Tensor& t = frame[static_cast<size_t>(v)];
     if (!t.defined()) {
@@ -163,7 +162,7 @@ Result<std::vector<Tensor>> Executor::run(const SubgraphPlan& plan, std::span<co
       out.push_back(t);
     }
   }
-  return out;
+  return ok_status();
 }
 
 }  // namespace recur

@@ -25,8 +25,8 @@ class Executor final : public SubgraphRunner {
   Status execute(const SubgraphPlan& plan, std::vector<Tensor>& frame,
                  OutputPlacer* placer = nullptr) const;
 
-  Result<std::vector<Tensor>> run(const SubgraphPlan& plan, std::span<const Tensor> inputs,
-                                  const KernelContext& caller) const override;
+  Status run_into(const SubgraphPlan& plan, std::span<const Tensor> inputs,
+                  const KernelContext& caller, std::vector<Tensor>& outputs) const override;
 
  private:
   Status run_step(const SubgraphPlan& plan, const Step& step, std::vector<Tensor>& frame,
