@@ -145,9 +145,9 @@ Result<std::unique_ptr<Kernel>> create_eltwise(const EltwiseOp& op, CompileConte
     }
   }
   RECUR_RETURN_IF_ERROR(a.status());
-  return std::unique_ptr<Kernel>(std::make_unique<EltwiseKernel>(
-      op, alpha, beta, options_of(ctx).max_threads, ctx.node().describe(),
-      options_of(ctx).small_cells));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<EltwiseKernel>(op, alpha, beta, options_of(ctx).max_threads,
+                                      ctx.node().describe(), options_of(ctx).small_cells));
 }
 
 }  // namespace

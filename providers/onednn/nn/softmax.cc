@@ -83,9 +83,9 @@ KernelFactory softmax_factory(bool log) {
     const bool coerce = ctx.opset() < 13;
     const int64_t axis = a.get_int("axis", coerce ? 1 : -1);
     RECUR_RETURN_IF_ERROR(a.status());
-    return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel>(
-        log, axis, coerce, options_of(ctx).max_threads, ctx.node().describe(),
-        options_of(ctx).small_cells));
+    return std::unique_ptr<Kernel>(
+        std::make_unique<SoftmaxKernel>(log, axis, coerce, options_of(ctx).max_threads,
+                                        ctx.node().describe(), options_of(ctx).small_cells));
   };
 }
 

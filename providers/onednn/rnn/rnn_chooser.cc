@@ -342,15 +342,16 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
   // (tools/bench/untuned_vs_tuned.py). Threads cannot pay for their handoff on a pass under
   // kSmallPassFlops (tens of microseconds: models/char_lstm_lm, crnn and rnnoise_gru ran
   // 1.5-2x slower split in two); a split of the batch (or directions) is kept unless steps
-  // are long, where pick_winner favours OpenMP too: kLongStepFlops is a step of 1 ms at the
-  // two-thread sgemm peak measured in docs/semantics.md (220 GFLOP/s), which puts lstm_med
-  // (1e8) on a split and lstm_large (1.1e9) on OpenMP, as timing did. brgemm (any) loses
+  // are long, where OpenMP's team shares each step's GEMM: from kLongStepFlops, 5e7 flops a
+  // step, OpenMP ran 1.2x faster than a split on the quiet machine of 2026-11-24 (lstm_med and
+  // lstm_peep 1e8: 28.6 against 34.7 ms; gru_lbr0/1 7.5e7: 22-23 against 27.5-28 ms), and
+  // level below (rnn_tanh 2.5e7: 7.35 against 7.1-7.9 ms). brgemm (any) loses
   // only with one row per primitive and a hidden size of 64 or more (lstm_stream, H=128:
   // 1.05x gemm's time); from two rows on, or below H=64, timing chose it
   // (models/lstm_basic, relu_rnn_stack, attention_lstm_classifier: 1.2-1.6x faster than gemm
   // at N=2-3; the one-row segments of bilstm_seqlens and packed_bilstm_tagger, H=16 and 24:
   // 1.1x).
-  constexpr double kLongStepFlops = 2.2e8;
+  constexpr double kLongStepFlops = 5e7;
   constexpr double kSmallPassFlops = 2e7;
   const double step_flops = pass_flops / static_cast<double>(std::max<int64_t>(T, 1));
   Choice& best = cands.untimed;
@@ -372,6 +373,10 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
     constexpr int64_t kRnnGemmMinRows = 16;
     best.any =
         (rows >= 2 || H < kGemmMinHidden) && !(geom_.gates() == 1 && rows >= kRnnGemmMinRows);
+    // Two directions side by side, each on its own thread with many rows: gemm. bilstm (N=16,
+    // H=256) ran 7.4 ms on ldigo against 9.3 on brgemm at 2 threads, and level at one; a
+    // batch split of lstm_med (16 rows, H=512) was the other way round (34.7 against 41.3).
+    if (D() == 2 && best.split > 1 && rows >= 16 && bucket.N == rows) best.any = false;
   }
   return cands;
 }
