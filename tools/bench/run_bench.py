@@ -166,6 +166,8 @@ def picked(notes):
     for n in notes:
         if "note: oneDNN " in n:
             return n.split("note: oneDNN ", 1)[1].strip()
+        if "note: recur's small-cell " in n:
+            return n.split("note: ", 1)[1].split(",", 1)[0].strip()
     return "chosen at the first run (dynamic shapes)"
 
 
