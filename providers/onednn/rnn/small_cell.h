@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -113,6 +114,19 @@ class SmallRnnKernel : public Kernel {
   Status walk(const KernelContext& ctx, const Io& io, const Job& j, const float* w,
               const float* bias, int64_t Gx, float* xw, Cell&& cell) const;
 
+  // A cell whose step is one product with R (LSTM, RNN): the gates xw + h.R of each block of
+  // rows, then update(gates, c, h) on each row (c null without a cell state), Y and the final
+  // states written. Its scratch: one_product_floats.
+  template <class Update>
+  Status run_one_product(const KernelContext& ctx, const Io& io, const Job& j, float* scratch,
+                         const float* w, const float* bias, const float* r, int64_t Gp, bool with_c,
+                         Update&& update) const;
+  // The gates of four rows, h (and c) of the job's rows, and a block's X.W + bias.
+  int64_t one_product_floats(int64_t rows, int64_t Gp, bool with_c) const {
+    return kRowBlock * Gp + (with_c ? 2 : 1) * rows * H_ + kLanes +
+           time_block(rows, Gp) * rows * Gp;
+  }
+
   const Node& node_;
   RnnSpec spec_;
   int max_threads_;
@@ -171,6 +185,39 @@ Status SmallRnnKernel::walk(const KernelContext& ctx, const Io& io, const Job& j
       }
     }
   }
+  return ok_status();
+}
+
+template <class Update>
+Status SmallRnnKernel::run_one_product(const KernelContext& ctx, const Io& io, const Job& j,
+                                       float* scratch, const float* w, const float* bias,
+                                       const float* r, int64_t Gp, bool with_c,
+                                       Update&& update) const {
+  const int64_t H = H_;
+  float* g = scratch;                              // [kRowBlock][Gp]: one block's gates
+  float* hs = g + kRowBlock * Gp;                  // [rows][H]
+  float* cs = with_c ? hs + j.rows * H : nullptr;  // [rows][H]
+  float* xw = hs + (with_c ? 2 : 1) * j.rows * H;  // [time_block][rows][Gp]
+  xw += (kLanes - (xw - scratch) % kLanes) % kLanes;
+  load_states(io, j, hs, cs);
+  std::array<const float*, kRowBlock> hp{};
+  std::array<float*, kRowBlock> gp{};
+  RECUR_RETURN_IF_ERROR(
+      walk(ctx, io, j, w, bias, Gp, xw,
+           [&](int64_t q0, int n, const float* const* xw_rows, const int64_t* at) {
+             for (int q = 0; q < n; ++q) {
+               hp[static_cast<size_t>(q)] = hs + (q0 + q) * H;
+               gp[static_cast<size_t>(q)] = g + q * Gp;
+             }
+             multiply_rows(n, xw_rows, hp.data(), H, r, Gp, gp.data());
+             for (int q = 0; q < n; ++q) {
+               float* h = hs + (q0 + q) * H;
+               update(g + q * Gp, cs ? cs + (q0 + q) * H : nullptr, h);
+               std::memcpy(io.y_at(at[q], j.d, j.row(io, q0 + q)), h,
+                           static_cast<size_t>(H) * sizeof(float));
+             }
+           }));
+  store_states(io, j, hs, cs);
   return ok_status();
 }
 

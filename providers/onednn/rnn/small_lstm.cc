@@ -52,10 +52,7 @@ class SmallLstmKernel final : public SmallRnnKernel {
             const Tensor* p);
 
  private:
-  // The gates of four rows, h and c of the job's rows, and X.W + bias of a block of steps.
-  int64_t job_floats(int64_t rows) const override {
-    return kRowBlock * Gp_ + 2 * rows * H_ + kLanes + time_block(rows, Gp_) * rows * Gp_;
-  }
+  int64_t job_floats(int64_t rows) const override { return one_product_floats(rows, Gp_, true); }
   Status run_job(const KernelContext& ctx, const Io& io, const Job& j,
                  float* scratch) const override;
 
@@ -92,35 +89,14 @@ void SmallLstmKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r
 
 Status SmallLstmKernel::run_job(const KernelContext& ctx, const Io& io, const Job& j,
                                 float* scratch) const {
-  const int64_t H = H_, Gp = Gp_;
   const DirWeights& dw = dirs_[static_cast<size_t>(j.d)];
-  const float* r = static_cast<const float*>(dw.r->data);
   const float* peep = dw.peep.empty() ? nullptr : dw.peep.data();
-  float* g = scratch;              // [kRowBlock][Gp]: one block's gates
-  float* hs = g + kRowBlock * Gp;  // [rows][H]
-  float* cs = hs + j.rows * H;     // [rows][H]
-  float* xw = cs + j.rows * H;     // [time_block][rows][Gp]
-  xw += (kLanes - (xw - scratch) % kLanes) % kLanes;
-  load_states(io, j, hs, cs);
-  std::array<const float*, kRowBlock> hp{};
-  std::array<float*, kRowBlock> gp{};
-  RECUR_RETURN_IF_ERROR(walk(
-      ctx, io, j, static_cast<const float*>(dw.w->data), static_cast<const float*>(dw.bias->data),
-      Gp, xw, [&](int64_t q0, int n, const float* const* xw_rows, const int64_t* at) {
-        for (int q = 0; q < n; ++q) {
-          hp[static_cast<size_t>(q)] = hs + (q0 + q) * H;
-          gp[static_cast<size_t>(q)] = g + q * Gp;
-        }
-        multiply_rows(n, xw_rows, hp.data(), H, r, Gp, gp.data());
-        for (int q = 0; q < n; ++q) {
-          float* h = hs + (q0 + q) * H;
-          cell_update(g + q * Gp, H, peep, spec_.input_forget, cs + (q0 + q) * H, h);
-          std::memcpy(io.y_at(at[q], j.d, j.row(io, q0 + q)), h,
-                      static_cast<size_t>(H) * sizeof(float));
-        }
-      }));
-  store_states(io, j, hs, cs);
-  return ok_status();
+  return run_one_product(ctx, io, j, scratch, static_cast<const float*>(dw.w->data),
+                         static_cast<const float*>(dw.bias->data),
+                         static_cast<const float*>(dw.r->data), Gp_, true,
+                         [&](const float* g, float* c, float* h) {
+                           cell_update(g, H_, peep, spec_.input_forget, c, h);
+                         });
 }
 
 }  // namespace

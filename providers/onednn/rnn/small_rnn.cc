@@ -35,9 +35,7 @@ class SmallVanillaKernel final : public SmallRnnKernel {
   void init(CompileContext& ctx, const Tensor& w, const Tensor& r, const Tensor* b);
 
  private:
-  int64_t job_floats(int64_t rows) const override {
-    return kRowBlock * Gp_ + rows * H_ + kLanes + time_block(rows, Gp_) * rows * Gp_;
-  }
+  int64_t job_floats(int64_t rows) const override { return one_product_floats(rows, Gp_, false); }
   Status run_job(const KernelContext& ctx, const Io& io, const Job& j,
                  float* scratch) const override;
 
@@ -74,33 +72,11 @@ void SmallVanillaKernel::init(CompileContext& ctx, const Tensor& w, const Tensor
 
 Status SmallVanillaKernel::run_job(const KernelContext& ctx, const Io& io, const Job& j,
                                    float* scratch) const {
-  const int64_t H = H_, Gp = Gp_;
   const DirWeights& dw = dirs_[static_cast<size_t>(j.d)];
-  const float* r = static_cast<const float*>(dw.r->data);
-  float* g = scratch;              // [kRowBlock][Gp]
-  float* hs = g + kRowBlock * Gp;  // [rows][H]
-  float* xw = hs + j.rows * H;     // [time_block][rows][Gp]
-  xw += (kLanes - (xw - scratch) % kLanes) % kLanes;
-  load_states(io, j, hs, nullptr);
-  std::array<const float*, kRowBlock> hp{};
-  std::array<float*, kRowBlock> gp{};
-  RECUR_RETURN_IF_ERROR(walk(
-      ctx, io, j, static_cast<const float*>(dw.w->data), static_cast<const float*>(dw.bias->data),
-      Gp, xw, [&](int64_t q0, int n, const float* const* xw_rows, const int64_t* at) {
-        for (int q = 0; q < n; ++q) {
-          hp[static_cast<size_t>(q)] = hs + (q0 + q) * H;
-          gp[static_cast<size_t>(q)] = g + q * Gp;
-        }
-        multiply_rows(n, xw_rows, hp.data(), H, r, Gp, gp.data());
-        for (int q = 0; q < n; ++q) {
-          float* h = hs + (q0 + q) * H;
-          activate(g + q * Gp, H, dw.f, h);
-          std::memcpy(io.y_at(at[q], j.d, j.row(io, q0 + q)), h,
-                      static_cast<size_t>(H) * sizeof(float));
-        }
-      }));
-  store_states(io, j, hs, nullptr);
-  return ok_status();
+  return run_one_product(ctx, io, j, scratch, static_cast<const float*>(dw.w->data),
+                         static_cast<const float*>(dw.bias->data),
+                         static_cast<const float*>(dw.r->data), Gp_, false,
+                         [&](const float* g, float*, float* h) { activate(g, H_, dw.f, h); });
 }
 
 }  // namespace
