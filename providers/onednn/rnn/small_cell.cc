@@ -24,6 +24,30 @@ void SmallRnnKernel::release(CompileContext& ctx, const Tensor& w, const Tensor&
   if (p) ctx.release_input(kRnnP);
 }
 
+SmallRnnKernel::OneProductWeights SmallRnnKernel::pack_one_product(const Tensor& w, const Tensor& r,
+                                                                   const Tensor* b, int64_t d,
+                                                                   int64_t G, int64_t Gp) const {
+  auto same = [G](int64_t c) { return c < G ? c : -1; };
+  OneProductWeights p;
+  p.w = pack_columns(w.data<float>() + d * G * I_, I_, Gp, same, I_, 1);
+  p.r = pack_columns(r.data<float>() + d * G * H_, H_, Gp, same, H_, 1);
+  p.bias = std::make_unique<AlignedBuffer>(static_cast<size_t>(Gp) * sizeof(float));
+  float* bias = static_cast<float*>(p.bias->data);
+  std::fill(bias, bias + Gp, 0.0f);
+  if (b) {
+    const float* bd = b->data<float>() + d * 2 * G;
+    for (int64_t c = 0; c < G; ++c) bias[c] = bd[c] + bd[G + c];
+  }
+  return p;
+}
+
+std::string SmallRnnKernel::note(const char* cell, int64_t G) const {
+  return std::string("recur's small-cell ") + cell +
+         " (AVX-512), not a oneDNN primitive: W and R packed at load, " +
+         std::to_string(G * (I_ + H_)) + " multiply-adds a row-step (oneDNN above " +
+         std::to_string(kSmallCellMaxMacs) + ")";
+}
+
 void SmallRnnKernel::load_states(const Io& io, const Job& j, float* hs, float* cs) const {
   const size_t bytes = static_cast<size_t>(H_) * sizeof(float);
   for (int64_t q = 0; q < j.rows; ++q) {

@@ -114,6 +114,17 @@ class SmallRnnKernel : public Kernel {
   Status walk(const KernelContext& ctx, const Io& io, const Job& j, const float* w,
               const float* bias, int64_t Gx, float* xw, Cell&& cell) const;
 
+  // Direction d's weights of a one-product cell of G gate columns (LSTM 4H, RNN H), from
+  // ONNX's W [D][G][I], R [D][G][H] and B [D][2G] (or none): W and R packed into Gp columns,
+  // and Wb + Rb.
+  struct OneProductWeights {
+    std::unique_ptr<AlignedBuffer> w, r, bias;
+  };
+  OneProductWeights pack_one_product(const Tensor& w, const Tensor& r, const Tensor* b, int64_t d,
+                                     int64_t G, int64_t Gp) const;
+  // The --explain note of a small-cell kernel.
+  std::string note(const char* cell, int64_t G) const;
+
   // A cell whose step is one product with R (LSTM, RNN): the gates xw + h.R of each block of
   // rows, then update(gates, c, h) on each row (c null without a cell state), Y and the final
   // states written. Its scratch: one_product_floats.

@@ -113,9 +113,7 @@ void SmallGruKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r,
     dirs_.push_back(std::move(dw));
   }
   release(ctx, w, r, b, nullptr);
-  ctx.note("recur's small-cell GRU (AVX-512), not a oneDNN primitive: W and R packed at load, " +
-           std::to_string(G * (I_ + H_)) + " multiply-adds a row-step (oneDNN above " +
-           std::to_string(kSmallCellMaxMacs) + ")");
+  ctx.note(note("GRU", G));
 }
 
 Status SmallGruKernel::run_job(const KernelContext& ctx, const Io& io, const Job& j,

@@ -66,25 +66,17 @@ void SmallLstmKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r
   H_ = r.dim(2);
   const int64_t G = 4 * H_;
   Gp_ = round_up(G, kLanes);
-  auto same = [G](int64_t c) { return c < G ? c : -1; };
   for (int64_t d = 0; d < spec_.num_directions(); ++d) {
     DirWeights dw;
-    dw.w = pack_columns(w.data<float>() + d * G * I_, I_, Gp_, same, I_, 1);
-    dw.r = pack_columns(r.data<float>() + d * G * H_, H_, Gp_, same, H_, 1);
-    dw.bias = std::make_unique<AlignedBuffer>(static_cast<size_t>(Gp_) * sizeof(float));
-    float* bias = static_cast<float*>(dw.bias->data);
-    std::fill(bias, bias + Gp_, 0.0f);
-    if (b) {
-      const float* bd = b->data<float>() + d * 2 * G;
-      for (int64_t col = 0; col < G; ++col) bias[col] = bd[col] + bd[G + col];
-    }
+    auto packed = pack_one_product(w, r, b, d, G, Gp_);
+    dw.w = std::move(packed.w);
+    dw.r = std::move(packed.r);
+    dw.bias = std::move(packed.bias);
     if (p) dw.peep.assign(p->data<float>() + d * 3 * H_, p->data<float>() + (d + 1) * 3 * H_);
     dirs_.push_back(std::move(dw));
   }
   release(ctx, w, r, b, p);
-  ctx.note("recur's small-cell LSTM (AVX-512), not a oneDNN primitive: W and R packed at load, " +
-           std::to_string(G * (I_ + H_)) + " multiply-adds a row-step (oneDNN above " +
-           std::to_string(kSmallCellMaxMacs) + ")");
+  ctx.note(note("LSTM", G));
 }
 
 Status SmallLstmKernel::run_job(const KernelContext& ctx, const Io& io, const Job& j,

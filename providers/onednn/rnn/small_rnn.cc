@@ -49,25 +49,17 @@ void SmallVanillaKernel::init(CompileContext& ctx, const Tensor& w, const Tensor
   H_ = r.dim(2);
   const int64_t H = H_;
   Gp_ = round_up(H, kLanes);
-  auto same = [H](int64_t c) { return c < H ? c : -1; };
   for (int d = 0; d < spec_.num_directions(); ++d) {
     DirWeights dw;
-    dw.w = pack_columns(w.data<float>() + d * H * I_, I_, Gp_, same, I_, 1);
-    dw.r = pack_columns(r.data<float>() + d * H * H, H, Gp_, same, H, 1);
-    dw.bias = std::make_unique<AlignedBuffer>(static_cast<size_t>(Gp_) * sizeof(float));
-    float* bias = static_cast<float*>(dw.bias->data);
-    std::fill(bias, bias + Gp_, 0.0f);
-    if (b) {
-      const float* bd = b->data<float>() + d * 2 * H;
-      for (int64_t c = 0; c < H; ++c) bias[c] = bd[c] + bd[H + c];
-    }
+    auto packed = pack_one_product(w, r, b, d, H, Gp_);
+    dw.w = std::move(packed.w);
+    dw.r = std::move(packed.r);
+    dw.bias = std::move(packed.bias);
     dw.f = spec_.activation(d, 0).kind;
     dirs_.push_back(std::move(dw));
   }
   release(ctx, w, r, b, nullptr);
-  ctx.note("recur's small-cell RNN (AVX-512), not a oneDNN primitive: W and R packed at load, " +
-           std::to_string(H * (I_ + H)) + " multiply-adds a row-step (oneDNN above " +
-           std::to_string(kSmallCellMaxMacs) + ")");
+  ctx.note(note("RNN", H));
 }
 
 Status SmallVanillaKernel::run_job(const KernelContext& ctx, const Io& io, const Job& j,

@@ -161,6 +161,16 @@ TEST(OnednnRnnKernel, PrimitivesOfAStaticShapeAreBuiltAtTheFirstRunUnlessAskedAt
 
 bool have_avx512() { return __builtin_cpu_supports("avx512f"); }
 
+// Random X with every third value one that pushes the vector exp, sigmoid and tanh: saturating
+// (|x| up to 1e4), tiny, zero.
+Tensor edge_input(const Shape& shape, std::mt19937& rng) {
+  Tensor x = random_tensor(shape, rng, 1.0f);
+  float* xp = x.data<float>();
+  const float edge[] = {1e4f, -1e4f, 50.0f, -50.0f, 1e-6f, -1e-7f, 0.0f, 9.0f, -9.0f};
+  for (int64_t i = 0; i < x.numel(); i += 3) xp[i] = edge[(i / 3) % 9];
+  return x;
+}
+
 // Small LSTM, GRU and RNN cells run on recur's own loops (providers/onednn/rnn/small_cell.h) and
 // --explain says so; larger cells and onednn.impl=primitive get oneDNN's primitive.
 TEST(OnednnRnnKernel, SmallCellsRunOnTheSmallKernelsAndSaySo) {
@@ -218,10 +228,7 @@ TEST(OnednnRnnKernel, SmallLstmMatchesTheReferenceAtTheEdges) {
       set_attr(n, "direction", std::string("bidirectional"));
       set_attr(n, "layout", int64_t{layout});
       set_attr(n, "input_forget", int64_t{input_forget});
-      Tensor x = random_tensor(xs, rng, 1.0f);
-      float* xp = x.data<float>();
-      const float edge[] = {1e4f, -1e4f, 50.0f, -50.0f, 1e-6f, -1e-7f, 0.0f, 9.0f, -9.0f};
-      for (int64_t i = 0; i < x.numel(); i += 3) xp[i] = edge[(i / 3) % 9];
+      const Tensor x = edge_input(xs, rng);
       const Feeds f = {
           {"X", x},
           {"sequence_lens", Tensor::from_vector<int32_t>({N}, {6, 0, 3, 6, 1, 5, 2, 6, 4})},
@@ -279,10 +286,7 @@ TEST(OnednnRnnKernel, SmallGruMatchesTheReferenceAtTheEdges) {
       set_attr(n, "direction", std::string("bidirectional"));
       set_attr(n, "layout", int64_t{layout});
       set_attr(n, "linear_before_reset", int64_t{lbr});
-      Tensor x = random_tensor(xs, rng, 1.0f);
-      float* xp = x.data<float>();
-      const float edge[] = {1e4f, -1e4f, 50.0f, -50.0f, 1e-6f, -1e-7f, 0.0f, 9.0f, -9.0f};
-      for (int64_t i = 0; i < x.numel(); i += 3) xp[i] = edge[(i / 3) % 9];
+      const Tensor x = edge_input(xs, rng);
       const Feeds f = {
           {"X", x},
           {"sequence_lens", Tensor::from_vector<int32_t>({N}, {6, 0, 3, 6, 1, 5, 2, 6, 4})},
