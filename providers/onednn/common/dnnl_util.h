@@ -202,7 +202,7 @@ enum class ImplChoice { kAuto, kAny, kLdigo };
 enum class ThreadingChoice { kAuto, kSingle, kOmp, kSplit };
 struct OnednnOptions : ProviderOptions {
   int max_threads = 1;
-  ImplChoice impl = ImplChoice::kAuto;  // onednn.impl: auto | any | ldigo
+  ImplChoice impl = ImplChoice::kAuto;  // onednn.impl: auto | primitive | any | ldigo
   // recur's own AVX-512 loops for small cells and ops (rnn/small_cell.h, common/avx512.h):
   // onednn.impl auto only; `primitive` is auto among oneDNN's primitives.
   bool small_cells = true;
