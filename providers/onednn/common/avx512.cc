@@ -12,7 +12,7 @@ bool have_avx512() { return __builtin_cpu_supports("avx512f"); }
 namespace {
 
 // out[n] = init[n] + in[n].m over the columns [c0, c0 + 16 NV), for NR rows: m is [K][Gp] in
-// column blocks of 64 (pack_blocked), each of its vectors loaded once for the NR rows.
+// column blocks of 64 (pack_columns), each of its vectors loaded once for the NR rows.
 template <int NR, int NV>
 RECUR_AVX512 void accumulate(const float* const* init, const float* const* in, int64_t K,
                              const float* m, int64_t Gp, int64_t c0, float* const* out) {
