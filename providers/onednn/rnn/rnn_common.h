@@ -9,6 +9,7 @@
 // reverses each sequence within its own length.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <dnnl.hpp>
@@ -17,6 +18,26 @@
 #include "runtime/rnn/rnn_spec.h"
 
 namespace recur::onednn {
+
+// One run's X, states and outputs as ONNX lays them out (layout 0 or 1), with the offsets of
+// (t, n) in X, of (t, d, n) in Y and of (d, n) in the states. Absent inputs and outputs are
+// null. The primitive kernel (rnn_kernel.h, RunIo) and the small-cell kernels (small_cell.h,
+// small::Io) each add what their runs need.
+struct RnnBuffers {
+  int64_t T = 0, N = 0, I = 0, H = 0, D = 1;
+  bool l0 = true;
+  const float* x = nullptr;
+  const float* h0 = nullptr;
+  const float* c0 = nullptr;
+  float* y = nullptr;
+  float* yh = nullptr;
+  float* yc = nullptr;
+  const float* x_at(int64_t t, int64_t n) const { return x + (l0 ? t * N + n : n * T + t) * I; }
+  int64_t y_off(int64_t t, int64_t d, int64_t n) const {
+    return (l0 ? (t * D + d) * N + n : (n * T + t) * D + d) * H;
+  }
+  int64_t s_off(int64_t d, int64_t n) const { return (l0 ? d * N + n : n * D + d) * H; }
+};
 
 struct RnnDescs {
   dnnl::memory::desc src_layer, src_iter, src_iter_c;

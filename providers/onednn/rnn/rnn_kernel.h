@@ -62,17 +62,8 @@ using Jobs = SmallVector<Job, 16>;
 
 struct RunScratch;
 
-// What one run reads and writes, with the offsets of (t, n) in X, of (t, d, n) in Y and of
-// (d, n) in the states, per layout. Absent inputs and outputs are null.
-struct RunIo {
-  int64_t T = 0, N = 0, I = 0, H = 0, D = 1;
-  bool l0 = true;
-  const float* x = nullptr;
-  const float* h0 = nullptr;
-  const float* c0 = nullptr;
-  float* y = nullptr;
-  float* yh = nullptr;
-  float* yc = nullptr;
+// What one run of the primitive kernel reads and writes (RnnBuffers), and how it runs.
+struct RunIo : RnnBuffers {
   size_t y_numel = 0;
   const RunWeights* rw = nullptr;  // null: the constant weights held by the plans
   // Cancellation is checked between primitive calls; `block` > 0 caps the time steps of one
@@ -80,11 +71,6 @@ struct RunIo {
   const KernelContext* ctx = nullptr;
   int64_t block = 0;
   RunScratch* scratch = nullptr;  // the run's, leased from the kernel
-  const float* x_at(int64_t t, int64_t n) const { return x + (l0 ? t * N + n : n * T + t) * I; }
-  int64_t y_off(int64_t t, int64_t d, int64_t n) const {
-    return (l0 ? (t * D + d) * N + n : (n * T + t) * D + d) * H;
-  }
-  int64_t s_off(int64_t d, int64_t n) const { return (l0 ? d * N + n : n * D + d) * H; }
   size_t state_n() const { return static_cast<size_t>(D * N * H); }
 };
 

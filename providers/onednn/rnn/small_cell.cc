@@ -24,9 +24,9 @@ void SmallRnnKernel::release(CompileContext& ctx, const Tensor& w, const Tensor&
   if (p) ctx.release_input(kRnnP);
 }
 
-SmallRnnKernel::OneProductWeights SmallRnnKernel::pack_one_product(const Tensor& w, const Tensor& r,
-                                                                   const Tensor* b, int64_t d,
-                                                                   int64_t G, int64_t Gp) const {
+OneProductWeights SmallRnnKernel::pack_one_product(const Tensor& w, const Tensor& r,
+                                                   const Tensor* b, int64_t d, int64_t G,
+                                                   int64_t Gp) const {
   auto same = [G](int64_t c) { return c < G ? c : -1; };
   OneProductWeights p;
   p.w = pack_columns(w.data<float>() + d * G * I_, I_, Gp, same, I_, 1);

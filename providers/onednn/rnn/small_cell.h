@@ -25,6 +25,7 @@
 
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/dnnl_util.h"
+#include "providers/onednn/rnn/rnn_common.h"
 #include "runtime/provider/kernel.h"
 #include "runtime/rnn/rnn_spec.h"
 
@@ -58,23 +59,11 @@ inline constexpr size_t kMaxJobs = 16;
 
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// A run's rows, and where its outputs go.
-struct Io {
-  int64_t T = 0, N = 0, I = 0, H = 0, D = 1;
-  bool l0 = true;
-  const float* x = nullptr;
-  const float* h0 = nullptr;
-  const float* c0 = nullptr;
-  float* y = nullptr;
-  float* yh = nullptr;
-  float* yc = nullptr;
+// A run's rows (RnnBuffers), their lengths and their order.
+struct Io : RnnBuffers {
   const int32_t* lens = nullptr;   // null: every row has T steps
   const int64_t* order = nullptr;  // rows by decreasing length
-  const float* x_at(int64_t t, int64_t n) const { return x + (l0 ? t * N + n : n * T + t) * I; }
-  float* y_at(int64_t t, int64_t d, int64_t n) const {
-    return y + (l0 ? (t * D + d) * N + n : (n * T + t) * D + d) * H;
-  }
-  int64_t s_off(int64_t d, int64_t n) const { return (l0 ? d * N + n : n * D + d) * H; }
+  float* y_at(int64_t t, int64_t d, int64_t n) const { return y + y_off(t, d, n); }
   int64_t len(int64_t n) const { return lens ? lens[n] : T; }
 };
 
@@ -83,6 +72,12 @@ struct Job {
   int d = 0;
   int64_t first = 0, stride = 1, rows = 0;
   int64_t row(const Io& io, int64_t q) const { return io.order[first + q * stride]; }
+};
+
+// One direction's weights of a cell whose step is one product with R (LSTM, RNN): W and R packed
+// by pack_columns, and Wb + Rb.
+struct OneProductWeights {
+  std::unique_ptr<AlignedBuffer> w, r, bias;
 };
 
 // What every small-cell kernel shares: the checks, the outputs, the rows sorted by length, the
@@ -117,9 +112,6 @@ class SmallRnnKernel : public Kernel {
   // Direction d's weights of a one-product cell of G gate columns (LSTM 4H, RNN H), from
   // ONNX's W [D][G][I], R [D][G][H] and B [D][2G] (or none): W and R packed into Gp columns,
   // and Wb + Rb.
-  struct OneProductWeights {
-    std::unique_ptr<AlignedBuffer> w, r, bias;
-  };
   OneProductWeights pack_one_product(const Tensor& w, const Tensor& r, const Tensor* b, int64_t d,
                                      int64_t G, int64_t Gp) const;
   // The --explain note of a small-cell kernel.

@@ -41,7 +41,7 @@ RECUR_AVX512 void cell_update(const float* g, int64_t H, const float* p, bool in
 // One direction's weights, packed at load: W and R as [K][Gp] (Gp: 4H rounded up to whole
 // vectors), Wb + Rb, and the peepholes.
 struct DirWeights {
-  std::unique_ptr<AlignedBuffer> w, r, bias;
+  OneProductWeights m;
   std::vector<float> peep;  // i, o, f (3H); empty without P
 };
 
@@ -68,10 +68,7 @@ void SmallLstmKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r
   Gp_ = round_up(G, kLanes);
   for (int64_t d = 0; d < spec_.num_directions(); ++d) {
     DirWeights dw;
-    auto packed = pack_one_product(w, r, b, d, G, Gp_);
-    dw.w = std::move(packed.w);
-    dw.r = std::move(packed.r);
-    dw.bias = std::move(packed.bias);
+    dw.m = pack_one_product(w, r, b, d, G, Gp_);
     if (p) dw.peep.assign(p->data<float>() + d * 3 * H_, p->data<float>() + (d + 1) * 3 * H_);
     dirs_.push_back(std::move(dw));
   }
@@ -83,9 +80,9 @@ Status SmallLstmKernel::run_job(const KernelContext& ctx, const Io& io, const Jo
                                 float* scratch) const {
   const DirWeights& dw = dirs_[static_cast<size_t>(j.d)];
   const float* peep = dw.peep.empty() ? nullptr : dw.peep.data();
-  return run_one_product(ctx, io, j, scratch, static_cast<const float*>(dw.w->data),
-                         static_cast<const float*>(dw.bias->data),
-                         static_cast<const float*>(dw.r->data), Gp_, true,
+  return run_one_product(ctx, io, j, scratch, static_cast<const float*>(dw.m.w->data),
+                         static_cast<const float*>(dw.m.bias->data),
+                         static_cast<const float*>(dw.m.r->data), Gp_, true,
                          [&](const float* g, float* c, float* h) {
                            cell_update(g, H_, peep, spec_.input_forget, c, h);
                          });

@@ -25,7 +25,7 @@ RECUR_AVX512 void activate(const float* g, int64_t H, Kind f, float* h) {
 }
 
 struct DirWeights {
-  std::unique_ptr<AlignedBuffer> w, r, bias;  // [I][Gp], [H][Gp], [Gp]: Wb + Rb
+  OneProductWeights m;  // W [I][Gp], R [H][Gp], Wb + Rb [Gp]
   Kind f = Kind::kTanh;
 };
 
@@ -51,10 +51,7 @@ void SmallVanillaKernel::init(CompileContext& ctx, const Tensor& w, const Tensor
   Gp_ = round_up(H, kLanes);
   for (int d = 0; d < spec_.num_directions(); ++d) {
     DirWeights dw;
-    auto packed = pack_one_product(w, r, b, d, H, Gp_);
-    dw.w = std::move(packed.w);
-    dw.r = std::move(packed.r);
-    dw.bias = std::move(packed.bias);
+    dw.m = pack_one_product(w, r, b, d, H, Gp_);
     dw.f = spec_.activation(d, 0).kind;
     dirs_.push_back(std::move(dw));
   }
@@ -65,9 +62,9 @@ void SmallVanillaKernel::init(CompileContext& ctx, const Tensor& w, const Tensor
 Status SmallVanillaKernel::run_job(const KernelContext& ctx, const Io& io, const Job& j,
                                    float* scratch) const {
   const DirWeights& dw = dirs_[static_cast<size_t>(j.d)];
-  return run_one_product(ctx, io, j, scratch, static_cast<const float*>(dw.w->data),
-                         static_cast<const float*>(dw.bias->data),
-                         static_cast<const float*>(dw.r->data), Gp_, false,
+  return run_one_product(ctx, io, j, scratch, static_cast<const float*>(dw.m.w->data),
+                         static_cast<const float*>(dw.m.bias->data),
+                         static_cast<const float*>(dw.m.r->data), Gp_, false,
                          [&](const float* g, float*, float* h) { activate(g, H_, dw.f, h); });
 }
 
