@@ -1,5 +1,6 @@
 #include "providers/onednn/onednn_provider.h"
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -62,6 +63,7 @@ class OnednnProvider final : public ExecutionProvider {
                 })
         .choice("prepare", {"run", "load"},
                 [&o](const std::string& v) { o.prepare_at_load = v == "load"; })
+        .integer("time_block", 0, INT32_MAX, [&o](int64_t v) { o.time_block = v; })
         .flag("verbose", &o.verbose);
     // tuning_cache takes a path, which the parser's table has no kind for.
     std::map<std::string, std::string> settings = config.settings;

@@ -71,7 +71,8 @@ Status dnnl_try(const Node& node, F&& f) {
 
 // 64-byte aligned host memory.
 struct AlignedBuffer {
-  explicit AlignedBuffer(size_t bytes);
+  // `huge_pages`: from 4 MiB, ask for transparent huge pages (for buffers filled whole).
+  explicit AlignedBuffer(size_t bytes, bool huge_pages = true);
   ~AlignedBuffer();
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
@@ -217,6 +218,10 @@ struct OnednnOptions : ProviderOptions {
   // primitive's layout) at load, so that the first run pays nothing; the default, `run`,
   // builds them at the first run, which keeps that memory and time out of session creation.
   bool prepare_at_load = false;
+  // onednn.time_block: time steps per RNN primitive call, so that the primitive's scratchpad
+  // (which holds every step's gates) is sized for a block rather than the sequence; 0 picks by
+  // the rule in rnn_run.cc (time_block), and a value of T or more runs whole sequences.
+  int64_t time_block = 0;
   // onednn.precision: fp32 | bf16 | int8, else SessionOptions::cpu_precision.
   ProviderConfig::Precision precision = ProviderConfig::Precision::kFp32;
   // Shared by the session's kernels; null when the session has no cache.

@@ -14,34 +14,20 @@ Claim claim_gru(const Node& node, const Graph& graph) {
   return claim_alpha_beta(node, *spec);
 }
 
-namespace {
-
-template <class Prim>
-RnnPd finish(const typename Prim::primitive_desc& pd) {
-  RnnPd out;
-  out.weights_layer = pd.weights_layer_desc();
-  out.weights_iter = pd.weights_iter_desc();
-  out.scratchpad = pd.scratchpad_desc();
-  out.impl = pd.impl_info_str();
-  out.primitive = Prim(pd);
-  return out;
-}
-
-}  // namespace
-
 RnnPd create_gru_pd(const RnnSpec& spec, int dir, const RnnDescs& d, dnnl::rnn_direction direction,
-                    const dnnl::primitive_attr& attr) {
+                    const dnnl::primitive_attr& attr, bool make_primitive) {
   if (spec.linear_before_reset) {
     dnnl::lbr_gru_forward::desc desc(dnnl::prop_kind::forward_inference, direction, d.src_layer,
                                      d.src_iter, d.weights_layer, d.weights_iter, d.bias,
                                      d.dst_layer, d.dst_iter);
-    return finish<dnnl::lbr_gru_forward>(
-        dnnl::lbr_gru_forward::primitive_desc(desc, attr, cpu_engine()));
+    return finish_rnn_pd<dnnl::lbr_gru_forward>(
+        dnnl::lbr_gru_forward::primitive_desc(desc, attr, cpu_engine()), make_primitive);
   }
   dnnl::gru_forward::desc desc(dnnl::prop_kind::forward_inference, direction, d.src_layer,
                                d.src_iter, d.weights_layer, d.weights_iter, d.bias, d.dst_layer,
                                d.dst_iter);
-  return finish<dnnl::gru_forward>(dnnl::gru_forward::primitive_desc(desc, attr, cpu_engine()));
+  return finish_rnn_pd<dnnl::gru_forward>(
+      dnnl::gru_forward::primitive_desc(desc, attr, cpu_engine()), make_primitive);
 }
 
 }  // namespace recur::onednn

@@ -20,18 +20,12 @@ Claim claim_lstm(const Node& node, const Graph& graph) {
 }
 
 RnnPd create_lstm_pd(const RnnSpec& spec, int dir, const RnnDescs& d, dnnl::rnn_direction direction,
-                     const dnnl::primitive_attr& attr) {
+                     const dnnl::primitive_attr& attr, bool make_primitive) {
   dnnl::lstm_forward::desc desc(dnnl::prop_kind::forward_inference, direction, d.src_layer,
                                 d.src_iter, d.src_iter_c, d.weights_layer, d.weights_iter,
                                 d.weights_peephole, d.bias, d.dst_layer, d.dst_iter, d.dst_iter_c);
-  dnnl::lstm_forward::primitive_desc pd(desc, attr, cpu_engine());
-  RnnPd out;
-  out.weights_layer = pd.weights_layer_desc();
-  out.weights_iter = pd.weights_iter_desc();
-  out.scratchpad = pd.scratchpad_desc();
-  out.impl = pd.impl_info_str();
-  out.primitive = dnnl::lstm_forward(pd);
-  return out;
+  return finish_rnn_pd<dnnl::lstm_forward>(
+      dnnl::lstm_forward::primitive_desc(desc, attr, cpu_engine()), make_primitive);
 }
 
 }  // namespace recur::onednn

@@ -28,7 +28,8 @@ Claim claim_vanilla(const Node& node, const Graph& graph) {
 }
 
 RnnPd create_vanilla_pd(const RnnSpec& spec, int dir, const RnnDescs& d,
-                        dnnl::rnn_direction direction, const dnnl::primitive_attr& attr) {
+                        dnnl::rnn_direction direction, const dnnl::primitive_attr& attr,
+                        bool make_primitive) {
   const RnnActivation& act = spec.activation(dir, 0);
   dnnl::algorithm alg = dnnl::algorithm::eltwise_tanh;
   float alpha = 0.0f;
@@ -49,14 +50,8 @@ RnnPd create_vanilla_pd(const RnnSpec& spec, int dir, const RnnDescs& d,
   dnnl::vanilla_rnn_forward::desc desc(
       dnnl::prop_kind::forward_inference, alg, direction, d.src_layer, d.src_iter, d.weights_layer,
       d.weights_iter, d.bias, d.dst_layer, d.dst_iter, dnnl::rnn_flags::undef, alpha);
-  dnnl::vanilla_rnn_forward::primitive_desc pd(desc, attr, cpu_engine());
-  RnnPd out;
-  out.weights_layer = pd.weights_layer_desc();
-  out.weights_iter = pd.weights_iter_desc();
-  out.scratchpad = pd.scratchpad_desc();
-  out.impl = pd.impl_info_str();
-  out.primitive = dnnl::vanilla_rnn_forward(pd);
-  return out;
+  return finish_rnn_pd<dnnl::vanilla_rnn_forward>(
+      dnnl::vanilla_rnn_forward::primitive_desc(desc, attr, cpu_engine()), make_primitive);
 }
 
 }  // namespace recur::onednn

@@ -52,13 +52,27 @@ struct RnnPd {
   std::string impl;  // impl_info_str(): "ref", "brgemm", ...
 };
 
+// What primitive descriptor `pd` asks for, with its primitive unless `make_primitive` is false
+// (a query of the sizes only: no JIT code is generated).
+template <class Prim>
+RnnPd finish_rnn_pd(const typename Prim::primitive_desc& pd, bool make_primitive) {
+  RnnPd out;
+  out.weights_layer = pd.weights_layer_desc();
+  out.weights_iter = pd.weights_iter_desc();
+  out.scratchpad = pd.scratchpad_desc();
+  out.impl = pd.impl_info_str();
+  if (make_primitive) out.primitive = Prim(pd);
+  return out;
+}
+
 // Per cell; each throws dnnl::error. `dir` picks direction `dir`'s activations.
 RnnPd create_lstm_pd(const RnnSpec& spec, int dir, const RnnDescs& d, dnnl::rnn_direction direction,
-                     const dnnl::primitive_attr& attr);
+                     const dnnl::primitive_attr& attr, bool make_primitive);
 RnnPd create_gru_pd(const RnnSpec& spec, int dir, const RnnDescs& d, dnnl::rnn_direction direction,
-                    const dnnl::primitive_attr& attr);
+                    const dnnl::primitive_attr& attr, bool make_primitive);
 RnnPd create_vanilla_pd(const RnnSpec& spec, int dir, const RnnDescs& d,
-                        dnnl::rnn_direction direction, const dnnl::primitive_attr& attr);
+                        dnnl::rnn_direction direction, const dnnl::primitive_attr& attr,
+                        bool make_primitive);
 
 // Claim rules. Shared checks: dtype and clip (claim_rnn_common), then the cell's activations,
 // then activation_alpha/beta (claim_alpha_beta).

@@ -48,12 +48,14 @@ RnnDescs rnn_descs(const ShapeKey& k, const RnnSpec& spec, const OnednnRnnGeomet
       state = memory::desc({1, 1, N, H}, io, memory::dims{Dn * L * H, L * H, H, 1});
       state_c = memory::desc({1, 1, N, H}, DT::f32, memory::dims{Dn * L * H, L * H, H, 1});
       break;
-    case Mode::kLayout1:  // X [L, T, I], Y [L, T, D, H], states [L, D, H]
-      d.src_layer = memory::desc({T, N, I}, io, memory::dims{I, T * I, 1});
-      d.dst_layer = memory::desc({T, N, H}, io, memory::dims{Dn * H, T * Dn * H, 1});
+    case Mode::kLayout1: {  // X [L, LT, I], Y [L, LT, D, H], states [L, D, H]
+      const int64_t LT = k.ld_t > 0 ? k.ld_t : T;
+      d.src_layer = memory::desc({T, N, I}, io, memory::dims{I, LT * I, 1});
+      d.dst_layer = memory::desc({T, N, H}, io, memory::dims{Dn * H, LT * Dn * H, 1});
       state = memory::desc({1, 1, N, H}, io, memory::dims{L * Dn * H, H, Dn * H, 1});
       state_c = memory::desc({1, 1, N, H}, DT::f32, memory::dims{L * Dn * H, H, Dn * H, 1});
       break;
+    }
     case Mode::kPacked:
       d.src_layer = memory::desc({T, N, I}, io, Tag::tnc);
       d.dst_layer = memory::desc({T, N, H}, io, Tag::tnc);
@@ -78,7 +80,8 @@ RnnDescs rnn_descs(const ShapeKey& k, const RnnSpec& spec, const OnednnRnnGeomet
   return d;
 }
 
-RnnPd create_rnn_pd(const RnnSpec& spec, const RnnDescs& d, int dir, bool reverse, int threads) {
+RnnPd create_rnn_pd(const RnnSpec& spec, const RnnDescs& d, int dir, bool reverse, int threads,
+                    bool make_primitive) {
   ThreadScope scope(threads);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -86,13 +89,13 @@ RnnPd create_rnn_pd(const RnnSpec& spec, const RnnDescs& d, int dir, bool revers
                                  : dnnl::rnn_direction::unidirectional_left2right;
   switch (spec.cell) {
     case RnnCell::kLstm:
-      return create_lstm_pd(spec, dir, d, direction, attr);
+      return create_lstm_pd(spec, dir, d, direction, attr, make_primitive);
     case RnnCell::kGru:
-      return create_gru_pd(spec, dir, d, direction, attr);
+      return create_gru_pd(spec, dir, d, direction, attr, make_primitive);
     case RnnCell::kRnn:
       break;
   }
-  return create_vanilla_pd(spec, dir, d, direction, attr);
+  return create_vanilla_pd(spec, dir, d, direction, attr, make_primitive);
 }
 
 }  // namespace recur::onednn::rnn

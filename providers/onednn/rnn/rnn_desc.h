@@ -14,9 +14,10 @@ namespace recur::onednn::rnn {
 
 enum class Mode : uint8_t { kLayout0, kLayout1, kPacked };
 
-// One primitive: a slice of N rows out of ld_n (the whole batch, which sets the strides), one
-// direction, the memory layout, which states are read and written, and the implementation
-// (weights format and thread count). Cell, precision and sizes are fixed per node.
+// One primitive: a slice of N rows out of ld_n (the whole batch, which sets the strides) and of
+// T steps out of the sequence, one direction, the memory layout, which states are read and written,
+// and the implementation (weights format and thread count). Cell, precision and sizes are fixed per
+// node.
 struct ShapeKey {
   int64_t T = 0, N = 0, I = 0, H = 0, ld_n = 0;
   bool reverse = false;
@@ -25,8 +26,12 @@ struct ShapeKey {
   int act_dir = 0;  // whose activations (a bidirectional RNN may have two sets)
   bool any = false;
   int threads = 1;
+  // Layout 1's sequence length, which sets its strides, when the primitive runs a block of
+  // T steps out of it; 0 when it runs the whole sequence.
+  int64_t ld_t = 0;
   auto tie() const {
-    return std::tie(T, N, I, H, ld_n, reverse, mode, src_iter, dst_iter, act_dir, any, threads);
+    return std::tie(T, N, I, H, ld_n, reverse, mode, src_iter, dst_iter, act_dir, any, threads,
+                    ld_t);
   }
   bool operator<(const ShapeKey& o) const { return tie() < o.tie(); }
 };
@@ -41,7 +46,9 @@ Status check_onednn_rnn_shape(int64_t T, int64_t N, int64_t I, int64_t H, int64_
 RnnDescs rnn_descs(const ShapeKey& k, const RnnSpec& spec, const OnednnRnnGeometry& geom,
                    bool peephole, bool bf16 = false);
 
-// The cell's primitive on `threads` threads with a user scratchpad; throws dnnl::error.
-RnnPd create_rnn_pd(const RnnSpec& spec, const RnnDescs& d, int dir, bool reverse, int threads);
+// The cell's primitive on `threads` threads with a user scratchpad, or only what it would ask
+// for when `make_primitive` is false; throws dnnl::error.
+RnnPd create_rnn_pd(const RnnSpec& spec, const RnnDescs& d, int dir, bool reverse, int threads,
+                    bool make_primitive = true);
 
 }  // namespace recur::onednn::rnn

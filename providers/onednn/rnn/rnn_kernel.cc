@@ -199,8 +199,9 @@ Status RnnKernel::prepare_static_shape(CompileContext& ctx, int64_t I, int64_t H
       const bool src_iter = node.has_input(kRnnInitialH) || node.has_input(kRnnInitialC);
       const bool dst_iter = node.has_output(kRnnYh) || node.has_output(kRnnYc);
       std::vector<std::shared_ptr<const Plan>> plans;
-      RECUR_RETURN_IF_ERROR(
-          uniform_plans(c, jobs_for(c, N), T, N, I, H, src_iter, dst_iter, plans));
+      const Jobs jobs = jobs_for(c, N);
+      RECUR_RETURN_IF_ERROR(uniform_plans(c, jobs, T, time_block(T, N, I, H, c, jobs), N, I, H,
+                                          src_iter, dst_iter, plans));
       ctx.note("oneDNN " + plans.front()->impl + ", " + c.describe(Dn));
     }
   }

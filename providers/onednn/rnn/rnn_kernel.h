@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -90,7 +91,8 @@ struct RunScratch {
   SegmentRun segments;
   std::vector<std::shared_ptr<const Plan>> plans;  // the uniform path's, one per job
   std::vector<float> zeros, spare;                 // absent initial / final states
-  std::vector<int32_t> full_lens;                  // a cancellable run's uniform lengths
+  std::vector<float> chain;        // a blocked run's states between blocks: h twice, then c twice
+  std::vector<int32_t> full_lens;  // a cancellable run's uniform lengths
 };
 
 // The bf16 mirrors of one run's X, Y and hidden states, in the layouts of the f32 tensors (so
@@ -147,8 +149,9 @@ class RnnKernel final : public Kernel {
   RnnDescs descs_for(const ShapeKey& k) const {
     return rnn_descs(k, spec_, geom_, has_peephole(), bf16_);
   }
-  RnnPd create_pd(const RnnDescs& d, int dir, bool reverse, int threads) const {
-    return create_rnn_pd(spec_, d, dir, reverse, threads);
+  RnnPd create_pd(const RnnDescs& d, int dir, bool reverse, int threads,
+                  bool make_primitive = true) const {
+    return create_rnn_pd(spec_, d, dir, reverse, threads, make_primitive);
   }
 
   // Loading (rnn_kernel.cc).
@@ -192,11 +195,17 @@ class RnnKernel final : public Kernel {
   Result<std::shared_ptr<AlignedBuffer>> weights_in(int d, bool layer, const dnnl::memory::desc& md,
                                                     int threads) const;  // mu_ held
   void prune_formats() const;                                            // mu_ held
-  // The uniform-length path's plans, one per job.
-  // Into `plans` (cleared first), whose capacity the caller keeps.
-  Status uniform_plans(const Choice& c, std::span<const Job> jobs, int64_t T, int64_t N, int64_t I,
-                       int64_t H, bool src_iter, bool dst_iter,
+  // The uniform-length path's plans, one per job, for sequences of T steps run in blocks of
+  // tb (time_block): with tb < T, the plans of the tb-step blocks, then those of the last
+  // block if it is shorter, all reading and writing states. Into `plans` (cleared first),
+  // whose capacity the caller keeps.
+  Status uniform_plans(const Choice& c, std::span<const Job> jobs, int64_t T, int64_t tb, int64_t N,
+                       int64_t I, int64_t H, bool src_iter, bool dst_iter,
                        std::vector<std::shared_ptr<const Plan>>& plans) const;
+  // Time steps per primitive call of a uniform run of T steps with choice c and its jobs
+  // (rnn_run.cc): T, or fewer where the scratchpads would pass kRunScratchCap.
+  int64_t time_block(int64_t T, int64_t N, int64_t I, int64_t H, const Choice& c,
+                     std::span<const Job> jobs) const;
 
   // The run paths (rnn_run.cc).
   struct Exec {
@@ -212,6 +221,9 @@ class RnnKernel final : public Kernel {
                             const Tensor* p, int64_t I, int64_t H, RunWeights& rw) const;
   Status allocate_outputs(KernelContext& ctx, RunIo& io) const;
   Status run_uniform(const RunIo& io) const;
+  // run_uniform's jobs in blocks of tb < T steps, chaining the states from block to block.
+  Status run_blocks(const RunIo& io, std::span<const Job> jobs, size_t i, int64_t tb,
+                    const Exec& whole) const;
   // bf16: X and h0 converted into `m`, and back from it, Y and Y_h.
   Bf16Mirror mirror_in(const RunIo& io, const float* h0) const;
   void mirror_out(const RunIo& io, const Bf16Mirror& m, float* hn) const;
@@ -242,6 +254,8 @@ class RnnKernel final : public Kernel {
   mutable std::map<std::pair<int, bool>, std::vector<WeightBuf>> formats_;
   mutable std::map<ShapeKey, std::shared_ptr<const Plan>> plans_;
   mutable std::map<BucketKey, Choice> choices_;
+  // time_block's answers by (T, N, I, H, weights any, threads, split).
+  mutable std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, bool, int, int>, int64_t> blocks_;
   mutable ScratchPool scratch_;
   mutable ScratchPool bf16_pool_;
   mutable ObjectPool<RunScratch> run_scratch_;

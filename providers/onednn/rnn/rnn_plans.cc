@@ -47,26 +47,33 @@ Result<std::shared_ptr<const Plan>> RnnKernel::get_plan_locked(const ShapeKey& k
   return std::shared_ptr<const Plan>(plan);
 }
 
-Status RnnKernel::uniform_plans(const Choice& c, std::span<const Job> jobs, int64_t T, int64_t N,
-                                int64_t I, int64_t H, bool src_iter, bool dst_iter,
+Status RnnKernel::uniform_plans(const Choice& c, std::span<const Job> jobs, int64_t T, int64_t tb,
+                                int64_t N, int64_t I, int64_t H, bool src_iter, bool dst_iter,
                                 std::vector<std::shared_ptr<const Plan>>& plans) const {
   plans.clear();
+  const bool blocked = tb < T;
+  const int64_t tail = blocked ? T - (T - 1) / tb * tb : T;
   std::lock_guard<std::mutex> lock(mu_);
-  for (const Job& j : jobs) {
-    const ShapeKey key{T,
-                       j.n1 - j.n0,
-                       I,
-                       H,
-                       N,
-                       is_reverse(j.d),
-                       spec_.layout == 0 ? Mode::kLayout0 : Mode::kLayout1,
-                       src_iter,
-                       dst_iter,
-                       act_dir(j.d),
-                       c.any,
-                       c.split > 1 ? 1 : c.threads};
-    RECUR_ASSIGN_OR_RETURN(auto plan, get_plan_locked(key));
-    plans.push_back(std::move(plan));
+  for (const int64_t steps : {tb, tail}) {
+    if (steps == tail && !plans.empty() && tail == tb) break;
+    for (const Job& j : jobs) {
+      const ShapeKey key{steps,
+                         j.n1 - j.n0,
+                         I,
+                         H,
+                         N,
+                         is_reverse(j.d),
+                         spec_.layout == 0 ? Mode::kLayout0 : Mode::kLayout1,
+                         src_iter || blocked,
+                         dst_iter || blocked,
+                         act_dir(j.d),
+                         c.any,
+                         c.split > 1 ? 1 : c.threads,
+                         blocked ? T : 0};
+      RECUR_ASSIGN_OR_RETURN(auto plan, get_plan_locked(key));
+      plans.push_back(std::move(plan));
+    }
+    if (!blocked) break;
   }
   return ok_status();
 }

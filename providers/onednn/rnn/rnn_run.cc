@@ -2,6 +2,7 @@
 // sequence lengths as time segments over the rows still active.
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -170,11 +171,84 @@ Status RnnKernel::allocate_outputs(KernelContext& ctx, RunIo& io) const {
   return ok_status();
 }
 
+// A primitive's scratchpad holds every step's gates and states: about 0.5 MB per step for 16
+// rows of 256 LSTM units on the gemm-based implementation, so a run's memory grows with T, and
+// jobs side by side each hold one. Where a run's scratchpads would pass a limit, the sequence
+// runs in blocks of steps, each block's final states the next one's initial states:
+// - jobs side by side take no more together than one of them would for the whole sequence
+//   (bilstm's two directions on 2 threads held 2 x 50 MB, 40 MiB resident; in blocks of 34
+//   steps, 2 x 16 MB);
+// - no run takes more than kRunScratchCap, whatever T (at T=1000 lstm_large's would be 2 GB).
+// Blocks of 20 steps and more ran as fast as whole sequences on the standard suite
+// (docs/semantics.md, "Time blocks").
+// Below kSideBySideFloor together, jobs side by side are not blocked: each call costs more
+// than the memory it would save.
+constexpr double kRunScratchCap = 256.0 * (1 << 20);
+constexpr double kSideBySideFloor = 16.0 * (1 << 20);
+
+int64_t RnnKernel::time_block(int64_t T, int64_t N, int64_t I, int64_t H, const Choice& c,
+                              std::span<const Job> jobs) const {
+  if (bf16_ || T <= 1 || jobs.empty()) return T;
+  if (opts_.time_block > 0) return std::min(T, opts_.time_block);
+  const int split = c.split > 1 ? c.split : 1;
+  const auto memo = std::make_tuple(T, N, I, H, c.any, c.threads, split);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = blocks_.find(memo); it != blocks_.end()) return it->second;
+  const Job& j = jobs.front();
+  const ShapeKey key{T,
+                     j.n1 - j.n0,
+                     I,
+                     H,
+                     N,
+                     is_reverse(j.d),
+                     spec_.layout == 0 ? Mode::kLayout0 : Mode::kLayout1,
+                     true,
+                     true,
+                     act_dir(j.d),
+                     c.any,
+                     split > 1 ? 1 : c.threads};
+  const auto at_once =
+      static_cast<double>(std::min<size_t>(jobs.size(), static_cast<size_t>(split)));
+  int64_t tb = T;
+  try {
+    // One job's scratchpad for blocks of `steps`. Only descriptors: a primitive of the whole
+    // sequence is never built if it does not run.
+    auto scratch = [&](int64_t steps) {
+      ShapeKey k = key;
+      k.T = steps;
+      k.ld_t = steps < T ? T : 0;
+      const RnnPd pd = create_pd(descs_for(k), k.act_dir, k.reverse, k.threads, false);
+      return static_cast<double>(pd.scratchpad.get_size());
+    };
+    const double whole = scratch(T);
+    const double limit =
+        at_once > 1 ? std::min(kRunScratchCap, std::max(whole, kSideBySideFloor)) : kRunScratchCap;
+    // A scratchpad is a fixed part plus a part per step: more blocks until they fit.
+    int64_t blocks = 1;
+    for (double bytes = whole * at_once; bytes > limit && tb > 1; bytes = scratch(tb) * at_once) {
+      blocks = std::max(
+          blocks + 1, static_cast<int64_t>(std::ceil(static_cast<double>(blocks) * bytes / limit)));
+      tb = (T + blocks - 1) / blocks;
+    }
+  } catch (const dnnl::error&) {
+    // Left to the plans of the whole sequence, whose creation reports the error.
+    tb = T;
+  }
+  if (blocks_.size() >= 256) blocks_.erase(blocks_.begin());  // as plans_: bounded
+  blocks_[memo] = tb;
+  return tb;
+}
+
 // Every sequence runs all T steps: one primitive per job writes straight into Y and the states.
 Status RnnKernel::run_uniform(const RunIo& io) const {
   const bool lstm = spec_.cell == RnnCell::kLstm;
-  const bool src_iter = io.h0 || io.c0;
-  const bool dst_iter = io.yh || io.yc;
+  const BucketKey bucket{io.N, io.I, io.H, t_class(io.T), false};
+  RECUR_ASSIGN_OR_RETURN(Choice c, choose(bucket, io.T, nullptr));
+  const Jobs jobs = jobs_for(c, io.N);
+  const int64_t tb = time_block(io.T, io.N, io.I, io.H, c, jobs);
+  // Blocks chain their states, so they read and write them whether or not the node does.
+  const bool src_iter = io.h0 || io.c0 || tb < io.T;
+  const bool dst_iter = io.yh || io.yc || tb < io.T;
   std::vector<float>& zeros = io.scratch->zeros;
   std::vector<float>& spare = io.scratch->spare;
   const float* h0p = io.h0;
@@ -191,11 +265,22 @@ Status RnnKernel::run_uniform(const RunIo& io) const {
     if (!hn) hn = spare.data();
     if (lstm && !cn) cn = spare.data();
   }
-  const BucketKey bucket{io.N, io.I, io.H, t_class(io.T), false};
-  RECUR_ASSIGN_OR_RETURN(Choice c, choose(bucket, io.T, nullptr));
-  const Jobs jobs = jobs_for(c, io.N);
   std::vector<std::shared_ptr<const Plan>>& plans = io.scratch->plans;
-  RECUR_RETURN_IF_ERROR(uniform_plans(c, jobs, io.T, io.N, io.I, io.H, src_iter, dst_iter, plans));
+  RECUR_RETURN_IF_ERROR(
+      uniform_plans(c, jobs, io.T, tb, io.N, io.I, io.H, src_iter, dst_iter, plans));
+  Status st;
+  if (tb < io.T) {
+    Exec whole;
+    whole.h0 = h0p;
+    whole.c0 = c0p;
+    whole.hn = hn;
+    whole.cn = cn;
+    io.scratch->chain.resize((lstm ? 4 : 2) * io.state_n());
+    st = run_parallel(jobs.size(), c.split > 1 ? c.split : 1,
+                      [&](size_t i) { return run_blocks(io, jobs, i, tb, whole); });
+    plans.clear();
+    return st;
+  }
   const Bf16Mirror m = bf16_ ? mirror_in(io, src_iter ? h0p : nullptr) : Bf16Mirror{};
   // X, Y and h from the bf16 mirror at the f32 tensor's offset; c always from the f32 one.
   auto in = [&](const float* f32, const float* base, const uint16_t* mirror) -> const void* {
@@ -204,7 +289,7 @@ Status RnnKernel::run_uniform(const RunIo& io) const {
   auto out = [&](float* f32, float* base, uint16_t* mirror) -> void* {
     return bf16_ ? static_cast<void*>(mirror + (f32 - base)) : f32;
   };
-  Status st = run_parallel(jobs.size(), c.split > 1 ? c.split : 1, [&](size_t i) {
+  st = run_parallel(jobs.size(), c.split > 1 ? c.split : 1, [&](size_t i) {
     const Job& j = jobs[i];
     const int64_t so = io.s_off(j.d, j.n0);
     Exec e;
@@ -223,6 +308,39 @@ Status RnnKernel::run_uniform(const RunIo& io) const {
   plans.clear();  // the plans stay in the kernel's cache, not in the pool's scratch
   if (st.ok() && bf16_) mirror_out(io, m, dst_iter ? hn : nullptr);
   return st;
+}
+
+// Job i's blocks of tb steps, the reverse direction's from the last block back. Each block
+// starts from the previous one's final states, which alternate between two buffers shaped like
+// the node's states (io.scratch->chain); `whole` holds the run's initial and final states.
+Status RnnKernel::run_blocks(const RunIo& io, std::span<const Job> jobs, size_t i, int64_t tb,
+                             const Exec& whole) const {
+  const Job& j = jobs[i];
+  const bool lstm = spec_.cell == RnnCell::kLstm;
+  const bool rev = is_reverse(j.d);
+  const int64_t nb = (io.T + tb - 1) / tb;
+  const bool short_tail = io.T % tb != 0;
+  const int64_t so = io.s_off(j.d, j.n0);
+  const size_t sn = io.state_n();
+  float* chain = io.scratch->chain.data();
+  float* h[2] = {chain + so, chain + sn + so};
+  float* c[2] = {lstm ? chain + 2 * sn + so : nullptr, lstm ? chain + 3 * sn + so : nullptr};
+  for (int64_t k = 0; k < nb; ++k) {
+    if (io.ctx) RECUR_RETURN_IF_ERROR(io.ctx->check_cancelled("time step", k * tb));
+    const int64_t b = rev ? nb - 1 - k : k;  // the block's place in time
+    const size_t p = b == nb - 1 && short_tail ? jobs.size() + i : i;
+    Exec e;
+    e.x = io.x_at(b * tb, j.n0);
+    e.y = io.y + io.y_off(b * tb, j.d, j.n0);
+    e.h0 = k == 0 ? static_cast<const float*>(whole.h0) + so : h[k % 2];
+    e.hn = k == nb - 1 ? static_cast<float*>(whole.hn) + so : h[(k + 1) % 2];
+    if (lstm) {
+      e.c0 = k == 0 ? static_cast<const float*>(whole.c0) + so : c[k % 2];
+      e.cn = k == nb - 1 ? static_cast<float*>(whole.cn) + so : c[(k + 1) % 2];
+    }
+    RECUR_RETURN_IF_ERROR(execute(*io.scratch->plans[p], j.d, io.rw, e));
+  }
+  return ok_status();
 }
 
 Bf16Mirror RnnKernel::mirror_in(const RunIo& io, const float* h0) const {

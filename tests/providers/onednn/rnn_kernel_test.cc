@@ -323,6 +323,34 @@ TEST(OnednnRnnKernel, SmallCellLargeBatchMatchesTheReference) {
   expect_match(dnn.run(f), open(bytes, ropts).run(f), "N=300");
 }
 
+// Two directions side by side over a long sequence: their scratchpads together would pass one
+// direction's, so each runs in blocks of steps that chain their states (rnn_run.cc,
+// time_block). Also with blocks set by hand, down to one step, and a short last block.
+TEST(OnednnRnnKernel, LongSequencesSideBySideRunInTimeBlocks) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  const std::string bytes = model("LSTM", 32, 128, "bidirectional", false);
+  SessionOptions ropts;
+  ropts.providers({"reference"});
+  Session ref = open(bytes, ropts);
+  std::mt19937 rng(11);
+  const int64_t T = 150, N = 16;
+  const Feeds f = {{"X", random_tensor({T, N, 32}, rng, 1.0f)},
+                   {"sequence_lens", Tensor::from_vector<int32_t>(
+                                         {N}, std::vector<int32_t>(N, static_cast<int32_t>(T)))}};
+  const Outputs want = ref.run(f);
+  for (const std::string block : {"0", "1", "7", "150"}) {
+    SessionOptions dopts;
+    dopts.providers({"onednn"})
+        .threads(2)
+        .set("onednn.impl", "ldigo")
+        .set("onednn.threading", "split")
+        .set("onednn.time_block", block);
+    Session dnn = open(bytes, dopts);
+    expect_match(dnn.run(f), want, "time_block=" + block);
+    expect_match(dnn.run(f), want, "time_block=" + block + ", second run");
+  }
+}
+
 TEST(OnednnRnnKernel, GraphInputWeightsAreRepackedPerRun) {
   if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
   ModelBuilder mb(14);

@@ -53,6 +53,7 @@ struct Config {
   std::string tune = "0";
   std::string threading = "auto";
   int threads = 1;
+  int64_t time_block = 0;     // onednn.time_block: 0 is the rule's choice
   float weight_scale = 0.5f;  // W, R, B, P uniform in [-scale, scale]
 
   int D() const { return direction == "bidirectional" ? 2 : 1; }
@@ -69,7 +70,7 @@ struct Config {
     for (size_t i = 0; i < lens.size(); ++i) os << (i ? "," : "") << lens[i];
     os << " h0=" << initial_h << " c0=" << initial_c << " outputs=" << want_y << want_yh << want_yc
        << " weights_as_inputs=" << weights_as_inputs << " impl=" << impl << " tune=" << tune
-       << " threads=" << threads;
+       << " threads=" << threads << " time_block=" << time_block;
     return os.str();
   }
 };
@@ -124,6 +125,7 @@ Config random_config(uint32_t seed) {
   c.threads = pick(1, 2);
   c.threading = pick(std::string("auto"), std::string("single"), std::string("omp"),
                      std::string("split"), std::string("split"));
+  c.time_block = pick(0, 0, 0, 1, 2, 3);
   return c;
 }
 
@@ -232,7 +234,8 @@ TEST_P(OnednnRnnParity, Random) {
       .threads(c.threads)
       .set("onednn.impl", c.impl)
       .set("onednn.tune", c.tune)
-      .set("onednn.threading", c.threading);
+      .set("onednn.threading", c.threading)
+      .set("onednn.time_block", std::to_string(c.time_block));
   Session ref = Session::from_bytes(b.bytes.data(), b.bytes.size(), ref_opts);
   Session dnn = Session::from_bytes(b.bytes.data(), b.bytes.size(), dnn_opts);
   ASSERT_EQ(dnn.assignment().size(), 1u);
