@@ -12,6 +12,7 @@
 #include <dnnl.hpp>
 
 #include "converters/onednn_weights.h"
+#include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/dnnl_util.h"
 #include "providers/onednn/common/job_pool.h"
 #include "providers/onednn/rnn/rnn_desc.h"
@@ -145,6 +146,49 @@ void quantize(const float* x, int64_t n, float offset, float inv, uint8_t* q) {
   }
 }
 
+// The two passes on AVX-512, 16 values at a time. The loops above compile for the baseline
+// x86-64 (SSE2), and quantizing lstm_large's X (6.5M values) took 12% of its run at one
+// thread. Both forms take the same arithmetic, (x - offset) * inv + 128.5 by one fused
+// multiply-add, so the guessed pass and the second one agree bit for bit; a machine runs one
+// form or the other, chosen once (have_avx512).
+namespace v16 {
+
+using avx512::lanes;
+
+RECUR_AVX512 inline __m512i quantize16(__m512 v, __m512 offset, __m512 inv) {
+  __m512 u = _mm512_fmadd_ps(_mm512_sub_ps(v, offset), inv, _mm512_set1_ps(kDataShift + 0.5f));
+  u = _mm512_min_ps(_mm512_max_ps(u, _mm512_setzero_ps()), _mm512_set1_ps(255.0f));
+  return _mm512_cvttps_epi32(u);
+}
+
+RECUR_AVX512 bool range_and_quantize(const float* x, int64_t n, float offset, float inv,
+                                     float* lo_out, float* hi_out, uint8_t* q) {
+  const __m512 off = _mm512_set1_ps(offset), sc = _mm512_set1_ps(inv);
+  __m512 lo = _mm512_set1_ps(x[0]), hi = lo, check = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += avx512::kLanes) {
+    const __mmask16 m = lanes(n - i);
+    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    lo = _mm512_mask_min_ps(lo, m, lo, v);
+    hi = _mm512_mask_max_ps(hi, m, hi, v);
+    check = _mm512_add_ps(check, _mm512_sub_ps(v, v));  // NaN from a NaN or an infinity
+    _mm512_mask_cvtusepi32_storeu_epi8(q + i, m, quantize16(v, off, sc));
+  }
+  *lo_out = _mm512_reduce_min_ps(lo);
+  *hi_out = _mm512_reduce_max_ps(hi);
+  return _mm512_reduce_add_ps(check) == 0.0f;
+}
+
+RECUR_AVX512 void quantize(const float* x, int64_t n, float offset, float inv, uint8_t* q) {
+  const __m512 off = _mm512_set1_ps(offset), sc = _mm512_set1_ps(inv);
+  for (int64_t i = 0; i < n; i += avx512::kLanes) {
+    const __mmask16 m = lanes(n - i);
+    _mm512_mask_cvtusepi32_storeu_epi8(q + i, m,
+                                       quantize16(_mm512_maskz_loadu_ps(m, x + i), off, sc));
+  }
+}
+
+}  // namespace v16
+
 // Runs f(begin, end) over `jobs` equal parts of [0, n) on the job pool.
 template <class F>
 void in_parts(int64_t n, int64_t jobs, F&& f) {
@@ -196,8 +240,9 @@ class Int8LstmKernel final : public Kernel {
   const Node& node_;
   RnnSpec spec_;
   int threads_;
-  ThreadingChoice threading_;  // onednn.threading: omp shares one primitive per direction
-  std::string what_;           // the node, for errors: described once, not on every run
+  ThreadingChoice threading_;            // onednn.threading: omp shares one primitive per direction
+  std::string what_;                     // the node, for errors: described once, not on every run
+  bool avx512_ = avx512::have_avx512();  // X's passes on 16 lanes (v16)
   int64_t I_ = 0, H_ = 0;
   std::vector<DirWeights> dirs_;
   mutable std::mutex mu_;
@@ -374,7 +419,10 @@ bool Int8LstmKernel::quantize_x(const Tensor& x, int* bucket, float* offset, uin
   auto part = [&](size_t j) {
     const int64_t b = n * static_cast<int64_t>(j) / parts;
     const int64_t e = n * static_cast<int64_t>(j + 1) / parts;
-    ok[j] = range_and_quantize(xs + b, e - b, guess.offset, guess_inv, &lo[j], &hi[j], xq + b);
+    ok[j] = avx512_ ? v16::range_and_quantize(xs + b, e - b, guess.offset, guess_inv, &lo[j],
+                                              &hi[j], xq + b)
+                    : range_and_quantize(xs + b, e - b, guess.offset, guess_inv, &lo[j], &hi[j],
+                                         xq + b);
   };
   // One reference: the closure fits std::function's inline storage (no allocation).
   run_jobs(static_cast<size_t>(parts), static_cast<int>(parts) - 1, [&part](size_t j) { part(j); });
@@ -383,8 +431,12 @@ bool Int8LstmKernel::quantize_x(const Tensor& x, int* bucket, float* offset, uin
       params_of(*std::min_element(lo.begin(), lo.end()), *std::max_element(hi.begin(), hi.end()));
   if (!(p == guess)) {
     const float inv = kDataScale / std::exp2(static_cast<float>(p.bucket) / 4.0f);
-    in_parts(n, parts,
-             [&](int64_t b, int64_t e) { quantize(xs + b, e - b, p.offset, inv, xq + b); });
+    in_parts(n, parts, [&](int64_t b, int64_t e) {
+      if (avx512_)
+        v16::quantize(xs + b, e - b, p.offset, inv, xq + b);
+      else
+        quantize(xs + b, e - b, p.offset, inv, xq + b);
+    });
     std::lock_guard<std::mutex> lock(mu_);
     last_x_ = p;
   }

@@ -129,9 +129,19 @@ MemoryPlan plan_memory(const SubgraphPlan& plan) {
 const std::shared_ptr<void>* BlockCache::take(size_t bytes, MemoryBudget* budget) {
   const size_t b = std::bit_width(std::max<size_t>(bytes, kAlign) - 1);
   if (b >= 48) return nullptr;
-  if (buckets_.size() <= b) buckets_.resize(b + 1);
-  for (const Block& blk : buckets_[b]) {
-    if (blk.owner.use_count() == 1) return &blk.owner;
+  if (buckets_.size() <= b) {
+    buckets_.resize(b + 1);
+    taken_.resize(b + 1, 0);
+  }
+  ++taken_[b];
+  for (Block& blk : buckets_[b]) {
+    if (blk.owner.use_count() != 1) continue;
+    if (!blk.charged) {  // freed by its holder since the run began
+      if (budget && !budget->try_charge(blk.bytes)) continue;
+      if (budget) charged_ += blk.bytes;
+      blk.charged = true;
+    }
+    return &blk.owner;
   }
   const size_t size = size_t{1} << b;
   if (budget) {
@@ -146,20 +156,37 @@ const std::shared_ptr<void>* BlockCache::take(size_t bytes, MemoryBudget* budget
     }
     return nullptr;
   }
-  buckets_[b].push_back({std::shared_ptr<void>(p, [](void* q) { std::free(q); }), size});
+  buckets_[b].push_back({std::shared_ptr<void>(p, [](void* q) { std::free(q); }), size, true});
   total_ += size;
   return &buckets_[b].back().owner;
 }
 
-bool BlockCache::owns(const void* p) const {
-  const auto* c = static_cast<const char*>(p);
-  for (const auto& bucket : buckets_) {
-    for (const Block& blk : bucket) {
-      const auto* base = static_cast<const char*>(blk.owner.get());
-      if (c >= base && c < base + blk.bytes) return true;
+size_t BlockCache::charge_free() {
+  size_t bytes = 0;
+  for (auto& bucket : buckets_) {
+    for (Block& blk : bucket) {
+      blk.charged = blk.owner.use_count() == 1;
+      if (blk.charged) bytes += blk.bytes;
     }
   }
-  return false;
+  return bytes;
+}
+
+void BlockCache::uncharge() {
+  for (auto& bucket : buckets_)
+    for (Block& blk : bucket) blk.charged = false;
+}
+
+void BlockCache::trim_excess() {
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    size_t free_kept = 0;
+    std::erase_if(buckets_[b], [&](const Block& blk) {
+      if (blk.owner.use_count() != 1 || free_kept++ < taken_[b]) return false;
+      total_ -= blk.bytes;
+      return true;
+    });
+    taken_[b] = 0;
+  }
 }
 
 void BlockCache::trim() {
@@ -274,10 +301,10 @@ void RunArena::leave(FrameArena* f) {
   f->in_use = false;
 }
 
-bool RunArena::owns(const void* p) const {
+bool RunArena::in_arena(const void* p) const {
   for (const auto& f : frames_)
     if (f->owns(p)) return true;
-  return cache_.owns(p);
+  return false;
 }
 
 MemoryBudget* RunArena::begin_run(size_t limit) {
@@ -285,16 +312,19 @@ MemoryBudget* RunArena::begin_run(size_t limit) {
   // when that output is freed.
   if (!budget_ || budget_.use_count() != 1 || budget_->limit() != limit || budget_->used() != 0)
     budget_ = std::make_shared<MemoryBudget>(limit);
+  cache_.trim_excess();
   size_t arenas = 0;
   for (const auto& f : frames_) arenas += f->arena_bytes();
   arena_fits_ = true;
   charged_ = 0;
-  if (!budget_->try_charge(arenas + cache_.bytes())) {
+  const size_t free_blocks = cache_.charge_free();
+  if (!budget_->try_charge(arenas + free_blocks)) {
     cache_.trim();
+    cache_.uncharge();
     arena_fits_ = budget_->try_charge(arenas);
     if (arena_fits_) charged_ = arenas;
   } else {
-    charged_ = arenas + cache_.bytes();
+    charged_ = arenas + free_blocks;
   }
   for (const auto& f : frames_) {
     f->use_arena = arena_fits_;
@@ -307,6 +337,7 @@ MemoryBudget* RunArena::begin_run(size_t limit) {
 void RunArena::end_run() {
   // Blocks made during the run were charged as they were made; all are released together.
   budget_->release(charged_ + cache_.take_charged());
+  cache_.uncharge();
   charged_ = 0;
   in_run_ = false;
 }

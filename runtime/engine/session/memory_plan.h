@@ -43,16 +43,25 @@ MemoryPlan plan_memory(const SubgraphPlan& plan);
 
 // Blocks of host memory by power-of-two size, kept between runs. A block is free when nothing
 // but the cache holds it (its owner's use count is 1), so a tensor handed out needs no hook to
-// give it back.
+// give it back. A run is charged for the blocks free when it begins (charge_free) and for
+// those it makes or takes later; a block that an output of an earlier run still holds is not
+// the run's.
 class BlockCache {
  public:
-  // A block for `bytes`, charged to `budget` when it is new; null when the budget cannot take
-  // it (the caller allocates as usual and reports the limit).
+  // A block for `bytes`, charged to `budget` unless it is already; null when the budget cannot
+  // take it (the caller allocates as usual and reports the limit).
   const std::shared_ptr<void>* take(size_t bytes, MemoryBudget* budget);
-  bool owns(const void* p) const;
   size_t bytes() const { return total_; }
+  // The bytes of the blocks free now, marked as charged to the run that begins.
+  size_t charge_free();
+  // Ends a run: no block is charged any more.
+  void uncharge();
   // Frees the blocks not in use.
   void trim();
+  // Frees the blocks not in use beyond as many per size as the last run took (then starts
+  // counting again): a block handed out as an output stays the caller's while it holds it,
+  // and the cache would otherwise keep every block that outputs held at once.
+  void trim_excess();
   // The bytes of the blocks made (and charged) since the last call.
   size_t take_charged() { return std::exchange(charged_, 0); }
 
@@ -60,8 +69,10 @@ class BlockCache {
   struct Block {
     std::shared_ptr<void> owner;
     size_t bytes = 0;
+    bool charged = false;  // to the run in progress
   };
   std::vector<std::vector<Block>> buckets_;
+  std::vector<size_t> taken_;  // blocks taken per size since the last trim_excess
   size_t total_ = 0;
   size_t charged_ = 0;
 };
@@ -102,8 +113,10 @@ class RunArena {
   // caller then uses a fresh frame).
   FrameArena* enter(const SubgraphPlan& plan);
   void leave(FrameArena* f);
-  // Whether `p` points into memory this arena will hand out again.
-  bool owns(const void* p) const;
+  // Whether `p` points into a frame's arena, which the next run overwrites whatever still
+  // holds it. (A block of the cache is handed out again only once nothing else holds it, so
+  // an output in one goes to the caller as it is.)
+  bool in_arena(const void* p) const;
   // Sets up the budget for a run limited to `limit` bytes: the arenas and cached blocks are
   // counted whole; when they do not fit, the cache is trimmed and the arena left unused.
   MemoryBudget* begin_run(size_t limit);

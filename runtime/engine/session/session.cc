@@ -359,13 +359,14 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
   Outputs out;
   for (size_t i : wanted) {
     Tensor t = frame[static_cast<size_t>(plan.output_slots[i])];
-    // An output in the arena (a view the plan did not foresee) would be overwritten by a later
-    // run: the caller gets its own copy.
+    // An output in a frame's arena (a view the plan did not foresee) would be overwritten by
+    // a later run: the caller gets its own copy. One in a block of the run's cache is the
+    // caller's as it is: the cache hands a block out again only once nothing else holds it.
     // An output that is a view of a feed (Identity, Reshape, ... of an input) would change
     // when the caller reuses its input buffer: it gets a copy too.
     if (t.defined() && t.is_cpu() && !t.is_sequence() && !t.is_none() &&
         t.dtype() != DType::kString && t.nbytes() > 0 &&
-        ((lease && (*lease)->owns(t.raw_data())) || points_into(t, feeds))) {
+        ((lease && (*lease)->in_arena(t.raw_data())) || points_into(t, feeds))) {
       t = t.clone();
     }
     if (!t.is_cpu() && !options.outputs_on_device) {

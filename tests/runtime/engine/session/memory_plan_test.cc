@@ -288,6 +288,43 @@ TEST(ArenaRuns, ConcurrentRunsOfModelsMatchSerialRuns) {
   }
 }
 
+// An output in a cached block goes to the caller as it is (Session::run copies only what is
+// in a frame's arena): the block is taken again only once the caller lets go of it, the cache
+// keeps no more free blocks than a run took, and a run is charged only for the blocks free
+// when it begins or taken by it.
+TEST(BlockCache, HeldBlocksAreSkippedAndFreeOnesBounded) {
+  BlockCache cache;
+  MemoryBudget budget(1 << 20);
+  std::shared_ptr<void> a = *cache.take(1000, &budget);  // a new block of 1024 bytes, charged
+  EXPECT_EQ(budget.used(), 1024u);
+  std::shared_ptr<void> b = *cache.take(1000, &budget);  // `a` is held: another
+  EXPECT_NE(a.get(), b.get());
+  EXPECT_EQ(cache.bytes(), 2048u);
+  budget.release(cache.take_charged());
+  cache.uncharge();
+  a.reset();
+  b.reset();
+  cache.trim_excess();  // the last run took two: both stay
+  EXPECT_EQ(cache.bytes(), 2048u);
+  EXPECT_EQ(cache.charge_free(), 2048u);
+  std::shared_ptr<void> c = *cache.take(1000, &budget);  // a free block, charged already
+  EXPECT_EQ(cache.take_charged(), 0u);
+  cache.uncharge();
+  cache.trim_excess();  // this run took one; `c` is held, so one free block stays
+  EXPECT_EQ(cache.bytes(), 2048u);
+  c.reset();
+  cache.trim_excess();  // no run took any since: the free blocks go
+  EXPECT_EQ(cache.bytes(), 0u);
+  // A block held when the run began is not charged to it; taken once freed, it is.
+  std::shared_ptr<void> d = *cache.take(1000, &budget);
+  budget.release(cache.take_charged());
+  cache.uncharge();
+  EXPECT_EQ(cache.charge_free(), 0u);
+  d.reset();
+  ASSERT_NE(cache.take(1000, &budget), nullptr);
+  EXPECT_EQ(cache.take_charged(), 1024u);
+}
+
 TEST(ArenaRuns, TheMemoryLimitCountsTheArena) {
   // Eight 1 MiB intermediates in a chain: the arena holds two of them. A limit that leaves
   // no room for them fails naming the limit, with the arena or without.
