@@ -52,10 +52,8 @@ Status RnnKernel::uniform_plans(const Choice& c, std::span<const Job> jobs, int6
                                 std::vector<std::shared_ptr<const Plan>>& plans) const {
   plans.clear();
   const bool blocked = tb < T;
-  const int64_t tail = blocked ? T - (T - 1) / tb * tb : T;
   std::lock_guard<std::mutex> lock(mu_);
-  for (const int64_t steps : {tb, tail}) {
-    if (steps == tail && !plans.empty() && tail == tb) break;
+  auto add = [&](int64_t steps) -> Status {
     for (const Job& j : jobs) {
       const ShapeKey key{steps,
                          j.n1 - j.n0,
@@ -73,8 +71,10 @@ Status RnnKernel::uniform_plans(const Choice& c, std::span<const Job> jobs, int6
       RECUR_ASSIGN_OR_RETURN(auto plan, get_plan_locked(key));
       plans.push_back(std::move(plan));
     }
-    if (!blocked) break;
-  }
+    return ok_status();
+  };
+  RECUR_RETURN_IF_ERROR(add(tb));
+  if (blocked && T % tb != 0) RECUR_RETURN_IF_ERROR(add(T % tb));  // the short last block
   return ok_status();
 }
 

@@ -175,16 +175,27 @@ Status RnnKernel::allocate_outputs(KernelContext& ctx, RunIo& io) const {
 // rows of 256 LSTM units on the gemm-based implementation, so a run's memory grows with T, and
 // jobs side by side each hold one. Where a run's scratchpads would pass a limit, the sequence
 // runs in blocks of steps, each block's final states the next one's initial states:
-// - jobs side by side take no more together than one of them would for the whole sequence
-//   (bilstm's two directions on 2 threads held 2 x 50 MB, 40 MiB resident; in blocks of 34
-//   steps, 2 x 16 MB);
+// - jobs side by side take no more together than one of them would for the whole sequence, or
+//   kSideBySideFloor if that is more (below it a call costs more than the memory it saves):
+//   bilstm's two directions on 2 threads held 2 x 50 MB, in blocks of 34 steps 2 x 16 MB;
 // - no run takes more than kRunScratchCap, whatever T (at T=1000 lstm_large's would be 2 GB).
-// Blocks of 20 steps and more ran as fast as whole sequences on the standard suite
+// Blocks of 15 to 50 steps ran within a few percent of whole sequences on the standard suite
 // (docs/semantics.md, "Time blocks").
-// Below kSideBySideFloor together, jobs side by side are not blocked: each call costs more
-// than the memory it would save.
 constexpr double kRunScratchCap = 256.0 * (1 << 20);
 constexpr double kSideBySideFloor = 16.0 * (1 << 20);
+
+// An upper bound of one job's scratchpad, so that small runs need no descriptor to learn it:
+// 8 floats per gate and 8 per unit, per row and step, above what oneDNN 2.6 asked for on the
+// standard suite (bilstm 50 MB of this bound's 65, gru_lbr0 141 of 210, rnn_tanh 75 of 105,
+// lstm_med on brgemm 56 of 262).
+namespace {
+
+double scratch_bound(int64_t T, int64_t rows, int64_t G, int64_t H) {
+  return static_cast<double>(T) * static_cast<double>(rows) * 4.0 *
+         (8.0 * static_cast<double>(G * H) + 8.0 * static_cast<double>(H));
+}
+
+}  // namespace
 
 int64_t RnnKernel::time_block(int64_t T, int64_t N, int64_t I, int64_t H, const Choice& c,
                               std::span<const Job> jobs) const {
@@ -209,6 +220,8 @@ int64_t RnnKernel::time_block(int64_t T, int64_t N, int64_t I, int64_t H, const 
                      split > 1 ? 1 : c.threads};
   const auto at_once =
       static_cast<double>(std::min<size_t>(jobs.size(), static_cast<size_t>(split)));
+  const double bound = scratch_bound(T, j.n1 - j.n0, geom_.gates(), H) * at_once;
+  if (bound <= (at_once > 1 ? kSideBySideFloor : kRunScratchCap)) return T;
   int64_t tb = T;
   try {
     // One job's scratchpad for blocks of `steps`. Only descriptors: a primitive of the whole
