@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "recur/recur.h"
 #include "tests/support/expect_error.h"
 #include "tests/support/model_builder.h"
@@ -166,13 +168,15 @@ TEST(Int8Precision, NanInXIsAnError) {
       ErrorCode::kInvalidArgument, {"lstm_fp32_bidirectional", "NaN"});
 }
 
-// onednn.threading=omp: a direction's threads share one primitive (oneDNN's own threading)
-// instead of slicing the batch. The outputs stay within the int8 tolerance of float32 and are
-// those of one thread; weights of 2.25 MiB per direction (packed on huge pages) and more than
-// one 32-column block per thread.
-TEST(Int8Precision, ThreadsCanShareOnePrimitive) {
-  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
-  const int64_t T = 4, N = 8, I = 640, H = 512;
+// One LSTM with more than one 32-column block per thread (at H=512, weights of 2.25 MiB per
+// direction, packed on huge pages), and an X for it.
+struct BigLstm {
+  std::string bytes;
+  Tensor x;
+};
+
+BigLstm big_lstm(int64_t H = 512) {
+  const int64_t T = 4, N = 8, I = 640;
   std::mt19937 rng(18);
   auto random = [&](const Shape& shape, float scale) {
     std::uniform_real_distribution<float> u(-scale, scale);
@@ -190,33 +194,79 @@ TEST(Int8Precision, ThreadsCanShareOnePrimitive) {
   mb.output("Y", DType::kFloat32).output("Y_h", DType::kFloat32).output("Y_c", DType::kFloat32);
   testing::set_attr(mb.node("LSTM", {"X", "W", "R", "B"}, {"Y", "Y_h", "Y_c"}, "big_lstm"),
                     "hidden_size", H);
-  const std::string bytes = mb.bytes();
-  const Tensor x = random({T, N, I}, 1.0f);
+  BigLstm m;
+  m.bytes = mb.bytes();
+  m.x = random({T, N, I}, 1.0f);
+  return m;
+}
 
-  SessionOptions int8;
-  int8.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
-  SessionOptions two = int8, one = int8, fp32;
+SessionOptions int8_options() {
+  SessionOptions o;
+  o.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
+  return o;
+}
+
+void expect_same_bits(const Outputs& got, const Outputs& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    const tools::Comparison same = tools::compare(got[k], want[k], tools::Tolerance{0.0, 0.0});
+    EXPECT_TRUE(same.match) << want.name(k) << " " << what << ": " << same.reason;
+  }
+}
+
+// onednn.threading=omp: a direction's threads share one primitive (oneDNN's own threading)
+// instead of slicing the batch. The outputs stay within the int8 tolerance of float32 and are
+// those of one thread.
+TEST(Int8Precision, ThreadsCanShareOnePrimitive) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  const BigLstm m = big_lstm();
+  SessionOptions two = int8_options(), one = int8_options(), fp32;
   two.threads(2).set("onednn.threading", "omp");
   one.threads(1);
   fp32.providers({"reference"});
-  Session s2 = Session::from_bytes(bytes.data(), bytes.size(), two);
-  Session s1 = Session::from_bytes(bytes.data(), bytes.size(), one);
-  Session sf = Session::from_bytes(bytes.data(), bytes.size(), fp32);
+  Session s2 = Session::from_bytes(m.bytes.data(), m.bytes.size(), two);
+  Session s1 = Session::from_bytes(m.bytes.data(), m.bytes.size(), one);
+  Session sf = Session::from_bytes(m.bytes.data(), m.bytes.size(), fp32);
   ASSERT_EQ(s2.assignment().size(), 1u);
   EXPECT_TRUE(has_note(s2.assignment().front(), "2 threads share each direction's oneDNN"))
       << all_notes(s2.assignment().front());
   EXPECT_TRUE(has_note(s1.assignment().front(), "one thread per oneDNN primitive"))
       << all_notes(s1.assignment().front());
-  const Outputs got = s2.run({{"X", x}});
-  const Outputs single = s1.run({{"X", x}});
-  const Outputs want = sf.run({{"X", x}});
+  const Outputs got = s2.run({{"X", m.x}});
+  const Outputs want = sf.run({{"X", m.x}});
   ASSERT_EQ(got.size(), 3u);
   for (size_t k = 0; k < got.size(); ++k) {
     const tools::Comparison c = tools::compare(got[k], want[k], kInt8VsFp32Tol);
     EXPECT_TRUE(c.match) << want.name(k) << " against float32: " << c.reason;
-    const tools::Comparison same = tools::compare(got[k], single[k], tools::Tolerance{0.0, 0.0});
-    EXPECT_TRUE(same.match) << want.name(k) << " against one thread: " << same.reason;
   }
+  expect_same_bits(got, s1.run({{"X", m.x}}), "against one thread");
+}
+
+// onednn.threading=auto with threads to share and an R larger than one core's L2 (H=1024: 4 MiB
+// of int8): the runs try batch slices and a team in turn and keep the faster (team_tuner.h).
+// Either way gives the bits of one thread, so the choice, which depends on timing, never shows
+// in the outputs. A deterministic session takes the slices without timing.
+TEST(Int8Precision, AutoThreadingTimesBothWaysWithTheSameResults) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  if (::sysconf(_SC_LEVEL2_CACHE_SIZE) >= (long{4} << 20))
+    GTEST_SKIP() << "this CPU's L2 holds the 4 MiB R, so the kernel does not time a team";
+  const BigLstm m = big_lstm(1024);
+  SessionOptions two = int8_options(), one = int8_options(), fixed = int8_options();
+  two.threads(2);
+  one.threads(1);
+  fixed.threads(2).deterministic(true);
+  Session s2 = Session::from_bytes(m.bytes.data(), m.bytes.size(), two);
+  Session s1 = Session::from_bytes(m.bytes.data(), m.bytes.size(), one);
+  Session sd = Session::from_bytes(m.bytes.data(), m.bytes.size(), fixed);
+  EXPECT_TRUE(has_note(s2.assignment().front(), "whichever the runs time faster"))
+      << all_notes(s2.assignment().front());
+  EXPECT_TRUE(has_note(sd.assignment().front(), "one thread per oneDNN primitive"))
+      << all_notes(sd.assignment().front());
+  const Outputs want = s1.run({{"X", m.x}});
+  // Twelve runs take both ways at least twice each (the tuner's first four runs).
+  for (int r = 0; r < 12; ++r)
+    expect_same_bits(s2.run({{"X", m.x}}), want, "run " + std::to_string(r));
+  expect_same_bits(sd.run({{"X", m.x}}), want, "deterministic");
 }
 
 // A cell oneDNN 2.6 has no fast int8 for stays float32, and says why.
