@@ -391,11 +391,11 @@ Result<std::shared_ptr<const Int8Plan>> Int8LstmKernel::plan_for(int bucket, int
   return std::shared_ptr<const Int8Plan>(plan);
 }
 
-// By default one thread per primitive, the batch sliced: an OpenMP team stalls at each step's
+// One thread per primitive with the batch sliced, or (`team`) a direction's threads in one
+// primitive, where oneDNN splits the gate columns so that each thread streams only its part of
+// the weights every step, where each slice streams all of them. A team stalls at each step's
 // barrier on a busy machine (lstm_large at 2 threads: 1.5-9x slower than the slices under a
-// load average of 3.5). onednn.threading=omp puts a direction's threads in one primitive
-// instead: oneDNN splits the gate columns, so each thread streams only its part of the
-// weights every step, where each slice streams all of them.
+// load average of 3.5), so which one runs is onednn.threading's, or the tuner's (team_tuner.h).
 Int8Jobs Int8LstmKernel::jobs_for(int64_t N, bool team_asked) const {
   const int64_t threads_per_dir = std::max<int64_t>(1, threads_ / D());
   const bool team = threads_per_dir > 1 && team_asked;

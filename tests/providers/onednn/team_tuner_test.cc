@@ -42,9 +42,9 @@ TEST(TeamTuner, TriesBothKeepsTheFasterAndProbesTheOther) {
 TEST(TeamTuner, CostsArePerRowStep) {
   // The same way at two sizes is the same speed: a larger run is not mistaken for a slower way.
   TeamTuner t;
-  t.record(t.pick(), 1.0, 1.0);  // team, untimed
+  t.record(t.pick(), 1.0, 1.0);     // team, untimed
   t.record(t.pick(), 10.0, 100.0);  // team: 0.1 per row-step
-  t.record(t.pick(), 1.0, 1.0);   // slices, untimed
+  t.record(t.pick(), 1.0, 1.0);     // slices, untimed
   const bool slices_pick = t.pick();
   EXPECT_FALSE(slices_pick);
   t.record(slices_pick, 6.0, 50.0);  // slices: 0.12 per row-step
