@@ -156,5 +156,37 @@ TEST(OnednnConcurrency, WholeModelsFourThreadsFiftyRuns) {
   }
 }
 
+// The int8 LSTM with an R above one core's L2 (H=1024: 4 MiB of int8) times batch slices
+// against a team sharing one primitive, run by run (team_tuner.h): concurrent runs share the
+// tuner and both ways' plans, and every result has the bits of a one-thread session.
+TEST(OnednnConcurrency, Int8ThreadingTunerUnderConcurrentRuns) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  const int64_t I = 16, H = 1024, T = 3, N = 8;
+  std::mt19937 rng(19);
+  ModelBuilder mb(14);
+  mb.input("X", DType::kFloat32, {T, N, I});
+  mb.initializer("W", random_tensor({1, 4 * H, I}, rng, 0.03f));
+  mb.initializer("R", random_tensor({1, 4 * H, H}, rng, 0.03f));
+  mb.initializer("B", random_tensor({1, 8 * H}, rng, 0.03f));
+  mb.output("Y", DType::kFloat32).output("Y_h", DType::kFloat32).output("Y_c", DType::kFloat32);
+  set_attr(mb.node("LSTM", {"X", "W", "R", "B"}, {"Y", "Y_h", "Y_c"}, "lstm"), "hidden_size", H);
+  const std::string model = mb.bytes();
+  SessionOptions one, two;
+  one.providers({"onednn"}).threads(1).cpu_precision(SessionOptions::Precision::kInt8);
+  two = one;
+  two.threads(2);
+  Session s1 = Session::from_bytes(model.data(), model.size(), one);
+  Session s2 = Session::from_bytes(model.data(), model.size(), two);
+  std::vector<Feeds> feeds;
+  std::vector<Outputs> want;
+  for (int k = 0; k < 2; ++k) {
+    feeds.push_back({{"X", random_tensor({T, N, I}, rng, 1.0f)}});
+    want.push_back(s1.run(feeds.back()));
+  }
+  std::atomic<int> errors{0};
+  EXPECT_EQ(hammer(s2, feeds, want, errors), 0);
+  EXPECT_EQ(errors.load(), 0);
+}
+
 }  // namespace
 }  // namespace recur
