@@ -37,6 +37,22 @@ struct RnnBuffers {
     return (l0 ? (t * D + d) * N + n : (n * T + t) * D + d) * H;
   }
   int64_t s_off(int64_t d, int64_t n) const { return (l0 ? d * N + n : n * D + d) * H; }
+  // Y, and Y_h and (for an LSTM) Y_c where the node asks for them, in the run's layout.
+  Status allocate_outputs(KernelContext& ctx, bool lstm) {
+    const Shape y_shape = l0 ? Shape{T, D, N, H} : Shape{N, T, D, H};
+    const Shape s_shape = l0 ? Shape{D, N, H} : Shape{N, D, H};
+    RECUR_ASSIGN_OR_RETURN(Tensor * yt, ctx.allocate_output(kRnnY, DType::kFloat32, y_shape));
+    y = yt->data<float>();
+    if (ctx.output_requested(kRnnYh)) {
+      RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(kRnnYh, DType::kFloat32, s_shape));
+      yh = t->data<float>();
+    }
+    if (lstm && ctx.output_requested(kRnnYc)) {
+      RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(kRnnYc, DType::kFloat32, s_shape));
+      yc = t->data<float>();
+    }
+    return ok_status();
+  }
 };
 
 struct RnnDescs {

@@ -219,7 +219,6 @@ class RnnKernel final : public Kernel {
   Status execute(const Plan& plan, int d, const RunWeights* rw, const Exec& e) const;
   Status repack_run_weights(KernelContext& ctx, const Tensor* w, const Tensor* r, const Tensor* b,
                             const Tensor* p, int64_t I, int64_t H, RunWeights& rw) const;
-  Status allocate_outputs(KernelContext& ctx, RunIo& io) const;
   Status run_uniform(const RunIo& io) const;
   // run_uniform's jobs in blocks of tb < T steps, chaining the states from block to block.
   Status run_blocks(const RunIo& io, std::span<const Job> jobs, size_t i, int64_t tb,

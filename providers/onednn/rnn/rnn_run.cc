@@ -122,7 +122,8 @@ Status RnnKernel::run(KernelContext& ctx) const {
   io.x = x->data<float>();
   io.h0 = h0 ? h0->data<float>() : nullptr;
   io.c0 = c0 ? c0->data<float>() : nullptr;
-  RECUR_RETURN_IF_ERROR(allocate_outputs(ctx, io));
+  RECUR_RETURN_IF_ERROR(io.allocate_outputs(ctx, spec_.cell == RnnCell::kLstm));
+  io.y_numel = static_cast<size_t>(io.T * io.D * io.N * io.H);
   if (io.T == 0 || io.N == 0) {
     if (io.yh) std::fill(io.yh, io.yh + io.state_n(), 0.0f);
     if (io.yc) std::fill(io.yc, io.yc + io.state_n(), 0.0f);
@@ -150,25 +151,6 @@ Status RnnKernel::run(KernelContext& ctx) const {
     return run_segments(io, full.data());
   }
   return uniform ? run_uniform(io) : run_segments(io, lens);
-}
-
-// Y, and Y_h and Y_c where asked for, into io.
-Status RnnKernel::allocate_outputs(KernelContext& ctx, RunIo& io) const {
-  const int64_t T = io.T, N = io.N, H = io.H, Dn = io.D;
-  const Shape y_shape = io.l0 ? Shape{T, Dn, N, H} : Shape{N, T, Dn, H};
-  const Shape s_shape = io.l0 ? Shape{Dn, N, H} : Shape{N, Dn, H};
-  RECUR_ASSIGN_OR_RETURN(Tensor * y_t, ctx.allocate_output(kRnnY, DType::kFloat32, y_shape));
-  io.y = y_t->data<float>();
-  io.y_numel = static_cast<size_t>(y_t->numel());
-  if (ctx.output_requested(kRnnYh)) {
-    RECUR_ASSIGN_OR_RETURN(Tensor * yh_t, ctx.allocate_output(kRnnYh, DType::kFloat32, s_shape));
-    io.yh = yh_t->data<float>();
-  }
-  if (spec_.cell == RnnCell::kLstm && ctx.output_requested(kRnnYc)) {
-    RECUR_ASSIGN_OR_RETURN(Tensor * yc_t, ctx.allocate_output(kRnnYc, DType::kFloat32, s_shape));
-    io.yc = yc_t->data<float>();
-  }
-  return ok_status();
 }
 
 // A primitive's scratchpad holds every step's gates and states: about 0.5 MB per step for 16

@@ -110,21 +110,10 @@ Status SmallRnnKernel::run(KernelContext& ctx) const {
   io.h0 = h0 ? h0->data<float>() : nullptr;
   io.c0 = c0 ? c0->data<float>() : nullptr;
   io.lens = seq ? seq->data<int32_t>() : nullptr;
-  const Shape y_shape = io.l0 ? Shape{io.T, io.D, io.N, H_} : Shape{io.N, io.T, io.D, H_};
-  const Shape s_shape = io.l0 ? Shape{io.D, io.N, H_} : Shape{io.N, io.D, H_};
-  RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(kRnnY, DType::kFloat32, y_shape));
-  io.y = y->data<float>();
-  if (ctx.output_requested(kRnnYh)) {
-    RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(kRnnYh, DType::kFloat32, s_shape));
-    io.yh = t->data<float>();
-  }
-  if (spec_.cell == RnnCell::kLstm && ctx.output_requested(kRnnYc)) {
-    RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(kRnnYc, DType::kFloat32, s_shape));
-    io.yc = t->data<float>();
-  }
+  RECUR_RETURN_IF_ERROR(io.allocate_outputs(ctx, spec_.cell == RnnCell::kLstm));
   bool full = true;
   for (int64_t n = 0; n < io.N; ++n) full = full && io.len(n) == io.T;
-  if (!full) std::fill(io.y, io.y + y->numel(), 0.0f);
+  if (!full) std::fill(io.y, io.y + io.T * io.D * io.N * io.H, 0.0f);
   if (io.N == 0) return ok_status();
 
   // Jobs: each direction, and with threads to spare and enough work, interleaved slices of the
