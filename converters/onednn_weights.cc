@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/core/checked_math.h"
+#include "runtime/core/code_layout.h"
 
 namespace recur {
 
@@ -14,7 +15,7 @@ constexpr int kGruOrder[] = {kOnnxGruZ, kOnnxGruR, kOnnxGruH};
 constexpr int kRnnOrder[] = {0};
 constexpr int kOnednnLstmF = 1;  // position of f in oneDNN's LSTM order
 
-Status check_geometry(const OnednnRnnGeometry& g, int64_t in) {
+RECUR_LOAD_PATH Status check_geometry(const OnednnRnnGeometry& g, int64_t in) {
   if (g.directions < 1 || g.directions > 2 || g.hidden <= 0 || in <= 0) {
     return invalid_argument(
         "oneDNN weight conversion: bad geometry D=" + std::to_string(g.directions) +
@@ -68,8 +69,8 @@ std::span<const int> onednn_gate_to_onnx(RnnCell cell) {
   return {};
 }
 
-Status onnx_to_onednn_weights(const OnednnRnnGeometry& g, const float* onnx, int64_t in,
-                              OnednnWeightsFormat format, float* out) {
+RECUR_LOAD_PATH Status onnx_to_onednn_weights(const OnednnRnnGeometry& g, const float* onnx,
+                                              int64_t in, OnednnWeightsFormat format, float* out) {
   RECUR_RETURN_IF_ERROR(check_geometry(g, in));
   const int64_t G = g.gates(), H = g.hidden;
   for (int64_t d = 0; d < g.directions; ++d) {
@@ -102,7 +103,8 @@ Status onnx_to_onednn_weights(const OnednnRnnGeometry& g, const float* onnx, int
   return ok_status();
 }
 
-Status onnx_to_onednn_bias(const OnednnRnnGeometry& g, const float* onnx_b, float* out) {
+RECUR_LOAD_PATH Status onnx_to_onednn_bias(const OnednnRnnGeometry& g, const float* onnx_b,
+                                           float* out) {
   RECUR_RETURN_IF_ERROR(check_geometry(g, 1));
   const int64_t G = g.gates(), H = g.hidden, Gb = g.bias_gates();
   if (!onnx_b) {

@@ -1,6 +1,7 @@
 #include "providers/cuda/cuda_provider.h"
 
 #include <limits>
+#include <memory>
 
 #include "providers/cuda/cuda_context.h"
 #include "providers/cuda/cuda_options.h"
@@ -73,7 +74,12 @@ class CudaProviderBase : public ExecutionProvider {
 class CudnnProvider final : public CudaProviderBase {
  public:
   CudnnProvider() : CudaProviderBase("cudnn") {
-    cuda::register_cudnn_rnn_kernels(mutable_registry());
+    static const std::shared_ptr<const KernelRegistry> registry = [] {
+      auto r = std::make_shared<KernelRegistry>();
+      cuda::register_cudnn_rnn_kernels(*r);
+      return std::shared_ptr<const KernelRegistry>(std::move(r));
+    }();
+    share_registry(registry);
     has_kernels_ = true;
   }
 
@@ -89,13 +95,17 @@ class CudnnProvider final : public CudaProviderBase {
 class CudaGenericProvider final : public CudaProviderBase {
  public:
   CudaGenericProvider() : CudaProviderBase("cuda-generic") {
-    KernelRegistry& r = mutable_registry();
-    cuda::register_generic_rnn_kernels(r);
-    cuda::ops::register_elementwise_kernels(r);
-    cuda::ops::register_movement_kernels(r);
-    cuda::ops::register_reduce_kernels(r);
-    cuda::ops::register_blas_kernels(r);
-    cuda::ops::register_cudnn_op_kernels(r);
+    static const std::shared_ptr<const KernelRegistry> registry = [] {
+      auto r = std::make_shared<KernelRegistry>();
+      cuda::register_generic_rnn_kernels(*r);
+      cuda::ops::register_elementwise_kernels(*r);
+      cuda::ops::register_movement_kernels(*r);
+      cuda::ops::register_reduce_kernels(*r);
+      cuda::ops::register_blas_kernels(*r);
+      cuda::ops::register_cudnn_op_kernels(*r);
+      return std::shared_ptr<const KernelRegistry>(std::move(r));
+    }();
+    share_registry(registry);
     has_kernels_ = true;
   }
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "providers/onednn/common/dnnl_util.h"
@@ -22,7 +23,12 @@ namespace {
 class OnednnProvider final : public ExecutionProvider {
  public:
   OnednnProvider() : ExecutionProvider("onednn", Device::cpu()) {
-    register_kernels(mutable_registry());
+    static const std::shared_ptr<const KernelRegistry> registry = [] {
+      auto r = std::make_shared<KernelRegistry>();
+      register_kernels(*r);
+      return std::shared_ptr<const KernelRegistry>(std::move(r));
+    }();
+    share_registry(registry);
     options_.max_threads = max_threads_default();
   }
 

@@ -1,5 +1,7 @@
 #include "providers/reference/reference_provider.h"
 
+#include <memory>
+
 #include "providers/reference/kernels.h"
 
 namespace recur {
@@ -25,11 +27,29 @@ void register_kernels(Registrar& r) {
 
 namespace {
 
+// The reference kernels and the operators' shape rules come from the same registration calls,
+// so one pass per process builds both. With the rules built apart, every kernel def was made
+// only to be destroyed, which ran code next to every operator's kernel.
+struct Builtins {
+  KernelRegistry kernels;
+  OpRules rules;
+};
+
+const std::shared_ptr<const Builtins>& builtins() {
+  static const std::shared_ptr<const Builtins> b = [] {
+    auto made = std::make_shared<Builtins>();
+    reference::Registrar r(&made->kernels, &made->rules);
+    reference::register_kernels(r);
+    return std::shared_ptr<const Builtins>(std::move(made));
+  }();
+  return b;
+}
+
 class ReferenceProvider final : public ExecutionProvider {
  public:
   explicit ReferenceProvider(std::string name) : ExecutionProvider(std::move(name), Device::cpu()) {
-    reference::Registrar r(&mutable_registry(), nullptr);
-    reference::register_kernels(r);
+    const auto& b = builtins();
+    share_registry(std::shared_ptr<const KernelRegistry>(b, &b->kernels));
   }
 };
 
@@ -39,14 +59,6 @@ std::unique_ptr<ExecutionProvider> make_reference_provider(std::string name) {
   return std::make_unique<ReferenceProvider>(std::move(name));
 }
 
-const OpRules& builtin_op_rules() {
-  static const OpRules rules = [] {
-    OpRules r;
-    reference::Registrar registrar(nullptr, &r);
-    reference::register_kernels(registrar);
-    return r;
-  }();
-  return rules;
-}
+const OpRules& builtin_op_rules() { return builtins()->rules; }
 
 }  // namespace recur

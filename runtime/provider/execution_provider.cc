@@ -75,24 +75,24 @@ Status ExecutionProvider::configure(const ProviderConfig& config) {
 }
 
 Claim ExecutionProvider::claim(const Node& node, const Graph& graph) const {
-  const KernelDef* def = registry_.find(node.domain, node.op_type, node.opset);
-  if (!def) return Claim::decline(registry_.why_not(node.domain, node.op_type, node.opset));
+  const KernelDef* def = registry().find(node.domain, node.op_type, node.opset);
+  if (!def) return Claim::decline(registry().why_not(node.domain, node.op_type, node.opset));
   if (def->claim) return def->claim(node, graph);
   return Claim::accept();
 }
 
 Result<std::unique_ptr<Kernel>> ExecutionProvider::compile(CompileContext& ctx) const {
   const Node& node = ctx.node();
-  const KernelDef* def = registry_.find(node.domain, node.op_type, node.opset);
+  const KernelDef* def = registry().find(node.domain, node.op_type, node.opset);
   if (!def || !def->create) {
     return ctx.error(ErrorCode::kNotImplemented,
-                     registry_.why_not(node.domain, node.op_type, node.opset));
+                     registry().why_not(node.domain, node.op_type, node.opset));
   }
   return def->create(ctx);
 }
 
 Device ExecutionProvider::input_device(const Node& node, size_t i) const {
-  const KernelDef* def = registry_.find(node.domain, node.op_type, node.opset);
+  const KernelDef* def = registry().find(node.domain, node.op_type, node.opset);
   if (def &&
       std::find(def->host_inputs.begin(), def->host_inputs.end(), i) != def->host_inputs.end())
     return Device::cpu();
@@ -100,13 +100,13 @@ Device ExecutionProvider::input_device(const Node& node, size_t i) const {
 }
 
 bool ExecutionProvider::prepacks_input(const Node& node, size_t i) const {
-  const KernelDef* def = registry_.find(node.domain, node.op_type, node.opset);
+  const KernelDef* def = registry().find(node.domain, node.op_type, node.opset);
   return def && std::find(def->prepacked_inputs.begin(), def->prepacked_inputs.end(), i) !=
                     def->prepacked_inputs.end();
 }
 
 bool ExecutionProvider::reads_shape_only(const Node& node, size_t i) const {
-  const KernelDef* def = registry_.find(node.domain, node.op_type, node.opset);
+  const KernelDef* def = registry().find(node.domain, node.op_type, node.opset);
   return def && std::find(def->shape_only_inputs.begin(), def->shape_only_inputs.end(), i) !=
                     def->shape_only_inputs.end();
 }

@@ -165,18 +165,27 @@ class ExecutionProvider {
   // cannot record.
   virtual std::unique_ptr<RunRecorder> make_recorder() const { return nullptr; }
 
-  const KernelRegistry& registry() const { return registry_; }
-  KernelRegistry& mutable_registry() { return registry_; }
+  const KernelRegistry& registry() const {
+    return shared_registry_ ? *shared_registry_ : own_registry_;
+  }
+  // The provider's own registry, for providers whose kernels differ from instance to instance
+  // (the tests' stand-ins). Unused once share_registry() is called.
+  KernelRegistry& mutable_registry() { return own_registry_; }
 
  protected:
   ProviderOptions base_options_;
   // For providers whose device is chosen by a setting (cudnn.device).
   void set_device(Device device) { device_ = device; }
+  // For providers whose kernels are the same in every instance: one registry, built once per
+  // process, serves every session. Building one means running the registration code of every
+  // operator, spread over the whole binary; each session used to do it again.
+  void share_registry(std::shared_ptr<const KernelRegistry> r) { shared_registry_ = std::move(r); }
 
  private:
   std::string name_;
   Device device_;
-  KernelRegistry registry_;
+  KernelRegistry own_registry_;
+  std::shared_ptr<const KernelRegistry> shared_registry_;
 };
 
 template <class T>

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "runtime/core/checked_math.h"
+#include "runtime/core/code_layout.h"
 
 namespace recur {
 
@@ -45,7 +46,7 @@ const ActivationInfo* find_activation(const std::string& name) {
   return nullptr;
 }
 
-std::vector<std::string> default_activation_names(RnnCell cell) {
+RECUR_LOAD_PATH std::vector<std::string> default_activation_names(RnnCell cell) {
   switch (cell) {
     case RnnCell::kLstm:
       return {"Sigmoid", "Tanh", "Tanh"};
@@ -71,7 +72,7 @@ const char* RnnSpec::cell_name() const {
   return cell == RnnCell::kLstm ? "LSTM" : cell == RnnCell::kGru ? "GRU" : "RNN";
 }
 
-bool RnnSpec::default_activations() const {
+RECUR_LOAD_PATH bool RnnSpec::default_activations() const {
   const auto names = default_activation_names(cell);
   for (int d = 0; d < num_directions(); ++d) {
     for (int k = 0; k < activations_per_direction(); ++k) {
@@ -81,7 +82,7 @@ bool RnnSpec::default_activations() const {
   return true;
 }
 
-Result<RnnSpec> RnnSpec::parse(const Node& node) {
+RECUR_LOAD_PATH Result<RnnSpec> RnnSpec::parse(const Node& node) {
   RnnSpec s;
   const std::string where = node.describe() + ": ";
   if (node.op_type == "LSTM") {
@@ -186,8 +187,8 @@ Result<RnnSpec> RnnSpec::parse(const Node& node) {
   return s;
 }
 
-Status check_rnn_size_limits(const Node& node, const RnnSpec& spec, int64_t H, int64_t I,
-                             ErrorCode code) {
+RECUR_LOAD_PATH Status check_rnn_size_limits(const Node& node, const RnnSpec& spec, int64_t H,
+                                             int64_t I, ErrorCode code) {
   // The largest buffer is a weight matrix, D * G * H * max(H, I) elements; 2G covers B and the
   // 4-gate bias of LBR-GRU, and 16 covers a double's 8 bytes with room for the sum of W, R and
   // B that a cuDNN weight space holds, so that no size the converters derive can overflow.
@@ -202,10 +203,11 @@ Status check_rnn_size_limits(const Node& node, const RnnSpec& spec, int64_t H, i
                           " weight sizes would overflow 64 bits");
 }
 
-Result<RnnDims> check_rnn_inputs(const Node& node, const RnnSpec& spec, const Tensor* x,
-                                 const Tensor* w, const Tensor* r, const Tensor* b,
-                                 const Tensor* seq_lens, const Tensor* initial_h,
-                                 const Tensor* initial_c, const Tensor* p) {
+RECUR_LOAD_PATH Result<RnnDims> check_rnn_inputs(const Node& node, const RnnSpec& spec,
+                                                 const Tensor* x, const Tensor* w, const Tensor* r,
+                                                 const Tensor* b, const Tensor* seq_lens,
+                                                 const Tensor* initial_h, const Tensor* initial_c,
+                                                 const Tensor* p) {
   // The node is named only on an error: this runs on every run of every RNN kernel.
   auto bad = [&](const std::string& m) {
     return Status(ErrorCode::kInvalidArgument, node.describe() + ": " + m);
@@ -306,7 +308,7 @@ Result<RnnDims> check_rnn_inputs(const Node& node, const RnnSpec& spec, const Te
   return d;
 }
 
-Status infer_rnn(InferContext& ctx) {
+RECUR_LOAD_PATH Status infer_rnn(InferContext& ctx) {
   RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(ctx.node()));
   const TypeInfo& x = ctx.input_type(kRnnX);
   const TypeInfo& w = ctx.input_type(kRnnW);

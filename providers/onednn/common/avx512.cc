@@ -1,4 +1,5 @@
 #include "providers/onednn/common/avx512.h"
+#include "runtime/core/code_layout.h"
 
 #include <algorithm>
 #include <cmath>
@@ -75,15 +76,16 @@ void multiply_rows(int nr, const float* const* init, const float* const* in, int
   }
 }
 
-std::unique_ptr<AlignedBuffer> pack_columns(const float* src, int64_t K, int64_t Gp,
-                                            const std::function<int64_t(int64_t)>& source,
-                                            int64_t row_stride, int64_t k_stride) {
+RECUR_LOAD_PATH std::unique_ptr<AlignedBuffer> pack_columns(const float* src, int64_t K,
+                                                            std::span<const int64_t> source,
+                                                            int64_t row_stride, int64_t k_stride) {
+  const auto Gp = static_cast<int64_t>(source.size());
   auto buf = std::make_unique<AlignedBuffer>(static_cast<size_t>(K * Gp) * sizeof(float));
   float* dst = static_cast<float*>(buf->data);
   std::fill(dst, dst + K * Gp, 0.0f);
   constexpr int64_t kBlock = kColBlock * kLanes;
   for (int64_t col = 0; col < Gp; ++col) {
-    const int64_t s = source(col);
+    const int64_t s = source[static_cast<size_t>(col)];
     if (s < 0) continue;
     const int64_t c0 = col / kBlock * kBlock, width = std::min(kBlock, Gp - c0);
     for (int64_t k = 0; k < K; ++k)
@@ -92,15 +94,19 @@ std::unique_ptr<AlignedBuffer> pack_columns(const float* src, int64_t K, int64_t
   return buf;
 }
 
+RECUR_LOAD_PATH std::vector<int64_t> column_sources(int64_t n, int64_t count, int64_t first) {
+  std::vector<int64_t> s(static_cast<size_t>(n), -1);
+  for (int64_t c = 0; c < std::min(n, count); ++c) s[static_cast<size_t>(c)] = first + c;
+  return s;
+}
+
 PackedMatrix pack_matrix(const float* b, int64_t K, int64_t N, bool transposed, float scale,
                          const float* bias, int64_t bias_n, float bias_scale) {
   PackedMatrix p;
   p.K = K;
   p.N = N;
   p.Np = (N + kLanes - 1) / kLanes * kLanes;
-  p.m = pack_columns(
-      b, K, p.Np, [N](int64_t c) { return c < N ? c : -1; }, transposed ? K : 1,
-      transposed ? 1 : N);
+  p.m = pack_columns(b, K, column_sources(p.Np, N), transposed ? K : 1, transposed ? 1 : N);
   if (scale != 1.0f) {
     float* m = static_cast<float*>(p.m->data);
     for (int64_t i = 0; i < K * p.Np; ++i) m[i] *= scale;

@@ -9,8 +9,9 @@
 #include <immintrin.h>
 
 #include <cstdint>
-#include <functional>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "providers/onednn/common/dnnl_util.h"
 
@@ -90,14 +91,18 @@ RECUR_AVX512 inline __m512 tanh16(__m512 x) {
 void multiply_rows(int nr, const float* const* init, const float* const* in, int64_t K,
                    const float* m, int64_t Gp, float* const* out);
 
-// A matrix as [K][Gp] for multiply_rows: output column c takes source row s = source(c) (zeros
-// where s < 0), whose element k is at src[s * row_stride + k * k_stride] (an ONNX RNN weight
-// [G][K]: row_stride K, k_stride 1; a MatMul B [K][N]: row_stride 1, k_stride N). Stored in
-// column blocks of 64, each [K][width] and contiguous, so that a pass over one block streams
-// contiguous memory.
-std::unique_ptr<AlignedBuffer> pack_columns(const float* src, int64_t K, int64_t Gp,
-                                            const std::function<int64_t(int64_t)>& source,
-                                            int64_t row_stride, int64_t k_stride);
+// A matrix as [K][Gp] for multiply_rows, Gp = source.size(): output column c takes source row
+// s = source[c] (zeros where s < 0), whose element k is at src[s * row_stride + k * k_stride]
+// (an ONNX RNN weight [G][K]: row_stride K, k_stride 1; a MatMul B [K][N]: row_stride 1,
+// k_stride N). Stored in column blocks of 64, each [K][width] and contiguous, so that a pass
+// over one block streams contiguous memory.
+std::unique_ptr<AlignedBuffer> pack_columns(const float* src, int64_t K,
+                                            std::span<const int64_t> source, int64_t row_stride,
+                                            int64_t k_stride);
+
+// Sources for pack_columns of n columns: column c takes row first + c for c < count, and the
+// columns after are zero (a block of gates padded to whole vectors).
+std::vector<int64_t> column_sources(int64_t n, int64_t count, int64_t first = 0);
 
 // The constant right operand of a row-by-matrix product (MatMul's B, Gemm's B), packed at load
 // with its scale and a bias row for every output row.

@@ -1,10 +1,11 @@
 // GRU through oneDNN's gru_forward (linear_before_reset=0) and lbr_gru_forward (=1).
 #include "providers/onednn/common/dnnl_util.h"
 #include "providers/onednn/rnn/rnn_common.h"
+#include "runtime/core/code_layout.h"
 
 namespace recur::onednn {
 
-Claim claim_gru(const Node& node, const Graph& graph) {
+RECUR_LOAD_PATH Claim claim_gru(const Node& node, const Graph& graph) {
   auto spec = RnnSpec::parse(node);
   if (!spec.ok()) return Claim::decline(spec.status().message());
   Claim c = claim_rnn_common(node, graph, *spec);

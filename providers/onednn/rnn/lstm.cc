@@ -1,10 +1,11 @@
 // LSTM through oneDNN's lstm_forward, peepholes included.
 #include "providers/onednn/common/dnnl_util.h"
 #include "providers/onednn/rnn/rnn_common.h"
+#include "runtime/core/code_layout.h"
 
 namespace recur::onednn {
 
-Claim claim_lstm(const Node& node, const Graph& graph) {
+RECUR_LOAD_PATH Claim claim_lstm(const Node& node, const Graph& graph) {
   auto spec = RnnSpec::parse(node);
   if (!spec.ok()) return Claim::decline(spec.status().message());
   if (spec->input_forget && spec->clip) {

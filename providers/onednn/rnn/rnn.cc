@@ -4,10 +4,11 @@
 
 #include "providers/onednn/common/dnnl_util.h"
 #include "providers/onednn/rnn/rnn_common.h"
+#include "runtime/core/code_layout.h"
 
 namespace recur::onednn {
 
-Claim claim_vanilla(const Node& node, const Graph& graph) {
+RECUR_LOAD_PATH Claim claim_vanilla(const Node& node, const Graph& graph) {
   auto spec = RnnSpec::parse(node);
   if (!spec.ok()) return Claim::decline(spec.status().message());
   Claim c = claim_rnn_common(node, graph, *spec);

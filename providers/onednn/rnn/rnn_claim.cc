@@ -2,10 +2,11 @@
 #include <string>
 
 #include "providers/onednn/rnn/rnn_common.h"
+#include "runtime/core/code_layout.h"
 
 namespace recur::onednn {
 
-Claim claim_rnn_common(const Node& node, const Graph& graph, const RnnSpec& spec) {
+RECUR_LOAD_PATH Claim claim_rnn_common(const Node& node, const Graph& graph, const RnnSpec& spec) {
   if (node.has_input(kRnnX)) {
     const DType dt = graph.value(node.inputs[kRnnX]).type.dtype;
     if (dt != DType::kFloat32 && dt != DType::kUndefined) {
@@ -27,7 +28,7 @@ Claim claim_rnn_common(const Node& node, const Graph& graph, const RnnSpec& spec
   return Claim::accept();
 }
 
-Claim claim_default_activations(const RnnSpec& spec, const char* fixed) {
+RECUR_LOAD_PATH Claim claim_default_activations(const RnnSpec& spec, const char* fixed) {
   if (spec.default_activations()) return Claim::accept();
   std::string names;
   for (const auto& a : spec.activations) {
@@ -39,7 +40,7 @@ Claim claim_default_activations(const RnnSpec& spec, const char* fixed) {
                         "): oneDNN's " + cell + " is fixed to " + fixed);
 }
 
-Claim claim_alpha_beta(const Node& node, const RnnSpec& spec) {
+RECUR_LOAD_PATH Claim claim_alpha_beta(const Node& node, const RnnSpec& spec) {
   // After the activation checks the only parameterised activation an RNN can have is
   // LeakyRelu, whose alpha oneDNN takes as the relu's negative slope.
   if (spec.alpha_beta_given && (spec.cell != RnnCell::kRnn || node.attr("activation_beta"))) {

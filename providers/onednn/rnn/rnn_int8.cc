@@ -20,6 +20,7 @@
 #include "providers/onednn/common/job_pool.h"
 #include "providers/onednn/rnn/rnn_desc.h"
 #include "providers/onednn/rnn/team_tuner.h"
+#include "runtime/core/code_layout.h"
 #include "runtime/rnn/quantized_lstm.h"
 #include "runtime/rnn/rnn_spec.h"
 
@@ -629,7 +630,7 @@ Result<std::unique_ptr<Kernel>> create_int8_lstm_kernel(CompileContext& ctx) {
   return std::unique_ptr<Kernel>(std::move(k));
 }
 
-Claim claim_quantized_lstm(const Node& node, const Graph& graph) {
+RECUR_LOAD_PATH Claim claim_quantized_lstm(const Node& node, const Graph& graph) {
   auto spec = parse_quantized_lstm(node);
   if (!spec.ok()) return Claim::decline(spec.status().message());
   const std::string why = decline_reason(*spec);

@@ -4,6 +4,7 @@
 
 #include "providers/onednn/rnn/rnn_int8.h"
 #include "providers/onednn/rnn/small_cell.h"
+#include "runtime/core/code_layout.h"
 
 #include <cstring>
 #include <string>
@@ -16,7 +17,7 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 using DT = memory::data_type;
 
-Status RnnKernel::init(CompileContext& ctx) {
+RECUR_LOAD_PATH Status RnnKernel::init(CompileContext& ctx) {
   const Node& node = ctx.node();
   const Tensor* w = ctx.constant_input(kRnnW);
   const Tensor* r = ctx.constant_input(kRnnR);
@@ -40,7 +41,7 @@ Status RnnKernel::init(CompileContext& ctx) {
   return prepare_static_shape(ctx, I, H);
 }
 
-void RnnKernel::choose_precision(CompileContext& ctx, int64_t I, int64_t H) {
+RECUR_LOAD_PATH void RnnKernel::choose_precision(CompileContext& ctx, int64_t I, int64_t H) {
   using P = ProviderConfig::Precision;
   // int8 is its own kernel path, which notes its precision itself.
   if (opts_.precision == P::kInt8) return;
@@ -93,8 +94,9 @@ void RnnKernel::note_graph_weights(CompileContext& ctx) const {
 
 // Checks W, R, B and P against each other now, with a stand-in X of the right input size, and
 // keeps their shapes for the runs' checks once they are released.
-Result<RnnDims> RnnKernel::check_const_weights(CompileContext& ctx, const Tensor* w,
-                                               const Tensor* r, const Tensor* b, const Tensor* p) {
+RECUR_LOAD_PATH Result<RnnDims> RnnKernel::check_const_weights(CompileContext& ctx, const Tensor* w,
+                                                               const Tensor* r, const Tensor* b,
+                                                               const Tensor* p) {
   for (const Tensor* t : {w, r, b, p}) {
     if (t && t->dtype() != DType::kFloat32) {
       return ctx.error(ErrorCode::kNotImplemented, "oneDNN RNN weights must be float32");
@@ -116,8 +118,9 @@ Result<RnnDims> RnnKernel::check_const_weights(CompileContext& ctx, const Tensor
 // The constant weights in ldigo per direction, the format every other one is reordered from.
 // Each direction is converted straight into the buffer that keeps it: with the ONNX copy that
 // is two copies of the weights at the peak of loading, not three.
-Status RnnKernel::hold_const_weights(const Tensor* w, const Tensor* r, const Tensor* b,
-                                     const Tensor* p, int64_t I, int64_t H) {
+RECUR_LOAD_PATH Status RnnKernel::hold_const_weights(const Tensor* w, const Tensor* r,
+                                                     const Tensor* b, const Tensor* p, int64_t I,
+                                                     int64_t H) {
   const int64_t Dn = D();
   const int64_t G = geom_.gates(), Gb = geom_.bias_gates();
   OnednnRnnGeometry one = geom_;
@@ -151,7 +154,8 @@ Status RnnKernel::hold_const_weights(const Tensor* w, const Tensor* r, const Ten
   return ok_status();
 }
 
-void RnnKernel::release_weights(CompileContext& ctx, const Tensor* b, const Tensor* p) const {
+RECUR_LOAD_PATH void RnnKernel::release_weights(CompileContext& ctx, const Tensor* b,
+                                                const Tensor* p) const {
   std::string released = "W, R";
   ctx.release_input(kRnnW);
   ctx.release_input(kRnnR);
@@ -174,7 +178,8 @@ void RnnKernel::release_weights(CompileContext& ctx, const Tensor* b, const Tens
 
 // A static X shape without sequence_lens: choose and build the primitives now, so the first
 // run pays nothing.
-Status RnnKernel::prepare_static_shape(CompileContext& ctx, int64_t I, int64_t H) const {
+RECUR_LOAD_PATH Status RnnKernel::prepare_static_shape(CompileContext& ctx, int64_t I,
+                                                       int64_t H) const {
   const Node& node = ctx.node();
   const int64_t Dn = D();
   const TypeInfo& xt = ctx.input_type(kRnnX);
@@ -210,7 +215,7 @@ Status RnnKernel::prepare_static_shape(CompileContext& ctx, int64_t I, int64_t H
 
 }  // namespace rnn
 
-Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext& ctx) {
+RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext& ctx) {
   if (options_of(ctx).precision == ProviderConfig::Precision::kInt8) {
     const std::string why = int8_lstm_unsupported(ctx);
     if (why.empty()) return create_int8_lstm_kernel(ctx);

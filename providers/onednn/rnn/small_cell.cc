@@ -7,13 +7,14 @@
 
 #include "providers/onednn/common/job_pool.h"
 #include "providers/onednn/common/prim_cache.h"
+#include "runtime/core/code_layout.h"
 
 namespace recur::onednn {
 
 namespace small {
 
-void SmallRnnKernel::release(CompileContext& ctx, const Tensor& w, const Tensor& r, const Tensor* b,
-                             const Tensor* p) {
+RECUR_LOAD_PATH void SmallRnnKernel::release(CompileContext& ctx, const Tensor& w, const Tensor& r,
+                                             const Tensor* b, const Tensor* p) {
   w_shape_ = Tensor::borrow(nullptr, DType::kFloat32, w.shape());
   r_shape_ = Tensor::borrow(nullptr, DType::kFloat32, r.shape());
   if (b) b_shape_ = Tensor::borrow(nullptr, DType::kFloat32, b->shape());
@@ -24,13 +25,13 @@ void SmallRnnKernel::release(CompileContext& ctx, const Tensor& w, const Tensor&
   if (p) ctx.release_input(kRnnP);
 }
 
-OneProductWeights SmallRnnKernel::pack_one_product(const Tensor& w, const Tensor& r,
-                                                   const Tensor* b, int64_t d, int64_t G,
-                                                   int64_t Gp) const {
-  auto same = [G](int64_t c) { return c < G ? c : -1; };
+RECUR_LOAD_PATH OneProductWeights SmallRnnKernel::pack_one_product(const Tensor& w, const Tensor& r,
+                                                                   const Tensor* b, int64_t d,
+                                                                   int64_t G, int64_t Gp) const {
+  const std::vector<int64_t> same = column_sources(Gp, G);
   OneProductWeights p;
-  p.w = pack_columns(w.data<float>() + d * G * I_, I_, Gp, same, I_, 1);
-  p.r = pack_columns(r.data<float>() + d * G * H_, H_, Gp, same, H_, 1);
+  p.w = pack_columns(w.data<float>() + d * G * I_, I_, same, I_, 1);
+  p.r = pack_columns(r.data<float>() + d * G * H_, H_, same, H_, 1);
   p.bias = std::make_unique<AlignedBuffer>(static_cast<size_t>(Gp) * sizeof(float));
   float* bias = static_cast<float*>(p.bias->data);
   std::fill(bias, bias + Gp, 0.0f);
@@ -41,7 +42,7 @@ OneProductWeights SmallRnnKernel::pack_one_product(const Tensor& w, const Tensor
   return p;
 }
 
-std::string SmallRnnKernel::note(const char* cell, int64_t G) const {
+RECUR_LOAD_PATH std::string SmallRnnKernel::note(const char* cell, int64_t G) const {
   return std::string("recur's small-cell ") + cell +
          " (AVX-512), not a oneDNN primitive: W and R packed at load, " +
          std::to_string(G * (I_ + H_)) + " multiply-adds a row-step (oneDNN above " +
@@ -158,8 +159,8 @@ Status SmallRnnKernel::run(KernelContext& ctx) const {
 
 }  // namespace small
 
-std::string small_rnn_declined(const CompileContext& ctx, const RnnSpec& spec,
-                               const OnednnOptions& o) {
+RECUR_LOAD_PATH std::string small_rnn_declined(const CompileContext& ctx, const RnnSpec& spec,
+                                               const OnednnOptions& o) {
   if (!o.small_cells) return "onednn.impl asks for oneDNN's primitive";
   if (o.precision != ProviderConfig::Precision::kFp32) return "not float32";
   if (spec.clip) return "clip";
@@ -189,8 +190,9 @@ std::string small_rnn_declined(const CompileContext& ctx, const RnnSpec& spec,
   return "";
 }
 
-Result<std::unique_ptr<Kernel>> create_small_rnn_kernel(CompileContext& ctx, RnnSpec spec,
-                                                        const OnednnOptions& o) {
+RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_small_rnn_kernel(CompileContext& ctx,
+                                                                        RnnSpec spec,
+                                                                        const OnednnOptions& o) {
   const Tensor* w = ctx.constant_input(kRnnW);
   const Tensor* r = ctx.constant_input(kRnnR);
   const Tensor* b = ctx.constant_input(kRnnB);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "providers/onednn/rnn/small_cell.h"
+#include "runtime/core/code_layout.h"
 
 namespace recur::onednn::small {
 
@@ -73,13 +74,14 @@ class SmallGruKernel final : public SmallRnnKernel {
   std::vector<DirWeights> dirs_;
 };
 
-std::unique_ptr<AlignedBuffer> zeros(int64_t n) {
+RECUR_LOAD_PATH std::unique_ptr<AlignedBuffer> zeros(int64_t n) {
   auto buf = std::make_unique<AlignedBuffer>(static_cast<size_t>(n) * sizeof(float));
   std::fill(static_cast<float*>(buf->data), static_cast<float*>(buf->data) + n, 0.0f);
   return buf;
 }
 
-void SmallGruKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r, const Tensor* b) {
+RECUR_LOAD_PATH void SmallGruKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r,
+                                          const Tensor* b) {
   I_ = w.dim(2);
   H_ = r.dim(2);
   const int64_t H = H_, G = 3 * H;
@@ -87,17 +89,17 @@ void SmallGruKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r,
   Gp2_ = round_up(H, kLanes);
   const int64_t Gx = Gp1_ + Gp2_, Gp1 = Gp1_;
   const bool lbr = spec_.linear_before_reset;
-  auto x_source = [H, Gp1](int64_t c) {
-    return c < 2 * H ? c : c >= Gp1 && c < Gp1 + H ? 2 * H + c - Gp1 : -1;
-  };
+  // X's product: z and r in the first Gp1 columns, h after them.
+  std::vector<int64_t> x_source = column_sources(Gx, 2 * H);
+  for (int64_t c = 0; c < H; ++c) x_source[static_cast<size_t>(Gp1 + c)] = 2 * H + c;
+  const std::vector<int64_t> zr_source = column_sources(Gp1_, 2 * H);
+  const std::vector<int64_t> h_source = column_sources(Gp2_, H, 2 * H);
   for (int64_t d = 0; d < spec_.num_directions(); ++d) {
     DirWeights dw;
     const float* rd = r.data<float>() + d * G * H;
-    dw.w = pack_columns(w.data<float>() + d * G * I_, I_, Gx, x_source, I_, 1);
-    dw.rzr = pack_columns(
-        rd, H, Gp1_, [H](int64_t c) { return c < 2 * H ? c : -1; }, H, 1);
-    dw.rh = pack_columns(
-        rd, H, Gp2_, [H](int64_t c) { return c < H ? 2 * H + c : -1; }, H, 1);
+    dw.w = pack_columns(w.data<float>() + d * G * I_, I_, x_source, I_, 1);
+    dw.rzr = pack_columns(rd, H, zr_source, H, 1);
+    dw.rh = pack_columns(rd, H, h_source, H, 1);
     dw.bias = zeros(Gx);
     dw.rbh = zeros(Gp2_);
     if (b) {
@@ -167,7 +169,8 @@ Status SmallGruKernel::run_job(const KernelContext& ctx, const Io& io, const Job
 
 }  // namespace
 
-Result<std::unique_ptr<Kernel>> make_small_gru(CompileContext& ctx, RnnSpec spec, int threads) {
+RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> make_small_gru(CompileContext& ctx, RnnSpec spec,
+                                                               int threads) {
   auto k = std::make_unique<SmallGruKernel>(ctx.node(), std::move(spec), threads);
   k->init(ctx, *ctx.constant_input(kRnnW), *ctx.constant_input(kRnnR), ctx.constant_input(kRnnB));
   return std::unique_ptr<Kernel>(std::move(k));

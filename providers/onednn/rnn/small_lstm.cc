@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "providers/onednn/rnn/small_cell.h"
+#include "runtime/core/code_layout.h"
 
 namespace recur::onednn::small {
 
@@ -60,8 +61,8 @@ class SmallLstmKernel final : public SmallRnnKernel {
   std::vector<DirWeights> dirs_;
 };
 
-void SmallLstmKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r, const Tensor* b,
-                           const Tensor* p) {
+RECUR_LOAD_PATH void SmallLstmKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r,
+                                           const Tensor* b, const Tensor* p) {
   I_ = w.dim(2);
   H_ = r.dim(2);
   const int64_t G = 4 * H_;
@@ -90,7 +91,8 @@ Status SmallLstmKernel::run_job(const KernelContext& ctx, const Io& io, const Jo
 
 }  // namespace
 
-Result<std::unique_ptr<Kernel>> make_small_lstm(CompileContext& ctx, RnnSpec spec, int threads) {
+RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> make_small_lstm(CompileContext& ctx, RnnSpec spec,
+                                                                int threads) {
   auto k = std::make_unique<SmallLstmKernel>(ctx.node(), std::move(spec), threads);
   k->init(ctx, *ctx.constant_input(kRnnW), *ctx.constant_input(kRnnR), ctx.constant_input(kRnnB),
           ctx.constant_input(kRnnP));

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "providers/onednn/rnn/small_cell.h"
+#include "runtime/core/code_layout.h"
 
 namespace recur::onednn::small {
 
@@ -43,8 +44,8 @@ class SmallVanillaKernel final : public SmallRnnKernel {
   std::vector<DirWeights> dirs_;
 };
 
-void SmallVanillaKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r,
-                              const Tensor* b) {
+RECUR_LOAD_PATH void SmallVanillaKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r,
+                                              const Tensor* b) {
   I_ = w.dim(2);
   H_ = r.dim(2);
   const int64_t H = H_;
@@ -70,7 +71,8 @@ Status SmallVanillaKernel::run_job(const KernelContext& ctx, const Io& io, const
 
 }  // namespace
 
-Result<std::unique_ptr<Kernel>> make_small_rnn(CompileContext& ctx, RnnSpec spec, int threads) {
+RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> make_small_rnn(CompileContext& ctx, RnnSpec spec,
+                                                               int threads) {
   auto k = std::make_unique<SmallVanillaKernel>(ctx.node(), std::move(spec), threads);
   k->init(ctx, *ctx.constant_input(kRnnW), *ctx.constant_input(kRnnR), ctx.constant_input(kRnnB));
   return std::unique_ptr<Kernel>(std::move(k));

@@ -10,7 +10,7 @@ namespace recur::reference {
 
 class Registrar {
  public:
-  // Either may be null: the reference provider registers kernels only, op_rules() rules only.
+  // Either may be null. The built-ins fill both in one pass (builtin_op_rules()).
   Registrar(KernelRegistry* kernels, OpRules* rules) : kernels_(kernels), rules_(rules) {}
 
   void add(KernelDef def, InferFn infer = {}) {

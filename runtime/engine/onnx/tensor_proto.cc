@@ -1,4 +1,5 @@
 #include "runtime/engine/onnx/tensor_proto.h"
+#include "runtime/core/code_layout.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -224,7 +225,8 @@ Status copy_field(const Field& field, Tensor& t, const std::string& what, const 
 
 // The tensor's shape from its dims, and its element count, guarded before anything is
 // allocated: a corrupt dims list must not ask for exabytes.
-Result<int64_t> read_dims(const onnx::TensorProto& proto, const std::string& what, Shape* shape) {
+RECUR_LOAD_PATH Result<int64_t> read_dims(const onnx::TensorProto& proto, const std::string& what,
+                                          Shape* shape) {
   for (int64_t d : proto.dims()) {
     if (d < 0) return invalid_model(what + ": negative dimension " + std::to_string(d));
     shape->push_back(d);
@@ -279,8 +281,9 @@ Result<Tensor> external_tensor(const onnx::TensorProto& proto, ExternalData* ext
 
 // The data must match the shape before anything is allocated: a corrupt dims list with a
 // few bytes of data must be an error, not a request for gigabytes.
-Status check_data_size(const onnx::TensorProto& proto, DType dtype, const Shape& shape,
-                       int64_t count, size_t nbytes, const std::string& what) {
+RECUR_LOAD_PATH Status check_data_size(const onnx::TensorProto& proto, DType dtype,
+                                       const Shape& shape, int64_t count, size_t nbytes,
+                                       const std::string& what) {
   if (proto.has_raw_data() && proto.raw_data().size() != nbytes) {
     return invalid_model(what + ": raw_data has " + std::to_string(proto.raw_data().size()) +
                          " bytes but a " + std::string(dtype_name(dtype)) + shape_to_string(shape) +
@@ -406,8 +409,9 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* e
   return t;
 }
 
-Result<Tensor> tensor_from_proto_taking(onnx::TensorProto* proto, ExternalData* external,
-                                        const std::string& what) {
+RECUR_LOAD_PATH Result<Tensor> tensor_from_proto_taking(onnx::TensorProto* proto,
+                                                        ExternalData* external,
+                                                        const std::string& what) {
   // Small payloads are copied: a short string keeps its bytes inline, without the alignment
   // of a heap block. Bool is normalised and 4-bit unpacked, so both need their own copy.
   constexpr size_t kTakeFrom = 64;
