@@ -74,11 +74,8 @@ class CudaProviderBase : public ExecutionProvider {
 class CudnnProvider final : public CudaProviderBase {
  public:
   CudnnProvider() : CudaProviderBase("cudnn") {
-    static const std::shared_ptr<const KernelRegistry> registry = [] {
-      auto r = std::make_shared<KernelRegistry>();
-      cuda::register_cudnn_rnn_kernels(*r);
-      return std::shared_ptr<const KernelRegistry>(std::move(r));
-    }();
+    static const std::shared_ptr<const KernelRegistry> registry =
+        make_registry(cuda::register_cudnn_rnn_kernels);
     share_registry(registry);
     has_kernels_ = true;
   }
@@ -95,16 +92,15 @@ class CudnnProvider final : public CudaProviderBase {
 class CudaGenericProvider final : public CudaProviderBase {
  public:
   CudaGenericProvider() : CudaProviderBase("cuda-generic") {
-    static const std::shared_ptr<const KernelRegistry> registry = [] {
-      auto r = std::make_shared<KernelRegistry>();
-      cuda::register_generic_rnn_kernels(*r);
-      cuda::ops::register_elementwise_kernels(*r);
-      cuda::ops::register_movement_kernels(*r);
-      cuda::ops::register_reduce_kernels(*r);
-      cuda::ops::register_blas_kernels(*r);
-      cuda::ops::register_cudnn_op_kernels(*r);
-      return std::shared_ptr<const KernelRegistry>(std::move(r));
-    }();
+    static const std::shared_ptr<const KernelRegistry> registry =
+        make_registry([](KernelRegistry& r) {
+          cuda::register_generic_rnn_kernels(r);
+          cuda::ops::register_elementwise_kernels(r);
+          cuda::ops::register_movement_kernels(r);
+          cuda::ops::register_reduce_kernels(r);
+          cuda::ops::register_blas_kernels(r);
+          cuda::ops::register_cudnn_op_kernels(r);
+        });
     share_registry(registry);
     has_kernels_ = true;
   }

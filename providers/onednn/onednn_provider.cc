@@ -23,11 +23,7 @@ namespace {
 class OnednnProvider final : public ExecutionProvider {
  public:
   OnednnProvider() : ExecutionProvider("onednn", Device::cpu()) {
-    static const std::shared_ptr<const KernelRegistry> registry = [] {
-      auto r = std::make_shared<KernelRegistry>();
-      register_kernels(*r);
-      return std::shared_ptr<const KernelRegistry>(std::move(r));
-    }();
+    static const std::shared_ptr<const KernelRegistry> registry = make_registry(register_kernels);
     share_registry(registry);
     options_.max_threads = max_threads_default();
   }

@@ -60,6 +60,13 @@ std::string KernelRegistry::why_not(std::string_view domain, std::string_view op
   return "no " + key + " kernel for opset " + std::to_string(opset) + " (has " + ranges + ")";
 }
 
+std::shared_ptr<const KernelRegistry> make_registry(
+    const std::function<void(KernelRegistry&)>& fill) {
+  auto r = std::make_shared<KernelRegistry>();
+  fill(*r);
+  return r;
+}
+
 std::vector<std::string> KernelRegistry::ops() const {
   std::set<std::string> names;
   for (const auto& [key, def] : defs_) names.insert(key);

@@ -188,6 +188,11 @@ class ExecutionProvider {
   std::shared_ptr<const KernelRegistry> shared_registry_;
 };
 
+// A registry filled by `fill`, for a provider's share_registry(); providers keep it in a
+// function-local static so that it is built once per process.
+std::shared_ptr<const KernelRegistry> make_registry(
+    const std::function<void(KernelRegistry&)>& fill);
+
 template <class T>
 const T& CompileContext::provider_options() const {
   return static_cast<const T&>(provider_.options());
