@@ -33,13 +33,17 @@ class CompileContext {
   using SubgraphCompiler =
       std::function<Result<std::shared_ptr<const SubgraphPlan>>(const Graph&, const Node&)>;
 
+  // Frees constant input i now if this node is its only reader; see release_input_now().
+  using InputDropper = std::function<void(size_t)>;
+
   CompileContext(const Node& node, const Graph& graph, const ExecutionProvider& provider,
-                 const SessionOptions& options, SubgraphCompiler subgraphs)
+                 const SessionOptions& options, SubgraphCompiler subgraphs, InputDropper drop = {})
       : node_(node),
         graph_(graph),
         provider_(provider),
         options_(options),
-        subgraphs_(std::move(subgraphs)) {}
+        subgraphs_(std::move(subgraphs)),
+        drop_(std::move(drop)) {}
 
   const Node& node() const { return node_; }
   const Graph& graph() const { return graph_; }
@@ -60,6 +64,14 @@ class CompileContext {
   // The kernel keeps its own (repacked) copy of constant input i; the session may free the
   // original once no other kernel needs it.
   void release_input(size_t i) { released_.push_back(i); }
+  // release_input(i), and the memory goes at once where this node is the input's only reader,
+  // instead of when the plan is built: a kernel that repacks W before R then never holds both
+  // ONNX copies beside both of its own. constant_input(i) may be null from here on, and any
+  // pointer to it dangles.
+  void release_input_now(size_t i) {
+    release_input(i);
+    if (drop_) drop_(i);
+  }
   const std::vector<size_t>& released_inputs() const { return released_; }
   // A line for `--explain`: "weights repacked to ldigo at load", "W is a graph input: repacked
   // per run".
@@ -79,6 +91,7 @@ class CompileContext {
   const ExecutionProvider& provider_;
   const SessionOptions& options_;
   SubgraphCompiler subgraphs_;
+  InputDropper drop_;
   std::vector<size_t> released_;
   std::vector<std::string> notes_;
 };

@@ -35,7 +35,7 @@ RECUR_LOAD_PATH Status RnnKernel::init(CompileContext& ctx) {
   RECUR_ASSIGN_OR_RETURN(RnnDims dims, check_const_weights(ctx, w, r, b, p));
   const int64_t I = dims.input_size, H = dims.hidden;
   geom_ = OnednnRnnGeometry::of(spec_, I, H);
-  RECUR_RETURN_IF_ERROR(hold_const_weights(w, r, b, p, I, H));
+  RECUR_RETURN_IF_ERROR(hold_const_weights(ctx, w, r, b, p, I, H));  // frees W and R
   release_weights(ctx, b, p);
   choose_precision(ctx, I, H);
   return prepare_static_shape(ctx, I, H);
@@ -116,11 +116,12 @@ RECUR_LOAD_PATH Result<RnnDims> RnnKernel::check_const_weights(CompileContext& c
 }
 
 // The constant weights in ldigo per direction, the format every other one is reordered from.
-// Each direction is converted straight into the buffer that keeps it: with the ONNX copy that
-// is two copies of the weights at the peak of loading, not three.
-RECUR_LOAD_PATH Status RnnKernel::hold_const_weights(const Tensor* w, const Tensor* r,
-                                                     const Tensor* b, const Tensor* p, int64_t I,
-                                                     int64_t H) {
+// Each matrix is converted straight into the buffer that keeps it, W for every direction and
+// then R, and each ONNX matrix is freed once converted (release_input_now): at the peak of
+// loading the weights are held once and a half, not twice.
+RECUR_LOAD_PATH Status RnnKernel::hold_const_weights(CompileContext& ctx, const Tensor* w,
+                                                     const Tensor* r, const Tensor* b,
+                                                     const Tensor* p, int64_t I, int64_t H) {
   const int64_t Dn = D();
   const int64_t G = geom_.gates(), Gb = geom_.bias_gates();
   OnednnRnnGeometry one = geom_;
@@ -132,21 +133,23 @@ RECUR_LOAD_PATH Status RnnKernel::hold_const_weights(const Tensor* w, const Tens
     peep.resize(static_cast<size_t>(geom_.peephole_size()));
     RECUR_RETURN_IF_ERROR(onnx_to_onednn_peephole(geom_, p->data<float>(), peep.data()));
   }
-  const memory::desc ldigo_l({1, 1, I, G, H}, DT::f32, Tag::ldigo);
-  const memory::desc ldigo_i({1, 1, H, G, H}, DT::f32, Tag::ldigo);
-  for (int64_t d = 0; d < Dn; ++d) {
-    auto convert = [&](const Tensor* onnx, int64_t in) -> Result<std::shared_ptr<AlignedBuffer>> {
-      const int64_t per = G * H * in;
+  auto convert = [&](const Tensor* onnx, int64_t in, bool layer) -> Status {
+    const memory::desc ldigo({1, 1, in, G, H}, DT::f32, Tag::ldigo);
+    const int64_t per = G * H * in;
+    for (int64_t d = 0; d < Dn; ++d) {
       auto buf = std::make_shared<AlignedBuffer>(static_cast<size_t>(per) * sizeof(float));
       RECUR_RETURN_IF_ERROR(onnx_to_onednn_weights(one, onnx->data<float>() + d * per, in,
                                                    OnednnWeightsFormat::kLdigo,
                                                    static_cast<float*>(buf->data)));
-      return buf;
-    };
-    RECUR_ASSIGN_OR_RETURN(auto wl, convert(w, I));
-    RECUR_ASSIGN_OR_RETURN(auto wi, convert(r, H));
-    formats_[{static_cast<int>(d), true}].push_back({ldigo_l, std::move(wl)});
-    formats_[{static_cast<int>(d), false}].push_back({ldigo_i, std::move(wi)});
+      formats_[{static_cast<int>(d), layer}].push_back({ldigo, std::move(buf)});
+    }
+    return ok_status();
+  };
+  RECUR_RETURN_IF_ERROR(convert(w, I, true));
+  ctx.release_input_now(kRnnW);
+  RECUR_RETURN_IF_ERROR(convert(r, H, false));
+  ctx.release_input_now(kRnnR);
+  for (int64_t d = 0; d < Dn; ++d) {
     bias_.emplace_back(bias.begin() + d * Gb * H, bias.begin() + (d + 1) * Gb * H);
     if (has_peephole())
       peephole_.emplace_back(peep.begin() + d * 3 * H, peep.begin() + (d + 1) * 3 * H);

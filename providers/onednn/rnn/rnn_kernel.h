@@ -158,8 +158,8 @@ class RnnKernel final : public Kernel {
   void note_graph_weights(CompileContext& ctx) const;
   Result<RnnDims> check_const_weights(CompileContext& ctx, const Tensor* w, const Tensor* r,
                                       const Tensor* b, const Tensor* p);
-  Status hold_const_weights(const Tensor* w, const Tensor* r, const Tensor* b, const Tensor* p,
-                            int64_t I, int64_t H);
+  Status hold_const_weights(CompileContext& ctx, const Tensor* w, const Tensor* r, const Tensor* b,
+                            const Tensor* p, int64_t I, int64_t H);
   void release_weights(CompileContext& ctx, const Tensor* b, const Tensor* p) const;
   Status prepare_static_shape(CompileContext& ctx, int64_t I, int64_t H) const;
   // The node's precision (bf16_), noted for explain with the reason when bf16 was asked for

@@ -13,33 +13,42 @@ namespace recur::onednn {
 
 namespace small {
 
-RECUR_LOAD_PATH void SmallRnnKernel::release(CompileContext& ctx, const Tensor& w, const Tensor& r,
-                                             const Tensor* b, const Tensor* p) {
+RECUR_LOAD_PATH void SmallRnnKernel::keep_shapes(const Tensor& w, const Tensor& r, const Tensor* b,
+                                                 const Tensor* p) {
   w_shape_ = Tensor::borrow(nullptr, DType::kFloat32, w.shape());
   r_shape_ = Tensor::borrow(nullptr, DType::kFloat32, r.shape());
   if (b) b_shape_ = Tensor::borrow(nullptr, DType::kFloat32, b->shape());
   if (p) p_shape_ = Tensor::borrow(nullptr, DType::kFloat32, p->shape());
-  ctx.release_input(kRnnW);
-  ctx.release_input(kRnnR);
-  if (b) ctx.release_input(kRnnB);
-  if (p) ctx.release_input(kRnnP);
 }
 
-RECUR_LOAD_PATH OneProductWeights SmallRnnKernel::pack_one_product(const Tensor& w, const Tensor& r,
-                                                                   const Tensor* b, int64_t d,
-                                                                   int64_t G, int64_t Gp) const {
+RECUR_LOAD_PATH void SmallRnnKernel::release_bias(CompileContext& ctx, const Tensor* b,
+                                                  const Tensor* p) {
+  if (b) ctx.release_input_now(kRnnB);
+  if (p) ctx.release_input_now(kRnnP);
+}
+
+RECUR_LOAD_PATH std::vector<OneProductWeights> SmallRnnKernel::pack_one_products(
+    CompileContext& ctx, const Tensor& w, const Tensor& r, const Tensor* b, int64_t G,
+    int64_t Gp) const {
   const std::vector<int64_t> same = column_sources(Gp, G);
-  OneProductWeights p;
-  p.w = pack_columns(w.data<float>() + d * G * I_, I_, same, I_, 1);
-  p.r = pack_columns(r.data<float>() + d * G * H_, H_, same, H_, 1);
-  p.bias = std::make_unique<AlignedBuffer>(static_cast<size_t>(Gp) * sizeof(float));
-  float* bias = static_cast<float*>(p.bias->data);
-  std::fill(bias, bias + Gp, 0.0f);
-  if (b) {
-    const float* bd = b->data<float>() + d * 2 * G;
-    for (int64_t c = 0; c < G; ++c) bias[c] = bd[c] + bd[G + c];
+  std::vector<OneProductWeights> dirs(static_cast<size_t>(spec_.num_directions()));
+  for (size_t d = 0; d < dirs.size(); ++d) {
+    dirs[d].w = pack_columns(w.data<float>() + static_cast<int64_t>(d) * G * I_, I_, same, I_, 1);
   }
-  return p;
+  ctx.release_input_now(kRnnW);
+  for (size_t d = 0; d < dirs.size(); ++d) {
+    OneProductWeights& p = dirs[d];
+    p.r = pack_columns(r.data<float>() + static_cast<int64_t>(d) * G * H_, H_, same, H_, 1);
+    p.bias = std::make_unique<AlignedBuffer>(static_cast<size_t>(Gp) * sizeof(float));
+    float* bias = static_cast<float*>(p.bias->data);
+    std::fill(bias, bias + Gp, 0.0f);
+    if (b) {
+      const float* bd = b->data<float>() + static_cast<int64_t>(d) * 2 * G;
+      for (int64_t c = 0; c < G; ++c) bias[c] = bd[c] + bd[G + c];
+    }
+  }
+  ctx.release_input_now(kRnnR);
+  return dirs;
 }
 
 RECUR_LOAD_PATH std::string SmallRnnKernel::note(const char* cell, int64_t G) const {

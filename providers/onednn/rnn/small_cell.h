@@ -90,9 +90,10 @@ class SmallRnnKernel : public Kernel {
   Status run(KernelContext& ctx) const final;
 
  protected:
-  // Keeps the weights' shapes for check_rnn_inputs and releases the inputs.
-  void release(CompileContext& ctx, const Tensor& w, const Tensor& r, const Tensor* b,
-               const Tensor* p);
+  // Keeps the weights' shapes for check_rnn_inputs; call it before anything is released.
+  void keep_shapes(const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p);
+  // Frees B and P (packed by now); W and R are freed as soon as each is packed.
+  void release_bias(CompileContext& ctx, const Tensor* b, const Tensor* p);
   bool reverse(int d) const { return spec_.direction == RnnDirection::kReverse || d == 1; }
   // Floats of scratch one job of `rows` rows needs, and its run over them.
   virtual int64_t job_floats(int64_t rows) const = 0;
@@ -110,10 +111,13 @@ class SmallRnnKernel : public Kernel {
               const float* bias, int64_t Gx, float* xw, Cell&& cell) const;
 
   // Direction d's weights of a one-product cell of G gate columns (LSTM 4H, RNN H), from
-  // ONNX's W [D][G][I], R [D][G][H] and B [D][2G] (or none): W and R packed into Gp columns,
-  // and Wb + Rb.
-  OneProductWeights pack_one_product(const Tensor& w, const Tensor& r, const Tensor* b, int64_t d,
-                                     int64_t G, int64_t Gp) const;
+  // ONNX's W [D][G][I], R [D][G][H] and B [D][2G] (or none), a OneProductWeights a direction:
+  // W and R packed into Gp columns, and Wb + Rb. W is packed for every direction and freed
+  // (release_input_now), then R, so that both ONNX copies are never held beside both packed
+  // ones; w and r dangle afterwards.
+  std::vector<OneProductWeights> pack_one_products(CompileContext& ctx, const Tensor& w,
+                                                   const Tensor& r, const Tensor* b, int64_t G,
+                                                   int64_t Gp) const;
   // The --explain note of a small-cell kernel.
   std::string note(const char* cell, int64_t G) const;
 

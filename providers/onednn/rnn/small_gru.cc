@@ -94,10 +94,16 @@ RECUR_LOAD_PATH void SmallGruKernel::init(CompileContext& ctx, const Tensor& w, 
   for (int64_t c = 0; c < H; ++c) x_source[static_cast<size_t>(Gp1 + c)] = 2 * H + c;
   const std::vector<int64_t> zr_source = column_sources(Gp1_, 2 * H);
   const std::vector<int64_t> h_source = column_sources(Gp2_, H, 2 * H);
+  keep_shapes(w, r, b, nullptr);
+  // W for every direction and then R, each ONNX copy freed once packed (pack_one_products).
+  dirs_.resize(static_cast<size_t>(spec_.num_directions()));
+  for (int64_t d = 0; d < spec_.num_directions(); ++d)
+    dirs_[static_cast<size_t>(d)].w =
+        pack_columns(w.data<float>() + d * G * I_, I_, x_source, I_, 1);
+  ctx.release_input_now(kRnnW);
   for (int64_t d = 0; d < spec_.num_directions(); ++d) {
-    DirWeights dw;
+    DirWeights& dw = dirs_[static_cast<size_t>(d)];
     const float* rd = r.data<float>() + d * G * H;
-    dw.w = pack_columns(w.data<float>() + d * G * I_, I_, x_source, I_, 1);
     dw.rzr = pack_columns(rd, H, zr_source, H, 1);
     dw.rh = pack_columns(rd, H, h_source, H, 1);
     dw.bias = zeros(Gx);
@@ -112,9 +118,9 @@ RECUR_LOAD_PATH void SmallGruKernel::init(CompileContext& ctx, const Tensor& w, 
         if (lbr) static_cast<float*>(dw.rbh->data)[k] = rb[2 * H + k];
       }
     }
-    dirs_.push_back(std::move(dw));
   }
-  release(ctx, w, r, b, nullptr);
+  ctx.release_input_now(kRnnR);
+  release_bias(ctx, b, nullptr);
   ctx.note(note("GRU", G));
 }
 

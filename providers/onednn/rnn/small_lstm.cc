@@ -67,13 +67,15 @@ RECUR_LOAD_PATH void SmallLstmKernel::init(CompileContext& ctx, const Tensor& w,
   H_ = r.dim(2);
   const int64_t G = 4 * H_;
   Gp_ = round_up(G, kLanes);
+  keep_shapes(w, r, b, p);
+  std::vector<OneProductWeights> products = pack_one_products(ctx, w, r, b, G, Gp_);
   for (int64_t d = 0; d < spec_.num_directions(); ++d) {
     DirWeights dw;
-    dw.m = pack_one_product(w, r, b, d, G, Gp_);
+    dw.m = std::move(products[static_cast<size_t>(d)]);
     if (p) dw.peep.assign(p->data<float>() + d * 3 * H_, p->data<float>() + (d + 1) * 3 * H_);
     dirs_.push_back(std::move(dw));
   }
-  release(ctx, w, r, b, p);
+  release_bias(ctx, b, p);
   ctx.note(note("LSTM", G));
 }
 

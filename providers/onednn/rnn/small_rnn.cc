@@ -50,13 +50,15 @@ RECUR_LOAD_PATH void SmallVanillaKernel::init(CompileContext& ctx, const Tensor&
   H_ = r.dim(2);
   const int64_t H = H_;
   Gp_ = round_up(H, kLanes);
+  keep_shapes(w, r, b, nullptr);
+  std::vector<OneProductWeights> products = pack_one_products(ctx, w, r, b, H, Gp_);
   for (int d = 0; d < spec_.num_directions(); ++d) {
     DirWeights dw;
-    dw.m = pack_one_product(w, r, b, d, H, Gp_);
+    dw.m = std::move(products[static_cast<size_t>(d)]);
     dw.f = spec_.activation(d, 0).kind;
     dirs_.push_back(std::move(dw));
   }
-  release(ctx, w, r, b, nullptr);
+  release_bias(ctx, b, nullptr);
   ctx.note(note("RNN", H));
 }
 

@@ -20,6 +20,10 @@ struct PartitionOptions {
   // the list claims them, e.g. in a session listing only GPU providers. Appended to the plan's
   // providers when used.
   const ExecutionProvider* host_provider = nullptr;
+  // The graph whose constants a kernel may free while it compiles
+  // (CompileContext::release_input_now): the session's own main graph, which nothing else
+  // reads. Subgraphs, whose constants may be their enclosing graph's, free theirs with the plan.
+  Graph* owned_graph = nullptr;
 };
 
 // Plans `graph` (the main graph or a subgraph); subgraphs of its nodes are planned when

@@ -194,7 +194,8 @@ Status PlanBuilder::compile() {
       RECUR_RETURN_IF_ERROR(plan_subgraphs(idx));
       continue;
     }
-    CompileContext ctx(node, graph_, provider, *options_.session, subgraph_compiler());
+    CompileContext ctx(node, graph_, provider, *options_.session, subgraph_compiler(),
+                       [this, idx](size_t i) { drop_input_now(idx, i); });
     Result<std::unique_ptr<Kernel>> kernel = provider.compile(ctx);
     if (!kernel.ok()) return kernel.status();
     if (!kernel.value()) return internal_error(node.describe() + ": compile returned no kernel");
@@ -206,6 +207,23 @@ Status PlanBuilder::compile() {
   }
   attach_subgraphs();
   return ok_status();
+}
+
+void PlanBuilder::drop_input_now(int idx, size_t i) {
+  Graph* owned = options_.owned_graph;
+  const Node& node = graph_.node(idx);
+  if (owned != &graph_ || !node.has_input(i)) return;
+  const ValueId v = node.inputs[i];
+  const Tensor* t = graph_.constant(v);
+  if (!t) return;
+  // Another reader, an output of the graph or a second position of this node keeps it.
+  const auto& readers = graph_.value(v).consumers;
+  if (std::any_of(readers.begin(), readers.end(), [&](int c) { return c != idx; })) return;
+  if (std::count(node.inputs.begin(), node.inputs.end(), v) != 1) return;
+  const auto& outs = graph_.outputs();
+  if (std::find(outs.begin(), outs.end(), v) != outs.end()) return;
+  dropped_.emplace_back(v, t->nbytes());
+  owned->remove_initializer(v);
 }
 
 Result<ValueId> PlanBuilder::slot_on(ValueId v, Device dev, const Node& consumer) {
@@ -304,6 +322,10 @@ void PlanBuilder::keep_host_constants() {
       plan_->released_bytes += t.nbytes();
       plan_->released_constants.push_back(v);
     }
+  }
+  for (const auto& [v, bytes] : dropped_) {
+    plan_->released_bytes += bytes;
+    plan_->released_constants.push_back(v);
   }
 }
 

@@ -50,6 +50,8 @@ class PlanBuilder {
   Result<ValueId> slot_on(ValueId v, Device dev, const Node& consumer);
   Result<Step> kernel_step(int idx);
   void keep_host_constants();
+  // Frees constant input i of node idx at once where idx is its only reader (release_input_now).
+  void drop_input_now(int idx, size_t i);
 
   const Graph& graph_;
   const std::vector<const ExecutionProvider*> listed_;  // the session's, in priority order
@@ -58,6 +60,7 @@ class PlanBuilder {
   std::vector<int> node_provider_;                     // node -> index into plan_->providers
   std::vector<const Kernel*> node_kernel_;             // node -> compiled kernel
   std::map<int, std::set<size_t>> released_;           // node -> input positions released
+  std::vector<std::pair<ValueId, size_t>> dropped_;    // freed while compiling: value, bytes
   std::vector<Device> home_;                           // value -> device of its producer
   std::map<std::pair<ValueId, int>, ValueId> copies_;  // (value, device key) -> slot
   // Assignments of the subgraphs compiled for each node (by node index), for --explain.

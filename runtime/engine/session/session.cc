@@ -183,6 +183,7 @@ std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>
   popts.session = &impl->options;
   popts.plan_only = options.plan_only();
   popts.host_provider = impl->host.get();
+  popts.owned_graph = &graph;
   auto plan = build_plan(graph, impl->providers, popts);
   if (!plan.ok()) plan.status().with_context(file).throw_if_error();
   impl->plan = std::move(plan).value();

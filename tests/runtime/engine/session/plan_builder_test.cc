@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -17,8 +18,8 @@ class NoopKernel final : public Kernel {
 };
 
 // Claims the ops it is given. An op listed in `declines` is known but refused with that
-// reason. "Pack" releases its input 1 (like an RNN kernel repacking W); "Note" leaves a note;
-// "Broken" fails to compile.
+// reason. "Pack" releases its input 1 (like an RNN kernel repacking W), "PackNow" releases it
+// at once (release_input_now); "Note" leaves a note; "Broken" fails to compile.
 class FakeProvider final : public ExecutionProvider {
  public:
   FakeProvider(std::string name, Device device, std::set<std::string> ops,
@@ -29,7 +30,7 @@ class FakeProvider final : public ExecutionProvider {
       if (auto it = declines.find(op); it != declines.end()) {
         def.claim = [why = it->second](const Node&, const Graph&) { return Claim::decline(why); };
       }
-      if (op == "Pack") def.prepacked_inputs = {1};
+      if (op == "Pack" || op == "PackNow") def.prepacked_inputs = {1};
       if (op == "HostLens") def.host_inputs = {1};
       if (op == "Shape") def.shape_only_inputs = {0};
       mutable_registry().add(std::move(def));
@@ -42,6 +43,7 @@ class FakeProvider final : public ExecutionProvider {
     const std::string& op = ctx.node().op_type;
     if (op == "Broken") return ctx.error(ErrorCode::kInvalidArgument, "bad attribute");
     if (op == "Pack" && ctx.constant_input(1)) ctx.release_input(1);
+    if (op == "PackNow" && ctx.constant_input(1)) ctx.release_input_now(1);
     if (op == "Note") ctx.note("prepared at load");
     return std::unique_ptr<Kernel>(std::make_unique<NoopKernel>());
   }
@@ -284,6 +286,47 @@ TEST(PlanBuilderPlace, RepackedConstantsAreReleasedAndOthersKept) {
   ASSERT_EQ(plan.constants.size(), 1u);
   EXPECT_EQ(plan.constants[0].first, k);
   EXPECT_EQ(plan.steps[0].inputs, (std::vector<ValueId>{x, kNoValue}));
+}
+
+// release_input_now frees a constant during compile where its node is its only reader, in
+// the graph the session owns; a shared one, an output, or any constant of a graph the builder
+// does not own goes with the plan as before. Either way the plan counts it as released.
+TEST(PlanBuilderPlace, ReleasedNowFreesASoleReadersConstantDuringCompile) {
+  for (const bool owned : {true, false}) {
+    SCOPED_TRACE(owned ? "owned graph" : "graph not owned");
+    Graph g;
+    const ValueId x = add_float(g, "x"), w = add_float(g, "w"), s = add_float(g, "s");
+    const ValueId o = add_float(g, "o"), a = add_float(g, "a"), b = add_float(g, "b");
+    const ValueId c = add_float(g, "c"), y = add_float(g, "y");
+    g.set_initializer(w, Tensor::from_vector<float>({2}, {1, 2}));
+    g.set_initializer(s, Tensor::from_vector<float>({2}, {3, 4}));
+    g.set_initializer(o, Tensor::from_vector<float>({2}, {5, 6}));
+    g.add_input(x);
+    add_node(g, "own", "PackNow", {x, w}, {a});
+    add_node(g, "shared1", "PackNow", {a, s}, {b});
+    add_node(g, "shared2", "PackNow", {b, s}, {c});
+    add_node(g, "out", "PackNow", {c, o}, {y});
+    g.add_output(y);
+    g.add_output(o);
+    ASSERT_TRUE(g.finalize().ok());
+    FakeProvider cpu("cpu", Device::cpu(), {"PackNow"});
+    Fixture f;
+    if (owned) f.options.owned_graph = &g;
+    PlanBuilder builder(g, {&cpu}, f.options);
+    ASSERT_TRUE(builder.assign().ok());
+    ASSERT_TRUE(builder.compile().ok());
+    EXPECT_EQ(g.initializer(w) == nullptr, owned);
+    EXPECT_NE(g.initializer(s), nullptr);
+    EXPECT_NE(g.initializer(o), nullptr);
+    for (int n = 0; n < 4; ++n) EXPECT_EQ(builder.released_inputs(n), (std::set<size_t>{1}));
+    ASSERT_TRUE(builder.place().ok());
+    const SubgraphPlan& plan = builder.plan();
+    std::vector<ValueId> released = plan.released_constants;
+    std::sort(released.begin(), released.end());
+    EXPECT_EQ(released, (std::vector<ValueId>{w, s}));
+    EXPECT_EQ(plan.released_bytes, 4 * sizeof(float));
+    EXPECT_EQ(plan.steps[0].inputs, (std::vector<ValueId>{x, kNoValue}));
+  }
 }
 
 TEST(PlanBuilderLiveness, EachSlotIsFreedAfterItsLastReaderAndOutputsNever) {
