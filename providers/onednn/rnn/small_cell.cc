@@ -21,8 +21,8 @@ RECUR_LOAD_PATH void SmallRnnKernel::keep_shapes(const Tensor& w, const Tensor& 
   if (p) p_shape_ = Tensor::borrow(nullptr, DType::kFloat32, p->shape());
 }
 
-RECUR_LOAD_PATH void SmallRnnKernel::release_bias(CompileContext& ctx, const Tensor* b,
-                                                  const Tensor* p) {
+RECUR_LOAD_PATH void SmallRnnKernel::release_bias_and_peepholes(CompileContext& ctx,
+                                                                const Tensor* b, const Tensor* p) {
   if (b) ctx.release_input_now(kRnnB);
   if (p) ctx.release_input_now(kRnnP);
 }

@@ -93,7 +93,7 @@ class SmallRnnKernel : public Kernel {
   // Keeps the weights' shapes for check_rnn_inputs; call it before anything is released.
   void keep_shapes(const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p);
   // Frees B and P (packed by now); W and R are freed as soon as each is packed.
-  void release_bias(CompileContext& ctx, const Tensor* b, const Tensor* p);
+  void release_bias_and_peepholes(CompileContext& ctx, const Tensor* b, const Tensor* p);
   bool reverse(int d) const { return spec_.direction == RnnDirection::kReverse || d == 1; }
   // Floats of scratch one job of `rows` rows needs, and its run over them.
   virtual int64_t job_floats(int64_t rows) const = 0;

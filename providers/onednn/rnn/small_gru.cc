@@ -120,7 +120,7 @@ RECUR_LOAD_PATH void SmallGruKernel::init(CompileContext& ctx, const Tensor& w, 
     }
   }
   ctx.release_input_now(kRnnR);
-  release_bias(ctx, b, nullptr);
+  release_bias_and_peepholes(ctx, b, nullptr);
   ctx.note(note("GRU", G));
 }
 

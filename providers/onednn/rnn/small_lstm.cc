@@ -75,7 +75,7 @@ RECUR_LOAD_PATH void SmallLstmKernel::init(CompileContext& ctx, const Tensor& w,
     if (p) dw.peep.assign(p->data<float>() + d * 3 * H_, p->data<float>() + (d + 1) * 3 * H_);
     dirs_.push_back(std::move(dw));
   }
-  release_bias(ctx, b, p);
+  release_bias_and_peepholes(ctx, b, p);
   ctx.note(note("LSTM", G));
 }
 

@@ -58,7 +58,7 @@ RECUR_LOAD_PATH void SmallVanillaKernel::init(CompileContext& ctx, const Tensor&
     dw.f = spec_.activation(d, 0).kind;
     dirs_.push_back(std::move(dw));
   }
-  release_bias(ctx, b, nullptr);
+  release_bias_and_peepholes(ctx, b, nullptr);
   ctx.note(note("RNN", H));
 }
 
