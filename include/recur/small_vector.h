@@ -17,6 +17,14 @@
 
 namespace recur {
 
+namespace detail {
+// Out of line and cold, so that at() itself is two instructions that inline into the caller
+// instead of a clone of at() in each file that uses it.
+[[noreturn, gnu::cold, gnu::noinline]] inline void small_vector_out_of_range() {
+  throw std::out_of_range("SmallVector::at");
+}
+}  // namespace detail
+
 // The std::vector API that recur's code and its users need, for trivially copyable elements.
 // Converts to and from std::vector<T> implicitly, so code written for std::vector keeps
 // compiling (each conversion copies, and allocates on the std::vector side).
@@ -105,11 +113,13 @@ class SmallVector {
   T& operator[](size_t i) { return data_[i]; }
   const T& operator[](size_t i) const { return data_[i]; }
   T& at(size_t i) {
-    if (i >= size_) throw std::out_of_range("SmallVector::at");
+    if (i >= size_) [[unlikely]]
+      detail::small_vector_out_of_range();
     return data_[i];
   }
   const T& at(size_t i) const {
-    if (i >= size_) throw std::out_of_range("SmallVector::at");
+    if (i >= size_) [[unlikely]]
+      detail::small_vector_out_of_range();
     return data_[i];
   }
   T& front() { return data_[0]; }

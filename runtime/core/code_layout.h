@@ -17,11 +17,14 @@
 // factories, which a model's own operators then reach for free. Gathering registration shrank
 // the empty model but made each operator of a model cost windows of its own.
 //
+// The GNU spelling, not [[gnu::section]], because it also applies to a lambda's call operator
+// when written after the parameter list; a lambda inside a marked function is not marked by it.
+//
 // A marked function may also run later (the RNN input checks run on every run); what counts is
 // that session creation finds them together. Other compilers and linkers keep the section and
 // place it elsewhere; nothing depends on the order.
 #if defined(__GNUC__) && defined(__ELF__)
-#define RECUR_LOAD_PATH [[gnu::section(".text.sorted.recur_load")]]
+#define RECUR_LOAD_PATH __attribute__((section(".text.sorted.recur_load")))
 #else
 #define RECUR_LOAD_PATH
 #endif

@@ -54,7 +54,8 @@ std::string KernelRegistry::why_not(std::string_view domain, std::string_view op
     if (it->second.until == INT_MAX) {
       ranges += "+";
     } else if (it->second.until != it->second.since) {
-      ranges += "-" + std::to_string(it->second.until);
+      ranges += '-';
+      ranges += std::to_string(it->second.until);
     }
   }
   return "no " + key + " kernel for opset " + std::to_string(opset) + " (has " + ranges + ")";

@@ -228,7 +228,7 @@ RECUR_LOAD_PATH Result<RnnDims> check_rnn_inputs(const Node& node, const RnnSpec
   const int64_t G = spec.num_gates();
   const int64_t D = d.directions;
 
-  auto same_dtype = [&](const Tensor* t, const char* name) -> Status {
+  auto same_dtype = [&](const Tensor* t, const char* name) RECUR_LOAD_PATH -> Status {
     if (t && t->dtype() != dt) {
       return bad(std::string("input ") + name + " is " + std::string(dtype_name(t->dtype())) +
                  " but X is " + std::string(dtype_name(dt)));
@@ -399,8 +399,17 @@ RECUR_LOAD_PATH Status infer_rnn(InferContext& ctx) {
   TypeInfo y, state;
   y.dtype = state.dtype = x.dtype;
   if (x.rank() == 3 || x.rank() < 0) {
-    y.shape = spec.layout == 0 ? std::vector<Dim>{t, d, n, h} : std::vector<Dim>{n, t, d, h};
-    state.shape = spec.layout == 0 ? std::vector<Dim>{d, n, h} : std::vector<Dim>{n, d, h};
+    // Filled in place, not from braced lists: std::vector<Dim>'s initializer-list constructor is
+    // an out-of-line instantiation far from the load path (runtime/core/code_layout.h).
+    std::vector<Dim>& ys = y.shape.emplace(4);
+    std::vector<Dim>& ss = state.shape.emplace(3);
+    if (spec.layout == 0) {
+      ys[0] = t, ys[1] = d, ys[2] = n, ys[3] = h;
+      ss[0] = d, ss[1] = n, ss[2] = h;
+    } else {
+      ys[0] = n, ys[1] = t, ys[2] = d, ys[3] = h;
+      ss[0] = n, ss[1] = d, ss[2] = h;
+    }
   }
   ctx.set_output(kRnnY, y);
   ctx.set_output(kRnnYh, state);

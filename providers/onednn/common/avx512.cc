@@ -8,7 +8,7 @@
 
 namespace recur::onednn::avx512 {
 
-bool have_avx512() { return __builtin_cpu_supports("avx512f"); }
+RECUR_LOAD_PATH bool have_avx512() { return __builtin_cpu_supports("avx512f"); }
 
 namespace {
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/core/code_layout.h"
+
 namespace recur::onednn {
 
 dnnl::memory::desc strided_desc(std::span<const int64_t> dims, std::span<const int64_t> strides) {
@@ -50,7 +52,7 @@ Status execute_primitive(const CachedPrimitive& p, std::span<const Bind> binds, 
   });
 }
 
-Claim claim_float32_input(const Node& node, const Graph& graph, size_t i) {
+RECUR_LOAD_PATH Claim claim_float32_input(const Node& node, const Graph& graph, size_t i) {
   if (!node.has_input(i)) return Claim::accept();
   const DType dt = graph.value(node.inputs[i]).type.dtype;
   if (dt != DType::kFloat32 && dt != DType::kUndefined) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "providers/onednn/common/dnnl_util.h"
+#include "runtime/core/code_layout.h"
 
 namespace recur::onednn::rnn {
 
@@ -11,7 +12,8 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 using DT = memory::data_type;
 
-Status check_onednn_rnn_shape(int64_t T, int64_t N, int64_t I, int64_t H, int64_t D, int64_t G) {
+RECUR_LOAD_PATH Status check_onednn_rnn_shape(int64_t T, int64_t N, int64_t I, int64_t H, int64_t D,
+                                              int64_t G) {
   if (T <= 0 || N <= 0 || I <= 0 || H <= 0) {
     return not_implemented(
         "the oneDNN RNN primitives need positive sizes, got T=" + std::to_string(T) +

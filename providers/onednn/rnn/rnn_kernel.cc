@@ -133,7 +133,7 @@ RECUR_LOAD_PATH Status RnnKernel::hold_const_weights(CompileContext& ctx, const 
     peep.resize(static_cast<size_t>(geom_.peephole_size()));
     RECUR_RETURN_IF_ERROR(onnx_to_onednn_peephole(geom_, p->data<float>(), peep.data()));
   }
-  auto convert = [&](const Tensor* onnx, int64_t in, bool layer) -> Status {
+  auto convert = [&](const Tensor* onnx, int64_t in, bool layer) RECUR_LOAD_PATH -> Status {
     const memory::desc ldigo({1, 1, in, G, H}, DT::f32, Tag::ldigo);
     const int64_t per = G * H * in;
     for (int64_t d = 0; d < Dn; ++d) {
@@ -141,7 +141,7 @@ RECUR_LOAD_PATH Status RnnKernel::hold_const_weights(CompileContext& ctx, const 
       RECUR_RETURN_IF_ERROR(onnx_to_onednn_weights(one, onnx->data<float>() + d * per, in,
                                                    OnednnWeightsFormat::kLdigo,
                                                    static_cast<float*>(buf->data)));
-      formats_[{static_cast<int>(d), layer}].push_back({ldigo, std::move(buf)});
+      formats(static_cast<int>(d), layer).push_back({ldigo, std::move(buf)});
     }
     return ok_status();
   };

@@ -249,8 +249,12 @@ class RnnKernel final : public Kernel {
   mutable std::mutex mu_;
   // Held while timing a bucket, without mu_ (rnn_chooser.cc, choose).
   mutable std::mutex tune_mu_;
-  // Per direction, weights_layer (true) and weights_iter (false): the formats held.
-  mutable std::map<std::pair<int, bool>, std::vector<WeightBuf>> formats_;
+  // Per direction, weights_layer (true) and weights_iter (false): the formats held, at
+  // formats(d, layer). A flat array, not a map: its lookups inline into the load path.
+  mutable std::array<std::vector<WeightBuf>, 4> formats_;
+  std::vector<WeightBuf>& formats(int d, bool layer) const {
+    return formats_[static_cast<size_t>(2 * d + (layer ? 1 : 0))];
+  }
   mutable std::map<ShapeKey, std::shared_ptr<const Plan>> plans_;
   mutable std::map<BucketKey, Choice> choices_;
   // time_block's answers by (T, N, I, H, weights any, threads, split).

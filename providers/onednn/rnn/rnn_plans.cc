@@ -81,7 +81,7 @@ Status RnnKernel::uniform_plans(const Choice& c, std::span<const Job> jobs, int6
 Result<std::shared_ptr<AlignedBuffer>> RnnKernel::weights_in(int d, bool layer,
                                                              const memory::desc& md,
                                                              int threads) const {
-  auto& held = formats_[{d, layer}];
+  auto& held = formats(d, layer);
   const int packed_on = md.data.format_kind == dnnl_blocked ? 0 : threads;
   for (const auto& w : held)
     if (w.desc == md && w.threads == packed_on) return w.buf;
@@ -117,8 +117,10 @@ Result<std::shared_ptr<AlignedBuffer>> RnnKernel::weights_in(int d, bool layer,
 // Drops the weight formats that no cached primitive uses, keeping one to reorder new formats
 // from: in steady state one copy of the weights is held per format in use.
 void RnnKernel::prune_formats() const {
-  for (auto& [key, held] : formats_) {
-    const auto [d, layer] = key;
+  for (size_t i = 0; i < formats_.size(); ++i) {
+    const int d = static_cast<int>(i / 2);
+    const bool layer = i % 2 == 1;
+    auto& held = formats_[i];
     auto used = [&](const WeightBuf& w) {
       for (const auto& [k, p] : plans_) {
         const auto& bufs = layer ? p->weights_layer : p->weights_iter;

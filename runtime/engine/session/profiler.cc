@@ -135,7 +135,10 @@ void write_event(std::string& s, const ProfileEvent& e) {
         continue;
       }
       shapes += "[";
-      for (size_t i = 0; i < sh->size(); ++i) shapes += (i ? "," : "") + std::to_string((*sh)[i]);
+      for (size_t i = 0; i < sh->size(); ++i) {
+        if (i) shapes += ',';
+        shapes += std::to_string((*sh)[i]);
+      }
       shapes += "]";
     }
     add("input_shapes", "[" + shapes + "]");
