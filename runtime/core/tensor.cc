@@ -10,6 +10,7 @@
 #include "recur/value_info.h"
 #include "runtime/core/device_memory.h"
 #include "runtime/core/memory_budget.h"
+#include "runtime/core/tensor_owner.h"
 
 namespace recur {
 
@@ -102,6 +103,10 @@ DeviceMemoryHooks g_cuda_hooks;
 std::atomic<bool> g_cuda_hooks_set{false};
 
 }  // namespace
+
+std::shared_ptr<void> own_string(std::unique_ptr<std::string> bytes) {
+  return std::shared_ptr<std::string>(std::move(bytes));
+}
 
 void set_device_memory_hooks(Device::Kind kind, DeviceMemoryHooks hooks) {
   if (kind != Device::Kind::kCUDA) return;

@@ -1,5 +1,6 @@
 #include "runtime/engine/onnx/tensor_proto.h"
 #include "runtime/core/code_layout.h"
+#include "runtime/core/tensor_owner.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -428,9 +429,9 @@ RECUR_LOAD_PATH Result<Tensor> tensor_from_proto_taking(onnx::TensorProto* proto
   RECUR_ASSIGN_OR_RETURN(const int64_t count, read_dims(*proto, what, &shape));
   const size_t nbytes = raw_bytes(dtype, count);
   RECUR_RETURN_IF_ERROR(check_data_size(*proto, dtype, shape, count, nbytes, what));
-  std::shared_ptr<std::string> bytes(proto->release_raw_data());
+  std::unique_ptr<std::string> bytes(proto->release_raw_data());
   void* data = bytes->data();
-  return Tensor::wrap(std::move(bytes), data, dtype, std::move(shape));
+  return Tensor::wrap(own_string(std::move(bytes)), data, dtype, std::move(shape));
 }
 
 Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* proto) {
