@@ -10,7 +10,21 @@
 // Why it matters: a read fault on a file mapping maps the whole aligned 64 KiB around it (the
 // kernel's fault-around), so each scattered function a load reaches costs a 64 KiB window of
 // resident memory. An LSTM node's load used to reach 4-5 windows that an empty model's load
-// never touches; docs/benchmarks.md has the figures.
+// never touches; now it reaches one. docs/benchmarks.md has the figures.
+//
+// The binaries are linked with 64 KiB-aligned segments (CMakeLists.txt), so the windows fall on
+// the same code in every process; with the 4 KiB default the random load address moved them,
+// and a load mapped a window more or less from one run to the next.
+//
+// What the section does not catch, and how the load path avoids it:
+// - a lambda in a marked function: mark the lambda too (below);
+// - a template instantiation (std::vector, std::map, shared_ptr control blocks): its code goes
+//   wherever the linker keeps the first copy. Keep them off the load path (fill a vector in
+//   place rather than from a braced list), or instantiate them beside code every load runs
+//   (own_string in runtime/core/tensor_owner.h);
+// - a GCC clone of an inline helper (SmallVector::at's .isra clone): keep the helper small
+//   enough to inline, its cold part out of line.
+// Check with pagemap at the end of a load (docs/benchmarks.md, fifth session).
 //
 // Operator registration is left where it is on purpose: every session runs it, so the windows
 // it touches are resident anyway, and they hold the operators' shape rules and kernel

@@ -403,13 +403,15 @@ RECUR_LOAD_PATH Status infer_rnn(InferContext& ctx) {
     // an out-of-line instantiation far from the load path (runtime/core/code_layout.h).
     std::vector<Dim>& ys = y.shape.emplace(4);
     std::vector<Dim>& ss = state.shape.emplace(3);
-    if (spec.layout == 0) {
-      ys[0] = t, ys[1] = d, ys[2] = n, ys[3] = h;
-      ss[0] = d, ss[1] = n, ss[2] = h;
-    } else {
-      ys[0] = n, ys[1] = t, ys[2] = d, ys[3] = h;
-      ss[0] = n, ss[1] = d, ss[2] = h;
-    }
+    // layout 0: Y [T, D, N, H], Y_h [D, N, H]; layout 1: Y [N, T, D, H], Y_h [N, D, H].
+    const bool batch_first = spec.layout != 0;
+    ys[0] = batch_first ? n : t;
+    ys[1] = batch_first ? t : d;
+    ys[2] = batch_first ? d : n;
+    ys[3] = h;
+    ss[0] = batch_first ? n : d;
+    ss[1] = batch_first ? d : n;
+    ss[2] = h;
   }
   ctx.set_output(kRnnY, y);
   ctx.set_output(kRnnYh, state);
