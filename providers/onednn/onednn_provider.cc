@@ -78,7 +78,7 @@ class OnednnProvider final : public ExecutionProvider {
       settings.erase(it);
     }
     RECUR_RETURN_IF_ERROR(parser.parse(settings));
-    if (!cache.empty()) o.cache = std::make_shared<TuningCache>(cache, tuning_env());
+    if (!cache.empty()) o.cache = std::make_shared<TuningCache>(cache, &tuning_env);
     options_ = o;
     return ok_status();
   }

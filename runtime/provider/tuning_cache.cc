@@ -71,8 +71,11 @@ int lock_file(const std::string& path, std::chrono::milliseconds limit) {
 
 }  // namespace
 
+TuningCache::TuningCache(std::string path, std::function<std::string()> env)
+    : path_(std::move(path)), make_env_(std::move(env)) {}
+
 TuningCache::TuningCache(std::string path, std::string env)
-    : path_(std::move(path)), env_(clean(std::move(env))) {}
+    : TuningCache(std::move(path), [env = std::move(env)] { return env; }) {}
 
 TuningCache::~TuningCache() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -141,6 +144,8 @@ TuningCache::Parsed TuningCache::read_file(const std::string& path, const std::s
 void TuningCache::load_locked() {
   if (loaded_) return;
   loaded_ = true;
+  env_ = clean(make_env_());
+  make_env_ = nullptr;
   Parsed p = read_file(path_, env_);
   if (p.ok) {
     entries_ = std::move(p.entries);

@@ -5,6 +5,7 @@
 // for another env is ignored and rewritten, never trusted.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,7 +16,10 @@ namespace recur {
 
 class TuningCache {
  public:
-  // The file is read on the first find(), not here.
+  // The file is read on the first find() or record(), not here. So is `env` computed: the
+  // machine's description reaches code (oneDNN's ISA detection, /proc/cpuinfo) that a session
+  // whose nodes never consult the cache should not map.
+  TuningCache(std::string path, std::function<std::string()> env);
   TuningCache(std::string path, std::string env);
   // Writes what record() could not write yet (another process held the lock).
   ~TuningCache();
@@ -32,7 +36,6 @@ class TuningCache {
   void record(const std::string& key, const std::string& value);
 
   const std::string& path() const { return path_; }
-  const std::string& env() const { return env_; }
   // The warning given when the file was corrupt, foreign or not a regular file; empty if none.
   std::string warning() const;
 
@@ -49,7 +52,9 @@ class TuningCache {
   void load_locked();
   bool write_locked();  // false: the lock was busy or the write failed; pending_ stays
 
-  std::string path_, env_;
+  std::string path_;
+  std::function<std::string()> make_env_;  // until load_locked() fills env_
+  std::string env_;
   mutable std::mutex mu_;
   bool loaded_ = false;
   std::string warning_;

@@ -64,6 +64,33 @@ TEST(TuningCache, RecordsAndFindsAcrossObjects) {
   EXPECT_EQ(read_text(path), "recur-tuning-cache 1\nenv\tenv-a\nentry\tk1\tv1\nend 1\n");
 }
 
+// The machine's description reaches oneDNN's ISA detection and /proc/cpuinfo: a session
+// whose nodes never consult the cache must not compute it, and one that does computes it once.
+TEST(TuningCache, EnvIsComputedOnFirstUseOnly) {
+  TempDir dir;
+  const std::string path = dir.file("cache");
+  int calls = 0;
+  auto env = [&calls] {
+    ++calls;
+    return std::string("env-lazy");
+  };
+  {
+    TuningCache unused(path, env);
+    EXPECT_EQ(calls, 0);
+  }
+  EXPECT_EQ(calls, 0);
+  EXPECT_FALSE(fs::exists(path));
+  {
+    TuningCache c(path, env);
+    EXPECT_FALSE(c.find("k1"));
+    EXPECT_EQ(calls, 1);
+    c.record("k1", "v1");
+    EXPECT_TRUE(c.find("k1"));
+    EXPECT_EQ(calls, 1);
+  }
+  EXPECT_EQ(read_text(path), "recur-tuning-cache 1\nenv\tenv-lazy\nentry\tk1\tv1\nend 1\n");
+}
+
 TEST(TuningCache, ForeignEnvIsNotTrustedAndIsRewritten) {
   TempDir dir;
   const std::string path = dir.file("cache");
