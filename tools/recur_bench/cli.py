@@ -389,14 +389,17 @@ def median(v):
 
 
 def empty_rss(engines_run, threads, cache, a, bar):
-    """Peak RSS of each engine on the empty model (median of 3 child processes)."""
+    """Peak RSS of each engine on the empty model: the median of as many child processes as
+    there are rounds, at least 3. The figure is subtracted from every case's, and one process's
+    peak moves by 64 KiB windows with where its libraries land, so a baseline of 3 left the
+    smallest models' "over empty" column to chance."""
     w = empty_model(cache)
     out, at_load = {}, {}
     for e in engines_run:
         s = Series(e)
         bar.update("memory of %s with an empty model (%d thread%s)" % (
             e.name, threads, "s" if threads > 1 else ""))
-        for _ in range(3):
+        for _ in range(max(3, a.rounds)):
             if isinstance(e, eng.TorchEngine):
                 cmd = [e.python, os.path.join(eng.HERE, "torch_perf.py"), "-", w.feeds_dir,
                        e.torch_device, str(threads), "0", "1"]
