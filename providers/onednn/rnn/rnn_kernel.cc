@@ -159,9 +159,7 @@ RECUR_LOAD_PATH Status RnnKernel::hold_const_weights(CompileContext& ctx, const 
 
 RECUR_LOAD_PATH void RnnKernel::release_weights(CompileContext& ctx, const Tensor* b,
                                                 const Tensor* p) const {
-  std::string released = "W, R";
-  ctx.release_input(kRnnW);
-  ctx.release_input(kRnnR);
+  std::string released = "W, R";  // hold_const_weights has released them already
   if (b) {
     ctx.release_input(kRnnB);
     released += ", B";

@@ -160,6 +160,7 @@ class RnnKernel final : public Kernel {
                                       const Tensor* b, const Tensor* p);
   Status hold_const_weights(CompileContext& ctx, const Tensor* w, const Tensor* r, const Tensor* b,
                             const Tensor* p, int64_t I, int64_t H);
+  // Releases B and P (W and R went in hold_const_weights) and notes what was repacked.
   void release_weights(CompileContext& ctx, const Tensor* b, const Tensor* p) const;
   Status prepare_static_shape(CompileContext& ctx, int64_t I, int64_t H) const;
   // The node's precision (bf16_), noted for explain with the reason when bf16 was asked for
