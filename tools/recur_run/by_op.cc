@@ -52,7 +52,12 @@ std::string table(const std::vector<TimeRow>& rows, size_t top, bool nodes) {
     }
     s += buf;
   }
-  if (rows.size() > n) s += "(" + std::to_string(rows.size() - n) + " more)\n";
+  if (rows.size() > n) {
+    // Appended piecewise: GCC 12 reports a false -Wrestrict for "(" + std::string + "...".
+    s += '(';
+    s += std::to_string(rows.size() - n);
+    s += " more)\n";
+  }
   return s;
 }
 

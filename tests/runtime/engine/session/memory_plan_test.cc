@@ -333,7 +333,7 @@ TEST(ArenaRuns, TheMemoryLimitCountsTheArena) {
   m.output("y", DType::kFloat32);
   std::string prev = "x";
   for (int i = 0; i < 8; ++i) {
-    const std::string next = i == 7 ? "y" : "t" + std::to_string(i);
+    const std::string next = i == 7 ? "y" : std::string(1, 't').append(std::to_string(i));
     m.node("Relu", {prev}, {next});
     prev = next;
   }

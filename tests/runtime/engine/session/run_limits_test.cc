@@ -445,7 +445,9 @@ TEST(Cancellation, ShortDeadlineEndsALongRun) {
       expect_error([&] { s.run(feeds, ro); }, ErrorCode::kCancelled,
                    {"deadline", "node 'long_lstm' (LSTM)"});
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-      if (i == 1) EXPECT_LT(ms, 30.0 + 200.0) << provider;
+      if (i == 1) {
+        EXPECT_LT(ms, 30.0 + 200.0) << provider;
+      }
     }
   }
 }
@@ -495,8 +497,7 @@ TEST(Cancellation, TerminateEndsALongLoop) {
 
 // Not a check but a measurement: the time from terminate() on another thread to the run's
 // return, over many trials, for a long oneDNN LSTM (cancellable) and a long Loop. Run with
-//   build/tests/recur_unit_tests --gtest_also_run_disabled_tests \
-//     --gtest_filter='CancelLatency.*'
+//   build/tests/recur_unit_tests --gtest_also_run_disabled_tests --gtest_filter='CancelLatency.*'
 void report_latency(const char* what, const Session& s, const Feeds& feeds, bool cancellable,
                     int trials) {
   std::vector<double> ms;
