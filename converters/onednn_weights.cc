@@ -5,6 +5,7 @@
 
 #include "runtime/core/checked_math.h"
 #include "runtime/core/code_layout.h"
+#include "runtime/core/page_discard.h"
 
 namespace recur {
 
@@ -70,7 +71,8 @@ std::span<const int> onednn_gate_to_onnx(RnnCell cell) {
 }
 
 RECUR_LOAD_PATH Status onnx_to_onednn_weights(const OnednnRnnGeometry& g, const float* onnx,
-                                              int64_t in, OnednnWeightsFormat format, float* out) {
+                                              int64_t in, OnednnWeightsFormat format, float* out,
+                                              bool discard_source) {
   RECUR_RETURN_IF_ERROR(check_geometry(g, in));
   const int64_t G = g.gates(), H = g.hidden;
   for (int64_t d = 0; d < g.directions; ++d) {
@@ -79,9 +81,16 @@ RECUR_LOAD_PATH Status onnx_to_onednn_weights(const OnednnRnnGeometry& g, const 
     for (int64_t og = 0; og < G; ++og) {
       const Source s = source_of(g, static_cast<int>(og));
       const float* blk = src_d + s.block * H * in;  // [H, in] row-major
+      // A block that a later gate reads again (input_forget's f is the negated i) is kept.
+      bool read_again = false;
+      for (int64_t later = og + 1; later < G; ++later)
+        read_again = read_again || source_of(g, static_cast<int>(later)).block == s.block;
+      DiscardBehind behind;
+      if (discard_source && !read_again) behind = DiscardBehind(blk, blk + H * in);
       if (format == OnednnWeightsFormat::kLdgoi) {
         float* o = dst_d + og * H * in;
         for (int64_t k = 0; k < H * in; ++k) o[k] = s.sign * blk[k];
+        behind.read_to(blk + H * in);
       } else {  // ldigo: [in][G][H]
         // A transpose, by tiles that stay in the cache: element by element, each write of a
         // large matrix would land G*H floats from the last (lstm_large's repack took most of
@@ -96,6 +105,7 @@ RECUR_LOAD_PATH Status onnx_to_onednn_weights(const OnednnRnnGeometry& g, const 
               for (int64_t h = h0; h < h1; ++h) o[h] = s.sign * blk[h * in + i];
             }
           }
+          behind.read_to(blk + h1 * in);
         }
       }
     }

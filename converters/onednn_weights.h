@@ -44,9 +44,11 @@ inline constexpr std::array<int, 3> kOnednnPeepholeToOnnx = {0, 2, 1};
 
 // W [D, G*H, I] (in = I) or R [D, G*H, H] (in = H) into oneDNN's gate order and `format`.
 // With input_forget the forget gate gets the negated input-gate block: f = 1 - sigmoid(a) =
-// sigmoid(-a), exact without clip. `out` holds weights_size(in) elements.
+// sigmoid(-a), exact without clip. `out` holds weights_size(in) elements. With
+// discard_source, `onnx` is read for the last time and its pages go back to the kernel as
+// they are read (discard_pages): only for memory the caller frees next and no one else reads.
 Status onnx_to_onednn_weights(const OnednnRnnGeometry& g, const float* onnx, int64_t in,
-                              OnednnWeightsFormat format, float* out);
+                              OnednnWeightsFormat format, float* out, bool discard_source = false);
 // B [D, 2*G*H] (null: zeros) into oneDNN's combined bias, bias_size() elements.
 Status onnx_to_onednn_bias(const OnednnRnnGeometry& g, const float* onnx_b, float* out);
 // P [D, 3*H] (null: zeros) into oneDNN's peephole order, peephole_size() elements.

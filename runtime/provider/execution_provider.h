@@ -33,8 +33,9 @@ class CompileContext {
   using SubgraphCompiler =
       std::function<Result<std::shared_ptr<const SubgraphPlan>>(const Graph&, const Node&)>;
 
-  // Frees constant input i now if this node is its only reader; see release_input_now().
-  using InputDropper = std::function<void(size_t)>;
+  // Frees constant input i now if this node is its only reader, or with check_only says
+  // whether it would free the memory; see release_input_now() and input_dies_on_release().
+  using InputDropper = std::function<bool(size_t i, bool check_only)>;
 
   CompileContext(const Node& node, const Graph& graph, const ExecutionProvider& provider,
                  const SessionOptions& options, SubgraphCompiler subgraphs, InputDropper drop = {})
@@ -70,8 +71,13 @@ class CompileContext {
   // pointer to it dangles.
   void release_input_now(size_t i) {
     release_input(i);
-    if (drop_) drop_(i);
+    if (drop_) drop_(i, false);
   }
+  // Whether release_input_now(i) frees constant input i's memory: this node is its only reader
+  // and its tensor the memory's only owner. A kernel that repacks it and then calls
+  // release_input_now(i) may then give its pages back as it reads them (DiscardBehind), and
+  // hold the weights about once at the peak of loading instead of once and a half.
+  bool input_dies_on_release(size_t i) const { return drop_ && drop_(i, true); }
   const std::vector<size_t>& released_inputs() const { return released_; }
   // A line for `--explain`: "weights repacked to ldigo at load", "W is a graph input: repacked
   // per run".

@@ -1,5 +1,6 @@
 #include "providers/onednn/common/avx512.h"
 #include "runtime/core/code_layout.h"
+#include "runtime/core/page_discard.h"
 
 #include <algorithm>
 #include <cmath>
@@ -78,11 +79,24 @@ void multiply_rows(int nr, const float* const* init, const float* const* in, int
 
 RECUR_LOAD_PATH std::unique_ptr<AlignedBuffer> pack_columns(const float* src, int64_t K,
                                                             std::span<const int64_t> source,
-                                                            int64_t row_stride, int64_t k_stride) {
+                                                            int64_t row_stride, int64_t k_stride,
+                                                            bool discard_source) {
   const auto Gp = static_cast<int64_t>(source.size());
   auto buf = std::make_unique<AlignedBuffer>(static_cast<size_t>(K * Gp) * sizeof(float));
   float* dst = static_cast<float*>(buf->data);
   std::fill(dst, dst + K * Gp, 0.0f);
+  // Rows behind the reader are discarded only where each is read once, in order.
+  int64_t first = -1, last = -1;
+  bool in_order = k_stride == 1 && row_stride >= K;
+  for (const int64_t s : source) {
+    if (s < 0) continue;
+    in_order = in_order && s > last;
+    if (first < 0) first = s;
+    last = s;
+  }
+  DiscardBehind behind;
+  if (discard_source && in_order && first >= 0)
+    behind = DiscardBehind(src + first * row_stride, src + last * row_stride + K);
   constexpr int64_t kBlock = kColBlock * kLanes;
   for (int64_t col = 0; col < Gp; ++col) {
     const int64_t s = source[static_cast<size_t>(col)];
@@ -90,6 +104,7 @@ RECUR_LOAD_PATH std::unique_ptr<AlignedBuffer> pack_columns(const float* src, in
     const int64_t c0 = col / kBlock * kBlock, width = std::min(kBlock, Gp - c0);
     for (int64_t k = 0; k < K; ++k)
       dst[c0 * K + k * width + (col - c0)] = src[s * row_stride + k * k_stride];
+    behind.read_to(src + s * row_stride + K);
   }
   return buf;
 }

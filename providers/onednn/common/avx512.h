@@ -95,10 +95,13 @@ void multiply_rows(int nr, const float* const* init, const float* const* in, int
 // s = source[c] (zeros where s < 0), whose element k is at src[s * row_stride + k * k_stride]
 // (an ONNX RNN weight [G][K]: row_stride K, k_stride 1; a MatMul B [K][N]: row_stride 1,
 // k_stride N). Stored in column blocks of 64, each [K][width] and contiguous, so that a pass
-// over one block streams contiguous memory.
+// over one block streams contiguous memory. With discard_source, the source rows are read for
+// the last time, and where they are contiguous (k_stride 1) and taken in increasing order,
+// their pages go back to the kernel as they are read (discard_pages): only for memory the
+// caller frees next and no one else reads.
 std::unique_ptr<AlignedBuffer> pack_columns(const float* src, int64_t K,
                                             std::span<const int64_t> source, int64_t row_stride,
-                                            int64_t k_stride);
+                                            int64_t k_stride, bool discard_source = false);
 
 // Sources for pack_columns of n columns: column c takes row first + c for c < count, and the
 // columns after are zero (a block of gates padded to whole vectors).

@@ -117,8 +117,9 @@ RECUR_LOAD_PATH Result<RnnDims> RnnKernel::check_const_weights(CompileContext& c
 
 // The constant weights in ldigo per direction, the format every other one is reordered from.
 // Each matrix is converted straight into the buffer that keeps it, W for every direction and
-// then R, and each ONNX matrix is freed once converted (release_input_now): at the peak of
-// loading the weights are held once and a half, not twice.
+// then R, and each ONNX matrix is freed once converted (release_input_now). Where that frees
+// it, its pages go back to the kernel while it is read (discard_source): at the peak of
+// loading the weights are held about once, not twice.
 RECUR_LOAD_PATH Status RnnKernel::hold_const_weights(CompileContext& ctx, const Tensor* w,
                                                      const Tensor* r, const Tensor* b,
                                                      const Tensor* p, int64_t I, int64_t H) {
@@ -136,11 +137,12 @@ RECUR_LOAD_PATH Status RnnKernel::hold_const_weights(CompileContext& ctx, const 
   auto convert = [&](const Tensor* onnx, int64_t in, bool layer) RECUR_LOAD_PATH -> Status {
     const memory::desc ldigo({1, 1, in, G, H}, DT::f32, Tag::ldigo);
     const int64_t per = G * H * in;
+    const bool last_read = ctx.input_dies_on_release(layer ? kRnnW : kRnnR);
     for (int64_t d = 0; d < Dn; ++d) {
       auto buf = std::make_shared<AlignedBuffer>(static_cast<size_t>(per) * sizeof(float));
       RECUR_RETURN_IF_ERROR(onnx_to_onednn_weights(one, onnx->data<float>() + d * per, in,
                                                    OnednnWeightsFormat::kLdigo,
-                                                   static_cast<float*>(buf->data)));
+                                                   static_cast<float*>(buf->data), last_read));
       formats(static_cast<int>(d), layer).push_back({ldigo, std::move(buf)});
     }
     return ok_status();

@@ -32,13 +32,16 @@ RECUR_LOAD_PATH std::vector<OneProductWeights> SmallRnnKernel::pack_one_products
     int64_t Gp) const {
   const std::vector<int64_t> same = column_sources(Gp, G);
   std::vector<OneProductWeights> dirs(static_cast<size_t>(spec_.num_directions()));
+  const bool last_w = ctx.input_dies_on_release(kRnnW);
   for (size_t d = 0; d < dirs.size(); ++d) {
-    dirs[d].w = pack_columns(w.data<float>() + static_cast<int64_t>(d) * G * I_, I_, same, I_, 1);
+    dirs[d].w =
+        pack_columns(w.data<float>() + static_cast<int64_t>(d) * G * I_, I_, same, I_, 1, last_w);
   }
   ctx.release_input_now(kRnnW);
+  const bool last_r = ctx.input_dies_on_release(kRnnR);
   for (size_t d = 0; d < dirs.size(); ++d) {
     OneProductWeights& p = dirs[d];
-    p.r = pack_columns(r.data<float>() + static_cast<int64_t>(d) * G * H_, H_, same, H_, 1);
+    p.r = pack_columns(r.data<float>() + static_cast<int64_t>(d) * G * H_, H_, same, H_, 1, last_r);
     p.bias = std::make_unique<AlignedBuffer>(static_cast<size_t>(Gp) * sizeof(float));
     float* bias = static_cast<float*>(p.bias->data);
     std::fill(bias, bias + Gp, 0.0f);

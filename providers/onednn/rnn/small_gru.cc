@@ -97,15 +97,18 @@ RECUR_LOAD_PATH void SmallGruKernel::init(CompileContext& ctx, const Tensor& w, 
   keep_shapes(w, r, b, nullptr);
   // W for every direction and then R, each ONNX copy freed once packed (pack_one_products).
   dirs_.resize(static_cast<size_t>(spec_.num_directions()));
+  const bool last_w = ctx.input_dies_on_release(kRnnW);
   for (int64_t d = 0; d < spec_.num_directions(); ++d)
     dirs_[static_cast<size_t>(d)].w =
-        pack_columns(w.data<float>() + d * G * I_, I_, x_source, I_, 1);
+        pack_columns(w.data<float>() + d * G * I_, I_, x_source, I_, 1, last_w);
   ctx.release_input_now(kRnnW);
+  // R's rows z, r and then h, each read once: the two packs discard disjoint rows.
+  const bool last_r = ctx.input_dies_on_release(kRnnR);
   for (int64_t d = 0; d < spec_.num_directions(); ++d) {
     DirWeights& dw = dirs_[static_cast<size_t>(d)];
     const float* rd = r.data<float>() + d * G * H;
-    dw.rzr = pack_columns(rd, H, zr_source, H, 1);
-    dw.rh = pack_columns(rd, H, h_source, H, 1);
+    dw.rzr = pack_columns(rd, H, zr_source, H, 1, last_r);
+    dw.rh = pack_columns(rd, H, h_source, H, 1, last_r);
     dw.bias = zeros(Gx);
     dw.rbh = zeros(Gp2_);
     if (b) {

@@ -194,8 +194,9 @@ Status PlanBuilder::compile() {
       RECUR_RETURN_IF_ERROR(plan_subgraphs(idx));
       continue;
     }
-    CompileContext ctx(node, graph_, provider, *options_.session, subgraph_compiler(),
-                       [this, idx](size_t i) { drop_input_now(idx, i); });
+    CompileContext ctx(
+        node, graph_, provider, *options_.session, subgraph_compiler(),
+        [this, idx](size_t i, bool check_only) { return drop_input_now(idx, i, check_only); });
     Result<std::unique_ptr<Kernel>> kernel = provider.compile(ctx);
     if (!kernel.ok()) return kernel.status();
     if (!kernel.value()) return internal_error(node.describe() + ": compile returned no kernel");
@@ -209,21 +210,26 @@ Status PlanBuilder::compile() {
   return ok_status();
 }
 
-void PlanBuilder::drop_input_now(int idx, size_t i) {
+bool PlanBuilder::drop_input_now(int idx, size_t i, bool check_only) {
   Graph* owned = options_.owned_graph;
   const Node& node = graph_.node(idx);
-  if (owned != &graph_ || !node.has_input(i)) return;
+  if (owned != &graph_ || !node.has_input(i)) return false;
   const ValueId v = node.inputs[i];
   const Tensor* t = graph_.constant(v);
-  if (!t) return;
+  if (!t) return false;
   // Another reader, an output of the graph or a second position of this node keeps it.
   const auto& readers = graph_.value(v).consumers;
-  if (std::any_of(readers.begin(), readers.end(), [&](int c) { return c != idx; })) return;
-  if (std::count(node.inputs.begin(), node.inputs.end(), v) != 1) return;
+  if (std::any_of(readers.begin(), readers.end(), [&](int c) { return c != idx; })) return false;
+  if (std::count(node.inputs.begin(), node.inputs.end(), v) != 1) return false;
   const auto& outs = graph_.outputs();
-  if (std::find(outs.begin(), outs.end(), v) != outs.end()) return;
+  if (std::find(outs.begin(), outs.end(), v) != outs.end()) return false;
+  // The memory dies with the initializer only where no other tensor shares its owner (a view,
+  // another initializer in the same external-data mapping).
+  const bool frees = t->owner() != nullptr && t->owner().use_count() == 1;
+  if (check_only) return frees;
   dropped_.emplace_back(v, t->nbytes());
   owned->remove_initializer(v);
+  return frees;
 }
 
 Result<ValueId> PlanBuilder::slot_on(ValueId v, Device dev, const Node& consumer) {

@@ -50,8 +50,9 @@ class PlanBuilder {
   Result<ValueId> slot_on(ValueId v, Device dev, const Node& consumer);
   Result<Step> kernel_step(int idx);
   void keep_host_constants();
-  // Frees constant input i of node idx at once where idx is its only reader (release_input_now).
-  void drop_input_now(int idx, size_t i);
+  // Frees constant input i of node idx at once where idx is its only reader (release_input_now);
+  // with check_only, frees nothing and says whether that frees its memory.
+  bool drop_input_now(int idx, size_t i, bool check_only);
 
   const Graph& graph_;
   const std::vector<const ExecutionProvider*> listed_;  // the session's, in priority order

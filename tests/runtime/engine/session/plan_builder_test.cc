@@ -19,7 +19,8 @@ class NoopKernel final : public Kernel {
 
 // Claims the ops it is given. An op listed in `declines` is known but refused with that
 // reason. "Pack" releases its input 1 (like an RNN kernel repacking W), "PackNow" releases it
-// at once (release_input_now); "Note" leaves a note; "Broken" fails to compile.
+// at once (release_input_now), first noting in dies_on_release() whether the context said that
+// frees it; "Note" leaves a note; "Broken" fails to compile.
 class FakeProvider final : public ExecutionProvider {
  public:
   FakeProvider(std::string name, Device device, std::set<std::string> ops,
@@ -37,13 +38,21 @@ class FakeProvider final : public ExecutionProvider {
     }
   }
   bool available(std::string* why) const override { return true; }
+  // Per "PackNow" node compiled: CompileContext::input_dies_on_release(1) before the release.
+  static std::map<std::string, bool>& dies_on_release() {
+    static std::map<std::string, bool> seen;
+    return seen;
+  }
 
  private:
   static Result<std::unique_ptr<Kernel>> create(CompileContext& ctx) {
     const std::string& op = ctx.node().op_type;
     if (op == "Broken") return ctx.error(ErrorCode::kInvalidArgument, "bad attribute");
     if (op == "Pack" && ctx.constant_input(1)) ctx.release_input(1);
-    if (op == "PackNow" && ctx.constant_input(1)) ctx.release_input_now(1);
+    if (op == "PackNow" && ctx.constant_input(1)) {
+      dies_on_release()[ctx.node().name] = ctx.input_dies_on_release(1);
+      ctx.release_input_now(1);
+    }
     if (op == "Note") ctx.note("prepared at load");
     return std::unique_ptr<Kernel>(std::make_unique<NoopKernel>());
   }
@@ -326,6 +335,51 @@ TEST(PlanBuilderPlace, ReleasedNowFreesASoleReadersConstantDuringCompile) {
     EXPECT_EQ(released, (std::vector<ValueId>{w, s}));
     EXPECT_EQ(plan.released_bytes, 4 * sizeof(float));
     EXPECT_EQ(plan.steps[0].inputs, (std::vector<ValueId>{x, kNoValue}));
+  }
+}
+
+// A kernel may give a constant's pages back while it repacks it only where the release that
+// follows frees the memory: the node is its only reader in the session's own graph, and no
+// other tensor shares the memory.
+TEST(PlanBuilderPlace, AConstantDiesOnReleaseOnlyWhereItsMemoryIsFreed) {
+  for (const bool owned : {true, false}) {
+    SCOPED_TRACE(owned ? "owned graph" : "graph not owned");
+    Graph g;
+    const ValueId x = add_float(g, "x"), w = add_float(g, "w"), s = add_float(g, "s");
+    const ValueId o = add_float(g, "o"), k = add_float(g, "k"), a = add_float(g, "a");
+    const ValueId b = add_float(g, "b"), c = add_float(g, "c"), d = add_float(g, "d");
+    const ValueId y = add_float(g, "y");
+    g.set_initializer(w, Tensor::from_vector<float>({2}, {1, 2}));
+    g.set_initializer(s, Tensor::from_vector<float>({2}, {3, 4}));
+    g.set_initializer(o, Tensor::from_vector<float>({2}, {5, 6}));
+    // Its memory is also the test's: releasing the initializer does not free it.
+    const Tensor kept = Tensor::from_vector<float>({2}, {7, 8});
+    g.set_initializer(k, kept);
+    g.add_input(x);
+    add_node(g, "own", "PackNow", {x, w}, {a});
+    add_node(g, "shared1", "PackNow", {a, s}, {b});
+    add_node(g, "shared2", "PackNow", {b, s}, {c});
+    add_node(g, "out", "PackNow", {c, o}, {d});
+    add_node(g, "borrowed", "PackNow", {d, k}, {y});
+    g.add_output(y);
+    g.add_output(o);
+    ASSERT_TRUE(g.finalize().ok());
+    FakeProvider cpu("cpu", Device::cpu(), {"PackNow"});
+    Fixture f;
+    if (owned) f.options.owned_graph = &g;
+    FakeProvider::dies_on_release().clear();
+    PlanBuilder builder(g, {&cpu}, f.options);
+    ASSERT_TRUE(builder.assign().ok());
+    ASSERT_TRUE(builder.compile().ok());
+    const std::map<std::string, bool> expected = {{"own", owned},
+                                                  {"shared1", false},
+                                                  {"shared2", false},
+                                                  {"out", false},
+                                                  {"borrowed", false}};
+    EXPECT_EQ(FakeProvider::dies_on_release(), expected);
+    // The borrowed initializer left the graph all the same, and its memory is intact.
+    EXPECT_EQ(g.initializer(k) == nullptr, owned);
+    EXPECT_EQ(kept.data<float>()[1], 8.0f);
   }
 }
 
