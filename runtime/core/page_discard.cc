@@ -38,7 +38,8 @@ RECUR_LOAD_PATH void DiscardBehind::read_to(const void* p) {
   discard_pages(done_, to);
   // From the start of the page that holds `to`: the next step discards it once it is read.
   const uintptr_t page = page_size();
-  const char* aligned = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(to) / page * page);
+  const char* aligned =
+      reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(to) / page * page);
   done_ = std::max(done_, aligned);
 }
 

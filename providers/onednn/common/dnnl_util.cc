@@ -78,7 +78,7 @@ AlignedBuffer::AlignedBuffer(size_t n, bool huge_pages) : bytes(n) {
   // time step that reads all the weights needs as many TLB entries as the second-level TLB
   // holds with 4 KiB pages. Below 4 MiB the rounding to 2 MiB would cost more than it saves.
   constexpr size_t kHuge = size_t{2} << 20;
-  const bool huge = huge_pages && n >= 2 * kHuge;
+  huge = huge_pages && n >= 2 * kHuge;
   const size_t align = huge ? kHuge : 64;
   const size_t rounded = (n + align - 1) / align * align;
   data = std::aligned_alloc(align, rounded);

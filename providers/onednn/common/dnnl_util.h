@@ -78,6 +78,7 @@ struct AlignedBuffer {
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
   void* data = nullptr;
   size_t bytes = 0;
+  bool huge = false;  // asked for transparent huge pages
 };
 
 // Scratchpads for concurrent runs: each run takes a buffer of its own and gives it back, so
