@@ -14,7 +14,10 @@
 //
 // The binaries are linked with 64 KiB-aligned segments (CMakeLists.txt), so the windows fall on
 // the same code in every process; with the 4 KiB default the random load address moved them,
-// and a load mapped a window more or less from one run to the next.
+// and a load mapped a window more or less from one run to the next. On Linux 6.18 what a fault
+// maps also depends on how the binary's pages were read into the page cache (most likely the
+// size of the cached folios): the same binary's RNN load mapped one window beyond an empty
+// model's in some cache states and none in others.
 //
 // What the section does not catch, and how the load path avoids it:
 // - a lambda in a marked function: mark the lambda too (below);
