@@ -47,7 +47,8 @@ Source source_of(const OnednnRnnGeometry& g, int og) {
 
 }  // namespace
 
-OnednnRnnGeometry OnednnRnnGeometry::of(const RnnSpec& spec, int64_t input_size, int64_t hidden) {
+RECUR_LOAD_PATH OnednnRnnGeometry OnednnRnnGeometry::of(const RnnSpec& spec, int64_t input_size,
+                                                        int64_t hidden) {
   OnednnRnnGeometry g;
   g.cell = spec.cell;
   g.linear_before_reset = spec.linear_before_reset;

@@ -6,10 +6,13 @@
 #include <string>
 
 #include "recur/dtype.h"
+#include "runtime/core/code_layout.h"
 
 namespace recur {
 
-size_t dtype_size(DType t) {
+// dtype_size and is_floating: tiny, and run by every initializer a load parses, so they sit in
+// the load section (runtime/core/code_layout.h) rather than in a code window of their own.
+RECUR_LOAD_PATH size_t dtype_size(DType t) {
   switch (t) {
     case DType::kFloat32:
       return 4;
@@ -99,7 +102,7 @@ std::optional<DType> dtype_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-bool is_floating(DType t) {
+RECUR_LOAD_PATH bool is_floating(DType t) {
   return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 ||
          t == DType::kBFloat16;
 }
