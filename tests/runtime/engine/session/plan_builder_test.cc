@@ -300,23 +300,43 @@ TEST(PlanBuilderPlace, RepackedConstantsAreReleasedAndOthersKept) {
 // release_input_now frees a constant during compile where its node is its only reader, in
 // the graph the session owns; a shared one, an output, or any constant of a graph the builder
 // does not own goes with the plan as before. Either way the plan counts it as released.
+// The graph of the release tests, a chain of "PackNow" nodes: "own" reads w alone, "shared1"
+// and "shared2" share s, "out" reads o, which is also a graph output. With `borrowed`, a last
+// node "borrowed" reads k, an initializer whose memory the caller's tensor shares.
+struct ReleaseGraph {
+  ValueId x, w, s, o, k;
+};
+ReleaseGraph build_release_graph(Graph& g, const Tensor* borrowed) {
+  ReleaseGraph r{add_float(g, "x"), add_float(g, "w"), add_float(g, "s"), add_float(g, "o"),
+                 kNoValue};
+  g.set_initializer(r.w, Tensor::from_vector<float>({2}, {1, 2}));
+  g.set_initializer(r.s, Tensor::from_vector<float>({2}, {3, 4}));
+  g.set_initializer(r.o, Tensor::from_vector<float>({2}, {5, 6}));
+  g.add_input(r.x);
+  const ValueId a = add_float(g, "a"), b = add_float(g, "b"), c = add_float(g, "c");
+  const ValueId y = add_float(g, "y");
+  add_node(g, "own", "PackNow", {r.x, r.w}, {a});
+  add_node(g, "shared1", "PackNow", {a, r.s}, {b});
+  add_node(g, "shared2", "PackNow", {b, r.s}, {c});
+  if (borrowed) {
+    const ValueId d = add_float(g, "d");
+    r.k = add_float(g, "k");
+    g.set_initializer(r.k, *borrowed);
+    add_node(g, "out", "PackNow", {c, r.o}, {d});
+    add_node(g, "borrowed", "PackNow", {d, r.k}, {y});
+  } else {
+    add_node(g, "out", "PackNow", {c, r.o}, {y});
+  }
+  g.add_output(y);
+  g.add_output(r.o);
+  return r;
+}
+
 TEST(PlanBuilderPlace, ReleasedNowFreesASoleReadersConstantDuringCompile) {
   for (const bool owned : {true, false}) {
     SCOPED_TRACE(owned ? "owned graph" : "graph not owned");
     Graph g;
-    const ValueId x = add_float(g, "x"), w = add_float(g, "w"), s = add_float(g, "s");
-    const ValueId o = add_float(g, "o"), a = add_float(g, "a"), b = add_float(g, "b");
-    const ValueId c = add_float(g, "c"), y = add_float(g, "y");
-    g.set_initializer(w, Tensor::from_vector<float>({2}, {1, 2}));
-    g.set_initializer(s, Tensor::from_vector<float>({2}, {3, 4}));
-    g.set_initializer(o, Tensor::from_vector<float>({2}, {5, 6}));
-    g.add_input(x);
-    add_node(g, "own", "PackNow", {x, w}, {a});
-    add_node(g, "shared1", "PackNow", {a, s}, {b});
-    add_node(g, "shared2", "PackNow", {b, s}, {c});
-    add_node(g, "out", "PackNow", {c, o}, {y});
-    g.add_output(y);
-    g.add_output(o);
+    const auto [x, w, s, o, k] = build_release_graph(g, nullptr);
     ASSERT_TRUE(g.finalize().ok());
     FakeProvider cpu("cpu", Device::cpu(), {"PackNow"});
     Fixture f;
@@ -345,24 +365,9 @@ TEST(PlanBuilderPlace, AConstantDiesOnReleaseOnlyWhereItsMemoryIsFreed) {
   for (const bool owned : {true, false}) {
     SCOPED_TRACE(owned ? "owned graph" : "graph not owned");
     Graph g;
-    const ValueId x = add_float(g, "x"), w = add_float(g, "w"), s = add_float(g, "s");
-    const ValueId o = add_float(g, "o"), k = add_float(g, "k"), a = add_float(g, "a");
-    const ValueId b = add_float(g, "b"), c = add_float(g, "c"), d = add_float(g, "d");
-    const ValueId y = add_float(g, "y");
-    g.set_initializer(w, Tensor::from_vector<float>({2}, {1, 2}));
-    g.set_initializer(s, Tensor::from_vector<float>({2}, {3, 4}));
-    g.set_initializer(o, Tensor::from_vector<float>({2}, {5, 6}));
     // Its memory is also the test's: releasing the initializer does not free it.
     const Tensor kept = Tensor::from_vector<float>({2}, {7, 8});
-    g.set_initializer(k, kept);
-    g.add_input(x);
-    add_node(g, "own", "PackNow", {x, w}, {a});
-    add_node(g, "shared1", "PackNow", {a, s}, {b});
-    add_node(g, "shared2", "PackNow", {b, s}, {c});
-    add_node(g, "out", "PackNow", {c, o}, {d});
-    add_node(g, "borrowed", "PackNow", {d, k}, {y});
-    g.add_output(y);
-    g.add_output(o);
+    const ValueId k = build_release_graph(g, &kept).k;
     ASSERT_TRUE(g.finalize().ok());
     FakeProvider cpu("cpu", Device::cpu(), {"PackNow"});
     Fixture f;
