@@ -14,9 +14,9 @@ namespace recur {
 void discard_pages(const void* begin, const void* end);
 
 // discard_pages behind a reader that goes through [begin, end) from front to back for the last
-// time: a weight matrix that a kernel repacks and then frees. Discarding in steps of a sixteenth
-// of the buffer (64 KiB at least) keeps what is resident of it at the end of the step, at a
-// madvise call per step.
+// time: a weight matrix that a kernel repacks and then frees. It discards in steps of a
+// sixteenth of the buffer (64 KiB at least): at most a step of it stays resident behind the
+// reader, for one madvise call per step.
 class DiscardBehind {
  public:
   DiscardBehind() = default;  // discards nothing

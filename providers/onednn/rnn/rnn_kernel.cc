@@ -119,7 +119,8 @@ RECUR_LOAD_PATH Result<RnnDims> RnnKernel::check_const_weights(CompileContext& c
 // Each matrix is converted straight into the buffer that keeps it, W for every direction and
 // then R, and each ONNX matrix is freed once converted (release_input_now). Where that frees
 // it, its pages go back to the kernel while it is read (discard_source): at the peak of
-// loading the weights are held about once, not twice.
+// loading the weights are held about once (once and a half where the buffers are on huge
+// pages), not twice.
 RECUR_LOAD_PATH Status RnnKernel::hold_const_weights(CompileContext& ctx, const Tensor* w,
                                                      const Tensor* r, const Tensor* b,
                                                      const Tensor* p, int64_t I, int64_t H) {
