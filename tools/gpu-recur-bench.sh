@@ -8,24 +8,8 @@
 # Extra arguments go to both recur-bench runs (e.g. --threads 1 --rounds 2).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-B=$PWD/.gpu-bundle
-OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
-{ date -u; nvidia-smi; } > "$OUT/nvidia-smi.txt" 2>&1
-
-# cuDNN, cuBLAS and the CUDA runtime from PyTorch's nvidia-* wheels, then the toolkit (as
-# tools/gpu-check.sh finds them).
-libdirs=$(python3 - <<'PY' 2>/dev/null
-import glob, os
-try:
-    import nvidia
-    roots = list(nvidia.__path__)
-except Exception:
-    roots = []
-print(":".join(d for r in roots for d in sorted(glob.glob(os.path.join(r, "*", "lib")))))
-PY
-)
-export RECUR_LD_LIBRARY_PATH="$B/lib:${libdirs}:/usr/local/cuda/lib64"
+source tools/gpu-env.sh
+export RECUR_LD_LIBRARY_PATH="$LIBS"
 status=0
 python3 tools/recur-bench --suite standard --recur-run "$B/bin/recur-run" --no-install \
   --json "$OUT/suite.json" --markdown "$OUT/suite.md" --plot "$OUT/suite.png" "$@" \
@@ -36,4 +20,5 @@ python3 tools/recur-bench models/char_lstm_lm --sweep batch=1,4,16,64,256 seq=10
   --markdown "$OUT/sweep.md" --plot "$OUT/sweep.png" "$@" \
   > "$OUT/sweep.txt" 2> "$OUT/sweep.log" || status=1
 cat "$OUT/sweep.txt"
+pack_out gpu-recur-bench
 exit $status

@@ -1,29 +1,34 @@
 #!/usr/bin/env python3
-"""recur's cudnn provider against PyTorch's cuDNN RNNs, on the standard suite (docs/benchmarking.md).
+"""recur's GPU providers against PyTorch's cuDNN RNNs and the CPU (docs/benchmarking.md).
 
-For each case: the ONNX model (random weights, scale 0.1), the same weights in torch.nn.LSTM,
-GRU or RNN, and
-  - correctness: recur's outputs vs PyTorch's on the same random input (max |diff|);
-  - speed: recur-run --perf with inputs and outputs on the GPU (--device-io) and with host
-    inputs and outputs, vs PyTorch under inference_mode timed with CUDA events; alternated
-    A B A B, medians (docs/benchmarking.md's rules).
-fp32 with TF32 off on both sides, then fp16 for the cases cuDNN can run. lstm_large,
-lstm_peep and gru_lbr0 are also timed on recur's onednn provider (when built) and on ONNX
-Runtime's CPU provider: lstm_peep and gru_lbr0 are what cuDNN cannot run, so there recur's GPU
-path is cuda-generic, where ONNX Runtime's CUDA provider would fall back to the CPU.
-Every case at N <= 32 is also checked against recur's reference provider (max |diff|), which
-covers the cases PyTorch cannot compute (peepholes, linear_before_reset=0).
-
-Further sections (float32):
-  - cuda-generic alone on the cuDNN-capable cases (the generic kernel's cost next to cuDNN's);
-  - CUDA graphs off and on (recur-run --cuda-graphs) on lstm_stream, for cudnn and cuda-generic,
-    alternated: the launch overhead the recording removes at batch 1; and cuda-generic's
-    persistent kernel (cuda-generic.persistent=1) beside its per-step launches;
-  - the models in models/ with --providers cudnn,cuda-generic, stacked RNN fusion on and off,
-    from their test_data_set_0 inputs.
-
-Writes bench.json and bench.md under --out. `--device cpu` is a dry run of the whole script on
-a machine without a GPU: recur's reference provider and PyTorch on the CPU, small sizes.
+Sections (--sections, default all of them):
+  suite    the standard suite: for each case the ONNX model (random weights, scale 0.1), the
+           same weights in torch.nn.LSTM, GRU or RNN, and
+           - correctness: recur's outputs vs PyTorch's on the same random input (max |diff|),
+             and every case at N <= 32 against recur's reference provider (which covers the
+             cases PyTorch cannot compute: peepholes, linear_before_reset=0);
+           - speed: recur-run --perf with inputs and outputs on the GPU (--device-io) and with
+             host inputs and outputs, vs PyTorch under inference_mode timed with CUDA events;
+             alternated A B A B, medians;
+           - recur's load time (session creation) and the device memory of both, each in its own
+             process (NVML, the device's used memory sampled every 2 ms over its use before);
+           fp32 with TF32 off on both sides, then fp16 for the cases cuDNN can run. lstm_large,
+           lstm_peep and gru_lbr0 are also timed on recur's onednn provider (every core) and on
+           ONNX Runtime's CPU provider: lstm_peep and gru_lbr0 are what cuDNN cannot run, so
+           there recur's GPU path is cuda-generic, where ONNX Runtime's CUDA provider would fall
+           back to the CPU. On cuDNN's cases, cuda-generic alone is timed too.
+  graphs   lstm_stream at batch 1: CUDA graphs off and on (recur-run --cuda-graphs) for cudnn and
+           cuda-generic, alternated with PyTorch's batch-1 latency; cuda-generic's persistent
+           kernel (cuda-generic.persistent=1) beside its per-step launches.
+  models   the models in models/ with --providers cudnn,cuda-generic, stacked RNN fusion off and
+           on, from their test_data_set_0 inputs, with the reference provider on the CPU.
+  serving  the models in models/ at batch 1 and 64 (their inputs tiled along the batch axis;
+           models with a fixed batch run at it): recur on the GPU (host inputs and outputs),
+           recur's onednn on every core, and ONNX Runtime's CPU provider; load time and device
+           memory.
+Writes bench.json and bench.md under --out; bench.md ends with the issue's targets, each with
+its measured ratio. `--device cpu` is a dry run of every section on a machine without a GPU:
+CPU providers in place of the GPU ones, PyTorch on the CPU, small sizes.
 """
 import argparse
 import json
@@ -32,11 +37,16 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.join(HERE, "..", "models")
+SECTIONS = ("suite", "graphs", "models", "serving")
 
 SUITE = [
     # name, op, T, N, I, H, options
@@ -167,7 +177,8 @@ def recur_env(args):
 
 
 def recur_perf(args, model, providers, device_io, warmup, repeat, threads=0, extra=(),
-               inputs=None):
+               inputs=None, memory=None):
+    """recur-run --perf --json; with `memory` (a DeviceMemory), adds the device memory used."""
     cmd = [args.recur, model, "--perf", "--json", "--providers", providers,
            "--warmup", str(warmup), "--repeat", str(repeat)] + list(extra)
     if inputs:
@@ -175,27 +186,130 @@ def recur_perf(args, model, providers, device_io, warmup, repeat, threads=0, ext
             cmd += ["--input", name + "=" + path]
     else:
         cmd.append("--random-inputs")
-    if device_io:
+    if device_io and args.gpu:
         cmd.append("--device-io")
     if threads:
         cmd += ["--threads", str(threads)]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=recur_env(args))
+    p, mib = (memory or DeviceMemory.none).peak_during(cmd, recur_env(args))
     if p.returncode != 0:
         return {"error": (p.stderr or p.stdout).strip()[-500:]}
     line = [l for l in p.stdout.splitlines() if l.startswith("{")][-1]
-    return json.loads(line)
+    r = json.loads(line)
+    if mib is not None:
+        r["device_mib"] = mib
+    return r
 
 
 def recur_outputs(args, model, x, providers, work):
     xp = os.path.join(work, "x.npy")
     np.save(xp, x)
     od = os.path.join(work, "out_" + providers.replace(",", "_"))
-    cmd = [args.recur, model, "--input", "X=" + xp, "--providers", providers, "--output-dir", od]
+    cmd = [args.recur, model, "--input", "X=" + xp, "--providers", providers, "--output-dir", od,
+           "--overwrite"]
     p = subprocess.run(cmd, capture_output=True, text=True, env=recur_env(args))
     if p.returncode != 0:
         return None, (p.stderr or p.stdout).strip()[-500:]
     return {k: np.load(os.path.join(od, k + ".npy")).astype(np.float32)
             for k in ("Y", "Y_h", "Y_c") if os.path.exists(os.path.join(od, k + ".npy"))}, None
+
+
+class DeviceMemory:
+    """The device's used memory while a child process runs, over its use just before (NVML)."""
+    none = None  # the disabled one, set below
+
+    def __init__(self, enabled=True):
+        self.handle = None
+        self.why = "not measured"
+        if not enabled:
+            return
+        try:
+            import pynvml  # nvidia-ml-py
+            pynvml.nvmlInit()
+            self.nvml = pynvml
+            self.handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+        except Exception as e:  # no NVML: no figure, and say why
+            self.why = "NVML: " + str(e)[:200]
+
+    def used(self):
+        return self.nvml.nvmlDeviceGetMemoryInfo(self.handle).used
+
+    def peak_during(self, cmd, env=None):
+        """Runs cmd; returns (CompletedProcess, MiB over the use before it, or None)."""
+        if self.handle is None:
+            return subprocess.run(cmd, capture_output=True, text=True, env=env), None
+        base = self.used()
+        peak = [base]
+        stop = threading.Event()
+
+        def poll():
+            while not stop.is_set():
+                peak[0] = max(peak[0], self.used())
+                stop.wait(0.002)
+
+        t = threading.Thread(target=poll, daemon=True)
+        t.start()
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        finally:
+            stop.set()
+            t.join()
+        return p, round((peak[0] - base) / 2**20, 1)
+
+
+DeviceMemory.none = DeviceMemory(enabled=False)
+
+
+def torch_child(spec_path):
+    """In its own process: PyTorch's module for one case, three forward passes; prints its
+    setup time, so that the parent can sample the device memory a PyTorch process uses."""
+    import torch
+    with open(spec_path) as f:
+        spec = json.load(f)
+    case = tuple(spec["case"])
+    w = dict(np.load(spec["weights"]))
+    t0 = time.perf_counter()
+    m = torch_module(case, w, spec["dtype"], spec["device"])
+    x = torch.from_numpy(np.load(spec["x"])).to(spec["device"])
+    with torch.inference_mode():
+        for _ in range(3):
+            m(x)
+    if spec["device"] == "cuda":
+        torch.cuda.synchronize()
+    print(json.dumps({"setup_and_3_runs_ms": (time.perf_counter() - t0) * 1e3}))
+
+
+def torch_device_mib(args, mem, case, w, x, dtype, work):
+    if mem.handle is None:
+        return None
+    wp, xp, sp = (os.path.join(work, "torch_child" + s) for s in (".npz", "_x.npy", ".json"))
+    np.savez(wp, **w)
+    np.save(xp, x)
+    with open(sp, "w") as f:
+        json.dump({"case": case, "weights": wp, "x": xp, "dtype": dtype,
+                   "device": args.device}, f)
+    p, mib = mem.peak_during([sys.executable, os.path.abspath(__file__), "--torch-child", sp])
+    return mib if p.returncode == 0 else None
+
+
+def ort_cpu(model, feeds, threads, warmup=1, repeat=5):
+    """ONNX Runtime's CPU provider (the GPU machine's python onnxruntime): p50 and load."""
+    try:
+        import onnxruntime as ort
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        t0 = time.perf_counter()
+        s = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+        load_ms = (time.perf_counter() - t0) * 1e3
+        for _ in range(warmup):
+            s.run(None, feeds)
+        ts = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            s.run(None, feeds)
+            ts.append((time.perf_counter() - t0) * 1e3)
+        return {"p50": statistics.median(ts), "load_ms": load_ms}
+    except Exception as e:  # onnxruntime absent, or the model refused
+        return {"error": str(e)[:200]}
 
 
 def explain(args, model, providers):
@@ -204,29 +318,130 @@ def explain(args, model, providers):
     return p.stdout
 
 
-def graphs_section(args, work, built, rng):
-    """CUDA graphs off and on, alternated, on lstm_stream (device-resident inputs)."""
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+def suite_section(args, work, built, rng, mem):
+    gpu = args.gpu
+    providers = args.providers
+    cpu_threads = os.cpu_count() or 1
     out = []
-    case = next(c for c in SUITE if c[0] == "lstm_stream")
+    for dtype in ("float32", "float16"):
+        for case in args.suite:
+            name, op, T, N, I, H, opt = case
+            if dtype == "float16" and (opt.get("peepholes") or opt.get("linear_before_reset") == 0):
+                continue  # cuDNN cannot run these: fp16 adds nothing
+            if dtype == "float16" and not gpu:
+                continue
+            path = os.path.join(work, f"{name}_{dtype}.onnx")
+            w, x = make_model(case, dtype, path, rng)
+            r = {"case": name, "dtype": dtype, "T": T, "N": N, "I": I, "H": H}
+            plan = explain(args, path, providers)
+            r["provider"] = next((l.split()[2] for l in plan.splitlines()
+                                  if l.startswith(name + " ")), "?")
+            # Correctness against PyTorch, where PyTorch computes the same thing.
+            comparable = not opt.get("peepholes") and opt.get("linear_before_reset", 1) == 1
+            if comparable:
+                m = torch_module(case, w, dtype, args.device)
+                want = torch_outputs(m, x, op, args.device)
+                got, err = recur_outputs(args, path, x, providers, work)
+                if err:
+                    r["error"] = err
+                else:
+                    r["max_abs_diff_vs_torch"] = max(
+                        float(np.max(np.abs(got[k] - want[k]))) for k in want if k in got)
+            # Timing, alternated.
+            rec_dev, rec_host, tor, load = [], [], [], []
+            for _ in range(3):
+                for device_io, into in ((True, rec_dev), (False, rec_host)):
+                    if device_io and not gpu:
+                        continue
+                    p = recur_perf(args, path, providers, device_io, args.warmup, args.repeat)
+                    if "error" in p:
+                        r["error"] = p["error"]
+                        break
+                    into.append(p["latency_ms"]["p50"])
+                    load.append(p["load_ms"])
+                if "error" in r:
+                    break
+                if comparable:
+                    tor.append(med(torch_time(m, x, args.device, args.warmup, args.repeat)))
+            r["recur_device_io_p50_ms"] = med(rec_dev)
+            r["recur_host_io_p50_ms"] = med(rec_host)
+            r["recur_load_ms"] = med(load)
+            r["torch_p50_ms"] = med(tor)
+            if tor and rec_dev:
+                r["torch_over_recur"] = r["torch_p50_ms"] / r["recur_device_io_p50_ms"]
+            if mem.handle is not None:
+                p = recur_perf(args, path, providers, True, 1, 3, memory=mem)
+                r["recur_device_mib"] = p.get("device_mib")
+                if comparable:
+                    r["torch_device_mib"] = torch_device_mib(args, mem, case, w, x, dtype, work)
+            if dtype == "float32" and N <= 32:
+                ref, err = recur_outputs(args, path, x, "reference", work)
+                got, err2 = recur_outputs(args, path, x, providers, work)
+                if err or err2:
+                    r["error"] = err or err2
+                else:
+                    r["max_abs_diff_vs_reference"] = max(
+                        float(np.max(np.abs(got[k] - ref[k]))) for k in ref if k in got)
+            if gpu and dtype == "float32" and "cuda-generic" in built and r["provider"] == "cudnn":
+                gen = []
+                for _ in range(3):
+                    p = recur_perf(args, path, "cuda-generic", True, args.warmup, args.repeat)
+                    if "error" in p:
+                        r["error"] = p["error"]
+                        break
+                    gen.append(p["latency_ms"]["p50"])
+                r["cuda_generic_device_io_p50_ms"] = med(gen)
+            if name in ("lstm_large", "lstm_peep", "gru_lbr0") and dtype == "float32":
+                if "onednn" in built:
+                    p = recur_perf(args, path, "onednn,reference", False, 1, 5,
+                                   threads=cpu_threads)
+                    r["recur_onednn_p50_ms"] = p.get("latency_ms", {}).get("p50")
+                    if r["recur_onednn_p50_ms"] and rec_host:
+                        r["onednn_over_gpu_host_io"] = (r["recur_onednn_p50_ms"]
+                                                        / r["recur_host_io_p50_ms"])
+                    if r["recur_onednn_p50_ms"] and rec_dev:
+                        r["onednn_over_gpu_device_io"] = (r["recur_onednn_p50_ms"]
+                                                          / r["recur_device_io_p50_ms"])
+                o = ort_cpu(path, {"X": x}, cpu_threads)
+                r["ort_cpu_p50_ms"] = o.get("p50")
+                if "error" in o:
+                    r["ort_cpu"] = o["error"]
+            print(json.dumps(r), flush=True)
+            out.append(r)
+    return out
+
+
+def graphs_section(args, work, built, rng, mem):
+    """lstm_stream at batch 1: CUDA graphs off and on, alternated with PyTorch's latency."""
+    out = []
+    case = next(c for c in args.suite if c[0] == "lstm_stream")
     path = os.path.join(work, "lstm_stream_graphs.onnx")
-    make_model(case, "float32", path, rng)
-    for providers in ("cudnn", "cuda-generic"):
+    w, x = make_model(case, "float32", path, rng)
+    m = torch_module(case, w, "float32", args.device)
+    graphs = ["--cuda-graphs"] if args.gpu else []  # the dry run has no recording
+    for providers in ("cudnn", "cuda-generic") if args.gpu else ("reference",):
         if providers not in built:
             continue
         r = {"case": "lstm_stream graphs", "dtype": "float32", "provider": providers}
-        off, on = [], []
+        off, on, tor = [], [], []
         for _ in range(5):
             a = recur_perf(args, path, providers, True, args.warmup, args.repeat)
-            b = recur_perf(args, path, providers, True, args.warmup, args.repeat,
-                           extra=["--cuda-graphs"])
+            b = recur_perf(args, path, providers, True, args.warmup, args.repeat, extra=graphs)
             if "error" in a or "error" in b:
                 r["error"] = a.get("error") or b.get("error")
                 break
             off.append(a["latency_ms"]["p50"])
             on.append(b["latency_ms"]["p50"])
-        if off and on:
-            r["graphs_off_p50_ms"] = statistics.median(off)
-            r["graphs_on_p50_ms"] = statistics.median(on)
+            tor.append(med(torch_time(m, x, args.device, args.warmup, args.repeat)))
+        r["graphs_off_p50_ms"] = med(off)
+        r["graphs_on_p50_ms"] = med(on)
+        r["torch_p50_ms"] = med(tor)
+        if on and tor:
+            r["torch_over_graphs_on"] = r["torch_p50_ms"] / r["graphs_on_p50_ms"]
         if providers == "cuda-generic" and "error" not in r:
             # The persistent kernel (one launch for every step), before and after.
             pers = []
@@ -237,42 +452,64 @@ def graphs_section(args, work, built, rng):
                     r["error"] = c["error"]
                     break
                 pers.append(c["latency_ms"]["p50"])
-            if pers:
-                r["persistent_p50_ms"] = statistics.median(pers)
+            r["persistent_p50_ms"] = med(pers)
         print(json.dumps(r), flush=True)
         out.append(r)
     return out
 
 
-def models_section(args, work):
+BATCH_SYMBOLS = ("batch", "batch_size", "N")
+
+
+def model_inputs(name, work, batch=None):
+    """models/NAME/test_data_set_0's inputs as .npy files, tiled or cut to `batch` along every
+    input's batch axis (a dimension named in BATCH_SYMBOLS). Returns (inputs as (name, path),
+    feeds by name, the batch they have: None where no input has a batch axis)."""
+    graph = onnx.load(os.path.join(MODELS, name, "model.onnx"), load_external_data=False).graph
+    inits = {i.name for i in graph.initializer}
+    infos = [i for i in graph.input if i.name not in inits]
+    ds = os.path.join(MODELS, name, "test_data_set_0")
+    inputs, feeds, has_batch = [], {}, False
+    for k, info in enumerate(infos):
+        f = os.path.join(ds, f"input_{k}.pb")
+        if not os.path.exists(f):
+            break
+        t = onnx.TensorProto()
+        with open(f, "rb") as fh:
+            t.ParseFromString(fh.read())
+        a = numpy_helper.to_array(t)
+        axes = [d for d, dim in enumerate(info.type.tensor_type.shape.dim)
+                if dim.dim_param in BATCH_SYMBOLS]
+        if axes:
+            has_batch = True
+            if batch is not None:
+                a = np.take(a, np.arange(batch) % a.shape[axes[0]], axis=axes[0])
+        key = t.name or info.name
+        p = os.path.join(work, f"{name}_b{batch}_in{k}.npy")
+        np.save(p, a)
+        inputs.append((key, p))
+        feeds[key] = a
+    return inputs, feeds, (batch if has_batch else None)
+
+
+def model_names():
+    return sorted(n for n in os.listdir(MODELS)
+                  if os.path.exists(os.path.join(MODELS, n, "model.onnx"))
+                  and os.path.isdir(os.path.join(MODELS, n, "test_data_set_0")))
+
+
+def models_section(args, work, built, rng, mem):
     """models/ with the GPU providers only, fusion off and on, and the reference on the CPU."""
     out = []
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models")
-    for name in sorted(os.listdir(root)):
-        model = os.path.join(root, name, "model.onnx")
-        ds = os.path.join(root, name, "test_data_set_0")
-        if not os.path.exists(model) or not os.path.isdir(ds):
-            continue
-        graph = onnx.load(model).graph
-        inits = {i.name for i in graph.initializer}
-        names = [i.name for i in graph.input if i.name not in inits]
-        inputs = []
-        for k in range(len(names)):
-            f = os.path.join(ds, f"input_{k}.pb")
-            if not os.path.exists(f):
-                break
-            t = onnx.TensorProto()
-            with open(f, "rb") as fh:
-                t.ParseFromString(fh.read())
-            p = os.path.join(work, f"{name}_in{k}.npy")
-            np.save(p, numpy_helper.to_array(t))
-            inputs.append((t.name or names[k], p))
-        r = {"case": "model " + name, "dtype": "float32", "provider": "cudnn,cuda-generic"}
-        off, on, ref = [], [], []
+    for name in model_names():
+        model = os.path.join(MODELS, name, "model.onnx")
+        inputs, _, _ = model_inputs(name, work)
+        r = {"case": "model " + name, "dtype": "float32", "provider": args.gpu_providers}
+        off, on, ref, load = [], [], [], []
         for _ in range(3):
-            a = recur_perf(args, model, "cudnn,cuda-generic", False, args.warmup, args.repeat,
+            a = recur_perf(args, model, args.gpu_providers, False, args.warmup, args.repeat,
                            extra=["--fusion", "off"], inputs=inputs)
-            b = recur_perf(args, model, "cudnn,cuda-generic", False, args.warmup, args.repeat,
+            b = recur_perf(args, model, args.gpu_providers, False, args.warmup, args.repeat,
                            extra=["--fusion", "on"], inputs=inputs)
             c = recur_perf(args, model, "reference", False, 1, 5, inputs=inputs)
             if "error" in a or "error" in b:
@@ -280,158 +517,172 @@ def models_section(args, work):
                 break
             off.append(a["latency_ms"]["p50"])
             on.append(b["latency_ms"]["p50"])
+            load.append(b["load_ms"])
             if "latency_ms" in c:
                 ref.append(c["latency_ms"]["p50"])
-        if off:
-            r["fusion_off_p50_ms"] = statistics.median(off)
-            r["fusion_on_p50_ms"] = statistics.median(on)
-        if ref:
-            r["reference_cpu_p50_ms"] = statistics.median(ref)
+        r["fusion_off_p50_ms"] = med(off)
+        r["fusion_on_p50_ms"] = med(on)
+        r["recur_load_ms"] = med(load)
+        r["reference_cpu_p50_ms"] = med(ref)
         print(json.dumps(r), flush=True)
         out.append(r)
     return out
 
 
+def serving_section(args, work, built, rng, mem):
+    """Each model at batch 1 and 64: recur on the GPU, recur's onednn and ONNX Runtime on
+    every core, alternated; recur's load time and device memory on the GPU."""
+    out = []
+    cpu_threads = os.cpu_count() or 1
+    for name in model_names():
+        model = os.path.join(MODELS, name, "model.onnx")
+        for batch in (1, 64):
+            inputs, feeds, got = model_inputs(name, work, batch)
+            if got is None and batch != 1:
+                continue  # a fixed batch: one row, at the model's own batch
+            r = {"case": "serve " + name, "batch": got if got is not None else "fixed",
+                 "provider": args.gpu_providers}
+            g, c, o, load = [], [], [], []
+            for _ in range(3):
+                a = recur_perf(args, model, args.gpu_providers, False, args.warmup,
+                               args.repeat, inputs=inputs)
+                if "error" in a:
+                    r["error"] = a["error"]
+                    break
+                g.append(a["latency_ms"]["p50"])
+                load.append(a["load_ms"])
+                if "onednn" in built:
+                    b = recur_perf(args, model, "onednn,reference", False, args.warmup,
+                                   args.repeat, threads=cpu_threads, inputs=inputs)
+                    if "latency_ms" in b:
+                        c.append(b["latency_ms"]["p50"])
+                e = ort_cpu(model, feeds, cpu_threads, args.warmup, args.repeat)
+                if "p50" in e:
+                    o.append(e["p50"])
+                else:
+                    r["ort_cpu"] = e["error"]
+            r["gpu_p50_ms"] = med(g)
+            r["recur_load_ms"] = med(load)
+            r["onednn_p50_ms"] = med(c)
+            r["ort_cpu_p50_ms"] = med(o)
+            if g and c:
+                r["onednn_over_gpu"] = r["onednn_p50_ms"] / r["gpu_p50_ms"]
+            if g and o:
+                r["ort_cpu_over_gpu"] = r["ort_cpu_p50_ms"] / r["gpu_p50_ms"]
+            if mem.handle is not None and "error" not in r:
+                p = recur_perf(args, model, args.gpu_providers, False, 1, 3, inputs=inputs,
+                               memory=mem)
+                r["recur_device_mib"] = p.get("device_mib")
+            print(json.dumps(r), flush=True)
+            out.append(r)
+    return out
+
+
+def targets(results):
+    """The issue's targets, each with the measured ratio: (target, case, value, met)."""
+    rows = []
+    for r in results:
+        case = r["case"]
+        if r.get("section") == "suite" and r.get("provider") == "cudnn" \
+                and r.get("torch_over_recur") is not None:
+            need = 0.95 if r["dtype"] == "float32" else 1.0
+            rows.append((f"cudnn {r['dtype']} >= {need}x PyTorch (device IO)", case,
+                         r["torch_over_recur"], r["torch_over_recur"] >= need))
+        if r.get("section") == "suite" and case in ("lstm_peep", "gru_lbr0"):
+            for k in ("onednn_over_gpu_host_io", "onednn_over_gpu_device_io"):
+                if r.get(k) is not None:
+                    rows.append((f"{r['provider']} >= 10x onednn ({k[16:].replace('_', ' ')})",
+                                 case, r[k], r[k] >= 10))
+        if r.get("section") == "graphs" and r.get("torch_over_graphs_on") is not None:
+            rows.append((f"{r['provider']} with CUDA graphs faster than PyTorch at batch 1",
+                         case, r["torch_over_graphs_on"], r["torch_over_graphs_on"] > 1.0))
+    return rows
+
+
+def fmt(v):
+    return f"{v:.4g}" if isinstance(v, float) else str(v).replace("|", "/")
+
+
+def write_markdown(path, meta, results):
+    with open(path, "w") as f:
+        f.write("```\n" + json.dumps(meta, indent=1) + "\n```\n")
+        for section in SECTIONS:
+            rows = [r for r in results if r.get("section") == section]
+            if not rows:
+                continue
+            cols = []
+            for r in rows:
+                cols += [k for k in r if k not in cols and k != "section"]
+            f.write(f"\n## {section}\n\n| " + " | ".join(cols) + " |\n|"
+                    + "---|" * len(cols) + "\n")
+            for r in rows:
+                f.write("| " + " | ".join(fmt(r.get(c, "")) if r.get(c) is not None else ""
+                                          for c in cols) + " |\n")
+        t = targets(results)
+        if t:
+            f.write("\n## targets\n\n| target | case | measured | met |\n|---|---|---|---|\n")
+            for name, case, value, met in t:
+                f.write(f"| {name} | {case} | {value:.3f}x | {'yes' if met else 'NO'} |\n")
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    if len(sys.argv) == 3 and sys.argv[1] == "--torch-child":
+        return torch_child(sys.argv[2])
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--recur", required=True, help="path to recur-run")
     ap.add_argument("--out", default="out")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--cases", default="", help="comma-separated subset of the suite")
+    ap.add_argument("--sections", default=",".join(SECTIONS),
+                    help="comma-separated, of: " + ", ".join(SECTIONS))
     args = ap.parse_args()
+    sections = args.sections.split(",")
+    unknown = set(sections) - set(SECTIONS)
+    if unknown:
+        ap.error("unknown sections: " + ", ".join(sorted(unknown)))
     os.makedirs(args.out, exist_ok=True)
     import torch
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    gpu = args.device == "cuda"
-    suite = SUITE
-    if not gpu:  # dry run: small sizes, the reference provider, PyTorch on the CPU
-        suite = [(n, op, 5, 2, 8, 16, o) for (n, op, T, N, I, H, o) in SUITE]
+    args.gpu = gpu = args.device == "cuda"
+    args.suite = SUITE
+    if not gpu:  # dry run: small sizes, CPU providers, PyTorch on the CPU
+        args.suite = [(n, op, 5, 2, 8, 16, o) for (n, op, T, N, I, H, o) in SUITE]
         args.warmup, args.repeat = 1, 3
     if args.cases:
         keep = set(args.cases.split(","))
-        suite = [c for c in suite if c[0] in keep]
-    providers = "cudnn,cuda-generic,onednn,reference" if gpu else "reference"
+        args.suite = [c for c in args.suite if c[0] in keep]
     avail = subprocess.run([args.recur, "--list-providers"], capture_output=True, text=True,
                            env=recur_env(args)).stdout
-    built = [l.split(":")[0] for l in avail.splitlines() if ":" in l]
-    providers = ",".join(p for p in providers.split(",") if p in built)
+    built = [l.split(":")[0] for l in avail.splitlines() if l.endswith(": available")]
+    wanted = "cudnn,cuda-generic,onednn,reference" if gpu else "reference"
+    providers = ",".join(p for p in wanted.split(",") if p in built)
+    args.providers = providers
+    # Where the GPU path is measured: the suite lets recur fall back to the CPU (the plan says
+    # where each case ran); models and serving list only the GPU providers.
+    args.gpu_providers = "cudnn,cuda-generic" if gpu else "reference"
+    mem = DeviceMemory(enabled=gpu)
     rng = np.random.default_rng(20261121)
+    run = {"suite": suite_section, "graphs": graphs_section, "models": models_section,
+           "serving": serving_section}
     results = []
     with tempfile.TemporaryDirectory() as work:
-        for dtype in ("float32", "float16"):
-            for case in suite:
-                name, op, T, N, I, H, opt = case
-                if dtype == "float16" and (opt.get("peepholes") or opt.get("linear_before_reset") == 0):
-                    continue  # cuDNN cannot run these: fp16 adds nothing
-                if dtype == "float16" and not gpu:
-                    continue
-                path = os.path.join(work, f"{name}_{dtype}.onnx")
-                w, x = make_model(case, dtype, path, rng)
-                r = {"case": name, "dtype": dtype, "T": T, "N": N, "I": I, "H": H}
-                plan = explain(args, path, providers)
-                r["provider"] = next((l.split()[2] for l in plan.splitlines()
-                                      if l.startswith(name + " ")), "?")
-                # Correctness against PyTorch, where PyTorch computes the same thing.
-                comparable = not opt.get("peepholes") and opt.get("linear_before_reset", 1) == 1
-                if comparable:
-                    m = torch_module(case, w, dtype, args.device)
-                    want = torch_outputs(m, x, op, args.device)
-                    got, err = recur_outputs(args, path, x, providers, work)
-                    if err:
-                        r["error"] = err
-                    else:
-                        r["max_abs_diff_vs_torch"] = max(
-                            float(np.max(np.abs(got[k] - want[k]))) for k in want if k in got)
-                # Timing, alternated.
-                rec_dev, rec_host, tor = [], [], []
-                for _ in range(3):
-                    if gpu:
-                        p = recur_perf(args, path, providers, True, args.warmup, args.repeat)
-                        if "error" in p:
-                            r["error"] = p["error"]
-                            break
-                        rec_dev.append(p["latency_ms"]["p50"])
-                    p = recur_perf(args, path, providers, False, args.warmup, args.repeat)
-                    if "error" in p:
-                        r["error"] = p["error"]
-                        break
-                    rec_host.append(p["latency_ms"]["p50"])
-                    if comparable:
-                        tor.append(statistics.median(torch_time(m, x, args.device, args.warmup,
-                                                                args.repeat)))
-                if rec_dev:
-                    r["recur_device_io_p50_ms"] = statistics.median(rec_dev)
-                if rec_host:
-                    r["recur_host_io_p50_ms"] = statistics.median(rec_host)
-                if tor:
-                    r["torch_p50_ms"] = statistics.median(tor)
-                    if rec_dev:
-                        r["torch_over_recur"] = r["torch_p50_ms"] / r["recur_device_io_p50_ms"]
-                if gpu and dtype == "float32" and N <= 32:
-                    ref, err = recur_outputs(args, path, x, "reference", work)
-                    got, err2 = recur_outputs(args, path, x, providers, work)
-                    if err or err2:
-                        r["error"] = err or err2
-                    else:
-                        r["max_abs_diff_vs_reference"] = max(
-                            float(np.max(np.abs(got[k] - ref[k]))) for k in ref if k in got)
-                if gpu and dtype == "float32" and "cuda-generic" in built and r["provider"] == "cudnn":
-                    gen = []
-                    for _ in range(3):
-                        p = recur_perf(args, path, "cuda-generic", True, args.warmup, args.repeat)
-                        if "error" in p:
-                            r["error"] = p["error"]
-                            break
-                        gen.append(p["latency_ms"]["p50"])
-                    if gen:
-                        r["cuda_generic_device_io_p50_ms"] = statistics.median(gen)
-                if name in ("lstm_large", "lstm_peep", "gru_lbr0") and dtype == "float32":
-                    if "onednn" in built:
-                        p = recur_perf(args, path, "onednn,reference", False, 1, 5,
-                                       threads=os.cpu_count() or 1)
-                        r["recur_onednn_p50_ms"] = p.get("latency_ms", {}).get("p50")
-                    try:
-                        import onnxruntime as ort
-                        so = ort.SessionOptions()
-                        so.intra_op_num_threads = os.cpu_count() or 1
-                        s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-                        s.run(None, {"X": x})
-                        ts = []
-                        for _ in range(5):
-                            t0 = time.perf_counter()
-                            s.run(None, {"X": x})
-                            ts.append((time.perf_counter() - t0) * 1e3)
-                        r["ort_cpu_p50_ms"] = statistics.median(ts)
-                    except Exception as e:  # onnxruntime absent
-                        r["ort_cpu"] = str(e)[:200]
-                print(json.dumps(r), flush=True)
-                results.append(r)
-        if gpu:
-            results += graphs_section(args, work, built, rng)
-            results += models_section(args, work)
-    meta = {"device": args.device, "torch": __import__("torch").__version__,
-            "cudnn": __import__("torch").backends.cudnn.version() if gpu else None,
-            "gpu": __import__("torch").cuda.get_device_name(0) if gpu else None,
+        for section in SECTIONS:
+            if section in sections:
+                for r in run[section](args, work, built, rng, mem):
+                    results.append({"section": section, **r})
+    meta = {"device": args.device, "torch": torch.__version__,
+            "cudnn": torch.backends.cudnn.version() if gpu else None,
+            "gpu": torch.cuda.get_device_name(0) if gpu else None,
+            "providers": built, "sections": sections, "cpu_threads": os.cpu_count(),
+            "device_memory": "NVML" if mem.handle is not None else mem.why,
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     with open(os.path.join(args.out, "bench.json"), "w") as f:
         json.dump({"meta": meta, "results": results}, f, indent=1)
-    cols = ["case", "dtype", "provider", "recur_device_io_p50_ms", "recur_host_io_p50_ms",
-            "torch_p50_ms", "torch_over_recur", "max_abs_diff_vs_torch",
-            "max_abs_diff_vs_reference", "cuda_generic_device_io_p50_ms", "recur_onednn_p50_ms",
-            "ort_cpu_p50_ms", "graphs_off_p50_ms", "graphs_on_p50_ms", "persistent_p50_ms",
-            "fusion_off_p50_ms",
-            "fusion_on_p50_ms", "reference_cpu_p50_ms", "error"]
-    with open(os.path.join(args.out, "bench.md"), "w") as f:
-        f.write(f"{meta}\n\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n")
-        for r in results:
-            cells = []
-            for c in cols:
-                v = r.get(c, "")
-                cells.append(f"{v:.4g}" if isinstance(v, float) else str(v).replace("|", "/"))
-            f.write("| " + " | ".join(cells) + " |\n")
+    write_markdown(os.path.join(args.out, "bench.md"), meta, results)
     print(open(os.path.join(args.out, "bench.md")).read())
     return 1 if any("error" in r for r in results) else 0
 
