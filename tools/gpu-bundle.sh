@@ -39,12 +39,18 @@ done | sort -u | while read -r lib; do
     libcuda*|libcudart*|libcudnn*|libcublas*|libnvrtc*|libnvJitLink*) continue ;;
   esac
   case "$lib" in /usr/local/cuda*) continue ;; esac
-  [[ -e $S/lib/$base ]] || cp -L "$lib" "$S/lib/"
+  # The C++ runtime goes to lib-fallback/, used only where the GPU machine has none: a newer one
+  # there serves these binaries too, while this older one first on the path could starve the
+  # machine's own libraries (cuDNN, cuBLAS) of symbol versions they need.
+  dir=lib
+  case "$base" in libstdc++.so*|libgcc_s.so*) dir=lib-fallback ;; esac
+  mkdir -p "$S/$dir"
+  [[ -e $S/$dir/$base ]] || cp -L "$lib" "$S/$dir/"
 done
 
 git rev-parse HEAD > .gpu-bundle/COMMIT 2>/dev/null || true
 cp .gpu-bundle/COMMIT "$S/" 2>/dev/null || true
-tar -C "$S" -cf - bin lib | xz -T"${RECUR_JOBS:-2}" -6 > .gpu-bundle/bundle.tar.xz
+tar -C "$S" -cf - bin lib lib-fallback | xz -T"${RECUR_JOBS:-2}" -6 > .gpu-bundle/bundle.tar.xz
 
 # What a run call sends: tracked and untracked-not-ignored files, plus the carried bundle.
 tree=$(git ls-files -co --exclude-standard -z | xargs -0 stat -c %s 2>/dev/null \

@@ -3,7 +3,8 @@
 #   B     the unpacked bundle (.gpu-bundle: bin/, lib/), unpacked here from bundle.tar.xz;
 #   OUT   where results go (default out/), with nvidia-smi.txt written;
 #   LIBS  the library path for recur's binaries: the bundle's lib/, then cuDNN, cuBLAS, cudart
-#         and nvrtc from the PyTorch wheel's nvidia-* packages, then the toolkit.
+#         and nvrtc from the PyTorch wheel's nvidia-* packages, then the toolkit (and the
+#         bundle's lib-fallback/ where the machine has no C++ runtime).
 # The bundle travels compressed because the uncompressed one (libdnnl alone is 40 MB) would not
 # fit, with the working tree, in the 64 MiB a run call carries.
 B=$PWD/.gpu-bundle
@@ -35,7 +36,15 @@ except Exception:
 print(":".join(d for r in roots for d in sorted(glob.glob(os.path.join(r, "*", "lib")))))
 PY
 )
-LIBS="$B/lib:${libdirs}:/usr/local/cuda/lib64"
+LIBS="$B/lib${libdirs:+:$libdirs}:/usr/local/cuda/lib64"
+# The bundled C++ runtime only where the machine lacks one (tools/gpu-bundle.sh says why).
+ld_cache=$(ldconfig -p 2>/dev/null || true)
+for lib in libstdc++.so.6 libgcc_s.so.1; do
+  if [[ $ld_cache != *"$lib "* ]]; then
+    LIBS="$LIBS:$B/lib-fallback"
+    break
+  fi
+done
 
 # Only 8 files come back from $OUT per run call: pack_out NAME leaves $OUT holding NAME.tar.gz
 # with everything written there, and bench.md beside it when there is one.
