@@ -263,6 +263,9 @@ RECUR_HD void gru_element(const CellParams& p, const StepBuffers<T, C>& b, int64
                           int phase) {
   const Where w = locate(p, b, s, e);
   if (!w.active) {
+    // The second product reads every row of aux, this one's too: zeros keep unwritten memory
+    // out of it (compute-sanitizer's initcheck), though the row's h columns go unused.
+    if (!p.linear_before_reset && phase == 0) b.aux[(w.at.d * p.N + w.at.n) * p.H + w.at.j] = C(0);
     if (phase == (p.linear_before_reset ? 0 : 1)) write_padding(p, b, w);
     return;
   }

@@ -268,6 +268,16 @@ Status GenericRnnKernel::run_typed(KernelContext& ctx, StreamContext& sc,
   GenericRnnRun<T, C> r;
   r.p = p;
   r.I = I;
+  if (const Tensor* l = ctx.input(kRnnSeqLens)) {
+    r.lens = l->data<int32_t>();
+    // Lengths are read on the device: a bad one is clamped by the cells and reported here,
+    // before the outputs, so that a node whose outputs nobody reads reports it too.
+    RECUR_ASSIGN_OR_RETURN(int32_t * flag, sc.error_flag());
+    const int32_t site =
+        sc.error_site(ctx.node().describe() + ": a sequence_lens value is outside [0, " +
+                      std::to_string(T_) + "] (the sequence length T)");
+    RECUR_CUDA_CHECK(launch_rnn_check_lengths(r.lens, N, T_, flag, site, stream));
+  }
   if (ctx.output_requested(kRnnY)) {
     RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(kRnnY, dtype_, y_shape));
     r.y = static_cast<T*>(t->raw_data());
@@ -335,15 +345,6 @@ Status GenericRnnKernel::run_typed(KernelContext& ctx, StreamContext& sc,
                                     static_cast<C*>(rbh), stream)));
     r.bias = static_cast<const C*>(bias);
     r.rbh = static_cast<const C*>(rbh);
-  }
-  if (const Tensor* l = ctx.input(kRnnSeqLens)) {
-    r.lens = l->data<int32_t>();
-    // Lengths are read on the device: a bad one is clamped by the cells and reported here.
-    RECUR_ASSIGN_OR_RETURN(int32_t * flag, sc.error_flag());
-    const int32_t site =
-        sc.error_site(ctx.node().describe() + ": a sequence_lens value is outside [0, " +
-                      std::to_string(T_) + "] (the sequence length T)");
-    RECUR_CUDA_CHECK(launch_rnn_check_lengths(r.lens, N, T_, flag, site, stream));
   }
   if (const Tensor* h0 = ctx.input(kRnnInitialH)) r.h0 = static_cast<const T*>(h0->raw_data());
   if (const Tensor* c0 = ctx.input(kRnnInitialC)) r.c0 = static_cast<const T*>(c0->raw_data());

@@ -41,8 +41,14 @@ __global__ void step_kernel(cell::CellParams p, cell::StepBuffers<T, C> b, int64
 
 // One block per (direction, batch row); the rows of a recurrence are independent, so a block
 // needs nothing from the others and __syncthreads orders the phases of each step.
+// Launched with up to kMaxPersistentThreads threads: the bound makes the compiler keep the
+// registers within what a block that size may have (64 a thread), where an unbounded kernel
+// that grew past them would fail to launch at large H.
+constexpr int kMaxPersistentThreads = 1024;
+
 template <class T, class C>
-__global__ void persistent_kernel(cell::CellParams p, cell::StepBuffers<T, C> b, const C* r) {
+__global__ void __launch_bounds__(kMaxPersistentThreads)
+    persistent_kernel(cell::CellParams p, cell::StepBuffers<T, C> b, const C* r) {
   const int64_t row = blockIdx.x;
   const int64_t H = p.H, GH = p.gates() * H;
   const bool gru0 = p.cell == cell::kGru && !p.linear_before_reset;
@@ -114,8 +120,8 @@ cudaError_t launch_rnn_persistent(const cell::CellParams& p, const cell::StepBuf
   if (rows == 0 || p.T == 0) return cudaSuccess;
   if (rows > INT32_MAX) return cudaErrorInvalidValue;
   const int64_t GH = p.gates() * p.H;
-  const int threads =
-      static_cast<int>(std::min<int64_t>(1024, std::max<int64_t>(32, (GH + 31) / 32 * 32)));
+  const int threads = static_cast<int>(
+      std::min<int64_t>(kMaxPersistentThreads, std::max<int64_t>(32, (GH + 31) / 32 * 32)));
   persistent_kernel<T, C><<<static_cast<unsigned>(rows), threads, 0, stream>>>(p, b, r);
   return cudaGetLastError();
 }

@@ -68,6 +68,23 @@ TEST_F(CudaGenericGpu, RandomParityWithReference) {
   EXPECT_GE(compared, std::min(count, 200));
 }
 
+// The edge shapes and types (rnn_case.h): float16 weights fed at run time, empty T, N and I,
+// and the persistent kernel at 1024 threads and beyond.
+TEST_F(CudaGenericGpu, EdgeShapesMatchTheReference) {
+  for (const EdgeRnn& e : edge_rnn_cases()) {
+    const RnnCase& c = e.r.c;
+    const RnnModel m = build_rnn_model(c, e.r.lens);
+    SessionOptions opts = SessionOptions().providers({"cuda-generic"});
+    if (e.persistent) opts.set("cuda-generic.persistent", "1");
+    Session gpu = Session::from_bytes(m.bytes.data(), m.bytes.size(), opts);
+    Session ref = Session::from_bytes(m.bytes.data(), m.bytes.size(),
+                                      SessionOptions().providers({"reference"}));
+    ASSERT_EQ(gpu.assignment().at(0).provider, "cuda-generic") << c.describe();
+    expect_close(gpu.run(m.feeds), ref.run(m.feeds), c.dtype == DType::kFloat16 ? 1e-2 : 1e-4,
+                 c.describe() + (e.persistent ? " persistent" : ""));
+  }
+}
+
 TEST_F(CudaGenericGpu, OracleSuite) {
   const fs::path root = fs::path(test_data_dir()) / "rnn";
   if (!fs::exists(root)) GTEST_SKIP() << root << " is absent";

@@ -11,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <random>
 
 #include "providers/cuda/rnn/generic_rnn.h"
@@ -44,6 +46,47 @@ std::vector<C> as_compute(const Tensor* t) {
   if (!t) return {};
   return cuda::values_as<C>(*t);
 }
+
+template <class C>
+bool any_nan(const C* a, int64_t rows, int64_t cols, int64_t ld) {
+  for (int64_t m = 0; m < rows; ++m)
+    for (int64_t k = 0; k < cols; ++k)
+      if (std::isnan(static_cast<double>(a[m * ld + k]))) return true;
+  return false;
+}
+
+// HostRnnBackend, refusing a GEMM that reads NaN: with every scratch buffer filled with NaN
+// first, that is a GEMM reading scratch that no earlier step wrote, which on the GPU is pool
+// memory left by another run (and what compute-sanitizer's initcheck reports).
+template <class T, class C>
+class WrittenScratchBackend final : public cuda::GenericRnnBackend<T, C> {
+ public:
+  Status gemm_nt(int64_t M, int64_t Nc, int64_t K, const C* A, int64_t lda, int64_t sa, const C* B,
+                 int64_t ldb, int64_t sb, C* Cm, int64_t ldc, int64_t sc, int64_t batch) override {
+    for (int64_t q = 0; q < batch; ++q)
+      if (any_nan(A + q * sa, M, K, lda) || any_nan(B + q * sb, Nc, K, ldb))
+        return internal_error("a GEMM reads scratch that no step wrote");
+    return host_.gemm_nt(M, Nc, K, A, lda, sa, B, ldb, sb, Cm, ldc, sc, batch);
+  }
+  Status init(const CellParams& p, const T* h0, const T* c0, C* h, C* c) override {
+    return host_.init(p, h0, c0, h, c);
+  }
+  Status step(const CellParams& p, const cuda::cell::StepBuffers<T, C>& b, int64_t s,
+              int phase) override {
+    return host_.step(p, b, s, phase);
+  }
+  Status persistent(const CellParams& p, const cuda::cell::StepBuffers<T, C>& b,
+                    const C* r) override {
+    return host_.persistent(p, b, r);
+  }
+  Status finish(const CellParams& p, const int32_t* lens, const C* h, const C* c, T* yh,
+                T* yc) override {
+    return host_.finish(p, lens, h, c, yh, yc);
+  }
+
+ private:
+  cuda::HostRnnBackend<T, C> host_;
+};
 
 // Runs the RNN node `n` of `g` with the host backend; outputs Y, Y_h, Y_c (undefined when
 // the node has no such output).
@@ -94,17 +137,25 @@ Result<std::vector<Tensor>> run_host(const Graph& g, const Node& n,
   run.y = static_cast<T*>(out[0].raw_data());
   run.yh = static_cast<T*>(out[1].raw_data());
   run.yc = spec.cell == RnnCell::kLstm ? static_cast<T*>(out[2].raw_data()) : nullptr;
-  std::vector<C> xw(static_cast<size_t>(run.xw_elems()), C(-5)),
-      rg(static_cast<size_t>(run.rg_elems()), C(-5)), h(static_cast<size_t>(run.state_elems())),
-      c(h.size()), aux(h.size());
+  // Scratch starts as NaN, where the GPU's starts as whatever the pool held: an element read
+  // before it is written shows in the outputs or in a GEMM's operands.
+  const C nan = std::numeric_limits<C>::quiet_NaN();
+  std::vector<C> xw(static_cast<size_t>(run.xw_elems()), nan),
+      rg(static_cast<size_t>(run.rg_elems()), nan), h(static_cast<size_t>(run.state_elems()), nan),
+      c(h.size(), nan), aux(h.size(), nan);
   run.xw = xw.data();
   run.rg = rg.data();
   run.h = h.data();
   run.c = spec.cell == RnnCell::kLstm ? c.data() : nullptr;
   run.aux = aux.data();
   run.persistent = persistent;
-  cuda::HostRnnBackend<T, C> be;
+  WrittenScratchBackend<T, C> be;
   RECUR_RETURN_IF_ERROR((cuda::run_generic_rnn<T, C>(run, be)));
+  // The persistent order reads aux row by row, outside any GEMM: every element of it must have
+  // been written.
+  if (persistent && run.p.T * run.p.N > 0 && spec.cell == RnnCell::kGru &&
+      !spec.linear_before_reset && any_nan(aux.data(), 1, static_cast<int64_t>(aux.size()), 0))
+    return internal_error("the persistent order leaves aux unwritten");
   if (spec.cell != RnnCell::kLstm) out[2] = Tensor();
   return out;
 }
@@ -175,6 +226,30 @@ TEST(GenericRnnCpu, OracleSuite) {
     }
   }
   EXPECT_GT(checked, 150);
+}
+
+// The edge shapes and types (rnn_case.h), against the reference provider.
+TEST(GenericRnnCpu, EdgeShapesMatchTheReference) {
+  for (const EdgeRnn& e : edge_rnn_cases()) {
+    const RnnCase& c = e.r.c;
+    const RnnModel m = build_rnn_model(c, e.r.lens);
+    Session ref = Session::from_bytes(m.bytes.data(), m.bytes.size(),
+                                      SessionOptions().providers({"reference"}));
+    const Outputs want = ref.run(m.feeds);
+    auto model = load_model_from_bytes(m.bytes.data(), m.bytes.size(), ".", "case");
+    ASSERT_TRUE(model.ok());
+    const Graph& g = *model->graph;
+    std::vector<std::pair<std::string, Tensor>> feeds(m.feeds.begin(), m.feeds.end());
+    auto got = run_host_any(g, *rnn_node(g), feeds, e.persistent);
+    ASSERT_TRUE(got.ok()) << c.describe() << ": " << got.status().message();
+    const double tol = c.dtype == DType::kFloat16 ? 1e-2 : 1e-4;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const size_t which = want.name(i) == "Y" ? 0 : want.name(i) == "Y_h" ? 1 : 2;
+      const tools::Comparison cmp = tools::compare((*got)[which], want[i], {tol, tol});
+      EXPECT_TRUE(cmp.match) << c.describe() << (e.persistent ? " persistent" : "") << " output "
+                             << want.name(i) << ": " << cmp.reason;
+    }
+  }
 }
 
 // Random configurations with every attribute, against the reference provider.

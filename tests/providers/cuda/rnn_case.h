@@ -265,6 +265,53 @@ inline RandomRnn random_rnn_case(std::mt19937& rng, uint32_t seed, const RandomR
   return r;
 }
 
+// Shapes and types the random configurations never produce, each with the cuda-generic path it
+// reaches: float16 weights fed at run time (converted and bias-packed on every run), empty T, N
+// and I (no launch at all; a GEMM with K = 0), and rows wide enough that the persistent kernel
+// runs 1024 threads (fp64, the most registers) or loops over more columns than threads.
+struct EdgeRnn {
+  RandomRnn r;
+  bool persistent = false;
+};
+inline std::vector<EdgeRnn> edge_rnn_cases() {
+  std::vector<EdgeRnn> out;
+  auto add = [&](RnnCase c, std::vector<int32_t> lens, bool persistent) {
+    c.seed = 7000 + static_cast<uint32_t>(out.size());
+    c.seq_lens = !lens.empty();
+    out.push_back({{c, std::move(lens)}, persistent});
+  };
+  RnnCase c;
+  c.dtype = DType::kFloat16;
+  c.weights_as_inputs = true;
+  c.T = 5, c.N = 3, c.I = 7, c.H = 9;
+  c.p = RnnCase::Peepholes::kInput;
+  add(c, {5, 0, 2}, false);
+  c.p = RnnCase::Peepholes::kNone;
+  c.op = "GRU";
+  c.gru_linear_before_reset = 0;
+  c.direction = "bidirectional";
+  add(c, {1, 5, 0}, false);
+  add(c, {1, 5, 0}, true);
+  RnnCase e;
+  e.T = 0;
+  add(e, {}, false);
+  e.T = 4, e.N = 0, e.op = "GRU";
+  add(e, {}, false);
+  e.N = 3, e.I = 0, e.op = "RNN";
+  add(e, {}, false);
+  RnnCase w;
+  w.dtype = DType::kFloat64;
+  w.T = 3, w.N = 2, w.I = 4, w.H = 256;
+  add(w, {3, 1}, true);
+  w.dtype = DType::kFloat32;
+  w.H = 300;
+  add(w, {}, true);
+  w.op = "GRU";
+  w.gru_linear_before_reset = 0;
+  add(w, {2, 3}, true);
+  return out;
+}
+
 // The parity tests' seed and case count: RECUR_PARITY_SEED and RECUR_PARITY_COUNT when set
 // (to reproduce or widen a GPU run), else the given defaults.
 inline uint32_t parity_seed(uint32_t fallback) {
