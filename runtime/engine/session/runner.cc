@@ -291,22 +291,28 @@ Status RecordedRunner::replay(GraphEntry& e, std::vector<Tensor>& frame) const {
   std::vector<std::unique_ptr<ProviderRunState>> states;
   for (const ExecutionProvider* p : providers) states.push_back(p->begin_run());
   Status st = e.recorder->replay(states[static_cast<size_t>(recorder_)].get());
+  // The recording's outputs are overwritten by the next replay: hand out copies. They are made
+  // while the run's states live, so on the run's stream, which end_run then waits for: the
+  // copies are complete when the run returns and before the next replay may begin.
+  for (ValueId slot : setup_.plan->output_slots) {
+    const Tensor& t = e.frame[static_cast<size_t>(slot)];
+    if (!st.ok() || !t.defined()) continue;
+    if (t.is_cpu()) {
+      frame[static_cast<size_t>(slot)] = t;
+      continue;
+    }
+    Result<Tensor> copy = device_clone(t);
+    if (copy.ok()) {
+      frame[static_cast<size_t>(slot)] = std::move(copy).value();
+    } else {
+      st = copy.status();
+    }
+  }
   for (size_t p = 0; p < providers.size(); ++p) {
     Status end = providers[p]->end_run(states[p].get());
     if (st.ok()) st = end;
   }
-  RECUR_RETURN_IF_ERROR(st);
-  // The recording's outputs are overwritten by the next replay: hand out copies.
-  for (ValueId slot : setup_.plan->output_slots) {
-    const Tensor& t = e.frame[static_cast<size_t>(slot)];
-    if (!t.defined()) continue;
-    if (t.is_cpu()) {
-      frame[static_cast<size_t>(slot)] = t;
-    } else {
-      RECUR_ASSIGN_OR_RETURN(frame[static_cast<size_t>(slot)], device_clone(t));
-    }
-  }
-  return ok_status();
+  return st;
 }
 
 // A replay runs the whole recording at once: it can only be cancelled before it starts.
