@@ -35,9 +35,12 @@ Result<std::shared_ptr<const ShapePlan>> CudnnRnnKernel::shape_plan(cudnnHandle_
       }
     }
   }
-  // Built outside the lock: two runs may both build one; the second is simply dropped.
+  // Built outside the lock: two runs may both build one; the one that comes second uses the
+  // first one's, so that the cache holds each shape once.
   RECUR_ASSIGN_OR_RETURN(std::shared_ptr<const ShapePlan> sp, build_shape_plan(handle, T, N));
   std::lock_guard lock(mu_);
+  for (const auto& have : shapes_)
+    if (have->T == T && have->N == N) return have;
   shapes_.push_front(sp);
   if (shapes_.size() > kMaxShapes) shapes_.pop_back();  // in-flight runs keep their copy
   return sp;
@@ -73,9 +76,10 @@ Result<std::shared_ptr<const ShapePlan>> CudnnRnnKernel::build_shape_plan(cudnnH
 }
 
 // cuDNN's persistent algorithms need fixed lengths and DOUBLE_BIAS (docs/semantics.md). Each is
-// tried in turn; "not supported" anywhere moves on to the next, and STANDARD is the last
-// resort. A candidate must lay the weight space out as STANDARD does, so one weight space
-// serves both.
+// tried in turn; any failure moves on to the next (not only "not supported": a bad parameter
+// for this configuration, or cudnnBuildRNNDynamic's runtime compilation failing), and STANDARD
+// is the last resort, since the option is only a speed-up. A candidate must lay the weight space
+// out as STANDARD does, so one weight space serves both.
 Status CudnnRnnKernel::try_persistent(cudnnHandle_t handle, ShapePlan& sp) const {
   std::vector<cudnnRNNAlgo_t> algos;
   const CudnnRnnGeometry& g = config_.geometry;
@@ -99,8 +103,7 @@ Status CudnnRnnKernel::try_persistent(cudnnHandle_t handle, ShapePlan& sp) const
       st = cudnnGetRNNTempSpaceSizes(handle, d, CUDNN_FWD_MODE_INFERENCE, sp.x_full.get(), &work,
                                      &reserve);
     }
-    if (is_not_supported(st)) continue;
-    RECUR_CUDA_CHECK(st);
+    if (st != CUDNN_STATUS_SUCCESS) continue;
     if (bytes != weight_bytes_) continue;
     auto map = read_weight_map(handle, d, config_, weights_.get(), bytes);
     if (!map.ok() || !(*map == weight_map_)) continue;

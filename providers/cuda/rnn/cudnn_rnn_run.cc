@@ -1,5 +1,8 @@
 // The cuDNN RNN kernel's run: input checks, outputs, the layers' states in cuDNN's [L*D,N,H]
 // order, and the calls that depend on this run's sequence lengths.
+#include <cstdint>
+#include <utility>
+
 #include "providers/cuda/cuda_check.h"
 #include "providers/cuda/rnn/cudnn_rnn_kernel.h"
 #include "providers/cuda/rnn/cudnn_weight_space.h"
@@ -171,6 +174,16 @@ Result<RnnDims> CudnnRnnKernel::check_inputs(KernelContext& ctx) const {
                          std::to_string(config_.geometry.input_size));
   }
   const int64_t N = dims.batch, D = dims.directions, H = dims.hidden;
+  // cuDNN's descriptors take int: the claim checks static dimensions, a dynamic X is checked
+  // here (T, N, the width D*H and the states' stride N*H).
+  for (const auto& [what, v] :
+       {std::pair{"the sequence length", dims.seq_length}, std::pair{"the batch size", N},
+        std::pair{"D*hidden_size", D * H}, std::pair{"batch_size*hidden_size", N * H}}) {
+    if (v > INT32_MAX) {
+      return ctx.error(ErrorCode::kInvalidArgument,
+                       std::string(what) + " " + std::to_string(v) + " is over cuDNN's int range");
+    }
+  }
   const Shape s_shape = spec_.layout == 0 ? Shape{D, N, H} : Shape{N, D, H};
   for (int l = 0; l < layers_; ++l) {
     for (RnnInput which : {kRnnInitialH, kRnnInitialC}) {

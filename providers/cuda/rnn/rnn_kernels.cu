@@ -90,6 +90,7 @@ cudaError_t for_each_chunk(int64_t N, const int32_t* lens, F&& f) {
 cudaError_t launch_reverse_sequences(const void* src, void* dst, size_t elem_size, int layout,
                                      int64_t T, int64_t N, int64_t V, const int32_t* lens,
                                      cudaStream_t stream) {
+  if (elem_size != 2 && elem_size != 4) return cudaErrorInvalidValue;  // half and float only
   return for_each_chunk(N, lens, [&](const LenChunk& c) {
     const unsigned blocks = blocks_for(static_cast<int64_t>(c.count) * T * V);
     if (elem_size == 2) {
@@ -106,6 +107,7 @@ cudaError_t launch_bidir_to_onnx(const void* src, void* dst, size_t elem_size, i
                                  int64_t H, cudaStream_t stream) {
   const int64_t total = T * 2 * N * H;
   if (total == 0) return cudaSuccess;
+  if (elem_size != 2 && elem_size != 4) return cudaErrorInvalidValue;  // half and float only
   if (elem_size == 2) {
     bidir_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
         static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), total, N, H);
@@ -120,6 +122,7 @@ cudaError_t launch_transpose_states(const void* src, void* dst, size_t elem_size
                                     int64_t B, int64_t H, cudaStream_t stream) {
   const int64_t total = A * B * H;
   if (total == 0) return cudaSuccess;
+  if (elem_size != 2 && elem_size != 4) return cudaErrorInvalidValue;  // half and float only
   if (elem_size == 2) {
     transpose_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
         static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), total, A, B, H);
@@ -134,6 +137,7 @@ cudaError_t launch_mask_y(void* y, size_t elem_size, int layout, int64_t T, int6
                           int64_t H, const int32_t* lens, cudaStream_t stream) {
   const int64_t total = T * D * N * H;
   if (total == 0) return cudaSuccess;
+  if (elem_size != 2 && elem_size != 4) return cudaErrorInvalidValue;  // half and float only
   return for_each_chunk(N, lens, [&](const LenChunk& c) {
     if (elem_size == 2) {
       mask_kernel<<<blocks_for(total), kThreads, 0, stream>>>(static_cast<uint16_t*>(y), total,
