@@ -145,7 +145,9 @@ Result<Strided> slice_strided(const Shape& in, const std::vector<int64_t>& start
     if (s < 0) s += dim;
     if (e < 0) e += dim;
     int64_t count = 0;
-    if (st > 0) {
+    if (dim == 0) {
+      // Nothing to take; and clamping into [0, dim - 1] below would have lo > hi (undefined).
+    } else if (st > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
       if (e > s) count = (e - s - 1) / st + 1;

@@ -322,6 +322,10 @@ TEST(GlueOpsCpu, TransposeSliceExpand) {
       {{7}, {5}, {1}, {0}, {-1}},
       {{3, 4}, {10}, {20}, {1}, {1}},
       {{2, 6, 2}, {-4}, {6}, {-2}, {1}},
+      // A zero-length axis has nothing to take, whatever the step's sign.
+      {{2, 0, 3}, {-1}, {-10}, {1}, {-1}},
+      {{0}, {INT64_MAX}, {INT64_MIN}, {0}, {-2}},
+      {{3, 0}, {0}, {5}, {1}, {1}},
   };
   for (const S& c : slices) {
     Tensor x = rand_float(c.in);
@@ -335,6 +339,8 @@ TEST(GlueOpsCpu, TransposeSliceExpand) {
     Shape out;
     auto st = slice_strided(c.in, c.starts, c.ends, c.axes, c.steps, &out);
     ASSERT_TRUE(st.ok()) << st.status().message();
+    // Before copying: a wrong shape would read outside x.
+    ASSERT_EQ(out, want[0].shape()) << "Slice " + shape_to_string(c.in);
     expect_same(run_strided(x, *st, out), want[0], "Slice " + shape_to_string(c.in));
   }
   for (const auto& [in, shape] : std::vector<std::pair<Shape, Shape>>{
