@@ -246,6 +246,32 @@ Result<std::vector<BlockCopy>> split_blocks(const Shape& in, int64_t axis,
   return blocks;
 }
 
+Result<Shape> flatten_shape(const Shape& in, int64_t axis) {
+  // Not axis_in(axis, rank + 1): rank itself is valid, but -1 still means rank - 1.
+  const int64_t rank = static_cast<int64_t>(in.size());
+  if (axis < -rank || axis > rank) {
+    return invalid_argument("axis " + std::to_string(axis) + " is out of range for rank " +
+                            std::to_string(rank));
+  }
+  if (axis < 0) axis += rank;
+  // Each side multiplied on its own: when one side holds a 0, numel / outer says nothing of the
+  // other. An empty tensor's other side may overflow; then there is no shape.
+  Shape out = {1, 1};
+  for (size_t k = 0; k < 2; ++k) {
+    const auto first = in.begin() + (k ? axis : 0), last = k ? in.end() : in.begin() + axis;
+    if (std::find(first, last, 0) != last) {
+      out[k] = 0;
+      continue;
+    }
+    for (auto d = first; d != last; ++d) {
+      if (__builtin_mul_overflow(out[k], *d, &out[k])) {
+        return invalid_argument("the flattened shape of " + ints(in) + " overflows");
+      }
+    }
+  }
+  return out;
+}
+
 Result<GatherIndex> gather_plan(const Shape& data, const Shape& indices, int64_t axis, Shape* out,
                                 int64_t* outer) {
   const int64_t rank = static_cast<int64_t>(data.size());

@@ -46,6 +46,10 @@ Result<std::vector<BlockCopy>> split_blocks(const Shape& in, int64_t axis,
                                             const std::vector<int64_t>& sizes,
                                             std::vector<Shape>* outs);
 
+// Flatten's output shape: [prod(in[:axis]), prod(in[axis:])], axis in [-rank, rank] (negative
+// adds rank); an error when a product overflows (an empty tensor's other side).
+Result<Shape> flatten_shape(const Shape& in, int64_t axis);
+
 // Gather along `axis`: out = data[:axis] + indices + data[axis+1:].
 Result<GatherIndex> gather_plan(const Shape& data, const Shape& indices, int64_t axis, Shape* out,
                                 int64_t* outer);

@@ -2,8 +2,8 @@
 // per-element functions (ops/element_fns.h) that every CUDA kernel is a grid-stride loop around,
 // run here in plain loops and compared with the reference provider on random inputs:
 // broadcasting arithmetic and comparisons, unary functions, Where, Cast, Transpose, Slice,
-// Expand, Concat, Split, Gather, ScatterElements, Range, the reductions, ArgMax, Softmax and
-// LogSoftmax, LayerNormalization, TopK, and MatMul's batching plan.
+// Expand, Flatten's shape, Concat, Split, Gather, ScatterElements, Range, the reductions, ArgMax,
+// Softmax and LogSoftmax, LayerNormalization, TopK, and MatMul's batching plan.
 #if RECUR_HAVE_CUDA
 
 #include <gtest/gtest.h>
@@ -351,6 +351,27 @@ TEST(GlueOpsCpu, TransposeSliceExpand) {
     expect_same(run_strided(x, *broadcast_strided(in, out), out), want[0],
                 "Expand " + shape_to_string(in));
   }
+}
+
+TEST(GlueOpsCpu, FlattenShape) {
+  // Every axis in [-rank, rank], empty tensors included: a zero outer product must not zero
+  // the inner one.
+  for (const Shape& in : std::vector<Shape>{{2, 3, 4}, {0, 3, 4}, {3, 0}, {2, 0, 5}, {5}, {}}) {
+    const int64_t rank = static_cast<int64_t>(in.size());
+    const Tensor x = rand_float(in);
+    for (int64_t axis = -rank; axis <= rank; ++axis) {
+      const auto want = reference(
+          "Flatten", {{"x", x}}, {DType::kFloat32},
+          [axis](onnx::NodeProto& n) { set_attr(n, "axis", axis); }, 13);
+      auto got = flatten_shape(in, axis);
+      ASSERT_TRUE(got.ok()) << got.status().message();
+      EXPECT_EQ(*got, want[0].shape()) << shape_to_string(in) << " axis " << axis;
+    }
+    EXPECT_FALSE(flatten_shape(in, rank + 1).ok()) << shape_to_string(in);
+    EXPECT_FALSE(flatten_shape(in, -rank - 1).ok()) << shape_to_string(in);
+  }
+  // Empty, yet 2^40 * 2^40 elements on the inner side: no int64 shape holds it.
+  EXPECT_FALSE(flatten_shape({0, int64_t{1} << 40, int64_t{1} << 40}, 1).ok());
 }
 
 void apply_blocks(const std::vector<BlockCopy>& blocks, size_t k, const float* src, float* dst) {
