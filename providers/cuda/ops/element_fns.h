@@ -48,7 +48,7 @@ RECUR_HD void compare_element(const BinaryArgs& g, const T* a, const T* b, bool*
 }
 
 template <class T, class C>
-RECUR_HD void unary_float_element(int32_t op, float alpha, float beta, const T* x, T* y,
+RECUR_HD void unary_float_element(int32_t op, double alpha, double beta, const T* x, T* y,
                                   int64_t i) {
   y[i] = static_cast<T>(unary_apply<C>(op, static_cast<C>(x[i]), alpha, beta));
 }

@@ -4,6 +4,8 @@
 #include <limits>
 #include <numeric>
 
+#include "runtime/graph/graph.h"
+
 namespace recur::cuda::ops {
 
 namespace {
@@ -24,6 +26,21 @@ Result<int64_t> axis_in(int64_t axis, int64_t rank, const std::string& what) {
                             std::to_string(rank));
   }
   return axis < 0 ? axis + rank : axis;
+}
+
+Result<ClipBounds> clip_bounds(const Node& node, std::optional<double> lo,
+                               std::optional<double> hi) {
+  ClipBounds b;
+  if (node.opset < 11) {
+    AttrReader a(node);
+    if (a.has("min")) b.lo = a.get_float("min", 0.0f);
+    if (a.has("max")) b.hi = a.get_float("max", 0.0f);
+    RECUR_RETURN_IF_ERROR(a.status());
+    return b;
+  }
+  if (lo) b.lo = *lo;
+  if (hi) b.hi = *hi;
+  return b;
 }
 
 Result<Strided> make_strided(const Shape& dims, const std::vector<int64_t>& strides,

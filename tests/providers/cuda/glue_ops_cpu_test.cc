@@ -12,11 +12,13 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "providers/cuda/ops/element_fns.h"
 #include "providers/cuda/ops/op_plans.h"
 #include "recur/recur.h"
+#include "runtime/graph/graph.h"
 #include "tests/support/model_builder.h"
 #include "tools/common/testdir.h"
 
@@ -245,6 +247,109 @@ TEST(GlueOpsCpu, UnaryFunctions) {
   for (int64_t i = 0; i < 10; ++i)
     unary_float_element<float, float>(kClip, -0.5f, 0.7f, x.data<float>(), y.data<float>(), i);
   expect_same(y, want[0], "Clip");
+}
+
+// Clip as the GPU kernel computes it: clip_bounds, then the element function in T.
+template <class T>
+Tensor gpu_clip(const Node& node, const Tensor& x, std::optional<double> lo,
+                std::optional<double> hi) {
+  auto b = clip_bounds(node, lo, hi);
+  EXPECT_TRUE(b.ok()) << b.status().message();
+  if (!b.ok()) return Tensor();
+  Tensor y = Tensor::empty(x.dtype(), x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i)
+    unary_float_element<T, T>(kClip, b->lo, b->hi, x.data<T>(), y.data<T>(), i);
+  return y;
+}
+
+TEST(GlueOpsCpu, ClipEdgeCases) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Infinities, NaN, signed zeros, values on and near the bounds, and (in float64) values past
+  // FLT_MAX and next to 0.1 and 0.3, which bounds rounded to float would move.
+  const std::vector<double> xs = {-inf, -1e300, -3.5, -1.0, -0.0, 0.0,   0.1, 0.30000000000000004,
+                                  0.7,  1.0,    2.0,  3e38, 1e39, 1e300, inf, nan};
+  using Bound = std::optional<double>;
+  auto name = [](Bound b) { return b ? std::to_string(*b) : std::string("none"); };
+  auto as = [](DType t, const std::vector<double>& v) {
+    Tensor x = Tensor::empty(t, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (t == DType::kFloat32) {
+        x.data<float>()[i] = static_cast<float>(v[i]);
+      } else {
+        x.data<double>()[i] = v[i];
+      }
+    }
+    return x;
+  };
+  // A bound as the kernel reads it: the input's own type, widened to double.
+  auto read = [](const Tensor& b) {
+    return b.dtype() == DType::kFloat32 ? static_cast<double>(b.data<float>()[0])
+                                        : b.data<double>()[0];
+  };
+  // Opset 13: optional min and max inputs, in x's type. min > max (every value becomes max), NaN
+  // bounds (NaN everywhere), absent bounds (unbounded).
+  const std::vector<std::pair<Bound, Bound>> inputs = {
+      {-1.0, 2.0},         {2.0, -1.0},
+      {nan, 1.0},          {-1.0, nan},
+      {nan, nan},          {std::nullopt, 0.7},
+      {0.1, std::nullopt}, {std::nullopt, std::nullopt},
+      {-inf, inf},         {0.1, 0.30000000000000004},
+      {-0.0, 0.0}};
+  for (DType t : {DType::kFloat32, DType::kFloat64}) {
+    const Tensor x = as(t, xs);
+    for (const auto& [lo, hi] : inputs) {
+      const Tensor lo_t = lo ? as(t, {*lo}).reshaped({}) : Tensor();
+      const Tensor hi_t = hi ? as(t, {*hi}).reshaped({}) : Tensor();
+      const auto want = reference(
+          "Clip", {{"x", x}, {lo ? "lo" : "", lo_t}, {hi ? "hi" : "", hi_t}}, {t}, nullptr, 13);
+      Node node;
+      node.op_type = "Clip";
+      node.opset = 13;
+      const Bound in_lo = lo ? Bound(read(lo_t)) : std::nullopt;
+      const Bound in_hi = hi ? Bound(read(hi_t)) : std::nullopt;
+      const Tensor got = t == DType::kFloat32 ? gpu_clip<float>(node, x, in_lo, in_hi)
+                                              : gpu_clip<double>(node, x, in_lo, in_hi);
+      expect_same(got, want[0],
+                  "Clip " + std::string(dtype_name(t)) + " [" + name(lo) + ", " + name(hi) + "]",
+                  0.0);
+    }
+  }
+  // Opset 6: float attributes; an absent one leaves that side unbounded.
+  const std::vector<std::pair<Bound, Bound>> attrs = {{std::nullopt, std::nullopt},
+                                                      {-1.0, std::nullopt},
+                                                      {std::nullopt, 2.0},
+                                                      {2.0, -1.0},
+                                                      {-0.5, 0.7}};
+  for (DType t : {DType::kFloat32, DType::kFloat64}) {
+    const Tensor x = as(t, xs);
+    for (const auto& [lo, hi] : attrs) {
+      const auto want = reference(
+          "Clip", {{"x", x}}, {t},
+          [lo = lo, hi = hi](onnx::NodeProto& n) {
+            if (lo) set_attr(n, "min", static_cast<float>(*lo));
+            if (hi) set_attr(n, "max", static_cast<float>(*hi));
+          },
+          6);
+      Node node;
+      node.op_type = "Clip";
+      node.opset = 6;
+      for (const auto& [attr, v] : {std::pair{"min", lo}, std::pair{"max", hi}}) {
+        if (!v) continue;
+        Attribute a;
+        a.type = AttrType::kFloat;
+        a.f = static_cast<float>(*v);
+        node.attributes[attr] = a;
+      }
+      const Tensor got = t == DType::kFloat32
+                             ? gpu_clip<float>(node, x, std::nullopt, std::nullopt)
+                             : gpu_clip<double>(node, x, std::nullopt, std::nullopt);
+      expect_same(
+          got, want[0],
+          "Clip opset 6 " + std::string(dtype_name(t)) + " [" + name(lo) + ", " + name(hi) + "]",
+          0.0);
+    }
+  }
 }
 
 TEST(GlueOpsCpu, WhereAndCast) {
