@@ -309,7 +309,8 @@ RECUR_HD void reduce_int_element(int32_t op, const ReduceIndex& r, const I* x, I
 }
 
 // ArgMax / ArgMin over [outer, reduced, inner]; ties go to the first index, or the last with
-// select_last_index.
+// select_last_index. NaN is the extreme of both (numpy's argmax/argmin, and the reference's):
+// the first NaN wins, or the last with select_last_index.
 template <class T, class C>
 RECUR_HD void arg_element(bool is_max, bool last, const ReduceIndex& r, const T* x, int64_t* y,
                           int64_t i) {
@@ -318,7 +319,16 @@ RECUR_HD void arg_element(bool is_max, bool last, const ReduceIndex& r, const T*
   C bv = r.reduced > 0 ? static_cast<C>(x[base]) : C(0);
   for (int64_t k = 1; k < r.reduced; ++k) {
     const C v = static_cast<C>(x[base + k * r.inner]);
-    const bool better = is_max ? (v > bv || (last && v == bv)) : (v < bv || (last && v == bv));
+    bool better;
+    if (bv != bv) {
+      better = last && v != v;
+    } else if (v != v) {
+      better = true;
+    } else if (v == bv) {
+      better = last;
+    } else {
+      better = is_max ? v > bv : v < bv;
+    }
     if (better) {
       bv = v;
       best = k;

@@ -719,6 +719,46 @@ TEST(GlueOpsCpu, ArgMaxSoftmaxLayerNormTopK) {
   }
 }
 
+// Rows of NaN, infinities and ties, for the row operations' edge cases.
+Tensor edge_rows() {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  return Tensor::from_vector<float>({8, 5}, {1,    nan,  3,    nan,  2,     // NaN inside
+                                             nan,  1,    nan,  5,    5,     // NaN first, ties
+                                             3,    3,    1,    1,    2,     // ties only
+                                             -inf, inf,  nan,  inf,  -inf,  // both infinities
+                                             nan,  nan,  nan,  nan,  nan,   // NaN only
+                                             -inf, -inf, -inf, -inf, -inf,  // -inf only
+                                             inf,  1,    2,    nan,  -inf,  // NaN last
+                                             inf,  -2,   inf,  0,    -0.0f});
+}
+
+TEST(GlueOpsCpu, ArgMaxArgMinWithNaN) {
+  // The reference's (numpy's) rule: the first NaN is the extreme; with select_last_index, the
+  // last NaN.
+  const Tensor x = edge_rows();
+  for (int64_t axis : {0, 1}) {
+    for (bool is_max : {true, false}) {
+      for (bool last : {false, true}) {
+        const auto want = reference(is_max ? "ArgMax" : "ArgMin", {{"x", x}}, {DType::kInt64},
+                                    [axis, last](onnx::NodeProto& n) {
+                                      set_attr(n, "axis", axis);
+                                      set_attr(n, "select_last_index", int64_t{last});
+                                    });
+        const ReduceIndex r = around_axis(x.shape(), axis);
+        Shape out = x.shape();
+        out[static_cast<size_t>(axis)] = 1;
+        Tensor y = Tensor::empty(DType::kInt64, out);
+        for (int64_t i = 0; i < y.numel(); ++i)
+          arg_element<float, float>(is_max, last, r, x.data<float>(), y.data<int64_t>(), i);
+        expect_same(y, want[0],
+                    std::string(is_max ? "ArgMax" : "ArgMin") + " axis " + std::to_string(axis) +
+                        (last ? " select_last_index" : ""));
+      }
+    }
+  }
+}
+
 TEST(GlueOpsCpu, MatMulPlan) {
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{3, 4}, {4, 5}},          {{2, 3, 4}, {4, 5}},    {{4}, {2, 4, 3}}, {{2, 3, 4}, {4}},
