@@ -244,6 +244,12 @@ RECUR_HD void reduce_element(int32_t op, const ReduceIndex& r, const T* x, T* y,
       y[i] = static_cast<T>(r.reduced > 0 ? mx : (op == kReduceMax ? -INFINITY : INFINITY));
       return;
     }
+    // An infinite or NaN maximum is the result, as in the reference (exp(x - max) would be
+    // exp(inf - inf), NaN); an empty row gives log(0), -inf.
+    if (r.reduced == 0 || !isfinite(mx)) {
+      y[i] = static_cast<T>(r.reduced > 0 ? mx : -C(INFINITY));
+      return;
+    }
   }
   for (int64_t k = 0; k < r.reduced; ++k) {
     const C v = static_cast<C>(x[base + k * r.inner]);
@@ -277,7 +283,7 @@ RECUR_HD void reduce_element(int32_t op, const ReduceIndex& r, const T* x, T* y,
       acc = log(acc);
       break;
     case kReduceLogSumExp:
-      acc = r.reduced > 0 ? mx + log(acc) : -C(INFINITY);
+      acc = mx + log(acc);
       break;
     default:
       break;

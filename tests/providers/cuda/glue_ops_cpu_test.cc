@@ -759,6 +759,29 @@ TEST(GlueOpsCpu, ArgMaxArgMinWithNaN) {
   }
 }
 
+TEST(GlueOpsCpu, ReductionsOfInfinitiesAndNaN) {
+  // LogSumExp subtracts the row's maximum: an infinite one must not turn into inf - inf.
+  const std::vector<std::pair<const char*, int32_t>> ops = {
+      {"ReduceLogSumExp", kReduceLogSumExp}, {"ReduceMax", kReduceMax}, {"ReduceMin", kReduceMin}};
+  for (const auto& [op, code] : ops) {
+    for (const Tensor& x : {edge_rows(), Tensor::empty(DType::kFloat32, {3, 0})}) {
+      for (int64_t axis : {0, 1}) {
+        const std::vector<int64_t> axes = {axis};
+        const auto want = reference(op, {{"x", x}}, {DType::kFloat32},
+                                    [axes](onnx::NodeProto& n) { set_attr(n, "axes", axes); });
+        auto plan = reduce_plan(x.shape(), axes, true, false);
+        ASSERT_TRUE(plan.ok());
+        Tensor y = Tensor::empty(DType::kFloat32, plan->out);
+        for (int64_t i = 0; i < y.numel(); ++i)
+          reduce_element<float, float>(code, plan->index, x.data<float>(), y.data<float>(), i);
+        expect_same(
+            y, want[0],
+            std::string(op) + " " + shape_to_string(x.shape()) + " axis " + std::to_string(axis));
+      }
+    }
+  }
+}
+
 TEST(GlueOpsCpu, MatMulPlan) {
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{3, 4}, {4, 5}},          {{2, 3, 4}, {4, 5}},    {{4}, {2, 4, 3}}, {{2, 3, 4}, {4}},
