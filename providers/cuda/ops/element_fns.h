@@ -394,7 +394,9 @@ RECUR_HD void layer_norm_row(const LayerNormArgs& g, const T* x, const T* scale,
 
 // TopK: element k of row (outer, inner) of [outer, n, inner] goes to position rank(k) when that
 // rank is below K. An element ranks after every element that is better (larger for largest=1,
-// smaller otherwise), and after equal ones with a lower index, so ties keep index order.
+// smaller otherwise), and after equal ones with a lower index, so ties keep index order. NaN is
+// larger than every number and equal to NaN (the reference's order, numpy's sort's): without a
+// total order, NaN's ranks would collide, leaving some slots unwritten and others written twice.
 template <class T, class C>
 RECUR_HD void top_k_element(const ReduceIndex& r, int64_t K, bool largest, const T* x, T* values,
                             int64_t* indices, int64_t e) {
@@ -402,11 +404,15 @@ RECUR_HD void top_k_element(const ReduceIndex& r, int64_t K, bool largest, const
   const int64_t outer = row / r.inner, inner = row % r.inner;
   const int64_t base = outer * r.reduced * r.inner + inner;
   const C v = static_cast<C>(x[base + k * r.inner]);
+  const bool v_nan = v != v;
   int64_t rank = 0;
   for (int64_t m = 0; m < r.reduced && rank < K; ++m) {
     if (m == k) continue;
     const C u = static_cast<C>(x[base + m * r.inner]);
-    const bool better = largest ? (u > v || (u == v && m < k)) : (u < v || (u == v && m < k));
+    const bool u_nan = u != u;
+    const bool above = u_nan ? !v_nan : (!v_nan && u > v);
+    const bool below = v_nan ? !u_nan : (!u_nan && u < v);
+    const bool better = (largest ? above : below) || (!above && !below && m < k);
     if (better) ++rank;
   }
   if (rank >= K) return;

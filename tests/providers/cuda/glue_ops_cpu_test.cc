@@ -782,6 +782,40 @@ TEST(GlueOpsCpu, ReductionsOfInfinitiesAndNaN) {
   }
 }
 
+TEST(GlueOpsCpu, TopKWithNaN) {
+  // NaN sorts above every number (the reference's, and numpy's, order), equal values and NaNs
+  // by index. Every output slot must be written exactly once: the outputs start as a sentinel.
+  const Tensor x = edge_rows();
+  for (int64_t axis : {0, 1}) {
+    const int64_t n = x.dim(axis);
+    for (bool largest : {true, false}) {
+      for (int64_t K : {int64_t{1}, int64_t{3}, n}) {
+        const auto want =
+            reference("TopK", {{"x", x}, {"k", ints({K})}}, {DType::kFloat32, DType::kInt64},
+                      [axis, largest](onnx::NodeProto& n) {
+                        set_attr(n, "axis", axis);
+                        set_attr(n, "largest", int64_t{largest});
+                      });
+        const ReduceIndex r = around_axis(x.shape(), axis);
+        Shape out = x.shape();
+        out[static_cast<size_t>(axis)] = K;
+        Tensor v = Tensor::empty(DType::kFloat32, out), ix = Tensor::empty(DType::kInt64, out);
+        for (int64_t e = 0; e < v.numel(); ++e) {
+          v.data<float>()[e] = 12345.0f;
+          ix.data<int64_t>()[e] = -1;
+        }
+        for (int64_t e = 0; e < x.numel(); ++e)
+          top_k_element<float, float>(r, K, largest, x.data<float>(), v.data<float>(),
+                                      ix.data<int64_t>(), e);
+        const std::string what = "TopK axis " + std::to_string(axis) + " K " + std::to_string(K) +
+                                 (largest ? " largest" : " smallest");
+        expect_same(v, want[0], what + " values", 0.0);
+        expect_same(ix, want[1], what + " indices");
+      }
+    }
+  }
+}
+
 TEST(GlueOpsCpu, MatMulPlan) {
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{3, 4}, {4, 5}},          {{2, 3, 4}, {4, 5}},    {{4}, {2, 4, 3}}, {{2, 3, 4}, {4}},
