@@ -101,9 +101,10 @@ Claim claim_spatial(const Node& n, const Graph& g, bool conv) {
     if (n.op_type == "MaxPool") {
       if (n.has_output(1)) return Claim::decline("the Indices output is not on cuDNN");
       if (a.get_int("storage_order", 0) != 0) return Claim::decline("storage_order=1");
-      for (int64_t d : s->dilations)
-        if (d != 1) return Claim::decline("dilated pooling is not on cuDNN");
     }
+    // cuDNN's pooling descriptor has no dilation; AveragePool has one from opset 19.
+    for (int64_t d : s->dilations)
+      if (d != 1) return Claim::decline("dilated pooling is not on cuDNN");
   }
   if (conv && n.has_input(1)) {
     const TypeInfo& w = g.value(n.inputs[1]).type;

@@ -48,7 +48,7 @@ RECUR_HD void compare_element(const BinaryArgs& g, const T* a, const T* b, bool*
 }
 
 template <class T, class C>
-RECUR_HD void unary_float_element(int32_t op, float alpha, float beta, const T* x, T* y,
+RECUR_HD void unary_float_element(int32_t op, double alpha, double beta, const T* x, T* y,
                                   int64_t i) {
   y[i] = static_cast<T>(unary_apply<C>(op, static_cast<C>(x[i]), alpha, beta));
 }
@@ -244,6 +244,12 @@ RECUR_HD void reduce_element(int32_t op, const ReduceIndex& r, const T* x, T* y,
       y[i] = static_cast<T>(r.reduced > 0 ? mx : (op == kReduceMax ? -INFINITY : INFINITY));
       return;
     }
+    // An infinite or NaN maximum is the result, as in the reference (exp(x - max) would be
+    // exp(inf - inf), NaN); an empty row gives log(0), -inf.
+    if (r.reduced == 0 || !isfinite(mx)) {
+      y[i] = static_cast<T>(r.reduced > 0 ? mx : -C(INFINITY));
+      return;
+    }
   }
   for (int64_t k = 0; k < r.reduced; ++k) {
     const C v = static_cast<C>(x[base + k * r.inner]);
@@ -277,7 +283,7 @@ RECUR_HD void reduce_element(int32_t op, const ReduceIndex& r, const T* x, T* y,
       acc = log(acc);
       break;
     case kReduceLogSumExp:
-      acc = r.reduced > 0 ? mx + log(acc) : -C(INFINITY);
+      acc = mx + log(acc);
       break;
     default:
       break;
@@ -309,7 +315,8 @@ RECUR_HD void reduce_int_element(int32_t op, const ReduceIndex& r, const I* x, I
 }
 
 // ArgMax / ArgMin over [outer, reduced, inner]; ties go to the first index, or the last with
-// select_last_index.
+// select_last_index. NaN is the extreme of both (numpy's argmax/argmin, and the reference's):
+// the first NaN wins, or the last with select_last_index.
 template <class T, class C>
 RECUR_HD void arg_element(bool is_max, bool last, const ReduceIndex& r, const T* x, int64_t* y,
                           int64_t i) {
@@ -318,7 +325,16 @@ RECUR_HD void arg_element(bool is_max, bool last, const ReduceIndex& r, const T*
   C bv = r.reduced > 0 ? static_cast<C>(x[base]) : C(0);
   for (int64_t k = 1; k < r.reduced; ++k) {
     const C v = static_cast<C>(x[base + k * r.inner]);
-    const bool better = is_max ? (v > bv || (last && v == bv)) : (v < bv || (last && v == bv));
+    bool better;
+    if (bv != bv) {
+      better = last && v != v;
+    } else if (v != v) {
+      better = true;
+    } else if (v == bv) {
+      better = last;
+    } else {
+      better = is_max ? v > bv : v < bv;
+    }
     if (better) {
       bv = v;
       best = k;
@@ -378,7 +394,9 @@ RECUR_HD void layer_norm_row(const LayerNormArgs& g, const T* x, const T* scale,
 
 // TopK: element k of row (outer, inner) of [outer, n, inner] goes to position rank(k) when that
 // rank is below K. An element ranks after every element that is better (larger for largest=1,
-// smaller otherwise), and after equal ones with a lower index, so ties keep index order.
+// smaller otherwise), and after equal ones with a lower index, so ties keep index order. NaN is
+// larger than every number and equal to NaN (the reference's order, numpy's sort's): without a
+// total order, NaN's ranks would collide, leaving some slots unwritten and others written twice.
 template <class T, class C>
 RECUR_HD void top_k_element(const ReduceIndex& r, int64_t K, bool largest, const T* x, T* values,
                             int64_t* indices, int64_t e) {
@@ -386,11 +404,15 @@ RECUR_HD void top_k_element(const ReduceIndex& r, int64_t K, bool largest, const
   const int64_t outer = row / r.inner, inner = row % r.inner;
   const int64_t base = outer * r.reduced * r.inner + inner;
   const C v = static_cast<C>(x[base + k * r.inner]);
+  const bool v_nan = v != v;
   int64_t rank = 0;
   for (int64_t m = 0; m < r.reduced && rank < K; ++m) {
     if (m == k) continue;
     const C u = static_cast<C>(x[base + m * r.inner]);
-    const bool better = largest ? (u > v || (u == v && m < k)) : (u < v || (u == v && m < k));
+    const bool u_nan = u != u;
+    const bool above = u_nan ? !v_nan : (!v_nan && u > v);
+    const bool below = v_nan ? !u_nan : (!u_nan && u < v);
+    const bool better = (largest ? above : below) || (!above && !below && m < k);
     if (better) ++rank;
   }
   if (rank >= K) return;

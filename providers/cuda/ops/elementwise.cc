@@ -1,7 +1,6 @@
 // cuda-generic's elementwise operators: arithmetic and comparisons with numpy broadcasting,
 // activations and other unary functions, Where, Cast, Clip and inference BatchNormalization.
 #include <cmath>
-#include <limits>
 
 #include "providers/cuda/ops/gpu_kernel.h"
 
@@ -127,18 +126,19 @@ class UnaryKernel final : public GpuKernel {
  protected:
   Status compute(KernelContext& ctx, GpuRun& run) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, need_input(ctx, 0));
-    float lo = alpha_, hi = beta_;
-    if (op_ == kClip && ctx.node().opset >= 11) {
-      lo = -std::numeric_limits<float>::infinity();
-      hi = std::numeric_limits<float>::infinity();
-      if (ctx.input(1)) {
-        RECUR_ASSIGN_OR_RETURN(const double v, host_scalar(ctx, 1));
-        lo = static_cast<float>(v);
+    double lo = alpha_, hi = beta_;
+    if (op_ == kClip) {
+      std::optional<double> in_lo, in_hi;
+      if (ctx.node().opset >= 11 && ctx.input(1)) {
+        RECUR_ASSIGN_OR_RETURN(in_lo, host_scalar(ctx, 1));
       }
-      if (ctx.input(2)) {
-        RECUR_ASSIGN_OR_RETURN(const double v, host_scalar(ctx, 2));
-        hi = static_cast<float>(v);
+      if (ctx.node().opset >= 11 && ctx.input(2)) {
+        RECUR_ASSIGN_OR_RETURN(in_hi, host_scalar(ctx, 2));
       }
+      auto b = clip_bounds(ctx.node(), in_lo, in_hi);
+      if (!b.ok()) return b.status().with_context(ctx.node().describe());
+      lo = b->lo;
+      hi = b->hi;
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * y, new_output(ctx, 0, x->dtype(), x->shape()));
     RECUR_LAUNCH_CHECK(ctx, launch_unary(x->dtype(), op_, lo, hi, x->raw_data(), y->raw_data(),
@@ -424,8 +424,7 @@ void register_elementwise_kernels(KernelRegistry& r) {
       {"HardSwish", kHardSwish, 14, nullptr, 0, nullptr, 0, false},
       {"Celu", kCelu, 12, "alpha", 1.0f, nullptr, 0, false},
       {"Gelu", kGeluErf, 20, nullptr, 0, nullptr, 0, false},
-      {"Clip", kClip, 6, "min", -std::numeric_limits<float>::max(), "max",
-       std::numeric_limits<float>::max(), false},
+      {"Clip", kClip, 6, nullptr, 0, nullptr, 0, false},  // bounds: clip_bounds
   };
   for (const UnaryDef& d : unary) add_unary(r, d);
   r.add({.op_type = "Not",

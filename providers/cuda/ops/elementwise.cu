@@ -23,7 +23,7 @@ __global__ void compare_kernel(BinaryArgs g, const T* a, const T* b, bool* y, in
 }
 
 template <class T, class C>
-__global__ void unary_float_kernel(int32_t op, float alpha, float beta, const T* x, T* y,
+__global__ void unary_float_kernel(int32_t op, double alpha, double beta, const T* x, T* y,
                                    int64_t n) {
   RECUR_FOR_EACH(i, n) { unary_float_element<T, C>(op, alpha, beta, x, y, i); }
 }
@@ -107,7 +107,7 @@ cudaError_t launch_binary(DType t, const BinaryArgs& g, const void* a, const voi
   return cudaGetLastError();
 }
 
-cudaError_t launch_unary(DType t, int32_t op, float alpha, float beta, const void* x, void* y,
+cudaError_t launch_unary(DType t, int32_t op, double alpha, double beta, const void* x, void* y,
                          int64_t n, cudaStream_t s) {
   switch (t) {
     case DType::kFloat32:

@@ -73,7 +73,7 @@ RECUR_HD inline float fm_floor(float x) { return floorf(x); }
 RECUR_HD inline double fm_floor(double x) { return floor(x); }
 
 template <class C>
-RECUR_HD C unary_apply(int32_t op, C x, float alpha, float beta) {
+RECUR_HD C unary_apply(int32_t op, C x, double alpha, double beta) {
   const C a = static_cast<C>(alpha), b = static_cast<C>(beta);
   const C zero(0), one(1);
   switch (op) {
@@ -121,8 +121,11 @@ RECUR_HD C unary_apply(int32_t op, C x, float alpha, float beta) {
     }
     case kSelu:  // alpha, gamma (in beta)
       return x > zero ? b * x : b * (a * exp(x) - a);
-    case kClip:  // min in alpha, max in beta
-      return x < a ? a : (x > b ? b : x);
+    case kClip: {  // min in alpha, max in beta
+      // min(max(x, lo), hi), so min > max gives max; NaN in x or a bound propagates (numpy.clip).
+      const C v = x != x ? x : (a != a ? a : (x < a ? a : x));
+      return v != v ? v : (b != b ? b : (b < v ? b : v));
+    }
     case kSign:
       return x > zero ? one : (x < zero ? -one : zero);
     case kThresholdedRelu:

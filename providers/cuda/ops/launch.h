@@ -18,8 +18,9 @@ namespace recur::cuda::ops {
 // Arithmetic writes `t`; comparisons and logic (is_comparison(op)) write bool.
 cudaError_t launch_binary(DType t, const BinaryArgs& g, const void* a, const void* b, void* y,
                           int64_t n, int32_t* flag, int32_t site, cudaStream_t s);
-// Float types for every UnaryOp; int32/int64 for Neg, Abs, Sign; bool for Not.
-cudaError_t launch_unary(DType t, int32_t op, float alpha, float beta, const void* x, void* y,
+// Float types for every UnaryOp; int32/int64 for Neg, Abs, Sign; bool for Not. alpha and beta
+// are double for Clip's float64 bounds.
+cudaError_t launch_unary(DType t, int32_t op, double alpha, double beta, const void* x, void* y,
                          int64_t n, cudaStream_t s);
 cudaError_t launch_where(size_t elem, const WhereArgs& g, const bool* c, const void* x,
                          const void* y, void* out, int64_t n, cudaStream_t s);

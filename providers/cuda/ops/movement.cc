@@ -503,10 +503,7 @@ void register_movement_kernels(KernelRegistry& r) {
            {1});
   add_view(r, "Flatten", 1, [](const KernelContext& ctx, const Tensor& x) -> Result<Shape> {
     AttrReader a(ctx.node());
-    RECUR_ASSIGN_OR_RETURN(const int64_t axis, axis_in(a.get_int("axis", 1), x.rank() + 1, "axis"));
-    int64_t outer = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
-    return Shape{outer, outer ? x.numel() / outer : 0};
+    return flatten_shape(x.shape(), a.get_int("axis", 1));
   });
   add_view(r, "Squeeze", 1,
            [](const KernelContext& ctx, const Tensor& x) -> Result<Shape> {

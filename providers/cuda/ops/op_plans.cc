@@ -4,6 +4,8 @@
 #include <limits>
 #include <numeric>
 
+#include "runtime/graph/graph.h"
+
 namespace recur::cuda::ops {
 
 namespace {
@@ -24,6 +26,21 @@ Result<int64_t> axis_in(int64_t axis, int64_t rank, const std::string& what) {
                             std::to_string(rank));
   }
   return axis < 0 ? axis + rank : axis;
+}
+
+Result<ClipBounds> clip_bounds(const Node& node, std::optional<double> lo,
+                               std::optional<double> hi) {
+  ClipBounds b;
+  if (node.opset < 11) {
+    AttrReader a(node);
+    if (a.has("min")) b.lo = a.get_float("min", 0.0f);
+    if (a.has("max")) b.hi = a.get_float("max", 0.0f);
+    RECUR_RETURN_IF_ERROR(a.status());
+    return b;
+  }
+  if (lo) b.lo = *lo;
+  if (hi) b.hi = *hi;
+  return b;
 }
 
 Result<Strided> make_strided(const Shape& dims, const std::vector<int64_t>& strides,
@@ -145,7 +162,9 @@ Result<Strided> slice_strided(const Shape& in, const std::vector<int64_t>& start
     if (s < 0) s += dim;
     if (e < 0) e += dim;
     int64_t count = 0;
-    if (st > 0) {
+    if (dim == 0) {
+      // Nothing to take; and clamping into [0, dim - 1] below would have lo > hi (undefined).
+    } else if (st > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
       if (e > s) count = (e - s - 1) / st + 1;
@@ -242,6 +261,32 @@ Result<std::vector<BlockCopy>> split_blocks(const Shape& in, int64_t axis,
     blocks.push_back(b);
   }
   return blocks;
+}
+
+Result<Shape> flatten_shape(const Shape& in, int64_t axis) {
+  // Not axis_in(axis, rank + 1): rank itself is valid, but -1 still means rank - 1.
+  const int64_t rank = static_cast<int64_t>(in.size());
+  if (axis < -rank || axis > rank) {
+    return invalid_argument("axis " + std::to_string(axis) + " is out of range for rank " +
+                            std::to_string(rank));
+  }
+  if (axis < 0) axis += rank;
+  // Each side multiplied on its own: when one side holds a 0, numel / outer says nothing of the
+  // other. An empty tensor's other side may overflow; then there is no shape.
+  Shape out = {1, 1};
+  for (size_t k = 0; k < 2; ++k) {
+    const auto first = in.begin() + (k ? axis : 0), last = k ? in.end() : in.begin() + axis;
+    if (std::find(first, last, 0) != last) {
+      out[k] = 0;
+      continue;
+    }
+    for (auto d = first; d != last; ++d) {
+      if (__builtin_mul_overflow(out[k], *d, &out[k])) {
+        return invalid_argument("the flattened shape of " + ints(in) + " overflows");
+      }
+    }
+  }
+  return out;
 }
 
 Result<GatherIndex> gather_plan(const Shape& data, const Shape& indices, int64_t axis, Shape* out,

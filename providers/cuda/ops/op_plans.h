@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,10 @@
 #include "providers/cuda/ops/index_math.h"
 #include "recur/tensor.h"
 #include "runtime/core/status.h"
+
+namespace recur {
+struct Node;
+}
 
 namespace recur::cuda::ops {
 
@@ -46,6 +51,10 @@ Result<std::vector<BlockCopy>> split_blocks(const Shape& in, int64_t axis,
                                             const std::vector<int64_t>& sizes,
                                             std::vector<Shape>* outs);
 
+// Flatten's output shape: [prod(in[:axis]), prod(in[axis:])], axis in [-rank, rank] (negative
+// adds rank); an error when a product overflows (an empty tensor's other side).
+Result<Shape> flatten_shape(const Shape& in, int64_t axis);
+
 // Gather along `axis`: out = data[:axis] + indices + data[axis+1:].
 Result<GatherIndex> gather_plan(const Shape& data, const Shape& indices, int64_t axis, Shape* out,
                                 int64_t* outer);
@@ -76,6 +85,16 @@ struct MatMulPlan {
   int64_t a_stride = 0, b_stride = 0;
 };
 Result<MatMulPlan> matmul_plan(const Shape& a, const Shape& b);
+
+// Clip's bounds: the min and max attributes before opset 11, the optional scalar inputs `lo` and
+// `hi` (read on the host) from opset 11. In double, so that float64 bounds keep their precision;
+// an absent bound is infinite (not FLT_MAX, which would clamp infinities and large float64s).
+struct ClipBounds {
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+};
+Result<ClipBounds> clip_bounds(const Node& node, std::optional<double> lo,
+                               std::optional<double> hi);
 
 // Negative axes made non-negative; an error names `what` when out of range.
 Result<int64_t> axis_in(int64_t axis, int64_t rank, const std::string& what);

@@ -3,6 +3,7 @@
 //    activation_alpha/beta, input_forget, linear_before_reset=0) land on cuda-generic, with
 //    cudnn's reason for declining, under the default priority cudnn, cuda-generic, onednn,
 //    reference;
+//  - dilated MaxPool and AveragePool, which cuDNN cannot pool, go to the next provider;
 //  - every node of every model in models/ lands on cudnn or cuda-generic when they are the only
 //    providers listed, apart from shape computations, which run on the host;
 //  - the stacked LSTM of char_lstm_lm becomes one cudnn node, and --explain says so.
@@ -126,6 +127,32 @@ TEST(CudaGenericPlan, HeldOutAttributesGoToCudaGeneric) {
     EXPECT_EQ(a.provider, "cuda-generic") << h.name << ": " << declined(a, "cuda-generic");
     EXPECT_NE(declined(a, "cudnn").find(h.reason), std::string::npos)
         << h.name << ": cudnn declined with '" << declined(a, "cudnn") << "'";
+  }
+}
+
+// cuDNN's pooling has no dilation: a dilated MaxPool or AveragePool (dilations from opset 19)
+// goes to the next provider, with cuda-generic's reason.
+TEST(CudaGenericPlan, DilatedPoolingIsDeclined) {
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    for (const bool dilated : {false, true}) {
+      ModelBuilder mb(19);
+      mb.input("x", DType::kFloat32, {1, 2, 7, 7});
+      mb.output("y", DType::kFloat32);
+      onnx::NodeProto& n = mb.node(op, {"x"}, {"y"}, "pool");
+      set_attr(n, "kernel_shape", std::vector<int64_t>{2, 2});
+      set_attr(n, "dilations", std::vector<int64_t>{dilated ? 2 : 1, 1});
+      const std::string bytes = mb.bytes();
+      Session s = Session::from_bytes(
+          bytes.data(), bytes.size(),
+          SessionOptions().providers({"cuda-generic", "reference"}).plan_only(true));
+      const NodeAssignment& a = s.assignment().at(0);
+      const std::string what = std::string(op) + (dilated ? " dilated" : "");
+      EXPECT_EQ(a.provider, dilated ? "reference" : "cuda-generic") << what;
+      if (dilated) {
+        EXPECT_NE(declined(a, "cuda-generic").find("dilated pooling"), std::string::npos)
+            << what << ": cuda-generic declined with '" << declined(a, "cuda-generic") << "'";
+      }
+    }
   }
 }
 

@@ -2,8 +2,8 @@
 // per-element functions (ops/element_fns.h) that every CUDA kernel is a grid-stride loop around,
 // run here in plain loops and compared with the reference provider on random inputs:
 // broadcasting arithmetic and comparisons, unary functions, Where, Cast, Transpose, Slice,
-// Expand, Concat, Split, Gather, ScatterElements, Range, the reductions, ArgMax, Softmax and
-// LogSoftmax, LayerNormalization, TopK, and MatMul's batching plan.
+// Expand, Flatten's shape, Concat, Split, Gather, ScatterElements, Range, the reductions, ArgMax,
+// Softmax and LogSoftmax, LayerNormalization, TopK, and MatMul's batching plan.
 #if RECUR_HAVE_CUDA
 
 #include <gtest/gtest.h>
@@ -12,11 +12,13 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "providers/cuda/ops/element_fns.h"
 #include "providers/cuda/ops/op_plans.h"
 #include "recur/recur.h"
+#include "runtime/graph/graph.h"
 #include "tests/support/model_builder.h"
 #include "tools/common/testdir.h"
 
@@ -247,6 +249,109 @@ TEST(GlueOpsCpu, UnaryFunctions) {
   expect_same(y, want[0], "Clip");
 }
 
+// Clip as the GPU kernel computes it: clip_bounds, then the element function in T.
+template <class T>
+Tensor gpu_clip(const Node& node, const Tensor& x, std::optional<double> lo,
+                std::optional<double> hi) {
+  auto b = clip_bounds(node, lo, hi);
+  EXPECT_TRUE(b.ok()) << b.status().message();
+  if (!b.ok()) return Tensor();
+  Tensor y = Tensor::empty(x.dtype(), x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i)
+    unary_float_element<T, T>(kClip, b->lo, b->hi, x.data<T>(), y.data<T>(), i);
+  return y;
+}
+
+TEST(GlueOpsCpu, ClipEdgeCases) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Infinities, NaN, signed zeros, values on and near the bounds, and (in float64) values past
+  // FLT_MAX and next to 0.1 and 0.3, which bounds rounded to float would move.
+  const std::vector<double> xs = {-inf, -1e300, -3.5, -1.0, -0.0, 0.0,   0.1, 0.30000000000000004,
+                                  0.7,  1.0,    2.0,  3e38, 1e39, 1e300, inf, nan};
+  using Bound = std::optional<double>;
+  auto name = [](Bound b) { return b ? std::to_string(*b) : std::string("none"); };
+  auto as = [](DType t, const std::vector<double>& v) {
+    Tensor x = Tensor::empty(t, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (t == DType::kFloat32) {
+        x.data<float>()[i] = static_cast<float>(v[i]);
+      } else {
+        x.data<double>()[i] = v[i];
+      }
+    }
+    return x;
+  };
+  // A bound as the kernel reads it: the input's own type, widened to double.
+  auto read = [](const Tensor& b) {
+    return b.dtype() == DType::kFloat32 ? static_cast<double>(b.data<float>()[0])
+                                        : b.data<double>()[0];
+  };
+  // Opset 13: optional min and max inputs, in x's type. min > max (every value becomes max), NaN
+  // bounds (NaN everywhere), absent bounds (unbounded).
+  const std::vector<std::pair<Bound, Bound>> inputs = {
+      {-1.0, 2.0},         {2.0, -1.0},
+      {nan, 1.0},          {-1.0, nan},
+      {nan, nan},          {std::nullopt, 0.7},
+      {0.1, std::nullopt}, {std::nullopt, std::nullopt},
+      {-inf, inf},         {0.1, 0.30000000000000004},
+      {-0.0, 0.0}};
+  for (DType t : {DType::kFloat32, DType::kFloat64}) {
+    const Tensor x = as(t, xs);
+    for (const auto& [lo, hi] : inputs) {
+      const Tensor lo_t = lo ? as(t, {*lo}).reshaped({}) : Tensor();
+      const Tensor hi_t = hi ? as(t, {*hi}).reshaped({}) : Tensor();
+      const auto want = reference(
+          "Clip", {{"x", x}, {lo ? "lo" : "", lo_t}, {hi ? "hi" : "", hi_t}}, {t}, nullptr, 13);
+      Node node;
+      node.op_type = "Clip";
+      node.opset = 13;
+      const Bound in_lo = lo ? Bound(read(lo_t)) : std::nullopt;
+      const Bound in_hi = hi ? Bound(read(hi_t)) : std::nullopt;
+      const Tensor got = t == DType::kFloat32 ? gpu_clip<float>(node, x, in_lo, in_hi)
+                                              : gpu_clip<double>(node, x, in_lo, in_hi);
+      expect_same(got, want[0],
+                  "Clip " + std::string(dtype_name(t)) + " [" + name(lo) + ", " + name(hi) + "]",
+                  0.0);
+    }
+  }
+  // Opset 6: float attributes; an absent one leaves that side unbounded.
+  const std::vector<std::pair<Bound, Bound>> attrs = {{std::nullopt, std::nullopt},
+                                                      {-1.0, std::nullopt},
+                                                      {std::nullopt, 2.0},
+                                                      {2.0, -1.0},
+                                                      {-0.5, 0.7}};
+  for (DType t : {DType::kFloat32, DType::kFloat64}) {
+    const Tensor x = as(t, xs);
+    for (const auto& [lo, hi] : attrs) {
+      const auto want = reference(
+          "Clip", {{"x", x}}, {t},
+          [lo = lo, hi = hi](onnx::NodeProto& n) {
+            if (lo) set_attr(n, "min", static_cast<float>(*lo));
+            if (hi) set_attr(n, "max", static_cast<float>(*hi));
+          },
+          6);
+      Node node;
+      node.op_type = "Clip";
+      node.opset = 6;
+      for (const auto& [attr, v] : {std::pair{"min", lo}, std::pair{"max", hi}}) {
+        if (!v) continue;
+        Attribute a;
+        a.type = AttrType::kFloat;
+        a.f = static_cast<float>(*v);
+        node.attributes[attr] = a;
+      }
+      const Tensor got = t == DType::kFloat32
+                             ? gpu_clip<float>(node, x, std::nullopt, std::nullopt)
+                             : gpu_clip<double>(node, x, std::nullopt, std::nullopt);
+      expect_same(
+          got, want[0],
+          "Clip opset 6 " + std::string(dtype_name(t)) + " [" + name(lo) + ", " + name(hi) + "]",
+          0.0);
+    }
+  }
+}
+
 TEST(GlueOpsCpu, WhereAndCast) {
   Tensor c = Tensor::empty(DType::kBool, {2, 1, 4});
   for (int64_t i = 0; i < c.numel(); ++i) c.data<bool>()[i] = (i * 7) % 3 == 0;
@@ -322,6 +427,10 @@ TEST(GlueOpsCpu, TransposeSliceExpand) {
       {{7}, {5}, {1}, {0}, {-1}},
       {{3, 4}, {10}, {20}, {1}, {1}},
       {{2, 6, 2}, {-4}, {6}, {-2}, {1}},
+      // A zero-length axis has nothing to take, whatever the step's sign.
+      {{2, 0, 3}, {-1}, {-10}, {1}, {-1}},
+      {{0}, {INT64_MAX}, {INT64_MIN}, {0}, {-2}},
+      {{3, 0}, {0}, {5}, {1}, {1}},
   };
   for (const S& c : slices) {
     Tensor x = rand_float(c.in);
@@ -335,6 +444,8 @@ TEST(GlueOpsCpu, TransposeSliceExpand) {
     Shape out;
     auto st = slice_strided(c.in, c.starts, c.ends, c.axes, c.steps, &out);
     ASSERT_TRUE(st.ok()) << st.status().message();
+    // Before copying: a wrong shape would read outside x.
+    ASSERT_EQ(out, want[0].shape()) << "Slice " + shape_to_string(c.in);
     expect_same(run_strided(x, *st, out), want[0], "Slice " + shape_to_string(c.in));
   }
   for (const auto& [in, shape] : std::vector<std::pair<Shape, Shape>>{
@@ -345,6 +456,27 @@ TEST(GlueOpsCpu, TransposeSliceExpand) {
     expect_same(run_strided(x, *broadcast_strided(in, out), out), want[0],
                 "Expand " + shape_to_string(in));
   }
+}
+
+TEST(GlueOpsCpu, FlattenShape) {
+  // Every axis in [-rank, rank], empty tensors included: a zero outer product must not zero
+  // the inner one.
+  for (const Shape& in : std::vector<Shape>{{2, 3, 4}, {0, 3, 4}, {3, 0}, {2, 0, 5}, {5}, {}}) {
+    const int64_t rank = static_cast<int64_t>(in.size());
+    const Tensor x = rand_float(in);
+    for (int64_t axis = -rank; axis <= rank; ++axis) {
+      const auto want = reference(
+          "Flatten", {{"x", x}}, {DType::kFloat32},
+          [axis](onnx::NodeProto& n) { set_attr(n, "axis", axis); }, 13);
+      auto got = flatten_shape(in, axis);
+      ASSERT_TRUE(got.ok()) << got.status().message();
+      EXPECT_EQ(*got, want[0].shape()) << shape_to_string(in) << " axis " << axis;
+    }
+    EXPECT_FALSE(flatten_shape(in, rank + 1).ok()) << shape_to_string(in);
+    EXPECT_FALSE(flatten_shape(in, -rank - 1).ok()) << shape_to_string(in);
+  }
+  // Empty, yet 2^40 * 2^40 elements on the inner side: no int64 shape holds it.
+  EXPECT_FALSE(flatten_shape({0, int64_t{1} << 40, int64_t{1} << 40}, 1).ok());
 }
 
 void apply_blocks(const std::vector<BlockCopy>& blocks, size_t k, const float* src, float* dst) {
@@ -583,6 +715,103 @@ TEST(GlueOpsCpu, ArgMaxSoftmaxLayerNormTopK) {
                                         ix.data<int64_t>(), e);
       expect_same(v, want[0], "TopK values");
       expect_same(ix, want[1], "TopK indices");
+    }
+  }
+}
+
+// Rows of NaN, infinities and ties, for the row operations' edge cases.
+Tensor edge_rows() {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  return Tensor::from_vector<float>({8, 5}, {1,    nan,  3,    nan,  2,     // NaN inside
+                                             nan,  1,    nan,  5,    5,     // NaN first, ties
+                                             3,    3,    1,    1,    2,     // ties only
+                                             -inf, inf,  nan,  inf,  -inf,  // both infinities
+                                             nan,  nan,  nan,  nan,  nan,   // NaN only
+                                             -inf, -inf, -inf, -inf, -inf,  // -inf only
+                                             inf,  1,    2,    nan,  -inf,  // NaN last
+                                             inf,  -2,   inf,  0,    -0.0f});
+}
+
+TEST(GlueOpsCpu, ArgMaxArgMinWithNaN) {
+  // The reference's (numpy's) rule: the first NaN is the extreme; with select_last_index, the
+  // last NaN.
+  const Tensor x = edge_rows();
+  for (int64_t axis : {0, 1}) {
+    for (bool is_max : {true, false}) {
+      for (bool last : {false, true}) {
+        const auto want = reference(is_max ? "ArgMax" : "ArgMin", {{"x", x}}, {DType::kInt64},
+                                    [axis, last](onnx::NodeProto& n) {
+                                      set_attr(n, "axis", axis);
+                                      set_attr(n, "select_last_index", int64_t{last});
+                                    });
+        const ReduceIndex r = around_axis(x.shape(), axis);
+        Shape out = x.shape();
+        out[static_cast<size_t>(axis)] = 1;
+        Tensor y = Tensor::empty(DType::kInt64, out);
+        for (int64_t i = 0; i < y.numel(); ++i)
+          arg_element<float, float>(is_max, last, r, x.data<float>(), y.data<int64_t>(), i);
+        expect_same(y, want[0],
+                    std::string(is_max ? "ArgMax" : "ArgMin") + " axis " + std::to_string(axis) +
+                        (last ? " select_last_index" : ""));
+      }
+    }
+  }
+}
+
+TEST(GlueOpsCpu, ReductionsOfInfinitiesAndNaN) {
+  // LogSumExp subtracts the row's maximum: an infinite one must not turn into inf - inf.
+  const std::vector<std::pair<const char*, int32_t>> ops = {
+      {"ReduceLogSumExp", kReduceLogSumExp}, {"ReduceMax", kReduceMax}, {"ReduceMin", kReduceMin}};
+  for (const auto& [op, code] : ops) {
+    for (const Tensor& x : {edge_rows(), Tensor::empty(DType::kFloat32, {3, 0})}) {
+      for (int64_t axis : {0, 1}) {
+        const std::vector<int64_t> axes = {axis};
+        const auto want = reference(op, {{"x", x}}, {DType::kFloat32},
+                                    [axes](onnx::NodeProto& n) { set_attr(n, "axes", axes); });
+        auto plan = reduce_plan(x.shape(), axes, true, false);
+        ASSERT_TRUE(plan.ok());
+        Tensor y = Tensor::empty(DType::kFloat32, plan->out);
+        for (int64_t i = 0; i < y.numel(); ++i)
+          reduce_element<float, float>(code, plan->index, x.data<float>(), y.data<float>(), i);
+        expect_same(
+            y, want[0],
+            std::string(op) + " " + shape_to_string(x.shape()) + " axis " + std::to_string(axis));
+      }
+    }
+  }
+}
+
+TEST(GlueOpsCpu, TopKWithNaN) {
+  // NaN sorts above every number (the reference's, and numpy's, order), equal values and NaNs
+  // by index. Every output slot must be written exactly once: the outputs start as a sentinel.
+  const Tensor x = edge_rows();
+  for (int64_t axis : {0, 1}) {
+    const int64_t n = x.dim(axis);
+    for (bool largest : {true, false}) {
+      for (int64_t K : {int64_t{1}, int64_t{3}, n}) {
+        const auto want =
+            reference("TopK", {{"x", x}, {"k", ints({K})}}, {DType::kFloat32, DType::kInt64},
+                      [axis, largest](onnx::NodeProto& n) {
+                        set_attr(n, "axis", axis);
+                        set_attr(n, "largest", int64_t{largest});
+                      });
+        const ReduceIndex r = around_axis(x.shape(), axis);
+        Shape out = x.shape();
+        out[static_cast<size_t>(axis)] = K;
+        Tensor v = Tensor::empty(DType::kFloat32, out), ix = Tensor::empty(DType::kInt64, out);
+        for (int64_t e = 0; e < v.numel(); ++e) {
+          v.data<float>()[e] = 12345.0f;
+          ix.data<int64_t>()[e] = -1;
+        }
+        for (int64_t e = 0; e < x.numel(); ++e)
+          top_k_element<float, float>(r, K, largest, x.data<float>(), v.data<float>(),
+                                      ix.data<int64_t>(), e);
+        const std::string what = "TopK axis " + std::to_string(axis) + " K " + std::to_string(K) +
+                                 (largest ? " largest" : " smallest");
+        expect_same(v, want[0], what + " values", 0.0);
+        expect_same(ix, want[1], what + " indices");
+      }
     }
   }
 }
