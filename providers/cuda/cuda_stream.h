@@ -81,7 +81,9 @@ class StreamContext {
   cudnnRNNDataDescriptor_t rnn_data_[2] = {nullptr, nullptr};
 };
 
-// A leased stream; returned to its pool when the last holder lets go.
+// A leased stream; returned to its pool when the last holder lets go. Its holders
+// (ScopedStream, CudaRunState) must end on the thread that made them: the lease is that
+// thread's current stream until then.
 class StreamLease;
 
 // The calling thread's current stream for `device`, or null outside a run or ScopedStream.
