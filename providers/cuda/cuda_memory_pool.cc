@@ -146,12 +146,17 @@ Result<std::shared_ptr<void>> allocate_device(size_t bytes, int device) {
   // The allocation is ordered on `stream`: a run's later work on it needs nothing more.
   // Outside a run, a synchronize makes the block usable from any stream.
   if (!in_run) RECUR_RETURN_IF_ERROR(scoped.synchronize());
-  return std::shared_ptr<void>(p, [device, stream](void* q) {
+  return std::shared_ptr<void>(p, [device](void* q) {
     DeviceGuard guard(device);
     StreamContext* cur = current_stream(device);
-    // Freed in the order of the stream that used it last: the current run's, or the one it
-    // was allocated on.
-    (void)cudaFreeAsync(q, cur ? cur->stream() : stream);
+    // In a run (or ScopedStream), freed in the order of its stream. Otherwise every use of
+    // the block has finished (work outside a run is synchronized, and a run synchronizes its
+    // stream before its state ends), so any stream will do but the one it was allocated on:
+    // that one is back in the pool, and the thread that leased it next may be recording a
+    // CUDA graph on it, where cudaFreeAsync would add a free node for memory the graph never
+    // allocated. This thread's per-thread default stream is never recorded, and since every
+    // stream recur leases is non-blocking, freeing on it neither waits for nor joins them.
+    (void)cudaFreeAsync(q, cur ? cur->stream() : cudaStreamPerThread);
   });
 }
 

@@ -21,9 +21,8 @@ namespace {
 
 // --- Streams -------------------------------------------------------------------------------
 
-// Process-wide, not per provider: a stream outlives any run and any provider, because memory
-// freed after its session ended (a caller's output tensor) is freed on the stream it was
-// allocated on, and ScopedStream serves the device-memory hooks, which have no provider.
+// Process-wide, not per provider: a stream and its handles outlive any run and any provider,
+// and ScopedStream serves the device-memory hooks, which have no provider.
 struct StreamPool {
   std::mutex mu;
   std::vector<StreamContext*> free;
