@@ -139,6 +139,9 @@ Result<std::shared_ptr<void>> allocate_device(size_t bytes, int device) {
   const cudaStream_t stream = scoped.stream();
   const cudaError_t err = cudaMallocFromPoolAsync(&p, std::max<size_t>(bytes, 1), pool, stream);
   if (err != cudaSuccess) {
+    // Reported here: the thread's next kernel launcher, which returns cudaGetLastError(),
+    // must not report it again as its own.
+    (void)cudaGetLastError();
     return Status(ErrorCode::kDevice, "out of memory on cuda:" + std::to_string(device) +
                                           " allocating " + std::to_string(bytes) + " bytes (" +
                                           cudaGetErrorString(err) + ")");
@@ -156,7 +159,11 @@ Result<std::shared_ptr<void>> allocate_device(size_t bytes, int device) {
     // CUDA graph on it, where cudaFreeAsync would add a free node for memory the graph never
     // allocated. This thread's per-thread default stream is never recorded, and since every
     // stream recur leases is non-blocking, freeing on it neither waits for nor joins them.
-    (void)cudaFreeAsync(q, cur ? cur->stream() : cudaStreamPerThread);
+    // A deleter cannot report: a failure is cleared, or the thread's next kernel launcher
+    // (which returns cudaGetLastError()) would report it as its own.
+    if (cudaFreeAsync(q, cur ? cur->stream() : cudaStreamPerThread) != cudaSuccess) {
+      (void)cudaGetLastError();
+    }
   });
 }
 

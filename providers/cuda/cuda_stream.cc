@@ -157,7 +157,10 @@ DeviceGuard::DeviceGuard(int index) {
 }
 
 DeviceGuard::~DeviceGuard() {
-  if (previous_ >= 0) (void)cudaSetDevice(previous_);
+  if (previous_ < 0) return;
+  // Ignored, and cleared so that the thread's next kernel launcher (which returns
+  // cudaGetLastError()) does not report it as its own.
+  if (cudaSetDevice(previous_) != cudaSuccess) (void)cudaGetLastError();
 }
 
 // --- Stream contexts -------------------------------------------------------------------------
