@@ -284,9 +284,17 @@ ScopedStream::ScopedStream(int device) : guard_(device) {
   }
   lease_ = std::move(lease).value();
   ctx_ = lease_->context();
+  leased_ = fresh;
 }
 
-ScopedStream::~ScopedStream() = default;
+ScopedStream::~ScopedStream() {
+  // Callers synchronize before they return success, but not on their error paths, and once
+  // the stream is no longer current, a block freed on this thread is freed with no ordering
+  // (cuda_memory_pool.cc): its pending copies must be done. On an idle stream this costs a
+  // few microseconds. A stream that was current already is the run's (or an outer
+  // ScopedStream's), which synchronizes it itself.
+  if (leased_ && cudaStreamSynchronize(ctx_->stream()) != cudaSuccess) (void)cudaGetLastError();
+}
 
 Status ScopedStream::synchronize() {
   RECUR_RETURN_IF_ERROR(status_);

@@ -4,7 +4,8 @@
 // calling thread's current stream for the device. Kernels, allocations, frees and copies made
 // on that thread during the run go to that stream, so they are ordered without events. Work
 // outside a run (compiling, copies at load, a caller's own device tensors) leases a stream
-// for the duration of a ScopedStream and synchronizes it at the end.
+// for the duration of a ScopedStream, which synchronizes it at the end, as a run's end_run
+// does: a block freed outside both has no work pending on it.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -90,7 +91,8 @@ class StreamLease;
 StreamContext* current_stream(int device);
 
 // The current stream for `device` if there is one, else a leased one that is synchronized
-// and returned when the ScopedStream ends. For work outside a run.
+// and returned when the ScopedStream ends (also on an error path; a failure there is
+// dropped: call synchronize() for the status). For work outside a run.
 class ScopedStream {
  public:
   explicit ScopedStream(int device);
@@ -107,6 +109,7 @@ class ScopedStream {
   DeviceGuard guard_;
   std::shared_ptr<StreamLease> lease_;
   StreamContext* ctx_ = nullptr;
+  bool leased_ = false;  // the stream is this ScopedStream's own, not the current one
   Status status_;
 };
 
