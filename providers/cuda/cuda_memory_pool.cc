@@ -69,11 +69,19 @@ StagingPool& staging_pool(int device) {
   return pools[device];
 }
 
-// Up to two pinned chunks for one copy; returned to the pool when the lease ends.
+// Up to two pinned chunks for one copy on `stream`; returned to the pool when the lease ends.
+// A buffer in the pool has no transfer in flight: a copy fills or reads the first two it
+// takes without waiting.
 class StagingLease {
  public:
-  explicit StagingLease(int device) : device_(device) {}
+  StagingLease(int device, cudaStream_t stream) : device_(device), stream_(stream) {}
   ~StagingLease() {
+    // Unless the copy saw its transfers finish, one may still be reading or writing a buffer
+    // (an error path): wait for them. A failure is dropped (the copy reports its own error)
+    // and cleared, so that the thread's next kernel launch does not report it.
+    if (!idle_ && (bufs_[0] || bufs_[1]) && cudaStreamSynchronize(stream_) != cudaSuccess) {
+      (void)cudaGetLastError();
+    }
     StagingPool& p = staging_pool(device_);
     std::lock_guard lock(p.mu);
     for (StagingBuffer* b : bufs_)
@@ -98,9 +106,14 @@ class StagingLease {
     return b;
   }
 
+  // Every transfer through the buffers has completed.
+  void set_idle() { idle_ = true; }
+
  private:
   int device_;
+  cudaStream_t stream_;
   StagingBuffer* bufs_[2] = {nullptr, nullptr};
+  bool idle_ = false;
 };
 
 thread_local RecordingArena* t_arena = nullptr;
@@ -172,7 +185,7 @@ Status copy_host_to_device(void* dst, int device, const void* src, size_t bytes)
   ScopedStream scoped(device);
   RECUR_RETURN_IF_ERROR(scoped.status());
   const cudaStream_t s = scoped.stream();
-  StagingLease staging(device);
+  StagingLease staging(device, s);
   for (size_t off = 0, k = 0; off < bytes; off += kStagingChunk, ++k) {
     const size_t n = std::min(kStagingChunk, bytes - off);
     RECUR_ASSIGN_OR_RETURN(StagingBuffer * b, staging.get(static_cast<int>(k)));
@@ -183,7 +196,9 @@ Status copy_host_to_device(void* dst, int device, const void* src, size_t bytes)
         cudaMemcpyAsync(static_cast<char*>(dst) + off, b->host, n, cudaMemcpyHostToDevice, s));
     RECUR_CUDA_CHECK(cudaEventRecord(b->done, s));
   }
-  return scoped.synchronize();
+  RECUR_RETURN_IF_ERROR(scoped.synchronize());
+  staging.set_idle();
+  return ok_status();
 }
 
 Status copy_device_to_host(void* dst, const void* src, int device, size_t bytes) {
@@ -191,7 +206,7 @@ Status copy_device_to_host(void* dst, const void* src, int device, size_t bytes)
   ScopedStream scoped(device);
   RECUR_RETURN_IF_ERROR(scoped.status());
   const cudaStream_t s = scoped.stream();
-  StagingLease staging(device);
+  StagingLease staging(device, s);
   const size_t chunks = (bytes + kStagingChunk - 1) / kStagingChunk;
   auto enqueue = [&](size_t k) -> Status {
     const size_t off = k * kStagingChunk;
@@ -211,6 +226,8 @@ Status copy_device_to_host(void* dst, const void* src, int device, size_t bytes)
     const size_t off = k * kStagingChunk;
     std::memcpy(static_cast<char*>(dst) + off, b->host, std::min(kStagingChunk, bytes - off));
   }
+  // Each chunk's transfer was waited for before it was copied out.
+  staging.set_idle();
   return ok_status();
 }
 
