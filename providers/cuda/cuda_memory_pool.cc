@@ -69,11 +69,19 @@ StagingPool& staging_pool(int device) {
   return pools[device];
 }
 
-// Up to two pinned chunks for one copy; returned to the pool when the lease ends.
+// Up to two pinned chunks for one copy on `stream`; returned to the pool when the lease ends.
+// A buffer in the pool has no transfer in flight: a copy fills or reads the first two it
+// takes without waiting.
 class StagingLease {
  public:
-  explicit StagingLease(int device) : device_(device) {}
+  StagingLease(int device, cudaStream_t stream) : device_(device), stream_(stream) {}
   ~StagingLease() {
+    // Unless the copy saw its transfers finish, one may still be reading or writing a buffer
+    // (an error path): wait for them. A failure is dropped (the copy reports its own error)
+    // and cleared, so that the thread's next kernel launch does not report it.
+    if (!idle_ && (bufs_[0] || bufs_[1]) && cudaStreamSynchronize(stream_) != cudaSuccess) {
+      (void)cudaGetLastError();
+    }
     StagingPool& p = staging_pool(device_);
     std::lock_guard lock(p.mu);
     for (StagingBuffer* b : bufs_)
@@ -98,9 +106,14 @@ class StagingLease {
     return b;
   }
 
+  // Every transfer through the buffers has completed.
+  void set_idle() { idle_ = true; }
+
  private:
   int device_;
+  cudaStream_t stream_;
   StagingBuffer* bufs_[2] = {nullptr, nullptr};
+  bool idle_ = false;
 };
 
 thread_local RecordingArena* t_arena = nullptr;
@@ -139,6 +152,9 @@ Result<std::shared_ptr<void>> allocate_device(size_t bytes, int device) {
   const cudaStream_t stream = scoped.stream();
   const cudaError_t err = cudaMallocFromPoolAsync(&p, std::max<size_t>(bytes, 1), pool, stream);
   if (err != cudaSuccess) {
+    // Reported here: the thread's next kernel launcher, which returns cudaGetLastError(),
+    // must not report it again as its own.
+    (void)cudaGetLastError();
     return Status(ErrorCode::kDevice, "out of memory on cuda:" + std::to_string(device) +
                                           " allocating " + std::to_string(bytes) + " bytes (" +
                                           cudaGetErrorString(err) + ")");
@@ -146,12 +162,21 @@ Result<std::shared_ptr<void>> allocate_device(size_t bytes, int device) {
   // The allocation is ordered on `stream`: a run's later work on it needs nothing more.
   // Outside a run, a synchronize makes the block usable from any stream.
   if (!in_run) RECUR_RETURN_IF_ERROR(scoped.synchronize());
-  return std::shared_ptr<void>(p, [device, stream](void* q) {
+  return std::shared_ptr<void>(p, [device](void* q) {
     DeviceGuard guard(device);
     StreamContext* cur = current_stream(device);
-    // Freed in the order of the stream that used it last: the current run's, or the one it
-    // was allocated on.
-    (void)cudaFreeAsync(q, cur ? cur->stream() : stream);
+    // In a run (or ScopedStream), freed in the order of its stream. Otherwise every use of
+    // the block has finished (work outside a run is synchronized, and a run synchronizes its
+    // stream before its state ends), so any stream will do but the one it was allocated on:
+    // that one is back in the pool, and the thread that leased it next may be recording a
+    // CUDA graph on it, where cudaFreeAsync would add a free node for memory the graph never
+    // allocated. This thread's per-thread default stream is never recorded, and since every
+    // stream recur leases is non-blocking, freeing on it neither waits for nor joins them.
+    // A deleter cannot report: a failure is cleared, or the thread's next kernel launcher
+    // (which returns cudaGetLastError()) would report it as its own.
+    if (cudaFreeAsync(q, cur ? cur->stream() : cudaStreamPerThread) != cudaSuccess) {
+      (void)cudaGetLastError();
+    }
   });
 }
 
@@ -160,7 +185,7 @@ Status copy_host_to_device(void* dst, int device, const void* src, size_t bytes)
   ScopedStream scoped(device);
   RECUR_RETURN_IF_ERROR(scoped.status());
   const cudaStream_t s = scoped.stream();
-  StagingLease staging(device);
+  StagingLease staging(device, s);
   for (size_t off = 0, k = 0; off < bytes; off += kStagingChunk, ++k) {
     const size_t n = std::min(kStagingChunk, bytes - off);
     RECUR_ASSIGN_OR_RETURN(StagingBuffer * b, staging.get(static_cast<int>(k)));
@@ -171,7 +196,9 @@ Status copy_host_to_device(void* dst, int device, const void* src, size_t bytes)
         cudaMemcpyAsync(static_cast<char*>(dst) + off, b->host, n, cudaMemcpyHostToDevice, s));
     RECUR_CUDA_CHECK(cudaEventRecord(b->done, s));
   }
-  return scoped.synchronize();
+  RECUR_RETURN_IF_ERROR(scoped.synchronize());
+  staging.set_idle();
+  return ok_status();
 }
 
 Status copy_device_to_host(void* dst, const void* src, int device, size_t bytes) {
@@ -179,7 +206,7 @@ Status copy_device_to_host(void* dst, const void* src, int device, size_t bytes)
   ScopedStream scoped(device);
   RECUR_RETURN_IF_ERROR(scoped.status());
   const cudaStream_t s = scoped.stream();
-  StagingLease staging(device);
+  StagingLease staging(device, s);
   const size_t chunks = (bytes + kStagingChunk - 1) / kStagingChunk;
   auto enqueue = [&](size_t k) -> Status {
     const size_t off = k * kStagingChunk;
@@ -199,6 +226,8 @@ Status copy_device_to_host(void* dst, const void* src, int device, size_t bytes)
     const size_t off = k * kStagingChunk;
     std::memcpy(static_cast<char*>(dst) + off, b->host, std::min(kStagingChunk, bytes - off));
   }
+  // Each chunk's transfer was waited for before it was copied out.
+  staging.set_idle();
   return ok_status();
 }
 

@@ -11,8 +11,8 @@ namespace recur::cuda {
 
 // Device memory from a per-device stream-ordered pool that keeps freed blocks for reuse (the
 // caching allocator). Memory is allocated on the current stream (or a synchronized scoped
-// one) and freed on the stream current when the last reference goes, or else on the stream
-// it was allocated on.
+// one) and freed on the stream current when the last reference goes, or else, all its uses
+// being synchronized by then, on the freeing thread's per-thread default stream.
 Result<std::shared_ptr<void>> allocate_device(size_t bytes, int device);
 
 // Synchronous copies; host memory goes through pinned staging buffers, in chunks, so

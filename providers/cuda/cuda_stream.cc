@@ -21,9 +21,8 @@ namespace {
 
 // --- Streams -------------------------------------------------------------------------------
 
-// Process-wide, not per provider: a stream outlives any run and any provider, because memory
-// freed after its session ended (a caller's output tensor) is freed on the stream it was
-// allocated on, and ScopedStream serves the device-memory hooks, which have no provider.
+// Process-wide, not per provider: a stream and its handles outlive any run and any provider,
+// and ScopedStream serves the device-memory hooks, which have no provider.
 struct StreamPool {
   std::mutex mu;
   std::vector<StreamContext*> free;
@@ -56,14 +55,12 @@ Result<StreamContext*> take_stream(int device) {
 
 }  // namespace
 
-class StreamLease {
+// Made by current_or_new; the current stream of the thread that made it until its last holder
+// lets go.
+class StreamLease : public std::enable_shared_from_this<StreamLease> {
  public:
   explicit StreamLease(StreamContext* ctx) : ctx_(ctx) {}
-  ~StreamLease() {
-    StreamPool& p = stream_pool(ctx_->device());
-    std::lock_guard lock(p.mu);
-    p.free.push_back(ctx_);
-  }
+  ~StreamLease();
   StreamContext* context() const { return ctx_; }
 
  private:
@@ -73,24 +70,37 @@ class StreamLease {
 namespace {
 
 // The runs' current streams are per thread: a run and everything it calls stay on one thread.
-thread_local std::weak_ptr<StreamLease> t_current[kMaxDevices];
+// Raw pointers, not weak_ptrs: a device-memory deleter reads this array, and may run during
+// static destruction, after the thread's thread_locals with destructors are gone
+// ([basic.start.term]); a trivially destructible one stays usable until the thread ends.
+// The lease clears its slot when it ends, which is on this thread: its holders (ScopedStream,
+// CudaRunState) end on the thread that made them.
+thread_local StreamLease* t_current[kMaxDevices] = {};
 
 // The thread's current lease for `device`, or a new one that becomes current. `fresh` says
 // which.
 Result<std::shared_ptr<StreamLease>> current_or_new(int device, bool* fresh) {
   RECUR_RETURN_IF_ERROR(check_device_index(device));
-  if (auto sp = t_current[device].lock()) {
+  if (StreamLease* current = t_current[device]) {
     *fresh = false;
-    return sp;
+    return current->shared_from_this();
   }
   RECUR_ASSIGN_OR_RETURN(StreamContext * ctx, take_stream(device));
   auto sp = std::make_shared<StreamLease>(ctx);
-  t_current[device] = sp;
+  t_current[device] = sp.get();
   *fresh = true;
   return sp;
 }
 
 }  // namespace
+
+StreamLease::~StreamLease() {
+  StreamLease*& slot = t_current[ctx_->device()];
+  if (slot == this) slot = nullptr;
+  StreamPool& p = stream_pool(ctx_->device());
+  std::lock_guard lock(p.mu);
+  p.free.push_back(ctx_);
+}
 
 // --- Devices -------------------------------------------------------------------------------
 
@@ -147,7 +157,10 @@ DeviceGuard::DeviceGuard(int index) {
 }
 
 DeviceGuard::~DeviceGuard() {
-  if (previous_ >= 0) (void)cudaSetDevice(previous_);
+  if (previous_ < 0) return;
+  // Ignored, and cleared so that the thread's next kernel launcher (which returns
+  // cudaGetLastError()) does not report it as its own.
+  if (cudaSetDevice(previous_) != cudaSuccess) (void)cudaGetLastError();
 }
 
 // --- Stream contexts -------------------------------------------------------------------------
@@ -254,8 +267,8 @@ Status StreamContext::take_error() {
 
 StreamContext* current_stream(int device) {
   if (device < 0 || device >= kMaxDevices) return nullptr;
-  auto sp = t_current[device].lock();
-  return sp ? sp->context() : nullptr;
+  const StreamLease* current = t_current[device];
+  return current ? current->context() : nullptr;
 }
 
 ScopedStream::ScopedStream(int device) : guard_(device) {
@@ -271,9 +284,17 @@ ScopedStream::ScopedStream(int device) : guard_(device) {
   }
   lease_ = std::move(lease).value();
   ctx_ = lease_->context();
+  leased_ = fresh;
 }
 
-ScopedStream::~ScopedStream() = default;
+ScopedStream::~ScopedStream() {
+  // Callers synchronize before they return success, but not on their error paths, and once
+  // the stream is no longer current, a block freed on this thread is freed with no ordering
+  // (cuda_memory_pool.cc): its pending copies must be done. On an idle stream this costs a
+  // few microseconds. A stream that was current already is the run's (or an outer
+  // ScopedStream's), which synchronizes it itself.
+  if (leased_ && cudaStreamSynchronize(ctx_->stream()) != cudaSuccess) (void)cudaGetLastError();
+}
 
 Status ScopedStream::synchronize() {
   RECUR_RETURN_IF_ERROR(status_);

@@ -4,7 +4,8 @@
 // calling thread's current stream for the device. Kernels, allocations, frees and copies made
 // on that thread during the run go to that stream, so they are ordered without events. Work
 // outside a run (compiling, copies at load, a caller's own device tensors) leases a stream
-// for the duration of a ScopedStream and synchronizes it at the end.
+// for the duration of a ScopedStream, which synchronizes it at the end, as a run's end_run
+// does: a block freed outside both has no work pending on it.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -81,14 +82,17 @@ class StreamContext {
   cudnnRNNDataDescriptor_t rnn_data_[2] = {nullptr, nullptr};
 };
 
-// A leased stream; returned to its pool when the last holder lets go.
+// A leased stream; returned to its pool when the last holder lets go. Its holders
+// (ScopedStream, CudaRunState) must end on the thread that made them: the lease is that
+// thread's current stream until then.
 class StreamLease;
 
 // The calling thread's current stream for `device`, or null outside a run or ScopedStream.
 StreamContext* current_stream(int device);
 
 // The current stream for `device` if there is one, else a leased one that is synchronized
-// and returned when the ScopedStream ends. For work outside a run.
+// and returned when the ScopedStream ends (also on an error path; a failure there is
+// dropped: call synchronize() for the status). For work outside a run.
 class ScopedStream {
  public:
   explicit ScopedStream(int device);
@@ -105,6 +109,7 @@ class ScopedStream {
   DeviceGuard guard_;
   std::shared_ptr<StreamLease> lease_;
   StreamContext* ctx_ = nullptr;
+  bool leased_ = false;  // the stream is this ScopedStream's own, not the current one
   Status status_;
 };
 

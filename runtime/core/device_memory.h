@@ -18,7 +18,10 @@ struct DeviceMemoryHooks {
                  size_t bytes) = nullptr;
 };
 
+// Safe to call while other threads read the hooks: a set read earlier stays whole and valid
+// for the process. Empty hooks (both null) uninstall them.
 void set_device_memory_hooks(Device::Kind kind, DeviceMemoryHooks hooks);
+// The hooks for `kind`, or null when none are installed.
 const DeviceMemoryHooks* device_memory_hooks(Device::Kind kind);
 
 // Copies `src` into `dst` (same dtype and element count), across devices if needed.

@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <sstream>
 #include <string_view>
@@ -98,9 +100,13 @@ std::shared_ptr<void> allocate_host(size_t bytes, const Shape& shape) {
   });
 }
 
+// Readers take no lock (every device tensor's allocation and copy reads the hooks), and the
+// hooks are set again whenever a session creates a GPU provider. So a set, once published,
+// is never written: readers load a pointer to an immutable copy. Copies are kept for the
+// process (a reader may still hold one) and shared by equal sets, so there are as many as
+// there are copies of the CUDA providers' code in the process (one, or two in the tests).
 std::mutex g_hooks_mutex;
-DeviceMemoryHooks g_cuda_hooks;
-std::atomic<bool> g_cuda_hooks_set{false};
+std::atomic<const DeviceMemoryHooks*> g_cuda_hooks{nullptr};
 
 }  // namespace
 
@@ -111,13 +117,22 @@ std::shared_ptr<void> own_string(std::unique_ptr<std::string> bytes) {
 void set_device_memory_hooks(Device::Kind kind, DeviceMemoryHooks hooks) {
   if (kind != Device::Kind::kCUDA) return;
   std::lock_guard lock(g_hooks_mutex);
-  g_cuda_hooks = hooks;
-  g_cuda_hooks_set = true;
+  if (!hooks.allocate && !hooks.copy) {
+    g_cuda_hooks.store(nullptr, std::memory_order_release);
+    return;
+  }
+  // Never destroyed: a reader on another thread may hold a set during static destruction.
+  static auto* sets = new std::deque<DeviceMemoryHooks>();
+  auto it = std::find_if(sets->begin(), sets->end(), [&](const DeviceMemoryHooks& h) {
+    return h.allocate == hooks.allocate && h.copy == hooks.copy;
+  });
+  if (it == sets->end()) it = sets->insert(sets->end(), hooks);
+  g_cuda_hooks.store(&*it, std::memory_order_release);
 }
 
 const DeviceMemoryHooks* device_memory_hooks(Device::Kind kind) {
-  if (kind == Device::Kind::kCUDA && g_cuda_hooks_set) return &g_cuda_hooks;
-  return nullptr;
+  if (kind != Device::Kind::kCUDA) return nullptr;
+  return g_cuda_hooks.load(std::memory_order_acquire);
 }
 
 Tensor Tensor::empty(DType dtype, Shape shape, Device device) {

@@ -79,7 +79,7 @@ Loaded open_module() {
     if (handle != nullptr) return check_module(handle, path);
     const char* err = dlerror();
     const std::string text = err ? err : "unknown error";
-    if (bare && text.find("cannot open shared object file") != std::string::npos) break;
+    if (bare && dlopen_error_is_file_not_found(text, path)) break;
     Loaded l;
     l.path = path;
     l.error = "dlopen failed: " + text;
@@ -97,6 +97,12 @@ const Loaded& module() {
 }
 
 }  // namespace
+
+bool dlopen_error_is_file_not_found(const std::string& message, const std::string& file) {
+  // glibc names the file it could not open first: the module's own name only when the module
+  // itself is absent, a dependency's (libcudnn.so.9) when the module is there.
+  return message.rfind(file + ": cannot open shared object file", 0) == 0;
+}
 
 std::vector<std::string> cuda_module_candidates() {
   if (const char* env = std::getenv("RECUR_CUDA_MODULE"); env != nullptr && *env != '\0') {

@@ -22,4 +22,9 @@ std::vector<std::string> cuda_module_candidates();
 std::unique_ptr<ExecutionProvider> make_cuda_module_provider(const std::string& name,
                                                              std::string* why);
 
+// Whether `message`, dlerror() after dlopen(`file`) of a bare file name, says that `file` itself
+// is not on the search path, rather than a library it needs (libcudnn, libcudart): both read
+// "NAME: cannot open shared object file", and only the first means the module is absent.
+bool dlopen_error_is_file_not_found(const std::string& message, const std::string& file);
+
 }  // namespace recur

@@ -1,5 +1,5 @@
-// Where the engine looks for librecur_cuda.so, and that a CUDA build finds the one it built.
-#if RECUR_HAVE_CUDA
+// Where the engine looks for librecur_cuda.so, how it tells a missing module from a missing
+// dependency, and that a CUDA build finds the module it built.
 #include "runtime/engine/session/cuda_module.h"
 
 #include <gtest/gtest.h>
@@ -10,9 +10,37 @@
 #include <vector>
 
 #include "recur/session.h"
+#include "tests/support/recur_run_cli.h"
 
 namespace recur {
 namespace {
+
+// glibc's dlerror() texts. A present module whose libcudnn is missing reads like a missing
+// module but for the name: it must be reported as the dependency error, not as "not found".
+TEST(CudaModuleDlerror, TheModuleItselfMissingIsNotFound) {
+  EXPECT_TRUE(dlopen_error_is_file_not_found(
+      "librecur_cuda.so: cannot open shared object file: No such file or directory",
+      "librecur_cuda.so"));
+}
+
+TEST(CudaModuleDlerror, AMissingDependencyIsNotNotFound) {
+  EXPECT_FALSE(dlopen_error_is_file_not_found(
+      "libcudnn.so.9: cannot open shared object file: No such file or directory",
+      "librecur_cuda.so"));
+  // A dependency whose name ends in the module's name is still another file.
+  EXPECT_FALSE(dlopen_error_is_file_not_found(
+      "libold_librecur_cuda.so: cannot open shared object file: No such file or directory",
+      "librecur_cuda.so"));
+}
+
+TEST(CudaModuleDlerror, OtherErrorsAreNotNotFound) {
+  EXPECT_FALSE(dlopen_error_is_file_not_found("librecur_cuda.so: undefined symbol: cudnnCreate",
+                                              "librecur_cuda.so"));
+  EXPECT_FALSE(dlopen_error_is_file_not_found("librecur_cuda.so: wrong ELF class: ELFCLASS32",
+                                              "librecur_cuda.so"));
+}
+
+#if RECUR_HAVE_CUDA
 
 class CudaModuleEnv : public ::testing::Test {
  protected:
@@ -63,6 +91,19 @@ TEST(CudaModule, TheBuiltModuleIsFoundAndOpened) {
   EXPECT_EQ(seen, 2);
 }
 
+// The same through the loader's search (RECUR_CUDA_MODULE a bare file name): a module that is
+// found but needs a missing library is reported with dlopen's reason, naming that library.
+TEST(CudaModule, AMissingDependencyIsReportedAsSuch) {
+  const testing::RunResult r =
+      testing::run_cli("--list-providers", "RECUR_CUDA_MODULE=librecur_cuda.so LD_LIBRARY_PATH=" +
+                                               std::string(RECUR_FAKE_CUDA_MODULE_DIR) + " ");
+  EXPECT_NE(r.output.find("dlopen failed: librecur_test_absent_dep.so: cannot open shared object"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("not found"), std::string::npos) << r.output;
+}
+
+#endif  // RECUR_HAVE_CUDA
+
 }  // namespace
 }  // namespace recur
-#endif  // RECUR_HAVE_CUDA
