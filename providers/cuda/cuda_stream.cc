@@ -271,6 +271,28 @@ StreamContext* current_stream(int device) {
   return current ? current->context() : nullptr;
 }
 
+Result<std::unique_ptr<PinnedStream>> PinnedStream::take(int device) {
+  RECUR_RETURN_IF_ERROR(check_device_index(device));
+  RECUR_ASSIGN_OR_RETURN(StreamContext * ctx, take_stream(device));
+  return std::unique_ptr<PinnedStream>(new PinnedStream(std::make_shared<StreamLease>(ctx)));
+}
+
+PinnedStream::PinnedStream(std::shared_ptr<StreamLease> lease) : lease_(std::move(lease)) {}
+
+PinnedStream::~PinnedStream() = default;
+
+StreamContext& PinnedStream::context() { return *lease_->context(); }
+
+std::shared_ptr<void> PinnedStream::make_current() {
+  const int device = lease_->context()->device();
+  StreamLease* previous = t_current[device];
+  t_current[device] = lease_.get();
+  // Holds the lease too: a run state that shared it through current_or_new may outlive this
+  // PinnedStream by a little, and the stream must not go back to the pool before both end.
+  return std::shared_ptr<void>(
+      lease_.get(), [device, previous, keep = lease_](void*) { t_current[device] = previous; });
+}
+
 ScopedStream::ScopedStream(int device) : guard_(device) {
   if (!guard_.status().ok()) {
     status_ = guard_.status();

@@ -90,6 +90,25 @@ class StreamLease;
 // The calling thread's current stream for `device`, or null outside a run or ScopedStream.
 StreamContext* current_stream(int device);
 
+// A stream taken from the pool for one owner beyond any run, back in the pool when the last
+// holder lets go. A recorded CUDA graph keeps one: its kernels hold that stream's error flag
+// and cuBLAS workspace, so it replays there, and no other run may use them meanwhile.
+class PinnedStream {
+ public:
+  static Result<std::unique_ptr<PinnedStream>> take(int device);
+  PinnedStream(const PinnedStream&) = delete;
+  PinnedStream& operator=(const PinnedStream&) = delete;
+  ~PinnedStream();
+  StreamContext& context();
+  // While the returned token lives, this is the calling thread's current stream for its
+  // device: runs begun on the thread meanwhile run on it. The token ends on this thread.
+  std::shared_ptr<void> make_current();
+
+ private:
+  explicit PinnedStream(std::shared_ptr<StreamLease> lease);
+  std::shared_ptr<StreamLease> lease_;
+};
+
 // The current stream for `device` if there is one, else a leased one that is synchronized
 // and returned when the ScopedStream ends (also on an error path; a failure there is
 // dropped: call synchronize() for the status). For work outside a run.

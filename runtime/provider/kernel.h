@@ -33,12 +33,18 @@ class RunRecorder {
   // the size of the arena a recording needs.
   virtual void start_measuring() = 0;
   virtual size_t stop_measuring() = 0;
+  // Called on the recording run's thread before the run begins: while the returned token
+  // lives, runs begun on the thread use the stream the recording is made on, which the
+  // recorder keeps for its replays (null: the run's own stream will do).
+  virtual std::shared_ptr<void> bind_thread() { return nullptr; }
   // From here until stop_recording, the device work the calling thread queues on `state`'s
   // stream is recorded, not run, and device allocations come from an arena of `arena_bytes`
   // that lives as long as the recorder (so addresses stay valid for replays).
   virtual Status start_recording(ProviderRunState* state, size_t arena_bytes) = 0;
   virtual Status stop_recording(ProviderRunState* state) = 0;
-  // Queues the recorded work on `state`'s stream.
+  // Runs the recorded work for the run whose state is `state`, and waits for it: the errors
+  // its kernels raised are returned here. Work queued on `state`'s stream after it returns
+  // (copies of the outputs) sees the recording's results.
   virtual Status replay(ProviderRunState* state) = 0;
 };
 

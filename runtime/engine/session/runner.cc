@@ -267,7 +267,9 @@ Status RecordedRunner::record(GraphEntry& e, std::vector<Tensor>& frame,
   h.provider = recorder_;
   // Slack for allocations that differ between runs (a cuDNN workspace sized per call).
   h.arena_bytes = e.arena_bytes + e.arena_bytes / 8 + (size_t{4} << 20);
+  std::shared_ptr<void> bound = e.recorder->bind_thread();
   Status st = run_plan(setup_, rframe, control, &h);
+  bound.reset();
   if (st.code() == ErrorCode::kCancelled) {
     e.inputs.clear();
     e.recorder.reset();
