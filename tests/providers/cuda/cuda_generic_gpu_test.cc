@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "recur/recur.h"
 #include "tests/providers/cuda/rnn_case.h"
@@ -211,6 +213,41 @@ TEST_F(CudaGenericGpu, BadIndicesAreReportedNotRead) {
   const tools::TestResult r = tools::run_test_dir(
       dir, SessionOptions().providers({"cudnn", "cuda-generic"}), tools::Tolerance{}, nullptr);
   EXPECT_EQ(r.outcome, tools::TestResult::Outcome::kPass) << r.reason;
+}
+
+// The same through CUDA graph replays, from two threads at once: each replay reports its own
+// bad index (the recorded kernels write the error flag of the stream the recording keeps) and
+// the good runs beside it stay correct.
+TEST_F(CudaGenericGpu, BadIndicesAreReportedByTheReplay) {
+  const std::string dir = models_dir() + "/char_lstm_lm";
+  Session gpu(dir + "/model.onnx",
+              SessionOptions().providers({"cudnn", "cuda-generic"}).cuda_graphs(true));
+  Session ref(dir + "/model.onnx", SessionOptions().providers({"reference"}));
+  const Tensor good = Tensor::from_vector<int64_t>({1, 3}, {1, 7, 2});
+  const Tensor bad = Tensor::from_vector<int64_t>({1, 3}, {1, 999, 2});  // vocabulary of 40
+  const Outputs want = ref.run({{"tokens", good}});
+  for (int i = 0; i < 3; ++i) gpu.run({{"tokens", good}});  // measured, recorded, replayed
+  std::atomic<int> reported{0}, missed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        if ((i + t) % 2 == 0) {
+          try {
+            gpu.run({{"tokens", bad}});
+            ++missed;
+          } catch (const Error& e) {
+            if (std::string(e.what()).find("out of range") != std::string::npos) ++reported;
+          }
+        } else {
+          expect_close(gpu.run({{"tokens", good}}), want, 1e-4, "a good replay beside bad ones");
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(missed.load(), 0);
+  EXPECT_EQ(reported.load(), 20);
 }
 
 }  // namespace
