@@ -98,8 +98,8 @@ class CudaRecorder final : public RunRecorder {
   }
 
   // On the recorder's own stream, then waited for, so that the run's stream (`state`), where
-  // the outputs are copied next, sees the results; the errors the kernels raised are in that
-  // stream's flag.
+  // the outputs are copied next, sees the results. The errors the replayed kernels raised are
+  // in the recorder's stream's flag, read here.
   Status replay(ProviderRunState* state) override {
     if (!dynamic_cast<CudaRunState*>(state) || !exec_ || !stream_) {
       return internal_error("nothing recorded to replay");
