@@ -14,11 +14,12 @@
 
 namespace recur::cuda {
 
-Result<cudnnRNNDescriptor_t> CudnnRnnKernel::desc_for(const StreamContext& sc) const {
+Result<cudnnRNNDescriptor_t> CudnnRnnKernel::desc_for(const StreamContext& sc,
+                                                      cudnnHandle_t handle) const {
   std::lock_guard lock(desc_mu_);
   auto it = stream_descs_.find(&sc);
   if (it != stream_descs_.end()) return it->second.get();
-  RECUR_ASSIGN_OR_RETURN(RnnDesc d, make_rnn_desc(config_, CUDNN_RNN_ALGO_STANDARD));
+  RECUR_ASSIGN_OR_RETURN(RnnDesc d, make_rnn_desc(config_, CUDNN_RNN_ALGO_STANDARD, handle));
   cudnnRNNDescriptor_t raw = d.get();
   stream_descs_.emplace(&sc, std::move(d));
   return raw;
@@ -92,7 +93,7 @@ Status CudnnRnnKernel::try_persistent(cudnnHandle_t handle, ShapePlan& sp) const
     cudnnRNNDescriptor_t d = nullptr;
     RECUR_CUDA_CHECK(cudnnCreateRNNDescriptor(&d));
     RnnDesc desc(d);
-    cudnnStatus_t st = set_rnn_desc(d, config_, algo);
+    cudnnStatus_t st = set_rnn_desc(d, config_, algo, handle);
     if (st == CUDNN_STATUS_SUCCESS && algo == CUDNN_RNN_ALGO_PERSIST_DYNAMIC) {
       st = cudnnBuildRNNDynamic(handle, d, static_cast<int>(sp.N));
     }
@@ -203,7 +204,7 @@ Status CudnnRnnKernel::configure(CompileContext& ctx) {
 Status CudnnRnnKernel::prepare_weight_space(CompileContext& ctx, cudnnHandle_t handle,
                                             std::shared_ptr<void>& space) {
   const RnnConfig& c = config_;
-  RECUR_ASSIGN_OR_RETURN(desc_, make_rnn_desc(c, CUDNN_RNN_ALGO_STANDARD));
+  RECUR_ASSIGN_OR_RETURN(desc_, make_rnn_desc(c, CUDNN_RNN_ALGO_STANDARD, handle));
   RECUR_CUDA_CHECK(cudnnGetRNNWeightSpaceSize(handle, desc_.get(), &weight_bytes_));
   RECUR_ASSIGN_OR_RETURN(space, allocate_device(weight_bytes_, device_));
   RECUR_ASSIGN_OR_RETURN(weight_map_,

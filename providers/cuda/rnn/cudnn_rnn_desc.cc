@@ -1,6 +1,9 @@
 #include "providers/cuda/rnn/cudnn_rnn_desc.h"
 
+#include <mutex>
+
 #include "providers/cuda/cuda_check.h"
+#include "providers/cuda/cuda_stream.h"
 
 namespace recur::cuda {
 
@@ -10,7 +13,39 @@ Result<TensorDesc> new_tensor_desc() {
   return TensorDesc(d);
 }
 
-cudnnStatus_t set_rnn_desc(cudnnRNNDescriptor_t d, const RnnConfig& c, cudnnRNNAlgo_t algo) {
+namespace {
+
+// cuDNN applies dropout between stacked layers, and recur only runs inference: a descriptor
+// with p = 0 and no random-number state, one per device, made once (what PyTorch passes outside
+// training). Null where it cannot be made: cuDNN takes a null one for a single layer.
+cudnnDropoutDescriptor_t no_dropout(cudnnHandle_t handle) {
+  static std::mutex mu;
+  static cudnnDropoutDescriptor_t descs[kMaxDevices] = {};
+  static bool tried[kMaxDevices] = {};
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  if (device < 0 || device >= kMaxDevices) return nullptr;
+  std::lock_guard lock(mu);
+  if (!tried[device]) {
+    tried[device] = true;
+    cudnnDropoutDescriptor_t d = nullptr;
+    if (cudnnCreateDropoutDescriptor(&d) != CUDNN_STATUS_SUCCESS) return nullptr;
+    if (cudnnSetDropoutDescriptor(d, handle, 0.0f, nullptr, 0, 0) != CUDNN_STATUS_SUCCESS) {
+      cudnnDestroyDropoutDescriptor(d);
+      return nullptr;
+    }
+    descs[device] = d;  // kept for the process: every RNN descriptor of the device points to it
+  }
+  return descs[device];
+}
+
+}  // namespace
+
+cudnnStatus_t set_rnn_desc(cudnnRNNDescriptor_t d, const RnnConfig& c, cudnnRNNAlgo_t algo,
+                           cudnnHandle_t handle) {
   const CudnnRnnGeometry& g = c.geometry;
   const cudnnRNNMode_t mode = g.cell == RnnCell::kLstm  ? CUDNN_LSTM
                               : g.cell == RnnCell::kGru ? CUDNN_GRU
@@ -27,14 +62,14 @@ cudnnStatus_t set_rnn_desc(cudnnRNNDescriptor_t d, const RnnConfig& c, cudnnRNNA
                                   CUDNN_LINEAR_INPUT, c.data_type(), CUDNN_DATA_FLOAT, math,
                                   static_cast<int32_t>(g.input_size), H,
                                   /*projSize=*/H, static_cast<int32_t>(g.num_layers),
-                                  /*dropoutDesc=*/nullptr, CUDNN_RNN_PADDED_IO_ENABLED);
+                                  no_dropout(handle), CUDNN_RNN_PADDED_IO_ENABLED);
 }
 
-Result<RnnDesc> make_rnn_desc(const RnnConfig& c, cudnnRNNAlgo_t algo) {
+Result<RnnDesc> make_rnn_desc(const RnnConfig& c, cudnnRNNAlgo_t algo, cudnnHandle_t handle) {
   cudnnRNNDescriptor_t d = nullptr;
   RECUR_CUDA_CHECK(cudnnCreateRNNDescriptor(&d));
   RnnDesc owned(d);
-  RECUR_CUDA_CHECK(set_rnn_desc(d, c, algo));
+  RECUR_CUDA_CHECK(set_rnn_desc(d, c, algo, handle));
   return owned;
 }
 

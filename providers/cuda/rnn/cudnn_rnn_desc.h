@@ -46,8 +46,10 @@ struct RnnConfig {
 };
 
 // The raw status, so that callers can tell "not supported" (a persistent algorithm) apart.
-cudnnStatus_t set_rnn_desc(cudnnRNNDescriptor_t d, const RnnConfig& c, cudnnRNNAlgo_t algo);
-Result<RnnDesc> make_rnn_desc(const RnnConfig& c, cudnnRNNAlgo_t algo);
+// `handle` (the calling thread's device) sets up the no-dropout descriptor of stacked layers.
+cudnnStatus_t set_rnn_desc(cudnnRNNDescriptor_t d, const RnnConfig& c, cudnnRNNAlgo_t algo,
+                           cudnnHandle_t handle);
+Result<RnnDesc> make_rnn_desc(const RnnConfig& c, cudnnRNNAlgo_t algo, cudnnHandle_t handle);
 
 // Padded unpacked IO: SEQ_MAJOR_UNPACKED for layout 0, BATCH_MAJOR_UNPACKED for layout 1.
 Status set_data_desc(cudnnRNNDataDescriptor_t d, const RnnConfig& c, int layout, int64_t T,

@@ -74,7 +74,7 @@ class CudnnRnnKernel final : public Kernel {
   // The STANDARD descriptor for runs on `sc`'s stream. cuDNN may keep per-descriptor state
   // while it runs, so concurrent runs (each on its own stream) never share one; created once
   // per stream, then reused.
-  Result<cudnnRNNDescriptor_t> desc_for(const StreamContext& sc) const;
+  Result<cudnnRNNDescriptor_t> desc_for(const StreamContext& sc, cudnnHandle_t handle) const;
 
   friend class CudaRnnBackend;
 

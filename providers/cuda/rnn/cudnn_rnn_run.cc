@@ -58,7 +58,7 @@ class CudaRnnBackend final : public CudnnRunBackend {
   }
 
   Status forward(const CudnnForwardArgs& a, const CudnnRunPlan& p) override {
-    RECUR_ASSIGN_OR_RETURN(cudnnRNNDescriptor_t desc, k_.desc_for(sc_));
+    RECUR_ASSIGN_OR_RETURN(cudnnRNNDescriptor_t desc, k_.desc_for(sc_, handle_));
     cudnnRNNDataDescriptor_t xd = sp_.x_full.get(), yd = sp_.y_full.get();
     size_t work_bytes = sp_.workspace;
     if (!p.full_lengths) {

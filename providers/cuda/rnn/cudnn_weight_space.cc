@@ -92,7 +92,7 @@ Result<CudnnWeightMap> query_cudnn_weight_map(const CudnnRnnGeometry& geometry, 
   ScopedStream scoped(device);
   RECUR_RETURN_IF_ERROR(scoped.status());
   RECUR_ASSIGN_OR_RETURN(cudnnHandle_t handle, scoped.context().cudnn());
-  RECUR_ASSIGN_OR_RETURN(RnnDesc desc, make_rnn_desc(c, CUDNN_RNN_ALGO_STANDARD));
+  RECUR_ASSIGN_OR_RETURN(RnnDesc desc, make_rnn_desc(c, CUDNN_RNN_ALGO_STANDARD, handle));
   size_t bytes = 0;
   RECUR_CUDA_CHECK(cudnnGetRNNWeightSpaceSize(handle, desc.get(), &bytes));
   RECUR_ASSIGN_OR_RETURN(std::shared_ptr<void> space, allocate_device(bytes, device));
