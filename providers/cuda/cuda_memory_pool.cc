@@ -101,7 +101,11 @@ class StagingLease {
     }
     auto nb = std::make_unique<StagingBuffer>();
     RECUR_CUDA_CHECK(cudaHostAlloc(&nb->host, kStagingChunk, cudaHostAllocPortable));
-    RECUR_CUDA_CHECK(cudaEventCreateWithFlags(&nb->done, cudaEventDisableTiming));
+    const cudaError_t ev = cudaEventCreateWithFlags(&nb->done, cudaEventDisableTiming);
+    if (ev != cudaSuccess) {
+      if (cudaFreeHost(nb->host) != cudaSuccess) (void)cudaGetLastError();  // not leaked
+      return cuda_error(ev, "cudaEventCreateWithFlags");
+    }
     b = nb.release();  // pooled for the process's lifetime
     return b;
   }
