@@ -644,6 +644,31 @@ TEST(GlueOpsCpu, Reductions) {
   expect_same(y, want[0], "ReduceSum int64");
 }
 
+// TopK of `x` along `axis` by the kernel's element function on the host, against the
+// reference. The outputs start as a sentinel: every slot must be written exactly once.
+template <class T>
+void expect_top_k_matches(const Tensor& x, int64_t axis, bool largest, int64_t K) {
+  const auto want = reference("TopK", {{"x", x}, {"k", ints({K})}}, {x.dtype(), DType::kInt64},
+                              [axis, largest](onnx::NodeProto& n) {
+                                set_attr(n, "axis", axis);
+                                set_attr(n, "largest", int64_t{largest});
+                              });
+  const ReduceIndex r = around_axis(x.shape(), axis);
+  Shape out = x.shape();
+  out[static_cast<size_t>(axis)] = K;
+  Tensor v = Tensor::empty(x.dtype(), out), ix = Tensor::empty(DType::kInt64, out);
+  for (int64_t e = 0; e < v.numel(); ++e) {
+    v.data<T>()[e] = T(12345);
+    ix.data<int64_t>()[e] = -1;
+  }
+  for (int64_t e = 0; e < x.numel(); ++e)
+    top_k_element<T, T>(r, K, largest, x.data<T>(), v.data<T>(), ix.data<int64_t>(), e);
+  const std::string what = "TopK axis " + std::to_string(axis) + " K " + std::to_string(K) +
+                           (largest ? " largest" : " smallest");
+  expect_same(v, want[0], what + " values", 0.0);
+  expect_same(ix, want[1], what + " indices");
+}
+
 TEST(GlueOpsCpu, ArgMaxSoftmaxLayerNormTopK) {
   for (int64_t axis : {0, 1, 2}) {
     Tensor x = rand_float({3, 4, 5});
@@ -698,23 +723,8 @@ TEST(GlueOpsCpu, ArgMaxSoftmaxLayerNormTopK) {
   }
   for (int64_t axis : {0, 1}) {
     for (bool largest : {true, false}) {
-      Tensor x = rand_int({6, 5}, 0, 3);  // ties: order by index
-      const int64_t K = 3;
-      const auto want =
-          reference("TopK", {{"x", x}, {"k", ints({K})}}, {DType::kInt64, DType::kInt64},
-                    [axis, largest](onnx::NodeProto& n) {
-                      set_attr(n, "axis", axis);
-                      set_attr(n, "largest", int64_t{largest});
-                    });
-      const ReduceIndex r = around_axis(x.shape(), axis);
-      Shape out = x.shape();
-      out[static_cast<size_t>(axis)] = K;
-      Tensor v = Tensor::empty(DType::kInt64, out), ix = Tensor::empty(DType::kInt64, out);
-      for (int64_t e = 0; e < x.numel(); ++e)
-        top_k_element<int64_t, int64_t>(r, K, largest, x.data<int64_t>(), v.data<int64_t>(),
-                                        ix.data<int64_t>(), e);
-      expect_same(v, want[0], "TopK values");
-      expect_same(ix, want[1], "TopK indices");
+      const Tensor x = rand_int({6, 5}, 0, 3);  // ties: order by index
+      expect_top_k_matches<int64_t>(x, axis, largest, 3);
     }
   }
 }
@@ -787,31 +797,9 @@ TEST(GlueOpsCpu, TopKWithNaN) {
   // by index. Every output slot must be written exactly once: the outputs start as a sentinel.
   const Tensor x = edge_rows();
   for (int64_t axis : {0, 1}) {
-    const int64_t n = x.dim(axis);
     for (bool largest : {true, false}) {
-      for (int64_t K : {int64_t{1}, int64_t{3}, n}) {
-        const auto want =
-            reference("TopK", {{"x", x}, {"k", ints({K})}}, {DType::kFloat32, DType::kInt64},
-                      [axis, largest](onnx::NodeProto& n) {
-                        set_attr(n, "axis", axis);
-                        set_attr(n, "largest", int64_t{largest});
-                      });
-        const ReduceIndex r = around_axis(x.shape(), axis);
-        Shape out = x.shape();
-        out[static_cast<size_t>(axis)] = K;
-        Tensor v = Tensor::empty(DType::kFloat32, out), ix = Tensor::empty(DType::kInt64, out);
-        for (int64_t e = 0; e < v.numel(); ++e) {
-          v.data<float>()[e] = 12345.0f;
-          ix.data<int64_t>()[e] = -1;
-        }
-        for (int64_t e = 0; e < x.numel(); ++e)
-          top_k_element<float, float>(r, K, largest, x.data<float>(), v.data<float>(),
-                                      ix.data<int64_t>(), e);
-        const std::string what = "TopK axis " + std::to_string(axis) + " K " + std::to_string(K) +
-                                 (largest ? " largest" : " smallest");
-        expect_same(v, want[0], what + " values", 0.0);
-        expect_same(ix, want[1], what + " indices");
-      }
+      for (int64_t K : {int64_t{1}, int64_t{3}, x.dim(axis)})
+        expect_top_k_matches<float>(x, axis, largest, K);
     }
   }
 }
