@@ -6,6 +6,7 @@ namespace recur::reference {
 void register_ml_kernels(Registrar& r) {
   register_array_feature_extractor(r);
   register_binarizer(r);
+  register_category_mapper(r);
   register_label_encoder(r);
   register_tree_ensemble(r);
 }

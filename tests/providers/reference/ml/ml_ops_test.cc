@@ -59,6 +59,112 @@ TEST(LabelEncoder, TwoKeyListsAreAnError) {
                ErrorCode::kInvalidModel, "exactly one keys_*");
 }
 
+// cat->1, dog->2, cow->3, the pairs of most CategoryMapper tests below.
+OpTester animals() {
+  OpTester t("CategoryMapper", 1, kMl);
+  t.attr("cats_strings", std::vector<std::string>{"cat", "dog", "cow"})
+      .attr("cats_int64s", std::vector<int64_t>{1, 2, 3});
+  return t;
+}
+
+TEST(CategoryMapper, StringsToInt64WithDefault) {
+  animals()
+      .attr("default_int64", int64_t{99})
+      .input(Tensor::from_vector<std::string>({4}, {"dog", "cat", "horse", "cow"}))
+      .expect<int64_t>({4}, {2, 1, 99, 3})
+      .check();
+}
+
+TEST(CategoryMapper, Int64ToStringsWithDefault) {
+  animals()
+      .attr("default_string", std::string("none"))
+      .input(Tensor::from_vector<int64_t>({4}, {3, 1, 7, 2}))
+      .expect<std::string>({4}, {"cow", "cat", "none", "dog"})
+      .check();
+}
+
+TEST(CategoryMapper, SpecDefaultsAreMinusOneAndUnused) {
+  animals()
+      .input(Tensor::from_vector<std::string>({2}, {"cat", "CAT"}))
+      .expect<int64_t>({2}, {1, -1})
+      .check();
+  animals()
+      .input(Tensor::from_vector<int64_t>({2}, {0, 2}))
+      .expect<std::string>({2}, {"_Unused", "dog"})
+      .check();
+}
+
+TEST(CategoryMapper, EmptyInputGivesEmptyOutput) {
+  animals().input(Tensor::from_vector<std::string>({0}, {})).expect<int64_t>({0}, {}).check();
+  animals().input(Tensor::from_vector<int64_t>({2, 0}, {})).expect<std::string>({2, 0}, {}).check();
+}
+
+TEST(CategoryMapper, MultiDimensionalInputKeepsItsShape) {
+  animals()
+      .input(Tensor::from_vector<std::string>({2, 1, 3}, {"cow", "x", "cat", "dog", "dog", ""}))
+      .expect<int64_t>({2, 1, 3}, {3, -1, 1, 2, 2, -1})
+      .check();
+  animals()
+      .input(Tensor::from_vector<int64_t>({3, 2}, {1, 2, 3, 4, -1, 1}))
+      .expect<std::string>({3, 2}, {"cat", "dog", "cow", "_Unused", "_Unused", "cat"})
+      .check();
+}
+
+TEST(CategoryMapper, RepeatedKeyTakesItsLastPair) {
+  // "a" is paired with 1 and 3; 7 with "x" and "z".
+  OpTester t("CategoryMapper", 1, kMl);
+  t.attr("cats_strings", std::vector<std::string>{"a", "x", "b", "a", "z"})
+      .attr("cats_int64s", std::vector<int64_t>{1, 7, 2, 3, 7});
+  OpTester(t)
+      .input(Tensor::from_vector<std::string>({3}, {"a", "b", "x"}))
+      .expect<int64_t>({3}, {3, 2, 7})
+      .check();
+  OpTester(t)
+      .input(Tensor::from_vector<int64_t>({3}, {7, 1, 3}))
+      .expect<std::string>({3}, {"z", "a", "a"})
+      .check();
+}
+
+TEST(CategoryMapper, EmptyListsMapEverythingToTheDefault) {
+  OpTester("CategoryMapper", 1, kMl)
+      .attr("cats_strings", std::vector<std::string>{})
+      .attr("cats_int64s", std::vector<int64_t>{})
+      .input(Tensor::from_vector<std::string>({2}, {"a", ""}))
+      .expect<int64_t>({2}, {-1, -1})
+      .check();
+}
+
+TEST(CategoryMapper, ListsOfDifferentLengthsAreAnError) {
+  expect_error(
+      OpTester("CategoryMapper", 1, kMl)
+          .attr("cats_strings", std::vector<std::string>{"a", "b"})
+          .attr("cats_int64s", std::vector<int64_t>{1, 2, 3})
+          .input(Tensor::from_vector<std::string>({1}, {"a"})),
+      ErrorCode::kInvalidModel,
+      "node 'node' (ai.onnx.ml::CategoryMapper): cats_strings has 2 entries but cats_int64s has 3");
+}
+
+TEST(CategoryMapper, AMissingListIsAnError) {
+  expect_error(OpTester("CategoryMapper", 1, kMl)
+                   .attr("cats_strings", std::vector<std::string>{"a"})
+                   .input(Tensor::from_vector<std::string>({1}, {"a"})),
+               ErrorCode::kInvalidModel,
+               "node 'node' (ai.onnx.ml::CategoryMapper): cats_strings and cats_int64s must "
+               "both be set; cats_int64s is missing");
+  expect_error(OpTester("CategoryMapper", 1, kMl)
+                   .attr("default_int64", int64_t{0})
+                   .input(Tensor::from_vector<int64_t>({1}, {1})),
+               ErrorCode::kInvalidModel, "cats_strings is missing");
+}
+
+TEST(CategoryMapper, InputOfAnotherDtypeIsAnError) {
+  expect_error(
+      animals().input(Tensor::from_vector<float>({2}, {1, 2})), ErrorCode::kInvalidModel,
+      "node 'node' (ai.onnx.ml::CategoryMapper): X must be a string or int64 tensor, not float32");
+  expect_error(animals().input(Tensor::from_vector<int32_t>({1}, {1})), ErrorCode::kInvalidModel,
+               "not int32");
+}
+
 OpTester two_trees() {
   // Tree 0: x0 <= 0.5 ? leaf0 (1, target 0) : (x1 < 2 ? leaf1 (2, target 1) : leaf2 (3, target 0)).
   // Tree 1: a single leaf, leaf3 (10, target 1).

@@ -1,0 +1,1 @@
+2the2cat2sat2the2dog2TheBwords

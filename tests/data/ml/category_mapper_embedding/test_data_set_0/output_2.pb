@@ -1,0 +1,1 @@
+2the2cat2sat2the2<unk>2<unk>Bback
