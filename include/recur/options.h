@@ -69,6 +69,16 @@ class SessionOptions {
     deterministic_ = on;
     return *this;
   }
+  // The seed of the random operators (RandomNormal, RandomUniform, their -Like forms,
+  // Bernoulli, Multinomial, Dropout in training mode). With a seed, every run of the session
+  // draws the same values, as does every session given that seed. Without one, each run
+  // draws new values, except under deterministic(true), which then seeds with 0. A node's own
+  // `seed` attribute wins over both: that node draws the same values on every run. Within a
+  // run, each execution of a node (every Loop iteration) draws anew. docs/semantics.md.
+  SessionOptions& random_seed(uint64_t seed) {
+    random_seed_ = seed;
+    return *this;
+  }
   // Upper bound on Loop iterations, so a corrupt trip count cannot hang a run.
   SessionOptions& max_loop_iterations(int64_t n) {
     max_loop_iterations_ = n;
@@ -135,6 +145,7 @@ class SessionOptions {
   Fusion rnn_layer_fusion() const { return rnn_layer_fusion_; }
   bool cuda_graphs() const { return cuda_graphs_; }
   bool deterministic() const { return deterministic_; }
+  const std::optional<uint64_t>& random_seed() const { return random_seed_; }
   int64_t max_loop_iterations() const { return max_loop_iterations_; }
   bool strict_schema() const { return strict_schema_; }
   uint64_t memory_limit() const { return memory_limit_; }
@@ -152,6 +163,7 @@ class SessionOptions {
   Fusion rnn_layer_fusion_ = Fusion::kAuto;
   bool cuda_graphs_ = false;
   bool deterministic_ = false;
+  std::optional<uint64_t> random_seed_;
   int64_t max_loop_iterations_ = 10'000'000;
   bool strict_schema_ = true;
   uint64_t memory_limit_ = 0;

@@ -20,5 +20,6 @@ void register_text_kernels(Registrar& r);      // text/: StringNormalizer, TfIdf
 void register_signal_kernels(Registrar& r);    // signal/: DFT, STFT, windows
 void register_training_kernels(Registrar& r);  // training/: Adagrad, Adam, Momentum
 void register_ml_kernels(Registrar& r);        // ml/: the ai.onnx.ml operators
+void register_random_kernels(Registrar& r);    // random/: RandomNormal, Bernoulli, ...
 
 }  // namespace recur::reference

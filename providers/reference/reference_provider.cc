@@ -21,6 +21,7 @@ void register_kernels(Registrar& r) {
   register_signal_kernels(r);
   register_training_kernels(r);
   register_ml_kernels(r);
+  register_random_kernels(r);
 }
 
 }  // namespace reference

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <queue>
+#include <set>
 
 namespace recur {
 
@@ -74,6 +75,14 @@ std::string Node::describe() const { return "node '" + name + "' (" + domain_op(
 std::string Node::domain_op() const {
   if (domain.empty() || domain == "ai.onnx") return op_type;
   return domain + "::" + op_type;
+}
+
+bool Node::draws_random() const {
+  if (!(domain.empty() || domain == "ai.onnx")) return false;
+  static const std::set<std::string, std::less<>> kOps = {"RandomNormal",  "RandomNormalLike",
+                                                          "RandomUniform", "RandomUniformLike",
+                                                          "Multinomial",   "Bernoulli"};
+  return kOps.count(op_type) > 0 || (op_type == "Dropout" && has_input(2));
 }
 
 ValueId Graph::add_value(std::string name, TypeInfo type) {

@@ -66,6 +66,10 @@ struct Node {
   // "node 'lstm_1' (LSTM)": the prefix of every error about this node.
   std::string describe() const;
   std::string domain_op() const;  // "LSTM", "com.microsoft::Foo"
+  // Whether the node's outputs may be random draws, which differ between runs over the same
+  // inputs: the Random* operators, Bernoulli, Multinomial, and a Dropout told its training
+  // mode at run time. Such a node is never folded at load nor kept in a CUDA graph recording.
+  bool draws_random() const;
 };
 
 class Graph {

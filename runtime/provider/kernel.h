@@ -109,6 +109,9 @@ class KernelContext {
     const SubgraphRunner* subgraphs = nullptr;
     ProviderRunState* provider_state = nullptr;
     const RunControl* control = nullptr;  // null: the run cannot be cancelled
+    // The run's seed and draw counter (run_random.h); null outside a session's run (a kernel
+    // test), where random operators draw as a run seeded with 0 would.
+    const RunRandom* random = nullptr;
   };
 
   KernelContext(const Node& node, std::span<Tensor> frame, std::span<const ValueId> inputs,

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "runtime/core/status.h"
+#include "runtime/provider/run_random.h"
 
 namespace recur {
 
@@ -15,6 +16,8 @@ struct RunControl {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   // The caller may terminate: long fused RNN calls are split into blocks of time steps.
   bool fine_grained = false;
+  // The run's random state, for the random operators; not part of active().
+  const RunRandom* random = nullptr;
 
   bool active() const { return terminate || deadline; }
   // kCancelled, saying whether the flag or the deadline ended the run; ok otherwise. Cheap: a

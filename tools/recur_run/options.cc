@@ -234,6 +234,10 @@ void add_session_options(CLI::App& app, Args& a) {
                "record each input shape's run once and replay it (CUDA graphs)");
   session_flag(app, a, "--deterministic", &SessionOptions::deterministic, true,
                "choose implementations by a fixed rule, never by timing: bitwise-repeatable");
+  session_value(app, a, "--random-seed", &SessionOptions::random_seed,
+                "seed of the model's random operators (RandomNormal, Bernoulli,\n"
+                "Dropout in training mode, ...): every run then draws the same values")
+      ->type_name("N");
   session_flag(app, a, "--no-strict-schema", &SessionOptions::strict_schema, false,
                "an attribute the operator's schema lacks is a warning, not an error");
   app.add_option_function<std::string>(

@@ -21,16 +21,8 @@ bool has_subgraph(const Node& n) {
   return false;
 }
 
-// Operators whose value may differ between runs, even over constant inputs.
-bool is_random(const Node& n) {
-  static const std::set<std::string, std::less<>> kOps = {"RandomNormal",  "RandomNormalLike",
-                                                          "RandomUniform", "RandomUniformLike",
-                                                          "Multinomial",   "Bernoulli"};
-  return kOps.count(n.op_type) > 0;
-}
-
 bool foldable(const Graph& g, const Node& n) {
-  if (!(n.domain.empty() || n.domain == "ai.onnx") || is_random(n) || has_subgraph(n)) {
+  if (!(n.domain.empty() || n.domain == "ai.onnx") || n.draws_random() || has_subgraph(n)) {
     return false;
   }
   bool any_input = false;

@@ -48,6 +48,7 @@ Status run_plan(const RunSetup& setup, std::vector<Tensor>& frame, const RunCont
     envs[p].max_loop_iterations = setup.max_loop_iterations;
     envs[p].provider_state = states[p].get();
     envs[p].control = control.active() ? &control : nullptr;
+    envs[p].random = control.random;
   }
   Executor executor(envs, arena);
   for (auto& env : envs) env.subgraphs = &executor;
@@ -125,6 +126,9 @@ std::string blocks_recording(const SubgraphPlan& plan, const Step& s,
     if (*device_provider < 0) *device_provider = s.provider;
   } else if (has_subgraphs(node)) {
     return node.describe() + " runs subgraphs on the host";
+  } else if (node.draws_random()) {
+    return node.describe() + " draws random values on the host: a recording would keep one "
+                             "run's values";
   }
   for (size_t i = 0; i < s.inputs.size(); ++i) {
     const ValueId v = s.inputs[i];

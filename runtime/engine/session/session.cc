@@ -1,5 +1,7 @@
 // The public Session: load, optimise, infer shapes, plan; then run through the runner.
 #include <algorithm>
+#include <chrono>
+#include <random>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -200,6 +202,23 @@ std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>
   setup.memory_limit = options.memory_limit() ? static_cast<size_t>(options.memory_limit())
                                               : available_host_memory();
   impl->runner = make_runner(std::move(setup), options.cuda_graphs());
+  if (options.random_seed()) {
+    impl->random_base = *options.random_seed();
+    impl->random_fixed = true;
+  } else if (options.deterministic()) {
+    impl->random_fixed = true;
+  } else {
+    // Sessions created together must not draw alike: the base mixes the clock with the
+    // system's entropy, which std::random_device may fail to reach (it throws then).
+    uint64_t base =
+        static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    try {
+      std::random_device rd;
+      base ^= uint64_t{rd()} << 32 | rd();
+    } catch (const std::exception&) {
+    }
+    impl->random_base = mix64(base);
+  }
   const char* arena_env = std::getenv("RECUR_ARENA");
   impl->use_arenas = !(arena_env && std::string_view(arena_env) == "0");
   if (impl->profiler) {
@@ -349,6 +368,8 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
   control.terminate = options.terminate_flag();
   control.deadline = options.deadline();
   control.fine_grained = options.cancellable();
+  const RunRandom random(impl.next_run_seed());
+  control.random = &random;
   {
     const ProfileRun profiled(impl.profiler.get());
     if (g_run_observer) g_run_observer(true);

@@ -2,6 +2,7 @@
 // and runs; explain.cc: the assignment table).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "runtime/engine/session/profiler.h"
 #include "runtime/engine/session/runner.h"
 #include "runtime/provider/execution_provider.h"
+#include "runtime/provider/run_random.h"
 
 namespace recur {
 
@@ -35,6 +37,15 @@ struct Session::Impl {
   std::vector<NodeAssignment> assignment;
   std::vector<std::string> folded;  // shape computations evaluated at load
   std::unique_ptr<Runner> runner;   // plain, or recording CUDA graphs
+  // The random operators' seeds (SessionOptions::random_seed): a fixed seed gives every run
+  // the same one; otherwise each run mixes the session's base seed with its own number.
+  uint64_t random_base = 0;
+  bool random_fixed = false;
+  mutable std::atomic<uint64_t> random_runs{0};
+  uint64_t next_run_seed() const {
+    return random_fixed ? random_base
+                        : mix64(random_base ^ random_runs.fetch_add(1, std::memory_order_relaxed));
+  }
   // Memory reused between runs, one arena per run in progress; after the plans, so that it
   // goes first. Off when RECUR_ARENA=0 is set at load (to compare).
   bool use_arenas = true;
