@@ -134,6 +134,10 @@ RECUR_C_API recur_status recur_session_options_set_rnn_layer_fusion(recur_sessio
                                                                     recur_rnn_fusion fusion);
 RECUR_C_API recur_status recur_session_options_set_cuda_graphs(recur_session_options* options,
                                                                int on);
+/* The seed of the random operators (RandomNormal, Bernoulli, Dropout in training mode, ...):
+ * with one, every run draws the same values; without, each run draws anew. */
+RECUR_C_API recur_status recur_session_options_set_random_seed(recur_session_options* options,
+                                                               uint64_t seed);
 /* A provider setting "<provider>.<key>", e.g. ("onednn.verbose", "1"). Each provider checks
  * its own when a session is created: an unknown key or bad value fails there. */
 RECUR_C_API recur_status recur_session_options_set(recur_session_options* options, const char* key,

@@ -47,9 +47,7 @@ struct RandomDraw {
   }
   uint64_t bits(uint64_t i) const { return mix64(key ^ mix64(i + 0x632BE59BD9B4E019ull)); }
   // Uniform in [0, 1), with 53 random bits.
-  double uniform(uint64_t i) const {
-    return static_cast<double>(bits(i) >> 11) * 0x1.0p-53;
-  }
+  double uniform(uint64_t i) const { return static_cast<double>(bits(i) >> 11) * 0x1.0p-53; }
 };
 
 }  // namespace recur

@@ -194,6 +194,7 @@ static void test_options(void) {
   OK(recur_session_options_set_rnn_layer_fusion(o, RECUR_RNN_FUSION_ON));
   OK(recur_session_options_set_rnn_layer_fusion(o, RECUR_RNN_FUSION_AUTO));
   OK(recur_session_options_set_cuda_graphs(o, 0));
+  OK(recur_session_options_set_random_seed(o, 42));
   OK(recur_session_options_set(o, "onednn.verbose", "0"));
 
   FAILS(recur_session_options_create(NULL), RECUR_INVALID_ARGUMENT, "out is NULL");
@@ -211,6 +212,7 @@ static void test_options(void) {
   FAILS(recur_session_options_set_rnn_layer_fusion(o, (recur_rnn_fusion)7), RECUR_INVALID_ARGUMENT,
         "fusion 7 is not one of");
   FAILS(recur_session_options_set_cuda_graphs(NULL, 1), RECUR_INVALID_ARGUMENT, "options is NULL");
+  FAILS(recur_session_options_set_random_seed(NULL, 1), RECUR_INVALID_ARGUMENT, "options is NULL");
   FAILS(recur_session_options_set(NULL, "a.b", "c"), RECUR_INVALID_ARGUMENT, "options is NULL");
   FAILS(recur_session_options_set(o, NULL, "c"), RECUR_INVALID_ARGUMENT, "key is NULL");
   FAILS(recur_session_options_set(o, "a.b", NULL), RECUR_INVALID_ARGUMENT, "value is NULL");

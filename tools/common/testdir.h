@@ -51,7 +51,8 @@ struct TestResult {
   std::string reason;  // first reason for a failure
 };
 
-// Runs every data set of `dir`. With `log`, prints each output's errors.
+// Runs every data set of `dir`. With `log`, prints each output's errors. Random operators draw
+// with seed 0 unless `options` has a random_seed, so that a comparison repeats.
 TestResult run_test_dir(const std::string& dir, const SessionOptions& options, const Tolerance& tol,
                         std::ostream* log);
 

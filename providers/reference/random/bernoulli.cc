@@ -45,7 +45,8 @@ class BernoulliKernel final : public Kernel {
         using Out = typename decltype(out_tag)::type;
         Out* y = out->data<Out>();
         for (int64_t i = 0; i < x->numel(); ++i) {
-          const bool one = draw.uniform(static_cast<uint64_t>(i)) < static_cast<double>(to_compute(p[i]));
+          const bool one =
+              draw.uniform(static_cast<uint64_t>(i)) < static_cast<double>(to_compute(p[i]));
           if constexpr (std::is_same_v<Out, bool>) {
             y[i] = one;
           } else {
@@ -74,9 +75,10 @@ Status infer_bernoulli(InferContext& ctx) {
   if (!dtype.ok()) return dtype.status();
   const TypeInfo& in = ctx.input_type(0);
   if (in.dtype != DType::kUndefined && !is_draw_float(in.dtype)) {
-    return ctx.error("the input holds probabilities and must be float16, float32, float64 or "
-                     "bfloat16, not " +
-                     std::string(dtype_name(in.dtype)));
+    return ctx.error(
+        "the input holds probabilities and must be float16, float32, float64 or "
+        "bfloat16, not " +
+        std::string(dtype_name(in.dtype)));
   }
   ctx.set_output(0, TypeInfo{dtype->value_or(in.dtype), in.shape});
   return ok_status();

@@ -6,8 +6,8 @@
 
 #include "providers/reference/common/dispatch.h"
 #include "providers/reference/common/util.h"
-#include "providers/reference/tensor/tensor_util.h"
 #include "providers/reference/random/random_ops.h"
+#include "providers/reference/tensor/tensor_util.h"
 
 namespace recur::reference {
 

@@ -33,8 +33,7 @@ bool is_draw_float(DType t);
 
 // The `dtype` attribute, nullopt when absent; an error naming the node when it is not a type
 // `allowed` accepts. `what` ends the message: "float16, float32, float64 or bfloat16".
-Result<std::optional<DType>> dtype_attr(const Node& node, bool (*allowed)(DType),
-                                        const char* what);
+Result<std::optional<DType>> dtype_attr(const Node& node, bool (*allowed)(DType), const char* what);
 
 // out[i] = mean + scale * (standard normal i of `draw`), for a tensor of a draw float dtype.
 void fill_normal(Tensor& out, const RandomDraw& draw, double mean, double scale);

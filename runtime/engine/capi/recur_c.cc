@@ -335,6 +335,13 @@ recur_status recur_session_options_set_cuda_graphs(recur_session_options* option
   });
 }
 
+recur_status recur_session_options_set_random_seed(recur_session_options* options, uint64_t seed) {
+  return guarded([&] {
+    need(options, "recur_session_options_set_random_seed: options");
+    options->options.random_seed(seed);
+  });
+}
+
 recur_status recur_session_options_set(recur_session_options* options, const char* key,
                                        const char* value) {
   return guarded([&] {

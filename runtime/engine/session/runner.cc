@@ -127,8 +127,9 @@ std::string blocks_recording(const SubgraphPlan& plan, const Step& s,
   } else if (has_subgraphs(node)) {
     return node.describe() + " runs subgraphs on the host";
   } else if (node.draws_random()) {
-    return node.describe() + " draws random values on the host: a recording would keep one "
-                             "run's values";
+    return node.describe() +
+           " draws random values on the host: a recording would keep one "
+           "run's values";
   }
   for (size_t i = 0; i < s.inputs.size(); ++i) {
     const ValueId v = s.inputs[i];

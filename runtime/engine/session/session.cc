@@ -1,11 +1,11 @@
 // The public Session: load, optimise, infer shapes, plan; then run through the runner.
 #include <algorithm>
 #include <chrono>
-#include <random>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <string_view>
