@@ -162,7 +162,9 @@ void run_model_bytes(const uint8_t* data, size_t size) {
   // The fuzzers run with a 2 GiB malloc and RSS limit (tools/fuzz.sh): a model that asks for
   // more than 1 GiB at run time (a ConstantOfShape of 8 GiB) must meet the library's own
   // budget, which refuses it with an error, not the fuzzer's, which calls it a crash.
+  // A fixed seed: a model's random operators must draw the same values when a crash replays.
   options.providers(kProviders).threads(1).max_loop_iterations(64).memory_limit(uint64_t{1} << 30);
+  options.random_seed(0);
   try {
     // A folder that does not exist: external data in a fuzzed model must be refused, never
     // read from wherever the fuzzer runs.

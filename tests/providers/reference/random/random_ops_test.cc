@@ -87,12 +87,15 @@ TEST(RandomNormal, FollowsTheNormalLawOfItsMeanAndScale) {
 }
 
 TEST(RandomUniform, FollowsTheUniformLawOnLowHigh) {
-  const ModelBuilder m = source_model("RandomUniform", [](onnx::NodeProto& n) {
-    set_attr(n, "shape", std::vector<int64_t>{20000});
-    set_attr(n, "low", -2.0f);
-    set_attr(n, "high", 6.0f);
-    set_attr(n, "dtype", int64_t{11});  // float64
-  }, DType::kFloat64);
+  const ModelBuilder m = source_model(
+      "RandomUniform",
+      [](onnx::NodeProto& n) {
+        set_attr(n, "shape", std::vector<int64_t>{20000});
+        set_attr(n, "low", -2.0f);
+        set_attr(n, "high", 6.0f);
+        set_attr(n, "dtype", int64_t{11});  // float64
+      },
+      DType::kFloat64);
   const Tensor y = session_of(m, SessionOptions().random_seed(12)).run({})[0];
   ASSERT_EQ(y.dtype(), DType::kFloat64);
   const std::vector<double> x = as_doubles(y);
@@ -101,13 +104,17 @@ TEST(RandomUniform, FollowsTheUniformLawOnLowHigh) {
 }
 
 TEST(RandomNormal, DrawsEachFloatDtypeAndRefusesOthers) {
-  for (const auto& [code, dt] : std::vector<std::pair<int64_t, DType>>{
-           {1, DType::kFloat32}, {10, DType::kFloat16}, {11, DType::kFloat64},
-           {16, DType::kBFloat16}}) {
-    const ModelBuilder m = source_model("RandomNormal", [&](onnx::NodeProto& n) {
-      set_attr(n, "shape", std::vector<int64_t>{4000});
-      set_attr(n, "dtype", code);
-    }, dt);
+  for (const auto& [code, dt] : std::vector<std::pair<int64_t, DType>>{{1, DType::kFloat32},
+                                                                       {10, DType::kFloat16},
+                                                                       {11, DType::kFloat64},
+                                                                       {16, DType::kBFloat16}}) {
+    const ModelBuilder m = source_model(
+        "RandomNormal",
+        [&](onnx::NodeProto& n) {
+          set_attr(n, "shape", std::vector<int64_t>{4000});
+          set_attr(n, "dtype", code);
+        },
+        dt);
     const Tensor y = session_of(m, SessionOptions().random_seed(3)).run({})[0];
     EXPECT_EQ(y.dtype(), dt);
     EXPECT_EQ(y.shape(), (Shape{4000}));
@@ -115,10 +122,13 @@ TEST(RandomNormal, DrawsEachFloatDtypeAndRefusesOthers) {
     EXPECT_LT(ks_distance(as_doubles(y), [](double v) { return normal_cdf(v, 0, 1); }), 0.05)
         << dtype_name(dt);
   }
-  const ModelBuilder ints = source_model("RandomNormal", [](onnx::NodeProto& n) {
-    set_attr(n, "shape", std::vector<int64_t>{2});
-    set_attr(n, "dtype", int64_t{7});  // int64
-  }, DType::kInt64);
+  const ModelBuilder ints = source_model(
+      "RandomNormal",
+      [](onnx::NodeProto& n) {
+        set_attr(n, "shape", std::vector<int64_t>{2});
+        set_attr(n, "dtype", int64_t{7});  // int64
+      },
+      DType::kInt64);
   const std::string msg = error_of([&] { session_of(ints); });
   EXPECT_NE(msg.find("node 'draw' (RandomNormal)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("dtype 7"), std::string::npos) << msg;
@@ -185,15 +195,14 @@ TEST(RandomSeeds, ASessionSeedRepeatsEveryRunAndEverySession) {
   const auto [a1, a2] = two_runs(session_of(normal_model(std::nullopt), seeded));
   EXPECT_EQ(a1, a2);
   EXPECT_EQ(a1, two_runs(session_of(normal_model(std::nullopt), seeded)).first);
-  EXPECT_NE(a1, two_runs(session_of(normal_model(std::nullopt),
-                                    SessionOptions().random_seed(43)))
-                    .first);
+  EXPECT_NE(
+      a1, two_runs(session_of(normal_model(std::nullopt), SessionOptions().random_seed(43))).first);
   // deterministic() seeds with 0.
   const SessionOptions det = SessionOptions().deterministic(true);
   const auto [d1, d2] = two_runs(session_of(normal_model(std::nullopt), det));
   EXPECT_EQ(d1, d2);
-  EXPECT_EQ(d1, two_runs(session_of(normal_model(std::nullopt), SessionOptions().random_seed(0)))
-                    .first);
+  EXPECT_EQ(
+      d1, two_runs(session_of(normal_model(std::nullopt), SessionOptions().random_seed(0))).first);
 }
 
 TEST(RandomSeeds, ANodeSeedWinsOverTheSessions) {
@@ -311,11 +320,8 @@ TEST(Multinomial, DrawsClassesWithTheSoftmaxOfTheLogits) {
   const Tensor logits = tensor<float>(
       {2, 3}, {std::log(0.1f), std::log(0.2f), std::log(0.7f), -inf, 0.0f, std::log(3.0f)});
   const int64_t n = 20000;
-  const Outputs o = OpTester("Multinomial", 7)
-                        .input("x", logits)
-                        .attr("sample_size", n)
-                        .attr("seed", 4.0f)
-                        .run();
+  const Outputs o =
+      OpTester("Multinomial", 7).input("x", logits).attr("sample_size", n).attr("seed", 4.0f).run();
   ASSERT_EQ(o[0].dtype(), DType::kInt32);  // the default
   ASSERT_EQ(o[0].shape(), (Shape{2, n}));
   const std::vector<std::vector<double>> want = {{0.1, 0.2, 0.7}, {0.0, 0.25, 0.75}};
@@ -329,7 +335,8 @@ TEST(Multinomial, DrawsClassesWithTheSoftmaxOfTheLogits) {
     for (size_t c = 0; c < 3; ++c) {
       const double p = want[static_cast<size_t>(r)][c];
       const double sd = std::sqrt(static_cast<double>(n) * p * (1 - p));
-      EXPECT_NEAR(count[c], static_cast<double>(n) * p, 5 * sd + 0.5) << "row " << r << " class " << c;
+      EXPECT_NEAR(count[c], static_cast<double>(n) * p, 5 * sd + 0.5)
+          << "row " << r << " class " << c;
     }
   }
 }
@@ -356,11 +363,13 @@ TEST(Multinomial, InfinitiesNaNAndShapes) {
                ErrorCode::kInvalidArgument, "row 1 of the input has every log-probability -inf");
   expect_error(OpTester("Multinomial", 7).input("x", tensor<float>({3}, {0, 0, 0})),
                ErrorCode::kInvalidModel, "2-D");
-  expect_error(OpTester("Multinomial", 7).input("x", tensor<float>({1, 2}, {0, 0})).attr(
-                   "dtype", int64_t{1}),
+  expect_error(OpTester("Multinomial", 7)
+                   .input("x", tensor<float>({1, 2}, {0, 0}))
+                   .attr("dtype", int64_t{1}),
                ErrorCode::kInvalidModel, "int32 or int64");
-  expect_error(OpTester("Multinomial", 7).input("x", tensor<float>({1, 2}, {0, 0})).attr(
-                   "sample_size", int64_t{-1}),
+  expect_error(OpTester("Multinomial", 7)
+                   .input("x", tensor<float>({1, 2}, {0, 0}))
+                   .attr("sample_size", int64_t{-1}),
                ErrorCode::kInvalidModel, "negative");
   o = OpTester("Multinomial", 7)
           .input("x", tensor<float>({2, 2}, {0, 0, 0, 0}))
@@ -423,6 +432,36 @@ TEST(DropoutTraining, ASeedRepeatsTheMask) {
   const Feeds feeds = {
       {"x", x}, {"r", Tensor::scalar<float>(0.5f)}, {"t", Tensor::scalar<bool>(true)}};
   EXPECT_EQ(values<bool>(s.run(feeds)[1]), values<bool>(s.run(feeds)[1]));
+}
+
+// tools/gen_random_models.py: a PyTorch export with Dropout(training_mode=true) before an LSTM
+// and RandomNormalLike noise after it, as TTS decoders keep them at inference.
+TEST(RandomModels, APyTorchPrenetDrawsAlikeOnEveryProviderUnderOneSeed) {
+  const std::string model =
+      std::string(RECUR_TEST_DATA_DIR) + "/random/prenet_lstm_noise/model.onnx";
+  std::vector<float> xv(3 * 7 * 8);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(0.37f * static_cast<float>(i));
+  const Feeds feeds = {{"x", tensor<float>({3, 7, 8}, xv)}};
+  auto run_with = [&](const SessionOptions& o) {
+    return values<float>(Session(model, o).run(feeds)[0]);
+  };
+  const std::vector<float> ref = run_with(SessionOptions().providers({"reference"}).random_seed(3));
+  ASSERT_EQ(ref.size(), 3u * 7 * 4);
+  // The random nodes run on the reference provider whatever the list, in the same order, so
+  // one seed gives the same draws; only the LSTM and MatMuls move.
+  for (const std::string& p : OpTester::runnable_providers()) {
+    if (p == "reference") continue;
+    const std::vector<float> got =
+        run_with(SessionOptions().providers({p, "reference"}).random_seed(3));
+    ASSERT_EQ(got.size(), ref.size());
+    for (size_t i = 0; i < ref.size(); ++i) {
+      EXPECT_NEAR(got[i], ref[i], 1e-5 + 1e-3 * std::fabs(ref[i])) << p << " element " << i;
+    }
+  }
+  EXPECT_EQ(ref, run_with(SessionOptions().providers({"reference"}).random_seed(3)));
+  EXPECT_NE(ref, run_with(SessionOptions().providers({"reference"}).random_seed(4)));
+  const Session unseeded(model, SessionOptions());
+  EXPECT_NE(values<float>(unseeded.run(feeds)[0]), values<float>(unseeded.run(feeds)[0]));
 }
 
 }  // namespace
