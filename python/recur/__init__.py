@@ -74,6 +74,9 @@ class SessionOptions:
         self.intra_op_num_threads = 0
         self.enable_graph_optimizations = True  # recur: SessionOptions::optimize
         self.settings = {}  # recur provider settings, "<provider>.<key>": "value"
+        # recur: the random operators' seed (SessionOptions::random_seed); None draws anew on
+        # every run. onnxruntime's nearest is the process-wide onnxruntime.set_seed.
+        self.random_seed = None
 
 
 class RunOptions:
@@ -121,7 +124,8 @@ class InferenceSession:
         merged.update(settings or {})
         merged = {str(k): str(v) for k, v in merged.items()}
         kwargs = dict(providers=_provider_names(providers), threads=threads, settings=merged,
-                      optimize=bool(opts.enable_graph_optimizations), plan_only=plan_only)
+                      optimize=bool(opts.enable_graph_optimizations), plan_only=plan_only,
+                      random_seed=opts.random_seed)
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             self._session = _Session.from_bytes(bytes(path_or_bytes), **kwargs)
             self._model_path = None

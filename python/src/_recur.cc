@@ -168,9 +168,11 @@ struct PySession {
 
 recur::SessionOptions make_options(const std::optional<std::vector<std::string>>& providers,
                                    int threads, const std::map<std::string, std::string>& settings,
-                                   bool optimize, bool plan_only) {
+                                   bool optimize, bool plan_only,
+                                   std::optional<uint64_t> random_seed) {
   recur::SessionOptions o;
   if (providers) o.providers(*providers);
+  if (random_seed) o.random_seed(*random_seed);
   o.threads(threads).optimize(optimize).plan_only(plan_only);
   for (const auto& [k, v] : settings) o.set(k, v);
   return o;
@@ -209,26 +211,27 @@ PYBIND11_MODULE(_recur, m) {
   py::class_<PySession>(m, "Session")
       .def(py::init([](const std::string& path, std::optional<std::vector<std::string>> providers,
                        int threads, std::map<std::string, std::string> settings, bool optimize,
-                       bool plan_only) {
-             auto o = make_options(providers, threads, settings, optimize, plan_only);
+                       bool plan_only, std::optional<uint64_t> random_seed) {
+             auto o = make_options(providers, threads, settings, optimize, plan_only, random_seed);
              py::gil_scoped_release unlocked;
              return PySession{recur::Session(path, o)};
            }),
            py::arg("path"), py::arg("providers") = py::none(), py::arg("threads") = 0,
            py::arg("settings") = std::map<std::string, std::string>{}, py::arg("optimize") = true,
-           py::arg("plan_only") = false)
+           py::arg("plan_only") = false, py::arg("random_seed") = py::none())
       .def_static(
           "from_bytes",
           [](const py::bytes& model, std::optional<std::vector<std::string>> providers, int threads,
-             std::map<std::string, std::string> settings, bool optimize, bool plan_only) {
-            auto o = make_options(providers, threads, settings, optimize, plan_only);
+             std::map<std::string, std::string> settings, bool optimize, bool plan_only,
+             std::optional<uint64_t> random_seed) {
+            auto o = make_options(providers, threads, settings, optimize, plan_only, random_seed);
             std::string data = model;
             py::gil_scoped_release unlocked;
             return PySession{recur::Session::from_bytes(data.data(), data.size(), o)};
           },
           py::arg("model"), py::arg("providers") = py::none(), py::arg("threads") = 0,
           py::arg("settings") = std::map<std::string, std::string>{}, py::arg("optimize") = true,
-          py::arg("plan_only") = false)
+          py::arg("plan_only") = false, py::arg("random_seed") = py::none())
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
       .def("run", &PySession::run, py::arg("output_names"), py::arg("feeds"))

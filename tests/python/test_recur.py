@@ -231,6 +231,23 @@ class SessionTest(unittest.TestCase):
         self.assertEqual(sess.get_providers(), ["reference"])
 
 
+    def test_random_seed(self):
+        # A RandomNormal node: SessionOptions.random_seed repeats its draws, None draws anew.
+        from onnx import helper
+        node = helper.make_node("RandomNormal", [], ["y"], shape=[16])
+        graph = helper.make_graph([node], "g", [],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16])])
+        data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        data = data.SerializeToString()
+        opts = recur.SessionOptions()
+        opts.random_seed = 5
+        a = recur.InferenceSession(data, sess_options=opts).run(None, {})[0]
+        b = recur.InferenceSession(data, sess_options=opts).run(None, {})[0]
+        np.testing.assert_array_equal(a, b)
+        fresh = recur.InferenceSession(data)
+        self.assertFalse(np.array_equal(fresh.run(None, {})[0], fresh.run(None, {})[0]))
+
+
 class ErrorsTest(unittest.TestCase):
     path = os.path.join(MODELS, "lstm_streaming", "model.onnx")
 
