@@ -110,7 +110,7 @@ class KernelContext {
     ProviderRunState* provider_state = nullptr;
     const RunControl* control = nullptr;  // null: the run cannot be cancelled
     // The run's seed and draw counter (run_random.h); null outside a session's run (a kernel
-    // test), where random operators draw as a run seeded with 0 would.
+    // test), where every draw is the first draw of a run seeded with 0.
     const RunRandom* random = nullptr;
   };
 
