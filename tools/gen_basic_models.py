@@ -13,15 +13,14 @@ Usage: /usr/bin/python3 tools/gen_basic_models.py [--out models]
 
 import argparse
 import os
-import shutil
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rnn_oracle  # noqa: E402
+from test_folder import write_test_folder  # noqa: E402
 
 
 def init_uniform(rng, shape, hidden):
@@ -35,19 +34,7 @@ def save(root, name, nodes, inputs, outputs, initializers, feeds, expected):
     model = helper.make_model(graph, producer_name="recur/tools/gen_basic_models.py",
                               opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
-    onnx.checker.check_model(model)
-    d = os.path.join(root, name)
-    if os.path.isdir(d):
-        shutil.rmtree(d)
-    ds = os.path.join(d, "test_data_set_0")
-    os.makedirs(ds)
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    for k, (n, v) in enumerate(feeds):
-        with open(os.path.join(ds, "input_%d.pb" % k), "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
-    for k, (n, v) in enumerate(expected):
-        with open(os.path.join(ds, "output_%d.pb" % k), "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
+    write_test_folder(os.path.join(root, name), model, feeds, expected)
 
 
 def lstm_basic(root):

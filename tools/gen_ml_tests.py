@@ -10,28 +10,20 @@ specifications, not computed, so that they do not share a mistake with the kerne
 Run with /usr/bin/python3 (numpy, onnx 1.12): /usr/bin/python3 tools/gen_ml_tests.py
 """
 import os
-import shutil
+import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_folder import write_test_folder  # noqa: E402
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "ml")
 
 
 def save(name, model, feeds, expected):
-    onnx.checker.check_model(model)
-    d = os.path.join(ROOT, name)
-    shutil.rmtree(d, ignore_errors=True)
-    ds = os.path.join(d, "test_data_set_0")
-    os.makedirs(ds)
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    for k, (n, v) in enumerate(feeds):
-        with open(os.path.join(ds, "input_%d.pb" % k), "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
-    for k, (n, v) in enumerate(expected):
-        with open(os.path.join(ds, "output_%d.pb" % k), "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
+    write_test_folder(os.path.join(ROOT, name), model, feeds, expected)
 
 
 def category_mapper_embedding():

@@ -20,6 +20,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rnn_oracle  # noqa: E402
+from test_folder import write_test_folder  # noqa: E402
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 NP_TO_ONNX = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE,
@@ -299,18 +300,7 @@ def build(case):
 
 def write_case(root, case):
     model, feeds, expected = build(case)
-    d = os.path.join(root, case.name)
-    if os.path.isdir(d):
-        shutil.rmtree(d)
-    ds = os.path.join(d, "test_data_set_0")
-    os.makedirs(ds)
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    for k, (n, v) in enumerate(feeds):
-        with open(os.path.join(ds, "input_%d.pb" % k), "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
-    for k, (n, v) in enumerate(expected):
-        with open(os.path.join(ds, "output_%d.pb" % k), "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
+    write_test_folder(os.path.join(root, case.name), model, feeds, expected)
 
 
 def main():

@@ -103,14 +103,14 @@ namespace {
 
 class FillKernel final : public Kernel {
  public:
-  FillKernel(FillOp op, std::optional<DType> dtype, std::optional<Shape> shape,
+  FillKernel(FillOp op, bool like, std::optional<DType> dtype, std::optional<Shape> shape,
              std::optional<uint64_t> seed, double a, double b)
-      : op_(op), dtype_(dtype), shape_(std::move(shape)), seed_(seed), a_(a), b_(b) {}
+      : op_(op), like_(like), dtype_(dtype), shape_(std::move(shape)), seed_(seed), a_(a), b_(b) {}
 
   Status run(KernelContext& ctx) const override {
     DType dt = DType::kFloat32;
     const Shape* shape = shape_ ? &*shape_ : nullptr;
-    if (op_.like) {
+    if (like_) {
       RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
       shape = &x->shape();
       dt = x->dtype();
@@ -128,6 +128,7 @@ class FillKernel final : public Kernel {
 
  private:
   FillOp op_;
+  bool like_;
   std::optional<DType> dtype_;
   std::optional<Shape> shape_;
   std::optional<uint64_t> seed_;
@@ -151,14 +152,12 @@ Result<Shape> shape_attr(const Node& node) {
   return Shape(shape.begin(), shape.end());
 }
 
-}  // namespace
-
-Result<std::unique_ptr<Kernel>> create_fill(CompileContext& ctx, const FillOp& op) {
+Result<std::unique_ptr<Kernel>> create_fill(CompileContext& ctx, const FillOp& op, bool like) {
   const Node& node = ctx.node();
   RECUR_ASSIGN_OR_RETURN(std::optional<DType> dtype, dtype_attr(node, is_draw_float, kDrawFloats));
   RECUR_ASSIGN_OR_RETURN(std::optional<uint64_t> seed, seed_attr(node));
   std::optional<Shape> shape;
-  if (!op.like) {
+  if (!like) {
     RECUR_ASSIGN_OR_RETURN(Shape s, shape_attr(node));
     shape = std::move(s);
   }
@@ -166,7 +165,7 @@ Result<std::unique_ptr<Kernel>> create_fill(CompileContext& ctx, const FillOp& o
   const double a = attrs.get_float(op.a, op.a_default);
   const double b = attrs.get_float(op.b, op.b_default);
   RECUR_RETURN_IF_ERROR(attrs.status());
-  return std::make_unique<FillKernel>(op, dtype, std::move(shape), seed, a, b);
+  return std::make_unique<FillKernel>(op, like, dtype, std::move(shape), seed, a, b);
 }
 
 Status infer_fill(InferContext& ctx, bool like) {
@@ -188,6 +187,19 @@ Status infer_fill(InferContext& ctx, bool like) {
   }
   ctx.set_output(0, TypeInfo{dt, in.shape});
   return ok_status();
+}
+
+}  // namespace
+
+void register_fill(Registrar& r, const std::string& op_type, const FillOp& op) {
+  for (const bool like : {false, true}) {
+    r.add({.op_type = like ? op_type + "Like" : op_type,
+           .since = 1,
+           .create = [op, like](CompileContext& ctx) { return create_fill(ctx, op, like); },
+           .shape_only_inputs = like ? std::vector<size_t>{0} : std::vector<size_t>{},
+           .takes_strings = like},
+          [like](InferContext& ctx) { return infer_fill(ctx, like); });
+  }
 }
 
 }  // namespace recur::reference

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "providers/reference/common/registrar.h"
 #include "recur/tensor.h"
@@ -41,18 +42,17 @@ void fill_normal(Tensor& out, const RandomDraw& draw, double mean, double scale)
 void fill_uniform(Tensor& out, const RandomDraw& draw, double low, double high);
 
 // RandomNormal, RandomUniform and their -Like forms: one draw filling output 0, shaped by the
-// `shape` attribute or, with `like`, by input 0 (whose dtype is also the default output dtype).
-// `fill` gets the two attributes `a` and `b` (mean and scale; low and high).
+// `shape` attribute or, in the -Like form, by input 0 (whose dtype is also the default output
+// dtype). `fill` gets the attributes `a` and `b` (mean and scale; low and high).
 using FillFn = void (*)(Tensor&, const RandomDraw&, double, double);
 struct FillOp {
-  bool like = false;
   const char* a = "";
   float a_default = 0;
   const char* b = "";
   float b_default = 0;
   FillFn fill = nullptr;
 };
-Result<std::unique_ptr<Kernel>> create_fill(CompileContext& ctx, const FillOp& op);
-Status infer_fill(InferContext& ctx, bool like);
+// Registers `op_type` and `op_type`Like.
+void register_fill(Registrar& r, const std::string& op_type, const FillOp& op);
 
 }  // namespace recur::reference

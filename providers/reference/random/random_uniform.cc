@@ -6,20 +6,9 @@
 namespace recur::reference {
 
 void register_random_uniform(Registrar& r) {
-  for (const bool like : {false, true}) {
-    const FillOp op{.like = like,
-                    .a = "low",
-                    .a_default = 0.0f,
-                    .b = "high",
-                    .b_default = 1.0f,
-                    .fill = fill_uniform};
-    r.add({.op_type = like ? "RandomUniformLike" : "RandomUniform",
-           .since = 1,
-           .create = [op](CompileContext& ctx) { return create_fill(ctx, op); },
-           .shape_only_inputs = like ? std::vector<size_t>{0} : std::vector<size_t>{},
-           .takes_strings = like},
-          [like](InferContext& ctx) { return infer_fill(ctx, like); });
-  }
+  register_fill(
+      r, "RandomUniform",
+      {.a = "low", .a_default = 0.0f, .b = "high", .b_default = 1.0f, .fill = fill_uniform});
 }
 
 }  // namespace recur::reference
