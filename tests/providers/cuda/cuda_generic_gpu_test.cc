@@ -181,6 +181,31 @@ TEST_F(CudaGenericGpu, CudaGraphsReplayMatches) {
   EXPECT_EQ(g.explain().find("not recorded"), std::string::npos) << g.explain();
 }
 
+// A random node on the host beside device work: a replay would repeat one run's draws, so the
+// run is not recorded, and each run draws anew.
+TEST_F(CudaGenericGpu, ARandomNodeKeepsARunFromBeingRecorded) {
+  testing::ModelBuilder m;
+  m.input("x", DType::kFloat32, {2, 8});
+  m.output("y", DType::kFloat32).output("n", DType::kFloat32);
+  m.node("Relu", {"x"}, {"y"});
+  m.node("RandomNormalLike", {"x"}, {"n"}, "noise");
+  const std::string bytes = m.bytes();
+  const Session s = Session::from_bytes(
+      bytes.data(), bytes.size(),
+      SessionOptions().providers({"cuda-generic", "reference"}).cuda_graphs(true));
+  EXPECT_NE(s.explain().find("node 'noise' (RandomNormalLike) draws random values on the host"),
+            std::string::npos)
+      << s.explain();
+  const Feeds feeds = {{"x", Tensor::from_vector<float>({2, 8}, std::vector<float>(16, -1.0f))}};
+  std::vector<std::vector<float>> draws;
+  for (int k = 0; k < 3; ++k) {
+    const Outputs o = s.run(feeds);
+    EXPECT_EQ(o[0].data<float>()[0], 0.0f);
+    draws.emplace_back(o[1].data<float>(), o[1].data<float>() + o[1].numel());
+  }
+  EXPECT_NE(draws[1], draws[2]);
+}
+
 // Glue operators on the GPU against the reference, through whole sessions.
 TEST_F(CudaGenericGpu, GlueOperatorsMatchTheReference) {
   const std::vector<std::string> dirs = {"attention_lstm_classifier", "bigru_classifier", "crnn",
