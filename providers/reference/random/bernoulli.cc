@@ -22,6 +22,12 @@ bool bernoulli_out(DType t) {
   return ok;
 }
 
+// Why an input of dtype `dt` cannot hold the probabilities.
+std::string probabilities_error(DType dt) {
+  return std::string("the input holds probabilities and must be ") + kDrawFloats + ", not " +
+         std::string(dtype_name(dt));
+}
+
 class BernoulliKernel final : public Kernel {
  public:
   BernoulliKernel(std::optional<DType> dtype, std::optional<uint64_t> seed)
@@ -30,10 +36,7 @@ class BernoulliKernel final : public Kernel {
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
     if (!is_draw_float(x->dtype())) {
-      return ctx.error(ErrorCode::kInvalidArgument,
-                       "the input holds probabilities and must be float16, float32, float64 or "
-                       "bfloat16, not " +
-                           std::string(dtype_name(x->dtype())));
+      return ctx.error(ErrorCode::kInvalidArgument, probabilities_error(x->dtype()));
     }
     const DType dt = dtype_.value_or(x->dtype());
     RECUR_ASSIGN_OR_RETURN(Tensor * out, allocate_checked(ctx, 0, dt, x->shape()));
@@ -75,10 +78,7 @@ Status infer_bernoulli(InferContext& ctx) {
   if (!dtype.ok()) return dtype.status();
   const TypeInfo& in = ctx.input_type(0);
   if (in.dtype != DType::kUndefined && !is_draw_float(in.dtype)) {
-    return ctx.error(
-        "the input holds probabilities and must be float16, float32, float64 or "
-        "bfloat16, not " +
-        std::string(dtype_name(in.dtype)));
+    return ctx.error(probabilities_error(in.dtype));
   }
   ctx.set_output(0, TypeInfo{dtype->value_or(in.dtype), in.shape});
   return ok_status();

@@ -27,9 +27,9 @@ class MultinomialKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
     if (x->rank() != 2 || !is_draw_float(x->dtype())) {
       return ctx.error(ErrorCode::kInvalidArgument,
-                       "the input must be a 2-D [batch, classes] tensor of float16, float32, "
-                       "float64 or bfloat16, not " +
-                           std::string(dtype_name(x->dtype())) + shape_to_string(x->shape()));
+                       std::string("the input must be a 2-D [batch, classes] tensor of ") +
+                           kDrawFloats + ", not " + std::string(dtype_name(x->dtype())) +
+                           shape_to_string(x->shape()));
     }
     const int64_t batch = x->dim(0), classes = x->dim(1);
     RECUR_ASSIGN_OR_RETURN(Tensor * out, allocate_checked(ctx, 0, dtype_, {batch, samples_}));

@@ -101,6 +101,12 @@ void fill_uniform(Tensor& out, const RandomDraw& draw, double low, double high) 
 
 namespace {
 
+// Why a -Like node without a dtype attribute cannot draw over an input of dtype `dt`.
+std::string like_dtype_error(DType dt) {
+  return "without a dtype attribute the output takes the input's dtype, and " +
+         std::string(dtype_name(dt)) + " is not " + kDrawFloats;
+}
+
 class FillKernel final : public Kernel {
  public:
   FillKernel(FillOp op, bool like, std::optional<DType> dtype, std::optional<Shape> shape,
@@ -115,10 +121,7 @@ class FillKernel final : public Kernel {
       shape = &x->shape();
       dt = x->dtype();
       if (!dtype_ && !is_draw_float(dt)) {
-        return ctx.error(ErrorCode::kInvalidArgument,
-                         "without a dtype attribute the output takes the input's dtype, and " +
-                             std::string(dtype_name(dt)) +
-                             " is not float16, float32, float64 or bfloat16");
+        return ctx.error(ErrorCode::kInvalidArgument, like_dtype_error(dt));
       }
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * out, allocate_checked(ctx, 0, dtype_.value_or(dt), *shape));
@@ -134,8 +137,6 @@ class FillKernel final : public Kernel {
   std::optional<uint64_t> seed_;
   double a_, b_;
 };
-
-constexpr const char* kDrawFloats = "float16, float32, float64 or bfloat16";
 
 // The `shape` attribute of the forms without an input.
 Result<Shape> shape_attr(const Node& node) {
@@ -182,8 +183,7 @@ Status infer_fill(InferContext& ctx, bool like) {
   if (*dtype) {
     dt = **dtype;
   } else if (dt != DType::kUndefined && !is_draw_float(dt)) {
-    return ctx.error("without a dtype attribute the output takes the input's dtype, and " +
-                     std::string(dtype_name(dt)) + " is not " + kDrawFloats);
+    return ctx.error(like_dtype_error(dt));
   }
   ctx.set_output(0, TypeInfo{dt, in.shape});
   return ok_status();

@@ -29,8 +29,10 @@ Result<std::optional<uint64_t>> seed_attr(const Node& node);
 // the run's draw counter (SessionOptions::random_seed).
 RandomDraw next_draw(const KernelContext& ctx, const std::optional<uint64_t>& seed);
 
-// float16, float32, float64 or bfloat16: what RandomNormal and RandomUniform draw.
+// float16, float32, float64 or bfloat16: what RandomNormal and RandomUniform draw, and what
+// Bernoulli, Multinomial and Dropout read.
 bool is_draw_float(DType t);
+inline constexpr const char* kDrawFloats = "float16, float32, float64 or bfloat16";
 
 // The `dtype` attribute, nullopt when absent; an error naming the node when it is not a type
 // `allowed` accepts. `what` ends the message: "float16, float32, float64 or bfloat16".

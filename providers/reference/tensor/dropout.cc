@@ -95,9 +95,9 @@ class DropoutKernel final : public Kernel {
       }
     });
     if (!ok) {
-      return ctx.error(ErrorCode::kInvalidArgument,
-                       "training mode drops float16, float32, float64 or bfloat16 values, not " +
-                           std::string(dtype_name(x.dtype())));
+      return ctx.error(ErrorCode::kInvalidArgument, std::string("training mode drops ") +
+                                                        kDrawFloats + " values, not " +
+                                                        std::string(dtype_name(x.dtype())));
     }
     return ok_status();
   }
