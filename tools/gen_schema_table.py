@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The operator schema table the loader checks nodes against (runtime/engine/onnx/schema_table.inc).
 
-recur validates nodes against every operator version of ai.onnx 1..22 and ai.onnx.ml 1..5
+recur validates nodes against every operator version of ai.onnx 1..26 and ai.onnx.ml 1..5
 (attribute names, types and required flags; input and output counts; deprecation). ONNX's
 operator changelogs (docs/Changelog.md, docs/Changelog-ml.md) describe them all. The build has
 no network, so the facts this tool reads from them are committed in a compact text form,
@@ -33,7 +33,7 @@ import re
 import sys
 
 # The versions recur accepts (runtime/engine/onnx/model_loader.h, kMaxOnnxOpset and kMaxMlOpset).
-LAST = {"": 22, "ai.onnx.ml": 5}
+LAST = {"": 26, "ai.onnx.ml": 5}
 INF = 2**31 - 1
 
 HEADER = re.compile(r'^### <a name="(?:ai\.onnx\.ml\.)?([A-Za-z0-9_]+)-(\d+)"></a>\*\*[^*]+\*\*(.*)$')
@@ -117,7 +117,7 @@ def count_text(n):
 
 
 def write_operators(table, out):
-    out.write("# ONNX operator versions recur accepts (ai.onnx 1..22, ai.onnx.ml 1..5), extracted\n"
+    out.write(f"# ONNX operator versions recur accepts (ai.onnx 1..{LAST['']}, ai.onnx.ml 1..{LAST['ai.onnx.ml']}), extracted\n"
               "# from ONNX's docs/Changelog.md and docs/Changelog-ml.md by\n"
               "# tools/gen_schema_table.py extract; do not edit by hand. Format: see that tool.\n")
     for (domain, op, v) in sorted(table):

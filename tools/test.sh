@@ -4,9 +4,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 tools/install-deps.sh
-# The ONNX 1.17 backend suites run when this can fetch them; otherwise it says so and the
-# 1.12 suites run alone.
-tools/fetch-onnx-testdata.sh | tail -1
+# The ONNX 1.17 and 1.20 backend suites run when this can fetch them; otherwise it says so and
+# the 1.12 suites run alone.
+tools/fetch-onnx-testdata.sh 1.17 | tail -1
+tools/fetch-onnx-testdata.sh 1.20 | tail -1
 tools/build.sh "$@"
 built=$(date +%s)
 ctest --test-dir build --output-on-failure -j"$(nproc)"

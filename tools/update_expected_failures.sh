@@ -3,9 +3,9 @@
 # suites: one line per failing test with its first failure reason. An entry already in a list
 # keeps the reason it was first recorded with. Review the diff before committing: the lists
 # may only shrink unless a failure is understood.
-# Usage: tools/update_expected_failures.sh [build-dir] [1.12|1.17]
+# Usage: tools/update_expected_failures.sh [build-dir] [1.12|1.17|1.20]
 #   1.12: /usr/share/libonnx-testdata/data -> tests/conformance/<suite>.txt
-#   1.17: the cache of tools/fetch-onnx-testdata.sh -> tests/conformance/1.17/<suite>.txt
+#   1.17, 1.20: the cache of tools/fetch-onnx-testdata.sh -> tests/conformance/<version>/<suite>.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -14,7 +14,7 @@ if [[ "$version" == 1.12 ]]; then
   data=/usr/share/libonnx-testdata/data
   dir=tests/conformance
 else
-  data=$(tools/fetch-onnx-testdata.sh | tail -1)
+  data=$(tools/fetch-onnx-testdata.sh "$version" | tail -1)
   [[ -d "$data/node" ]] || { echo "no ONNX $version test data: $data"; exit 1; }
   dir=tests/conformance/$version
   mkdir -p "$dir"

@@ -453,9 +453,9 @@ void op_types_in(const onnx::GraphProto& g, const std::string& domain, std::set<
 Result<Model> load_proto(onnx::ModelProto& mp, const std::string& base_dir, const std::string& file,
                          const LoadOptions& options) {
   if (mp.ir_version() <= 0) return invalid_model(file + ": no ir_version: not an ONNX model");
-  // IR version 11 is ONNX 1.18's. A newer one may change what fields mean, so it is refused
-  // rather than read as if it were known (ONNX Runtime refuses it too).
-  constexpr int64_t kMaxIrVersion = 11;
+  // IR version 13 is ONNX 1.20's and 1.21's, the newest ONNX Runtime 1.30 reads. A newer one
+  // may change what fields mean, so it is refused rather than read as if it were known.
+  constexpr int64_t kMaxIrVersion = 13;
   if (mp.ir_version() > kMaxIrVersion) {
     return not_implemented(file + ": IR version " + std::to_string(mp.ir_version()) +
                            " is newer than this build knows (up to " +

@@ -11,7 +11,7 @@
 namespace recur {
 
 // The highest default-domain opset this build implements (ONNX 1.12).
-inline constexpr int kMaxOnnxOpset = 22;
+inline constexpr int kMaxOnnxOpset = 26;
 // The highest ai.onnx.ml opset.
 inline constexpr int kMaxMlOpset = 5;
 // The highest com.microsoft opset (ONNX Runtime's contrib operators; only those in

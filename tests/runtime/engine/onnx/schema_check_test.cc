@@ -1,6 +1,6 @@
 // Schema validation at load: unknown, mistyped and missing attributes, input and output counts,
 // allowed attribute values, nodes inside subgraphs, how a node's opset picks its operator
-// version (ai.onnx 1..22, ai.onnx.ml 1..5), each error naming the file, node and attribute.
+// version (ai.onnx 1..26, ai.onnx.ml 1..5), each error naming the file, node and attribute.
 #include <gtest/gtest.h>
 
 #include <functional>
