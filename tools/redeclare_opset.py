@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Re-declares test folders at ONNX opset 22 and checks recur runs them as before.
+"""Re-declares test folders at a newer ONNX opset and checks recur runs them as before.
 
-A model exported at an older opset is rewritten to opset 22: the opset import changes, and the
+A model exported at an older opset is rewritten to the target opset (--opset: 22, the last of
+ONNX 1.17, or 26, the newest ONNX Runtime 1.30 reads): the opset import changes, and the
 operators whose signature changed on the way are rewritten to their new form (reduction `axes`
 and Squeeze/Unsqueeze `axes` from attributes to inputs, Split's `num_outputs`, the `spatial`
 and `is_test` attributes that BatchNormalization and Dropout dropped). An operator whose
@@ -10,10 +11,12 @@ conversion with a message. The expected outputs are copied unchanged: they come 
 folder's own oracle, so the re-declared model must match them.
 
 Usage:
-  redeclare_opset.py --check RECUR_RUN DIR... runs each folder re-declared at 22 against its
+  redeclare_opset.py [--opset N] --check RECUR_RUN DIR...
+                                              runs each folder re-declared at N against its
                                               expected outputs, and checks its RNN nodes are
                                               placed as at opset 14 (--plan-only, every provider)
-  redeclare_opset.py --out OUT DIR...         only writes the converted folders under OUT
+  redeclare_opset.py [--opset N] --out OUT DIR...
+                                              only writes the converted folders under OUT
 """
 import argparse
 import os
@@ -26,7 +29,10 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-TARGET = 22
+TARGET = 26
+# The IR version that goes with each opset from 21 on (ONNX's docs/Versioning.md): a model
+# declaring opset 25 at IR 10 would be one no exporter writes.
+IR_FOR_OPSET = {21: 10, 22: 10, 23: 11, 24: 12, 25: 13, 26: 13}
 # Versions at which `axes` moved from an attribute to an input.
 AXES_INPUT_SINCE = {
     "ReduceSum": 13, "Squeeze": 13, "Unsqueeze": 13, "ReduceMean": 18, "ReduceMax": 18,
@@ -100,9 +106,8 @@ def convert_model(model, target=TARGET):
             o.version = target
     if not any(o.domain in ("", "ai.onnx") for o in out.opset_import):
         out.opset_import.append(helper.make_opsetid("", target))
-    # IR version 10 is the one that goes with opset 22 (ONNX 1.16 and 1.17).
-    if target >= 21:
-        out.ir_version = max(out.ir_version, 10)
+    if target in IR_FOR_OPSET:
+        out.ir_version = max(out.ir_version, IR_FOR_OPSET[target])
     return out
 
 
@@ -128,20 +133,20 @@ def placement(recur_run, model):
     return rows
 
 
-def check(recur_run, dirs):
+def check(recur_run, dirs, target):
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         for i, d in enumerate(dirs):
             name = os.path.basename(os.path.normpath(d))
             dst = os.path.join(tmp, f"{i}_{name}")
             try:
-                convert_dir(d, dst)
+                convert_dir(d, dst, target)
             except CannotConvert as e:
-                failures.append(f"{name}: cannot re-declare at opset {TARGET}: {e}")
+                failures.append(f"{name}: cannot re-declare at opset {target}: {e}")
                 continue
             run = subprocess.run([recur_run, dst], capture_output=True, text=True)
             if run.returncode != 0:
-                failures.append(f"{name} at opset {TARGET}: {(run.stdout + run.stderr).strip()}")
+                failures.append(f"{name} at opset {target}: {(run.stdout + run.stderr).strip()}")
                 continue
             # Placed as at opset 14 (the RNN ops' last version before 22).
             at14 = os.path.join(tmp, f"{i}_{name}_14")
@@ -149,7 +154,7 @@ def check(recur_run, dirs):
             before = placement(recur_run, os.path.join(at14, "model.onnx"))
             after = placement(recur_run, os.path.join(dst, "model.onnx"))
             if before != after:
-                failures.append(f"{name}: RNN placement at opset {TARGET} differs from opset 14: "
+                failures.append(f"{name}: RNN placement at opset {target} differs from opset 14: "
                                 f"{before} vs {after}")
     passed = len(dirs) - len(failures)
     for f in failures:
@@ -161,15 +166,17 @@ def check(recur_run, dirs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dirs", nargs="+", help="test folders (model.onnx + test_data_set_*)")
+    ap.add_argument("--opset", type=int, default=TARGET, choices=sorted(IR_FOR_OPSET),
+                    help=f"the opset to re-declare at (default {TARGET})")
     group = ap.add_mutually_exclusive_group(required=True)
     group.add_argument("--check", metavar="RECUR_RUN")
     group.add_argument("--out", metavar="OUT")
     args = ap.parse_args()
     dirs = [d for d in args.dirs if os.path.exists(os.path.join(d, "model.onnx"))]
     if args.check:
-        return check(args.check, dirs)
+        return check(args.check, dirs, args.opset)
     for d in dirs:
-        convert_dir(d, os.path.join(args.out, os.path.basename(os.path.normpath(d))))
+        convert_dir(d, os.path.join(args.out, os.path.basename(os.path.normpath(d))), args.opset)
     return 0
 
 
