@@ -46,8 +46,8 @@ struct HeadView {
   bool three_d = false;
   int64_t heads = 0, seq = 0, size = 0;
   double at(int64_t b, int64_t h, int64_t s, int64_t d) const {
-    const int64_t i = three_d ? ((b * seq + s) * heads + h) * size + d
-                              : ((b * heads + h) * seq + s) * size + d;
+    const int64_t i =
+        three_d ? ((b * seq + s) * heads + h) * size + d : ((b * heads + h) * seq + s) * size + d;
     return data[static_cast<size_t>(i)];
   }
 };
@@ -125,8 +125,7 @@ class AttentionKernel final : public Kernel {
     RECUR_RETURN_IF_ERROR(load(*v, "V", d.kv_heads, d.kv_len, d.v_head, vv));
     // The present caches are past ++ current along the sequence axis; attention reads them.
     RECUR_ASSIGN_OR_RETURN(std::vector<double> present_k, concat_cache(past_k, kv, d, d.head));
-    RECUR_ASSIGN_OR_RETURN(std::vector<double> present_v,
-                           concat_cache(past_v, vv, d, d.v_head));
+    RECUR_ASSIGN_OR_RETURN(std::vector<double> present_v, concat_cache(past_v, vv, d, d.v_head));
 
     const double scale =
         a_.scale ? *a_.scale : 1.0 / std::sqrt(static_cast<double>(d.head == 0 ? 1 : d.head));
@@ -216,12 +215,12 @@ class AttentionKernel final : public Kernel {
                               dtype_str(q.dtype()) + " (both are T1)");
     }
     if (past_k && past_k->dtype() != q.dtype()) {
-      return invalid_argument("past_key has dtype " + dtype_str(past_k->dtype()) +
-                              " but Q has " + dtype_str(q.dtype()));
+      return invalid_argument("past_key has dtype " + dtype_str(past_k->dtype()) + " but Q has " +
+                              dtype_str(q.dtype()));
     }
     if (past_v && past_v->dtype() != v.dtype()) {
-      return invalid_argument("past_value has dtype " + dtype_str(past_v->dtype()) +
-                              " but V has " + dtype_str(v.dtype()));
+      return invalid_argument("past_value has dtype " + dtype_str(past_v->dtype()) + " but V has " +
+                              dtype_str(v.dtype()));
     }
     return ok_status();
   }
@@ -230,8 +229,8 @@ class AttentionKernel final : public Kernel {
     const int64_t rank = q.rank();
     if ((rank != 3 && rank != 4) || k.rank() != rank || v.rank() != rank) {
       return invalid_argument("Q, K and V must all be 3D or all be 4D, got Q " +
-                              dims_string(q.shape()) + ", K " + dims_string(k.shape()) +
-                              ", V " + dims_string(v.shape()));
+                              dims_string(q.shape()) + ", K " + dims_string(k.shape()) + ", V " +
+                              dims_string(v.shape()));
     }
     const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
     if (ks[0] != qs[0] || vs[0] != qs[0]) {
@@ -292,8 +291,8 @@ class AttentionKernel final : public Kernel {
                                 " have different head sizes");
       }
       if (vs[1] != d.kv_heads || vs[2] != d.kv_len) {
-        return invalid_argument("V " + dims_string(vs) + " must have K's heads and sequence length " +
-                                dims_string(ks));
+        return invalid_argument("V " + dims_string(vs) +
+                                " must have K's heads and sequence length " + dims_string(ks));
       }
     }
     if (d.kv_heads <= 0 || d.q_heads <= 0) {
@@ -337,8 +336,8 @@ class AttentionKernel final : public Kernel {
     out.assign(p, p + d.batch);
     for (int64_t b = 0; b < d.batch; ++b) {
       if (out[b] < 0 || out[b] > d.total) {
-        return invalid_argument("nonpad_kv_seqlen[" + std::to_string(b) + "] = " +
-                                std::to_string(out[b]) + " is outside [0, " +
+        return invalid_argument("nonpad_kv_seqlen[" + std::to_string(b) +
+                                "] = " + std::to_string(out[b]) + " is outside [0, " +
                                 std::to_string(d.total) + "]");
       }
     }
@@ -370,9 +369,8 @@ class AttentionKernel final : public Kernel {
 
   // The additive bias on key j for query row i: the mask, then -inf for every key that the
   // causal frontier, the window or the padding (nonpad_kv_seqlen) excludes.
-  double key_bias(int64_t b, int64_t h, int64_t i, int64_t j, int64_t offset,
-                  int64_t valid, const std::vector<double>& mask, const Shape& ms,
-                  int64_t mask_len) const {
+  double key_bias(int64_t b, int64_t h, int64_t i, int64_t j, int64_t offset, int64_t valid,
+                  const std::vector<double>& mask, const Shape& ms, int64_t mask_len) const {
     double bias = 0.0;
     if (!ms.empty()) {
       if (j >= mask_len) return kNegInf;
@@ -434,8 +432,7 @@ class AttentionKernel final : public Kernel {
           std::copy(src, src + d.past_len * size, dst);
         }
         for (int64_t s = 0; s < d.kv_len; ++s)
-          for (int64_t e = 0; e < size; ++e)
-            dst[(d.past_len + s) * size + e] = cur.at(b, h, s, e);
+          for (int64_t e = 0; e < size; ++e) dst[(d.past_len + s) * size + e] = cur.at(b, h, s, e);
       }
     }
     return out;
@@ -536,9 +533,9 @@ void register_attention(Registrar& r) {
            a.right_window = r.get_int("right_window_size", -1);
            RECUR_RETURN_IF_ERROR(r.status());
            if (a.qk_mode < 0 || a.qk_mode > 3) {
-             return ctx.error(ErrorCode::kInvalidModel,
-                              "qk_matmul_output_mode " + std::to_string(a.qk_mode) +
-                                  " is not 0, 1, 2 or 3");
+             return ctx.error(
+                 ErrorCode::kInvalidModel,
+                 "qk_matmul_output_mode " + std::to_string(a.qk_mode) + " is not 0, 1, 2 or 3");
            }
            // Softmax runs in double, at least as precise as any of these.
            if (precision != 1 && precision != 10 && precision != 11 && precision != 16) {
