@@ -34,5 +34,6 @@ void register_max_roi_pool(Registrar& r);
 void register_non_max_suppression(Registrar& r);
 void register_negative_log_likelihood_loss(Registrar& r);
 void register_softmax_cross_entropy_loss(Registrar& r);
+void register_attention(Registrar& r);
 
 }  // namespace recur::reference

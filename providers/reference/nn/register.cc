@@ -32,6 +32,7 @@ void register_nn_kernels(Registrar& r) {
   register_non_max_suppression(r);
   register_negative_log_likelihood_loss(r);
   register_softmax_cross_entropy_loss(r);
+  register_attention(r);
 }
 
 }  // namespace recur::reference
