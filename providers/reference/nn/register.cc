@@ -32,6 +32,8 @@ void register_nn_kernels(Registrar& r) {
   register_non_max_suppression(r);
   register_negative_log_likelihood_loss(r);
   register_softmax_cross_entropy_loss(r);
+  register_rms_normalization(r);
+  register_rotary_embedding(r);
 }
 
 }  // namespace recur::reference
