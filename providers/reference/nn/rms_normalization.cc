@@ -27,8 +27,8 @@ class RmsNormKernel final : public Kernel {
     // The function body multiplies by scale after normalising, so any scale that broadcasts
     // to X one way (the normalised shape included) is accepted.
     if (!broadcastable_to(scale->shape(), x->shape())) {
-      return invalid_argument("scale " + shape_to_string(scale->shape()) +
-                              " must broadcast to X " + shape_to_string(x->shape()));
+      return invalid_argument("scale " + shape_to_string(scale->shape()) + " must broadcast to X " +
+                              shape_to_string(x->shape()));
     }
     const Shape inner(x->shape().begin() + axis, x->shape().end());
     const int64_t size = shape_numel(inner);

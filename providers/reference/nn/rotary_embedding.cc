@@ -67,14 +67,13 @@ class RotaryEmbeddingKernel final : public Kernel {
     std::vector<int64_t> positions;
     if (pos) {
       if (pos->dtype() != DType::kInt64 || pos->shape() != Shape{batch, seq}) {
-        return invalid_argument("position_ids must be int64 [" + std::to_string(batch) + ", " +
+        return invalid_argument("position_ids must be int64 [" + std::to_string(batch) + "," +
                                 std::to_string(seq) + "], not " +
                                 std::string(dtype_name(pos->dtype())) + " " +
                                 shape_to_string(pos->shape()));
       }
       if (cs.size() != 2 || cs[1] != half) {
-        return invalid_argument("with position_ids, cos_cache and sin_cache must be [max_position "
-                                "+ 1, " +
+        return invalid_argument("with position_ids, cos_cache and sin_cache must be [positions," +
                                 std::to_string(half) + "], not " + shape_to_string(cs));
       }
       RECUR_RETURN_IF_ERROR(read_int_values_into(*pos, "position_ids", positions));
@@ -86,7 +85,7 @@ class RotaryEmbeddingKernel final : public Kernel {
       }
     } else if (cs != Shape{batch, seq, half}) {
       return invalid_argument("without position_ids, cos_cache and sin_cache must be [" +
-                              std::to_string(batch) + ", " + std::to_string(seq) + ", " +
+                              std::to_string(batch) + "," + std::to_string(seq) + "," +
                               std::to_string(half) + "], not " + shape_to_string(cs));
     }
     RECUR_ASSIGN_OR_RETURN(std::vector<double> xv, read_as_double(*x, "X"));
@@ -100,8 +99,8 @@ class RotaryEmbeddingKernel final : public Kernel {
         const double* c = cv.data() + row * half;
         const double* sn = sv.data() + row * half;
         for (int64_t h = 0; h < heads; ++h) {
-          const int64_t base =
-              four_d ? ((b * heads + h) * seq + s) * head_size : ((b * seq + s) * heads + h) * head_size;
+          const int64_t base = four_d ? ((b * heads + h) * seq + s) * head_size
+                                      : ((b * seq + s) * heads + h) * head_size;
           const double* in = xv.data() + base;
           double* out = yv.data() + base;
           for (int64_t i = 0; i < half; ++i) {

@@ -7,8 +7,7 @@ namespace {
 
 struct Prod {
   // The types of the operator's constraint T.
-  static constexpr auto kTypes =
-      kFloatTypes + TypeList<int32_t, int64_t, uint32_t, uint64_t>{};
+  static constexpr auto kTypes = kFloatTypes + TypeList<int32_t, int64_t, uint32_t, uint64_t>{};
   static constexpr int kIdentity = 1;
   template <class A>
   static A combine(A acc, A v) {

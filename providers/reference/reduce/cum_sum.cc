@@ -17,8 +17,7 @@ struct Sum {
 }  // namespace
 
 void register_cum_sum(Registrar& r) {
-  r.add({.op_type = "CumSum", .since = 11, .create = make_cumulative<Sum>()},
-        infer_same_as_input0);
+  r.add({.op_type = "CumSum", .since = 11, .create = make_cumulative<Sum>()}, infer_same_as_input0);
 }
 
 }  // namespace recur::reference

@@ -57,9 +57,8 @@ class BitCastKernel final : public Kernel {
     }
     if (*bits != *bit_width(to_)) {
       return invalid_argument("cannot bitcast " + std::string(dtype_name(from)) + " (" +
-                              std::to_string(*bits) + " bits) to " +
-                              std::string(dtype_name(to_)) + " (" +
-                              std::to_string(*bit_width(to_)) + " bits): the widths differ");
+                              std::to_string(*bits) + " bits) to " + std::string(dtype_name(to_)) +
+                              " (" + std::to_string(*bit_width(to_)) + " bits): the widths differ");
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, to_, x->shape()));
     const int64_t n = x->numel();

@@ -31,8 +31,8 @@ class TensorScatterKernel final : public Kernel {
     }
     if (!fits) {
       return invalid_argument("update " + shape_to_string(us) + " must match past_cache " +
-                              shape_to_string(ps) + " except along axis " +
-                              std::to_string(axis) + ", where it may be shorter");
+                              shape_to_string(ps) + " except along axis " + std::to_string(axis) +
+                              ", where it may be shorter");
     }
     const int64_t batch = ps[0];
     const int64_t max_len = ps[static_cast<size_t>(axis)];
@@ -55,8 +55,8 @@ class TensorScatterKernel final : public Kernel {
         } else if (w < 0 || w > max_len - len) {
           return out_of_range("write index " + std::to_string(w) + " of batch entry " +
                               std::to_string(b) + " with " + std::to_string(len) +
-                              " updates does not fit the cache length " +
-                              std::to_string(max_len) + " (mode linear)");
+                              " updates does not fit the cache length " + std::to_string(max_len) +
+                              " (mode linear)");
         }
       }
     }
