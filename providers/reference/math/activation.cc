@@ -1,5 +1,5 @@
 // Elementwise activation functions with attributes: Elu, Selu, Celu, LeakyRelu,
-// ThresholdedRelu, HardSigmoid, HardSwish, Softplus, Softsign, Shrink, and Mish and Gelu.
+// ThresholdedRelu, HardSigmoid, HardSwish, Softplus, Softsign, Shrink, Mish, Gelu and Swish.
 #include <algorithm>
 #include <cmath>
 
@@ -175,6 +175,18 @@ struct Mish {
   }
 };
 
+// Swish (opset 24): x * sigmoid(alpha * x).
+struct Swish {
+  static constexpr auto kTypes = kFloatTypes;
+  static constexpr bool kBoolOut = false;
+  float alpha = 1.0f;
+  static Result<Swish> make(const Node& n) { return with_alpha<Swish>(n, 1.0f); }
+  template <class C>
+  C operator()(C x) const {
+    return x / (C(1) + std::exp(-C(alpha) * x));
+  }
+};
+
 struct Gelu {
   static constexpr auto kTypes = kFloatTypes;
   static constexpr bool kBoolOut = false;
@@ -214,6 +226,7 @@ void register_activation(Registrar& r) {
   add_unary<Shrink>(r, "Shrink", 9);
   add_unary<Mish>(r, "Mish", 18);
   add_unary<Gelu>(r, "Gelu", 20);
+  add_unary<Swish>(r, "Swish", 24);
 }
 
 }  // namespace recur::reference

@@ -21,6 +21,8 @@ void register_resize(Registrar& r);
 void register_upsample(Registrar& r);
 void register_batch_normalization(Registrar& r);
 void register_layer_normalization(Registrar& r);
+void register_rms_normalization(Registrar& r);
+void register_rotary_embedding(Registrar& r);
 void register_instance_normalization(Registrar& r);
 void register_group_normalization(Registrar& r);
 void register_lrn(Registrar& r);

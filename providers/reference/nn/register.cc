@@ -33,6 +33,8 @@ void register_nn_kernels(Registrar& r) {
   register_negative_log_likelihood_loss(r);
   register_softmax_cross_entropy_loss(r);
   register_attention(r);
+  register_rms_normalization(r);
+  register_rotary_embedding(r);
 }
 
 }  // namespace recur::reference

@@ -38,6 +38,8 @@ void register_tensor_kernels(Registrar& r) {
   register_eye_like(r);
   register_depth_to_space(r);
   register_space_to_depth(r);
+  register_tensor_scatter(r);
+  register_bit_cast(r);
 }
 
 }  // namespace recur::reference

@@ -40,6 +40,8 @@ void register_unique(Registrar& r);
 void register_eye_like(Registrar& r);
 void register_depth_to_space(Registrar& r);
 void register_space_to_depth(Registrar& r);
+void register_tensor_scatter(Registrar& r);
+void register_bit_cast(Registrar& r);
 
 // The output shape of Reshape for input shape `in` and shape input `spec` (shared with
 // optimisation passes that fold reshapes).
