@@ -114,7 +114,8 @@ RECUR_API uint8_t float_to_float8e8m0(float f, bool saturate = true,
                                       E8M0Round round = E8M0Round::kUp);
 
 // float4e2m1: always saturating, as its Cast table says (saturate does not apply): beyond +-6
-// and +-Inf become +-6, NaN becomes +6; otherwise round to nearest even.
+// and +-Inf become +-6; otherwise round to nearest even. NaN becomes -0 (code 0x8), as ONNX
+// 1.20's reference and test data have it, not the +6 of the table.
 RECUR_API float float4e2m1_to_float(uint8_t bits);
 RECUR_API uint8_t float_to_float4e2m1(float f);
 
