@@ -68,6 +68,10 @@ void fill(Tensor& t, Rng& rng) {
       return fill_as<Float8E5M2>(t, rng, false);
     case DType::kFloat8E5M2FNUZ:
       return fill_as<Float8E5M2FNUZ>(t, rng, false);
+    case DType::kFloat8E8M0:
+      return fill_as<Float8E8M0>(t, rng, false);
+    case DType::kFloat4E2M1:
+      return fill_as<Float4E2M1>(t, rng, false);
     case DType::kInt8:
       return fill_as<int8_t>(t, rng, true);
     case DType::kInt16:
@@ -86,7 +90,13 @@ void fill(Tensor& t, Rng& rng) {
       return fill_as<uint64_t>(t, rng, true);
     case DType::kInt4:
     case DType::kUInt4:
+    case DType::kUInt2:
       return fill_as<uint8_t>(t, rng, true);
+    case DType::kInt2: {  // sign-extended, in [-2, 1]
+      auto* p = static_cast<int8_t*>(t.raw_data());
+      for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<int8_t>(rng.next() % 4) - 2;
+      return;
+    }
     case DType::kBool: {
       auto* p = static_cast<uint8_t*>(t.raw_data());
       for (int64_t i = 0; i < t.numel(); ++i) p[i] = rng.next() & 1;

@@ -24,11 +24,10 @@ namespace {
 }
 
 // numpy spells the types recur can exchange as dtype_name() does; the others (bfloat16, the
-// float8 and 4-bit types, strings) have no numpy dtype of that name.
+// float8 types, the 4- and 2-bit types, strings) have no numpy dtype of that name.
 py::dtype numpy_dtype(recur::DType dtype, const std::string& what) {
   const bool plain = dtype != recur::DType::kString && !recur::is_float8(dtype) &&
-                     dtype != recur::DType::kBFloat16 && dtype != recur::DType::kInt4 &&
-                     dtype != recur::DType::kUInt4 && recur::dtype_size(dtype) > 0;
+                     dtype != recur::DType::kBFloat16 && recur::dtype_bits(dtype) >= 8;
   if (!plain) {
     throw recur::Error(recur::ErrorCode::kNotImplemented,
                        what + " is " + std::string(recur::dtype_name(dtype)) +

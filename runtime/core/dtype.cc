@@ -46,6 +46,10 @@ RECUR_LOAD_PATH size_t dtype_size(DType t) {
     case DType::kFloat8E5M2FNUZ:
     case DType::kUInt4:
     case DType::kInt4:
+    case DType::kFloat4E2M1:
+    case DType::kFloat8E8M0:
+    case DType::kUInt2:
+    case DType::kInt2:
       return 1;
     case DType::kString:
       return sizeof(std::string);
@@ -55,6 +59,20 @@ RECUR_LOAD_PATH size_t dtype_size(DType t) {
       return 0;
   }
   return 0;
+}
+
+size_t dtype_bits(DType t) {
+  switch (t) {
+    case DType::kUInt4:
+    case DType::kInt4:
+    case DType::kFloat4E2M1:
+      return 4;
+    case DType::kUInt2:
+    case DType::kInt2:
+      return 2;
+    default:
+      return 8 * dtype_size(t);
+  }
 }
 
 namespace {
@@ -85,6 +103,10 @@ constexpr NamedType kNames[] = {
     {DType::kFloat8E5M2FNUZ, "float8e5m2fnuz"},
     {DType::kUInt4, "uint4"},
     {DType::kInt4, "int4"},
+    {DType::kFloat4E2M1, "float4e2m1"},
+    {DType::kFloat8E8M0, "float8e8m0"},
+    {DType::kUInt2, "uint2"},
+    {DType::kInt2, "int2"},
 };
 }  // namespace
 
@@ -109,8 +131,10 @@ RECUR_LOAD_PATH bool is_floating(DType t) {
 
 bool is_float8(DType t) {
   return t == DType::kFloat8E4M3FN || t == DType::kFloat8E4M3FNUZ || t == DType::kFloat8E5M2 ||
-         t == DType::kFloat8E5M2FNUZ;
+         t == DType::kFloat8E5M2FNUZ || t == DType::kFloat8E8M0;
 }
+
+bool is_float4(DType t) { return t == DType::kFloat4E2M1; }
 
 bool is_integer(DType t) {
   switch (t) {
@@ -124,6 +148,8 @@ bool is_integer(DType t) {
     case DType::kUInt64:
     case DType::kUInt4:
     case DType::kInt4:
+    case DType::kUInt2:
+    case DType::kInt2:
       return true;
     default:
       return false;
@@ -132,7 +158,8 @@ bool is_integer(DType t) {
 
 bool is_signed(DType t) {
   return t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64 ||
-         t == DType::kInt4 || is_floating(t) || is_float8(t);
+         t == DType::kInt4 || t == DType::kInt2 || t == DType::kFloat4E2M1 || is_floating(t) ||
+         (is_float8(t) && t != DType::kFloat8E8M0);
 }
 
 float half_to_float(uint16_t h) {
@@ -221,6 +248,10 @@ uint8_t float8_nan(const Float8Format& f, uint8_t sign) {
 }  // namespace
 
 float float8_to_float(uint8_t bits, DType t) {
+  if (t == DType::kFloat8E8M0) {
+    // Code 0 is 2^-127, a float32 subnormal: ldexp gives it exactly.
+    return bits == 0xFF ? std::numeric_limits<float>::quiet_NaN() : std::ldexp(1.0f, bits - 127);
+  }
   const Float8Format f = float8_format(t);
   if (f.fnuz && bits == 0x80) return std::numeric_limits<float>::quiet_NaN();
   const bool neg = (bits & 0x80) != 0;
@@ -243,6 +274,7 @@ float float8_to_float(uint8_t bits, DType t) {
 }
 
 uint8_t float_to_float8(float x, DType t, bool saturate) {
+  if (t == DType::kFloat8E8M0) return float_to_float8e8m0(x, saturate, E8M0Round::kUp);
   const Float8Format f = float8_format(t);
   const uint8_t sign = std::signbit(x) ? 0x80 : 0x00;
   if (std::isnan(x)) return float8_nan(f, sign);
@@ -270,6 +302,66 @@ uint8_t float_to_float8(float x, DType t, bool saturate) {
   } else {
     const auto mant = static_cast<uint32_t>(std::ldexp(r, f.mant_bits - re)) - (1u << f.mant_bits);
     code = static_cast<uint32_t>(re + f.bias) << f.mant_bits | mant;
+  }
+  return static_cast<uint8_t>(sign | code);
+}
+
+uint8_t float_to_float8e8m0(float x, bool saturate, E8M0Round round) {
+  // Both the float32 exponent field and the E8M0 code are biased by 127, so a normal float
+  // keeps its exponent field and only the mantissa decides the rounding.
+  const uint32_t b = std::bit_cast<uint32_t>(x);
+  const uint32_t exp = (b >> 23) & 0xFFu;
+  const uint32_t mant = b & 0x7FFFFFu;
+  if (exp == 0xFF) return mant != 0 || !saturate ? 0xFF : 0xFE;  // NaN; Inf as the table says
+  uint32_t code;
+  bool up;
+  if (exp == 0) {
+    // Subnormal: the value is mant * 2^-149, and code 0 (2^-127) is mant == 2^22. Nothing
+    // lies below code 0, so smaller values (and 0) go to it, or to NaN without saturate.
+    constexpr uint32_t kMin = 0x400000u;
+    if (mant < kMin) {
+      const bool reaches_min = round == E8M0Round::kUp && mant != 0;
+      return saturate || reaches_min ? 0x00 : 0xFF;
+    }
+    code = 0;
+    const uint32_t frac = mant - kMin;  // above 2^-127, out of 2^22 up to 2^-126
+    up = round == E8M0Round::kUp        ? frac != 0
+         : round == E8M0Round::kNearest ? frac >= kMin / 2
+                                        : false;
+  } else {
+    code = exp;
+    up = round == E8M0Round::kUp        ? mant != 0
+         : round == E8M0Round::kNearest ? mant >= 0x400000u  // ties (1.5 * 2^e) go up
+                                        : false;
+  }
+  if (up) ++code;
+  if (code >= 0xFF) return saturate ? 0xFE : 0xFF;
+  return static_cast<uint8_t>(code);
+}
+
+float float4e2m1_to_float(uint8_t bits) {
+  static constexpr float kValues[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  const float v = kValues[bits & 0x7];
+  return bits & 0x8 ? -v : v;
+}
+
+uint8_t float_to_float4e2m1(float x) {
+  // NaN: -0, what ONNX 1.20's reference and test data give (float4.md's table says +6).
+  if (std::isnan(x)) return 0x8;
+  const uint8_t sign = std::signbit(x) ? 0x8 : 0x0;
+  const float a = std::fabs(x);
+  if (a >= 6.0f) return static_cast<uint8_t>(sign | 0x7);
+  // Round to the spacing around a (0.5 below 2, 1 in [2, 4), 2 in [4, 6]), half to even.
+  const int e = a < 1.0f ? 0 : std::ilogb(a);
+  const float r = std::ldexp(std::nearbyint(std::ldexp(a, 1 - e)), e - 1);
+  if (r >= 6.0f) return static_cast<uint8_t>(sign | 0x7);
+  uint8_t code;
+  if (r < 1.0f) {
+    code = static_cast<uint8_t>(r * 2.0f);  // 0, 0.5 -> codes 0, 1
+  } else {
+    const int re = std::ilogb(r);
+    const int m = static_cast<int>(std::ldexp(r, 1 - re)) - 2;  // 0 or 1
+    code = static_cast<uint8_t>((re + 1) << 1 | m);
   }
   return static_cast<uint8_t>(sign | code);
 }

@@ -19,9 +19,9 @@ namespace {
 template <class T>
 double as_double(T v) {
   if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16> ||
-                reference::is_float8_v<T>) {
+                reference::is_float8_v<T> || reference::is_float4_v<T>) {
     return static_cast<double>(static_cast<float>(v));
-  } else if constexpr (reference::is_int4_v<T>) {
+  } else if constexpr (reference::is_int4_v<T> || reference::is_int2_v<T>) {
     return static_cast<double>(v.value);
   } else {
     return static_cast<double>(v);
@@ -148,8 +148,10 @@ Comparison compare(const Tensor& got, const Tensor& want, const Tolerance& tol) 
     return c;
   }
   const bool exact = !is_floating(want.dtype());
-  // float8 and int4 compare exactly, as the float or integer they stand for.
-  const auto types = reference::kAllTypes + reference::kFloat8Types + reference::kInt4Types;
+  // float8, float4 and the 4- and 2-bit integers compare exactly, as the float or integer they
+  // stand for.
+  const auto types = reference::kAllTypes + reference::kFloat8Types + reference::kInt4Types +
+                     reference::kInt2Types + reference::kMxFloatTypes;
   const bool ok = visit_dtype(types, want.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* g = got.data<T>();

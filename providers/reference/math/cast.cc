@@ -1,7 +1,8 @@
 // Cast (`to` is a type name such as "FLOAT" in opset 1, a TensorProto.DataType code from
-// opset 6) and CastLike (the dtype of a second input), through opset 21. Every pair of the
-// numeric types, bool, float16, bfloat16, the float8 types (19, with `saturate`) and
-// int4/uint4 (21); conversions are convert<>()'s (see elementwise.h) and cast_one's. To and from
+// opset 6) and CastLike (the dtype of a second input), through opset 25. Every pair of the
+// numeric types, bool, float16, bfloat16, the float8 types (19, with `saturate`),
+// int4/uint4 (21), float4e2m1 (23), float8e8m0 (24, with `round_mode`) and int2/uint2 (25);
+// conversions are convert<>()'s (see elementwise.h) and cast_one's. To and from
 // strings: numbers are written as the shortest text that reads back to the same value (what
 // numpy prints: 0.9767611 for a float32, "nan", "inf", "-inf"), integers in decimal, bool as
 // "1"/"0"; text is read as a decimal number with an optional leading '+', or one of the
@@ -38,33 +39,71 @@ std::optional<DType> dtype_from_onnx_name(std::string name) {
 
 bool is_supported(DType t) { return t != DType::kSequence && dtype_size(t) != 0; }
 
-inline constexpr auto kCastTypes = kAllTypes + kFloat8Types + kInt4Types;
+inline constexpr auto kCastTypes =
+    kAllTypes + kFloat8Types + kInt4Types + kMxFloatTypes + kInt2Types;
 
-// One element From -> To. float8 and int4 pass through float and the integer they hold;
-// to float8 follows the saturate tables of Cast-19; to int4 rounds half to even and clamps to
-// the 4-bit range, as ONNX's reference does.
-template <class To, class From>
-To cast_one(From v, bool saturate) {
-  if constexpr (is_float8_v<From>) {
-    return cast_one<To>(static_cast<float>(v), saturate);
-  } else if constexpr (is_int4_v<From>) {
-    return cast_one<To>(v.value, saturate);
-  } else if constexpr (is_float8_v<To>) {
-    if constexpr (std::is_same_v<From, bool>) return To(v ? 1.0f : 0.0f, saturate);
-    return To(static_cast<float>(to_compute(v)), saturate);
-  } else if constexpr (is_int4_v<To>) {
-    using V = decltype(To{}.value);
-    constexpr double lo = std::is_same_v<To, Int4> ? -8.0 : 0.0;
-    constexpr double hi = std::is_same_v<To, Int4> ? 7.0 : 15.0;
-    double x;
-    if constexpr (std::is_same_v<From, bool>) {
-      x = v ? 1.0 : 0.0;
-    } else {
-      x = static_cast<double>(to_compute(v));
-    }
-    To out;
-    out.value = std::isnan(x) ? V{0} : static_cast<V>(std::nearbyint(std::clamp(x, lo, hi)));
+struct CastOptions {
+  bool saturate = true;              // float8 targets (Cast-19)
+  E8M0Round round = E8M0Round::kUp;  // float8e8m0 targets (Cast-24's round_mode)
+  // A float beyond the range of int4/uint4/int2/uint2 wraps (keeps its low bits) from opset
+  // 25 and saturates before it; see docs/semantics.md.
+  bool wrap_float = false;
+};
+
+// A value for a 4- or 2-bit integer To: rounded half to even, then brought into range by
+// keeping the low bits (`wrap`) or by clamping.
+template <class To>
+To to_narrow_int(double x, bool wrap) {
+  using V = decltype(To{}.value);
+  constexpr int bits = is_int4_v<To> ? 4 : 2;
+  constexpr bool is_signed_type = std::is_same_v<To, Int4> || std::is_same_v<To, Int2>;
+  constexpr double lo = is_signed_type ? -(1 << (bits - 1)) : 0.0;
+  constexpr double hi = is_signed_type ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+  To out;
+  if (std::isnan(x)) return out;  // undefined by the spec: 0, as before
+  if (!wrap) {
+    out.value = static_cast<V>(std::nearbyint(std::clamp(x, lo, hi)));
     return out;
+  }
+  // Clamped first so that the conversion to an integer is defined; beyond 2^62 the value is
+  // undefined by the spec anyway.
+  constexpr double kBig = 4611686018427387904.0;  // 2^62
+  const auto n = static_cast<int64_t>(std::nearbyint(std::clamp(x, -kBig, kBig)));
+  auto low = static_cast<uint8_t>(static_cast<uint64_t>(n) & ((1u << bits) - 1));
+  if (is_signed_type && (low >> (bits - 1)) != 0)
+    low = static_cast<uint8_t>(low | ~((1u << bits) - 1));
+  out.value = static_cast<V>(low);
+  return out;
+}
+
+// One element From -> To. The float8, float4, 4-bit and 2-bit types pass through float and the
+// integer they hold; to float8 follows the saturate tables of Cast-19 and 24; to float8e8m0
+// rounds as `round` says; to float4e2m1 saturates; to the 4- and 2-bit integers rounds half
+// to even, as ONNX's reference does, integers (which the spec says wrap) always wrapping.
+template <class To, class From>
+To cast_one(From v, const CastOptions& o) {
+  if constexpr (is_float8_v<From> || is_float4_v<From>) {
+    return cast_one<To>(static_cast<float>(v), o);
+  } else if constexpr (is_int4_v<From> || is_int2_v<From>) {
+    return cast_one<To>(v.value, o);
+  } else if constexpr (std::is_same_v<From, bool>) {
+    if constexpr (std::is_same_v<To, bool>) return v;
+    return cast_one<To>(v ? uint8_t{1} : uint8_t{0}, o);
+  } else if constexpr (std::is_same_v<To, Float8E8M0>) {
+    return To::from_bits(
+        float_to_float8e8m0(static_cast<float>(to_compute(v)), o.saturate, o.round));
+  } else if constexpr (is_float8_v<To>) {
+    return To(static_cast<float>(to_compute(v)), o.saturate);
+  } else if constexpr (is_float4_v<To>) {
+    return To(static_cast<float>(to_compute(v)));
+  } else if constexpr (is_int4_v<To> || is_int2_v<To>) {
+    if constexpr (std::is_integral_v<From>) {
+      // Exact in int64 for every integer but uint64 values above 2^63, which wrap the same.
+      const auto n = static_cast<int64_t>(v);
+      return to_narrow_int<To>(static_cast<double>(n % 256), true);
+    } else {
+      return to_narrow_int<To>(static_cast<double>(to_compute(v)), o.wrap_float);
+    }
   } else {
     return convert<To>(v);
   }
@@ -72,9 +111,9 @@ To cast_one(From v, bool saturate) {
 
 template <class T>
 std::string number_to_string(T v) {
-  if constexpr (is_float8_v<T>) {
+  if constexpr (is_float8_v<T> || is_float4_v<T>) {
     return number_to_string(static_cast<float>(v));
-  } else if constexpr (is_int4_v<T>) {
+  } else if constexpr (is_int4_v<T> || is_int2_v<T>) {
     return std::to_string(static_cast<int>(v.value));
   } else if constexpr (std::is_same_v<T, bool>) {
     return v ? "1" : "0";
@@ -93,17 +132,20 @@ std::string number_to_string(T v) {
 
 // Parses a whole string as a number of type T; false if it is not one.
 template <class T>
-bool string_to_number(const std::string& text, T* out, bool saturate) {
-  if constexpr (is_float8_v<T> || is_int4_v<T>) {
+constexpr bool kThroughFloat = is_float8_v<T> || is_int4_v<T> || is_float4_v<T> || is_int2_v<T>;
+
+template <class T>
+bool string_to_number(const std::string& text, T* out, const CastOptions& o) {
+  if constexpr (kThroughFloat<T>) {
     float f = 0;
-    if (!string_to_number(text, &f, saturate)) return false;
-    *out = cast_one<T>(f, saturate);
+    if (!string_to_number(text, &f, o)) return false;
+    *out = cast_one<T>(f, o);
     return true;
   }
   const char* b = text.data();
   const char* e = b + text.size();
   if (b != e && *b == '+') ++b;  // from_chars takes no '+'
-  if constexpr (is_float8_v<T> || is_int4_v<T>) {
+  if constexpr (kThroughFloat<T>) {
     return false;
   } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
@@ -133,7 +175,7 @@ bool string_to_number(const std::string& text, T* out, bool saturate) {
   } else if (r.ec != std::errc{}) {
     return false;
   }
-  if constexpr (!is_float8_v<T> && !is_int4_v<T>) *out = convert<T>(d);
+  if constexpr (!kThroughFloat<T>) *out = convert<T>(d);
   return true;
 }
 
@@ -163,18 +205,31 @@ Result<DType> cast_target(const Node& node) {
   return to;
 }
 
-// `saturate` (opset 19): only float8 targets read it.
-Result<bool> read_saturate(const Node& node) {
+// `saturate` (opset 19) and `round_mode` (24): only float8 targets read them.
+Result<CastOptions> read_options(const Node& node) {
   AttrReader attrs(node);
-  const int64_t saturate = attrs.get_int("saturate", 1);
+  CastOptions o;
+  o.saturate = attrs.get_int("saturate", 1) != 0;
+  const std::string round = attrs.get_string("round_mode", "up");
   RECUR_RETURN_IF_ERROR(attrs.status());
-  return saturate != 0;
+  if (round == "up") {
+    o.round = E8M0Round::kUp;
+  } else if (round == "down") {
+    o.round = E8M0Round::kDown;
+  } else if (round == "nearest") {
+    o.round = E8M0Round::kNearest;
+  } else {
+    return invalid_model(node.describe() + ": round_mode '" + round +
+                         "' is not one of 'up', 'down' and 'nearest'");
+  }
+  o.wrap_float = node.opset >= 25;
+  return o;
 }
 
 // `to` undefined: CastLike, whose target is input 1's dtype.
 class CastKernel final : public Kernel {
  public:
-  CastKernel(DType to, bool saturate) : to_(to), saturate_(saturate) {}
+  CastKernel(DType to, CastOptions options) : to_(to), options_(options) {}
 
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
@@ -204,7 +259,7 @@ class CastKernel final : public Kernel {
         using To = typename decltype(tag)::type;
         To* po = out->data<To>();
         for (int64_t i = 0; i < n && st.ok(); ++i) {
-          if (!string_to_number(px[i], &po[i], saturate_)) {
+          if (!string_to_number(px[i], &po[i], options_)) {
             st = ctx.error(ErrorCode::kInvalidArgument,
                            "element " + std::to_string(i) + " '" + px[i].substr(0, 40) +
                                "' is not a number of type " + std::string(dtype_name(to)));
@@ -220,7 +275,7 @@ class CastKernel final : public Kernel {
         using To = typename decltype(to_tag)::type;
         const From* px = x->data<From>();
         To* po = out->data<To>();
-        for (int64_t i = 0; i < n; ++i) po[i] = cast_one<To>(px[i], saturate_);
+        for (int64_t i = 0; i < n; ++i) po[i] = cast_one<To>(px[i], options_);
       });
     });
     if (!handled) return unsupported_dtype(ctx, x->dtype());
@@ -229,7 +284,7 @@ class CastKernel final : public Kernel {
 
  private:
   DType to_;
-  bool saturate_;
+  CastOptions options_;
 };
 
 Status infer_cast(InferContext& ctx) {
@@ -254,16 +309,16 @@ void register_cast(Registrar& r) {
          .since = 1,
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
            RECUR_ASSIGN_OR_RETURN(DType to, cast_target(c.node()));
-           RECUR_ASSIGN_OR_RETURN(bool saturate, read_saturate(c.node()));
-           return std::make_unique<CastKernel>(to, saturate);
+           RECUR_ASSIGN_OR_RETURN(CastOptions options, read_options(c.node()));
+           return std::make_unique<CastKernel>(to, options);
          },
          .takes_strings = true},
         infer_cast);
   r.add({.op_type = "CastLike",
          .since = 15,
          .create = [](CompileContext& c) -> Result<std::unique_ptr<Kernel>> {
-           RECUR_ASSIGN_OR_RETURN(bool saturate, read_saturate(c.node()));
-           return std::make_unique<CastKernel>(DType::kUndefined, saturate);
+           RECUR_ASSIGN_OR_RETURN(CastOptions options, read_options(c.node()));
+           return std::make_unique<CastKernel>(DType::kUndefined, options);
          },
          .takes_strings = true},
         infer_cast_like);

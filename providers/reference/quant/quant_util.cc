@@ -7,11 +7,11 @@ namespace recur::reference {
 
 Result<std::vector<int32_t>> read_quantized(const Tensor& t, const std::string& what) {
   std::vector<int32_t> v(static_cast<size_t>(t.numel()));
-  const bool ok = visit_dtype(kIntTypes + kInt4Types, t.dtype(), [&](auto tag) {
+  const bool ok = visit_dtype(kIntTypes + kInt4Types + kInt2Types, t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = t.data<T>();
     for (size_t i = 0; i < v.size(); ++i) {
-      if constexpr (is_int4_v<T>) {
+      if constexpr (is_int4_v<T> || is_int2_v<T>) {
         v[i] = p[i].value;
       } else {
         v[i] = static_cast<int32_t>(p[i]);
@@ -20,7 +20,7 @@ Result<std::vector<int32_t>> read_quantized(const Tensor& t, const std::string& 
   });
   const DType d = t.dtype();
   if (!ok || d == DType::kInt64 || d == DType::kUInt32 || d == DType::kUInt64) {
-    return invalid_argument(what + " must be a 4-, 8- or 16-bit integer or int32, not " +
+    return invalid_argument(what + " must be a 2-, 4-, 8- or 16-bit integer or int32, not " +
                             std::string(dtype_name(d)));
   }
   return v;
@@ -46,8 +46,8 @@ Result<std::vector<float>> read_as_float(const Tensor& t, const std::string& wha
     return read_float32(t, what);
   }
   std::vector<float> v(static_cast<size_t>(t.numel()));
-  if (is_float8(t.dtype())) {
-    visit_dtype(kFloat8Types, t.dtype(), [&](auto tag) {
+  if (is_float8(t.dtype()) || is_float4(t.dtype())) {
+    visit_dtype(kFloat8Types + kMxFloatTypes, t.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* p = t.data<T>();
       for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(p[i]);
@@ -80,7 +80,11 @@ Status check_blocked_scale(const Shape& s, const Shape& x, size_t ax, int64_t bl
 Result<AxisQuant> axis_quant(const Tensor& scale, const Tensor* zero_point, const Shape& x,
                              int64_t axis, int64_t block_size) {
   AxisQuant q;
-  RECUR_ASSIGN_OR_RETURN(q.scale, read_float32(scale, "the scale"));
+  if (scale.dtype() == DType::kFloat8E8M0) {  // the MX scale of opset 24
+    RECUR_ASSIGN_OR_RETURN(q.scale, read_as_float(scale, "the scale"));
+  } else {
+    RECUR_ASSIGN_OR_RETURN(q.scale, read_float32(scale, "the scale"));
+  }
   if (block_size < 0) return invalid_argument("block_size must not be negative");
   if (block_size > 0 || scale.numel() != 1) {
     if (block_size == 0 && scale.rank() != 1) {

@@ -1,7 +1,10 @@
-// QuantizeLinear (opsets 10, 13, 19, 21): y = saturate(round_half_even(x / scale) + zero_point),
-// per tensor, (13) per axis or (21) per block. y has the type of `output_dtype` (21) or of the
-// zero point, uint8 by default: uint8/int8, (19) the float8 types, where x / scale + zero_point
-// is converted with `saturate`, and (21) uint16/int16 and uint4/int4.
+// QuantizeLinear (opsets 10, 13, 19, 21, 23, 24, 25): y = saturate(round_half_even(x / scale) +
+// zero_point), per tensor, (13) per axis or (21) per block. y has the type of `output_dtype`
+// (21) or of the zero point, uint8 by default: uint8/int8, (19) the float8 types, where
+// x / scale + zero_point is converted with `saturate`, (21) uint16/int16 and uint4/int4, (23)
+// float4e2m1, converted like the float8 types but always saturating, and (25) uint2/int2. From
+// 23 the division is done in `precision`, by default the scale's type: float16 or bfloat16
+// round x, the scale and the quotient to that type. The scale may be float8e8m0 from 24.
 #include <algorithm>
 
 #include "providers/reference/common/dispatch.h"
@@ -13,21 +16,39 @@ namespace recur::reference {
 
 namespace {
 
-inline constexpr auto kQuantTypes =
-    TypeList<uint8_t, int8_t, uint16_t, int16_t>{} + kInt4Types + kFloat8Types;
+inline constexpr auto kQuantTypes = TypeList<uint8_t, int8_t, uint16_t, int16_t, Float4E2M1>{} +
+                                    kInt4Types + kInt2Types + kFloat8Types;
 
 struct QuantizeAttrs {
   int64_t axis = 1;
   int64_t block_size = 0;
   DType output_dtype = DType::kUndefined;  // from the zero point
   bool saturate = true;
+  DType precision = DType::kUndefined;  // from the scale
 };
 
 bool output_allowed(DType t, int opset) {
   if (t == DType::kUInt8 || t == DType::kInt8) return true;
+  if (t == DType::kFloat8E8M0) return false;
   if (is_float8(t)) return opset >= 19;
+  if (t == DType::kFloat4E2M1) return opset >= 23;
+  if (t == DType::kUInt2 || t == DType::kInt2) return opset >= 25;
   return opset >= 21 &&
          (t == DType::kUInt16 || t == DType::kInt16 || t == DType::kUInt4 || t == DType::kInt4);
+}
+
+// The type the division is rounded to: float32 (what recur computed in before opset 23, and
+// what an int32 or float8e8m0 scale divides in), float16 or bfloat16.
+DType division_type(const QuantizeAttrs& a, DType scale, int opset) {
+  if (opset < 23) return DType::kFloat32;
+  const DType p = a.precision != DType::kUndefined ? a.precision : scale;
+  return p == DType::kFloat16 || p == DType::kBFloat16 ? p : DType::kFloat32;
+}
+
+float round_to(float v, DType t) {
+  if (t == DType::kFloat16) return static_cast<float>(Float16(v));
+  if (t == DType::kBFloat16) return static_cast<float>(BFloat16(v));
+  return v;
 }
 
 // y's dtype from the attributes and the zero point's dtype (kUndefined: no zero point).
@@ -36,19 +57,24 @@ DType output_type(const QuantizeAttrs& a, DType zero_point) {
   return zero_point != DType::kUndefined ? zero_point : DType::kUInt8;
 }
 
+// `scaled` is x / scale, already rounded to the division's type.
 template <class Q>
-Q quantize_one(float x, float scale, float zero_point, bool saturate) {
+Q quantize_one(float scaled, float zero_point, bool saturate) {
   if constexpr (is_float8_v<Q>) {
-    return Q(x / scale + zero_point, saturate);
-  } else if constexpr (is_int4_v<Q>) {
-    const float lo = std::is_same_v<Q, Int4> ? -8.0f : 0.0f;
-    const float hi = std::is_same_v<Q, Int4> ? 7.0f : 15.0f;
-    const float v = std::nearbyint(x / scale) + zero_point;
+    return Q(scaled + zero_point, saturate);
+  } else if constexpr (is_float4_v<Q>) {
+    return Q(scaled + zero_point);
+  } else if constexpr (is_int4_v<Q> || is_int2_v<Q>) {
+    constexpr bool is_signed_type = std::is_same_v<Q, Int4> || std::is_same_v<Q, Int2>;
+    constexpr float range = is_int4_v<Q> ? 16.0f : 4.0f;
+    const float lo = is_signed_type ? -range / 2 : 0.0f;
+    const float hi = is_signed_type ? range / 2 - 1 : range - 1;
+    const float v = std::nearbyint(scaled) + zero_point;
     Q q;
     q.value = static_cast<decltype(q.value)>(std::isnan(v) ? lo : std::clamp(v, lo, hi));
     return q;
   } else {
-    return saturate_round<Q>(std::nearbyint(x / scale) + zero_point);
+    return saturate_round<Q>(std::nearbyint(scaled) + zero_point);
   }
 }
 
@@ -73,6 +99,10 @@ class QuantizeLinearKernel final : public Kernel {
     if (opset < 13 && scale->numel() != 1) {
       return invalid_argument("y_scale must be a scalar before opset 13");
     }
+    if (scale->dtype() == DType::kFloat8E8M0 && opset < 24) {
+      return invalid_argument("a float8e8m0 y_scale needs QuantizeLinear-24 or later");
+    }
+    const DType div = division_type(a_, scale->dtype(), opset);
     RECUR_ASSIGN_OR_RETURN(
         AxisQuant q, axis_quant(*scale, zp, x->shape(), a_.axis, opset >= 21 ? a_.block_size : 0));
     std::vector<float> xs;
@@ -87,8 +117,9 @@ class QuantizeLinearKernel final : public Kernel {
       Q* yp = y->data<Q>();
       for (int64_t i = 0; i < x->numel(); ++i) {
         const size_t k = q.index(i);
-        yp[i] =
-            quantize_one<Q>(xs[static_cast<size_t>(i)], q.scale[k], q.zero_point[k], a_.saturate);
+        const float scaled =
+            round_to(round_to(xs[static_cast<size_t>(i)], div) / round_to(q.scale[k], div), div);
+        yp[i] = quantize_one<Q>(scaled, q.zero_point[k], a_.saturate);
       }
     });
     return ok_status();
@@ -105,7 +136,13 @@ Result<QuantizeAttrs> read_quantize_attrs(const Node& node) {
   a.block_size = r.get_int("block_size", 0);
   a.output_dtype = static_cast<DType>(r.get_int("output_dtype", 0));
   a.saturate = r.get_int("saturate", 1) != 0;
+  const int64_t precision = r.get_int("precision", 0);
   RECUR_RETURN_IF_ERROR(r.status());
+  a.precision = static_cast<DType>(precision);
+  if (precision != 0 && a.precision != DType::kFloat32 && a.precision != DType::kFloat16 &&
+      a.precision != DType::kBFloat16 && a.precision != DType::kInt32) {
+    return invalid_model(node.describe() + ": unsupported precision " + std::to_string(precision));
+  }
   if (a.output_dtype != DType::kUndefined && !output_allowed(a.output_dtype, node.opset)) {
     return invalid_model(node.describe() + ": unsupported output_dtype " +
                          std::to_string(static_cast<int>(a.output_dtype)));

@@ -170,6 +170,10 @@ bool known_tensor_dtype(int32_t t) {
     case DType::kFloat8E5M2FNUZ:
     case DType::kUInt4:
     case DType::kInt4:
+    case DType::kFloat4E2M1:
+    case DType::kFloat8E8M0:
+    case DType::kUInt2:
+    case DType::kInt2:
       return true;
     default:
       return false;
@@ -178,20 +182,37 @@ bool known_tensor_dtype(int32_t t) {
 
 namespace {
 
-bool is_4bit(DType t) { return t == DType::kInt4 || t == DType::kUInt4; }
+// int4, uint4, float4e2m1, int2 and uint2: several elements to a byte in raw_data.
+bool is_packed(DType t) { return dtype_bits(t) < 8 && dtype_bits(t) > 0; }
 
-// Bytes of `count` elements in raw_data: the 4-bit types are packed two per byte.
+// Bytes of `count` elements in raw_data, the packed types padded to a whole byte.
 size_t raw_bytes(DType t, int64_t count) {
-  if (is_4bit(t)) return static_cast<size_t>((count + 1) / 2);
+  const size_t bits = dtype_bits(t);
+  if (bits < 8 && bits > 0) {
+    const size_t per = 8 / bits;
+    return (static_cast<size_t>(count) + per - 1) / per;
+  }
   return static_cast<size_t>(count) * dtype_size(t);
 }
 
-// Unpacks 4-bit values (low nibble first) into one byte each, int4 sign-extended.
-void unpack_4bit(const uint8_t* packed, DType t, Tensor& out) {
+// One packed field as the byte it is held in: the signed integers sign-extended, float4e2m1
+// keeping its code in the low nibble.
+uint8_t widen_packed(uint8_t v, DType t) {
+  const size_t bits = dtype_bits(t);
+  const auto mask = static_cast<uint8_t>((1u << bits) - 1);
+  v &= mask;
+  const bool negative = (t == DType::kInt4 || t == DType::kInt2) && (v >> (bits - 1)) != 0;
+  return negative ? static_cast<uint8_t>(v | ~mask) : v;
+}
+
+// Unpacks elements stored lowest bits first into one byte each.
+void unpack_bits(const uint8_t* packed, DType t, Tensor& out) {
+  const size_t bits = dtype_bits(t);
+  const int64_t per = static_cast<int64_t>(8 / bits);
   auto* o = static_cast<uint8_t*>(out.raw_data());
   for (int64_t i = 0; i < out.numel(); ++i) {
-    const uint8_t nib = (packed[i / 2] >> ((i % 2) * 4)) & 0x0F;
-    o[i] = t == DType::kInt4 && (nib & 0x08) ? static_cast<uint8_t>(nib | 0xF0) : nib;
+    const auto shift = static_cast<unsigned>((i % per) * static_cast<int64_t>(bits));
+    o[i] = widen_packed(static_cast<uint8_t>(packed[i / per] >> shift), t);
   }
 }
 
@@ -292,8 +313,10 @@ RECUR_LOAD_PATH Status check_data_size(const onnx::TensorProto& proto, DType dty
   }
   if (!proto.has_raw_data()) {
     const auto [field, held] = typed_field(proto, dtype);
-    // int32_data holds 4-bit values packed two per entry; one per entry is read too.
-    if (held != count && !(is_4bit(dtype) && held == (count + 1) / 2)) {
+    // int32_data holds the packed types packed as in raw_data, one byte per entry; one
+    // value per entry is read too.
+    if (held != count &&
+        !(is_packed(dtype) && static_cast<size_t>(held) == raw_bytes(dtype, count))) {
       return invalid_model(what + ": " + field + " holds " + std::to_string(held) +
                            " values but the shape " + shape_to_string(shape) + " needs " +
                            std::to_string(count));
@@ -304,8 +327,8 @@ RECUR_LOAD_PATH Status check_data_size(const onnx::TensorProto& proto, DType dty
 
 void copy_raw_data(const onnx::TensorProto& proto, size_t nbytes, Tensor& t) {
   const std::string& raw = proto.raw_data();
-  if (is_4bit(t.dtype())) {
-    unpack_4bit(reinterpret_cast<const uint8_t*>(raw.data()), t.dtype(), t);
+  if (is_packed(t.dtype())) {
+    unpack_bits(reinterpret_cast<const uint8_t*>(raw.data()), t.dtype(), t);
     return;
   }
   if (nbytes) std::memcpy(t.raw_data(), raw.data(), nbytes);
@@ -345,23 +368,26 @@ Status copy_typed_field(const onnx::TensorProto& proto, Tensor& t, const std::st
     case DType::kFloat8E4M3FNUZ:
     case DType::kFloat8E5M2:
     case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat8E8M0:
       // float8 values travel as their bit patterns.
       return copy_field<uint8_t>(proto.int32_data(), t, what, "int32_data");
     case DType::kInt4:
-    case DType::kUInt4: {
+    case DType::kUInt4:
+    case DType::kFloat4E2M1:
+    case DType::kInt2:
+    case DType::kUInt2: {
       const auto& f = proto.int32_data();
       if (f.size() == t.numel()) {  // one value per entry
         auto* out = static_cast<uint8_t*>(t.raw_data());
-        for (int i = 0; i < f.size(); ++i) {
-          const uint8_t nib = static_cast<uint8_t>(f.Get(i)) & 0x0F;
-          out[i] = t.dtype() == DType::kInt4 && (nib & 0x08) ? nib | 0xF0 : nib;
-        }
+        for (int i = 0; i < f.size(); ++i)
+          out[i] = widen_packed(static_cast<uint8_t>(f.Get(i)), t.dtype());
         return ok_status();
       }
+      // check_data_size has made sure the entries are exactly the packed bytes.
       std::vector<uint8_t> packed(static_cast<size_t>(f.size()));
       for (int i = 0; i < f.size(); ++i)
         packed[static_cast<size_t>(i)] = static_cast<uint8_t>(f.Get(i));
-      unpack_4bit(packed.data(), t.dtype(), t);
+      unpack_bits(packed.data(), t.dtype(), t);
       return ok_status();
     }
     case DType::kBool: {
@@ -395,8 +421,9 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* e
 
   if (dtype == DType::kString) return string_tensor(proto, shape, count, what);
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    if (is_4bit(dtype)) {
-      return not_implemented(what + ": 4-bit tensors in external data are not supported");
+    if (is_packed(dtype)) {
+      return not_implemented(what + ": " + std::string(dtype_name(dtype)) +
+                             " tensors in external data are not supported");
     }
     return external_tensor(proto, external, dtype, shape, what);
   }
@@ -422,7 +449,7 @@ RECUR_LOAD_PATH Result<Tensor> tensor_from_proto_taking(onnx::TensorProto* proto
     return tensor_from_proto(*proto, external, what);
   }
   const DType dtype = static_cast<DType>(dt);
-  if (dtype == DType::kString || dtype == DType::kBool || is_4bit(dtype)) {
+  if (dtype == DType::kString || dtype == DType::kBool || is_packed(dtype)) {
     return tensor_from_proto(*proto, external, what);
   }
   Shape shape;
@@ -446,11 +473,15 @@ Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorPro
     for (int64_t i = 0; i < t.numel(); ++i) proto->add_string_data(strings[i]);
     return ok_status();
   }
-  if (is_4bit(t.dtype())) {
+  if (is_packed(t.dtype())) {
     const auto* v = static_cast<const uint8_t*>(t.raw_data());
+    const size_t bits = dtype_bits(t.dtype());
+    const auto per = static_cast<int64_t>(8 / bits);
+    const unsigned mask = (1u << bits) - 1;
     std::string packed(raw_bytes(t.dtype(), t.numel()), '\0');
     for (int64_t i = 0; i < t.numel(); ++i) {
-      packed[static_cast<size_t>(i / 2)] |= static_cast<char>((v[i] & 0x0F) << ((i % 2) * 4));
+      const auto shift = static_cast<unsigned>((i % per) * static_cast<int64_t>(bits));
+      packed[static_cast<size_t>(i / per)] |= static_cast<char>((v[i] & mask) << shift);
     }
     proto->set_raw_data(packed);
     return ok_status();

@@ -106,5 +106,117 @@ TEST(DType, NewTypeCodes) {
   EXPECT_FALSE(is_signed(DType::kUInt4));
 }
 
+TEST(DType, IrVersion11To13Types) {
+  EXPECT_EQ(static_cast<int>(DType::kFloat4E2M1), 23);
+  EXPECT_EQ(static_cast<int>(DType::kFloat8E8M0), 24);
+  EXPECT_EQ(static_cast<int>(DType::kUInt2), 25);
+  EXPECT_EQ(static_cast<int>(DType::kInt2), 26);
+  EXPECT_EQ(dtype_name(DType::kFloat4E2M1), "float4e2m1");
+  EXPECT_EQ(dtype_name(DType::kFloat8E8M0), "float8e8m0");
+  EXPECT_EQ(dtype_name(DType::kUInt2), "uint2");
+  EXPECT_EQ(dtype_name(DType::kInt2), "int2");
+  for (DType t : {DType::kFloat4E2M1, DType::kFloat8E8M0, DType::kUInt2, DType::kInt2}) {
+    EXPECT_EQ(dtype_from_name(dtype_name(t)), t) << dtype_name(t);
+    EXPECT_EQ(dtype_size(t), 1u) << dtype_name(t);  // held one byte per element
+  }
+  EXPECT_EQ(dtype_bits(DType::kFloat4E2M1), 4u);
+  EXPECT_EQ(dtype_bits(DType::kInt4), 4u);
+  EXPECT_EQ(dtype_bits(DType::kInt2), 2u);
+  EXPECT_EQ(dtype_bits(DType::kUInt2), 2u);
+  EXPECT_EQ(dtype_bits(DType::kFloat8E8M0), 8u);
+  EXPECT_EQ(dtype_bits(DType::kFloat32), 32u);
+  EXPECT_TRUE(is_float8(DType::kFloat8E8M0));
+  EXPECT_FALSE(is_float8(DType::kFloat4E2M1));
+  EXPECT_TRUE(is_float4(DType::kFloat4E2M1));
+  EXPECT_FALSE(is_floating(DType::kFloat4E2M1));
+  EXPECT_TRUE(is_integer(DType::kInt2));
+  EXPECT_TRUE(is_integer(DType::kUInt2));
+  EXPECT_TRUE(is_signed(DType::kInt2));
+  EXPECT_FALSE(is_signed(DType::kUInt2));
+  EXPECT_TRUE(is_signed(DType::kFloat4E2M1));
+  EXPECT_FALSE(is_signed(DType::kFloat8E8M0));  // an exponent only
+}
+
+TEST(Float4E2M1, EveryCodeDecodes) {
+  const float want[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+  for (uint8_t c = 0; c < 16; ++c) {
+    EXPECT_EQ(float4e2m1_to_float(c), want[c]) << int(c);
+    EXPECT_EQ(std::signbit(float4e2m1_to_float(c)), c >= 8) << int(c);
+    EXPECT_EQ(float_to_float4e2m1(want[c]), c) << int(c);  // exact values round-trip
+  }
+}
+
+TEST(Float4E2M1, RoundsToNearestEvenAndSaturates) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Ties: 0.25 (0 | 0.5) -> 0; 0.75 (0.5 | 1) -> 1; 1.25 -> 1; 1.75 -> 2; 2.5 -> 2; 3.5 -> 4;
+  // 5 (4 | 6) -> 4. Otherwise the nearer: 0.3 -> 0.5, 5.5 -> 6, 0.24 -> 0. NaN -> -0 (ONNX 1.20's
+  // test data).
+  const struct {
+    float x;
+    uint8_t code;
+  } cases[] = {{0.25f, 0x0}, {0.75f, 0x2}, {1.25f, 0x2}, {1.75f, 0x4}, {2.5f, 0x4},
+               {3.5f, 0x6},  {5.0f, 0x6},  {0.3f, 0x1},  {5.5f, 0x7},  {0.24f, 0x0},
+               {-3.5f, 0xE}, {7.0f, 0x7},  {1e6f, 0x7},  {-8.0f, 0xF}, {inf, 0x7},
+               {-inf, 0xF},  {nan, 0x8},   {-0.0f, 0x8}, {1e-7f, 0x0}, {-0.01f, 0x8}};
+  for (const auto& c : cases) EXPECT_EQ(float_to_float4e2m1(c.x), c.code) << c.x;
+  EXPECT_EQ(Float4E2M1(2.9f).bits, 0x5);
+  EXPECT_EQ(static_cast<float>(Float4E2M1::from_bits(0xD)), -3.0f);
+}
+
+TEST(Float8E8M0, Decodes) {
+  EXPECT_EQ(float8_to_float(0x7F, DType::kFloat8E8M0), 1.0f);
+  EXPECT_EQ(float8_to_float(0x80, DType::kFloat8E8M0), 2.0f);
+  EXPECT_EQ(float8_to_float(0x7C, DType::kFloat8E8M0), 0.125f);
+  EXPECT_EQ(float8_to_float(0x00, DType::kFloat8E8M0), std::ldexp(1.0f, -127));
+  EXPECT_EQ(float8_to_float(0xFE, DType::kFloat8E8M0), std::ldexp(1.0f, 127));
+  EXPECT_TRUE(std::isnan(float8_to_float(0xFF, DType::kFloat8E8M0)));
+  EXPECT_EQ(static_cast<float>(Float8E8M0::from_bits(0x81)), 4.0f);
+}
+
+TEST(Float8E8M0, RoundModes) {
+  const auto up = E8M0Round::kUp, down = E8M0Round::kDown, near = E8M0Round::kNearest;
+  // 3 = 1.5 * 2^1: up 4, down 2, nearest a tie, which goes up. 2.9 = 1.45 * 2: nearest 2.
+  EXPECT_EQ(float_to_float8e8m0(3.0f, true, up), 0x81);
+  EXPECT_EQ(float_to_float8e8m0(3.0f, true, down), 0x80);
+  EXPECT_EQ(float_to_float8e8m0(3.0f, true, near), 0x81);
+  EXPECT_EQ(float_to_float8e8m0(2.9f, true, near), 0x80);
+  EXPECT_EQ(float_to_float8e8m0(2.9f, true, up), 0x81);
+  // Powers of two are exact in every mode; the sign is ignored.
+  for (auto m : {up, down, near}) {
+    EXPECT_EQ(float_to_float8e8m0(1.0f, true, m), 0x7F);
+    EXPECT_EQ(float_to_float8e8m0(-2.0f, true, m), 0x80);
+    EXPECT_EQ(float_to_float8e8m0(std::ldexp(1.0f, -127), true, m), 0x00);  // a subnormal
+  }
+  // 0.124 = 1.984 * 2^-4 -> 2^-3 rounding up or to nearest, 2^-4 down.
+  EXPECT_EQ(float_to_float8e8m0(0.124f, true, up), 0x7C);
+  EXPECT_EQ(float_to_float8e8m0(0.124f, true, near), 0x7C);
+  EXPECT_EQ(float_to_float8e8m0(0.124f, true, down), 0x7B);
+  // Between 2^-127 and 2^-126 (float32 subnormals): 1.5 * 2^-127 ties up to nearest.
+  const float s = std::ldexp(1.5f, -127);
+  EXPECT_EQ(float_to_float8e8m0(s, true, up), 0x01);
+  EXPECT_EQ(float_to_float8e8m0(s, true, down), 0x00);
+  EXPECT_EQ(float_to_float8e8m0(s, true, near), 0x01);
+  // The default of float_to_float8 is up.
+  EXPECT_EQ(float_to_float8(1.1f, DType::kFloat8E8M0), 0x80);
+}
+
+TEST(Float8E8M0, SpecialsAndSaturation) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float big = std::ldexp(1.5f, 127);  // rounds up past 2^127
+  EXPECT_EQ(float_to_float8e8m0(big, true, E8M0Round::kUp), 0xFE);
+  EXPECT_EQ(float_to_float8e8m0(big, false, E8M0Round::kUp), 0xFF);
+  EXPECT_EQ(float_to_float8e8m0(big, false, E8M0Round::kDown), 0xFE);
+  EXPECT_EQ(float_to_float8e8m0(inf, true, E8M0Round::kUp), 0xFE);
+  EXPECT_EQ(float_to_float8e8m0(inf, false, E8M0Round::kNearest), 0xFF);
+  EXPECT_EQ(float_to_float8e8m0(nan, true, E8M0Round::kUp), 0xFF);
+  // 0 and what lies below 2^-127: the smallest code saturating, NaN not.
+  EXPECT_EQ(float_to_float8e8m0(0.0f, true, E8M0Round::kUp), 0x00);
+  EXPECT_EQ(float_to_float8e8m0(0.0f, false, E8M0Round::kNearest), 0xFF);
+  EXPECT_EQ(float_to_float8e8m0(std::ldexp(1.0f, -130), false, E8M0Round::kDown), 0xFF);
+  EXPECT_EQ(float_to_float8e8m0(std::ldexp(1.0f, -130), false, E8M0Round::kUp), 0x00);
+}
+
 }  // namespace
 }  // namespace recur

@@ -253,5 +253,187 @@ TEST(Cast, Int4RoundsHalfToEvenAndClamps) {
       .check();
 }
 
+TEST(Cast, ToFloat4E2M1RoundsToNearestEvenAndSaturates) {
+  // Ties to the even code (-3.5 -> -4, 0.25 -> 0); beyond +-6 and +-Inf saturate; NaN -> -0
+  // (ONNX 1.20's test_cast_FLOAT_to_FLOAT4E2M1).
+  OpTester("Cast", 23)
+      .input(tensor<float>({14}, {0.48f, 0.25f, 1.05f, -3.5f, -8, 9, 1e6f, 1e-7f, kNaNf, kInff,
+                                  -kInff, -4, 0.01f, -0.0f}))
+      .attr("to", to(DType::kFloat4E2M1))
+      .expect<Float4E2M1>(
+          {14}, {Float4E2M1::from_bits(0x1), Float4E2M1::from_bits(0x0), Float4E2M1::from_bits(0x2),
+                 Float4E2M1::from_bits(0xE), Float4E2M1::from_bits(0xF), Float4E2M1::from_bits(0x7),
+                 Float4E2M1::from_bits(0x7), Float4E2M1::from_bits(0x0), Float4E2M1::from_bits(0x8),
+                 Float4E2M1::from_bits(0x7), Float4E2M1::from_bits(0xF), Float4E2M1::from_bits(0xE),
+                 Float4E2M1::from_bits(0x0), Float4E2M1::from_bits(0x8)})
+      .check();
+  OpTester("Cast", 23)
+      .input(tensor<Float16>({3}, {Float16(2.5f), Float16(-0.75f), Float16(5.0f)}))
+      .attr("to", to(DType::kFloat4E2M1))
+      .expect<Float4E2M1>(
+          {3}, {Float4E2M1::from_bits(0x4), Float4E2M1::from_bits(0xA), Float4E2M1::from_bits(0x6)})
+      .check();
+}
+
+TEST(Cast, FromFloat4E2M1) {
+  OpTester("Cast", 23)
+      .input(tensor<Float4E2M1>(
+          {8}, {Float4E2M1::from_bits(0x0), Float4E2M1::from_bits(0x1), Float4E2M1::from_bits(0x3),
+                Float4E2M1::from_bits(0x5), Float4E2M1::from_bits(0x7), Float4E2M1::from_bits(0x8),
+                Float4E2M1::from_bits(0xB), Float4E2M1::from_bits(0xF)}))
+      .attr("to", to(DType::kFloat32))
+      .expect<float>({8}, {0, 0.5f, 1.5f, 3, 6, -0.0f, -1.5f, -6})
+      .check();
+  // To float8e4m3fn exactly: 6 = 0x4C, -1.5 = 0xBC.
+  OpTester("Cast", 23)
+      .input(tensor<Float4E2M1>({2}, {Float4E2M1::from_bits(0x7), Float4E2M1::from_bits(0xB)}))
+      .attr("to", to(DType::kFloat8E4M3FN))
+      .expect<Float8E4M3FN>({2}, {Float8E4M3FN::from_bits(0x4C), Float8E4M3FN::from_bits(0xBC)})
+      .check();
+}
+
+TEST(Cast, ToFloat8E8M0WithRoundMode) {
+  // 3 = 1.5 * 2: up 4, down 2, nearest a tie that goes up; 2.9: nearest 2; 0.124 ~ 1.98 * 2^-4.
+  const auto x = tensor<float>({5}, {1, 3, 2.9f, 0.124f, 1.1f});
+  OpTester("Cast", 24)
+      .input(x)
+      .attr("to", to(DType::kFloat8E8M0))
+      .expect<Float8E8M0>({5}, {Float8E8M0::from_bits(0x7F), Float8E8M0::from_bits(0x81),
+                                Float8E8M0::from_bits(0x81), Float8E8M0::from_bits(0x7C),
+                                Float8E8M0::from_bits(0x80)})
+      .check();
+  OpTester("Cast", 24)
+      .input(x)
+      .attr("to", to(DType::kFloat8E8M0))
+      .attr("round_mode", std::string("down"))
+      .expect<Float8E8M0>({5}, {Float8E8M0::from_bits(0x7F), Float8E8M0::from_bits(0x80),
+                                Float8E8M0::from_bits(0x80), Float8E8M0::from_bits(0x7B),
+                                Float8E8M0::from_bits(0x7F)})
+      .check();
+  OpTester("Cast", 24)
+      .input(x)
+      .attr("to", to(DType::kFloat8E8M0))
+      .attr("round_mode", std::string("nearest"))
+      .expect<Float8E8M0>({5}, {Float8E8M0::from_bits(0x7F), Float8E8M0::from_bits(0x81),
+                                Float8E8M0::from_bits(0x80), Float8E8M0::from_bits(0x7C),
+                                Float8E8M0::from_bits(0x7F)})
+      .check();
+  // 3e38 rounds up past 2^127: the largest code saturating, NaN not; Inf likewise.
+  OpTester("Cast", 24)
+      .input(tensor<float>({3}, {3e38f, kInff, kNaNf}))
+      .attr("to", to(DType::kFloat8E8M0))
+      .expect<Float8E8M0>({3}, {Float8E8M0::from_bits(0xFE), Float8E8M0::from_bits(0xFE),
+                                Float8E8M0::from_bits(0xFF)})
+      .check();
+  OpTester("Cast", 24)
+      .input(tensor<float>({3}, {3e38f, kInff, kNaNf}))
+      .attr("to", to(DType::kFloat8E8M0))
+      .attr("saturate", int64_t{0})
+      .expect<Float8E8M0>({3}, {Float8E8M0::from_bits(0xFF), Float8E8M0::from_bits(0xFF),
+                                Float8E8M0::from_bits(0xFF)})
+      .check();
+  expect_error(OpTester("Cast", 24)
+                   .input(x)
+                   .attr("to", to(DType::kFloat8E8M0))
+                   .attr("round_mode", std::string("sideways")),
+               ErrorCode::kInvalidModel, "round_mode 'sideways'");
+}
+
+TEST(Cast, FromFloat8E8M0) {
+  OpTester("Cast", 24)
+      .input(tensor<Float8E8M0>({4}, {Float8E8M0::from_bits(0x7C), Float8E8M0::from_bits(0x80),
+                                      Float8E8M0::from_bits(0xFE), Float8E8M0::from_bits(0xFF)}))
+      .attr("to", to(DType::kFloat32))
+      .expect<float>({4}, {0.125f, 2, 1.7014118e38f, kNaNf})
+      .check();
+}
+
+TEST(Cast, FloatToInt4WrapsFromOpset25AndSaturatesBefore) {
+  // Rounded half to even, then the low 4 bits (25) or clamped (21): 15.5 -> 16 -> 0; 9 -> -7.
+  const auto x = tensor<float>({10}, {-9, -8, 7, 8, 9, 15.5f, -0.5f, 0.5f, 1.5f, 2.5f});
+  OpTester("Cast", 25)
+      .input(x)
+      .attr("to", to(DType::kInt4))
+      .expect<Int4>({10}, {Int4{7}, Int4{-8}, Int4{7}, Int4{-8}, Int4{-7}, Int4{0}, Int4{0},
+                           Int4{0}, Int4{2}, Int4{2}})
+      .check();
+  OpTester("Cast", 25)
+      .input(x)
+      .attr("to", to(DType::kUInt4))
+      .expect<UInt4>({10}, {UInt4{7}, UInt4{8}, UInt4{7}, UInt4{8}, UInt4{9}, UInt4{0}, UInt4{0},
+                            UInt4{0}, UInt4{2}, UInt4{2}})
+      .check();
+  OpTester("Cast", 21)
+      .input(x)
+      .attr("to", to(DType::kInt4))
+      .expect<Int4>({10}, {Int4{-8}, Int4{-8}, Int4{7}, Int4{7}, Int4{7}, Int4{7}, Int4{0}, Int4{0},
+                           Int4{2}, Int4{2}})
+      .check();
+}
+
+TEST(Cast, IntegersToInt4AndInt2DiscardHighBits) {
+  // The spec's fixed-point rule, at every opset: 200 = 0xC8 -> int4 -8, int2 0; -9 -> 7, -1.
+  OpTester("Cast", 21)
+      .input(tensor<int16_t>({3}, {200, -9, 8}))
+      .attr("to", to(DType::kInt4))
+      .expect<Int4>({3}, {Int4{-8}, Int4{7}, Int4{-8}})
+      .check();
+  OpTester("Cast", 25)
+      .input(tensor<int16_t>({3}, {200, -9, 6}))
+      .attr("to", to(DType::kInt2))
+      .expect<Int2>({3}, {Int2{0}, Int2{-1}, Int2{-2}})
+      .check();
+}
+
+TEST(Cast, FloatToInt2AndUInt2Wrap) {
+  const auto x = tensor<float>({7}, {-3, -2, -1, 0, 1, 2, 3});
+  OpTester("Cast", 25)
+      .input(x)
+      .attr("to", to(DType::kInt2))
+      .expect<Int2>({7}, {Int2{1}, Int2{-2}, Int2{-1}, Int2{0}, Int2{1}, Int2{-2}, Int2{-1}})
+      .check();
+  OpTester("Cast", 25)
+      .input(x)
+      .attr("to", to(DType::kUInt2))
+      .expect<UInt2>({7}, {UInt2{1}, UInt2{2}, UInt2{3}, UInt2{0}, UInt2{1}, UInt2{2}, UInt2{3}})
+      .check();
+  OpTester("Cast", 25)
+      .input(tensor<Int2>({4}, {Int2{-2}, Int2{-1}, Int2{0}, Int2{1}}))
+      .attr("to", to(DType::kFloat32))
+      .expect<float>({4}, {-2, -1, 0, 1})
+      .check();
+  OpTester("Cast", 25)
+      .input(tensor<UInt2>({4}, {UInt2{0}, UInt2{1}, UInt2{2}, UInt2{3}}))
+      .attr("to", to(DType::kInt8))
+      .expect<int8_t>({4}, {0, 1, 2, 3})
+      .check();
+}
+
+TEST(Cast, NewTypesToAndFromStrings) {
+  OpTester("Cast", 25)
+      .input(tensor<std::string>({2}, {"1.5", "-7"}))
+      .attr("to", to(DType::kFloat4E2M1))
+      .expect<Float4E2M1>({2}, {Float4E2M1::from_bits(0x3), Float4E2M1::from_bits(0xF)})
+      .check();
+  OpTester("Cast", 25)
+      .input(tensor<Int2>({2}, {Int2{-2}, Int2{1}}))
+      .attr("to", to(DType::kString))
+      .expect<std::string>({2}, {"-2", "1"})
+      .check();
+  OpTester("Cast", 25)
+      .input(tensor<Float8E8M0>({1}, {Float8E8M0::from_bits(0x80)}))
+      .attr("to", to(DType::kString))
+      .expect<std::string>({1}, {"2"})
+      .check();
+}
+
+TEST(Cast, CastLikeToFloat4E2M1) {
+  OpTester("CastLike", 25)
+      .input(tensor<float>({2}, {2.6f, -0.2f}))
+      .input(tensor<Float4E2M1>({0}, {}))
+      .expect<Float4E2M1>({2}, {Float4E2M1::from_bits(0x5), Float4E2M1::from_bits(0x8)})
+      .check();
+}
+
 }  // namespace
 }  // namespace recur::test

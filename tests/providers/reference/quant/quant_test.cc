@@ -139,4 +139,88 @@ TEST(ReferenceDequantizeLinear, Float8WithFloat16Scale) {
 }
 
 }  // namespace
+TEST(ReferenceQuantizeLinear, ToFloat4E2M1Saturates) {
+  // x / 0.5 = [2, 5.8, -14, 0.4] -> float4e2m1 2, 6, -6 (saturated), 0.5.
+  OpTester("QuantizeLinear", 23)
+      .input(tensor<float>({4}, {1, 2.9f, -7, 0.2f}))
+      .input(tensor<float>({}, {0.5f}))
+      .input(tensor<Float4E2M1>({}, {Float4E2M1::from_bits(0)}))
+      .expect<Float4E2M1>({4}, {Float4E2M1::from_bits(0x4), Float4E2M1::from_bits(0x7),
+                                Float4E2M1::from_bits(0xF), Float4E2M1::from_bits(0x1)})
+      .check();
+}
+
+TEST(ReferenceQuantizeLinear, ToInt2AndUInt2Saturates) {
+  // rint([-3, -1, 0.6, 5]) clamped to [-2, 1]; rint([-3, 0.4, 1.5, 9]) + 1 clamped to [0, 3].
+  OpTester("QuantizeLinear", 25)
+      .input(tensor<float>({4}, {-3, -1, 0.6f, 5}))
+      .input(tensor<float>({}, {1}))
+      .input(tensor<Int2>({}, {Int2{0}}))
+      .expect<Int2>({4}, {Int2{-2}, Int2{-1}, Int2{1}, Int2{1}})
+      .check();
+  OpTester("QuantizeLinear", 25)
+      .input(tensor<float>({4}, {-3, 0.4f, 1.5f, 9}))
+      .input(tensor<float>({}, {1}))
+      .input(tensor<UInt2>({}, {UInt2{1}}))
+      .expect<UInt2>({4}, {UInt2{0}, UInt2{1}, UInt2{3}, UInt2{3}})
+      .check();
+}
+
+TEST(ReferenceQuantizeLinear, PrecisionRoundsTheQuotient) {
+  // 2.5 + 2^-10 is a tie in float16 (spacing 2^-9 in [2, 4)) that goes to 2.5, which rint
+  // takes to 2; in float32 it stays above 2.5 and becomes 3.
+  const float x = 2.5f + 0x1p-10f;
+  OpTester("QuantizeLinear", 23)
+      .input(tensor<float>({1}, {x}))
+      .input(tensor<float>({}, {1}))
+      .input(tensor<int8_t>({}, {0}))
+      .expect<int8_t>({1}, {3})
+      .check();
+  OpTester("QuantizeLinear", 23)
+      .input(tensor<float>({1}, {x}))
+      .input(tensor<float>({}, {1}))
+      .input(tensor<int8_t>({}, {0}))
+      .attr("precision", static_cast<int64_t>(DType::kFloat16))
+      .expect<int8_t>({1}, {2})
+      .check();
+}
+
+TEST(ReferenceQuantizeLinear, Float8E8M0Scale) {
+  // Scale 0x80 = 2: [4, -6] / 2 = [2, -3].
+  OpTester("QuantizeLinear", 24)
+      .input(tensor<float>({2}, {4, -6}))
+      .input(tensor<Float8E8M0>({}, {Float8E8M0::from_bits(0x80)}))
+      .input(tensor<int8_t>({}, {0}))
+      .expect<int8_t>({2}, {2, -3})
+      .check();
+}
+
+TEST(ReferenceDequantizeLinear, OutputDtypeAndNewInputTypes) {
+  // (x - zp) * scale: int8 [2, -3] * 0.5 as float16; int2 [-2, 1] - (-1) times 1.5;
+  // float4e2m1 [6, -1.5] times 2; int8 3 times the float8e8m0 scale 0x7E = 0.5.
+  OpTester("DequantizeLinear", 23)
+      .input(tensor<int8_t>({2}, {2, -3}))
+      .input(tensor<float>({}, {0.5f}))
+      .attr("output_dtype", static_cast<int64_t>(DType::kFloat16))
+      .expect<Float16>({2}, {Float16(1.0f), Float16(-1.5f)})
+      .check();
+  OpTester("DequantizeLinear", 25)
+      .input(tensor<Int2>({2}, {Int2{-2}, Int2{1}}))
+      .input(tensor<float>({}, {1.5f}))
+      .input(tensor<Int2>({}, {Int2{-1}}))
+      .expect<float>({2}, {-1.5f, 3})
+      .check();
+  OpTester("DequantizeLinear", 23)
+      .input(tensor<Float4E2M1>({2}, {Float4E2M1::from_bits(0x7), Float4E2M1::from_bits(0xB)}))
+      .input(tensor<float>({}, {2}))
+      .expect<float>({2}, {12, -3})
+      .check();
+  OpTester("DequantizeLinear", 24)
+      .input(tensor<int8_t>({1}, {3}))
+      .input(tensor<Float8E8M0>({}, {Float8E8M0::from_bits(0x7E)}))
+      .attr("output_dtype", static_cast<int64_t>(DType::kFloat32))
+      .expect<float>({1}, {1.5f})
+      .check();
+}
+
 }  // namespace recur::test
