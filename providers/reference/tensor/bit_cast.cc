@@ -15,8 +15,12 @@ namespace {
 // by its storage, and a dtype added later stays refused until it is listed here.
 std::optional<int> bit_width(DType t) {
   switch (t) {
+    case DType::kInt2:
+    case DType::kUInt2:
+      return 2;
     case DType::kInt4:
     case DType::kUInt4:
+    case DType::kFloat4E2M1:
       return 4;
     case DType::kBool:
     case DType::kInt8:
@@ -25,6 +29,7 @@ std::optional<int> bit_width(DType t) {
     case DType::kFloat8E4M3FNUZ:
     case DType::kFloat8E5M2:
     case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat8E8M0:
       return 8;
     case DType::kInt16:
     case DType::kUInt16:
@@ -68,13 +73,17 @@ class BitCastKernel final : public Kernel {
       const auto* px = static_cast<const uint8_t*>(x->raw_data());
       bool* py = y->data<bool>();
       for (int64_t i = 0; i < n; ++i) py[i] = px[i] != 0;
-    } else if (*bits == 4) {
-      // One element a byte: uint4 keeps the low four bits, int4 sign-extends them.
+    } else if (*bits < 8) {
+      // One element a byte: the unsigned types and float4e2m1's code keep the low bits, int4
+      // and int2 sign-extend them.
       const auto* px = static_cast<const uint8_t*>(x->raw_data());
       auto* py = static_cast<uint8_t*>(y->raw_data());
+      const auto mask = static_cast<uint8_t>((1u << *bits) - 1);
+      const auto sign = static_cast<uint8_t>(1u << (*bits - 1));
+      const bool is_signed = to_ == DType::kInt4 || to_ == DType::kInt2;
       for (int64_t i = 0; i < n; ++i) {
-        const uint8_t nibble = px[i] & 0x0F;
-        py[i] = to_ == DType::kInt4 && (nibble & 0x08) != 0 ? nibble | 0xF0 : nibble;
+        const auto v = static_cast<uint8_t>(px[i] & mask);
+        py[i] = is_signed && (v & sign) != 0 ? static_cast<uint8_t>(v | ~mask) : v;
       }
     } else {
       // Tensors are held in the host's order, which recur requires to be little endian, the

@@ -1,4 +1,4 @@
-// BitCast (opset 26): same-width reinterpretation, bool and 4-bit targets, and refusals.
+// BitCast (opset 26): same-width reinterpretation, bool, 4-bit and 2-bit targets, and refusals.
 // Expected values are numpy's x.view(dtype).
 #include <gtest/gtest.h>
 
@@ -63,6 +63,31 @@ TEST(BitCast, FourBitTypes) {
       .input(tensor<Int4>({2}, {Int4{-1}, Int4{3}}))
       .attr("to", to(DType::kUInt4))
       .expect<UInt4>({2}, {UInt4{15}, UInt4{3}})
+      .check();
+}
+
+TEST(BitCast, TwoBitAndIrVersion11To13Types) {
+  // uint2 3 = 0b11 is int2 -1, uint2 2 = 0b10 is int2 -2; int2 -2 is uint2 2.
+  OpTester("BitCast", 26)
+      .input(tensor<UInt2>({3}, {UInt2{3}, UInt2{2}, UInt2{1}}))
+      .attr("to", to(DType::kInt2))
+      .expect<Int2>({3}, {Int2{-1}, Int2{-2}, Int2{1}})
+      .check();
+  OpTester("BitCast", 26)
+      .input(tensor<Int2>({2}, {Int2{-2}, Int2{1}}))
+      .attr("to", to(DType::kUInt2))
+      .expect<UInt2>({2}, {UInt2{2}, UInt2{1}})
+      .check();
+  // float4e2m1 code 0b1001 (-0.5) is int4 -7 and uint4 9; e8m0 code 127 (1.0) is uint8 127.
+  OpTester("BitCast", 26)
+      .input(tensor<Float4E2M1>({2}, {Float4E2M1(-0.5f), Float4E2M1(6.0f)}))
+      .attr("to", to(DType::kInt4))
+      .expect<Int4>({2}, {Int4{-7}, Int4{7}})
+      .check();
+  OpTester("BitCast", 26)
+      .input(tensor<uint8_t>({2}, {127, 255}))
+      .attr("to", to(DType::kFloat8E8M0))
+      .expect<Float8E8M0>({2}, {Float8E8M0::from_bits(127), Float8E8M0::from_bits(255)})
       .check();
 }
 
