@@ -20,17 +20,22 @@ const std::vector<float> kBasicQ{-0.75, 0, 0.75, -0.25, 0.5, -0.5, 0.25, -0.75};
 // kBasicK [1, 2, 3, 2]
 const std::vector<float> kBasicK{-0.75, 0.5, 0, -0.5, 0.75, 0.25, -0.25, -0.75, 0.5, 0, -0.5, 0.75};
 // kBasicV [1, 2, 3, 3]
-const std::vector<float> kBasicV{-0.75, -0.25, 0.25, 0.75, -0.5, 0, 0.5, -0.75, -0.25, 0.25, 0.75, -0.5, 0, 0.5, -0.75, -0.25, 0.25, 0.75};
+const std::vector<float> kBasicV{-0.75, -0.25, 0.25, 0.75, -0.5, 0,     0.5,   -0.75, -0.25,
+                                 0.25,  0.75,  -0.5, 0,    0.5,  -0.75, -0.25, 0.25,  0.75};
 // kBasicY [1, 2, 2, 3]
-const std::vector<float> kBasicY{-0.00963053552, -0.435398801, 0.0646011993, 0.341724404, -0.564594697, -0.0645946973, 0.0454344399, 0.54543444, -0.333259613, 0.0645946973, 0.564594697, -0.341724404};
+const std::vector<float> kBasicY{-0.00963053552, -0.435398801,  0.0646011993, 0.341724404,
+                                 -0.564594697,   -0.0645946973, 0.0454344399, 0.54543444,
+                                 -0.333259613,   0.0645946973,  0.564594697,  -0.341724404};
 // kGqaQ [1, 2, 8]
-const std::vector<float> kGqaQ{-0.75, 0, 0.75, -0.25, 0.5, -0.5, 0.25, -0.75, 0, 0.75, -0.25, 0.5, -0.5, 0.25, -0.75, 0};
+const std::vector<float> kGqaQ{-0.75, 0,    0.75,  -0.25, 0.5,  -0.5, 0.25,  -0.75,
+                               0,     0.75, -0.25, 0.5,   -0.5, 0.25, -0.75, 0};
 // kGqaK [1, 3, 4]
 const std::vector<float> kGqaK{-0.75, 0.5, 0, -0.5, 0.75, 0.25, -0.25, -0.75, 0.5, 0, -0.5, 0.75};
 // kGqaV [1, 3, 2]
 const std::vector<float> kGqaV{-0.75, -0.25, 0.25, 0.75, -0.5, 0};
 // kGqaY [1, 2, 4]
-const std::vector<float> kGqaY{-0.454991604, -0.226471899, 0.196956293, 0.22202521, -0.346051136, -0.383471342, 0.151086958, 0.175981459};
+const std::vector<float> kGqaY{-0.454991604, -0.226471899, 0.196956293, 0.22202521,
+                               -0.346051136, -0.383471342, 0.151086958, 0.175981459};
 // kPastQ [1, 1, 2, 2]
 const std::vector<float> kPastQ{-0.75, 0, 0.75, -0.25};
 // kPastK [1, 1, 2, 2]
@@ -60,7 +65,9 @@ const std::vector<float> kBoolMaskProbs{1, 0, 0, 0, 0, 0, 0, 0, 0.35007298, 0.64
 // kFloatMaskY [1, 1, 3, 2]
 const std::vector<float> kFloatMaskY{0.178855206, -0.558663063, 0, 0, -0.111507789, 0.0510127243};
 // kFloatMaskProbs [1, 1, 3, 4]
-const std::vector<float> kFloatMaskProbs{0.205698707, 0.0308354483, 0.0563125478, 0.707153297, 0, 0, 0, 0, 0.171257883, 0.317948348, 0.317948348, 0.192845421};
+const std::vector<float> kFloatMaskProbs{
+    0.205698707, 0.0308354483, 0.0563125478, 0.707153297, 0,          0, 0,
+    0,           0.171257883,  0.317948348,  0.317948348, 0.192845421};
 // kCapQ [1, 1, 2, 2]
 const std::vector<float> kCapQ{-3, 0, 3, -1};
 // kCapK [1, 1, 3, 2]
@@ -68,43 +75,56 @@ const std::vector<float> kCapK{-3, 2, 0, -2, 3, 1};
 // kCapV [1, 1, 3, 2]
 const std::vector<float> kCapV{-0.75, -0.25, 0.25, 0.75, -0.5, 0};
 // kCap25Mode0 [1, 1, 2, 3]
-const std::vector<float> kCap25Mode0{6.36396103, 0, -6.36396103, -7.77817459, 1.41421356, 5.65685425};
+const std::vector<float> kCap25Mode0{6.36396103,  0,          -6.36396103,
+                                     -7.77817459, 1.41421356, 5.65685425};
 // kCap25Mode1 [1, 1, 2, 3]
 const std::vector<float> kCap25Mode1{0.5, 0, -0.5, -0.5, 0.496518673, 0.5};
 // kCap25Mode2 [1, 1, 2, 3]
 const std::vector<float> kCap25Mode2{0.75, -0.5, 0.5, -0.5, 1.24651867, 0.25};
 // kCap25Mode3 [1, 1, 2, 3]
-const std::vector<float> kCap25Mode3{0.484189851, 0.138722715, 0.377087435, 0.112973876, 0.647860426, 0.239165698};
+const std::vector<float> kCap25Mode3{0.484189851, 0.138722715, 0.377087435,
+                                     0.112973876, 0.647860426, 0.239165698};
 // kCap25Y [1, 1, 2, 2]
 const std::vector<float> kCap25Y{-0.517005427, -0.0170054266, -0.0423481496, 0.45765185};
 // kCap23Mode0 [1, 1, 2, 3]
-const std::vector<float> kCap23Mode0{6.36396103, 0, -6.36396103, -7.77817459, 1.41421356, 5.65685425};
+const std::vector<float> kCap23Mode0{6.36396103,  0,          -6.36396103,
+                                     -7.77817459, 1.41421356, 5.65685425};
 // kCap23Mode1 [1, 1, 2, 3]
-const std::vector<float> kCap23Mode1{6.61396103, -0.5, -5.36396103, -7.77817459, 2.16421356, 5.40685425};
+const std::vector<float> kCap23Mode1{6.61396103,  -0.5,       -5.36396103,
+                                     -7.77817459, 2.16421356, 5.40685425};
 // kCap23Mode2 [1, 1, 2, 3]
 const std::vector<float> kCap23Mode2{0.5, -0.380797078, -0.5, -0.5, 0.4998261, 0.5};
 // kCap23Mode3 [1, 1, 2, 3]
-const std::vector<float> kCap23Mode3{0.561062738, 0.232533815, 0.206403447, 0.155373813, 0.422276373, 0.422349813};
+const std::vector<float> kCap23Mode3{0.561062738, 0.232533815, 0.206403447,
+                                     0.155373813, 0.422276373, 0.422349813};
 // kCap23Y [1, 1, 2, 2]
 const std::vector<float> kCap23Y{-0.465865323, 0.0341346765, -0.222136173, 0.277863827};
 // kPadQ [2, 1, 2, 2]
 const std::vector<float> kPadQ{-0.75, 0, 0.75, -0.25, 0.5, -0.5, 0.25, -0.75};
 // kPadK [2, 1, 4, 2]
-const std::vector<float> kPadK{-0.75, 0.5, 0, -0.5, 0.75, 0.25, -0.25, -0.75, 0.5, 0, -0.5, 0.75, 0.25, -0.25, -0.75, 0.5};
+const std::vector<float> kPadK{-0.75, 0.5, 0,    -0.5, 0.75, 0.25,  -0.25, -0.75,
+                               0.5,   0,   -0.5, 0.75, 0.25, -0.25, -0.75, 0.5};
 // kPadV [2, 1, 4, 2]
-const std::vector<float> kPadV{-0.75, -0.25, 0.25, 0.75, -0.5, 0, 0.5, -0.75, -0.25, 0.25, 0.75, -0.5, 0, 0.5, -0.75, -0.25};
+const std::vector<float> kPadV{-0.75, -0.25, 0.25, 0.75, -0.5, 0,   0.5,   -0.75,
+                               -0.25, 0.25,  0.75, -0.5, 0,    0.5, -0.75, -0.25};
 // kPadY [2, 1, 2, 2]
-const std::vector<float> kPadY{-0.348146368, 0.151853632, -0.287464991, 0.212535009, 0, 0, -0.25, 0.25};
+const std::vector<float> kPadY{-0.348146368, 0.151853632, -0.287464991, 0.212535009, 0, 0,
+                               -0.25,        0.25};
 // kWinQ [1, 1, 4, 2]
 const std::vector<float> kWinQ{-0.75, 0, 0.75, -0.25, 0.5, -0.5, 0.25, -0.75};
 // kWinK [1, 1, 6, 2]
 const std::vector<float> kWinK{-0.75, 0.5, 0, -0.5, 0.75, 0.25, -0.25, -0.75, 0.5, 0, -0.5, 0.75};
 // kWinV [1, 1, 6, 2]
-const std::vector<float> kWinV{-0.75, -0.25, 0.25, 0.75, -0.5, 0, 0.5, -0.75, -0.25, 0.25, 0.75, -0.5};
+const std::vector<float> kWinV{-0.75, -0.25, 0.25,  0.75, -0.5, 0,
+                               0.5,   -0.75, -0.25, 0.25, 0.75, -0.5};
 // kWinY [1, 1, 4, 2]
-const std::vector<float> kWinY{-0.348146368, 0.151853632, -0.287464991, 0.212535009, -0.0435127526, -0.0380538258, 0.0549498384, 0.0379132085};
+const std::vector<float> kWinY{-0.348146368,  0.151853632,   -0.287464991, 0.212535009,
+                               -0.0435127526, -0.0380538258, 0.0549498384, 0.0379132085};
 // kWinProbs [1, 1, 4, 6]
-const std::vector<float> kWinProbs{0.598146368, 0.401853632, 0, 0, 0, 0, 0.196389085, 0.34884304, 0.454767874, 0, 0, 0, 0.152215303, 0.282594899, 0.282594899, 0.282594899, 0, 0, 0, 0.270456044, 0.207461244, 0.295449503, 0.226633209, 0};
+const std::vector<float> kWinProbs{0.598146368, 0.401853632, 0, 0, 0, 0,           0.196389085,
+                                   0.34884304,  0.454767874, 0, 0, 0, 0.152215303, 0.282594899,
+                                   0.282594899, 0.282594899, 0, 0, 0, 0.270456044, 0.207461244,
+                                   0.295449503, 0.226633209, 0};
 
 Tensor f32(const Shape& s, const std::vector<float>& v) { return tensor<float>(s, v); }
 
@@ -171,8 +191,8 @@ TEST(ReferenceAttention, FloatMaskIsAddedAndAllNegInfRowIsZero) {
       .input("q", f32({1, 1, 3, 2}, kMaskQ))
       .input("k", f32({1, 1, 4, 2}, kMaskK))
       .input("v", f32({1, 1, 4, 2}, kMaskV))
-      .input("m", f32({1, 3, 4}, {0.5f, -1.0f, 0.0f, 2.0f, kNegInfF, kNegInfF, kNegInfF,
-                                  kNegInfF, 0.0f, 0.0f, 0.0f, -0.5f}))
+      .input("m", f32({1, 3, 4}, {0.5f, -1.0f, 0.0f, 2.0f, kNegInfF, kNegInfF, kNegInfF, kNegInfF,
+                                  0.0f, 0.0f, 0.0f, -0.5f}))
       .attr("qk_matmul_output_mode", int64_t{3})
       .output("y")
       .output("")
@@ -286,11 +306,8 @@ Tensor zeros(const Shape& s) { return Tensor::zeros(DType::kFloat32, s); }
 void expect_attention_error(int opset, const std::vector<std::pair<std::string, Tensor>>& in,
                             const OpTester::AttrFn& attrs, const std::string& fragment) {
   SCOPED_TRACE(fragment);
-  expect_error(
-      [&] {
-        run_op("Attention", opset, in, attrs);
-      },
-      ErrorCode::kInvalidArgument, {"node 'node' (Attention)", fragment});
+  expect_error([&] { run_op("Attention", opset, in, attrs); }, ErrorCode::kInvalidArgument,
+               {"node 'node' (Attention)", fragment});
 }
 
 TEST(ReferenceAttention, Errors) {
