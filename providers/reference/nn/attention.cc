@@ -52,8 +52,6 @@ struct HeadView {
   }
 };
 
-std::string dims_string(const Shape& s) { return shape_to_string(s); }
-
 // Mask values as additive biases: a boolean mask gives 0 (attend) or -inf, a numeric one its
 // value. Integer masks are accepted by the schema (U) and are added like float ones.
 Result<std::vector<double>> read_mask(const Tensor& m) {
@@ -199,14 +197,9 @@ class AttentionKernel final : public Kernel {
   }
 
  private:
-  static bool is_float(DType t) {
-    return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 ||
-           t == DType::kBFloat16;
-  }
-
   static Status check_dtypes(const Tensor& q, const Tensor& k, const Tensor& v,
                              const Tensor* past_k, const Tensor* past_v) {
-    if (!is_float(q.dtype()) || !is_float(v.dtype())) {
+    if (!is_floating(q.dtype()) || !is_floating(v.dtype())) {
       return invalid_argument("Q and V must be float32, float64, float16 or bfloat16, got Q " +
                               dtype_str(q.dtype()) + " and V " + dtype_str(v.dtype()));
     }
@@ -229,13 +222,13 @@ class AttentionKernel final : public Kernel {
     const int64_t rank = q.rank();
     if ((rank != 3 && rank != 4) || k.rank() != rank || v.rank() != rank) {
       return invalid_argument("Q, K and V must all be 3D or all be 4D, got Q " +
-                              dims_string(q.shape()) + ", K " + dims_string(k.shape()) + ", V " +
-                              dims_string(v.shape()));
+                              shape_to_string(q.shape()) + ", K " + shape_to_string(k.shape()) +
+                              ", V " + shape_to_string(v.shape()));
     }
     const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
     if (ks[0] != qs[0] || vs[0] != qs[0]) {
-      return invalid_argument("batch sizes differ: Q " + dims_string(qs) + ", K " +
-                              dims_string(ks) + ", V " + dims_string(vs));
+      return invalid_argument("batch sizes differ: Q " + shape_to_string(qs) + ", K " +
+                              shape_to_string(ks) + ", V " + shape_to_string(vs));
     }
     d.batch = qs[0];
     if (rank == 3) {
@@ -266,7 +259,7 @@ class AttentionKernel final : public Kernel {
       }
       d.v_head = vs[2] / d.kv_heads;
       if (vs[1] != d.kv_len) {
-        return invalid_argument("K " + dims_string(ks) + " and V " + dims_string(vs) +
+        return invalid_argument("K " + shape_to_string(ks) + " and V " + shape_to_string(vs) +
                                 " have different sequence lengths");
       }
     } else {
@@ -283,20 +276,20 @@ class AttentionKernel final : public Kernel {
       }
       if ((a_.q_num_heads && *a_.q_num_heads != d.q_heads) ||
           (a_.kv_num_heads && *a_.kv_num_heads != d.kv_heads)) {
-        return invalid_argument("q_num_heads/kv_num_heads disagree with 4D Q " + dims_string(qs) +
-                                " and K " + dims_string(ks));
+        return invalid_argument("q_num_heads/kv_num_heads disagree with 4D Q " +
+                                shape_to_string(qs) + " and K " + shape_to_string(ks));
       }
       if (ks[3] != d.head) {
-        return invalid_argument("K " + dims_string(ks) + " and Q " + dims_string(qs) +
+        return invalid_argument("K " + shape_to_string(ks) + " and Q " + shape_to_string(qs) +
                                 " have different head sizes");
       }
       if (vs[1] != d.kv_heads || vs[2] != d.kv_len) {
-        return invalid_argument("V " + dims_string(vs) +
-                                " must have K's heads and sequence length " + dims_string(ks));
+        return invalid_argument("V " + shape_to_string(vs) +
+                                " must have K's heads and sequence length " + shape_to_string(ks));
       }
     }
     if (d.kv_heads <= 0 || d.q_heads <= 0) {
-      return invalid_argument("Q " + dims_string(qs) + " and K " + dims_string(ks) +
+      return invalid_argument("Q " + shape_to_string(qs) + " and K " + shape_to_string(ks) +
                               " must have at least one head");
     }
     if (d.q_heads % d.kv_heads != 0) {
@@ -316,11 +309,11 @@ class AttentionKernel final : public Kernel {
     if (ks.size() != 4 || vs.size() != 4 || ks[0] != d.batch || ks[1] != d.kv_heads ||
         ks[3] != d.head || vs[0] != d.batch || vs[1] != d.kv_heads || vs[2] != ks[2] ||
         vs[3] != d.v_head) {
-      return invalid_argument("past_key " + dims_string(ks) + " and past_value " + dims_string(vs) +
-                              " must be [batch, kv_num_heads, past_len, head size] = [" +
-                              std::to_string(d.batch) + "," + std::to_string(d.kv_heads) +
-                              ",past_len," + std::to_string(d.head) + "/" +
-                              std::to_string(d.v_head) + "]");
+      return invalid_argument(
+          "past_key " + shape_to_string(ks) + " and past_value " + shape_to_string(vs) +
+          " must be [batch, kv_num_heads, past_len, head size] = [" + std::to_string(d.batch) +
+          "," + std::to_string(d.kv_heads) + ",past_len," + std::to_string(d.head) + "/" +
+          std::to_string(d.v_head) + "]");
     }
     d.past_len = ks[2];
     return ok_status();
@@ -330,7 +323,7 @@ class AttentionKernel final : public Kernel {
     if (t.dtype() != DType::kInt64 || t.rank() != 1 || t.shape()[0] != d.batch) {
       return invalid_argument("nonpad_kv_seqlen must be int64 of shape [" +
                               std::to_string(d.batch) + "], got " + dtype_str(t.dtype()) + " " +
-                              dims_string(t.shape()));
+                              shape_to_string(t.shape()));
     }
     const int64_t* p = t.data<int64_t>();
     out.assign(p, p + d.batch);
@@ -350,8 +343,8 @@ class AttentionKernel final : public Kernel {
     const Shape& ms = m.shape();
     const Shape target{d.batch, d.q_heads, d.q_len, d.total};
     auto fail = [&] {
-      return invalid_argument("attn_mask " + dims_string(ms) + " does not broadcast to " +
-                              dims_string(target) +
+      return invalid_argument("attn_mask " + shape_to_string(ms) + " does not broadcast to " +
+                              shape_to_string(target) +
                               " (its last axis may be shorter than the total sequence length)");
     };
     if (ms.empty() || ms.size() > 4) return fail();
