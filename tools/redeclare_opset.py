@@ -55,7 +55,9 @@ def default_opset(model):
     return 1
 
 
-def rewrite_node(node, opset, target, graph, counter):
+def rewrite_node(node, opset, target, add_const, counter):
+    """Rewrites `node` from `opset` to `target`; add_const(name, array) defines a constant
+    the node then reads (an initializer in a graph, a Constant node in a function)."""
     op = node.op_type
     attrs = {a.name: a for a in node.attribute}
     since = AXES_INPUT_SINCE.get(op)
@@ -63,7 +65,7 @@ def rewrite_node(node, opset, target, graph, counter):
         axes = list(attrs["axes"].ints)
         name = f"{node.name or op}_axes_{counter[0]}"
         counter[0] += 1
-        graph.initializer.append(numpy_helper.from_array(np.array(axes, np.int64), name))
+        add_const(name, np.array(axes, np.int64))
         node.input.append(name)
         node.attribute.remove(attrs["axes"])
     if op == "Split" and opset < 18 <= target and len(node.input) < 2 and "split" not in attrs:
@@ -71,8 +73,7 @@ def rewrite_node(node, opset, target, graph, counter):
     if op == "Split" and opset < 13 <= target and "split" in attrs:
         name = f"{node.name or op}_split_{counter[0]}"
         counter[0] += 1
-        graph.initializer.append(
-            numpy_helper.from_array(np.array(list(attrs["split"].ints), np.int64), name))
+        add_const(name, np.array(list(attrs["split"].ints), np.int64))
         node.input.append(name)
         node.attribute.remove(attrs["split"])
     for a in list(node.attribute):
@@ -90,8 +91,29 @@ def rewrite_node(node, opset, target, graph, counter):
 
 
 def rewrite_graph(graph, opset, target, counter):
+    def add_const(name, array):
+        graph.initializer.append(numpy_helper.from_array(array, name))
+
     for node in graph.node:
-        rewrite_node(node, opset, target, graph, counter)
+        rewrite_node(node, opset, target, add_const, counter)
+
+
+def rewrite_function(fn, target, counter):
+    """A model-local function's body, at its own opset, re-declared at `target`."""
+    consts = []
+
+    def add_const(name, array):
+        consts.append(helper.make_node("Constant", [], [name], name=name,
+                                       value=numpy_helper.from_array(array, name)))
+
+    for node in fn.node:
+        rewrite_node(node, default_opset(fn), target, add_const, counter)
+    body = consts + list(fn.node)
+    del fn.node[:]
+    fn.node.extend(body)
+    for o in fn.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            o.version = target
 
 
 def convert_model(model, target=TARGET):
@@ -100,7 +122,10 @@ def convert_model(model, target=TARGET):
     out = onnx.ModelProto()
     out.CopyFrom(model)
     target = max(target, opset)
-    rewrite_graph(out.graph, opset, target, [0])
+    counter = [0]
+    rewrite_graph(out.graph, opset, target, counter)
+    for fn in out.functions:
+        rewrite_function(fn, target, counter)
     for o in out.opset_import:
         if o.domain in ("", "ai.onnx"):
             o.version = target

@@ -206,6 +206,106 @@ def kind_protobuf():
     add(k, "no_graph", model, 2, "graph", files={"model.onnx": _no_graph()})
 
 
+def _function(name, inputs, outputs, nodes, attributes=(), opset=14, extra=b""):
+    """A model-local function of domain "pkg"; `extra`: raw fields onnx 1.12 cannot set
+    (attribute_proto, overload), appended as a newer writer would."""
+    f = onnx.FunctionProto()
+    f.name, f.domain = name, "pkg"
+    f.input.extend(inputs)
+    f.output.extend(outputs)
+    f.attribute.extend(attributes)
+    f.node.extend(nodes)
+    f.opset_import.extend([helper.make_opsetid("", opset)])
+    if extra:
+        f.ParseFromString(f.SerializeToString() + extra)
+    return f
+
+
+def _with_functions(functions, nodes, inputs, outputs, opset=14, ir=8):
+    g = helper.make_graph(nodes, "g", inputs, outputs)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset),
+                                            helper.make_opsetid("pkg", 1)],
+                          producer_name="gen_catalogue")
+    m.ir_version = ir
+    m.functions.extend(functions)
+    return {"model.onnx": m.SerializeToString()}
+
+
+def kind_functions():
+    """Model-local functions (FunctionProto): each call is expanded at load, and a function
+    that cannot be expanded must be refused naming the call or the function."""
+    k = "functions"
+    rnd = ["model.onnx", "--random-inputs"]
+    X, Y = [vi("X", FLOAT, [2])], [vi("Y", FLOAT, [2])]
+    neg = [helper.make_node("Neg", ["x"], ["y"])]
+
+    def call(fn="F", ins=("X",), outs=("Y",), name="n_call", **attrs):
+        return helper.make_node(fn, list(ins), list(outs), name=name, domain="pkg", **attrs)
+
+    def m(functions, nodes, **kw):
+        return _with_functions(functions, nodes, X, Y, **kw)
+
+    add(k, "valid_call", rnd, 0, "Y:", files=m([_function("F", ["x"], ["y"], neg)], [call()]))
+    add(k, "cycle", rnd, 2, all_of("cycle", "pkg.A", "pkg.B"),
+        files=m([_function("A", ["x"], ["y"], [call("B", ["x"], ["y"], "in_a")]),
+                 _function("B", ["x"], ["y"], [call("A", ["x"], ["y"], "in_b")])],
+                [call("A")]))
+    add(k, "calls_itself", rnd, 2, all_of("cycle", "pkg.F"),
+        files=m([_function("F", ["x"], ["y"], [call("F", ["x"], ["y"], "again")])], [call()]))
+    then_g = helper.make_graph([call("F", ["x"], ["t"], "deep")], "then", [],
+                               [vi("t", FLOAT, [2])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                               [vi("e", FLOAT, [2])])
+    add(k, "calls_itself_from_a_subgraph", rnd, 2, all_of("cycle", "pkg.F"),
+        files=m([_function("F", ["x", "c"], ["y"],
+                           [helper.make_node("If", ["c"], ["y"], then_branch=then_g,
+                                             else_branch=else_g)])],
+                [helper.make_node("Constant", [], ["C"], value=helper.make_tensor(
+                    "c", TensorProto.BOOL, [], [True])), call(ins=("X", "C"))]))
+    bomb = [_function("F%d" % i, ["x"], ["y"],
+                      [call("F%d" % (i + 1), ["x"], ["h"], "a"),
+                       call("F%d" % (i + 1), ["h"], ["y"], "b")] if i < 40 else neg)
+            for i in range(41)]
+    add(k, "expansion_bomb", rnd, 2, all_of("model.onnx", "nodes"),
+        files=m(bomb, [call("F0")]), timeout=10)
+    add(k, "too_many_inputs", rnd, 2, all_of("n_call", "pkg.F", "inputs"),
+        files=m([_function("F", ["x"], ["y"], neg)], [call(ins=("X", "X"))]))
+    add(k, "too_many_outputs", rnd, 2, all_of("n_call", "pkg.F", "outputs"),
+        files=m([_function("F", ["x"], ["y"], neg)], [call(outs=("Y", "Z"))]))
+    scaled = [helper.make_node("Constant", [], ["a"]), helper.make_node("Mul", ["x", "a"], ["y"])]
+    scaled[0].attribute.extend([onnx.AttributeProto(name="value_float", ref_attr_name="alpha",
+                                                    type=onnx.AttributeProto.FLOAT)])
+    add(k, "attribute_of_wrong_type", rnd, 2, all_of("n_call", "'alpha'", "INT", "FLOAT"),
+        files=m([_function("F", ["x"], ["y"], scaled, ["alpha"])], [call(alpha=2)]))
+    add(k, "undeclared_attribute", rnd, 2, all_of("n_call", "'gain'"),
+        files=m([_function("F", ["x"], ["y"], neg)], [call(gain=2.0)]))
+    add(k, "undeclared_attribute_lax", rnd + ["--no-strict-schema"], 0, "Y:",
+        files=m([_function("F", ["x"], ["y"], neg)], [call(gain=2.0)]))
+    add(k, "body_reads_undefined_value", rnd, 2, all_of("pkg.F", "'w'"),
+        files=m([_function("F", ["x"], ["y"], [helper.make_node("Add", ["x", "w"], ["y"])])],
+                [call()]))
+    add(k, "defined_twice", rnd, 2, all_of("'F'", "twice"),
+        files=m([_function("F", ["x"], ["y"], neg)] * 2, [call()]))
+    add(k, "output_never_produced", rnd, 2, all_of("pkg.F", "'lost'"),
+        files=m([_function("F", ["x"], ["y", "lost"], neg)], [call()]))
+    add(k, "input_listed_twice", rnd, 2, all_of("pkg.F", "'x'"),
+        files=m([_function("F", ["x", "x"], ["y"], neg)], [call()]))
+    add(k, "no_name", rnd, 2, all_of("model.onnx", "no name"),
+        files=m([_function("", ["x"], ["y"], neg)], [call()]))
+    outside = helper.make_node("Constant", [], ["Y"], name="n_c")
+    outside.attribute.extend(scaled[0].attribute)
+    add(k, "reference_outside_a_function", rnd, 2, all_of("n_c", "'alpha'"),
+        files=m([], [outside]))
+    # ReduceMean took axes as an attribute at 13 and as an input from 18.
+    add(k, "opset_differs_from_the_model", rnd, 2, all_of("pkg.F", "ReduceMean-13", "ReduceMean-18"),
+        files=m([_function("F", ["x"], ["y"], [helper.make_node("ReduceMean", ["x"], ["y"])],
+                           opset=17)], [call()], opset=18))
+    # attribute_proto (field 11) whose bytes are not an AttributeProto.
+    add(k, "unreadable_attribute_default", rnd, 2, all_of("pkg.F", "default"),
+        files=m([_function("F", ["x"], ["y"], neg, extra=b"\x5a\x03\xff\xff\xff")], [call()],
+                ir=9))
+
+
 def _ir(v):
     m = onnx.load_from_string(relu_model())
     m.ir_version = v
@@ -1243,7 +1343,8 @@ def kind_output_dir():
 
 
 KINDS = [kind_protobuf, kind_graph, kind_types, kind_shapes, kind_rnn, kind_attributes,
-         kind_control, kind_external, kind_npy, kind_testdir, kind_cli, kind_output_dir]
+         kind_control, kind_external, kind_npy, kind_testdir, kind_cli, kind_output_dir,
+         kind_functions]
 
 
 def main():

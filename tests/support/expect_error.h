@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "recur/error.h"
 
@@ -13,7 +13,7 @@ namespace recur::testing {
 // Expects `f` to throw recur::Error with `code` whose message contains every string of
 // `parts` (a file, node or input name, and what was wrong).
 template <class F>
-void expect_error(F&& f, ErrorCode code, std::initializer_list<std::string> parts) {
+void expect_error(F&& f, ErrorCode code, const std::vector<std::string>& parts) {
   try {
     f();
     ADD_FAILURE() << "no error was raised";

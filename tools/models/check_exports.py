@@ -152,6 +152,8 @@ def run_node(op, a, I):
         return [I[0] == I[1]]
     if op == "Sub":
         return [I[0] - I[1]]
+    if op == "Div":
+        return [I[0] / I[1]]
     if op == "Pow":
         return [np.power(I[0], I[1])]
     if op == "Sqrt":
@@ -200,18 +202,41 @@ def run_node(op, a, I):
     raise NotImplementedError(op)
 
 
-def run_graph(graph, env):
-    """Runs `graph` on a copy of `env`; a subgraph sees the names of the graphs around it."""
+def attributes(node, outer):
+    """The node's attribute values; one that refers to an attribute of the function being run
+    (ref_attr_name) takes the call's value and is left out when the call has none."""
+    a = {}
+    for x in node.attribute:
+        if x.ref_attr_name:
+            if x.ref_attr_name in outer:
+                a[x.name] = outer[x.ref_attr_name]
+        else:
+            a[x.name] = helper.get_attribute_value(x)
+    return a
+
+
+def run_graph(graph, env, functions, outer=None):
+    """Runs `graph` on a copy of `env`; a subgraph sees the names of the graphs around it.
+    A node that names one of `functions` (the model's FunctionProtos, by domain and name) runs
+    the function's body in an environment of its own, with `outer` its call's attributes."""
     env = dict(env)
     env.update({i.name: as_float64(numpy_helper.to_array(i)) for i in graph.initializer})
     for n in graph.node:
-        a = {x.name: helper.get_attribute_value(x) for x in n.attribute}
-        if n.op_type == "If":
+        a = attributes(n, outer or {})
+        ins = [env[i] if i else None for i in n.input]
+        fn = functions.get((n.domain, n.op_type))
+        if fn is not None:
+            body = helper.make_graph(fn.node, fn.name, [], [helper.make_empty_tensor_value_info(o)
+                                                           for o in fn.output])
+            got = run_graph(body, {f: v for f, v in zip(fn.input, ins) if v is not None},
+                            functions, a)
+            outs = [got[o] for o in fn.output]
+        elif n.op_type == "If":
             branch = a["then_branch"] if bool(env[n.input[0]]) else a["else_branch"]
-            got = run_graph(branch, env)
+            got = run_graph(branch, env, functions, outer)
             outs = [got[o.name] for o in branch.output]
         else:
-            outs = run_node(n.op_type, a, [env[i] if i else None for i in n.input])
+            outs = run_node(n.op_type, a, ins)
         for name, v in zip(n.output, outs):
             if name:
                 env[name] = v
@@ -219,7 +244,7 @@ def run_graph(graph, env):
 
 
 def run(model, feeds):
-    return run_graph(model.graph, feeds)
+    return run_graph(model.graph, feeds, {(f.domain, f.name): f for f in model.functions})
 
 
 def check_dir(d, rtol=1e-4, atol=1e-6):

@@ -19,6 +19,7 @@ import export_char_lstm_lm  # noqa: E402
 import export_crnn  # noqa: E402
 import export_dynamic_lstm  # noqa: E402
 import export_lstm_streaming  # noqa: E402
+import export_module_functions  # noqa: E402
 import export_packed_bilstm_tagger  # noqa: E402
 import export_relu_rnn_stack  # noqa: E402
 import export_rnnoise_gru  # noqa: E402
@@ -35,6 +36,7 @@ EXPORTERS = [
     export_packed_bilstm_tagger,
     export_attention_lstm_classifier,
     export_vad_streaming,
+    export_module_functions,
 ]
 
 

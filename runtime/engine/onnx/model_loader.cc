@@ -12,6 +12,7 @@
 #include <google/protobuf/io/zero_copy_stream.h>
 #include <onnx/onnx_pb.h>
 
+#include "runtime/engine/onnx/function_inliner.h"
 #include "runtime/engine/onnx/schema_check.h"
 #include "runtime/engine/onnx/tensor_proto.h"
 
@@ -159,7 +160,8 @@ Status Loader::read_attribute(const onnx::AttributeProto& ap, const Node& node, 
   const std::string what = prefix(scope.where) + (scope.where.empty() ? ": " : ", ") +
                            node.describe() + " attribute '" + ap.name() + "'";
   if (!ap.ref_attr_name().empty()) {
-    return not_implemented(what + " refers to a function attribute, which is not supported");
+    return invalid_model(what + " refers to attribute '" + ap.ref_attr_name() +
+                         "' of an enclosing function, but it is in no model-local function");
   }
   using AP = onnx::AttributeProto;
   AP::AttributeType type = ap.type();
@@ -473,27 +475,38 @@ Result<Model> load_proto(onnx::ModelProto& mp, const std::string& base_dir, cons
     }
     opsets[""] = 1;
   }
-  for (const auto& op : mp.opset_import()) {
-    const std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();
-    const DomainRange* dom = find_domain(domain);
-    if (dom && (op.version() < dom->min || op.version() > dom->max)) {
-      std::set<std::string> ops;
-      op_types_in(mp.graph(), domain, &ops);
-      std::string listed;
-      for (const auto& o : ops) listed += (listed.empty() ? "" : ", ") + o;
-      return not_implemented(
-          file + ": opset " + std::to_string(op.version()) + " of domain '" +
-          (domain.empty() ? "ai.onnx" : domain) + "' is not supported (this build knows opsets " +
-          std::to_string(dom->min) + " to " + std::to_string(dom->max) + ")" +
-          (listed.empty() ? "" : "; the model's nodes of that domain: " + listed));
+  // The model's imports, then those its functions add as they are inlined.
+  const auto check_imports = [&](int from) -> Status {
+    for (int i = from; i < mp.opset_import_size(); ++i) {
+      const auto& op = mp.opset_import(i);
+      const std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();
+      const DomainRange* dom = find_domain(domain);
+      if (dom && (op.version() < dom->min || op.version() > dom->max)) {
+        std::set<std::string> ops;
+        op_types_in(mp.graph(), domain, &ops);
+        std::string listed;
+        for (const auto& o : ops) listed += (listed.empty() ? "" : ", ") + o;
+        return not_implemented(
+            file + ": opset " + std::to_string(op.version()) + " of domain '" +
+            (domain.empty() ? "ai.onnx" : domain) + "' is not supported (this build knows opsets " +
+            std::to_string(dom->min) + " to " + std::to_string(dom->max) + ")" +
+            (listed.empty() ? "" : "; the model's nodes of that domain: " + listed));
+      }
+      // Unknown domains are accepted here and refused where a node uses one.
+      opsets[domain] = static_cast<int>(op.version());
     }
-    // Unknown domains are accepted here and refused where a node uses one.
-    opsets[domain] = static_cast<int>(op.version());
-  }
+    return ok_status();
+  };
+  RECUR_RETURN_IF_ERROR(check_imports(0));
+  const int imported = mp.opset_import_size();
+  std::vector<std::string> warnings;
+  RECUR_RETURN_IF_ERROR(inline_local_functions(mp, file, options.strict_schema, &warnings));
+  RECUR_RETURN_IF_ERROR(check_imports(imported));
   Model m;
   m.ir_version = mp.ir_version();
   m.producer = mp.producer_name();
   m.path = file;
+  m.warnings = std::move(warnings);
   m.graph = std::make_shared<Graph>();
   m.graph->set_opsets(opsets);
   ExternalData external{fs::path(base_dir)};

@@ -179,6 +179,11 @@ std::string check_counts(const Node& node, const Schema& s) {
 
 }  // namespace
 
+int schema_since_version(const std::string& domain, const std::string& op, int opset) {
+  const Schema s = find_schema(domain, op, opset);
+  return s.found() ? s.e->since : 0;
+}
+
 Status check_node_schema(const Node& node, const std::string& where, bool strict,
                          std::vector<std::string>* warnings) {
   const Schema s = find_schema(node.domain, node.op_type, node.opset);

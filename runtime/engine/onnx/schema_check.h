@@ -21,6 +21,10 @@ namespace recur {
 Status check_node_schema(const Node& node, const std::string& where, bool strict,
                          std::vector<std::string>* warnings);
 
+// The since_version of the version of `op` that opset `opset` of `domain` selects, as ONNX's
+// registry resolves it; 0 where the table has no such operator (or domain).
+int schema_since_version(const std::string& domain, const std::string& op, int opset);
+
 // The allowed-value rules (schema_values.cc): the message of the first rule `node` breaks,
 // without the node prefix ("attribute 'input_forget' must be 0 or 1, got 5"), or "".
 std::string check_attribute_values(const Node& node);
