@@ -240,7 +240,12 @@ Result<Tensor> constant_node_value(const Node& node) {
     return invalid_model(node.describe() + ": exactly one value attribute is required");
   }
   const auto& [name, a] = *node.attributes.begin();
-  if (name == "value" && a.type == AttrType::kTensor) return a.t;
+  // sparse_value is held dense (the loader expands it).
+  if ((name == "value" || name == "sparse_value") && a.type == AttrType::kTensor) return a.t;
+  if (name == "value_string" && a.type == AttrType::kString) return Tensor::scalar(a.s);
+  if (name == "value_strings" && a.type == AttrType::kStrings) {
+    return Tensor::from_vector<std::string>({static_cast<int64_t>(a.strings.size())}, a.strings);
+  }
   if (name == "value_float" && a.type == AttrType::kFloat) return Tensor::scalar(a.f);
   if (name == "value_int" && a.type == AttrType::kInt) return Tensor::scalar(a.i);
   if (name == "value_floats" && a.type == AttrType::kFloats) {

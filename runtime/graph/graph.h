@@ -138,8 +138,8 @@ class Graph {
   const Graph* parent_ = nullptr;
 };
 
-// The value of a Constant node (value, value_float(s), value_int(s)); an error for the forms
-// recur does not support (strings, sparse tensors).
+// The value of a Constant node, from whichever of its value attributes it has (sparse_value
+// arrives dense from the loader).
 Result<Tensor> constant_node_value(const Node& node);
 
 // Typed attribute access with a sticky error: read everything, then check status() once.

@@ -68,10 +68,10 @@ std::string spelled_domain(const std::string& d) { return d.empty() ? "ai.onnx" 
 
 struct Function {
   const onnx::FunctionProto* proto = nullptr;
-  std::string label;                            // "function 'pkg.Block'"
-  std::map<std::string, AP> defaults;           // attribute_proto, by name
-  std::unordered_set<std::string> attributes;   // every attribute name it declares
-  std::map<std::string, int> imports;           // its opset_import, domains normalised
+  std::string label;                           // "function 'pkg.Block'"
+  std::map<std::string, AP> defaults;          // attribute_proto, by name
+  std::unordered_set<std::string> attributes;  // every attribute name it declares
+  std::map<std::string, int> imports;          // its opset_import, domains normalised
 };
 
 // One expansion of one call: where the function's values go in the caller's graph.
@@ -153,7 +153,8 @@ Status Inliner::index_functions() {
     for (const std::string& bytes : field_payloads(fp, kFunctionAttributeProto)) {
       AP a;
       if (!a.ParseFromString(bytes) || a.name().empty()) {
-        return invalid_model(file_ + ": " + fn.label + " has an attribute default that cannot be read");
+        return invalid_model(file_ + ": " + fn.label +
+                             " has an attribute default that cannot be read");
       }
       fn.attributes.insert(a.name());
       fn.defaults.emplace(a.name(), std::move(a));
@@ -200,6 +201,7 @@ void Inliner::collect_names(const onnx::GraphProto& g) {
   for (const auto& v : g.input()) names_.insert(v.name());
   for (const auto& v : g.output()) names_.insert(v.name());
   for (const auto& t : g.initializer()) names_.insert(t.name());
+  for (const auto& s : g.sparse_initializer()) names_.insert(s.values().name());
   for (const auto& n : g.node()) {
     names_.insert(n.input().begin(), n.input().end());
     names_.insert(n.output().begin(), n.output().end());
@@ -323,9 +325,8 @@ Status Inliner::expand_call(const onnx::NodeProto& node, const Function& fn,
   RECUR_RETURN_IF_ERROR(check_call(node, fn));
   const auto& fp = *fn.proto;
   Call call{&fn, &node, "", {}};
-  const std::string& base = node.name().empty()
-                                ? fp.name() + "_" + std::to_string(unnamed_calls_++)
-                                : node.name();
+  const std::string& base =
+      node.name().empty() ? fp.name() + "_" + std::to_string(unnamed_calls_++) : node.name();
   call.prefix = base + "/";
   for (int i = 0; i < fp.input_size(); ++i) {
     // An input the call leaves out is an omitted optional input inside the body too.
@@ -368,8 +369,8 @@ void Inliner::bind_outputs(const onnx::NodeProto& node, Call& call,
 Status Inliner::copy_body_node(const onnx::NodeProto& body, int index, Call& call,
                                onnx::NodeProto* n) {
   *n = body;
-  n->set_name(call.prefix + (body.name().empty() ? body.op_type() + "_" + std::to_string(index)
-                                                 : body.name()));
+  n->set_name(call.prefix +
+              (body.name().empty() ? body.op_type() + "_" + std::to_string(index) : body.name()));
   for (auto& in : *n->mutable_input()) in = mapped(call, in);
   for (auto& o : *n->mutable_output()) o = mapped(call, o);
   for (auto& a : *n->mutable_attribute()) {
@@ -409,7 +410,8 @@ Status Inliner::substitute(onnx::NodeProto* n, const Call& call) {
   for (auto& a : attrs) {
     if (a.ref_attr_name().empty()) {
       if (a.has_g()) {
-        for (auto& sn : *a.mutable_g()->mutable_node()) RECUR_RETURN_IF_ERROR(substitute(&sn, call));
+        for (auto& sn : *a.mutable_g()->mutable_node())
+          RECUR_RETURN_IF_ERROR(substitute(&sn, call));
       }
       for (auto& sg : *a.mutable_graphs()) {
         for (auto& sn : *sg.mutable_node()) RECUR_RETURN_IF_ERROR(substitute(&sn, call));
@@ -471,8 +473,8 @@ Status Inliner::check_imports(const onnx::NodeProto& n, const Call& call) {
                        std::to_string(f->second) + " of '" + spelled_domain(domain) +
                        "' and the model opset " + std::to_string(m->second) + ", where " +
                        n.op_type() + " differs (" + n.op_type() + "-" + std::to_string(in_fn) +
-                       " against " + n.op_type() + "-" + std::to_string(in_model) + "): " +
-                       describe(n) + " cannot run as the function means it");
+                       " against " + n.op_type() + "-" + std::to_string(in_model) +
+                       "): " + describe(n) + " cannot run as the function means it");
 }
 
 }  // namespace

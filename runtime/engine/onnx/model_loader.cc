@@ -65,6 +65,7 @@ class Loader {
   // The steps of read_graph, in the order it takes them.
   Status read_graph_inputs(const onnx::GraphProto& gp, Graph& g, const std::string& pfx);
   Status read_initializers(const onnx::GraphProto& gp, Graph& g, const std::string& pfx);
+  Status add_initializer(Graph& g, const std::string& name, Tensor t, const std::string& pfx);
   Status read_value_info(const onnx::GraphProto& gp, Graph& g);
   Result<Node> read_node(const onnx::NodeProto& np, int i, Scope& scope, const std::string& pfx);
   Status read_node_attributes(const onnx::NodeProto& np, Scope& scope, const std::string& pfx,
@@ -245,10 +246,12 @@ Status Loader::read_attribute(const onnx::AttributeProto& ap, const Node& node, 
       a->type_info = std::move(info);
       break;
     }
-    case AP::SPARSE_TENSOR:
-      // A sparse Constant value is stored as a dense tensor attribute.
-      a->type = AttrType::kUndefined;
-      return not_implemented(what + " is a sparse tensor, which is not supported");
+    case AP::SPARSE_TENSOR: {
+      // Held dense, as ONNX Runtime holds Constant's sparse_value.
+      a->type = AttrType::kTensor;
+      RECUR_ASSIGN_OR_RETURN(a->t, tensor_from_sparse_proto(ap.sparse_tensor(), external_, what));
+      break;
+    }
     default:
       return not_implemented(what + " has an unsupported type");
   }
@@ -268,9 +271,6 @@ Status Loader::read_graph(const onnx::GraphProto& gp, Graph& g, const Scope* par
                           const std::string& where) {
   const std::string pfx = prefix(where);
   g.set_name(gp.name());
-  if (gp.sparse_initializer_size() > 0) {
-    return not_implemented(pfx + ": sparse initializers are not supported");
-  }
   Scope scope{&g, parent, where};
 
   // First every name this graph defines, so that subgraphs can capture values of nodes that
@@ -310,27 +310,42 @@ Status Loader::read_initializers(const onnx::GraphProto& gp, Graph& g, const std
   onnx::GraphProto* owned = &gp == owned_ ? owned_ : nullptr;
   for (int i = 0; i < gp.initializer_size(); ++i) {
     const onnx::TensorProto& init = gp.initializer(i);
-    RECUR_ASSIGN_OR_RETURN(ValueId v, define_value(g, init.name(), "initializer", pfx));
-    if (g.value(v).is_initializer) {
-      return invalid_model(pfx + ": initializer '" + init.name() + "' is defined twice");
-    }
     const std::string what = pfx + ": initializer '" + init.name() + "'";
     RECUR_ASSIGN_OR_RETURN(
         Tensor t, owned ? tensor_from_proto_taking(owned->mutable_initializer(i), external_, what)
                         : tensor_from_proto(init, external_, what));
-    const TypeInfo declared = g.value(v).type;
-    if (g.value(v).is_graph_input && declared.dtype != DType::kUndefined &&
-        declared.dtype != t.dtype()) {
-      return invalid_model(pfx + ": initializer '" + init.name() + "' is " +
-                           std::string(dtype_name(t.dtype())) + " but the graph input says " +
-                           std::string(dtype_name(declared.dtype)));
-    }
-    g.set_initializer(v, std::move(t));
-    if (g.value(v).is_graph_input && declared.dtype != DType::kUndefined) {
-      // The initializer is only the default of an overridable input: the declaration, with
-      // its symbolic or absent dimensions, says what may be fed.
-      g.mutable_value(v).type = declared;
-    }
+    RECUR_RETURN_IF_ERROR(add_initializer(g, init.name(), std::move(t), pfx));
+  }
+  // A sparse initializer is named by its values tensor; recur holds it dense, as ONNX Runtime
+  // does.
+  for (const auto& sp : gp.sparse_initializer()) {
+    const std::string& name = sp.values().name();
+    RECUR_ASSIGN_OR_RETURN(
+        Tensor t,
+        tensor_from_sparse_proto(sp, external_, pfx + ": sparse initializer '" + name + "'"));
+    RECUR_RETURN_IF_ERROR(add_initializer(g, name, std::move(t), pfx));
+  }
+  return ok_status();
+}
+
+Status Loader::add_initializer(Graph& g, const std::string& name, Tensor t,
+                               const std::string& pfx) {
+  RECUR_ASSIGN_OR_RETURN(ValueId v, define_value(g, name, "initializer", pfx));
+  if (g.value(v).is_initializer) {
+    return invalid_model(pfx + ": initializer '" + name + "' is defined twice");
+  }
+  const TypeInfo declared = g.value(v).type;
+  if (g.value(v).is_graph_input && declared.dtype != DType::kUndefined &&
+      declared.dtype != t.dtype()) {
+    return invalid_model(pfx + ": initializer '" + name + "' is " +
+                         std::string(dtype_name(t.dtype())) + " but the graph input says " +
+                         std::string(dtype_name(declared.dtype)));
+  }
+  g.set_initializer(v, std::move(t));
+  if (g.value(v).is_graph_input && declared.dtype != DType::kUndefined) {
+    // The initializer is only the default of an overridable input: the declaration, with
+    // its symbolic or absent dimensions, says what may be fed.
+    g.mutable_value(v).type = declared;
   }
   return ok_status();
 }

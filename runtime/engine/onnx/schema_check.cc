@@ -9,7 +9,7 @@ namespace recur {
 
 namespace {
 
-// An ONNX attribute type; sparse tensors have no AttrType because the loader refuses them.
+// An ONNX attribute type; a sparse tensor is read into a dense AttrType::kTensor.
 enum class AttrKind {
   kFloat,
   kInt,
@@ -79,7 +79,7 @@ bool matches(AttrKind want, AttrType have) {
     case AttrKind::kType:
       return have == AttrType::kType;
     case AttrKind::kSparse:
-      return false;
+      return have == AttrType::kTensor;  // the loader holds sparse tensors dense
   }
   return false;
 }

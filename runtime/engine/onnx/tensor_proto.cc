@@ -407,6 +407,69 @@ Status copy_typed_field(const onnx::TensorProto& proto, Tensor& t, const std::st
 
 }  // namespace
 
+Result<Tensor> tensor_from_sparse_proto(const onnx::SparseTensorProto& proto,
+                                        ExternalData* external, const std::string& what) {
+  Shape shape;
+  __int128 count = 1;
+  for (int64_t d : proto.dims()) {
+    if (d < 0) return invalid_model(what + ": negative dimension " + std::to_string(d));
+    shape.push_back(d);
+    // Saturated, so that many large dimensions cannot overflow the product.
+    count = std::min<__int128>(count * d, static_cast<__int128>(1) << 41);
+  }
+  RECUR_ASSIGN_OR_RETURN(Tensor values,
+                         tensor_from_proto(proto.values(), external, what + " values"));
+  // The dense form is what recur holds, and nothing in the file vouches for its size: a few
+  // bytes could otherwise ask for terabytes.
+  constexpr __int128 kMaxDenseBytes = static_cast<__int128>(4) << 30;
+  if (count * static_cast<__int128>(dtype_size(values.dtype())) > kMaxDenseBytes) {
+    return invalid_model(what + ": the dense form of shape " + shape_to_string(shape) +
+                         " would take more than 4 GiB (recur holds sparse tensors dense)");
+  }
+  RECUR_ASSIGN_OR_RETURN(Tensor indices,
+                         tensor_from_proto(proto.indices(), external, what + " indices"));
+  const int64_t nnz = values.numel();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const Shape& is = indices.shape();
+  const bool linear = is.size() == 1 && is[0] == nnz;
+  const bool coords = is.size() == 2 && is[0] == nnz && is[1] == rank;
+  if (values.shape().size() != 1 || indices.dtype() != DType::kInt64 || !(linear || coords)) {
+    return invalid_model(what + ": values must be 1-D [NNZ] and indices int64 [NNZ] or [NNZ, " +
+                         std::to_string(rank) + "]; got values " + shape_to_string(values.shape()) +
+                         " and indices " + std::string(dtype_name(indices.dtype())) +
+                         shape_to_string(is));
+  }
+  Tensor dense = Tensor::zeros(values.dtype(), shape);
+  const int64_t* ind = indices.data<int64_t>();
+  const size_t esize = dtype_size(values.dtype());
+  for (int64_t k = 0; k < nnz; ++k) {
+    int64_t at = 0;
+    bool inside = true;
+    if (linear) {
+      at = ind[k];
+      inside = at >= 0 && at < dense.numel();
+    } else {
+      for (int64_t j = 0; j < rank && inside; ++j) {
+        const int64_t c = ind[k * rank + j];
+        inside = c >= 0 && c < shape[static_cast<size_t>(j)];
+        at = at * shape[static_cast<size_t>(j)] + c;
+      }
+    }
+    if (!inside) {
+      return invalid_model(what + ": index " + std::to_string(k) + " lies outside the shape " +
+                           shape_to_string(shape));
+    }
+    if (values.dtype() == DType::kString) {
+      dense.data<std::string>()[at] = values.data<std::string>()[k];
+    } else {
+      std::memcpy(static_cast<char*>(dense.raw_data()) + static_cast<size_t>(at) * esize,
+                  static_cast<const char*>(values.raw_data()) + static_cast<size_t>(k) * esize,
+                  esize);
+    }
+  }
+  return dense;
+}
+
 Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* external,
                                  const std::string& what) {
   if (proto.has_segment()) return not_implemented(what + ": segmented tensors are not supported");

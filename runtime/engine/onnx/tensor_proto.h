@@ -11,8 +11,9 @@
 #include "runtime/core/status.h"
 
 namespace onnx {
+class SparseTensorProto;
 class TensorProto;
-}
+}  // namespace onnx
 
 namespace recur {
 
@@ -49,6 +50,12 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, ExternalData* e
 // tensor then owns the parsed bytes, and the weights are never held twice.
 Result<Tensor> tensor_from_proto_taking(onnx::TensorProto* proto, ExternalData* external,
                                         const std::string& what);
+// A SparseTensorProto as the dense tensor it stands for (zeros, or empty strings, elsewhere),
+// as ONNX Runtime holds sparse initializers. Indices are linear [NNZ] or coordinates
+// [NNZ, rank], in any order (a repeated index keeps its last value); one outside the shape, or
+// a dense form above 4 GiB, is an error.
+Result<Tensor> tensor_from_sparse_proto(const onnx::SparseTensorProto& proto,
+                                        ExternalData* external, const std::string& what);
 Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* proto);
 
 // Opens `path` read-only, refusing anything but a regular file before and after the open:

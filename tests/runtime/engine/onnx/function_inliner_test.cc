@@ -73,8 +73,7 @@ onnx::FunctionProto& add_scaled(ModelBuilder& m) {
   f.add_attribute("alpha");
   ref_attr(body_node(f, "Constant", {}, {"a"}), "value_float", "alpha",
            onnx::AttributeProto::FLOAT);
-  ref_attr(body_node(f, "Constant", {}, {"b"}), "value_float", "beta",
-           onnx::AttributeProto::FLOAT);
+  ref_attr(body_node(f, "Constant", {}, {"b"}), "value_float", "beta", onnx::AttributeProto::FLOAT);
   body_node(f, "Mul", {"x", "a"}, {"xa"});
   body_node(f, "Add", {"xa", "b"}, {"out"});
   return f;
@@ -252,9 +251,9 @@ TEST(FunctionInliner, AnOpsetTheModelImportsAtAnotherVersionMustAgree) {
       EXPECT_EQ(values(s.run({{"x", floats({2, 2}, {1, 2, 3, 4})}})[0]),
                 (std::vector<float>{2, 4, 6, 8}));
     } else {
-      expect_error([&] { Session s(path); }, ErrorCode::kInvalidModel,
-                   {"differ.onnx", "function 'pkg.F'", "opset 17", "ReduceMean-13",
-                    "ReduceMean-18"});
+      expect_error(
+          [&] { Session s(path); }, ErrorCode::kInvalidModel,
+          {"differ.onnx", "function 'pkg.F'", "opset 17", "ReduceMean-13", "ReduceMean-18"});
     }
   }
 }
@@ -272,8 +271,7 @@ TEST(FunctionInliner, ADomainOnlyTheFunctionImportsIsAdded) {
   set_attr(body_node(f, "Binarizer", {"x"}, {"y"}, "ai.onnx.ml"), "threshold", 0.5f);
   m.node("Bin", {"x"}, {"y"}, "bin", "pkg");
   Session s(m.save(dir.path()));
-  EXPECT_EQ(values(s.run({{"x", floats({1, 2}, {0.25f, 0.75f})}})[0]),
-            (std::vector<float>{0, 1}));
+  EXPECT_EQ(values(s.run({{"x", floats({1, 2}, {0.25f, 0.75f})}})[0]), (std::vector<float>{0, 1}));
 }
 
 // Models a hostile or broken exporter could write: each is refused with the file, the call
@@ -367,8 +365,7 @@ TEST_F(BadFunction, AnOutputNoNodeWrites) {
 }
 
 TEST_F(BadFunction, AnAttributeReferenceOutsideAnyFunction) {
-  ref_attr(m.node("Constant", {}, {"y"}, "c"), "value_float", "alpha",
-           onnx::AttributeProto::FLOAT);
+  ref_attr(m.node("Constant", {}, {"y"}, "c"), "value_float", "alpha", onnx::AttributeProto::FLOAT);
   expect_refused({"node 'c' (Constant)", "'alpha'", "no model-local function"});
 }
 

@@ -600,5 +600,97 @@ TEST(ModelLoader, SubgraphsCaptureOuterValues) {
   EXPECT_EQ(no[0].data<float>()[1], -3.0f);
 }
 
+// A SparseTensorProto of float `values` at `indices` (linear, or coordinates when
+// `coordinate_rank` > 0) in a tensor of `dims`.
+onnx::SparseTensorProto sparse(const std::string& name, const std::vector<float>& values,
+                               const std::vector<int64_t>& indices,
+                               const std::vector<int64_t>& dims, int coordinate_rank = 0) {
+  onnx::SparseTensorProto sp;
+  auto* v = sp.mutable_values();
+  v->set_name(name);
+  v->set_data_type(onnx::TensorProto::FLOAT);
+  v->add_dims(static_cast<int64_t>(values.size()));
+  for (float f : values) v->add_float_data(f);
+  auto* i = sp.mutable_indices();
+  i->set_data_type(onnx::TensorProto::INT64);
+  i->add_dims(static_cast<int64_t>(values.size()));
+  if (coordinate_rank > 0) i->add_dims(coordinate_rank);
+  for (int64_t x : indices) i->add_int64_data(x);
+  for (int64_t d : dims) sp.add_dims(d);
+  return sp;
+}
+
+TEST(ModelLoader, SparseInitializersAreHeldDense) {
+  // Linear indices for one, coordinates (unsorted) for the other; as ONNX Runtime reads them.
+  TempDir dir;
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2, 3});
+  m.output("y", DType::kFloat32);
+  m.node("Add", {"x", "a"}, {"ax"});
+  m.node("Add", {"ax", "b"}, {"y"});
+  *m.graph().add_sparse_initializer() = sparse("a", {1.5f, -2}, {1, 5}, {2, 3});
+  *m.graph().add_sparse_initializer() = sparse("b", {10, 20}, {1, 0, 0, 2}, {2, 3}, 2);
+  Session s(m.save(dir.path()));
+  Outputs out = s.run({{"x", floats({2, 3}, {0, 0, 0, 0, 0, 0})}});
+  const float* y = out[0].data<float>();
+  EXPECT_EQ(std::vector<float>(y, y + 6), (std::vector<float>{0, 1.5f, 20, 10, 0, -2}));
+}
+
+TEST(ModelLoader, ConstantSparseValueAndStringValues) {
+  TempDir dir;
+  ModelBuilder m(13);
+  m.output("dense", DType::kFloat32);
+  m.output("word", DType::kString);
+  m.output("words", DType::kString);
+  auto& c = m.node("Constant", {}, {"dense"}, "c");
+  auto* a = c.add_attribute();
+  a->set_name("sparse_value");
+  a->set_type(onnx::AttributeProto::SPARSE_TENSOR);
+  *a->mutable_sparse_tensor() = sparse("v", {7}, {3}, {4});
+  testing::set_attr(m.node("Constant", {}, {"word"}, "w"), "value_string", std::string("hi"));
+  testing::set_attr(m.node("Constant", {}, {"words"}, "ws"), "value_strings",
+                    std::vector<std::string>{"a", "bc"});
+  Session s(m.save(dir.path()));
+  Outputs out = s.run({});
+  EXPECT_EQ(out[0].shape(), (Shape{4}));
+  EXPECT_EQ(std::vector<float>(out[0].data<float>(), out[0].data<float>() + 4),
+            (std::vector<float>{0, 0, 0, 7}));
+  EXPECT_EQ(out[1].data<std::string>()[0], "hi");
+  EXPECT_EQ(out[2].data<std::string>()[1], "bc");
+}
+
+TEST(ModelLoader, BrokenSparseInitializersAreErrorsNamingThem) {
+  TempDir dir;
+  struct Case {
+    const char* file;
+    onnx::SparseTensorProto sp;
+    std::vector<std::string> says;
+  };
+  onnx::SparseTensorProto wrong_dtype = sparse("w", {1}, {0}, {2});
+  wrong_dtype.mutable_indices()->set_data_type(onnx::TensorProto::INT32);
+  wrong_dtype.mutable_indices()->clear_int64_data();
+  wrong_dtype.mutable_indices()->add_int32_data(0);
+  const Case cases[] = {
+      {"outside.onnx", sparse("w", {1, 2}, {0, 6}, {2, 3}), {"'w'", "index 1", "[2,3]"}},
+      {"coordinate.onnx", sparse("w", {1}, {0, 3}, {2, 3}, 2), {"'w'", "outside"}},
+      {"negative.onnx", sparse("w", {1}, {-1}, {2, 3}), {"'w'", "outside"}},
+      {"rank.onnx", sparse("w", {1}, {0, 0, 0}, {2, 3}, 3), {"'w'", "[NNZ, 2]"}},
+      {"dtype.onnx", wrong_dtype, {"'w'", "int32"}},
+      {"huge.onnx", sparse("w", {1}, {0}, {int64_t{1} << 30, int64_t{1} << 30}), {"'w'", "4 GiB"}},
+      {"negative_dim.onnx", sparse("w", {1}, {0}, {-2}), {"'w'", "negative"}},
+  };
+  for (const Case& c : cases) {
+    ModelBuilder m;
+    m.input("x", DType::kFloat32, {2, 3});
+    m.output("y", DType::kFloat32);
+    m.node("Add", {"x", "w"}, {"y"});
+    *m.graph().add_sparse_initializer() = c.sp;
+    const std::string path = m.save(dir.path(), c.file);
+    std::vector<std::string> says{c.file};
+    says.insert(says.end(), c.says.begin(), c.says.end());
+    expect_error([&] { Session s(path); }, ErrorCode::kInvalidModel, says);
+  }
+}
+
 }  // namespace
 }  // namespace recur
