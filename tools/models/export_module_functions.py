@@ -22,11 +22,13 @@ NAME = "module_functions"
 FEATURES, LSTM_HIDDEN, GRU_HIDDEN, CLASSES = 8, 16, 12, 3
 
 
-class LstmBlock(nn.Module):
-    def __init__(self):
+class Block(nn.Module):
+    """out = LayerNorm(x + 0.5 * Linear(rnn(x))). Each subclass becomes a function of its own."""
+
+    def __init__(self, rnn, hidden):
         super().__init__()
-        self.rnn = nn.LSTM(FEATURES, LSTM_HIDDEN, batch_first=True)
-        self.proj = nn.Linear(LSTM_HIDDEN, FEATURES)
+        self.rnn = rnn(FEATURES, hidden, batch_first=True)
+        self.proj = nn.Linear(hidden, FEATURES)
         self.norm = nn.LayerNorm(FEATURES)
 
     def forward(self, x):
@@ -34,16 +36,14 @@ class LstmBlock(nn.Module):
         return self.norm(x + 0.5 * self.proj(y))
 
 
-class GruBlock(nn.Module):
+class LstmBlock(Block):
     def __init__(self):
-        super().__init__()
-        self.rnn = nn.GRU(FEATURES, GRU_HIDDEN, batch_first=True)
-        self.proj = nn.Linear(GRU_HIDDEN, FEATURES)
-        self.norm = nn.LayerNorm(FEATURES)
+        super().__init__(nn.LSTM, LSTM_HIDDEN)
 
-    def forward(self, x):
-        y, _ = self.rnn(x)
-        return self.norm(x + 0.5 * self.proj(y))
+
+class GruBlock(Block):
+    def __init__(self):
+        super().__init__(nn.GRU, GRU_HIDDEN)
 
 
 class ModuleFunctions(nn.Module):
