@@ -66,6 +66,25 @@ std::string key_of(const std::string& domain, const std::string& name,
 
 std::string spelled_domain(const std::string& d) { return d.empty() ? "ai.onnx" : d; }
 
+// Calls f on each graph attribute of `n` (If's branches, Loop's and Scan's bodies), stopping at
+// the first error.
+template <class F>
+Status for_each_subgraph(const onnx::NodeProto& n, F f) {
+  for (const auto& a : n.attribute()) {
+    if (a.has_g()) RECUR_RETURN_IF_ERROR(f(a.g()));
+    for (const auto& g : a.graphs()) RECUR_RETURN_IF_ERROR(f(g));
+  }
+  return ok_status();
+}
+template <class F>
+Status for_each_subgraph(onnx::NodeProto* n, F f) {
+  for (auto& a : *n->mutable_attribute()) {
+    if (a.has_g()) RECUR_RETURN_IF_ERROR(f(*a.mutable_g()));
+    for (auto& g : *a.mutable_graphs()) RECUR_RETURN_IF_ERROR(f(g));
+  }
+  return ok_status();
+}
+
 struct Function {
   const onnx::FunctionProto* proto = nullptr;
   std::string label;                           // "function 'pkg.Block'"
@@ -121,7 +140,9 @@ class Inliner {
                     RepeatedPtrField<onnx::NodeProto>* out);
   Status copy_body_node(const onnx::NodeProto& body, int index, Call& call, onnx::NodeProto* n);
   Status check_imports(const onnx::NodeProto& n, const Call& call);
+  // Every value name in `g`, or in `n` and its subgraphs, as the function's names map.
   void rename_graph(onnx::GraphProto* g, Call& call);
+  void rename_values(onnx::NodeProto* n, Call& call);
   Status substitute(onnx::NodeProto* n, const Call& call);
   const std::string& mapped(Call& call, const std::string& name);
   std::string fresh(const std::string& base);
@@ -205,10 +226,10 @@ void Inliner::collect_names(const onnx::GraphProto& g) {
   for (const auto& n : g.node()) {
     names_.insert(n.input().begin(), n.input().end());
     names_.insert(n.output().begin(), n.output().end());
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) collect_names(a.g());
-      for (const auto& sg : a.graphs()) collect_names(sg);
-    }
+    (void)for_each_subgraph(n, [&](const onnx::GraphProto& sg) {
+      collect_names(sg);
+      return ok_status();
+    });
   }
 }
 
@@ -236,16 +257,11 @@ Result<size_t> Inliner::expanded_size(const RepeatedPtrField<onnx::NodeProto>& n
       total += s;
     } else {
       total += 1;
-      for (const auto& a : n.attribute()) {
-        if (a.has_g()) {
-          RECUR_ASSIGN_OR_RETURN(const size_t s, expanded_size(a.g().node(), path));
-          total += s;
-        }
-        for (const auto& sg : a.graphs()) {
-          RECUR_ASSIGN_OR_RETURN(const size_t s, expanded_size(sg.node(), path));
-          total += s;
-        }
-      }
+      RECUR_RETURN_IF_ERROR(for_each_subgraph(n, [&](const onnx::GraphProto& sg) -> Status {
+        RECUR_ASSIGN_OR_RETURN(const size_t s, expanded_size(sg.node(), path));
+        total += s;
+        return ok_status();
+      }));
     }
     // Each term is at most the limit, so checking as it grows cannot overflow.
     if (total > kMaxInlinedNodes) {
@@ -287,11 +303,7 @@ Status Inliner::expand_graph(onnx::GraphProto* g) {
 }
 
 Status Inliner::expand_subgraphs(onnx::NodeProto* n) {
-  for (auto& a : *n->mutable_attribute()) {
-    if (a.has_g()) RECUR_RETURN_IF_ERROR(expand_graph(a.mutable_g()));
-    for (auto& sg : *a.mutable_graphs()) RECUR_RETURN_IF_ERROR(expand_graph(&sg));
-  }
-  return ok_status();
+  return for_each_subgraph(n, [&](onnx::GraphProto& sg) { return expand_graph(&sg); });
 }
 
 // Appends `n` to `out`, or the expansion of `n` if it calls a function.
@@ -371,12 +383,7 @@ Status Inliner::copy_body_node(const onnx::NodeProto& body, int index, Call& cal
   *n = body;
   n->set_name(call.prefix +
               (body.name().empty() ? body.op_type() + "_" + std::to_string(index) : body.name()));
-  for (auto& in : *n->mutable_input()) in = mapped(call, in);
-  for (auto& o : *n->mutable_output()) o = mapped(call, o);
-  for (auto& a : *n->mutable_attribute()) {
-    if (a.has_g()) rename_graph(a.mutable_g(), call);
-    for (auto& sg : *a.mutable_graphs()) rename_graph(&sg, call);
-  }
+  rename_values(n, call);
   RECUR_RETURN_IF_ERROR(substitute(n, call));
   return check_imports(*n, call);
 }
@@ -393,29 +400,30 @@ void Inliner::rename_graph(onnx::GraphProto* g, Call& call) {
   }
   for (auto& n : *g->mutable_node()) {
     n.set_name(call.prefix + n.name());
-    for (auto& in : *n.mutable_input()) in = mapped(call, in);
-    for (auto& o : *n.mutable_output()) o = mapped(call, o);
-    for (auto& a : *n.mutable_attribute()) {
-      if (a.has_g()) rename_graph(a.mutable_g(), call);
-      for (auto& sg : *a.mutable_graphs()) rename_graph(&sg, call);
-    }
+    rename_values(&n, call);
   }
+}
+
+void Inliner::rename_values(onnx::NodeProto* n, Call& call) {
+  for (auto& in : *n->mutable_input()) in = mapped(call, in);
+  for (auto& o : *n->mutable_output()) o = mapped(call, o);
+  (void)for_each_subgraph(n, [&](onnx::GraphProto& sg) {
+    rename_graph(&sg, call);
+    return ok_status();
+  });
 }
 
 // Attributes that refer to the function's (ref_attr_name) take the call's value, else the
 // function's default; with neither, the attribute is absent, as the ONNX IR specifies.
 Status Inliner::substitute(onnx::NodeProto* n, const Call& call) {
+  RECUR_RETURN_IF_ERROR(for_each_subgraph(n, [&](onnx::GraphProto& sg) -> Status {
+    for (auto& sn : *sg.mutable_node()) RECUR_RETURN_IF_ERROR(substitute(&sn, call));
+    return ok_status();
+  }));
   RepeatedPtrField<AP> attrs;
   attrs.Swap(n->mutable_attribute());
   for (auto& a : attrs) {
     if (a.ref_attr_name().empty()) {
-      if (a.has_g()) {
-        for (auto& sn : *a.mutable_g()->mutable_node())
-          RECUR_RETURN_IF_ERROR(substitute(&sn, call));
-      }
-      for (auto& sg : *a.mutable_graphs()) {
-        for (auto& sn : *sg.mutable_node()) RECUR_RETURN_IF_ERROR(substitute(&sn, call));
-      }
       n->add_attribute()->Swap(&a);
       continue;
     }
@@ -446,14 +454,10 @@ Status Inliner::substitute(onnx::NodeProto* n, const Call& call) {
 // of the operator. Calls are checked when they expand.
 Status Inliner::check_imports(const onnx::NodeProto& n, const Call& call) {
   if (callee(n)) return ok_status();
-  for (const auto& a : n.attribute()) {
-    if (a.has_g()) {
-      for (const auto& sn : a.g().node()) RECUR_RETURN_IF_ERROR(check_imports(sn, call));
-    }
-    for (const auto& sg : a.graphs()) {
-      for (const auto& sn : sg.node()) RECUR_RETURN_IF_ERROR(check_imports(sn, call));
-    }
-  }
+  RECUR_RETURN_IF_ERROR(for_each_subgraph(n, [&](const onnx::GraphProto& sg) -> Status {
+    for (const auto& sn : sg.node()) RECUR_RETURN_IF_ERROR(check_imports(sn, call));
+    return ok_status();
+  }));
   const std::string domain = normal_domain(n.domain());
   auto f = call.fn->imports.find(domain);
   if (f == call.fn->imports.end()) return ok_status();  // the model's import applies
