@@ -11,7 +11,17 @@ inline constexpr const char* kMlDomain = "ai.onnx.ml";
 void register_array_feature_extractor(Registrar& r);
 void register_binarizer(Registrar& r);
 void register_category_mapper(Registrar& r);
+void register_imputer(Registrar& r);
 void register_label_encoder(Registrar& r);
+void register_linear_classifier(Registrar& r);
+void register_linear_regressor(Registrar& r);
+void register_normalizer(Registrar& r);
+void register_scaler(Registrar& r);
 void register_tree_ensemble(Registrar& r);
+void register_tree_ensemble_classifier(Registrar& r);
+void register_tree_ensemble_regressor(Registrar& r);
+
+// Inference rule: output 0 is float with input 0's shape (Scaler, Normalizer).
+Status infer_float_like_input0(InferContext& ctx);
 
 }  // namespace recur::reference

@@ -7,8 +7,15 @@ void register_ml_kernels(Registrar& r) {
   register_array_feature_extractor(r);
   register_binarizer(r);
   register_category_mapper(r);
+  register_imputer(r);
   register_label_encoder(r);
+  register_linear_classifier(r);
+  register_linear_regressor(r);
+  register_normalizer(r);
+  register_scaler(r);
   register_tree_ensemble(r);
+  register_tree_ensemble_classifier(r);
+  register_tree_ensemble_regressor(r);
 }
 
 }  // namespace recur::reference

@@ -1,0 +1,1 @@
+2mid2low2high2low2mid2mid2high2high2high2mid2high2lowBlabel
