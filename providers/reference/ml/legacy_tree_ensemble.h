@@ -26,7 +26,7 @@ struct LegacyTrees {
     int64_t count = 0;
   };
   std::vector<TreeNode> nodes;
-  std::vector<int64_t> roots;  // the first node of each tree, by ascending tree id
+  std::vector<int64_t> roots;   // the first node of each tree, by ascending tree id
   std::vector<int64_t> output;  // per contribution: the class or target it adds to
   std::vector<double> weight;
   int64_t max_feature = -1;

@@ -36,9 +36,8 @@ class LinearClassifierKernel final : public Kernel {
     ml::FeatureRows rows;
     RECUR_RETURN_IF_ERROR(ml::read_feature_rows(ctx, *x, &rows));
     const auto n_coef = static_cast<int64_t>(coefficients_.size());
-    const int64_t classes = intercepts_.empty()
-                                ? (rows.cols > 0 ? n_coef / rows.cols : 0)
-                                : static_cast<int64_t>(intercepts_.size());
+    const int64_t classes = intercepts_.empty() ? (rows.cols > 0 ? n_coef / rows.cols : 0)
+                                                : static_cast<int64_t>(intercepts_.size());
     if (classes < 1 || classes * rows.cols != n_coef) {
       return ctx.error(ErrorCode::kInvalidArgument,
                        "X has " + std::to_string(rows.cols) + " columns but coefficients has " +
@@ -50,8 +49,7 @@ class LinearClassifierKernel final : public Kernel {
     const bool binary = classes == 1 && labels_.size() == 2;
     const int64_t width = binary ? 2 : classes;
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ml::allocate_labels(ctx, labels_, rows.rows));
-    RECUR_ASSIGN_OR_RETURN(Tensor * z,
-                           ctx.allocate_output(1, DType::kFloat32, {rows.rows, width}));
+    RECUR_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(1, DType::kFloat32, {rows.rows, width}));
     float* out = z->data<float>();
     for (int64_t r = 0; r < rows.rows; ++r) {
       const float* in = rows.row(r);
@@ -92,11 +90,11 @@ class LinearClassifierKernel final : public Kernel {
   Status check_labels(const KernelContext& ctx, int64_t classes) const {
     const int64_t n = labels_.size();
     if (classes == 1 ? (n == 0 || n == 2) : (n == 0 || n == classes)) return ok_status();
-    return ctx.error(ErrorCode::kInvalidArgument,
-                     "the model has " + std::to_string(classes) + " score(s) per row but " +
-                         std::to_string(n) + " class label(s); it needs " +
-                         (classes == 1 ? std::string("2 (or none)")
-                                       : std::to_string(classes) + " (or none)"));
+    return ctx.error(
+        ErrorCode::kInvalidArgument,
+        "the model has " + std::to_string(classes) + " score(s) per row but " + std::to_string(n) +
+            " class label(s); it needs " +
+            (classes == 1 ? std::string("2 (or none)") : std::to_string(classes) + " (or none)"));
   }
 
   void write_binary(float s, float* o) const {
@@ -124,9 +122,9 @@ Result<std::unique_ptr<Kernel>> create_linear_classifier(CompileContext& ctx) {
   std::vector<float> intercepts = attrs.get_floats("intercepts");
   RECUR_RETURN_IF_ERROR(attrs.status());
   RECUR_ASSIGN_OR_RETURN(ml::PostTransform post, ml::read_post_transform(ctx.node()));
-  RECUR_ASSIGN_OR_RETURN(ml::ClassLabels labels, ml::read_class_labels(ctx.node(),
-                                                                       "classlabels_ints",
-                                                                       "classlabels_strings"));
+  RECUR_ASSIGN_OR_RETURN(
+      ml::ClassLabels labels,
+      ml::read_class_labels(ctx.node(), "classlabels_ints", "classlabels_strings"));
   if (coefficients.empty()) return ctx.error(ErrorCode::kInvalidModel, "coefficients is empty");
   if (!intercepts.empty() && coefficients.size() % intercepts.size() != 0) {
     return ctx.error(ErrorCode::kInvalidModel,
@@ -141,13 +139,13 @@ Result<std::unique_ptr<Kernel>> create_linear_classifier(CompileContext& ctx) {
 Status infer_linear_classifier(InferContext& ctx) {
   AttrReader attrs(ctx.node());
   const auto intercepts = attrs.get_floats("intercepts");
-  RECUR_ASSIGN_OR_RETURN(ml::ClassLabels labels, ml::read_class_labels(ctx.node(),
-                                                                       "classlabels_ints",
-                                                                       "classlabels_strings"));
+  RECUR_ASSIGN_OR_RETURN(
+      ml::ClassLabels labels,
+      ml::read_class_labels(ctx.node(), "classlabels_ints", "classlabels_strings"));
   int64_t width = -1;
   if (!intercepts.empty()) {
-    width = intercepts.size() == 1 && labels.size() == 2 ? 2
-                                                         : static_cast<int64_t>(intercepts.size());
+    width =
+        intercepts.size() == 1 && labels.size() == 2 ? 2 : static_cast<int64_t>(intercepts.size());
   }
   // Labels are strings only when given as strings; the index otherwise.
   return ml::infer_scorer(ctx, &labels, 0, 1, width);

@@ -70,10 +70,10 @@ Result<std::unique_ptr<Kernel>> create_linear_regressor(CompileContext& ctx) {
                          std::to_string(targets) + " target(s)");
   }
   if (coefficients.empty() || static_cast<int64_t>(coefficients.size()) % targets != 0) {
-    return ctx.error(ErrorCode::kInvalidModel,
-                     "coefficients has " + std::to_string(coefficients.size()) +
-                         " values, not a positive multiple of targets (" +
-                         std::to_string(targets) + ")");
+    return ctx.error(ErrorCode::kInvalidModel, "coefficients has " +
+                                                   std::to_string(coefficients.size()) +
+                                                   " values, not a positive multiple of targets (" +
+                                                   std::to_string(targets) + ")");
   }
   return std::make_unique<LinearRegressorKernel>(std::move(coefficients), std::move(intercepts),
                                                  targets, post);

@@ -95,12 +95,12 @@ Status read_feature_rows(const KernelContext& ctx, const Tensor& x, FeatureRows*
   const bool ok = visit_dtype(TypeList<double, int32_t, int64_t>{}, x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* in = x.data<T>();
-    for (int64_t i = 0; i < x.numel(); ++i) out->converted[static_cast<size_t>(i)] = static_cast<float>(in[i]);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      out->converted[static_cast<size_t>(i)] = static_cast<float>(in[i]);
   });
   if (!ok) {
-    return ctx.error(ErrorCode::kInvalidArgument,
-                     "X must be float, double, int32 or int64, not " +
-                         std::string(dtype_name(x.dtype())));
+    return ctx.error(ErrorCode::kInvalidArgument, "X must be float, double, int32 or int64, not " +
+                                                      std::string(dtype_name(x.dtype())));
   }
   out->data = out->converted.data();
   return ok_status();
@@ -144,9 +144,9 @@ Status infer_scorer(InferContext& ctx, const ClassLabels* labels, int labels_out
     return ctx.error("X must be [N, C] or [C], not " + x.to_string());
   }
   if (labels_output >= 0 && static_cast<size_t>(labels_output) < ctx.num_outputs()) {
-    ctx.set_output(static_cast<size_t>(labels_output),
-                   TypeInfo{labels->use_strings ? DType::kString : DType::kInt64,
-                            std::vector<Dim>{rows}});
+    ctx.set_output(
+        static_cast<size_t>(labels_output),
+        TypeInfo{labels->use_strings ? DType::kString : DType::kInt64, std::vector<Dim>{rows}});
   }
   if (static_cast<size_t>(scores_output) < ctx.num_outputs()) {
     ctx.set_output(static_cast<size_t>(scores_output),

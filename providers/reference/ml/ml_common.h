@@ -44,9 +44,7 @@ struct ClassLabels {
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
   bool use_strings = false;
-  int64_t size() const {
-    return static_cast<int64_t>(use_strings ? strings.size() : ints.size());
-  }
+  int64_t size() const { return static_cast<int64_t>(use_strings ? strings.size() : ints.size()); }
 };
 Result<ClassLabels> read_class_labels(const Node& node, const char* ints_name,
                                       const char* strings_name);

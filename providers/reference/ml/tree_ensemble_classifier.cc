@@ -51,22 +51,23 @@ class TreeEnsembleClassifierKernel final : public Kernel {
     const int64_t cols = x->shape().back();
     const int64_t rows = x->rank() == 1 ? 1 : x->dim(0);
     if (s_.trees.max_feature >= cols) {
-      return ctx.error(ErrorCode::kInvalidArgument,
-                       "the trees read feature " + std::to_string(s_.trees.max_feature) +
-                           " but X has " + std::to_string(cols));
+      return ctx.error(ErrorCode::kInvalidArgument, "the trees read feature " +
+                                                        std::to_string(s_.trees.max_feature) +
+                                                        " but X has " + std::to_string(cols));
     }
     const int64_t width = s_.labels.size();
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ml::allocate_labels(ctx, s_.labels, rows));
     RECUR_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(1, DType::kFloat32, {rows, width}));
     Status st;
-    const bool ok = visit_dtype(TypeList<float, double, int32_t, int64_t>{}, x->dtype(),
-                                [&](auto tag) {
-                                  using T = typename decltype(tag)::type;
-                                  st = score(ctx, x->data<T>(), rows, cols, *y, z->data<float>());
-                                });
+    const bool ok =
+        visit_dtype(TypeList<float, double, int32_t, int64_t>{}, x->dtype(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          st = score(ctx, x->data<T>(), rows, cols, *y, z->data<float>());
+        });
     if (!ok) {
-      return ctx.error(ErrorCode::kInvalidArgument, "X must be float, double, int32 or int64, not " +
-                                                        std::string(dtype_name(x->dtype())));
+      return ctx.error(
+          ErrorCode::kInvalidArgument,
+          "X must be float, double, int32 or int64, not " + std::string(dtype_name(x->dtype())));
     }
     return st;
   }
@@ -84,8 +85,8 @@ class TreeEnsembleClassifierKernel final : public Kernel {
     for (int64_t r = 0; r < rows; ++r) {
       for (size_t j = 0; j < n; ++j) {
         // With two classes a single base value belongs to class 0 alone.
-        const bool has_base = two ? s_.base.size() == 2 || (j == 0 && s_.base.size() == 1)
-                                  : !s_.base.empty();
+        const bool has_base =
+            two ? s_.base.size() == 2 || (j == 0 && s_.base.size() == 1) : !s_.base.empty();
         acc[j] = has_base ? s_.base[std::min(j, s_.base.size() - 1)] : 0.0;
         seen[j] = has_base && (!two || s_.base.size() == 2);
       }
@@ -118,8 +119,7 @@ class TreeEnsembleClassifierKernel final : public Kernel {
   }
 
   // Writes the scores of a two-class model and returns the label's index.
-  int64_t write_two(const std::vector<double>& acc, const std::vector<char>& seen,
-                    float* o) const {
+  int64_t write_two(const std::vector<double>& acc, const std::vector<char>& seen, float* o) const {
     const bool positive = s_.trees.weights_all_positive;
     const double p = seen[1] ? acc[1] : acc[0];
     const double threshold = s_.one_class_named && positive ? 0.5 : 0.0;
@@ -153,8 +153,8 @@ class TreeEnsembleClassifierKernel final : public Kernel {
 
 Result<std::unique_ptr<Kernel>> create_tree_ensemble_classifier(CompileContext& ctx) {
   ClassifierSpec s;
-  RECUR_ASSIGN_OR_RETURN(s.labels, ml::read_class_labels(ctx.node(), "classlabels_int64s",
-                                                         "classlabels_strings"));
+  RECUR_ASSIGN_OR_RETURN(
+      s.labels, ml::read_class_labels(ctx.node(), "classlabels_int64s", "classlabels_strings"));
   if (s.labels.size() == 0) {
     return ctx.error(ErrorCode::kInvalidModel,
                      "neither classlabels_int64s nor classlabels_strings is set");
@@ -162,9 +162,9 @@ Result<std::unique_ptr<Kernel>> create_tree_ensemble_classifier(CompileContext& 
   RECUR_ASSIGN_OR_RETURN(s.post, ml::read_post_transform(ctx.node()));
   RECUR_ASSIGN_OR_RETURN(s.base, ml::floats_or_tensor(ctx.node(), "base_values"));
   if (s.base.size() > 1 && static_cast<int64_t>(s.base.size()) != s.labels.size()) {
-    return ctx.error(ErrorCode::kInvalidModel,
-                     "base_values has " + std::to_string(s.base.size()) + " values for " +
-                         std::to_string(s.labels.size()) + " classes");
+    return ctx.error(ErrorCode::kInvalidModel, "base_values has " + std::to_string(s.base.size()) +
+                                                   " values for " +
+                                                   std::to_string(s.labels.size()) + " classes");
   }
   RECUR_ASSIGN_OR_RETURN(s.trees, ml::read_legacy_trees(ctx.node(), "class", s.labels.size()));
   s.one_class_named = true;
@@ -173,9 +173,9 @@ Result<std::unique_ptr<Kernel>> create_tree_ensemble_classifier(CompileContext& 
 }
 
 Status infer_tree_ensemble_classifier(InferContext& ctx) {
-  RECUR_ASSIGN_OR_RETURN(ml::ClassLabels labels,
-                         ml::read_class_labels(ctx.node(), "classlabels_int64s",
-                                               "classlabels_strings"));
+  RECUR_ASSIGN_OR_RETURN(
+      ml::ClassLabels labels,
+      ml::read_class_labels(ctx.node(), "classlabels_int64s", "classlabels_strings"));
   return ml::infer_scorer(ctx, &labels, 0, 1, labels.size() == 0 ? -1 : labels.size());
 }
 

@@ -41,21 +41,22 @@ class TreeEnsembleRegressorKernel final : public Kernel {
     const int64_t cols = x->shape().back();
     const int64_t rows = x->rank() == 1 ? 1 : x->dim(0);
     if (s_.trees.max_feature >= cols) {
-      return ctx.error(ErrorCode::kInvalidArgument,
-                       "the trees read feature " + std::to_string(s_.trees.max_feature) +
-                           " but X has " + std::to_string(cols));
+      return ctx.error(ErrorCode::kInvalidArgument, "the trees read feature " +
+                                                        std::to_string(s_.trees.max_feature) +
+                                                        " but X has " + std::to_string(cols));
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * y,
                            ctx.allocate_output(0, DType::kFloat32, {rows, s_.n_targets}));
     Status st;
-    const bool ok = visit_dtype(TypeList<float, double, int32_t, int64_t>{}, x->dtype(),
-                                [&](auto tag) {
-                                  using T = typename decltype(tag)::type;
-                                  st = score(ctx, x->data<T>(), rows, cols, y->data<float>());
-                                });
+    const bool ok =
+        visit_dtype(TypeList<float, double, int32_t, int64_t>{}, x->dtype(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          st = score(ctx, x->data<T>(), rows, cols, y->data<float>());
+        });
     if (!ok) {
-      return ctx.error(ErrorCode::kInvalidArgument, "X must be float, double, int32 or int64, not " +
-                                                        std::string(dtype_name(x->dtype())));
+      return ctx.error(
+          ErrorCode::kInvalidArgument,
+          "X must be float, double, int32 or int64, not " + std::string(dtype_name(x->dtype())));
     }
     return st;
   }
@@ -110,9 +111,12 @@ Result<std::unique_ptr<Kernel>> create_tree_ensemble_regressor(CompileContext& c
   s.n_targets = attrs.get_int("n_targets", 1);
   const std::string aggregate = attrs.get_string("aggregate_function", "SUM");
   RECUR_RETURN_IF_ERROR(attrs.status());
-  if (s.n_targets < 1) {
-    return ctx.error(ErrorCode::kInvalidModel,
-                     "n_targets is " + std::to_string(s.n_targets) + "; it must be at least 1");
+  // The bound keeps a few bytes of attribute from asking for gigabytes of scores per row.
+  constexpr int64_t kMaxTargets = int64_t{1} << 24;
+  if (s.n_targets < 1 || s.n_targets > kMaxTargets) {
+    return ctx.error(ErrorCode::kInvalidModel, "n_targets is " + std::to_string(s.n_targets) +
+                                                   "; it must be in [1, " +
+                                                   std::to_string(kMaxTargets) + "]");
   }
   if (aggregate == "SUM") {
     s.aggregate = Aggregate::kSum;
@@ -129,9 +133,9 @@ Result<std::unique_ptr<Kernel>> create_tree_ensemble_regressor(CompileContext& c
   RECUR_ASSIGN_OR_RETURN(s.post, ml::read_post_transform(ctx.node()));
   RECUR_ASSIGN_OR_RETURN(s.base, ml::floats_or_tensor(ctx.node(), "base_values"));
   if (s.base.size() > 1 && static_cast<int64_t>(s.base.size()) != s.n_targets) {
-    return ctx.error(ErrorCode::kInvalidModel,
-                     "base_values has " + std::to_string(s.base.size()) + " values for " +
-                         std::to_string(s.n_targets) + " target(s)");
+    return ctx.error(ErrorCode::kInvalidModel, "base_values has " + std::to_string(s.base.size()) +
+                                                   " values for " + std::to_string(s.n_targets) +
+                                                   " target(s)");
   }
   RECUR_ASSIGN_OR_RETURN(s.trees, ml::read_legacy_trees(ctx.node(), "target", s.n_targets));
   return std::make_unique<TreeEnsembleRegressorKernel>(std::move(s));

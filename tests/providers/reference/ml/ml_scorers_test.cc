@@ -170,8 +170,7 @@ TEST(TreeEnsembleClassifier, LabelIgnoresClassesNoLeafScored) {
 
 TEST(TreeEnsembleRegressor, AverageMinMaxAndBase) {
   // Two leaves name target 0 and target 1; target 1 has no contribution at leaf 1.
-  for (auto [agg, want] :
-       std::vector<std::pair<std::string, std::vector<float>>>{
+  for (auto [agg, want] : std::vector<std::pair<std::string, std::vector<float>>>{
            {"SUM", {1.3f, 2, 2.8f, 2.5f}},
            {"MIN", {1.3f, 2, 2.8f, 2.5f}},
            {"AVERAGE", {1.3f, 2, 2.8f, 2.5f}}}) {
@@ -208,12 +207,18 @@ TEST(TreeEnsembleBroken, EveryLinkIsChecked) {
                "branches to node 7, which the tree does not have");
   expect_error(broken([](Stump& s) { s.modes[0] = "BRANCH_LQ"; }), ErrorCode::kInvalidModel,
                "'BRANCH_LQ', not a BRANCH_* mode or LEAF");
-  expect_error(broken([](Stump& s) { s.leaves = {0, 2}; }), ErrorCode::kInvalidModel,
-               "names node 0 of tree 0, which is not a leaf");
-  expect_error(broken([](Stump& s) { s.ids = {0, 1}; }), ErrorCode::kInvalidModel,
-               "target_ids has 1, outside [0, 1)");
-  expect_error(broken([](Stump& s) { s.node_ids = {0, 1, 1}; }), ErrorCode::kInvalidModel,
-               "node 1 of tree 0 is defined twice");
+  expect_error(broken([](Stump& s) {
+                 s.leaves = {0, 2};
+               }),
+               ErrorCode::kInvalidModel, "names node 0 of tree 0, which is not a leaf");
+  expect_error(broken([](Stump& s) {
+                 s.ids = {0, 1};
+               }),
+               ErrorCode::kInvalidModel, "target_ids has 1, outside [0, 1)");
+  expect_error(broken([](Stump& s) {
+                 s.node_ids = {0, 1, 1};
+               }),
+               ErrorCode::kInvalidModel, "node 1 of tree 0 is defined twice");
   expect_error(broken([](Stump& s) { s.values = {0.5f}; }), ErrorCode::kInvalidModel,
                "the nodes_* attributes differ in length");
   expect_error(broken([](Stump& s) { s.features[0] = 3; }), ErrorCode::kInvalidArgument,
