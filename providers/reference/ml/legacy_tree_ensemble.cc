@@ -8,6 +8,22 @@
 
 namespace recur::reference::ml {
 
+Status LegacyTrees::check_input(const KernelContext& ctx, const Tensor& x, int64_t* rows,
+                                int64_t* cols) const {
+  if (x.rank() != 1 && x.rank() != 2) {
+    return ctx.error(ErrorCode::kInvalidArgument,
+                     "X must be [N, F] or [F], got " + shape_to_string(x.shape()));
+  }
+  *cols = x.shape().back();
+  *rows = x.rank() == 1 ? 1 : x.dim(0);
+  if (max_feature >= *cols) {
+    return ctx.error(ErrorCode::kInvalidArgument, "the trees read feature " +
+                                                      std::to_string(max_feature) + " but X has " +
+                                                      std::to_string(*cols));
+  }
+  return ok_status();
+}
+
 Result<std::vector<double>> floats_or_tensor(const Node& node, const std::string& name) {
   AttrReader attrs(node);
   const std::vector<float> floats = attrs.get_floats(name);

@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "recur/tensor.h"
 #include "runtime/core/status.h"
 #include "runtime/graph/graph.h"
+#include "runtime/provider/kernel.h"
 
 namespace recur::reference::ml {
 
@@ -31,6 +33,9 @@ struct LegacyTrees {
   std::vector<double> weight;
   int64_t max_feature = -1;
   bool weights_all_positive = true;
+
+  // X's rows and columns: X is [N, F] or [F] (one row) with every feature the trees read.
+  Status check_input(const KernelContext& ctx, const Tensor& x, int64_t* rows, int64_t* cols) const;
 
   // The leaf `row` (cols features of type T) reaches from `root`, or -1 if the walk takes more
   // steps than there are nodes (a cycle). Requires cols > max_feature.

@@ -44,17 +44,8 @@ class TreeEnsembleClassifierKernel final : public Kernel {
 
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
-    if (x->rank() != 1 && x->rank() != 2) {
-      return ctx.error(ErrorCode::kInvalidArgument,
-                       "X must be [N, F] or [F], got " + shape_to_string(x->shape()));
-    }
-    const int64_t cols = x->shape().back();
-    const int64_t rows = x->rank() == 1 ? 1 : x->dim(0);
-    if (s_.trees.max_feature >= cols) {
-      return ctx.error(ErrorCode::kInvalidArgument, "the trees read feature " +
-                                                        std::to_string(s_.trees.max_feature) +
-                                                        " but X has " + std::to_string(cols));
-    }
+    int64_t rows = 0, cols = 0;
+    RECUR_RETURN_IF_ERROR(s_.trees.check_input(ctx, *x, &rows, &cols));
     const int64_t width = s_.labels.size();
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ml::allocate_labels(ctx, s_.labels, rows));
     RECUR_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(1, DType::kFloat32, {rows, width}));
