@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "providers/reference/common/dispatch.h"
 #include "recur/tensor.h"
 #include "runtime/core/status.h"
 #include "runtime/graph/graph.h"
@@ -36,6 +37,18 @@ struct LegacyTrees {
 
   // X's rows and columns: X is [N, F] or [F] (one row) with every feature the trees read.
   Status check_input(const KernelContext& ctx, const Tensor& x, int64_t* rows, int64_t* cols) const;
+
+  // Returns f(const T* data) for X's dtype T (float, double, int32 or int64), or an error
+  // naming any other dtype.
+  template <class F>
+  static Status visit_x(const KernelContext& ctx, const Tensor& x, F&& f) {
+    Status st;
+    const bool ok = visit_dtype(TypeList<float, double, int32_t, int64_t>{}, x.dtype(),
+                                [&](auto tag) { st = f(x.data<typename decltype(tag)::type>()); });
+    if (ok) return st;
+    return ctx.error(ErrorCode::kInvalidArgument, "X must be float, double, int32 or int64, not " +
+                                                      std::string(dtype_name(x.dtype())));
+  }
 
   // The leaf `row` (cols features of type T) reaches from `root`, or -1 if the walk takes more
   // steps than there are nodes (a cycle). Requires cols > max_feature.

@@ -49,18 +49,8 @@ class TreeEnsembleClassifierKernel final : public Kernel {
     const int64_t width = s_.labels.size();
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ml::allocate_labels(ctx, s_.labels, rows));
     RECUR_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(1, DType::kFloat32, {rows, width}));
-    Status st;
-    const bool ok =
-        visit_dtype(TypeList<float, double, int32_t, int64_t>{}, x->dtype(), [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          st = score(ctx, x->data<T>(), rows, cols, *y, z->data<float>());
-        });
-    if (!ok) {
-      return ctx.error(
-          ErrorCode::kInvalidArgument,
-          "X must be float, double, int32 or int64, not " + std::string(dtype_name(x->dtype())));
-    }
-    return st;
+    return ml::LegacyTrees::visit_x(
+        ctx, *x, [&](const auto* in) { return score(ctx, in, rows, cols, *y, z->data<float>()); });
   }
 
  private:

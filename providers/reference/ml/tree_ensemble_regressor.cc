@@ -38,18 +38,8 @@ class TreeEnsembleRegressorKernel final : public Kernel {
     RECUR_RETURN_IF_ERROR(s_.trees.check_input(ctx, *x, &rows, &cols));
     RECUR_ASSIGN_OR_RETURN(Tensor * y,
                            ctx.allocate_output(0, DType::kFloat32, {rows, s_.n_targets}));
-    Status st;
-    const bool ok =
-        visit_dtype(TypeList<float, double, int32_t, int64_t>{}, x->dtype(), [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          st = score(ctx, x->data<T>(), rows, cols, y->data<float>());
-        });
-    if (!ok) {
-      return ctx.error(
-          ErrorCode::kInvalidArgument,
-          "X must be float, double, int32 or int64, not " + std::string(dtype_name(x->dtype())));
-    }
-    return st;
+    return ml::LegacyTrees::visit_x(
+        ctx, *x, [&](const auto* in) { return score(ctx, in, rows, cols, y->data<float>()); });
   }
 
  private:
