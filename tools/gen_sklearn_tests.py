@@ -20,6 +20,13 @@ through ONNX Runtime as a second check.
   sk_gbm_binary          GradientBoostingClassifier (2 classes) -> TreeEnsembleClassifier with
                          every leaf naming class 0, base value the initial log-odds, LOGISTIC
   sk_gbm_regressor       GradientBoostingRegressor -> TreeEnsembleRegressor (SUM, base value)
+  sk_svc_binary          SVC (RBF, 2 classes, probability=True) -> SVMClassifier with libsvm's
+                         signs (scikit-learn negates a two-class model's dual coefficients and
+                         intercept; they are negated back) and Platt's prob_a, prob_b
+  sk_svc_multiclass      SVC (POLY, 3 classes, string labels, decision_function_shape='ovo')
+                         -> SVMClassifier: the label and the three one-against-one scores
+  sk_svr                 SVR (RBF) and OneClassSVM (SIGMOID) -> SVMRegressor, the second with
+                         one_class=1 (predict gives +1 / -1)
 
 Needs python3-sklearn (Debian), at generation time only:
   /usr/bin/python3 tools/gen_sklearn_tests.py
@@ -34,6 +41,7 @@ from sklearn.ensemble import (GradientBoostingClassifier, GradientBoostingRegres
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.preprocessing import Normalizer, StandardScaler
+from sklearn.svm import SVC, SVR, OneClassSVM
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_folder import write_test_folder  # noqa: E402
@@ -228,8 +236,68 @@ def gbm_regressor():
                       [("variable", reg.predict(xt).astype(np.float32).reshape(-1, 1))])
 
 
+def svm_attributes(m, kernel, sign=1.0):
+    """The support-vector attributes every fitted libsvm model shares. sign -1 undoes
+    scikit-learn's negation of a two-class SVC."""
+    return dict(kernel_type=kernel, kernel_params=[float(m._gamma), float(m.coef0),
+                                                    float(m.degree)],
+                support_vectors=m.support_vectors_.ravel().tolist(),
+                coefficients=(sign * m.dual_coef_).ravel().tolist(),
+                rho=(sign * m.intercept_).tolist())
+
+
+def svc_binary():
+    x, xt = data(17, 60), data(18, 16)
+    y = (x[:, 0] ** 2 + x[:, 1] - 0.5 * x[:, 4] > 0.8).astype(np.int64)
+    clf = SVC(kernel="rbf", C=2.0, probability=True, random_state=0).fit(x, y)
+    nodes = [helper.make_node("SVMClassifier", ["X"], ["label", "probabilities"], domain=ML,
+                              classlabels_ints=clf.classes_.tolist(),
+                              vectors_per_class=clf.n_support_.tolist(),
+                              prob_a=clf.probA_.tolist(), prob_b=clf.probB_.tolist(),
+                              **svm_attributes(clf, "RBF", sign=-1.0))]
+    m = model("sk_svc_binary", nodes, [("label", TensorProto.INT64, ["N"]),
+                                       ("probabilities", TensorProto.FLOAT, ["N", 2])])
+    write_test_folder(os.path.join(ROOT, "sk_svc_binary"), m, [("X", xt)],
+                      [("label", clf.predict(xt).astype(np.int64)),
+                       ("probabilities", clf.predict_proba(xt).astype(np.float32))])
+
+
+def svc_multiclass():
+    x, xt = data(19, 75), data(20, 16)
+    names = np.array(["a", "b", "c"])
+    y = names[np.digitize(x[:, 2] - x[:, 3] + 0.5 * x[:, 0] * x[:, 1], [-0.6, 0.6])]
+    clf = SVC(kernel="poly", degree=2, coef0=1.0, C=1.5, decision_function_shape="ovo").fit(x, y)
+    nodes = [helper.make_node("SVMClassifier", ["X"], ["label", "scores"], domain=ML,
+                              classlabels_strings=clf.classes_.tolist(),
+                              vectors_per_class=clf.n_support_.tolist(),
+                              **svm_attributes(clf, "POLY"))]
+    m = model("sk_svc_multiclass", nodes, [("label", TensorProto.STRING, ["N"]),
+                                           ("scores", TensorProto.FLOAT, ["N", 3])])
+    write_test_folder(os.path.join(ROOT, "sk_svc_multiclass"), m, [("X", xt)],
+                      [("label", clf.predict(xt).astype(object)),
+                       ("scores", clf.decision_function(xt).astype(np.float32))])
+
+
+def svr():
+    x, xt = data(21, 70), data(22, 16)
+    y = np.sin(x[:, 0]) + 0.5 * x[:, 1] * x[:, 2]
+    reg = SVR(kernel="rbf", C=3.0, epsilon=0.05).fit(x, y)
+    one = OneClassSVM(kernel="sigmoid", gamma=0.1, coef0=0.2, nu=0.3).fit(x)
+    nodes = [helper.make_node("SVMRegressor", ["X"], ["variable"], domain=ML,
+                              n_supports=len(reg.support_), **svm_attributes(reg, "RBF")),
+             helper.make_node("SVMRegressor", ["X"], ["inlier"], domain=ML, one_class=1,
+                              n_supports=len(one.support_), **svm_attributes(one, "SIGMOID"))]
+    predicted = one.predict(xt)
+    assert set(predicted) == {-1, 1}  # both answers occur
+    m = model("sk_svr", nodes, [("variable", TensorProto.FLOAT, ["N", 1]),
+                                ("inlier", TensorProto.FLOAT, ["N", 1])])
+    write_test_folder(os.path.join(ROOT, "sk_svr"), m, [("X", xt)],
+                      [("variable", reg.predict(xt).astype(np.float32).reshape(-1, 1)),
+                       ("inlier", predicted.astype(np.float32).reshape(-1, 1))])
+
+
 if __name__ == "__main__":
     for make in (logreg_binary, logreg_multinomial, imputer_linreg, normalizer, forest_regressor,
-                 forest_classifier, gbm_binary, gbm_regressor):
+                 forest_classifier, gbm_binary, gbm_regressor, svc_binary, svc_multiclass, svr):
         make()
         print("wrote", make.__name__)

@@ -17,6 +17,8 @@ void register_linear_classifier(Registrar& r);
 void register_linear_regressor(Registrar& r);
 void register_normalizer(Registrar& r);
 void register_scaler(Registrar& r);
+void register_svm_classifier(Registrar& r);
+void register_svm_regressor(Registrar& r);
 void register_tree_ensemble(Registrar& r);
 void register_tree_ensemble_classifier(Registrar& r);
 void register_tree_ensemble_regressor(Registrar& r);

@@ -13,6 +13,8 @@ void register_ml_kernels(Registrar& r) {
   register_linear_regressor(r);
   register_normalizer(r);
   register_scaler(r);
+  register_svm_classifier(r);
+  register_svm_regressor(r);
   register_tree_ensemble(r);
   register_tree_ensemble_classifier(r);
   register_tree_ensemble_regressor(r);
