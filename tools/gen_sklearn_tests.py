@@ -25,6 +25,9 @@ through ONNX Runtime as a second check.
                          intercept; they are negated back) and Platt's prob_a, prob_b
   sk_svc_multiclass      SVC (POLY, 3 classes, string labels, decision_function_shape='ovo')
                          -> SVMClassifier: the label and the three one-against-one scores
+  sk_onehot_logreg       OneHotEncoder(handle_unknown='ignore') on two int64 columns ->
+                         ArrayFeatureExtractor and OneHotEncoder per column, FeatureVectorizer,
+                         then LogisticRegression (3 classes) -> LinearClassifier (SOFTMAX)
   sk_svr                 SVR (RBF) and OneClassSVM (SIGMOID) -> SVMRegressor, the second with
                          one_class=1 (predict gives +1 / -1)
 
@@ -40,7 +43,7 @@ from sklearn.ensemble import (GradientBoostingClassifier, GradientBoostingRegres
                               RandomForestClassifier, RandomForestRegressor)
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.preprocessing import Normalizer, StandardScaler
+from sklearn.preprocessing import Normalizer, OneHotEncoder, StandardScaler
 from sklearn.svm import SVC, SVR, OneClassSVM
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -278,6 +281,45 @@ def svc_multiclass():
                        ("scores", clf.decision_function(xt).astype(np.float32))])
 
 
+def onehot_logreg():
+    rng = np.random.default_rng(23)
+    x = np.stack([rng.integers(0, 4, 90), rng.choice([10, 20, 30], 90)], 1).astype(np.int64)
+    xt = np.stack([rng.integers(0, 5, 16), rng.choice([10, 20, 30, 40], 16)], 1).astype(np.int64)
+    y = (x[:, 0] + x[:, 1] // 10 + rng.integers(0, 2, 90)) % 3
+    enc = OneHotEncoder(handle_unknown="ignore").fit(x)
+    clf = LogisticRegression(C=3.0).fit(enc.transform(x).toarray(), y)
+    widths = [len(c) for c in enc.categories_]
+    nodes = []
+    for i, cats in enumerate(enc.categories_):
+        nodes += [helper.make_node("ArrayFeatureExtractor", ["X", f"column{i}"], [f"x{i}"],
+                                   domain=ML),
+                  helper.make_node("OneHotEncoder", [f"x{i}"], [f"onehot{i}"], domain=ML,
+                                   cats_int64s=cats.astype(np.int64).tolist(), zeros=1)]
+    nodes += [helper.make_node("FeatureVectorizer", ["onehot0", "onehot1"], ["encoded"],
+                               domain=ML, inputdimensions=widths),
+              helper.make_node("LinearClassifier", ["encoded"], ["label", "probabilities"],
+                               domain=ML, coefficients=clf.coef_.ravel().tolist(),
+                               intercepts=clf.intercept_.tolist(),
+                               classlabels_ints=clf.classes_.tolist(), post_transform="SOFTMAX",
+                               multi_class=1)]
+    graph = helper.make_graph(
+        nodes, "sk_onehot_logreg", [helper.make_tensor_value_info("X", TensorProto.INT64,
+                                                                  ["N", 2])],
+        [helper.make_tensor_value_info("encoded", TensorProto.FLOAT, ["N", sum(widths)]),
+         helper.make_tensor_value_info("label", TensorProto.INT64, ["N"]),
+         helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["N", 3])],
+        [helper.make_tensor(f"column{i}", TensorProto.INT64, [1], [i]) for i in range(2)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15),
+                                                helper.make_opsetid(ML, 3)])
+    m.ir_version = 8
+    encoded = enc.transform(xt).toarray()
+    assert (encoded.sum(1) < 2).any()  # some test rows hold categories unseen in training
+    write_test_folder(os.path.join(ROOT, "sk_onehot_logreg"), m, [("X", xt)],
+                      [("encoded", encoded.astype(np.float32)),
+                       ("label", clf.predict(encoded).astype(np.int64)),
+                       ("probabilities", clf.predict_proba(encoded).astype(np.float32))])
+
+
 def svr():
     x, xt = data(21, 70), data(22, 16)
     y = np.sin(x[:, 0]) + 0.5 * x[:, 1] * x[:, 2]
@@ -298,6 +340,6 @@ def svr():
 
 if __name__ == "__main__":
     for make in (logreg_binary, logreg_multinomial, imputer_linreg, normalizer, forest_regressor,
-                 forest_classifier, gbm_binary, gbm_regressor, svc_binary, svc_multiclass, svr):
+                 forest_classifier, gbm_binary, gbm_regressor, svc_binary, svc_multiclass, onehot_logreg, svr):
         make()
         print("wrote", make.__name__)

@@ -93,8 +93,8 @@ Result<SvmClassifierSpec> SvmClassifierSpec::read(const Node& node) {
   if (!s.svc()) {
     if (n_coef == 0 || n_coef % s.classes != 0) {
       return invalid_model(where + "coefficients has " + std::to_string(n_coef) +
-                           " values, not a positive multiple of the " +
-                           std::to_string(s.classes) + " classes");
+                           " values, not a positive multiple of the " + std::to_string(s.classes) +
+                           " classes");
     }
     s.features = n_coef / s.classes;
     return s;
@@ -113,10 +113,9 @@ Result<SvmClassifierSpec> SvmClassifierSpec::read(const Node& node) {
   }
   s.features = n_sv / s.vectors;
   if (n_coef != (s.classes - 1) * s.vectors) {
-    return invalid_model(where + "coefficients has " + std::to_string(n_coef) +
-                         " values; " + std::to_string(s.classes) + " classes and " +
-                         std::to_string(s.vectors) + " support vectors need " +
-                         std::to_string((s.classes - 1) * s.vectors));
+    return invalid_model(where + "coefficients has " + std::to_string(n_coef) + " values; " +
+                         std::to_string(s.classes) + " classes and " + std::to_string(s.vectors) +
+                         " support vectors need " + std::to_string((s.classes - 1) * s.vectors));
   }
   const int64_t pairs = s.pairs();
   if (static_cast<int64_t>(s.rho.size()) < pairs) {
@@ -185,9 +184,9 @@ class SvmClassifierKernel final : public Kernel {
     ml::FeatureRows rows;
     RECUR_RETURN_IF_ERROR(ml::read_feature_rows(ctx, *x, &rows));
     if (rows.cols != s_.features) {
-      return ctx.error(ErrorCode::kInvalidArgument,
-                       "X has " + std::to_string(rows.cols) + " columns but the model has " +
-                           std::to_string(s_.features) + " features");
+      return ctx.error(ErrorCode::kInvalidArgument, "X has " + std::to_string(rows.cols) +
+                                                        " columns but the model has " +
+                                                        std::to_string(s_.features) + " features");
     }
     const int64_t width = s_.width();
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ml::allocate_labels(ctx, s_.labels, rows.rows));
@@ -263,10 +262,10 @@ class SvmClassifierKernel final : public Kernel {
     int64_t pair = 0;
     for (int64_t i = 0; i < k; ++i) {
       for (int64_t j = i + 1; j < k; ++j, ++pair) {
-        const double p = std::clamp(
-            sigmoid_complement(static_cast<double>(w.scores[pair]) * s_.prob_a[pair] +
-                               s_.prob_b[pair]),
-            1e-7, 1 - 1e-7);
+        const double p =
+            std::clamp(sigmoid_complement(static_cast<double>(w.scores[pair]) * s_.prob_a[pair] +
+                                          s_.prob_b[pair]),
+                       1e-7, 1 - 1e-7);
         w.r[i * k + j] = p;
         w.r[j * k + i] = 1 - p;
       }

@@ -36,9 +36,9 @@ class SvmRegressorKernel final : public Kernel {
     ml::FeatureRows rows;
     RECUR_RETURN_IF_ERROR(ml::read_feature_rows(ctx, *x, &rows));
     if (rows.cols != features_) {
-      return ctx.error(ErrorCode::kInvalidArgument,
-                       "X has " + std::to_string(rows.cols) + " columns but the model has " +
-                           std::to_string(features_) + " features");
+      return ctx.error(ErrorCode::kInvalidArgument, "X has " + std::to_string(rows.cols) +
+                                                        " columns but the model has " +
+                                                        std::to_string(features_) + " features");
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, {rows.rows, 1}));
     float* out = y->data<float>();
@@ -102,18 +102,14 @@ Result<std::unique_ptr<Kernel>> create_svm_regressor(CompileContext& ctx) {
                                               rho[0], one_class != 0);
 }
 
-Status infer_svm_regressor(InferContext& ctx) {
-  return ml::infer_scorer(ctx, nullptr, -1, 0, 1);
-}
+Status infer_svm_regressor(InferContext& ctx) { return ml::infer_scorer(ctx, nullptr, -1, 0, 1); }
 
 }  // namespace
 
 void register_svm_regressor(Registrar& r) {
-  r.add({.op_type = "SVMRegressor",
-         .domain = kMlDomain,
-         .since = 1,
-         .create = create_svm_regressor},
-        infer_svm_regressor);
+  r.add(
+      {.op_type = "SVMRegressor", .domain = kMlDomain, .since = 1, .create = create_svm_regressor},
+      infer_svm_regressor);
 }
 
 }  // namespace recur::reference

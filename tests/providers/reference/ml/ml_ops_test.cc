@@ -1,5 +1,7 @@
 // ai.onnx.ml operators beyond the ONNX tests; expected values worked out by hand from the spec.
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "tests/support/op_tester.h"
 
@@ -201,6 +203,80 @@ TEST(TreeEnsemble, AverageDividesByTheTreeCount) {
 TEST(TreeEnsemble, FeatureOutOfRangeIsAnError) {
   expect_error(two_trees().input(Tensor::from_vector<float>({1, 1}, {1})),
                ErrorCode::kInvalidArgument, "feature 1 is out of range");
+}
+
+TEST(OneHotEncoder, IntegersAndFloatsTruncatedTowardZero) {
+  // Categories 3, 1, 7, -1. 1.5 -> 1, 7.9 -> 7, -0.5 -> 0 (none), -1.2 -> -1, NaN and 1e30
+  // (no int64 value) match nothing.
+  OpTester("OneHotEncoder", 1, kMl)
+      .input(Tensor::from_vector<float>({2, 3}, {1.5f, 7.9f, -0.5f, -1.2f, std::nanf(""), 1e30f}))
+      .attr("cats_int64s", std::vector<int64_t>{3, 1, 7, -1})
+      .expect<float>({2, 3, 4}, {0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0,  //
+                                 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0})
+      .check();
+  OpTester("OneHotEncoder", 1, kMl)
+      .input(Tensor::from_vector<int32_t>({2}, {7, 2}))
+      .attr("cats_int64s", std::vector<int64_t>{3, 1, 7})
+      .expect<float>({2, 3}, {0, 0, 1, 0, 0, 0})
+      .check();
+}
+
+TEST(OneHotEncoder, StringsAndARepeatedCategory) {
+  // "b" is listed twice; its last position wins, as in ONNX Runtime.
+  OpTester("OneHotEncoder", 1, kMl)
+      .input(Tensor::from_vector<std::string>({3}, {"b", "a", "c"}))
+      .attr("cats_strings", std::vector<std::string>{"a", "b", "c", "b"})
+      .expect<float>({3, 4}, {0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 0})
+      .check();
+}
+
+TEST(OneHotEncoder, UnknownCategoryWithZerosZeroIsAnError) {
+  expect_error(OpTester("OneHotEncoder", 1, kMl)
+                   .input(Tensor::from_vector<int64_t>({3}, {1, 7, 5}))
+                   .attr("cats_int64s", std::vector<int64_t>{3, 1, 7})
+                   .attr("zeros", int64_t{0}),
+               ErrorCode::kInvalidArgument, "X[2] = 5 is not a category");
+  expect_error(OpTester("OneHotEncoder", 1, kMl)
+                   .input(Tensor::from_vector<int64_t>({1}, {1}))
+                   .attr("cats_int64s", std::vector<int64_t>{1})
+                   .attr("cats_strings", std::vector<std::string>{"a"}),
+               ErrorCode::kInvalidModel, "exactly one of cats_int64s and cats_strings");
+}
+
+TEST(FeatureVectorizer, CutsPadsAndMixesTypes) {
+  // A [2, 2] keeps 3 columns (one of zeros), B [2, 3] int64 keeps 1, C [2, 1, 2] flattens to 2.
+  OpTester("FeatureVectorizer", 1, kMl)
+      .input(Tensor::from_vector<float>({2, 2}, {1, 2, 3, 4}))
+      .input(Tensor::from_vector<int64_t>({2, 3}, {5, 6, 7, 8, 9, 10}))
+      .input(Tensor::from_vector<double>({2, 1, 2}, {0.5, 1.5, 2.5, 3.5}))
+      .attr("inputdimensions", std::vector<int64_t>{3, 1, 2})
+      .expect<float>({2, 6}, {1, 2, 0, 5, 0.5f, 1.5f, 3, 4, 0, 8, 2.5f, 3.5f})
+      .check();
+}
+
+TEST(FeatureVectorizer, OneDimensionalInputIsOneRow) {
+  OpTester("FeatureVectorizer", 1, kMl)
+      .input(Tensor::from_vector<float>({2}, {1, 2}))
+      .input(Tensor::from_vector<float>({2}, {5, 6}))
+      .attr("inputdimensions", std::vector<int64_t>{2, 1})
+      .expect<float>({1, 3}, {1, 2, 5})
+      .check();
+}
+
+TEST(FeatureVectorizer, RowCountsAndDimensionsMustAgree) {
+  expect_error(OpTester("FeatureVectorizer", 1, kMl)
+                   .input(Tensor::from_vector<float>({2, 1}, {1, 2}))
+                   .input(Tensor::from_vector<float>({3, 1}, {5, 6, 7}))
+                   .attr("inputdimensions", std::vector<int64_t>{1, 1}),
+               ErrorCode::kInvalidArgument, "input 1 has 3 rows but input 0 has 2");
+  expect_error(OpTester("FeatureVectorizer", 1, kMl)
+                   .input(Tensor::from_vector<float>({2, 1}, {1, 2}))
+                   .attr("inputdimensions", std::vector<int64_t>{1, 1}),
+               ErrorCode::kInvalidModel, "inputdimensions has 2 values for 1 inputs");
+  expect_error(OpTester("FeatureVectorizer", 1, kMl)
+                   .input(Tensor::from_vector<float>({2, 1}, {1, 2}))
+                   .attr("inputdimensions", std::vector<int64_t>{-1}),
+               ErrorCode::kInvalidModel, "inputdimensions holds -1");
 }
 
 }  // namespace

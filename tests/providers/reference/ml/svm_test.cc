@@ -48,7 +48,8 @@ float logistic(float v) { return 1 / (1 + std::exp(-v)); }
 // Two classes, linear kernel: s = -0.2 + x0 - x1 is 0.1, -0.2, -1.2 on the three rows; s > 0 is
 // a vote for the first class.
 TEST(SVMClassifier, TwoClassesGiveMinusSAndS) {
-  Svc().op()
+  Svc()
+      .op()
       .expect<int64_t>({3}, {3, 7, 7})
       .expect<float>({3, 2}, {-0.1f, 0.1f, 0.2f, -0.2f, 1.2f, -1.2f}, 1e-6)
       .check();
