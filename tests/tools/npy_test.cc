@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "runtime/engine/onnx/tensor_proto.h"
 #include "tests/support/fifo.h"
@@ -96,6 +98,90 @@ TEST(Npy, HugeShapeNamesTheFileBeforeAllocating) {
   EXPECT_NO_THROW(e = npy_error(large));
   EXPECT_NE(e.find(large), std::string::npos) << e;
   EXPECT_NE(e.find("shorter than the shape"), std::string::npos) << e;
+}
+
+// A .npy file's bytes from its header dict (padded as numpy pads it) and hex data.
+std::string npy_file(const std::string& dict, const std::string& hex) {
+  std::string header = dict;
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xFF);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  }
+  return out;
+}
+
+// Written by numpy 1.24: np.save(f, np.array([['a', 'héllo'], ['', '中']])), dtype '<U5'.
+const std::string kNumpyUnicode =
+    npy_file("{'descr': '<U5', 'fortran_order': False, 'shape': (2, 2), }",
+             "6100000000000000000000000000000000000000"
+             "68000000e90000006c0000006c0000006f000000"
+             "0000000000000000000000000000000000000000"
+             "2d4e0000000000000000000000000000"
+             "00000000");
+// np.save(f, np.array([b'ab', b'\xff\x00c'])), dtype '|S3': bytes that are not UTF-8.
+const std::string kNumpyBytes =
+    npy_file("{'descr': '|S3', 'fortran_order': False, 'shape': (2,), }", "616200ff0063");
+
+TEST(Npy, NumpyStringsReadAsUtf8AndBytes) {
+  auto u = tools::parse_npy(kNumpyUnicode, "u.npy");
+  ASSERT_TRUE(u.ok()) << u.status().message();
+  EXPECT_EQ(u->dtype(), DType::kString);
+  EXPECT_EQ(u->shape(), (Shape{2, 2}));
+  const std::string* s = u->data<std::string>();
+  EXPECT_EQ(std::vector<std::string>(s, s + 4),
+            (std::vector<std::string>{"a", "h\xc3\xa9llo", "", "\xe4\xb8\xad"}));
+  auto b = tools::parse_npy(kNumpyBytes, "b.npy");
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  const std::string* bs = b->data<std::string>();
+  EXPECT_EQ(bs[0], "ab");
+  EXPECT_EQ(bs[1], std::string("\xff\x00"
+                               "c",
+                               3));  // an inner NUL stays; trailing ones go
+}
+
+TEST(Npy, StringTensorsWriteAsNumpyWrites) {
+  Tensor u = Tensor::empty(DType::kString, {2, 2});
+  const std::vector<std::string> words = {"a", "h\xc3\xa9llo", "", "\xe4\xb8\xad"};
+  std::copy(words.begin(), words.end(), u.data<std::string>());
+  auto encoded = tools::encode_npy(u);
+  ASSERT_TRUE(encoded.ok()) << encoded.status().message();
+  EXPECT_EQ(*encoded, kNumpyUnicode);
+  // Not UTF-8: written as bytes, so nothing is lost.
+  Tensor b = Tensor::empty(DType::kString, {2});
+  b.data<std::string>()[0] = "ab";
+  b.data<std::string>()[1] = std::string(
+      "\xff\x00"
+      "c",
+      3);
+  encoded = tools::encode_npy(b);
+  ASSERT_TRUE(encoded.ok()) << encoded.status().message();
+  EXPECT_EQ(*encoded, kNumpyBytes);
+}
+
+TEST(Npy, BrokenStringArraysNameTheFile) {
+  for (const auto& [bytes, part] : std::vector<std::pair<std::string, std::string>>{
+           // U+110000 is beyond Unicode.
+           {npy_file("{'descr': '<U1', 'fortran_order': False, 'shape': (1,), }", "00001100"),
+            "not Unicode"},
+           // A lone surrogate.
+           {npy_file("{'descr': '<U1', 'fortran_order': False, 'shape': (1,), }", "00d80000"),
+            "not Unicode"},
+           {npy_file("{'descr': '<U0', 'fortran_order': False, 'shape': (1000000000,), }", ""),
+            "has no width"},
+           {npy_file("{'descr': '<Ux', 'fortran_order': False, 'shape': (1,), }", "61000000"),
+            "bad string dtype"},
+           {npy_file("{'descr': '<U2', 'fortran_order': False, 'shape': (2,), }", "61000000"),
+            "shorter than the shape"}}) {
+    auto r = tools::parse_npy(bytes, "s.npy");
+    ASSERT_FALSE(r.ok()) << part;
+    EXPECT_NE(r.status().message().find("'s.npy'"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find(part), std::string::npos) << r.status().message();
+  }
 }
 
 // A FIFO given as a tensor file is refused at once, by both readers, instead of blocking.

@@ -265,6 +265,30 @@ TEST(RecurRunCli, OutputNamesAreEscapedWithoutCollisions) {
   }
 }
 
+// A string input given as numpy's 'U' .npy and a string output written back as one: what a
+// classifier with string labels needs.
+TEST(RecurRunCli, StringTensorsGoThroughNpy) {
+  TempDir dir;
+  ModelBuilder m;
+  m.input("words", DType::kString, {2});
+  m.output("same", DType::kString);
+  m.node("Identity", {"words"}, {"same"});
+  const std::string model = m.save(dir.path() / "m");
+  Tensor words = Tensor::empty(DType::kString, {2});
+  words.data<std::string>()[0] = "caf\xc3\xa9";
+  words.data<std::string>()[1] = "";
+  const fs::path in = dir.path() / "words.npy";
+  ASSERT_TRUE(tools::write_npy(words, in.string()).ok());
+  const fs::path out = dir.path() / "out";
+  RunResult r = run_cli(model + " --input words=" + in.string() + " --output-dir " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r, "string[2]  [\"caf\xc3\xa9\", \"\"]")) << r.output;
+  auto back = tools::read_npy((out / "same.npy").string());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->data<std::string>()[0], "caf\xc3\xa9");
+  EXPECT_EQ(back->data<std::string>()[1], "");
+}
+
 TEST(RecurRunCli, AnOutputListedTwiceIsAnErrorBeforeAnyWrite) {
   TempDir dir;
   ModelBuilder m;

@@ -1,10 +1,14 @@
 #include "tools/common/npy.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include "runtime/core/utf8.h"
 #include "runtime/engine/onnx/tensor_proto.h"
 
 namespace recur::tools {
@@ -89,6 +93,96 @@ Result<Shape> parse_shape(const std::string& text, size_t elem_size, const std::
   return shape;
 }
 
+// numpy's fixed-width strings: 'U<n>' (n UTF-32LE code points, numpy's str) read as UTF-8, and
+// 'S<n>' (n bytes, numpy's bytes) as they are. numpy pads each with NULs and drops trailing NULs
+// when it reads one back; so does this.
+Result<Tensor> read_strings(std::istringstream& in, const std::string& header,
+                            const std::string& code, const std::string& path) {
+  const bool unicode = code[0] == 'U';
+  uint64_t width = 0;
+  const char* stop = code.data() + code.size();
+  const auto [ptr, ec] = std::from_chars(code.data() + 1, stop, width);
+  if (ec != std::errc() || ptr != stop || width > (1u << 24)) {
+    return invalid_argument("'" + path + "': bad string dtype '" + code + "'");
+  }
+  if (dict_value(header, "fortran_order").find("True") != std::string::npos) {
+    return not_implemented("'" + path + "': Fortran-order arrays are not supported");
+  }
+  const uint64_t item = width * (unicode ? 4 : 1);
+  RECUR_ASSIGN_OR_RETURN(const Shape shape, parse_shape(dict_value(header, "shape"),
+                                                        std::max<uint64_t>(item, 1), path));
+  const auto have = static_cast<uint64_t>(in.rdbuf()->in_avail());
+  const auto numel = static_cast<uint64_t>(shape_numel(shape));
+  if (numel * item > have) {
+    return invalid_argument("'" + path + "': the data (" + std::to_string(have) +
+                            " bytes) is shorter than the shape " + shape_to_string(shape) +
+                            " needs");
+  }
+  // Zero-width strings take no bytes, so the file would not bound their number.
+  if (item == 0 && numel > 0) {
+    return invalid_argument("'" + path + "': string dtype '" + code + "' has no width");
+  }
+  Tensor t = Tensor::empty(DType::kString, shape);
+  std::string raw(item, '\0');
+  std::u32string cps;
+  for (uint64_t i = 0; i < numel; ++i) {
+    in.read(raw.data(), static_cast<std::streamsize>(item));
+    std::string& out = t.data<std::string>()[i];
+    if (!unicode) {
+      out.assign(raw, 0, raw.find_last_not_of('\0') + 1);
+      continue;
+    }
+    cps.clear();
+    for (uint64_t k = 0; k < width; ++k) {
+      const auto* b = reinterpret_cast<const unsigned char*>(raw.data() + 4 * k);
+      cps.push_back(static_cast<char32_t>(b[0] | (b[1] << 8) | (b[2] << 16) |
+                                          (static_cast<uint32_t>(b[3]) << 24)));
+    }
+    cps.erase(cps.find_last_not_of(U'\0') + 1);
+    for (char32_t cp : cps) {
+      if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+        return invalid_argument("'" + path + "': element " + std::to_string(i) +
+                                " holds a code point that is not Unicode");
+      }
+    }
+    encode_utf8(cps, &out);
+  }
+  return t;
+}
+
+// A string tensor as 'U<n>' when every string is UTF-8 (what numpy users expect), else as 'S<n>'
+// bytes, so that no byte is lost.
+std::string encode_strings(const Tensor& t, std::string* descr) {
+  const std::string* strings = t.data<std::string>();
+  std::vector<std::u32string> decoded(static_cast<size_t>(t.numel()));
+  bool unicode = true;
+  size_t width = 1;
+  for (int64_t i = 0; i < t.numel() && unicode; ++i) {
+    unicode = decode_utf8(strings[i], &decoded[static_cast<size_t>(i)]);
+    width = std::max(width, decoded[static_cast<size_t>(i)].size());
+  }
+  std::string data;
+  if (unicode) {
+    *descr = "<U" + std::to_string(width);
+    data.reserve(static_cast<size_t>(t.numel()) * width * 4);
+    for (const std::u32string& cps : decoded) {
+      for (size_t k = 0; k < width; ++k) {
+        const uint32_t cp = k < cps.size() ? cps[k] : 0;
+        for (int b = 0; b < 4; ++b) data += static_cast<char>((cp >> (8 * b)) & 0xFF);
+      }
+    }
+    return data;
+  }
+  width = 1;
+  for (int64_t i = 0; i < t.numel(); ++i) width = std::max(width, strings[i].size());
+  *descr = "|S" + std::to_string(width);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    data += strings[i];
+    data.append(width - strings[i].size(), '\0');
+  }
+  return data;
+}
+
 }  // namespace
 
 Result<Tensor> read_npy(const std::string& path) {
@@ -129,6 +223,7 @@ Result<Tensor> parse_npy(std::string bytes, const std::string& path) {
     return not_implemented("'" + path + "': big-endian arrays are not supported");
   }
   const std::string code = descr.substr(1);
+  if (code[0] == 'U' || code[0] == 'S') return read_strings(in, header, code, path);
   DType dtype = DType::kUndefined;
   for (const auto& t : kTypes)
     if (code == t.descr) dtype = t.dtype;
@@ -161,23 +256,28 @@ Result<Tensor> parse_npy(std::string bytes, const std::string& path) {
 
 Result<std::string> encode_npy(const Tensor& t) {
   if (!t.is_cpu()) return invalid_argument("encode_npy needs a host tensor");
-  const char* code = nullptr;
-  for (const auto& k : kTypes)
-    if (k.dtype == t.dtype()) code = k.descr;
-  if (!code)
-    return not_implemented("cannot write " + std::string(dtype_name(t.dtype())) + " as .npy");
-  const char order =
-      (std::strcmp(code, "b1") == 0 || std::strcmp(code, "i1") == 0 || std::strcmp(code, "u1") == 0)
-          ? '|'
-          : '<';
-  std::string shape = "(";
-  for (size_t i = 0; i < t.shape().size(); ++i) {
-    shape += std::to_string(t.shape()[i]);
-    if (t.shape().size() == 1 || i + 1 < t.shape().size()) shape += ",";
+  std::string descr, strings;
+  if (t.dtype() == DType::kString) {
+    strings = encode_strings(t, &descr);
+  } else {
+    const char* code = nullptr;
+    for (const auto& k : kTypes)
+      if (k.dtype == t.dtype()) code = k.descr;
+    if (!code)
+      return not_implemented("cannot write " + std::string(dtype_name(t.dtype())) + " as .npy");
+    const bool single_byte = std::strcmp(code, "b1") == 0 || std::strcmp(code, "i1") == 0 ||
+                             std::strcmp(code, "u1") == 0;
+    descr = (single_byte ? "|" : "<") + std::string(code);
   }
+  std::string shape = "(";
+  // As numpy writes it: "(2, 3)", "(5,)", "()".
+  for (size_t i = 0; i < t.shape().size(); ++i) {
+    shape += (i > 0 ? ", " : "") + std::to_string(t.shape()[i]);
+  }
+  if (t.shape().size() == 1) shape += ",";
   shape += ")";
-  std::string header = std::string("{'descr': '") + order + code +
-                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad so that the data starts on a 64-byte boundary, as numpy does.
   const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
@@ -187,7 +287,11 @@ Result<std::string> encode_npy(const Tensor& t) {
   out += static_cast<char>(len & 0xFF);
   out += static_cast<char>(len >> 8);
   out += header;
-  out.append(static_cast<const char*>(t.raw_data()), t.nbytes());
+  if (t.dtype() == DType::kString) {
+    out += strings;
+  } else {
+    out.append(static_cast<const char*>(t.raw_data()), t.nbytes());
+  }
   return out;
 }
 

@@ -21,6 +21,21 @@ std::string summarize(const Tensor& t) {
   }
   os << dtype_name(t.dtype()) << shape_to_string(t.shape());
   if (!t.is_cpu() || t.numel() == 0) return os.str();
+  if (t.dtype() == DType::kString) {
+    // The first strings, quoted (an empty one stays visible), each cut at about 40 bytes but not
+    // inside a UTF-8 sequence.
+    const std::string* p = t.data<std::string>();
+    const int64_t shown = std::min<int64_t>(t.numel(), 6);
+    os << "  [";
+    for (int64_t i = 0; i < shown; ++i) {
+      size_t cut = std::min<size_t>(p[i].size(), 40);
+      while (cut > 0 && cut < p[i].size() && (static_cast<unsigned char>(p[i][cut]) & 0xC0) == 0x80)
+        --cut;
+      os << (i ? ", " : "") << '"' << p[i].substr(0, cut) << (cut < p[i].size() ? "...\"" : "\"");
+    }
+    os << (t.numel() > shown ? ", ...]" : "]");
+    return os.str();
+  }
   double lo = INFINITY, hi = -INFINITY, sum = 0;
   std::vector<double> head;
   reference::visit_dtype(reference::kAllTypes, t.dtype(), [&](auto tag) {
