@@ -105,9 +105,6 @@ Result<Tensor> read_strings(std::istringstream& in, const std::string& header,
   if (ec != std::errc() || ptr != stop || width > (1u << 24)) {
     return invalid_argument("'" + path + "': bad string dtype '" + code + "'");
   }
-  if (dict_value(header, "fortran_order").find("True") != std::string::npos) {
-    return not_implemented("'" + path + "': Fortran-order arrays are not supported");
-  }
   const uint64_t item = width * (unicode ? 4 : 1);
   RECUR_ASSIGN_OR_RETURN(const Shape shape, parse_shape(dict_value(header, "shape"),
                                                         std::max<uint64_t>(item, 1), path));
@@ -223,15 +220,15 @@ Result<Tensor> parse_npy(std::string bytes, const std::string& path) {
     return not_implemented("'" + path + "': big-endian arrays are not supported");
   }
   const std::string code = descr.substr(1);
+  if (dict_value(header, "fortran_order").find("True") != std::string::npos) {
+    return not_implemented("'" + path + "': Fortran-order arrays are not supported");
+  }
   if (code[0] == 'U' || code[0] == 'S') return read_strings(in, header, code, path);
   DType dtype = DType::kUndefined;
   for (const auto& t : kTypes)
     if (code == t.descr) dtype = t.dtype;
   if (dtype == DType::kUndefined) {
     return not_implemented("'" + path + "': unsupported dtype '" + descr + "'");
-  }
-  if (dict_value(header, "fortran_order").find("True") != std::string::npos) {
-    return not_implemented("'" + path + "': Fortran-order arrays are not supported");
   }
   const std::string shape_text = dict_value(header, "shape");
   RECUR_ASSIGN_OR_RETURN(const Shape shape, parse_shape(shape_text, dtype_size(dtype), path));

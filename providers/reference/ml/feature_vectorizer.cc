@@ -54,7 +54,8 @@ class FeatureVectorizerKernel final : public Kernel {
           });
       if (!ok) {
         return ctx.error(ErrorCode::kInvalidArgument,
-                         "input " + std::to_string(i) + " must be int32, int64, float or double, not " +
+                         "input " + std::to_string(i) +
+                             " must be int32, int64, float or double, not " +
                              std::string(dtype_name(in.dtype())));
       }
       offset += dims_[i];
