@@ -1177,7 +1177,17 @@ def kind_npy():
                                good), all_of("x.npy", "Fortran"))
     c("big_endian", npy_raw("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", good),
       all_of("x.npy"))
-    c("unicode_dtype", npy(np.array([["a", "b", "c"]] * 2)), all_of("x.npy"))
+    # numpy strings read (string-label classifiers need them), so a float input refuses them.
+    c("unicode_dtype", npy(np.array([["a", "b", "c"]] * 2)), all_of("'X'", "string", "float32"))
+    c("unicode_not_a_code_point", npy_raw(
+        "{'descr': '<U1', 'fortran_order': False, 'shape': (1,), }", b"\x00\x00\x11\x00"),
+        all_of("x.npy", "not Unicode"))
+    c("unicode_zero_width", npy_raw(
+        "{'descr': '<U0', 'fortran_order': False, 'shape': (1000000000000,), }", b""),
+        all_of("x.npy", "no width"))
+    c("bytes_width_beyond_file", npy_raw(
+        "{'descr': '|S100000', 'fortran_order': False, 'shape': (1000000,), }", good),
+        all_of("x.npy", "shorter than the shape"))
     c("complex_dtype", npy(np.zeros((2, 3), np.complex64)), all_of("x.npy"))
     c("structured_dtype", npy_raw(
         "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2, 3), }", good),
