@@ -3,6 +3,7 @@
 // as in ONNX Runtime) gives inputdimensions[i] columns: its first ones, or all of them followed by
 // zeros. Every input must have the same N. Inputs may be int32, int64, float or double, and may
 // differ in type (ONNX Runtime requires one type).
+#include <algorithm>
 #include <string>
 #include <vector>
 

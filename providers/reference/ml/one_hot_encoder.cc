@@ -6,8 +6,10 @@
 // category keeps its last position, as ONNX Runtime does. An element with no category leaves its
 // row zero (zeros = 1, the default) or is refused, naming it (zeros = 0). int32 X, which the
 // specification allows, is taken too (ONNX Runtime has no kernel for it).
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
