@@ -123,7 +123,8 @@ Shape shape_of(const ValueInfo& in) {
 // A tensor of `dtype` and `shape`; nullopt when it would be too large or the type cannot be
 // made here (the model is then skipped).
 std::optional<Tensor> make_tensor(DType dtype, const Shape& shape, int64_t* budget, Rng& rng) {
-  if (dtype == DType::kUndefined || dtype == DType::kSequence || dtype == DType::kNone) {
+  if (dtype == DType::kUndefined || dtype == DType::kSequence || dtype == DType::kNone ||
+      dtype == DType::kMap) {
     return std::nullopt;
   }
   int64_t n = 1;
@@ -149,6 +150,24 @@ std::optional<Tensor> make_input(const ValueInfo& in, int64_t* budget, Rng& rng)
       elems.push_back(*e);
     }
     return Tensor::sequence(std::move(elems), in.element_dtype);
+  }
+  if (in.dtype == DType::kMap) {
+    // Up to 3 distinct keys; their values random.
+    const int64_t count = static_cast<int64_t>(rng.next() % 4);
+    std::vector<int64_t> ints;
+    std::vector<std::string> strings;
+    for (int64_t i = 0; i < count; ++i) {
+      ints.push_back(i * 3 + static_cast<int64_t>(rng.next() % 3) - 2);
+      strings.push_back(std::string(1, static_cast<char>('a' + i)));
+    }
+    auto values = make_tensor(in.map_value_dtype, {count}, budget, rng);
+    if (!values || (in.map_key_dtype != DType::kInt64 && in.map_key_dtype != DType::kString)) {
+      return std::nullopt;
+    }
+    return Tensor::map(in.map_key_dtype == DType::kInt64
+                           ? Tensor::from_vector<int64_t>({count}, ints)
+                           : Tensor::from_vector<std::string>({count}, strings),
+                       *values);
   }
   return make_tensor(in.dtype, shape_of(in), budget, rng);
 }

@@ -30,6 +30,11 @@ through ONNX Runtime as a second check.
                          then LogisticRegression (3 classes) -> LinearClassifier (SOFTMAX)
   sk_svr                 SVR (RBF) and OneClassSVM (SIGMOID) -> SVMRegressor, the second with
                          one_class=1 (predict gives +1 / -1)
+  sk_forest_zipmap       sk_forest_classifier as converters write it by default: ZipMap turns
+                         the probabilities into a sequence of {class: probability} maps
+  sk_dictvec_logreg      DictVectorizer on a {name: value} map (the input is a map; four test
+                         sets, two with a name unseen in training), LogisticRegression (3 classes,
+                         string labels) -> LinearClassifier (SOFTMAX), then ZipMap
 
 Needs python3-sklearn (Debian), at generation time only:
   /usr/bin/python3 tools/gen_sklearn_tests.py
@@ -38,7 +43,8 @@ import os
 import sys
 
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import TensorProto, TypeProto, helper
+from sklearn.feature_extraction import DictVectorizer
 from sklearn.ensemble import (GradientBoostingClassifier, GradientBoostingRegressor,
                               RandomForestClassifier, RandomForestRegressor)
 from sklearn.impute import SimpleImputer
@@ -183,7 +189,8 @@ def forest_regressor():
                       [("variable", reg.predict(xt).astype(np.float32).reshape(-1, 1))])
 
 
-def forest_classifier():
+def fitted_forest():
+    """A 3-class RandomForestClassifier, its test rows, and its TreeEnsembleClassifier node."""
     x, xt = data(11, 90), data(12, 16)
     y = np.digitize(x[:, 0] + x[:, 1] - x[:, 4], [-0.7, 0.7]).astype(np.int64) * 10
     clf = RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0).fit(x, y)
@@ -194,13 +201,97 @@ def forest_classifier():
         return [(c, p[c] / n) for c in range(len(p))]
 
     a = tree_attributes(clf.estimators_, "class", leaf)
-    nodes = [helper.make_node("TreeEnsembleClassifier", ["X"], ["label", "probabilities"],
-                              domain=ML, classlabels_int64s=clf.classes_.tolist(), **a)]
-    m = model("sk_forest_classifier", nodes, [("label", TensorProto.INT64, ["N"]),
-                                              ("probabilities", TensorProto.FLOAT, ["N", 3])])
+    node = helper.make_node("TreeEnsembleClassifier", ["X"], ["label", "probabilities"],
+                            domain=ML, classlabels_int64s=clf.classes_.tolist(), **a)
+    return clf, xt, node
+
+
+def forest_classifier():
+    clf, xt, node = fitted_forest()
+    m = model("sk_forest_classifier", [node], [("label", TensorProto.INT64, ["N"]),
+                                               ("probabilities", TensorProto.FLOAT, ["N", 3])])
     write_test_folder(os.path.join(ROOT, "sk_forest_classifier"), m, [("X", xt)],
                       [("label", clf.predict(xt).astype(np.int64)),
                        ("probabilities", clf.predict_proba(xt).astype(np.float32))])
+
+
+def map_type(key_type):
+    """map(key_type, float), built by hand: onnx 1.12's helper has no make_map_type_proto."""
+    t = TypeProto()
+    t.map_type.key_type = key_type
+    t.map_type.value_type.tensor_type.elem_type = TensorProto.FLOAT
+    return t
+
+
+def seq_map_type(key_type):
+    return helper.make_sequence_type_proto(map_type(key_type))
+
+
+def forest_zipmap():
+    """The forest as skl2onnx converts a classifier by default: the probabilities go through
+    ZipMap, one {class: probability} map per row."""
+    clf, xt, node = fitted_forest()
+    nodes = [node, helper.make_node("ZipMap", ["probabilities"], ["output_probability"],
+                                    domain=ML, classlabels_int64s=clf.classes_.tolist())]
+    graph = helper.make_graph(
+        nodes, "sk_forest_zipmap",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", F])],
+        [helper.make_tensor_value_info("label", TensorProto.INT64, ["N"]),
+         helper.make_value_info("output_probability", seq_map_type(TensorProto.INT64))])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15),
+                                                helper.make_opsetid(ML, 3)])
+    m.ir_version = 8
+    proba = clf.predict_proba(xt).astype(np.float32)
+    maps = [{int(c): row[k] for k, c in enumerate(clf.classes_)} for row in proba]
+    write_test_folder(os.path.join(ROOT, "sk_forest_zipmap"), m, [("X", xt)],
+                      [("label", clf.predict(xt).astype(np.int64)),
+                       ("output_probability", maps)])
+
+
+def dictvec_logreg():
+    """DictVectorizer over {feature name: value} dicts, then a multinomial LogisticRegression
+    with string labels and ZipMap: a model whose input and output are maps. One dict per test
+    set, as DictVectorizer takes one map per run; some hold names unseen in training."""
+    rng = np.random.default_rng(31)
+    names = ["age", "height", "score", "weight"]
+
+    def sample(extra=()):
+        keys = list(rng.choice(names, rng.integers(1, 5), replace=False)) + list(extra)
+        return {str(k): np.float32(rng.standard_normal()) for k in keys}
+
+    train = [sample() for _ in range(120)]
+    vec = DictVectorizer(sparse=False).fit(train)
+    xs = vec.transform(train)
+    labels = np.array(["a", "b", "c"])
+    y = labels[np.digitize(xs[:, 0] - xs[:, 2] + 0.5 * xs[:, 3], [-0.5, 0.5])]
+    clf = LogisticRegression(C=2.0).fit(xs, y)
+    nodes = [helper.make_node("DictVectorizer", ["features"], ["row"], domain=ML,
+                              string_vocabulary=list(vec.feature_names_)),
+             helper.make_node("LinearClassifier", ["row"], ["label", "probabilities"], domain=ML,
+                              coefficients=clf.coef_.ravel().tolist(),
+                              intercepts=clf.intercept_.tolist(),
+                              classlabels_strings=clf.classes_.tolist(),
+                              post_transform="SOFTMAX", multi_class=1),
+             helper.make_node("ZipMap", ["probabilities"], ["output_probability"], domain=ML,
+                              classlabels_strings=clf.classes_.tolist())]
+    graph = helper.make_graph(
+        nodes, "sk_dictvec_logreg", [helper.make_value_info("features",
+                                                            map_type(TensorProto.STRING))],
+        [helper.make_tensor_value_info("label", TensorProto.STRING, [1]),
+         helper.make_value_info("output_probability", seq_map_type(TensorProto.STRING))])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15),
+                                                helper.make_opsetid(ML, 3)])
+    m.ir_version = 8
+    sets = []
+    for i in range(4):
+        d = sample(extra=("unseen",) if i % 2 else ())
+        row = vec.transform([d])
+        proba = clf.predict_proba(row)[0].astype(np.float32)
+        sets.append(([("features", d)],
+                     [("label", clf.predict(row).astype(object)),
+                      ("output_probability",
+                       [{str(c): proba[k] for k, c in enumerate(clf.classes_)}])]))
+    write_test_folder(os.path.join(ROOT, "sk_dictvec_logreg"), m, *sets[0], more_sets=sets[1:])
 
 
 def gbm_binary():
@@ -340,6 +431,7 @@ def svr():
 
 if __name__ == "__main__":
     for make in (logreg_binary, logreg_multinomial, imputer_linreg, normalizer, forest_regressor,
-                 forest_classifier, gbm_binary, gbm_regressor, svc_binary, svc_multiclass, onehot_logreg, svr):
+                 forest_classifier, forest_zipmap, gbm_binary, gbm_regressor, svc_binary,
+                 svc_multiclass, onehot_logreg, svr, dictvec_logreg):
         make()
         print("wrote", make.__name__)

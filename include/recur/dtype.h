@@ -48,10 +48,13 @@ enum class DType : int32_t {
   // Not a TensorProto code: an empty ONNX optional (Tensor::none). A present optional is
   // simply its tensor or sequence.
   kNone = 1001,
+  // Not a TensorProto code: an ONNX map (Tensor::map), with int64 or string keys and values
+  // of one element type. The ai.onnx.ml operators make and take them (ZipMap, DictVectorizer).
+  kMap = 1002,
 };
 
-// Size of one element in bytes; sizeof(std::string) for kString, 0 for kUndefined and
-// kSequence.
+// Size of one element in bytes; sizeof(std::string) for kString, 0 for kUndefined, kSequence,
+// kNone and kMap.
 RECUR_API size_t dtype_size(DType t);
 // Bits one element takes in TensorProto raw_data: 4 for int4, uint4 and float4e2m1, 2 for
 // int2 and uint2, 8 * dtype_size otherwise.

@@ -79,6 +79,7 @@ typedef enum recur_dtype {
   RECUR_DTYPE_INT4 = 22,             /* one byte per element, unpacked and sign-extended */
   RECUR_DTYPE_SEQUENCE = 1000,       /* in metadata only: an ONNX sequence of tensors */
   RECUR_DTYPE_NONE = 1001,           /* in metadata only: an ONNX optional */
+  RECUR_DTYPE_MAP = 1002,            /* in metadata only: an ONNX map (ai.onnx.ml) */
   RECUR_DTYPE_FORCE_INT = 0x7fffffff /* not a dtype: see RECUR_STATUS_FORCE_INT */
 } recur_dtype;
 

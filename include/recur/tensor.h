@@ -66,8 +66,9 @@ template <> struct DTypeOf<std::string> { static constexpr DType value = DType::
 template <class T>
 inline constexpr DType dtype_of_v = DTypeOf<std::remove_cv_t<T>>::value;
 
-// A typed n-dimensional array, or an ONNX sequence of them (is_sequence()). Copies are
-// shallow: they share the same memory. String tensors hold std::string elements.
+// A typed n-dimensional array, an ONNX sequence of them (is_sequence()), or an ONNX map
+// (is_map()). Copies are shallow: they share the same memory. String tensors hold std::string
+// elements.
 class RECUR_API Tensor {
  public:
   Tensor() = default;
@@ -91,6 +92,10 @@ class RECUR_API Tensor {
   static Tensor sequence(std::vector<Tensor> elements, DType element_dtype = DType::kUndefined);
   // An empty ONNX optional.
   static Tensor none();
+  // An ONNX map: `keys` (1-D, int64 or string, no key twice) paired in order with `values`
+  // (1-D, as many, of a numeric or string dtype). Both are held on the host, as they are.
+  // Throws recur::Error when they do not fit.
+  static Tensor map(Tensor keys, Tensor values);
 
   bool defined() const { return dtype_ != DType::kUndefined; }
   DType dtype() const { return dtype_; }
@@ -103,10 +108,19 @@ class RECUR_API Tensor {
   bool is_cpu() const { return device_.is_cpu(); }
   bool is_sequence() const { return dtype_ == DType::kSequence; }
   bool is_none() const { return dtype_ == DType::kNone; }
+  bool is_map() const { return dtype_ == DType::kMap; }
+  // A plain array: not undefined, a sequence, a map or an empty optional.
+  bool is_tensor() const {
+    return dtype_ != DType::kUndefined && !is_sequence() && !is_none() && !is_map();
+  }
   // The tensors of a sequence (throws recur::Error for a plain tensor).
   const std::vector<Tensor>& elements() const;
-  // A sequence's element type (kUndefined when unknown and empty).
+  // A sequence's element type (kUndefined when unknown and empty; kMap for maps); a map's
+  // value type.
   DType element_dtype() const { return element_dtype_; }
+  // A map's keys and values, in the order it was made (throw recur::Error for other values).
+  const Tensor& map_keys() const;
+  const Tensor& map_values() const;
 
   void* raw_data() { return data_; }
   const void* raw_data() const { return data_; }
@@ -136,7 +150,7 @@ class RECUR_API Tensor {
   void check_dtype(DType want) const;
 
   DType dtype_ = DType::kUndefined;
-  DType element_dtype_ = DType::kUndefined;  // sequences only
+  DType element_dtype_ = DType::kUndefined;  // sequences and maps only
   Shape shape_;
   Device device_;
   std::shared_ptr<void> owner_;

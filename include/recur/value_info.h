@@ -20,9 +20,12 @@ struct Dim {
 
 struct RECUR_API ValueInfo {
   std::string name;
-  DType dtype = DType::kUndefined;          // kSequence for an ONNX sequence of tensors
+  DType dtype = DType::kUndefined;          // kSequence for an ONNX sequence, kMap for a map
   std::optional<std::vector<Dim>> shape;    // nullopt when the rank is unknown
-  DType element_dtype = DType::kUndefined;  // a sequence's tensor type
+  DType element_dtype = DType::kUndefined;  // a sequence's tensor type (kMap for maps)
+  // The key and value types of a map, or of a sequence's maps; kUndefined otherwise.
+  DType map_key_dtype = DType::kUndefined;
+  DType map_value_dtype = DType::kUndefined;
   bool optional = false;             // an ONNX optional: Tensor::none() may be fed or returned
   bool has_default = false;          // an input backed by an initializer: optional to feed
   std::string shape_string() const;  // "[batch,16,64]", or "?" for an unknown rank

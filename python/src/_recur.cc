@@ -61,6 +61,20 @@ py::object to_python(const recur::Tensor& t, const std::string& name) {
     for (const recur::Tensor& e : t.elements()) items.append(to_python(e, name));
     return items;
   }
+  if (t.is_map()) {
+    // A dict of Python scalars, as ONNX Runtime returns ZipMap's maps.
+    auto items = [&](const recur::Tensor& x) -> py::list {
+      if (x.dtype() != recur::DType::kString) return to_python(x, name).attr("tolist")();
+      py::list l;
+      for (int64_t i = 0; i < x.numel(); ++i) l.append(py::str(x.data<std::string>()[i]));
+      return l;
+    };
+    py::list keys = items(t.map_keys());
+    py::list values = items(t.map_values());
+    py::dict d;
+    for (size_t i = 0; i < keys.size(); ++i) d[keys[i]] = values[i];
+    return d;
+  }
   py::dtype dtype = numpy_dtype(t.dtype(), "output '" + name + "'");
   // The array views the tensor's memory; the capsule keeps that memory alive. An output with
   // no owner is borrowed memory, a fed array passed through (Identity, Reshape): it is copied,

@@ -55,6 +55,7 @@ RECUR_LOAD_PATH size_t dtype_size(DType t) {
       return sizeof(std::string);
     case DType::kSequence:
     case DType::kNone:
+    case DType::kMap:
     case DType::kUndefined:
       return 0;
   }
@@ -97,6 +98,7 @@ constexpr NamedType kNames[] = {
     {DType::kBFloat16, "bfloat16"},
     {DType::kSequence, "sequence"},
     {DType::kNone, "none"},
+    {DType::kMap, "map"},
     {DType::kFloat8E4M3FN, "float8e4m3fn"},
     {DType::kFloat8E4M3FNUZ, "float8e4m3fnuz"},
     {DType::kFloat8E5M2, "float8e5m2"},

@@ -5,8 +5,12 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <sstream>
+#include <string>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 #include "recur/tensor.h"
 #include "recur/value_info.h"
@@ -136,7 +140,8 @@ const DeviceMemoryHooks* device_memory_hooks(Device::Kind kind) {
 }
 
 Tensor Tensor::empty(DType dtype, Shape shape, Device device) {
-  if (dtype == DType::kUndefined || dtype == DType::kSequence) {
+  if (dtype == DType::kUndefined || dtype == DType::kSequence || dtype == DType::kNone ||
+      dtype == DType::kMap) {
     throw Error(ErrorCode::kInvalidArgument, std::string("Tensor::empty cannot make a ") +
                                                  std::string(dtype_name(dtype)) + " tensor");
   }
@@ -198,10 +203,21 @@ Tensor Tensor::sequence(std::vector<Tensor> elements, DType element_dtype) {
     element_dtype = elements.front().dtype();
   }
   for (const Tensor& e : elements) {
-    if (!e.defined() || e.is_sequence() || e.dtype() != element_dtype) {
+    if (!e.defined() || e.is_sequence() || e.is_none() || e.dtype() != element_dtype) {
       throw Error(ErrorCode::kInvalidArgument, "a sequence holds tensors of one dtype (" +
                                                    std::string(dtype_name(element_dtype)) +
                                                    "), not " + std::string(dtype_name(e.dtype())));
+    }
+    // A sequence of maps is one ONNX type, seq(map(K, V)): its maps agree on K and V.
+    const Tensor& first = elements.front();
+    if (e.is_map() && (e.map_keys().dtype() != first.map_keys().dtype() ||
+                       e.element_dtype() != first.element_dtype())) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "a sequence holds maps of one key and value type (" +
+                      std::string(dtype_name(first.map_keys().dtype())) + ", " +
+                      std::string(dtype_name(first.element_dtype())) + "), not (" +
+                      std::string(dtype_name(e.map_keys().dtype())) + ", " +
+                      std::string(dtype_name(e.element_dtype())) + ")");
     }
   }
   auto holder = std::make_shared<std::vector<Tensor>>(std::move(elements));
@@ -212,6 +228,63 @@ Tensor Tensor::sequence(std::vector<Tensor> elements, DType element_dtype) {
   t.data_ = holder.get();
   t.owner_ = std::move(holder);
   return t;
+}
+
+namespace {
+
+// Whether `keys` (int64 or string, host) holds a key twice, and which, for the error.
+template <typename K>
+std::optional<std::string> repeated_key(const Tensor& keys) {
+  std::vector<K> sorted(keys.data<K>(), keys.data<K>() + keys.numel());
+  std::sort(sorted.begin(), sorted.end());
+  const auto it = std::adjacent_find(sorted.begin(), sorted.end());
+  if (it == sorted.end()) return std::nullopt;
+  if constexpr (std::is_same_v<K, std::string>)
+    return "'" + *it + "'";
+  else
+    return std::to_string(*it);
+}
+
+}  // namespace
+
+Tensor Tensor::map(Tensor keys, Tensor values) {
+  auto refuse = [](const std::string& why) { throw Error(ErrorCode::kInvalidArgument, why); };
+  if (!keys.is_tensor() || (keys.dtype() != DType::kInt64 && keys.dtype() != DType::kString)) {
+    refuse("a map's keys are an int64 or string tensor, not " +
+           std::string(dtype_name(keys.dtype())));
+  }
+  if (!values.is_tensor() || dtype_size(values.dtype()) == 0) {
+    refuse("a map's values are a numeric or string tensor, not " +
+           std::string(dtype_name(values.dtype())));
+  }
+  if (keys.rank() != 1 || values.rank() != 1 || keys.numel() != values.numel()) {
+    refuse("a map pairs 1-D keys and values of one length, not " + shape_to_string(keys.shape()) +
+           " keys and " + shape_to_string(values.shape()) + " values");
+  }
+  keys = keys.to(Device::cpu());
+  values = values.to(Device::cpu());
+  const std::optional<std::string> twice =
+      keys.dtype() == DType::kInt64 ? repeated_key<int64_t>(keys) : repeated_key<std::string>(keys);
+  if (twice) refuse("a map holds the key " + *twice + " twice");
+  auto holder = std::make_shared<std::vector<Tensor>>(
+      std::vector<Tensor>{std::move(keys), std::move(values)});
+  Tensor t;
+  t.dtype_ = DType::kMap;
+  t.element_dtype_ = (*holder)[1].dtype();
+  t.shape_ = {(*holder)[0].numel()};
+  t.data_ = holder.get();
+  t.owner_ = std::move(holder);
+  return t;
+}
+
+const Tensor& Tensor::map_keys() const {
+  if (!is_map()) throw Error(ErrorCode::kInvalidArgument, "the value is not a map");
+  return (*static_cast<const std::vector<Tensor>*>(data_))[0];
+}
+
+const Tensor& Tensor::map_values() const {
+  if (!is_map()) throw Error(ErrorCode::kInvalidArgument, "the value is not a map");
+  return (*static_cast<const std::vector<Tensor>*>(data_))[1];
 }
 
 Tensor Tensor::none() {
@@ -241,7 +314,10 @@ Tensor Tensor::wrap(std::shared_ptr<void> owner, void* data, DType dtype, Shape 
 }
 
 Tensor Tensor::reshaped(Shape shape) const {
-  if (is_sequence()) throw Error(ErrorCode::kInvalidArgument, "a sequence cannot be reshaped");
+  if (!is_tensor()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "a " + std::string(dtype_name(dtype_)) + " value cannot be reshaped");
+  }
   if (shape_numel(shape) != numel()) {
     throw Error(ErrorCode::kInvalidArgument, "cannot view a tensor of shape " +
                                                  shape_to_string(shape_) + " as " +
@@ -259,6 +335,7 @@ Tensor Tensor::clone() const {
     for (const Tensor& e : elements()) copies.push_back(e.clone());
     return sequence(std::move(copies), element_dtype_);
   }
+  if (is_map()) return map(map_keys().clone(), map_values().clone());
   Tensor t = empty(dtype_, shape_);
   copy_tensor(*this, t).throw_if_error();
   return t;
@@ -283,7 +360,10 @@ Status copy_tensor(const Tensor& src, Tensor& dst) {
                           shape_to_string(src.shape()) + " into " +
                           std::string(dtype_name(dst.dtype())) + shape_to_string(dst.shape()));
   }
-  if (src.is_sequence()) return internal_error("copy_tensor: sequences are copied by to_device");
+  if (!src.is_tensor()) {
+    return internal_error("copy_tensor: a " + std::string(dtype_name(src.dtype())) +
+                          " is not an array");
+  }
   if (src.dtype() == DType::kString) {
     if (!src.is_cpu() || !dst.is_cpu()) return not_implemented("string tensors live on the host");
     const auto* from = static_cast<const std::string*>(src.raw_data());
@@ -304,7 +384,8 @@ Status copy_tensor(const Tensor& src, Tensor& dst) {
 }
 
 Result<Tensor> to_device(const Tensor& src, Device device) {
-  if (src.is_none()) return src;
+  // A map lives on the host: the operators that take maps are host operators.
+  if (src.is_none() || src.is_map()) return src;
   if (src.is_sequence()) {
     std::vector<Tensor> moved;
     bool same = true;

@@ -60,6 +60,13 @@ Shape TypeInfo::static_shape() const {
 }
 
 std::string TypeInfo::to_string() const {
+  const std::string map = "map(" + std::string(dtype_name(map_key_dtype)) + "," +
+                          std::string(dtype_name(map_value_dtype)) + ")";
+  if (dtype == DType::kMap) return map;
+  if (dtype == DType::kSequence) {
+    return "sequence(" +
+           (element_dtype == DType::kMap ? map : std::string(dtype_name(element_dtype))) + ")";
+  }
   ValueInfo vi;
   vi.shape = shape;
   return std::string(dtype_name(dtype)) + vi.shape_string();

@@ -25,7 +25,10 @@ struct TypeInfo {
   DType dtype = DType::kUndefined;
   std::optional<std::vector<Dim>> shape;
   DType element_dtype = DType::kUndefined;  // for dtype kSequence: the tensors' type
-  bool optional = false;                    // an ONNX optional: the value may be none
+  // The key and value types of a map (dtype kMap) or of a sequence's maps (element_dtype kMap).
+  DType map_key_dtype = DType::kUndefined;
+  DType map_value_dtype = DType::kUndefined;
+  bool optional = false;  // an ONNX optional: the value may be none
 
   static TypeInfo of(DType dtype, const Shape& shape);
   bool has_rank() const { return shape.has_value(); }

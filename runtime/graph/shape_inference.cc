@@ -23,6 +23,8 @@ void InferContext::set_output(size_t i, TypeInfo type) {
   Value& v = graph_.mutable_value(node_.outputs[i]);
   if (type.dtype != DType::kUndefined) v.type.dtype = type.dtype;
   if (type.element_dtype != DType::kUndefined) v.type.element_dtype = type.element_dtype;
+  if (type.map_key_dtype != DType::kUndefined) v.type.map_key_dtype = type.map_key_dtype;
+  if (type.map_value_dtype != DType::kUndefined) v.type.map_value_dtype = type.map_value_dtype;
   if (type.optional) v.type.optional = true;
   if (!type.shape) return;
   if (v.type.shape && v.type.shape->size() == type.shape->size()) {

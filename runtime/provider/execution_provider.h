@@ -123,10 +123,11 @@ struct KernelDef {
   // The partitioner leaves them where they are: no copy between devices, whichever device the
   // kernel runs on.
   std::vector<size_t> shape_only_inputs = {};
-  // Whether the kernel handles string tensors and sequence values among its inputs. The
+  // Whether the kernel handles string tensors, sequence values and maps among its inputs. The
   // executor refuses them to every other kernel, so byte-moving kernels never see objects.
   bool takes_strings = false;
   bool takes_sequences = false;
+  bool takes_maps = false;
   bool takes_optionals = false;  // may receive an empty optional (Tensor::none())
 };
 

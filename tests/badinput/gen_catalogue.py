@@ -1352,9 +1352,129 @@ def kind_output_dir():
         special=[{"symlink": "out", "to": "{root}/outside.bin"}])
 
 
+def _map_type(key, value=FLOAT):
+    t = onnx.TypeProto()
+    t.map_type.key_type = key
+    t.map_type.value_type.tensor_type.elem_type = value
+    return t
+
+
+def _map_pb(keys, values, key_type=STRING, name="features"):
+    """A MapProto: keys, and one tensor per value (numpy arrays, normally scalars)."""
+    m = onnx.MapProto()
+    m.name, m.key_type = name, key_type
+    if key_type == STRING:
+        m.string_keys.extend(k.encode() for k in keys)
+    else:
+        m.keys.extend(keys)
+    m.values.elem_type = onnx.SequenceProto.TENSOR
+    for v in values:
+        m.values.tensor_values.append(numpy_helper.from_array(np.asarray(v)))
+    return m.SerializeToString()
+
+
+def kind_maps():
+    """The ai.onnx.ml map operators (ZipMap, DictVectorizer, CastMap), map-typed inputs, and
+    MapProto files."""
+    k = "maps"
+    ml = [("ai.onnx.ml", 1)]
+    rnd = ["model.onnx", "--random-inputs"]
+
+    def dictvec(key=STRING, value=FLOAT, **attrs):
+        attrs = attrs or {"string_vocabulary": ["a", "b"]}
+        n = helper.make_node("DictVectorizer", ["features"], ["Y"], name="n_dv",
+                             domain="ai.onnx.ml", **attrs)
+        return model_bytes([n], [helper.make_value_info("features", _map_type(key, value))],
+                           [vi("Y", value, None)], extra_opsets=ml)
+
+    def zipmap(width=2, **attrs):
+        n = helper.make_node("ZipMap", ["X"], ["Z"], name="n_zip", domain="ai.onnx.ml", **attrs)
+        z = helper.make_value_info("Z", helper.make_sequence_type_proto(_map_type(INT64)))
+        return model_bytes([n], [vi("X", FLOAT, ["N", width])], [z], extra_opsets=ml)
+
+    def castmap(**attrs):
+        n = helper.make_node("CastMap", ["M"], ["Y"], name="n_cast", domain="ai.onnx.ml",
+                             **attrs)
+        return model_bytes([n], [helper.make_value_info("M", _map_type(INT64, STRING))],
+                           [vi("Y", FLOAT, None)], extra_opsets=ml)
+
+    feed = ["model.onnx", "--input", "features=f.pb"]
+    good = _map_pb(["a", "zz"], [np.float32(1.5), np.float32(2)])
+    add(k, "dictvec_valid", feed, 0, all_of("Y: float32[1,2]"),
+        files={"model.onnx": dictvec(), "f.pb": good})
+    add(k, "dictvec_random_map", rnd, 0, all_of("Y: float32[1,2]"), files={"model.onnx": dictvec()})
+    add(k, "map_file_garbage", feed, 2, all_of("f.pb", "MapProto"),
+        files={"model.onnx": dictvec(), "f.pb": b"\xff\xff\xff\x01garbage"})
+    # An empty file is a MapProto with no key type: no map, since its key type is unknown.
+    add(k, "map_file_empty", feed, 2, all_of("f.pb", "key type 0"),
+        files={"model.onnx": dictvec(), "f.pb": b""})
+    add(k, "map_file_keys_values_count", feed, 2, all_of("f.pb", "2 keys and 1 tensor values"),
+        files={"model.onnx": dictvec(), "f.pb": _map_pb(["a", "b"], [np.float32(1)])})
+    add(k, "map_file_repeated_key", feed, 2, all_of("f.pb", "'a' twice"),
+        files={"model.onnx": dictvec(),
+               "f.pb": _map_pb(["a", "a"], [np.float32(1), np.float32(2)])})
+    add(k, "map_file_float_keys", feed, 2, all_of("f.pb", "key type 1"),
+        files={"model.onnx": dictvec(), "f.pb": _map_pb([1], [np.float32(1)], key_type=FLOAT)})
+    add(k, "map_file_vector_value", feed, 2, all_of("f.pb", "one element"),
+        files={"model.onnx": dictvec(), "f.pb": _map_pb(["a"], [np.zeros(2, np.float32)])})
+    add(k, "map_file_mixed_value_dtypes", feed, 2, all_of("f.pb", "one dtype"),
+        files={"model.onnx": dictvec(),
+               "f.pb": _map_pb(["a", "b"], [np.float32(1), np.float64(2)])})
+    add(k, "map_file_wrong_key_type", feed, 2, all_of("'features'", "map(int64, float32)"),
+        files={"model.onnx": dictvec(),
+               "f.pb": _map_pb([1], [np.float32(1)], key_type=INT64)})
+    add(k, "map_file_wrong_value_type", feed, 2, all_of("'features'", "map(string, float64)"),
+        files={"model.onnx": dictvec(), "f.pb": _map_pb(["a"], [np.float64(1)])})
+    add(k, "npy_for_map_input", ["model.onnx", "--input", "features=f.npy"], 2,
+        all_of("'features'", "map"),
+        files={"model.onnx": dictvec(), "f.npy": npy(np.zeros(2, np.float32))})
+    add(k, "tensor_pb_for_map_input", feed, 2, "f.pb",
+        files={"model.onnx": dictvec(), "f.pb": tensor_pb(np.zeros(2, np.float32))})
+    add(k, "dictvec_no_vocabulary", rnd, 2, all_of("n_dv", "exactly one of"),
+        files={"model.onnx": dictvec(int64_vocabulary=[])})
+    add(k, "dictvec_key_type_against_vocabulary", rnd, 2, all_of("n_dv", "vocabulary is string"),
+        files={"model.onnx": dictvec(key=INT64)})
+    add(k, "dictvec_bool_values", rnd, 2, any_of("'features'", "n_dv"),
+        files={"model.onnx": dictvec(value=BOOL)})
+    add(k, "map_int32_keys", rnd, 2, all_of("'features'", "int32 keys"),
+        files={"model.onnx": dictvec(key=TensorProto.INT32)})
+    seq_values = onnx.TypeProto()
+    seq_values.map_type.key_type = STRING
+    seq_values.map_type.value_type.sequence_type.elem_type.tensor_type.elem_type = FLOAT
+    add(k, "map_of_sequences", rnd, 2, all_of("'features'", "numeric or string tensor type"),
+        files={"model.onnx": model_bytes(
+            [helper.make_node("Identity", ["features"], ["Y"], name="n_id")],
+            [helper.make_value_info("features", seq_values)], [vi("Y", FLOAT, None)])})
+    add(k, "map_into_relu", rnd, 2, all_of("n_relu", "a map"),
+        files={"model.onnx": model_bytes(
+            [helper.make_node("Relu", ["features"], ["Y"], name="n_relu")],
+            [helper.make_value_info("features", _map_type(STRING))], [vi("Y", FLOAT, None)])})
+    add(k, "zipmap_valid", rnd + ["--dim", "N=3"], 0, all_of("Z: sequence of 3 map(int64, float32)"),
+        files={"model.onnx": zipmap(classlabels_int64s=[4, 7])})
+    add(k, "zipmap_no_labels", rnd, 2, all_of("n_zip", "exactly one of"),
+        files={"model.onnx": zipmap()})
+    add(k, "zipmap_width_mismatch", rnd, 2, all_of("n_zip", "3 columns for 2 class labels"),
+        files={"model.onnx": zipmap(width=3, classlabels_int64s=[4, 7])})
+    add(k, "zipmap_repeated_label", rnd, 2, all_of("n_zip", "given twice"),
+        files={"model.onnx": zipmap(classlabels_int64s=[4, 4])})
+    add(k, "zipmap_huge_batch", rnd + ["--dim", "N=100000000000"], 2, any_of("X", "n_zip"),
+        files={"model.onnx": zipmap(classlabels_int64s=[4, 7])})
+    mfeed = ["model.onnx", "--input", "M=m.pb"]
+    add(k, "castmap_not_a_number", mfeed, 2, all_of("n_cast", "key 3", "'x1' is not a number"),
+        files={"model.onnx": castmap(), "m.pb": _map_pb([3], [np.array("x1", object)],
+                                                        key_type=INT64, name="M")})
+    add(k, "castmap_sparse_negative_key", mfeed, 2, all_of("n_cast", "key -2 is negative"),
+        files={"model.onnx": castmap(map_form="SPARSE", max_map=4),
+               "m.pb": _map_pb([-2], [np.array("1", object)], key_type=INT64, name="M")})
+    add(k, "castmap_huge_max_map", rnd, 2, all_of("n_cast", "max_map"),
+        files={"model.onnx": castmap(map_form="SPARSE", max_map=1 << 40)})
+    add(k, "castmap_unknown_cast_to", rnd, 2, all_of("n_cast", "TO_BYTES"),
+        files={"model.onnx": castmap(cast_to="TO_BYTES")})
+
+
 KINDS = [kind_protobuf, kind_graph, kind_types, kind_shapes, kind_rnn, kind_attributes,
          kind_control, kind_external, kind_npy, kind_testdir, kind_cli, kind_output_dir,
-         kind_functions]
+         kind_functions, kind_maps]
 
 
 def main():

@@ -60,6 +60,29 @@ ModelBuilder& ModelBuilder::output(const std::string& name, DType dtype,
   return *this;
 }
 
+static void fill_map_type(onnx::TypeProto* tp, DType key, DType value) {
+  auto* mt = tp->mutable_map_type();
+  mt->set_key_type(static_cast<int32_t>(key));
+  mt->mutable_value_type()->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(value));
+}
+
+ModelBuilder& ModelBuilder::map_input(const std::string& name, DType key, DType value) {
+  auto* vi = graph().add_input();
+  vi->set_name(name);
+  fill_map_type(vi->mutable_type(), key, value);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::map_output(const std::string& name, DType key, DType value,
+                                       bool in_sequence) {
+  auto* vi = graph().add_output();
+  vi->set_name(name);
+  onnx::TypeProto* tp = vi->mutable_type();
+  if (in_sequence) tp = tp->mutable_sequence_type()->mutable_elem_type();
+  fill_map_type(tp, key, value);
+  return *this;
+}
+
 ModelBuilder& ModelBuilder::initializer(const std::string& name, const Tensor& value) {
   auto* t = graph().add_initializer();
   Status st = tensor_to_proto(value, name, t);

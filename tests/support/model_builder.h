@@ -23,6 +23,9 @@ class ModelBuilder {
                       const std::vector<std::string>& symbols = {});
   ModelBuilder& output(const std::string& name, DType dtype, const std::vector<int64_t>& dims = {},
                        bool with_shape = false);
+  // A graph input or output of type map(key, value), or seq(map(key, value)).
+  ModelBuilder& map_input(const std::string& name, DType key, DType value);
+  ModelBuilder& map_output(const std::string& name, DType key, DType value, bool in_sequence);
   ModelBuilder& initializer(const std::string& name, const Tensor& value);
   // Appends a node and returns it so attributes can be added.
   onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& inputs,

@@ -49,6 +49,12 @@ std::string compare_tensors(const Tensor& got, const Tensor& want, double tol) {
     return why.str();
   }
   if (want.is_none()) return "";
+  if (want.is_map()) {
+    const std::string k = compare_tensors(got.map_keys(), want.map_keys(), 0);
+    if (!k.empty()) return "map keys: " + k;
+    const std::string v = compare_tensors(got.map_values(), want.map_values(), tol);
+    return v.empty() ? "" : "map values: " + v;
+  }
   if (want.is_sequence()) {
     if (got.elements().size() != want.elements().size()) {
       why << got.elements().size() << " sequence elements, expected " << want.elements().size();
@@ -208,6 +214,10 @@ std::string OpTester::bytes() const {
     if (in.name.empty() || !in.value.defined()) continue;  // omitted, or declared already
     if (in.constant) {
       b.initializer(in.name, in.value);
+      continue;
+    }
+    if (in.value.is_map()) {
+      b.map_input(in.name, in.value.map_keys().dtype(), in.value.element_dtype());
       continue;
     }
     std::vector<std::string> symbols;

@@ -81,6 +81,11 @@ class OpTester {
     expected_.push_back({Tensor::from_vector<T>(shape, values), tol});
     return *this;
   }
+  // The next expected output as a value (a sequence or a map, say).
+  OpTester& expect(Tensor value, double tol = 1e-6) {
+    expected_.push_back({std::move(value), tol});
+    return *this;
+  }
   // The node must fail with `code`, the message containing `fragment`.
   OpTester& expect_error(ErrorCode code, std::string fragment);
   // Tolerance of the comparison of other providers' outputs with reference's.

@@ -3,14 +3,66 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "providers/reference/common/dispatch.h"
 
 namespace recur::tools {
 
+namespace {
+
+// "{'a': 0.25, 'b': 0.75}": a map's first entries, in its order.
+std::string map_text(const Tensor& m) {
+  std::ostringstream os;
+  const Tensor& k = m.map_keys();
+  const Tensor& v = m.map_values();
+  const int64_t shown = std::min<int64_t>(k.numel(), 6);
+  os << "{";
+  for (int64_t i = 0; i < shown; ++i) {
+    os << (i ? ", " : "");
+    if (k.dtype() == DType::kString) {
+      os << "'" << k.data<std::string>()[i] << "'";
+    } else {
+      os << k.data<int64_t>()[i];
+    }
+    os << ": ";
+    if (v.dtype() == DType::kString) {
+      os << '"' << v.data<std::string>()[i] << '"';
+    } else {
+      reference::visit_dtype(reference::kAllTypes, v.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
+          os << static_cast<float>(v.data<T>()[i]);
+        } else {
+          os << +v.data<T>()[i];
+        }
+      });
+    }
+  }
+  os << (k.numel() > shown ? ", ...}" : "}");
+  return os.str();
+}
+
+std::string map_type(const Tensor& m) {
+  return "map(" + std::string(dtype_name(m.map_keys().dtype())) + ", " +
+         std::string(dtype_name(m.element_dtype())) + ")";
+}
+
+}  // namespace
+
 std::string summarize(const Tensor& t) {
   std::ostringstream os;
+  if (t.is_map())
+    return map_type(t) + " of " + std::to_string(t.map_keys().numel()) + " entries  " + map_text(t);
+  if (t.is_sequence() && t.element_dtype() == DType::kMap) {
+    const auto& maps = t.elements();
+    os << "sequence of " << maps.size() << (maps.empty() ? " maps" : " " + map_type(maps[0]));
+    for (size_t i = 0; i < maps.size() && i < 3; ++i) os << (i ? ", " : ": ") << map_text(maps[i]);
+    if (maps.size() > 3) os << ", ...";
+    return os.str();
+  }
   if (t.is_sequence()) {
     os << "sequence of " << t.elements().size() << " " << dtype_name(t.element_dtype())
        << " tensors";

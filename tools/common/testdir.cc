@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "providers/reference/common/dispatch.h"
 #include "runtime/engine/onnx/tensor_proto.h"
@@ -82,6 +86,63 @@ Tolerance precision_tolerance(SessionOptions::Precision p) {
   return {};
 }
 
+namespace {
+
+// Maps match when they hold the same keys, in any order, with matching values.
+Comparison compare_maps(const Tensor& got, const Tensor& want, const Tolerance& tol) {
+  Comparison c;
+  c.match = false;
+  if (!got.is_map() || !want.is_map()) {
+    c.reason = got.is_map() ? "a map, expected " + std::string(dtype_name(want.dtype()))
+                            : "a " + std::string(dtype_name(got.dtype())) + ", expected a map";
+    return c;
+  }
+  const Tensor& gk = got.map_keys();
+  const Tensor& wk = want.map_keys();
+  if (gk.dtype() != wk.dtype() || got.element_dtype() != want.element_dtype() ||
+      gk.numel() != wk.numel()) {
+    c.reason = "a map(" + std::string(dtype_name(gk.dtype())) + ", " +
+               std::string(dtype_name(got.element_dtype())) + ") of " + std::to_string(gk.numel()) +
+               " keys, expected a map(" + std::string(dtype_name(wk.dtype())) + ", " +
+               std::string(dtype_name(want.element_dtype())) + ") of " + std::to_string(wk.numel());
+    return c;
+  }
+  auto key_text = [](const Tensor& keys, int64_t i) {
+    return keys.dtype() == DType::kString ? "'" + keys.data<std::string>()[i] + "'"
+                                          : std::to_string(keys.data<int64_t>()[i]);
+  };
+  // Where each wanted key is in `got`: a map's keys are distinct, so a sort pairs them.
+  std::map<std::string, int64_t> got_at;
+  for (int64_t i = 0; i < gk.numel(); ++i) got_at[key_text(gk, i)] = i;
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < wk.numel(); ++i) {
+    const auto it = got_at.find(key_text(wk, i));
+    if (it == got_at.end()) {
+      c.reason = "the map has no key " + key_text(wk, i);
+      return c;
+    }
+    order.push_back(it->second);
+  }
+  // The got values reordered as the wanted keys, then compared as tensors.
+  const Tensor& gv = got.map_values();
+  Tensor reordered = Tensor::empty(gv.dtype(), {gk.numel()});
+  for (size_t i = 0; i < order.size(); ++i) {
+    const auto from = static_cast<size_t>(order[i]);
+    if (gv.dtype() == DType::kString) {
+      reordered.data<std::string>()[i] = gv.data<std::string>()[from];
+    } else {
+      const size_t width = dtype_size(gv.dtype());
+      std::memcpy(static_cast<char*>(reordered.raw_data()) + i * width,
+                  static_cast<const char*>(gv.raw_data()) + from * width, width);
+    }
+  }
+  Comparison v = compare(reordered, want.map_values(), tol);
+  if (!v.match) v.reason = "map values: " + v.reason;
+  return v;
+}
+
+}  // namespace
+
 Comparison compare(const Tensor& got, const Tensor& want, const Tolerance& tol) {
   Comparison c;
   if (got.is_none() || want.is_none()) {
@@ -91,6 +152,7 @@ Comparison compare(const Tensor& got, const Tensor& want, const Tolerance& tol) 
                                : "a value, expected an empty optional";
     return c;
   }
+  if (got.is_map() || want.is_map()) return compare_maps(got, want, tol);
   if (got.is_sequence() || want.is_sequence()) {
     if (!got.is_sequence() || !want.is_sequence()) {
       c.match = false;
@@ -100,7 +162,7 @@ Comparison compare(const Tensor& got, const Tensor& want, const Tolerance& tol) 
     }
     if (got.elements().size() != want.elements().size()) {
       c.match = false;
-      c.reason = "a sequence of " + std::to_string(got.elements().size()) + " tensors, expected " +
+      c.reason = "a sequence of " + std::to_string(got.elements().size()) + " elements, expected " +
                  std::to_string(want.elements().size());
       return c;
     }
@@ -205,9 +267,9 @@ Comparison compare(const Tensor& got, const Tensor& want, const Tolerance& tol) 
 Result<std::vector<DataSet>> read_data_sets(const std::string& dir, const Session* session) {
   // Which files hold sequences: by position among the inputs without defaults, and outputs.
   // What each file holds, from the declared type at its position: 0 tensor, 1 sequence,
-  // 2 optional.
+  // 2 optional, 3 map.
   auto kind_of = [](const ValueInfo& vi) {
-    return vi.optional ? 2 : vi.dtype == DType::kSequence ? 1 : 0;
+    return vi.optional ? 2 : vi.dtype == DType::kSequence ? 1 : vi.dtype == DType::kMap ? 3 : 0;
   };
   std::vector<int> input_kind, output_kind;
   if (session) {
@@ -216,7 +278,8 @@ Result<std::vector<DataSet>> read_data_sets(const std::string& dir, const Sessio
     for (const auto& out : session->outputs()) output_kind.push_back(kind_of(out));
   }
   auto read_value = [](const fs::path& p, int kind, std::string* name) {
-    return kind == 2   ? read_optional_pb(p.string(), name)
+    return kind == 3   ? read_map_pb(p.string(), name)
+           : kind == 2 ? read_optional_pb(p.string(), name)
            : kind == 1 ? read_sequence_pb(p.string(), name)
                        : read_tensor_pb(p.string(), name);
   };

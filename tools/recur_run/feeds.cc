@@ -2,8 +2,11 @@
 
 #include <random>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "providers/reference/common/dispatch.h"
+#include "runtime/engine/onnx/tensor_proto.h"
 #include "tools/common/npy.h"
 
 namespace recur::tools {
@@ -70,6 +73,21 @@ Tensor random_tensor(DType dtype, const Shape& shape, std::mt19937_64& rng) {
   return t;
 }
 
+// Three entries, keys 0, 1, 2 (or "0", "1", "2"): a map's keys are the model's vocabulary, which
+// no declared type tells, so these only show that the model runs.
+Tensor random_map(const ValueInfo& in, std::mt19937_64& rng) {
+  if (in.map_key_dtype != DType::kInt64 && in.map_key_dtype != DType::kString) {
+    throw Error(ErrorCode::kNotImplemented, "cannot make a random map of this type");
+  }
+  Tensor keys = in.map_key_dtype == DType::kInt64
+                    ? Tensor::from_vector<int64_t>({3}, {0, 1, 2})
+                    : Tensor::from_vector<std::string>({3}, {"0", "1", "2"});
+  Tensor values = in.map_value_dtype == DType::kString
+                      ? Tensor::from_vector<std::string>({3}, {"0", "1", "2"})
+                      : random_tensor(in.map_value_dtype, {3}, rng);
+  return Tensor::map(std::move(keys), std::move(values));
+}
+
 // --shape wins; else fixed dimensions as declared, symbolic ones from --dim, the rest 1.
 Shape random_shape(const ValueInfo& in, const Args& a) {
   auto it = a.shapes.find(in.name);
@@ -93,8 +111,23 @@ Feeds model_feeds(const Session& s, const Args& a) {
   Feeds feeds;
   std::set<std::string> given;
   for (const auto& [name, file] : a.inputs) {
-    auto t = read_tensor_file(file);
-    if (!t.ok()) throw Error(t.status().code(), "--input " + name + ": " + t.status().message());
+    // A map or a sequence has no .npy form: its file is the ONNX message for its type.
+    const ValueInfo* info = nullptr;
+    for (const auto& in : s.inputs())
+      if (in.name == name) info = &in;
+    const bool npy = file.size() >= 4 && file.compare(file.size() - 4, 4, ".npy") == 0;
+    auto t = info && !npy && info->dtype == DType::kMap        ? read_map_pb(file)
+             : info && !npy && info->dtype == DType::kSequence ? read_sequence_pb(file)
+                                                               : read_tensor_file(file);
+    if (!t.ok()) {
+      const std::string kind = info && !npy && info->dtype == DType::kMap        ? "a MapProto"
+                               : info && !npy && info->dtype == DType::kSequence ? "a SequenceProto"
+                                                                                 : "";
+      throw Error(t.status().code(),
+                  "--input " + name + ": " +
+                      (kind.empty() ? "" : "the input is read from " + kind + ": ") +
+                      t.status().message());
+    }
     feeds.emplace_back(name, std::move(t).value());
     given.insert(name);
   }
@@ -108,7 +141,9 @@ Feeds model_feeds(const Session& s, const Args& a) {
                                                    in.name + "=FILE or --random-inputs");
     }
     try {
-      feeds.emplace_back(in.name, random_tensor(in.dtype, random_shape(in, a), rng));
+      feeds.emplace_back(in.name, in.dtype == DType::kMap
+                                      ? random_map(in, rng)
+                                      : random_tensor(in.dtype, random_shape(in, a), rng));
     } catch (const Error& e) {
       // A bad --shape (negative, too large) is reported by the tensor code, which does not know
       // which input it was building.

@@ -75,8 +75,9 @@ std::vector<Planned> plan(const Outputs& outs, std::ostream& log) {
   std::vector<Planned> files;
   std::map<std::string, std::string> owner;  // file name -> output name
   for (size_t i = 0; i < outs.size(); ++i) {
-    if (outs[i].is_sequence()) {
-      log << "skipped " << outs.name(i) << ": a sequence has no .npy form\n";
+    if (outs[i].is_sequence() || outs[i].is_map()) {
+      log << "skipped " << outs.name(i) << ": a " << dtype_name(outs[i].dtype())
+          << " has no .npy form\n";
       continue;
     }
     const std::string file = output_file_name(outs.name(i));

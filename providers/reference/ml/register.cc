@@ -6,7 +6,9 @@ namespace recur::reference {
 void register_ml_kernels(Registrar& r) {
   register_array_feature_extractor(r);
   register_binarizer(r);
+  register_cast_map(r);
   register_category_mapper(r);
+  register_dict_vectorizer(r);
   register_feature_vectorizer(r);
   register_imputer(r);
   register_label_encoder(r);
@@ -20,6 +22,7 @@ void register_ml_kernels(Registrar& r) {
   register_tree_ensemble(r);
   register_tree_ensemble_classifier(r);
   register_tree_ensemble_regressor(r);
+  register_zip_map(r);
 }
 
 }  // namespace recur::reference

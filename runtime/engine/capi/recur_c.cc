@@ -60,6 +60,10 @@ static_assert(RECUR_IO == static_cast<int>(ErrorCode::kIo));
 static_assert(RECUR_DEVICE == static_cast<int>(ErrorCode::kDevice));
 static_assert(RECUR_INTERNAL == static_cast<int>(ErrorCode::kInternal));
 static_assert(RECUR_CANCELLED == static_cast<int>(ErrorCode::kCancelled));
+// The metadata-only dtypes, which a C caller reads from recur_value_info_dtype.
+static_assert(RECUR_DTYPE_SEQUENCE == static_cast<int>(recur::DType::kSequence));
+static_assert(RECUR_DTYPE_NONE == static_cast<int>(recur::DType::kNone));
+static_assert(RECUR_DTYPE_MAP == static_cast<int>(recur::DType::kMap));
 
 // A code added to recur::ErrorCode must be given a C value: the switch below has no default,
 // and this makes the compiler's missing-case warning an error.
@@ -156,12 +160,12 @@ recur::DType tensor_dtype(recur_dtype dtype, const char* fn) {
   const auto d = static_cast<recur::DType>(dtype);
   const bool flat = recur::dtype_size(d) > 0 && d != recur::DType::kString &&
                     d != recur::DType::kSequence && d != recur::DType::kNone &&
-                    recur::dtype_from_name(recur::dtype_name(d)) == d;
+                    d != recur::DType::kMap && recur::dtype_from_name(recur::dtype_name(d)) == d;
   if (!flat) {
     throw recur::Error(ErrorCode::kInvalidArgument,
                        std::string(fn) + ": dtype " + std::to_string(static_cast<int>(dtype)) +
-                           " is not a numeric or bool type (the C API has no string, sequence "
-                           "or optional tensors)");
+                           " is not a numeric or bool type (the C API has no string, sequence, "
+                           "map or optional tensors)");
   }
   return d;
 }
@@ -199,11 +203,11 @@ size_t byte_size_of(const recur::Shape& shape, recur::DType dtype, const char* f
 
 const recur::Tensor& plain(const recur_tensor* t, const char* fn) {
   need(t, fn);
-  if (t->tensor.is_sequence() || t->tensor.is_none()) {
+  if (!t->tensor.is_tensor()) {
     throw recur::Error(ErrorCode::kInvalidArgument,
                        std::string(fn) + ": the value is a " +
                            std::string(recur::dtype_name(t->tensor.dtype())) +
-                           ", not a tensor (the C API has no sequences or optionals)");
+                           ", not a tensor (the C API has no sequences, maps or optionals)");
   }
   return t->tensor;
 }

@@ -74,6 +74,8 @@ class Loader {
   void add_captures(const Graph& sub, const Scope& scope, Node* node);
   Status read_graph_outputs(const onnx::GraphProto& gp, const Scope& scope, const std::string& pfx);
   Status read_type(const onnx::TypeProto& tp, const std::string& name, TypeInfo* out, bool strict);
+  Status read_map_type(const onnx::TypeProto_Map& mt, const std::string& name, TypeInfo* out,
+                       bool strict);
   Status read_attribute(const onnx::AttributeProto& ap, const Node& node, Scope& scope,
                         Attribute* out);
   // Finds `name` in `scope`'s graph or, failing that, in an enclosing graph, in which case it
@@ -89,6 +91,32 @@ class Loader {
   std::vector<std::string>* warnings_;
   onnx::GraphProto* owned_ = nullptr;
 };
+
+// map(K, V) as the ai.onnx.ml operators use it: int64 or string keys, and values of one
+// numeric or string element type.
+Status Loader::read_map_type(const onnx::TypeProto_Map& mt, const std::string& name, TypeInfo* out,
+                             bool strict) {
+  const auto key = static_cast<DType>(mt.key_type());
+  const onnx::TypeProto& value = mt.value_type();
+  const auto value_dtype =
+      static_cast<DType>(value.has_tensor_type() ? value.tensor_type().elem_type() : 0);
+  if (key != DType::kInt64 && key != DType::kString) {
+    if (!strict) return ok_status();
+    return not_implemented("'" + name + "' is a map with " +
+                           (known_tensor_dtype(mt.key_type())
+                                ? std::string(dtype_name(key))
+                                : "element type " + std::to_string(mt.key_type())) +
+                           " keys; recur's maps have int64 or string keys");
+  }
+  if (!known_tensor_dtype(static_cast<int>(value_dtype)) || dtype_size(value_dtype) == 0) {
+    if (!strict) return ok_status();
+    return not_implemented("'" + name +
+                           "' is a map whose values are not a numeric or string tensor type");
+  }
+  out->map_key_dtype = key;
+  out->map_value_dtype = value_dtype;
+  return ok_status();
+}
 
 Status Loader::read_type(const onnx::TypeProto& tp, const std::string& name, TypeInfo* out,
                          bool strict) {
@@ -108,11 +136,22 @@ Status Loader::read_type(const onnx::TypeProto& tp, const std::string& name, Typ
     out->shape.reset();
     return ok_status();
   }
+  if (tp.has_map_type() ||
+      (tp.has_sequence_type() && tp.sequence_type().elem_type().has_map_type())) {
+    const bool in_sequence = tp.has_sequence_type();
+    RECUR_RETURN_IF_ERROR(
+        read_map_type(in_sequence ? tp.sequence_type().elem_type().map_type() : tp.map_type(), name,
+                      out, strict));
+    if (out->map_key_dtype == DType::kUndefined) return ok_status();  // not strict: unknown
+    out->dtype = in_sequence ? DType::kSequence : DType::kMap;
+    out->element_dtype = in_sequence ? DType::kMap : DType::kUndefined;
+    out->shape.reset();
+    return ok_status();
+  }
   if (!tp.has_tensor_type()) {
     if (!strict || tp.value_case() == onnx::TypeProto::VALUE_NOT_SET) return ok_status();
     const char* kind = tp.has_sequence_type()   ? "a sequence of non-tensor"
                        : tp.has_optional_type() ? "an optional of a non-tensor"
-                       : tp.has_map_type()      ? "a map"
                                                 : "a non-tensor";
     return not_implemented("'" + name + "' has " + kind + " type; only tensors are supported");
   }
@@ -447,6 +486,8 @@ Status Loader::read_graph_outputs(const onnx::GraphProto& gp, const Scope& scope
     if (val.type.dtype == DType::kUndefined) {
       val.type.dtype = declared.dtype;
       val.type.element_dtype = declared.element_dtype;
+      val.type.map_key_dtype = declared.map_key_dtype;
+      val.type.map_value_dtype = declared.map_value_dtype;
     }
     if (!val.type.shape) val.type.shape = declared.shape;
     val.type.optional = val.type.optional || declared.optional;

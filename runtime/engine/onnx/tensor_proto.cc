@@ -581,7 +581,62 @@ Result<Tensor> sequence_from_protos(
   }
 }
 
+// A MapProto as a map value: its keys (int64 or string) and, in `values`, one single-element
+// tensor per key, all of one dtype.
+Result<Tensor> map_from_proto(const onnx::MapProto& mp, ExternalData* external,
+                              const std::string& path) {
+  const std::string where =
+      "'" + path + "': map" + (mp.name().empty() ? "" : " '" + mp.name() + "'");
+  Tensor keys;
+  if (mp.key_type() == onnx::TensorProto::INT64) {
+    keys = Tensor::from_vector<int64_t>({mp.keys_size()},
+                                        std::vector<int64_t>(mp.keys().begin(), mp.keys().end()));
+  } else if (mp.key_type() == onnx::TensorProto::STRING) {
+    keys = Tensor::from_vector<std::string>(
+        {mp.string_keys_size()},
+        std::vector<std::string>(mp.string_keys().begin(), mp.string_keys().end()));
+  } else {
+    return not_implemented(where + " has key type " + std::to_string(mp.key_type()) +
+                           "; recur's maps have int64 or string keys");
+  }
+  const onnx::SequenceProto& vs = mp.values();
+  if (vs.tensor_values_size() != keys.numel()) {
+    return invalid_argument(where + " has " + std::to_string(keys.numel()) + " keys and " +
+                            std::to_string(vs.tensor_values_size()) + " tensor values");
+  }
+  std::vector<Tensor> scalars;
+  for (const auto& tp : vs.tensor_values()) {
+    RECUR_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, external, where));
+    if (t.numel() != 1 || (!scalars.empty() && t.dtype() != scalars.front().dtype())) {
+      return invalid_argument(where + ": each value must be one element of one dtype");
+    }
+    scalars.push_back(std::move(t));
+  }
+  const DType vt = scalars.empty() ? DType::kFloat32 : scalars.front().dtype();
+  try {
+    Tensor values = Tensor::empty(vt, {keys.numel()});
+    for (size_t i = 0; i < scalars.size(); ++i) {
+      if (vt == DType::kString) {
+        values.data<std::string>()[i] = scalars[i].data<std::string>()[0];
+      } else {
+        std::memcpy(static_cast<char*>(values.raw_data()) + i * dtype_size(vt),
+                    scalars[i].raw_data(), dtype_size(vt));
+      }
+    }
+    return Tensor::map(std::move(keys), std::move(values));
+  } catch (const Error& e) {
+    return Status(e.code(), where + ": " + e.what());
+  }
+}
+
 }  // namespace
+
+Result<Tensor> read_map_pb(const std::string& path, std::string* name) {
+  RECUR_ASSIGN_OR_RETURN(auto proto, parse_pb_file<onnx::MapProto>(path, "MapProto"));
+  if (name) *name = proto.name();
+  ExternalData external(std::filesystem::path(path).parent_path());
+  return map_from_proto(proto, &external, path);
+}
 
 Result<Tensor> read_tensor_pb(const std::string& path, std::string* name) {
   RECUR_ASSIGN_OR_RETURN(auto proto, parse_pb_file<onnx::TensorProto>(path, "TensorProto"));
@@ -593,11 +648,23 @@ Result<Tensor> read_tensor_pb(const std::string& path, std::string* name) {
 Result<Tensor> read_sequence_pb(const std::string& path, std::string* name) {
   RECUR_ASSIGN_OR_RETURN(auto proto, parse_pb_file<onnx::SequenceProto>(path, "SequenceProto"));
   if (name) *name = proto.name();
+  ExternalData external(std::filesystem::path(path).parent_path());
+  if (proto.elem_type() == onnx::SequenceProto::MAP) {
+    std::vector<Tensor> maps;
+    for (const auto& mp : proto.map_values()) {
+      RECUR_ASSIGN_OR_RETURN(Tensor m, map_from_proto(mp, &external, path));
+      maps.push_back(std::move(m));
+    }
+    try {
+      return Tensor::sequence(std::move(maps), DType::kMap);
+    } catch (const Error& e) {
+      return Status(e.code(), "'" + path + "': " + e.what());
+    }
+  }
   if (proto.elem_type() != onnx::SequenceProto::TENSOR &&
       proto.elem_type() != onnx::SequenceProto::UNDEFINED) {
-    return not_implemented("'" + path + "': only sequences of tensors are supported");
+    return not_implemented("'" + path + "': only sequences of tensors or maps are supported");
   }
-  ExternalData external(std::filesystem::path(path).parent_path());
   return sequence_from_protos(proto.tensor_values(), &external, path);
 }
 

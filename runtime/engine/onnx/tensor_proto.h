@@ -68,8 +68,11 @@ Result<std::string> read_regular_file(const std::string& path, const std::string
 // A serialized TensorProto file (input_0.pb). Also returns the name stored in it.
 Result<Tensor> read_tensor_pb(const std::string& path, std::string* name = nullptr);
 Status write_tensor_pb(const Tensor& t, const std::string& name, const std::string& path);
-// A serialized SequenceProto of tensors, as a sequence value (Tensor::is_sequence()).
+// A serialized SequenceProto of tensors or of maps, as a sequence value (Tensor::is_sequence()).
 Result<Tensor> read_sequence_pb(const std::string& path, std::string* name = nullptr);
+// A serialized MapProto (int64 or string keys, one single-element tensor per value), as a map
+// value (Tensor::is_map()).
+Result<Tensor> read_map_pb(const std::string& path, std::string* name = nullptr);
 // A serialized OptionalProto: its tensor or sequence, or Tensor::none() when empty.
 Result<Tensor> read_optional_pb(const std::string& path, std::string* name = nullptr);
 

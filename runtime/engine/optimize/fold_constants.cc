@@ -37,8 +37,8 @@ bool foldable(const Graph& g, const Node& n) {
 }
 
 bool plain_host_tensor(const Tensor& t) {
-  return t.defined() && !t.is_none() && !t.is_sequence() && t.is_cpu() &&
-         t.dtype() != DType::kString && (t.numel() == 0 || t.raw_data() != nullptr);
+  return t.is_tensor() && t.is_cpu() && t.dtype() != DType::kString &&
+         (t.numel() == 0 || t.raw_data() != nullptr);
 }
 
 // Folds the nodes of `graph` whose inputs are all constants. Returns whether any was.

@@ -31,9 +31,11 @@ Status run_kernel(const SubgraphPlan& plan, const Step& step, std::vector<Tensor
                               " is an empty optional, which this operator does not take");
     }
     if ((t.dtype() == DType::kString && !step.takes_strings) ||
-        (t.is_sequence() && !step.takes_sequences)) {
+        (t.is_sequence() && !step.takes_sequences) || (t.is_map() && !step.takes_maps)) {
       return not_implemented(node.describe() + ": input " + std::to_string(i) + " is " +
-                             (t.is_sequence() ? "a sequence" : "a string tensor") +
+                             (t.is_sequence() ? "a sequence"
+                              : t.is_map()    ? "a map"
+                                              : "a string tensor") +
                              ", which this operator does not take");
     }
     if (t.defined() && t.device() != want) {

@@ -29,6 +29,7 @@ struct Step {
   std::vector<ValueId> outputs;
   bool takes_strings = false;  // from the kernel's KernelDef
   bool takes_sequences = false;
+  bool takes_maps = false;
   bool takes_optionals = false;
   // kCopy: slot src to slot dst on `device`
   ValueId src = kNoValue;

@@ -270,6 +270,7 @@ Result<Step> PlanBuilder::kernel_step(int idx) {
   if (const KernelDef* def = provider.registry().find(node.domain, node.op_type, node.opset)) {
     s.takes_strings = def->takes_strings;
     s.takes_sequences = def->takes_sequences;
+    s.takes_maps = def->takes_maps;
     s.takes_optionals = def->takes_optionals;
   }
   const std::set<size_t>& rel = released_[idx];

@@ -168,7 +168,7 @@ int32_t ProfileBuffer::begin_step(const SubgraphPlan& plan, size_t step,
   r.shapes_begin = static_cast<uint32_t>(ranks_.size());
   const Step& s = plan.steps[step];
   auto add_shape = [this](const Tensor& t) {
-    if (!t.defined() || t.is_none() || t.is_sequence()) {
+    if (!t.is_tensor()) {
       ranks_.push_back(-1);
       return;
     }

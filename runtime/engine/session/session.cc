@@ -33,6 +33,8 @@ ValueInfo info_of(const Graph& g, ValueId v) {
   vi.dtype = val.type.dtype;
   vi.shape = val.type.shape;
   vi.element_dtype = val.type.element_dtype;
+  vi.map_key_dtype = val.type.map_key_dtype;
+  vi.map_value_dtype = val.type.map_value_dtype;
   vi.optional = val.type.optional;
   vi.has_default = val.is_initializer;
   return vi;
@@ -248,6 +250,14 @@ Status check_feed(const ValueInfo& want, const Tensor& t) {
     return invalid_argument("input '" + want.name + "' is " + std::string(dtype_name(t.dtype())) +
                             " but the model expects " + std::string(dtype_name(want.dtype)));
   }
+  if (t.is_map() && want.map_key_dtype != DType::kUndefined &&
+      (t.map_keys().dtype() != want.map_key_dtype || t.element_dtype() != want.map_value_dtype)) {
+    return invalid_argument(
+        "input '" + want.name + "' is a map(" + std::string(dtype_name(t.map_keys().dtype())) +
+        ", " + std::string(dtype_name(t.element_dtype())) + ") but the model expects map(" +
+        std::string(dtype_name(want.map_key_dtype)) + ", " +
+        std::string(dtype_name(want.map_value_dtype)) + ")");
+  }
   if (!want.shape) return ok_status();
   const auto& dims = *want.shape;
   if (static_cast<size_t>(t.rank()) != dims.size()) {
@@ -269,7 +279,7 @@ Status check_feed(const ValueInfo& want, const Tensor& t) {
 bool points_into(const Tensor& t, const Feeds& feeds) {
   const auto* p = static_cast<const char*>(t.raw_data());
   for (const auto& [name, f] : feeds) {
-    if (!f.defined() || !f.is_cpu() || f.is_sequence() || f.is_none()) continue;
+    if (!f.is_tensor() || !f.is_cpu()) continue;
     const auto* base = static_cast<const char*>(f.raw_data());
     if (base && p >= base && p < base + f.nbytes()) return true;
   }
@@ -386,8 +396,7 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
     // caller's as it is: the cache hands a block out again only once nothing else holds it.
     // An output that is a view of a feed (Identity, Reshape, ... of an input) would change
     // when the caller reuses its input buffer: it gets a copy too.
-    if (t.defined() && t.is_cpu() && !t.is_sequence() && !t.is_none() &&
-        t.dtype() != DType::kString && t.nbytes() > 0 &&
+    if (t.is_tensor() && t.is_cpu() && t.dtype() != DType::kString && t.nbytes() > 0 &&
         ((lease && (*lease)->in_arena(t.raw_data())) || points_into(t, feeds))) {
       t = t.clone();
     }

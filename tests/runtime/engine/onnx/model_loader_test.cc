@@ -512,7 +512,7 @@ TEST(ModelLoader, SubgraphReferenceToNothingNamesTheSubgraph) {
                {"subgraph 'then_branch'", "branching", "inner", "'nowhere'"});
 }
 
-TEST(ModelLoader, MapTypesAreRefusedClearly) {
+TEST(ModelLoader, OptionalMapsAndUnsupportedMapTypesAreRefusedClearly) {
   TempDir dir;
   ModelBuilder m;
   auto* in = m.graph().add_input();
@@ -523,6 +523,60 @@ TEST(ModelLoader, MapTypesAreRefusedClearly) {
   m.output("table", DType::kFloat32);
   const auto path = m.save(dir.path());
   expect_error([&] { Session s(path); }, ErrorCode::kNotImplemented, {"'table'", "optional"});
+
+  // int32 keys, and values that are sequences: recur's maps are those of ai.onnx.ml.
+  ModelBuilder k;
+  k.map_input("ints", DType::kInt32, DType::kFloat32);
+  k.output("ints", DType::kUndefined);
+  const auto kpath = k.save(dir.path(), "keys.onnx");
+  expect_error([&] { Session s(kpath); }, ErrorCode::kNotImplemented,
+               {"'ints'", "int32 keys", "int64 or string keys"});
+  ModelBuilder v;
+  auto* vin = v.graph().add_input();
+  vin->set_name("nested");
+  auto* vmap = vin->mutable_type()->mutable_map_type();
+  vmap->set_key_type(8);
+  vmap->mutable_value_type()
+      ->mutable_sequence_type()
+      ->mutable_elem_type()
+      ->mutable_tensor_type()
+      ->set_elem_type(1);
+  v.output("nested", DType::kUndefined);
+  const auto vpath = v.save(dir.path(), "values.onnx");
+  expect_error([&] { Session s(vpath); }, ErrorCode::kNotImplemented,
+               {"'nested'", "not a numeric or string tensor type"});
+}
+
+TEST(ModelLoader, MapInputsAreDeclaredAndCheckedAtTheBoundary) {
+  TempDir dir;
+  ModelBuilder m;
+  m.map_input("features", DType::kString, DType::kFloat32);
+  auto& dv = m.node("DictVectorizer", {"features"}, {"row"}, "vectorize", "ai.onnx.ml");
+  testing::set_attr(dv, "string_vocabulary", std::vector<std::string>{"a", "b"});
+  m.opset("ai.onnx.ml", 1);
+  m.output("row", DType::kFloat32);
+  Session s(m.save(dir.path()));
+  ASSERT_EQ(s.inputs().size(), 1u);
+  EXPECT_EQ(s.inputs()[0].dtype, DType::kMap);
+  EXPECT_EQ(s.inputs()[0].map_key_dtype, DType::kString);
+  EXPECT_EQ(s.inputs()[0].map_value_dtype, DType::kFloat32);
+  const Tensor good = Tensor::map(Tensor::from_vector<std::string>({1}, {"b"}),
+                                  Tensor::from_vector<float>({1}, {4}));
+  Outputs o = s.run({{"features", good}});
+  EXPECT_EQ(o[0].shape(), Shape({1, 2}));
+  EXPECT_EQ(o[0].data<float>()[1], 4.0f);
+  const Tensor wrong =
+      Tensor::map(Tensor::from_vector<int64_t>({1}, {1}), Tensor::from_vector<float>({1}, {4}));
+  expect_error(
+      [&] {
+        s.run({{"features", wrong}});
+      },
+      ErrorCode::kInvalidArgument, {"'features'", "map(int64, float32)", "map(string, float32)"});
+  expect_error(
+      [&] {
+        s.run({{"features", floats({1}, {1})}});
+      },
+      ErrorCode::kInvalidArgument, {"'features'", "float32", "map"});
 }
 
 TEST(ModelLoader, SequenceInputsPassThroughAndAreCheckedAtTheBoundary) {

@@ -1,0 +1,2 @@
+
+features"age*JgOû=

@@ -1,0 +1,2 @@
+
+features"score"weight"height* J¬ƒ¾J…†â¿Jë8A>

@@ -1,0 +1,3 @@
+
+features"weight"age"score"unseen**JD
+?J¿?{øJføJ€Ã¶?
