@@ -45,10 +45,16 @@ _ORT_TYPES = {
 }
 
 
-def _type_string(dtype, element_dtype):
+def _type_string(dtype, element_dtype, key_dtype="undefined", value_dtype="undefined"):
+    def tensor(t):
+        return "tensor(%s)" % _ORT_TYPES.get(t, t)
+
+    map_type = "map(%s,%s)" % (key_dtype, tensor(value_dtype))
+    if dtype == "map":
+        return map_type
     if dtype == "sequence":
-        return "seq(tensor(%s))" % _ORT_TYPES.get(element_dtype, element_dtype)
-    return "tensor(%s)" % _ORT_TYPES.get(dtype, dtype)
+        return "seq(%s)" % (map_type if element_dtype == "map" else tensor(element_dtype))
+    return tensor(dtype)
 
 
 class NodeArg:
@@ -56,9 +62,10 @@ class NodeArg:
     ints, strings for symbolic dimensions, or None where unknown (shape is None when even the
     rank is unknown)."""
 
-    def __init__(self, name, dtype, shape, element_dtype="undefined", has_default=False):
+    def __init__(self, name, dtype, shape, element_dtype="undefined", has_default=False,
+                 key_dtype="undefined", value_dtype="undefined"):
         self.name = name
-        self.type = _type_string(dtype, element_dtype)
+        self.type = _type_string(dtype, element_dtype, key_dtype, value_dtype)
         self.shape = shape
         self.dtype = dtype  # recur's (numpy's) spelling: "float32"
         self.has_default = has_default
@@ -154,9 +161,10 @@ class InferenceSession:
 
     def run(self, output_names, input_feed, run_options=None):
         """Runs the model. output_names: a list of output names, or None for all of them in
-        model order. input_feed: {input name: numpy array (or anything numpy.asarray takes)}.
-        Returns a list of numpy arrays (a list of them for a sequence output, None for an
-        empty optional)."""
+        model order. input_feed: {input name: numpy array (or anything numpy.asarray takes; str
+        arrays for string inputs), or a dict for a map input}. Returns a list of numpy arrays
+        (object arrays of str for string outputs, a list for a sequence output, a dict for a
+        map, None for an empty optional), as onnxruntime does."""
         names = None if output_names is None else [str(n) for n in output_names]
         return self._session.run(names or None, dict(input_feed))
 

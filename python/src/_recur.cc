@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,12 +37,31 @@ py::dtype numpy_dtype(recur::DType dtype, const std::string& what) {
   return py::dtype(std::string(recur::dtype_name(dtype)));
 }
 
+// A numpy array of str (dtype <U, or object holding str) as a string tensor, its strings
+// encoded as UTF-8, which is what ONNX Runtime takes for a string input.
+recur::Tensor string_array(const std::string& name, const py::array& arr) {
+  recur::Shape shape(arr.shape(), arr.shape() + arr.ndim());
+  recur::Tensor t = recur::Tensor::empty(recur::DType::kString, shape);
+  py::list flat = arr.attr("ravel")().attr("tolist")();
+  std::string* out = t.data<std::string>();
+  for (size_t i = 0; i < flat.size(); ++i) {
+    if (!py::isinstance<py::str>(flat[i])) {
+      throw_invalid("input '" + name + "' is an object array whose element " + std::to_string(i) +
+                    " is not a str");
+    }
+    out[i] = flat[i].cast<std::string>();
+  }
+  return t;
+}
+
 // A C-contiguous numpy array as a tensor over its memory. The array must outlive the run;
 // the caller keeps it in `keep`.
 recur::Tensor borrow_array(const std::string& name, py::handle value,
                            std::vector<py::array>& keep) {
   py::array arr = py::array::ensure(value, py::array::c_style);
   if (!arr) throw_invalid("input '" + name + "' is not convertible to a numpy array");
+  const char kind = arr.dtype().kind();
+  if (kind == 'U' || kind == 'O') return string_array(name, arr);
   const std::string numpy_name = py::str(arr.dtype()).cast<std::string>();
   std::optional<recur::DType> dtype = recur::dtype_from_name(numpy_name);
   if (!dtype || *dtype == recur::DType::kString) {
@@ -63,17 +83,31 @@ py::object to_python(const recur::Tensor& t, const std::string& name) {
   }
   if (t.is_map()) {
     // A dict of Python scalars, as ONNX Runtime returns ZipMap's maps.
-    auto items = [&](const recur::Tensor& x) -> py::list {
-      if (x.dtype() != recur::DType::kString) return to_python(x, name).attr("tolist")();
-      py::list l;
-      for (int64_t i = 0; i < x.numel(); ++i) l.append(py::str(x.data<std::string>()[i]));
-      return l;
-    };
-    py::list keys = items(t.map_keys());
-    py::list values = items(t.map_values());
+    py::list keys = to_python(t.map_keys(), name).attr("tolist")();
+    py::list values = to_python(t.map_values(), name).attr("tolist")();
     py::dict d;
     for (size_t i = 0; i < keys.size(); ++i) d[keys[i]] = values[i];
     return d;
+  }
+  if (t.dtype() == recur::DType::kString) {
+    // An object array of str, as ONNX Runtime returns string outputs. Bytes that are not UTF-8
+    // stay bytes rather than failing the run.
+    py::list items;
+    const std::string* p = t.data<std::string>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      PyObject* u =
+          PyUnicode_DecodeUTF8(p[i].data(), static_cast<py::ssize_t>(p[i].size()), "strict");
+      if (u) {
+        items.append(py::reinterpret_steal<py::object>(u));
+      } else {
+        PyErr_Clear();
+        items.append(py::bytes(p[i]));
+      }
+    }
+    std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+    py::array out = py::module_::import("numpy").attr("empty")(shape, "object");
+    out.attr("reshape")(-1).attr("__setitem__")(py::slice(0, t.numel(), 1), items);
+    return out;
   }
   py::dtype dtype = numpy_dtype(t.dtype(), "output '" + name + "'");
   // The array views the tensor's memory; the capsule keeps that memory alive. An output with
@@ -101,7 +135,9 @@ py::tuple value_info(const recur::ValueInfo& v) {
     shape = dims;
   }
   return py::make_tuple(v.name, std::string(recur::dtype_name(v.dtype)), shape,
-                        std::string(recur::dtype_name(v.element_dtype)), v.has_default);
+                        std::string(recur::dtype_name(v.element_dtype)), v.has_default,
+                        std::string(recur::dtype_name(v.map_key_dtype)),
+                        std::string(recur::dtype_name(v.map_value_dtype)));
 }
 
 // The ErrorCode enum below must list every recur::ErrorCode: a code added to error.h and not
@@ -147,7 +183,11 @@ struct PySession {
     for (const auto& [key, value] : feeds) {
       if (!py::isinstance<py::str>(key)) throw_invalid("feed names must be strings");
       const std::string name = key.cast<std::string>();
-      tensors.emplace_back(name, borrow_array(name, value, keep));
+      if (py::isinstance<py::dict>(value)) {
+        tensors.emplace_back(name, map_feed(name, value.cast<py::dict>()));
+      } else {
+        tensors.emplace_back(name, borrow_array(name, value, keep));
+      }
     }
     recur::RunOptions options;
     if (output_names) options.outputs = *output_names;
@@ -160,6 +200,53 @@ struct PySession {
     py::list out;
     for (size_t i = 0; i < got.size(); ++i) out.append(to_python(got[i], got.name(i)));
     return out;
+  }
+
+  // A dict fed to a map input, its keys and values converted to the types the model declares
+  // (Python's ints and floats have no width of their own).
+  recur::Tensor map_feed(const std::string& name, const py::dict& d) const {
+    const recur::ValueInfo* info = nullptr;
+    for (const auto& v : session.inputs())
+      if (v.name == name) info = &v;
+    if (!info || info->dtype != recur::DType::kMap) {
+      throw_invalid("input '" + name + "' is a dict, but the model does not declare it a map");
+    }
+    const auto n = static_cast<int64_t>(d.size());
+    auto column = [&](const py::list& items, recur::DType dtype, const char* what) {
+      if (dtype == recur::DType::kString) {
+        std::vector<std::string> out;
+        for (const auto& item : items) {
+          if (!py::isinstance<py::str>(item)) {
+            throw_invalid("input '" + name + "': the map's " + what + " must be str");
+          }
+          out.push_back(item.cast<std::string>());
+        }
+        return recur::Tensor::from_vector<std::string>({n}, out);
+      }
+      py::array arr;
+      try {
+        arr = py::module_::import("numpy").attr("ascontiguousarray")(
+            items, numpy_dtype(dtype, "input '" + name + "'"));
+      } catch (const py::error_already_set&) {
+        throw_invalid("input '" + name + "': the map's " + what + " are not " +
+                      std::string(recur::dtype_name(dtype)) + " numbers");
+      }
+      recur::Tensor t = recur::Tensor::empty(dtype, {n});
+      std::memcpy(t.raw_data(), arr.data(), t.nbytes());
+      return t;
+    };
+    py::list keys, values;
+    for (const auto& [k, v] : d) {
+      keys.append(k);
+      values.append(v);
+    }
+    try {
+      return recur::Tensor::map(column(keys, info->map_key_dtype, "keys"),
+                                column(values, info->map_value_dtype, "values"));
+    } catch (const recur::Error& e) {
+      throw_invalid("input '" + name + "': " + e.what());
+    }
+    return {};
   }
 
   py::list assignment() const {

@@ -13,6 +13,7 @@ import tempfile
 import unittest
 
 import numpy as np
+import onnx
 from onnx import TensorProto, numpy_helper
 
 import recur
@@ -210,6 +211,23 @@ class SessionTest(unittest.TestCase):
         self.assertNotIn("cudnn", sess.get_providers())
         self.assertTrue(close(sess.run(["h_n"], feeds)[0], expected["h_n"]))
 
+    def test_string_tensors_in_and_out(self):
+        # StringNormalizer upper-cases; str arrays of numpy (<U) and object arrays both go in,
+        # and an object array of str comes out, as with ONNX Runtime.
+        node = onnx.helper.make_node("StringNormalizer", ["s"], ["t"], case_change_action="UPPER")
+        graph = onnx.helper.make_graph(
+            [node], "g", [onnx.helper.make_tensor_value_info("s", TensorProto.STRING, [2])],
+            [onnx.helper.make_tensor_value_info("t", TensorProto.STRING, [2])])
+        model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+        sess = recur.InferenceSession(model.SerializeToString())
+        for feed in (np.array(["abc", "é z"]), np.array(["abc", "é z"], dtype=object)):
+            (out,) = sess.run(None, {"s": feed})
+            self.assertEqual(out.dtype, object)
+            self.assertEqual(out.tolist(), ["ABC", "É Z"])
+        with self.assertRaises(recur.Error) as e:
+            sess.run(None, {"s": np.array(["a", 3], dtype=object)})
+        self.assertIn("element 1 is not a str", str(e.exception))
+
     def test_explain_and_assignment(self):
         sess = recur.InferenceSession(self.path, providers=["reference"])
         text = sess.explain()
@@ -246,6 +264,64 @@ class SessionTest(unittest.TestCase):
         np.testing.assert_array_equal(a, b)
         fresh = recur.InferenceSession(data)
         self.assertFalse(np.array_equal(fresh.run(None, {})[0], fresh.run(None, {})[0]))
+
+
+def load_maps(path):
+    """A SequenceProto of maps as a list of dicts (how ONNX Runtime's Python API returns
+    ZipMap's output)."""
+    seq = onnx.SequenceProto()
+    with open(path, "rb") as f:
+        seq.ParseFromString(f.read())
+    maps = []
+    for m in seq.map_values:
+        keys = [k.decode() for k in m.string_keys] if m.string_keys else list(m.keys)
+        maps.append({k: float(numpy_helper.to_array(v))
+                     for k, v in zip(keys, m.values.tensor_values)})
+    return maps
+
+
+class MapsTest(unittest.TestCase):
+    """sk_dictvec_logreg takes a {name: value} dict and returns a list with one {class:
+    probability} dict; the expected outputs are scikit-learn's (tests/data/ml)."""
+    folder = os.path.join(HERE, "..", "data", "ml", "sk_dictvec_logreg")
+
+    def test_dict_in_list_of_dicts_out(self):
+        sess = recur.InferenceSession(os.path.join(self.folder, "model.onnx"))
+        sets = sorted(d for d in os.listdir(self.folder) if d.startswith("test_data_set_"))
+        self.assertGreater(len(sets), 1)
+        for ds in sets:
+            d = os.path.join(self.folder, ds)
+            m = onnx.MapProto()
+            with open(os.path.join(d, "input_0.pb"), "rb") as f:
+                m.ParseFromString(f.read())
+            # Plain Python floats: the binding converts them to the declared float32.
+            feed = {k.decode(): float(numpy_helper.to_array(v))
+                    for k, v in zip(m.string_keys, m.values.tensor_values)}
+            label, proba = sess.run(None, {"features": feed})
+            want_label = list(load_pb(os.path.join(d, "output_0.pb"))[1])
+            want_proba = load_maps(os.path.join(d, "output_1.pb"))
+            self.assertEqual(label.dtype, object)
+            self.assertEqual(list(label), want_label)
+            self.assertIsInstance(proba, list)
+            self.assertEqual(len(proba), 1)
+            self.assertEqual(set(proba[0]), set(want_proba[0]))
+            for k, v in want_proba[0].items():
+                self.assertAlmostEqual(proba[0][k], v, delta=1e-5 + 1e-3 * abs(v))
+
+    def test_map_types_spelled_as_onnxruntime_does(self):
+        sess = recur.InferenceSession(os.path.join(self.folder, "model.onnx"))
+        self.assertEqual(sess.get_inputs()[0].type, "map(string,tensor(float))")
+        self.assertEqual([o.type for o in sess.get_outputs()],
+                         ["tensor(string)", "seq(map(string,tensor(float)))"])
+
+    def test_bad_map_feeds(self):
+        sess = recur.InferenceSession(os.path.join(self.folder, "model.onnx"))
+        with self.assertRaises(recur.Error) as e:
+            sess.run(None, {"features": {1: 2.0}})
+        self.assertIn("keys must be str", str(e.exception))
+        with self.assertRaises(recur.Error) as e:
+            sess.run(None, {"features": {"a": "x"}})
+        self.assertIn("are not float32 numbers", str(e.exception))
 
 
 class ErrorsTest(unittest.TestCase):

@@ -149,8 +149,7 @@ Result<std::unique_ptr<Kernel>> create_cast_map(CompileContext& ctx) {
   Result<CastTo> to = read_cast_to(cast_to);
   if (!to.ok()) return ctx.error(ErrorCode::kInvalidModel, to.status().message());
   if (form != "DENSE" && form != "SPARSE") {
-    return ctx.error(ErrorCode::kInvalidModel,
-                     "map_form '" + form + "' is not DENSE or SPARSE");
+    return ctx.error(ErrorCode::kInvalidModel, "map_form '" + form + "' is not DENSE or SPARSE");
   }
   // The output's width is max_map: bounded, so that an attribute cannot ask for a tensor of
   // 2^60 strings at every run.

@@ -21,8 +21,7 @@ namespace {
 class DictVectorizerKernel final : public Kernel {
  public:
   DictVectorizerKernel(std::unordered_map<int64_t, std::vector<int64_t>> ints,
-                       std::unordered_map<std::string, std::vector<int64_t>> strings,
-                       int64_t width)
+                       std::unordered_map<std::string, std::vector<int64_t>> strings, int64_t width)
       : ints_(std::move(ints)), strings_(std::move(strings)), width_(width) {}
 
   Status run(KernelContext& ctx) const override {
@@ -37,15 +36,14 @@ class DictVectorizerKernel final : public Kernel {
     if (keys.dtype() != want_keys) {
       return ctx.error(ErrorCode::kInvalidArgument,
                        "X has " + std::string(dtype_name(keys.dtype())) +
-                           " keys, but the vocabulary is " +
-                           std::string(dtype_name(want_keys)));
+                           " keys, but the vocabulary is " + std::string(dtype_name(want_keys)));
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, values.dtype(), {1, width_}));
-    bool ok = visit_dtype(TypeList<int64_t, float, double, std::string>{}, values.dtype(),
-                          [&](auto tag) {
-                            using V = typename decltype(tag)::type;
-                            scatter<V>(keys, values.data<V>(), y->data<V>());
-                          });
+    bool ok =
+        visit_dtype(TypeList<int64_t, float, double, std::string>{}, values.dtype(), [&](auto tag) {
+          using V = typename decltype(tag)::type;
+          scatter<V>(keys, values.data<V>(), y->data<V>());
+        });
     if (!ok) {
       return ctx.error(ErrorCode::kInvalidArgument,
                        "X's values must be int64, float, double or string, not " +
@@ -95,8 +93,8 @@ Result<std::unique_ptr<Kernel>> create_dict_vectorizer(CompileContext& ctx) {
     string_columns[strings[i]].push_back(static_cast<int64_t>(i));
   }
   const auto width = static_cast<int64_t>(std::max(ints.size(), strings.size()));
-  return std::make_unique<DictVectorizerKernel>(std::move(int_columns),
-                                                std::move(string_columns), width);
+  return std::make_unique<DictVectorizerKernel>(std::move(int_columns), std::move(string_columns),
+                                                width);
 }
 
 Status infer_dict_vectorizer(InferContext& ctx) {

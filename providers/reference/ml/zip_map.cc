@@ -31,16 +31,16 @@ class ZipMapKernel final : public Kernel {
                        "X must be float32, not " + std::string(dtype_name(x->dtype())));
     }
     if (x->rank() != 1 && x->rank() != 2) {
-      return ctx.error(ErrorCode::kInvalidArgument, "X must be [C] or [N, C], not " +
-                                                        shape_to_string(x->shape()));
+      return ctx.error(ErrorCode::kInvalidArgument,
+                       "X must be [C] or [N, C], not " + shape_to_string(x->shape()));
     }
     const int64_t labels = strings_.empty() ? static_cast<int64_t>(ints_.size())
                                             : static_cast<int64_t>(strings_.size());
     const int64_t rows = x->rank() == 2 ? x->dim(0) : 1;
     if (x->dim(-1) != labels) {
-      return ctx.error(ErrorCode::kInvalidArgument,
-                       "X has " + std::to_string(x->dim(-1)) + " columns for " +
-                           std::to_string(labels) + " class labels");
+      return ctx.error(ErrorCode::kInvalidArgument, "X has " + std::to_string(x->dim(-1)) +
+                                                        " columns for " + std::to_string(labels) +
+                                                        " class labels");
     }
     Tensor keys = strings_.empty() ? Tensor::from_vector<int64_t>({labels}, ints_)
                                    : Tensor::from_vector<std::string>({labels}, strings_);

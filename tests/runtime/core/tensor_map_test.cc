@@ -37,12 +37,34 @@ TEST(TensorMap, CloneIsDeep) {
 
 TEST(TensorMap, RefusesWhatIsNotAMap) {
   const Tensor f = Tensor::from_vector<float>({2}, {1, 2});
-  recur::testing::expect_error([&] { (void)Tensor::map(Tensor::from_vector<float>({2}, {1, 2}), f); }, ErrorCode::kInvalidArgument, {"keys are an int64 or string tensor"});
-  recur::testing::expect_error([&] { (void)Tensor::map(keys({1, 2}), Tensor::from_vector<float>({3}, {1, 2, 3})); }, ErrorCode::kInvalidArgument, {"1-D keys and values of one length"});
-  recur::testing::expect_error([&] { (void)Tensor::map(keys({1, 2}), Tensor::from_vector<float>({1, 2}, {1, 2})); }, ErrorCode::kInvalidArgument, {"1-D keys and values"});
-  recur::testing::expect_error([&] { (void)Tensor::map(keys({4, 1, 4}), Tensor::from_vector<float>({3}, {1, 2, 3})); }, ErrorCode::kInvalidArgument, {"the key 4 twice"});
-  recur::testing::expect_error([&] { (void)Tensor::map(Tensor::from_vector<std::string>({2}, {"x", "x"}), f); }, ErrorCode::kInvalidArgument, {"the key 'x' twice"});
-  recur::testing::expect_error([&] { (void)Tensor::map(keys({1}), Tensor::sequence({f})); }, ErrorCode::kInvalidArgument, {"values are a numeric or string tensor"});
+  recur::testing::expect_error(
+      [&] {
+        (void)Tensor::map(Tensor::from_vector<float>({2}, {1, 2}), f);
+      },
+      ErrorCode::kInvalidArgument, {"keys are an int64 or string tensor"});
+  recur::testing::expect_error(
+      [&] {
+        (void)Tensor::map(keys({1, 2}), Tensor::from_vector<float>({3}, {1, 2, 3}));
+      },
+      ErrorCode::kInvalidArgument, {"1-D keys and values of one length"});
+  recur::testing::expect_error(
+      [&] {
+        (void)Tensor::map(keys({1, 2}), Tensor::from_vector<float>({1, 2}, {1, 2}));
+      },
+      ErrorCode::kInvalidArgument, {"1-D keys and values"});
+  recur::testing::expect_error(
+      [&] {
+        (void)Tensor::map(keys({4, 1, 4}), Tensor::from_vector<float>({3}, {1, 2, 3}));
+      },
+      ErrorCode::kInvalidArgument, {"the key 4 twice"});
+  recur::testing::expect_error(
+      [&] {
+        (void)Tensor::map(Tensor::from_vector<std::string>({2}, {"x", "x"}), f);
+      },
+      ErrorCode::kInvalidArgument, {"the key 'x' twice"});
+  recur::testing::expect_error([&] { (void)Tensor::map(keys({1}), Tensor::sequence({f})); },
+                               ErrorCode::kInvalidArgument,
+                               {"values are a numeric or string tensor"});
 }
 
 TEST(TensorMap, ASequenceOfMapsAgreesOnTypes) {
@@ -50,13 +72,22 @@ TEST(TensorMap, ASequenceOfMapsAgreesOnTypes) {
   Tensor b = Tensor::map(keys({2}), Tensor::from_vector<double>({1}, {1}));
   Tensor s = Tensor::sequence({a, a});
   EXPECT_EQ(s.element_dtype(), DType::kMap);
-  recur::testing::expect_error([&] { (void)Tensor::sequence({a, b}); }, ErrorCode::kInvalidArgument, {"maps of one key and value type"});
+  recur::testing::expect_error(
+      [&] {
+        (void)Tensor::sequence({a, b});
+      },
+      ErrorCode::kInvalidArgument, {"maps of one key and value type"});
 }
 
 TEST(TensorMap, IsNotReshapedNorMadeEmpty) {
   Tensor m = Tensor::map(keys({1}), Tensor::from_vector<float>({1}, {1}));
-  recur::testing::expect_error([&] { (void)m.reshaped({1, 1}); }, ErrorCode::kInvalidArgument, {"cannot be reshaped"});
-  recur::testing::expect_error([&] { (void)Tensor::empty(DType::kMap, {1}); }, ErrorCode::kInvalidArgument, {"cannot make"});
+  recur::testing::expect_error(
+      [&] {
+        (void)m.reshaped({1, 1});
+      },
+      ErrorCode::kInvalidArgument, {"cannot be reshaped"});
+  recur::testing::expect_error([&] { (void)Tensor::empty(DType::kMap, {1}); },
+                               ErrorCode::kInvalidArgument, {"cannot make"});
   // A map stays on the host: asking for the host gives the same value.
   EXPECT_EQ(m.to(Device::cpu()).raw_data(), m.raw_data());
 }

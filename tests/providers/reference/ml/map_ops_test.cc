@@ -189,8 +189,7 @@ TEST(CastMap, UnconvertibleValuesNameTheirKey) {
                    .input(int_map<float>({2}, {std::nanf("")}))
                    .attr("cast_to", std::string("TO_INT64")),
                ErrorCode::kInvalidArgument, "key 2 has no int64 value");
-  expect_error(OpTester("CastMap", 1, kMl)
-                   .input(int_map<std::string>({0}, {"1e99"})),
+  expect_error(OpTester("CastMap", 1, kMl).input(int_map<std::string>({0}, {"1e99"})),
                ErrorCode::kInvalidArgument, "out of range");
 }
 
