@@ -232,17 +232,31 @@ Tensor Tensor::sequence(std::vector<Tensor> elements, DType element_dtype) {
 
 namespace {
 
-// Whether `keys` (int64 or string, host) holds a key twice, and which, for the error.
+template <typename K>
+std::string key_text(const K& k) {
+  if constexpr (std::is_same_v<K, std::string>)
+    return "'" + k + "'";
+  else
+    return std::to_string(k);
+}
+
+// Whether `keys` (int64 or string, host) holds a key twice, and which, for the error. ZipMap
+// makes one small map per row: up to 16 keys are compared pairwise, without the sorted copy.
 template <typename K>
 std::optional<std::string> repeated_key(const Tensor& keys) {
-  std::vector<K> sorted(keys.data<K>(), keys.data<K>() + keys.numel());
+  const K* k = keys.data<K>();
+  const int64_t n = keys.numel();
+  if (n <= 16) {
+    for (int64_t i = 1; i < n; ++i)
+      for (int64_t j = 0; j < i; ++j)
+        if (k[i] == k[j]) return key_text(k[i]);
+    return std::nullopt;
+  }
+  std::vector<K> sorted(k, k + n);
   std::sort(sorted.begin(), sorted.end());
   const auto it = std::adjacent_find(sorted.begin(), sorted.end());
   if (it == sorted.end()) return std::nullopt;
-  if constexpr (std::is_same_v<K, std::string>)
-    return "'" + *it + "'";
-  else
-    return std::to_string(*it);
+  return key_text(*it);
 }
 
 }  // namespace

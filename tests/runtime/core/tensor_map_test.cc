@@ -67,6 +67,17 @@ TEST(TensorMap, RefusesWhatIsNotAMap) {
                                {"values are a numeric or string tensor"});
 }
 
+TEST(TensorMap, ARepeatedKeyAmongManyIsFound) {
+  // Beyond 16 keys the check sorts a copy rather than comparing pairs.
+  std::vector<int64_t> k(40);
+  for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<int64_t>(i) * 3;
+  Tensor values = Tensor::zeros(DType::kFloat32, {40});
+  EXPECT_TRUE(Tensor::map(keys(k), values).is_map());
+  k[31] = k[7];
+  recur::testing::expect_error([&] { (void)Tensor::map(keys(k), values); },
+                               ErrorCode::kInvalidArgument, {"the key 21 twice"});
+}
+
 TEST(TensorMap, ASequenceOfMapsAgreesOnTypes) {
   Tensor a = Tensor::map(keys({1}), Tensor::from_vector<float>({1}, {1}));
   Tensor b = Tensor::map(keys({2}), Tensor::from_vector<double>({1}, {1}));
