@@ -205,10 +205,20 @@ FrameArena::FrameArena(const SubgraphPlan& p, BlockCache* cache)
     frame[static_cast<size_t>(slot)] = t;
     constant_[static_cast<size_t>(slot)] = 1;
   }
+}
+
+size_t FrameArena::planned_bytes() const {
   const MemoryPlan* m = plan.memory.get();
-  if (!m || m->arena_bytes == 0) return;
+  return m ? m->arena_bytes : 0;
+}
+
+// The arena is made once a run's budget has taken it, not with the frame: a plan whose static
+// shapes ask for more than the memory limit (a Tile to gigabytes) must not reserve it first.
+bool FrameArena::reserve() {
+  if (arena_ || planned_bytes() == 0) return true;
+  const MemoryPlan* m = plan.memory.get();
   void* base = std::aligned_alloc(kAlign, m->arena_bytes);
-  if (!base) throw std::bad_alloc();
+  if (!base) return false;  // the run goes on without it, each value allocated on its own
   arena_ = std::shared_ptr<void>(base, [](void* q) { std::free(q); });
   for (size_t v = 0; v < m->slots.size(); ++v) {
     const PlannedSlot& ps = m->slots[v];
@@ -219,6 +229,7 @@ FrameArena::FrameArena(const SubgraphPlan& p, BlockCache* cache)
     std::shared_ptr<void> owner(data, [arena = arena_](void*) {});
     prepared_[v] = Tensor::wrap(std::move(owner), data, ps.dtype, ps.shape);
   }
+  return true;
 }
 
 bool FrameArena::slot_free(ValueId slot) const {
@@ -229,7 +240,7 @@ bool FrameArena::place(ValueId slot, DType dtype, const Shape& shape, Device dev
   if (!device.is_cpu() || !fixed_size(dtype)) return false;
   const size_t v = static_cast<size_t>(slot);
   const MemoryPlan* m = plan.memory.get();
-  if (use_arena && m && v < m->slots.size() && m->slots[v].offset != kNotPlanned) {
+  if (use_arena && arena_ && v < m->slots.size() && m->slots[v].offset != kNotPlanned) {
     const PlannedSlot& ps = m->slots[v];
     // The shape inferred at load may differ from the run's (a symbolic input fed another
     // size): then the value is not the planned one.
@@ -279,12 +290,13 @@ FrameArena& RunArena::frame_of(const SubgraphPlan& plan) {
   FrameArena& f = *frames_.back();
   // A frame made during a run (a subgraph's, on its first call) is counted from now on.
   if (in_run_) {
-    if (arena_fits_ && budget_->try_charge(f.arena_bytes())) {
-      charged_ += f.arena_bytes();
-      f.budget = budget_.get();
-    } else {
+    f.budget = budget_.get();
+    f.use_arena = arena_fits_ && budget_->try_charge(f.planned_bytes());
+    if (f.use_arena && !f.reserve()) {
+      budget_->release(f.planned_bytes());
       f.use_arena = false;
     }
+    if (f.use_arena) charged_ += f.planned_bytes();
   }
   return f;
 }
@@ -314,17 +326,23 @@ MemoryBudget* RunArena::begin_run(size_t limit) {
     budget_ = std::make_shared<MemoryBudget>(limit);
   cache_.trim_excess();
   size_t arenas = 0;
-  for (const auto& f : frames_) arenas += f->arena_bytes();
-  arena_fits_ = true;
-  charged_ = 0;
+  for (const auto& f : frames_) arenas += f->planned_bytes();
   const size_t free_blocks = cache_.charge_free();
+  bool arenas_charged = true;
   if (!budget_->try_charge(arenas + free_blocks)) {
     cache_.trim();
     cache_.uncharge();
-    arena_fits_ = budget_->try_charge(arenas);
-    if (arena_fits_) charged_ = arenas;
+    arenas_charged = budget_->try_charge(arenas);
+    charged_ = arenas_charged ? arenas : 0;
   } else {
     charged_ = arenas + free_blocks;
+  }
+  // Taken by the budget, the arenas are made now (once); where one cannot be, none is used.
+  arena_fits_ = arenas_charged;
+  for (const auto& f : frames_) arena_fits_ = arena_fits_ && f->reserve();
+  if (arenas_charged && !arena_fits_) {
+    budget_->release(arenas);
+    charged_ -= arenas;
   }
   for (const auto& f : frames_) {
     f->use_arena = arena_fits_;

@@ -86,7 +86,11 @@ class FrameArena final : public OutputPlacer {
   // Drops every value but the constants, keeping each slot's shape storage.
   void clear();
   bool owns(const void* p) const;
+  // The bytes of the arena as made (0 before reserve()), and as planned.
   size_t arena_bytes() const;
+  size_t planned_bytes() const;
+  // Makes the planned arena if it is not made yet; false when the allocation fails.
+  bool reserve();
 
   const SubgraphPlan& plan;
   std::vector<Tensor> frame;  // the plan's constants placed

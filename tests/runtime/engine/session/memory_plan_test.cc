@@ -104,6 +104,42 @@ TEST(MemoryPlan, ValuesThatDoNotLiveTogetherShareMemory) {
   EXPECT_FALSE(overlap(m.slots[static_cast<size_t>(c)], m.slots[static_cast<size_t>(d)]));
 }
 
+// The arena is made when a run's budget takes it, not with the frame: a model whose static
+// shapes plan gigabytes (a fuzzed Tile) must fail on the memory limit without reserving them.
+TEST(MemoryPlan, AnArenaOverTheLimitIsNeverMade) {
+  Graph g;
+  const ValueId x = add_value(g, "x"), a = add_value(g, "a"), b = add_value(g, "b"),
+                y = add_value(g, "y");
+  g.add_input(x);
+  add_node(g, "Relu", {x}, {a});
+  add_node(g, "Relu", {a}, {b});
+  add_node(g, "Relu", {b}, {y});
+  g.add_output(y);
+  ASSERT_TRUE(g.finalize().ok());
+  CpuProvider p({"Relu"});
+  auto plan = plan_of(g, p);
+  ASSERT_TRUE(plan->memory);
+  const size_t planned = plan->memory->arena_bytes;
+  ASSERT_EQ(planned, 2 * 1024u);
+
+  RunArena runs;
+  FrameArena& f = runs.frame_of(*plan);
+  EXPECT_EQ(f.arena_bytes(), 0u);
+  EXPECT_EQ(f.planned_bytes(), planned);
+  MemoryBudget* budget = runs.begin_run(planned - 1);
+  EXPECT_EQ(f.arena_bytes(), 0u);
+  EXPECT_FALSE(f.use_arena);
+  EXPECT_EQ(budget->used(), 0u);
+  runs.end_run();
+
+  budget = runs.begin_run(planned);
+  EXPECT_EQ(f.arena_bytes(), planned);
+  EXPECT_TRUE(f.use_arena);
+  EXPECT_EQ(budget->used(), planned);
+  runs.end_run();
+  EXPECT_EQ(budget->used(), 0u);
+}
+
 TEST(MemoryPlan, AViewKeepsItsBaseAliveUntilTheViewIsRead) {
   // a is only read by the Reshape, but its memory lives on as v, read at the end: b, c and d,
   // made meanwhile, must not take a's bytes.
