@@ -51,9 +51,9 @@ MemoryBudgetScope::MemoryBudgetScope(MemoryBudget* budget) : previous_(t_budget)
 
 MemoryBudgetScope::~MemoryBudgetScope() { t_budget = previous_; }
 
-Status MemoryReservation::grow(size_t bytes, const std::string& what) {
+Status MemoryReservation::grow(size_t bytes, std::string_view what) {
   if (!budget_) return ok_status();
-  if (!budget_->try_charge(bytes)) return budget_->exceeded(bytes, what);
+  if (!budget_->try_charge(bytes)) return budget_->exceeded(bytes, std::string(what));
   bytes_ += bytes;
   return ok_status();
 }

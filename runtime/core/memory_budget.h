@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "runtime/core/status.h"
 
@@ -60,7 +61,7 @@ class MemoryReservation {
   MemoryReservation(const MemoryReservation&) = delete;
   MemoryReservation& operator=(const MemoryReservation&) = delete;
 
-  Status grow(size_t bytes, const std::string& what);
+  Status grow(size_t bytes, std::string_view what);
   void release();
   size_t bytes() const { return bytes_; }
 

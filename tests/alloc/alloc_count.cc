@@ -279,15 +279,22 @@ class SteadyState : public ::testing::TestWithParam<const char*> {};
 // only lever left. Measured with oneDNN 2.6 on an AVX-512 Xeon; another CPU may make oneDNN
 // choose other implementations, with other counts. A change that makes a run call more
 // primitives raises a count and fails here; lower a ceiling when a change removes some.
+//
+// recur itself allocates nothing per run, but for one kind of model: one that builds Sequence
+// values in a Loop (greedy_seq2seq's decoder appends each step's token to a sequence). Each
+// SequenceInsert makes a new sequence, since the one it read may still be read elsewhere, and
+// each Loop run holds its carried values in vectors of its own; those counts are held here.
 struct Ceiling {
   const char* model;
   long onednn;
+  long recur = 0;
 };
 constexpr Ceiling kCeilings[] = {
     {"attention_lstm_classifier", 53},
     {"bigru_classifier", 53},
     {"bilstm_seqlens", 104},
     {"char_lstm_lm", 67},
+    {"greedy_seq2seq", 84, 53},  // 7 iterations a run, 2 SequenceInserts each
     {"crnn", 101},
     {"dynamic_lstm", 36},
     {"gru_basic", 17},
@@ -319,8 +326,8 @@ TEST_P(SteadyState, RecurAllocatesNothingPerRunAfterWarmUp) {
       ++checked;
       const std::string what =
           name + " on " + providers + " with " + std::to_string(threads) + " threads";
-      EXPECT_EQ(c.recur_max, 0) << what << ": ALLOC_TRACE=recur ALLOC_MODEL=" << name
-                                << " shows where";
+      EXPECT_LE(c.recur_max, ceiling ? ceiling->recur : 0)
+          << what << ": ALLOC_TRACE=recur ALLOC_MODEL=" << name << " shows where";
       // Every page the run touches was touched by the warm-up runs: arenas, caches and kept
       // buffers stay mapped. (The median: a run now and then faults in a page of a helper
       // thread's stack or of the allocator's own.)

@@ -116,8 +116,10 @@ def run_node(op, a, I):
         x, ax = I[0], a.get("axis", -1)
         e = np.exp(x - x.max(axis=ax, keepdims=True))
         return [e / e.sum(axis=ax, keepdims=True)]
-    if op == "ReduceSum":  # opset 13: axes as an input
-        return [I[0].sum(axis=tuple(I[1]), keepdims=bool(a.get("keepdims", 1)))]
+    if op == "ReduceSum":  # opset 13: axes as an input; without it, every axis
+        assert not a.get("noop_with_empty_axes", 0)
+        axes = tuple(I[1]) if len(I) > 1 and I[1] is not None else None
+        return [I[0].sum(axis=axes, keepdims=bool(a.get("keepdims", 1)))]
     if op == "LogSoftmax":
         x, ax = I[0], a.get("axis", -1)
         m = x.max(axis=ax, keepdims=True)
@@ -199,7 +201,51 @@ def run_node(op, a, I):
         d = I[0].copy()
         d[I[1]] = I[2]
         return [d]
+    if op in ("And", "Or", "Less", "Greater"):
+        f = {"And": np.logical_and, "Or": np.logical_or, "Less": np.less, "Greater": np.greater}
+        return [f[op](I[0], I[1])]
+    if op == "Not":
+        return [np.logical_not(I[0])]
+    if op == "Where":
+        return [np.where(I[0], I[1], I[2])]
+    if op in ("ArgMax", "ReduceMax"):  # ArgMax: the first of equal values, as ONNX's default
+        assert not a.get("select_last_index", 0)
+        axis = a.get("axis", 0) if op == "ArgMax" else tuple(a["axes"])
+        keep = bool(a.get("keepdims", 1))
+        if op == "ArgMax":
+            return [np.argmax(I[0], axis=axis, keepdims=keep).astype(np.int64)]
+        return [np.max(I[0], axis=axis, keepdims=keep)]
+    # Sequences are Python lists.
+    if op == "SequenceEmpty":
+        return [[]]
+    if op == "SequenceInsert":  # at the end
+        assert len(I) == 2
+        return [I[0] + [I[1]]]
+    if op == "ConcatFromSequence":
+        if a.get("new_axis", 0):
+            return [np.stack(I[0], axis=a["axis"])]
+        return [np.concatenate(I[0], axis=a["axis"])]
     raise NotImplementedError(op)
+
+
+def run_loop(n, a, ins, env, functions, outer):
+    """ONNX Loop: M and cond may be absent; the body's cond output ends it either way."""
+    body = a["body"]
+    trip = None if ins[0] is None else int(ins[0])
+    cond = True if ins[1] is None else bool(ins[1])
+    carried = ins[2:]
+    scans = [[] for _ in range(len(body.output) - 1 - len(carried))]
+    it = 0
+    while cond and (trip is None or it < trip):
+        feeds = [np.array(it, np.int64), np.array(cond)] + carried
+        got = run_graph(body, {**env, **{i.name: v for i, v in zip(body.input, feeds)}},
+                        functions, outer)
+        outs = [got[o.name] for o in body.output]
+        cond, carried = bool(outs[0]), outs[1:1 + len(carried)]
+        for k, v in enumerate(outs[1 + len(carried):]):
+            scans[k].append(v)
+        it += 1
+    return carried + [np.stack(s) for s in scans]
 
 
 def attributes(node, outer):
@@ -235,6 +281,8 @@ def run_graph(graph, env, functions, outer=None):
             branch = a["then_branch"] if bool(env[n.input[0]]) else a["else_branch"]
             got = run_graph(branch, env, functions, outer)
             outs = [got[o.name] for o in branch.output]
+        elif n.op_type == "Loop":
+            outs = run_loop(n, a, ins, env, functions, outer)
         else:
             outs = run_node(n.op_type, a, ins)
         for name, v in zip(n.output, outs):

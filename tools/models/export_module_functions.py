@@ -46,6 +46,11 @@ class GruBlock(Block):
         super().__init__(nn.GRU, GRU_HIDDEN)
 
 
+# The exporter names a function's domain after its class's module: fixed, so that the file is
+# the same whether this script runs alone or from export_all.py.
+LstmBlock.__module__ = GruBlock.__module__ = "__main__"
+
+
 class ModuleFunctions(nn.Module):
     def __init__(self):
         super().__init__()

@@ -6,6 +6,17 @@ namespace recur::reference {
 
 namespace {
 
+// The iteration number and cond passed to the body: written in place, unless the body kept the
+// previous one (an Identity to a scan output), which then stays as it was.
+template <typename T>
+void set_scalar(Tensor& t, T value) {
+  if (t.defined() && t.owner().use_count() == 1) {
+    *t.data<T>() = value;
+  } else {
+    t = Tensor::scalar<T>(value);
+  }
+}
+
 // Loop: inputs (M, cond, v_initial...), body (iteration, cond, v...) -> (cond, v..., scan...),
 // outputs (v_final..., scan outputs stacked along a new first axis).
 class LoopKernel final : public Kernel {
@@ -26,12 +37,9 @@ class LoopKernel final : public Kernel {
         return ctx.error(ErrorCode::kInvalidArgument,
                          "trip count M is " + std::to_string(trip_count) + ", which is negative");
       }
-      if (limit > 0 && trip_count > limit) {
-        return ctx.error(ErrorCode::kOutOfRange,
-                         "trip count M is " + std::to_string(trip_count) + ", above the limit of " +
-                             std::to_string(limit) +
-                             " iterations (SessionOptions::max_loop_iterations)");
-      }
+      // M is only an upper bound: the body's cond output ends the loop too (with or without a
+      // cond input, as in ONNX Runtime), and PyTorch writes INT64_MAX for a scripted loop that
+      // ends with `break` or a `while`. So the limit counts the iterations that run.
     }
     bool cond = true;
     if (const Tensor* c = ctx.input(1)) {
@@ -53,6 +61,8 @@ class LoopKernel final : public Kernel {
     // arrive, so that a loop without a trip count stops at the memory limit, not after it.
     MemoryReservation stacked_bytes;
     std::vector<Tensor> body_inputs(2 + num_carried_);
+    SubgraphOutputs held;  // keeps its capacity from iteration to iteration and run to run
+    std::vector<Tensor>& outs = held.tensors();
     for (int64_t it = 0; cond && (trip_count < 0 || it < trip_count); ++it) {
       if (limit > 0 && it >= limit) {
         return ctx.error(ErrorCode::kOutOfRange, "the loop ran " + std::to_string(it) +
@@ -61,12 +71,12 @@ class LoopKernel final : public Kernel {
                                                      " (SessionOptions::max_loop_iterations)");
       }
       RECUR_RETURN_IF_ERROR(ctx.check_cancelled("iteration", it));
-      body_inputs[0] = Tensor::scalar<int64_t>(it);
-      body_inputs[1] = Tensor::scalar<bool>(cond);
+      set_scalar(body_inputs[0], it);
+      set_scalar(body_inputs[1], cond);
       for (size_t i = 0; i < num_carried_; ++i) body_inputs[2 + i] = carried[i];
-      auto outs = ctx.env().subgraphs->run(*body_, body_inputs, ctx);
-      if (!outs.ok()) return iteration_error(ctx, it, outs.status());
-      RECUR_RETURN_IF_ERROR(take_outputs(ctx, it, *outs, cond, carried, scans, stacked_bytes));
+      Status st = ctx.env().subgraphs->run_into(*body_, body_inputs, ctx, outs);
+      if (!st.ok()) return iteration_error(ctx, it, st);
+      RECUR_RETURN_IF_ERROR(take_outputs(ctx, it, outs, cond, carried, scans, stacked_bytes));
     }
     stacked_bytes.release();
     for (size_t i = 0; i < num_carried_; ++i) RECUR_RETURN_IF_ERROR(ctx.set_output(i, carried[i]));

@@ -1,5 +1,6 @@
 // The session: input validation, concurrent runs, options, explain, and run-time limits.
 #include <gtest/gtest.h>
+#include <optional>
 
 #include <thread>
 
@@ -186,12 +187,15 @@ TEST(Session, ConstantNodesWithAndWithoutOptimisation) {
   }
 }
 
-// Loop with a trip count input M and one loop-carried value, adding 1 per iteration.
-std::string counting_loop(const TempDir& dir) {
+// Loop with a trip count input M and one loop-carried value, adding 1 per iteration. With
+// `stops_after`, the body's cond output ends the loop after that many iterations (iter + 1 <
+// stops_after), as a scripted `while` or `break` does.
+std::string counting_loop(const TempDir& dir, std::optional<int64_t> stops_after = {}) {
   ModelBuilder m;
   m.input("m", DType::kInt64, {});
   m.input("v0", DType::kFloat32, {1});
   m.initializer("one", floats({1}, {1}));
+  if (stops_after) m.initializer("last", Tensor::scalar<int64_t>(*stops_after - 1));
   m.output("v", DType::kFloat32);
   onnx::GraphProto body;
   body.set_name("body");
@@ -209,8 +213,9 @@ std::string counting_loop(const TempDir& dir) {
   add->add_input("one");  // captured from the outer graph
   add->add_output("v_out");
   auto* keep = body.add_node();
-  keep->set_op_type("Identity");
-  keep->add_input("cond_in");
+  keep->set_op_type(stops_after ? "Less" : "Identity");
+  keep->add_input(stops_after ? "iter" : "cond_in");
+  if (stops_after) keep->add_input("last");
   keep->add_output("cond_out");
   body.add_output()->set_name("cond_out");
   body.add_output()->set_name("v_out");
@@ -241,7 +246,18 @@ TEST(Session, LoopTripCountNegativeOrAboveTheLimit) {
       [&] {
         s.run({{"m", Tensor::scalar<int64_t>(int64_t{1} << 60)}, {"v0", floats({1}, {0})}});
       },
-      ErrorCode::kOutOfRange, {"counter", "limit of 1000"});
+      ErrorCode::kOutOfRange, {"counter", "ran 1000 iterations", "limit is 1000"});
+}
+
+// PyTorch writes a scripted loop that can `break` as a Loop whose M is INT64_MAX: M is an upper
+// bound, and only the iterations that run count against max_loop_iterations.
+TEST(Session, LoopTripCountAboveTheLimitEndedByItsCond) {
+  TempDir dir;
+  Session s(counting_loop(dir, 5), SessionOptions().max_loop_iterations(1000));
+  Outputs o = s.run({{"m", Tensor::scalar<int64_t>(INT64_MAX)}, {"v0", floats({1}, {0.5f})}});
+  EXPECT_EQ(o[0].data<float>()[0], 5.5f);
+  Outputs fewer = s.run({{"m", Tensor::scalar<int64_t>(3)}, {"v0", floats({1}, {0.5f})}});
+  EXPECT_EQ(fewer[0].data<float>()[0], 3.5f);
 }
 
 }  // namespace
