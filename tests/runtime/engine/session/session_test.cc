@@ -1,7 +1,7 @@
 // The session: input validation, concurrent runs, options, explain, and run-time limits.
 #include <gtest/gtest.h>
-#include <optional>
 
+#include <optional>
 #include <thread>
 
 #include "recur/recur.h"
