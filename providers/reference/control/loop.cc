@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "providers/reference/common/util.h"
 #include "providers/reference/control/control_ops.h"
 #include "runtime/core/memory_budget.h"
@@ -32,11 +34,9 @@ class LoopKernel final : public Kernel {
       if (m->dtype() != DType::kInt64 || m->numel() != 1) {
         return ctx.error(ErrorCode::kInvalidArgument, "trip count M must be a single int64");
       }
-      trip_count = *m->data<int64_t>();
-      if (trip_count < 0) {
-        return ctx.error(ErrorCode::kInvalidArgument,
-                         "trip count M is " + std::to_string(trip_count) + ", which is negative");
-      }
+      // A negative M runs no iteration, as in ONNX Runtime and as Python's `range(n)` does for
+      // the scripted `for i in range(n)` that PyTorch exports with M = n.
+      trip_count = std::max<int64_t>(*m->data<int64_t>(), 0);
       // M is only an upper bound: the body's cond output ends the loop too (with or without a
       // cond input, as in ONNX Runtime), and PyTorch writes INT64_MAX for a scripted loop that
       // ends with `break` or a `while`. So the limit counts the iterations that run.
