@@ -215,20 +215,20 @@ TEST(Profiler, WritesAValidTraceAtEndProfilingAndAgainAfterAFailedRun) {
   TempDir dir;
   const auto trace = dir.path() / "trace.json";
   {
-    Session s(loop_and_if(dir), profiled(trace.string()));
-    s.run(feeds(3, true));
+    Session s(loop_and_if(dir), profiled(trace.string()).max_loop_iterations(2));
+    s.run(feeds(2, true));
     EXPECT_EQ(s.end_profiling(), trace.string());
     ASSERT_TRUE(std::filesystem::exists(trace));
     EXPECT_FALSE(std::filesystem::exists(trace.string() + ".tmp"));
     EXPECT_EQ(read(trace).find("\"failed\""), std::string::npos);
-    // A negative trip count fails in the Loop: the events up to it are kept and written when
-    // the session goes.
-    expect_error([&] { s.run(feeds(-5, true)); }, ErrorCode::kInvalidArgument, {"counter"});
+    // A third iteration fails in the Loop: the events up to it are kept and written when the
+    // session goes.
+    expect_error([&] { s.run(feeds(3, true)); }, ErrorCode::kOutOfRange, {"counter"});
   }
   const std::string text = read(trace);
   EXPECT_NE(text.find("\"failed\":true"), std::string::npos);
-  // The format, checked by an independent reader: 2 runs; the failed one ran only pre and
-  // counter, so no per-run node count is asked for.
+  // The format, checked by an independent reader: 2 runs; the failed one stopped inside the
+  // loop, so no per-run node count is asked for.
   const std::string cmd = "/usr/bin/python3 " RECUR_SOURCE_DIR "/tools/checks/check_trace.py " +
                           trace.string() + " --runs 2 > /dev/null";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << text;
