@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -76,6 +77,8 @@ void strided_copy_t(const U* in, U* out, const Shape& shape, const Shape& st, in
     U* dst = out + o;
     if (inner_stride == 1) {
       std::memcpy(dst, src, static_cast<size_t>(inner) * sizeof(U));
+    } else if (inner_stride == 0) {
+      std::fill_n(dst, inner, *src);
     } else {
       for (int64_t j = 0; j < inner; ++j) dst[j] = src[j * inner_stride];
     }
@@ -93,10 +96,26 @@ void strided_copy_t(const U* in, U* out, const Shape& shape, const Shape& st, in
 
 void strided_copy(const void* in, void* out, size_t elem_size, const Shape& out_shape,
                   const Shape& in_strides, int64_t in_offset) {
+  // The copy works a row (the innermost dimension) at a time, so it is only as fast as its
+  // rows are long. Dimensions of 1 are dropped, and a dimension is merged into the one inside
+  // it where its stride spans that whole dimension: a Tile of [1] to [n] (view [n, 1],
+  // strides [0, 1]) becomes one row of stride 0, a fill, instead of n rows of one element.
+  Shape shape, strides;
+  for (size_t d = 0; d < out_shape.size(); ++d) {
+    if (out_shape[d] == 1) continue;
+    int64_t span = 0;
+    if (!shape.empty() && !__builtin_mul_overflow(in_strides[d], out_shape[d], &span) &&
+        strides.back() == span) {
+      shape.back() *= out_shape[d];
+      strides.back() = in_strides[d];
+    } else {
+      shape.push_back(out_shape[d]);
+      strides.push_back(in_strides[d]);
+    }
+  }
   visit_element_size(elem_size, [&](auto tag) {
     using U = typename decltype(tag)::type;
-    strided_copy_t(static_cast<const U*>(in), static_cast<U*>(out), out_shape, in_strides,
-                   in_offset);
+    strided_copy_t(static_cast<const U*>(in), static_cast<U*>(out), shape, strides, in_offset);
   });
 }
 
