@@ -64,7 +64,7 @@ typedef enum recur_dtype {
   RECUR_DTYPE_INT16 = 5,
   RECUR_DTYPE_INT32 = 6,
   RECUR_DTYPE_INT64 = 7,
-  RECUR_DTYPE_STRING = 8, /* in metadata only: the C API has no string tensors */
+  RECUR_DTYPE_STRING = 8, /* recur_tensor_create_strings, recur_tensor_string */
   RECUR_DTYPE_BOOL = 9,   /* one byte per element, 0 or 1 */
   RECUR_DTYPE_FLOAT16 = 10,
   RECUR_DTYPE_FLOAT64 = 11,
@@ -77,9 +77,9 @@ typedef enum recur_dtype {
   RECUR_DTYPE_FLOAT8E5M2FNUZ = 20,
   RECUR_DTYPE_UINT4 = 21,            /* one byte per element, unpacked */
   RECUR_DTYPE_INT4 = 22,             /* one byte per element, unpacked and sign-extended */
-  RECUR_DTYPE_SEQUENCE = 1000,       /* in metadata only: an ONNX sequence of tensors */
-  RECUR_DTYPE_NONE = 1001,           /* in metadata only: an ONNX optional */
-  RECUR_DTYPE_MAP = 1002,            /* in metadata only: an ONNX map (ai.onnx.ml) */
+  RECUR_DTYPE_SEQUENCE = 1000,       /* an ONNX sequence (of tensors, or of maps) */
+  RECUR_DTYPE_NONE = 1001,           /* an ONNX optional; as a value, an empty one */
+  RECUR_DTYPE_MAP = 1002,            /* an ONNX map (ai.onnx.ml) */
   RECUR_DTYPE_FORCE_INT = 0x7fffffff /* not a dtype: see RECUR_STATUS_FORCE_INT */
 } recur_dtype;
 
@@ -174,6 +174,12 @@ RECUR_C_API recur_status recur_value_info_rank(const recur_value_info* info, int
  * is its name (dim_param), or "" when it has none. Either pointer may be NULL. */
 RECUR_C_API recur_status recur_value_info_dim(const recur_value_info* info, size_t index,
                                               int64_t* value, const char** symbol);
+/* What a sequence or map holds: a sequence's element dtype (RECUR_DTYPE_MAP for a sequence of
+ * maps), and the key and value dtypes of a map or of a sequence's maps; RECUR_DTYPE_UNDEFINED
+ * where the model does not say or the value has none. Any out-pointer may be NULL. */
+RECUR_C_API recur_status recur_value_info_element_dtypes(const recur_value_info* info,
+                                                         recur_dtype* element, recur_dtype* map_key,
+                                                         recur_dtype* map_value);
 /* Whether an input may be left out of a run (it has an initializer as its default). */
 RECUR_C_API recur_status recur_value_info_has_default(const recur_value_info* info,
                                                       int* has_default);
@@ -209,9 +215,56 @@ RECUR_C_API recur_status recur_tensor_rank(const recur_tensor* tensor, size_t* r
 RECUR_C_API recur_status recur_tensor_shape(const recur_tensor* tensor, const int64_t** shape);
 RECUR_C_API recur_status recur_tensor_element_count(const recur_tensor* tensor, int64_t* count);
 RECUR_C_API recur_status recur_tensor_byte_size(const recur_tensor* tensor, size_t* size);
-/* The elements, row-major. Fails for a value that is not a plain tensor (a sequence or an
- * empty optional that a model returned). */
+/* The elements, row-major. Fails for a value that is not a flat numeric or bool array: a
+ * string tensor (see recur_tensor_string), a sequence, a map or an empty optional. */
 RECUR_C_API recur_status recur_tensor_data(recur_tensor* tensor, void** data);
+
+/* ---- Strings, sequences, maps and optionals --------------------------------------------- */
+
+/* These values travel in recur_tensor handles too, are fed and returned by recur_session_run
+ * like tensors, and are released with recur_tensor_release. recur_tensor_dtype tells them
+ * apart (RECUR_DTYPE_STRING, _SEQUENCE, _MAP, _NONE); recur_tensor_byte_size and
+ * recur_tensor_data refuse them. A sequence or map shares the memory of the handles it was
+ * made from, as a copy of a C++ recur::Tensor does: those handles may be released at once,
+ * but a borrowed tensor's memory must stay alive as long as any value made from it. */
+
+/* A string tensor of `shape`, its `count` elements (row-major; count must be the number of
+ * elements the shape has) copied. `lengths` gives each string's length in bytes, so that a
+ * string may hold NUL bytes; NULL means each string ends at its NUL. */
+RECUR_C_API recur_status recur_tensor_create_strings(const char* const* strings,
+                                                     const size_t* lengths, size_t count,
+                                                     const int64_t* shape, size_t rank,
+                                                     recur_tensor** out);
+/* Element `index` (row-major) of a string tensor: its bytes, owned by the tensor and followed
+ * by a NUL that `length` does not count. `length` may be NULL. */
+RECUR_C_API recur_status recur_tensor_string(const recur_tensor* tensor, size_t index,
+                                             const char** data, size_t* length);
+
+/* A sequence of `count` values: tensors of one dtype, or maps of one key and value type.
+ * `element_dtype` is that dtype (RECUR_DTYPE_MAP for maps); RECUR_DTYPE_UNDEFINED takes it
+ * from the first element, or leaves an empty sequence's type unknown. */
+RECUR_C_API recur_status recur_sequence_create(const recur_tensor* const* elements, size_t count,
+                                               recur_dtype element_dtype, recur_tensor** out);
+/* A map pairing 1-D `keys` (int64 or string, no key twice) in order with 1-D `values` of as
+ * many elements (a numeric or string dtype). */
+RECUR_C_API recur_status recur_map_create(const recur_tensor* keys, const recur_tensor* values,
+                                          recur_tensor** out);
+/* An empty optional, to feed an optional input that has no value. */
+RECUR_C_API recur_status recur_none_create(recur_tensor** out);
+
+/* The number of elements of a sequence, or of entries of a map. */
+RECUR_C_API recur_status recur_value_count(const recur_tensor* value, size_t* count);
+/* A sequence's element dtype (RECUR_DTYPE_MAP for maps; RECUR_DTYPE_UNDEFINED for an empty
+ * sequence of unknown type), or a map's value dtype. */
+RECUR_C_API recur_status recur_value_element_dtype(const recur_tensor* value, recur_dtype* dtype);
+/* Element `index` of a sequence, as a new handle that shares the sequence's memory and that
+ * the caller releases. */
+RECUR_C_API recur_status recur_sequence_element(const recur_tensor* sequence, size_t index,
+                                                recur_tensor** out);
+/* A map's keys and values, in its order, as new 1-D handles that share the map's memory and
+ * that the caller releases. Either out-pointer may be NULL. */
+RECUR_C_API recur_status recur_map_entries(const recur_tensor* map, recur_tensor** keys,
+                                           recur_tensor** values);
 
 /* ---- Running ---------------------------------------------------------------------------- */
 

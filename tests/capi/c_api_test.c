@@ -656,9 +656,334 @@ static void test_outputs_own_their_memory(void) {
   recur_session_release(s);
 }
 
+/* ---- Strings, sequences, maps and optionals --------------------------------------------- */
+
+/* Whether string tensor `t` holds `want` (count strings, row-major). */
+static int strings_equal(const recur_tensor* t, const char* const* want, size_t count) {
+  int64_t n = -1;
+  if (recur_tensor_element_count(t, &n) != RECUR_OK || n != (int64_t)count) return 0;
+  for (size_t i = 0; i < count; ++i) {
+    const char* got = NULL;
+    size_t length = 0;
+    if (recur_tensor_string(t, i, &got, &length) != RECUR_OK) return 0;
+    if (length != strlen(want[i]) || strcmp(got, want[i]) != 0) return 0;
+  }
+  return 1;
+}
+
+static void test_string_tensors(void) {
+  /* Strings are copied, may hold NUL bytes when their lengths are given, and come back with a
+   * terminating NUL. */
+  const char* words[] = {"the", "cat", "", "x\0y"};
+  const size_t lengths[] = {3, 3, 0, 3};
+  const int64_t shape[] = {2, 2};
+  recur_tensor* t = NULL;
+  OK(recur_tensor_create_strings(words, lengths, 4, shape, 2, &t));
+  recur_dtype dtype = RECUR_DTYPE_UNDEFINED;
+  OK(recur_tensor_dtype(t, &dtype));
+  CHECK(dtype == RECUR_DTYPE_STRING);
+  const char* got = NULL;
+  size_t length = 99;
+  OK(recur_tensor_string(t, 3, &got, &length));
+  CHECK(length == 3 && memcmp(got, "x\0y", 4) == 0);
+  OK(recur_tensor_string(t, 2, &got, NULL));
+  CHECK(got != NULL && got[0] == '\0');
+  int64_t count = 0;
+  OK(recur_tensor_element_count(t, &count));
+  CHECK(count == 4);
+  void* data = NULL;
+  size_t bytes = 0;
+  FAILS(recur_tensor_data(t, &data), RECUR_INVALID_ARGUMENT, "recur_tensor_string");
+  FAILS(recur_tensor_byte_size(t, &bytes), RECUR_INVALID_ARGUMENT, "string tensor");
+  FAILS(recur_tensor_string(t, 4, &got, NULL), RECUR_OUT_OF_RANGE,
+        "recur_tensor_string: element 4 is out of range (there are 4)");
+  FAILS(recur_tensor_string(t, 0, NULL, NULL), RECUR_INVALID_ARGUMENT, "data is NULL");
+  recur_tensor_release(t);
+
+  t = NULL;
+  OK(recur_tensor_create_strings(words, NULL, 2, shape, 1, &t)); /* NUL-terminated */
+  CHECK(t != NULL && strings_equal(t, words, 2));
+  recur_tensor_release(t);
+  const int64_t none[] = {0};
+  t = NULL;
+  OK(recur_tensor_create_strings(NULL, NULL, 0, none, 1, &t)); /* empty: no strings needed */
+  OK(recur_tensor_element_count(t, &count));
+  CHECK(count == 0);
+  recur_tensor_release(t);
+
+  FAILS(recur_tensor_create_strings(words, NULL, 3, shape, 2, &t), RECUR_INVALID_ARGUMENT,
+        "count is 3 but shape [2,2] has 4 elements");
+  const char* holes[] = {"a", NULL};
+  FAILS(recur_tensor_create_strings(holes, NULL, 2, shape, 1, &t), RECUR_INVALID_ARGUMENT,
+        "recur_tensor_create_strings: strings[1] is NULL");
+  FAILS(recur_tensor_create_strings(NULL, NULL, 2, shape, 1, &t), RECUR_INVALID_ARGUMENT,
+        "strings is NULL");
+  FAILS(recur_tensor_create_strings(words, NULL, 2, shape, 1, NULL), RECUR_INVALID_ARGUMENT,
+        "out is NULL");
+  float x = 1;
+  recur_tensor* f = NULL;
+  OK(recur_tensor_create_borrowed(&x, sizeof x, RECUR_DTYPE_FLOAT32, NULL, 0, &f));
+  FAILS(recur_tensor_string(f, 0, &got, NULL), RECUR_INVALID_ARGUMENT,
+        "is a float32 tensor, not a string tensor");
+  recur_tensor_release(f);
+}
+
+/* tests/data/ml/category_mapper_embedding: words (strings) -> ids, vectors, and ids mapped
+ * back to strings. The inputs and expected outputs are its test_data_set_0, written by hand
+ * from CategoryMapper's and Gather's definitions (tools/gen_ml_tests.py). */
+static void test_string_model(const char* test_data_dir) {
+  char* path = path_join(test_data_dir, "ml/category_mapper_embedding/model.onnx");
+  recur_session* s = NULL;
+  OK(recur_session_create(path, NULL, &s));
+  free(path);
+  if (s == NULL) return;
+  const recur_value_info* info = NULL;
+  recur_dtype dtype = RECUR_DTYPE_UNDEFINED;
+  OK(recur_session_input_info(s, 0, &info));
+  OK(recur_value_info_dtype(info, &dtype));
+  CHECK(dtype == RECUR_DTYPE_STRING);
+
+  const char* words[] = {"the", "cat", "sat", "the", "dog", "The"};
+  const int64_t shape[] = {2, 3};
+  recur_tensor* in = NULL;
+  OK(recur_tensor_create_strings(words, NULL, 6, shape, 2, &in));
+  const char* name = "words";
+  const recur_tensor* feeds[1] = {in};
+  recur_tensor* out[3] = {NULL, NULL, NULL};
+  OK(recur_session_run(s, NULL, &name, feeds, 1, NULL, 0, out));
+  recur_tensor_release(in); /* the outputs do not depend on it */
+  if (out[0] != NULL && out[2] != NULL) {
+    const int64_t want_ids[] = {1, 2, 3, 1, 0, 0};
+    void* ids = NULL;
+    OK(recur_tensor_data(out[0], &ids));
+    CHECK(ids != NULL && memcmp(ids, want_ids, sizeof want_ids) == 0);
+    const char* back[] = {"the", "cat", "sat", "the", "<unk>", "<unk>"};
+    CHECK(strings_equal(out[2], back, 6));
+    const int64_t* got_shape = NULL;
+    OK(recur_tensor_shape(out[2], &got_shape));
+    CHECK(got_shape != NULL && got_shape[0] == 2 && got_shape[1] == 3);
+  }
+  for (int i = 0; i < 3; ++i) recur_tensor_release(out[i]);
+  recur_session_release(s);
+}
+
+/* tests/data/ml/sk_dictvec_logreg: DictVectorizer and LogisticRegression, map(string, float)
+ * -> label (string) and output_probability (a sequence of map(string, float)). The input and
+ * expected outputs are its test_data_set_2, from scikit-learn's predict and predict_proba
+ * (tools/gen_sklearn_tests.py). */
+static void test_map_model(const char* test_data_dir) {
+  char* path = path_join(test_data_dir, "ml/sk_dictvec_logreg/model.onnx");
+  recur_session* s = NULL;
+  OK(recur_session_create(path, NULL, &s));
+  free(path);
+  if (s == NULL) return;
+  const recur_value_info* info = NULL;
+  recur_dtype dtype = RECUR_DTYPE_UNDEFINED, element = RECUR_DTYPE_UNDEFINED,
+              key = RECUR_DTYPE_UNDEFINED, value = RECUR_DTYPE_UNDEFINED;
+  OK(recur_session_input_info(s, 0, &info));
+  OK(recur_value_info_dtype(info, &dtype));
+  OK(recur_value_info_element_dtypes(info, &element, &key, &value));
+  CHECK(dtype == RECUR_DTYPE_MAP && element == RECUR_DTYPE_UNDEFINED);
+  CHECK(key == RECUR_DTYPE_STRING && value == RECUR_DTYPE_FLOAT32);
+  OK(recur_session_output_info(s, 1, &info));
+  OK(recur_value_info_dtype(info, &dtype));
+  OK(recur_value_info_element_dtypes(info, &element, NULL, NULL));
+  CHECK(dtype == RECUR_DTYPE_SEQUENCE && element == RECUR_DTYPE_MAP);
+  OK(recur_value_info_element_dtypes(info, NULL, &key, &value));
+  CHECK(key == RECUR_DTYPE_STRING && value == RECUR_DTYPE_FLOAT32);
+  FAILS(recur_value_info_element_dtypes(NULL, &element, NULL, NULL), RECUR_INVALID_ARGUMENT,
+        "info is NULL");
+
+  const char* names[] = {"score", "weight", "height"};
+  const int64_t three[] = {3};
+  float values[] = {-0.25608575344085693f, -1.7697302103042603f, 0.18869368731975555f};
+  recur_tensor *keys = NULL, *vals = NULL, *map = NULL;
+  OK(recur_tensor_create_strings(names, NULL, 3, three, 1, &keys));
+  OK(recur_tensor_create_borrowed(values, sizeof values, RECUR_DTYPE_FLOAT32, three, 1, &vals));
+  OK(recur_map_create(keys, vals, &map));
+  recur_tensor_release(keys); /* the map shares them */
+  recur_tensor_release(vals);
+  size_t count = 0;
+  OK(recur_value_count(map, &count));
+  CHECK(count == 3);
+  OK(recur_tensor_dtype(map, &dtype));
+  OK(recur_value_element_dtype(map, &value));
+  CHECK(dtype == RECUR_DTYPE_MAP && value == RECUR_DTYPE_FLOAT32);
+
+  const char* input = "features";
+  const recur_tensor* feeds[1] = {map};
+  recur_tensor* out[2] = {NULL, NULL};
+  OK(recur_session_run(s, NULL, &input, feeds, 1, NULL, 0, out));
+  if (out[0] != NULL && out[1] != NULL) {
+    const char* label[] = {"b"};
+    CHECK(strings_equal(out[0], label, 1));
+    OK(recur_tensor_dtype(out[1], &dtype));
+    OK(recur_value_count(out[1], &count));
+    CHECK(dtype == RECUR_DTYPE_SEQUENCE && count == 1);
+    OK(recur_value_element_dtype(out[1], &element));
+    CHECK(element == RECUR_DTYPE_MAP);
+    recur_tensor *probs = NULL, *classes = NULL, *p = NULL;
+    OK(recur_sequence_element(out[1], 0, &probs));
+    OK(recur_map_entries(probs, &classes, &p));
+    const char* want_classes[] = {"a", "b", "c"};
+    const float want_p[] = {0.49416470527648926f, 0.5023783445358276f, 0.003456977428868413f};
+    CHECK(classes != NULL && strings_equal(classes, want_classes, 3));
+    void* data = NULL;
+    if (p != NULL) OK(recur_tensor_data(p, &data));
+    for (int i = 0; data != NULL && i < 3; ++i) {
+      CHECK(fabsf(((const float*)data)[i] - want_p[i]) <= 1e-5f);
+    }
+    FAILS(recur_sequence_element(out[1], 1, &p), RECUR_OUT_OF_RANGE,
+          "recur_sequence_element: element 1 is out of range (there are 1)");
+    FAILS(recur_map_entries(out[1], &classes, NULL), RECUR_INVALID_ARGUMENT,
+          "recur_map_entries: map: the value is a sequence, not a map");
+    FAILS(recur_sequence_element(probs, 0, &p), RECUR_INVALID_ARGUMENT, "not a sequence");
+    FAILS(recur_tensor_data(probs, &data), RECUR_INVALID_ARGUMENT, "recur_map_entries");
+    OK(recur_map_entries(probs, NULL, NULL));
+    recur_tensor_release(p);
+    recur_tensor_release(classes);
+    recur_tensor_release(probs);
+  }
+  for (int i = 0; i < 2; ++i) recur_tensor_release(out[i]);
+
+  /* A map of the wrong key type is refused naming the input. */
+  recur_tensor *ikeys = NULL, *imap = NULL;
+  int64_t ids[] = {1, 2, 3};
+  OK(recur_tensor_create_borrowed(ids, sizeof ids, RECUR_DTYPE_INT64, three, 1, &ikeys));
+  OK(recur_tensor_create_borrowed(values, sizeof values, RECUR_DTYPE_FLOAT32, three, 1, &vals));
+  OK(recur_map_create(ikeys, vals, &imap));
+  feeds[0] = imap;
+  FAILS(recur_session_run(s, NULL, &input, feeds, 1, NULL, 0, out), RECUR_INVALID_ARGUMENT,
+        "features");
+  recur_tensor_release(imap);
+
+  /* Maps that cannot be made. */
+  const char* twice[] = {"a", "b", "a"};
+  recur_tensor* tkeys = NULL;
+  OK(recur_tensor_create_strings(twice, NULL, 3, three, 1, &tkeys));
+  FAILS(recur_map_create(tkeys, vals, &imap), RECUR_INVALID_ARGUMENT, "a map holds the key 'a' twice");
+  FAILS(recur_map_create(vals, vals, &imap), RECUR_INVALID_ARGUMENT,
+        "keys are an int64 or string tensor, not float32");
+  const int64_t two[] = {2};
+  recur_tensor* short_vals = NULL;
+  OK(recur_tensor_create_borrowed(values, 2 * sizeof(float), RECUR_DTYPE_FLOAT32, two, 1,
+                                  &short_vals));
+  FAILS(recur_map_create(ikeys, short_vals, &imap), RECUR_INVALID_ARGUMENT,
+        "1-D keys and values of one length");
+  FAILS(recur_map_create(NULL, vals, &imap), RECUR_INVALID_ARGUMENT,
+        "recur_map_create: keys is NULL");
+  FAILS(recur_map_create(ikeys, vals, NULL), RECUR_INVALID_ARGUMENT, "out is NULL");
+  recur_tensor_release(short_vals);
+  recur_tensor_release(tkeys);
+  recur_tensor_release(ikeys);
+  recur_tensor_release(vals);
+  recur_tensor_release(map);
+  recur_session_release(s);
+}
+
+/* Y = Identity(S) over a sequence of float tensors, opset 14, ir_version 8: what
+ * onnx.helper.make_model gives for that graph (tensor_sequence_value_info, no shapes). */
+static const unsigned char identity_sequence_model[] = {
+    0x08, 0x08,                                                 /* ir_version 8 */
+    0x3a, 0x33,                                                 /* graph (51 bytes) */
+    0x0a, 0x10,                                                 /*   node */
+    0x0a, 0x01, 'S',  0x12, 0x01, 'Y',                          /*     input S, output Y */
+    0x22, 0x08, 'I',  'd',  'e',  'n',  't',  'i',  't',  'y',  /*     op_type */
+    0x12, 0x01, 'g',                                            /*   name */
+    0x5a, 0x0d, 0x0a, 0x01, 'S',                                /*   input S */
+    0x12, 0x08, 0x22, 0x06, 0x0a, 0x04, 0x0a, 0x02, 0x08, 0x01, /*     seq(tensor float) */
+    0x62, 0x0d, 0x0a, 0x01, 'Y',                                /*   output Y */
+    0x12, 0x08, 0x22, 0x06, 0x0a, 0x04, 0x0a, 0x02, 0x08, 0x01, /*     seq(tensor float) */
+    0x42, 0x04, 0x0a, 0x00, 0x10, 0x0e                          /* opset_import "" 14 */
+};
+
+static void test_sequences(void) {
+  float a[3] = {1, 2, 3}, b[2] = {4, 5};
+  const int64_t three[] = {3}, two[] = {2};
+  recur_tensor *ta = NULL, *tb = NULL, *seq = NULL;
+  OK(recur_tensor_create_borrowed(a, sizeof a, RECUR_DTYPE_FLOAT32, three, 1, &ta));
+  OK(recur_tensor_create_borrowed(b, sizeof b, RECUR_DTYPE_FLOAT32, two, 1, &tb));
+  const recur_tensor* elements[2] = {ta, tb};
+  OK(recur_sequence_create(elements, 2, RECUR_DTYPE_UNDEFINED, &seq));
+  size_t count = 0;
+  recur_dtype dtype = RECUR_DTYPE_UNDEFINED;
+  OK(recur_value_count(seq, &count));
+  OK(recur_value_element_dtype(seq, &dtype));
+  CHECK(count == 2 && dtype == RECUR_DTYPE_FLOAT32);
+  OK(recur_tensor_dtype(seq, &dtype));
+  CHECK(dtype == RECUR_DTYPE_SEQUENCE);
+  void* data = NULL;
+  FAILS(recur_tensor_data(seq, &data), RECUR_INVALID_ARGUMENT, "not a tensor");
+  FAILS(recur_tensor_element_count(seq, NULL), RECUR_INVALID_ARGUMENT, "not a tensor");
+  FAILS(recur_value_count(ta, &count), RECUR_INVALID_ARGUMENT,
+        "recur_value_count: the value is a float32, not a sequence or a map");
+  FAILS(recur_value_element_dtype(ta, &dtype), RECUR_INVALID_ARGUMENT, "not a sequence or a map");
+
+  /* Through a model: the output sequence holds copies, not the caller's buffers. */
+  recur_session* s = NULL;
+  OK(recur_session_create_from_bytes(identity_sequence_model, sizeof identity_sequence_model,
+                                     NULL, NULL, &s));
+  const char* name = "S";
+  const recur_tensor* feeds[1] = {seq};
+  recur_tensor* y = NULL;
+  if (s != NULL) OK(recur_session_run(s, NULL, &name, feeds, 1, NULL, 0, &y));
+  recur_tensor* second = NULL;
+  if (y != NULL) OK(recur_sequence_element(y, 1, &second));
+  if (second != NULL) OK(recur_tensor_data(second, &data));
+  CHECK(data != NULL && data != (void*)b);
+  b[0] = 100; /* the caller reuses its buffer */
+  CHECK(data != NULL && ((const float*)data)[0] == 4 && ((const float*)data)[1] == 5);
+  const int64_t* shape = NULL;
+  if (second != NULL) OK(recur_tensor_shape(second, &shape));
+  CHECK(shape != NULL && shape[0] == 2);
+  recur_tensor_release(second);
+  recur_tensor_release(y);
+
+  /* A tensor where the model wants a sequence, and the reverse, are refused naming the input. */
+  feeds[0] = ta;
+  FAILS(recur_session_run(s, NULL, &name, feeds, 1, NULL, 0, &y), RECUR_INVALID_ARGUMENT, "'S'");
+  recur_session_release(s);
+
+  /* An empty sequence keeps the dtype it is given. */
+  recur_tensor* empty = NULL;
+  OK(recur_sequence_create(NULL, 0, RECUR_DTYPE_INT64, &empty));
+  OK(recur_value_count(empty, &count));
+  OK(recur_value_element_dtype(empty, &dtype));
+  CHECK(count == 0 && dtype == RECUR_DTYPE_INT64);
+  recur_tensor_release(empty);
+
+  recur_tensor *ints = NULL, *none = NULL, *bad = NULL;
+  int64_t k[2] = {7, 8};
+  OK(recur_tensor_create_borrowed(k, sizeof k, RECUR_DTYPE_INT64, two, 1, &ints));
+  const recur_tensor* mixed[2] = {ta, ints};
+  FAILS(recur_sequence_create(mixed, 2, RECUR_DTYPE_UNDEFINED, &bad), RECUR_INVALID_ARGUMENT,
+        "one dtype (float32), not int64");
+  FAILS(recur_sequence_create(elements, 2, RECUR_DTYPE_INT64, &bad), RECUR_INVALID_ARGUMENT,
+        "one dtype (int64), not float32");
+  FAILS(recur_sequence_create(elements, 2, (recur_dtype)77, &bad), RECUR_INVALID_ARGUMENT,
+        "element_dtype 77 is not a tensor dtype or RECUR_DTYPE_MAP");
+  const recur_tensor* holes[2] = {ta, NULL};
+  FAILS(recur_sequence_create(holes, 2, RECUR_DTYPE_UNDEFINED, &bad), RECUR_INVALID_ARGUMENT,
+        "recur_sequence_create: elements[1] is NULL");
+  FAILS(recur_sequence_create(NULL, 1, RECUR_DTYPE_UNDEFINED, &bad), RECUR_INVALID_ARGUMENT,
+        "elements is NULL");
+  OK(recur_none_create(&none));
+  OK(recur_tensor_dtype(none, &dtype));
+  CHECK(dtype == RECUR_DTYPE_NONE);
+  const recur_tensor* nested[1] = {none};
+  FAILS(recur_sequence_create(nested, 1, RECUR_DTYPE_UNDEFINED, &bad), RECUR_INVALID_ARGUMENT,
+        "a sequence holds tensors of one dtype");
+  FAILS(recur_none_create(NULL), RECUR_INVALID_ARGUMENT, "recur_none_create: out is NULL");
+  recur_tensor_release(none);
+  recur_tensor_release(ints);
+  recur_tensor_release(seq);
+  recur_tensor_release(tb);
+  recur_tensor_release(ta);
+}
+
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s MODELS_DIR\n", argv[0]);
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s MODELS_DIR TEST_DATA_DIR\n", argv[0]);
     return 2;
   }
   char* dir = path_join(argv[1], "lstm_streaming");
@@ -685,6 +1010,10 @@ int main(int argc, char** argv) {
   recur_session_release(s);
   test_from_bytes_and_plan_only(model, data_dir);
   test_outputs_own_their_memory();
+  test_string_tensors();
+  test_string_model(argv[2]);
+  test_map_model(argv[2]);
+  test_sequences();
 
   free(data_dir);
   free(model);

@@ -164,8 +164,9 @@ recur::DType tensor_dtype(recur_dtype dtype, const char* fn) {
   if (!flat) {
     throw recur::Error(ErrorCode::kInvalidArgument,
                        std::string(fn) + ": dtype " + std::to_string(static_cast<int>(dtype)) +
-                           " is not a numeric or bool type (the C API has no string, sequence, "
-                           "map or optional tensors)");
+                           " is not a numeric or bool type (recur_tensor_create_strings, "
+                           "recur_sequence_create, recur_map_create and recur_none_create make "
+                           "the other values)");
   }
   return d;
 }
@@ -207,9 +208,48 @@ const recur::Tensor& plain(const recur_tensor* t, const char* fn) {
     throw recur::Error(ErrorCode::kInvalidArgument,
                        std::string(fn) + ": the value is a " +
                            std::string(recur::dtype_name(t->tensor.dtype())) +
-                           ", not a tensor (the C API has no sequences, maps or optionals)");
+                           ", not a tensor (recur_value_count, recur_sequence_element and "
+                           "recur_map_entries read sequences and maps)");
   }
   return t->tensor;
+}
+
+// A plain tensor whose elements a C caller can address as a buffer: not a string tensor.
+const recur::Tensor& flat(const recur_tensor* t, const char* fn) {
+  const recur::Tensor& tensor = plain(t, fn);
+  if (tensor.dtype() == recur::DType::kString) {
+    throw recur::Error(ErrorCode::kInvalidArgument,
+                       std::string(fn) +
+                           ": the value is a string tensor, whose elements recur_tensor_string "
+                           "reads one by one");
+  }
+  return tensor;
+}
+
+// `t`, which must be a `want` (a sequence or a map), for the function `fn`.
+const recur::Tensor& of_kind(const recur_tensor* t, recur::DType want, const char* fn) {
+  need(t, fn);
+  if (t->tensor.dtype() != want) {
+    throw recur::Error(ErrorCode::kInvalidArgument,
+                       std::string(fn) + ": the value is a " +
+                           std::string(recur::dtype_name(t->tensor.dtype())) + ", not a " +
+                           std::string(recur::dtype_name(want)));
+  }
+  return t->tensor;
+}
+
+// `t` with every piece of borrowed memory (a graph input passed through to an output, maybe
+// inside a sequence or map) copied, since the caller may free or reuse it once the run returns.
+recur::Tensor owned(const recur::Tensor& t) {
+  if (t.is_sequence()) {
+    std::vector<recur::Tensor> elements;
+    elements.reserve(t.elements().size());
+    for (const recur::Tensor& e : t.elements()) elements.push_back(owned(e));
+    return recur::Tensor::sequence(std::move(elements), t.element_dtype());
+  }
+  if (t.is_map()) return recur::Tensor::map(owned(t.map_keys()), owned(t.map_values()));
+  if (t.owner() == nullptr && t.raw_data() != nullptr) return t.clone();
+  return t;
 }
 
 }  // namespace
@@ -454,6 +494,16 @@ recur_status recur_value_info_dim(const recur_value_info* info, size_t index, in
   });
 }
 
+recur_status recur_value_info_element_dtypes(const recur_value_info* info, recur_dtype* element,
+                                             recur_dtype* map_key, recur_dtype* map_value) {
+  return guarded([&] {
+    need(info, "recur_value_info_element_dtypes: info");
+    if (element != nullptr) *element = static_cast<recur_dtype>(info->info.element_dtype);
+    if (map_key != nullptr) *map_key = static_cast<recur_dtype>(info->info.map_key_dtype);
+    if (map_value != nullptr) *map_value = static_cast<recur_dtype>(info->info.map_value_dtype);
+  });
+}
+
 recur_status recur_value_info_has_default(const recur_value_info* info, int* has_default) {
   return guarded([&] {
     need(info, "recur_value_info_has_default: info");
@@ -554,15 +604,158 @@ recur_status recur_tensor_element_count(const recur_tensor* tensor, int64_t* cou
 
 recur_status recur_tensor_byte_size(const recur_tensor* tensor, size_t* size) {
   return guarded([&] {
-    const recur::Tensor& t = plain(tensor, "recur_tensor_byte_size: tensor");
+    const recur::Tensor& t = flat(tensor, "recur_tensor_byte_size: tensor");
     *need(size, "recur_tensor_byte_size: size") = t.nbytes();
   });
 }
 
 recur_status recur_tensor_data(recur_tensor* tensor, void** data) {
   return guarded([&] {
-    plain(tensor, "recur_tensor_data: tensor");
+    flat(tensor, "recur_tensor_data: tensor");
     *need(data, "recur_tensor_data: data") = tensor->tensor.raw_data();
+  });
+}
+
+recur_status recur_tensor_create_strings(const char* const* strings, const size_t* lengths,
+                                         size_t count, const int64_t* shape, size_t rank,
+                                         recur_tensor** out) {
+  return guarded([&] {
+    const char* fn = "recur_tensor_create_strings";
+    need(out, "recur_tensor_create_strings: out");
+    recur::Shape s = make_shape(shape, rank, fn);
+    byte_size_of(s, recur::DType::kString, fn);
+    const auto n = static_cast<size_t>(recur::shape_numel(s));
+    if (count != n) {
+      throw recur::Error(ErrorCode::kInvalidArgument,
+                         std::string(fn) + ": count is " + std::to_string(count) + " but shape " +
+                             recur::shape_to_string(s) + " has " + std::to_string(n) + " elements");
+    }
+    if (n > 0) need(strings, "recur_tensor_create_strings: strings");
+    std::vector<std::string> values;
+    values.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (strings[i] == nullptr) null_element("recur_tensor_create_strings: strings", i, "");
+      if (lengths != nullptr) {
+        values.emplace_back(strings[i], lengths[i]);
+      } else {
+        values.emplace_back(strings[i]);
+      }
+    }
+    *out = new recur_tensor{recur::Tensor::from_vector<std::string>(std::move(s), values)};
+  });
+}
+
+recur_status recur_tensor_string(const recur_tensor* tensor, size_t index, const char** data,
+                                 size_t* length) {
+  return guarded([&] {
+    const char* fn = "recur_tensor_string: tensor";
+    const recur::Tensor& t = plain(tensor, fn);
+    if (t.dtype() != recur::DType::kString) {
+      throw recur::Error(ErrorCode::kInvalidArgument,
+                         std::string(fn) + " is a " + std::string(recur::dtype_name(t.dtype())) +
+                             " tensor, not a string tensor");
+    }
+    need(data, "recur_tensor_string: data");
+    check_index(index, static_cast<size_t>(t.numel()), "recur_tensor_string: element");
+    const std::string& e = t.data<std::string>()[index];
+    *data = e.c_str();
+    if (length != nullptr) *length = e.size();
+  });
+}
+
+recur_status recur_sequence_create(const recur_tensor* const* elements, size_t count,
+                                   recur_dtype element_dtype, recur_tensor** out) {
+  return guarded([&] {
+    const char* fn = "recur_sequence_create";
+    need(out, "recur_sequence_create: out");
+    if (count > 0) need(elements, "recur_sequence_create: elements");
+    auto d = static_cast<recur::DType>(element_dtype);
+    if (d != recur::DType::kUndefined && d != recur::DType::kMap &&
+        (recur::dtype_size(d) == 0 || recur::dtype_from_name(recur::dtype_name(d)) != d)) {
+      throw recur::Error(ErrorCode::kInvalidArgument,
+                         std::string(fn) + ": element_dtype " +
+                             std::to_string(static_cast<int>(element_dtype)) +
+                             " is not a tensor dtype or RECUR_DTYPE_MAP");
+    }
+    std::vector<recur::Tensor> values;
+    values.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (elements[i] == nullptr) null_element("recur_sequence_create: elements", i, "");
+      values.push_back(elements[i]->tensor);
+    }
+    if (d == recur::DType::kUndefined && count > 0) d = values.front().dtype();
+    *out = new recur_tensor{recur::Tensor::sequence(std::move(values), d)};
+  });
+}
+
+recur_status recur_map_create(const recur_tensor* keys, const recur_tensor* values,
+                              recur_tensor** out) {
+  return guarded([&] {
+    need(out, "recur_map_create: out");
+    const recur::Tensor& k = plain(keys, "recur_map_create: keys");
+    const recur::Tensor& v = plain(values, "recur_map_create: values");
+    *out = new recur_tensor{recur::Tensor::map(k, v)};
+  });
+}
+
+recur_status recur_none_create(recur_tensor** out) {
+  return guarded(
+      [&] { *need(out, "recur_none_create: out") = new recur_tensor{recur::Tensor::none()}; });
+}
+
+recur_status recur_value_count(const recur_tensor* value, size_t* count) {
+  return guarded([&] {
+    need(value, "recur_value_count: value");
+    need(count, "recur_value_count: count");
+    const recur::Tensor& t = value->tensor;
+    if (t.is_sequence()) {
+      *count = t.elements().size();
+    } else if (t.is_map()) {
+      *count = static_cast<size_t>(t.map_keys().numel());
+    } else {
+      throw recur::Error(ErrorCode::kInvalidArgument,
+                         "recur_value_count: the value is a " +
+                             std::string(recur::dtype_name(t.dtype())) +
+                             ", not a sequence or a map");
+    }
+  });
+}
+
+recur_status recur_value_element_dtype(const recur_tensor* value, recur_dtype* dtype) {
+  return guarded([&] {
+    need(value, "recur_value_element_dtype: value");
+    need(dtype, "recur_value_element_dtype: dtype");
+    const recur::Tensor& t = value->tensor;
+    if (!t.is_sequence() && !t.is_map()) {
+      throw recur::Error(ErrorCode::kInvalidArgument,
+                         "recur_value_element_dtype: the value is a " +
+                             std::string(recur::dtype_name(t.dtype())) +
+                             ", not a sequence or a map");
+    }
+    *dtype = static_cast<recur_dtype>(t.element_dtype());
+  });
+}
+
+recur_status recur_sequence_element(const recur_tensor* sequence, size_t index,
+                                    recur_tensor** out) {
+  return guarded([&] {
+    const recur::Tensor& s =
+        of_kind(sequence, recur::DType::kSequence, "recur_sequence_element: sequence");
+    need(out, "recur_sequence_element: out");
+    check_index(index, s.elements().size(), "recur_sequence_element: element");
+    *out = new recur_tensor{s.elements()[index]};
+  });
+}
+
+recur_status recur_map_entries(const recur_tensor* map, recur_tensor** keys,
+                               recur_tensor** values) {
+  return guarded([&] {
+    const recur::Tensor& m = of_kind(map, recur::DType::kMap, "recur_map_entries: map");
+    auto k = keys != nullptr ? std::make_unique<recur_tensor>(recur_tensor{m.map_keys()}) : nullptr;
+    auto v =
+        values != nullptr ? std::make_unique<recur_tensor>(recur_tensor{m.map_values()}) : nullptr;
+    if (keys != nullptr) *keys = k.release();
+    if (values != nullptr) *values = v.release();
   });
 }
 
@@ -636,12 +829,7 @@ recur_status recur_session_run(const recur_session* session, const recur_run_opt
     // Nothing reaches the caller's array until every output has its handle.
     std::vector<std::unique_ptr<recur_tensor>> made;
     for (size_t i = 0; i < got.size(); ++i) {
-      recur::Tensor t = got[i];
-      // An output with no owner is borrowed memory: a graph input passed through (Identity,
-      // Reshape) is the caller's buffer, which the caller may free or reuse once the run
-      // returns, so the output gets its own copy.
-      if (t.owner() == nullptr && t.raw_data() != nullptr) t = t.clone();
-      made.push_back(std::make_unique<recur_tensor>(recur_tensor{std::move(t)}));
+      made.push_back(std::make_unique<recur_tensor>(recur_tensor{owned(got[i])}));
     }
     for (size_t i = 0; i < made.size(); ++i) outputs[i] = made[i].release();
   });

@@ -42,15 +42,16 @@ std::vector<T> tile_oracle(const Tensor& x, const std::vector<int64_t>& reps) {
 template <class T>
 void check_tile(const Shape& shape, const std::vector<int64_t>& reps) {
   const Tensor x = counting<T>(shape);
-  Outputs o = OpTester("Tile", 13)
-                  .input("x", x)
-                  .constant("r", Tensor::from_vector<int64_t>({static_cast<int64_t>(reps.size())},
-                                                              reps))
-                  .output("y")
-                  .run({{"x", x}});
+  Outputs o =
+      OpTester("Tile", 13)
+          .input("x", x)
+          .constant("r", Tensor::from_vector<int64_t>({static_cast<int64_t>(reps.size())}, reps))
+          .output("y")
+          .run({{"x", x}});
   Shape want(shape.size());
   for (size_t d = 0; d < shape.size(); ++d) want[d] = shape[d] * reps[d];
-  ASSERT_EQ(o[0].shape(), want) << shape_to_string(shape) << " by " << reference::ints_to_string(reps);
+  ASSERT_EQ(o[0].shape(), want) << shape_to_string(shape) << " by "
+                                << reference::ints_to_string(reps);
   EXPECT_EQ(values<T>(o[0]), tile_oracle<T>(x, reps))
       << shape_to_string(shape) << " by " << reference::ints_to_string(reps);
 }
@@ -62,10 +63,10 @@ TEST(Tile, MatchesTheIndexOracleWhereRowsMergeOrFill) {
   check_tile<float>({3, 1, 5}, {1, 9, 1});  // a repeat between two kept dimensions
   check_tile<double>({2, 3}, {4, 1});       // row blocks
   check_tile<uint16_t>({2, 1, 3, 1}, {2, 3, 1, 4});
-  check_tile<int64_t>({4, 5}, {1, 1});   // nothing repeated
-  check_tile<bool>({1, 2}, {3, 2});      // bool elements
+  check_tile<int64_t>({4, 5}, {1, 1});      // nothing repeated
+  check_tile<bool>({1, 2}, {3, 2});         // bool elements
   check_tile<float>({1, 1, 1}, {1, 1, 1});  // a single element, all dimensions merged away
-  check_tile<float>({3, 2}, {0, 2});         // zero repeats: an empty output
+  check_tile<float>({3, 2}, {0, 2});        // zero repeats: an empty output
 }
 
 TEST(Expand, MatchesTheIndexOracleWhereRowsMergeOrFill) {
@@ -77,12 +78,12 @@ TEST(Expand, MatchesTheIndexOracleWhereRowsMergeOrFill) {
   for (const Case& c : {Case{{1}, {500}}, Case{{40, 1}, {40, 6}}, Case{{1, 7}, {9, 7}},
                         Case{{2, 1, 3}, {2, 5, 3}}, Case{{1, 1}, {1, 1}}}) {
     const Tensor x = counting<float>(c.x);
-    Outputs o = OpTester("Expand", 13)
-                    .input("x", x)
-                    .constant("s", Tensor::from_vector<int64_t>(
-                                       {static_cast<int64_t>(c.to.size())}, c.to))
-                    .output("y")
-                    .run({{"x", x}});
+    Outputs o =
+        OpTester("Expand", 13)
+            .input("x", x)
+            .constant("s", Tensor::from_vector<int64_t>({static_cast<int64_t>(c.to.size())}, c.to))
+            .output("y")
+            .run({{"x", x}});
     std::vector<int64_t> reps(c.to.size());
     for (size_t d = 0; d < reps.size(); ++d) reps[d] = c.to[d] / c.x[d];
     EXPECT_EQ(values<float>(o[0]), tile_oracle<float>(x, reps)) << shape_to_string(c.x);
