@@ -4,6 +4,7 @@
 #include "recur/dtype.h"
 #include "recur/error.h"
 #include "recur/export.h"
+#include "recur/model_metadata.h"
 #include "recur/profile.h"
 #include "recur/session.h"
 #include "recur/tensor.h"

@@ -184,6 +184,33 @@ RECUR_C_API recur_status recur_value_info_element_dtypes(const recur_value_info*
 RECUR_C_API recur_status recur_value_info_has_default(const recur_value_info* info,
                                                       int* has_default);
 
+/* What the model file says about itself (recur::ModelMetadata). */
+typedef enum recur_model_field {
+  RECUR_MODEL_PRODUCER_NAME = 0,
+  RECUR_MODEL_PRODUCER_VERSION = 1,
+  RECUR_MODEL_DOMAIN = 2,
+  RECUR_MODEL_DESCRIPTION = 3, /* the model's doc_string */
+  RECUR_MODEL_GRAPH_NAME = 4,
+  RECUR_MODEL_GRAPH_DESCRIPTION = 5,
+  RECUR_MODEL_FIELD_FORCE_INT = 0x7fffffff /* not a field: see RECUR_STATUS_FORCE_INT */
+} recur_model_field;
+
+/* One of the model's descriptive strings ("" when the file leaves it out), owned by the
+ * session. */
+RECUR_C_API recur_status recur_session_model_string(const recur_session* session,
+                                                    recur_model_field field, const char** value);
+/* The model's model_version and ir_version. Either out-pointer may be NULL. */
+RECUR_C_API recur_status recur_session_model_version(const recur_session* session,
+                                                     int64_t* model_version, int64_t* ir_version);
+/* The model's metadata_props, in key order (a key the file gives twice keeps its last value,
+ * as in ONNX Runtime): how many, entry `index` (either out-pointer may be NULL), and the value
+ * of `key` (NULL when the model has no such key). Strings are owned by the session. */
+RECUR_C_API recur_status recur_session_metadata_count(const recur_session* session, size_t* count);
+RECUR_C_API recur_status recur_session_metadata_entry(const recur_session* session, size_t index,
+                                                      const char** key, const char** value);
+RECUR_C_API recur_status recur_session_metadata_lookup(const recur_session* session,
+                                                       const char* key, const char** value);
+
 /* The node-to-provider assignment as a table with device copies, fusions and notes, as
  * `recur-run --explain` prints it. Owned by the session. */
 RECUR_C_API recur_status recur_session_explain(const recur_session* session, const char** text);

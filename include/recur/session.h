@@ -11,6 +11,7 @@
 
 #include "recur/assignment.h"
 #include "recur/export.h"
+#include "recur/model_metadata.h"
 #include "recur/options.h"
 #include "recur/profile.h"
 #include "recur/tensor.h"
@@ -48,6 +49,8 @@ class RECUR_API Session {
 
   const std::vector<ValueInfo>& inputs() const;
   const std::vector<ValueInfo>& outputs() const;
+  // What the model file says about itself: producer, description, metadata_props, ...
+  const ModelMetadata& metadata() const;
 
   // Runs the model. Const and safe to call from several threads at once.
   Outputs run(const Feeds& feeds, const RunOptions& options = {}) const;

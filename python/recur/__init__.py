@@ -22,6 +22,7 @@ __all__ = [
     "Error",
     "ErrorCode",
     "InferenceSession",
+    "ModelMetadata",
     "NodeArg",
     "SessionOptions",
     "RunOptions",
@@ -113,6 +114,20 @@ def _provider_names(providers):
     return names
 
 
+class ModelMetadata:
+    """What a model file says about itself, with onnxruntime's attribute names:
+    producer_name, graph_name, graph_description, domain, description, version and
+    custom_metadata_map (metadata_props as a dict); also producer_version, ir_version and
+    opsets ({domain: version}, "" for ai.onnx)."""
+
+    def __init__(self, fields):
+        self.__dict__.update(fields)
+
+    def __repr__(self):
+        return "ModelMetadata(producer_name=%r, graph_name=%r, custom_metadata_map=%r)" % (
+            self.producer_name, self.graph_name, self.custom_metadata_map)
+
+
 class InferenceSession:
     """A loaded model. `path_or_bytes` is a file name or the model's bytes.
 
@@ -154,6 +169,10 @@ class InferenceSession:
 
     def get_outputs(self):
         return list(self._outputs)
+
+    def get_modelmeta(self):
+        """The model's producer, description, version and metadata_props (ModelMetadata)."""
+        return ModelMetadata(self._session.metadata())
 
     def get_providers(self):
         """The providers that take part in this session, in priority order."""

@@ -337,7 +337,22 @@ PYBIND11_MODULE(_recur, m) {
       .def("run", &PySession::run, py::arg("output_names"), py::arg("feeds"))
       .def("explain", [](const PySession& s) { return s.session.explain(); })
       .def("assignment", &PySession::assignment)
-      .def("providers", [](const PySession& s) { return s.session.providers(); });
+      .def("providers", [](const PySession& s) { return s.session.providers(); })
+      .def("metadata", [](const PySession& s) {
+        const recur::ModelMetadata& md = s.session.metadata();
+        py::dict d;
+        d["producer_name"] = md.producer_name;
+        d["producer_version"] = md.producer_version;
+        d["domain"] = md.domain;
+        d["description"] = md.description;
+        d["version"] = md.version;
+        d["graph_name"] = md.graph_name;
+        d["graph_description"] = md.graph_description;
+        d["ir_version"] = md.ir_version;
+        d["opsets"] = md.opsets;
+        d["custom_metadata_map"] = md.custom;
+        return d;
+      });
 
   m.def("list_providers", [] {
     py::list out;

@@ -656,6 +656,62 @@ static void test_outputs_own_their_memory(void) {
   recur_session_release(s);
 }
 
+/* ModelProto fields appended to identity_model (protobuf takes fields in any order):
+ * producer_name "c", model_version 3, doc_string "d", and metadata_props rate = 16000 and
+ * labels = yes,no. */
+static const unsigned char metadata_fields[] = {
+    0x12, 0x01, 'c',                                                       /* producer_name */
+    0x28, 0x03,                                                            /* model_version */
+    0x32, 0x01, 'd',                                                       /* doc_string */
+    0x72, 0x0d, 0x0a, 0x04, 'r', 'a', 't', 'e', 0x12, 0x05, '1', '6', '0', '0', '0',
+    0x72, 0x10, 0x0a, 0x06, 'l', 'a', 'b', 'e', 'l', 's', 0x12, 0x06, 'y', 'e', 's', ',', 'n', 'o'};
+
+static void test_metadata_props(void) {
+  unsigned char bytes[sizeof identity_model + sizeof metadata_fields];
+  memcpy(bytes, identity_model, sizeof identity_model);
+  memcpy(bytes + sizeof identity_model, metadata_fields, sizeof metadata_fields);
+  recur_session* s = NULL;
+  OK(recur_session_create_from_bytes(bytes, sizeof bytes, NULL, NULL, &s));
+  if (s == NULL) return;
+  const char* value = NULL;
+  OK(recur_session_model_string(s, RECUR_MODEL_PRODUCER_NAME, &value));
+  CHECK(value != NULL && strcmp(value, "c") == 0);
+  OK(recur_session_model_string(s, RECUR_MODEL_DESCRIPTION, &value));
+  CHECK(value != NULL && strcmp(value, "d") == 0);
+  OK(recur_session_model_string(s, RECUR_MODEL_GRAPH_NAME, &value));
+  CHECK(value != NULL && strcmp(value, "g") == 0);
+  OK(recur_session_model_string(s, RECUR_MODEL_PRODUCER_VERSION, &value));
+  CHECK(value != NULL && strcmp(value, "") == 0);
+  OK(recur_session_model_string(s, RECUR_MODEL_DOMAIN, &value));
+  OK(recur_session_model_string(s, RECUR_MODEL_GRAPH_DESCRIPTION, &value));
+  FAILS(recur_session_model_string(s, (recur_model_field)6, &value), RECUR_INVALID_ARGUMENT,
+        "field 6 is not a recur_model_field");
+  FAILS(recur_session_model_string(s, RECUR_MODEL_DOMAIN, NULL), RECUR_INVALID_ARGUMENT,
+        "value is NULL");
+  int64_t version = 0, ir = 0;
+  OK(recur_session_model_version(s, &version, &ir));
+  CHECK(version == 3 && ir == 8);
+  OK(recur_session_model_version(s, NULL, NULL));
+
+  size_t count = 0;
+  OK(recur_session_metadata_count(s, &count));
+  CHECK(count == 2);
+  const char* key = NULL;
+  OK(recur_session_metadata_entry(s, 0, &key, &value)); /* in key order */
+  CHECK(key != NULL && strcmp(key, "labels") == 0 && strcmp(value, "yes,no") == 0);
+  OK(recur_session_metadata_entry(s, 1, &key, NULL));
+  CHECK(key != NULL && strcmp(key, "rate") == 0);
+  FAILS(recur_session_metadata_entry(s, 2, &key, &value), RECUR_OUT_OF_RANGE,
+        "recur_session_metadata_entry: entry 2 is out of range (there are 2)");
+  OK(recur_session_metadata_lookup(s, "rate", &value));
+  CHECK(value != NULL && strcmp(value, "16000") == 0);
+  OK(recur_session_metadata_lookup(s, "missing", &value));
+  CHECK(value == NULL);
+  FAILS(recur_session_metadata_lookup(s, NULL, &value), RECUR_INVALID_ARGUMENT, "key is NULL");
+  FAILS(recur_session_metadata_count(NULL, &count), RECUR_INVALID_ARGUMENT, "session is NULL");
+  recur_session_release(s);
+}
+
 /* ---- Strings, sequences, maps and optionals --------------------------------------------- */
 
 /* Whether string tensor `t` holds `want` (count strings, row-major). */
@@ -1010,6 +1066,7 @@ int main(int argc, char** argv) {
   recur_session_release(s);
   test_from_bytes_and_plan_only(model, data_dir);
   test_outputs_own_their_memory();
+  test_metadata_props();
   test_string_tensors();
   test_string_model(argv[2]);
   test_map_model(argv[2]);

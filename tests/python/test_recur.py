@@ -109,6 +109,25 @@ class SessionTest(unittest.TestCase):
         self.assertEqual(sess.get_inputs()[1].shape, [2, "batch", 40])
         self.assertEqual([o.name for o in sess.get_outputs()], ["y", "h_n", "c_n"])
 
+    def test_modelmeta_like_onnxruntime(self):
+        from onnx import helper
+        graph = helper.make_graph(
+            [helper.make_node("Identity", ["X"], ["Y"])], "main",
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])], doc_string="gdoc")
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)],
+                                  producer_name="pytorch", producer_version="1.13.1",
+                                  domain="org.example", model_version=4, doc_string="mdoc")
+        helper.set_model_props(model, {"labels": "yes,no", "sample_rate": "16000"})
+        meta = recur.InferenceSession(model.SerializeToString()).get_modelmeta()
+        self.assertEqual((meta.producer_name, meta.producer_version, meta.domain, meta.version),
+                         ("pytorch", "1.13.1", "org.example", 4))
+        self.assertEqual((meta.description, meta.graph_name, meta.graph_description),
+                         ("mdoc", "main", "gdoc"))
+        self.assertEqual(meta.custom_metadata_map, {"labels": "yes,no", "sample_rate": "16000"})
+        self.assertEqual(meta.opsets, {"": 14})
+        self.assertEqual(meta.ir_version, model.ir_version)
+
     def test_inputs_backed_by_an_initializer(self):
         # Y = X + B where B is a graph input with an initializer: onnxruntime lists it apart,
         # and a run may feed it or leave the initializer's value.

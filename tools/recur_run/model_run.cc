@@ -71,7 +71,32 @@ void print_plan_json(const Session& s, const std::string& model) {
   j["inputs"] = json_value_infos(s.inputs());
   j["outputs"] = json_value_infos(s.outputs());
   j["assignment"] = assignment;
+  const ModelMetadata& md = s.metadata();
+  j["metadata"] = {{"producer_name", md.producer_name},
+                   {"producer_version", md.producer_version},
+                   {"domain", md.domain},
+                   {"description", md.description},
+                   {"version", md.version},
+                   {"graph_name", md.graph_name},
+                   {"graph_description", md.graph_description},
+                   {"ir_version", md.ir_version},
+                   {"opsets", md.opsets},
+                   {"custom", md.custom}};
   std::cout << json_text(j) << "\n";
+}
+
+// With --explain: who made the model, and its metadata_props (labels, sample rates...).
+void print_metadata(const ModelMetadata& md) {
+  std::cout << "producer: " << (md.producer_name.empty() ? "(not given)" : md.producer_name);
+  if (!md.producer_version.empty()) std::cout << " " << md.producer_version;
+  std::cout << "; ir_version " << md.ir_version << "; opsets:";
+  for (const auto& [domain, version] : md.opsets) {
+    std::cout << " " << (domain.empty() ? "ai.onnx" : domain) << " " << version;
+  }
+  std::cout << "\n";
+  if (!md.description.empty()) std::cout << "description: " << md.description << "\n";
+  for (const auto& [key, value] : md.custom)
+    std::cout << "metadata: " << key << " = " << value << "\n";
 }
 
 int compare_with_folder(const Args& a) {
@@ -132,7 +157,14 @@ int run_model(const Args& a) {
       print_plan_json(session, model);
       return kExitOk;
     }
-    if (a.explain || a.session.plan_only()) std::cout << session.explain() << "\n";
+    if (a.explain || a.session.plan_only()) {
+      // Under the explanation's first line, which names the model.
+      const std::string text = session.explain();
+      const size_t first = text.find('\n') + 1;
+      std::cout << text.substr(0, first);
+      print_metadata(session.metadata());
+      std::cout << text.substr(first) << "\n";
+    }
     if (a.session.plan_only()) return kExitOk;
     if (!compare) {
       const Feeds feeds = is_dir ? folder_feeds(session, a.target) : model_feeds(session, a);

@@ -2,6 +2,7 @@
 // whatever the C++ side throws, so that no exception crosses into C.
 #include "recur/recur_c.h"
 
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -509,6 +510,85 @@ recur_status recur_value_info_has_default(const recur_value_info* info, int* has
     need(info, "recur_value_info_has_default: info");
     *need(has_default, "recur_value_info_has_default: has_default") =
         info->info.has_default ? 1 : 0;
+  });
+}
+
+recur_status recur_session_model_string(const recur_session* session, recur_model_field field,
+                                        const char** value) {
+  return guarded([&] {
+    need(session, "recur_session_model_string: session");
+    need(value, "recur_session_model_string: value");
+    const recur::ModelMetadata& md = session->session.metadata();
+    const std::string* s = nullptr;
+    switch (field) {
+      case RECUR_MODEL_PRODUCER_NAME:
+        s = &md.producer_name;
+        break;
+      case RECUR_MODEL_PRODUCER_VERSION:
+        s = &md.producer_version;
+        break;
+      case RECUR_MODEL_DOMAIN:
+        s = &md.domain;
+        break;
+      case RECUR_MODEL_DESCRIPTION:
+        s = &md.description;
+        break;
+      case RECUR_MODEL_GRAPH_NAME:
+        s = &md.graph_name;
+        break;
+      case RECUR_MODEL_GRAPH_DESCRIPTION:
+        s = &md.graph_description;
+        break;
+      case RECUR_MODEL_FIELD_FORCE_INT:
+        break;
+    }
+    if (s == nullptr) {
+      throw recur::Error(ErrorCode::kInvalidArgument, "recur_session_model_string: field " +
+                                                          std::to_string(static_cast<int>(field)) +
+                                                          " is not a recur_model_field");
+    }
+    *value = s->c_str();
+  });
+}
+
+recur_status recur_session_model_version(const recur_session* session, int64_t* model_version,
+                                         int64_t* ir_version) {
+  return guarded([&] {
+    need(session, "recur_session_model_version: session");
+    const recur::ModelMetadata& md = session->session.metadata();
+    if (model_version != nullptr) *model_version = md.version;
+    if (ir_version != nullptr) *ir_version = md.ir_version;
+  });
+}
+
+recur_status recur_session_metadata_count(const recur_session* session, size_t* count) {
+  return guarded([&] {
+    need(session, "recur_session_metadata_count: session");
+    *need(count, "recur_session_metadata_count: count") = session->session.metadata().custom.size();
+  });
+}
+
+recur_status recur_session_metadata_entry(const recur_session* session, size_t index,
+                                          const char** key, const char** value) {
+  return guarded([&] {
+    need(session, "recur_session_metadata_entry: session");
+    const auto& custom = session->session.metadata().custom;
+    check_index(index, custom.size(), "recur_session_metadata_entry: entry");
+    const auto it = std::next(custom.begin(), static_cast<std::ptrdiff_t>(index));
+    if (key != nullptr) *key = it->first.c_str();
+    if (value != nullptr) *value = it->second.c_str();
+  });
+}
+
+recur_status recur_session_metadata_lookup(const recur_session* session, const char* key,
+                                           const char** value) {
+  return guarded([&] {
+    need(session, "recur_session_metadata_lookup: session");
+    need(key, "recur_session_metadata_lookup: key");
+    need(value, "recur_session_metadata_lookup: value");
+    const auto& custom = session->session.metadata().custom;
+    const auto it = custom.find(key);
+    *value = it == custom.end() ? nullptr : it->second.c_str();
   });
 }
 

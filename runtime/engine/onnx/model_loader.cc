@@ -508,6 +508,30 @@ void op_types_in(const onnx::GraphProto& g, const std::string& domain, std::set<
   }
 }
 
+ModelMetadata read_metadata(const onnx::ModelProto& mp, const std::string& file,
+                            std::vector<std::string>* warnings) {
+  ModelMetadata md;
+  md.producer_name = mp.producer_name();
+  md.producer_version = mp.producer_version();
+  md.domain = mp.domain();
+  md.description = mp.doc_string();
+  md.version = mp.model_version();
+  md.graph_name = mp.graph().name();
+  md.graph_description = mp.graph().doc_string();
+  md.ir_version = mp.ir_version();
+  for (const auto& op : mp.opset_import()) {
+    md.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
+  }
+  for (const auto& prop : mp.metadata_props()) {
+    auto [it, added] = md.custom.insert_or_assign(prop.key(), prop.value());
+    if (!added) {
+      warnings->push_back(file + ": metadata_props has the key '" + prop.key() +
+                          "' more than once; the last value is kept");
+    }
+  }
+  return md;
+}
+
 Result<Model> load_proto(onnx::ModelProto& mp, const std::string& base_dir, const std::string& file,
                          const LoadOptions& options) {
   if (mp.ir_version() <= 0) return invalid_model(file + ": no ir_version: not an ONNX model");
@@ -554,15 +578,12 @@ Result<Model> load_proto(onnx::ModelProto& mp, const std::string& base_dir, cons
     return ok_status();
   };
   RECUR_RETURN_IF_ERROR(check_imports(0));
-  const int imported = mp.opset_import_size();
-  std::vector<std::string> warnings;
-  RECUR_RETURN_IF_ERROR(inline_local_functions(mp, file, options.strict_schema, &warnings));
-  RECUR_RETURN_IF_ERROR(check_imports(imported));
   Model m;
-  m.ir_version = mp.ir_version();
-  m.producer = mp.producer_name();
+  m.metadata = read_metadata(mp, file, &m.warnings);
+  const int imported = mp.opset_import_size();
+  RECUR_RETURN_IF_ERROR(inline_local_functions(mp, file, options.strict_schema, &m.warnings));
+  RECUR_RETURN_IF_ERROR(check_imports(imported));
   m.path = file;
-  m.warnings = std::move(warnings);
   m.graph = std::make_shared<Graph>();
   m.graph->set_opsets(opsets);
   ExternalData external{fs::path(base_dir)};

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "recur/model_metadata.h"
 #include "runtime/core/status.h"
 #include "runtime/graph/graph.h"
 
@@ -20,8 +21,7 @@ inline constexpr int kMaxMicrosoftOpset = 1;
 
 struct Model {
   std::shared_ptr<Graph> graph;
-  int64_t ir_version = 0;
-  std::string producer;
+  ModelMetadata metadata;
   std::string path;  // for error messages
   // What the loader let pass but the user should hear of (unknown attributes when the schema
   // check is not strict), each naming the file and node.

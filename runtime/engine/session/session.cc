@@ -304,6 +304,7 @@ Session Session::from_bytes(const void* data, size_t size, const SessionOptions&
 
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<ValueInfo>& Session::outputs() const { return impl_->outputs; }
+const ModelMetadata& Session::metadata() const { return impl_->model.metadata; }
 const std::vector<NodeAssignment>& Session::assignment() const { return impl_->assignment; }
 const std::vector<std::string>& Session::providers() const { return impl_->provider_names; }
 const std::vector<std::string>& Session::warnings() const { return impl_->model.warnings; }

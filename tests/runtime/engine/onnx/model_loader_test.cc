@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <string>
 
 #include "recur/recur.h"
 #include "tests/support/expect_error.h"
@@ -27,6 +29,58 @@ ModelBuilder identity_model() {
   m.output("y", DType::kFloat32);
   m.node("Identity", {"x"}, {"y"}, "id");
   return m;
+}
+
+// ModelProto's descriptive fields and metadata_props reach Session::metadata(); a key given
+// twice keeps its last value, as ONNX Runtime's map does, and loading warns about it.
+TEST(ModelLoader, MetadataAsTheFileGivesIt) {
+  TempDir dir;
+  ModelBuilder m = identity_model();
+  onnx::ModelProto& p = m.proto();
+  p.set_producer_name("pytorch");
+  p.set_producer_version("1.13.1");
+  p.set_domain("org.example");
+  p.set_doc_string("a test model");
+  p.set_model_version(7);
+  m.graph().set_name("main_graph");
+  m.graph().set_doc_string("the graph");
+  auto prop = [&](const char* key, const char* value) {
+    auto* e = p.add_metadata_props();
+    e->set_key(key);
+    e->set_value(value);
+  };
+  prop("labels", "yes,no");
+  prop("sample_rate", "16000");
+  prop("labels", "up,down");
+  auto* ml = p.add_opset_import();
+  ml->set_domain("ai.onnx.ml");
+  ml->set_version(3);
+  const Session s(m.save(dir.path()));
+  const ModelMetadata& md = s.metadata();
+  EXPECT_EQ(md.producer_name, "pytorch");
+  EXPECT_EQ(md.producer_version, "1.13.1");
+  EXPECT_EQ(md.domain, "org.example");
+  EXPECT_EQ(md.description, "a test model");
+  EXPECT_EQ(md.version, 7);
+  EXPECT_EQ(md.graph_name, "main_graph");
+  EXPECT_EQ(md.graph_description, "the graph");
+  EXPECT_EQ(md.ir_version, p.ir_version());
+  EXPECT_EQ(md.opsets,
+            (std::map<std::string, int64_t>{{"", p.opset_import(0).version()}, {"ai.onnx.ml", 3}}));
+  EXPECT_EQ(md.custom,
+            (std::map<std::string, std::string>{{"labels", "up,down"}, {"sample_rate", "16000"}}));
+  ASSERT_EQ(s.warnings().size(), 1u);
+  EXPECT_NE(s.warnings()[0].find("key 'labels' more than once"), std::string::npos)
+      << s.warnings()[0];
+
+  // A file that says nothing about itself.
+  ModelBuilder plain = identity_model();
+  plain.proto().clear_producer_name();
+  const Session bare(plain.save(dir.path(), "bare.onnx"));
+  EXPECT_EQ(bare.metadata().producer_name, "");
+  EXPECT_EQ(bare.metadata().description, "");
+  EXPECT_TRUE(bare.metadata().custom.empty());
+  EXPECT_TRUE(bare.warnings().empty());
 }
 
 TEST(ModelLoader, GarbageFileNamesTheFile) {
