@@ -176,7 +176,10 @@ TEST(Npy, BrokenStringArraysNameTheFile) {
            {npy_file("{'descr': '<Ux', 'fortran_order': False, 'shape': (1,), }", "61000000"),
             "bad string dtype"},
            {npy_file("{'descr': '<U2', 'fortran_order': False, 'shape': (2,), }", "61000000"),
-            "shorter than the shape"}}) {
+            "shorter than the shape"},
+           // np.save of an object array (strings left as Python objects): a pickle.
+           {npy_file("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", "80049500"),
+            "save strings with .astype(str)"}}) {
     auto r = tools::parse_npy(bytes, "s.npy");
     ASSERT_FALSE(r.ok()) << part;
     EXPECT_NE(r.status().message().find("'s.npy'"), std::string::npos) << r.status().message();

@@ -228,7 +228,12 @@ Result<Tensor> parse_npy(std::string bytes, const std::string& path) {
   for (const auto& t : kTypes)
     if (code == t.descr) dtype = t.dtype;
   if (dtype == DType::kUndefined) {
-    return not_implemented("'" + path + "': unsupported dtype '" + descr + "'");
+    // numpy pickles object arrays, which this reader does not unpickle; strings are usually
+    // what such a file holds.
+    const std::string hint = code == "O" ? " (an object array, which numpy stores pickled: "
+                                           "save strings with .astype(str) instead)"
+                                         : "";
+    return not_implemented("'" + path + "': unsupported dtype '" + descr + "'" + hint);
   }
   const std::string shape_text = dict_value(header, "shape");
   RECUR_ASSIGN_OR_RETURN(const Shape shape, parse_shape(shape_text, dtype_size(dtype), path));
