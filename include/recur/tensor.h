@@ -90,6 +90,11 @@ class RECUR_API Tensor {
   }
   // An ONNX sequence value. `element_dtype` is needed when `elements` may be empty.
   static Tensor sequence(std::vector<Tensor> elements, DType element_dtype = DType::kUndefined);
+  // `seq` with `element` inserted before position `pos` (0 <= pos <= its length). When
+  // nothing else holds the sequence (its use count is 1: a kernel's input taken from the frame
+  // it was last read in) it grows in place, else it is copied; the elements are shared either
+  // way. Throws recur::Error as sequence() does for an element of another type.
+  static Tensor sequence_insert(Tensor seq, size_t pos, Tensor element);
   // An empty ONNX optional.
   static Tensor none();
   // An ONNX map: `keys` (1-D, int64 or string, no key twice) paired in order with `values`

@@ -261,6 +261,30 @@ std::optional<std::string> repeated_key(const Tensor& keys) {
 
 }  // namespace
 
+Tensor Tensor::sequence_insert(Tensor seq, size_t pos, Tensor element) {
+  const std::vector<Tensor>& old = seq.elements();
+  if (pos > old.size()) {
+    throw Error(ErrorCode::kOutOfRange, "cannot insert at position " + std::to_string(pos) +
+                                            " of a sequence of " + std::to_string(old.size()));
+  }
+  const bool same_type = element.is_tensor() && (seq.element_dtype_ == DType::kUndefined ||
+                                                 element.dtype() == seq.element_dtype_);
+  if (seq.owner_.use_count() == 1 && same_type) {
+    auto* elements = static_cast<std::vector<Tensor>*>(seq.data_);
+    elements->insert(elements->begin() + static_cast<std::ptrdiff_t>(pos), std::move(element));
+    seq.element_dtype_ = elements->front().dtype();
+    seq.shape_ = {static_cast<int64_t>(elements->size())};
+    return seq;
+  }
+  // Shared, or a map (whose key and value types sequence() checks): a new sequence.
+  std::vector<Tensor> elements;
+  elements.reserve(old.size() + 1);
+  elements.insert(elements.end(), old.begin(), old.end());
+  elements.insert(elements.begin() + static_cast<std::ptrdiff_t>(pos), std::move(element));
+  const DType type = seq.element_dtype_;
+  return sequence(std::move(elements), type);
+}
+
 Tensor Tensor::map(Tensor keys, Tensor values) {
   auto refuse = [](const std::string& why) { throw Error(ErrorCode::kInvalidArgument, why); };
   if (!keys.is_tensor() || (keys.dtype() != DType::kInt64 && keys.dtype() != DType::kString)) {

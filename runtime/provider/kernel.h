@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "recur/tensor.h"
@@ -64,6 +65,12 @@ class SubgraphRunner {
   // host, reusing its capacity (SubgraphOutputs keeps one from run to run).
   virtual Status run_into(const SubgraphPlan& plan, std::span<const Tensor> inputs,
                           const KernelContext& caller, std::vector<Tensor>& outputs) const = 0;
+  // As run_into, but the inputs are moved into the subgraph (and left empty), so that a value
+  // held by nothing else stays that way inside it: a Loop's carried sequence can then grow in
+  // place (KernelContext::take_input) instead of being copied every iteration.
+  virtual Status run_moving_into(const SubgraphPlan& plan, std::span<Tensor> inputs,
+                                 const KernelContext& caller,
+                                 std::vector<Tensor>& outputs) const = 0;
   // As run_into, in a vector of its own.
   Result<std::vector<Tensor>> run(const SubgraphPlan& plan, std::span<const Tensor> inputs,
                                   const KernelContext& caller) const {
@@ -136,6 +143,17 @@ class KernelContext {
     const Tensor& t = frame_[static_cast<size_t>(inputs_[i])];
     return t.defined() ? &t : nullptr;
   }
+  // Input i for the kernel to keep or change: moved out of the frame where this node is its
+  // last reader (the executor frees it afterwards anyway), else a shallow copy. A value held
+  // nowhere else then has a use count of 1, so a kernel may grow it in place (SequenceInsert).
+  Tensor take_input(size_t i) {
+    if (i >= inputs_.size() || inputs_[i] == kNoValue) return Tensor();
+    Tensor& t = frame_[static_cast<size_t>(inputs_[i])];
+    if (i < last_reads_.size() && last_reads_[i]) return std::exchange(t, Tensor());
+    return t;
+  }
+  // Per input, 1 where this node is the value's last reader (Step::last_read).
+  void set_last_reads(std::span<const uint8_t> last_reads) { last_reads_ = last_reads; }
   size_t num_implicit_inputs() const { return implicit_.size(); }
   const Tensor* implicit_input(size_t i) const {
     const Tensor& t = frame_[static_cast<size_t>(implicit_[i])];
@@ -180,6 +198,7 @@ class KernelContext {
   Device device_;
   const Env& env_;
   OutputPlacer* placer_ = nullptr;
+  std::span<const uint8_t> last_reads_;
   // Outputs the model omitted. A list keeps pointers stable and, unlike a deque, allocates
   // nothing until used: a context is made for every step of every run.
   std::list<Tensor> discarded_;

@@ -48,19 +48,24 @@ class LoopKernel final : public Kernel {
       }
       cond = *c->data<bool>();
     }
+    // The carried values pass from iteration to iteration by move, and are taken from the
+    // frame where the Loop is their last reader: a value held by nothing else (a sequence the
+    // body grows with SequenceInsert) then stays unshared, and grows in place.
     std::vector<Tensor> carried;
     for (size_t i = 0; i < num_carried_; ++i) {
-      const Tensor* v = ctx.input(2 + i);
-      if (!v)
+      Tensor v = ctx.take_input(2 + i);
+      if (!v.defined())
         return ctx.error(ErrorCode::kInvalidArgument,
                          "loop-carried input " + std::to_string(i) + " is missing");
-      carried.push_back(*v);
+      carried.push_back(std::move(v));
     }
     std::vector<std::vector<Tensor>> scans(scan_types_.size());
     // The stacked scan outputs will need as many bytes as their parts: counted as the parts
     // arrive, so that a loop without a trip count stops at the memory limit, not after it.
     MemoryReservation stacked_bytes;
     std::vector<Tensor> body_inputs(2 + num_carried_);
+    // The iteration number and cond, rewritten in place unless the body kept them.
+    Tensor iteration, cond_in;
     SubgraphOutputs held;  // keeps its capacity from iteration to iteration and run to run
     std::vector<Tensor>& outs = held.tensors();
     for (int64_t it = 0; cond && (trip_count < 0 || it < trip_count); ++it) {
@@ -71,10 +76,12 @@ class LoopKernel final : public Kernel {
                                                      " (SessionOptions::max_loop_iterations)");
       }
       RECUR_RETURN_IF_ERROR(ctx.check_cancelled("iteration", it));
-      set_scalar(body_inputs[0], it);
-      set_scalar(body_inputs[1], cond);
-      for (size_t i = 0; i < num_carried_; ++i) body_inputs[2 + i] = carried[i];
-      Status st = ctx.env().subgraphs->run_into(*body_, body_inputs, ctx, outs);
+      set_scalar(iteration, it);
+      set_scalar(cond_in, cond);
+      body_inputs[0] = iteration;
+      body_inputs[1] = cond_in;
+      for (size_t i = 0; i < num_carried_; ++i) body_inputs[2 + i] = std::move(carried[i]);
+      Status st = ctx.env().subgraphs->run_moving_into(*body_, body_inputs, ctx, outs);
       if (!st.ok()) return iteration_error(ctx, it, st);
       RECUR_RETURN_IF_ERROR(take_outputs(ctx, it, outs, cond, carried, scans, stacked_bytes));
     }

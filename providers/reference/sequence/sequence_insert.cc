@@ -1,4 +1,4 @@
-// SequenceInsert: a new sequence with `tensor` inserted at `position` (default: at the back).
+// SequenceInsert: the sequence with `tensor` inserted at `position` (default: at the back).
 // Positions range over [-n, n]; a negative one counts from the back.
 #include "providers/reference/sequence/sequence_ops.h"
 
@@ -23,9 +23,11 @@ class SequenceInsertKernel final : public Kernel {
     if (const Tensor* p = ctx.input(2)) {
       RECUR_ASSIGN_OR_RETURN(pos, read_position(ctx, *p, n, 1));
     }
-    std::vector<Tensor> elements = old;
-    elements.insert(elements.begin() + pos, *t);
-    return ctx.set_output(0, Tensor::sequence(std::move(elements), t->dtype()));
+    // A sequence this node reads last and nothing else holds (one carried through a decoding
+    // Loop) grows in place, instead of being copied whole at every step.
+    const Tensor element = *t;
+    return ctx.set_output(
+        0, Tensor::sequence_insert(ctx.take_input(0), static_cast<size_t>(pos), element));
   }
 };
 

@@ -1,6 +1,7 @@
 #include "runtime/engine/session/executor.h"
 
 #include <exception>
+#include <utility>
 
 #include "runtime/core/device_memory.h"
 
@@ -44,6 +45,7 @@ Status run_kernel(const SubgraphPlan& plan, const Step& step, std::vector<Tensor
   }
   KernelContext ctx(node, frame, step.inputs, step.implicit_inputs, step.outputs, device, env);
   ctx.set_placer(placer);
+  ctx.set_last_reads(step.last_read);
   Status st;
   try {
     st = step.kernel->run(ctx);
@@ -111,12 +113,26 @@ Status Executor::execute(const SubgraphPlan& plan, std::vector<Tensor>& frame,
 
 Status Executor::run_into(const SubgraphPlan& plan, std::span<const Tensor> inputs,
                           const KernelContext& caller, std::vector<Tensor>& out) const {
+  return run_with(
+      plan, inputs.size(), [&](size_t i) { return inputs[i]; }, caller, out);
+}
+
+Status Executor::run_moving_into(const SubgraphPlan& plan, std::span<Tensor> inputs,
+                                 const KernelContext& caller, std::vector<Tensor>& out) const {
+  return run_with(
+      plan, inputs.size(), [&](size_t i) { return std::exchange(inputs[i], Tensor()); }, caller,
+      out);
+}
+
+template <class Take>
+Status Executor::run_with(const SubgraphPlan& plan, size_t num_inputs, const Take& take,
+                          const KernelContext& caller, std::vector<Tensor>& out) const {
   const Graph& g = *plan.graph;
-  if (inputs.size() > plan.input_slots.size()) {
+  if (num_inputs > plan.input_slots.size()) {
     return caller.error(ErrorCode::kInvalidArgument, "subgraph '" + g.name() + "' takes " +
                                                          std::to_string(plan.input_slots.size()) +
                                                          " inputs, got " +
-                                                         std::to_string(inputs.size()));
+                                                         std::to_string(num_inputs));
   }
   // The subgraph's frame in the run's arena (kept between calls and runs), else a fresh one.
   FrameArena* fa = arena_ ? arena_->enter(plan) : nullptr;
@@ -130,8 +146,7 @@ Status Executor::run_into(const SubgraphPlan& plan, std::span<const Tensor> inpu
   std::vector<Tensor> fresh;
   if (!fa) fresh = new_frame(plan);
   std::vector<Tensor>& frame = fa ? fa->frame : fresh;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    frame[static_cast<size_t>(plan.input_slots[i])] = inputs[i];
+  for (size_t i = 0; i < num_inputs; ++i) frame[static_cast<size_t>(plan.input_slots[i])] = take(i);
   for (size_t i = 0; i < plan.outer_slots.size(); ++i) {
     const Tensor* t = caller.implicit_input(plan.outer_from_implicit[i]);
     if (!t) {

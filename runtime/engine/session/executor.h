@@ -27,8 +27,14 @@ class Executor final : public SubgraphRunner {
 
   Status run_into(const SubgraphPlan& plan, std::span<const Tensor> inputs,
                   const KernelContext& caller, std::vector<Tensor>& outputs) const override;
+  Status run_moving_into(const SubgraphPlan& plan, std::span<Tensor> inputs,
+                         const KernelContext& caller, std::vector<Tensor>& outputs) const override;
 
  private:
+  // run_into's body; take(i) gives input i (a copy, or the caller's tensor moved).
+  template <class Take>
+  Status run_with(const SubgraphPlan& plan, size_t num_inputs, const Take& take,
+                  const KernelContext& caller, std::vector<Tensor>& out) const;
   Status run_step(const SubgraphPlan& plan, const Step& step, std::vector<Tensor>& frame,
                   OutputPlacer* placer) const;
 

@@ -132,17 +132,42 @@ const std::shared_ptr<void>* BlockCache::take(size_t bytes, MemoryBudget* budget
   if (buckets_.size() <= b) {
     buckets_.resize(b + 1);
     taken_.resize(b + 1, 0);
+    cursors_.resize(b + 1, 0);
+    recent_.resize(b + 1);
   }
   ++taken_[b];
-  for (Block& blk : buckets_[b]) {
-    if (blk.owner.use_count() != 1) continue;
+  // Not a search of the whole bucket: blocks their holders keep (a Loop's scan outputs, a
+  // sequence a decoder grows) would be passed over by every later search, O(n^2) over a loop
+  // of n steps. First the blocks handed out last, which a loop's temporaries and carried
+  // state free again a step later; then a window from where the last search stopped, which
+  // goes round, so that any block freed is found again within a few searches.
+  std::vector<Block>& bucket = buckets_[b];
+  const size_t n = bucket.size();
+  Recent& recent = recent_[b];
+  auto usable = [&](Block& blk) {
+    if (blk.owner.use_count() != 1) return false;
     if (!blk.charged) {  // freed by its holder since the run began
-      if (budget && !budget->try_charge(blk.bytes)) continue;
+      if (budget && !budget->try_charge(blk.bytes)) return false;
       if (budget) charged_ += blk.bytes;
       blk.charged = true;
     }
-    return &blk.owner;
+    return true;
+  };
+  for (size_t i : recent.index) {
+    if (i < n && usable(bucket[i])) {
+      recent.add(i);
+      return &bucket[i].owner;
+    }
   }
+  size_t& cursor = cursors_[b];
+  for (size_t k = 0; k < std::min(n, kSearchWindow); ++k) {
+    const size_t i = (cursor + k) % n;
+    if (!usable(bucket[i])) continue;
+    cursor = (i + 1) % n;
+    recent.add(i);
+    return &bucket[i].owner;
+  }
+  if (n > 0) cursor = (cursor + std::min(n, kSearchWindow)) % n;
   const size_t size = size_t{1} << b;
   if (budget) {
     if (!budget->try_charge(size)) return nullptr;
@@ -157,6 +182,7 @@ const std::shared_ptr<void>* BlockCache::take(size_t bytes, MemoryBudget* budget
     return nullptr;
   }
   buckets_[b].push_back({std::shared_ptr<void>(p, [](void* q) { std::free(q); }), size, true});
+  recent_[b].add(n);
   total_ += size;
   return &buckets_[b].back().owner;
 }
@@ -186,6 +212,8 @@ void BlockCache::trim_excess() {
       return true;
     });
     taken_[b] = 0;
+    cursors_[b] = 0;
+    recent_[b] = Recent();
   }
 }
 
@@ -197,6 +225,8 @@ void BlockCache::trim() {
       return true;
     });
   }
+  std::fill(cursors_.begin(), cursors_.end(), 0);
+  std::fill(recent_.begin(), recent_.end(), Recent());
 }
 
 FrameArena::FrameArena(const SubgraphPlan& p, BlockCache* cache)

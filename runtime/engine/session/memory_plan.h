@@ -4,6 +4,7 @@
 // small pool of them so that concurrent runs each lease their own.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -71,8 +72,23 @@ class BlockCache {
     size_t bytes = 0;
     bool charged = false;  // to the run in progress
   };
+  // The indices of the blocks of a bucket handed out last, newest at `next - 1`.
+  struct Recent {
+    std::array<size_t, 8> index;
+    size_t next = 0;
+    Recent() { index.fill(SIZE_MAX); }
+    void add(size_t i) {
+      index[next] = i;
+      next = (next + 1) % index.size();
+    }
+  };
+  // How many blocks of a bucket one take() looks at from the bucket's cursor, after the
+  // recent ones, before it makes a new block.
+  static constexpr size_t kSearchWindow = 16;
   std::vector<std::vector<Block>> buckets_;
-  std::vector<size_t> taken_;  // blocks taken per size since the last trim_excess
+  std::vector<size_t> taken_;    // blocks taken per size since the last trim_excess
+  std::vector<size_t> cursors_;  // per bucket, where the next search starts
+  std::vector<Recent> recent_;
   size_t total_ = 0;
   size_t charged_ = 0;
 };

@@ -37,6 +37,9 @@ struct Step {
   Device device;
   // Slots whose last reader is this step; freed after it runs.
   std::vector<ValueId> release;
+  // Per input: 1 where the slot is in `release` and read by no other input of this step, so
+  // the kernel may take it out of the frame (KernelContext::take_input).
+  std::vector<uint8_t> last_read;
 };
 
 // A device copy the partitioner inserted, for --explain.

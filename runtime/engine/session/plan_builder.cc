@@ -370,6 +370,18 @@ void PlanBuilder::liveness() {
       plan_->steps[static_cast<size_t>(last_use[slot])].release.push_back(
           static_cast<ValueId>(slot));
   }
+  for (size_t k = 0; k < plan_->steps.size(); ++k) {
+    Step& s = plan_->steps[k];
+    if (s.kind != Step::Kind::kKernel) continue;
+    s.last_read.assign(s.inputs.size(), 0);
+    for (size_t i = 0; i < s.inputs.size(); ++i) {
+      const ValueId v = s.inputs[i];
+      if (v == kNoValue || last_use[static_cast<size_t>(v)] != static_cast<int>(k)) continue;
+      const auto reads = std::count(s.inputs.begin(), s.inputs.end(), v) +
+                         std::count(s.implicit_inputs.begin(), s.implicit_inputs.end(), v);
+      s.last_read[i] = reads == 1 ? 1 : 0;
+    }
+  }
 }
 
 std::unique_ptr<SubgraphPlan> PlanBuilder::finish() {

@@ -170,6 +170,91 @@ TEST(Sequence, InsertCanAppendAndChecksTheDtype) {
       ErrorCode::kInvalidArgument, {"node 'ins' (SequenceInsert)", "int32"});
 }
 
+// SequenceInsert grows in place only a sequence it reads last: one that is also a graph
+// output, or that another node reads too, comes out as it went in.
+TEST(Sequence, InsertLeavesASequenceOthersReadUnchanged) {
+  for (bool seq_is_output : {true, false}) {
+    ModelBuilder mb(17);
+    mb.input("a", DType::kFloat32, {1});
+    mb.input("b", DType::kFloat32, {1});
+    mb.input("c", DType::kFloat32, {1});
+    mb.node("SequenceConstruct", {"a"}, {"seq"});
+    mb.node("SequenceInsert", {"seq", "b"}, {"s1"});
+    mb.node("SequenceInsert", {"seq", "c"}, {"s2"});
+    if (seq_is_output) add_output(mb, "seq");
+    add_output(mb, "s1");
+    add_output(mb, "s2");
+    const Outputs o = session_of(mb).run({{"a", Tensor::from_vector<float>({1}, {1})},
+                                          {"b", Tensor::from_vector<float>({1}, {2})},
+                                          {"c", Tensor::from_vector<float>({1}, {3})}});
+    auto firsts = [](const Tensor& seq) {
+      std::vector<float> v;
+      for (const Tensor& e : seq.elements()) v.push_back(e.data<float>()[0]);
+      return v;
+    };
+    if (seq_is_output) EXPECT_EQ(firsts(o["seq"]), (std::vector<float>{1}));
+    EXPECT_EQ(firsts(o["s1"]), (std::vector<float>{1, 2})) << seq_is_output;
+    EXPECT_EQ(firsts(o["s2"]), (std::vector<float>{1, 3})) << seq_is_output;
+  }
+}
+
+// A Loop that appends its iteration number to a carried sequence, as a decoder appends its
+// tokens: from an empty sequence made in the graph, and from one the caller feeds, which must
+// not change.
+TEST(Sequence, LoopAppendsToACarriedSequence) {
+  for (bool fed : {false, true}) {
+    ModelBuilder mb(17);
+    mb.input("m", DType::kInt64, {});
+    if (fed) {
+      auto* in = mb.graph().add_input();
+      in->set_name("seq0");
+      in->mutable_type()
+          ->mutable_sequence_type()
+          ->mutable_elem_type()
+          ->mutable_tensor_type()
+          ->set_elem_type(7);
+    } else {
+      set_attr(mb.node("SequenceEmpty", {}, {"seq0"}), "dtype", int64_t{7});
+    }
+    onnx::GraphProto body;
+    body.set_name("body");
+    auto add_body_input = [&](const char* name, bool sequence, int type) {
+      auto* i = body.add_input();
+      i->set_name(name);
+      auto* t = i->mutable_type();
+      (sequence ? t->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()
+                : t->mutable_tensor_type())
+          ->set_elem_type(type);
+    };
+    add_body_input("iter", false, 7);
+    add_body_input("cond_in", false, 9);
+    add_body_input("seq_in", true, 7);
+    auto node = [&](const char* op, std::vector<std::string> in, const char* out) {
+      auto* n = body.add_node();
+      n->set_op_type(op);
+      for (const auto& i : in) n->add_input(i);
+      n->add_output(out);
+    };
+    node("Identity", {"cond_in"}, "cond_out");
+    node("SequenceInsert", {"seq_in", "iter"}, "seq_out");
+    body.add_output()->set_name("cond_out");
+    body.add_output()->set_name("seq_out");
+    set_attr(mb.node("Loop", {"m", "", "seq0"}, {"seq"}), "body", body);
+    add_output(mb, "seq");
+    Feeds feeds = {{"m", Tensor::scalar<int64_t>(3000)}};
+    const Tensor start = Tensor::sequence({Tensor::scalar<int64_t>(-1)});
+    if (fed) feeds.emplace_back("seq0", start);
+    const Outputs o = session_of(mb).run(feeds);
+    const std::vector<Tensor>& got = o["seq"].elements();
+    const size_t first = fed ? 1 : 0;
+    ASSERT_EQ(got.size(), first + 3000) << fed;
+    for (size_t k = 0; k < 3000; ++k) {
+      ASSERT_EQ(got[first + k].data<int64_t>()[0], static_cast<int64_t>(k)) << k;
+    }
+    EXPECT_EQ(start.elements().size(), 1u);  // the caller's sequence is as it was
+  }
+}
+
 TEST(Sequence, EraseFromAnEmptySequenceIsAnError) {
   ModelBuilder mb(17);
   set_attr(mb.node("SequenceEmpty", {}, {"seq"}), "dtype", int64_t{7});

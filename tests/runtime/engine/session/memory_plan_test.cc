@@ -361,6 +361,26 @@ TEST(BlockCache, HeldBlocksAreSkippedAndFreeOnesBounded) {
   EXPECT_EQ(cache.take_charged(), 1024u);
 }
 
+// A loop that keeps every step's block (a sequence it grows, scan outputs) beside temporaries
+// it frees: the blocks kept make the bucket long, and the temporaries' blocks must still be
+// found again rather than made anew each step, though a search looks at a window of it.
+TEST(BlockCache, FreedBlocksAreFoundAmongManyHeldOnes) {
+  BlockCache cache;
+  std::vector<std::shared_ptr<void>> kept;
+  std::shared_ptr<void> carried;  // like a Loop's state: freed one step after it is made
+  for (int step = 0; step < 2000; ++step) {
+    std::shared_ptr<void> temp = *cache.take(100, nullptr);
+    std::shared_ptr<void> next = *cache.take(100, nullptr);
+    kept.push_back(*cache.take(100, nullptr));
+    EXPECT_NE(temp.get(), next.get());
+    carried = std::move(next);
+  }
+  // 2000 kept blocks of 128 bytes, and three for the temporary and the carried state (a
+  // cache that never found a freed block would hold 6000).
+  EXPECT_LE(cache.bytes(), (2000u + 8u) * 128u);
+  for (size_t i = 1; i < kept.size(); ++i) EXPECT_NE(kept[i].get(), kept[i - 1].get());
+}
+
 TEST(ArenaRuns, TheMemoryLimitCountsTheArena) {
   // Eight 1 MiB intermediates in a chain: the arena holds two of them. A limit that leaves
   // no room for them fails naming the limit, with the arena or without.
