@@ -784,14 +784,20 @@ static void test_string_tensors(void) {
   recur_tensor_release(f);
 }
 
+/* A session with the default options over dir/file, or NULL (a failed check). */
+static recur_session* open_model(const char* dir, const char* file) {
+  char* path = path_join(dir, file);
+  recur_session* s = NULL;
+  OK(recur_session_create(path, NULL, &s));
+  free(path);
+  return s;
+}
+
 /* tests/data/ml/category_mapper_embedding: words (strings) -> ids, vectors, and ids mapped
  * back to strings. The inputs and expected outputs are its test_data_set_0, written by hand
  * from CategoryMapper's and Gather's definitions (tools/gen_ml_tests.py). */
 static void test_string_model(const char* test_data_dir) {
-  char* path = path_join(test_data_dir, "ml/category_mapper_embedding/model.onnx");
-  recur_session* s = NULL;
-  OK(recur_session_create(path, NULL, &s));
-  free(path);
+  recur_session* s = open_model(test_data_dir, "ml/category_mapper_embedding/model.onnx");
   if (s == NULL) return;
   const recur_value_info* info = NULL;
   recur_dtype dtype = RECUR_DTYPE_UNDEFINED;
@@ -828,10 +834,7 @@ static void test_string_model(const char* test_data_dir) {
  * expected outputs are its test_data_set_2, from scikit-learn's predict and predict_proba
  * (tools/gen_sklearn_tests.py). */
 static void test_map_model(const char* test_data_dir) {
-  char* path = path_join(test_data_dir, "ml/sk_dictvec_logreg/model.onnx");
-  recur_session* s = NULL;
-  OK(recur_session_create(path, NULL, &s));
-  free(path);
+  recur_session* s = open_model(test_data_dir, "ml/sk_dictvec_logreg/model.onnx");
   if (s == NULL) return;
   const recur_value_info* info = NULL;
   recur_dtype dtype = RECUR_DTYPE_UNDEFINED, element = RECUR_DTYPE_UNDEFINED,

@@ -518,36 +518,20 @@ recur_status recur_session_model_string(const recur_session* session, recur_mode
   return guarded([&] {
     need(session, "recur_session_model_string: session");
     need(value, "recur_session_model_string: value");
-    const recur::ModelMetadata& md = session->session.metadata();
-    const std::string* s = nullptr;
-    switch (field) {
-      case RECUR_MODEL_PRODUCER_NAME:
-        s = &md.producer_name;
-        break;
-      case RECUR_MODEL_PRODUCER_VERSION:
-        s = &md.producer_version;
-        break;
-      case RECUR_MODEL_DOMAIN:
-        s = &md.domain;
-        break;
-      case RECUR_MODEL_DESCRIPTION:
-        s = &md.description;
-        break;
-      case RECUR_MODEL_GRAPH_NAME:
-        s = &md.graph_name;
-        break;
-      case RECUR_MODEL_GRAPH_DESCRIPTION:
-        s = &md.graph_description;
-        break;
-      case RECUR_MODEL_FIELD_FORCE_INT:
-        break;
+    // Indexed by recur_model_field.
+    using recur::ModelMetadata;
+    static constexpr std::string ModelMetadata::*kFields[] = {
+        &ModelMetadata::producer_name, &ModelMetadata::producer_version,
+        &ModelMetadata::domain,        &ModelMetadata::description,
+        &ModelMetadata::graph_name,    &ModelMetadata::graph_description};
+    static_assert(std::size(kFields) == RECUR_MODEL_GRAPH_DESCRIPTION + 1);
+    const auto i = static_cast<int64_t>(field);
+    if (i < 0 || i >= static_cast<int64_t>(std::size(kFields))) {
+      throw recur::Error(
+          ErrorCode::kInvalidArgument,
+          "recur_session_model_string: field " + std::to_string(i) + " is not a recur_model_field");
     }
-    if (s == nullptr) {
-      throw recur::Error(ErrorCode::kInvalidArgument, "recur_session_model_string: field " +
-                                                          std::to_string(static_cast<int>(field)) +
-                                                          " is not a recur_model_field");
-    }
-    *value = s->c_str();
+    *value = (session->session.metadata().*kFields[i]).c_str();
   });
 }
 

@@ -47,7 +47,9 @@ TEST(TensorSequence, InsertChecksTypeAndPosition) {
   seq = Tensor::sequence_insert(std::move(seq), 0, Tensor::scalar<int64_t>(4));
   EXPECT_EQ(seq.element_dtype(), DType::kInt64);
   testing::expect_error(
-      [&] { Tensor::sequence_insert(Tensor::sequence({scalar(1)}), 0, Tensor::scalar<int64_t>(4)); },
+      [&] {
+        Tensor::sequence_insert(Tensor::sequence({scalar(1)}), 0, Tensor::scalar<int64_t>(4));
+      },
       ErrorCode::kInvalidArgument, {"one dtype (float32), not int64"});
   testing::expect_error(
       [&] { Tensor::sequence_insert(Tensor::sequence({scalar(1)}), 2, scalar(2)); },
