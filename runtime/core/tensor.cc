@@ -14,6 +14,7 @@
 
 #include "recur/tensor.h"
 #include "recur/value_info.h"
+#include "runtime/core/copy_bytes.h"
 #include "runtime/core/device_memory.h"
 #include "runtime/core/memory_budget.h"
 #include "runtime/core/tensor_owner.h"
@@ -412,7 +413,7 @@ Status copy_tensor(const Tensor& src, Tensor& dst) {
   const size_t bytes = src.nbytes();
   if (bytes == 0) return ok_status();
   if (src.is_cpu() && dst.is_cpu()) {
-    std::memcpy(dst.raw_data(), src.raw_data(), bytes);
+    copy_bytes(dst.raw_data(), src.raw_data(), bytes);
     return ok_status();
   }
   const Device::Kind kind = src.is_cpu() ? dst.device().kind : src.device().kind;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/core/copy_bytes.h"
+
 namespace recur::reference {
 
 Result<Shape> read_int_values(const Tensor& t, std::string_view what) {
@@ -68,9 +70,9 @@ void copy_elements(const Tensor& src, int64_t src_off, Tensor& dst, int64_t dst_
     return;
   }
   const size_t esize = dtype_size(src.dtype());
-  std::memcpy(static_cast<char*>(dst.raw_data()) + static_cast<size_t>(dst_off) * esize,
-              static_cast<const char*>(src.raw_data()) + static_cast<size_t>(src_off) * esize,
-              static_cast<size_t>(n) * esize);
+  copy_bytes(static_cast<char*>(dst.raw_data()) + static_cast<size_t>(dst_off) * esize,
+             static_cast<const char*>(src.raw_data()) + static_cast<size_t>(src_off) * esize,
+             static_cast<size_t>(n) * esize);
 }
 
 Status infer_same_as_input0(InferContext& ctx) {

@@ -4,6 +4,7 @@
 #include "providers/reference/common/util.h"
 #include "providers/reference/nn/nn_ops.h"
 #include "providers/reference/nn/nn_util.h"
+#include "runtime/core/copy_bytes.h"
 
 namespace recur::reference {
 
@@ -87,8 +88,8 @@ class MaxUnpoolKernel final : public Kernel {
     const auto* xp = static_cast<const char*>(x->raw_data());
     auto* yp = static_cast<char*>(y->raw_data());
     for (int64_t i = 0; i < x->numel(); ++i) {
-      std::memcpy(yp + static_cast<size_t>(target[static_cast<size_t>(i)]) * es,
-                  xp + static_cast<size_t>(i) * es, es);
+      copy_bytes(yp + static_cast<size_t>(target[static_cast<size_t>(i)]) * es,
+                 xp + static_cast<size_t>(i) * es, es);
     }
     return ok_status();
   }

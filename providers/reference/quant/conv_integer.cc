@@ -4,6 +4,7 @@
 #include "providers/reference/common/util.h"
 #include "providers/reference/quant/quant_ops.h"
 #include "providers/reference/quant/quant_util.h"
+#include "runtime/core/copy_bytes.h"
 
 namespace recur::reference {
 
@@ -19,7 +20,7 @@ class ConvIntegerKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(QuantConv q,
                            quantized_conv(a_, group_, *x, ctx.input(2), *w, ctx.input(3)));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kInt32, q.shapes.y));
-    std::memcpy(y->raw_data(), q.acc.data(), q.acc.size() * sizeof(int32_t));
+    copy_bytes(y->raw_data(), q.acc.data(), q.acc.size() * sizeof(int32_t));
     return ok_status();
   }
 

@@ -15,6 +15,7 @@
 #include "providers/reference/quant/quant_ops.h"
 #include "providers/reference/quant/quant_util.h"
 #include "providers/reference/rnn/rnn_common.h"
+#include "runtime/core/copy_bytes.h"
 #include "runtime/rnn/quantized_lstm.h"
 
 namespace recur::reference {
@@ -204,7 +205,7 @@ void DynamicQuantizeLstmKernel::cell(const Inputs& in, int64_t d, float* g, floa
     for (int64_t j = 0; j < H; ++j) go[j] += p[H + j] * c[j];
   if (clip) rnn::clip_values(go, H, bound);
   rnn::activate(spec_.activation(dir, 0), go, H);
-  std::memcpy(gc, c, static_cast<size_t>(H) * sizeof(float));
+  copy_bytes(gc, c, static_cast<size_t>(H) * sizeof(float));
   rnn::activate(spec_.activation(dir, 2), gc, H);
   for (int64_t j = 0; j < H; ++j) h[j] = go[j] * gc[j];
 }
@@ -223,8 +224,8 @@ Status DynamicQuantizeLstmKernel::run_direction(const KernelContext& ctx, const 
     for (int64_t g = 0; g < G; ++g) bias[static_cast<size_t>(g)] = b[g] + b[G + g];
   }
   std::vector<float> h(static_cast<size_t>(N * H), 0.0f), c(h.size(), 0.0f);
-  if (in.h0) std::memcpy(h.data(), in.h0->data<float>() + d * N * H, h.size() * sizeof(float));
-  if (in.c0) std::memcpy(c.data(), in.c0->data<float>() + d * N * H, c.size() * sizeof(float));
+  if (in.h0) copy_bytes(h.data(), in.h0->data<float>() + d * N * H, h.size() * sizeof(float));
+  if (in.c0) copy_bytes(c.data(), in.c0->data<float>() + d * N * H, c.size() * sizeof(float));
   std::vector<int64_t> len(static_cast<size_t>(N), T);
   for (int64_t n = 0; in.seq && n < N; ++n)
     len[static_cast<size_t>(n)] = in.seq->data<int32_t>()[n];
@@ -243,8 +244,8 @@ Status DynamicQuantizeLstmKernel::run_direction(const KernelContext& ctx, const 
     for (int64_t n = 0; n < N; ++n) {
       const int64_t l = len[static_cast<size_t>(n)];
       const int64_t t = reverse && s < l ? l - 1 - s : s;  // past l: padding, unused
-      std::memcpy(gates.data() + n * G, xw.data() + (t * N + n) * G,
-                  static_cast<size_t>(G) * sizeof(float));
+      copy_bytes(gates.data() + n * G, xw.data() + (t * N + n) * G,
+                 static_cast<size_t>(G) * sizeof(float));
     }
     integer_gemm(qh.data(), N, H, in.r, d, hp.scale, true, gates.data());
     for (int64_t n = 0; n < N; ++n) {
@@ -257,16 +258,16 @@ Status DynamicQuantizeLstmKernel::run_direction(const KernelContext& ctx, const 
         continue;
       }
       cell(in, d, g, c.data() + n * H, h.data() + n * H);
-      std::memcpy(y + ((t * D + d) * N + n) * H, h.data() + n * H,
-                  static_cast<size_t>(H) * sizeof(float));
+      copy_bytes(y + ((t * D + d) * N + n) * H, h.data() + n * H,
+                 static_cast<size_t>(H) * sizeof(float));
       if (s == l - 1) {
-        std::memcpy(fh.data() + n * H, h.data() + n * H, static_cast<size_t>(H) * sizeof(float));
-        std::memcpy(fc.data() + n * H, c.data() + n * H, static_cast<size_t>(H) * sizeof(float));
+        copy_bytes(fh.data() + n * H, h.data() + n * H, static_cast<size_t>(H) * sizeof(float));
+        copy_bytes(fc.data() + n * H, c.data() + n * H, static_cast<size_t>(H) * sizeof(float));
       }
     }
   }
-  std::memcpy(yh + d * N * H, fh.data(), fh.size() * sizeof(float));
-  std::memcpy(yc + d * N * H, fc.data(), fc.size() * sizeof(float));
+  copy_bytes(yh + d * N * H, fh.data(), fh.size() * sizeof(float));
+  copy_bytes(yc + d * N * H, fc.data(), fc.size() * sizeof(float));
   return ok_status();
 }
 

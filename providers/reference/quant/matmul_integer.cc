@@ -4,6 +4,7 @@
 #include "providers/reference/common/util.h"
 #include "providers/reference/quant/quant_ops.h"
 #include "providers/reference/quant/quant_util.h"
+#include "runtime/core/copy_bytes.h"
 
 namespace recur::reference {
 
@@ -16,7 +17,7 @@ class MatMulIntegerKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
     RECUR_ASSIGN_OR_RETURN(QuantMatMul q, quantized_matmul(*a, ctx.input(2), *b, ctx.input(3)));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kInt32, q.shapes.y));
-    std::memcpy(y->raw_data(), q.acc.data(), q.acc.size() * sizeof(int32_t));
+    copy_bytes(y->raw_data(), q.acc.data(), q.acc.size() * sizeof(int32_t));
     return ok_status();
   }
 };

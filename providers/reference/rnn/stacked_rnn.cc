@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "providers/reference/rnn/rnn_common.h"
+#include "runtime/core/copy_bytes.h"
 #include "runtime/rnn/stacked_rnn.h"
 
 namespace recur::reference::rnn {
@@ -61,9 +62,9 @@ Result<Tensor> next_input(const KernelContext& ctx, const Tensor& y) {
   for (int64_t t = 0; t < T; ++t)
     for (int64_t d = 0; d < D; ++d)
       for (int64_t n = 0; n < N; ++n)
-        std::memcpy(dst + static_cast<size_t>(((t * N + n) * D + d) * H) * e,
-                    src + static_cast<size_t>(((t * D + d) * N + n) * H) * e,
-                    static_cast<size_t>(H) * e);
+        copy_bytes(dst + static_cast<size_t>(((t * N + n) * D + d) * H) * e,
+                   src + static_cast<size_t>(((t * D + d) * N + n) * H) * e,
+                   static_cast<size_t>(H) * e);
   return x;
 }
 

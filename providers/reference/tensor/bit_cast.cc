@@ -5,6 +5,7 @@
 
 #include "providers/reference/common/util.h"
 #include "providers/reference/tensor/tensor_ops.h"
+#include "runtime/core/copy_bytes.h"
 
 namespace recur::reference {
 
@@ -88,7 +89,7 @@ class BitCastKernel final : public Kernel {
     } else {
       // Tensors are held in the host's order, which recur requires to be little endian, the
       // order the operator is defined on.
-      std::memcpy(y->raw_data(), x->raw_data(), x->nbytes());
+      copy_bytes(y->raw_data(), x->raw_data(), x->nbytes());
     }
     return ok_status();
   }

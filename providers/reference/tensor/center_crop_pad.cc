@@ -5,6 +5,7 @@
 #include "providers/reference/common/util.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
+#include "runtime/core/copy_bytes.h"
 
 namespace recur::reference {
 
@@ -52,7 +53,7 @@ class CenterCropPadKernel final : public Kernel {
     std::memset(y->raw_data(), 0, static_cast<size_t>(y->numel()) * esize);
     if (y->numel() == 0 || x->numel() == 0) return ok_status();
     if (x->rank() == 0) {
-      std::memcpy(y->raw_data(), x->raw_data(), esize);
+      copy_bytes(y->raw_data(), x->raw_data(), esize);
       return ok_status();
     }
     // The overlap of input and output, as a box in each: its size and its two corners.
@@ -80,8 +81,7 @@ class CenterCropPadKernel final : public Kernel {
         io += (in_at[d] + idx[d]) * in_strides[d];
         oo += (out_at[d] + idx[d]) * out_strides[d];
       }
-      std::memcpy(dst + static_cast<size_t>(oo) * esize, src + static_cast<size_t>(io) * esize,
-                  row);
+      copy_bytes(dst + static_cast<size_t>(oo) * esize, src + static_cast<size_t>(io) * esize, row);
       for (size_t d = rank - 1; d-- > 0;) {
         if (++idx[d] < box[d]) break;
         idx[d] = 0;

@@ -5,6 +5,7 @@
 #include "providers/reference/common/util.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
+#include "runtime/core/copy_bytes.h"
 
 namespace recur::reference {
 
@@ -55,7 +56,7 @@ class CompressKernel final : public Kernel {
     auto* dst = static_cast<char*>(out->raw_data());
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t i : kept) {
-        std::memcpy(dst, src + static_cast<size_t>(o * dim + i) * block, block);
+        copy_bytes(dst, src + static_cast<size_t>(o * dim + i) * block, block);
         dst += block;
       }
     }

@@ -4,6 +4,7 @@
 #include "providers/reference/common/util.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
+#include "runtime/core/copy_bytes.h"
 
 namespace recur::reference {
 
@@ -62,8 +63,8 @@ class ConcatKernel final : public Kernel {
       const auto* src = static_cast<const char*>(t->raw_data());
       if (row > 0) {
         for (int64_t o = 0; o < outer; ++o)
-          std::memcpy(dst + static_cast<size_t>(o) * out_row + offset,
-                      src + static_cast<size_t>(o) * row, row);
+          copy_bytes(dst + static_cast<size_t>(o) * out_row + offset,
+                     src + static_cast<size_t>(o) * row, row);
       }
       offset += row;
     }

@@ -5,6 +5,7 @@
 #include "providers/reference/common/util.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
+#include "runtime/core/copy_bytes.h"
 
 namespace recur::reference {
 
@@ -58,7 +59,7 @@ class GatherKernel final : public Kernel {
       const char* slab = src + static_cast<size_t>(o * dim) * block;
       for (int64_t j = 0; j < n; ++j) {
         const int64_t i = index_at(j);
-        std::memcpy(dst, slab + static_cast<size_t>(i < 0 ? i + dim : i) * block, block);
+        copy_bytes(dst, slab + static_cast<size_t>(i < 0 ? i + dim : i) * block, block);
         dst += block;
       }
     }

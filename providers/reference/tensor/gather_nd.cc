@@ -5,6 +5,7 @@
 #include "providers/reference/common/util.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
+#include "runtime/core/copy_bytes.h"
 
 namespace recur::reference {
 
@@ -28,7 +29,7 @@ class GatherNDKernel final : public Kernel {
     auto* dst = static_cast<char*>(out->raw_data());
     if (block == 0) return ok_status();
     for (int64_t off : plan->offsets) {
-      std::memcpy(dst, src + static_cast<size_t>(off) * esize, block);
+      copy_bytes(dst, src + static_cast<size_t>(off) * esize, block);
       dst += block;
     }
     return ok_status();

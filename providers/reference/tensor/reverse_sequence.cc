@@ -5,6 +5,7 @@
 #include "providers/reference/common/util.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
+#include "runtime/core/copy_bytes.h"
 
 namespace recur::reference {
 
@@ -52,8 +53,8 @@ class ReverseSequenceKernel final : public Kernel {
         const int64_t from = t < len ? len - 1 - t : t;
         const int64_t out_off = t * strides[ta] + b * strides[ba];
         const int64_t in_off = from * strides[ta] + b * strides[ba];
-        std::memcpy(dst + static_cast<size_t>(out_off) * esize,
-                    src + static_cast<size_t>(in_off) * esize, block);
+        copy_bytes(dst + static_cast<size_t>(out_off) * esize,
+                   src + static_cast<size_t>(in_off) * esize, block);
       }
     }
     return ok_status();

@@ -7,6 +7,7 @@
 #include "providers/reference/tensor/scatter_reduce.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
+#include "runtime/core/copy_bytes.h"
 
 namespace recur::reference {
 
@@ -37,7 +38,7 @@ class ScatterElementsKernel final : public Kernel {
     if (st.ok()) st = element_offsets(data->shape(), indices->shape(), idx, axis_, offsets);
     if (!st.ok()) return st.with_context(ctx.node().describe());
     RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, data->dtype(), data->shape()));
-    std::memcpy(out->raw_data(), data->raw_data(), data->nbytes());
+    copy_bytes(out->raw_data(), data->raw_data(), data->nbytes());
     if (!scatter_apply(reduction_, *updates, *out, offsets, 1)) {
       return ctx.error(ErrorCode::kNotImplemented,
                        "dtype " + std::string(dtype_name(data->dtype())) + " is not supported");

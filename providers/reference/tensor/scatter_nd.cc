@@ -6,6 +6,7 @@
 #include "providers/reference/tensor/scatter_reduce.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
+#include "runtime/core/copy_bytes.h"
 
 namespace recur::reference {
 
@@ -36,7 +37,7 @@ class ScatterNDKernel final : public Kernel {
                            shape_to_string(plan->out_shape));
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, data->dtype(), data->shape()));
-    std::memcpy(out->raw_data(), data->raw_data(), data->nbytes());
+    copy_bytes(out->raw_data(), data->raw_data(), data->nbytes());
     if (!scatter_apply(reduction_, *updates, *out, plan->offsets, plan->slice)) {
       return ctx.error(ErrorCode::kNotImplemented,
                        "dtype " + std::string(dtype_name(data->dtype())) + " is not supported");

@@ -7,6 +7,7 @@
 #include "providers/reference/common/util.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
+#include "runtime/core/copy_bytes.h"
 
 namespace recur::reference {
 
@@ -83,8 +84,8 @@ class SplitKernel final : public Kernel {
       auto* dst = static_cast<char*>(out->raw_data());
       if (!empty && row > 0) {
         for (int64_t o = 0; o < outer; ++o)
-          std::memcpy(dst + static_cast<size_t>(o) * row,
-                      src + static_cast<size_t>(o) * in_row + offset, row);
+          copy_bytes(dst + static_cast<size_t>(o) * row,
+                     src + static_cast<size_t>(o) * in_row + offset, row);
       }
       offset += row;
     }

@@ -5,6 +5,7 @@
 #include "providers/reference/common/util.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
+#include "runtime/core/copy_bytes.h"
 
 namespace recur::reference {
 
@@ -45,7 +46,7 @@ class TriluKernel final : public Kernel {
           const bool keep = upper_ ? j - i >= k : j - i <= k;
           const size_t at = row + static_cast<size_t>(j) * esize;
           if (keep) {
-            std::memcpy(dst + at, src + at, esize);
+            copy_bytes(dst + at, src + at, esize);
           } else {
             std::memset(dst + at, 0, esize);  // zero bits are 0 (and false) in every dtype
           }

@@ -9,6 +9,7 @@
 #include "providers/reference/common/util.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
+#include "runtime/core/copy_bytes.h"
 
 namespace recur::reference {
 
@@ -102,10 +103,10 @@ class UniqueKernel final : public Kernel {
     Tensor y_rows = Tensor::empty(x->dtype(), y_moved);
     for (int64_t s = 0; s < groups; ++s) {
       if (row_bytes) {
-        std::memcpy(static_cast<char*>(y_rows.raw_data()) + static_cast<size_t>(s) * row_bytes,
-                    static_cast<const char*>(rows.raw_data()) +
-                        static_cast<size_t>(out_first[static_cast<size_t>(s)]) * row_bytes,
-                    row_bytes);
+        copy_bytes(static_cast<char*>(y_rows.raw_data()) + static_cast<size_t>(s) * row_bytes,
+                   static_cast<const char*>(rows.raw_data()) +
+                       static_cast<size_t>(out_first[static_cast<size_t>(s)]) * row_bytes,
+                   row_bytes);
       }
     }
     if (axis_ && ax != 0) {

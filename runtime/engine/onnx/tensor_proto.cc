@@ -1,5 +1,6 @@
 #include "runtime/engine/onnx/tensor_proto.h"
 #include "runtime/core/code_layout.h"
+#include "runtime/core/copy_bytes.h"
 #include "runtime/core/tensor_owner.h"
 
 #include <fcntl.h>
@@ -142,7 +143,7 @@ Result<Tensor> ExternalData::read(const std::string& location, int64_t offset, i
   if (reinterpret_cast<uintptr_t>(p) % dtype_size(dtype) != 0) {
     // Misaligned elements would be undefined behaviour to read in place: copy instead.
     Tensor t = Tensor::empty(dtype, shape);
-    std::memcpy(t.raw_data(), p, need);
+    copy_bytes(t.raw_data(), p, need);
     return t;
   }
   return Tensor::wrap(m.base, p, dtype, shape);
@@ -331,7 +332,7 @@ void copy_raw_data(const onnx::TensorProto& proto, size_t nbytes, Tensor& t) {
     unpack_bits(reinterpret_cast<const uint8_t*>(raw.data()), t.dtype(), t);
     return;
   }
-  if (nbytes) std::memcpy(t.raw_data(), raw.data(), nbytes);
+  copy_bytes(t.raw_data(), raw.data(), nbytes);
   if (t.dtype() == DType::kBool) {
     // Normalise to 0/1 so that reading the bytes as bool is well defined.
     auto* b = static_cast<uint8_t*>(t.raw_data());
@@ -462,9 +463,9 @@ Result<Tensor> tensor_from_sparse_proto(const onnx::SparseTensorProto& proto,
     if (values.dtype() == DType::kString) {
       dense.data<std::string>()[at] = values.data<std::string>()[k];
     } else {
-      std::memcpy(static_cast<char*>(dense.raw_data()) + static_cast<size_t>(at) * esize,
-                  static_cast<const char*>(values.raw_data()) + static_cast<size_t>(k) * esize,
-                  esize);
+      copy_bytes(static_cast<char*>(dense.raw_data()) + static_cast<size_t>(at) * esize,
+                 static_cast<const char*>(values.raw_data()) + static_cast<size_t>(k) * esize,
+                 esize);
     }
   }
   return dense;
@@ -619,8 +620,8 @@ Result<Tensor> map_from_proto(const onnx::MapProto& mp, ExternalData* external,
       if (vt == DType::kString) {
         values.data<std::string>()[i] = scalars[i].data<std::string>()[0];
       } else {
-        std::memcpy(static_cast<char*>(values.raw_data()) + i * dtype_size(vt),
-                    scalars[i].raw_data(), dtype_size(vt));
+        copy_bytes(static_cast<char*>(values.raw_data()) + i * dtype_size(vt),
+                   scalars[i].raw_data(), dtype_size(vt));
       }
     }
     return Tensor::map(std::move(keys), std::move(values));

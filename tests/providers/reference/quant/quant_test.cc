@@ -85,6 +85,22 @@ TEST(ReferenceConvInteger, WeightZeroPointPerChannelLength) {
       ErrorCode::kInvalidArgument, {"node 'node' (ConvInteger)", "per output channel"});
 }
 
+// Empty outputs (a batch of 0, an empty inner dimension): no copy from an empty accumulator,
+// whose data() may be null (a fuzzer find under UBSan:
+// tests/fuzz_regressions/model/conv_integer_empty_output.onnx).
+TEST(ReferenceIntegerOps, EmptyOutputs) {
+  Outputs c = run_op("ConvInteger", 10,
+                     {{"x", Tensor::from_vector<uint8_t>({0, 1, 3}, {})},
+                      {"w", Tensor::from_vector<uint8_t>({2, 1, 1}, {1, 2})}},
+                     {}, {DType::kInt32});
+  EXPECT_EQ(c[0].shape(), (Shape{0, 2, 3}));
+  Outputs m = run_op("MatMulInteger", 10,
+                     {{"a", Tensor::from_vector<uint8_t>({0, 4}, {})},
+                      {"b", Tensor::from_vector<uint8_t>({4, 3}, std::vector<uint8_t>(12, 1))}},
+                     {}, {DType::kInt32});
+  EXPECT_EQ(m[0].shape(), (Shape{0, 3}));
+}
+
 TEST(ReferenceQLinearMatMul, ScalesMustBeScalarsOrPerRow) {
   auto u8 = [](std::vector<uint8_t> v) {
     return Tensor::from_vector<uint8_t>({static_cast<int64_t>(v.size())}, v);
