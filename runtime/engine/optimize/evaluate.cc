@@ -1,13 +1,16 @@
 #include "runtime/engine/optimize/evaluate.h"
 
 #include <exception>
+#include <memory>
+
+#include "runtime/core/memory_budget.h"
 
 namespace recur {
 
 Result<std::vector<Tensor>> evaluate_at_load(const Graph& graph, const Node& n,
                                              std::vector<Tensor> inputs,
                                              const ExecutionProvider& host,
-                                             const SessionOptions& options) {
+                                             const SessionOptions& options, size_t max_bytes) {
   if (!host.claim(n, graph).yes) return not_implemented(n.describe() + ": not claimed");
   const CompileContext::SubgraphCompiler no_subgraphs =
       [](const Graph&, const Node& owner) -> Result<std::shared_ptr<const SubgraphPlan>> {
@@ -29,6 +32,8 @@ Result<std::vector<Tensor>> evaluate_at_load(const Graph& graph, const Node& n,
   KernelContext::Env env;
   env.max_loop_iterations = options.max_loop_iterations();
   KernelContext kctx(n, frame, in_ids, {}, out_ids, Device::cpu(), env);
+  const auto budget = std::make_shared<MemoryBudget>(max_bytes);
+  MemoryBudgetScope scope(budget.get());
   Status st;
   try {
     st = kernel.value()->run(kctx);

@@ -59,7 +59,11 @@ Result<bool> fold_constant_inputs(Graph& graph, const ExecutionProvider& host,
       in_bytes += inputs[i].nbytes();
     }
     // A node that fails here is left for run time, which reports it with the inputs in view.
-    Result<std::vector<Tensor>> outs = evaluate_at_load(graph, n, std::move(inputs), host, options);
+    // Its budget is what folding would keep (a larger output is dropped below), with room for
+    // scratch.
+    const size_t keep = std::max(in_bytes, kFreeOutputBytes);
+    Result<std::vector<Tensor>> outs =
+        evaluate_at_load(graph, n, std::move(inputs), host, options, 2 * keep + kFreeOutputBytes);
     if (!outs.ok()) continue;
     bool ok = true;
     size_t out_bytes = 0;

@@ -108,7 +108,9 @@ Status fold_shape_subgraphs(Graph& graph, const ExecutionProvider& host,
     }
     if (!known) continue;
     // A node that fails here is left for run time, which reports it with the inputs in view.
-    Result<std::vector<Tensor>> outs = evaluate_at_load(graph, n, std::move(frame), host, options);
+    // Outputs over kSmallConstant elements are dropped below: 1 MiB is room enough.
+    Result<std::vector<Tensor>> outs =
+        evaluate_at_load(graph, n, std::move(frame), host, options, size_t{1} << 20);
     if (!outs.ok()) continue;
     bool small = true;
     for (size_t i = 0; i < n.outputs.size(); ++i) {
