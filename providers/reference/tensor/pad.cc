@@ -8,6 +8,7 @@
 #include "providers/reference/common/dispatch.h"
 #include "providers/reference/common/last_plan.h"
 #include "providers/reference/common/util.h"
+#include "providers/reference/math/elementwise.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
 
@@ -163,6 +164,10 @@ Result<uint64_t> fill_bits(DType dtype, double value) {
     T v;
     if constexpr (std::is_same_v<T, bool>) {
       v = value != 0;
+    } else if constexpr (std::is_integral_v<T>) {
+      // NaN or a value out of T's range has no C++ conversion (a fuzzer find under UBSan):
+      // converted as Cast converts, truncated and wrapped, NaN to 0.
+      v = float_to_int<T>(value);
     } else {
       v = static_cast<T>(static_cast<compute_t<T>>(value));
     }

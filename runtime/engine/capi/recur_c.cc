@@ -763,8 +763,10 @@ recur_status recur_map_create(const recur_tensor* keys, const recur_tensor* valu
 }
 
 recur_status recur_none_create(recur_tensor** out) {
-  return guarded(
-      [&] { *need(out, "recur_none_create: out") = new recur_tensor{recur::Tensor::none()}; });
+  return guarded([&] {
+    need(out, "recur_none_create: out");  // first: a `new` beside it would run before it and leak
+    *out = new recur_tensor{recur::Tensor::none()};
+  });
 }
 
 recur_status recur_value_count(const recur_tensor* value, size_t* count) {

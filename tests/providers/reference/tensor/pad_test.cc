@@ -1,6 +1,10 @@
 // Pad: negative pads (cropping) combined with reflect/edge/constant padding, reflection past
 // the edge, the attribute forms of old opsets, and the errors for impossible pads. Expected
 // values are numpy's np.pad of the cropped array.
+#include <cmath>
+#include <utility>
+#include <vector>
+
 #include "tests/support/op_tester.h"
 
 namespace recur::test {
@@ -84,6 +88,23 @@ TEST(Pad, Opset2PadsAttributeAndOpset1Paddings) {
                      .output("y")
                      .run({{"x", x}});
   EXPECT_EQ(values<float>(out1[0]), (std::vector<float>{1, 1, 2, 2, 2}));
+}
+
+// Opset 2's `value` is a float, converted to the data's integer type as Cast converts
+// (np.array([v]).astype(np.uint16) for the finite ones): truncated and wrapped, NaN to 0. A C++
+// cast of NaN or 70000.0 to uint16 is undefined (a fuzzer find under UBSan).
+TEST(Pad, Opset2FloatValueIntoIntegers) {
+  const Tensor x = Tensor::from_vector<uint16_t>({1}, {7});
+  for (const auto& [value, want] : std::vector<std::pair<float, uint16_t>>{
+           {std::nanf(""), 0}, {70000.0f, 4464}, {-1.0f, 65535}, {3.9f, 3}}) {
+    Outputs o = OpTester("Pad", 2)
+                    .input("x", x)
+                    .attr("pads", std::vector<int64_t>{1, 0})
+                    .attr("value", value)
+                    .output("y")
+                    .run({{"x", x}});
+    EXPECT_EQ(values<uint16_t>(o[0]), (std::vector<uint16_t>{want, 7})) << value;
+  }
 }
 
 TEST(Pad, ImpossiblePadsAreErrors) {
