@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "providers/reference/common/dispatch.h"
+#include "runtime/core/memory_budget.h"
 #include "runtime/engine/onnx/tensor_proto.h"
 #include "tools/common/npy.h"
 
@@ -47,6 +48,26 @@ void check_names(const Session& s, const Args& a) {
                   "--dim " + name + ": no input has a symbolic dimension '" + name +
                       "'; the model's symbolic dimensions: " + joined(symbols));
     }
+  }
+}
+
+// Random data is refused past the memory a run may hold (--memory-limit, else the memory free
+// on the machine): a --dim of 10^11 is a mistake to report, not an allocation to attempt.
+void check_random_size(DType dtype, const Shape& shape, const Args& a) {
+  const int64_t n = shape_numel(shape);
+  size_t bytes = 0;
+  // A shape whose size overflows is the tensor code's to report ("too large").
+  if (n < 0 || n == INT64_MAX ||
+      __builtin_mul_overflow(static_cast<size_t>(n), dtype_size(dtype), &bytes)) {
+    return;
+  }
+  const uint64_t limit =
+      a.session.memory_limit() ? a.session.memory_limit() : available_host_memory();
+  if (bytes > limit) {
+    throw Error(ErrorCode::kOutOfRange,
+                "random data of shape " + shape_to_string(shape) + " would take " +
+                    std::to_string(bytes) + " bytes, more than the " + std::to_string(limit) +
+                    " a run may hold (--memory-limit, else the memory free on this machine)");
   }
 }
 
@@ -141,9 +162,13 @@ Feeds model_feeds(const Session& s, const Args& a) {
                                                    in.name + "=FILE or --random-inputs");
     }
     try {
-      feeds.emplace_back(in.name, in.dtype == DType::kMap
-                                      ? random_map(in, rng)
-                                      : random_tensor(in.dtype, random_shape(in, a), rng));
+      if (in.dtype == DType::kMap) {
+        feeds.emplace_back(in.name, random_map(in, rng));
+      } else {
+        const Shape shape = random_shape(in, a);
+        check_random_size(in.dtype, shape, a);
+        feeds.emplace_back(in.name, random_tensor(in.dtype, shape, rng));
+      }
     } catch (const Error& e) {
       // A bad --shape (negative, too large) is reported by the tensor code, which does not know
       // which input it was building.
