@@ -1,12 +1,20 @@
 #include "fuzz/model_runner.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include <onnx/onnx_pb.h>
+
 #include "recur/recur.h"
+#include "runtime/engine/onnx/tensor_proto.h"
+#include "tools/common/testdir.h"
 
 namespace recur::fuzz {
 
@@ -172,36 +180,164 @@ std::optional<Tensor> make_input(const ValueInfo& in, int64_t* budget, Rng& rng)
   return make_tensor(in.dtype, shape_of(in), budget, rng);
 }
 
-std::vector<std::string> providers() {
-  // The reference provider alone by default, so that a replay behaves the same in every build
-  // (the gcc build has oneDNN and CUDA, the fuzz build does not). RECUR_FUZZ_PROVIDERS
-  // ("onednn,reference") fuzzes others.
+std::vector<std::string> provider_list(const char* env, const char* fallback) {
   std::vector<std::string> names;
-  const char* env = std::getenv("RECUR_FUZZ_PROVIDERS");
-  std::stringstream list(env ? env : "reference");
+  std::stringstream list(env ? env : fallback);
   for (std::string name; std::getline(list, name, ',');) names.push_back(name);
   return names;
+}
+
+SessionOptions options_for(const std::vector<std::string>& providers, int threads) {
+  SessionOptions options;
+  // The fuzzers run with a 2 GiB malloc and RSS limit (tools/fuzz.sh): a model that asks for
+  // more than 1 GiB at run time (a ConstantOfShape of 8 GiB) must meet the library's own
+  // budget, which refuses it with an error, not the fuzzer's, which calls it a crash.
+  // A fixed seed: a model's random operators must draw the same values when a crash replays,
+  // and in both sessions of a comparison.
+  options.providers(providers).threads(threads).max_loop_iterations(64).memory_limit(uint64_t{1}
+                                                                                     << 30);
+  options.random_seed(0);
+  return options;
+}
+
+Session load(const uint8_t* data, size_t size, const std::vector<std::string>& providers,
+             int threads = 1) {
+  // A folder that does not exist: external data in a fuzzed model must be refused, never read
+  // from wherever the fuzzer runs.
+  return Session::from_bytes(data, size, options_for(providers, threads),
+                             "/nonexistent/recur-fuzz-model-dir");
+}
+
+// Whether every float weight of the model's main graph is finite and at most kComparableMagnitude
+// in size. The RNN mutator writes 3.4e38 and infinities into weights; sums of such terms
+// overflow or cancel, and then the order of the sums, which is each provider's own, decides
+// the result. Weights of other float types (float16, bfloat16) are not compared either.
+constexpr double kComparableMagnitude = 1e3;
+
+template <class T>
+bool moderate(const Tensor& t) {
+  const T* p = t.data<T>();
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (!(std::fabs(p[i]) <= kComparableMagnitude)) return false;
+  return true;
+}
+
+bool moderate(const onnx::TensorProto& proto) {
+  auto t = tensor_from_proto(proto, nullptr, proto.name());
+  if (!t.ok()) return false;
+  switch (t->dtype()) {
+    case DType::kFloat32:
+      return moderate<float>(*t);
+    case DType::kFloat64:
+      return moderate<double>(*t);
+    default:
+      return !is_floating(t->dtype());
+  }
+}
+
+// How closely the providers must agree on a model: nullopt where they need not (weights
+// too large, above). Two fp32 implementations differ by rounding; random weights make sums that
+// cancel, so the tolerance is absolute as well as relative, and a wrong gate order, direction
+// or sequence length is off by far more. oneDNN runs DynamicQuantizeLSTM with its own int8
+// scales (docs/precision.md: within 0.03 of ONNX Runtime on the test cases), and float16
+// outputs round to 11 bits.
+std::optional<tools::Tolerance> comparison_tolerance(const uint8_t* data, size_t size) {
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(data, static_cast<int>(size))) return std::nullopt;
+  for (const auto& init : model.graph().initializer())
+    if (!moderate(init)) return std::nullopt;
+  bool int8 = false;
+  for (const auto& node : model.graph().node()) {
+    int8 = int8 || node.op_type() == "DynamicQuantizeLSTM";
+    for (const auto& attr : node.attribute()) {
+      if (attr.has_t() && !moderate(attr.t())) return std::nullopt;
+      if (attr.has_f() && !(std::fabs(attr.f()) <= kComparableMagnitude)) return std::nullopt;
+      for (float f : attr.floats())
+        if (!(std::fabs(f) <= kComparableMagnitude)) return std::nullopt;
+    }
+  }
+  return int8 ? tools::Tolerance{0.1, 0.1} : tools::Tolerance{1e-3, 1e-3};
+}
+
+[[noreturn]] void report_difference(const std::string& what) {
+  std::fprintf(stderr, "recur-fuzz: the providers disagree: %s\n", what.c_str());
+  std::abort();
+}
+
+// How many models a comparison ran on both sides, printed at exit: most fuzzed models are
+// refused at load, and a comparison that never compares proves nothing.
+struct CompareCounts {
+  int64_t models = 0;
+  int64_t outputs = 0;
+  int64_t nonfinite = 0;  // outputs skipped for a NaN or infinity
+  ~CompareCounts() {
+    if (models > 0 || outputs > 0)
+      std::fprintf(
+          stderr,
+          "recur-fuzz: compared %lld models, %lld outputs (%lld skipped: NaN or infinity)\n",
+          static_cast<long long>(models), static_cast<long long>(outputs),
+          static_cast<long long>(nonfinite));
+  }
+};
+CompareCounts compare_counts;
+
+// The second session of a comparison must give what the first gave: the same outputs, within
+// the tolerance two fp32 implementations need, or the same refusal. An error the first run did
+// not have counts too, except for running out of memory, which the two providers reach at
+// different sizes.
+void compare_with(const std::vector<std::string>& providers, const uint8_t* data, size_t size,
+                  const Feeds& feeds, const Outputs& want, const tools::Tolerance& tol) {
+  Outputs got;
+  try {
+    // Two threads: the oneDNN provider splits batches and directions over its job pool then,
+    // which is the path a user's session with the default thread count takes.
+    got = load(data, size, providers, 2).run(feeds);
+  } catch (const Error& e) {
+    if (std::string_view(e.what()).find("memory limit") != std::string_view::npos) return;
+    report_difference(std::string("the reference provider ran the model, but ") + e.what());
+  }
+  if (got.size() != want.size()) report_difference("a different number of outputs");
+  ++compare_counts.models;
+  const tools::Tolerance half_tol{std::max(tol.rtol, 2e-2), std::max(tol.atol, 2e-2)};
+  for (size_t i = 0; i < want.size(); ++i) {
+    const DType d = want[i].dtype();
+    const bool half = d == DType::kFloat16 || d == DType::kBFloat16;
+    const tools::Comparison c = tools::compare(got[i], want[i], half ? half_tol : tol);
+    // NaN and infinity come from weights near the float limits; how they spread depends on
+    // each provider's order of sums and its activations (0 * inf after a sigmoid that gives 0
+    // in one and a denormal in the other), so an output where either side has one is not
+    // compared.
+    if (c.nonfinite > 0) {
+      ++compare_counts.nonfinite;
+      continue;
+    }
+    ++compare_counts.outputs;
+    if (!c.match) report_difference("output " + want.name(i) + ": " + c.reason);
+  }
 }
 
 }  // namespace
 
 void run_model_bytes(const uint8_t* data, size_t size) {
-  static const std::vector<std::string> kProviders = providers();
-  SessionOptions options;
-  // The fuzzers run with a 2 GiB malloc and RSS limit (tools/fuzz.sh): a model that asks for
-  // more than 1 GiB at run time (a ConstantOfShape of 8 GiB) must meet the library's own
-  // budget, which refuses it with an error, not the fuzzer's, which calls it a crash.
-  // A fixed seed: a model's random operators must draw the same values when a crash replays.
-  options.providers(kProviders).threads(1).max_loop_iterations(64).memory_limit(uint64_t{1} << 30);
-  options.random_seed(0);
+  // The reference provider alone by default, so that a replay behaves the same in every build
+  // (the gcc build has oneDNN and CUDA, the fuzz build does not). RECUR_FUZZ_PROVIDERS
+  // ("onednn,reference") fuzzes others; RECUR_FUZZ_COMPARE ("onednn") runs each model on the
+  // reference provider and again on the given providers, and compares (docs/fuzzing.md).
+  static const std::vector<std::string> kProviders =
+      provider_list(std::getenv("RECUR_FUZZ_PROVIDERS"), "reference");
+  static const char* const kCompare = std::getenv("RECUR_FUZZ_COMPARE");
+  static const std::vector<std::string> kCompareProviders = [] {
+    std::vector<std::string> p = provider_list(kCompare, "");
+    p.push_back("reference");  // for the nodes the compared provider does not take
+    return p;
+  }();
+  Feeds feeds;
+  Outputs outputs;
   try {
-    // A folder that does not exist: external data in a fuzzed model must be refused, never
-    // read from wherever the fuzzer runs.
     const Session session =
-        Session::from_bytes(data, size, options, "/nonexistent/recur-fuzz-model-dir");
+        load(data, size, kCompare ? std::vector<std::string>{"reference"} : kProviders);
     Rng rng{hash_bytes(data, size)};
     int64_t budget = kMaxInputElements;
-    Feeds feeds;
     for (const ValueInfo& in : session.inputs()) {
       // An input with an initializer behind it is left out half of the time, so that both the
       // default and a fed value are tried.
@@ -210,10 +346,14 @@ void run_model_bytes(const uint8_t* data, size_t size) {
       if (!t) return;
       feeds.emplace_back(in.name, *t);
     }
-    session.run(feeds);
+    outputs = session.run(feeds);
   } catch (const Error&) {
     // A refusal: the library did its job.
+    return;
   }
+  if (!kCompare) return;
+  if (const auto tol = comparison_tolerance(data, size))
+    compare_with(kCompareProviders, data, size, feeds, outputs, *tol);
 }
 
 }  // namespace recur::fuzz

@@ -3,7 +3,9 @@
 # a share of SECONDS (default 60), one process at a time. docs/fuzzing.md has the details.
 # Usage: tools/fuzz.sh [SECONDS] [HARNESS...]     e.g. tools/fuzz.sh 3600 npy tensor_proto
 # Environment: RECUR_FUZZ_SEEDS=small starts from the in-tree seeds only (not the ONNX suites),
-# which is what the CI smoke run does; RECUR_FUZZ_ARGS adds libFuzzer flags.
+# which is what the CI smoke run does; RECUR_FUZZ_ARGS adds libFuzzer flags;
+# RECUR_FUZZ_ONEDNN=1 builds build-fuzz-onednn/ with the oneDNN provider and runs the model
+# harnesses on it, checking every output against the reference provider's (docs/fuzzing.md).
 # The corpora grow in build-fuzz/corpus/<harness>; crashes land in build-fuzz/artifacts/<harness>/
 # and make the script exit 1. Each found crash becomes a file in tests/fuzz_regressions/<harness>/.
 set -euo pipefail
@@ -18,12 +20,19 @@ if ! command -v clang++-14 >/dev/null; then
 fi
 root=$PWD
 onnx=/usr/share/libonnx-testdata/data
+bdir=build-fuzz
+onednn=OFF
+if [[ ${RECUR_FUZZ_ONEDNN:-0} == 1 ]]; then
+  bdir=build-fuzz-onednn
+  onednn=ON
+  export RECUR_FUZZ_COMPARE=${RECUR_FUZZ_COMPARE:-onednn}
+fi
 export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-$(command -v ccache || true)}
-CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release \
+CC=clang-14 CXX=clang++-14 cmake -S . -B "$bdir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DRECUR_FUZZ=ON -DRECUR_WITH_CUDA=OFF \
-  -DRECUR_WITH_ONEDNN=OFF -DRECUR_BUILD_TESTS=OFF \
+  -DRECUR_WITH_ONEDNN=$onednn -DRECUR_BUILD_TESTS=OFF \
   -DRECUR_BUILD_BENCH=OFF >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target "${harnesses[@]/#/fuzz_}"
+cmake --build "$bdir" -j"$(nproc)" --target "${harnesses[@]/#/fuzz_}"
 
 # Seeds: copies of the matching files under a harness's seed folders, named by their path, so
 # that libFuzzer reads exactly those (it would otherwise read every file of a test folder).
@@ -31,7 +40,7 @@ cmake --build build-fuzz -j"$(nproc)" --target "${harnesses[@]/#/fuzz_}"
 collect() {
   local h=$1 pattern=$2 dir
   shift 2
-  local out=build-fuzz/seeds/$h
+  local out=$bdir/seeds/$h
   rm -rf "$out"
   mkdir -p "$out"
   for dir in "$@"; do
@@ -73,26 +82,26 @@ share=$((total / ${#harnesses[@]}))
 status=0
 for h in "${harnesses[@]}"; do
   seeds_for "$h"
-  corpus=build-fuzz/corpus/$h
+  corpus=$bdir/corpus/$h
   if [[ ${RECUR_FUZZ_SEEDS:-full} == small ]]; then
     # The smoke run starts afresh each time: a corpus grown by long runs takes minutes to load.
-    corpus=build-fuzz/smoke-corpus/$h
+    corpus=$bdir/smoke-corpus/$h
     rm -rf "$corpus"
   fi
-  mkdir -p "$corpus" "build-fuzz/artifacts/$h"
+  mkdir -p "$corpus" "$bdir/artifacts/$h"
   echo "fuzz: $h for ${share}s"
   # -rss_limit_mb / -timeout: an out-of-memory or a hang inside the library is a finding too
   # (docs/fuzzing.md).
   # shellcheck disable=SC2086
-  if ! "build-fuzz/fuzz/fuzz_$h" -max_total_time="$share" -rss_limit_mb=2048 -timeout=20 \
-    -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$h/" \
-    ${RECUR_FUZZ_ARGS:-} "$corpus" "build-fuzz/seeds/$h" \
-    2>"build-fuzz/fuzz-$h.log"; then
-    echo "fuzz: $h FAILED; see build-fuzz/fuzz-$h.log and build-fuzz/artifacts/$h/"
-    grep -E "ERROR|SUMMARY|runtime error" "build-fuzz/fuzz-$h.log" | head -5 || true
+  if ! "$bdir/fuzz/fuzz_$h" -max_total_time="$share" -rss_limit_mb=2048 -timeout=20 \
+    -print_final_stats=1 -artifact_prefix="$bdir/artifacts/$h/" \
+    ${RECUR_FUZZ_ARGS:-} "$corpus" "$bdir/seeds/$h" \
+    2>"$bdir/fuzz-$h.log"; then
+    echo "fuzz: $h FAILED; see $bdir/fuzz-$h.log and $bdir/artifacts/$h/"
+    grep -E "ERROR|SUMMARY|runtime error" "$bdir/fuzz-$h.log" | head -5 || true
     status=1
   fi
-  grep -E "DONE|^Done [0-9]+ runs|^stat::peak_rss_mb" "build-fuzz/fuzz-$h.log" |
+  grep -E "DONE|^Done [0-9]+ runs|^stat::peak_rss_mb" "$bdir/fuzz-$h.log" |
     tail -3 || true
 done
 exit $status

@@ -171,6 +171,7 @@ Comparison compare(const Tensor& got, const Tensor& want, const Tolerance& tol) 
       c.max_abs = std::max(c.max_abs, e.max_abs);
       c.max_rel = std::max(c.max_rel, e.max_rel);
       c.mismatches += e.mismatches;
+      c.nonfinite += e.nonfinite;
       if (!e.match && c.match) {
         c.match = false;
         c.reason = "sequence element " + std::to_string(i) + ": " + e.reason;
@@ -232,6 +233,7 @@ Comparison compare(const Tensor& got, const Tensor& want, const Tolerance& tol) 
         continue;
       }
       const double gv = as_double(g[i]), wv = as_double(w[i]);
+      if (!std::isfinite(wv) || !std::isfinite(gv)) ++c.nonfinite;
       bool good;
       if (std::isnan(wv) || std::isnan(gv)) {
         good = std::isnan(wv) && std::isnan(gv);
@@ -332,7 +334,9 @@ Result<Feeds> feeds_for(const Session& session, const DataSet& ds) {
     if (!in.has_default) positional.push_back(in.name);
   Feeds feeds;
   for (size_t k = 0; k < ds.inputs.size(); ++k) {
-    const auto& [name, t] = ds.inputs[k];
+    // Not a structured binding: clang before 16 (the fuzz build's) cannot capture one.
+    const std::string& name = ds.inputs[k].first;
+    const Tensor& t = ds.inputs[k].second;
     const bool named = std::any_of(session.inputs().begin(), session.inputs().end(),
                                    [&](const ValueInfo& vi) { return vi.name == name; });
     if (named) {

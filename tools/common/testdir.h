@@ -24,7 +24,8 @@ struct Comparison {
   double max_abs = 0.0;  // largest |got - want|
   double max_rel = 0.0;  // largest |got - want| / |want| over want != 0
   int64_t mismatches = 0;
-  std::string reason;  // first reason for a mismatch
+  int64_t nonfinite = 0;  // elements where `got` or `want` is a NaN or infinite float
+  std::string reason;     // first reason for a mismatch
 };
 
 // |got - want| <= atol + rtol * |want| elementwise; NaN matches NaN; integers and bools exact.
