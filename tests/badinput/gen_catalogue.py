@@ -460,6 +460,17 @@ def kind_types():
     add(k, "undefined_elem_type_input", rnd, 2, all_of("'X'", "no element type"),
         files={"model.onnx": relu_model(TensorProto.UNDEFINED)})
     add(k, "elem_type_999_input", rnd, 2, all_of("'X'", "999"), files={"model.onnx": relu_model(999)})
+    # A sequence's element type is checked as a tensor's is (a fuzzer find: the code became
+    # a DType that made tensors of no type).
+    for where in ("input", "output"):
+        seq999 = helper.make_sequence_type_proto(helper.make_tensor_type_proto(999, ["N"]))
+        seq_float = helper.make_sequence_type_proto(helper.make_tensor_type_proto(FLOAT, ["N"]))
+        x = helper.make_value_info("X", seq999 if where == "input" else seq_float)
+        y = helper.make_value_info("Y", seq999 if where == "output" else seq_float)
+        add(k, "sequence_elem_type_999_" + where, ["model.onnx"], 2,
+            all_of("'%s'" % ("X" if where == "input" else "Y"), "999"),
+            files={"model.onnx": model_bytes(
+                [helper.make_node("Identity", ["X"], ["Y"], name="n_id")], [x], [y])})
     bad = TensorProto()
     bad.name, bad.data_type = "c", 999
     bad.dims.extend([2])

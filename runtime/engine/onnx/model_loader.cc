@@ -92,6 +92,19 @@ class Loader {
   onnx::GraphProto* owned_ = nullptr;
 };
 
+// A TensorProto element type code as a DType. Read as it stands, an unknown code would become
+// a DType nothing can make or run, and the failure would come later without the value's name
+// (or, in a sequence's elements, not at all): strict reading refuses it, and otherwise it is
+// taken as unknown.
+Result<DType> element_dtype(int32_t code, const std::string& name, bool strict) {
+  if (code == 0 || known_tensor_dtype(code)) return static_cast<DType>(code);
+  if (!strict) return DType::kUndefined;
+  const std::string& spelled = onnx::TensorProto_DataType_Name(code);
+  return not_implemented("'" + name + "' has element type " +
+                         (spelled.empty() ? std::to_string(code) : spelled) +
+                         ", which recur does not support");
+}
+
 // map(K, V) as the ai.onnx.ml operators use it: int64 or string keys, and values of one
 // numeric or string element type.
 Status Loader::read_map_type(const onnx::TypeProto_Map& mt, const std::string& name, TypeInfo* out,
@@ -131,8 +144,9 @@ Status Loader::read_type(const onnx::TypeProto& tp, const std::string& name, Typ
   }
   if (tp.has_sequence_type() && tp.sequence_type().elem_type().has_tensor_type()) {
     out->dtype = DType::kSequence;
-    out->element_dtype =
-        static_cast<DType>(tp.sequence_type().elem_type().tensor_type().elem_type());
+    RECUR_ASSIGN_OR_RETURN(
+        out->element_dtype,
+        element_dtype(tp.sequence_type().elem_type().tensor_type().elem_type(), name, strict));
     out->shape.reset();
     return ok_status();
   }
@@ -156,15 +170,7 @@ Status Loader::read_type(const onnx::TypeProto& tp, const std::string& name, Typ
     return not_implemented("'" + name + "' has " + kind + " type; only tensors are supported");
   }
   const auto& tt = tp.tensor_type();
-  if (strict && tt.elem_type() != 0 && !known_tensor_dtype(tt.elem_type())) {
-    // Read as it stands, the code would become a DType nothing can make or run, and the
-    // failure would come later without the value's name.
-    const std::string& spelled = onnx::TensorProto_DataType_Name(tt.elem_type());
-    return not_implemented("'" + name + "' has element type " +
-                           (spelled.empty() ? std::to_string(tt.elem_type()) : spelled) +
-                           ", which recur does not support");
-  }
-  out->dtype = static_cast<DType>(tt.elem_type());
+  RECUR_ASSIGN_OR_RETURN(out->dtype, element_dtype(tt.elem_type(), name, strict));
   if (tt.has_shape()) {
     out->shape.emplace();
     for (const auto& d : tt.shape().dim()) {
