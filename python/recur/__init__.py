@@ -181,9 +181,10 @@ class InferenceSession:
     def run(self, output_names, input_feed, run_options=None):
         """Runs the model. output_names: a list of output names, or None for all of them in
         model order. input_feed: {input name: numpy array (or anything numpy.asarray takes; str
-        arrays for string inputs), or a dict for a map input}. Returns a list of numpy arrays
-        (object arrays of str for string outputs, a list for a sequence output, a dict for a
-        map, None for an empty optional), as onnxruntime does."""
+        arrays for string inputs), a dict for a map input, or a list of arrays (or of dicts) for
+        a sequence input}. Returns a list of numpy arrays (object arrays of str for string
+        outputs, a list for a sequence output, a dict for a map, None for an empty optional),
+        as onnxruntime does."""
         names = None if output_names is None else [str(n) for n in output_names]
         return self._session.run(names or None, dict(input_feed))
 

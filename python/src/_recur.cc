@@ -183,8 +183,12 @@ struct PySession {
     for (const auto& [key, value] : feeds) {
       if (!py::isinstance<py::str>(key)) throw_invalid("feed names must be strings");
       const std::string name = key.cast<std::string>();
+      const recur::ValueInfo* info = input_info(name);
       if (py::isinstance<py::dict>(value)) {
-        tensors.emplace_back(name, map_feed(name, value.cast<py::dict>()));
+        tensors.emplace_back(name, map_feed(name, info, value.cast<py::dict>()));
+      } else if (info && info->dtype == recur::DType::kSequence &&
+                 (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value))) {
+        tensors.emplace_back(name, sequence_feed(name, *info, value.cast<py::sequence>(), keep));
       } else {
         tensors.emplace_back(name, borrow_array(name, value, keep));
       }
@@ -202,15 +206,51 @@ struct PySession {
     return out;
   }
 
+  const recur::ValueInfo* input_info(const std::string& name) const {
+    for (const auto& v : session.inputs())
+      if (v.name == name) return &v;
+    return nullptr;
+  }
+
+  // A list (or tuple) fed to a sequence input, as onnxruntime takes one: each item an array,
+  // or a dict where the sequence holds maps. The arrays are borrowed, as for a tensor input.
+  recur::Tensor sequence_feed(const std::string& name, const recur::ValueInfo& info,
+                              const py::sequence& items, std::vector<py::array>& keep) const {
+    std::vector<recur::Tensor> elements;
+    elements.reserve(items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+      py::object item = items[i];
+      if (info.element_dtype == recur::DType::kMap) {
+        if (!py::isinstance<py::dict>(item)) {
+          throw_invalid("input '" + name + "' is a sequence of maps, but its item " +
+                        std::to_string(i) + " is not a dict");
+        }
+        elements.push_back(map_from_dict(name, info, item.cast<py::dict>()));
+      } else {
+        elements.push_back(borrow_array(name + "[" + std::to_string(i) + "]", item, keep));
+      }
+    }
+    try {
+      return recur::Tensor::sequence(std::move(elements), info.element_dtype);
+    } catch (const recur::Error& e) {
+      throw_invalid("input '" + name + "': " + e.what());
+    }
+  }
+
   // A dict fed to a map input, its keys and values converted to the types the model declares
   // (Python's ints and floats have no width of their own).
-  recur::Tensor map_feed(const std::string& name, const py::dict& d) const {
-    const recur::ValueInfo* info = nullptr;
-    for (const auto& v : session.inputs())
-      if (v.name == name) info = &v;
+  recur::Tensor map_feed(const std::string& name, const recur::ValueInfo* info,
+                         const py::dict& d) const {
     if (!info || info->dtype != recur::DType::kMap) {
       throw_invalid("input '" + name + "' is a dict, but the model does not declare it a map");
     }
+    return map_from_dict(name, *info, d);
+  }
+
+  // `info` declares the map's key and value types (a map input, or a sequence of maps).
+  recur::Tensor map_from_dict(const std::string& name, const recur::ValueInfo& info_ref,
+                              const py::dict& d) const {
+    const recur::ValueInfo* info = &info_ref;
     const auto n = static_cast<int64_t>(d.size());
     auto column = [&](const py::list& items, recur::DType dtype, const char* what) {
       if (dtype == recur::DType::kString) {

@@ -343,6 +343,76 @@ class MapsTest(unittest.TestCase):
         self.assertIn("are not float32 numbers", str(e.exception))
 
 
+class SequencesTest(unittest.TestCase):
+    """A list (or tuple) fed to a sequence input, as onnxruntime takes one; expected values
+    from numpy."""
+
+    @staticmethod
+    def model(elem_type):
+        from onnx import helper
+        seq = helper.make_sequence_type_proto(elem_type)
+        nodes = [helper.make_node("SequenceLength", ["x"], ["n"]),
+                 helper.make_node("Identity", ["x"], ["same"])]
+        outputs = [helper.make_tensor_value_info("n", TensorProto.INT64, []),
+                   helper.make_value_info("same", seq)]
+        if elem_type.HasField("tensor_type"):
+            nodes.append(helper.make_node("ConcatFromSequence", ["x"], ["c"], axis=0))
+            outputs.append(helper.make_tensor_value_info("c", TensorProto.FLOAT, None))
+        g = helper.make_graph(nodes, "g", [helper.make_value_info("x", seq)], outputs)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        return m.SerializeToString()
+
+    def test_list_of_arrays(self):
+        from onnx import helper
+        sess = recur.InferenceSession(self.model(helper.make_tensor_type_proto(
+            TensorProto.FLOAT, ["N"])))
+        self.assertEqual(sess.get_inputs()[0].type, "seq(tensor(float))")
+        items = [np.array([1.5, 2.0], np.float32), np.array([-3.0], np.float32)]
+        for feed in (items, tuple(items)):
+            n, same, c = sess.run(None, {"x": feed})
+            self.assertEqual(int(n), 2)
+            self.assertIsInstance(same, list)
+            self.assertEqual(len(same), 2)
+            for got, want in zip(same, items):
+                np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(c, np.concatenate(items))
+        # An empty list is an empty sequence, which ConcatFromSequence refuses.
+        with self.assertRaises(recur.Error) as e:
+            sess.run(None, {"x": []})
+        self.assertIn("cannot concatenate an empty sequence", str(e.exception))
+
+    def test_list_of_dicts(self):
+        from onnx import helper
+        map_type = onnx.TypeProto()
+        map_type.map_type.key_type = TensorProto.STRING
+        map_type.map_type.value_type.tensor_type.elem_type = TensorProto.FLOAT
+        sess = recur.InferenceSession(self.model(map_type))
+        items = [{"a": 1.0, "b": 2.5}, {"c": -1.0}]
+        n, same = sess.run(None, {"x": items})
+        self.assertEqual(int(n), 2)
+        self.assertEqual(same, items)
+
+    def test_bad_sequence_feeds(self):
+        from onnx import helper
+        sess = recur.InferenceSession(self.model(helper.make_tensor_type_proto(
+            TensorProto.FLOAT, ["N"])))
+        with self.assertRaises(recur.Error) as e:
+            sess.run(None, {"x": [np.zeros(2, np.float32), np.zeros(2, np.int32)]})
+        self.assertIn("'x'", str(e.exception))
+        self.assertIn("int32", str(e.exception))
+        with self.assertRaises(recur.Error) as e:
+            sess.run(None, {"x": [np.zeros(2, np.float32), "text"]})
+        self.assertIn("'x'", str(e.exception))
+        self.assertIn("string", str(e.exception))
+        map_type = onnx.TypeProto()
+        map_type.map_type.key_type = TensorProto.INT64
+        map_type.map_type.value_type.tensor_type.elem_type = TensorProto.FLOAT
+        with self.assertRaises(recur.Error) as e:
+            recur.InferenceSession(self.model(map_type)).run(None, {"x": [{1: 1.0}, 3]})
+        self.assertIn("item 1 is not a dict", str(e.exception))
+
+
 class ErrorsTest(unittest.TestCase):
     path = os.path.join(MODELS, "lstm_streaming", "model.onnx")
 
