@@ -187,7 +187,15 @@ std::vector<std::string> provider_list(const char* env, const char* fallback) {
   return names;
 }
 
-SessionOptions options_for(const std::vector<std::string>& providers, int threads) {
+// The second session of a comparison (RECUR_FUZZ_COMPARE): a list of providers, each tried
+// before the reference provider, and "no-optimize", which loads the graph as it is.
+struct Variant {
+  std::vector<std::string> providers;
+  bool optimize = true;
+  int threads = 1;
+};
+
+SessionOptions options_for(const std::vector<std::string>& providers, int threads, bool optimize) {
   SessionOptions options;
   // The fuzzers run with a 2 GiB malloc and RSS limit (tools/fuzz.sh): a model that asks for
   // more than 1 GiB at run time (a ConstantOfShape of 8 GiB) must meet the library's own
@@ -197,14 +205,14 @@ SessionOptions options_for(const std::vector<std::string>& providers, int thread
   options.providers(providers).threads(threads).max_loop_iterations(64).memory_limit(uint64_t{1}
                                                                                      << 30);
   options.random_seed(0);
+  options.optimize(optimize);
   return options;
 }
 
-Session load(const uint8_t* data, size_t size, const std::vector<std::string>& providers,
-             int threads = 1) {
+Session load(const uint8_t* data, size_t size, const Variant& v) {
   // A folder that does not exist: external data in a fuzzed model must be refused, never read
   // from wherever the fuzzer runs.
-  return Session::from_bytes(data, size, options_for(providers, threads),
+  return Session::from_bytes(data, size, options_for(v.providers, v.threads, v.optimize),
                              "/nonexistent/recur-fuzz-model-dir");
 }
 
@@ -285,13 +293,11 @@ CompareCounts compare_counts;
 // the tolerance two fp32 implementations need, or the same refusal. An error the first run did
 // not have counts too, except for running out of memory, which the two providers reach at
 // different sizes.
-void compare_with(const std::vector<std::string>& providers, const uint8_t* data, size_t size,
-                  const Feeds& feeds, const Outputs& want, const tools::Tolerance& tol) {
+void compare_with(const Variant& variant, const uint8_t* data, size_t size, const Feeds& feeds,
+                  const Outputs& want, const tools::Tolerance& tol) {
   Outputs got;
   try {
-    // Two threads: the oneDNN provider splits batches and directions over its job pool then,
-    // which is the path a user's session with the default thread count takes.
-    got = load(data, size, providers, 2).run(feeds);
+    got = load(data, size, variant).run(feeds);
   } catch (const Error& e) {
     if (std::string_view(e.what()).find("memory limit") != std::string_view::npos) return;
     report_difference(std::string("the reference provider ran the model, but ") + e.what());
@@ -321,21 +327,30 @@ void compare_with(const std::vector<std::string>& providers, const uint8_t* data
 void run_model_bytes(const uint8_t* data, size_t size) {
   // The reference provider alone by default, so that a replay behaves the same in every build
   // (the gcc build has oneDNN and CUDA, the fuzz build does not). RECUR_FUZZ_PROVIDERS
-  // ("onednn,reference") fuzzes others; RECUR_FUZZ_COMPARE ("onednn") runs each model on the
-  // reference provider and again on the given providers, and compares (docs/fuzzing.md).
-  static const std::vector<std::string> kProviders =
-      provider_list(std::getenv("RECUR_FUZZ_PROVIDERS"), "reference");
+  // ("onednn,reference") fuzzes others. RECUR_FUZZ_COMPARE runs each model on the reference
+  // provider and again on a variant, and compares: "onednn" (the oneDNN provider first),
+  // "no-optimize" (the graph as loaded, no rewrites), or both (docs/fuzzing.md).
+  static const Variant kFuzzed{provider_list(std::getenv("RECUR_FUZZ_PROVIDERS"), "reference")};
   static const char* const kCompare = std::getenv("RECUR_FUZZ_COMPARE");
-  static const std::vector<std::string> kCompareProviders = [] {
-    std::vector<std::string> p = provider_list(kCompare, "");
-    p.push_back("reference");  // for the nodes the compared provider does not take
-    return p;
+  static const Variant kCompared = [] {
+    Variant v;
+    for (std::string& name : provider_list(kCompare, "")) {
+      if (name == "no-optimize") {
+        v.optimize = false;
+      } else {
+        v.providers.push_back(std::move(name));
+      }
+    }
+    v.providers.push_back("reference");  // for the nodes the compared provider does not take
+    // Two threads: the oneDNN provider splits batches and directions over its job pool then,
+    // which is the path a user's session with the default thread count takes.
+    v.threads = 2;
+    return v;
   }();
   Feeds feeds;
   Outputs outputs;
   try {
-    const Session session =
-        load(data, size, kCompare ? std::vector<std::string>{"reference"} : kProviders);
+    const Session session = load(data, size, kCompare ? Variant{{"reference"}} : kFuzzed);
     Rng rng{hash_bytes(data, size)};
     int64_t budget = kMaxInputElements;
     for (const ValueInfo& in : session.inputs()) {
@@ -353,7 +368,7 @@ void run_model_bytes(const uint8_t* data, size_t size) {
   }
   if (!kCompare) return;
   if (const auto tol = comparison_tolerance(data, size))
-    compare_with(kCompareProviders, data, size, feeds, outputs, *tol);
+    compare_with(kCompared, data, size, feeds, outputs, *tol);
 }
 
 }  // namespace recur::fuzz
