@@ -101,6 +101,7 @@ def float_lstm(name, x_shape, w, r, b, H, direction):
 
 
 # name, T, N, I, H, direction, per_channel, extra inputs, weight dtype, x scale, quantized
+# (and optionally the scale of initial_h and initial_c, 0.5 by default)
 CASES = [
     ("dqlstm_forward", 6, 1, 5, 8, "forward", True, (), np.int8, 1.0, True),
     ("dqlstm_batch3", 7, 3, 6, 5, "forward", True, (), np.int8, 2.0, True),
@@ -111,11 +112,15 @@ CASES = [
     ("dqlstm_seqlens", 6, 3, 4, 5, "bidirectional", True, ("sequence_lens",), np.int8, 1.0,
      True),
     ("lstm_fp32_bidirectional", 9, 4, 16, 32, "bidirectional", False, (), np.int8, 1.0, False),
+    # initial_h well beyond [-1, 1] (an encoder's projection fed to a decoder): oneDNN's int8
+    # LSTM quantizes h for [-1, 1] and runs such rows' first step in float32.
+    ("dqlstm_initial_h_large", 6, 3, 4, 6, "bidirectional", True, ("initial_h", "initial_c"),
+     np.int8, 1.0, True, 3.0),
 ]
 
 
 def make_case(out_dir, seed, name, T, N, I, H, direction, per_channel, extra, wdt, x_scale,
-              quantized):
+              quantized, state_scale=0.5):
     rng = np.random.default_rng(1000 + seed)
     D = 2 if direction == "bidirectional" else 1
     w = (0.3 * rng.standard_normal((D, 4 * H, I))).astype(np.float32)
@@ -129,7 +134,7 @@ def make_case(out_dir, seed, name, T, N, I, H, direction, per_channel, extra, wd
             feeds.append((k, np.array([T, 2, T - 1][:N], np.int32)))
             continue
         extra_inputs[k] = (TensorProto.FLOAT, [D, N, H])
-        feeds.append((k, (0.5 * rng.standard_normal((D, N, H))).astype(np.float32)))
+        feeds.append((k, (state_scale * rng.standard_normal((D, N, H))).astype(np.float32)))
     if quantized:
         model = quantize_lstm(name, (T, N, I), w, r, b, H, direction, per_channel, extra_inputs,
                               wdt)

@@ -28,7 +28,8 @@ const char* const kQuantizedCases[] = {"dqlstm_forward",
                                        "dqlstm_reverse_per_tensor",
                                        "dqlstm_bidirectional_state",
                                        "dqlstm_uint8_weights",
-                                       "dqlstm_seqlens"};
+                                       "dqlstm_seqlens",
+                                       "dqlstm_initial_h_large"};
 
 std::string case_dir(const std::string& name) {
   return std::string(RECUR_SOURCE_DIR) + "/tests/data/int8/" + name;
@@ -212,6 +213,91 @@ void expect_same_bits(const Outputs& got, const Outputs& want, const std::string
     const tools::Comparison same = tools::compare(got[k], want[k], tools::Tolerance{0.0, 0.0});
     EXPECT_TRUE(same.match) << want.name(k) << " " << what << ": " << same.reason;
   }
+}
+
+// A float LSTM with initial_h and initial_c inputs: T steps, N rows, the given direction.
+std::string lstm_with_state(int64_t T, int64_t N, int64_t I, int64_t H, const char* direction) {
+  const int64_t D = std::string(direction) == "bidirectional" ? 2 : 1;
+  std::mt19937 rng(7);
+  auto random = [&](const Shape& shape) {
+    std::uniform_real_distribution<float> u(-0.4f, 0.4f);
+    std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
+    for (float& x : v) x = u(rng);
+    return Tensor::from_vector(shape, v);
+  };
+  testing::ModelBuilder mb(14);
+  mb.input("X", DType::kFloat32, {T, N, I});
+  mb.input("initial_h", DType::kFloat32, {D, N, H});
+  mb.input("initial_c", DType::kFloat32, {D, N, H});
+  mb.initializer("W", random({D, 4 * H, I}));
+  mb.initializer("R", random({D, 4 * H, H}));
+  mb.initializer("B", random({D, 8 * H}));
+  mb.output("Y", DType::kFloat32).output("Y_h", DType::kFloat32).output("Y_c", DType::kFloat32);
+  onnx::NodeProto& n = mb.node("LSTM", {"X", "W", "R", "B", "", "initial_h", "initial_c"},
+                               {"Y", "Y_h", "Y_c"}, "lstm_state");
+  testing::set_attr(n, "hidden_size", H);
+  testing::set_attr(n, "direction", std::string(direction));
+  return mb.bytes();
+}
+
+// oneDNN's int8 LSTM quantizes h for [-1, 1]. An initial_h beyond it (here up to 4, in some
+// rows only, so that the batch's slices take both paths) must not saturate: those rows run
+// their first step in float32. The oracle is the reference provider's float32 LSTM; with h
+// saturated at 1 the outputs were off by up to 0.3.
+TEST(Int8Precision, InitialHBeyondOneIsNotSaturated) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  const int64_t N = 4, I = 5, H = 8;
+  for (const char* direction : {"forward", "reverse", "bidirectional"}) {
+    for (const int64_t T : {int64_t{1}, int64_t{2}, int64_t{6}}) {
+      const int64_t D = std::string(direction) == "bidirectional" ? 2 : 1;
+      const std::string model = lstm_with_state(T, N, I, H, direction);
+      std::vector<float> x(static_cast<size_t>(T * N * I)), h(static_cast<size_t>(D * N * H)),
+          c(h.size());
+      for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.7f * static_cast<float>(i));
+      for (size_t i = 0; i < h.size(); ++i) {
+        const int64_t row = static_cast<int64_t>(i) / H % N;
+        // Rows 1 and 3 beyond [-1, 1], rows 0 and 2 within.
+        h[i] = (row % 2 ? 4.0f : 0.9f) * std::cos(1.3f * static_cast<float>(i));
+        c[i] = 2.0f * std::sin(0.4f * static_cast<float>(i));
+      }
+      const Feeds feeds{{"X", Tensor::from_vector({T, N, I}, x)},
+                        {"initial_h", Tensor::from_vector({D, N, H}, h)},
+                        {"initial_c", Tensor::from_vector({D, N, H}, c)}};
+      SessionOptions ref;
+      ref.providers({"reference"});
+      const Outputs want = Session::from_bytes(model.data(), model.size(), ref).run(feeds);
+      for (const int threads : {1, 2}) {
+        SessionOptions opts = int8_options();
+        opts.threads(threads);
+        const Session s = Session::from_bytes(model.data(), model.size(), opts);
+        ASSERT_TRUE(has_note(s.assignment().front(), "int8: W and R quantized at load"))
+            << all_notes(s.assignment().front());
+        const Outputs got = s.run(feeds);
+        for (size_t k = 0; k < want.size(); ++k) {
+          const tools::Comparison cmp = tools::compare(got[k], want[k], kInt8VsFp32Tol);
+          EXPECT_TRUE(cmp.match) << direction << " T=" << T << " threads=" << threads << " "
+                                 << want.name(k) << ": " << cmp.reason << " (max abs error "
+                                 << cmp.max_abs << ")";
+        }
+      }
+    }
+  }
+}
+
+// initial_h's range decides how its rows run, so a NaN there is an error, as in X.
+TEST(Int8Precision, NanInInitialHIsAnError) {
+  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  const std::string model = lstm_with_state(3, 2, 4, 8, "forward");
+  const Session s = Session::from_bytes(model.data(), model.size(), int8_options());
+  std::vector<float> h(16, 0.5f);
+  h[5] = std::nanf("");
+  testing::expect_error(
+      [&] {
+        s.run({{"X", Tensor::from_vector({3, 2, 4}, std::vector<float>(24, 0.1f))},
+               {"initial_h", Tensor::from_vector({1, 2, 8}, h)},
+               {"initial_c", Tensor::from_vector({1, 2, 8}, std::vector<float>(16, 0.0f))}});
+      },
+      ErrorCode::kInvalidArgument, {"lstm_state", "initial_h", "NaN"});
 }
 
 // onednn.threading=omp: a direction's threads share one primitive (oneDNN's own threading)
