@@ -69,14 +69,16 @@ dnnl::memory::desc strided_desc(std::span<const int64_t> dims, std::span<const i
 // The primitive attributes every kernel uses: a user scratchpad.
 dnnl::primitive_attr user_scratchpad_attr();
 
-// Creates a primitive from its descriptor under `threads` OpenMP threads.
-template <class Prim, class Desc>
-Result<CachedPrimitive> make_primitive(const Desc& desc, const dnnl::primitive_attr& attr,
+// Creates a primitive under `threads` OpenMP threads from `make_desc()`, its descriptor. The
+// descriptor is made here, inside the conversion of oneDNN's errors, since making one checks
+// the shapes and throws for those oneDNN refuses (a pooling pad as wide as its window).
+template <class Prim, class MakeDesc>
+Result<CachedPrimitive> make_primitive(const MakeDesc& make_desc, const dnnl::primitive_attr& attr,
                                        int threads, const std::string& what) {
   CachedPrimitive out;
   Status st = dnnl_try(what, [&] {
     ThreadScope scope(threads);
-    typename Prim::primitive_desc pd(desc, attr, cpu_engine());
+    typename Prim::primitive_desc pd(make_desc(), attr, cpu_engine());
     out.scratchpad = pd.scratchpad_desc();
     out.impl = pd.impl_info_str();
     out.primitive = Prim(pd);

@@ -107,7 +107,10 @@ class EltwiseKernel final : public Kernel {
     const auto key = std::make_tuple(x->shape(), alpha, beta);
     RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(key, [&]() -> Result<CachedPrimitive> {
       const auto md = dense_desc(x->shape());
-      dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, op_.alg, md, alpha, beta);
+      auto d = [&] {
+        return dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, op_.alg, md, alpha,
+                                           beta);
+      };
       return make_primitive<dnnl::eltwise_forward>(
           d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_), what_);
     }));

@@ -164,9 +164,11 @@ class ConvKernel final : public Kernel {
 
   Result<CachedPrimitive> make_conv(const Geometry& g, const memory::desc& x, const memory::desc& w,
                                     const memory::desc& y) const {
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
-                                      dnnl::algorithm::convolution_direct, x, w, g.b, y, g.strides,
-                                      g.dilations, g.pad_l, g.pad_r);
+    auto d = [&] {
+      return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                             dnnl::algorithm::convolution_direct, x, w, g.b, y,
+                                             g.strides, g.dilations, g.pad_l, g.pad_r);
+    };
     dnnl::primitive_attr attr = user_scratchpad_attr();
     if (post_op_) {
       dnnl::post_ops ops;

@@ -108,7 +108,7 @@ class GemmKernel final : public Kernel {
         po.append_sum(1.0f);
         attr.set_post_ops(po);
       }
-      dnnl::matmul::desc d(ad, bd, yd);
+      auto d = [&] { return dnnl::matmul::desc(ad, bd, yd); };
       return make_primitive<dnnl::matmul>(
           d, attr,
           threads_for(static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K),

@@ -116,7 +116,7 @@ class MatMulKernel final : public Kernel {
     plan.y = dense_desc(so);
     const int threads = threads_for(static_cast<double>(numel) * static_cast<double>(K), threads_);
     auto make = [&](const memory::desc& bd) {
-      return make_primitive<dnnl::matmul>(dnnl::matmul::desc(plan.a, bd, plan.y),
+      return make_primitive<dnnl::matmul>([&] { return dnnl::matmul::desc(plan.a, bd, plan.y); },
                                           user_scratchpad_attr(), threads, what_);
     };
     if (constant_b_.defined() && constant_b_.shape() == b.shape()) {

@@ -135,8 +135,11 @@ class PoolKernel final : public Kernel {
     memory::dims dil;
     for (int64_t d : win->dilations) dil.push_back(d - 1);
     auto make = [&](const memory::desc& src, const memory::desc& dst) {
-      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, dst,
-                                       win->strides, win->kernel, dil, win->pad_l, win->pad_r);
+      auto d = [&] {
+        return dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, alg, src, dst,
+                                              win->strides, win->kernel, dil, win->pad_l,
+                                              win->pad_r);
+      };
       return make_primitive<dnnl::pooling_v2_forward>(
           d, user_scratchpad_attr(), threads_for(static_cast<double>(x.numel()), threads_), what_);
     };
@@ -182,6 +185,25 @@ Claim claim_pool(const Node& n, const Graph& g, PoolKind kind) {
   if (kind == PoolKind::kAverage && a.has("dilations")) {
     for (int64_t d : a.get_ints("dilations"))
       if (d != 1) return Claim::decline("dilated AveragePool");
+  }
+  // oneDNN refuses a pad as wide as the window, where a window would hold padding only; ONNX
+  // Runtime refuses such a model, the reference provider runs it (found by the fuzzer's
+  // comparison: a primitive that failed to build at run time).
+  if (kind == PoolKind::kMax || kind == PoolKind::kAverage) {
+    auto w = WindowAttrs::read(n);
+    if (w.ok() && !w->pads.empty() && w->pads.size() == 2 * w->kernel.size()) {
+      const size_t rank = w->kernel.size();
+      for (size_t i = 0; i < rank; ++i) {
+        const int64_t dilation = i < w->dilations.size() ? w->dilations[i] : 1;
+        const int64_t span = (w->kernel[i] - 1) * dilation + 1;
+        if (w->pads[i] >= span || w->pads[i + rank] >= span) {
+          return Claim::decline("a pad as wide as the window (" + std::to_string(w->pads[i]) +
+                                ", " + std::to_string(w->pads[i + rank]) + " around " +
+                                std::to_string(span) +
+                                "): oneDNN needs every window to reach the input");
+        }
+      }
+    }
   }
   return Claim::accept();
 }

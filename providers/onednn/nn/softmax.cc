@@ -53,10 +53,12 @@ class SoftmaxKernel final : public Kernel {
     }
     RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(std::make_tuple(shape, run_axis), [&]() {
       const auto md = dense_desc(shape);
-      dnnl::softmax_v2_forward::desc d(
-          dnnl::prop_kind::forward_inference,
-          log_ ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, md, md,
-          static_cast<int>(run_axis));
+      auto d = [&] {
+        return dnnl::softmax_v2_forward::desc(
+            dnnl::prop_kind::forward_inference,
+            log_ ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, md, md,
+            static_cast<int>(run_axis));
+      };
       return make_primitive<dnnl::softmax_v2_forward>(
           d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_), what_);
     }));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "recur/recur.h"
+#include "tests/support/model_builder.h"
 #include "tools/common/testdir.h"
 
 namespace recur {
@@ -53,6 +54,59 @@ TEST(OnednnNnOps, NodeTestsRunOnOnednnAlone) {
     const tools::TestResult r =
         tools::run_test_dir((fs::path(kNodeData) / t).string(), o, tools::Tolerance{}, nullptr);
     EXPECT_EQ(r.outcome, tools::TestResult::Outcome::kPass) << t << ": " << r.reason;
+  }
+}
+
+// oneDNN refuses a pooling pad as wide as the window (a window of padding only). Such a node
+// must go to the reference provider at load, with the reason, not fail at run time (found by
+// the fuzzer's comparison: "could not create a descriptor for a pooling forward propagation
+// primitive"). The [1, 1, 3, 3] input's windows of kernel [3, 1] and pads 1 hold 1, 2 or 3 of
+// its values; the outputs, by hand: max over the window, and the mean of its values.
+TEST(OnednnNnOps, PoolingPadAsWideAsTheWindowGoesToTheReference) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  for (const std::string op : {"MaxPool", "AveragePool"}) {
+    auto pool = [&](std::vector<int64_t> pads) {
+      testing::ModelBuilder mb(11);
+      mb.input("x", DType::kFloat32, {1, 1, 3, 3});
+      mb.output("y", DType::kFloat32);
+      onnx::NodeProto& n = mb.node(op, {"x"}, {"y"}, "pool");
+      testing::set_attr(n, "kernel_shape", std::vector<int64_t>{3, 1});
+      testing::set_attr(n, "pads", pads);
+      return mb.bytes();
+    };
+    const std::string ok_model = pool({1, 0, 1, 0});  // 1 < 3 and 0 < 1: fine
+    const std::string model = pool({1, 1, 1, 1});     // 1 wide on a width-1 window
+    SessionOptions o;
+    o.providers({"onednn", "reference"});
+    const Session fine = Session::from_bytes(ok_model.data(), ok_model.size(), o);
+    EXPECT_EQ(fine.assignment().front().provider, "onednn") << op;
+    const Session s = Session::from_bytes(model.data(), model.size(), o);
+    const NodeAssignment& a = s.assignment().front();
+    EXPECT_EQ(a.provider, "reference") << op;
+    ASSERT_FALSE(a.declined.empty()) << op;
+    EXPECT_NE(a.declined.front().reason.find("pad as wide as the window"), std::string::npos)
+        << a.declined.front().reason;
+    // x = 1..9 row by row; y is [1, 1, 3, 5]: columns 0 and 4 are padding only.
+    std::vector<float> x(9);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i + 1);
+    const Outputs out = s.run({{"x", Tensor::from_vector({1, 1, 3, 3}, x)}});
+    const Tensor& y = out[0];
+    ASSERT_EQ(y.shape(), (Shape{1, 1, 3, 5})) << op;
+    for (int64_t r = 0; r < 3; ++r)
+      for (int64_t c = 1; c <= 3; ++c) {
+        // Rows r-1..r+1 of column c-1, those inside.
+        float mx = -1e30f, sum = 0.0f;
+        int count = 0;
+        for (int64_t i = r - 1; i <= r + 1; ++i) {
+          if (i < 0 || i > 2) continue;
+          const float v = x[static_cast<size_t>(i * 3 + c - 1)];
+          mx = std::max(mx, v);
+          sum += v;
+          ++count;
+        }
+        EXPECT_FLOAT_EQ(y.data<float>()[r * 5 + c], op == "MaxPool" ? mx : sum / count)
+            << op << " at " << r << ", " << c;
+      }
   }
 }
 
