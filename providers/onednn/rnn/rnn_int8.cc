@@ -232,8 +232,7 @@ using Int8Jobs = SmallVector<Int8Job, 16>;
 class Int8LstmKernel final : public Kernel {
  public:
   Int8LstmKernel(const Node& node, RnnSpec spec, const OnednnOptions& o)
-      : node_(node),
-        spec_(std::move(spec)),
+      : spec_(std::move(spec)),
         threads_(o.threading == ThreadingChoice::kSingle ? 1 : std::max(1, o.max_threads)),
         threading_(o.threading),
         tune_team_(o.threading == ThreadingChoice::kAuto && !o.deterministic &&
@@ -266,7 +265,6 @@ class Int8LstmKernel final : public Kernel {
                  const uint8_t* xq, float offset, const Tensor* h0, const Tensor* c0, float* y,
                  float* yh, float* yc, Int8JobBuffers& buf) const;
 
-  const Node& node_;
   RnnSpec spec_;
   int threads_;
   ThreadingChoice threading_;            // onednn.threading: omp shares one primitive per direction
