@@ -187,33 +187,31 @@ std::vector<std::string> provider_list(const char* env, const char* fallback) {
   return names;
 }
 
-// The second session of a comparison (RECUR_FUZZ_COMPARE): a list of providers, each tried
-// before the reference provider, and "no-optimize", which loads the graph as it is.
+// How a harness session is made: the fuzzed one, or the second session of a comparison
+// (RECUR_FUZZ_COMPARE: its providers, then the reference provider; "no-optimize" loads the
+// graph as it is).
 struct Variant {
   std::vector<std::string> providers;
   bool optimize = true;
   int threads = 1;
 };
 
-SessionOptions options_for(const std::vector<std::string>& providers, int threads, bool optimize) {
+SessionOptions options_for(const Variant& v) {
   SessionOptions options;
   // The fuzzers run with a 2 GiB malloc and RSS limit (tools/fuzz.sh): a model that asks for
   // more than 1 GiB at run time (a ConstantOfShape of 8 GiB) must meet the library's own
   // budget, which refuses it with an error, not the fuzzer's, which calls it a crash.
   // A fixed seed: a model's random operators must draw the same values when a crash replays,
   // and in both sessions of a comparison.
-  options.providers(providers).threads(threads).max_loop_iterations(64).memory_limit(uint64_t{1}
-                                                                                     << 30);
-  options.random_seed(0);
-  options.optimize(optimize);
+  options.providers(v.providers).threads(v.threads).max_loop_iterations(64);
+  options.memory_limit(uint64_t{1} << 30).random_seed(0).optimize(v.optimize);
   return options;
 }
 
 Session load(const uint8_t* data, size_t size, const Variant& v) {
   // A folder that does not exist: external data in a fuzzed model must be refused, never read
   // from wherever the fuzzer runs.
-  return Session::from_bytes(data, size, options_for(v.providers, v.threads, v.optimize),
-                             "/nonexistent/recur-fuzz-model-dir");
+  return Session::from_bytes(data, size, options_for(v), "/nonexistent/recur-fuzz-model-dir");
 }
 
 // Whether every float weight of the model's main graph is finite and at most kComparableMagnitude
