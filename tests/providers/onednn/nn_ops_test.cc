@@ -110,5 +110,30 @@ TEST(OnednnNnOps, PoolingPadAsWideAsTheWindowGoesToTheReference) {
   }
 }
 
+// oneDNN pools 1-D to 3-D inputs. A GlobalAveragePool or GlobalMaxPool of a [N, C] input
+// (which pools nothing: y = x) goes to the reference provider at load, not to a run-time error.
+TEST(OnednnNnOps, PoolingOfRankTwoGoesToTheReference) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  for (const std::string op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+    testing::ModelBuilder mb(11);
+    mb.input("x", DType::kFloat32, {2, 3});
+    mb.output("y", DType::kFloat32);
+    mb.node(op, {"x"}, {"y"}, "pool");
+    const std::string model = mb.bytes();
+    SessionOptions o;
+    o.providers({"onednn", "reference"});
+    const Session s = Session::from_bytes(model.data(), model.size(), o);
+    const NodeAssignment& a = s.assignment().front();
+    EXPECT_EQ(a.provider, "reference") << op;
+    ASSERT_FALSE(a.declined.empty()) << op;
+    EXPECT_NE(a.declined.front().reason.find("rank 2"), std::string::npos)
+        << a.declined.front().reason;
+    const std::vector<float> x{1, -2, 3, 4.5f, 5, -6};
+    const Outputs out = s.run({{"x", Tensor::from_vector({2, 3}, x)}});
+    ASSERT_EQ(out[0].numel(), 6) << op;
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(out[0].data<float>()[i], x[i]) << op;
+  }
+}
+
 }  // namespace
 }  // namespace recur
