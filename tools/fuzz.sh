@@ -98,7 +98,7 @@ for h in "${harnesses[@]}"; do
     ${RECUR_FUZZ_ARGS:-} "$corpus" "$bdir/seeds/$h" \
     2>"$bdir/fuzz-$h.log"; then
     echo "fuzz: $h FAILED; see $bdir/fuzz-$h.log and $bdir/artifacts/$h/"
-    grep -E "ERROR|SUMMARY|runtime error" "$bdir/fuzz-$h.log" | head -5 || true
+    grep -E "ERROR|SUMMARY|runtime error|recur-fuzz: the providers" "$bdir/fuzz-$h.log" | head -5 || true
     status=1
   fi
   grep -E "DONE|^Done [0-9]+ runs|^stat::peak_rss_mb" "$bdir/fuzz-$h.log" |
