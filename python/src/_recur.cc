@@ -248,9 +248,8 @@ struct PySession {
   }
 
   // `info` declares the map's key and value types (a map input, or a sequence of maps).
-  recur::Tensor map_from_dict(const std::string& name, const recur::ValueInfo& info_ref,
+  recur::Tensor map_from_dict(const std::string& name, const recur::ValueInfo& info,
                               const py::dict& d) const {
-    const recur::ValueInfo* info = &info_ref;
     const auto n = static_cast<int64_t>(d.size());
     auto column = [&](const py::list& items, recur::DType dtype, const char* what) {
       if (dtype == recur::DType::kString) {
@@ -281,8 +280,8 @@ struct PySession {
       values.append(v);
     }
     try {
-      return recur::Tensor::map(column(keys, info->map_key_dtype, "keys"),
-                                column(values, info->map_value_dtype, "values"));
+      return recur::Tensor::map(column(keys, info.map_key_dtype, "keys"),
+                                column(values, info.map_value_dtype, "values"));
     } catch (const recur::Error& e) {
       throw_invalid("input '" + name + "': " + e.what());
     }
