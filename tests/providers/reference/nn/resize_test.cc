@@ -24,6 +24,14 @@ TEST(ReferenceResize, HugeScaleIsRejected) {
       ErrorCode::kInvalidArgument, {"node 'node' (Resize)", "huge"});
 }
 
+// An empty output needs no taps. Before, the taps of every output index of each axis were built
+// first: scales [0.5, 1, 2^27, 1] (an empty output, with an axis of 268M) made 6 GB of them.
+TEST(ReferenceResize, EmptyOutputBuildsNoTaps) {
+  const auto out = run_op(
+      "Resize", 13, {{"x", x4()}, {"", none()}, {"s", floats({4}, {0.5f, 1, 134217728.0f, 1})}});
+  EXPECT_EQ(out[0].shape(), (Shape{0, 1, 268435456, 2}));
+}
+
 TEST(ReferenceResize, NonPositiveOrNanScale) {
   for (float bad : {0.0f, -2.0f, std::numeric_limits<float>::quiet_NaN(),
                     std::numeric_limits<float>::infinity()}) {
