@@ -1,8 +1,8 @@
-// Structure-aware mutator for fuzz_rnn_model: parses the ModelProto, edits one LSTM/GRU/RNN
-// node (its attributes, the shapes, dtypes and contents of its initializers, sequence_lens,
-// the declared input shapes) and reserializes. Byte-level mutation of a protobuf mostly breaks
-// the encoding and tests the parser; these edits keep the model well-formed so that the
-// loader's checks, the planner and the kernels are what get tested. Inputs that do not parse,
+// Structure-aware mutator for fuzz_rnn_model: parses the ModelProto, edits one LSTM, GRU, RNN
+// or DynamicQuantizeLSTM node (its attributes, the shapes, dtypes and contents of its initializers,
+// sequence_lens, the declared input shapes) and reserializes. Byte-level mutation of a protobuf
+// mostly breaks the encoding and tests the parser; these edits keep the model well-formed so that
+// the loader's checks, the planner and the kernels are what get tested. Inputs that do not parse,
 // hold no RNN node, or one time in eight, get libFuzzer's own mutation.
 #include <onnx/onnx_pb.h>
 
@@ -295,7 +295,64 @@ void mutate_node_inputs(onnx::NodeProto* node, Rng& rng) {
 }
 
 bool is_rnn(const onnx::NodeProto& n) {
-  return n.op_type() == "LSTM" || n.op_type() == "GRU" || n.op_type() == "RNN";
+  return n.op_type() == "LSTM" || n.op_type() == "GRU" || n.op_type() == "RNN" ||
+         n.op_type() == "DynamicQuantizeLSTM";
+}
+
+// DynamicQuantizeLSTM's quantization inputs (8 to 11: W_scale, W_zero_point, R_scale,
+// R_zero_point): a scale per tensor or per channel, a scale that is zero, negative, not finite
+// or merely large, a zero point off zero, or int8 and uint8 swapped between the weights and
+// their zero points. The generic edits rarely reach these: the scales must stay small and the
+// types must match for the int8 kernel to run at all.
+void mutate_quantization(onnx::GraphProto* g, onnx::NodeProto* node, Rng& rng) {
+  if (node->input_size() < 12) return;
+  const bool recurrent = rng() % 2;
+  onnx::TensorProto* scale = initializer(g, node->input(recurrent ? 10 : 8));
+  onnx::TensorProto* zero_point = initializer(g, node->input(recurrent ? 11 : 9));
+  onnx::TensorProto* weights = initializer(g, node->input(recurrent ? 2 : 1));
+  switch (rng() % 4) {
+    case 0: {
+      // Per direction ([D], one value for every column), or a shape that must be refused:
+      // [D, 1], [D, 2], or scale and zero point of different shapes.
+      const int shape = static_cast<int>(rng() % 4);
+      for (auto* t : {scale, zero_point}) {
+        if (!t || t->dims_size() == 0 || (shape == 3 && t == zero_point)) continue;
+        if (shape == 0 || shape == 3) {
+          if (t->dims_size() > 1) t->mutable_dims()->RemoveLast();
+        } else {
+          t->set_dims(t->dims_size() - 1, shape);
+        }
+        int64_t n = 1;
+        for (const int64_t d : t->dims()) n *= d;
+        const size_t bytes = t->data_type() == onnx::TensorProto::FLOAT ? 4 : 1;
+        if (!t->raw_data().empty() && n >= 0 && n < (1 << 20))
+          t->mutable_raw_data()->resize(bytes * static_cast<size_t>(n));
+      }
+      break;
+    }
+    case 1:
+      if (scale && scale->raw_data().size() >= 4) {
+        std::string& raw = *scale->mutable_raw_data();
+        const float f =
+            rng() % 2 ? interesting_float(rng) : static_cast<float>(rng() % 1000) * 1e-4f;
+        std::memcpy(&raw[(rng() % (raw.size() / 4)) * 4], &f, 4);
+      }
+      break;
+    case 2:
+      if (zero_point && !zero_point->raw_data().empty()) {
+        std::string& raw = *zero_point->mutable_raw_data();
+        raw[rng() % raw.size()] = static_cast<char>(rng() % 2 ? rng() : 1 + rng() % 3);
+      }
+      break;
+    default: {
+      const auto other = [](int32_t t) {
+        return t == onnx::TensorProto::INT8 ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8;
+      };
+      for (auto* t : {weights, zero_point})
+        if (t && (t == weights || rng() % 2)) t->set_data_type(other(t->data_type()));
+      break;
+    }
+  }
 }
 
 bool mutate_model(onnx::ModelProto* m, Rng& rng) {
@@ -305,6 +362,10 @@ bool mutate_model(onnx::ModelProto* m, Rng& rng) {
     if (is_rnn(n)) rnns.push_back(&n);
   if (rnns.empty()) return false;
   onnx::NodeProto* node = rnns[rng() % rnns.size()];
+  if (node->op_type() == "DynamicQuantizeLSTM" && rng() % 4 == 0) {
+    mutate_quantization(g, node, rng);
+    return true;
+  }
   switch (rng() % 8) {
     case 0:
     case 1:

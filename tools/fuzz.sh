@@ -68,9 +68,11 @@ seeds_for() {
       fi ;;
     rnn_model)
       if [[ $small == small ]]; then
-        collect rnn_model '*.onnx' models/lstm_basic models/gru_basic tests/fuzz_regressions/rnn_model
+        collect rnn_model '*.onnx' models/lstm_basic models/gru_basic tests/data/int8 \
+          tests/fuzz_regressions/rnn_model
       else
-        collect rnn_model '*.onnx' tests/data/rnn models/lstm_basic models/gru_basic \
+        collect rnn_model '*.onnx' tests/data/rnn tests/data/int8 models/lstm_basic \
+          models/gru_basic \
           "$onnx"/node/test_lstm_* "$onnx"/node/test_gru_* "$onnx"/node/test_rnn_* \
           "$onnx"/node/test_simple_rnn_* tests/fuzz_regressions/rnn_model
       fi ;;
