@@ -177,8 +177,11 @@ class SessionOptions {
 struct RunOptions {
   using Clock = std::chrono::steady_clock;
 
-  std::vector<std::string> outputs;  // empty: every model output
-  bool outputs_on_device = false;    // leave outputs where they were computed (no copy to host)
+  // The outputs to return, in this order; empty: every model output, in model order. A run
+  // runs only the nodes these need (with every random node, so that a fixed seed gives the
+  // same values whichever outputs are asked for), except that a CUDA graph replay runs all.
+  std::vector<std::string> outputs;
+  bool outputs_on_device = false;  // leave outputs where they were computed (no copy to host)
 
   // Cancellation. terminate() ends a run that was given these options, or a copy of them (the
   // copies share one flag), at its next node, Loop or Scan iteration or block of RNN time

@@ -315,7 +315,8 @@ RECUR_C_API recur_status recur_run_options_set_timeout(recur_run_options* option
 RECUR_C_API recur_status recur_run_options_set_cancellable(recur_run_options* options, int on);
 
 /* Runs the model on `input_count` named inputs. `output_names` lists the outputs wanted, in
- * the order they are written to `outputs`; with output_names NULL and output_count 0, every
+ * the order they are written to `outputs`, and the run runs only the nodes they need; with
+ * output_names NULL and output_count 0, every
  * model output is returned in model order and `outputs` must have room for
  * recur_session_output_count() handles. Each returned tensor is owned by the caller, who
  * releases it. `run_options` may be NULL. On failure no output is written. */

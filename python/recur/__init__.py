@@ -180,7 +180,7 @@ class InferenceSession:
 
     def run(self, output_names, input_feed, run_options=None):
         """Runs the model. output_names: a list of output names, or None for all of them in
-        model order. input_feed: {input name: numpy array (or anything numpy.asarray takes; str
+        model order; the run runs only the nodes the listed outputs need. input_feed: {input name: numpy array (or anything numpy.asarray takes; str
         arrays for string inputs), a dict for a map input, or a list of arrays (or of dicts) for
         a sequence input}. Returns a list of numpy arrays (object arrays of str for string
         outputs, a list for a sequence output, a dict for a map, None for an empty optional),

@@ -1,6 +1,6 @@
 // recur-run's command line (issue 17) and its output files (issue 16): --opt=value, the
 // generated help, one-line argument errors, --dim and --shape names, --concurrency and
-// --duration with --perf, and --output-dir's escaping, symlink and overwrite rules.
+// --duration with --perf, --outputs, and --output-dir's escaping, symlink and overwrite rules.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -107,6 +107,7 @@ TEST(RecurRunCli, HelpListsEveryOption) {
                           "--random-inputs",
                           "--shape",
                           "--output-dir",
+                          "--outputs",
                           "--dim",
                           "--concurrency",
                           "--duration",
@@ -267,6 +268,24 @@ TEST(RecurRunCli, OutputNamesAreEscapedWithoutCollisions) {
 
 // A string input given as numpy's 'U' .npy and a string output written back as one: what a
 // classifier with string labels needs.
+TEST(RecurRunCli, OutputsSelectsWhatIsPrintedAndWritten) {
+  TempDir dir;
+  const std::string model = awkward_names_model(dir.path() / "m");
+  const fs::path out = dir.path() / "out";
+  RunResult r = run_cli(model + " --random-inputs --outputs a_b --outputs a:b,a%2Fb --output-dir " +
+                        out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(has(r, "a/b:")) << r.output;
+  EXPECT_EQ(listing(out), (std::vector<std::string>{"a%252Fb.npy", "a%3Ab.npy", "a_b.npy"}));
+  RunResult unknown = run_cli(model + " --random-inputs --outputs y");
+  EXPECT_EQ(unknown.status, 2) << unknown.output;
+  EXPECT_TRUE(has(unknown, "no output 'y'")) << unknown.output;
+  make_test_dir(dir.path() / "t", {2, 4, 6});
+  RunResult folder = run_cli((dir.path() / "t").string() + " --outputs y");
+  EXPECT_EQ(folder.status, 2) << folder.output;
+  EXPECT_TRUE(has(folder, "--outputs needs a MODEL.onnx or --perf")) << folder.output;
+}
+
 TEST(RecurRunCli, StringTensorsGoThroughNpy) {
   TempDir dir;
   ModelBuilder m;

@@ -145,6 +145,9 @@ int run_model(const Args& a) {
   if (is_dir && (!a.inputs.empty() || !a.shapes.empty() || !a.dims.empty())) {
     usage_error("--input, --shape and --dim need a MODEL.onnx, not a test folder");
   }
+  if (is_dir && !a.run.outputs.empty() && !a.perf) {
+    usage_error("--outputs needs a MODEL.onnx or --perf: a test folder compares every output");
+  }
   const std::string model = is_dir ? (fs::path(a.target) / "model.onnx").string() : a.target;
   const bool compare = is_dir && !a.perf && !a.session.plan_only() && !a.compare_fp32;
   {

@@ -167,6 +167,13 @@ void add_input_options(CLI::App& app, Args& a) {
       ->capture_default_str();
   app.add_option("--output-dir", a.output_dir, "write each output as a .npy file in D")
       ->type_name("D");
+  app.add_option("--outputs", a.run.outputs,
+                 "only these outputs (comma-separated or repeated): the run\n"
+                 "runs only the nodes they need")
+      ->type_name("NAME,...")
+      ->delimiter(',')
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
   app.add_flag("--overwrite", a.overwrite, "with --output-dir: replace existing files");
   app.add_option("--rtol", a.tol.rtol, "relative tolerance for comparisons")
       ->type_name("X")

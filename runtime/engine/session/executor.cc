@@ -84,14 +84,18 @@ Status Executor::run_step(const SubgraphPlan& plan, const Step& step, std::vecto
   return run_kernel(plan, step, frame, envs_[static_cast<size_t>(step.provider)], placer);
 }
 
-Status Executor::execute(const SubgraphPlan& plan, std::vector<Tensor>& frame,
-                         OutputPlacer* placer) const {
+Status Executor::execute(const SubgraphPlan& plan, std::vector<Tensor>& frame, OutputPlacer* placer,
+                         std::span<const uint8_t> needed) const {
   // Released slots are assigned an empty tensor rather than moved from: the slot keeps its
   // shape storage for the next run, which then allocates nothing for it.
   static const Tensor kEmpty;
   const RunControl* control = envs_.empty() ? nullptr : envs_.front().control;
   for (size_t k = 0; k < plan.steps.size(); ++k) {
     const Step& step = plan.steps[k];
+    if (!needed.empty() && !needed[k]) {
+      for (ValueId v : step.release) frame[static_cast<size_t>(v)] = kEmpty;
+      continue;
+    }
     if (control && step.kind == Step::Kind::kKernel) {
       if (Status st = control->check(); !st.ok()) {
         return Status(st.code(),

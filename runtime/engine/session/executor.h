@@ -20,10 +20,12 @@ class Executor final : public SubgraphRunner {
   explicit Executor(std::span<const KernelContext::Env> envs, RunArena* arena = nullptr)
       : envs_(envs), profile_(ProfileBuffer::current()), arena_(arena) {}
 
-  // Runs every step. `frame` has plan.num_slots entries with the inputs already placed;
-  // `placer`, when given, gives the kernels' outputs their memory.
+  // Runs the steps. `frame` has plan.num_slots entries with the inputs already placed;
+  // `placer`, when given, gives the kernels' outputs their memory. `needed`, when not empty,
+  // has one entry per step, and only the steps whose entry is 1 run (the rest still free
+  // what their liveness says).
   Status execute(const SubgraphPlan& plan, std::vector<Tensor>& frame,
-                 OutputPlacer* placer = nullptr) const;
+                 OutputPlacer* placer = nullptr, std::span<const uint8_t> needed = {}) const;
 
   Status run_into(const SubgraphPlan& plan, std::span<const Tensor> inputs,
                   const KernelContext& caller, std::vector<Tensor>& outputs) const override;

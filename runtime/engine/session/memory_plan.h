@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -144,6 +145,7 @@ class RunArena {
 
   std::vector<KernelContext::Env> envs;
   std::vector<std::unique_ptr<ProviderRunState>> states;
+  std::vector<uint8_t> needed_steps;  // the run's step mask (Runner::run), kept for the next
 
  private:
   std::vector<std::unique_ptr<FrameArena>> frames_;

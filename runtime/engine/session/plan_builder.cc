@@ -391,4 +391,74 @@ std::unique_ptr<SubgraphPlan> PlanBuilder::finish() {
   return std::move(plan_);
 }
 
+namespace {
+
+bool draws_random_anywhere(const Node& n) {
+  if (n.draws_random()) return true;
+  for (const auto& [name, a] : n.attributes) {
+    auto any_in = [](const Graph* g) {
+      if (!g) return false;
+      for (const Node& inner : g->nodes())
+        if (draws_random_anywhere(inner)) return true;
+      return false;
+    };
+    if (any_in(a.g.get())) return true;
+    for (const auto& g : a.graphs)
+      if (any_in(g.get())) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::vector<uint32_t>> steps_needed_by_outputs(const SubgraphPlan& plan) {
+  const auto& steps = plan.steps;
+  std::vector<int> producer(plan.num_slots, -1);
+  std::vector<uint32_t> random_steps;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const Step& s = steps[k];
+    if (s.kind == Step::Kind::kCopy) {
+      producer[static_cast<size_t>(s.dst)] = static_cast<int>(k);
+      continue;
+    }
+    for (ValueId o : s.outputs)
+      if (o != kNoValue) producer[static_cast<size_t>(o)] = static_cast<int>(k);
+    if (draws_random_anywhere(plan.graph->node(s.node))) {
+      random_steps.push_back(static_cast<uint32_t>(k));
+    }
+  }
+  std::vector<std::vector<uint32_t>> needed;
+  std::vector<char> mark(steps.size());
+  std::vector<uint32_t> todo;
+  for (ValueId out : plan.output_slots) {
+    std::fill(mark.begin(), mark.end(), 0);
+    todo = random_steps;
+    const int p = out == kNoValue ? -1 : producer[static_cast<size_t>(out)];
+    if (p >= 0) todo.push_back(static_cast<uint32_t>(p));
+    std::vector<uint32_t> list;
+    while (!todo.empty()) {
+      const uint32_t k = todo.back();
+      todo.pop_back();
+      if (mark[k]) continue;
+      mark[k] = 1;
+      list.push_back(k);
+      const Step& s = steps[k];
+      auto visit = [&](ValueId v) {
+        if (v == kNoValue) return;
+        const int q = producer[static_cast<size_t>(v)];
+        if (q >= 0 && !mark[static_cast<size_t>(q)]) todo.push_back(static_cast<uint32_t>(q));
+      };
+      if (s.kind == Step::Kind::kCopy) {
+        visit(s.src);
+        continue;
+      }
+      for (ValueId v : s.inputs) visit(v);
+      for (ValueId v : s.implicit_inputs) visit(v);
+    }
+    std::sort(list.begin(), list.end());
+    needed.push_back(std::move(list));
+  }
+  return needed;
+}
+
 }  // namespace recur

@@ -6,6 +6,7 @@
 //   liveness  the step after which each slot is freed
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
@@ -67,5 +68,11 @@ class PlanBuilder {
   // Assignments of the subgraphs compiled for each node (by node index), for --explain.
   mutable std::map<int, std::vector<NodeAssignment::Subgraph>> subgraphs_;
 };
+
+// For each graph output of `plan`, in order, the steps a run that asks for it must run (sorted):
+// its producer, and theirs in turn. Steps that draw random values, themselves or in a
+// subgraph, are in every list: a run's n-th draw is then the same node whichever outputs it
+// asks for, so a fixed seed gives the same values.
+std::vector<std::vector<uint32_t>> steps_needed_by_outputs(const SubgraphPlan& plan);
 
 }  // namespace recur

@@ -25,7 +25,8 @@ struct RecordHooks {
 // runs do not share one. With an arena, the budget, the environments and the output memory
 // are the arena's, reused from run to run.
 Status run_plan(const RunSetup& setup, std::vector<Tensor>& frame, const RunControl& control,
-                RecordHooks* hooks, RunArena* arena = nullptr) {
+                RecordHooks* hooks, RunArena* arena = nullptr,
+                std::span<const uint8_t> needed = {}) {
   std::shared_ptr<MemoryBudget> own_budget;
   MemoryBudget* budget = nullptr;
   if (arena) {
@@ -60,7 +61,7 @@ Status run_plan(const RunSetup& setup, std::vector<Tensor>& frame, const RunCont
   if (hooks && hooks->mode == RecordHooks::Mode::kRecord) {
     st = hooks->recorder->start_recording(rec_state, hooks->arena_bytes);
   }
-  if (st.ok()) st = executor.execute(*setup.plan, frame, main);
+  if (st.ok()) st = executor.execute(*setup.plan, frame, main, needed);
   if (hooks && hooks->mode == RecordHooks::Mode::kMeasure) {
     hooks->measured = hooks->recorder->stop_measuring();
   }
@@ -82,9 +83,9 @@ class PlainRunner final : public Runner {
  public:
   PlainRunner(RunSetup setup, std::string note)
       : setup_(std::move(setup)), note_(std::move(note)) {}
-  Status run(std::vector<Tensor>& frame, const RunControl& control,
-             RunArena* arena) const override {
-    return run_plan(setup_, frame, control, nullptr, arena);
+  Status run(std::vector<Tensor>& frame, const RunControl& control, RunArena* arena,
+             std::span<const uint8_t> needed) const override {
+    return run_plan(setup_, frame, control, nullptr, arena, needed);
   }
   std::string explain() const override { return note_; }
 
@@ -202,8 +203,10 @@ class RecordedRunner final : public Runner {
  public:
   RecordedRunner(RunSetup setup, int recorder) : setup_(std::move(setup)), recorder_(recorder) {}
 
-  // Recording keeps its own frames: it takes nothing from `arena`.
-  Status run(std::vector<Tensor>& frame, const RunControl& control, RunArena* arena) const override;
+  // Recording keeps its own frames: it takes nothing from `arena`. A replay runs every step
+  // (one launch of the whole recording), so `needed` is not used.
+  Status run(std::vector<Tensor>& frame, const RunControl& control, RunArena* arena,
+             std::span<const uint8_t> needed) const override;
   std::string explain() const override;
 
  private:
@@ -324,7 +327,7 @@ Status RecordedRunner::replay(GraphEntry& e, std::vector<Tensor>& frame) const {
 
 // A replay runs the whole recording at once: it can only be cancelled before it starts.
 Status RecordedRunner::run(std::vector<Tensor>& frame, const RunControl& control,
-                           RunArena* /*arena*/) const {
+                           RunArena* /*arena*/, std::span<const uint8_t> /*needed*/) const {
   std::shared_ptr<GraphEntry> entry = entry_for(frame);
   std::lock_guard lock(entry->mu);
   if (entry->failed) return run_plan(setup_, frame, control, nullptr);

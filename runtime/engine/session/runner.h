@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,9 +29,10 @@ class Runner {
   virtual ~Runner() = default;
   // Runs the plan over `frame` (plan->num_slots tensors, inputs placed), ending early as
   // `control` says. With `arena` (leased by this run alone), host outputs take its memory and
-  // subgraphs run in its frames. Thread-safe.
+  // subgraphs run in its frames. `needed`, when not empty, says which steps to run
+  // (Executor::execute); a runner may run more. Thread-safe.
   virtual Status run(std::vector<Tensor>& frame, const RunControl& control,
-                     RunArena* arena = nullptr) const = 0;
+                     RunArena* arena = nullptr, std::span<const uint8_t> needed = {}) const = 0;
   // Lines for --explain about how runs go; empty when there is nothing to say.
   virtual std::string explain() const { return {}; }
 };

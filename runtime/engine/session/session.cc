@@ -7,6 +7,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -18,6 +19,7 @@
 #include "runtime/engine/optimize/optimizer.h"
 #include "runtime/engine/session/executor.h"
 #include "runtime/engine/session/partitioner.h"
+#include "runtime/engine/session/plan_builder.h"
 #include "runtime/engine/session/provider_factory.h"
 #include "runtime/engine/session/session_impl.h"
 #include "runtime/graph/op_rules.h"
@@ -204,6 +206,7 @@ std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>
   setup.memory_limit = options.memory_limit() ? static_cast<size_t>(options.memory_limit())
                                               : available_host_memory();
   impl->runner = make_runner(std::move(setup), options.cuda_graphs());
+  impl->output_steps = steps_needed_by_outputs(*impl->plan);
   if (options.random_seed()) {
     impl->random_base = *options.random_seed();
     impl->random_fixed = true;
@@ -375,6 +378,18 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
     }
   }
 
+  // A run that asks for some of the outputs runs only the steps they need. (ONNX Runtime runs
+  // the whole graph; so an unwanted output's errors, and its cost, do not reach this run.)
+  std::vector<uint8_t> own_needed;
+  std::span<const uint8_t> needed;
+  if (!options.outputs.empty()) {
+    std::vector<uint8_t>& mask = lease ? (*lease)->needed_steps : own_needed;
+    mask.assign(plan.steps.size(), 0);
+    for (size_t i : wanted)
+      for (uint32_t k : impl.output_steps[i]) mask[k] = 1;
+    needed = mask;
+  }
+
   RunControl control;
   control.terminate = options.terminate_flag();
   control.deadline = options.deadline();
@@ -384,7 +399,7 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
   {
     const ProfileRun profiled(impl.profiler.get());
     if (g_run_observer) g_run_observer(true);
-    Status st = impl.runner->run(frame, control, lease ? &**lease : nullptr);
+    Status st = impl.runner->run(frame, control, lease ? &**lease : nullptr, needed);
     if (g_run_observer) g_run_observer(false);
     st.with_context(impl.model.path).throw_if_error();
   }

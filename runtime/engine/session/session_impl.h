@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct Session::Impl {
   std::vector<NodeAssignment> assignment;
   std::vector<std::string> folded;  // shape computations evaluated at load
   std::unique_ptr<Runner> runner;   // plain, or recording CUDA graphs
+  // Per output, the steps a run must run to produce it (steps_needed_by_outputs): a run that
+  // asks for some outputs runs only what they need.
+  std::vector<std::vector<uint32_t>> output_steps;
   // The random operators' seeds (SessionOptions::random_seed): a fixed seed gives every run
   // the same one; otherwise each run mixes the session's base seed with its own number.
   uint64_t random_base = 0;
