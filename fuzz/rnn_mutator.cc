@@ -6,6 +6,7 @@
 // hold no RNN node, or one time in eight, get libFuzzer's own mutation.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -322,8 +323,10 @@ void mutate_quantization(onnx::GraphProto* g, onnx::NodeProto* node, Rng& rng) {
         } else {
           t->set_dims(t->dims_size() - 1, shape);
         }
+        // Other edits leave any dims: the contents follow only a shape of modest size.
         int64_t n = 1;
-        for (const int64_t d : t->dims()) n *= d;
+        for (const int64_t d : t->dims())
+          n = n < 0 || d < 0 || d > (1 << 20) ? -1 : std::min<int64_t>(n * d, 1 << 21);
         const size_t bytes = t->data_type() == onnx::TensorProto::FLOAT ? 4 : 1;
         if (!t->raw_data().empty() && n >= 0 && n < (1 << 20))
           t->mutable_raw_data()->resize(bytes * static_cast<size_t>(n));

@@ -203,23 +203,42 @@ TEST(Session, SelectedOutputsRunOnlyTheNodesTheyNeed) {
 }
 
 // Random nodes run whichever outputs are asked for, so that with a fixed seed an output has
-// the same values in a run that asks for it alone as in one that asks for everything.
+// the same values in a run that asks for it alone as in one that asks for everything. The
+// first draw is made by a node of its own, or inside an If's branch.
 TEST(Session, SelectedOutputsKeepTheRandomDraws) {
-  TempDir dir;
-  ModelBuilder m;
-  m.output("first", DType::kFloat32);
-  m.output("second", DType::kFloat32);
-  for (const char* out : {"first", "second"}) {
-    auto& n = m.node("RandomUniform", {}, {out}, std::string("draw_") + out);
+  for (const bool in_branch : {false, true}) {
+    SCOPED_TRACE(in_branch ? "in a branch" : "a node");
+    TempDir dir;
+    ModelBuilder m;
+    m.input("c", DType::kBool, {});
+    m.output("first", DType::kFloat32);
+    m.output("second", DType::kFloat32);
+    if (in_branch) {
+      onnx::GraphProto branch;
+      branch.set_name("draws");
+      auto* n = branch.add_node();
+      n->set_op_type("RandomUniform");
+      n->add_output("drawn");
+      testing::set_attr(*n, "shape", std::vector<int64_t>{4});
+      branch.add_output()->set_name("drawn");
+      auto& iff = m.node("If", {"c"}, {"first"}, "branching");
+      testing::set_attr(iff, "then_branch", branch);
+      testing::set_attr(iff, "else_branch", branch);
+    } else {
+      auto& n = m.node("RandomUniform", {}, {"first"}, "draw_first");
+      testing::set_attr(n, "shape", std::vector<int64_t>{4});
+    }
+    auto& n = m.node("RandomUniform", {}, {"second"}, "draw_second");
     testing::set_attr(n, "shape", std::vector<int64_t>{4});
+    Session s(m.save(dir.path()), SessionOptions().random_seed(7));
+    const Feeds feeds = {{"c", Tensor::scalar(true)}};
+    const Outputs all = s.run(feeds);
+    RunOptions only_second;
+    only_second.outputs = {"second"};
+    const Outputs second = s.run(feeds, only_second);
+    ASSERT_EQ(second.size(), 1u);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(second[0].data<float>()[i], all[1].data<float>()[i]);
   }
-  Session s(m.save(dir.path()), SessionOptions().random_seed(7));
-  const Outputs all = s.run({});
-  RunOptions only_second;
-  only_second.outputs = {"second"};
-  const Outputs second = s.run({}, only_second);
-  ASSERT_EQ(second.size(), 1u);
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(second[0].data<float>()[i], all[1].data<float>()[i]);
 }
 
 TEST(Session, ConstantNodesWithAndWithoutOptimisation) {
