@@ -8,7 +8,8 @@ Beyond onnxruntime: InferenceSession.explain() (where each node runs, and why th
 before it declined) and InferenceSession.assignment() (the same as data). Errors are
 recur.Error, a RuntimeError subclass whose .code is a recur.ErrorCode.
 """
-from ._recur import Error, ErrorCode, Session as _Session, list_providers as _list_providers
+from ._recur import Error, ErrorCode, RunOptions as _RunOptions, Session as _Session
+from ._recur import list_providers as _list_providers
 
 Error.__module__ = "recur"  # shown as recur.Error in tracebacks
 ErrorCode.__module__ = "recur"
@@ -88,7 +89,34 @@ class SessionOptions:
 
 
 class RunOptions:
-    """Accepted for onnxruntime compatibility; recur's runs take no options here yet."""
+    """onnxruntime's RunOptions. Setting terminate to True, from any thread, before or during a
+    run given these options, ends the run with recur.Error (code CANCELLED); set it back to
+    False for later runs. recur adds timeout_ms (each run's limit from its start; 0: none) and
+    cancellable (terminate then takes effect within milliseconds even inside a long RNN node,
+    which runs in blocks of time steps; a timeout implies it). log_severity_level,
+    log_verbosity_level, logid, and only_execute_path_to_fetches (recur always runs only what
+    the requested outputs need) are accepted and change nothing, as are run config entries."""
+
+    def __init__(self):
+        self._options = _RunOptions()
+        self.log_severity_level = 2
+        self.log_verbosity_level = 0
+        self.logid = ""
+        self.only_execute_path_to_fetches = False
+        self._config = {}
+
+    terminate = property(lambda self: self._options.terminate,
+                         lambda self, on: setattr(self._options, "terminate", bool(on)))
+    timeout_ms = property(lambda self: self._options.timeout_ms,
+                          lambda self, ms: setattr(self._options, "timeout_ms", float(ms)))
+    cancellable = property(lambda self: self._options.cancellable,
+                           lambda self, on: setattr(self._options, "cancellable", bool(on)))
+
+    def add_run_config_entry(self, key, value):
+        self._config[str(key)] = str(value)
+
+    def get_run_config_entry(self, key):
+        return self._config[str(key)]
 
 
 def get_all_providers():
@@ -180,13 +208,18 @@ class InferenceSession:
 
     def run(self, output_names, input_feed, run_options=None):
         """Runs the model. output_names: a list of output names, or None for all of them in
-        model order; the run runs only the nodes the listed outputs need. input_feed: {input name: numpy array (or anything numpy.asarray takes; str
-        arrays for string inputs), a dict for a map input, or a list of arrays (or of dicts) for
-        a sequence input}. Returns a list of numpy arrays (object arrays of str for string
-        outputs, a list for a sequence output, a dict for a map, None for an empty optional),
-        as onnxruntime does."""
+        model order; the run runs only the nodes the listed outputs need. input_feed: {input
+        name: numpy array (or anything numpy.asarray takes; str arrays for string inputs), a
+        dict for a map input, or a list of arrays (or of dicts) for a sequence input}.
+        run_options: a RunOptions, or None. Returns a list of numpy arrays (object arrays of str
+        for string outputs, a list for a sequence output, a dict for a map, None for an empty
+        optional), as onnxruntime does."""
         names = None if output_names is None else [str(n) for n in output_names]
-        return self._session.run(names or None, dict(input_feed))
+        if run_options is not None and not isinstance(run_options, RunOptions):
+            raise TypeError("run_options must be a recur.RunOptions, not %s"
+                            % type(run_options).__name__)
+        return self._session.run(names or None, dict(input_feed),
+                                 run_options._options if run_options is not None else None)
 
     def explain(self):
         """Where each node runs and why each provider before it declined, as a table."""

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -162,6 +163,33 @@ py::tuple value_info(const recur::ValueInfo& v) {
 }
 #pragma GCC diagnostic pop
 
+// A run's options as Python holds them. terminate can be set and cleared, as onnxruntime's
+// can: clearing gives later runs a new flag, while a run already given the old one still ends.
+// The timeout starts when a run starts, so one object serves many runs.
+struct PyRunOptions {
+  recur::RunOptions flag;  // only its terminate flag is used
+  double timeout_ms = 0;
+  bool cancellable = false;
+
+  bool terminate() const { return flag.terminated(); }
+  void set_terminate(bool on) {
+    if (on) {
+      flag.terminate();
+    } else if (flag.terminated()) {
+      flag = recur::RunOptions();
+    }
+  }
+  recur::RunOptions for_run() const {
+    recur::RunOptions o = flag;  // shares the flag
+    o.cancellable(cancellable);
+    if (timeout_ms > 0) {
+      o.timeout(std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::duration<double, std::milli>(timeout_ms)));
+    }
+    return o;
+  }
+};
+
 struct PySession {
   recur::Session session;
 
@@ -176,8 +204,8 @@ struct PySession {
     return out;
   }
 
-  py::list run(const std::optional<std::vector<std::string>>& output_names,
-               const py::dict& feeds) const {
+  py::list run(const std::optional<std::vector<std::string>>& output_names, const py::dict& feeds,
+               const PyRunOptions* run_options) const {
     std::vector<py::array> keep;
     recur::Feeds tensors;
     for (const auto& [key, value] : feeds) {
@@ -193,7 +221,7 @@ struct PySession {
         tensors.emplace_back(name, borrow_array(name, value, keep));
       }
     }
-    recur::RunOptions options;
+    recur::RunOptions options = run_options ? run_options->for_run() : recur::RunOptions();
     if (output_names) options.outputs = *output_names;
     recur::Outputs got;
     {
@@ -373,7 +401,8 @@ PYBIND11_MODULE(_recur, m) {
           py::arg("plan_only") = false, py::arg("random_seed") = py::none())
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
-      .def("run", &PySession::run, py::arg("output_names"), py::arg("feeds"))
+      .def("run", &PySession::run, py::arg("output_names"), py::arg("feeds"),
+           py::arg("run_options") = nullptr)
       .def("explain", [](const PySession& s) { return s.session.explain(); })
       .def("assignment", &PySession::assignment)
       .def("providers", [](const PySession& s) { return s.session.providers(); })
@@ -392,6 +421,12 @@ PYBIND11_MODULE(_recur, m) {
         d["custom_metadata_map"] = md.custom;
         return d;
       });
+
+  py::class_<PyRunOptions>(m, "RunOptions")
+      .def(py::init<>())
+      .def_property("terminate", &PyRunOptions::terminate, &PyRunOptions::set_terminate)
+      .def_readwrite("timeout_ms", &PyRunOptions::timeout_ms)
+      .def_readwrite("cancellable", &PyRunOptions::cancellable);
 
   m.def("list_providers", [] {
     py::list out;

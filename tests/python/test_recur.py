@@ -457,6 +457,68 @@ class ErrorsTest(unittest.TestCase):
         self.assert_error(recur.ErrorCode.INVALID_ARGUMENT,
                           "input 'x' has numpy dtype complex64", sess.run, None, complex_x)
 
+    def test_run_options_terminate_and_timeout(self):
+        feeds, expected = test_set("lstm_streaming")
+        sess = recur.InferenceSession(self.path)
+        ro = recur.RunOptions()
+        ro.terminate = True
+        self.assertTrue(ro.terminate)
+        self.assert_error(recur.ErrorCode.CANCELLED, "terminate", sess.run, None, feeds, ro)
+        ro.terminate = False  # as in onnxruntime: later runs go ahead
+        (y, _, _) = sess.run(None, feeds, ro)
+        self.assertTrue(close(y, expected["y"]))
+        # A timeout far shorter than the run: an LSTM over 20000 steps.
+        from onnx import helper
+        hidden, size = 64, 32
+        rng = np.random.default_rng(3)
+        w = rng.uniform(-0.1, 0.1, (1, 4 * hidden, size)).astype(np.float32)
+        r = rng.uniform(-0.1, 0.1, (1, 4 * hidden, hidden)).astype(np.float32)
+        graph = helper.make_graph(
+            [helper.make_node("LSTM", ["X", "W", "R"], ["Y"], hidden_size=hidden)], "long",
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["T", 1, size])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+            [numpy_helper.from_array(w, "W"), numpy_helper.from_array(r, "R")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+        long_sess = recur.InferenceSession(model.SerializeToString())
+        x = rng.uniform(-1, 1, (20000, 1, size)).astype(np.float32)
+        slow = recur.RunOptions()
+        slow.timeout_ms = 1
+        self.assert_error(recur.ErrorCode.CANCELLED, "deadline", long_sess.run, None, {"X": x},
+                          slow)
+        slow.timeout_ms = 0
+        self.assertEqual(long_sess.run(None, {"X": x[:5]}, slow)[0].shape, (5, 1, 1, hidden))
+
+    def test_run_options_like_onnxruntime(self):
+        feeds, _ = test_set("lstm_streaming")
+        sess = recur.InferenceSession(self.path)
+        ro = recur.RunOptions()
+        ro.log_severity_level = 3
+        ro.logid = "stream-7"
+        ro.only_execute_path_to_fetches = True
+        ro.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+        self.assertEqual(ro.get_run_config_entry("memory.enable_memory_arena_shrinkage"), "cpu:0")
+        self.assertEqual(len(sess.run(["h_n"], feeds, ro)), 1)
+        with self.assertRaises(TypeError):
+            sess.run(None, feeds, {"terminate": True})
+
+    def test_outputs_not_asked_for_do_not_run(self):
+        # onnxruntime issue 16483: a Cast that fails only on the path of an output not asked
+        # for. recur runs only the nodes the requested outputs need.
+        from onnx import helper
+        graph = helper.make_graph(
+            [helper.make_node("Add", ["a", "a"], ["c"]),
+             helper.make_node("Cast", ["b"], ["d"], to=TensorProto.INT64)], "g",
+            [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["N"]),
+             helper.make_tensor_value_info("b", TensorProto.STRING, ["M"])],
+            [helper.make_tensor_value_info("c", TensorProto.FLOAT, ["N"]),
+             helper.make_tensor_value_info("d", TensorProto.INT64, ["M"])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+        sess = recur.InferenceSession(model.SerializeToString())
+        feeds = {"a": np.array([1.0], dtype=np.float32), "b": np.array(["foo"], dtype=object)}
+        (c,) = sess.run(["c"], feeds)
+        np.testing.assert_array_equal(c, [2.0])
+        self.assert_error(recur.ErrorCode.INVALID_ARGUMENT, "foo", sess.run, None, feeds)
+
     def test_plan_only_session_cannot_run(self):
         feeds, _ = test_set("lstm_streaming")
         sess = recur.InferenceSession(self.path, plan_only=True)
