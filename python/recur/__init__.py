@@ -8,6 +8,9 @@ Beyond onnxruntime: InferenceSession.explain() (where each node runs, and why th
 before it declined) and InferenceSession.assignment() (the same as data). Errors are
 recur.Error, a RuntimeError subclass whose .code is a recur.ErrorCode.
 """
+import enum
+import time
+
 from ._recur import Error, ErrorCode, RunOptions as _RunOptions, Session as _Session
 from ._recur import list_providers as _list_providers
 
@@ -22,6 +25,8 @@ except ImportError:  # a library built without a version string
 __all__ = [
     "Error",
     "ErrorCode",
+    "ExecutionMode",
+    "GraphOptimizationLevel",
     "InferenceSession",
     "ModelMetadata",
     "NodeArg",
@@ -29,6 +34,8 @@ __all__ = [
     "RunOptions",
     "get_available_providers",
     "get_all_providers",
+    "get_device",
+    "set_seed",
     "__version__",
 ]
 
@@ -76,16 +83,73 @@ class NodeArg:
         return "NodeArg(name=%r, type=%r, shape=%r)" % (self.name, self.type, self.shape)
 
 
+class GraphOptimizationLevel(enum.IntEnum):
+    """onnxruntime's levels, with its values. recur has two: ORT_DISABLE_ALL runs the graph as
+    loaded, and every other level applies all of recur's rewrites."""
+    ORT_DISABLE_ALL = 0
+    ORT_ENABLE_BASIC = 1
+    ORT_ENABLE_EXTENDED = 2
+    ORT_ENABLE_LAYOUT = 3
+    ORT_ENABLE_ALL = 99
+
+
+class ExecutionMode(enum.IntEnum):
+    """onnxruntime's execution modes. recur runs a graph's nodes one after another either way,
+    each with its own threads."""
+    ORT_SEQUENTIAL = 0
+    ORT_PARALLEL = 1
+
+
+_default_seed = None
+
+
+def set_seed(seed):
+    """As onnxruntime.set_seed: the random operators' seed for sessions created afterwards whose
+    SessionOptions.random_seed is None."""
+    global _default_seed
+    _default_seed = int(seed)
+
+
 class SessionOptions:
-    """The options onnxruntime's SessionOptions has that recur uses, plus recur's own."""
+    """onnxruntime's SessionOptions, plus recur's own settings.
+
+    Used: intra_op_num_threads, graph_optimization_level (or recur's
+    enable_graph_optimizations), enable_profiling and profile_file_prefix. Accepted and
+    changing nothing: inter_op_num_threads, execution_mode, log_severity_level,
+    log_verbosity_level, logid and session config entries. recur's own: settings (provider
+    settings {"<provider>.<key>": "value"}) and random_seed (None: every run draws anew)."""
 
     def __init__(self):
         self.intra_op_num_threads = 0
         self.enable_graph_optimizations = True  # recur: SessionOptions::optimize
-        self.settings = {}  # recur provider settings, "<provider>.<key>": "value"
-        # recur: the random operators' seed (SessionOptions::random_seed); None draws anew on
-        # every run. onnxruntime's nearest is the process-wide onnxruntime.set_seed.
+        self.settings = {}
         self.random_seed = None
+        self.enable_profiling = False
+        self.profile_file_prefix = "onnxruntime_profile_"
+        self.inter_op_num_threads = 0
+        self.execution_mode = ExecutionMode.ORT_SEQUENTIAL
+        self.log_severity_level = 2
+        self.log_verbosity_level = 0
+        self.logid = ""
+        self._config = {}
+
+    @property
+    def graph_optimization_level(self):
+        return (GraphOptimizationLevel.ORT_ENABLE_ALL if self.enable_graph_optimizations
+                else GraphOptimizationLevel.ORT_DISABLE_ALL)
+
+    @graph_optimization_level.setter
+    def graph_optimization_level(self, level):
+        level = GraphOptimizationLevel(level)  # ValueError for a level onnxruntime lacks
+        self.enable_graph_optimizations = level != GraphOptimizationLevel.ORT_DISABLE_ALL
+
+    def add_session_config_entry(self, key, value):
+        self._config[str(key)] = str(value)
+
+    def get_session_config_entry(self, key):
+        if str(key) not in self._config:
+            raise KeyError("SessionOptions has no config entry %r" % key)
+        return self._config[str(key)]
 
 
 class RunOptions:
@@ -129,6 +193,55 @@ def get_available_providers():
     return [name for name, available, _ in _list_providers() if available]
 
 
+def get_device():
+    """As onnxruntime.get_device: "GPU" where a GPU provider has its device, else "CPU"."""
+    gpu = {"cudnn", "cuda-generic"}
+    return "GPU" if gpu & set(get_available_providers()) else "CPU"
+
+
+# The onnxruntime provider options recur honours: (its provider, its option) -> recur's
+# settings. Other options of onnxruntime's providers (gpu_mem_limit, arena_extend_strategy,
+# cudnn_conv_algo_search, ...) have no counterpart and are ignored with a warning.
+_ORT_OPTIONS = {
+    ("CUDAExecutionProvider", "device_id"): ["cudnn.device", "cuda-generic.device"],
+    ("CUDAExecutionProvider", "use_tf32"): ["cudnn.tf32"],
+}
+
+
+def _option_value(value):
+    return ("1" if value else "0") if isinstance(value, bool) else str(value)
+
+
+def _provider_settings(providers, provider_options):
+    """recur settings from provider options given as onnxruntime takes them: (name, dict)
+    pairs in `providers`, or `provider_options`, a list of dicts, one per provider. For
+    recur's own provider names the keys are that provider's settings."""
+    import warnings
+    if provider_options is not None:
+        if providers is None or len(provider_options) != len(providers):
+            raise ValueError("provider_options needs one dict for each of the providers")
+    settings = {}
+    for i, p in enumerate(providers or []):
+        options = {}
+        if isinstance(p, (tuple, list)):
+            p, options = p[0], dict(p[1]) if len(p) > 1 else {}
+        if provider_options is not None:
+            options.update(provider_options[i])
+        for key, value in options.items():
+            if p not in _ORT_PROVIDERS:
+                settings["%s.%s" % (p, key)] = _option_value(value)
+            elif (p, key) in _ORT_OPTIONS:
+                # Only for providers that have their device: the others take no part, and
+                # accept no settings.
+                available = get_available_providers()
+                for name in _ORT_OPTIONS[(p, key)]:
+                    if name.split(".")[0] in available:
+                        settings[name] = _option_value(value)
+            else:
+                warnings.warn("recur ignores %s's option %r" % (p, key), stacklevel=3)
+    return settings
+
+
 def _provider_names(providers):
     if providers is None:
         return None
@@ -170,12 +283,19 @@ class InferenceSession:
         opts = sess_options or SessionOptions()
         if threads is None:
             threads = opts.intra_op_num_threads
-        merged = dict(opts.settings)
+        merged = _provider_settings(providers, provider_options)
+        merged.update(opts.settings)
         merged.update(settings or {})
         merged = {str(k): str(v) for k, v in merged.items()}
+        seed = opts.random_seed if opts.random_seed is not None else _default_seed
+        # As onnxruntime names it: the prefix, the time the session began, ".json".
+        profile = None
+        if opts.enable_profiling:
+            profile = "%s%s.json" % (opts.profile_file_prefix,
+                                     time.strftime("%Y-%m-%d_%H-%M-%S"))
         kwargs = dict(providers=_provider_names(providers), threads=threads, settings=merged,
                       optimize=bool(opts.enable_graph_optimizations), plan_only=plan_only,
-                      random_seed=opts.random_seed)
+                      random_seed=seed, profile=profile)
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             self._session = _Session.from_bytes(bytes(path_or_bytes), **kwargs)
             self._model_path = None
@@ -183,6 +303,8 @@ class InferenceSession:
             path = str(path_or_bytes)
             self._session = _Session(path, **kwargs)
             self._model_path = path
+        self._options = opts
+        self._settings = merged
         self._inputs = [NodeArg(*v) for v in self._session.inputs()]
         self._outputs = [NodeArg(*v) for v in self._session.outputs()]
 
@@ -205,6 +327,21 @@ class InferenceSession:
     def get_providers(self):
         """The providers that take part in this session, in priority order."""
         return list(self._session.providers())
+
+    def get_provider_options(self):
+        """{provider: {setting: value}} for the providers of this session, from `settings`."""
+        return {p: {k.split(".", 1)[1]: v for k, v in self._settings.items()
+                    if k.split(".", 1)[0] == p}
+                for p in self.get_providers()}
+
+    def get_session_options(self):
+        return self._options
+
+    def end_profiling(self):
+        """With SessionOptions.enable_profiling: writes the profile so far (Chrome trace JSON,
+        as onnxruntime's) and returns its file name; "" otherwise. The session goes on
+        recording, and writes the file again when it is destroyed."""
+        return self._session.end_profiling()
 
     def run(self, output_names, input_feed, run_options=None):
         """Runs the model. output_names: a list of output names, or None for all of them in

@@ -336,10 +336,12 @@ struct PySession {
 recur::SessionOptions make_options(const std::optional<std::vector<std::string>>& providers,
                                    int threads, const std::map<std::string, std::string>& settings,
                                    bool optimize, bool plan_only,
-                                   std::optional<uint64_t> random_seed) {
+                                   std::optional<uint64_t> random_seed,
+                                   const std::optional<std::string>& profile) {
   recur::SessionOptions o;
   if (providers) o.providers(*providers);
   if (random_seed) o.random_seed(*random_seed);
+  if (profile) o.profile(*profile);
   o.threads(threads).optimize(optimize).plan_only(plan_only);
   for (const auto& [k, v] : settings) o.set(k, v);
   return o;
@@ -378,32 +380,42 @@ PYBIND11_MODULE(_recur, m) {
   py::class_<PySession>(m, "Session")
       .def(py::init([](const std::string& path, std::optional<std::vector<std::string>> providers,
                        int threads, std::map<std::string, std::string> settings, bool optimize,
-                       bool plan_only, std::optional<uint64_t> random_seed) {
-             auto o = make_options(providers, threads, settings, optimize, plan_only, random_seed);
+                       bool plan_only, std::optional<uint64_t> random_seed,
+                       std::optional<std::string> profile) {
+             auto o = make_options(providers, threads, settings, optimize, plan_only, random_seed,
+                                   profile);
              py::gil_scoped_release unlocked;
              return PySession{recur::Session(path, o)};
            }),
            py::arg("path"), py::arg("providers") = py::none(), py::arg("threads") = 0,
            py::arg("settings") = std::map<std::string, std::string>{}, py::arg("optimize") = true,
-           py::arg("plan_only") = false, py::arg("random_seed") = py::none())
+           py::arg("plan_only") = false, py::arg("random_seed") = py::none(),
+           py::arg("profile") = py::none())
       .def_static(
           "from_bytes",
           [](const py::bytes& model, std::optional<std::vector<std::string>> providers, int threads,
              std::map<std::string, std::string> settings, bool optimize, bool plan_only,
-             std::optional<uint64_t> random_seed) {
-            auto o = make_options(providers, threads, settings, optimize, plan_only, random_seed);
+             std::optional<uint64_t> random_seed, std::optional<std::string> profile) {
+            auto o = make_options(providers, threads, settings, optimize, plan_only, random_seed,
+                                  profile);
             std::string data = model;
             py::gil_scoped_release unlocked;
             return PySession{recur::Session::from_bytes(data.data(), data.size(), o)};
           },
           py::arg("model"), py::arg("providers") = py::none(), py::arg("threads") = 0,
           py::arg("settings") = std::map<std::string, std::string>{}, py::arg("optimize") = true,
-          py::arg("plan_only") = false, py::arg("random_seed") = py::none())
+          py::arg("plan_only") = false, py::arg("random_seed") = py::none(),
+          py::arg("profile") = py::none())
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
       .def("run", &PySession::run, py::arg("output_names"), py::arg("feeds"),
            py::arg("run_options") = nullptr)
       .def("explain", [](const PySession& s) { return s.session.explain(); })
+      .def("end_profiling",
+           [](const PySession& s) {
+             py::gil_scoped_release unlocked;  // waits for runs in progress
+             return s.session.end_profiling();
+           })
       .def("assignment", &PySession::assignment)
       .def("providers", [](const PySession& s) { return s.session.providers(); })
       .def("metadata", [](const PySession& s) {

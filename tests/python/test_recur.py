@@ -283,6 +283,92 @@ class SessionTest(unittest.TestCase):
         np.testing.assert_array_equal(a, b)
         fresh = recur.InferenceSession(data)
         self.assertFalse(np.array_equal(fresh.run(None, {})[0], fresh.run(None, {})[0]))
+        # onnxruntime.set_seed: the seed of sessions made afterwards without one of their own.
+        try:
+            recur.set_seed(11)
+            c = recur.InferenceSession(data).run(None, {})[0]
+            d = recur.InferenceSession(data).run(None, {})[0]
+            np.testing.assert_array_equal(c, d)
+            self.assertFalse(np.array_equal(a, c))
+            np.testing.assert_array_equal(
+                recur.InferenceSession(data, sess_options=opts).run(None, {})[0], a)
+        finally:
+            recur._default_seed = None
+
+    def test_session_options_like_onnxruntime(self):
+        feeds, expected = test_set("lstm_streaming")
+        so = recur.SessionOptions()
+        self.assertEqual(so.graph_optimization_level, recur.GraphOptimizationLevel.ORT_ENABLE_ALL)
+        so.graph_optimization_level = recur.GraphOptimizationLevel.ORT_DISABLE_ALL
+        self.assertFalse(so.enable_graph_optimizations)
+        with self.assertRaises(ValueError):
+            so.graph_optimization_level = 5
+        so.execution_mode = recur.ExecutionMode.ORT_PARALLEL
+        so.inter_op_num_threads = 2
+        so.log_severity_level = 3
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.assertEqual(so.get_session_config_entry("session.intra_op.allow_spinning"), "0")
+        with self.assertRaises(KeyError):
+            so.get_session_config_entry("session.nothing")
+        if "onednn" in recur.get_available_providers():
+            sess = recur.InferenceSession(self.path, so, providers=["onednn", "reference"],
+                                          settings={"onednn.verbose": "0"})
+            self.assertEqual(sess.get_provider_options(),
+                             {"onednn": {"verbose": "0"}, "reference": {}})
+        else:
+            sess = recur.InferenceSession(self.path, so, providers=["reference"])
+            self.assertEqual(sess.get_provider_options(), {"reference": {}})
+        self.assertIs(sess.get_session_options(), so)
+        self.assertIn(recur.get_device(), ("CPU", "GPU"))
+        (y, _, _) = sess.run(None, feeds)
+        self.assertTrue(close(y, expected["y"]))
+        self.assertEqual(sess.end_profiling(), "")  # not profiling
+
+    def test_provider_options_like_onnxruntime(self):
+        import warnings
+        if "onednn" in recur.get_available_providers():
+            # recur's provider names take that provider's settings, in either of onnxruntime's
+            # forms.
+            for kwargs in (dict(providers=[("onednn", {"verbose": False}), "reference"]),
+                           dict(providers=["onednn", "reference"],
+                                provider_options=[{"verbose": False}, {}])):
+                sess = recur.InferenceSession(self.path, **kwargs)
+                self.assertEqual(sess.get_provider_options()["onednn"], {"verbose": "0"})
+            with self.assertRaisesRegex(recur.Error, "no setting 'bogus'"):
+                recur.InferenceSession(self.path, providers=["onednn"],
+                                       provider_options=[{"bogus": 1}])
+        with self.assertRaises(ValueError):
+            recur.InferenceSession(self.path, providers=["reference"], provider_options=[{}, {}])
+        # onnxruntime's CUDA options: device_id is honoured where a GPU provider has its
+        # device; one recur has no counterpart for is ignored with a warning.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sess = recur.InferenceSession(
+                self.path, providers=[("CUDAExecutionProvider",
+                                       {"device_id": 0, "gpu_mem_limit": 1 << 30}),
+                                      "CPUExecutionProvider"])
+        self.assertEqual([str(w.message) for w in caught],
+                         ["recur ignores CUDAExecutionProvider's option 'gpu_mem_limit'"])
+        if "cudnn" in recur.get_available_providers():
+            self.assertEqual(sess.get_provider_options()["cudnn"], {"device": "0"})
+
+    def test_profiling_like_onnxruntime(self):
+        import json
+        feeds, _ = test_set("lstm_streaming")
+        with tempfile.TemporaryDirectory() as d:
+            so = recur.SessionOptions()
+            so.enable_profiling = True
+            so.profile_file_prefix = os.path.join(d, "lstm_")
+            sess = recur.InferenceSession(self.path, so)
+            sess.run(None, feeds)
+            path = sess.end_profiling()
+            self.assertTrue(os.path.basename(path).startswith("lstm_"), path)
+            self.assertTrue(path.endswith(".json"), path)
+            with open(path) as f:
+                trace = json.load(f)
+            events = trace["traceEvents"] if isinstance(trace, dict) else trace
+            self.assertIn("LSTM", " ".join(str(e.get("args", {})) for e in events))
+            del sess
 
 
 def load_maps(path):
