@@ -193,8 +193,19 @@ struct RunOptions {
     deadline_ = t;
     return *this;
   }
-  // A deadline `d` from now.
-  RunOptions& timeout(std::chrono::nanoseconds d) { return deadline(Clock::now() + d); }
+  // A deadline `d` from now, for any duration type (milliseconds, seconds as a double, ...).
+  // One beyond what the clock can count (or NaN) is the clock's last instant, so never
+  // reached; a negative one has already passed.
+  template <class Rep, class Period>
+  RunOptions& timeout(std::chrono::duration<Rep, Period> d) {
+    const Clock::time_point now = Clock::now();
+    const std::chrono::duration<double> wanted = d;
+    // Half the room left, so that rounding in the double cannot reach the end.
+    const std::chrono::duration<double> room = (Clock::time_point::max() - now) / 2;
+    if (!(wanted < room)) return deadline(Clock::time_point::max());
+    if (wanted <= std::chrono::duration<double>::zero()) return deadline(now);
+    return deadline(now + std::chrono::duration_cast<Clock::duration>(wanted));
+  }
   const std::optional<Clock::time_point>& deadline() const { return deadline_; }
   // Promises that terminate() may be called, so that it takes effect within milliseconds even
   // inside one long RNN node: the oneDNN RNN then runs long sequences in blocks of time steps

@@ -171,8 +171,17 @@ class RunOptions:
 
     terminate = property(lambda self: self._options.terminate,
                          lambda self, on: setattr(self._options, "terminate", bool(on)))
-    timeout_ms = property(lambda self: self._options.timeout_ms,
-                          lambda self, ms: setattr(self._options, "timeout_ms", float(ms)))
+    @property
+    def timeout_ms(self):
+        return self._options.timeout_ms
+
+    @timeout_ms.setter
+    def timeout_ms(self, ms):
+        ms = float(ms)
+        if not ms >= 0:
+            raise ValueError("timeout_ms must be a number of milliseconds >= 0 (0: none), not %r"
+                             % ms)
+        self._options.timeout_ms = ms
     cancellable = property(lambda self: self._options.cancellable,
                            lambda self, on: setattr(self._options, "cancellable", bool(on)))
 

@@ -182,10 +182,7 @@ struct PyRunOptions {
   recur::RunOptions for_run() const {
     recur::RunOptions o = flag;  // shares the flag
     o.cancellable(cancellable);
-    if (timeout_ms > 0) {
-      o.timeout(std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::duration<double, std::milli>(timeout_ms)));
-    }
+    if (timeout_ms > 0) o.timeout(std::chrono::duration<double, std::milli>(timeout_ms));
     return o;
   }
 };

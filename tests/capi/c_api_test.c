@@ -553,6 +553,10 @@ static void test_run(const recur_session* s, const char* data_dir) {
   OK(recur_run_options_set_cancellable(ro, 1));
   OK(recur_run_options_set_timeout(ro, 600000));
   OK(recur_session_run(s, ro, names, inputs, 3, wanted, 2, two));
+  recur_tensor_release(two[0]);
+  recur_tensor_release(two[1]);
+  OK(recur_run_options_set_timeout(ro, UINT64_MAX)); /* never reached, not an overflow */
+  OK(recur_session_run(s, ro, names, inputs, 3, wanted, 2, two));
   CHECK(two[0] != NULL && matches(two[0], &out[2]));
   recur_tensor_release(two[0]);
   recur_tensor_release(two[1]);

@@ -573,6 +573,11 @@ class ErrorsTest(unittest.TestCase):
                           slow)
         slow.timeout_ms = 0
         self.assertEqual(long_sess.run(None, {"X": x[:5]}, slow)[0].shape, (5, 1, 1, hidden))
+        slow.timeout_ms = float("inf")  # never reached
+        self.assertEqual(long_sess.run(None, {"X": x[:5]}, slow)[0].shape, (5, 1, 1, hidden))
+        for bad in (-1, float("nan"), "soon"):
+            with self.assertRaises(ValueError):
+                slow.timeout_ms = bad
 
     def test_run_options_like_onnxruntime(self):
         feeds, _ = test_set("lstm_streaming")

@@ -884,7 +884,7 @@ recur_status recur_session_run(const recur_session* session, const recur_run_opt
     }
     recur::RunOptions ro = run_options != nullptr ? run_options->options : recur::RunOptions{};
     if (run_options != nullptr && run_options->timeout_ms > 0) {
-      ro.timeout(std::chrono::milliseconds(run_options->timeout_ms));
+      ro.timeout(std::chrono::duration<uint64_t, std::milli>(run_options->timeout_ms));
     }
     ro.outputs.clear();
     for (size_t i = 0; i < output_count; ++i) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <future>
+#include <limits>
 #include <random>
 #include <string>
 #include <thread>
@@ -428,6 +429,36 @@ TEST(Cancellation, DeadlineInThePast) {
         s.run({{"x", floats({1}, {1})}}, ro);
       },
       ErrorCode::kCancelled, {"deadline", "before node 'bomb' (Expand)"});
+}
+
+// A timeout past what the clock counts is never reached (converting it to the clock's
+// nanoseconds would overflow); NaN is treated the same; a negative one has passed.
+TEST(Cancellation, TimeoutsBeyondTheClockSaturate) {
+  using std::chrono::duration;
+  const auto never = Clock::time_point::max();
+  EXPECT_EQ(RunOptions().timeout(std::chrono::milliseconds(INT64_MAX)).deadline(), never);
+  EXPECT_EQ(RunOptions().timeout(duration<uint64_t, std::milli>(UINT64_MAX)).deadline(), never);
+  EXPECT_EQ(RunOptions().timeout(std::chrono::hours(INT64_MAX / 2)).deadline(), never);
+  EXPECT_EQ(
+      RunOptions().timeout(duration<double>(std::numeric_limits<double>::infinity())).deadline(),
+      never);
+  EXPECT_EQ(
+      RunOptions().timeout(duration<double>(std::numeric_limits<double>::quiet_NaN())).deadline(),
+      never);
+  const auto before = Clock::now();
+  const auto soon = *RunOptions().timeout(std::chrono::seconds(60)).deadline();
+  EXPECT_GE(soon, before + std::chrono::seconds(60));
+  // The clock is read after the deadline is made: inside one EXPECT the order is unspecified.
+  const auto passed = *RunOptions().timeout(std::chrono::milliseconds(-5)).deadline();
+  const auto long_passed = *RunOptions().timeout(duration<double>(-1e300)).deadline();
+  const auto after = Clock::now();
+  EXPECT_LE(passed, after);
+  EXPECT_LE(long_passed, after);
+  // A run with a saturated timeout runs to the end.
+  Session s = session_of(expand_model(2, 2), SessionOptions());
+  const Outputs o =
+      s.run({{"x", floats({1}, {3})}}, RunOptions().timeout(std::chrono::milliseconds(INT64_MAX)));
+  EXPECT_EQ(o[0].data<float>()[3], 3.0f);
 }
 
 TEST(Cancellation, ShortDeadlineEndsALongRun) {
