@@ -393,6 +393,14 @@ def kind_graph():
     chain = [relu("X" if i == 0 else "c%d" % (i - 1), "c%d" % i, "r%d" % i) for i in range(3000)]
     chain.append(relu("c2999", "Y", "last"))
     add(k, "deep_chain_3000", rnd, 0, "Y:", files=m(chain))
+    # Every value of a long chain is a graph output. What each output needs used to be listed
+    # per output at load: 60,000 outputs took about a minute and 8 GB before the first run.
+    wide = 60000
+    outs = [vi("c%d" % i, FLOAT, [2]) for i in range(wide)]
+    add(k, "chain_of_60000_outputs", rnd + ["--outputs", "c0,c%d" % (wide - 1)], 0,
+        "(?s)c0:.*c%d:" % (wide - 1),
+        files=m([relu("X" if i == 0 else "c%d" % (i - 1), "c%d" % i, "r%d" % i)
+                 for i in range(wide)], outputs=outs))
     # An initializer that is also a graph input is the input's default: the declaration
     # says what may be fed (issue 16: it used to be ignored).
     two = np.array([1, -1], np.float32)

@@ -146,6 +146,7 @@ class RunArena {
   std::vector<KernelContext::Env> envs;
   std::vector<std::unique_ptr<ProviderRunState>> states;
   std::vector<uint8_t> needed_steps;  // the run's step mask (Runner::run), kept for the next
+  std::vector<uint32_t> needed_todo;  // OutputCones::mark's scratch, kept likewise
 
  private:
   std::vector<std::unique_ptr<FrameArena>> frames_;

@@ -411,54 +411,45 @@ bool draws_random_anywhere(const Node& n) {
 
 }  // namespace
 
-std::vector<std::vector<uint32_t>> steps_needed_by_outputs(const SubgraphPlan& plan) {
-  const auto& steps = plan.steps;
-  std::vector<int> producer(plan.num_slots, -1);
-  std::vector<uint32_t> random_steps;
-  for (size_t k = 0; k < steps.size(); ++k) {
-    const Step& s = steps[k];
+OutputCones::OutputCones(const SubgraphPlan& plan) : producer_(plan.num_slots, -1) {
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    const Step& s = plan.steps[k];
     if (s.kind == Step::Kind::kCopy) {
-      producer[static_cast<size_t>(s.dst)] = static_cast<int>(k);
+      producer_[static_cast<size_t>(s.dst)] = static_cast<int32_t>(k);
       continue;
     }
     for (ValueId o : s.outputs)
-      if (o != kNoValue) producer[static_cast<size_t>(o)] = static_cast<int>(k);
+      if (o != kNoValue) producer_[static_cast<size_t>(o)] = static_cast<int32_t>(k);
     if (draws_random_anywhere(plan.graph->node(s.node))) {
-      random_steps.push_back(static_cast<uint32_t>(k));
+      random_steps_.push_back(static_cast<uint32_t>(k));
     }
   }
-  std::vector<std::vector<uint32_t>> needed;
-  std::vector<char> mark(steps.size());
-  std::vector<uint32_t> todo;
-  for (ValueId out : plan.output_slots) {
-    std::fill(mark.begin(), mark.end(), 0);
-    todo = random_steps;
-    const int p = out == kNoValue ? -1 : producer[static_cast<size_t>(out)];
-    if (p >= 0) todo.push_back(static_cast<uint32_t>(p));
-    std::vector<uint32_t> list;
-    while (!todo.empty()) {
-      const uint32_t k = todo.back();
-      todo.pop_back();
-      if (mark[k]) continue;
-      mark[k] = 1;
-      list.push_back(k);
-      const Step& s = steps[k];
-      auto visit = [&](ValueId v) {
-        if (v == kNoValue) return;
-        const int q = producer[static_cast<size_t>(v)];
-        if (q >= 0 && !mark[static_cast<size_t>(q)]) todo.push_back(static_cast<uint32_t>(q));
-      };
-      if (s.kind == Step::Kind::kCopy) {
-        visit(s.src);
-        continue;
-      }
-      for (ValueId v : s.inputs) visit(v);
-      for (ValueId v : s.implicit_inputs) visit(v);
+}
+
+void OutputCones::mark(const SubgraphPlan& plan, std::span<const size_t> outputs,
+                       std::vector<uint8_t>& mask, std::vector<uint32_t>& todo) const {
+  mask.assign(plan.steps.size(), 0);
+  todo.assign(random_steps_.begin(), random_steps_.end());
+  auto want = [&](ValueId v) {
+    if (v == kNoValue) return;
+    const int32_t q = producer_[static_cast<size_t>(v)];
+    if (q >= 0 && !mask[static_cast<size_t>(q)]) todo.push_back(static_cast<uint32_t>(q));
+  };
+  for (size_t i : outputs) want(plan.output_slots[i]);
+  // Each step is marked once, so the walk is linear in the steps and edges it reaches.
+  while (!todo.empty()) {
+    const uint32_t k = todo.back();
+    todo.pop_back();
+    if (mask[k]) continue;
+    mask[k] = 1;
+    const Step& s = plan.steps[k];
+    if (s.kind == Step::Kind::kCopy) {
+      want(s.src);
+      continue;
     }
-    std::sort(list.begin(), list.end());
-    needed.push_back(std::move(list));
+    for (ValueId v : s.inputs) want(v);
+    for (ValueId v : s.implicit_inputs) want(v);
   }
-  return needed;
 }
 
 }  // namespace recur

@@ -206,7 +206,7 @@ std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>
   setup.memory_limit = options.memory_limit() ? static_cast<size_t>(options.memory_limit())
                                               : available_host_memory();
   impl->runner = make_runner(std::move(setup), options.cuda_graphs());
-  impl->output_steps = steps_needed_by_outputs(*impl->plan);
+  impl->output_cones.emplace(*impl->plan);
   if (options.random_seed()) {
     impl->random_base = *options.random_seed();
     impl->random_fixed = true;
@@ -233,6 +233,12 @@ std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>
 
   for (ValueId v : graph.inputs()) impl->inputs.push_back(info_of(graph, v));
   for (ValueId v : graph.outputs()) impl->outputs.push_back(info_of(graph, v));
+  // The first of a name listed twice wins, as a search from the front would find it.
+  for (size_t i = 0; i < impl->inputs.size(); ++i)
+    impl->input_index.emplace(impl->inputs[i].name, i);
+  for (size_t i = 0; i < impl->outputs.size(); ++i) {
+    impl->output_index.emplace(impl->outputs[i].name, i);
+  }
   return impl;
 }
 
@@ -338,14 +344,14 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
   } clear{main};
   std::vector<char> fed(impl.inputs.size(), 0);
   for (const auto& [name, tensor] : feeds) {
-    size_t i = 0;
-    while (i < impl.inputs.size() && impl.inputs[i].name != name) ++i;
-    if (i == impl.inputs.size()) {
+    const auto found = impl.input_index.find(name);
+    if (found == impl.input_index.end()) {
       std::string names;
       for (const auto& in : impl.inputs) names += (names.empty() ? "" : ", ") + in.name;
       throw Error(ErrorCode::kInvalidArgument, impl.model.path + ": unknown input '" + name +
                                                    "' (the model's inputs are: " + names + ")");
     }
+    const size_t i = found->second;
     if (fed[i]) {
       throw Error(ErrorCode::kInvalidArgument,
                   impl.model.path + ": input '" + name + "' is fed twice");
@@ -368,25 +374,23 @@ Outputs Session::run(const Feeds& feeds, const RunOptions& options) const {
     for (size_t i = 0; i < impl.outputs.size(); ++i) wanted.push_back(i);
   } else {
     for (const std::string& name : options.outputs) {
-      size_t i = 0;
-      while (i < impl.outputs.size() && impl.outputs[i].name != name) ++i;
-      if (i == impl.outputs.size()) {
+      const auto found = impl.output_index.find(name);
+      if (found == impl.output_index.end()) {
         throw Error(ErrorCode::kInvalidArgument,
                     impl.model.path + ": the model has no output '" + name + "'");
       }
-      wanted.push_back(i);
+      wanted.push_back(found->second);
     }
   }
 
   // A run that asks for some of the outputs runs only the steps they need. (ONNX Runtime runs
   // the whole graph; so an unwanted output's errors, and its cost, do not reach this run.)
   std::vector<uint8_t> own_needed;
+  std::vector<uint32_t> own_todo;
   std::span<const uint8_t> needed;
   if (!options.outputs.empty()) {
     std::vector<uint8_t>& mask = lease ? (*lease)->needed_steps : own_needed;
-    mask.assign(plan.steps.size(), 0);
-    for (size_t i : wanted)
-      for (uint32_t k : impl.output_steps[i]) mask[k] = 1;
+    impl.output_cones->mark(plan, wanted, mask, lease ? (*lease)->needed_todo : own_todo);
     needed = mask;
   }
 

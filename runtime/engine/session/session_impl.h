@@ -5,13 +5,16 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "recur/session.h"
 #include "runtime/engine/onnx/model_loader.h"
 #include "runtime/engine/session/memory_plan.h"
 #include "runtime/engine/session/plan.h"
+#include "runtime/engine/session/plan_builder.h"
 #include "runtime/engine/session/profiler.h"
 #include "runtime/engine/session/runner.h"
 #include "runtime/provider/execution_provider.h"
@@ -35,12 +38,14 @@ struct Session::Impl {
   std::unique_ptr<SubgraphPlan> plan;
   std::vector<ValueInfo> inputs;
   std::vector<ValueInfo> outputs;
+  // Name -> position in inputs and outputs: a run looks each feed and wanted output up.
+  std::unordered_map<std::string, size_t> input_index;
+  std::unordered_map<std::string, size_t> output_index;
   std::vector<NodeAssignment> assignment;
   std::vector<std::string> folded;  // shape computations evaluated at load
   std::unique_ptr<Runner> runner;   // plain, or recording CUDA graphs
-  // Per output, the steps a run must run to produce it (steps_needed_by_outputs): a run that
-  // asks for some outputs runs only what they need.
-  std::vector<std::vector<uint32_t>> output_steps;
+  // The steps each output needs: a run that asks for some outputs runs only what they need.
+  std::optional<OutputCones> output_cones;
   // The random operators' seeds (SessionOptions::random_seed): a fixed seed gives every run
   // the same one; otherwise each run mixes the session's base seed with its own number.
   uint64_t random_base = 0;
