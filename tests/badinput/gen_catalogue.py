@@ -397,6 +397,18 @@ def kind_graph():
     # per output at load: 60,000 outputs took about a minute and 8 GB before the first run.
     wide = 60000
     outs = [vi("c%d" % i, FLOAT, [2]) for i in range(wide)]
+    # The memory plan's search used to be quadratic in the values (a minute or more for each
+    # of these at 60,000), and the chain's list of the slots sharing each one's bytes took
+    # gigabytes. Fan-out: 60,000 values alive together until one Sum reads them all.
+    add(k, "fan_out_of_60000_into_sum", rnd, 0, "Y:",
+        files=m([relu("X", "r%d" % i, "n%d" % i) for i in range(wide)] +
+                [helper.make_node("Sum", ["r%d" % i for i in range(wide)], ["Y"], name="sum")]))
+    add(k, "chain_of_60000_adds_of_initializers", rnd, 0, "Y:",
+        files=m([helper.make_node("Add", ["X" if i == 0 else "a%d" % (i - 1), "c%d" % i],
+                                  ["Y" if i == wide - 1 else "a%d" % i], name="n%d" % i)
+                 for i in range(wide)],
+                inits=[numpy_helper.from_array(np.full(2, i % 7, np.float32), "c%d" % i)
+                       for i in range(wide)]))
     add(k, "chain_of_60000_outputs", rnd + ["--outputs", "c0,c%d" % (wide - 1)], 0,
         "(?s)c0:.*c%d:" % (wide - 1),
         files=m([relu("X" if i == 0 else "c%d" % (i - 1), "c%d" % i, "r%d" % i)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <map>
 #include <new>
 
 namespace recur {
@@ -32,21 +33,66 @@ struct Interval {
   size_t bytes;
 };
 
+// The lifetimes placed so far, for finding those that meet a new one: the ones that contain
+// its first step come from a segment tree over the steps (each lifetime is kept in the
+// O(log steps) nodes that cover it, and a step lies in exactly one of them), the ones that
+// begin later within it from an index by first step. Each is found once, and the cost is
+// what is found plus a logarithm, whatever the lifetimes' lengths.
+class Lifetimes {
+ public:
+  explicit Lifetimes(int last_step)
+      : size_(std::bit_ceil(static_cast<size_t>(last_step) + 1)), nodes_(2 * size_) {}
+  void add(uint32_t id, int begin, int end) {
+    by_begin_.emplace(begin, id);
+    for (size_t l = static_cast<size_t>(begin) + size_, r = static_cast<size_t>(end) + size_ + 1;
+         l < r; l >>= 1, r >>= 1) {
+      if (l & 1) nodes_[l++].push_back(id);
+      if (r & 1) nodes_[--r].push_back(id);
+    }
+  }
+  // Calls f(id) for each lifetime added that meets [begin, end]; returns how many it visited.
+  template <class F>
+  size_t meeting(int begin, int end, F&& f) const {
+    size_t n = 0;
+    for (size_t p = static_cast<size_t>(begin) + size_; p >= 1; p >>= 1) {
+      for (uint32_t id : nodes_[p]) f(id);
+      n += nodes_[p].size() + 1;
+    }
+    for (auto it = by_begin_.upper_bound(begin); it != by_begin_.end() && it->first <= end;
+         ++it, ++n) {
+      f(it->second);
+    }
+    return n;
+  }
+
+ private:
+  size_t size_;
+  std::vector<std::vector<uint32_t>> nodes_;
+  std::multimap<int, uint32_t> by_begin_;
+};
+
 // Greedy placement, largest first: each value takes the lowest offset free over its lifetime.
+// The search has a budget: tens of thousands of values alive together (a fan-out into one
+// Sum) need a quadratic one. Values left when it runs out are not planned: they take blocks
+// from the cache at run time, as dynamic shapes do.
 size_t assign_offsets(std::vector<Interval>& vals, std::vector<PlannedSlot>& slots) {
   std::sort(vals.begin(), vals.end(), [](const Interval& a, const Interval& b) {
     return a.bytes != b.bytes ? a.bytes > b.bytes : a.slot < b.slot;
   });
+  constexpr size_t kSearchBudget = size_t{1} << 24;
+  int last_step = 0;
+  for (const Interval& v : vals) last_step = std::max(last_step, v.end);
+  Lifetimes placed(last_step);
+  std::vector<std::pair<size_t, size_t>> busy;  // [offset, end) of those alive with it
   size_t total = 0;
-  std::vector<const Interval*> placed;
-  for (const Interval& v : vals) {
-    std::vector<std::pair<size_t, size_t>> busy;  // [offset, end) of those alive with it
-    for (const Interval* p : placed) {
-      if (p->begin <= v.end && v.begin <= p->end) {
-        const size_t off = slots[static_cast<size_t>(p->slot)].offset;
-        busy.emplace_back(off, off + p->bytes);
-      }
-    }
+  size_t work = 0;
+  for (uint32_t i = 0; i < vals.size() && work < kSearchBudget; ++i) {
+    const Interval& v = vals[i];
+    busy.clear();
+    work += placed.meeting(v.begin, v.end, [&](uint32_t j) {
+      const size_t off = slots[static_cast<size_t>(vals[j].slot)].offset;
+      busy.emplace_back(off, off + vals[j].bytes);
+    });
     std::sort(busy.begin(), busy.end());
     size_t off = 0;
     for (const auto& [b, e] : busy) {
@@ -55,17 +101,30 @@ size_t assign_offsets(std::vector<Interval>& vals, std::vector<PlannedSlot>& slo
     }
     slots[static_cast<size_t>(v.slot)].offset = off;
     total = std::max(total, off + v.bytes);
-    placed.push_back(&v);
-  }
-  for (const Interval* a : placed) {
-    PlannedSlot& sa = slots[static_cast<size_t>(a->slot)];
-    for (const Interval* b : placed) {
-      const PlannedSlot& sb = slots[static_cast<size_t>(b->slot)];
-      if (a != b && sa.offset < sb.offset + b->bytes && sb.offset < sa.offset + a->bytes)
-        sa.overlaps.push_back(b->slot);
-    }
+    placed.add(i, v.begin, v.end);
   }
   return round_up(total);
+}
+
+// Cuts the arena at every planned slot's start and end, and gives each slot its segments.
+size_t assign_segments(std::vector<PlannedSlot>& slots) {
+  std::vector<size_t> cuts;
+  for (const PlannedSlot& ps : slots) {
+    if (ps.offset == kNotPlanned) continue;
+    cuts.push_back(ps.offset);
+    cuts.push_back(ps.offset + ps.bytes);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  auto index = [&](size_t at) {
+    return static_cast<uint32_t>(std::lower_bound(cuts.begin(), cuts.end(), at) - cuts.begin());
+  };
+  for (PlannedSlot& ps : slots) {
+    if (ps.offset == kNotPlanned) continue;
+    ps.seg_begin = index(ps.offset);
+    ps.seg_end = index(ps.offset + ps.bytes);
+  }
+  return cuts.empty() ? 0 : cuts.size() - 1;
 }
 
 }  // namespace
@@ -123,6 +182,7 @@ MemoryPlan plan_memory(const SubgraphPlan& plan) {
     vals.push_back({static_cast<ValueId>(v), produced[v], std::max(end[v], produced[v]), bytes});
   }
   m.arena_bytes = assign_offsets(vals, m.slots);
+  m.num_segments = assign_segments(m.slots);
   return m;
 }
 
@@ -230,7 +290,12 @@ void BlockCache::trim() {
 }
 
 FrameArena::FrameArena(const SubgraphPlan& p, BlockCache* cache)
-    : plan(p), frame(p.num_slots), cache_(cache), prepared_(p.num_slots), constant_(p.num_slots) {
+    : plan(p),
+      frame(p.num_slots),
+      cache_(cache),
+      prepared_(p.num_slots),
+      holder_(p.memory ? p.memory->num_segments : 0, kNoValue),
+      constant_(p.num_slots) {
   for (const auto& [slot, t] : plan.constants) {
     frame[static_cast<size_t>(slot)] = t;
     constant_[static_cast<size_t>(slot)] = 1;
@@ -276,8 +341,17 @@ bool FrameArena::place(ValueId slot, DType dtype, const Shape& shape, Device dev
     // size): then the value is not the planned one.
     if (ps.dtype == dtype && ps.shape == shape && slot_free(slot)) {
       bool free = true;
-      for (ValueId o : ps.overlaps) free = free && slot_free(o);
+      for (uint32_t k = ps.seg_begin; k < ps.seg_end && free; ++k) {
+        const ValueId h = holder_[k];
+        if (h == kNoValue || h == slot) continue;
+        if (slot_free(h)) {
+          holder_[k] = kNoValue;
+        } else {
+          free = false;
+        }
+      }
       if (free) {
+        for (uint32_t k = ps.seg_begin; k < ps.seg_end; ++k) holder_[k] = slot;
         out = prepared_[v];  // a copy assignment: the slot's shape storage is reused
         return true;
       }

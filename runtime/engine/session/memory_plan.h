@@ -25,12 +25,15 @@ struct PlannedSlot {
   size_t bytes = 0;
   DType dtype = DType::kUndefined;
   Shape shape;
-  // Other planned slots whose bytes overlap this one's (at other times of the run).
-  std::vector<ValueId> overlaps;
+  // The arena cut at every planned slot's start and end gives segments; this slot covers
+  // segments [seg_begin, seg_end). Two slots share bytes exactly when they share a segment.
+  uint32_t seg_begin = 0;
+  uint32_t seg_end = 0;
 };
 
 struct MemoryPlan {
   size_t arena_bytes = 0;
+  size_t num_segments = 0;
   std::vector<PlannedSlot> slots;  // by slot
   // Slot -> the slot whose memory it is a view of (Identity, Reshape, Squeeze, Unsqueeze,
   // Flatten), or itself.
@@ -121,6 +124,10 @@ class FrameArena final : public OutputPlacer {
   BlockCache* cache_;
   std::shared_ptr<void> arena_;
   std::vector<Tensor> prepared_;  // planned slots, each with an owner of its own
+  // Per segment of the arena, the slot last handed out over it (or kNoValue). A slot may be
+  // handed out only while no other slot over its bytes is still held (a value a sequence or
+  // an output kept past its planned end): the holders are checked, and cleared once free.
+  std::vector<ValueId> holder_;
   std::vector<char> constant_;
 };
 
