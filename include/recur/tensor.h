@@ -95,6 +95,9 @@ class RECUR_API Tensor {
   // it was last read in) it grows in place, else it is copied; the elements are shared either
   // way. Throws recur::Error as sequence() does for an element of another type.
   static Tensor sequence_insert(Tensor seq, size_t pos, Tensor element);
+  // `seq` without its element at `pos` (0 <= pos < its length): in place when nothing else
+  // holds the sequence, as sequence_insert. Throws recur::Error for a position outside it.
+  static Tensor sequence_erase(Tensor seq, size_t pos);
   // An empty ONNX optional.
   static Tensor none();
   // An ONNX map: `keys` (1-D, int64 or string, no key twice) paired in order with `values`

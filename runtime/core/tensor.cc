@@ -286,6 +286,27 @@ Tensor Tensor::sequence_insert(Tensor seq, size_t pos, Tensor element) {
   return sequence(std::move(elements), type);
 }
 
+Tensor Tensor::sequence_erase(Tensor seq, size_t pos) {
+  const std::vector<Tensor>& old = seq.elements();
+  if (pos >= old.size()) {
+    throw Error(ErrorCode::kOutOfRange, "cannot erase position " + std::to_string(pos) +
+                                            " of a sequence of " + std::to_string(old.size()));
+  }
+  const auto at = static_cast<std::ptrdiff_t>(pos);
+  if (seq.owner_.use_count() == 1) {
+    auto* elements = static_cast<std::vector<Tensor>*>(seq.data_);
+    elements->erase(elements->begin() + at);
+    seq.shape_ = {static_cast<int64_t>(elements->size())};
+    return seq;
+  }
+  std::vector<Tensor> elements;
+  elements.reserve(old.size() - 1);
+  elements.insert(elements.end(), old.begin(), old.begin() + at);
+  elements.insert(elements.end(), old.begin() + at + 1, old.end());
+  const DType type = seq.element_dtype_;
+  return sequence(std::move(elements), type);
+}
+
 Tensor Tensor::map(Tensor keys, Tensor values) {
   auto refuse = [](const std::string& why) { throw Error(ErrorCode::kInvalidArgument, why); };
   if (!keys.is_tensor() || (keys.dtype() != DType::kInt64 && keys.dtype() != DType::kString)) {

@@ -9,15 +9,15 @@ class SequenceEraseKernel final : public Kernel {
  public:
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* seq, sequence_input(ctx, 0));
-    std::vector<Tensor> elements = seq->elements();
-    const auto n = static_cast<int64_t>(elements.size());
+    const auto n = static_cast<int64_t>(seq->elements().size());
     if (n == 0) return ctx.error(ErrorCode::kOutOfRange, "cannot erase from an empty sequence");
     int64_t pos = n - 1;
     if (const Tensor* p = ctx.input(1)) {
       RECUR_ASSIGN_OR_RETURN(pos, read_position(ctx, *p, n, 0));
     }
-    elements.erase(elements.begin() + pos);
-    return ctx.set_output(0, Tensor::sequence(std::move(elements), seq->element_dtype()));
+    // A sequence this node reads last and nothing else holds (one a Loop carries) shrinks in
+    // place instead of being copied at every step.
+    return ctx.set_output(0, Tensor::sequence_erase(ctx.take_input(0), static_cast<size_t>(pos)));
   }
 };
 

@@ -1,5 +1,5 @@
-// Tensor::sequence_insert: a sequence nothing else holds grows in place; a shared one is
-// copied, so that whoever else holds it never sees it change.
+// Tensor::sequence_insert and sequence_erase: a sequence nothing else holds changes in place;
+// a shared one is copied, so that whoever else holds it never sees it change.
 #include <gtest/gtest.h>
 
 #include <utility>
@@ -56,6 +56,32 @@ TEST(TensorSequence, InsertChecksTypeAndPosition) {
       ErrorCode::kOutOfRange, {"position 2 of a sequence of 1"});
   testing::expect_error([&] { Tensor::sequence_insert(scalar(1), 0, scalar(2)); },
                         ErrorCode::kInvalidArgument, {"not a sequence"});
+}
+
+TEST(TensorSequence, EraseShrinksAnUnsharedSequenceInPlace) {
+  Tensor seq = Tensor::sequence({scalar(1), scalar(2), scalar(3), scalar(4)});
+  const void* holder = seq.raw_data();
+  seq = Tensor::sequence_erase(std::move(seq), 0);
+  seq = Tensor::sequence_erase(std::move(seq), 2);
+  EXPECT_EQ(seq.raw_data(), holder);
+  EXPECT_EQ(seq.shape(), Shape({2}));
+  EXPECT_EQ(firsts(seq), (std::vector<float>{2, 3}));
+  seq = Tensor::sequence_erase(std::move(seq), 1);
+  seq = Tensor::sequence_erase(std::move(seq), 0);
+  EXPECT_EQ(seq.shape(), Shape({0}));
+  EXPECT_EQ(seq.element_dtype(), DType::kFloat32);  // an empty sequence keeps its type
+}
+
+TEST(TensorSequence, EraseCopiesASharedSequenceAndChecksThePosition) {
+  const Tensor kept = Tensor::sequence({scalar(1), scalar(2), scalar(3)});
+  const Tensor shrunk = Tensor::sequence_erase(kept, 1);
+  EXPECT_NE(shrunk.raw_data(), kept.raw_data());
+  EXPECT_EQ(firsts(kept), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(firsts(shrunk), (std::vector<float>{1, 3}));
+  testing::expect_error([&] { Tensor::sequence_erase(Tensor::sequence({scalar(1)}), 1); },
+                        ErrorCode::kOutOfRange, {"position 1 of a sequence of 1"});
+  testing::expect_error([&] { Tensor::sequence_erase(scalar(1), 0); }, ErrorCode::kInvalidArgument,
+                        {"not a sequence"});
 }
 
 }  // namespace

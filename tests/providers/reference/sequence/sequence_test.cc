@@ -3,6 +3,7 @@
 // numpy's: np.array_split / np.split / np.concatenate / np.stack of the same arrays.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,29 @@ template <class T>
 std::vector<T> values_of(const Tensor& t) {
   const T* p = t.data<T>();
   return std::vector<T>(p, p + t.numel());
+}
+
+// The first value of each element of a sequence.
+std::vector<float> firsts(const Tensor& seq) {
+  std::vector<float> v;
+  for (const Tensor& e : seq.elements()) v.push_back(e.data<float>()[0]);
+  return v;
+}
+
+// Three float inputs a, b, c of one element each, fed 1, 2 and 3, into SequenceConstruct
+// of `first` of them ("seq"); `more` adds the nodes under test.
+Outputs run_on_seq(size_t first, bool seq_is_output, const std::vector<std::string>& outputs,
+                   const std::function<void(ModelBuilder&)>& more) {
+  ModelBuilder mb(17);
+  for (const char* n : {"a", "b", "c"}) mb.input(n, DType::kFloat32, {1});
+  const std::vector<std::string> all = {"a", "b", "c"};
+  mb.node("SequenceConstruct", std::vector<std::string>(all.begin(), all.begin() + first), {"seq"});
+  more(mb);
+  if (seq_is_output) add_output(mb, "seq");
+  for (const auto& o : outputs) add_output(mb, o);
+  return session_of(mb).run({{"a", Tensor::from_vector<float>({1}, {1})},
+                             {"b", Tensor::from_vector<float>({1}, {2})},
+                             {"c", Tensor::from_vector<float>({1}, {3})}});
 }
 
 Tensor arange(const Shape& shape) {
@@ -174,27 +198,27 @@ TEST(Sequence, InsertCanAppendAndChecksTheDtype) {
 // output, or that another node reads too, comes out as it went in.
 TEST(Sequence, InsertLeavesASequenceOthersReadUnchanged) {
   for (bool seq_is_output : {true, false}) {
-    ModelBuilder mb(17);
-    mb.input("a", DType::kFloat32, {1});
-    mb.input("b", DType::kFloat32, {1});
-    mb.input("c", DType::kFloat32, {1});
-    mb.node("SequenceConstruct", {"a"}, {"seq"});
-    mb.node("SequenceInsert", {"seq", "b"}, {"s1"});
-    mb.node("SequenceInsert", {"seq", "c"}, {"s2"});
-    if (seq_is_output) add_output(mb, "seq");
-    add_output(mb, "s1");
-    add_output(mb, "s2");
-    const Outputs o = session_of(mb).run({{"a", Tensor::from_vector<float>({1}, {1})},
-                                          {"b", Tensor::from_vector<float>({1}, {2})},
-                                          {"c", Tensor::from_vector<float>({1}, {3})}});
-    auto firsts = [](const Tensor& seq) {
-      std::vector<float> v;
-      for (const Tensor& e : seq.elements()) v.push_back(e.data<float>()[0]);
-      return v;
-    };
+    const Outputs o = run_on_seq(1, seq_is_output, {"s1", "s2"}, [](ModelBuilder& mb) {
+      mb.node("SequenceInsert", {"seq", "b"}, {"s1"});
+      mb.node("SequenceInsert", {"seq", "c"}, {"s2"});
+    });
     if (seq_is_output) EXPECT_EQ(firsts(o["seq"]), (std::vector<float>{1}));
     EXPECT_EQ(firsts(o["s1"]), (std::vector<float>{1, 2})) << seq_is_output;
     EXPECT_EQ(firsts(o["s2"]), (std::vector<float>{1, 3})) << seq_is_output;
+  }
+}
+
+// SequenceErase, likewise, shrinks in place only a sequence it reads last.
+TEST(Sequence, EraseLeavesASequenceOthersReadUnchanged) {
+  for (bool seq_is_output : {true, false}) {
+    const Outputs o = run_on_seq(3, seq_is_output, {"s1", "s2"}, [](ModelBuilder& mb) {
+      mb.initializer("first", Tensor::scalar<int64_t>(0));
+      mb.node("SequenceErase", {"seq"}, {"s1"});
+      mb.node("SequenceErase", {"seq", "first"}, {"s2"});
+    });
+    if (seq_is_output) EXPECT_EQ(firsts(o["seq"]), (std::vector<float>{1, 2, 3}));
+    EXPECT_EQ(firsts(o["s1"]), (std::vector<float>{1, 2})) << seq_is_output;
+    EXPECT_EQ(firsts(o["s2"]), (std::vector<float>{2, 3})) << seq_is_output;
   }
 }
 

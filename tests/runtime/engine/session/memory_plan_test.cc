@@ -77,19 +77,28 @@ bool overlap(const PlannedSlot& a, const PlannedSlot& b) {
   return a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
 }
 
+// x -> a -> b -> c -> d -> y, all Relu: each value dies when the next is made.
+struct Chain {
+  ValueId x, a, b, c, d, y;
+};
+Chain relu_chain(Graph& g) {
+  Chain ch{add_value(g, "x"), add_value(g, "a"), add_value(g, "b"),
+           add_value(g, "c"), add_value(g, "d"), add_value(g, "y")};
+  g.add_input(ch.x);
+  add_node(g, "Relu", {ch.x}, {ch.a});
+  add_node(g, "Relu", {ch.a}, {ch.b});
+  add_node(g, "Relu", {ch.b}, {ch.c});
+  add_node(g, "Relu", {ch.c}, {ch.d});
+  add_node(g, "Relu", {ch.d}, {ch.y});
+  g.add_output(ch.y);
+  EXPECT_TRUE(g.finalize().ok());
+  return ch;
+}
+
 TEST(MemoryPlan, ValuesThatDoNotLiveTogetherShareMemory) {
-  // x -> a -> b -> c -> d -> y: each value dies when the next is made, so two slots suffice.
+  // Each value of the chain dies when the next is made, so two slots suffice.
   Graph g;
-  const ValueId x = add_value(g, "x"), a = add_value(g, "a"), b = add_value(g, "b"),
-                c = add_value(g, "c"), d = add_value(g, "d"), y = add_value(g, "y");
-  g.add_input(x);
-  add_node(g, "Relu", {x}, {a});
-  add_node(g, "Relu", {a}, {b});
-  add_node(g, "Relu", {b}, {c});
-  add_node(g, "Relu", {c}, {d});
-  add_node(g, "Relu", {d}, {y});
-  g.add_output(y);
-  ASSERT_TRUE(g.finalize().ok());
+  const auto [x, a, b, c, d, y] = relu_chain(g);
   CpuProvider p({"Relu"});
   auto plan = plan_of(g, p);
   ASSERT_TRUE(plan->memory);
@@ -198,16 +207,7 @@ TEST(MemoryPlan, AWideFanOutIsPlannedWithinItsBudget) {
 // or a caller) keeps the slots that share its bytes out of the arena until it is let go.
 TEST(MemoryPlan, AHeldSlotKeepsOthersOffItsBytes) {
   Graph g;
-  const ValueId x = add_value(g, "x"), a = add_value(g, "a"), b = add_value(g, "b"),
-                c = add_value(g, "c"), d = add_value(g, "d"), y = add_value(g, "y");
-  g.add_input(x);
-  add_node(g, "Relu", {x}, {a});
-  add_node(g, "Relu", {a}, {b});
-  add_node(g, "Relu", {b}, {c});
-  add_node(g, "Relu", {c}, {d});
-  add_node(g, "Relu", {d}, {y});
-  g.add_output(y);
-  ASSERT_TRUE(g.finalize().ok());
+  const auto [x, a, b, c, d, y] = relu_chain(g);
   CpuProvider p({"Relu"});
   auto plan = plan_of(g, p);
   const MemoryPlan& m = *plan->memory;
