@@ -204,6 +204,25 @@ def kind_protobuf():
     add(k, "ir_version_0", model, 2, all_of("model.onnx", "ir_version"), files={"model.onnx": _ir(0)})
     add(k, "ir_version_99", model, 2, all_of("model.onnx", "IR version 99"), files={"model.onnx": _ir(99)})
     add(k, "no_graph", model, 2, "graph", files={"model.onnx": _no_graph()})
+    # protobuf parses 100 levels of messages: 30 nested Ifs load, 40 are refused by name.
+    add(k, "if_nested_30_deep", model + ["--input", "c=c.npy"], 0, "Y:",
+        files={"model.onnx": _nested_ifs(30), "c.npy": npy(np.array(True))})
+    add(k, "if_nested_40_deep", model, 2, all_of("model.onnx", "nest deeper than the 100 levels"),
+        files={"model.onnx": _nested_ifs(40)})
+
+
+def _nested_ifs(depth):
+    """Y = Relu(X) inside `depth` Ifs, each one's then-branch holding the next."""
+    def leaf():
+        return helper.make_graph([helper.make_node("Relu", ["X"], ["Y"])], "leaf", [],
+                                 [vi("Y", FLOAT, [2, 3])])
+    g = leaf()
+    for d in range(depth):
+        g = helper.make_graph([helper.make_node("If", ["c"], ["Y"], then_branch=g,
+                                                else_branch=leaf())], "b%d" % d, [],
+                              [vi("Y", FLOAT, [2, 3])])
+    return model_bytes(list(g.node), [vi("X", FLOAT, [2, 3]), vi("c", onnx.TensorProto.BOOL, [])],
+                       [vi("Y", FLOAT, [2, 3])])
 
 
 def _function(name, inputs, outputs, nodes, attributes=(), opset=14, extra=b""):

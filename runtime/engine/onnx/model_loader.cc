@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <set>
 
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/onnx_pb.h>
 
 #include "runtime/engine/onnx/function_inliner.h"
@@ -647,8 +649,27 @@ class DroppingInput final : public google::protobuf::io::ZeroCopyInputStream {
   size_t dropped_ = 0;
 };
 
-Result<Model> parse_and_load(onnx::ModelProto& mp, bool parsed, const std::string& base_dir,
-                             const std::string& display_name, const LoadOptions& options) {
+// protobuf parses messages at most 100 deep. A graph in an If branch is three levels below the
+// node (node, attribute, graph), so about 33 nested Ifs or Loops reach it; ONNX Runtime and the
+// onnx package stop there too. Called only after a parse failed: whether the bytes would parse
+// with room for 1,000 levels, so that the error can say why instead of suggesting truncation.
+bool parses_when_deeper(const void* data, size_t size) {
+  google::protobuf::io::ArrayInputStream raw(data, static_cast<int>(size));
+  google::protobuf::io::CodedInputStream in(&raw);
+  in.SetRecursionLimit(1000);
+  onnx::ModelProto mp;
+  return mp.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+}
+
+Result<Model> parse_and_load(onnx::ModelProto& mp, bool parsed, bool too_deep,
+                             const std::string& base_dir, const std::string& display_name,
+                             const LoadOptions& options) {
+  if (too_deep) {
+    return invalid_model(display_name +
+                         ": not a valid ONNX model: its messages nest deeper than the 100 levels "
+                         "protobuf parses (subgraphs in subgraphs: about 33 nested If, Loop or "
+                         "Scan bodies)");
+  }
   if (!parsed) {
     return invalid_model(display_name +
                          ": not a valid ONNX model (the protobuf could not be parsed; is the "
@@ -666,7 +687,8 @@ Result<Model> load_model_from_bytes(const void* data, size_t size, const std::st
   }
   onnx::ModelProto mp;
   const bool parsed = size != 0 && mp.ParseFromArray(data, static_cast<int>(size));
-  return parse_and_load(mp, parsed, base_dir, display_name, options);
+  const bool too_deep = !parsed && size != 0 && parses_when_deeper(data, size);
+  return parse_and_load(mp, parsed, too_deep, base_dir, display_name, options);
 }
 
 Result<Model> load_model(const std::string& path, const LoadOptions& options) {
@@ -688,13 +710,15 @@ Result<Model> load_model(const std::string& path, const LoadOptions& options) {
   }
   onnx::ModelProto mp;
   bool parsed = false;
+  bool too_deep = false;
   if (size) {
     ::madvise(p, size, MADV_SEQUENTIAL);
     DroppingInput in(static_cast<const char*>(p), size);
     parsed = mp.ParseFromZeroCopyStream(&in);
+    too_deep = !parsed && parses_when_deeper(p, size);
     ::munmap(p, size);
   }
-  return parse_and_load(mp, parsed, dir.string(), path, options);
+  return parse_and_load(mp, parsed, too_deep, dir.string(), path, options);
 }
 
 }  // namespace recur
