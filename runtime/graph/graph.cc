@@ -191,11 +191,17 @@ Status Graph::finalize() {
     }
   }
 
-  // Kahn's algorithm, taking ready nodes in file order so the order is deterministic.
+  // Kahn's algorithm, taking ready nodes in file order so the order is deterministic. A node
+  // waits for each distinct produced value it reads, which is once in the value's consumers
+  // (counting each read instead meant scanning the inputs per edge: quadratic in a Sum's).
   std::vector<int> pending(nodes_.size(), 0);
+  std::vector<int> counted(values_.size(), -1);
   for (const Node& n : nodes_) {
     auto count = [&](ValueId id) {
-      if (id != kNoValue && values_[static_cast<size_t>(id)].producer >= 0) ++pending[n.index];
+      if (id == kNoValue || values_[static_cast<size_t>(id)].producer < 0) return;
+      if (counted[static_cast<size_t>(id)] == n.index) return;
+      counted[static_cast<size_t>(id)] = n.index;
+      ++pending[static_cast<size_t>(n.index)];
     };
     for (ValueId id : n.inputs) count(id);
     for (ValueId id : n.implicit_inputs) count(id);
@@ -211,13 +217,7 @@ Status Graph::finalize() {
     for (ValueId o : nodes_[static_cast<size_t>(i)].outputs) {
       if (o == kNoValue) continue;
       for (int c : values_[static_cast<size_t>(o)].consumers) {
-        // A consumer may read the same value several times; count each read.
-        const Node& cn = nodes_[static_cast<size_t>(c)];
-        int reads = 0;
-        for (ValueId id : cn.inputs) reads += id == o;
-        for (ValueId id : cn.implicit_inputs) reads += id == o;
-        pending[static_cast<size_t>(c)] -= reads;
-        if (pending[static_cast<size_t>(c)] == 0) ready.push(c);
+        if (--pending[static_cast<size_t>(c)] == 0) ready.push(c);
       }
     }
   }

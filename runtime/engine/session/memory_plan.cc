@@ -94,6 +94,7 @@ size_t assign_offsets(std::vector<Interval>& vals, std::vector<PlannedSlot>& slo
       busy.emplace_back(off, off + vals[j].bytes);
     });
     std::sort(busy.begin(), busy.end());
+    work += busy.size() * std::bit_width(busy.size());  // the sort's share
     size_t off = 0;
     for (const auto& [b, e] : busy) {
       if (b >= off + v.bytes) break;

@@ -370,17 +370,24 @@ void PlanBuilder::liveness() {
       plan_->steps[static_cast<size_t>(last_use[slot])].release.push_back(
           static_cast<ValueId>(slot));
   }
+  // How often the step reads each slot, counted per step and cleared after it: a count per
+  // input would be quadratic in a node's inputs (a Sum of 40,000).
+  std::vector<int> reads(plan_->num_slots, 0);
   for (size_t k = 0; k < plan_->steps.size(); ++k) {
     Step& s = plan_->steps[k];
     if (s.kind != Step::Kind::kKernel) continue;
+    for (ValueId v : s.inputs)
+      if (v != kNoValue) ++reads[static_cast<size_t>(v)];
+    for (ValueId v : s.implicit_inputs) ++reads[static_cast<size_t>(v)];
     s.last_read.assign(s.inputs.size(), 0);
     for (size_t i = 0; i < s.inputs.size(); ++i) {
       const ValueId v = s.inputs[i];
       if (v == kNoValue || last_use[static_cast<size_t>(v)] != static_cast<int>(k)) continue;
-      const auto reads = std::count(s.inputs.begin(), s.inputs.end(), v) +
-                         std::count(s.implicit_inputs.begin(), s.implicit_inputs.end(), v);
-      s.last_read[i] = reads == 1 ? 1 : 0;
+      s.last_read[i] = reads[static_cast<size_t>(v)] == 1 ? 1 : 0;
     }
+    for (ValueId v : s.inputs)
+      if (v != kNoValue) reads[static_cast<size_t>(v)] = 0;
+    for (ValueId v : s.implicit_inputs) reads[static_cast<size_t>(v)] = 0;
   }
 }
 
