@@ -104,10 +104,11 @@ TEST(RandomUniform, FollowsTheUniformLawOnLowHigh) {
 }
 
 TEST(RandomNormal, DrawsEachFloatDtypeAndRefusesOthers) {
-  for (const auto& [code, dt] : std::vector<std::pair<int64_t, DType>>{{1, DType::kFloat32},
-                                                                       {10, DType::kFloat16},
-                                                                       {11, DType::kFloat64},
-                                                                       {16, DType::kBFloat16}}) {
+  for (const auto& [code_, dt] : std::vector<std::pair<int64_t, DType>>{{1, DType::kFloat32},
+                                                                        {10, DType::kFloat16},
+                                                                        {11, DType::kFloat64},
+                                                                        {16, DType::kBFloat16}}) {
+    const int64_t code = code_;  // clang 14 cannot capture a structured binding in a lambda
     const ModelBuilder m = source_model(
         "RandomNormal",
         [&](onnx::NodeProto& n) {
