@@ -412,13 +412,11 @@ def kind_graph():
     chain = [relu("X" if i == 0 else "c%d" % (i - 1), "c%d" % i, "r%d" % i) for i in range(3000)]
     chain.append(relu("c2999", "Y", "last"))
     add(k, "deep_chain_3000", rnd, 0, "Y:", files=m(chain))
-    # Every value of a long chain is a graph output. What each output needs used to be listed
-    # per output at load: 60,000 outputs took about a minute and 8 GB before the first run.
+    # Three graphs of 60,000 nodes that used to load in quadratic time (measured at 40,000:
+    # 20-23 s each, two of them 3.4 GB; at 60,000 about twice that, extrapolated).
     wide = 60000
-    outs = [vi("c%d" % i, FLOAT, [2]) for i in range(wide)]
-    # The memory plan's search used to be quadratic in the values (a minute or more for each
-    # of these at 60,000), and the chain's list of the slots sharing each one's bytes took
-    # gigabytes. Fan-out: 60,000 values alive together until one Sum reads them all.
+    # The memory plan's search compared every pair of values, and each slot listed the slots
+    # sharing its bytes. Fan-out: 60,000 values alive together until one Sum reads them all.
     add(k, "fan_out_of_60000_into_sum", rnd, 0, "Y:",
         files=m([relu("X", "r%d" % i, "n%d" % i) for i in range(wide)] +
                 [helper.make_node("Sum", ["r%d" % i for i in range(wide)], ["Y"], name="sum")]))
@@ -428,6 +426,9 @@ def kind_graph():
                  for i in range(wide)],
                 inits=[numpy_helper.from_array(np.full(2, i % 7, np.float32), "c%d" % i)
                        for i in range(wide)]))
+    # Every value of a long chain is a graph output: what each output needs was listed per
+    # output at load.
+    outs = [vi("c%d" % i, FLOAT, [2]) for i in range(wide)]
     add(k, "chain_of_60000_outputs", rnd + ["--outputs", "c0,c%d" % (wide - 1)], 0,
         "(?s)c0:.*c%d:" % (wide - 1),
         files=m([relu("X" if i == 0 else "c%d" % (i - 1), "c%d" % i, "r%d" % i)
