@@ -6,8 +6,8 @@
 #include <tuple>
 
 #include "providers/onednn/common/avx512.h"
-#include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
+#include "providers/onednn/nn/layout_prim.h"
 #include "providers/onednn/nn/nn.h"
 #include "providers/onednn/nn/window.h"
 #include "runtime/graph/fused_conv.h"
@@ -17,17 +17,6 @@ namespace recur::onednn {
 namespace {
 
 using dnnl::memory;
-
-// A convolution whose weights are constant, in the layouts oneDNN prefers for it ("any": for
-// the small 1-D convolutions of audio front ends, brgemm on channels-last data instead of
-// im2col + GEMM on the plain layout, 5 to 14 times faster at batch 1): its weights reordered
-// once, and reorders of X and Y between the plain layouts and the primitive's where they differ.
-struct LayoutConv {
-  CachedPrimitive conv;
-  memory::desc src, weights, dst;
-  std::shared_ptr<CachedPrimitive> to_src, from_dst;  // null where the layout is the plain one
-  std::shared_ptr<AlignedBuffer> packed_weights;
-};
 
 class ConvKernel final : public Kernel {
  public:
@@ -59,7 +48,10 @@ class ConvKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
     if (y->numel() == 0) return ok_status();
     if (plan->small) return run_small(*plan, *x, b, *y);
-    if (plan->layout.conv.primitive) return run_layout(plan->layout, plan->geo, *x, b, *y);
+    if (plan->layout.prim.primitive) {
+      return run_layout_prim(plan->layout, plan->geo.x, x->raw_data(), plan->geo.y, y->raw_data(),
+                             plan->geo.b, b ? b->raw_data() : nullptr, buffers_, scratch_, what_);
+    }
     const Geometry& geo = plan->geo;
     const Bind args[] = {{DNNL_ARG_SRC, geo.x, x->raw_data()},
                          {DNNL_ARG_WEIGHTS, geo.w, w->raw_data()},
@@ -86,7 +78,7 @@ class ConvKernel final : public Kernel {
     Shape out;
     std::shared_ptr<SmallConv> small;
     Geometry geo;
-    LayoutConv layout;      // with a primitive when W is constant and oneDNN has a layout for it
+    LayoutPrim layout;      // with a primitive when W is constant and oneDNN has a layout for it
     CachedPrimitive plain;  // otherwise
   };
 
@@ -155,8 +147,12 @@ class ConvKernel final : public Kernel {
       return plan;
     }
     if (constant_w_.defined() && constant_w_.shape() == w.shape()) {
-      RECUR_ASSIGN_OR_RETURN(plan.layout, make_layout_conv(geo));
-      if (plan.layout.conv.primitive) return plan;
+      RECUR_ASSIGN_OR_RETURN(
+          plan.layout,
+          make_layout_prim(geo.x, geo.w, geo.y, constant_w_.raw_data(), what_,
+                           [&](const memory::desc& x, const memory::desc& w,
+                               const memory::desc& y) { return make_conv(geo, x, w, y); }));
+      if (plan.layout.prim.primitive) return plan;
     }
     RECUR_ASSIGN_OR_RETURN(plan.plain, make_conv(geo, geo.x, geo.w, geo.y));
     return plan;
@@ -176,59 +172,6 @@ class ConvKernel final : public Kernel {
       attr.set_post_ops(ops);
     }
     return make_primitive<dnnl::convolution_forward>(d, attr, threads_for(g.macs, threads_), what_);
-  }
-
-  // The primitive in oneDNN's preferred layouts, with the constant weights reordered for it.
-  // No primitive (conv.primitive empty) where only the reference implementation takes them:
-  // the plain layouts are then used.
-  Result<LayoutConv> make_layout_conv(const Geometry& g) const {
-    LayoutConv lc;
-    auto any = [](const memory::desc& md) {
-      return memory::desc(md.dims(), memory::data_type::f32, memory::format_tag::any);
-    };
-    Result<CachedPrimitive> conv = make_conv(g, any(g.x), any(g.w), any(g.y));
-    if (!conv.ok() || conv->impl.rfind("ref", 0) == 0) return lc;
-    const_dnnl_primitive_desc_t pd = conv->primitive.get_primitive_desc();
-    lc.src = memory::desc(*dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0));
-    lc.weights = memory::desc(*dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0));
-    lc.dst = memory::desc(*dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
-    RECUR_ASSIGN_OR_RETURN(lc.to_src, make_reorder(g.x, lc.src, what_));
-    RECUR_ASSIGN_OR_RETURN(lc.from_dst, make_reorder(lc.dst, g.y, what_));
-    lc.packed_weights = std::make_shared<AlignedBuffer>(lc.weights.get_size());
-    RECUR_RETURN_IF_ERROR(dnnl_try(what_, [&] {
-      ThreadScope scope(1);
-      dnnl::memory from = make_memory(g.w, constant_w_.raw_data());
-      dnnl::memory to = make_memory(lc.weights, lc.packed_weights->data);
-      dnnl::reorder(from, to).execute(thread_stream(), from, to);
-      thread_stream().wait();
-    }));
-    lc.conv = std::move(conv).value();
-    return lc;
-  }
-
-  Status run_layout(const LayoutConv& lc, const Geometry& g, const Tensor& x, const Tensor* b,
-                    Tensor& y) const {
-    ScratchPool::Lease src_buf =
-        lc.to_src ? buffers_.acquire(lc.src.get_size()) : ScratchPool::Lease();
-    ScratchPool::Lease dst_buf =
-        lc.from_dst ? buffers_.acquire(lc.dst.get_size()) : ScratchPool::Lease();
-    const void* src = lc.to_src ? src_buf.data() : x.raw_data();
-    void* dst = lc.from_dst ? dst_buf.data() : y.raw_data();
-    if (lc.to_src) {
-      RECUR_RETURN_IF_ERROR(execute_primitive(
-          *lc.to_src, {{DNNL_ARG_FROM, g.x, x.raw_data()}, {DNNL_ARG_TO, lc.src, src}}, scratch_,
-          what_));
-    }
-    const Bind args[] = {{DNNL_ARG_SRC, lc.src, src},
-                         {DNNL_ARG_WEIGHTS, lc.weights, lc.packed_weights->data},
-                         {DNNL_ARG_DST, lc.dst, dst},
-                         {DNNL_ARG_BIAS, g.b, b ? b->raw_data() : nullptr}};
-    RECUR_RETURN_IF_ERROR(
-        execute_primitive(lc.conv, std::span<const Bind>(args, b ? 4 : 3), scratch_, what_));
-    if (!lc.from_dst) return ok_status();
-    return execute_primitive(*lc.from_dst,
-                             {{DNNL_ARG_FROM, lc.dst, dst}, {DNNL_ARG_TO, g.y, y.raw_data()}},
-                             scratch_, what_);
   }
 
   Status run_small(const ConvPlan& plan, const Tensor& x, const Tensor* b, Tensor& y) const {

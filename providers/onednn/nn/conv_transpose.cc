@@ -1,0 +1,233 @@
+// ConvTranspose (1-D to 3-D, groups, dilations, output_padding) through oneDNN's
+// deconvolution. The geometry is the one every provider shares (runtime/graph/
+// conv_transpose_shape.h). oneDNN's deconvolution has no output_padding: the extra positions
+// at the end become a smaller right padding, which oneDNN accepts down to 1 - stride. A node
+// whose paddings need more than that goes to the reference provider at load, and so does one
+// with output_shape or SAME auto_pad whose X and W shapes are not all known at load (its
+// paddings depend on X's size).
+#include <tuple>
+
+#include "providers/onednn/nn/layout_prim.h"
+#include "providers/onednn/nn/nn.h"
+#include "runtime/graph/conv_transpose_shape.h"
+
+namespace recur::onednn {
+
+namespace {
+
+using dnnl::memory;
+
+// oneDNN's consistency rule for a deconvolution's right padding, with output_padding taken
+// out of it.
+bool right_pad_fits(int64_t pad_end, int64_t output_padding, int64_t stride) {
+  return pad_end - output_padding + stride > 0;
+}
+
+class ConvTransposeKernel final : public Kernel {
+ public:
+  ConvTransposeKernel(ConvTransposeAttrs attrs, int threads, Tensor constant_w, std::string what)
+      : attrs_(std::move(attrs)),
+        threads_(threads),
+        constant_w_(std::move(constant_w)),
+        what_(std::move(what)) {}
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(0);
+    const Tensor* w = ctx.input(1);
+    const Tensor* b = ctx.input(2);
+    if (!x || !w) return ctx.error(ErrorCode::kInvalidArgument, "ConvTranspose needs X and W");
+    for (const Tensor* t : {x, w, b}) {
+      if (t && (t->dtype() != DType::kFloat32 || !t->is_cpu())) {
+        return ctx.error(ErrorCode::kNotImplemented,
+                         "the oneDNN ConvTranspose runs float32 on the host");
+      }
+    }
+    const auto key = std::make_tuple(x->shape(), w->shape(), b ? b->shape() : Shape{-1});
+    RECUR_ASSIGN_OR_RETURN(auto plan, plans_.get(key, [&] { return make_plan(ctx, *x, *w, b); }));
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->y));
+    if (y->numel() == 0) return ok_status();
+    const void* bias = b ? b->raw_data() : nullptr;
+    if (plan->bias_only) {
+      float* out = y->data<float>();
+      const int64_t per_channel = y->numel() / (plan->y[0] * plan->y[1]);
+      for (int64_t i = 0; i < y->numel(); ++i)
+        out[i] = b ? b->data<float>()[(i / per_channel) % plan->y[1]] : 0.0f;
+      return ok_status();
+    }
+    if (plan->layout.prim.primitive) {
+      return run_layout_prim(plan->layout, plan->x, x->raw_data(), plan->yd, y->raw_data(),
+                             plan->b, bias, buffers_, scratch_, what_);
+    }
+    const Bind args[] = {{DNNL_ARG_SRC, plan->x, x->raw_data()},
+                         {DNNL_ARG_WEIGHTS, plan->w, w->raw_data()},
+                         {DNNL_ARG_DST, plan->yd, y->raw_data()},
+                         {DNNL_ARG_BIAS, plan->b, bias}};
+    return execute_primitive(plan->plain, std::span<const Bind>(args, b ? 4 : 3), scratch_, what_);
+  }
+
+ private:
+  struct Plan {
+    Shape y;
+    bool bias_only = false;  // X has no channels: nothing to convolve
+    memory::desc x, w, yd, b;  // the plain layouts; w describes ONNX's [C, M/G, k...] in place
+    memory::dims strides, dilations, pad_l, pad_r;
+    double macs = 0;
+    LayoutPrim layout;      // with a primitive when W is constant and oneDNN has a layout for it
+    CachedPrimitive plain;  // otherwise
+  };
+
+  Result<Plan> make_plan(const KernelContext& ctx, const Tensor& x, const Tensor& w,
+                         const Tensor* b) const {
+    auto geo = resolve_conv_transpose(attrs_, x.shape(), w.shape());
+    if (!geo.ok()) return geo.status().with_context(what_);
+    const size_t r = geo->kernel.size();
+    if (r < 1 || r > 3) {
+      return ctx.error(ErrorCode::kNotImplemented,
+                       "oneDNN's deconvolution takes 1 to 3 spatial dimensions, X is " +
+                           shape_to_string(x.shape()));
+    }
+    if (b && (b->rank() != 1 || b->dim(0) != geo->m)) {
+      return ctx.error(ErrorCode::kInvalidArgument, "B must have shape [" +
+                                                        std::to_string(geo->m) + "], got " +
+                                                        shape_to_string(b->shape()));
+    }
+    Plan plan;
+    plan.y = geo->y;
+    for (size_t i = 0; i < r; ++i) {
+      const int64_t pad_r = geo->pad_end[i] - geo->output_padding[i];
+      // The claim lets through only nodes whose paddings fit; this guards the rule.
+      if (geo->pad_begin[i] < 0 || !right_pad_fits(geo->pad_end[i], geo->output_padding[i],
+                                                   geo->stride[i])) {
+        return ctx.error(ErrorCode::kNotImplemented,
+                         "paddings oneDNN's deconvolution cannot express");
+      }
+      plan.strides.push_back(geo->stride[i]);
+      plan.dilations.push_back(geo->dilation[i] - 1);
+      plan.pad_l.push_back(geo->pad_begin[i]);
+      plan.pad_r.push_back(pad_r);
+    }
+    int64_t y_numel = 1;
+    for (int64_t d : plan.y) y_numel *= d;
+    if (y_numel == 0 || x.numel() == 0) {
+      // oneDNN refuses zero-sized dimensions. With no input channels Y is all bias.
+      plan.bias_only = y_numel != 0;
+      return plan;
+    }
+    const int64_t G = attrs_.group, C = geo->c, M = geo->m;
+    int64_t K = 1;
+    for (int64_t k : geo->kernel) K *= k;
+    // oneDNN's deconvolution weights are [G, M/G, C/G, k...]; ONNX's are [C, M/G, k...], that
+    // is [G][C/G][M/G][k...]: the same bytes, described by strides.
+    memory::dims wd, ws;
+    if (G > 1) {
+      wd = {G, M / G, C / G};
+      ws = {(C / G) * (M / G) * K, K, (M / G) * K};
+    } else {
+      wd = {M, C};
+      ws = {K, M * K};
+    }
+    int64_t inner = K;
+    for (size_t i = 0; i < r; ++i) {
+      wd.push_back(geo->kernel[i]);
+      inner /= geo->kernel[i];
+      ws.push_back(inner);
+    }
+    plan.x = dense_desc(x.shape());
+    plan.w = strided_desc(wd, ws);
+    plan.yd = dense_desc(plan.y);
+    plan.b = b ? dense_desc({M}) : memory::desc();
+    plan.macs = static_cast<double>(x.numel()) * static_cast<double>(M / G * K);
+    auto make = [&](const memory::desc& xd, const memory::desc& wdesc, const memory::desc& yd) {
+      auto d = [&] {
+        return dnnl::deconvolution_forward::desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, xd, wdesc,
+            plan.b, yd, plan.strides, plan.dilations, plan.pad_l, plan.pad_r);
+      };
+      return make_primitive<dnnl::deconvolution_forward>(d, user_scratchpad_attr(),
+                                                         threads_for(plan.macs, threads_), what_);
+    };
+    if (constant_w_.defined() && constant_w_.shape() == w.shape()) {
+      RECUR_ASSIGN_OR_RETURN(
+          plan.layout,
+          make_layout_prim(plan.x, plan.w, plan.yd, constant_w_.raw_data(), what_, make));
+      if (plan.layout.prim.primitive) return plan;
+    }
+    RECUR_ASSIGN_OR_RETURN(plan.plain, make(plan.x, plan.w, plan.yd));
+    return plan;
+  }
+
+  ConvTransposeAttrs attrs_;
+  int threads_;
+  Tensor constant_w_;  // W when it is a constant of the graph: reordered once per shape
+  std::string what_;   // the node, for errors
+  mutable PrimCache<std::tuple<Shape, Shape, Shape>, Plan> plans_;
+  mutable ScratchPool scratch_;
+  mutable ScratchPool buffers_;  // X and Y in the primitive's layouts
+};
+
+Claim claim_conv_transpose(const Node& n, const Graph& g) {
+  Claim c = claim_float32_input(n, g);
+  if (!c.yes) return c;
+  if (!n.has_input(0) || !n.has_input(1)) return Claim::decline("input X or W is missing");
+  if (const auto& shape = g.value(n.inputs[0]).type.shape;
+      shape && (shape->size() < 3 || shape->size() > 5)) {
+    return Claim::decline("oneDNN's deconvolution takes 1-D to 3-D inputs, this one has rank " +
+                          std::to_string(shape->size()));
+  }
+  auto a = ConvTransposeAttrs::read(n);
+  if (!a.ok()) return Claim::decline(a.status().message());
+  const TypeInfo& xt = g.value(n.inputs[0]).type;
+  const TypeInfo& wt = g.value(n.inputs[1]).type;
+  if (xt.is_static() && wt.is_static()) {
+    // Every padding is known now: the rule is checked on them (run time checks them again).
+    auto geo = resolve_conv_transpose(*a, xt.static_shape(), wt.static_shape());
+    if (!geo.ok()) return Claim::decline(geo.status().message());
+    for (size_t i = 0; i < geo->kernel.size(); ++i) {
+      if (geo->pad_begin[i] < 0 ||
+          !right_pad_fits(geo->pad_end[i], geo->output_padding[i], geo->stride[i])) {
+        return Claim::decline("paddings (" + std::to_string(geo->pad_begin[i]) + ", " +
+                              std::to_string(geo->pad_end[i]) + ") with output_padding " +
+                              std::to_string(geo->output_padding[i]) + " and stride " +
+                              std::to_string(geo->stride[i]) +
+                              " are more than oneDNN's deconvolution takes");
+      }
+    }
+    return Claim::accept();
+  }
+  if (!a->output_shape.empty() || a->auto_pad == "SAME_UPPER" || a->auto_pad == "SAME_LOWER") {
+    return Claim::decline(
+        "output_shape or SAME auto_pad with shapes unknown at load: the paddings depend on the "
+        "input's size, and may be more than oneDNN's deconvolution takes");
+  }
+  const size_t r = a->output_padding.size();
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t stride = i < a->strides.size() ? a->strides[i] : 1;
+    const int64_t pad_end =
+        a->auto_pad == "NOTSET" && a->pads.size() == 2 * r ? a->pads[i + r] : 0;
+    if (!right_pad_fits(pad_end, a->output_padding[i], stride)) {
+      return Claim::decline("output_padding " + std::to_string(a->output_padding[i]) +
+                            " is not below stride + end pad (" + std::to_string(stride) + " + " +
+                            std::to_string(pad_end) + ")");
+    }
+  }
+  return Claim::accept();
+}
+
+}  // namespace
+
+void register_conv_transpose(KernelRegistry& r) {
+  r.add({.op_type = "ConvTranspose",
+         .since = 1,
+         .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
+           RECUR_ASSIGN_OR_RETURN(ConvTransposeAttrs a, ConvTransposeAttrs::read(ctx.node()));
+           const Tensor* cw = ctx.constant_input(1);
+           Tensor w_value =
+               cw && cw->dtype() == DType::kFloat32 && cw->is_cpu() ? *cw : Tensor();
+           return std::unique_ptr<Kernel>(std::make_unique<ConvTransposeKernel>(
+               std::move(a), options_of(ctx).max_threads, std::move(w_value),
+               ctx.node().describe()));
+         },
+         .claim = claim_conv_transpose});
+}
+
+}  // namespace recur::onednn

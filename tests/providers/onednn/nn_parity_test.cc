@@ -1,0 +1,138 @@
+// The oneDNN provider's ConvTranspose against the reference provider on random geometries:
+// 1-D to 3-D, groups, strides, dilations, pads, output_padding, output_shape and SAME
+// auto_pad (known shapes), bias or none, W constant or fed. Each node must be claimed by oneDNN
+// (or declined with the reason the claim gives) and agree with the reference, which the ONNX
+// backend data checks in turn (onnx-node tests).
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "recur/recur.h"
+#include "tests/support/model_builder.h"
+#include "tools/common/testdir.h"
+
+namespace recur {
+namespace {
+
+using testing::ModelBuilder;
+using testing::random_tensor;
+using testing::set_attr;
+
+bool have_onednn() {
+  for (const auto& p : list_providers())
+    if (p.name == "onednn") return p.available;
+  return false;
+}
+
+Session open(const std::string& bytes, const std::string& providers) {
+  SessionOptions o;
+  if (providers == "reference") {
+    o.providers({"reference"});
+  } else {
+    o.providers({providers, "reference"});
+  }
+  o.threads(2);
+  return Session::from_bytes(bytes.data(), bytes.size(), o);
+}
+
+// Runs `bytes` with oneDNN first and with the reference alone on `feeds`; the outputs must
+// agree. Returns the provider oneDNN's session gave the node.
+std::string expect_same(const std::string& bytes, const Feeds& feeds,
+                        const std::string& what) {
+  Session dnn = open(bytes, "onednn");
+  const std::string provider = dnn.assignment().front().provider;
+  const Outputs got = dnn.run(feeds);
+  const Outputs want = open(bytes, "reference").run(feeds);
+  EXPECT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
+    EXPECT_EQ(got[i].shape(), want[i].shape()) << what;
+    const auto cmp = tools::compare(got[i], want[i], tools::Tolerance{1e-4, 1e-4});
+    EXPECT_TRUE(cmp.match) << what << ": " << cmp.reason;
+  }
+  return provider;
+}
+
+TEST(OnednnNnParity, ConvTransposeRandomGeometries) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  std::mt19937 rng(7);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  int on_onednn = 0, declined = 0;
+  for (int iter = 0; iter < 120; ++iter) {
+    const int64_t r = pick(1, 3), g = pick(1, 3), n = pick(1, 2);
+    const int64_t c = g * pick(1, 3), m = g * pick(1, 3);
+    Shape x{n, c}, w{c, m / g};
+    std::vector<int64_t> strides, dilations, pads(2 * static_cast<size_t>(r)), out_pad;
+    for (int64_t i = 0; i < r; ++i) {
+      x.push_back(pick(1, r == 3 ? 4 : 7));
+      w.push_back(pick(1, 4));
+      strides.push_back(pick(1, 3));
+      dilations.push_back(pick(1, 2));
+      pads[static_cast<size_t>(i)] = pick(0, 2);
+      pads[static_cast<size_t>(i + r)] = pick(0, 2);
+      // Up to stride + end pad, one past what oneDNN takes: such nodes must be declined.
+      out_pad.push_back(pick(0, strides.back() + pads[static_cast<size_t>(i + r)]));
+    }
+    const int mode = static_cast<int>(pick(0, 3));  // pads, SAME_UPPER, SAME_LOWER, output_shape
+    const bool bias = pick(0, 1) == 1, w_input = pick(0, 4) == 0;
+    ModelBuilder mb(11);
+    mb.input("X", DType::kFloat32, x);
+    if (w_input) {
+      mb.input("W", DType::kFloat32, w);
+    } else {
+      mb.initializer("W", random_tensor(w, rng));
+    }
+    std::vector<std::string> ins{"X", "W"};
+    if (bias) {
+      mb.initializer("B", random_tensor({m}, rng));
+      ins.push_back("B");
+    }
+    mb.output("Y", DType::kFloat32);
+    onnx::NodeProto& node = mb.node("ConvTranspose", ins, {"Y"}, "deconv");
+    set_attr(node, "group", g);
+    set_attr(node, "strides", strides);
+    set_attr(node, "dilations", dilations);
+    if (mode == 0) {
+      set_attr(node, "pads", pads);
+      set_attr(node, "output_padding", out_pad);
+    } else if (mode == 1 || mode == 2) {
+      set_attr(node, "auto_pad", std::string(mode == 1 ? "SAME_UPPER" : "SAME_LOWER"));
+    } else {
+      std::vector<int64_t> os;
+      for (int64_t i = 0; i < r; ++i) os.push_back(x[static_cast<size_t>(i + 2)] * 2 + pick(-1, 2));
+      set_attr(node, "output_shape", os);
+    }
+    Feeds feeds{{"X", random_tensor(x, rng, 1.0f)}};
+    if (w_input) feeds.push_back({"W", random_tensor(w, rng)});
+    const std::string what = "iter " + std::to_string(iter) + ": X " + shape_to_string(x) +
+                             " W " + shape_to_string(w) + " group " + std::to_string(g) +
+                             " mode " + std::to_string(mode);
+    const std::string bytes = mb.bytes();
+    // A geometry the reference refuses (pads leaving no output) is refused by both.
+    bool reference_runs = true;
+    try {
+      open(bytes, "reference").run(feeds);
+    } catch (const Error&) {
+      reference_runs = false;
+    }
+    if (!reference_runs) continue;
+    const std::string provider = expect_same(bytes, feeds, what);
+    if (provider == "onednn") {
+      ++on_onednn;
+    } else {
+      ++declined;
+      const Session s = open(bytes, "onednn");
+      ASSERT_FALSE(s.assignment().front().declined.empty()) << what;
+    }
+  }
+  // Most geometries fit oneDNN; some (a large output_padding, output_shape past the full
+  // output) must not.
+  EXPECT_GE(on_onednn, 60);
+  EXPECT_GE(declined, 3);
+}
+
+}  // namespace
+}  // namespace recur
