@@ -8,6 +8,7 @@ void register_nn_kernels(KernelRegistry& r) {
   register_gemm(r);
   register_conv(r);
   register_conv_transpose(r);
+  register_layer_normalization(r);
   register_pooling(r);
   register_softmax(r);
 }

@@ -28,7 +28,10 @@ class LayerNormKernel final : public Kernel {
                               " must broadcast to the normalised shape " + shape_to_string(inner));
     }
     const int64_t size = shape_numel(inner);
-    const int64_t outer = size == 0 ? 0 : x->numel() / size;
+    // The rows: with an empty normalised shape there are still rows, whose statistics are
+    // 0 / 0 (NaN), not left unwritten.
+    const int64_t outer =
+        shape_numel(Shape(x->shape().begin(), x->shape().begin() + axis));
     RECUR_ASSIGN_OR_RETURN(std::vector<double> xs, read_as_double(*x, "X"));
     RECUR_ASSIGN_OR_RETURN(std::vector<double> sc, read_as_double(*scale, "Scale"));
     std::vector<double> bs;

@@ -1,8 +1,10 @@
-// The oneDNN provider's ConvTranspose against the reference provider on random geometries:
-// 1-D to 3-D, groups, strides, dilations, pads, output_padding, output_shape and SAME
-// auto_pad (known shapes), bias or none, W constant or fed. Each node must be claimed by oneDNN
-// (or declined with the reason the claim gives) and agree with the reference, which the ONNX
-// backend data checks in turn (onnx-node tests).
+// The oneDNN provider's ConvTranspose and LayerNormalization against the reference provider on
+// random cases. ConvTranspose: 1-D to 3-D, groups, strides, dilations, pads, output_padding,
+// output_shape and SAME auto_pad (known shapes), bias or none, W constant or fed.
+// LayerNormalization: every axis, Scale and B that cover the normalised shape or broadcast,
+// the optional statistics outputs. Each node must be claimed by oneDNN (or declined with the
+// reason the claim gives) and agree with the reference, which the ONNX backend data checks in
+// turn (onnx-node tests).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -131,6 +133,67 @@ TEST(OnednnNnParity, ConvTransposeRandomGeometries) {
   // Most geometries fit oneDNN; some (a large output_padding, output_shape past the full
   // output) must not.
   EXPECT_GE(on_onednn, 60);
+  EXPECT_GE(declined, 3);
+}
+
+TEST(OnednnNnParity, LayerNormalizationRandomCases) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  std::mt19937 rng(11);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  int on_onednn = 0, declined = 0;
+  for (int iter = 0; iter < 60; ++iter) {
+    const int64_t rank = pick(1, 4);
+    Shape x;
+    for (int64_t i = 0; i < rank; ++i) x.push_back(pick(1, 9));
+    const int64_t axis = pick(-rank, rank - 1);
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    // Scale: the normalised shape, or (cases for the reference) one that broadcasts: its first
+    // dimension left out, or 1.
+    Shape sshape(x.begin() + a, x.end());
+    const int form = static_cast<int>(pick(0, 3));
+    bool broadcasts = false;
+    if (form == 1 && sshape.size() > 1) {
+      broadcasts = sshape.front() > 1;
+      sshape.erase(sshape.begin());
+    } else if (form == 3) {
+      broadcasts = sshape.front() > 1;
+      sshape.front() = 1;
+    }
+    const bool bias = pick(0, 1) == 1, stats = pick(0, 2) == 0;
+    ModelBuilder mb(17);
+    mb.input("X", DType::kFloat32, x);
+    mb.initializer("S", random_tensor(sshape, rng, 1.0f));
+    std::vector<std::string> ins{"X", "S"};
+    if (bias) {
+      mb.initializer("B", random_tensor(sshape, rng, 1.0f));
+      ins.push_back("B");
+    }
+    std::vector<std::string> outs{"Y"};
+    mb.output("Y", DType::kFloat32);
+    if (stats) {
+      outs.insert(outs.end(), {"Mean", "InvStdDev"});
+      mb.output("Mean", DType::kFloat32);
+      mb.output("InvStdDev", DType::kFloat32);
+    }
+    onnx::NodeProto& node = mb.node("LayerNormalization", ins, outs, "ln");
+    set_attr(node, "axis", axis);
+    set_attr(node, "epsilon", 1e-3f);
+    const std::string what = "iter " + std::to_string(iter) + ": X " + shape_to_string(x) +
+                             " axis " + std::to_string(axis) + " Scale " +
+                             shape_to_string(sshape);
+    const std::string provider =
+        expect_same(mb.bytes(), {{"X", random_tensor(x, rng, 2.0f)}}, what);
+    if (broadcasts) {
+      EXPECT_EQ(provider, "reference") << what;
+      ++declined;
+    } else {
+      EXPECT_EQ(provider, "onednn") << what;
+      ++on_onednn;
+    }
+  }
+  EXPECT_GE(on_onednn, 30);
   EXPECT_GE(declined, 3);
 }
 
