@@ -7,6 +7,7 @@ void register_nn_kernels(KernelRegistry& r) {
   register_matmul(r);
   register_gemm(r);
   register_conv(r);
+  register_batch_normalization(r);
   register_conv_transpose(r);
   register_layer_normalization(r);
   register_pooling(r);

@@ -28,26 +28,38 @@ class InstanceNormKernel final : public Kernel {
                               shape_to_string(bias->shape()) + " should have " + std::to_string(c) +
                               " values");
     }
-    RECUR_ASSIGN_OR_RETURN(std::vector<double> xs, read_as_double(*x, "input"));
-    RECUR_ASSIGN_OR_RETURN(std::vector<double> sc, read_as_double(*scale, "scale"));
-    RECUR_ASSIGN_OR_RETURN(std::vector<double> bs, read_as_double(*bias, "B"));
-    const int64_t size = n * c == 0 ? 0 : x->numel() / (n * c);
-    std::vector<double> ys(xs.size());
-    for (int64_t i = 0; i < n * c; ++i) {
-      const double* xi = xs.data() + i * size;
-      double mean = 0, var = 0;
-      for (int64_t j = 0; j < size; ++j) mean += xi[j];
-      mean /= static_cast<double>(size);
-      for (int64_t j = 0; j < size; ++j) var += (xi[j] - mean) * (xi[j] - mean);
-      var /= static_cast<double>(size);
-      const double inv = 1.0 / std::sqrt(var + epsilon_);
-      const auto ch = static_cast<size_t>(i % c);
-      for (int64_t j = 0; j < size; ++j) {
-        ys[static_cast<size_t>(i * size + j)] = (xi[j] - mean) * inv * sc[ch] + bs[ch];
-      }
+    if (scale->dtype() != x->dtype() || bias->dtype() != x->dtype()) {
+      return invalid_argument("input, scale and B must have the same dtype");
     }
+    const int64_t size = n * c == 0 ? 0 : x->numel() / (n * c);
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), x->shape()));
-    write_from_double(ys, *y);
+    // A row (sample, channel) at a time, in double, straight from X into Y: no copy of the
+    // whole tensor.
+    const bool handled = visit_dtype(kNnFloatTypes, x->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ComputeView<T> xv(*x), sv(*scale), bv(*bias);
+      ComputeOut<T> yv(*y);
+      for (int64_t i = 0; i < n * c; ++i) {
+        const auto* xi = xv.data() + i * size;
+        auto* yi = yv.data() + i * size;
+        double mean = 0, var = 0;
+        for (int64_t j = 0; j < size; ++j) mean += static_cast<double>(xi[j]);
+        mean /= static_cast<double>(size);
+        for (int64_t j = 0; j < size; ++j) {
+          const double d = static_cast<double>(xi[j]) - mean;
+          var += d * d;
+        }
+        var /= static_cast<double>(size);
+        const double inv = 1.0 / std::sqrt(var + epsilon_);
+        const double sc = static_cast<double>(sv.data()[i % c]);
+        const double bs = static_cast<double>(bv.data()[i % c]);
+        using C = std::remove_reference_t<decltype(*yi)>;
+        for (int64_t j = 0; j < size; ++j)
+          yi[j] = static_cast<C>((static_cast<double>(xi[j]) - mean) * inv * sc + bs);
+      }
+      yv.flush();
+    });
+    if (!handled) return not_implemented("dtype " + dtype_str(x->dtype()) + " is not supported");
     return ok_status();
   }
 
