@@ -24,8 +24,11 @@ Result<DType> signal_output_type(const Node& node);
 
 // A DFT of length `length` over `in` (in.size() <= length: zero-padded), keeping the first
 // `bins` outputs. X[k] = sum_n x[n] exp(-+2 pi i k n / length), the sign + and a factor
-// 1/length when `inverse`. The angles come from a table of `length` entries, indexed modulo
-// length, so large k * n lose no precision.
+// 1/length when `inverse`. Lengths up to 32 (and past 2^22, where the buffers below would
+// outweigh the output) are summed directly, from a table of `length` angles indexed modulo
+// length so that large k * n lose no precision. Other lengths go through a radix-2 FFT: a
+// power of two directly, any other length as Bluestein's chirp convolution of a power-of-two
+// size. Both are in double; the FFT's error grows as log(length), the direct sum's as length.
 class DftPlan {
  public:
   DftPlan(int64_t length, bool inverse);
@@ -33,9 +36,18 @@ class DftPlan {
            std::vector<std::complex<double>>* out) const;
 
  private:
+  using Complex = std::complex<double>;
+  void direct(const std::vector<Complex>& in, int64_t bins, std::vector<Complex>* out) const;
+  // In place, size_ points, forward (exp(-i...)) or backward, unscaled.
+  void fft(Complex* a, bool backward) const;
+
   int64_t length_;
   bool inverse_;
-  std::vector<std::complex<double>> twiddle_;  // exp(-+2 pi i j / length)
+  std::vector<Complex> twiddle_;  // direct: exp(-+2 pi i j / length); FFT: exp(-2 pi i j / size)
+  int64_t size_ = 0;              // the FFT's size (0: direct)
+  std::vector<Complex> chirp_;    // Bluestein: exp(+-i pi n^2 / length), n < length
+  std::vector<Complex> chirp_fft_;  // the FFT of the chirp, wrapped to size_
+  mutable std::vector<Complex> work_;
 };
 
 }  // namespace recur::reference

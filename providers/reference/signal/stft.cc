@@ -1,4 +1,4 @@
-// STFT (opset 17): signal [batch, length, 1 or 2], frame_step (scalar), optional window
+// STFT (opset 17): signal [batch, length, 1 or 2] (or [batch, length], real), frame_step (scalar), optional window
 // [frame_length], optional frame_length (scalar; taken from the window when absent). Frame f
 // covers samples [f * step, f * step + frame_length), multiplied by the window; output
 // [batch, frames, bins, 2] with frames = 1 + (length - frame_length) / step and bins =
@@ -21,10 +21,12 @@ class StftKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(const Tensor* step_t, required_input(ctx, 1));
     const Tensor* window = ctx.input(2);
     const Tensor* length_t = ctx.input(3);
-    if (x->rank() != 3 || (x->dim(2) != 1 && x->dim(2) != 2)) {
-      return ctx.error(
-          ErrorCode::kInvalidArgument,
-          "the signal must have shape [batch, length, 1 or 2], got " + shape_to_string(x->shape()));
+    // [batch, length] is a real signal too, as ONNX Runtime takes it.
+    if ((x->rank() != 3 && x->rank() != 2) || (x->rank() == 3 && x->dim(2) != 1 && x->dim(2) != 2)) {
+      return ctx.error(ErrorCode::kInvalidArgument,
+                       "the signal must have shape [batch, length, 1 or 2] or [batch, length], "
+                       "got " +
+                           shape_to_string(x->shape()));
     }
     auto step = read_scalar_int(*step_t, "frame_step");
     if (!step.ok()) return step.status().with_context(ctx.node().describe());
@@ -46,7 +48,7 @@ class StftKernel final : public Kernel {
       if (!v.ok()) return v.status().with_context(ctx.node().describe());
       w = std::move(v).value();
     }
-    const int64_t batch = x->dim(0), len = x->dim(1), comps = x->dim(2);
+    const int64_t batch = x->dim(0), len = x->dim(1), comps = x->rank() == 3 ? x->dim(2) : 1;
     if (frame < 1 || frame > len || *step < 1) {
       return ctx.error(ErrorCode::kInvalidArgument,
                        "frame_length " + std::to_string(frame) + " and frame_step " +
