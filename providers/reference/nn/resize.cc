@@ -4,7 +4,7 @@
 // scales or sizes. Opset 18 adds `axes` (scales, sizes and roi name only those axes),
 // keep_aspect_ratio_policy for sizes, and antialias. Interpolation is separable: each axis
 // contributes taps (index, weight) and an output element is the weighted sum over the product of
-// its axes' taps.
+// its axes' taps, taken a row of the output at a time.
 #include <cmath>
 #include <limits>
 
@@ -21,9 +21,14 @@ struct Tap {
   double weight;
 };
 
+// One axis' taps, for all its output coordinates in one array: coordinate o's are
+// taps[begin[o] .. begin[o + 1]), each index already multiplied by the axis' input stride.
+// Taps of weight 0 (linear at a whole coordinate, a cubic tap at a node) are left out: they
+// add nothing, and a scale-1 axis then costs one tap instead of two or four.
 struct AxisTaps {
-  std::vector<std::vector<Tap>> taps;  // per output coordinate
-  std::vector<char> outside;           // tf_crop_and_resize: extrapolate
+  std::vector<Tap> taps;
+  std::vector<size_t> begin;  // out + 1 entries
+  std::vector<char> outside;  // tf_crop_and_resize: extrapolate
 };
 
 // `out` is the unrounded resized length in * scale, as the ONNX reference uses it.
@@ -104,13 +109,15 @@ void exclude_or_clamp(const ResizeParams& p, int64_t in, std::vector<Tap>& taps)
 }
 
 AxisTaps axis_taps(const ResizeParams& p, int64_t in, int64_t out, double scale, double roi_start,
-                   double roi_end) {
+                   double roi_end, int64_t stride) {
   AxisTaps a;
-  a.taps.resize(static_cast<size_t>(out));
+  a.begin.reserve(static_cast<size_t>(out) + 1);
   a.outside.assign(static_cast<size_t>(out), 0);
   const bool crop = p.coordinate_mode == "tf_crop_and_resize";
+  std::vector<Tap> taps;
   for (int64_t o = 0; o < out; ++o) {
-    auto& taps = a.taps[static_cast<size_t>(o)];
+    a.begin.push_back(a.taps.size());
+    taps.clear();
     const double x = original_coordinate(p.coordinate_mode, static_cast<double>(o), scale, in,
                                          static_cast<double>(in) * scale, out, roi_start, roi_end);
     if (!std::isfinite(x) || (crop && (x < 0 || x > static_cast<double>(in - 1)))) {
@@ -120,23 +127,26 @@ AxisTaps axis_taps(const ResizeParams& p, int64_t in, int64_t out, double scale,
     }
     if (p.mode == ResizeParams::Mode::kNearest) {
       taps.push_back({clamp_index(nearest_index(p.nearest_mode, x, scale < 1.0), in), 1.0});
-      continue;
-    }
-    const double fl = std::floor(x);
-    const double t = x - fl;
-    const auto i0 = static_cast<int64_t>(fl);
-    if (p.antialias && scale < 1.0) {
-      antialias_taps(p, i0, t, scale, in, taps);
-    } else if (p.mode == ResizeParams::Mode::kLinear) {
-      taps.push_back({i0, 1.0 - t});
-      taps.push_back({i0 + 1, t});
     } else {
-      for (int64_t k = -1; k <= 2; ++k) {
-        taps.push_back({i0 + k, cubic_kernel(p.cubic_a, static_cast<double>(k) - t)});
+      const double fl = std::floor(x);
+      const double t = x - fl;
+      const auto i0 = static_cast<int64_t>(fl);
+      if (p.antialias && scale < 1.0) {
+        antialias_taps(p, i0, t, scale, in, taps);
+      } else if (p.mode == ResizeParams::Mode::kLinear) {
+        taps.push_back({i0, 1.0 - t});
+        taps.push_back({i0 + 1, t});
+      } else {
+        for (int64_t k = -1; k <= 2; ++k) {
+          taps.push_back({i0 + k, cubic_kernel(p.cubic_a, static_cast<double>(k) - t)});
+        }
       }
+      exclude_or_clamp(p, in, taps);
     }
-    exclude_or_clamp(p, in, taps);
+    for (const Tap& tap : taps)
+      if (tap.weight != 0) a.taps.push_back({tap.index * stride, tap.weight});
   }
+  a.begin.push_back(a.taps.size());
   return a;
 }
 
@@ -182,51 +192,19 @@ Status resize_into(KernelContext& ctx, const ResizeParams& p, const Tensor& x,
   // (found by the model fuzzer).
   RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), out));
   if (y->numel() == 0) return ok_status();
+  const Shape in_stride = contiguous_strides(x.shape());
   std::vector<AxisTaps> axes(r);
   for (size_t d = 0; d < r; ++d) {
     const double rs = roi.empty() ? 0.0 : roi[d], re = roi.empty() ? 1.0 : roi[d + r];
-    axes[d] = axis_taps(p, x.dim(static_cast<int64_t>(d)), out[d], scales[d], rs, re);
+    axes[d] = axis_taps(p, x.dim(static_cast<int64_t>(d)), out[d], scales[d], rs, re,
+                        in_stride[d]);
   }
-  const Shape in_stride = contiguous_strides(x.shape());
   const bool handled = visit_dtype(kNumericTypes, x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const T* xp = x.data<T>();
     T* yp = y->data<T>();
-    const int64_t total = shape_numel(out);
-    std::vector<int64_t> o(r, 0);
-    std::vector<size_t> t(r, 0);
-    std::vector<const std::vector<Tap>*> cur(r);
-    for (int64_t i = 0; i < total; ++i) {
-      bool outside = false;
-      bool empty = false;
-      for (size_t d = 0; d < r; ++d) {
-        outside |= axes[d].outside[static_cast<size_t>(o[d])] != 0;
-        cur[d] = &axes[d].taps[static_cast<size_t>(o[d])];
-        empty |= cur[d]->empty();
-      }
-      double v = 0;
-      if (outside) {
-        v = p.extrapolation_value;
-      } else if (!empty) {
-        std::fill(t.begin(), t.end(), 0);
-        while (true) {
-          double w = 1;
-          int64_t off = 0;
-          for (size_t d = 0; d < r; ++d) {
-            const Tap& tap = (*cur[d])[t[d]];
-            w *= tap.weight;
-            off += tap.index * in_stride[d];
-          }
-          if (w != 0) v += w * static_cast<double>(static_cast<C>(xp[off]));
-          size_t d = r;
-          while (d-- > 0) {
-            if (++t[d] < cur[d]->size()) break;
-            t[d] = 0;
-          }
-          if (d == static_cast<size_t>(-1)) break;
-        }
-      }
+    auto store = [&](int64_t i, double v) {
       if constexpr (std::is_integral_v<T>) {
         v = std::nearbyint(v);
         const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
@@ -235,7 +213,46 @@ Status resize_into(KernelContext& ctx, const ResizeParams& p, const Tensor& x,
       } else {
         yp[i] = static_cast<T>(static_cast<C>(v));
       }
-      for (size_t d = r; d-- > 0;) {
+    };
+    if (r == 0) {  // a scalar resizes to itself
+      store(0, static_cast<double>(static_cast<C>(xp[0])));
+      return;
+    }
+    // A row of the output (every axis but the last fixed) at a time: the products of the
+    // other axes' taps are made once for the row, in the order the sum takes them (the first
+    // axis slowest), and each output element of the row sums them against its last-axis taps.
+    const AxisTaps& last = axes[r - 1];
+    const int64_t row_len = out[r - 1];
+    const int64_t rows = shape_numel(out) / row_len;
+    std::vector<int64_t> o(r - 1, 0);
+    std::vector<Tap> combos, next;
+    for (int64_t row = 0; row < rows; ++row) {
+      bool outside = false;
+      combos.assign(1, Tap{0, 1.0});
+      for (size_t d = 0; d + 1 < r; ++d) {
+        const auto od = static_cast<size_t>(o[d]);
+        outside |= axes[d].outside[od] != 0;
+        next.clear();
+        for (const Tap& c : combos)
+          for (size_t k = axes[d].begin[od]; k < axes[d].begin[od + 1]; ++k)
+            next.push_back({c.index + axes[d].taps[k].index, c.weight * axes[d].taps[k].weight});
+        combos.swap(next);
+      }
+      for (int64_t j = 0; j < row_len; ++j) {
+        const auto oj = static_cast<size_t>(j);
+        double v = 0;
+        if (outside || last.outside[oj] != 0) {
+          v = p.extrapolation_value;
+        } else {
+          for (const Tap& c : combos)
+            for (size_t k = last.begin[oj]; k < last.begin[oj + 1]; ++k) {
+              const double w = c.weight * last.taps[k].weight;
+              if (w != 0) v += w * static_cast<double>(static_cast<C>(xp[c.index + last.taps[k].index]));
+            }
+        }
+        store(row * row_len + j, v);
+      }
+      for (size_t d = r - 1; d-- > 0;) {
         if (++o[d] < out[d]) break;
         o[d] = 0;
       }
