@@ -1,5 +1,5 @@
 // Elementwise activations through oneDNN's eltwise primitive: Relu, LeakyRelu, Tanh, Sigmoid,
-// Exp, Log, Abs, Sqrt, Neg, Elu, Softplus, Clip and Round.
+// Exp, Log, Abs, Sqrt, Neg, Elu, Softplus, Clip, Round, HardSwish, Mish, Gelu and Swish.
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -42,7 +42,14 @@ constexpr EltwiseOp kOps[] = {
     {"Softplus", 1, algorithm::eltwise_soft_relu, 0.0f, 0.0f, nullptr},
     {"Round", 11, algorithm::eltwise_round, 0.0f, 0.0f, nullptr},
     {"Clip", 1, algorithm::eltwise_clip, 0.0f, 0.0f, nullptr, true},
+    {"HardSwish", 14, algorithm::eltwise_hardswish, 0.0f, 0.0f, nullptr, true},
+    {"Mish", 18, algorithm::eltwise_mish, 0.0f, 0.0f, nullptr},
+    {"Gelu", 20, algorithm::eltwise_gelu_erf, 0.0f, 0.0f, nullptr},
+    {"Swish", 24, algorithm::eltwise_swish, 1.0f, 0.0f, "alpha"},
 };
+
+// Gelu with approximate="tanh".
+constexpr EltwiseOp kGeluTanh = {"Gelu", 20, algorithm::eltwise_gelu_tanh, 0.0f, 0.0f, nullptr};
 
 // The ops recur runs on its own loop (avx512.h) for tensors of at most 64K elements, where a
 // oneDNN call costs more than the work.
@@ -135,8 +142,11 @@ class EltwiseKernel final : public Kernel {
   mutable ScratchPool scratch_;
 };
 
-Result<std::unique_ptr<Kernel>> create_eltwise(const EltwiseOp& op, CompileContext& ctx) {
+Result<std::unique_ptr<Kernel>> create_eltwise(const EltwiseOp& given, CompileContext& ctx) {
   AttrReader a(ctx.node());
+  const bool tanh_gelu = std::string_view(given.name) == "Gelu" &&
+                         a.get_string("approximate", "none") == "tanh";
+  const EltwiseOp& op = tanh_gelu ? kGeluTanh : given;
   float alpha = op.alpha_attr ? a.get_float(op.alpha_attr, op.alpha) : op.alpha;
   float beta = op.beta;
   if (std::string_view(op.name) == "Clip") {

@@ -1,4 +1,5 @@
-// The oneDNN provider's ConvTranspose, LayerNormalization and BatchNormalization against the
+// The oneDNN provider's ConvTranspose, LayerNormalization, BatchNormalization and the
+// activations newer than the ONNX backend data here (Gelu, Mish, Swish; HardSwish) against the
 // reference provider on random cases. ConvTranspose: 1-D to 3-D, groups, strides, dilations, pads, output_padding,
 // output_shape and SAME auto_pad (known shapes), bias or none, W constant or fed.
 // LayerNormalization: every axis, Scale and B that cover the normalised shape or broadcast,
@@ -236,6 +237,40 @@ TEST(OnednnNnParity, BatchNormalizationRandomCases) {
     const std::string what = "iter " + std::to_string(iter) + ": X " + shape_to_string(x);
     const std::string provider =
         expect_same(mb.bytes(), {{"X", shifted(random_tensor(x, rng, 1.0f), 0.1f, offset)}}, what);
+    EXPECT_EQ(provider, "onednn") << what;
+  }
+}
+
+TEST(OnednnNnParity, NewerActivations) {
+  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  std::mt19937 rng(17);
+  struct Case {
+    const char* op;
+    int opset;
+    const char* attr;  // a string attribute "name=value", or null
+    float alpha;       // Swish's alpha, or 0
+  };
+  const Case cases[] = {{"Gelu", 20, nullptr, 0.0f},
+                        {"Gelu", 20, "approximate=tanh", 0.0f},
+                        {"Mish", 18, nullptr, 0.0f},
+                        {"HardSwish", 14, nullptr, 0.0f},
+                        {"Swish", 24, nullptr, 0.0f},
+                        {"Swish", 24, nullptr, 1.702f}};
+  for (const Case& c : cases) {
+    ModelBuilder mb(c.opset, 10);
+    mb.input("X", DType::kFloat32, {3, 1000});
+    mb.output("Y", DType::kFloat32);
+    onnx::NodeProto& node = mb.node(c.op, {"X"}, {"Y"}, "act");
+    if (c.attr) set_attr(node, "approximate", std::string("tanh"));
+    if (c.alpha != 0.0f) set_attr(node, "alpha", c.alpha);
+    const std::string what = std::string(c.op) + (c.attr ? " tanh" : "") +
+                             (c.alpha != 0.0f ? " alpha" : "");
+    // Values in [-8, 8] and a few beyond, where the functions saturate.
+    Tensor x = random_tensor({3, 1000}, rng, 8.0f);
+    x.data<float>()[0] = 40.0f;
+    x.data<float>()[1] = -40.0f;
+    const std::string provider = expect_same(mb.bytes(), {{"X", x}}, what,
+                                             tools::Tolerance{1e-4, 1e-5});
     EXPECT_EQ(provider, "onednn") << what;
   }
 }
