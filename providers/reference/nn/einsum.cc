@@ -1,9 +1,13 @@
 // Einsum (opset 12): explicit and implicit output, repeated labels (diagonals), ellipsis
-// broadcasting. One loop nest over every label: output labels outside, summed labels inside.
+// broadcasting. One loop nest over every label: output labels outside, summed labels inside;
+// two float operands run the same sums as a batched GEMM.
 #include <algorithm>
 #include <map>
+#include <optional>
 
+#include "providers/reference/common/gemm.h"
 #include "providers/reference/common/util.h"
+#include "runtime/core/checked_math.h"
 #include "providers/reference/nn/nn_ops.h"
 #include "providers/reference/nn/nn_util.h"
 
@@ -254,6 +258,99 @@ void einsum_float(const std::vector<const Tensor*>& xs, const LoopNest& nest, Te
       });
 }
 
+// Two float operands as one batched GEMM over gathered copies in double: every label of the
+// nest is a batch label (kept, in both operands or in neither), M (kept, in A only), N (kept, in
+// B only) or K (summed). The strides carry diagonals (a repeated label's strides add up) and
+// broadcasting (stride 0), so every two-operand equation takes this form. The GEMM adds the
+// products of each output element in the order the loop nest does, so the result is the same;
+// it is only much faster (a nest step per product costs more than the product). Returns false,
+// having done nothing, where the copies would exceed `limit` doubles (an operand broadcast along
+// a long summed label): the nest then runs.
+template <class T>
+bool einsum_gemm(const std::vector<const Tensor*>& xs, const LoopNest& nest, size_t num_out,
+                 Tensor* y, int64_t limit) {
+  using C = compute_t<T>;
+  struct Axis {
+    int64_t extent, sa, sb, sy;
+  };
+  std::vector<Axis> batch, m, n, k;
+  const Shape ys = contiguous_strides(y->shape());
+  for (size_t i = 0; i < nest.loop.size(); ++i) {
+    const Axis a{nest.extent[i], nest.stride[0][i], nest.stride[1][i], i < num_out ? ys[i] : 0};
+    if (i >= num_out) {
+      k.push_back(a);
+    } else if (a.sa != 0 && a.sb == 0) {
+      m.push_back(a);
+    } else if (a.sa == 0 && a.sb != 0) {
+      n.push_back(a);
+    } else {
+      batch.push_back(a);
+    }
+  }
+  // Each group's size, then the copies' total, or nullopt where they overflow.
+  auto total = [](const std::vector<Axis>& v) -> std::optional<int64_t> {
+    int64_t t = 1;
+    for (const Axis& a : v) {
+      const auto next = checked_mul(t, a.extent);
+      if (!next) return std::nullopt;
+      t = *next;
+    }
+    return t;
+  };
+  const auto obt = total(batch), omt = total(m), ont = total(n), okt = total(k);
+  if (!obt || !omt || !ont || !okt) return false;
+  const int64_t bt = *obt, mt = *omt, nt = *ont, kt = *okt;
+  const auto mk = checked_mul(mt, kt), kn = checked_mul(kt, nt), mn = checked_mul(mt, nt);
+  if (!mk || !kn || !mn) return false;
+  const auto sum = checked_add(*mk, *kn);
+  const auto per_batch = sum ? checked_add(*sum, *mn) : std::nullopt;
+  const auto need = per_batch ? checked_mul(bt, *per_batch) : std::nullopt;
+  if (!need || *need > limit) return false;
+  // Walks the axes of `groups` in order (the last fastest), calling f(offset) with the offset
+  // the chosen stride gives.
+  auto walk = [](std::initializer_list<const std::vector<Axis>*> groups, int64_t Axis::*stride,
+                 auto&& f) {
+    std::vector<const Axis*> axes;
+    for (const auto* g : groups)
+      for (const Axis& a : *g) {
+        if (a.extent == 0) return;  // nothing to walk (a summed label of size 0)
+        axes.push_back(&a);
+      }
+    std::vector<int64_t> idx(axes.size(), 0);
+    int64_t off = 0;
+    while (true) {
+      f(off);
+      size_t d = axes.size();
+      while (d-- > 0) {
+        off += axes[d]->*stride;
+        if (++idx[d] < axes[d]->extent) break;
+        off -= axes[d]->*stride * axes[d]->extent;
+        idx[d] = 0;
+      }
+      if (d == static_cast<size_t>(-1)) return;
+    }
+  };
+  std::vector<double> a2(static_cast<size_t>(bt * mt * kt)), b2(static_cast<size_t>(bt * kt * nt)),
+      c2(static_cast<size_t>(bt * mt * nt));
+  const T* pa = xs[0]->data<T>();
+  const T* pb = xs[1]->data<T>();
+  size_t at = 0;
+  walk({&batch, &m, &k}, &Axis::sa,
+       [&](int64_t off) { a2[at++] = static_cast<double>(static_cast<C>(pa[off])); });
+  at = 0;
+  walk({&batch, &k, &n}, &Axis::sb,
+       [&](int64_t off) { b2[at++] = static_cast<double>(static_cast<C>(pb[off])); });
+  for (int64_t b = 0; b < bt; ++b) {
+    gemm<double>(false, false, mt, nt, kt, 1.0, a2.data() + b * mt * kt, kt,
+                 b2.data() + b * kt * nt, nt, 0.0, c2.data() + b * mt * nt, nt);
+  }
+  T* py = y->data<T>();
+  at = 0;
+  walk({&batch, &m, &n}, &Axis::sy,
+       [&](int64_t off) { py[off] = static_cast<T>(static_cast<C>(c2[at++])); });
+  return true;
+}
+
 // Integer types sum in uint64, wrapping as numpy's integer arithmetic does.
 template <class T>
 void einsum_int(const std::vector<const Tensor*>& xs, const LoopNest& nest, Tensor* y) {
@@ -303,8 +400,15 @@ class EinsumKernel final : public Kernel {
     RECUR_RETURN_IF_ERROR(checked_numel(out_shape, "the output shape").status());
     const LoopNest nest = build_loop_nest(xs, lb, out_labels, out_shape);
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, xs[0]->dtype(), out_shape));
+    if (y->numel() == 0) return ok_status();
+    // The GEMM's copies may take as much as the inputs and output twice over, in double.
+    const int64_t limit =
+        2 * (xs[0]->numel() + (n > 1 ? xs[1]->numel() : 0) + y->numel()) + (int64_t{1} << 20);
     bool handled = visit_dtype(kNnFloatTypes, xs[0]->dtype(), [&](auto tag) {
-      einsum_float<typename decltype(tag)::type>(xs, nest, y);
+      using T = typename decltype(tag)::type;
+      if (n != 2 || !einsum_gemm<T>(xs, nest, out_labels.size(), y, limit)) {
+        einsum_float<T>(xs, nest, y);
+      }
     });
     if (!handled) {
       handled = visit_dtype(kIntTypes, xs[0]->dtype(), [&](auto tag) {
