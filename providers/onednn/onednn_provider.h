@@ -1,5 +1,6 @@
 // The oneDNN CPU provider: oneDNN's fused RNN primitives (LSTM, GRU, LBR-GRU, vanilla RNN)
-// and MatMul, Gemm, Conv, pooling, eltwise and softmax, so that whole models stay on it.
+// and MatMul, Gemm, Conv, ConvTranspose, Layer- and BatchNormalization, pooling, eltwise and
+// softmax, so that whole models stay on it.
 #pragma once
 
 #include <memory>

@@ -39,7 +39,7 @@ Node fused_node(const Node& conv, const Node& act) {
 
 }  // namespace
 
-Status fuse_conv_activations(Graph& graph, const ConvFusionFilter& accept) {
+Status fuse_conv_activations(Graph& graph, const NodeFusionFilter& accept) {
   for (const Node& n : graph.nodes()) {
     for (const auto& [name, a] : n.attributes) {
       if (a.g) RECUR_RETURN_IF_ERROR(fuse_conv_activations(*a.g, accept));

@@ -29,13 +29,20 @@ Status drop_unread_rnn_states(Graph& graph);
 using FusionFilter = std::function<bool(const Node& fused, const Graph& graph)>;
 Status fuse_stacked_rnns(Graph& graph, const FusionFilter& accept);
 
+// Whether a fusion may replace `original` (the node whose provider decides) by `fused`.
+using NodeFusionFilter =
+    std::function<bool(const Node& original, const Node& fused, const Graph& graph)>;
+
 // Each Conv whose output only a Relu or Sigmoid reads (and is no graph output) becomes one
 // recur::FusedConv node (runtime/graph/fused_conv.h) writing the activation's output, in
 // subgraphs too, where `accept` agrees given the Conv and the fused node. The fused node keeps
 // the Conv's name and carries a note naming both.
-using ConvFusionFilter =
-    std::function<bool(const Node& conv, const Node& fused, const Graph& graph)>;
-Status fuse_conv_activations(Graph& graph, const ConvFusionFilter& accept);
+Status fuse_conv_activations(Graph& graph, const NodeFusionFilter& accept);
+
+// Each exact GELU written as Div (or Mul), Erf, Add, Mul and Mul (fuse_gelu.cc has the forms)
+// becomes one Gelu node of opset 20, in subgraphs too, where `accept` agrees given the Erf and
+// the fused node. The fused node keeps the Erf's name and carries a note naming the five.
+Status fuse_gelus(Graph& graph, const NodeFusionFilter& accept);
 
 // The passes that need no provider, in order: Constant nodes to initializers, BatchNorm into
 // Conv, unread RNN states dropped. Each leaves the graph finalized.

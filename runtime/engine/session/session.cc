@@ -118,16 +118,19 @@ Status create_providers(Session::Impl& impl) {
   return ok_status();
 }
 
-// A Conv and its activation fuse where the provider that would run the Conv runs the fused
-// node too, so fusion never moves a Conv to another provider.
-ConvFusionFilter conv_fusion_filter(const Session::Impl& impl) {
-  return [&impl](const Node& conv, const Node& fused, const Graph& g) {
+// A fusion happens where the provider that would run the original node (the Conv, the Erf)
+// runs the fused node too, so fusion never moves work to another provider; where no provider
+// would run the original, where any runs the fused node.
+NodeFusionFilter fusion_filter(const Session::Impl& impl) {
+  return [&impl](const Node& original, const Node& fused, const Graph& g) {
     const bool plan_only = impl.options.plan_only();
+    bool any = false;
     for (const ExecutionProvider* p : impl.providers) {
       if (!plan_only && !p->available(nullptr)) continue;
-      if (p->claim(conv, g).yes) return p->claim(fused, g).yes;
+      if (p->claim(original, g).yes) return p->claim(fused, g).yes;
+      any = any || p->claim(fused, g).yes;
     }
-    return false;
+    return any;
   };
 }
 
@@ -161,7 +164,8 @@ std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>
         .with_context(file)
         .throw_if_error();
     if (!impl->folded.empty()) infer_shapes(graph, rules).with_context(file).throw_if_error();
-    fuse_conv_activations(graph, conv_fusion_filter(*impl)).with_context(file).throw_if_error();
+    fuse_conv_activations(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
+    fuse_gelus(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
     if (options.rnn_layer_fusion() != SessionOptions::Fusion::kOff) {
       // Fused only where it pays (kAuto: a GPU provider claims the fused node first) or where
       // some listed provider can run it (kOn).

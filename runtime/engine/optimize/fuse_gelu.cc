@@ -1,0 +1,175 @@
+// GELU fusion: the exact GELU that exporters before opset 20 write as five nodes,
+//
+//   y = Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5)        (PyTorch's nn.GELU)
+//   y = Mul(Mul(x, 0.5), Add(Erf(Mul(x, 1/sqrt 2)), 1))      (x * 0.5 * (1 + erf(x / sqrt 2)))
+//
+// with Mul and Add in either operand order, becomes one Gelu node of opset 20, which oneDNN
+// runs in one pass (its gelu_erf) instead of five over the whole tensor. The constants must be
+// scalars of x's type within a few float32 steps of sqrt 2 (or its inverse), 1 and 0.5, and
+// every intermediate value read by the pattern alone.
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/engine/optimize/optimizer.h"
+
+namespace recur {
+
+namespace {
+
+// The value of `v` if it is a one-element floating constant of dtype `t` no larger in rank
+// than `max_rank` (so that broadcasting it changes no shape).
+std::optional<double> scalar_constant(const Graph& g, ValueId v, DType t, int64_t max_rank) {
+  if (v == kNoValue) return std::nullopt;
+  const Tensor* c = g.constant(v);
+  if (!c || c->dtype() != t || c->numel() != 1 || c->rank() > max_rank) return std::nullopt;
+  switch (t) {
+    case DType::kFloat32:
+      return static_cast<double>(c->data<float>()[0]);
+    case DType::kFloat64:
+      return c->data<double>()[0];
+    default:
+      return std::nullopt;
+  }
+}
+
+bool near(double v, double want) { return std::fabs(v - want) <= 1e-6 * std::fabs(want); }
+
+// The node reading `v` if it is the only reader (and `v` no graph output), of the given op.
+const Node* sole_reader(const Graph& g, ValueId v, const char* op) {
+  if (v == kNoValue) return nullptr;
+  const Value& val = g.value(v);
+  if (val.is_graph_output || val.consumers.size() != 1) return nullptr;
+  const Node& n = g.node(val.consumers[0]);
+  if (!n.domain.empty() || n.op_type != op || !n.implicit_inputs.empty()) return nullptr;
+  if (n.outputs.size() != 1 || n.outputs[0] == kNoValue) return nullptr;
+  return &n;
+}
+
+// For a binary node reading `v`: its other operand, or kNoValue.
+ValueId other_operand(const Node& n, ValueId v) {
+  if (n.inputs.size() != 2) return kNoValue;
+  if (n.inputs[0] == v) return n.inputs[1];
+  if (n.inputs[1] == v) return n.inputs[0];
+  return kNoValue;
+}
+
+struct Match {
+  ValueId x = kNoValue, y = kNoValue;
+  std::vector<int> nodes;  // the five, the Erf first
+};
+
+// The pattern around `erf`, or nullopt.
+std::optional<Match> match_at(const Graph& g, const Node& erf) {
+  if (erf.inputs.size() != 1 || erf.outputs.size() != 1 || erf.outputs[0] == kNoValue)
+    return std::nullopt;
+  const Value& in = g.value(erf.inputs[0]);
+  if (in.producer < 0 || in.is_graph_output || in.consumers.size() != 1) return std::nullopt;
+  const Node& scale = g.node(in.producer);  // Div(x, sqrt 2) or Mul(x, 1 / sqrt 2)
+  if (!scale.domain.empty() || scale.inputs.size() != 2 || !scale.implicit_inputs.empty())
+    return std::nullopt;
+  const TypeInfo& xt = g.value(scale.inputs[0]).type;
+  const DType t = xt.dtype;
+  // A constant of rank 1 broadcast against a scalar x would make the output [1].
+  const int64_t max_rank = xt.has_rank() ? xt.rank() : 0;
+  Match m;
+  if (scale.op_type == "Div") {
+    m.x = scale.inputs[0];
+    auto c = scalar_constant(g, scale.inputs[1], t, max_rank);
+    if (!c || !near(*c, std::sqrt(2.0))) return std::nullopt;
+  } else if (scale.op_type == "Mul") {
+    for (int k = 0; k < 2 && m.x == kNoValue; ++k) {
+      auto c = scalar_constant(g, scale.inputs[static_cast<size_t>(1 - k)], t, max_rank);
+      if (c && near(*c, std::sqrt(0.5))) m.x = scale.inputs[static_cast<size_t>(k)];
+    }
+    if (m.x == kNoValue) return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  if (g.value(m.x).type.dtype != t || (t != DType::kFloat32 && t != DType::kFloat64))
+    return std::nullopt;
+  const Node* add = sole_reader(g, erf.outputs[0], "Add");
+  if (!add) return std::nullopt;
+  auto one = scalar_constant(g, other_operand(*add, erf.outputs[0]), t, max_rank);
+  if (!one || !near(*one, 1.0)) return std::nullopt;
+  const Node* mul = sole_reader(g, add->outputs[0], "Mul");
+  if (!mul) return std::nullopt;
+  const ValueId partner = other_operand(*mul, add->outputs[0]);
+  const Node* half_node = nullptr;
+  if (partner == m.x) {
+    // PyTorch's form: Mul(x, 1 + erf), then Mul(., 0.5).
+    half_node = sole_reader(g, mul->outputs[0], "Mul");
+    if (!half_node) return std::nullopt;
+    auto h = scalar_constant(g, other_operand(*half_node, mul->outputs[0]), t, max_rank);
+    if (!h || !near(*h, 0.5)) return std::nullopt;
+    m.y = half_node->outputs[0];
+  } else {
+    // Mul(Mul(x, 0.5), 1 + erf).
+    if (partner == kNoValue) return std::nullopt;
+    const Value& pv = g.value(partner);
+    if (pv.producer < 0 || pv.is_graph_output || pv.consumers.size() != 1) return std::nullopt;
+    half_node = &g.node(pv.producer);
+    if (!half_node->domain.empty() || half_node->op_type != "Mul" ||
+        other_operand(*half_node, m.x) == kNoValue) {
+      return std::nullopt;
+    }
+    auto h = scalar_constant(g, other_operand(*half_node, m.x), t, max_rank);
+    if (!h || !near(*h, 0.5)) return std::nullopt;
+    m.y = mul->outputs[0];
+  }
+  m.nodes = {erf.index, scale.index, add->index, mul->index, half_node->index};
+  return m;
+}
+
+Node gelu_node(const Graph& g, const Match& m, const Node& erf) {
+  Node f;
+  f.name = erf.name;
+  f.op_type = "Gelu";
+  f.opset = 20;
+  f.inputs = {m.x};
+  f.outputs = {m.y};
+  Attribute a;
+  a.type = AttrType::kString;
+  a.s = "none";
+  f.attributes["approximate"] = std::move(a);
+  std::string names;
+  for (size_t i = 1; i < m.nodes.size(); ++i)
+    names += (i > 1 ? ", '" : "'") + g.node(m.nodes[i]).name + "'";
+  f.notes.push_back("fused the exact GELU written as Erf '" + erf.name + "' and " + names +
+                    " into one Gelu (opset 20) node");
+  return f;
+}
+
+}  // namespace
+
+Status fuse_gelus(Graph& graph, const NodeFusionFilter& accept) {
+  for (const Node& n : graph.nodes()) {
+    for (const auto& [name, a] : n.attributes) {
+      if (a.g) RECUR_RETURN_IF_ERROR(fuse_gelus(*a.g, accept));
+      for (const auto& g : a.graphs) RECUR_RETURN_IF_ERROR(fuse_gelus(*g, accept));
+    }
+  }
+  std::vector<bool> dead(graph.nodes().size(), false);
+  bool any = false;
+  for (int idx : graph.topo_order()) {
+    const Node& erf = graph.node(idx);
+    if (!erf.domain.empty() || erf.op_type != "Erf" || dead[static_cast<size_t>(idx)]) continue;
+    const std::optional<Match> m = match_at(graph, erf);
+    if (!m) continue;
+    bool taken = false;
+    for (int k : m->nodes) taken = taken || dead[static_cast<size_t>(k)];
+    if (taken) continue;
+    Node fused = gelu_node(graph, *m, erf);
+    if (accept && !accept(erf, fused, graph)) continue;
+    for (size_t i = 1; i < m->nodes.size(); ++i) dead[static_cast<size_t>(m->nodes[i])] = true;
+    fused.index = idx;
+    graph.mutable_node(idx) = std::move(fused);
+    any = true;
+  }
+  if (!any) return ok_status();
+  graph.remove_nodes(dead);
+  return graph.finalize();
+}
+
+}  // namespace recur
