@@ -63,7 +63,7 @@ class DftKernel final : public Kernel {
     const int64_t inner =
         dims_product(x->shape(), static_cast<size_t>(axis) + 1, static_cast<size_t>(rank) - 1);
     std::vector<double> ys(static_cast<size_t>(y->numel()));
-    const DftPlan plan(length, inverse_);
+    const DftPlan plan(length, inverse_, std::min(n, length), bins);
     std::vector<std::complex<double>> line(static_cast<size_t>(std::min(n, length))), result;
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t i = 0; i < inner; ++i) {

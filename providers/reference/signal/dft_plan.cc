@@ -1,4 +1,5 @@
 // DftPlan (signal_ops.h): the transform DFT and STFT share.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -15,9 +16,19 @@ bool is_power_of_two(int64_t n) { return (n & (n - 1)) == 0; }
 
 }  // namespace
 
-DftPlan::DftPlan(int64_t length, bool inverse) : length_(length), inverse_(inverse) {
+DftPlan::DftPlan(int64_t length, bool inverse, int64_t inputs, int64_t bins)
+    : length_(length), inverse_(inverse) {
   const double sign = inverse ? 1.0 : -1.0;
-  if (length <= kDirectUpTo || length > kFftUpTo) {
+  int64_t fft_size = 1;
+  while (fft_size < (is_power_of_two(length) ? length : 2 * length - 1)) fft_size *= 2;
+  // The direct sum costs inputs * bins; the FFT about (one or three transforms of) size
+  // log2(size) butterflies. A few inputs or bins (a long dft_length over a short signal) sum
+  // directly, with no FFT buffers.
+  const double fft_cost = 3.0 * static_cast<double>(fft_size) * std::log2(static_cast<double>(fft_size));
+  const bool direct = length <= kDirectUpTo || length > kFftUpTo ||
+                      static_cast<double>(std::min(inputs, length)) * static_cast<double>(bins) <=
+                          fft_cost;
+  if (direct) {
     twiddle_.resize(static_cast<size_t>(length));
     for (int64_t j = 0; j < length; ++j) {
       const double angle =
@@ -26,8 +37,7 @@ DftPlan::DftPlan(int64_t length, bool inverse) : length_(length), inverse_(inver
     }
     return;
   }
-  size_ = 1;
-  while (size_ < (is_power_of_two(length) ? length : 2 * length - 1)) size_ *= 2;
+  size_ = fft_size;
   twiddle_.resize(static_cast<size_t>(size_ / 2));
   for (int64_t j = 0; j < size_ / 2; ++j) {
     const double angle = -2.0 * std::numbers::pi * static_cast<double>(j) / static_cast<double>(size_);

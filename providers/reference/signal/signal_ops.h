@@ -24,14 +24,15 @@ Result<DType> signal_output_type(const Node& node);
 
 // A DFT of length `length` over `in` (in.size() <= length: zero-padded), keeping the first
 // `bins` outputs. X[k] = sum_n x[n] exp(-+2 pi i k n / length), the sign + and a factor
-// 1/length when `inverse`. Lengths up to 32 (and past 2^22, where the buffers below would
-// outweigh the output) are summed directly, from a table of `length` angles indexed modulo
-// length so that large k * n lose no precision. Other lengths go through a radix-2 FFT: a
-// power of two directly, any other length as Bluestein's chirp convolution of a power-of-two
-// size. Both are in double; the FFT's error grows as log(length), the direct sum's as length.
+// 1/length when `inverse`. Lengths up to 32, past 2^22, and transforms of few inputs or bins
+// (`inputs` * `bins` under the FFT's cost) are summed directly, from a table of `length`
+// angles indexed modulo length so that large k * n lose no precision. Other lengths go through
+// a radix-2 FFT: a power of two directly, any other length as Bluestein's chirp convolution of
+// a power-of-two size. Both are in double; the FFT's error grows as log(length), the direct
+// sum's as length.
 class DftPlan {
  public:
-  DftPlan(int64_t length, bool inverse);
+  DftPlan(int64_t length, bool inverse, int64_t inputs, int64_t bins);
   void run(const std::vector<std::complex<double>>& in, int64_t bins,
            std::vector<std::complex<double>>* out) const;
 

@@ -62,7 +62,7 @@ class StftKernel final : public Kernel {
     auto xs = read_as_double(*x, "signal");
     if (!xs.ok()) return xs.status().with_context(ctx.node().describe());
     std::vector<double> ys(static_cast<size_t>(y->numel()));
-    const DftPlan plan(frame, false);
+    const DftPlan plan(frame, false, frame, bins);
     std::vector<std::complex<double>> line(static_cast<size_t>(frame)), result;
     for (int64_t b = 0; b < batch; ++b) {
       for (int64_t f = 0; f < frames; ++f) {
