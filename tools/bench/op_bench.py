@@ -83,6 +83,11 @@ case("stft_400_160", [N("STFT", ["x", "st", "w", "l"], ["y"], onesided=1)], {"x"
 case("einsum_attention", [N("Einsum", ["x", "z"], ["y"], equation="bhid,bhjd->bhij")],
      {"x": f32(1, 8, 400, 64), "z": f32(1, 8, 400, 64)}, {}, ["y"])
 case("gelu_20", [N("Gelu", ["x"], ["y"])], {"x": f32(1, 512, 8000)}, {}, ["y"], opset=20)
+case("gelu_erf_pattern",
+     [N("Div", ["x", "c"], ["d"]), N("Erf", ["d"], ["e"]), N("Add", ["e", "one"], ["f"]),
+      N("Mul", ["x", "f"], ["g"]), N("Mul", ["g", "half"], ["y"])], {"x": f32(1, 512, 8000)},
+     {"c": np.array(1.4142135, np.float32), "one": np.array(1, np.float32),
+      "half": np.array(0.5, np.float32)}, ["y"])
 case("matmul_bias", [N("MatMul", ["x", "w"], ["y"])], {"x": f32(1, 400, 512)},
      {"w": f32(512, 2048)}, ["y"])
 case("softmax", [N("Softmax", ["x"], ["y"], axis=-1)], {"x": f32(8, 400, 400)}, {}, ["y"])

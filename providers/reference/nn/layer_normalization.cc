@@ -27,60 +27,72 @@ class LayerNormKernel final : public Kernel {
                               (bias ? " and B " + shape_to_string(bias->shape()) : "") +
                               " must broadcast to the normalised shape " + shape_to_string(inner));
     }
+    if (scale->dtype() != x->dtype() || (bias && bias->dtype() != x->dtype())) {
+      return invalid_argument("X, Scale and B must have the same dtype");
+    }
     const int64_t size = shape_numel(inner);
     // The rows: with an empty normalised shape there are still rows, whose statistics are
     // 0 / 0 (NaN), not left unwritten.
     const int64_t outer =
         shape_numel(Shape(x->shape().begin(), x->shape().begin() + axis));
-    RECUR_ASSIGN_OR_RETURN(std::vector<double> xs, read_as_double(*x, "X"));
-    RECUR_ASSIGN_OR_RETURN(std::vector<double> sc, read_as_double(*scale, "Scale"));
-    std::vector<double> bs;
-    if (bias) {
-      RECUR_ASSIGN_OR_RETURN(bs, read_as_double(*bias, "B"));
-    }
-    // Scale and B expanded to the normalised shape.
-    std::vector<double> sc_full(static_cast<size_t>(size)), bs_full(static_cast<size_t>(size), 0.0);
-    const Shape sc_shape = scale->shape();
-    for_each_broadcast<1>(inner, {&sc_shape}, [&](int64_t i, const std::array<int64_t, 1>& o) {
-      sc_full[static_cast<size_t>(i)] = sc[static_cast<size_t>(o[0])];
-    });
-    if (bias) {
-      const Shape b_shape = bias->shape();
-      for_each_broadcast<1>(inner, {&b_shape}, [&](int64_t i, const std::array<int64_t, 1>& o) {
-        bs_full[static_cast<size_t>(i)] = bs[static_cast<size_t>(o[0])];
-      });
-    }
-    std::vector<double> ys(xs.size()), means(static_cast<size_t>(outer)),
-        inv_std(static_cast<size_t>(outer));
-    for (int64_t o = 0; o < outer; ++o) {
-      const double* xo = xs.data() + o * size;
-      double mean = 0, var = 0;
-      for (int64_t j = 0; j < size; ++j) mean += xo[j];
-      mean /= static_cast<double>(size);
-      for (int64_t j = 0; j < size; ++j) var += (xo[j] - mean) * (xo[j] - mean);
-      var /= static_cast<double>(size);
-      const double inv = 1.0 / std::sqrt(var + epsilon_);
-      means[static_cast<size_t>(o)] = mean;
-      inv_std[static_cast<size_t>(o)] = inv;
-      for (int64_t j = 0; j < size; ++j) {
-        ys[static_cast<size_t>(o * size + j)] =
-            (xo[j] - mean) * inv * sc_full[static_cast<size_t>(j)] +
-            bs_full[static_cast<size_t>(j)];
-      }
-    }
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), x->shape()));
-    write_from_double(ys, *y);
     Shape stat_shape(x->shape().begin(), x->shape().begin() + axis);
     stat_shape.resize(x->shape().size(), 1);
     // stash_type=1: the statistics are float32.
+    float* mean_out = nullptr;
+    float* inv_out = nullptr;
     if (ctx.output_requested(1)) {
       RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(1, DType::kFloat32, stat_shape));
-      write_from_double(means, *t);
+      mean_out = t->data<float>();
     }
     if (ctx.output_requested(2)) {
       RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(2, DType::kFloat32, stat_shape));
-      write_from_double(inv_std, *t);
+      inv_out = t->data<float>();
     }
+    // A row at a time in double, straight from X into Y; Scale and B expanded to the normalised
+    // shape once per run into buffers each thread keeps (no allocation once warm).
+    thread_local std::vector<double> sc_full, bs_full;
+    const bool handled = visit_dtype(kNnFloatTypes, x->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ComputeView<T> xv(*x), sv(*scale);
+      ComputeOut<T> yv(*y);
+      sc_full.assign(static_cast<size_t>(size), 0.0);
+      bs_full.assign(static_cast<size_t>(size), 0.0);
+      const Shape sc_shape = scale->shape();
+      for_each_broadcast<1>(inner, {&sc_shape}, [&](int64_t i, const std::array<int64_t, 1>& o) {
+        sc_full[static_cast<size_t>(i)] = static_cast<double>(sv.data()[o[0]]);
+      });
+      if (bias) {
+        ComputeView<T> bv(*bias);
+        const Shape b_shape = bias->shape();
+        for_each_broadcast<1>(inner, {&b_shape}, [&](int64_t i, const std::array<int64_t, 1>& o) {
+          bs_full[static_cast<size_t>(i)] = static_cast<double>(bv.data()[o[0]]);
+        });
+      }
+      for (int64_t o = 0; o < outer; ++o) {
+        const auto* xo = xv.data() + o * size;
+        auto* yo = yv.data() + o * size;
+        using C = std::remove_reference_t<decltype(*yo)>;
+        double mean = 0, var = 0;
+        for (int64_t j = 0; j < size; ++j) mean += static_cast<double>(xo[j]);
+        mean /= static_cast<double>(size);
+        for (int64_t j = 0; j < size; ++j) {
+          const double d = static_cast<double>(xo[j]) - mean;
+          var += d * d;
+        }
+        var /= static_cast<double>(size);
+        const double inv = 1.0 / std::sqrt(var + epsilon_);
+        if (mean_out) mean_out[o] = static_cast<float>(mean);
+        if (inv_out) inv_out[o] = static_cast<float>(inv);
+        for (int64_t j = 0; j < size; ++j) {
+          yo[j] = static_cast<C>((static_cast<double>(xo[j]) - mean) * inv *
+                                     sc_full[static_cast<size_t>(j)] +
+                                 bs_full[static_cast<size_t>(j)]);
+        }
+      }
+      yv.flush();
+    });
+    if (!handled) return not_implemented("dtype " + dtype_str(x->dtype()) + " is not supported");
     return ok_status();
   }
 

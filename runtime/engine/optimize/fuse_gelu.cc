@@ -13,47 +13,16 @@
 #include <vector>
 
 #include "runtime/engine/optimize/optimizer.h"
+#include "runtime/engine/optimize/pattern.h"
 
 namespace recur {
 
 namespace {
 
-// The value of `v` if it is a one-element floating constant of dtype `t` no larger in rank
-// than `max_rank` (so that broadcasting it changes no shape).
-std::optional<double> scalar_constant(const Graph& g, ValueId v, DType t, int64_t max_rank) {
-  if (v == kNoValue) return std::nullopt;
-  const Tensor* c = g.constant(v);
-  if (!c || c->dtype() != t || c->numel() != 1 || c->rank() > max_rank) return std::nullopt;
-  switch (t) {
-    case DType::kFloat32:
-      return static_cast<double>(c->data<float>()[0]);
-    case DType::kFloat64:
-      return c->data<double>()[0];
-    default:
-      return std::nullopt;
-  }
-}
-
-bool near(double v, double want) { return std::fabs(v - want) <= 1e-6 * std::fabs(want); }
-
-// The node reading `v` if it is the only reader (and `v` no graph output), of the given op.
-const Node* sole_reader(const Graph& g, ValueId v, const char* op) {
-  if (v == kNoValue) return nullptr;
-  const Value& val = g.value(v);
-  if (val.is_graph_output || val.consumers.size() != 1) return nullptr;
-  const Node& n = g.node(val.consumers[0]);
-  if (!n.domain.empty() || n.op_type != op || !n.implicit_inputs.empty()) return nullptr;
-  if (n.outputs.size() != 1 || n.outputs[0] == kNoValue) return nullptr;
-  return &n;
-}
-
-// For a binary node reading `v`: its other operand, or kNoValue.
-ValueId other_operand(const Node& n, ValueId v) {
-  if (n.inputs.size() != 2) return kNoValue;
-  if (n.inputs[0] == v) return n.inputs[1];
-  if (n.inputs[1] == v) return n.inputs[0];
-  return kNoValue;
-}
+using pattern::near;
+using pattern::other_operand;
+using pattern::scalar_constant;
+using pattern::sole_reader;
 
 struct Match {
   ValueId x = kNoValue, y = kNoValue;

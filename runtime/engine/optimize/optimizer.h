@@ -44,6 +44,13 @@ Status fuse_conv_activations(Graph& graph, const NodeFusionFilter& accept);
 // the fused node. The fused node keeps the Erf's name and carries a note naming the five.
 Status fuse_gelus(Graph& graph, const NodeFusionFilter& accept);
 
+// Each layer normalization written as ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul and
+// Add over the last axes (fuse_layer_norm.cc has the conditions) becomes one
+// LayerNormalization node of opset 17, in subgraphs too, where `accept` agrees given the first
+// ReduceMean and the fused node. The fused node keeps that ReduceMean's name and carries a note
+// naming the nine.
+Status fuse_layer_norms(Graph& graph, const NodeFusionFilter& accept);
+
 // The passes that need no provider, in order: Constant nodes to initializers, BatchNorm into
 // Conv, unread RNN states dropped. Each leaves the graph finalized.
 Status optimize_graph(Graph& graph);

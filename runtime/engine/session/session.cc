@@ -118,7 +118,8 @@ Status create_providers(Session::Impl& impl) {
   return ok_status();
 }
 
-// A fusion happens where the provider that would run the original node (the Conv, the Erf)
+// A fusion happens where the provider that would run the original node (the Conv, the Erf,
+// the first ReduceMean)
 // runs the fused node too, so fusion never moves work to another provider; where no provider
 // would run the original, where any runs the fused node.
 NodeFusionFilter fusion_filter(const Session::Impl& impl) {
@@ -166,6 +167,7 @@ std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>
     if (!impl->folded.empty()) infer_shapes(graph, rules).with_context(file).throw_if_error();
     fuse_conv_activations(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
     fuse_gelus(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
+    fuse_layer_norms(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
     if (options.rnn_layer_fusion() != SessionOptions::Fusion::kOff) {
       // Fused only where it pays (kAuto: a GPU provider claims the fused node first) or where
       // some listed provider can run it (kOn).
