@@ -728,6 +728,55 @@ def kind_shapes():
         [helper.make_node("Gemm", ["A", "B"], ["Y"], name="n_gemm")],
         [vi("A", FLOAT, [2, 3]), vi("B", FLOAT, [2, 3])], [vi("Y", FLOAT, None)])})
 
+    # The operators oneDNN took over on 2026-11-28 (ConvTranspose, LayerNormalization,
+    # BatchNormalization) and the reference's FFT, Einsum GEMM and STFT signal rank.
+    add(k, "conv_transpose_pads_leave_no_output", rnd, 2, all_of("n_ct", "no output"),
+        files={"model.onnx": model_bytes(
+            [helper.make_node("ConvTranspose", ["X", "Wt"], ["Y"], name="n_ct", pads=[4, 4])],
+            [vi("X", FLOAT, [1, 2, 2])], [vi("Y", FLOAT, None)],
+            [numpy_helper.from_array(np.ones((2, 3, 3), np.float32), "Wt")])})
+    add(k, "conv_transpose_channel_mismatch", rnd, 2, all_of("n_ct"),
+        files={"model.onnx": model_bytes(
+            [helper.make_node("ConvTranspose", ["X", "Wt"], ["Y"], name="n_ct")],
+            [vi("X", FLOAT, [1, 2, 5])], [vi("Y", FLOAT, None)],
+            [numpy_helper.from_array(np.ones((3, 3, 3), np.float32), "Wt")])})
+    # An output_padding past stride + end pad: oneDNN cannot express it, the reference runs it.
+    add(k, "conv_transpose_output_padding_past_stride_runs", rnd, 0, "Y:",
+        files={"model.onnx": model_bytes(
+            [helper.make_node("ConvTranspose", ["X", "Wt"], ["Y"], name="n_ct", strides=[2],
+                              output_padding=[3])],
+            [vi("X", FLOAT, [1, 2, 5])], [vi("Y", FLOAT, None)],
+            [numpy_helper.from_array(np.ones((2, 3, 3), np.float32), "Wt")])})
+    # Scale claimed at load for a symbolic last dimension, which turns out 5 at run time.
+    add(k, "layer_norm_scale_does_not_cover_run_shape", inp, 2, all_of("n_ln", "Scale"),
+        files={"model.onnx": model_bytes(
+            [helper.make_node("LayerNormalization", ["X", "g"], ["Y"], name="n_ln")],
+            [vi("X", FLOAT, [2, "D"])], [vi("Y", FLOAT, None)],
+            [numpy_helper.from_array(np.ones(8, np.float32), "g")], opset=17),
+            "x.npy": npy(np.ones((2, 5), np.float32))})
+    add(k, "batch_norm_parameter_count_wrong", rnd, 2, all_of("n_bn"),
+        files={"model.onnx": model_bytes(
+            [helper.make_node("BatchNormalization", ["X", "s", "b", "m", "v"], ["Y"],
+                              name="n_bn")],
+            [vi("X", FLOAT, [1, 3, 4])], [vi("Y", FLOAT, None)],
+            [numpy_helper.from_array(np.ones(n, np.float32), nm)
+             for nm, n in (("s", 3), ("b", 3), ("m", 2), ("v", 3))], opset=15)})
+    add(k, "einsum_empty_summed_label_runs", rnd, 0, "Y:",
+        files={"model.onnx": model_bytes(
+            [helper.make_node("Einsum", ["A", "B"], ["Y"], name="n_es", equation="ij,jk->ik")],
+            [vi("A", FLOAT, [3, 0]), vi("B", FLOAT, [0, 4])], [vi("Y", FLOAT, None)])})
+    add(k, "dft_length_huge_over_one_sample_runs", rnd, 0, "Y:",
+        files={"model.onnx": model_bytes(
+            [helper.make_node("DFT", ["X", "L"], ["Y"], name="n_dft", axis=1)],
+            [vi("X", FLOAT, [1, 1, 1])], [vi("Y", FLOAT, None)],
+            [numpy_helper.from_array(np.array((1 << 22) - 1, np.int64), "L")], opset=17)})
+    add(k, "stft_signal_rank_four", rnd, 2, all_of("n_stft", "signal"),
+        files={"model.onnx": model_bytes(
+            [helper.make_node("STFT", ["X", "st", "w"], ["Y"], name="n_stft")],
+            [vi("X", FLOAT, [1, 64, 1, 1])], [vi("Y", FLOAT, None)],
+            [numpy_helper.from_array(np.array(4, np.int64), "st"),
+             numpy_helper.from_array(np.ones(16, np.float32), "w")], opset=17)})
+
 
 RNN_OPS = ("LSTM", "GRU", "RNN")
 
