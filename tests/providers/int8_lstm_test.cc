@@ -18,6 +18,7 @@
 #include "recur/recur.h"
 #include "tests/support/expect_error.h"
 #include "tests/support/model_builder.h"
+#include "tests/support/providers.h"
 #include "tools/common/testdir.h"
 
 namespace recur {
@@ -33,12 +34,6 @@ const char* const kQuantizedCases[] = {"dqlstm_forward",
 
 std::string case_dir(const std::string& name) {
   return std::string(RECUR_SOURCE_DIR) + "/tests/data/int8/" + name;
-}
-
-bool have_onednn() {
-  for (const auto& p : list_providers())
-    if (p.name == "onednn") return p.available;
-  return false;
 }
 
 // The reference kernel follows ONNX Runtime's arithmetic (uint8 X and h with scales from their
@@ -103,7 +98,7 @@ TEST(DynamicQuantizeLstm, ReferenceMatchesOnnxRuntime) {
 }
 
 TEST(DynamicQuantizeLstm, OnednnMatchesOnnxRuntime) {
-  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
   SessionOptions opts;
   opts.providers({"onednn", "reference"});
   for (const std::string name : kQuantizedCases) {
@@ -121,7 +116,7 @@ TEST(DynamicQuantizeLstm, OnednnMatchesOnnxRuntime) {
 }
 
 TEST(Int8Precision, FloatLstmOnOnednnWithinInt8Tolerance) {
-  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
   SessionOptions opts;
   opts.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
   const NodeAssignment a = only_node("lstm_fp32_bidirectional", opts);
@@ -133,7 +128,7 @@ TEST(Int8Precision, FloatLstmOnOnednnWithinInt8Tolerance) {
 // not depend on what ran before. A session that ran another X first gives the same bits as a
 // fresh one.
 TEST(Int8Precision, OutputsDoNotDependOnEarlierRuns) {
-  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
   SessionOptions opts;
   opts.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
   const std::string model = case_dir("lstm_fp32_bidirectional") + "/model.onnx";
@@ -156,7 +151,7 @@ TEST(Int8Precision, OutputsDoNotDependOnEarlierRuns) {
 
 // X's range sets its scale, so a NaN in X is an error naming the node, not garbage out.
 TEST(Int8Precision, NanInXIsAnError) {
-  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
   SessionOptions opts;
   opts.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
   Session s(case_dir("lstm_fp32_bidirectional") + "/model.onnx", opts);
@@ -245,7 +240,7 @@ std::string lstm_with_state(int64_t T, int64_t N, int64_t I, int64_t H, const ch
 // their first step in float32. The oracle is the reference provider's float32 LSTM; with h
 // saturated at 1 the outputs were off by up to 0.3.
 TEST(Int8Precision, InitialHBeyondOneIsNotSaturated) {
-  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
   const int64_t N = 4, I = 5, H = 8;
   for (const char* direction : {"forward", "reverse", "bidirectional"}) {
     for (const int64_t T : {int64_t{1}, int64_t{2}, int64_t{6}}) {
@@ -286,7 +281,7 @@ TEST(Int8Precision, InitialHBeyondOneIsNotSaturated) {
 
 // initial_h's range decides how its rows run, so a NaN there is an error, as in X.
 TEST(Int8Precision, NanInInitialHIsAnError) {
-  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
   const std::string model = lstm_with_state(3, 2, 4, 8, "forward");
   const Session s = Session::from_bytes(model.data(), model.size(), int8_options());
   std::vector<float> h(16, 0.5f);
@@ -304,7 +299,7 @@ TEST(Int8Precision, NanInInitialHIsAnError) {
 // instead of slicing the batch. The outputs stay within the int8 tolerance of float32 and are
 // those of one thread.
 TEST(Int8Precision, ThreadsCanShareOnePrimitive) {
-  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
   const BigLstm m = big_lstm();
   SessionOptions two = int8_options(), one = int8_options(), fp32;
   two.threads(2).set("onednn.threading", "omp");
@@ -333,7 +328,7 @@ TEST(Int8Precision, ThreadsCanShareOnePrimitive) {
 // Either way gives the bits of one thread, so the choice, which depends on timing, never shows
 // in the outputs. A deterministic session takes the slices without timing.
 TEST(Int8Precision, AutoThreadingTimesBothWaysWithTheSameResults) {
-  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
   if (::sysconf(_SC_LEVEL2_CACHE_SIZE) >= (long{4} << 20))
     GTEST_SKIP() << "this CPU's L2 holds the 4 MiB R, so the kernel does not time a team";
   const BigLstm m = big_lstm(1024);
@@ -357,7 +352,7 @@ TEST(Int8Precision, AutoThreadingTimesBothWaysWithTheSameResults) {
 
 // A cell oneDNN 2.6 has no fast int8 for stays float32, and says why.
 TEST(Int8Precision, GruDeclinesWithTheReason) {
-  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
   SessionOptions opts;
   opts.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
   Session s(std::string(RECUR_SOURCE_DIR) + "/tests/data/rnn/gru_batch1/model.onnx", opts);
@@ -367,7 +362,7 @@ TEST(Int8Precision, GruDeclinesWithTheReason) {
 }
 
 TEST(Int8Precision, Fp32IsTheDefault) {
-  if (!have_onednn()) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
   SessionOptions opts;
   opts.providers({"onednn"});
   EXPECT_FALSE(has_note(only_node("lstm_fp32_bidirectional", opts), "int8"));

@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "runtime/engine/optimize/optimizer.h"
+#include "runtime/engine/optimize/pattern.h"
 #include "runtime/graph/fused_conv.h"
 
 namespace recur {
@@ -40,28 +41,13 @@ Node fused_node(const Node& conv, const Node& act) {
 }  // namespace
 
 Status fuse_conv_activations(Graph& graph, const NodeFusionFilter& accept) {
-  for (const Node& n : graph.nodes()) {
-    for (const auto& [name, a] : n.attributes) {
-      if (a.g) RECUR_RETURN_IF_ERROR(fuse_conv_activations(*a.g, accept));
-      for (const auto& g : a.graphs) RECUR_RETURN_IF_ERROR(fuse_conv_activations(*g, accept));
-    }
-  }
-  std::vector<bool> dead(graph.nodes().size(), false);
-  bool any = false;
-  for (int idx : graph.topo_order()) {
-    const Node& conv = graph.node(idx);
-    if (!conv.domain.empty() || conv.op_type != "Conv") continue;
-    const Node* act = sole_activation(graph, conv);
-    if (!act) continue;
-    Node fused = fused_node(conv, *act);
-    if (accept && !accept(conv, fused, graph)) continue;
-    dead[static_cast<size_t>(act->index)] = true;
-    graph.mutable_node(idx) = std::move(fused);
-    any = true;
-  }
-  if (!any) return ok_status();
-  graph.remove_nodes(dead);
-  return graph.finalize();
+  auto match = [](const Graph& g, const Node& conv) -> std::optional<pattern::Replacement> {
+    if (!conv.domain.empty() || conv.op_type != "Conv") return std::nullopt;
+    const Node* act = sole_activation(g, conv);
+    if (!act) return std::nullopt;
+    return pattern::Replacement{fused_node(conv, *act), {conv.index, act->index}};
+  };
+  return pattern::replace_matches(graph, match, accept);
 }
 
 }  // namespace recur

@@ -113,32 +113,13 @@ Node gelu_node(const Graph& g, const Match& m, const Node& erf) {
 }  // namespace
 
 Status fuse_gelus(Graph& graph, const NodeFusionFilter& accept) {
-  for (const Node& n : graph.nodes()) {
-    for (const auto& [name, a] : n.attributes) {
-      if (a.g) RECUR_RETURN_IF_ERROR(fuse_gelus(*a.g, accept));
-      for (const auto& g : a.graphs) RECUR_RETURN_IF_ERROR(fuse_gelus(*g, accept));
-    }
-  }
-  std::vector<bool> dead(graph.nodes().size(), false);
-  bool any = false;
-  for (int idx : graph.topo_order()) {
-    const Node& erf = graph.node(idx);
-    if (!erf.domain.empty() || erf.op_type != "Erf" || dead[static_cast<size_t>(idx)]) continue;
-    const std::optional<Match> m = match_at(graph, erf);
-    if (!m) continue;
-    bool taken = false;
-    for (int k : m->nodes) taken = taken || dead[static_cast<size_t>(k)];
-    if (taken) continue;
-    Node fused = gelu_node(graph, *m, erf);
-    if (accept && !accept(erf, fused, graph)) continue;
-    for (size_t i = 1; i < m->nodes.size(); ++i) dead[static_cast<size_t>(m->nodes[i])] = true;
-    fused.index = idx;
-    graph.mutable_node(idx) = std::move(fused);
-    any = true;
-  }
-  if (!any) return ok_status();
-  graph.remove_nodes(dead);
-  return graph.finalize();
+  auto match = [](const Graph& g, const Node& erf) -> std::optional<pattern::Replacement> {
+    if (!erf.domain.empty() || erf.op_type != "Erf") return std::nullopt;
+    const std::optional<Match> m = match_at(g, erf);
+    if (!m) return std::nullopt;
+    return pattern::Replacement{gelu_node(g, *m, erf), m->nodes};
+  };
+  return pattern::replace_matches(graph, match, accept);
 }
 
 }  // namespace recur

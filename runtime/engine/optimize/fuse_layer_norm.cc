@@ -152,32 +152,13 @@ Node layer_norm_node(const Graph& g, const Match& m, const Node& mean1) {
 }  // namespace
 
 Status fuse_layer_norms(Graph& graph, const NodeFusionFilter& accept) {
-  for (const Node& n : graph.nodes()) {
-    for (const auto& [name, a] : n.attributes) {
-      if (a.g) RECUR_RETURN_IF_ERROR(fuse_layer_norms(*a.g, accept));
-      for (const auto& g : a.graphs) RECUR_RETURN_IF_ERROR(fuse_layer_norms(*g, accept));
-    }
-  }
-  std::vector<bool> dead(graph.nodes().size(), false);
-  bool any = false;
-  for (int idx : graph.topo_order()) {
-    const Node& mean = graph.node(idx);
-    if (dead[static_cast<size_t>(idx)] || !is_op(mean, "ReduceMean")) continue;
-    const std::optional<Match> m = match_at(graph, mean);
-    if (!m) continue;
-    bool taken = false;
-    for (int k : m->nodes) taken = taken || dead[static_cast<size_t>(k)];
-    if (taken) continue;
-    Node fused = layer_norm_node(graph, *m, mean);
-    if (accept && !accept(mean, fused, graph)) continue;
-    for (size_t i = 1; i < m->nodes.size(); ++i) dead[static_cast<size_t>(m->nodes[i])] = true;
-    fused.index = idx;
-    graph.mutable_node(idx) = std::move(fused);
-    any = true;
-  }
-  if (!any) return ok_status();
-  graph.remove_nodes(dead);
-  return graph.finalize();
+  auto match = [](const Graph& g, const Node& mean) -> std::optional<pattern::Replacement> {
+    if (!is_op(mean, "ReduceMean")) return std::nullopt;
+    const std::optional<Match> m = match_at(g, mean);
+    if (!m) return std::nullopt;
+    return pattern::Replacement{layer_norm_node(g, *m, mean), m->nodes};
+  };
+  return pattern::replace_matches(graph, match, accept);
 }
 
 }  // namespace recur

@@ -1,13 +1,29 @@
-// Helpers of the fusions that match chains of ONNX nodes (fuse_gelu.cc,
-// fuse_layer_norm.cc): constants, sole readers and operands.
+// Helpers of the fusions that replace chains of ONNX nodes by one (fuse_conv.cc, fuse_gelu.cc,
+// fuse_layer_norm.cc): the driver that finds and replaces them, and the tests on constants,
+// sole readers and operands their matchers share.
 #pragma once
 
 #include <cmath>
+#include <functional>
 #include <optional>
+#include <vector>
 
+#include "runtime/engine/optimize/optimizer.h"
 #include "runtime/graph/graph.h"
 
 namespace recur::pattern {
+
+// One match: `fused` takes the place of nodes[0] (it keeps that index) and the other nodes go.
+struct Replacement {
+  Node fused;
+  std::vector<int> nodes;
+};
+using Matcher = std::function<std::optional<Replacement>(const Graph&, const Node&)>;
+
+// Offers every node of `graph` and its subgraphs, in topological order, to `match`; each match
+// that shares no node with an earlier one and that `accept` agrees to (given nodes[0] and the
+// fused node) is made. The graph is finalized again where anything changed.
+Status replace_matches(Graph& graph, const Matcher& match, const NodeFusionFilter& accept);
 
 // The value of `v` if it is a one-element floating constant of dtype `t` (float32 or float64,
 // not overridable at run time) no larger in rank than `max_rank`, so that broadcasting it

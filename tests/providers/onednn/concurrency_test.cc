@@ -14,6 +14,7 @@
 #include "recur/recur.h"
 #include "runtime/engine/onnx/tensor_proto.h"
 #include "tests/support/model_builder.h"
+#include "tests/support/providers.h"
 
 namespace recur {
 namespace {
@@ -21,12 +22,6 @@ namespace {
 using testing::ModelBuilder;
 using testing::random_tensor;
 using testing::set_attr;
-
-bool have_onednn() {
-  for (const auto& p : list_providers())
-    if (p.name == "onednn") return p.available;
-  return false;
-}
 
 // A bidirectional LSTM with peepholes and sequence lengths, X with symbolic T and N, so that
 // primitives are created during the runs (concurrently, in the second test).
@@ -95,7 +90,7 @@ int hammer(const Session& s, const std::vector<Feeds>& feeds, const std::vector<
 }
 
 TEST(OnednnConcurrency, FourThreadsFiftyRunsEqualSingleThreaded) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   const std::string model = lstm_model();
   const auto feeds = feed_sets();
   SessionOptions o;
@@ -110,7 +105,7 @@ TEST(OnednnConcurrency, FourThreadsFiftyRunsEqualSingleThreaded) {
 }
 
 TEST(OnednnConcurrency, PrimitivesCreatedByConcurrentFirstRuns) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   const std::string model = lstm_model();
   const auto feeds = feed_sets();
   // Untimed choices are deterministic, so a second session makes the same primitives.
@@ -129,7 +124,7 @@ TEST(OnednnConcurrency, PrimitivesCreatedByConcurrentFirstRuns) {
 // those kernels re-point memory objects leased per run (ArgsPool), which concurrent runs must
 // not share.
 TEST(OnednnConcurrency, WholeModelsFourThreadsFiftyRuns) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   for (const char* name : {"crnn", "attention_lstm_classifier", "rnnoise_gru"}) {
     const std::string dir = std::string(RECUR_SOURCE_DIR) + "/models/" + name;
     Feeds f;
@@ -160,7 +155,7 @@ TEST(OnednnConcurrency, WholeModelsFourThreadsFiftyRuns) {
 // against a team sharing one primitive, run by run (team_tuner.h): concurrent runs share the
 // tuner and both ways' plans, and every result has the bits of a one-thread session.
 TEST(OnednnConcurrency, Int8ThreadingTunerUnderConcurrentRuns) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   const int64_t I = 16, H = 1024, T = 3, N = 8;
   std::mt19937 rng(19);
   ModelBuilder mb(14);

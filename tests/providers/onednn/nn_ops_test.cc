@@ -10,18 +10,13 @@
 
 #include "recur/recur.h"
 #include "tests/support/model_builder.h"
+#include "tests/support/providers.h"
 #include "tools/common/testdir.h"
 
 namespace recur {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool have_onednn() {
-  for (const auto& p : list_providers())
-    if (p.name == "onednn") return p.available;
-  return false;
-}
 
 constexpr const char* kNodeData = "/usr/share/libonnx-testdata/data/node";
 
@@ -45,7 +40,7 @@ std::vector<std::string> node_tests() {
 }
 
 TEST(OnednnNnOps, NodeTestsRunOnOnednnAlone) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   const auto tests = node_tests();
   if (tests.empty()) GTEST_SKIP() << "no ONNX backend test data at " << kNodeData;
   EXPECT_GE(tests.size(), 80u);
@@ -64,7 +59,7 @@ TEST(OnednnNnOps, NodeTestsRunOnOnednnAlone) {
 // primitive"). The [1, 1, 3, 3] input's windows of kernel [3, 1] and pads 1 hold 1, 2 or 3 of
 // its values; the outputs, by hand: max over the window, and the mean of its values.
 TEST(OnednnNnOps, PoolingPadAsWideAsTheWindowGoesToTheReference) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   for (const std::string op : {"MaxPool", "AveragePool"}) {
     auto pool = [&](std::vector<int64_t> pads) {
       testing::ModelBuilder mb(11);
@@ -114,7 +109,7 @@ TEST(OnednnNnOps, PoolingPadAsWideAsTheWindowGoesToTheReference) {
 // oneDNN pools 1-D to 3-D inputs. A GlobalAveragePool or GlobalMaxPool of a [N, C] input
 // (which pools nothing: y = x) goes to the reference provider at load, not to a run-time error.
 TEST(OnednnNnOps, PoolingOfRankTwoGoesToTheReference) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   for (const std::string op : {"GlobalAveragePool", "GlobalMaxPool"}) {
     testing::ModelBuilder mb(11);
     mb.input("x", DType::kFloat32, {2, 3});

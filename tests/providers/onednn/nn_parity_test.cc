@@ -15,6 +15,7 @@
 
 #include "recur/recur.h"
 #include "tests/support/model_builder.h"
+#include "tests/support/providers.h"
 #include "tools/common/testdir.h"
 
 namespace recur {
@@ -23,12 +24,6 @@ namespace {
 using testing::ModelBuilder;
 using testing::random_tensor;
 using testing::set_attr;
-
-bool have_onednn() {
-  for (const auto& p : list_providers())
-    if (p.name == "onednn") return p.available;
-  return false;
-}
 
 Session open(const std::string& bytes, const std::string& providers) {
   SessionOptions o;
@@ -66,7 +61,7 @@ Tensor shifted(Tensor x, float scale, float offset) {
 }
 
 TEST(OnednnNnParity, ConvTransposeRandomGeometries) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   std::mt19937 rng(7);
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
@@ -146,7 +141,7 @@ TEST(OnednnNnParity, ConvTransposeRandomGeometries) {
 }
 
 TEST(OnednnNnParity, LayerNormalizationRandomCases) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   std::mt19937 rng(11);
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
@@ -213,7 +208,7 @@ TEST(OnednnNnParity, LayerNormalizationRandomCases) {
 }
 
 TEST(OnednnNnParity, BatchNormalizationRandomCases) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   std::mt19937 rng(13);
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
@@ -242,7 +237,7 @@ TEST(OnednnNnParity, BatchNormalizationRandomCases) {
 }
 
 TEST(OnednnNnParity, NewerActivations) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   std::mt19937 rng(17);
   struct Case {
     const char* op;

@@ -12,6 +12,7 @@
 #include "recur/recur.h"
 #include "tests/support/expect_error.h"
 #include "tests/support/model_builder.h"
+#include "tests/support/providers.h"
 #include "tools/common/testdir.h"
 
 namespace recur {
@@ -20,12 +21,6 @@ namespace {
 using testing::ModelBuilder;
 using testing::random_tensor;
 using testing::set_attr;
-
-bool have_onednn() {
-  for (const auto& p : list_providers())
-    if (p.name == "onednn") return p.available;
-  return false;
-}
 
 // One RNN node with constant weights, X [T, N, I] with symbolic T and N, and sequence_lens.
 std::string model(const std::string& op, int64_t I, int64_t H, const std::string& direction,
@@ -65,7 +60,7 @@ void expect_match(const Outputs& got, const Outputs& want, const std::string& wh
 // Many shapes through one session: each new (N, T) bucket may choose another weights format
 // (blocked, rnn_packed, ldigo), and new formats are reordered from whatever is still held.
 TEST(OnednnRnnKernel, ManyShapesOneSession) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   for (const std::string op : {"GRU", "LSTM", "RNN"}) {
     for (const std::string impl : {"any", "auto"}) {
       const std::string bytes = model(op, 9, 17, "bidirectional", op == "GRU");
@@ -105,7 +100,7 @@ TEST(OnednnRnnKernel, ManyShapesOneSession) {
 }
 
 TEST(OnednnRnnKernel, ExplainShowsRepackAndChoice) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   // Static X: the implementation is chosen at load, and --explain says which.
   std::mt19937 rng(1);
   ModelBuilder mb(14);
@@ -132,7 +127,7 @@ TEST(OnednnRnnKernel, ExplainShowsRepackAndChoice) {
 // A static X shape: the primitive waits for the first run by default, and onednn.prepare=load
 // builds it at load (explain names oneDNN's implementation then); both give the same bits.
 TEST(OnednnRnnKernel, PrimitivesOfAStaticShapeAreBuiltAtTheFirstRunUnlessAskedAtLoad) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   std::mt19937 rng(7);
   ModelBuilder mb(14);
   mb.input("X", DType::kFloat32, {5, 4, 8});
@@ -174,7 +169,7 @@ Tensor edge_input(const Shape& shape, std::mt19937& rng) {
 // Small LSTM, GRU and RNN cells run on recur's own loops (providers/onednn/rnn/small_cell.h) and
 // --explain says so; larger cells and onednn.impl=primitive get oneDNN's primitive.
 TEST(OnednnRnnKernel, SmallCellsRunOnTheSmallKernelsAndSaySo) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (!have_avx512()) GTEST_SKIP() << "the small-cell LSTM needs AVX-512, which this CPU lacks";
   const std::string small = "recur's small-cell LSTM";
   auto explain = [](const std::string& bytes, const std::string& impl) {
@@ -203,7 +198,7 @@ TEST(OnednnRnnKernel, SmallCellsRunOnTheSmallKernelsAndSaySo) {
 // (a masked tail), peepholes, input_forget, initial states, both layouts, unequal lengths
 // with 0 and T. A NaN in one row's X stays in that row.
 TEST(OnednnRnnKernel, SmallLstmMatchesTheReferenceAtTheEdges) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (!have_avx512()) GTEST_SKIP() << "the small-cell LSTM needs AVX-512, which this CPU lacks";
   const int64_t T = 6, N = 9, I = 5, H = 21;
   for (int layout : {0, 1}) {
@@ -264,7 +259,7 @@ TEST(OnednnRnnKernel, SmallLstmMatchesTheReferenceAtTheEdges) {
 // The small GRU the same way: saturating and tiny inputs, 9 rows, H = 21, both
 // linear_before_reset, both layouts, unequal lengths with 0 and T, an initial state.
 TEST(OnednnRnnKernel, SmallGruMatchesTheReferenceAtTheEdges) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (!have_avx512()) GTEST_SKIP() << "the small-cell GRU needs AVX-512, which this CPU lacks";
   const int64_t T = 6, N = 9, I = 5, H = 21;
   for (int layout : {0, 1}) {
@@ -306,7 +301,7 @@ TEST(OnednnRnnKernel, SmallGruMatchesTheReferenceAtTheEdges) {
 // A batch large enough that the input projection is done fewer than 16 steps at a time
 // (small_cell.h, time_block) and that two threads take interleaved slices of the rows.
 TEST(OnednnRnnKernel, SmallCellLargeBatchMatchesTheReference) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (!have_avx512()) GTEST_SKIP() << "the small-cell LSTM needs AVX-512, which this CPU lacks";
   const std::string bytes = model("LSTM", 8, 128, "forward", false);
   SessionOptions dopts, ropts;
@@ -327,7 +322,7 @@ TEST(OnednnRnnKernel, SmallCellLargeBatchMatchesTheReference) {
 // direction's, so each runs in blocks of steps that chain their states (rnn_run.cc,
 // time_block). Also with blocks set by hand, down to one step, and a short last block.
 TEST(OnednnRnnKernel, LongSequencesSideBySideRunInTimeBlocks) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   const std::string bytes = model("LSTM", 32, 128, "bidirectional", false);
   SessionOptions ropts;
   ropts.providers({"reference"});
@@ -352,7 +347,7 @@ TEST(OnednnRnnKernel, LongSequencesSideBySideRunInTimeBlocks) {
 }
 
 TEST(OnednnRnnKernel, GraphInputWeightsAreRepackedPerRun) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   ModelBuilder mb(14);
   mb.input("X", DType::kFloat32, {3, 2, 5});
   mb.input("W", DType::kFloat32, {1, 18, 5});
@@ -379,7 +374,7 @@ TEST(OnednnRnnKernel, GraphInputWeightsAreRepackedPerRun) {
 }
 
 TEST(OnednnRnnKernel, DeclinedNodesNameTheReason) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   const std::string clip = model("LSTM", 3, 4, "forward", false, {}, 0.5f);
   SessionOptions only;
   only.providers({"onednn"});
@@ -406,7 +401,7 @@ TEST(OnednnRnnKernel, DeclinedNodesNameTheReason) {
 // loads, and a run reports the shape mismatch. An input size of 0 is valid ONNX: the node goes
 // to the reference provider, with the reason.
 TEST(OnednnRnnKernel, ShapesOnednnCannotTakeAreRefusedNotCrashed) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   std::mt19937 rng(9);
   for (const std::string op : {"LSTM", "GRU", "RNN"}) {
     const int64_t G = op == "LSTM" ? 4 : op == "GRU" ? 3 : 1, H = 4, I = 3;

@@ -18,6 +18,7 @@
 
 #include "recur/recur.h"
 #include "tests/support/model_builder.h"
+#include "tests/support/providers.h"
 #include "tools/common/testdir.h"
 
 namespace recur {
@@ -25,12 +26,6 @@ namespace {
 
 using testing::ModelBuilder;
 using testing::set_attr;
-
-bool have_onednn() {
-  for (const auto& p : list_providers())
-    if (p.name == "onednn") return p.available;
-  return false;
-}
 
 struct Config {
   std::string op;  // LSTM, GRU, RNN
@@ -220,7 +215,7 @@ Built build(const Config& c, uint32_t seed) {
 class OnednnRnnParity : public ::testing::TestWithParam<int> {};
 
 TEST_P(OnednnRnnParity, Random) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   uint32_t seed = 1000u + static_cast<uint32_t>(GetParam());
   if (const char* s = std::getenv("RECUR_PARITY_SEED")) seed = static_cast<uint32_t>(std::atoll(s));
   const Config c = random_config(seed);
@@ -288,7 +283,7 @@ std::string notes_of(const Session& s) {
 class OnednnRnnParityBf16 : public ::testing::TestWithParam<int> {};
 
 TEST_P(OnednnRnnParityBf16, Random) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (const std::string why = cpu_lacks_bf16(); !why.empty()) GTEST_SKIP() << why;
   const uint32_t seed = 1000u + static_cast<uint32_t>(GetParam());
   Config c = random_config(seed);
@@ -335,7 +330,7 @@ INSTANTIATE_TEST_SUITE_P(Configs, OnednnRnnParityBf16, ::testing::Range(0, 80));
 // threads and run by a 1-thread primitive (a batch split): in bf16 the packing depends on the
 // thread count, and the run corrupted the heap (glibc abort) or gave wrong values.
 TEST(OnednnRnnBf16, PackedWeightsFollowThePrimitivesThreads) {
-  if (!have_onednn()) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (const std::string why = cpu_lacks_bf16(); !why.empty()) GTEST_SKIP() << why;
   Config c;
   c.op = "GRU";
