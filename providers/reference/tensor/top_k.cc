@@ -87,11 +87,22 @@ class TopKKernel final : public Kernel {
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t j = 0; j < inner; ++j) {
           const T* base = src + o * dim * inner + j;
+          bool nan = false;
           for (int64_t i = 0; i < dim; ++i) {
             row[static_cast<size_t>(i)] = to_compute(base[i * inner]);
+            nan = nan || is_nan(row[static_cast<size_t>(i)]);
             order[static_cast<size_t>(i)] = i;
           }
-          std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+          if (nan) {
+            std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+          } else {
+            // The same order without the NaN rules, which cost more than the comparison.
+            auto plain = [&](int64_t a, int64_t b) {
+              const C va = row[static_cast<size_t>(a)], vb = row[static_cast<size_t>(b)];
+              return (largest ? vb < va : va < vb) || (va == vb && a < b);
+            };
+            std::partial_sort(order.begin(), order.begin() + k, order.end(), plain);
+          }
           for (int64_t i = 0; i < k; ++i) {
             const int64_t at = (o * k + i) * inner + j;
             const int64_t from = order[static_cast<size_t>(i)];
