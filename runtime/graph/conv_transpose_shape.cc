@@ -111,8 +111,7 @@ Result<ConvTransposeShape> resolve_conv_transpose(const ConvTransposeAttrs& a, c
         s.pad_begin[i] = a.pads[i];
         s.pad_end[i] = a.pads[i + r];
       }
-      if (s.pad_begin[i] < 0 || s.pad_end[i] < 0 || s.pad_begin[i] > kMax ||
-          s.pad_end[i] > kMax) {
+      if (s.pad_begin[i] < 0 || s.pad_end[i] < 0 || s.pad_begin[i] > kMax || s.pad_end[i] > kMax) {
         return invalid_argument("pads must be non-negative");
       }
       s.y_spatial[i] = full - s.pad_begin[i] - s.pad_end[i];

@@ -144,8 +144,8 @@ class EltwiseKernel final : public Kernel {
 
 Result<std::unique_ptr<Kernel>> create_eltwise(const EltwiseOp& given, CompileContext& ctx) {
   AttrReader a(ctx.node());
-  const bool tanh_gelu = std::string_view(given.name) == "Gelu" &&
-                         a.get_string("approximate", "none") == "tanh";
+  const bool tanh_gelu =
+      std::string_view(given.name) == "Gelu" && a.get_string("approximate", "none") == "tanh";
   const EltwiseOp& op = tanh_gelu ? kGeluTanh : given;
   float alpha = op.alpha_attr ? a.get_float(op.alpha_attr, op.alpha) : op.alpha;
   float beta = op.beta;

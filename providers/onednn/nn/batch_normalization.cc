@@ -54,8 +54,7 @@ class BatchNormKernel final : public Kernel {
                 dnnl::normalization_flags::use_shift);
       };
       return make_primitive<dnnl::batch_normalization_forward>(
-          d, user_scratchpad_attr(), threads_for(static_cast<double>(x.numel()), threads_),
-          what_);
+          d, user_scratchpad_attr(), threads_for(static_cast<double>(x.numel()), threads_), what_);
     }));
     const auto md = dense_desc(shape);
     const auto vec = dense_desc({c});

@@ -55,8 +55,8 @@ class ConvTransposeKernel final : public Kernel {
       return ok_status();
     }
     if (plan->layout.prim.primitive) {
-      return run_layout_prim(plan->layout, plan->x, x->raw_data(), plan->yd, y->raw_data(),
-                             plan->b, bias, buffers_, scratch_, what_);
+      return run_layout_prim(plan->layout, plan->x, x->raw_data(), plan->yd, y->raw_data(), plan->b,
+                             bias, buffers_, scratch_, what_);
     }
     const Bind args[] = {{DNNL_ARG_SRC, plan->x, x->raw_data()},
                          {DNNL_ARG_WEIGHTS, plan->w, w->raw_data()},
@@ -68,7 +68,7 @@ class ConvTransposeKernel final : public Kernel {
  private:
   struct Plan {
     Shape y;
-    bool bias_only = false;  // X has no channels: nothing to convolve
+    bool bias_only = false;    // X has no channels: nothing to convolve
     memory::desc x, w, yd, b;  // the plain layouts; w describes ONNX's [C, M/G, k...] in place
     memory::dims strides, dilations, pad_l, pad_r;
     double macs = 0;
@@ -87,17 +87,16 @@ class ConvTransposeKernel final : public Kernel {
                            shape_to_string(x.shape()));
     }
     if (b && (b->rank() != 1 || b->dim(0) != geo->m)) {
-      return ctx.error(ErrorCode::kInvalidArgument, "B must have shape [" +
-                                                        std::to_string(geo->m) + "], got " +
-                                                        shape_to_string(b->shape()));
+      return ctx.error(ErrorCode::kInvalidArgument, "B must have shape [" + std::to_string(geo->m) +
+                                                        "], got " + shape_to_string(b->shape()));
     }
     Plan plan;
     plan.y = geo->y;
     for (size_t i = 0; i < r; ++i) {
       const int64_t pad_r = geo->pad_end[i] - geo->output_padding[i];
       // The claim lets through only nodes whose paddings fit; this guards the rule.
-      if (geo->pad_begin[i] < 0 || !right_pad_fits(geo->pad_end[i], geo->output_padding[i],
-                                                   geo->stride[i])) {
+      if (geo->pad_begin[i] < 0 ||
+          !right_pad_fits(geo->pad_end[i], geo->output_padding[i], geo->stride[i])) {
         return ctx.error(ErrorCode::kNotImplemented,
                          "paddings oneDNN's deconvolution cannot express");
       }
@@ -147,9 +146,8 @@ class ConvTransposeKernel final : public Kernel {
                                                          threads_for(plan.macs, threads_), what_);
     };
     if (constant_w_.defined() && constant_w_.shape() == w.shape()) {
-      RECUR_ASSIGN_OR_RETURN(
-          plan.layout,
-          make_layout_prim(plan.x, plan.w, plan.yd, constant_w_.raw_data(), what_, make));
+      RECUR_ASSIGN_OR_RETURN(plan.layout, make_layout_prim(plan.x, plan.w, plan.yd,
+                                                           constant_w_.raw_data(), what_, make));
       if (plan.layout.prim.primitive) return plan;
     }
     RECUR_ASSIGN_OR_RETURN(plan.plain, make(plan.x, plan.w, plan.yd));
@@ -202,8 +200,7 @@ Claim claim_conv_transpose(const Node& n, const Graph& g) {
   const size_t r = a->output_padding.size();
   for (size_t i = 0; i < r; ++i) {
     const int64_t stride = i < a->strides.size() ? a->strides[i] : 1;
-    const int64_t pad_end =
-        a->auto_pad == "NOTSET" && a->pads.size() == 2 * r ? a->pads[i + r] : 0;
+    const int64_t pad_end = a->auto_pad == "NOTSET" && a->pads.size() == 2 * r ? a->pads[i + r] : 0;
     if (!right_pad_fits(pad_end, a->output_padding[i], stride)) {
       return Claim::decline("output_padding " + std::to_string(a->output_padding[i]) +
                             " is not below stride + end pad (" + std::to_string(stride) + " + " +
@@ -221,11 +218,10 @@ void register_conv_transpose(KernelRegistry& r) {
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
            RECUR_ASSIGN_OR_RETURN(ConvTransposeAttrs a, ConvTransposeAttrs::read(ctx.node()));
            const Tensor* cw = ctx.constant_input(1);
-           Tensor w_value =
-               cw && cw->dtype() == DType::kFloat32 && cw->is_cpu() ? *cw : Tensor();
-           return std::unique_ptr<Kernel>(std::make_unique<ConvTransposeKernel>(
-               std::move(a), options_of(ctx).max_threads, std::move(w_value),
-               ctx.node().describe()));
+           Tensor w_value = cw && cw->dtype() == DType::kFloat32 && cw->is_cpu() ? *cw : Tensor();
+           return std::unique_ptr<Kernel>(
+               std::make_unique<ConvTransposeKernel>(std::move(a), options_of(ctx).max_threads,
+                                                     std::move(w_value), ctx.node().describe()));
          },
          .claim = claim_conv_transpose});
 }

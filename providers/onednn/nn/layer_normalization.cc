@@ -1,9 +1,9 @@
 // LayerNormalization (opset 17) through oneDNN's layer normalization: X as [outer, size], where
 // size is the product of the normalised dimensions (axis on), with Scale and B of `size`
 // elements each. The primitive runs in training mode, which writes the statistics that the
-// optional Mean and InvStdDev outputs take (and costs no more). A node whose Scale or B truly broadcast (fewer elements
-// than the normalised shape) or whose stash_type is not float goes to the reference provider at
-// load.
+// optional Mean and InvStdDev outputs take. A node whose Scale or B truly broadcast (fewer
+// elements than the normalised shape) or whose stash_type is not float goes to the reference
+// provider at load.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -37,9 +37,9 @@ class LayerNormKernel final : public Kernel {
     const int64_t rank = x->rank();
     const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
     if (axis < 0 || axis >= rank) {
-      return ctx.error(ErrorCode::kOutOfRange,
-                       "axis " + std::to_string(axis_) + " is out of range for rank " +
-                           std::to_string(rank));
+      return ctx.error(
+          ErrorCode::kOutOfRange,
+          "axis " + std::to_string(axis_) + " is out of range for rank " + std::to_string(rank));
     }
     int64_t size = 1;
     for (int64_t d = axis; d < rank; ++d) size *= x->dim(d);
@@ -79,12 +79,11 @@ class LayerNormKernel final : public Kernel {
       auto flags = dnnl::normalization_flags::use_scale;
       if (shift) flags |= dnnl::normalization_flags::use_shift;
       auto d = [&] {
-        return dnnl::layer_normalization_forward::desc(
-            dnnl::prop_kind::forward_training, md, epsilon_, flags);
+        return dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_training, md,
+                                                       epsilon_, flags);
       };
       return make_primitive<dnnl::layer_normalization_forward>(
-          d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_),
-          what_);
+          d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_), what_);
     }));
     const auto md = dense_desc(shape);
     const auto vec = dense_desc({size});

@@ -7,9 +7,9 @@
 
 #include "providers/reference/common/gemm.h"
 #include "providers/reference/common/util.h"
-#include "runtime/core/checked_math.h"
 #include "providers/reference/nn/nn_ops.h"
 #include "providers/reference/nn/nn_util.h"
+#include "runtime/core/checked_math.h"
 
 namespace recur::reference {
 

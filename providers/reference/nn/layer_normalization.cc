@@ -33,8 +33,7 @@ class LayerNormKernel final : public Kernel {
     const int64_t size = shape_numel(inner);
     // The rows: with an empty normalised shape there are still rows, whose statistics are
     // 0 / 0 (NaN), not left unwritten.
-    const int64_t outer =
-        shape_numel(Shape(x->shape().begin(), x->shape().begin() + axis));
+    const int64_t outer = shape_numel(Shape(x->shape().begin(), x->shape().begin() + axis));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), x->shape()));
     Shape stat_shape(x->shape().begin(), x->shape().begin() + axis);
     stat_shape.resize(x->shape().size(), 1);

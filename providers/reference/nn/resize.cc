@@ -196,8 +196,7 @@ Status resize_into(KernelContext& ctx, const ResizeParams& p, const Tensor& x,
   std::vector<AxisTaps> axes(r);
   for (size_t d = 0; d < r; ++d) {
     const double rs = roi.empty() ? 0.0 : roi[d], re = roi.empty() ? 1.0 : roi[d + r];
-    axes[d] = axis_taps(p, x.dim(static_cast<int64_t>(d)), out[d], scales[d], rs, re,
-                        in_stride[d]);
+    axes[d] = axis_taps(p, x.dim(static_cast<int64_t>(d)), out[d], scales[d], rs, re, in_stride[d]);
   }
   const bool handled = visit_dtype(kNumericTypes, x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -247,7 +246,8 @@ Status resize_into(KernelContext& ctx, const ResizeParams& p, const Tensor& x,
           for (const Tap& c : combos)
             for (size_t k = last.begin[oj]; k < last.begin[oj + 1]; ++k) {
               const double w = c.weight * last.taps[k].weight;
-              if (w != 0) v += w * static_cast<double>(static_cast<C>(xp[c.index + last.taps[k].index]));
+              if (w != 0)
+                v += w * static_cast<double>(static_cast<C>(xp[c.index + last.taps[k].index]));
             }
         }
         store(row * row_len + j, v);

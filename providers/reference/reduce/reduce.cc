@@ -160,8 +160,7 @@ Status reduce_float(Reduction op, const Tensor& x, const Plan& p, Tensor& y) {
       double* __restrict a = acc.data() + o * runs.inner;
       for (int64_t c = 0; c < runs.count; ++c) {
         const T* __restrict row = px + (o * runs.count + c) * runs.inner;
-        for (int64_t i = 0; i < runs.inner; ++i)
-          a[i] += g(static_cast<double>(to_compute(row[i])));
+        for (int64_t i = 0; i < runs.inner; ++i) a[i] += g(static_cast<double>(to_compute(row[i])));
       }
     }
     return true;

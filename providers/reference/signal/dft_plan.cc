@@ -24,10 +24,11 @@ DftPlan::DftPlan(int64_t length, bool inverse, int64_t inputs, int64_t bins)
   // The direct sum costs inputs * bins; the FFT about (one or three transforms of) size
   // log2(size) butterflies. A few inputs or bins (a long dft_length over a short signal) sum
   // directly, with no FFT buffers.
-  const double fft_cost = 3.0 * static_cast<double>(fft_size) * std::log2(static_cast<double>(fft_size));
-  const bool direct = length <= kDirectUpTo || length > kFftUpTo ||
-                      static_cast<double>(std::min(inputs, length)) * static_cast<double>(bins) <=
-                          fft_cost;
+  const double fft_cost =
+      3.0 * static_cast<double>(fft_size) * std::log2(static_cast<double>(fft_size));
+  const bool direct =
+      length <= kDirectUpTo || length > kFftUpTo ||
+      static_cast<double>(std::min(inputs, length)) * static_cast<double>(bins) <= fft_cost;
   if (direct) {
     twiddle_.resize(static_cast<size_t>(length));
     for (int64_t j = 0; j < length; ++j) {
@@ -40,7 +41,8 @@ DftPlan::DftPlan(int64_t length, bool inverse, int64_t inputs, int64_t bins)
   size_ = fft_size;
   twiddle_.resize(static_cast<size_t>(size_ / 2));
   for (int64_t j = 0; j < size_ / 2; ++j) {
-    const double angle = -2.0 * std::numbers::pi * static_cast<double>(j) / static_cast<double>(size_);
+    const double angle =
+        -2.0 * std::numbers::pi * static_cast<double>(j) / static_cast<double>(size_);
     twiddle_[static_cast<size_t>(j)] = {std::cos(angle), std::sin(angle)};
   }
   work_.resize(static_cast<size_t>(size_));

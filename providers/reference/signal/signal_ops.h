@@ -44,9 +44,9 @@ class DftPlan {
 
   int64_t length_;
   bool inverse_;
-  std::vector<Complex> twiddle_;  // direct: exp(-+2 pi i j / length); FFT: exp(-2 pi i j / size)
-  int64_t size_ = 0;              // the FFT's size (0: direct)
-  std::vector<Complex> chirp_;    // Bluestein: exp(+-i pi n^2 / length), n < length
+  std::vector<Complex> twiddle_;    // direct: exp(-+2 pi i j / length); FFT: exp(-2 pi i j / size)
+  int64_t size_ = 0;                // the FFT's size (0: direct)
+  std::vector<Complex> chirp_;      // Bluestein: exp(+-i pi n^2 / length), n < length
   std::vector<Complex> chirp_fft_;  // the FFT of the chirp, wrapped to size_
   mutable std::vector<Complex> work_;
 };

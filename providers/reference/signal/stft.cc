@@ -1,7 +1,7 @@
-// STFT (opset 17): signal [batch, length, 1 or 2] (or [batch, length], real), frame_step (scalar), optional window
-// [frame_length], optional frame_length (scalar; taken from the window when absent). Frame f
-// covers samples [f * step, f * step + frame_length), multiplied by the window; output
-// [batch, frames, bins, 2] with frames = 1 + (length - frame_length) / step and bins =
+// STFT (opset 17): signal [batch, length, 1 or 2] (or [batch, length], real), frame_step (scalar),
+// optional window [frame_length], optional frame_length (scalar; taken from the window when
+// absent). Frame f covers samples [f * step, f * step + frame_length), multiplied by the window;
+// output [batch, frames, bins, 2] with frames = 1 + (length - frame_length) / step and bins =
 // frame_length / 2 + 1 when onesided (the default), frame_length otherwise.
 #include "providers/reference/common/util.h"
 #include "providers/reference/nn/nn_util.h"
@@ -22,7 +22,8 @@ class StftKernel final : public Kernel {
     const Tensor* window = ctx.input(2);
     const Tensor* length_t = ctx.input(3);
     // [batch, length] is a real signal too, as ONNX Runtime takes it.
-    if ((x->rank() != 3 && x->rank() != 2) || (x->rank() == 3 && x->dim(2) != 1 && x->dim(2) != 2)) {
+    if ((x->rank() != 3 && x->rank() != 2) ||
+        (x->rank() == 3 && x->dim(2) != 1 && x->dim(2) != 2)) {
       return ctx.error(ErrorCode::kInvalidArgument,
                        "the signal must have shape [batch, length, 1 or 2] or [batch, length], "
                        "got " +

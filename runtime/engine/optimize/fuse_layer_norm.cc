@@ -121,8 +121,8 @@ std::optional<Match> match_at(const Graph& g, const Node& mean1) {
   m.bias = other_operand(*add_bias, mul->outputs[0]);
   if (!affine_constant(g, m.bias, t, m.axes)) return std::nullopt;
   m.y = add_bias->outputs[0];
-  m.nodes = {mean1.index, sub->index,  pow->index, mean2->index, add_eps->index,
-             sqrt->index, div->index,  mul->index, add_bias->index};
+  m.nodes = {mean1.index, sub->index, pow->index, mean2->index,   add_eps->index,
+             sqrt->index, div->index, mul->index, add_bias->index};
   return m;
 }
 

@@ -28,8 +28,7 @@ Status replace_matches(Graph& graph, const Matcher& match, const NodeFusionFilte
 // The value of `v` if it is a one-element floating constant of dtype `t` (float32 or float64,
 // not overridable at run time) no larger in rank than `max_rank`, so that broadcasting it
 // changes no shape.
-inline std::optional<double> scalar_constant(const Graph& g, ValueId v, DType t,
-                                             int64_t max_rank) {
+inline std::optional<double> scalar_constant(const Graph& g, ValueId v, DType t, int64_t max_rank) {
   if (v == kNoValue) return std::nullopt;
   const Tensor* c = g.constant(v);
   if (!c || c->dtype() != t || c->numel() != 1 || c->rank() > max_rank) return std::nullopt;

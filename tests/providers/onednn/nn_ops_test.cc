@@ -1,6 +1,6 @@
 // The oneDNN provider's non-RNN operators (MatMul, Gemm, Conv, ConvTranspose, the
-// normalizations, pooling, eltwise, Softmax) against the ONNX backend node tests, with --providers onednn alone: each test must
-// be claimed by oneDNN and match the expected outputs.
+// normalizations, pooling, eltwise, Softmax) against the ONNX backend node tests, with --providers
+// onednn alone: each test must be claimed by oneDNN and match the expected outputs.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -25,7 +25,8 @@ std::vector<std::string> node_tests() {
   // integer ones, MaxPool's Indices output or BatchNormalization's training mode, which oneDNN
   // declines.
   const std::regex ops(
-      "test_(matmul|gemm|conv|convtranspose|layer_normalization|batchnorm|maxpool|averagepool|globalmaxpool|globalaveragepool|softmax|"
+      "test_(matmul|gemm|conv|convtranspose|layer_normalization|batchnorm|maxpool|averagepool|"
+      "globalmaxpool|globalaveragepool|softmax|"
       "logsoftmax|relu|leakyrelu|tanh|sigmoid|exp|log|abs|sqrt|neg|elu|softplus|clip|round)"
       "(_.*)?");
   const std::regex skip(".*(_expanded|int8|uint8|with_argmax|training_mode).*");

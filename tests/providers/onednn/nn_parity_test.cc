@@ -1,12 +1,12 @@
 // The oneDNN provider's ConvTranspose, LayerNormalization, BatchNormalization and the
 // activations newer than the ONNX backend data here (Gelu, Mish, Swish; HardSwish) against the
-// reference provider on random cases. ConvTranspose: 1-D to 3-D, groups, strides, dilations, pads, output_padding,
-// output_shape and SAME auto_pad (known shapes), bias or none, W constant or fed.
+// reference provider on random cases. ConvTranspose: 1-D to 3-D, groups, strides, dilations, pads,
+// output_padding, output_shape and SAME auto_pad (known shapes), bias or none, W constant or fed.
 // LayerNormalization: every axis, Scale and B that cover the normalised shape or broadcast,
-// the optional statistics outputs, inputs near zero and far from it. BatchNormalization: ranks 2 to 5, batches of 1 to 3,
-// inputs and means far from zero. Each node must be claimed by oneDNN (or declined with the
-// reason the claim gives) and agree with the reference, which the ONNX backend data checks in
-// turn (onnx-node tests).
+// the optional statistics outputs, inputs near zero and far from it. BatchNormalization: ranks 2 to
+// 5, batches of 1 to 3, inputs and means far from zero. Each node must be claimed by oneDNN (or
+// declined with the reason the claim gives) and agree with the reference, which the ONNX backend
+// data checks in turn (onnx-node tests).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -113,9 +113,9 @@ TEST(OnednnNnParity, ConvTransposeRandomGeometries) {
     }
     Feeds feeds{{"X", random_tensor(x, rng, 1.0f)}};
     if (w_input) feeds.push_back({"W", random_tensor(w, rng)});
-    const std::string what = "iter " + std::to_string(iter) + ": X " + shape_to_string(x) +
-                             " W " + shape_to_string(w) + " group " + std::to_string(g) +
-                             " mode " + std::to_string(mode);
+    const std::string what = "iter " + std::to_string(iter) + ": X " + shape_to_string(x) + " W " +
+                             shape_to_string(w) + " group " + std::to_string(g) + " mode " +
+                             std::to_string(mode);
     const std::string bytes = mb.bytes();
     // A geometry the reference refuses (pads leaving no output) is refused by both.
     bool reference_runs = true;
@@ -185,16 +185,15 @@ TEST(OnednnNnParity, LayerNormalizationRandomCases) {
     set_attr(node, "axis", axis);
     set_attr(node, "epsilon", 1e-3f);
     const std::string what = "iter " + std::to_string(iter) + ": X " + shape_to_string(x) +
-                             " axis " + std::to_string(axis) + " Scale " +
-                             shape_to_string(sshape);
+                             " axis " + std::to_string(axis) + " Scale " + shape_to_string(sshape);
     // Every third case far from zero, with a small spread: 100 +- 0.1. A float32 value near
     // 100 is rounded by up to 3.8e-6, 3.8e-5 of the spread, and oneDNN's float32 mean is off by
     // a few such steps (the reference's is in double): the tolerance is ten of them.
     const bool far = iter % 3 == 0;
     const std::string provider = expect_same(
         mb.bytes(),
-        {{"X", shifted(random_tensor(x, rng, 1.0f), far ? 0.1f : 2.0f, far ? 100.0f : 0.0f)}},
-        what, far ? tools::Tolerance{1e-3, 4e-4} : tools::Tolerance{1e-4, 1e-4});
+        {{"X", shifted(random_tensor(x, rng, 1.0f), far ? 0.1f : 2.0f, far ? 100.0f : 0.0f)}}, what,
+        far ? tools::Tolerance{1e-3, 4e-4} : tools::Tolerance{1e-4, 1e-4});
     if (broadcasts) {
       EXPECT_EQ(provider, "reference") << what;
       ++declined;
@@ -225,8 +224,7 @@ TEST(OnednnNnParity, BatchNormalizationRandomCases) {
     mb.initializer("B", random_tensor({c}, rng, 1.0f));
     mb.initializer("M", shifted(random_tensor({c}, rng, 1.0f), 1.0f, 50.0f));
     mb.initializer("V", shifted(random_tensor({c}, rng, 0.5f), 1.0f, 1.0f));
-    onnx::NodeProto& node =
-        mb.node("BatchNormalization", {"X", "S", "B", "M", "V"}, {"Y"}, "norm");
+    onnx::NodeProto& node = mb.node("BatchNormalization", {"X", "S", "B", "M", "V"}, {"Y"}, "norm");
     set_attr(node, "epsilon", 1e-4f);
     const float offset = static_cast<float>(pick(-1, 1)) * 100.0f;
     const std::string what = "iter " + std::to_string(iter) + ": X " + shape_to_string(x);
@@ -245,12 +243,9 @@ TEST(OnednnNnParity, NewerActivations) {
     const char* attr;  // a string attribute "name=value", or null
     float alpha;       // Swish's alpha, or 0
   };
-  const Case cases[] = {{"Gelu", 20, nullptr, 0.0f},
-                        {"Gelu", 20, "approximate=tanh", 0.0f},
-                        {"Mish", 18, nullptr, 0.0f},
-                        {"HardSwish", 14, nullptr, 0.0f},
-                        {"Swish", 24, nullptr, 0.0f},
-                        {"Swish", 24, nullptr, 1.702f}};
+  const Case cases[] = {{"Gelu", 20, nullptr, 0.0f},  {"Gelu", 20, "approximate=tanh", 0.0f},
+                        {"Mish", 18, nullptr, 0.0f},  {"HardSwish", 14, nullptr, 0.0f},
+                        {"Swish", 24, nullptr, 0.0f}, {"Swish", 24, nullptr, 1.702f}};
   for (const Case& c : cases) {
     ModelBuilder mb(c.opset, 10);
     mb.input("X", DType::kFloat32, {3, 1000});
@@ -258,14 +253,14 @@ TEST(OnednnNnParity, NewerActivations) {
     onnx::NodeProto& node = mb.node(c.op, {"X"}, {"Y"}, "act");
     if (c.attr) set_attr(node, "approximate", std::string("tanh"));
     if (c.alpha != 0.0f) set_attr(node, "alpha", c.alpha);
-    const std::string what = std::string(c.op) + (c.attr ? " tanh" : "") +
-                             (c.alpha != 0.0f ? " alpha" : "");
+    const std::string what =
+        std::string(c.op) + (c.attr ? " tanh" : "") + (c.alpha != 0.0f ? " alpha" : "");
     // Values in [-8, 8] and a few beyond, where the functions saturate.
     Tensor x = random_tensor({3, 1000}, rng, 8.0f);
     x.data<float>()[0] = 40.0f;
     x.data<float>()[1] = -40.0f;
-    const std::string provider = expect_same(mb.bytes(), {{"X", x}}, what,
-                                             tools::Tolerance{1e-4, 1e-5});
+    const std::string provider =
+        expect_same(mb.bytes(), {{"X", x}}, what, tools::Tolerance{1e-4, 1e-5});
     EXPECT_EQ(provider, "onednn") << what;
   }
 }

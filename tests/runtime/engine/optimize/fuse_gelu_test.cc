@@ -17,10 +17,10 @@ namespace recur::testing {
 namespace {
 
 struct Form {
-  bool pytorch = true;        // Mul(Mul(x, 1 + erf), 0.5); else Mul(Mul(x, 0.5), 1 + erf)
-  bool div = true;            // Div(x, sqrt 2); else Mul(x, 1 / sqrt 2)
-  float root = 1.41421356f;   // the divisor (or its inverse is the factor)
-  bool erf_out_too = false;   // the Erf's output is also a graph output
+  bool pytorch = true;         // Mul(Mul(x, 1 + erf), 0.5); else Mul(Mul(x, 0.5), 1 + erf)
+  bool div = true;             // Div(x, sqrt 2); else Mul(x, 1 / sqrt 2)
+  float root = 1.41421356f;    // the divisor (or its inverse is the factor)
+  bool erf_out_too = false;    // the Erf's output is also a graph output
   bool half_is_input = false;  // 0.5 is an initializer that is also a graph input
   Shape x_shape{2, 3, 5};
   Shape const_shape{};

@@ -22,8 +22,8 @@ struct Form {
   std::vector<int64_t> axes{-1};
   Shape x_shape{2, 3, 8};
   float exponent = 2.0f;
-  bool d_out_too = false;         // Sub's output is also a graph output
-  bool weight_is_input = false;   // the weight is an initializer that is also a graph input
+  bool d_out_too = false;        // Sub's output is also a graph output
+  bool weight_is_input = false;  // the weight is an initializer that is also a graph input
 };
 
 Shape trailing(const Form& f) {
@@ -56,7 +56,8 @@ std::string ln_model(const TempDir& dir, const Form& f) {
       set_attr(m.node("ReduceMean", {in}, {out}, name), "axes", f.axes);
     }
   };
-  if (f.opset >= 18) m.initializer("axes", Tensor::from_vector({static_cast<int64_t>(f.axes.size())}, f.axes));
+  if (f.opset >= 18)
+    m.initializer("axes", Tensor::from_vector({static_cast<int64_t>(f.axes.size())}, f.axes));
   mean("x", "m", "mean");
   m.node("Sub", {"x", "m"}, {"d"}, "sub");
   m.node("Pow", {"d", "two"}, {"p"}, "pow");
