@@ -296,6 +296,7 @@ constexpr Ceiling kCeilings[] = {
     {"bilstm_seqlens", 104},
     {"char_lstm_lm", 67},
     {"greedy_seq2seq", 84, 21},  // 7 iterations a run, 2 SequenceInserts each
+    {"hifigan_vocoder", 114},    // 37 primitives a run (Conv, ConvTranspose, LeakyRelu, Tanh)
     {"crnn", 101},
     {"dynamic_lstm", 36},
     {"gru_basic", 17},

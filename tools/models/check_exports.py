@@ -138,16 +138,31 @@ def run_node(op, a, I):
         A = I[0].T if a.get("transA") else I[0]
         Bm = I[1].T if a.get("transB") else I[1]
         return [a.get("alpha", 1.0) * A @ Bm + a.get("beta", 1.0) * I[2]]
-    if op == "Conv":  # 1-D, group 1, dilation 1
-        assert a.get("group", 1) == 1 and a.get("dilations", [1]) == [1]
+    if op == "Conv":  # 1-D, group 1
+        assert a.get("group", 1) == 1
         x, w = I[0], I[1]
         b = I[2] if len(I) > 2 else np.zeros(w.shape[0])
         p, s = a.get("pads", [0, 0]), a.get("strides", [1])[0]
+        dil = a.get("dilations", [1])[0]
         xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[1])))
-        k = w.shape[2]
-        y = np.stack([np.einsum("nck,ock->no", xp[:, :, t:t + k], w)
-                      for t in range(0, xp.shape[2] - k + 1, s)], axis=2)
+        span = (w.shape[2] - 1) * dil + 1
+        y = np.stack([np.einsum("nck,ock->no", xp[:, :, t:t + span:dil], w)
+                      for t in range(0, xp.shape[2] - span + 1, s)], axis=2)
         return [y + b[None, :, None]]
+    if op == "ConvTranspose":  # 1-D, group 1, dilation 1: scatter each input step, then crop
+        assert a.get("group", 1) == 1 and a.get("dilations", [1]) == [1]
+        assert "output_shape" not in a and a.get("auto_pad", "NOTSET") in ("NOTSET", b"NOTSET")
+        x, w = I[0], I[1]
+        b = I[2] if len(I) > 2 else np.zeros(w.shape[1])
+        p, s = a.get("pads", [0, 0]), a.get("strides", [1])[0]
+        op_pad = a.get("output_padding", [0])[0]
+        k, t_in = w.shape[2], x.shape[2]
+        full = np.zeros((x.shape[0], w.shape[1], s * (t_in - 1) + k + op_pad))
+        for t in range(t_in):
+            full[:, :, t * s:t * s + k] += np.einsum("nc,cok->nok", x[:, :, t], w)
+        return [full[:, :, p[0]:full.shape[2] - p[1]] + b[None, :, None]]
+    if op == "LeakyRelu":
+        return [np.where(I[0] >= 0, I[0], a.get("alpha", 0.01) * I[0])]
     if op == "Identity":
         return [I[0]]
     if op == "Equal":

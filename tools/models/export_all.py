@@ -19,6 +19,7 @@ import export_char_lstm_lm  # noqa: E402
 import export_crnn  # noqa: E402
 import export_dynamic_lstm  # noqa: E402
 import export_greedy_seq2seq  # noqa: E402
+import export_hifigan_vocoder  # noqa: E402
 import export_lstm_streaming  # noqa: E402
 import export_module_functions  # noqa: E402
 import export_packed_bilstm_tagger  # noqa: E402
@@ -39,6 +40,7 @@ EXPORTERS = [
     export_vad_streaming,
     export_module_functions,
     export_greedy_seq2seq,
+    export_hifigan_vocoder,
 ]
 
 

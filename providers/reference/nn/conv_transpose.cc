@@ -66,7 +66,8 @@ class ConvTransposeKernel final : public Kernel {
       const int64_t g = a_.group, cg = s.c / g, mg = s.m / g;
       const int64_t K = s.win.kernel_size(), p_in = s.win.out_size(), p_out = s.win.in_size();
       std::fill(yp, yp + s.n * s.m * p_out, C(0));
-      std::vector<C> col(static_cast<size_t>(mg * K * p_in));
+      thread_local std::vector<C> col;  // kept from run to run: no allocation once warm
+      col.resize(static_cast<size_t>(mg * K * p_in));
       for (int64_t n = 0; n < s.n; ++n) {
         for (int64_t gi = 0; gi < g; ++gi) {
           const C* xg = xv.data() + (n * s.c + gi * cg) * p_in;
