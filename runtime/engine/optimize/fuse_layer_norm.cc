@@ -24,9 +24,7 @@ namespace {
 
 using pattern::internal;
 using pattern::is_op;
-using pattern::near;
 using pattern::other_operand;
-using pattern::producer;
 using pattern::scalar_constant;
 using pattern::sole_reader;
 

@@ -61,13 +61,6 @@ inline const Node* sole_reader(const Graph& g, ValueId v, const char* op) {
   return is_op(n, op) ? &n : nullptr;
 }
 
-// The producer of `v` if it is of op `op` and `v` is internal with `readers` readers.
-inline const Node* producer(const Graph& g, ValueId v, const char* op, size_t readers = 1) {
-  if (!internal(g, v, readers) || g.value(v).producer < 0) return nullptr;
-  const Node& n = g.node(g.value(v).producer);
-  return is_op(n, op) ? &n : nullptr;
-}
-
 // For a binary node reading `v`: its other operand, or kNoValue.
 inline ValueId other_operand(const Node& n, ValueId v) {
   if (n.inputs.size() != 2) return kNoValue;
