@@ -91,22 +91,12 @@ std::optional<Match> match_at(const Graph& g, const Node& erf) {
   return m;
 }
 
-Node gelu_node(const Graph& g, const Match& m, const Node& erf) {
-  Node f;
-  f.name = erf.name;
-  f.op_type = "Gelu";
-  f.opset = 20;
-  f.inputs = {m.x};
-  f.outputs = {m.y};
+Node gelu_node(const Graph& g, const Match& m) {
+  Node f = pattern::replacement_node(g, m.nodes, "exact GELU", "Gelu", 20, {m.x}, {m.y});
   Attribute a;
   a.type = AttrType::kString;
   a.s = "none";
   f.attributes["approximate"] = std::move(a);
-  std::string names;
-  for (size_t i = 1; i < m.nodes.size(); ++i)
-    names += (i > 1 ? ", '" : "'") + g.node(m.nodes[i]).name + "'";
-  f.notes.push_back("fused the exact GELU written as Erf '" + erf.name + "' and " + names +
-                    " into one Gelu (opset 20) node");
   return f;
 }
 
@@ -117,7 +107,7 @@ Status fuse_gelus(Graph& graph, const NodeFusionFilter& accept) {
     if (!erf.domain.empty() || erf.op_type != "Erf") return std::nullopt;
     const std::optional<Match> m = match_at(g, erf);
     if (!m) return std::nullopt;
-    return pattern::Replacement{gelu_node(g, *m, erf), m->nodes};
+    return pattern::Replacement{gelu_node(g, *m), m->nodes};
   };
   return pattern::replace_matches(graph, match, accept);
 }

@@ -124,13 +124,9 @@ std::optional<Match> match_at(const Graph& g, const Node& mean1) {
   return m;
 }
 
-Node layer_norm_node(const Graph& g, const Match& m, const Node& mean1) {
-  Node f;
-  f.name = mean1.name;
-  f.op_type = "LayerNormalization";
-  f.opset = 17;
-  f.inputs = {m.x, m.weight, m.bias};
-  f.outputs = {m.y};
+Node layer_norm_node(const Graph& g, const Match& m) {
+  Node f = pattern::replacement_node(g, m.nodes, "layer normalization", "LayerNormalization", 17,
+                                     {m.x, m.weight, m.bias}, {m.y});
   Attribute axis;
   axis.type = AttrType::kInt;
   axis.i = -m.axes;
@@ -139,11 +135,6 @@ Node layer_norm_node(const Graph& g, const Match& m, const Node& mean1) {
   eps.type = AttrType::kFloat;
   eps.f = static_cast<float>(m.eps);
   f.attributes["epsilon"] = std::move(eps);
-  std::string names;
-  for (size_t i = 1; i < m.nodes.size(); ++i)
-    names += (i > 1 ? ", '" : "'") + g.node(m.nodes[i]).name + "'";
-  f.notes.push_back("fused the layer normalization written as ReduceMean '" + mean1.name +
-                    "' and " + names + " into one LayerNormalization (opset 17) node");
   return f;
 }
 
@@ -154,7 +145,7 @@ Status fuse_layer_norms(Graph& graph, const NodeFusionFilter& accept) {
     if (!is_op(mean, "ReduceMean")) return std::nullopt;
     const std::optional<Match> m = match_at(g, mean);
     if (!m) return std::nullopt;
-    return pattern::Replacement{layer_norm_node(g, *m, mean), m->nodes};
+    return pattern::Replacement{layer_norm_node(g, *m), m->nodes};
   };
   return pattern::replace_matches(graph, match, accept);
 }

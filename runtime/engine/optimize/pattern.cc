@@ -1,6 +1,27 @@
 #include "runtime/engine/optimize/pattern.h"
 
+#include <string>
+
 namespace recur::pattern {
+
+Node replacement_node(const Graph& g, const std::vector<int>& nodes, const char* what,
+                      std::string op_type, int opset, std::vector<ValueId> inputs,
+                      std::vector<ValueId> outputs) {
+  const Node& first = g.node(nodes[0]);
+  Node f;
+  f.name = first.name;
+  f.op_type = std::move(op_type);
+  f.opset = opset;
+  f.inputs = std::move(inputs);
+  f.outputs = std::move(outputs);
+  std::string names;
+  for (size_t i = 1; i < nodes.size(); ++i)
+    names += (i > 1 ? ", '" : "'") + g.node(nodes[i]).name + "'";
+  f.notes.push_back("fused the " + std::string(what) + " written as " + first.op_type + " '" +
+                    first.name + "' and " + names + " into one " + f.op_type + " (opset " +
+                    std::to_string(opset) + ") node");
+  return f;
+}
 
 Status replace_matches(Graph& graph, const Matcher& match, const NodeFusionFilter& accept) {
   for (const Node& n : graph.nodes()) {

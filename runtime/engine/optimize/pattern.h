@@ -20,6 +20,13 @@ struct Replacement {
 };
 using Matcher = std::function<std::optional<Replacement>(const Graph&, const Node&)>;
 
+// The node of the default ONNX domain that replaces `nodes`: nodes[0]'s name, and a note for
+// --explain: "fused the <what> written as <op> '<name>' and '<name>', ... into one <op_type>
+// (opset N) node".
+Node replacement_node(const Graph& g, const std::vector<int>& nodes, const char* what,
+                      std::string op_type, int opset, std::vector<ValueId> inputs,
+                      std::vector<ValueId> outputs);
+
 // Offers every node of `graph` and its subgraphs, in topological order, to `match`; each match
 // that shares no node with an earlier one and that `accept` agrees to (given nodes[0] and the
 // fused node) is made. The graph is finalized again where anything changed.
