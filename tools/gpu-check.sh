@@ -19,7 +19,27 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source tools/gpu-env.sh
 status=0
-run() { env LD_LIBRARY_PATH="$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"; }
+# Every step has a time limit: STEP_TIMEOUT seconds (default 300), cut to what is left before
+# DEADLINE (seconds since the epoch) where one is set; a step past the deadline is skipped.
+# Device time is scarce, and a hung step must not keep the others' results from being packed
+# and brought back.
+limit() {
+  local t=${STEP_TIMEOUT:-300}
+  if [[ -n ${DEADLINE:-} ]]; then
+    local left=$((DEADLINE - $(date +%s)))
+    ((left < t)) && t=$left
+  fi
+  echo "$t"
+}
+run() {
+  local t
+  t=$(limit)
+  if ((t <= 0)); then
+    echo "skipped, past the deadline: $*" >&2
+    return 124
+  fi
+  env LD_LIBRARY_PATH="$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout "$t" "$@"
+}
 export RECUR_TEST_DATA_DIR=$PWD/tests/data
 export RECUR_MODELS_DIR=$PWD/models
 
@@ -71,11 +91,11 @@ memcheck() {
     echo "compute-sanitizer not found" | tee "$OUT/memcheck.txt"
     return 1
   fi
-  run timeout "${MEMCHECK_TIMEOUT:-500}" "$cs" --tool memcheck --error-exitcode 86 \
+  STEP_TIMEOUT=${MEMCHECK_TIMEOUT:-500} run "$cs" --tool memcheck --error-exitcode 86 \
     --print-limit 100 "$B/bin/recur_unit_tests" --gtest_filter="${MEMCHECK_FILTER:-*Gpu*}" \
     > "$OUT/memcheck.txt" 2>&1 || rc=1
   tail -n 30 "$OUT/memcheck.txt"
-  run timeout "${MEMCHECK_MODELS_TIMEOUT:-60}" "$cs" --tool memcheck --error-exitcode 86 \
+  STEP_TIMEOUT=${MEMCHECK_MODELS_TIMEOUT:-60} run "$cs" --tool memcheck --error-exitcode 86 \
     --print-limit 100 "$B/bin/recur-run" --suite models --providers cudnn,cuda-generic \
     > "$OUT/memcheck-models.txt" 2>&1 || rc=1
   tail -n 10 "$OUT/memcheck-models.txt"
@@ -85,8 +105,12 @@ memcheck() {
 
 if [[ $PART == bench || $PART == all ]]; then
   # shellcheck disable=SC2086  # BENCH_ARGS is a list of arguments
-  RECUR_LD_LIBRARY_PATH="$LIBS" python3 tools/gpu_bench.py --recur "$B/bin/recur-run" \
-    --out "$OUT" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
+  # Python runs on the machine's own library path (PyTorch's); recur-run gets $LIBS from it.
+  # gpu_bench.py saves each row as it is measured, so a bench cut short still reports.
+  t=$(STEP_TIMEOUT=${BENCH_TIMEOUT:-560} limit)
+  ((t > 0)) || t=1 # timeout 0 would mean no limit at all
+  RECUR_LD_LIBRARY_PATH="$LIBS" timeout "$t" python3 tools/gpu_bench.py --recur "$B/bin/recur-run" --out "$OUT" ${BENCH_ARGS:-} 2>&1 \
+    | tee "$OUT/bench.log"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 pack_out "gpu-$PART"

@@ -327,7 +327,7 @@ def suite_section(args, work, built, rng, mem):
     providers = args.providers
     cpu_threads = os.cpu_count() or 1
     out = []
-    for dtype in ("float32", "float16"):
+    for dtype in args.dtypes.split(","):
         for case in args.suite:
             name, op, T, N, I, H, opt = case
             if dtype == "float16" and (opt.get("peepholes") or opt.get("linear_before_reset") == 0):
@@ -410,7 +410,7 @@ def suite_section(args, work, built, rng, mem):
                 r["ort_cpu_p50_ms"] = o.get("p50")
                 if "error" in o:
                     r["ort_cpu"] = o["error"]
-            print(json.dumps(r), flush=True)
+            args.emit(r)
             out.append(r)
     return out
 
@@ -453,7 +453,7 @@ def graphs_section(args, work, built, rng, mem):
                     break
                 pers.append(c["latency_ms"]["p50"])
             r["persistent_p50_ms"] = med(pers)
-        print(json.dumps(r), flush=True)
+        args.emit(r)
         out.append(r)
     return out
 
@@ -524,7 +524,7 @@ def models_section(args, work, built, rng, mem):
         r["fusion_on_p50_ms"] = med(on)
         r["recur_load_ms"] = med(load)
         r["reference_cpu_p50_ms"] = med(ref)
-        print(json.dumps(r), flush=True)
+        args.emit(r)
         out.append(r)
     return out
 
@@ -573,7 +573,7 @@ def serving_section(args, work, built, rng, mem):
                 p = recur_perf(args, model, args.gpu_providers, False, 1, 3, inputs=inputs,
                                memory=mem)
                 r["recur_device_mib"] = p.get("device_mib")
-            print(json.dumps(r), flush=True)
+            args.emit(r)
             out.append(r)
     return out
 
@@ -636,6 +636,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--cases", default="", help="comma-separated subset of the suite")
+    ap.add_argument("--dtypes", default="float32,float16",
+                    help="the suite's element types, comma-separated")
     ap.add_argument("--sections", default=",".join(SECTIONS),
                     help="comma-separated, of: " + ", ".join(SECTIONS))
     args = ap.parse_args()
@@ -669,20 +671,29 @@ def main():
     run = {"suite": suite_section, "graphs": graphs_section, "models": models_section,
            "serving": serving_section}
     results = []
-    with tempfile.TemporaryDirectory() as work:
-        for section in SECTIONS:
-            if section in sections:
-                for r in run[section](args, work, built, rng, mem):
-                    results.append({"section": section, **r})
     meta = {"device": args.device, "torch": torch.__version__,
             "cudnn": torch.backends.cudnn.version() if gpu else None,
             "gpu": torch.cuda.get_device_name(0) if gpu else None,
             "providers": built, "sections": sections, "cpu_threads": os.cpu_count(),
             "device_memory": "NVML" if mem.handle is not None else mem.why,
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    with open(os.path.join(args.out, "bench.json"), "w") as f:
-        json.dump({"meta": meta, "results": results}, f, indent=1)
-    write_markdown(os.path.join(args.out, "bench.md"), meta, results)
+
+    def save():
+        with open(os.path.join(args.out, "bench.json"), "w") as f:
+            json.dump({"meta": meta, "results": results}, f, indent=1)
+        write_markdown(os.path.join(args.out, "bench.md"), meta, results)
+
+    # Each row is saved as it comes: a run cut short by its time limit keeps what it measured.
+    def emit(row):
+        print(json.dumps(row), flush=True)
+        results.append({"section": section, **row})
+        save()
+
+    args.emit = emit
+    with tempfile.TemporaryDirectory() as work:
+        for section in sections:  # in the order asked for
+            run[section](args, work, built, rng, mem)
+    save()
     print(open(os.path.join(args.out, "bench.md")).read())
     return 1 if any("error" in r for r in results) else 0
 
