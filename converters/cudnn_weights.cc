@@ -116,22 +116,26 @@ CudnnWeightMap canonical_cudnn_weight_map(const CudnnRnnGeometry& g) {
              (g.bias ? g.lin_layers() * H : 0);
   }
   CudnnWeightMap map(g, total);
+  // Every pseudo-layer's matrices first, then every pseudo-layer's biases: what
+  // cudnnGetRNNWeightParams reported on an H200 with cuDNN 9.19 (docs/gpu-results.md).
+  std::vector<std::vector<CudnnParamBlock>> mats(static_cast<size_t>(g.pseudo_layers()));
   int64_t offset = 0;
   for (int p = 0; p < g.pseudo_layers(); ++p) {
     const int64_t I = g.layer_input_size(p / g.directions);
-    std::vector<CudnnParamBlock> mats;
     for (int id = 0; id < g.lin_layers(); ++id) {
       const int64_t cols = id < half ? I : H;
-      mats.push_back({offset, H, cols});
+      mats[static_cast<size_t>(p)].push_back({offset, H, cols});
       offset += H * cols;
     }
+  }
+  for (int p = 0; p < g.pseudo_layers(); ++p) {
     for (int id = 0; id < g.lin_layers(); ++id) {
       CudnnParamBlock bias;
       if (g.bias) {
         bias = {offset, H, 1};
         offset += H;
       }
-      map.set(p, id, mats[static_cast<size_t>(id)], bias);
+      map.set(p, id, mats[static_cast<size_t>(p)][static_cast<size_t>(id)], bias);
     }
   }
   return map;

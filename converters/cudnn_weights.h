@@ -71,10 +71,11 @@ class CudnnWeightMap {
   std::vector<CudnnParamBlock> biases_;
 };
 
-// cuDNN's canonical weight-space order, the one PyTorch's flattened cuDNN weights rely on:
-// pseudo-layers one after the other; within one, the matrices of linLayerID 0, 1, ... and then
-// the biases in the same order, packed without gaps. The GPU test checks it against
-// cudnnGetRNNWeightParams.
+// cuDNN's canonical weight-space order: the matrices of pseudo-layer 0 (linLayerID 0, 1, ...),
+// then those of pseudo-layer 1, and so on; then the biases, pseudo-layer by pseudo-layer in the
+// same order; packed without gaps. With one pseudo-layer that is matrices then biases; with
+// more, no bias comes before the last matrix. The provider never relies on it (it asks
+// cudnnGetRNNWeightParams); the CPU model of cuDNN does, and the GPU test compares the two.
 CudnnWeightMap canonical_cudnn_weight_map(const CudnnRnnGeometry& geometry);
 
 // The cuDNN linLayerIDs of ONNX gate `onnx_gate` (ONNX order: LSTM i,o,f,c; GRU z,r,h; RNN

@@ -33,6 +33,7 @@ CPU providers in place of the GPU ones, PyTorch on the CPU, small sizes.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -204,6 +205,7 @@ def recur_outputs(args, model, x, providers, work):
     xp = os.path.join(work, "x.npy")
     np.save(xp, x)
     od = os.path.join(work, "out_" + providers.replace(",", "_"))
+    shutil.rmtree(od, ignore_errors=True)  # no outputs left from another case's model
     cmd = [args.recur, model, "--input", "X=" + xp, "--providers", providers, "--output-dir", od,
            "--overwrite"]
     p = subprocess.run(cmd, capture_output=True, text=True, env=recur_env(args))
@@ -386,6 +388,9 @@ def suite_section(args, work, built, rng, mem):
                 else:
                     r["max_abs_diff_vs_reference"] = max(
                         float(np.max(np.abs(got[k] - ref[k]))) for k in ref if k in got)
+                    # Both sides' sizes, so that a difference of 0 can be told from a mix-up.
+                    r["y_l2_reference"] = float(np.linalg.norm(ref["Y"]))
+                    r["y_l2_gpu"] = float(np.linalg.norm(got["Y"]))
             if gpu and dtype == "float32" and "cuda-generic" in built and r["provider"] == "cudnn":
                 gen = []
                 for _ in range(3):
@@ -395,6 +400,17 @@ def suite_section(args, work, built, rng, mem):
                         break
                     gen.append(p["latency_ms"]["p50"])
                 r["cuda_generic_device_io_p50_ms"] = med(gen)
+            if gpu and r["provider"] == "cuda-generic" and "error" not in r:
+                # What cuda-generic gives with its launches recorded as a CUDA graph.
+                gr = []
+                for _ in range(3):
+                    p = recur_perf(args, path, providers, True, args.warmup, args.repeat,
+                                   extra=["--cuda-graphs"])
+                    if "error" in p:
+                        r["graphs_error"] = p["error"]
+                        break
+                    gr.append(p["latency_ms"]["p50"])
+                r["recur_graphs_device_io_p50_ms"] = med(gr)
             if name in ("lstm_large", "lstm_peep", "gru_lbr0") and dtype == "float32":
                 if "onednn" in built:
                     p = recur_perf(args, path, "onednn,reference", False, 1, 5,
@@ -406,6 +422,9 @@ def suite_section(args, work, built, rng, mem):
                     if r["recur_onednn_p50_ms"] and rec_dev:
                         r["onednn_over_gpu_device_io"] = (r["recur_onednn_p50_ms"]
                                                           / r["recur_device_io_p50_ms"])
+                    if r["recur_onednn_p50_ms"] and r.get("recur_graphs_device_io_p50_ms"):
+                        r["onednn_over_gpu_graphs"] = (r["recur_onednn_p50_ms"]
+                                                       / r["recur_graphs_device_io_p50_ms"])
                 o = ort_cpu(path, {"X": x}, cpu_threads)
                 r["ort_cpu_p50_ms"] = o.get("p50")
                 if "error" in o:
@@ -498,18 +517,32 @@ def model_names():
                   and os.path.isdir(os.path.join(MODELS, n, "test_data_set_0")))
 
 
+def gpu_providers_for(args, model):
+    """The GPU providers alone where they place every node; else with the reference provider
+    behind them (control flow, ConvTranspose), and a note saying so."""
+    if not args.gpu:
+        return args.gpu_providers, None
+    p = subprocess.run([args.recur, model, "--plan-only", "--providers", args.gpu_providers],
+                       capture_output=True, text=True, env=recur_env(args))
+    if p.returncode == 0:
+        return args.gpu_providers, None
+    return args.gpu_providers + ",reference", "some nodes on the CPU (reference)"
+
+
 def models_section(args, work, built, rng, mem):
     """models/ with the GPU providers only, fusion off and on, and the reference on the CPU."""
     out = []
     for name in model_names():
         model = os.path.join(MODELS, name, "model.onnx")
         inputs, _, _ = model_inputs(name, work)
-        r = {"case": "model " + name, "dtype": "float32", "provider": args.gpu_providers}
+        gpu_providers, placement = gpu_providers_for(args, model)
+        r = {"case": "model " + name, "dtype": "float32", "provider": gpu_providers,
+             "placement": placement}
         off, on, ref, load = [], [], [], []
         for _ in range(3):
-            a = recur_perf(args, model, args.gpu_providers, False, args.warmup, args.repeat,
+            a = recur_perf(args, model, gpu_providers, False, args.warmup, args.repeat,
                            extra=["--fusion", "off"], inputs=inputs)
-            b = recur_perf(args, model, args.gpu_providers, False, args.warmup, args.repeat,
+            b = recur_perf(args, model, gpu_providers, False, args.warmup, args.repeat,
                            extra=["--fusion", "on"], inputs=inputs)
             c = recur_perf(args, model, "reference", False, 1, 5, inputs=inputs)
             if "error" in a or "error" in b:
@@ -536,15 +569,16 @@ def serving_section(args, work, built, rng, mem):
     cpu_threads = os.cpu_count() or 1
     for name in model_names():
         model = os.path.join(MODELS, name, "model.onnx")
+        gpu_providers, placement = gpu_providers_for(args, model)
         for batch in (1, 64):
             inputs, feeds, got = model_inputs(name, work, batch)
             if got is None and batch != 1:
                 continue  # a fixed batch: one row, at the model's own batch
             r = {"case": "serve " + name, "batch": got if got is not None else "fixed",
-                 "provider": args.gpu_providers}
+                 "provider": gpu_providers, "placement": placement}
             g, c, o, load = [], [], [], []
             for _ in range(3):
-                a = recur_perf(args, model, args.gpu_providers, False, args.warmup,
+                a = recur_perf(args, model, gpu_providers, False, args.warmup,
                                args.repeat, inputs=inputs)
                 if "error" in a:
                     r["error"] = a["error"]
@@ -570,7 +604,7 @@ def serving_section(args, work, built, rng, mem):
             if g and o:
                 r["ort_cpu_over_gpu"] = r["ort_cpu_p50_ms"] / r["gpu_p50_ms"]
             if mem.handle is not None and "error" not in r:
-                p = recur_perf(args, model, args.gpu_providers, False, 1, 3, inputs=inputs,
+                p = recur_perf(args, model, gpu_providers, False, 1, 3, inputs=inputs,
                                memory=mem)
                 r["recur_device_mib"] = p.get("device_mib")
             args.emit(r)
@@ -589,7 +623,8 @@ def targets(results):
             rows.append((f"cudnn {r['dtype']} >= {need}x PyTorch (device IO)", case,
                          r["torch_over_recur"], r["torch_over_recur"] >= need))
         if r.get("section") == "suite" and case in ("lstm_peep", "gru_lbr0"):
-            for k in ("onednn_over_gpu_host_io", "onednn_over_gpu_device_io"):
+            for k in ("onednn_over_gpu_host_io", "onednn_over_gpu_device_io",
+                      "onednn_over_gpu_graphs"):
                 if r.get(k) is not None:
                     rows.append((f"{r['provider']} >= 10x onednn ({k[16:].replace('_', ' ')})",
                                  case, r[k], r[k] >= 10))

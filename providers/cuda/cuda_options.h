@@ -6,8 +6,9 @@
 namespace recur::cuda {
 
 struct CudaOptions : ProviderOptions {
-  // cuda-generic's kAuto takes the persistent kernel for small batches (generic_rnn.cc); cudnn
-  // accepts only kOff and kOn.
+  // cuda-generic's kAuto takes the persistent kernel for small batches (generic_rnn.cc);
+  // cudnn's (its default) a persistent algorithm for the shapes where one is known to be faster
+  // (persistent_candidates in rnn/cudnn_rnn_plan.h).
   enum class Persistent { kOff, kOn, kAuto };
 
   int device = 0;

@@ -33,10 +33,16 @@ class CudaProviderBase : public ExecutionProvider {
     SettingsParser parser(name());
     parser.integer("device", 0, std::numeric_limits<int>::max(),
                    [&o](int64_t v) { o.device = static_cast<int>(v); });
-    bool persistent = false;
-    add_settings(parser, o, persistent);
+    o.persistent = default_persistent();
+    parser.choice("persistent", {"0", "1", "auto", "false", "true", "off", "on"},
+                  [&o](const std::string& v) {
+                    o.persistent = v == "auto" ? cuda::CudaOptions::Persistent::kAuto
+                                   : v == "1" || v == "true" || v == "on"
+                                       ? cuda::CudaOptions::Persistent::kOn
+                                       : cuda::CudaOptions::Persistent::kOff;
+                  });
+    add_settings(parser, o);
     RECUR_RETURN_IF_ERROR(parser.parse(config.settings));
-    if (persistent) o.persistent = cuda::CudaOptions::Persistent::kOn;
     set_device(Device::cuda(o.device));
     options_ = o;
     return ok_status();
@@ -61,10 +67,9 @@ class CudaProviderBase : public ExecutionProvider {
   }
 
  protected:
-  // The provider's settings beyond device. A plain 0|1 persistent setting goes to
-  // `persistent`; the parser's setters cannot reach the enum through flag().
-  virtual void add_settings(SettingsParser& parser, cuda::CudaOptions& o,
-                            bool& persistent) const = 0;
+  // The provider's settings beyond device and persistent (0, 1 or auto).
+  virtual void add_settings(SettingsParser& parser, cuda::CudaOptions& o) const = 0;
+  virtual cuda::CudaOptions::Persistent default_persistent() const = 0;
   bool has_kernels_ = false;
 
  private:
@@ -81,8 +86,12 @@ class CudnnProvider final : public CudaProviderBase {
   }
 
  protected:
-  void add_settings(SettingsParser& parser, cuda::CudaOptions& o, bool& persistent) const override {
-    parser.flag("tf32", &o.tf32).flag("persistent", &persistent);
+  void add_settings(SettingsParser& parser, cuda::CudaOptions& o) const override {
+    parser.flag("tf32", &o.tf32);
+  }
+  // auto: a persistent algorithm where one is known to be faster (persistent_candidates).
+  cuda::CudaOptions::Persistent default_persistent() const override {
+    return cuda::CudaOptions::Persistent::kAuto;
   }
 };
 
@@ -106,15 +115,11 @@ class CudaGenericProvider final : public CudaProviderBase {
   }
 
  protected:
-  void add_settings(SettingsParser& parser, cuda::CudaOptions& o, bool&) const override {
-    // auto besides every spelling of 0 and 1 that flag() takes.
-    parser.choice("persistent", {"0", "1", "auto", "false", "true", "off", "on"},
-                  [&o](const std::string& v) {
-                    o.persistent = v == "auto" ? cuda::CudaOptions::Persistent::kAuto
-                                   : v == "1" || v == "true" || v == "on"
-                                       ? cuda::CudaOptions::Persistent::kOn
-                                       : cuda::CudaOptions::Persistent::kOff;
-                  });
+  void add_settings(SettingsParser&, cuda::CudaOptions&) const override {}
+  // The persistent kernel was slower than per-step launches on lstm_stream (H200,
+  // docs/gpu-results.md): on request only.
+  cuda::CudaOptions::Persistent default_persistent() const override {
+    return cuda::CudaOptions::Persistent::kOff;
   }
 };
 

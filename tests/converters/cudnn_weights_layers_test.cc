@@ -21,15 +21,19 @@ TEST(CudnnWeightsLayers, CanonicalMapOfStackedLayers) {
   g.num_layers = 3;
   const CudnnWeightMap m = canonical_cudnn_weight_map(g);
   ASSERT_TRUE(m.validate().ok()) << m.validate().message();
-  // Layer 0: 3 input matrices 3x5 and 3 recurrent 3x3 and 6 biases of 3 per direction.
-  const int64_t l0 = 3 * 3 * 5 + 3 * 3 * 3 + 6 * 3;
+  // Layer 0: 3 input matrices 3x5 and 3 recurrent 3x3 per direction.
+  const int64_t l0 = 3 * 3 * 5 + 3 * 3 * 3;
   // Later layers read 2*3 = 6 features.
-  const int64_t l1 = 3 * 3 * 6 + 3 * 3 * 3 + 6 * 3;
-  EXPECT_EQ(m.weight_space_elems(), 2 * l0 + 4 * l1);
+  const int64_t l1 = 3 * 3 * 6 + 3 * 3 * 3;
+  // Six pseudo-layers' matrices, then their 6 biases of 3 each.
+  const int64_t biases = 2 * l0 + 4 * l1;
+  EXPECT_EQ(m.weight_space_elems(), biases + 6 * 6 * 3);
   EXPECT_EQ(m.matrix(1, 0).offset, l0);
   EXPECT_EQ(m.matrix(2, 0), (CudnnParamBlock{2 * l0, 3, 6}));
-  EXPECT_EQ(m.matrix(5, 5).cols, 3);
+  EXPECT_EQ(m.matrix(5, 5), (CudnnParamBlock{biases - 9, 3, 3}));
   EXPECT_EQ(m.matrix(3, 2).cols, 6);
+  EXPECT_EQ(m.bias(0, 0), (CudnnParamBlock{biases, 3, 1}));
+  EXPECT_EQ(m.bias(5, 5), (CudnnParamBlock{biases + 6 * 6 * 3 - 3, 3, 1}));
 }
 
 TEST(CudnnWeightsLayers, EveryLayerLandsInItsOwnBlocks) {

@@ -49,19 +49,26 @@ TEST(CudnnWeights, LinLayerIdsFollowCudnnGateMeanings) {
 }
 
 TEST(CudnnWeights, CanonicalMapIsTheDocumentedOrder) {
-  // Bidirectional LSTM, I=3, H=2: per pseudo-layer 4 matrices 2x3, 4 matrices 2x2, then 8
-  // biases of 2: 24 + 16 + 16 = 56 elements.
+  // Bidirectional LSTM, I=3, H=2: per pseudo-layer 4 matrices 2x3 and 4 matrices 2x2 (40
+  // elements), both pseudo-layers' matrices first; then 8 biases of 2 per pseudo-layer.
   const CudnnWeightMap m = canonical_cudnn_weight_map(geom(RnnCell::kLstm, 3, 2, 2, true));
   EXPECT_EQ(m.weight_space_elems(), 112);
   EXPECT_EQ(m.matrix(0, 0), (CudnnParamBlock{0, 2, 3}));
   EXPECT_EQ(m.matrix(0, 3), (CudnnParamBlock{18, 2, 3}));
   EXPECT_EQ(m.matrix(0, 4), (CudnnParamBlock{24, 2, 2}));
   EXPECT_EQ(m.matrix(0, 7), (CudnnParamBlock{36, 2, 2}));
-  EXPECT_EQ(m.bias(0, 0), (CudnnParamBlock{40, 2, 1}));
-  EXPECT_EQ(m.bias(0, 7), (CudnnParamBlock{54, 2, 1}));
-  EXPECT_EQ(m.matrix(1, 0), (CudnnParamBlock{56, 2, 3}));
+  EXPECT_EQ(m.matrix(1, 0), (CudnnParamBlock{40, 2, 3}));
+  EXPECT_EQ(m.matrix(1, 7), (CudnnParamBlock{76, 2, 2}));
+  EXPECT_EQ(m.bias(0, 0), (CudnnParamBlock{80, 2, 1}));
+  EXPECT_EQ(m.bias(0, 7), (CudnnParamBlock{94, 2, 1}));
+  EXPECT_EQ(m.bias(1, 0), (CudnnParamBlock{96, 2, 1}));
   EXPECT_EQ(m.bias(1, 7), (CudnnParamBlock{110, 2, 1}));
   EXPECT_TRUE(m.validate().ok());
+
+  // One pseudo-layer: its matrices, then its biases.
+  const CudnnWeightMap u = canonical_cudnn_weight_map(geom(RnnCell::kLstm, 3, 2, 1, true));
+  EXPECT_EQ(u.matrix(0, 7), (CudnnParamBlock{36, 2, 2}));
+  EXPECT_EQ(u.bias(0, 0), (CudnnParamBlock{40, 2, 1}));
 
   // GRU without bias, I=4, H=3: 3 matrices 3x4, 3 matrices 3x3, no biases.
   const CudnnWeightMap g = canonical_cudnn_weight_map(geom(RnnCell::kGru, 4, 3, 1, false));

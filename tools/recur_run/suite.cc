@@ -37,7 +37,9 @@ std::map<std::string, std::string> read_expect_fail(const std::string& path) {
 std::vector<fs::path> test_dirs(const std::string& root) {
   std::vector<fs::path> dirs;
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(root, ec);
+  // Linked folders are followed: a suite may be a selection of another's tests, as links.
+  for (auto it = fs::recursive_directory_iterator(
+           root, fs::directory_options::follow_directory_symlink, ec);
        it != fs::recursive_directory_iterator(); ++it) {
     if (it->is_regular_file() && it->path().filename() == "model.onnx") {
       dirs.push_back(it->path().parent_path());

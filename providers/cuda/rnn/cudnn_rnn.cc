@@ -14,14 +14,36 @@
 
 namespace recur::cuda {
 
-Result<cudnnRNNDescriptor_t> CudnnRnnKernel::desc_for(const StreamContext& sc,
-                                                      cudnnHandle_t handle) const {
+namespace {
+
+// All zero where the device cannot say: then no persistent algorithm is chosen by shape.
+GpuTraits read_gpu_traits(int device) {
+  GpuTraits gpu;
+  if (cudaDeviceGetAttribute(&gpu.major, cudaDevAttrComputeCapabilityMajor, device) !=
+          cudaSuccess ||
+      cudaDeviceGetAttribute(&gpu.minor, cudaDevAttrComputeCapabilityMinor, device) !=
+          cudaSuccess ||
+      cudaDeviceGetAttribute(&gpu.multiprocessors, cudaDevAttrMultiProcessorCount, device) !=
+          cudaSuccess) {
+    return {};
+  }
+  return gpu;
+}
+
+}  // namespace
+
+Result<cudnnRNNDescriptor_t> CudnnRnnKernel::desc_for(const StreamContext& sc, cudnnHandle_t handle,
+                                                      cudnnRNNAlgo_t algo, int64_t N) const {
+  const DescKey key{&sc, algo, algo == CUDNN_RNN_ALGO_PERSIST_DYNAMIC ? N : 0};
   std::lock_guard lock(desc_mu_);
-  auto it = stream_descs_.find(&sc);
+  auto it = stream_descs_.find(key);
   if (it != stream_descs_.end()) return it->second.get();
-  RECUR_ASSIGN_OR_RETURN(RnnDesc d, make_rnn_desc(config_, CUDNN_RNN_ALGO_STANDARD, handle));
+  RECUR_ASSIGN_OR_RETURN(RnnDesc d, make_rnn_desc(config_, algo, handle));
+  if (algo == CUDNN_RNN_ALGO_PERSIST_DYNAMIC) {
+    RECUR_CUDA_CHECK(cudnnBuildRNNDynamic(handle, d.get(), static_cast<int>(N)));
+  }
   cudnnRNNDescriptor_t raw = d.get();
-  stream_descs_.emplace(&sc, std::move(d));
+  stream_descs_.emplace(key, std::move(d));
   return raw;
 }
 
@@ -72,24 +94,23 @@ Result<std::shared_ptr<const ShapePlan>> CudnnRnnKernel::build_shape_plan(cudnnH
   size_t reserve = 0;
   RECUR_CUDA_CHECK(cudnnGetRNNTempSpaceSizes(handle, desc_.get(), CUDNN_FWD_MODE_INFERENCE, xd,
                                              &sp->workspace, &reserve));
-  if (persistent_ && weights_) RECUR_RETURN_IF_ERROR(try_persistent(handle, *sp));
+  if (weights_) RECUR_RETURN_IF_ERROR(try_persistent(handle, *sp));
   return std::shared_ptr<const ShapePlan>(std::move(sp));
 }
 
-// cuDNN's persistent algorithms need fixed lengths and DOUBLE_BIAS (docs/semantics.md). Each is
-// tried in turn; any failure moves on to the next (not only "not supported": a bad parameter
-// for this configuration, or cudnnBuildRNNDynamic's runtime compilation failing), and STANDARD
-// is the last resort, since the option is only a speed-up. A candidate must lay the weight space
-// out as STANDARD does, so one weight space serves both.
+// cuDNN's persistent algorithms need fixed lengths and DOUBLE_BIAS (docs/semantics.md). Each
+// candidate (persistent_candidates) is tried in turn; any failure moves on to the next (not
+// only "not supported": a bad parameter for this configuration, or cudnnBuildRNNDynamic's
+// runtime compilation failing), and STANDARD is the last resort, since a persistent algorithm
+// is only a speed-up. A candidate must lay the weight space out as STANDARD does, so one weight
+// space serves both.
 Status CudnnRnnKernel::try_persistent(cudnnHandle_t handle, ShapePlan& sp) const {
-  std::vector<cudnnRNNAlgo_t> algos;
-  const CudnnRnnGeometry& g = config_.geometry;
-  if (g.cell != RnnCell::kRnn && g.hidden_size <= 192) {
-    algos.push_back(CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H);
-  }
-  algos.push_back(CUDNN_RNN_ALGO_PERSIST_STATIC);
-  algos.push_back(CUDNN_RNN_ALGO_PERSIST_DYNAMIC);
-  for (cudnnRNNAlgo_t algo : algos) {
+  for (PersistentAlgo choice :
+       persistent_candidates(config_.geometry, config_.dtype, sp.N, persistent_, gpu_)) {
+    const cudnnRNNAlgo_t algo =
+        choice == PersistentAlgo::kStaticSmallH ? CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H
+        : choice == PersistentAlgo::kStatic     ? CUDNN_RNN_ALGO_PERSIST_STATIC
+                                                : CUDNN_RNN_ALGO_PERSIST_DYNAMIC;
     cudnnRNNDescriptor_t d = nullptr;
     RECUR_CUDA_CHECK(cudnnCreateRNNDescriptor(&d));
     RnnDesc desc(d);
@@ -108,7 +129,7 @@ Status CudnnRnnKernel::try_persistent(cudnnHandle_t handle, ShapePlan& sp) const
     if (bytes != weight_bytes_) continue;
     auto map = read_weight_map(handle, d, config_, weights_.get(), bytes);
     if (!map.ok() || !(*map == weight_map_)) continue;
-    sp.persist_desc = std::move(desc);
+    sp.persist_algo = algo;
     sp.persist_workspace = work;
     sp.persist_ok = true;
     return ok_status();
@@ -161,7 +182,8 @@ Status CudnnRnnKernel::configure(CompileContext& ctx) {
   RnnConfig& c = config_;
   c.dtype = ctx.input_type(kRnnX).dtype;
   c.tf32 = options.tf32;
-  persistent_ = options.persistent == CudaOptions::Persistent::kOn;
+  persistent_ = options.persistent;
+  gpu_ = read_gpu_traits(options.device);
   c.relu =
       spec_.cell == RnnCell::kRnn && spec_.activations.front().kind == RnnActivation::Kind::kRelu;
   CudnnRnnGeometry& g = c.geometry;
@@ -173,7 +195,7 @@ Status CudnnRnnKernel::configure(CompileContext& ctx) {
   has_b_ = false;
   for (int l = 0; l < layers_; ++l) has_b_ |= ctx.has_input(in_pos(l, kRnnB));
   // Persistent algorithms need DOUBLE_BIAS; zero biases cost nothing.
-  g.bias = has_b_ || persistent_;
+  g.bias = has_b_ || persistent_ != CudaOptions::Persistent::kOff;
   const int64_t G = g.gates(), H = g.hidden_size, D = g.directions;
   for (int l = 0; l < layers_; ++l) {
     const Shape wl = ctx.input_type(in_pos(l, kRnnW)).static_shape();
@@ -248,7 +270,7 @@ void CudnnRnnKernel::note_choices(CompileContext& ctx) {
     ctx.release_input(kRnnP);  // a constant of zeros (the claim checked): nothing to compute
     ctx.note("P is all zeros: peepholes dropped");
   }
-  if (persistent_ && !weights_) {
+  if (persistent_ == CudaOptions::Persistent::kOn && !weights_) {
     ctx.note("cudnn.persistent is on, but persistent algorithms need constant weights: STANDARD");
   }
 }
@@ -262,10 +284,10 @@ Status CudnnRnnKernel::prepare_static_shape(CompileContext& ctx, cudnnHandle_t h
   const int64_t N = spec_.layout == 0 ? xs[1] : xs[0];
   if (T <= 0 || N <= 0) return ok_status();
   RECUR_ASSIGN_OR_RETURN(auto sp, shape_plan(handle, T, N));
-  if (persistent_ && weights_) {
-    ctx.note(sp->persist_ok ? "persistent RNN algorithm for T=" + std::to_string(T) +
-                                  ", N=" + std::to_string(N)
-                            : "no persistent RNN algorithm for this shape: STANDARD");
+  if (sp->persist_ok) {
+    ctx.note("persistent RNN algorithm for T=" + std::to_string(T) + ", N=" + std::to_string(N));
+  } else if (persistent_ == CudaOptions::Persistent::kOn && weights_) {
+    ctx.note("no persistent RNN algorithm for this shape: STANDARD");
   }
   return ok_status();
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "converters/cudnn_weights.h"
@@ -29,7 +30,9 @@ struct ShapePlan {
   TensorDesc h_desc;           // [D,N,H], packed
   RnnDataDesc x_full, y_full;  // every length T
   size_t workspace = 0;        // STANDARD with every length T
-  RnnDesc persist_desc;        // a persistent algorithm cuDNN accepted for this shape
+  // A persistent algorithm cuDNN accepted for this shape (each stream makes its own
+  // descriptor for it, as for STANDARD), and its workspace.
+  cudnnRNNAlgo_t persist_algo = CUDNN_RNN_ALGO_STANDARD;
   size_t persist_workspace = 0;
   mutable std::atomic<bool> persist_ok{false};
 };
@@ -71,10 +74,12 @@ class CudnnRnnKernel final : public Kernel {
                                                             int64_t N) const;
   Status try_persistent(cudnnHandle_t handle, ShapePlan& sp) const;
 
-  // The STANDARD descriptor for runs on `sc`'s stream. cuDNN may keep per-descriptor state
-  // while it runs, so concurrent runs (each on its own stream) never share one; created once
-  // per stream, then reused.
-  Result<cudnnRNNDescriptor_t> desc_for(const StreamContext& sc, cudnnHandle_t handle) const;
+  // The descriptor with `algo` for runs on `sc`'s stream (and, for PERSIST_DYNAMIC, built for
+  // batch N). cuDNN may keep per-descriptor state while it runs, so concurrent runs (each on
+  // its own stream) never share one; created once per stream, then reused.
+  Result<cudnnRNNDescriptor_t> desc_for(const StreamContext& sc, cudnnHandle_t handle,
+                                        cudnnRNNAlgo_t algo = CUDNN_RNN_ALGO_STANDARD,
+                                        int64_t N = 0) const;
 
   friend class CudaRnnBackend;
 
@@ -92,8 +97,9 @@ class CudnnRnnKernel final : public Kernel {
   int layers_ = 1;
   RnnConfig config_;
   int device_ = 0;
-  bool persistent_ = false;
-  RnnDesc desc_;  // STANDARD
+  CudaOptions::Persistent persistent_ = CudaOptions::Persistent::kOff;
+  GpuTraits gpu_;  // for the choice of persistent algorithm
+  RnnDesc desc_;   // STANDARD
   size_t weight_bytes_ = 0;
   CudnnWeightPlan weight_plan_;
   CudnnWeightMap weight_map_;
@@ -104,7 +110,8 @@ class CudnnRnnKernel final : public Kernel {
   bool has_b_ = false;
 
   mutable std::mutex desc_mu_;
-  mutable std::map<const StreamContext*, RnnDesc> stream_descs_;
+  using DescKey = std::tuple<const StreamContext*, cudnnRNNAlgo_t, int64_t>;
+  mutable std::map<DescKey, RnnDesc> stream_descs_;
 
   static constexpr size_t kMaxShapes = 32;
   mutable std::mutex mu_;

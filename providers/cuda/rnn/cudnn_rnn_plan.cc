@@ -2,6 +2,42 @@
 
 namespace recur::cuda {
 
+std::vector<PersistentAlgo> persistent_candidates(const CudnnRnnGeometry& g, DType dtype, int64_t N,
+                                                  CudaOptions::Persistent mode,
+                                                  const GpuTraits& gpu) {
+  using Mode = CudaOptions::Persistent;
+  std::vector<PersistentAlgo> algos;
+  const int64_t H = g.hidden_size;
+  if (mode == Mode::kOn) {
+    if (g.cell != RnnCell::kRnn && H <= 192) algos.push_back(PersistentAlgo::kStaticSmallH);
+    algos.push_back(PersistentAlgo::kStatic);
+    algos.push_back(PersistentAlgo::kDynamic);
+    return algos;
+  }
+  if (mode != Mode::kAuto || gpu.major < 6) return algos;
+  if (H <= (g.cell == RnnCell::kRnn ? 384 : 192)) {
+    algos.push_back(PersistentAlgo::kStaticSmallH);
+    return algos;
+  }
+  const bool shape = dtype == DType::kFloat16 && g.num_layers == 1 && g.directions == 1 &&
+                     H <= 1024 && H % 128 == 0 && g.input_size % 128 == 0;
+  const bool device = gpu.major >= 8 && gpu.minor != 6 && gpu.multiprocessors >= 98;
+  const bool batch = N % 8 == 0 && N <= 128;
+  bool take = false;
+  switch (g.cell) {
+    case RnnCell::kLstm:
+      take = batch;
+      break;
+    case RnnCell::kRnn:
+      take = batch && (N < 96 || H < 896);
+      break;
+    case RnnCell::kGru:
+      break;
+  }
+  if (shape && device && take) algos.push_back(PersistentAlgo::kStatic);
+  return algos;
+}
+
 CudnnRunPlan plan_cudnn_run(const RnnSpec& spec, const RnnDims& dims, const int32_t* lengths,
                             bool want_y, bool want_yh, bool want_yc) {
   CudnnRunPlan p;

@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "converters/cudnn_weights.h"
+#include "providers/cuda/cuda_options.h"
+#include "recur/dtype.h"
 #include "runtime/core/status.h"
 #include "runtime/rnn/rnn_spec.h"
 
@@ -37,6 +40,29 @@ struct CudnnRunPlan {
   int64_t y_elems() const { return T * N * D * H; }
   int64_t state_elems() const { return L * D * N * H; }
 };
+
+// cuDNN's persistent RNN algorithms, named without cuDNN's types so that the CPU tests see the
+// choice.
+enum class PersistentAlgo { kStaticSmallH, kStatic, kDynamic };
+
+// What the choice of algorithm depends on in the device.
+struct GpuTraits {
+  int major = 0, minor = 0;  // compute capability
+  int multiprocessors = 0;
+};
+
+// The persistent algorithms to try, in order, for a batch of N with every length full and
+// constant weights; STANDARD comes after them all, and is all that is left when the list is
+// empty. cudnn.persistent=1 tries every one cuDNN might take; auto (the default) only where
+// one is known to be faster than STANDARD: the small-hidden-size kernel for LSTM and GRU with
+// H <= 192 and for RNN with H <= 384, and PERSIST_STATIC for one float16 unidirectional layer
+// with H <= 1024, H and I multiples of 128, on a GPU of compute capability 8.0 or above with 98
+// or more multiprocessors (not x.6), LSTM and RNN at N a multiple of 8 up to 128 (RNN not at
+// N >= 96 with H >= 896), never GRU. These are the shapes where PyTorch takes them
+// (docs/gpu-results.md has the measurements).
+std::vector<PersistentAlgo> persistent_candidates(const CudnnRnnGeometry& g, DType dtype, int64_t N,
+                                                  CudaOptions::Persistent mode,
+                                                  const GpuTraits& gpu);
 
 // `lengths` is the host copy of sequence_lens (N values in [0, T]) or null.
 CudnnRunPlan plan_cudnn_run(const RnnSpec& spec, const RnnDims& dims, const int32_t* lengths,

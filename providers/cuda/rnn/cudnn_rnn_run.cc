@@ -75,8 +75,10 @@ class CudaRnnBackend final : public CudnnRunBackend {
                                                  &work_bytes, &reserve));
     }
     if (p.full_lengths && sp_.persist_ok.load()) {
+      RECUR_ASSIGN_OR_RETURN(cudnnRNNDescriptor_t pd,
+                             k_.desc_for(sc_, handle_, sp_.persist_algo, sp_.N));
       RECUR_ASSIGN_OR_RETURN(void* work, workspace(sp_.persist_workspace));
-      const cudnnStatus_t st = call(sp_.persist_desc.get(), xd, yd, a, work, sp_.persist_workspace);
+      const cudnnStatus_t st = call(pd, xd, yd, a, work, sp_.persist_workspace);
       if (st == CUDNN_STATUS_SUCCESS) return ok_status();
       if (!is_not_supported(st)) return cudnn_error(st, "cudnnRNNForward");
       sp_.persist_ok = false;  // STANDARD from now on for this shape

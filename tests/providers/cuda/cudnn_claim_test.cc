@@ -285,9 +285,9 @@ TEST_F(CudnnClaim, Settings) {
   EXPECT_EQ(open("cudnn.device", "0").assignment().at(0).provider, "cudnn");
   expect_error([&] { open("cudnn.tf32", "maybe"); }, ErrorCode::kInvalidArgument,
                {"cudnn.tf32", "0|1"});
-  // auto is cuda-generic's alone.
-  expect_error([&] { open("cudnn.persistent", "auto"); }, ErrorCode::kInvalidArgument,
-               {"cudnn.persistent", "0|1"});
+  EXPECT_EQ(open("cudnn.persistent", "auto").assignment().at(0).provider, "cudnn");
+  expect_error([&] { open("cudnn.persistent", "sometimes"); }, ErrorCode::kInvalidArgument,
+               {"cudnn.persistent", "auto"});
   expect_error([&] { open("cudnn.device", "-1"); }, ErrorCode::kInvalidArgument, {"cudnn.device"});
   expect_error([&] { open("cudnn.fast", "1"); }, ErrorCode::kInvalidArgument,
                {"no setting 'fast'", "device", "tf32", "persistent"});

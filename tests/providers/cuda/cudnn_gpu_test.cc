@@ -30,25 +30,12 @@ class CudnnGpu : public ::testing::Test {
   }
 };
 
-// A float tensor's values as doubles (float16 widened).
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    if (t.dtype() == DType::kFloat16) {
-      v[static_cast<size_t>(i)] = static_cast<float>(t.data<Float16>()[i]);
-    } else {
-      v[static_cast<size_t>(i)] = t.data<float>()[i];
-    }
-  }
-  return v;
-}
-
 // |a - b| <= atol + rtol*|b| everywhere; the first failure, or empty.
 std::string mismatch(const Tensor& got, const Tensor& want, double rtol, double atol) {
   if (got.shape() != want.shape()) {
     return "shape " + shape_to_string(got.shape()) + " vs " + shape_to_string(want.shape());
   }
-  const auto g = values(got), w = values(want);
+  const auto g = as_doubles(got), w = as_doubles(want);
   for (size_t i = 0; i < g.size(); ++i) {
     if (!(std::abs(g[i] - w[i]) <= atol + rtol * std::abs(w[i]))) {
       return "element " + std::to_string(i) + ": " + std::to_string(g[i]) + " vs " +
@@ -58,23 +45,49 @@ std::string mismatch(const Tensor& got, const Tensor& want, double rtol, double 
   return {};
 }
 
+// Where two maps of one geometry first differ, for the failure message.
+std::string first_difference(const CudnnWeightMap& got, const CudnnWeightMap& want) {
+  auto text = [](const CudnnParamBlock& b) {
+    return "{" + std::to_string(b.offset) + ", " + std::to_string(b.rows) + "x" +
+           std::to_string(b.cols) + "}";
+  };
+  const CudnnRnnGeometry& g = want.geometry();
+  for (int p = 0; p < g.pseudo_layers(); ++p) {
+    for (int id = 0; id < g.lin_layers(); ++id) {
+      const std::string at =
+          " (pseudoLayer " + std::to_string(p) + ", linLayerID " + std::to_string(id) + "): cuDNN ";
+      if (!(got.matrix(p, id) == want.matrix(p, id)))
+        return "matrix" + at + text(got.matrix(p, id)) + ", canonical " + text(want.matrix(p, id));
+      if (!(got.bias(p, id) == want.bias(p, id)))
+        return "bias" + at + text(got.bias(p, id)) + ", canonical " + text(want.bias(p, id));
+    }
+  }
+  return "weight space of " + std::to_string(got.weight_space_elems()) + " elements, canonical " +
+         std::to_string(want.weight_space_elems());
+}
+
 TEST_F(CudnnGpu, WeightParamsMatchTheCanonicalOrder) {
   for (DType dt : {DType::kFloat32, DType::kFloat16}) {
     for (RnnCell cell : {RnnCell::kLstm, RnnCell::kGru, RnnCell::kRnn}) {
       for (int64_t D : {1, 2}) {
-        for (bool bias : {true, false}) {
-          for (auto [I, H] : {std::pair<int64_t, int64_t>{3, 5}, {64, 128}, {17, 33}}) {
-            CudnnRnnGeometry g;
-            g.cell = cell;
-            g.input_size = I;
-            g.hidden_size = H;
-            g.directions = D;
-            g.bias = bias;
-            auto got = cuda::query_cudnn_weight_map(g, dt, 0);
-            ASSERT_TRUE(got.ok()) << g.to_string() << ": " << got.status().message();
-            EXPECT_TRUE(*got == canonical_cudnn_weight_map(g))
-                << g.to_string() << " " << dtype_name(dt)
-                << ": cudnnGetRNNWeightParams disagrees with the canonical order";
+        for (int64_t L : {1, 3}) {
+          for (bool bias : {true, false}) {
+            for (auto [I, H] : {std::pair<int64_t, int64_t>{3, 5}, {64, 128}, {17, 33}}) {
+              CudnnRnnGeometry g;
+              g.cell = cell;
+              g.input_size = I;
+              g.hidden_size = H;
+              g.directions = D;
+              g.num_layers = L;
+              g.bias = bias;
+              auto got = cuda::query_cudnn_weight_map(g, dt, 0);
+              ASSERT_TRUE(got.ok()) << g.to_string() << ": " << got.status().message();
+              const CudnnWeightMap want = canonical_cudnn_weight_map(g);
+              EXPECT_TRUE(*got == want)
+                  << g.to_string() << " layers=" << L << " " << dtype_name(dt)
+                  << ": cudnnGetRNNWeightParams disagrees with the canonical order at "
+                  << first_difference(*got, want);
+            }
           }
         }
       }

@@ -339,6 +339,66 @@ TEST(CudnnRunPlan, Decisions) {
   EXPECT_FALSE(p.want_yc);           // GRU has no Y_c
 }
 
+// Which persistent algorithms each mode tries: the shapes where auto takes one are those of
+// the H200 measurements in docs/gpu-results.md.
+TEST(CudnnRunPlan, PersistentAlgorithmByShape) {
+  using Mode = CudaOptions::Persistent;
+  using A = PersistentAlgo;
+  const GpuTraits h200{9, 0, 132}, a40{8, 6, 84}, small{8, 0, 40}, none{};
+  auto geo = [](RnnCell cell, int64_t I, int64_t H, int64_t D = 1, int64_t L = 1) {
+    CudnnRnnGeometry g;
+    g.cell = cell;
+    g.input_size = I;
+    g.hidden_size = H;
+    g.directions = D;
+    g.num_layers = L;
+    g.bias = true;
+    return g;
+  };
+  const auto f32 = DType::kFloat32, f16 = DType::kFloat16;
+  using V = std::vector<A>;
+  // lstm_stream (H=128): the small-H kernel in either type, on any device that reports >= 6.x.
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 64, 128), f32, 1, Mode::kAuto, h200),
+            V{A::kStaticSmallH});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kGru, 64, 192), f16, 1, Mode::kAuto, a40),
+            V{A::kStaticSmallH});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kRnn, 64, 384, 2, 3), f32, 7, Mode::kAuto, h200),
+            V{A::kStaticSmallH});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 64, 193), f32, 1, Mode::kAuto, h200), V{});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 64, 128), f32, 1, Mode::kAuto, none), V{});
+  // lstm_med and lstm_large in float16: PERSIST_STATIC; not in float32, not for GRU, not
+  // bidirectional or stacked, not at a batch off the multiples of 8 or over 128.
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 256, 512), f16, 32, Mode::kAuto, h200),
+            V{A::kStatic});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 1024, 1024), f16, 64, Mode::kAuto, h200),
+            V{A::kStatic});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 256, 512), f32, 32, Mode::kAuto, h200), V{});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kGru, 256, 512), f16, 32, Mode::kAuto, h200), V{});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 256, 512, 2), f16, 32, Mode::kAuto, h200),
+            V{});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 256, 512, 1, 2), f16, 32, Mode::kAuto, h200),
+            V{});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 256, 512), f16, 12, Mode::kAuto, h200), V{});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 256, 512), f16, 136, Mode::kAuto, h200), V{});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 200, 512), f16, 32, Mode::kAuto, h200), V{});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 256, 1152), f16, 32, Mode::kAuto, h200), V{});
+  // Devices: 8.6 and ones with fewer than 98 multiprocessors keep STANDARD.
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 256, 512), f16, 32, Mode::kAuto, a40), V{});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 256, 512), f16, 32, Mode::kAuto, small), V{});
+  // rnn_tanh in float16: PERSIST_STATIC, but not at N >= 96 with H >= 896.
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kRnn, 256, 512), f16, 32, Mode::kAuto, h200),
+            V{A::kStatic});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kRnn, 256, 1024), f16, 96, Mode::kAuto, h200), V{});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 256, 1024), f16, 96, Mode::kAuto, h200),
+            V{A::kStatic});
+  // Off: none. On: every one cuDNN might take, whatever the device says.
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 64, 128), f32, 1, Mode::kOff, h200), V{});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 64, 128), f32, 1, Mode::kOn, none),
+            (V{A::kStaticSmallH, A::kStatic, A::kDynamic}));
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kRnn, 64, 128), f32, 1, Mode::kOn, none),
+            (V{A::kStatic, A::kDynamic}));
+}
+
 TEST(CudnnRunPlan, IndexFunctions) {
   EXPECT_EQ(ix::reversed_step(0, 3), 2);
   EXPECT_EQ(ix::reversed_step(2, 3), 0);

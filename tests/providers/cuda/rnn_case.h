@@ -63,6 +63,22 @@ inline Tensor random_tensor(DType dtype, const Shape& shape, float scale, std::m
   return t;
 }
 
+// A float tensor's values as doubles (float16 and float32 widened).
+inline std::vector<double> as_doubles(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const auto k = static_cast<size_t>(i);
+    if (t.dtype() == DType::kFloat16) {
+      v[k] = static_cast<float>(t.data<Float16>()[i]);
+    } else if (t.dtype() == DType::kFloat64) {
+      v[k] = t.data<double>()[i];
+    } else {
+      v[k] = t.data<float>()[i];
+    }
+  }
+  return v;
+}
+
 // The model, and the feeds for it (random X, states and lengths).
 struct RnnModel {
   std::string bytes;
