@@ -15,7 +15,9 @@ std::vector<PersistentAlgo> persistent_candidates(const CudnnRnnGeometry& g, DTy
     return algos;
   }
   if (mode != Mode::kAuto || gpu.major < 6) return algos;
-  if (H <= (g.cell == RnnCell::kRnn ? 384 : 192)) {
+  // Not for RNN: on the H200 its small-H kernel was off from the reference by up to 0.3%
+  // (CudnnGpu.RandomParityWithReference), where STANDARD agrees to float32 rounding.
+  if (g.cell != RnnCell::kRnn && H <= 192) {
     algos.push_back(PersistentAlgo::kStaticSmallH);
     return algos;
   }

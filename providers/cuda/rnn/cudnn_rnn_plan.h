@@ -54,12 +54,12 @@ struct GpuTraits {
 // The persistent algorithms to try, in order, for a batch of N with every length full and
 // constant weights; STANDARD comes after them all, and is all that is left when the list is
 // empty. cudnn.persistent=1 tries every one cuDNN might take; auto (the default) only where
-// one is known to be faster than STANDARD: the small-hidden-size kernel for LSTM and GRU with
-// H <= 192 and for RNN with H <= 384, and PERSIST_STATIC for one float16 unidirectional layer
+// one is known to be faster than STANDARD and as accurate: the small-hidden-size kernel for
+// LSTM and GRU with H <= 192, and PERSIST_STATIC for one float16 unidirectional layer
 // with H <= 1024, H and I multiples of 128, on a GPU of compute capability 8.0 or above with 98
 // or more multiprocessors (not x.6), LSTM and RNN at N a multiple of 8 up to 128 (RNN not at
-// N >= 96 with H >= 896), never GRU. These are the shapes where PyTorch takes them
-// (docs/gpu-results.md has the measurements).
+// N >= 96 with H >= 896), never GRU. These are shapes where PyTorch takes them too (it also
+// takes the small-H kernel for RNN up to H = 384, which recur does not: docs/gpu-results.md).
 std::vector<PersistentAlgo> persistent_candidates(const CudnnRnnGeometry& g, DType dtype, int64_t N,
                                                   CudaOptions::Persistent mode,
                                                   const GpuTraits& gpu);

@@ -71,8 +71,8 @@ Spread spread(const Tensor& a, const Tensor& b) {
 // that grow without bound, amplify float32 rounding, so that two float32 computations that sum
 // in different orders (cuBLAS and the reference's loops) part ways. There the float32 reference
 // is no oracle: the reference provider in float64 on the same values is, and cuda-generic must
-// be as close to it as the float32 reference is, within a factor of 8. Returns whether the
-// case needed float64.
+// be as close to it as the float32 reference is, within a factor of 8 (or within `tol` of the
+// output's largest value). Returns whether the case needed float64.
 bool expect_as_accurate_as_reference(const Outputs& got, const Outputs& want, const RnnCase& c,
                                      const std::vector<int32_t>& lens, double tol,
                                      const std::string& what) {
@@ -85,8 +85,8 @@ bool expect_as_accurate_as_reference(const Outputs& got, const Outputs& want, co
   if (differ.empty()) return false;
   if (c.dtype != DType::kFloat32) {
     for (size_t i : differ) {
-      EXPECT_TRUE(false) << what << " output " << got.name(i) << ": "
-                         << tools::compare(got[i], want[i], tools::Tolerance{tol, tol}).reason;
+      ADD_FAILURE() << what << " output " << got.name(i) << ": "
+                    << tools::compare(got[i], want[i], tools::Tolerance{tol, tol}).reason;
     }
     return false;
   }
@@ -98,8 +98,7 @@ bool expect_as_accurate_as_reference(const Outputs& got, const Outputs& want, co
   const Outputs truth = ref64.run(m64.feeds);
   for (size_t i : differ) {
     const Spread ref_err = spread(want[i], truth[i]), gpu_err = spread(got[i], truth[i]);
-    const bool ill_conditioned = ref_err.diff > tol * (1 + ref_err.scale);
-    EXPECT_TRUE(ill_conditioned && gpu_err.diff <= 8 * ref_err.diff)
+    EXPECT_LE(gpu_err.diff, std::max(8 * ref_err.diff, tol * (1 + ref_err.scale)))
         << what << " output " << got.name(i) << ": "
         << tools::compare(got[i], want[i], tools::Tolerance{tol, tol}).reason
         << "; against float64, cuda-generic is off by " << gpu_err.diff
@@ -139,7 +138,7 @@ TEST_F(CudaGenericGpu, RandomParityWithReference) {
   EXPECT_LE(ill_conditioned, compared / 10);
   RecordProperty("ill_conditioned", ill_conditioned);
   std::cout << "[ cuda-generic ] " << compared << " configurations, " << ill_conditioned
-            << " judged against float64 (ill-conditioned in float32)\n";
+            << " judged against float64 (float32 rounding amplified)\n";
 }
 
 // The edge shapes and types (rnn_case.h): float16 weights fed at run time, empty T, N and I,

@@ -362,8 +362,10 @@ TEST(CudnnRunPlan, PersistentAlgorithmByShape) {
             V{A::kStaticSmallH});
   EXPECT_EQ(persistent_candidates(geo(RnnCell::kGru, 64, 192), f16, 1, Mode::kAuto, a40),
             V{A::kStaticSmallH});
-  EXPECT_EQ(persistent_candidates(geo(RnnCell::kRnn, 64, 384, 2, 3), f32, 7, Mode::kAuto, h200),
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 64, 160, 2, 3), f32, 7, Mode::kAuto, h200),
             V{A::kStaticSmallH});
+  // Not RNN's small-H kernel: less accurate than STANDARD on the H200.
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kRnn, 64, 128), f32, 1, Mode::kAuto, h200), V{});
   EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 64, 193), f32, 1, Mode::kAuto, h200), V{});
   EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 64, 128), f32, 1, Mode::kAuto, none), V{});
   // lstm_med and lstm_large in float16: PERSIST_STATIC; not in float32, not for GRU, not
