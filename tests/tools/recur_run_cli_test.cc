@@ -385,6 +385,18 @@ TEST(RecurRunCli, AFailedWriteLeavesNoFile) {
   EXPECT_EQ(listing(out), std::vector<std::string>{}) << r.output;
 }
 
+// A suite root may be a selection of another suite's tests, as links to their folders.
+TEST(RecurRunCli, SuiteFollowsLinkedFolders) {
+  TempDir dir;
+  make_test_dir(dir.path() / "tests" / "a", {2, 4, 6});
+  make_test_dir(dir.path() / "tests" / "b", {2, 4, 6});
+  fs::create_directories(dir.path() / "picked");
+  fs::create_directory_symlink(dir.path() / "tests" / "a", dir.path() / "picked" / "a");
+  RunResult r = run_cli("--suite " + (dir.path() / "picked").string() + " --providers reference");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r, "1 passed, 0 failed")) << r.output;
+}
+
 TEST(RecurRunCli, AFifoAsInputFailsFast) {
   TempDir dir;
   const std::string model = symbolic_model(dir.path() / "m");
