@@ -2,6 +2,7 @@
 // |x|^p)^(1/p); padding contributes 0.
 #include <cmath>
 
+#include "providers/reference/common/last_plan.h"
 #include "providers/reference/common/util.h"
 #include "providers/reference/nn/nn_ops.h"
 #include "providers/reference/nn/nn_util.h"
@@ -18,19 +19,21 @@ class LpPoolKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
     RECUR_ASSIGN_OR_RETURN(PoolShapes s, resolve_pool(a_, x->shape()));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), s.y));
-    const PoolPlan plan = make_pool_plan(s.win);
+    RECUR_ASSIGN_OR_RETURN(auto kept, plan_.get(x->shape(), [&]() -> Result<PoolPlan> {
+      return make_pool_plan(s.win);
+    }));
+    const PoolPlan& plan = *kept;
     const int64_t P = s.win.out_size();
     const bool handled = visit_dtype(kNnFloatTypes, x->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* yp = y->data<T>();
       for_each_pool_window(
-          s, plan, x->data<T>(),
-          [&](const T* xc, std::span<const int64_t> taps, int64_t nc, int64_t p) {
+          s, plan, x->data<T>(), [&](const T* xc, const PoolWindow& w, int64_t nc, int64_t p) {
             double sum = 0;
-            for (int64_t off : taps) {
+            w.for_each_tap([&](int64_t off) {
               const double v = static_cast<double>(static_cast<compute_t<T>>(xc[off]));
               sum += std::pow(std::fabs(v), p_);
-            }
+            });
             yp[nc * P + p] = static_cast<T>(static_cast<compute_t<T>>(std::pow(sum, 1.0 / p_)));
           });
     });
@@ -41,6 +44,7 @@ class LpPoolKernel final : public Kernel {
  private:
   WindowAttrs a_;
   double p_;
+  LastPlan<Shape, PoolPlan> plan_;  // by the input's shape (the attributes are fixed)
 };
 
 }  // namespace

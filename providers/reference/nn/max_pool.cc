@@ -51,19 +51,19 @@ class MaxPoolKernel final : public Kernel {
       using C = compute_t<T>;
       T* yp = y->data<T>();
       for_each_pool_window(s, plan, x->data<T>(),
-                           [&](const T* xc, std::span<const int64_t> taps, int64_t nc, int64_t p) {
+                           [&](const T* xc, const PoolWindow& w, int64_t nc, int64_t p) {
                              C best = std::numeric_limits<C>::lowest();
                              if constexpr (std::numeric_limits<C>::has_infinity) {
                                best = -std::numeric_limits<C>::infinity();
                              }
-                             int64_t best_off = taps.empty() ? 0 : taps.front();
-                             for (int64_t off : taps) {
+                             int64_t best_off = w.first();
+                             w.for_each_tap([&](int64_t off) {
                                const C v = static_cast<C>(xc[off]);
                                if (v > best) {
                                  best = v;
                                  best_off = off;
                                }
-                             }
+                             });
                              yp[nc * P + p] = static_cast<T>(best);
                              if (ind) ind[nc * P + p] = nc * in_size + spatial_index(best_off);
                            });

@@ -386,60 +386,25 @@ namespace recur::reference {
 
 PoolPlan make_pool_plan(const Window& w) {
   const size_t r = w.rank();
-  // Per dimension and output coordinate: the input coordinates inside the input, and the
-  // number of taps inside the input or its padding.
-  std::vector<std::vector<Shape>> valid(r);
-  std::vector<Shape> padded(r);
+  Shape in_stride(r, 1);
+  for (size_t i = r; i-- > 1;) in_stride[i - 1] = in_stride[i] * w.in[i];
+  PoolPlan plan;
+  plan.begin.resize(r);
+  plan.offs.resize(r);
+  plan.padded.resize(r);
   for (size_t d = 0; d < r; ++d) {
-    valid[d].resize(static_cast<size_t>(w.out[d]));
-    padded[d].resize(static_cast<size_t>(w.out[d]));
+    plan.begin[d].reserve(static_cast<size_t>(w.out[d] + 1));
+    plan.padded[d].reserve(static_cast<size_t>(w.out[d]));
+    plan.begin[d].push_back(0);
     for (int64_t o = 0; o < w.out[d]; ++o) {
       int64_t count = 0;
       for (int64_t k = 0; k < w.kernel[d]; ++k) {
         const int64_t pos = o * w.stride[d] - w.pad_begin[d] + k * w.dilation[d];
         if (pos < w.in[d] + w.pad_end[d]) ++count;
-        if (pos >= 0 && pos < w.in[d]) valid[d][static_cast<size_t>(o)].push_back(pos);
+        if (pos >= 0 && pos < w.in[d]) plan.offs[d].push_back(pos * in_stride[d]);
       }
-      padded[d][static_cast<size_t>(o)] = count;
-    }
-  }
-  Shape in_stride(r, 1);
-  for (size_t i = r; i-- > 1;) in_stride[i - 1] = in_stride[i] * w.in[i];
-  PoolPlan plan;
-  const int64_t P = w.out_size();
-  plan.start.reserve(static_cast<size_t>(P + 1));
-  plan.padded_count.reserve(static_cast<size_t>(P));
-  plan.start.push_back(0);
-  Shape o(r, 0);
-  std::vector<size_t> t(r, 0);
-  for (int64_t p = 0; p < P; ++p) {
-    int64_t count = 1;
-    bool empty = false;
-    for (size_t d = 0; d < r; ++d) {
-      count *= padded[d][static_cast<size_t>(o[d])];
-      empty |= valid[d][static_cast<size_t>(o[d])].empty();
-    }
-    plan.padded_count.push_back(count);
-    if (!empty) {
-      // Cartesian product of the per-dimension taps, row-major.
-      std::fill(t.begin(), t.end(), 0);
-      while (true) {
-        int64_t off = 0;
-        for (size_t d = 0; d < r; ++d)
-          off += valid[d][static_cast<size_t>(o[d])][t[d]] * in_stride[d];
-        plan.taps.push_back(off);
-        size_t d = r;
-        while (d-- > 0) {
-          if (++t[d] < valid[d][static_cast<size_t>(o[d])].size()) break;
-          t[d] = 0;
-        }
-        if (d == static_cast<size_t>(-1)) break;
-      }
-    }
-    plan.start.push_back(static_cast<int64_t>(plan.taps.size()));
-    for (size_t d = r; d-- > 0;) {
-      if (++o[d] < w.out[d]) break;
-      o[d] = 0;
+      plan.padded[d].push_back(count);
+      plan.begin[d].push_back(static_cast<int64_t>(plan.offs[d].size()));
     }
   }
   return plan;
@@ -461,12 +426,17 @@ Result<PoolShapes> resolve_pool(const WindowAttrs& attrs, const Shape& x) {
   s.y = {x[0], x[1]};
   s.y.insert(s.y.end(), s.win.out.begin(), s.win.out.end());
   RECUR_RETURN_IF_ERROR(checked_numel(s.y, "the output shape").status());
-  // The plan holds one offset per tap of every window: bound it well below memory.
-  RECUR_ASSIGN_OR_RETURN(
-      int64_t taps, checked_numel({s.win.out_size(), s.win.kernel_size()}, "the pooling plan"));
-  if (taps > (int64_t{1} << 28)) {
-    return invalid_argument("the pooling windows cover " + std::to_string(taps) +
-                            " positions, too many");
+  // The plan holds kernel[d] offsets per output coordinate of each dimension: bound it well
+  // below memory.
+  int64_t offsets = 0;
+  for (size_t d = 0; d < s.win.rank(); ++d) {
+    RECUR_ASSIGN_OR_RETURN(int64_t n,
+                           checked_numel({s.win.out[d], s.win.kernel[d]}, "the pooling plan"));
+    offsets += n;
+    if (offsets > (int64_t{1} << 28)) {
+      return invalid_argument("the pooling windows' plan needs " + std::to_string(offsets) +
+                              "+ offsets, too many");
+    }
   }
   return s;
 }

@@ -2,6 +2,7 @@
 // pooling), im2col/col2im, batched matrix products, and float16 staging buffers.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -144,15 +145,68 @@ Result<ConvShapes> check_conv_shapes(const WindowAttrs& attrs, int64_t group, co
 // Static inference of a convolution's output [N, M, out...]: X is input 0, W input w_index.
 Status infer_conv_like(InferContext& ctx, DType out_dtype, size_t w_index = 1);
 
-// Pooling over a window: for each output position (row-major), the row-major offsets within
-// one channel of the input positions it covers, and how many of its taps fall inside the
-// input or its padding (AveragePool's count_include_pad divisor).
+// Pooling over a window, one spatial dimension at a time: for dimension d and output coordinate
+// o, the offsets (input coordinate times the dimension's stride within a channel) of the input
+// positions the window covers inside the input, and how many of its taps fall inside the input
+// or its padding (AveragePool's count_include_pad divisor). A window's taps are the products of
+// its dimensions' lists, so the plan holds sum(out[d] * kernel[d]) offsets where listing each
+// window's taps would take out_size * kernel_size (gigabytes for a wide window over a large
+// image).
 struct PoolPlan {
-  Shape start;  // out_size + 1 offsets into taps
-  Shape taps;
-  Shape padded_count;
+  std::vector<Shape> begin;   // [d]: out[d] + 1 offsets into offs[d]
+  std::vector<Shape> offs;    // [d]
+  std::vector<Shape> padded;  // [d][o]
 };
 PoolPlan make_pool_plan(const Window& w);
+
+// One output position's window.
+class PoolWindow {
+ public:
+  PoolWindow(const PoolPlan& plan, const Shape& o) : plan_(plan), o_(o) {}
+  bool empty() const {
+    for (size_t d = 0; d < o_.size(); ++d)
+      if (lo(d) == hi(d)) return true;
+    return false;
+  }
+  int64_t tap_count() const {
+    int64_t n = 1;
+    for (size_t d = 0; d < o_.size(); ++d) n *= hi(d) - lo(d);
+    return n;
+  }
+  int64_t padded_count() const {
+    int64_t n = 1;
+    for (size_t d = 0; d < o_.size(); ++d) n *= plan_.padded[d][static_cast<size_t>(o_[d])];
+    return n;
+  }
+  // The first tap's offset (row-major order); 0 for an empty window.
+  int64_t first() const {
+    if (empty()) return 0;
+    int64_t off = 0;
+    for (size_t d = 0; d < o_.size(); ++d) off += plan_.offs[d][static_cast<size_t>(lo(d))];
+    return off;
+  }
+  // g(offset) for each tap, in row-major order.
+  template <class G>
+  void for_each_tap(G&& g) const {
+    if (!o_.empty()) each(0, 0, g);
+  }
+
+ private:
+  int64_t lo(size_t d) const { return plan_.begin[d][static_cast<size_t>(o_[d])]; }
+  int64_t hi(size_t d) const { return plan_.begin[d][static_cast<size_t>(o_[d]) + 1]; }
+  template <class G>
+  void each(size_t d, int64_t base, G& g) const {
+    const int64_t* offs = plan_.offs[d].data();
+    if (d + 1 == o_.size()) {
+      for (int64_t i = lo(d); i < hi(d); ++i) g(base + offs[i]);
+      return;
+    }
+    for (int64_t i = lo(d); i < hi(d); ++i) each(d + 1, base + offs[i], g);
+  }
+
+  const PoolPlan& plan_;
+  const Shape& o_;
+};
 
 // Pooling shapes: X [N, C, spatial...] with the kernel_shape attribute.
 struct PoolShapes {
@@ -161,18 +215,25 @@ struct PoolShapes {
   Shape y;
 };
 Result<PoolShapes> resolve_pool(const WindowAttrs& attrs, const Shape& x);
-// The loop every pooling kernel runs: f(xc, taps, nc, p) for each (n, c) plane nc and output
-// position p, where xc is the plane's input and taps the offsets into it that the window at p
-// covers (padding excluded). The output element is nc * out_size + p.
+// The loop every pooling kernel runs: f(xc, window, nc, p) for each (n, c) plane nc and output
+// position p (row-major), where xc is the plane's input and window (a PoolWindow) the offsets
+// into it that the window at p covers (padding excluded). The output element is
+// nc * out_size + p.
 template <class T, class F>
 void for_each_pool_window(const PoolShapes& s, const PoolPlan& plan, const T* x, F&& f) {
   const int64_t in_size = s.win.in_size(), P = s.win.out_size();
+  const size_t r = s.win.rank();
+  Shape o(r, 0);
+  const PoolWindow window(plan, o);
   for (int64_t nc = 0; nc < s.nc; ++nc) {
     const T* xc = x + nc * in_size;
+    std::fill(o.begin(), o.end(), 0);
     for (int64_t p = 0; p < P; ++p) {
-      const auto b = static_cast<size_t>(plan.start[static_cast<size_t>(p)]);
-      const auto e = static_cast<size_t>(plan.start[static_cast<size_t>(p) + 1]);
-      f(xc, std::span<const int64_t>(plan.taps.data() + b, e - b), nc, p);
+      f(xc, window, nc, p);
+      for (size_t d = r; d-- > 0;) {
+        if (++o[d] < s.win.out[d]) break;
+        o[d] = 0;
+      }
     }
   }
 }
