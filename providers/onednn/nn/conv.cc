@@ -21,11 +21,12 @@ using dnnl::memory;
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(WindowAttrs attrs, int64_t group, int threads, std::optional<dnnl::algorithm> post_op,
-             Tensor constant_w, std::string what, bool small)
+             float post_alpha, Tensor constant_w, std::string what, bool small)
       : attrs_(std::move(attrs)),
         group_(group),
         threads_(threads),
         post_op_(post_op),
+        post_alpha_(post_alpha),
         constant_w_(std::move(constant_w)),
         what_(std::move(what)),
         small_(small && avx512::have_avx512()) {}
@@ -168,7 +169,7 @@ class ConvKernel final : public Kernel {
     dnnl::primitive_attr attr = user_scratchpad_attr();
     if (post_op_) {
       dnnl::post_ops ops;
-      ops.append_eltwise(1.0f, *post_op_, 0.0f, 0.0f);
+      ops.append_eltwise(1.0f, *post_op_, post_alpha_, 0.0f);
       attr.set_post_ops(ops);
     }
     return make_primitive<dnnl::convolution_forward>(d, attr, threads_for(g.macs, threads_), what_);
@@ -210,10 +211,14 @@ class ConvKernel final : public Kernel {
         }
         avx512::multiply_rows(nr, init, in, K, static_cast<const float*>(sc.w.m->data), Np, out);
         for (int q = 0; q < nr; ++q) {
-          if (post_op_)
+          if (post_op_ == dnnl::algorithm::eltwise_relu && post_alpha_ != 0.0f) {
+            for (int64_t m = 0; m < M; ++m)
+              out[q][m] = out[q][m] < 0.0f ? post_alpha_ * out[q][m] : out[q][m];
+          } else if (post_op_) {
             avx512::unary(*post_op_ == dnnl::algorithm::eltwise_relu ? avx512::Unary::kRelu
                                                                      : avx512::Unary::kSigmoid,
                           out[q], M, out[q]);
+          }
           for (int64_t m = 0; m < M; ++m) yp[(n * M + m) * To + t0 + q] = out[q][m];
         }
       }
@@ -225,6 +230,7 @@ class ConvKernel final : public Kernel {
   int64_t group_;
   int threads_;
   std::optional<dnnl::algorithm> post_op_;
+  float post_alpha_;  // eltwise_relu's negative slope: LeakyRelu's alpha, 0 for Relu
   // W when it is a constant of the graph (at compile): the layout path reorders it once.
   Tensor constant_w_;
   std::string what_;  // the node, for errors
@@ -239,21 +245,25 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
   AttrReader a(ctx.node());
   const int64_t group = a.get_int("group", 1);
   const std::string act = a.get_string(kFusedConvActivation, "");
+  const float leaky_alpha = a.get_float(kFusedConvAlpha, 0.01f);
   RECUR_RETURN_IF_ERROR(a.status());
   std::optional<dnnl::algorithm> post_op;
+  float post_alpha = 0.0f;
   if (ctx.node().op_type == kFusedConvOp) {
-    if (act != "Relu" && act != "Sigmoid") {
-      return ctx.error(ErrorCode::kInvalidModel, "attribute 'activation' is '" + act +
-                                                     "'; a FusedConv takes Relu or Sigmoid");
+    if (act != "Relu" && act != "LeakyRelu" && act != "Sigmoid") {
+      return ctx.error(
+          ErrorCode::kInvalidModel,
+          "attribute 'activation' is '" + act + "'; a FusedConv takes Relu, LeakyRelu or Sigmoid");
     }
-    post_op = act == "Relu" ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_logistic;
+    post_op = act == "Sigmoid" ? dnnl::algorithm::eltwise_logistic : dnnl::algorithm::eltwise_relu;
+    if (act == "LeakyRelu") post_alpha = leaky_alpha;
   }
   const Tensor* constant_w = ctx.constant_input(1);
   Tensor w_value = constant_w && constant_w->dtype() == DType::kFloat32 && constant_w->is_cpu()
                        ? *constant_w
                        : Tensor();
   return std::unique_ptr<Kernel>(std::make_unique<ConvKernel>(
-      std::move(w), group, options_of(ctx).max_threads, post_op, std::move(w_value),
+      std::move(w), group, options_of(ctx).max_threads, post_op, post_alpha, std::move(w_value),
       ctx.node().describe(), options_of(ctx).small_cells));
 }
 

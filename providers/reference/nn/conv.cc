@@ -84,14 +84,17 @@ Status infer_conv_like(InferContext& ctx, DType out_dtype, size_t w_index) {
 
 namespace {
 
-// The activation of a recur::FusedConv, applied in the compute type as the Relu and Sigmoid
-// kernels do (math/unary.cc), so that fusion does not change the values.
-enum class Activation { kNone, kRelu, kSigmoid };
+// The activation of a recur::FusedConv, applied in the compute type as the Relu, LeakyRelu and
+// Sigmoid kernels do (math/unary.cc, math/activation.cc), so that fusion does not change the
+// values.
+enum class Activation { kNone, kRelu, kLeakyRelu, kSigmoid };
 
 template <class C>
-void activate(Activation act, C* y, int64_t n) {
+void activate(Activation act, float alpha, C* y, int64_t n) {
   if (act == Activation::kRelu) {
     for (int64_t i = 0; i < n; ++i) y[i] = y[i] < C(0) ? C(0) : y[i];  // NaN stays NaN
+  } else if (act == Activation::kLeakyRelu) {
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] < C(0) ? C(alpha) * y[i] : y[i];
   } else if (act == Activation::kSigmoid) {
     for (int64_t i = 0; i < n; ++i) {
       const C x = y[i];
@@ -107,8 +110,9 @@ void activate(Activation act, C* y, int64_t n) {
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(WindowAttrs attrs, int64_t group, Activation act = Activation::kNone)
-      : attrs_(std::move(attrs)), group_(group), act_(act) {}
+  ConvKernel(WindowAttrs attrs, int64_t group, Activation act = Activation::kNone,
+             float alpha = 0.0f)
+      : attrs_(std::move(attrs)), group_(group), act_(act), alpha_(alpha) {}
 
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
@@ -141,7 +145,7 @@ class ConvKernel final : public Kernel {
             for (int64_t p = 0; p < P; ++p) row[p] += bias;
           }
       }
-      activate(act_, yp, y->numel());
+      activate(act_, alpha_, yp, y->numel());
       yv.flush();
     });
     if (!handled) return not_implemented("dtype " + dtype_str(x->dtype()) + " is not supported");
@@ -152,6 +156,7 @@ class ConvKernel final : public Kernel {
   WindowAttrs attrs_;
   int64_t group_;
   Activation act_;
+  float alpha_;  // LeakyRelu's
 };
 
 Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
@@ -159,6 +164,7 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
   AttrReader r(ctx.node());
   const int64_t group = r.get_int("group", 1);
   const std::string act = r.get_string(kFusedConvActivation, "");
+  const float alpha = r.get_float(kFusedConvAlpha, 0.01f);
   RECUR_RETURN_IF_ERROR(r.status());
   if (group <= 0) {
     return ctx.error(ErrorCode::kInvalidModel,
@@ -168,14 +174,17 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
   if (ctx.node().op_type == kFusedConvOp) {
     if (act == "Relu") {
       activation = Activation::kRelu;
+    } else if (act == "LeakyRelu") {
+      activation = Activation::kLeakyRelu;
     } else if (act == "Sigmoid") {
       activation = Activation::kSigmoid;
     } else {
-      return ctx.error(ErrorCode::kInvalidModel, "attribute 'activation' is '" + act +
-                                                     "'; a FusedConv takes Relu or Sigmoid");
+      return ctx.error(
+          ErrorCode::kInvalidModel,
+          "attribute 'activation' is '" + act + "'; a FusedConv takes Relu, LeakyRelu or Sigmoid");
     }
   }
-  return std::make_unique<ConvKernel>(std::move(a), group, activation);
+  return std::make_unique<ConvKernel>(std::move(a), group, activation, alpha);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ Node fused_node(const Node& conv, const Node& act) {
   a.type = AttrType::kString;
   a.s = act.op_type;
   f.attributes[kFusedConvActivation] = std::move(a);
+  if (const Attribute* alpha = act.attr("alpha")) f.attributes[kFusedConvAlpha] = *alpha;
   f.notes.push_back("fused Conv '" + conv.name + "' and " + act.op_type + " '" + act.name +
                     "' into one node: the activation is applied to the Conv's output as it is "
                     "written");

@@ -159,7 +159,8 @@ TEST(OnednnSmallOps, Conv1dWithConstantWeights) {
     std::string act;
   };
   for (const Case& k : {Case{1, 1, 1, 1, true, ""}, Case{2, 1, 0, 2, false, "Relu"},
-                        Case{3, 2, 2, 0, true, "Sigmoid"}, Case{1, 3, 0, 0, true, "Relu"}}) {
+                        Case{3, 2, 2, 0, true, "Sigmoid"}, Case{1, 3, 0, 0, true, "Relu"},
+                        Case{1, 2, 3, 3, true, "LeakyRelu"}}) {
     const int64_t C = 5, M = 19, T = 23, kw = 3;
     ModelBuilder mb(13);
     mb.input("X", DType::kFloat32, {2, C, T});
@@ -174,7 +175,10 @@ TEST(OnednnSmallOps, Conv1dWithConstantWeights) {
     set_attr(n, "strides", std::vector<int64_t>{k.stride});
     set_attr(n, "dilations", std::vector<int64_t>{k.dilation});
     set_attr(n, "pads", std::vector<int64_t>{k.pad_l, k.pad_r});
-    if (!k.act.empty()) mb.node(k.act, {"Z"}, {"Y"}, "act");
+    if (!k.act.empty()) {
+      auto& a = mb.node(k.act, {"Z"}, {"Y"}, "act");
+      if (k.act == "LeakyRelu") set_attr(a, "alpha", 0.1f);
+    }
     expect_same(mb.bytes(), with_specials(random_tensor({2, C, T}, rng, 1.0f)),
                 "stride " + std::to_string(k.stride) + " dilation " + std::to_string(k.dilation) +
                     " " + k.act);

@@ -1,7 +1,7 @@
-// Conv + Relu / Sigmoid fusion (runtime/engine/optimize/optimizer.h, fuse_conv_activations):
-// the pair becomes one recur::FusedConv node that --explain shows, on every provider that runs
-// here, with the outputs of the reference provider running the two nodes unfused; a Conv whose
-// output something else also reads is left alone.
+// Conv + Relu / LeakyRelu / Sigmoid fusion (runtime/engine/optimize/optimizer.h,
+// fuse_conv_activations): the pair becomes one recur::FusedConv node that --explain shows, on every
+// provider that runs here, with the outputs of the reference provider running the two nodes
+// unfused; a Conv whose output something else also reads is left alone.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,8 +23,10 @@ Tensor pattern(const Shape& shape, float phase) {
   return floats(shape, v);
 }
 
-// y = act(Conv(x, W, B)); with `also_output`, the Conv's output is a graph output too.
-std::string conv_then(const TempDir& dir, const std::string& act, bool also_output = false) {
+// y = act(Conv(x, W, B)); with `also_output`, the Conv's output is a graph output too; a
+// non-negative `alpha` is set as the activation's alpha attribute.
+std::string conv_then(const TempDir& dir, const std::string& act, bool also_output = false,
+                      float alpha = -1.0f) {
   ModelBuilder m(17);
   m.input("x", DType::kFloat32, {1, 2, 8});
   m.initializer("W", pattern({3, 2, 3}, 0.2f));
@@ -33,7 +35,8 @@ std::string conv_then(const TempDir& dir, const std::string& act, bool also_outp
   if (also_output) m.output("c", DType::kFloat32);
   auto& conv = m.node("Conv", {"x", "W", "B"}, {"c"}, "conv");
   set_attr(conv, "pads", std::vector<int64_t>{1, 1});
-  m.node(act, {"c"}, {"y"}, "act");
+  auto& a = m.node(act, {"c"}, {"y"}, "act");
+  if (alpha >= 0) set_attr(a, "alpha", alpha);
   return m.save(dir.path());
 }
 
@@ -43,9 +46,9 @@ int count_op(const Session& s, const std::string& op) {
   return n;
 }
 
-void check_fused(const std::string& act) {
+void check_fused(const std::string& act, float alpha = -1.0f) {
   TempDir dir;
-  const std::string path = conv_then(dir, act);
+  const std::string path = conv_then(dir, act, false, alpha);
   const Feeds feeds = {{"x", pattern({1, 2, 8}, 0.0f)}};
   Session unfused(path, SessionOptions().providers({"reference"}).optimize(false));
   ASSERT_EQ(count_op(unfused, act), 1);
@@ -68,6 +71,13 @@ void check_fused(const std::string& act) {
 TEST(FuseConv, ConvReluMatchesTheUnfusedReference) { check_fused("Relu"); }
 
 TEST(FuseConv, ConvSigmoidMatchesTheUnfusedReference) { check_fused("Sigmoid"); }
+
+// HiFi-GAN-style vocoders follow most convolutions with a LeakyRelu (alpha 0.1): its alpha
+// travels with the fused node, and the default (0.01) where the attribute is absent.
+TEST(FuseConv, ConvLeakyReluMatchesTheUnfusedReference) {
+  check_fused("LeakyRelu", 0.1f);
+  check_fused("LeakyRelu");
+}
 
 TEST(FuseConv, AConvReadByOthersIsNotFused) {
   TempDir dir;
