@@ -10,6 +10,7 @@ void register_gemm(KernelRegistry& r);                 // gemm.cc: Gemm
 void register_batch_normalization(KernelRegistry& r);  // batch_normalization.cc
 void register_conv(KernelRegistry& r);                 // conv.cc: Conv
 void register_conv_transpose(KernelRegistry& r);       // conv_transpose.cc: ConvTranspose
+void register_einsum(KernelRegistry& r);               // einsum.cc: Einsum of two operands
 void register_layer_normalization(KernelRegistry& r);  // layer_normalization.cc
 void register_pooling(KernelRegistry& r);              // pool.cc: MaxPool, AveragePool, Global*Pool
 void register_softmax(KernelRegistry& r);              // softmax.cc: Softmax, LogSoftmax

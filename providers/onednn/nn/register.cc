@@ -9,6 +9,7 @@ void register_nn_kernels(KernelRegistry& r) {
   register_conv(r);
   register_batch_normalization(r);
   register_conv_transpose(r);
+  register_einsum(r);
   register_layer_normalization(r);
   register_pooling(r);
   register_softmax(r);

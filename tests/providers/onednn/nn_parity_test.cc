@@ -1,12 +1,12 @@
-// The oneDNN provider's ConvTranspose, LayerNormalization, BatchNormalization and the
-// activations newer than the ONNX backend data here (Gelu, Mish, Swish; HardSwish) against the
-// reference provider on random cases. ConvTranspose: 1-D to 3-D, groups, strides, dilations, pads,
-// output_padding, output_shape and SAME auto_pad (known shapes), bias or none, W constant or fed.
-// LayerNormalization: every axis, Scale and B that cover the normalised shape or broadcast,
-// the optional statistics outputs, inputs near zero and far from it. BatchNormalization: ranks 2 to
-// 5, batches of 1 to 3, inputs and means far from zero. Each node must be claimed by oneDNN (or
-// declined with the reason the claim gives) and agree with the reference, which the ONNX backend
-// data checks in turn (onnx-node tests).
+// The oneDNN provider's ConvTranspose, LayerNormalization, BatchNormalization, two-operand
+// Einsum and the activations newer than the ONNX backend data here (Gelu, Mish, Swish;
+// HardSwish) against the reference provider on random cases. ConvTranspose: 1-D to 3-D, groups,
+// strides, dilations, pads, output_padding, output_shape and SAME auto_pad (known shapes), bias or
+// none, W constant or fed. LayerNormalization: every axis, Scale and B that cover the normalised
+// shape or broadcast, the optional statistics outputs, inputs near zero and far from it.
+// BatchNormalization: ranks 2 to 5, batches of 1 to 3, inputs and means far from zero. Each node
+// must be claimed by oneDNN (or declined with the reason the claim gives) and agree with the
+// reference, which the ONNX backend data checks in turn (onnx-node tests).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -263,6 +263,53 @@ TEST(OnednnNnParity, NewerActivations) {
         expect_same(mb.bytes(), {{"X", x}}, what, tools::Tolerance{1e-4, 1e-5});
     EXPECT_EQ(provider, "onednn") << what;
   }
+}
+
+// Two-operand Einsum on oneDNN's matmul: operands read in place (attention's products, a
+// transposed output, a plain product, ellipsis batches) and operands gathered first (a
+// diagonal, a label summed in one operand only, broadcasting along a kept label); a
+// three-operand equation is declined with the reason.
+TEST(OnednnNnParity, EinsumTwoOperands) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  std::mt19937 rng(23);
+  struct Case {
+    const char* eq;
+    Shape a, b;
+  };
+  const Case cases[] = {
+      {"bhid,bhjd->bhij", {2, 3, 17, 8}, {2, 3, 13, 8}},
+      {"bhij,bhjd->bhid", {2, 3, 17, 13}, {2, 3, 13, 8}},
+      {"ij,jk->ki", {9, 31}, {31, 5}},
+      {"ij,jk", {9, 31}, {31, 5}},
+      {"...ij,...jk->...ik", {4, 1, 6, 7}, {3, 7, 2}},
+      {"bii,bij->bj", {3, 5, 5}, {3, 5, 4}},
+      {"ij,jk->k", {4, 5}, {5, 3}},
+      {"bi,j->bij", {4, 6}, {5}},
+      {"ij,ij->i", {6, 40}, {6, 40}},
+      {"ij,kj->", {3, 4}, {5, 4}},
+      {"bnc,cm->bnm", {2, 0, 4}, {4, 3}},
+      {"bnc,cm->bnm", {2, 3, 0}, {0, 3}},
+  };
+  for (const Case& c : cases) {
+    ModelBuilder mb(12);
+    mb.input("A", DType::kFloat32, c.a);
+    mb.input("B", DType::kFloat32, c.b);
+    mb.output("Y", DType::kFloat32);
+    set_attr(mb.node("Einsum", {"A", "B"}, {"Y"}, "einsum"), "equation", std::string(c.eq));
+    const std::string provider =
+        expect_same(mb.bytes(), {{"A", random_tensor(c.a, rng)}, {"B", random_tensor(c.b, rng)}},
+                    c.eq, tools::Tolerance{1e-5, 1e-5});
+    EXPECT_EQ(provider, "onednn") << c.eq;
+  }
+  ModelBuilder mb(12);
+  for (const char* n : {"A", "B", "C"}) mb.input(n, DType::kFloat32, {3, 3});
+  mb.output("Y", DType::kFloat32);
+  set_attr(mb.node("Einsum", {"A", "B", "C"}, {"Y"}, "einsum"), "equation",
+           std::string("ij,jk,kl->il"));
+  Session s = open(mb.bytes(), "onednn");
+  EXPECT_EQ(s.assignment().front().provider, "reference");
+  EXPECT_NE(s.explain().find("oneDNN's Einsum takes two operands"), std::string::npos)
+      << s.explain();
 }
 
 }  // namespace

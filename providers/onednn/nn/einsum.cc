@@ -1,0 +1,237 @@
+// Einsum of two float32 operands through oneDNN's matmul: every two-operand equation is a
+// batched matrix product over the labels' batch, M, N and K groups (runtime/graph/einsum_plan.h).
+// Where a group's labels lie in an operand with one stride between them (attention's
+// "bhid,bhjd->bhij" and "bhij,bhjd->bhid", a transpose, a plain product), the primitive reads
+// and writes the tensors where they are, through strided descriptors; otherwise (a diagonal, an
+// operand broadcast along a summed label) that operand is first gathered into a dense copy.
+// Other operand counts and types stay with the reference provider.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <optional>
+#include <tuple>
+
+#include "providers/onednn/common/prim_cache.h"
+#include "providers/onednn/nn/nn.h"
+#include "runtime/core/checked_math.h"
+#include "runtime/graph/einsum_plan.h"
+
+namespace recur::onednn {
+
+namespace {
+
+using dnnl::memory;
+using einsum::GemmAxes;
+
+// One group of labels as one dimension: its extent and the stride between its elements.
+struct Dim {
+  int64_t extent = 1, stride = 0;
+};
+
+// The labels of `v` (the last fastest) as one dimension under `stride`, where they merge; an
+// empty group is one element.
+std::optional<Dim> merge(const std::vector<GemmAxes::Axis>& v, int64_t GemmAxes::Axis::*stride) {
+  Dim d;
+  bool first = true;
+  for (size_t i = v.size(); i-- > 0;) {
+    const GemmAxes::Axis& a = v[i];
+    if (a.extent == 1) continue;
+    if (first) {
+      if (a.*stride <= 0) return std::nullopt;
+      d = {a.extent, a.*stride};
+      first = false;
+    } else {
+      if (a.*stride != d.stride * d.extent) return std::nullopt;
+      d.extent *= a.extent;
+    }
+  }
+  if (first) d = {1, 1};
+  return d;
+}
+
+struct EinsumPlan {
+  Shape out;
+  int64_t bt = 0, mt = 0, nt = 0, kt = 0;
+  GemmAxes axes;
+  // Per operand (A, B, Y): read or written in place through `md`, or gathered / scattered
+  // through a dense [bt, rows, cols] buffer.
+  memory::desc a, b, y;
+  bool gather_a = false, gather_b = false, scatter_y = false;
+  CachedPrimitive prim;
+};
+
+class EinsumKernel final : public Kernel {
+ public:
+  EinsumKernel(einsum::Parsed p, int threads, std::string what)
+      : p_(std::move(p)), threads_(threads), what_(std::move(what)) {}
+
+  Status run(KernelContext& ctx) const override {
+    if (ctx.num_inputs() != 2) {
+      return ctx.error(ErrorCode::kInvalidArgument, "the oneDNN Einsum takes two operands");
+    }
+    const Tensor* a = ctx.input(0);
+    const Tensor* b = ctx.input(1);
+    if (!a || !b) return ctx.error(ErrorCode::kInvalidArgument, "Einsum needs two inputs");
+    for (const Tensor* t : {a, b}) {
+      if (t->dtype() != DType::kFloat32 || !t->is_cpu()) {
+        return ctx.error(ErrorCode::kNotImplemented, "the oneDNN Einsum runs float32 on the host");
+      }
+    }
+    RECUR_ASSIGN_OR_RETURN(auto plan, cache_.get(std::make_tuple(a->shape(), b->shape()), [&] {
+      return make_plan(ctx, a->shape(), b->shape());
+    }));
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
+    if (y->numel() == 0) return ok_status();
+    if (plan->kt == 0) {
+      std::memset(y->raw_data(), 0, y->nbytes());
+      return ok_status();
+    }
+    const GemmAxes& g = plan->axes;
+    // Buffers only for the operands that are copied (a lease of 0 bytes holds none).
+    const auto bytes = [](bool needed, int64_t elems) {
+      return needed ? static_cast<size_t>(elems) * sizeof(float) : size_t{0};
+    };
+    ScratchPool::Lease la = copies_.acquire(bytes(plan->gather_a, plan->bt * plan->mt * plan->kt));
+    ScratchPool::Lease lb = copies_.acquire(bytes(plan->gather_b, plan->bt * plan->kt * plan->nt));
+    ScratchPool::Lease ly =
+        copies_.acquire(bytes(plan->scatter_y, plan->bt * plan->mt * plan->nt));
+    const void* pa = a->raw_data();
+    const void* pb = b->raw_data();
+    void* py = plan->scatter_y ? ly.data() : y->raw_data();
+    if (plan->gather_a) {
+      gather(a->data<float>(), {&g.batch, &g.m, &g.k}, &GemmAxes::Axis::sa,
+             static_cast<float*>(la.data()));
+      pa = la.data();
+    }
+    if (plan->gather_b) {
+      gather(b->data<float>(), {&g.batch, &g.k, &g.n}, &GemmAxes::Axis::sb,
+             static_cast<float*>(lb.data()));
+      pb = lb.data();
+    }
+    RECUR_RETURN_IF_ERROR(execute_primitive(
+        plan->prim,
+        {{DNNL_ARG_SRC, plan->a, pa}, {DNNL_ARG_WEIGHTS, plan->b, pb}, {DNNL_ARG_DST, plan->y, py}},
+        scratch_, what_));
+    if (plan->scatter_y) {
+      const float* src = static_cast<const float*>(py);
+      float* dst = y->data<float>();
+      size_t at = 0;
+      einsum::walk({&g.batch, &g.m, &g.n}, &GemmAxes::Axis::sy,
+                   [&](int64_t off) { dst[off] = src[at++]; });
+    }
+    return ok_status();
+  }
+
+ private:
+  static void gather(const float* src, std::initializer_list<const std::vector<GemmAxes::Axis>*> g,
+                     int64_t GemmAxes::Axis::*stride, float* dst) {
+    size_t at = 0;
+    einsum::walk(g, stride, [&](int64_t off) { dst[at++] = src[off]; });
+  }
+
+  Result<EinsumPlan> make_plan(const KernelContext& ctx, const Shape& sa, const Shape& sb) const {
+    const std::vector<Shape> shapes = {sa, sb};
+    auto fail = [&](const Status& st) { return ctx.error(ErrorCode::kInvalidArgument, st.message()); };
+    auto lb = einsum::label_dimensions(p_.inputs, shapes);
+    if (!lb.ok()) return fail(lb.status());
+    auto out_labels = einsum::output_labels(p_, *lb);
+    if (!out_labels.ok()) return fail(out_labels.status());
+    EinsumPlan plan;
+    for (int l : *out_labels) plan.out.push_back(lb->size[static_cast<size_t>(l)]);
+    int64_t numel = 1;
+    for (int64_t d : plan.out) {
+      const auto next = checked_mul(numel, d);
+      if (!next) {
+        return ctx.error(ErrorCode::kInvalidArgument,
+                         "the output shape " + shape_to_string(plan.out) + " is too large");
+      }
+      numel = *next;
+    }
+    const einsum::LoopNest nest = einsum::build_loop_nest(shapes, *lb, *out_labels, plan.out);
+    plan.axes = einsum::gemm_axes(nest, out_labels->size(), plan.out);
+    const GemmAxes& g = plan.axes;
+    const auto bt = GemmAxes::total(g.batch), mt = GemmAxes::total(g.m), nt = GemmAxes::total(g.n),
+               kt = GemmAxes::total(g.k);
+    if (!bt || !mt || !nt || !kt) {
+      return ctx.error(ErrorCode::kInvalidArgument, "the Einsum's sizes overflow");
+    }
+    plan.bt = *bt, plan.mt = *mt, plan.nt = *nt, plan.kt = *kt;
+    if (numel == 0 || plan.kt == 0) return plan;
+    // Each operand in place where its three groups merge, else a dense copy.
+    auto view = [](const std::vector<GemmAxes::Axis>& g0, const std::vector<GemmAxes::Axis>& g1,
+                   const std::vector<GemmAxes::Axis>& g2, int64_t GemmAxes::Axis::*stride,
+                   bool& copy) {
+      const auto d0 = merge(g0, stride), d1 = merge(g1, stride), d2 = merge(g2, stride);
+      const int64_t e0 = GemmAxes::total(g0).value_or(0), e1 = GemmAxes::total(g1).value_or(0),
+                    e2 = GemmAxes::total(g2).value_or(0);
+      copy = !d0 || !d1 || !d2;
+      const int64_t dims[3] = {e0, e1, e2};
+      if (!copy) {
+        // No two elements at one address: a diagonal (a label repeated in the operand) makes
+        // its dimensions overlap, which a memory descriptor cannot express.
+        std::array<Dim, 3> ds = {*d0, *d1, *d2};
+        std::sort(ds.begin(), ds.end(), [](const Dim& x, const Dim& y) { return x.stride < y.stride; });
+        int64_t reach = 1;
+        for (const Dim& d : ds) {
+          if (d.extent == 1) continue;
+          if (d.stride < reach) copy = true;
+          reach = d.stride * d.extent;
+        }
+      }
+      if (copy) {
+        const int64_t dense[3] = {e1 * e2, e2, 1};
+        return strided_desc(dims, dense);
+      }
+      // A dimension of one element gets the stride a dense layout would give it: oneDNN
+      // refuses to execute with some others (1x1x20 with strides 1, 1, 1).
+      int64_t strides[3] = {d0->stride, d1->stride, d2->stride};
+      for (int i = 2; i >= 0; --i) {
+        if (dims[i] == 1) strides[i] = i == 2 ? 1 : dims[i + 1] * strides[i + 1];
+      }
+      return strided_desc(dims, strides);
+    };
+    plan.a = view(g.batch, g.m, g.k, &GemmAxes::Axis::sa, plan.gather_a);
+    plan.b = view(g.batch, g.k, g.n, &GemmAxes::Axis::sb, plan.gather_b);
+    plan.y = view(g.batch, g.m, g.n, &GemmAxes::Axis::sy, plan.scatter_y);
+    const double macs = static_cast<double>(plan.bt) * static_cast<double>(plan.mt) *
+                        static_cast<double>(plan.nt) * static_cast<double>(plan.kt);
+    RECUR_ASSIGN_OR_RETURN(plan.prim, make_primitive<dnnl::matmul>(
+                                          [&] { return dnnl::matmul::desc(plan.a, plan.b, plan.y); },
+                                          user_scratchpad_attr(), threads_for(macs, threads_),
+                                          what_));
+    return plan;
+  }
+
+  einsum::Parsed p_;
+  int threads_;
+  std::string what_;  // the node, for errors
+  mutable PrimCache<std::tuple<Shape, Shape>, EinsumPlan> cache_;
+  mutable ScratchPool scratch_;
+  mutable ScratchPool copies_;  // gathered operands and the output before its scatter
+};
+
+}  // namespace
+
+void register_einsum(KernelRegistry& r) {
+  r.add({.op_type = "Einsum",
+         .since = 12,
+         .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
+           AttrReader a(ctx.node());
+           const std::string eq = a.get_string("equation");
+           RECUR_RETURN_IF_ERROR(a.status());
+           auto p = einsum::parse_equation(eq);
+           if (!p.ok()) {
+             return ctx.error(ErrorCode::kInvalidModel,
+                              "equation '" + eq + "': " + p.status().message());
+           }
+           return std::unique_ptr<Kernel>(std::make_unique<EinsumKernel>(
+               std::move(p).value(), options_of(ctx).max_threads, ctx.node().describe()));
+         },
+         .claim = [](const Node& n, const Graph& g) -> Claim {
+           if (n.inputs.size() != 2) return Claim::decline("oneDNN's Einsum takes two operands");
+           Claim c = claim_float32_input(n, g, 0);
+           return c.yes ? claim_float32_input(n, g, 1) : c;
+         }});
+}
+
+}  // namespace recur::onednn
