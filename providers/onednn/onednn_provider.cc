@@ -16,6 +16,7 @@ void register_kernels(KernelRegistry& r) {
   register_rnn_kernels(r);
   register_nn_kernels(r);
   register_math_kernels(r);
+  register_reduce_kernels(r);
 }
 
 namespace {

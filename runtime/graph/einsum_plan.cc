@@ -160,8 +160,7 @@ LoopNest build_loop_nest(const std::vector<Shape>& xs, const Labels& lb,
   for (size_t i = 0; i < n; ++i) {
     const Shape cs = contiguous_strides(xs[i]);
     for (size_t d = 0; d < lb.dim_label[i].size(); ++d) {
-      if (xs[i][d] == 1 &&
-          lb.size[static_cast<size_t>(lb.dim_label[i][d])] != 1) {
+      if (xs[i][d] == 1 && lb.size[static_cast<size_t>(lb.dim_label[i][d])] != 1) {
         continue;
       }
       const auto pos =

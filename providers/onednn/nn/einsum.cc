@@ -93,8 +93,7 @@ class EinsumKernel final : public Kernel {
     };
     ScratchPool::Lease la = copies_.acquire(bytes(plan->gather_a, plan->bt * plan->mt * plan->kt));
     ScratchPool::Lease lb = copies_.acquire(bytes(plan->gather_b, plan->bt * plan->kt * plan->nt));
-    ScratchPool::Lease ly =
-        copies_.acquire(bytes(plan->scatter_y, plan->bt * plan->mt * plan->nt));
+    ScratchPool::Lease ly = copies_.acquire(bytes(plan->scatter_y, plan->bt * plan->mt * plan->nt));
     const void* pa = a->raw_data();
     const void* pb = b->raw_data();
     void* py = plan->scatter_y ? ly.data() : y->raw_data();
@@ -131,7 +130,9 @@ class EinsumKernel final : public Kernel {
 
   Result<EinsumPlan> make_plan(const KernelContext& ctx, const Shape& sa, const Shape& sb) const {
     const std::vector<Shape> shapes = {sa, sb};
-    auto fail = [&](const Status& st) { return ctx.error(ErrorCode::kInvalidArgument, st.message()); };
+    auto fail = [&](const Status& st) {
+      return ctx.error(ErrorCode::kInvalidArgument, st.message());
+    };
     auto lb = einsum::label_dimensions(p_.inputs, shapes);
     if (!lb.ok()) return fail(lb.status());
     auto out_labels = einsum::output_labels(p_, *lb);
@@ -170,7 +171,8 @@ class EinsumKernel final : public Kernel {
         // No two elements at one address: a diagonal (a label repeated in the operand) makes
         // its dimensions overlap, which a memory descriptor cannot express.
         std::array<Dim, 3> ds = {*d0, *d1, *d2};
-        std::sort(ds.begin(), ds.end(), [](const Dim& x, const Dim& y) { return x.stride < y.stride; });
+        std::sort(ds.begin(), ds.end(),
+                  [](const Dim& x, const Dim& y) { return x.stride < y.stride; });
         int64_t reach = 1;
         for (const Dim& d : ds) {
           if (d.extent == 1) continue;
@@ -195,10 +197,10 @@ class EinsumKernel final : public Kernel {
     plan.y = view(g.batch, g.m, g.n, &GemmAxes::Axis::sy, plan.scatter_y);
     const double macs = static_cast<double>(plan.bt) * static_cast<double>(plan.mt) *
                         static_cast<double>(plan.nt) * static_cast<double>(plan.kt);
-    RECUR_ASSIGN_OR_RETURN(plan.prim, make_primitive<dnnl::matmul>(
-                                          [&] { return dnnl::matmul::desc(plan.a, plan.b, plan.y); },
-                                          user_scratchpad_attr(), threads_for(macs, threads_),
-                                          what_));
+    RECUR_ASSIGN_OR_RETURN(
+        plan.prim,
+        make_primitive<dnnl::matmul>([&] { return dnnl::matmul::desc(plan.a, plan.b, plan.y); },
+                                     user_scratchpad_attr(), threads_for(macs, threads_), what_));
     return plan;
   }
 
