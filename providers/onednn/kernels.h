@@ -9,7 +9,7 @@ void register_kernels(KernelRegistry& r);
 
 void register_rnn_kernels(KernelRegistry& r);     // rnn/: LSTM, GRU, RNN
 void register_nn_kernels(KernelRegistry& r);      // nn/: MatMul, Gemm, Conv, ConvTranspose,
-                                                  // normalizations, pooling, Softmax
+                                                  // Einsum, normalizations, pooling, Softmax
 void register_math_kernels(KernelRegistry& r);    // math/: eltwise activations
 void register_reduce_kernels(KernelRegistry& r);  // reduce/: ArgMax, ArgMin
 
