@@ -22,8 +22,8 @@ struct RowArg {
 
 RECUR_AVX512 RowArg row_arg(const float* x, int64_t n, bool is_max, bool last) {
   // Pass 1: the extreme, NaNs aside, and whether there are any.
-  const float init = is_max ? -std::numeric_limits<float>::infinity()
-                            : std::numeric_limits<float>::infinity();
+  const float init =
+      is_max ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
   __m512 best = _mm512_set1_ps(init);
   __mmask16 nans = 0;
   for (int64_t i = 0; i < n; i += avx512::kLanes) {
@@ -40,13 +40,15 @@ RECUR_AVX512 RowArg row_arg(const float* x, int64_t n, bool is_max, bool last) {
   if (!last) {
     for (int64_t i = 0; i < n; i += avx512::kLanes) {
       const __mmask16 m = avx512::lanes(n - i);
-      const __mmask16 eq = _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, x + i), e, _CMP_EQ_OQ);
+      const __mmask16 eq =
+          _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, x + i), e, _CMP_EQ_OQ);
       if (eq) return {i + __builtin_ctz(eq), false};
     }
   } else {
     for (int64_t i = (n - 1) / avx512::kLanes * avx512::kLanes; i >= 0; i -= avx512::kLanes) {
       const __mmask16 m = avx512::lanes(n - i);
-      const __mmask16 eq = _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, x + i), e, _CMP_EQ_OQ);
+      const __mmask16 eq =
+          _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, x + i), e, _CMP_EQ_OQ);
       if (eq) return {i + 31 - __builtin_clz(static_cast<unsigned>(eq)), false};
     }
   }
@@ -74,9 +76,9 @@ class ArgKernel final : public Kernel {
     const Tensor* x = ctx.input(0);
     if (!x) return ctx.error(ErrorCode::kInvalidArgument, "the input is missing");
     if (x->dtype() != DType::kFloat32 || !x->is_cpu() || x->rank() == 0) {
-      return ctx.error(ErrorCode::kNotImplemented,
-                       "the oneDNN " + std::string(is_max_ ? "ArgMax" : "ArgMin") +
-                           " takes float32 of rank >= 1 on the host");
+      return ctx.error(ErrorCode::kNotImplemented, "the oneDNN " +
+                                                       std::string(is_max_ ? "ArgMax" : "ArgMin") +
+                                                       " takes float32 of rank >= 1 on the host");
     }
     const int64_t rank = x->rank();
     if (axis_ != -1 && axis_ != rank - 1) {

@@ -3,6 +3,7 @@
 // input after. NaN counts as larger than every number, as in numpy's sort order.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "providers/reference/common/dispatch.h"
 #include "providers/reference/common/util.h"
@@ -28,6 +29,51 @@ bool ascending(C a, C b) {
   if (is_nan(a)) return false;
   if (is_nan(b)) return true;
   return a < b;
+}
+
+// The k first of a row in output order (largest or smallest first, ties by index), scanning
+// once with a heap of the k best so far, the one that ranks last on top: an element that does
+// not beat it costs one comparison. The result is the partial sort's: the order is total (the
+// index breaks ties), so the k first are the same elements in the same order. Returns false,
+// with `best` unspecified, when the row holds a NaN (the NaN rules are the caller's).
+template <class C, class T>
+bool scan_top_k(const T* base, int64_t inner, int64_t dim, int64_t k, bool largest,
+                std::vector<std::pair<C, int64_t>>& best) {
+  const auto ranks_before = [largest](const std::pair<C, int64_t>& a,
+                                      const std::pair<C, int64_t>& b) {
+    if (a.first != b.first) return largest ? a.first > b.first : a.first < b.first;
+    return a.second < b.second;
+  };
+  best.clear();
+  for (int64_t i = 0; i < k; ++i) {
+    const C v = to_compute(base[i * inner]);
+    if (is_nan(v)) return false;
+    best.emplace_back(v, i);
+    std::push_heap(best.begin(), best.end(), ranks_before);
+  }
+  C worst = best.front().first;
+  // One comparison for the common case: true for a better value (a later index never beats an
+  // equal one) and for NaN. The loop is instantiated per direction and for unit stride.
+  const auto scan = [&](auto is_largest, auto stride) {
+    for (int64_t i = k; i < dim; ++i) {
+      const C v = to_compute(base[i * stride]);
+      if (is_largest ? !(v <= worst) : !(v >= worst)) {
+        if (is_nan(v)) return false;
+        std::pop_heap(best.begin(), best.end(), ranks_before);
+        best.back() = {v, i};
+        std::push_heap(best.begin(), best.end(), ranks_before);
+        worst = best.front().first;
+      }
+    }
+    return true;
+  };
+  using Unit = std::integral_constant<int64_t, 1>;
+  const bool ok =
+      largest ? (inner == 1 ? scan(std::true_type{}, Unit{}) : scan(std::true_type{}, inner))
+              : (inner == 1 ? scan(std::false_type{}, Unit{}) : scan(std::false_type{}, inner));
+  if (!ok) return false;
+  std::sort_heap(best.begin(), best.end(), ranks_before);
+  return true;
 }
 
 class TopKKernel final : public Kernel {
@@ -84,25 +130,25 @@ class TopKKernel final : public Kernel {
         const bool gt = largest ? ascending(va, vb) : ascending(vb, va);
         return !gt && a < b;  // ties (and NaN with NaN) by index
       };
+      thread_local std::vector<std::pair<C, int64_t>> best;
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t j = 0; j < inner; ++j) {
           const T* base = src + o * dim * inner + j;
-          bool nan = false;
+          if (k > 0 && scan_top_k(base, inner, dim, k, largest, best)) {
+            for (int64_t i = 0; i < k; ++i) {
+              const int64_t at = (o * k + i) * inner + j;
+              const int64_t from = best[static_cast<size_t>(i)].second;
+              vo[at] = base[from * inner];
+              io[at] = from;
+            }
+            continue;
+          }
+          // A row with a NaN (or k of 0): the partial sort with the NaN rules.
           for (int64_t i = 0; i < dim; ++i) {
             row[static_cast<size_t>(i)] = to_compute(base[i * inner]);
-            nan = nan || is_nan(row[static_cast<size_t>(i)]);
             order[static_cast<size_t>(i)] = i;
           }
-          if (nan) {
-            std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
-          } else {
-            // The same order without the NaN rules, which cost more than the comparison.
-            auto plain = [&](int64_t a, int64_t b) {
-              const C va = row[static_cast<size_t>(a)], vb = row[static_cast<size_t>(b)];
-              return (largest ? vb < va : va < vb) || (va == vb && a < b);
-            };
-            std::partial_sort(order.begin(), order.begin() + k, order.end(), plain);
-          }
+          std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
           for (int64_t i = 0; i < k; ++i) {
             const int64_t at = (o * k + i) * inner + j;
             const int64_t from = order[static_cast<size_t>(i)];

@@ -68,9 +68,9 @@ TEST(OnednnArgMax, MatchesTheReference) {
           const auto axis = static_cast<int64_t>(shape.size()) - 1;
           for (int64_t a : {axis, int64_t{-1}}) {
             const std::string bytes = arg_model(op, shape, a, keepdims, last);
-            const std::string what = std::string(op) + " " + shape_to_string(shape) +
-                                     " axis " + std::to_string(a) + " keepdims " +
-                                     std::to_string(keepdims) + " last " + std::to_string(last);
+            const std::string what = std::string(op) + " " + shape_to_string(shape) + " axis " +
+                                     std::to_string(a) + " keepdims " + std::to_string(keepdims) +
+                                     " last " + std::to_string(last);
             Session dnn = open(bytes, {"onednn", "reference"});
             claimed |= dnn.assignment().front().provider == "onednn";
             Session ref = open(bytes, {"reference"});
@@ -79,8 +79,7 @@ TEST(OnednnArgMax, MatchesTheReference) {
               const Tensor got = dnn.run(feeds)[0], want = ref.run(feeds)[0];
               ASSERT_EQ(got.shape(), want.shape()) << what;
               for (int64_t i = 0; i < got.numel(); ++i) {
-                ASSERT_EQ(got.data<int64_t>()[i], want.data<int64_t>()[i])
-                    << what << " at " << i;
+                ASSERT_EQ(got.data<int64_t>()[i], want.data<int64_t>()[i]) << what << " at " << i;
               }
             }
           }

@@ -1,5 +1,9 @@
 // TopK: ties keep index order, smallest, the opset-1 attribute form, and k out of range.
-// Expected values from numpy's stable argsort.
+// Expected values from numpy's stable argsort, and on random rows from a stable sort in the test.
+#include <algorithm>
+#include <cmath>
+#include <random>
+
 #include "tests/support/op_tester.h"
 
 namespace recur::test {
@@ -46,6 +50,58 @@ TEST(TopK, Opset1AttributeK) {
                   .run({{"x", kX}});
   EXPECT_EQ(values<int32_t>(o[0]), (std::vector<int32_t>{3}));
   EXPECT_EQ(values<int64_t>(o[1]), (std::vector<int64_t>{1}));
+}
+
+// Random rows with many ties, and a NaN in some, along the last axis and the first: the kernel
+// against a stable sort of each row (NaN after every number ascending, before every number
+// descending, as numpy orders them), for k from 0 to the whole row.
+TEST(TopK, RandomRowsMatchAStableSort) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> level(0, 9), pick(0, 99);
+  for (int64_t axis : {1, 0}) {
+    for (int64_t largest : {1, 0}) {
+      for (int64_t k : {0, 1, 3, 10, 37, 64}) {
+        const int64_t rows = 5, n = 64;
+        std::vector<float> v(static_cast<size_t>(rows * n));
+        for (size_t i = 0; i < v.size(); ++i) {
+          v[i] = static_cast<float>(level(rng)) - 4.5f;
+          if (i / n == 3 && pick(rng) < 5) v[i] = std::nanf("");
+        }
+        // Row r is v[r * n ...]; along axis 0 the tensor is its transpose.
+        Tensor x = axis == 1 ? Tensor::from_vector<float>({rows, n}, v)
+                             : Tensor::from_vector<float>({n, rows}, [&] {
+                                 std::vector<float> t(v.size());
+                                 for (int64_t r = 0; r < rows; ++r)
+                                   for (int64_t c = 0; c < n; ++c)
+                                     t[static_cast<size_t>(c * rows + r)] =
+                                         v[static_cast<size_t>(r * n + c)];
+                                 return t;
+                               }());
+        const Outputs o = top_k(x, k, largest, axis);
+        const std::vector<float> got_v = values<float>(o[0]);
+        const std::vector<int64_t> got_i = values<int64_t>(o[1]);
+        for (int64_t r = 0; r < rows; ++r) {
+          std::vector<int64_t> order(static_cast<size_t>(n));
+          for (int64_t c = 0; c < n; ++c) order[static_cast<size_t>(c)] = c;
+          const float* row = v.data() + r * n;
+          std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+            const float x = row[a], y = row[b];
+            if (std::isnan(x) || std::isnan(y))
+              return largest ? std::isnan(x) && !std::isnan(y) : !std::isnan(x) && std::isnan(y);
+            return largest ? x > y : x < y;
+          });
+          for (int64_t j = 0; j < k; ++j) {
+            const auto at = static_cast<size_t>(axis == 1 ? r * k + j : j * rows + r);
+            const int64_t want = order[static_cast<size_t>(j)];
+            EXPECT_EQ(got_i[at], want) << "axis " << axis << " largest " << largest << " k " << k
+                                       << " row " << r << " position " << j;
+            const float wv = row[want];
+            EXPECT_TRUE(got_v[at] == wv || (std::isnan(got_v[at]) && std::isnan(wv)));
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(TopK, KOutOfRangeIsAnError) {
