@@ -200,6 +200,9 @@ RECUR_AVX512 void unary(Unary f, const float* x, int64_t n, float* y) {
       case Unary::kSigmoid:
         r = sigmoid16(v);
         break;
+      case Unary::kErf:
+        r = erf16(v);
+        break;
       default:
         r = _mm512_sqrt_ps(v);
         break;

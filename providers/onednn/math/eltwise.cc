@@ -172,6 +172,7 @@ void register_math_kernels(KernelRegistry& r) {
            .create = [&op](CompileContext& ctx) { return create_eltwise(op, ctx); },
            .claim = [](const Node& n, const Graph& g) { return claim_float32_input(n, g); }});
   }
+  register_erf(r);
 }
 
 }  // namespace recur::onednn
