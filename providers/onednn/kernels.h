@@ -9,7 +9,8 @@ void register_kernels(KernelRegistry& r);
 
 void register_rnn_kernels(KernelRegistry& r);     // rnn/: LSTM, GRU, RNN
 void register_nn_kernels(KernelRegistry& r);      // nn/: MatMul, Gemm, Conv, ConvTranspose,
-                                                  // Einsum, normalizations, pooling, Softmax
+                                                  // Einsum, normalizations, pooling, Resize,
+                                                  // Softmax
 void register_math_kernels(KernelRegistry& r);    // math/: eltwise activations, Erf
 void register_erf(KernelRegistry& r);             // math/erf.cc (register_math_kernels calls it)
 void register_reduce_kernels(KernelRegistry& r);  // reduce/: ArgMax, ArgMin

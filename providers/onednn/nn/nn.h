@@ -13,6 +13,7 @@ void register_conv_transpose(KernelRegistry& r);       // conv_transpose.cc: Con
 void register_einsum(KernelRegistry& r);               // einsum.cc: Einsum of two operands
 void register_layer_normalization(KernelRegistry& r);  // layer_normalization.cc
 void register_pooling(KernelRegistry& r);              // pool.cc: MaxPool, AveragePool, Global*Pool
+void register_resize(KernelRegistry& r);               // resize.cc: Resize (linear, nearest)
 void register_softmax(KernelRegistry& r);              // softmax.cc: Softmax, LogSoftmax
 
 }  // namespace recur::onednn

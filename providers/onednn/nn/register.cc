@@ -12,6 +12,7 @@ void register_nn_kernels(KernelRegistry& r) {
   register_einsum(r);
   register_layer_normalization(r);
   register_pooling(r);
+  register_resize(r);
   register_softmax(r);
 }
 

@@ -1,5 +1,5 @@
 // The oneDNN provider's ConvTranspose, LayerNormalization, BatchNormalization, two-operand
-// Einsum and the activations newer than the ONNX backend data here (Gelu, Mish, Swish;
+// Einsum, Resize and the activations newer than the ONNX backend data here (Gelu, Mish, Swish;
 // HardSwish) against the reference provider on random cases. ConvTranspose: 1-D to 3-D, groups,
 // strides, dilations, pads, output_padding, output_shape and SAME auto_pad (known shapes), bias or
 // none, W constant or fed. LayerNormalization: every axis, Scale and B that cover the normalised
@@ -310,6 +310,67 @@ TEST(OnednnNnParity, EinsumTwoOperands) {
   EXPECT_EQ(s.assignment().front().provider, "reference");
   EXPECT_NE(s.explain().find("oneDNN's Einsum takes two operands"), std::string::npos)
       << s.explain();
+}
+
+// Resize on oneDNN's resampling where its coordinates are ONNX's: linear from sizes (up, down,
+// non-integer ratios) and from integer scales, half_pixel and pytorch_half_pixel, 1-D to 3-D;
+// nearest upsampling by integer scales with half_pixel and either round_prefer mode, and with
+// asymmetric and floor (PyTorch's nn.Upsample). Cases oneDNN must leave alone are declined.
+TEST(OnednnNnParity, ResizeWhereOneDnnMapsAsOnnx) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  std::mt19937 rng(29);
+  struct Case {
+    const char* mode;
+    const char* coord;
+    const char* nearest;
+    Shape x;
+    std::vector<float> scales;  // empty: sizes
+    std::vector<int64_t> sizes;
+    bool onednn;  // whether oneDNN must take it
+  };
+  const Case cases[] = {
+      {"linear", "half_pixel", nullptr, {1, 3, 16, 16}, {1, 1, 2, 2}, {}, true},
+      {"linear", "pytorch_half_pixel", nullptr, {2, 4, 9, 7}, {1, 1, 3, 2}, {}, true},
+      {"linear", "half_pixel", nullptr, {1, 2, 10, 12}, {}, {1, 2, 7, 29}, true},
+      {"linear", "half_pixel", nullptr, {1, 2, 33}, {}, {1, 2, 100}, true},
+      {"linear", "half_pixel", nullptr, {1, 2, 4, 5, 6}, {}, {1, 2, 7, 3, 11}, true},
+      {"linear", "pytorch_half_pixel", nullptr, {1, 2, 8, 8}, {}, {1, 2, 5, 3}, true},
+      {"nearest", "half_pixel", "round_prefer_floor", {1, 3, 5, 6}, {1, 1, 2, 3}, {}, true},
+      {"nearest", "half_pixel", "round_prefer_ceil", {2, 2, 7}, {1, 1, 4}, {}, true},
+      {"nearest", "asymmetric", "floor", {1, 4, 6, 5}, {1, 1, 2, 2}, {}, true},
+      {"nearest", "asymmetric", "floor", {1, 1, 3, 4}, {}, {1, 1, 9, 8}, true},
+      // Left to the reference:
+      {"linear", "half_pixel", nullptr, {1, 2, 10, 10}, {1, 1, 1.5f, 1.5f}, {}, false},
+      {"linear", "align_corners", nullptr, {1, 2, 6, 6}, {1, 1, 2, 2}, {}, false},
+      {"linear", "asymmetric", nullptr, {1, 2, 6, 6}, {1, 1, 2, 2}, {}, false},
+      {"linear", "pytorch_half_pixel", nullptr, {1, 2, 6, 6}, {}, {1, 2, 1, 3}, false},
+      {"nearest", "half_pixel", "floor", {1, 2, 6, 6}, {1, 1, 2, 2}, {}, false},
+      {"nearest", "half_pixel", "round_prefer_floor", {1, 2, 6, 6}, {1, 1, 0.5f, 0.5f}, {}, false},
+      {"cubic", "half_pixel", nullptr, {1, 2, 6, 6}, {1, 1, 2, 2}, {}, false},
+      {"linear", "half_pixel", nullptr, {1, 2, 6, 6}, {2, 1, 2, 2}, {}, false},
+  };
+  for (const Case& c : cases) {
+    ModelBuilder mb(13);
+    mb.input("X", DType::kFloat32, c.x);
+    mb.output("Y", DType::kFloat32);
+    const int64_t r = static_cast<int64_t>(c.x.size());
+    if (!c.scales.empty()) {
+      mb.initializer("scales", testing::floats({r}, c.scales));
+    } else {
+      mb.initializer("sizes", Tensor::from_vector<int64_t>({r}, c.sizes));
+    }
+    onnx::NodeProto& n = mb.node(
+        "Resize", {"X", "", c.scales.empty() ? "" : "scales", c.scales.empty() ? "sizes" : ""},
+        {"Y"}, "resize");
+    set_attr(n, "mode", std::string(c.mode));
+    set_attr(n, "coordinate_transformation_mode", std::string(c.coord));
+    if (c.nearest) set_attr(n, "nearest_mode", std::string(c.nearest));
+    const std::string what = std::string(c.mode) + " " + c.coord + " " +
+                             (c.nearest ? c.nearest : "") + " " + shape_to_string(c.x);
+    const std::string provider = expect_same(mb.bytes(), {{"X", random_tensor(c.x, rng)}}, what,
+                                             tools::Tolerance{1e-5, 1e-5});
+    EXPECT_EQ(provider, c.onednn ? "onednn" : "reference") << what;
+  }
 }
 
 }  // namespace
