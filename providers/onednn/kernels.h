@@ -11,8 +11,10 @@ void register_rnn_kernels(KernelRegistry& r);     // rnn/: LSTM, GRU, RNN
 void register_nn_kernels(KernelRegistry& r);      // nn/: MatMul, Gemm, Conv, ConvTranspose,
                                                   // Einsum, normalizations, pooling, Resize,
                                                   // Softmax
-void register_math_kernels(KernelRegistry& r);    // math/: eltwise activations, Erf
+void register_math_kernels(KernelRegistry& r);    // math/: eltwise activations, Erf, Sin, Cos
 void register_erf(KernelRegistry& r);             // math/erf.cc (register_math_kernels calls it)
+void register_sin(KernelRegistry& r);             // math/sin.cc (likewise)
+void register_cos(KernelRegistry& r);             // math/cos.cc (likewise)
 void register_reduce_kernels(KernelRegistry& r);  // reduce/: ArgMax, ArgMin
 
 }  // namespace recur::onednn

@@ -95,6 +95,12 @@ case("erf", [N("Erf", ["x"], ["y"])], {"x": f32(1, 512, 8000)}, {}, ["y"])
 case("topk_10", [N("TopK", ["x", "k"], ["y", "i"])], {"x": f32(400, 10000)}, {"k": i64(10)},
      ["y", "i"])
 case("argmax", [N("ArgMax", ["x"], ["y"], axis=-1)], {"x": f32(4000, 1000)}, {}, ["y"])
+case("sin", [N("Sin", ["x"], ["y"])], {"x": f32(1, 512, 8000) * 3}, {}, ["y"])
+# BigVGAN's Snake activation, x + 1/alpha * sin(alpha * x)^2, per channel alpha, as exported.
+case("snake",
+     [N("Mul", ["x", "a"], ["ax"]), N("Sin", ["ax"], ["s"]), N("Mul", ["s", "s"], ["s2"]),
+      N("Mul", ["s2", "inv_a"], ["t"]), N("Add", ["x", "t"], ["y"])], {"x": f32(1, 512, 8000)},
+     {"a": np.abs(f32(1, 512, 1)) + 0.5, "inv_a": 1 / (np.abs(f32(1, 512, 1)) + 0.5)}, ["y"])
 
 NP_TO_ORT = {np.float32: "float32", np.int64: "int64"}
 

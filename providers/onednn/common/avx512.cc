@@ -203,6 +203,24 @@ RECUR_AVX512 void unary(Unary f, const float* x, int64_t n, float* y) {
       case Unary::kErf:
         r = erf16(v);
         break;
+      case Unary::kSin:
+      case Unary::kCos: {
+        const bool is_cos = f == Unary::kCos;
+        __mmask16 big = 0;
+        r = sincos16(v, is_cos ? 1 : 0, &big);
+        big &= m;
+        if (big) {  // past the reduction's range, or infinite: the C library, lane by lane
+          alignas(64) float lanes_in[kLanes], lanes_out[kLanes];
+          _mm512_store_ps(lanes_in, v);
+          _mm512_store_ps(lanes_out, r);
+          for (int l = 0; l < kLanes; ++l) {
+            if (big & (1u << l))
+              lanes_out[l] = is_cos ? std::cos(lanes_in[l]) : std::sin(lanes_in[l]);
+          }
+          r = _mm512_load_ps(lanes_out);
+        }
+        break;
+      }
       default:
         r = _mm512_sqrt_ps(v);
         break;

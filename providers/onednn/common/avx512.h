@@ -113,6 +113,38 @@ RECUR_AVX512 inline __m512 erf16(__m512 x) {
   return _mm512_mask_mov_ps(signed_r, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
 }
 
+// sin(x) (cosine: phase 1) for |x| up to 8192: x = k pi/2 + r with |r| <= pi/4, pi/2 in three
+// parts (Cody and Waite) so that k pi/2 is subtracted almost exactly, then the Taylor series
+// of sin r to r^9 or cos r to r^10 (truncation under 2e-9 on that interval) picked by k's
+// quadrant. `big` reports the lanes beyond 8192 or infinite, which callers compute one by one.
+RECUR_AVX512 inline __m512 sincos16(__m512 x, int phase, __mmask16* big) {
+  const __m512 ax = _mm512_abs_ps(x);
+  *big = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(8192.0f), _CMP_GT_OQ);
+  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.636619772367581343f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.5703125f), x);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(4.837512969970703125e-4f), r);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(7.549789954891882e-8f), r);
+  const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(phase));
+  const __m512 r2 = _mm512_mul_ps(r, r);
+  // sin r = r (1 - r^2/3! (1 - r^2/(4*5) (1 - r^2/(6*7) (1 - r^2/(8*9))))), likewise cos r.
+  __m512 s = _mm512_fnmadd_ps(r2, _mm512_set1_ps(1.0f / 72.0f), _mm512_set1_ps(1.0f));
+  s = _mm512_fnmadd_ps(_mm512_mul_ps(r2, _mm512_set1_ps(1.0f / 42.0f)), s, _mm512_set1_ps(1.0f));
+  s = _mm512_fnmadd_ps(_mm512_mul_ps(r2, _mm512_set1_ps(1.0f / 20.0f)), s, _mm512_set1_ps(1.0f));
+  s = _mm512_fnmadd_ps(_mm512_mul_ps(r2, _mm512_set1_ps(1.0f / 6.0f)), s, _mm512_set1_ps(1.0f));
+  s = _mm512_mul_ps(s, r);
+  __m512 c = _mm512_fnmadd_ps(r2, _mm512_set1_ps(1.0f / 90.0f), _mm512_set1_ps(1.0f));
+  c = _mm512_fnmadd_ps(_mm512_mul_ps(r2, _mm512_set1_ps(1.0f / 56.0f)), c, _mm512_set1_ps(1.0f));
+  c = _mm512_fnmadd_ps(_mm512_mul_ps(r2, _mm512_set1_ps(1.0f / 30.0f)), c, _mm512_set1_ps(1.0f));
+  c = _mm512_fnmadd_ps(_mm512_mul_ps(r2, _mm512_set1_ps(1.0f / 12.0f)), c, _mm512_set1_ps(1.0f));
+  c = _mm512_fnmadd_ps(_mm512_mul_ps(r2, _mm512_set1_ps(0.5f)), c, _mm512_set1_ps(1.0f));
+  // Quadrant 0: sin r; 1: cos r; 2: -sin r; 3: -cos r.
+  const __mmask16 odd = _mm512_test_epi32_mask(q, _mm512_set1_epi32(1));
+  const __mmask16 neg = _mm512_test_epi32_mask(q, _mm512_set1_epi32(2));
+  const __m512 v = _mm512_mask_blend_ps(odd, s, c);
+  return _mm512_mask_sub_ps(v, neg, _mm512_setzero_ps(), v);
+}
+
 // out[n] = init[n] + in[n].m for nr <= kRowBlock rows: m is [K][Gp] packed by pack_columns;
 // init and out rows are Gp wide and 64-byte aligned.
 void multiply_rows(int nr, const float* const* init, const float* const* in, int64_t K,
@@ -155,8 +187,8 @@ void multiply_matrix(const PackedMatrix& p, const float* a, int64_t rows, float*
 // gives NaN, +inf gives NaN.
 void softmax_rows(const float* x, int64_t rows, int64_t d, bool log, float* y);
 
-// y = f(x) for n floats: Relu (a NaN stays NaN), Tanh, Sigmoid, Sqrt, Erf.
-enum class Unary { kRelu, kTanh, kSigmoid, kSqrt, kErf };
+// y = f(x) for n floats: Relu (a NaN stays NaN), Tanh, Sigmoid, Sqrt, Erf, Sin, Cos.
+enum class Unary { kRelu, kTanh, kSigmoid, kSqrt, kErf, kSin, kCos };
 void unary(Unary f, const float* x, int64_t n, float* y);
 
 }  // namespace recur::onednn::avx512

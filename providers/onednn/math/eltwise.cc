@@ -173,6 +173,8 @@ void register_math_kernels(KernelRegistry& r) {
            .claim = [](const Node& n, const Graph& g) { return claim_float32_input(n, g); }});
   }
   register_erf(r);
+  register_sin(r);
+  register_cos(r);
 }
 
 }  // namespace recur::onednn

@@ -114,8 +114,8 @@ Claim claim_resize(const Node& n, const Graph& g) {
       if (a.coord == "pytorch_half_pixel" && target->sizes[i] == 1) {
         return Claim::decline("pytorch_half_pixel maps an output of size 1 differently");
       }
-      if (!a.linear && (!in[i].is_fixed() || in[i].value <= 0 ||
-                        target->sizes[i] % in[i].value != 0)) {
+      if (!a.linear &&
+          (!in[i].is_fixed() || in[i].value <= 0 || target->sizes[i] % in[i].value != 0)) {
         return Claim::decline("nearest on oneDNN takes integer upsampling only");
       }
     }
@@ -159,8 +159,9 @@ class ResizeKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
     if (y->numel() == 0) return ok_status();
     return execute_primitive(
-        plan->prim, {{DNNL_ARG_SRC, plan->x, x->raw_data()}, {DNNL_ARG_DST, plan->y, y->raw_data()}},
-        scratch_, what_);
+        plan->prim,
+        {{DNNL_ARG_SRC, plan->x, x->raw_data()}, {DNNL_ARG_DST, plan->y, y->raw_data()}}, scratch_,
+        what_);
   }
 
  private:
@@ -168,21 +169,22 @@ class ResizeKernel final : public Kernel {
     const size_t rank = in.size();
     const size_t given = target_.scales.empty() ? target_.sizes.size() : target_.scales.size();
     if (rank != given) {
-      return ctx.error(ErrorCode::kInvalidArgument,
-                       "X has rank " + std::to_string(rank) + ", scales or sizes " +
-                           std::to_string(given) + " values");
+      return ctx.error(ErrorCode::kInvalidArgument, "X has rank " + std::to_string(rank) +
+                                                        ", scales or sizes " +
+                                                        std::to_string(given) + " values");
     }
     ResizePlan plan;
     plan.out = in;
     for (size_t i = 2; i < rank; ++i) {
-      plan.out[i] = target_.scales.empty()
-                        ? target_.sizes[i]
-                        : static_cast<int64_t>(std::floor(static_cast<double>(in[i]) *
-                                                          target_.scales[i]));
+      plan.out[i] =
+          target_.scales.empty()
+              ? target_.sizes[i]
+              : static_cast<int64_t>(std::floor(static_cast<double>(in[i]) * target_.scales[i]));
     }
     if (!target_.sizes.empty() && (in[0] != target_.sizes[0] || in[1] != target_.sizes[1])) {
       return ctx.error(ErrorCode::kInvalidArgument,
-                       "sizes " + shape_to_string(Shape(target_.sizes.begin(), target_.sizes.end())) +
+                       "sizes " +
+                           shape_to_string(Shape(target_.sizes.begin(), target_.sizes.end())) +
                            " resizes N or C of X " + shape_to_string(in));
     }
     if (shape_numel(plan.out) == 0) return plan;
@@ -192,18 +194,17 @@ class ResizeKernel final : public Kernel {
     }
     plan.x = dense_desc(in);
     plan.y = dense_desc(plan.out);
-    const auto alg = linear_ ? dnnl::algorithm::resampling_linear
-                             : dnnl::algorithm::resampling_nearest;
-    RECUR_ASSIGN_OR_RETURN(plan.prim,
-                           make_primitive<dnnl::resampling_forward>(
-                               [&] {
-                                 return dnnl::resampling_forward::desc(
-                                     dnnl::prop_kind::forward_inference, alg, plan.x, plan.y);
-                               },
-                               user_scratchpad_attr(),
-                               threads_for(static_cast<double>(shape_numel(plan.out)) * 8,
-                                           threads_),
-                               what_));
+    const auto alg =
+        linear_ ? dnnl::algorithm::resampling_linear : dnnl::algorithm::resampling_nearest;
+    RECUR_ASSIGN_OR_RETURN(
+        plan.prim,
+        make_primitive<dnnl::resampling_forward>(
+            [&] {
+              return dnnl::resampling_forward::desc(dnnl::prop_kind::forward_inference, alg, plan.x,
+                                                    plan.y);
+            },
+            user_scratchpad_attr(),
+            threads_for(static_cast<double>(shape_numel(plan.out)) * 8, threads_), what_));
     return plan;
   }
 

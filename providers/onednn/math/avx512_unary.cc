@@ -1,0 +1,45 @@
+#include "providers/onednn/math/avx512_unary.h"
+
+#include <string>
+
+#include "providers/onednn/common/prim_cache.h"
+
+namespace recur::onednn {
+
+namespace {
+
+class Avx512UnaryKernel final : public Kernel {
+ public:
+  Avx512UnaryKernel(avx512::Unary f, std::string op) : f_(f), op_(std::move(op)) {}
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return ctx.error(ErrorCode::kInvalidArgument, "the input is missing");
+    if (x->dtype() != DType::kFloat32 || !x->is_cpu()) {
+      return ctx.error(ErrorCode::kNotImplemented, "the oneDNN " + op_ + " runs float32 on the host");
+    }
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, x->shape()));
+    avx512::unary(f_, x->data<float>(), x->numel(), y->data<float>());
+    return ok_status();
+  }
+
+ private:
+  avx512::Unary f_;
+  std::string op_;
+};
+
+}  // namespace
+
+void register_avx512_unary(KernelRegistry& r, const char* op, int since, avx512::Unary f) {
+  r.add({.op_type = op,
+         .since = since,
+         .create = [f, op](CompileContext&) -> Result<std::unique_ptr<Kernel>> {
+           return std::unique_ptr<Kernel>(std::make_unique<Avx512UnaryKernel>(f, op));
+         },
+         .claim = [](const Node& n, const Graph& g) -> Claim {
+           if (!avx512::have_avx512()) return Claim::decline("this processor has no AVX-512");
+           return claim_float32_input(n, g);
+         }});
+}
+
+}  // namespace recur::onednn
