@@ -95,6 +95,10 @@ case("erf", [N("Erf", ["x"], ["y"])], {"x": f32(1, 512, 8000)}, {}, ["y"])
 case("topk_10", [N("TopK", ["x", "k"], ["y", "i"])], {"x": f32(400, 10000)}, {"k": i64(10)},
      ["y", "i"])
 case("argmax", [N("ArgMax", ["x"], ["y"], axis=-1)], {"x": f32(4000, 1000)}, {}, ["y"])
+case("add", [N("Add", ["x", "z"], ["y"])], {"x": f32(1, 512, 8000), "z": f32(1, 512, 8000)}, {},
+     ["y"])
+case("mul_per_channel", [N("Mul", ["x", "a"], ["y"])], {"x": f32(1, 512, 8000)},
+     {"a": f32(1, 512, 1)}, ["y"])
 case("sin", [N("Sin", ["x"], ["y"])], {"x": f32(1, 512, 8000) * 3}, {}, ["y"])
 # BigVGAN's Snake activation, x + 1/alpha * sin(alpha * x)^2, per channel alpha, as exported.
 case("snake",
