@@ -16,7 +16,8 @@ class Avx512UnaryKernel final : public Kernel {
     const Tensor* x = ctx.input(0);
     if (!x) return ctx.error(ErrorCode::kInvalidArgument, "the input is missing");
     if (x->dtype() != DType::kFloat32 || !x->is_cpu()) {
-      return ctx.error(ErrorCode::kNotImplemented, "the oneDNN " + op_ + " runs float32 on the host");
+      return ctx.error(ErrorCode::kNotImplemented,
+                       "the oneDNN " + op_ + " runs float32 on the host");
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, x->shape()));
     avx512::unary(f_, x->data<float>(), x->numel(), y->data<float>());

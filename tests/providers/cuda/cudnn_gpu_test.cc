@@ -73,13 +73,12 @@ TEST_F(CudnnGpu, WeightParamsMatchTheCanonicalOrder) {
         for (int64_t L : {1, 3}) {
           for (bool bias : {true, false}) {
             for (auto [I, H] : {std::pair<int64_t, int64_t>{3, 5}, {64, 128}, {17, 33}}) {
-              CudnnRnnGeometry g;
-              g.cell = cell;
-              g.input_size = I;
-              g.hidden_size = H;
-              g.directions = D;
-              g.num_layers = L;
-              g.bias = bias;
+              const CudnnRnnGeometry g{.cell = cell,
+                                       .input_size = I,
+                                       .hidden_size = H,
+                                       .directions = D,
+                                       .bias = bias,
+                                       .num_layers = L};
               auto got = cuda::query_cudnn_weight_map(g, dt, 0);
               ASSERT_TRUE(got.ok()) << g.to_string() << ": " << got.status().message();
               const CudnnWeightMap want = canonical_cudnn_weight_map(g);

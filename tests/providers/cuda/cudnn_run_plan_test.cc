@@ -346,14 +346,8 @@ TEST(CudnnRunPlan, PersistentAlgorithmByShape) {
   using A = PersistentAlgo;
   const GpuTraits h200{9, 0, 132}, a40{8, 6, 84}, small{8, 0, 40}, none{};
   auto geo = [](RnnCell cell, int64_t I, int64_t H, int64_t D = 1, int64_t L = 1) {
-    CudnnRnnGeometry g;
-    g.cell = cell;
-    g.input_size = I;
-    g.hidden_size = H;
-    g.directions = D;
-    g.num_layers = L;
-    g.bias = true;
-    return g;
+    return CudnnRnnGeometry{
+        .cell = cell, .input_size = I, .hidden_size = H, .directions = D, .num_layers = L};
   };
   const auto f32 = DType::kFloat32, f16 = DType::kFloat16;
   using V = std::vector<A>;
