@@ -192,9 +192,12 @@ class EinsumKernel final : public Kernel {
       }
       return strided_desc(dims, strides);
     };
-    plan.a = view(g.batch, g.m, g.k, &GemmAxes::Axis::sa, plan.gather_a);
-    plan.b = view(g.batch, g.k, g.n, &GemmAxes::Axis::sb, plan.gather_b);
-    plan.y = view(g.batch, g.m, g.n, &GemmAxes::Axis::sy, plan.scatter_y);
+    // oneDNN checks the descriptors as they are made: its refusals become this node's error.
+    RECUR_RETURN_IF_ERROR(dnnl_try(what_, [&] {
+      plan.a = view(g.batch, g.m, g.k, &GemmAxes::Axis::sa, plan.gather_a);
+      plan.b = view(g.batch, g.k, g.n, &GemmAxes::Axis::sb, plan.gather_b);
+      plan.y = view(g.batch, g.m, g.n, &GemmAxes::Axis::sy, plan.scatter_y);
+    }));
     const double macs = static_cast<double>(plan.bt) * static_cast<double>(plan.mt) *
                         static_cast<double>(plan.nt) * static_cast<double>(plan.kt);
     RECUR_ASSIGN_OR_RETURN(
