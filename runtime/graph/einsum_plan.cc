@@ -175,6 +175,39 @@ LoopNest build_loop_nest(const std::vector<Shape>& xs, const Labels& lb,
   return nest;
 }
 
+bool sums_a_label_of_one_operand(const Parsed& p) {
+  std::vector<int> uses(kLetters, 0), operands(kLetters, 0);
+  bool ellipsis = false;
+  for (const Term& t : p.inputs) {
+    std::vector<bool> seen(kLetters, false);
+    for (int item : t.items) {
+      if (item < 0) {
+        ellipsis = true;
+        continue;
+      }
+      ++uses[static_cast<size_t>(item)];
+      if (!seen[static_cast<size_t>(item)]) ++operands[static_cast<size_t>(item)];
+      seen[static_cast<size_t>(item)] = true;
+    }
+  }
+  std::vector<bool> kept(kLetters, false);
+  if (p.explicit_output) {
+    if (ellipsis && !p.output.has_ellipsis) return true;
+    for (int item : p.output.items)
+      if (item >= 0) kept[static_cast<size_t>(item)] = true;
+  } else {
+    for (int l = 0; l < kLetters; ++l)
+      kept[static_cast<size_t>(l)] = uses[static_cast<size_t>(l)] == 1;
+  }
+  for (int l = 0; l < kLetters; ++l) {
+    if (uses[static_cast<size_t>(l)] > 0 && !kept[static_cast<size_t>(l)] &&
+        operands[static_cast<size_t>(l)] == 1) {
+      return true;
+    }
+  }
+  return false;
+}
+
 GemmAxes gemm_axes(const LoopNest& nest, size_t num_out, const Shape& y_shape) {
   GemmAxes g;
   const Shape ys = contiguous_strides(y_shape);

@@ -41,6 +41,11 @@ struct Labels {
   int num_labels() const { return kLetters + static_cast<int>(ell); }
 };
 
+// Whether some label is summed over (not in the output) but appears in one operand only, or an
+// ellipsis is summed away: as a batched GEMM, the other operand would be copied once for each of
+// its values. Decided from the equation alone.
+bool sums_a_label_of_one_operand(const Parsed& p);
+
 // Each dimension's label and each label's size for operands of the given shapes.
 Result<Labels> label_dimensions(const std::vector<Term>& terms, const std::vector<Shape>& xs);
 

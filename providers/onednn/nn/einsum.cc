@@ -3,7 +3,9 @@
 // Where a group's labels lie in an operand with one stride between them (attention's
 // "bhid,bhjd->bhij" and "bhij,bhjd->bhid", a transpose, a plain product), the primitive reads
 // and writes the tensors where they are, through strided descriptors; otherwise (a diagonal, an
-// operand broadcast along a summed label) that operand is first gathered into a dense copy.
+// operand broadcast along a summed label) that operand is first gathered into a dense copy. An
+// equation that sums a label of one operand only stays with the reference, whose loops need no
+// such copy.
 // Other operand counts and types stay with the reference provider.
 #include <algorithm>
 #include <array>
@@ -234,6 +236,14 @@ void register_einsum(KernelRegistry& r) {
          },
          .claim = [](const Node& n, const Graph& g) -> Claim {
            if (n.inputs.size() != 2) return Claim::decline("oneDNN's Einsum takes two operands");
+           const Attribute* eq = n.attr("equation");
+           auto p = einsum::parse_equation(eq ? eq->s : "");
+           if (!p.ok()) return Claim::decline("the equation does not parse");
+           if (einsum::sums_a_label_of_one_operand(*p)) {
+             return Claim::decline(
+                 "a label summed in one operand only: as a matrix product the other operand "
+                 "would be copied for each of its values");
+           }
            Claim c = claim_float32_input(n, g, 0);
            return c.yes ? claim_float32_input(n, g, 1) : c;
          }});
