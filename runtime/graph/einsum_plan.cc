@@ -115,8 +115,6 @@ Result<Labels> label_dimensions(const std::vector<Term>& terms, const std::vecto
   return lb;
 }
 
-// The output's labels: the explicit output term's, or numpy's implicit choice (the ellipsis,
-// then the letters used once).
 Result<std::vector<int>> output_labels(const Parsed& p, const Labels& lb) {
   std::vector<int> out_labels;
   if (p.explicit_output) {
