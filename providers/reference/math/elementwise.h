@@ -216,9 +216,27 @@ void broadcast_binary(const Tensor& a, const Tensor& b, Tensor& out, const Binar
     for (int64_t i = 0; i < n; ++i) xo[i] = f(xa[i], xb[i]);
     return;
   }
-  for_each_broadcast<2>(s.out, {&s.a, &s.b}, [&](int64_t i, const std::array<int64_t, 2>& off) {
-    po[i] = f(pa[off[0]], pb[off[1]]);
-  });
+  // Row by row, each input contiguous or fixed along the row (a per-channel scale, a bias), so
+  // that every inner loop is one the compiler can vectorize.
+  for_each_broadcast_row<2>(s.out, {&s.a, &s.b},
+                            [&](int64_t i, const std::array<int64_t, 2>& off,
+                                const std::array<int64_t, 2>& step, int64_t n) {
+                              const TA* __restrict xa = pa + off[0];
+                              const TB* __restrict xb = pb + off[1];
+                              TO* __restrict xo = po + i;
+                              if (step[0] == 1 && step[1] == 1) {
+                                for (int64_t j = 0; j < n; ++j) xo[j] = f(xa[j], xb[j]);
+                              } else if (step[0] == 1 && step[1] == 0) {
+                                const TB vb = *xb;
+                                for (int64_t j = 0; j < n; ++j) xo[j] = f(xa[j], vb);
+                              } else if (step[0] == 0 && step[1] == 1) {
+                                const TA va = *xa;
+                                for (int64_t j = 0; j < n; ++j) xo[j] = f(va, xb[j]);
+                              } else {
+                                for (int64_t j = 0; j < n; ++j)
+                                  xo[j] = f(xa[j * step[0]], xb[j * step[1]]);
+                              }
+                            });
 }
 
 // Op describes one broadcasting function of two inputs of the same dtype:
