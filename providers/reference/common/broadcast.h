@@ -50,17 +50,11 @@ void for_each_broadcast_row(const Shape& out, const std::array<const Shape*, N>&
 // Calls f(out_index, {in_index...}) for every element of `out`, in row-major order.
 template <size_t N, class F>
 void for_each_broadcast(const Shape& out, const std::array<const Shape*, N>& in, F&& f) {
-  const int64_t total = shape_numel(out);
-  if (total == 0) return;
-  const size_t rank = out.size();
-  std::array<Shape, N> strides;
   bool same = true;
-  for (size_t k = 0; k < N; ++k) {
-    strides[k] = broadcast_strides(*in[k], out);
-    same = same && *in[k] == out;
-  }
-  std::array<int64_t, N> off{};
+  for (size_t k = 0; k < N; ++k) same = same && *in[k] == out;
   if (same) {  // no broadcasting: every index is the output index
+    const int64_t total = shape_numel(out);
+    std::array<int64_t, N> off{};
     for (int64_t i = 0; i < total; ++i) {
       off.fill(i);
       f(i, off);
@@ -70,24 +64,15 @@ void for_each_broadcast(const Shape& out, const std::array<const Shape*, N>& in,
   // The innermost dimension is a loop of its own, each input stepping by its stride there (0
   // where it is broadcast): a bias added along the last axis then costs one call of f per
   // element instead of an odometer step over every dimension.
-  const int64_t inner = rank == 0 ? 1 : out[rank - 1];
-  std::array<int64_t, N> step{};
-  for (size_t k = 0; k < N && rank > 0; ++k) step[k] = strides[k][rank - 1];
-  Shape idx(rank, 0);
-  for (int64_t i = 0; i < total; i += inner) {
-    std::array<int64_t, N> at = off;
-    for (int64_t j = 0; j < inner; ++j) {
-      f(i + j, at);
-      for (size_t k = 0; k < N; ++k) at[k] += step[k];
-    }
-    for (size_t d = rank == 0 ? 0 : rank - 1; d-- > 0;) {
-      ++idx[d];
-      for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
-      if (idx[d] < out[d]) break;
-      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * out[d];
-      idx[d] = 0;
-    }
-  }
+  for_each_broadcast_row<N>(out, in,
+                            [&](int64_t i, const std::array<int64_t, N>& off,
+                                const std::array<int64_t, N>& step, int64_t n) {
+                              std::array<int64_t, N> at = off;
+                              for (int64_t j = 0; j < n; ++j) {
+                                f(i + j, at);
+                                for (size_t k = 0; k < N; ++k) at[k] += step[k];
+                              }
+                            });
 }
 
 }  // namespace recur::reference
