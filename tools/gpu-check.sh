@@ -12,6 +12,9 @@
 #             every *Gpu* test) and the models suite under compute-sanitizer --tool memcheck;
 #   bench     bench.json + bench.md (tools/gpu_bench.py; BENCH_ARGS are passed on, e.g.
 #             "--sections suite,graphs" or "--sections models,serving");
+#   profile   profile.json and trace-*.csv (tools/gpu_profile.py; PROFILE_ARGS are passed on, e.g.
+#             "--cases bilstm:float32,lstm_peep:float32"): kernel traces under ncu and the cost
+#             of launching (CUDA graphs on and off, recur and PyTorch);
 #   all       tests, then bench (the default).
 # Everything ends up in $OUT/gpu-$PART.tar.gz (a run call brings back 8 files at most), with
 # bench.md beside it. Exit status: 0 when every part run passed.
@@ -125,6 +128,14 @@ if [[ $PART == bench || $PART == all ]]; then
   ((t > 0)) || t=1 # timeout 0 would mean no limit at all
   RECUR_LD_LIBRARY_PATH="$LIBS" timeout "$t" python3 tools/gpu_bench.py --recur "$B/bin/recur-run" --out "$OUT" ${BENCH_ARGS:-} 2>&1 \
     | tee "$OUT/bench.log"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+fi
+if [[ $PART == profile ]]; then
+  t=$(STEP_TIMEOUT=${PROFILE_TIMEOUT:-300} limit)
+  ((t > 0)) || t=1
+  # shellcheck disable=SC2086  # PROFILE_ARGS is a list of arguments
+  RECUR_LD_LIBRARY_PATH="$LIBS" PYTHONUNBUFFERED=1 timeout "$t" python3 tools/gpu_profile.py \
+    --recur "$B/bin/recur-run" --out "$OUT" ${PROFILE_ARGS:-} 2>&1 | tee "$OUT/profile.log"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 pack_out "gpu-$PART"

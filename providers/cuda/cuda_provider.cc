@@ -116,10 +116,10 @@ class CudaGenericProvider final : public CudaProviderBase {
 
  protected:
   void add_settings(SettingsParser&, cuda::CudaOptions&) const override {}
-  // The persistent kernel was slower than per-step launches on lstm_stream (H200,
-  // docs/gpu-results.md): on request only.
+  // The grid kernel (one cooperative launch for every step) where the batch is small enough
+  // for it to pay (generic_rnn.cc).
   cuda::CudaOptions::Persistent default_persistent() const override {
-    return cuda::CudaOptions::Persistent::kOff;
+    return cuda::CudaOptions::Persistent::kAuto;
   }
 };
 

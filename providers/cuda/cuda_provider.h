@@ -18,9 +18,10 @@ namespace recur {
 //   cudnn.persistent=1  try cuDNN's persistent RNN algorithms for fixed-length batches, and
 //                       fall back to STANDARD where cuDNN reports them not supported
 std::unique_ptr<ExecutionProvider> make_cudnn_provider();
-// Settings: cuda-generic.device=N; cuda-generic.persistent=0|1|auto: the RNN steps in one
-// persistent kernel (a block per direction and batch row) instead of a GEMM and a gate launch
-// per step; auto takes it for N*D <= 64 and H <= 256. Off by default until measured.
+// Settings: cuda-generic.device=N; cuda-generic.persistent=0|1|auto: every RNN step in one
+// cooperative launch over the whole GPU (the grid kernel, generic_rnn_plan.h) instead of a GEMM
+// and a gate launch per step, where the shape fits it; auto (the default) takes it for batches
+// up to 64.
 std::unique_ptr<ExecutionProvider> make_cuda_generic_provider();
 
 }  // namespace recur

@@ -85,9 +85,9 @@ class CudaRnnBackend final : public GenericRnnBackend<T, C> {
     RECUR_CUDA_CHECK((launch_rnn_final<T, C>(p, lens, h, c, yh, yc, stream_)));
     return ok_status();
   }
-  Status persistent(const cell::CellParams& p, const cell::StepBuffers<T, C>& b,
-                    const C* r) override {
-    RECUR_CUDA_CHECK((launch_rnn_persistent<T, C>(p, b, r, stream_)));
+  Status grid(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, const C* r, C* h2,
+              const GridShape& g) override {
+    RECUR_CUDA_CHECK((launch_rnn_grid<T, C>(p, b, r, h2, g, stream_, false)));
     return ok_status();
   }
 
@@ -95,6 +95,29 @@ class CudaRnnBackend final : public GenericRnnBackend<T, C> {
   Blas blas_;
   cudaStream_t stream_;
 };
+
+// Where the grid kernel stops paying by default: each block then sums more rows per step than
+// its eight warps hide the latency of, where cuBLAS spreads them over the whole GPU. A guess
+// between the measured N = 32 and the GEMM-bound shapes, until measured (docs/gpu-results.md).
+constexpr int64_t kGridAutoBatch = 64;
+
+// The grid kernel's shape on the current device, or !ok() where it cannot run this recurrence
+// (too wide for its registers, no cooperative launch, too few multiprocessors).
+template <class T, class C>
+Result<GridShape> grid_for(const cell::CellParams& p) {
+  int device = 0, sms = 0, smem = 0, coop = 0;
+  RECUR_CUDA_CHECK(cudaGetDevice(&device));
+  RECUR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  RECUR_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  RECUR_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
+  if (!coop) return GridShape{};
+  GridShape g = grid_shape(p, sms, smem, sizeof(C), nullptr);
+  if (!g.ok()) return g;
+  const cudaError_t e = launch_rnn_grid<T, C>(p, {}, nullptr, nullptr, g, nullptr, true);
+  if (e == cudaErrorCooperativeLaunchTooLarge) return GridShape{};
+  RECUR_CUDA_CHECK(e);
+  return g;
+}
 
 class GenericRnnKernel final : public Kernel {
  public:
@@ -109,8 +132,8 @@ class GenericRnnKernel final : public Kernel {
   cell::CellParams params_;
   DType dtype_ = DType::kFloat32;
   int device_ = 0;
-  // cuda-generic.persistent: "off", "on", or "auto" (rows of a small recurrence, where two
-  // launches per step cost more than the recurrent GEMM).
+  // cuda-generic.persistent: "off", "on", or "auto" (the grid kernel up to kGridAutoBatch rows
+  // per direction, where two launches per step cost more than the recurrent GEMM).
   std::string persistent_ = "off";
   // Constants in the compute type on the device; null when the input is read per run.
   std::shared_ptr<void> w_, r_, bias_, rbh_, peep_;
@@ -363,9 +386,15 @@ Status GenericRnnKernel::run_typed(KernelContext& ctx, StreamContext& sc,
     RECUR_ASSIGN_OR_RETURN(void* aux, scratch(r.state_elems(), sizeof(C)));
     r.aux = static_cast<C*>(aux);
   }
-  // Auto: one block per row pays where the step's GEMM is small (few rows, a small hidden
-  // size), so launches dominate. The threshold is a guess until measured (docs/gpu-results.md).
-  r.persistent = persistent_ == "on" || (persistent_ == "auto" && N * D <= 64 && H <= 256);
+  if (persistent_ == "on" || (persistent_ == "auto" && N <= kGridAutoBatch)) {
+    auto shape = grid_for<T, C>(p);  // a macro argument cannot hold the template's comma
+    RECUR_RETURN_IF_ERROR(shape.status());
+    r.grid = *shape;
+    if (r.grid.ok()) {
+      RECUR_ASSIGN_OR_RETURN(void* h2, scratch(r.state_elems(), sizeof(C)));
+      r.h2 = static_cast<C*>(h2);
+    }
+  }
   RECUR_ASSIGN_OR_RETURN(const Blas blas, sc.cublas());
   CudaRnnBackend<T, C> backend(blas, stream);
   return run_generic_rnn<T, C>(r, backend);

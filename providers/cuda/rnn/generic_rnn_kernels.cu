@@ -1,7 +1,8 @@
+#include <cooperative_groups.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <climits>
+#include <type_traits>
 
 #include "providers/cuda/rnn/generic_rnn_kernels.h"
 #include "providers/cuda/rnn/generic_rnn_plan.h"
@@ -39,35 +40,176 @@ __global__ void step_kernel(cell::CellParams p, cell::StepBuffers<T, C> b, int64
   RECUR_GRID_STRIDE(e, p.D * p.N * p.H) { step_element<T, C>(p, b, s, phase, e); }
 }
 
-// One block per (direction, batch row); the rows of a recurrence are independent, so a block
-// needs nothing from the others and __syncthreads orders the phases of each step.
-// Launched with up to kMaxPersistentThreads threads: the bound makes the compiler keep the
-// registers within what a block that size may have (64 a thread), where an unbounded kernel
-// that grew past them would fail to launch at large H.
-constexpr int kMaxPersistentThreads = 1024;
+// --- The grid kernel (GridShape in generic_rnn_plan.h) ----------------------------------------
 
-template <class T, class C>
-__global__ void __launch_bounds__(kMaxPersistentThreads)
-    persistent_kernel(cell::CellParams p, cell::StepBuffers<T, C> b, const C* r) {
-  const int64_t row = blockIdx.x;
-  const int64_t H = p.H, GH = p.gates() * H;
-  const bool gru0 = p.cell == cell::kGru && !p.linear_before_reset;
-  for (int64_t s = 0; s < p.T; ++s) {
-    for (int64_t k = threadIdx.x; k < (gru0 ? 2 * H : GH); k += blockDim.x) {
-      persistent_rg<T, C>(p, b, r, row, k, false);
+// Four consecutive values of shared memory, 16-byte aligned (float) or 32 (double).
+__device__ inline void load4(const float* p, float (&v)[4]) {
+  const float4 q = *reinterpret_cast<const float4*>(p);
+  v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+}
+__device__ inline void load4(const double* p, double (&v)[4]) {
+  const double2 a = *reinterpret_cast<const double2*>(p);
+  const double2 b = *reinterpret_cast<const double2*>(p + 2);
+  v[0] = a.x, v[1] = a.y, v[2] = b.x, v[3] = b.y;
+}
+
+// Columns `phase` of this block's H R^T: src is the state [D][N][H] written by every block
+// (read past L1, which another multiprocessor's writes do not update), staged rows_staged rows
+// at a time; each thread's KC products per row, then the chunks' sums per (row, column).
+template <class C, int KC>
+__device__ void grid_product(const cell::CellParams& p, const GridShape& g, const GridTile& t,
+                             const C* src, C* rg, C* hs, C* red, const C (&w)[KC], int phase) {
+  const int tid = threadIdx.x;
+  const int64_t H = p.H, N = p.N, GH = p.gates() * H, hp = g.hp, cols = g.cols;
+  const int c = tid % static_cast<int>(cols), q = tid / static_cast<int>(cols);
+  const int64_t used = (H + g.kc - 1) / g.kc;  // chunks with terms
+  const bool mine = q < used && grid_col(p, g, t, c, phase) >= 0;
+  for (int64_t n0 = 0; n0 < N; n0 += g.rows_staged) {
+    const int64_t rows = N - n0 < g.rows_staged ? N - n0 : g.rows_staged;
+    const C* base = src + (t.d * N + n0) * H;
+    // Row by row (no division per element); whole float4s where rows are 16-byte aligned.
+    bool staged = false;
+    if constexpr (std::is_same_v<C, float>) {
+      if (H % 4 == 0) {
+        staged = true;
+        const int h4 = static_cast<int>(H / 4);
+#pragma unroll 4
+        for (int r = 0; r < static_cast<int>(rows); ++r) {
+          const float4* s4 = reinterpret_cast<const float4*>(base + r * H);
+          float4* d4 = reinterpret_cast<float4*>(hs + r * hp);
+          for (int k = tid; k < h4; k += blockDim.x) d4[k] = __ldcg(s4 + k);
+        }
+      }
+    }
+    if (!staged) {
+#pragma unroll 4
+      for (int r = 0; r < static_cast<int>(rows); ++r) {
+        for (int k = tid; k < static_cast<int>(hp); k += blockDim.x)
+          hs[r * hp + k] = k < H ? __ldcg(base + r * H + k) : C(0);
+      }
     }
     __syncthreads();
-    for (int64_t j = threadIdx.x; j < H; j += blockDim.x)
-      step_element<T, C>(p, b, s, 0, row * H + j);
-    __syncthreads();
-    if (!gru0) continue;
-    for (int64_t k = threadIdx.x; k < H; k += blockDim.x)
-      persistent_rg<T, C>(p, b, r, row, k, true);
-    __syncthreads();
-    for (int64_t j = threadIdx.x; j < H; j += blockDim.x)
-      step_element<T, C>(p, b, s, 1, row * H + j);
-    __syncthreads();
+    for (int64_t r0 = 0; r0 < rows; r0 += kGridRowBatch) {
+      C acc[kGridRowBatch];
+#pragma unroll
+      for (int rr = 0; rr < kGridRowBatch; ++rr) acc[rr] = C(0);
+      if (mine) {
+        const C* hb = hs + r0 * hp + q * g.kc;
+#pragma unroll
+        for (int i = 0; i < KC; i += 4) {
+          if (i < g.kc && q * g.kc + i < hp) {
+#pragma unroll
+            for (int rr = 0; rr < kGridRowBatch; ++rr) {
+              if (r0 + rr < rows) {
+                C v[4];
+                load4(hb + rr * hp + i, v);
+                acc[rr] = fma(v[0], w[i], acc[rr]);
+                acc[rr] = fma(v[1], w[i + 1], acc[rr]);
+                acc[rr] = fma(v[2], w[i + 2], acc[rr]);
+                acc[rr] = fma(v[3], w[i + 3], acc[rr]);
+              }
+            }
+          }
+        }
+      }
+      if (q < g.chunks) {
+#pragma unroll
+        for (int rr = 0; rr < kGridRowBatch; ++rr)
+          red[(q * kGridRowBatch + rr) * cols + c] = acc[rr];
+      }
+      __syncthreads();
+      for (int o = tid; o < kGridRowBatch * static_cast<int>(cols); o += blockDim.x) {
+        const int rr = o / static_cast<int>(cols), cc = o % static_cast<int>(cols);
+        const int64_t col = grid_col(p, g, t, cc, phase);
+        if (r0 + rr >= rows || col < 0) continue;
+        C sum(0);
+        for (int64_t qq = 0; qq < used; ++qq) sum += red[(qq * kGridRowBatch + rr) * cols + cc];
+        rg[(t.d * N + n0 + r0 + rr) * GH + col] = sum;
+      }
+      __syncthreads();
+    }
   }
+}
+
+// Every step of the recurrence in one cooperative launch of g.blocks blocks of kGridThreads.
+// The operations and their order are HostRnnBackend::grid's (generic_rnn_plan.h).
+template <class T, class C, int KC>
+__global__ void __launch_bounds__(kGridThreads, 1)
+    grid_kernel(cell::CellParams p, cell::StepBuffers<T, C> b, const C* __restrict__ r, C* h2,
+                GridShape g) {
+  extern __shared__ __align__(16) unsigned char grid_smem[];
+  C* hs = reinterpret_cast<C*>(grid_smem);
+  C* red = hs + g.rows_staged * g.hp;
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  const int tid = threadIdx.x;
+  const int64_t H = p.H, N = p.N, GH = p.gates() * H;
+  const GridTile t = grid_tile(g, blockIdx.x);
+  const bool gru0 = p.cell == cell::kGru && !p.linear_before_reset;
+  // This thread's column's terms, for the whole run: the column is in exactly one phase.
+  const int c = tid % static_cast<int>(g.cols), q = tid / static_cast<int>(g.cols);
+  const int64_t col0 = grid_col(p, g, t, c, 0), col = col0 >= 0 ? col0 : grid_col(p, g, t, c, 1);
+  C w[KC];
+#pragma unroll
+  for (int i = 0; i < KC; ++i) {
+    const int64_t k = q * g.kc + i;
+    w[i] = (q < g.chunks && col >= 0 && i < g.kc && k < H) ? r[(t.d * GH + col) * H + k] : C(0);
+  }
+  C* bufs[2] = {b.h, h2};
+  const int64_t mine = N * g.units;
+  for (int64_t s = 0; s < p.T; ++s) {
+    const C* cur = bufs[s & 1];
+    cell::StepBuffers<T, C> nb = b;
+    nb.h = bufs[(s + 1) & 1];
+    // Rows past their length keep their state: every element starts as H_{t-1}.
+    for (int64_t i = tid; i < mine; i += blockDim.x) {
+      const int64_t e = grid_element(p, g, t, i);
+      if (e >= 0) nb.h[e] = cur[e];
+    }
+    for (int phase = 0; phase < (gru0 ? 2 : 1); ++phase) {
+      if (phase == 1) grid.sync();  // r*H_{t-1} (aux) from every block
+      grid_product<C, KC>(p, g, t, phase == 0 ? cur : b.aux, const_cast<C*>(b.rg), hs, red, w,
+                          phase);
+      for (int64_t i = tid; i < mine; i += blockDim.x) {
+        const int64_t e = grid_element(p, g, t, i);
+        if (e >= 0) step_element<T, C>(p, nb, s, phase, e);
+      }
+      __syncthreads();
+    }
+    grid.sync();
+  }
+  if (p.T % 2 == 1) {  // the last state is in h2: each block moves its own elements
+    for (int64_t i = tid; i < mine; i += blockDim.x) {
+      const int64_t e = grid_element(p, g, t, i);
+      if (e >= 0) b.h[e] = h2[e];
+    }
+  }
+}
+
+template <class T, class C, int KC>
+cudaError_t launch_grid_kc(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, const C* r,
+                           C* h2, const GridShape& g, cudaStream_t stream, bool dry) {
+  const void* fn = reinterpret_cast<const void*>(&grid_kernel<T, C, KC>);
+  const size_t smem = static_cast<size_t>(g.smem_bytes);
+  cudaError_t e =
+      cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (e != cudaSuccess) return e;
+  int per_sm = 0;
+  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, kGridThreads, smem);
+  if (e != cudaSuccess) return e;
+  int device = 0, sms = 0;
+  if ((e = cudaGetDevice(&device)) != cudaSuccess) return e;
+  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+    return e;
+  if (static_cast<int64_t>(per_sm) * sms < g.blocks) return cudaErrorCooperativeLaunchTooLarge;
+  if (dry) return cudaSuccess;
+  cell::CellParams pa = p;
+  cell::StepBuffers<T, C> ba = b;
+  const C* ra = r;
+  C* h2a = h2;
+  GridShape ga = g;
+  void* args[] = {&pa, &ba, &ra, &h2a, &ga};
+  return cudaLaunchCooperativeKernel(fn, dim3(static_cast<unsigned>(g.blocks)), dim3(kGridThreads),
+                                     args, smem, stream);
 }
 
 template <class T, class C>
@@ -114,16 +256,14 @@ cudaError_t launch_rnn_step(const cell::CellParams& p, const cell::StepBuffers<T
 }
 
 template <class T, class C>
-cudaError_t launch_rnn_persistent(const cell::CellParams& p, const cell::StepBuffers<T, C>& b,
-                                  const C* r, cudaStream_t stream) {
-  const int64_t rows = p.D * p.N;
-  if (rows == 0 || p.T == 0) return cudaSuccess;
-  if (rows > INT32_MAX) return cudaErrorInvalidValue;
-  const int64_t GH = p.gates() * p.H;
-  const int threads = static_cast<int>(
-      std::min<int64_t>(kMaxPersistentThreads, std::max<int64_t>(32, (GH + 31) / 32 * 32)));
-  persistent_kernel<T, C><<<static_cast<unsigned>(rows), threads, 0, stream>>>(p, b, r);
-  return cudaGetLastError();
+cudaError_t launch_rnn_grid(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, const C* r,
+                            C* h2, const GridShape& g, cudaStream_t stream, bool dry) {
+  if (!g.ok() || g.kc > kGridMaxKc) return cudaErrorInvalidValue;
+  if (!dry && (p.T == 0 || p.N == 0)) return cudaSuccess;
+  if (g.kc <= 8) return launch_grid_kc<T, C, 8>(p, b, r, h2, g, stream, dry);
+  if (g.kc <= 16) return launch_grid_kc<T, C, 16>(p, b, r, h2, g, stream, dry);
+  if (g.kc <= 32) return launch_grid_kc<T, C, 32>(p, b, r, h2, g, stream, dry);
+  return launch_grid_kc<T, C, 64>(p, b, r, h2, g, stream, dry);
 }
 
 template <class T, class C>
@@ -163,8 +303,9 @@ cudaError_t launch_convert(const T* src, C* dst, int64_t n, cudaStream_t stream)
                                              cudaStream_t);                                       \
   template cudaError_t launch_rnn_step<T, C>(                                                     \
       const cell::CellParams&, const cell::StepBuffers<T, C>&, int64_t, int, cudaStream_t);       \
-  template cudaError_t launch_rnn_persistent<T, C>(                                               \
-      const cell::CellParams&, const cell::StepBuffers<T, C>&, const C*, cudaStream_t);           \
+  template cudaError_t launch_rnn_grid<T, C>(const cell::CellParams&,                             \
+                                             const cell::StepBuffers<T, C>&, const C*, C*,        \
+                                             const GridShape&, cudaStream_t, bool);               \
   template cudaError_t launch_rnn_final<T, C>(const cell::CellParams&, const int32_t*, const C*,  \
                                               const C*, T*, T*, cudaStream_t);                    \
   template cudaError_t launch_rnn_pack_bias<T, C>(const cell::CellParams&, const T*, C*, C*,      \

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "providers/cuda/rnn/generic_cell.h"
+#include "providers/cuda/rnn/generic_rnn_plan.h"
 
 namespace recur::cuda {
 
@@ -17,10 +18,12 @@ cudaError_t launch_rnn_init(const cell::CellParams& p, const T* h0, const T* c0,
 template <class T, class C>
 cudaError_t launch_rnn_step(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, int64_t s,
                             int phase, cudaStream_t stream);
-// Every step in one launch: one block per (direction, batch row).
+// Every step in one cooperative launch, as `g` divides the work (generic_rnn_plan.h); h2 is
+// the second state buffer. `dry`: only whether the device can run g.blocks blocks of it at once
+// (cudaErrorCooperativeLaunchTooLarge if not).
 template <class T, class C>
-cudaError_t launch_rnn_persistent(const cell::CellParams& p, const cell::StepBuffers<T, C>& b,
-                                  const C* r, cudaStream_t stream);
+cudaError_t launch_rnn_grid(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, const C* r,
+                            C* h2, const GridShape& g, cudaStream_t stream, bool dry);
 template <class T, class C>
 cudaError_t launch_rnn_final(const cell::CellParams& p, const int32_t* lens, const C* h, const C* c,
                              T* yh, T* yc, cudaStream_t stream);

@@ -5,13 +5,95 @@
 // functions (generic_cell.h) in loops, so the CPU tests check this exact sequence and math.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "providers/cuda/rnn/generic_cell.h"
 #include "runtime/core/status.h"
 
 namespace recur::cuda {
+
+// The one-launch ("grid") kernel's division of the work. The steps of a recurrence depend on
+// each other, so the whole GPU works on each step in turn: block b owns `units` hidden units
+// of one direction, holds their rows of R (every gate) in registers, and per step stages
+// H_{t-1} in shared memory, computes its columns of H_{t-1} R^T and runs the cell on its own
+// elements; a grid-wide barrier ends the step (two for a GRU with linear_before_reset=0, whose
+// h gate needs r*H_{t-1} from every block). The states are double-buffered, so that a block
+// writing H_t never races another still reading H_{t-1}. Thread t of a block works on column
+// t % cols and sums the products of chunk t / cols (kc of the H terms); the chunks' partial
+// sums meet in shared memory.
+constexpr int kGridThreads = 256;  // per block
+constexpr int kGridRowBatch = 8;   // rows of H_{t-1} a thread accumulates at once
+constexpr int kGridMaxKc = 64;     // terms a thread holds in registers
+
+struct GridShape {
+  int64_t units = 0;  // hidden units per block
+  int64_t tiles = 0;  // blocks per direction: ceil(H / units)
+  int64_t blocks = 0;
+  int64_t cols = 0;         // gates * units: the block's columns of H R^T
+  int64_t chunks = 0;       // threads per column: kGridThreads / cols
+  int64_t kc = 0;           // terms per chunk: a multiple of 4, at most kGridMaxKc
+  int64_t hp = 0;           // H rounded up to a multiple of 4: a staged row's stride
+  int64_t rows_staged = 0;  // rows of H_{t-1} in shared memory at once
+  int64_t smem_bytes = 0;
+  bool ok() const { return blocks > 0; }
+};
+
+// The shape for `max_blocks` co-resident blocks and `smem_limit` bytes of shared memory per
+// block, with c_size-byte compute values; !ok() (and `why`) where the kernel cannot take it.
+inline GridShape grid_shape(const cell::CellParams& p, int64_t max_blocks, int64_t smem_limit,
+                            int64_t c_size, std::string* why) {
+  GridShape g;
+  auto fail = [&](std::string w) {
+    if (why) *why = std::move(w);
+    return GridShape{};
+  };
+  if (p.H <= 0 || p.N <= 0) return fail("an empty recurrence");
+  const int64_t most_tiles = max_blocks / p.D;  // per direction
+  if (most_tiles < 1) return fail("fewer blocks than directions");
+  const int64_t G = p.gates();
+  g.units = (p.H + most_tiles - 1) / most_tiles;
+  g.tiles = (p.H + g.units - 1) / g.units;
+  g.blocks = p.D * g.tiles;
+  g.cols = G * g.units;
+  if (g.cols > kGridThreads) return fail("more columns per block than threads");
+  g.chunks = kGridThreads / g.cols;
+  const int64_t per = (p.H + g.chunks - 1) / g.chunks;
+  g.kc = (per + 3) / 4 * 4;
+  if (g.kc > kGridMaxKc) {
+    return fail("hidden_size " + std::to_string(p.H) + " needs " + std::to_string(g.kc) +
+                " terms per thread on " + std::to_string(max_blocks) + " blocks (at most " +
+                std::to_string(kGridMaxKc) + ")");
+  }
+  g.hp = (p.H + 3) / 4 * 4;
+  const int64_t red = g.chunks * kGridRowBatch * g.cols * c_size;
+  const int64_t row = g.hp * c_size;
+  g.rows_staged = std::min<int64_t>(p.N, (smem_limit - red) / row);
+  if (g.rows_staged < 1) return fail("a row of the state does not fit in shared memory");
+  g.smem_bytes = red + g.rows_staged * row;
+  return g;
+}
+
+// Block b's direction and first hidden unit.
+struct GridTile {
+  int64_t d, j0;
+};
+RECUR_HD inline GridTile grid_tile(const GridShape& g, int64_t b) {
+  return {b / g.tiles, (b % g.tiles) * g.units};
+}
+
+// Column c of a block as a column of [G*H] (g*H + j), or -1 past H or outside `phase`: phase 0
+// is every gate but the h gate of a GRU with linear_before_reset=0, which is phase 1.
+RECUR_HD inline int64_t grid_col(const cell::CellParams& p, const GridShape& g, const GridTile& t,
+                                 int64_t c, int phase) {
+  const int64_t gate = c / g.units, j = t.j0 + c % g.units;
+  if (j >= p.H) return -1;
+  const bool gru0 = p.cell == cell::kGru && !p.linear_before_reset;
+  const int64_t want = gru0 && gate == 2 ? 1 : 0;
+  return want == phase ? gate * p.H + j : -1;
+}
 
 // One run's pointers (device memory on the GPU). T is the storage type of X, Y and the states;
 // C the compute type.
@@ -37,8 +119,10 @@ struct GenericRnnRun {
   C* h = nullptr;
   C* c = nullptr;
   C* aux = nullptr;
-  // One kernel for all the steps (persistent_rnn_kernel) instead of two launches per step.
-  bool persistent = false;
+  // All the steps in one cooperative launch (GridShape) instead of two launches per step;
+  // h2 is the second state buffer it takes.
+  GridShape grid;
+  C* h2 = nullptr;
 
   int64_t xw_elems() const { return p.D * p.T * p.N * p.gates() * p.H; }
   int64_t rg_elems() const { return p.D * p.N * p.gates() * p.H; }
@@ -58,10 +142,9 @@ class GenericRnnBackend {
   // The cell's element function (lstm/gru/rnn_element) over [D][N][H] for step s.
   virtual Status step(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, int64_t s,
                       int phase) = 0;
-  // Every step of every row in one launch: a block per (direction, batch row) computes its
-  // row of H R^T (persistent_rg) and then the cell's elements, step after step.
-  virtual Status persistent(const cell::CellParams& p, const cell::StepBuffers<T, C>& b,
-                            const C* r) = 0;
+  // Every step in one launch, as GridShape says; the last state ends in b.h.
+  virtual Status grid(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, const C* r,
+                      C* h2, const GridShape& g) = 0;
   // cell::final_element over [D][N][H].
   virtual Status finish(const cell::CellParams& p, const int32_t* lens, const C* h, const C* c,
                         T* yh, T* yc) = 0;
@@ -89,8 +172,8 @@ Status run_generic_rnn(const GenericRnnRun<T, C>& r, GenericRnnBackend<T, C>& be
   sb.lens = r.lens;
   sb.y = r.y;
   const bool gru0 = p.cell == cell::kGru && !p.linear_before_reset;
-  if (r.persistent && T_ * N > 0) {
-    RECUR_RETURN_IF_ERROR(be.persistent(p, sb, r.r));
+  if (r.grid.ok() && T_ * N > 0) {
+    RECUR_RETURN_IF_ERROR(be.grid(p, sb, r.r, r.h2, r.grid));
     return be.finish(p, r.lens, r.h, r.c, r.yh, r.yc);
   }
   for (int64_t s = 0; s < T_ && N > 0; ++s) {
@@ -124,20 +207,12 @@ RECUR_HD void step_element(const cell::CellParams& p, const cell::StepBuffers<T,
   }
 }
 
-// Element k of row `row` (= d*N + n) of this step's recurrent product, as the persistent kernel
-// computes it: H_{t-1} R^T over all gates, or for a GRU with linear_before_reset=0 the z and r
-// columns (second = false) and then the h columns from r*H_{t-1} (second = true).
-template <class T, class C>
-RECUR_HD void persistent_rg(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, const C* r,
-                            int64_t row, int64_t k, bool second) {
-  const int64_t H = p.H, GH = p.gates() * H;
-  const int64_t d = row / p.N;
-  const C* src = second ? b.aux + row * H : b.h + row * H;
-  const int64_t col = second ? 2 * H + k : k;
-  const C* w = r + (d * GH + col) * H;
-  C acc(0);
-  for (int64_t m = 0; m < H; ++m) acc += src[m] * w[m];
-  const_cast<C*>(b.rg)[row * GH + col] = acc;
+// Element e = (d*N + n)*H + j of the block's own ones (units j0.. of direction d): index i of
+// [N * units], or -1 past H.
+RECUR_HD inline int64_t grid_element(const cell::CellParams& p, const GridShape& g,
+                                     const GridTile& t, int64_t i) {
+  const int64_t n = i / g.units, j = t.j0 + i % g.units;
+  return j < p.H ? (t.d * p.N + n) * p.H + j : -1;
 }
 
 // The same operations on the host, element by element: what the CPU tests run.
@@ -170,21 +245,53 @@ class HostRnnBackend final : public GenericRnnBackend<T, C> {
       cell::final_element<T, C>(p, lens, h, c, yh, yc, e);
     return ok_status();
   }
-  // The persistent kernel's order: rows one after the other (blocks are independent), and
-  // within a row each phase over all its threads before the next (the __syncthreads).
-  Status persistent(const cell::CellParams& p, const cell::StepBuffers<T, C>& b,
-                    const C* r) override {
-    const int64_t H = p.H, GH = p.gates() * H;
+  // The grid kernel's order and arithmetic: within a step the blocks touch disjoint columns
+  // and elements, so they run one after the other here; the products are summed chunk by
+  // chunk, as the threads' partial sums are.
+  Status grid(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, const C* r, C* h2,
+              const GridShape& g) override {
+    const int64_t H = p.H, N = p.N, GH = p.gates() * H;
     const bool gru0 = p.cell == cell::kGru && !p.linear_before_reset;
-    for (int64_t row = 0; row < p.D * p.N; ++row) {
-      for (int64_t s = 0; s < p.T; ++s) {
-        for (int64_t k = 0; k < (gru0 ? 2 * H : GH); ++k)
-          persistent_rg<T, C>(p, b, r, row, k, false);
-        for (int64_t j = 0; j < H; ++j) step_element<T, C>(p, b, s, 0, row * H + j);
-        if (!gru0) continue;
-        for (int64_t k = 0; k < H; ++k) persistent_rg<T, C>(p, b, r, row, k, true);
-        for (int64_t j = 0; j < H; ++j) step_element<T, C>(p, b, s, 1, row * H + j);
+    C* bufs[2] = {b.h, h2};
+    for (int64_t s = 0; s < p.T; ++s) {
+      C* cur = bufs[s & 1];
+      cell::StepBuffers<T, C> nb = b;
+      nb.h = bufs[(s + 1) & 1];
+      for (int phase = 0; phase < (gru0 ? 2 : 1); ++phase) {
+        for (int64_t blk = 0; blk < g.blocks; ++blk) {
+          const GridTile t = grid_tile(g, blk);
+          if (phase == 0) {
+            for (int64_t i = 0; i < N * g.units; ++i) {
+              const int64_t e = grid_element(p, g, t, i);
+              if (e >= 0) nb.h[e] = cur[e];
+            }
+          }
+          const C* src = phase == 0 ? cur : b.aux;
+          for (int64_t c = 0; c < g.cols; ++c) {
+            const int64_t col = grid_col(p, g, t, c, phase);
+            if (col < 0) continue;
+            const C* w = r + (t.d * GH + col) * H;
+            for (int64_t n = 0; n < N; ++n) {
+              const C* x = src + (t.d * N + n) * H;
+              C sum(0);
+              for (int64_t q = 0; q * g.kc < H; ++q) {
+                C part(0);
+                for (int64_t k = q * g.kc; k < std::min(H, (q + 1) * g.kc); ++k)
+                  part += x[k] * w[k];
+                sum += part;
+              }
+              const_cast<C*>(b.rg)[(t.d * N + n) * GH + col] = sum;
+            }
+          }
+          for (int64_t i = 0; i < N * g.units; ++i) {
+            const int64_t e = grid_element(p, g, t, i);
+            if (e >= 0) step_element<T, C>(p, nb, s, phase, e);
+          }
+        }
       }
+    }
+    if (p.T % 2 == 1) {
+      for (int64_t e = 0; e < p.D * N * H; ++e) b.h[e] = h2[e];
     }
     return ok_status();
   }

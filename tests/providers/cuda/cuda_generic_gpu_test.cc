@@ -120,16 +120,17 @@ TEST_F(CudaGenericGpu, RandomParityWithReference) {
     const RandomRnn r = random_rnn_case(rng, seed0 + static_cast<uint32_t>(k), lim);
     const RnnCase& c = r.c;
     const RnnModel m = build_rnn_model(c, r.lens);
-    // Every third configuration through the persistent kernel (one launch for all steps).
+    // Every third configuration with a GEMM and a gate launch per step, the others on the
+    // default (the grid kernel, one launch for every step, where the shape fits it).
     SessionOptions opts = SessionOptions().providers({"cuda-generic"});
-    if (k % 3 == 2) opts.set("cuda-generic.persistent", "1");
+    if (k % 3 == 2) opts.set("cuda-generic.persistent", "0");
     Session gpu = Session::from_bytes(m.bytes.data(), m.bytes.size(), opts);
     Session ref = Session::from_bytes(m.bytes.data(), m.bytes.size(),
                                       SessionOptions().providers({"reference"}));
     ASSERT_EQ(gpu.assignment().at(0).provider, "cuda-generic") << c.describe();
     ill_conditioned +=
         expect_as_accurate_as_reference(gpu.run(m.feeds), ref.run(m.feeds), c, r.lens, 1e-4,
-                                        c.describe() + (k % 3 == 2 ? " persistent" : "") +
+                                        c.describe() + (k % 3 == 2 ? " per-step" : "") +
                                             " (RECUR_PARITY_SEED=" + std::to_string(seed0) + ")");
     ++compared;
   }
@@ -142,19 +143,19 @@ TEST_F(CudaGenericGpu, RandomParityWithReference) {
 }
 
 // The edge shapes and types (rnn_case.h): float16 weights fed at run time, empty T, N and I,
-// and the persistent kernel at 1024 threads and beyond.
+// and the grid kernel's awkward shapes.
 TEST_F(CudaGenericGpu, EdgeShapesMatchTheReference) {
   for (const EdgeRnn& e : edge_rnn_cases()) {
     const RnnCase& c = e.r.c;
     const RnnModel m = build_rnn_model(c, e.r.lens);
     SessionOptions opts = SessionOptions().providers({"cuda-generic"});
-    if (e.persistent) opts.set("cuda-generic.persistent", "1");
+    opts.set("cuda-generic.persistent", e.grid ? "1" : "0");
     Session gpu = Session::from_bytes(m.bytes.data(), m.bytes.size(), opts);
     Session ref = Session::from_bytes(m.bytes.data(), m.bytes.size(),
                                       SessionOptions().providers({"reference"}));
     ASSERT_EQ(gpu.assignment().at(0).provider, "cuda-generic") << c.describe();
     expect_close(gpu.run(m.feeds), ref.run(m.feeds), c.dtype == DType::kFloat16 ? 1e-2 : 1e-4,
-                 c.describe() + (e.persistent ? " persistent" : ""));
+                 c.describe() + (e.grid ? " grid" : " per-step"));
   }
 }
 

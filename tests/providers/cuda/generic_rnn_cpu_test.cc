@@ -75,9 +75,9 @@ class WrittenScratchBackend final : public cuda::GenericRnnBackend<T, C> {
               int phase) override {
     return host_.step(p, b, s, phase);
   }
-  Status persistent(const CellParams& p, const cuda::cell::StepBuffers<T, C>& b,
-                    const C* r) override {
-    return host_.persistent(p, b, r);
+  Status grid(const CellParams& p, const cuda::cell::StepBuffers<T, C>& b, const C* r, C* h2,
+              const cuda::GridShape& g) override {
+    return host_.grid(p, b, r, h2, g);
   }
   Status finish(const CellParams& p, const int32_t* lens, const C* h, const C* c, T* yh,
                 T* yc) override {
@@ -93,7 +93,7 @@ class WrittenScratchBackend final : public cuda::GenericRnnBackend<T, C> {
 template <class T, class C>
 Result<std::vector<Tensor>> run_host(const Graph& g, const Node& n,
                                      const std::vector<std::pair<std::string, Tensor>>& feeds,
-                                     bool persistent) {
+                                     int64_t grid_blocks) {
   RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(n));
   const Tensor* x = find_input(g, n, kRnnX, feeds);
   const Tensor* w = find_input(g, n, kRnnW, feeds);
@@ -142,37 +142,44 @@ Result<std::vector<Tensor>> run_host(const Graph& g, const Node& n,
   const C nan = std::numeric_limits<C>::quiet_NaN();
   std::vector<C> xw(static_cast<size_t>(run.xw_elems()), nan),
       rg(static_cast<size_t>(run.rg_elems()), nan), h(static_cast<size_t>(run.state_elems()), nan),
-      c(h.size(), nan), aux(h.size(), nan);
+      c(h.size(), nan), aux(h.size(), nan), h2(h.size(), nan);
   run.xw = xw.data();
   run.rg = rg.data();
   run.h = h.data();
   run.c = spec.cell == RnnCell::kLstm ? c.data() : nullptr;
   run.aux = aux.data();
-  run.persistent = persistent;
+  if (grid_blocks > 0) {
+    std::string why;
+    // 48 KiB of shared memory: the default a block gets without opting in to more.
+    run.grid = cuda::grid_shape(run.p, grid_blocks, 48 << 10, sizeof(C), &why);
+    if (!run.grid.ok() && cp.N > 0 && cp.H > 0)
+      return internal_error("no grid shape for " + std::to_string(grid_blocks) + " blocks: " + why);
+    run.h2 = h2.data();
+  }
   WrittenScratchBackend<T, C> be;
   RECUR_RETURN_IF_ERROR((cuda::run_generic_rnn<T, C>(run, be)));
-  // The persistent order reads aux row by row, outside any GEMM: every element of it must have
-  // been written.
-  if (persistent && run.p.T * run.p.N > 0 && spec.cell == RnnCell::kGru &&
+  // The grid order reads aux outside any GEMM: every element of it must have been written.
+  if (run.grid.ok() && run.p.T * run.p.N > 0 && spec.cell == RnnCell::kGru &&
       !spec.linear_before_reset && any_nan(aux.data(), 1, static_cast<int64_t>(aux.size()), 0))
-    return internal_error("the persistent order leaves aux unwritten");
+    return internal_error("the grid order leaves aux unwritten");
   if (spec.cell != RnnCell::kLstm) out[2] = Tensor();
   return out;
 }
 
-// `persistent`: the one-launch variant's order of operations (persistent_rg per row).
+// grid_blocks > 0: the grid kernel's order of operations (HostRnnBackend::grid) on that many
+// blocks at most; 0: a GEMM and a gate kernel per step.
 Result<std::vector<Tensor>> run_host_any(const Graph& g, const Node& n,
                                          const std::vector<std::pair<std::string, Tensor>>& feeds,
-                                         bool persistent = false) {
+                                         int64_t grid_blocks = 0) {
   const Tensor* x = find_input(g, n, kRnnX, feeds);
   if (!x) return invalid_argument("no X");
   switch (x->dtype()) {
     case DType::kFloat64:
-      return run_host<double, double>(g, n, feeds, persistent);
+      return run_host<double, double>(g, n, feeds, grid_blocks);
     case DType::kFloat16:
-      return run_host<Float16, float>(g, n, feeds, persistent);
+      return run_host<Float16, float>(g, n, feeds, grid_blocks);
     default:
-      return run_host<float, float>(g, n, feeds, persistent);
+      return run_host<float, float>(g, n, feeds, grid_blocks);
   }
 }
 
@@ -204,8 +211,9 @@ TEST(GenericRnnCpu, OracleSuite) {
         if (name.empty() && k < g.inputs().size()) name = g.value(g.inputs()[k]).name;
         feeds.emplace_back(name, ds.inputs[k].second);
       }
-      for (bool persistent : {false, true}) {
-        auto got = run_host_any(g, *n, feeds, persistent);
+      // Per-step launches, and the grid kernel on 132 blocks (an H100 or H200) and on 2.
+      for (int64_t grid_blocks : {0, 132, 2}) {
+        auto got = run_host_any(g, *n, feeds, grid_blocks);
         ASSERT_TRUE(got.ok()) << e.path().filename() << ": " << got.status().message();
         const bool half = e.path().filename().string().find("float16") != std::string::npos;
         const tools::Tolerance tol =
@@ -218,8 +226,8 @@ TEST(GenericRnnCpu, OracleSuite) {
             if (n->has_output(o) && g.value(n->outputs[o]).name == name) which = o;
           ASSERT_LT(which, got->size());
           const tools::Comparison c = tools::compare((*got)[which], ds.outputs[k].second, tol);
-          EXPECT_TRUE(c.match) << e.path().filename() << " output " << which
-                               << (persistent ? " (persistent)" : "") << ": " << c.reason;
+          EXPECT_TRUE(c.match) << e.path().filename() << " output " << which << " (grid on "
+                               << grid_blocks << " blocks): " << c.reason;
         }
       }
       ++checked;
@@ -230,7 +238,7 @@ TEST(GenericRnnCpu, OracleSuite) {
 
 // The model of `c` run by the host backend against the reference provider.
 void expect_host_matches_reference(const RnnCase& c, const std::vector<int32_t>& lens,
-                                   bool persistent, tools::Tolerance tol) {
+                                   int64_t grid_blocks, tools::Tolerance tol) {
   const RnnModel m = build_rnn_model(c, lens);
   Session ref = Session::from_bytes(m.bytes.data(), m.bytes.size(),
                                     SessionOptions().providers({"reference"}));
@@ -239,12 +247,12 @@ void expect_host_matches_reference(const RnnCase& c, const std::vector<int32_t>&
   ASSERT_TRUE(model.ok());
   const Graph& g = *model->graph;
   std::vector<std::pair<std::string, Tensor>> feeds(m.feeds.begin(), m.feeds.end());
-  auto got = run_host_any(g, *rnn_node(g), feeds, persistent);
+  auto got = run_host_any(g, *rnn_node(g), feeds, grid_blocks);
   ASSERT_TRUE(got.ok()) << c.describe() << ": " << got.status().message();
   for (size_t i = 0; i < want.size(); ++i) {
     const size_t which = want.name(i) == "Y" ? 0 : want.name(i) == "Y_h" ? 1 : 2;
     const tools::Comparison cmp = tools::compare((*got)[which], want[i], tol);
-    EXPECT_TRUE(cmp.match) << c.describe() << (persistent ? " persistent" : "") << " output "
+    EXPECT_TRUE(cmp.match) << c.describe() << " (grid on " << grid_blocks << " blocks) output "
                            << want.name(i) << ": " << cmp.reason;
   }
 }
@@ -253,7 +261,7 @@ void expect_host_matches_reference(const RnnCase& c, const std::vector<int32_t>&
 TEST(GenericRnnCpu, EdgeShapesMatchTheReference) {
   for (const EdgeRnn& e : edge_rnn_cases()) {
     const double tol = e.r.c.dtype == DType::kFloat16 ? 1e-2 : 1e-4;
-    expect_host_matches_reference(e.r.c, e.r.lens, e.persistent, {tol, tol});
+    expect_host_matches_reference(e.r.c, e.r.lens, e.grid ? 132 : 0, {tol, tol});
   }
 }
 
@@ -270,7 +278,10 @@ TEST(GenericRnnCpu, RandomParityWithReference) {
   lim.output_subsets = false;
   for (int k = 0; k < 240; ++k) {
     const RandomRnn r = random_rnn_case(rng, 1000 + static_cast<uint32_t>(k), lim);
-    expect_host_matches_reference(r.c, r.lens, k % 2 == 1, {1e-4, 1e-5});
+    // Half of them on the grid kernel's order, on 2 to 17 blocks: several blocks per direction
+    // and several units per block.
+    const int64_t blocks = k % 2 == 1 ? 2 + (k / 2) % 16 : 0;
+    expect_host_matches_reference(r.c, r.lens, blocks, {1e-4, 1e-5});
   }
 }
 

@@ -283,18 +283,19 @@ inline RandomRnn random_rnn_case(std::mt19937& rng, uint32_t seed, const RandomR
 
 // Shapes and types the random configurations never produce, each with the cuda-generic path it
 // reaches: float16 weights fed at run time (converted and bias-packed on every run), empty T, N
-// and I (no launch at all; a GEMM with K = 0), and rows wide enough that the persistent kernel
-// runs 1024 threads (fp64, the most registers) or loops over more columns than threads.
+// and I (no launch at all; a GEMM with K = 0), and for the grid kernel (`grid`: forced on)
+// hidden sizes that leave partial chunks and tiles, float64's registers, and a batch larger than
+// the rows its shared memory stages at once.
 struct EdgeRnn {
   RandomRnn r;
-  bool persistent = false;
+  bool grid = false;
 };
 inline std::vector<EdgeRnn> edge_rnn_cases() {
   std::vector<EdgeRnn> out;
-  auto add = [&](RnnCase c, std::vector<int32_t> lens, bool persistent) {
+  auto add = [&](RnnCase c, std::vector<int32_t> lens, bool grid) {
     c.seed = 7000 + static_cast<uint32_t>(out.size());
     c.seq_lens = !lens.empty();
-    out.push_back({{c, std::move(lens)}, persistent});
+    out.push_back({{c, std::move(lens)}, grid});
   };
   RnnCase c;
   c.dtype = DType::kFloat16;
@@ -325,6 +326,10 @@ inline std::vector<EdgeRnn> edge_rnn_cases() {
   w.op = "GRU";
   w.gru_linear_before_reset = 0;
   add(w, {2, 3}, true);
+  RnnCase big;  // 64 rows of 1024: more than 48 KiB, and on the GPU more than 54 rows staged
+  big.op = "RNN";
+  big.T = 3, big.N = 64, big.I = 8, big.H = 1024;
+  add(big, {}, true);
   return out;
 }
 
