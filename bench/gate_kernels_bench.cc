@@ -47,12 +47,13 @@ void BM_GateGenericCell(benchmark::State& state) {
   b.y = y.data();
   for (auto _ : state) {
     for (int64_t e = 0; e < NH; ++e) {
+      const cell::Dnj at = cell::split_dnj(e, p.N, p.H);
       if (p.cell == cell::kLstm) {
-        cell::lstm_element(p, b, 0, e);
+        cell::lstm_element(p, b, 0, at);
       } else if (p.cell == cell::kGru) {
-        cell::gru_element(p, b, 0, e, 0);
+        cell::gru_element(p, b, 0, at, 0);
       } else {
-        cell::rnn_element(p, b, 0, e);
+        cell::rnn_element(p, b, 0, at);
       }
     }
     benchmark::DoNotOptimize(h.data());

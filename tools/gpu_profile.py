@@ -78,6 +78,30 @@ def trace(ncu, cmd, env, path, timeout):
     return rows, err
 
 
+def detail(args, ncu, env, model, tag, r):
+    """A full ncu report of the first launch of the kernels matching args.detail, as text."""
+    rep = os.path.join(args.out, f"detail-{tag}")
+    cmd = [ncu, "--clock-control", "none", "-k", "regex:" + args.detail, "-c", "1", "--set",
+           "full", "--import-source", "no", "-f", "-o", rep, args.recur, model, "--perf",
+           "--providers", args.providers, "--device-io", "--random-inputs", "--warmup", "0",
+           "--repeat", "1"]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.ncu_timeout)
+        r["detail_rc"] = p.returncode
+        if p.returncode:
+            r["detail_error"] = (p.stderr or p.stdout)[-400:]
+    except subprocess.TimeoutExpired:
+        r["detail_error"] = "ncu timed out"
+        return
+    for page, extra, out in (("details", ["--print-details", "all"], ".txt"),
+                             ("source", ["--csv", "--print-source", "sass"], "-sass.csv")):
+        with open(rep + out, "w") as f:
+            subprocess.run([ncu, "-i", rep + ".ncu-rep", "--page", page] + extra, stdout=f,
+                           stderr=subprocess.STDOUT, text=True, timeout=args.ncu_timeout)
+    if os.path.exists(rep + ".ncu-rep"):
+        os.remove(rep + ".ncu-rep")  # the text pages carry what is read here; keep $OUT small
+
+
 def torch_graph_time(m, x, warmup, repeat):
     """PyTorch's forward replayed from a CUDA graph: its time without host launches."""
     import torch
@@ -114,6 +138,9 @@ def main():
     ap.add_argument("--providers", default="cudnn,cuda-generic")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--ncu-timeout", type=int, default=120)
+    ap.add_argument("--detail", default="",
+                    help="a kernel name regex: only a full ncu report (--set full, SASS with "
+                         "its stall samples) of that kernel's first launch in each case's run")
     args = ap.parse_args()
     import torch
     torch.backends.cudnn.allow_tf32 = False
@@ -134,6 +161,11 @@ def main():
         comparable = not opt.get("peepholes") and opt.get("linear_before_reset", 1) == 1
         r = {"case": name, "dtype": dtype}
         args.gpu = True
+        if args.detail:
+            detail(args, ncu, env, path, f"{name}-{dtype}", r)
+            print(json.dumps(r), flush=True)
+            results.append(r)
+            continue
         m = gpu_bench.torch_module(case, w, dtype, "cuda") if comparable else None
         rec, recg, tor, torg = [], [], [], []
         for _ in range(3):

@@ -174,16 +174,16 @@ RECUR_HD T to_storage(C v) {
   return static_cast<T>(v);
 }
 
-// Where element e stands at step s: active (s < len) with its time t, or not.
+// Where element `at` stands at step s: active (s < len) with its time t, or not.
 struct Where {
   Dnj at;
   int64_t len, t;
   bool active;
 };
 template <class T, class C>
-RECUR_HD Where locate(const CellParams& p, const StepBuffers<T, C>& b, int64_t s, int64_t e) {
+RECUR_HD Where locate(const CellParams& p, const StepBuffers<T, C>& b, int64_t s, Dnj at) {
   Where w;
-  w.at = split_dnj(e, p.N, p.H);
+  w.at = at;
   w.len = seq_len(b.lens, w.at.n, p.T);
   w.active = s < w.len;
   w.t = w.active ? step_time(p, w.at.d, s, w.len) : s;
@@ -212,8 +212,8 @@ RECUR_HD void write_padding(const CellParams& p, const StepBuffers<T, C>& b, con
 // C_t = f*C_{t-1} + i*c~, o = f(Xo+Ho+Po*C_t), H_t = o*h(C_t); clip bounds each whole
 // pre-activation (peephole term included).
 template <class T, class C>
-RECUR_HD void lstm_element(const CellParams& p, const StepBuffers<T, C>& b, int64_t s, int64_t e) {
-  const Where w = locate(p, b, s, e);
+RECUR_HD void lstm_element(const CellParams& p, const StepBuffers<T, C>& b, int64_t s, Dnj at) {
+  const Where w = locate(p, b, s, at);
   if (!w.active) return write_padding(p, b, w);
   const int64_t H = p.H, d = w.at.d, j = w.at.j;
   const Act* act = p.act[d];
@@ -244,8 +244,8 @@ RECUR_HD void lstm_element(const CellParams& p, const StepBuffers<T, C>& b, int6
 
 // RNN: H_t = f(clip(Xi + Hi + Wbi + Rbi)).
 template <class T, class C>
-RECUR_HD void rnn_element(const CellParams& p, const StepBuffers<T, C>& b, int64_t s, int64_t e) {
-  const Where w = locate(p, b, s, e);
+RECUR_HD void rnn_element(const CellParams& p, const StepBuffers<T, C>& b, int64_t s, Dnj at) {
+  const Where w = locate(p, b, s, at);
   if (!w.active) return write_padding(p, b, w);
   const int64_t si = (w.at.d * p.N + w.at.n) * p.H + w.at.j;
   const C h_new = activate(p.act[w.at.d][0], clip_to(p, gate_sum(p, b, w, 0)));
@@ -259,9 +259,9 @@ RECUR_HD void rnn_element(const CellParams& p, const StepBuffers<T, C>& b, int64
 // Second pass (`phase` 1): h~ = g(clip(Xh + Wbh + Rbh + (r*H_{t-1}) Rh^T)).
 // Both: H_t = (1-z)*h~ + z*H_{t-1}.
 template <class T, class C>
-RECUR_HD void gru_element(const CellParams& p, const StepBuffers<T, C>& b, int64_t s, int64_t e,
+RECUR_HD void gru_element(const CellParams& p, const StepBuffers<T, C>& b, int64_t s, Dnj at,
                           int phase) {
-  const Where w = locate(p, b, s, e);
+  const Where w = locate(p, b, s, at);
   if (!w.active) {
     // The second product reads every row of aux, this one's too: zeros keep unwritten memory
     // out of it (compute-sanitizer's initcheck), though the row's h columns go unused.

@@ -53,77 +53,118 @@ __device__ inline void load4(const double* p, double (&v)[4]) {
   v[0] = a.x, v[1] = a.y, v[2] = b.x, v[3] = b.y;
 }
 
-// Columns `phase` of this block's H R^T: src is the state [D][N][H] written by every block
-// (read past L1, which another multiprocessor's writes do not update), staged rows_staged rows
-// at a time; each thread's KC products per row, then the chunks' sums per (row, column).
+// Rows [n0, n0 + rows) of direction d of the state src [D][N][H], written by every block, into
+// shared memory at a row stride of hp. Read past L1, which another multiprocessor's writes do
+// not update. Every load of a thread is issued before the first store, so the L2 latency is
+// paid once or twice per step rather than once per row.
+template <class C>
+__device__ void grid_stage(const cell::CellParams& p, const GridShape& g, const C* src, int64_t d,
+                           int64_t n0, int rows, C* hs) {
+  constexpr int kInFlight = 8;
+  const int tid = threadIdx.x;
+  const int H = static_cast<int>(p.H), hp = static_cast<int>(g.hp);
+  const C* base = src + (d * p.N + n0) * p.H;
+  if constexpr (std::is_same_v<C, float>) {
+    if (H == hp) {  // rows are contiguous on both sides, 16-byte aligned: one flat copy
+      const float4* s4 = reinterpret_cast<const float4*>(base);
+      float4* d4 = reinterpret_cast<float4*>(hs);
+      const int n4 = rows * (H / 4);
+      for (int i0 = tid; i0 < n4; i0 += kInFlight * kGridThreads) {
+        float4 v[kInFlight];
+#pragma unroll
+        for (int u = 0; u < kInFlight; ++u) {
+          const int i = i0 + u * kGridThreads;
+          if (i < n4) v[u] = __ldcg(s4 + i);
+        }
+#pragma unroll
+        for (int u = 0; u < kInFlight; ++u) {
+          const int i = i0 + u * kGridThreads;
+          if (i < n4) d4[i] = v[u];
+        }
+      }
+      return;
+    }
+  }
+  const int n = rows * hp;
+  for (int i0 = tid; i0 < n; i0 += kInFlight * kGridThreads) {
+    C v[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int i = i0 + u * kGridThreads, r = i / hp, k = i - r * hp;
+      v[u] = i < n && k < H ? __ldcg(base + static_cast<int64_t>(r) * H + k) : C(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int i = i0 + u * kGridThreads;
+      if (i < n) hs[i] = v[u];
+    }
+  }
+}
+
+// One batch of kGridRowBatch staged rows (`full`: all of them exist, no row is tested): this
+// thread's products, KC/4 four-term groups per row, with every shared-memory address a row
+// base plus a constant. nvalid: the terms this thread's chunk has (a multiple of 4).
+template <class C, int KC, bool kFull>
+__device__ void grid_batch(const C* hb, int hp, int nvalid, int rows, const C (&w)[KC],
+                           C (&acc)[kGridRowBatch]) {
+#pragma unroll
+  for (int i = 0; i < KC; i += 4) {
+    if (i < nvalid) {
+#pragma unroll
+      for (int rr = 0; rr < kGridRowBatch; ++rr) {
+        if (kFull || rr < rows) {
+          C v[4];
+          load4(hb + rr * hp + i, v);
+          acc[rr] = fma(v[0], w[i], acc[rr]);
+          acc[rr] = fma(v[1], w[i + 1], acc[rr]);
+          acc[rr] = fma(v[2], w[i + 2], acc[rr]);
+          acc[rr] = fma(v[3], w[i + 3], acc[rr]);
+        }
+      }
+    }
+  }
+}
+
+// Columns `phase` of this block's H R^T from src (the state, or aux): rows staged
+// g.rows_staged at a time; each thread's products per row (w: its terms of this phase's
+// column), then the chunks' sums per (row, column) in chunk order.
 template <class C, int KC>
 __device__ void grid_product(const cell::CellParams& p, const GridShape& g, const GridTile& t,
                              const C* src, C* rg, C* hs, C* red, const C (&w)[KC], int phase) {
   const int tid = threadIdx.x;
-  const int64_t H = p.H, N = p.N, GH = p.gates() * H, hp = g.hp, cols = g.cols;
-  const int c = tid % static_cast<int>(cols), q = tid / static_cast<int>(cols);
-  const int64_t used = (H + g.kc - 1) / g.kc;  // chunks with terms
+  const int64_t N = p.N, GH = p.gates() * p.H;
+  const int hp = static_cast<int>(g.hp), cols = static_cast<int>(g.cols[phase]);
+  const int kc = static_cast<int>(g.kc[phase]), chunks = static_cast<int>(g.chunks[phase]);
+  const int c = tid % cols, q = tid / cols;
+  const int used = static_cast<int>((p.H + kc - 1) / kc);  // chunks with terms
   const bool mine = q < used && grid_col(p, g, t, c, phase) >= 0;
+  const int nvalid = mine ? min(kc, hp - q * kc) : 0;
   for (int64_t n0 = 0; n0 < N; n0 += g.rows_staged) {
-    const int64_t rows = N - n0 < g.rows_staged ? N - n0 : g.rows_staged;
-    const C* base = src + (t.d * N + n0) * H;
-    // Row by row (no division per element); whole float4s where rows are 16-byte aligned.
-    bool staged = false;
-    if constexpr (std::is_same_v<C, float>) {
-      if (H % 4 == 0) {
-        staged = true;
-        const int h4 = static_cast<int>(H / 4);
-#pragma unroll 4
-        for (int r = 0; r < static_cast<int>(rows); ++r) {
-          const float4* s4 = reinterpret_cast<const float4*>(base + r * H);
-          float4* d4 = reinterpret_cast<float4*>(hs + r * hp);
-          for (int k = tid; k < h4; k += blockDim.x) d4[k] = __ldcg(s4 + k);
-        }
-      }
-    }
-    if (!staged) {
-#pragma unroll 4
-      for (int r = 0; r < static_cast<int>(rows); ++r) {
-        for (int k = tid; k < static_cast<int>(hp); k += blockDim.x)
-          hs[r * hp + k] = k < H ? __ldcg(base + r * H + k) : C(0);
-      }
-    }
+    const int rows = static_cast<int>(N - n0 < g.rows_staged ? N - n0 : g.rows_staged);
+    grid_stage<C>(p, g, src, t.d, n0, rows, hs);
     __syncthreads();
-    for (int64_t r0 = 0; r0 < rows; r0 += kGridRowBatch) {
+    for (int r0 = 0; r0 < rows; r0 += kGridRowBatch) {
       C acc[kGridRowBatch];
 #pragma unroll
       for (int rr = 0; rr < kGridRowBatch; ++rr) acc[rr] = C(0);
-      if (mine) {
-        const C* hb = hs + r0 * hp + q * g.kc;
-#pragma unroll
-        for (int i = 0; i < KC; i += 4) {
-          if (i < g.kc && q * g.kc + i < hp) {
-#pragma unroll
-            for (int rr = 0; rr < kGridRowBatch; ++rr) {
-              if (r0 + rr < rows) {
-                C v[4];
-                load4(hb + rr * hp + i, v);
-                acc[rr] = fma(v[0], w[i], acc[rr]);
-                acc[rr] = fma(v[1], w[i + 1], acc[rr]);
-                acc[rr] = fma(v[2], w[i + 2], acc[rr]);
-                acc[rr] = fma(v[3], w[i + 3], acc[rr]);
-              }
-            }
-          }
-        }
+      const C* hb = hs + r0 * hp + q * kc;
+      if (rows - r0 >= kGridRowBatch) {
+        grid_batch<C, KC, true>(hb, hp, nvalid, kGridRowBatch, w, acc);
+      } else {
+        grid_batch<C, KC, false>(hb, hp, nvalid, rows - r0, w, acc);
       }
-      if (q < g.chunks) {
+      if (q < chunks) {
 #pragma unroll
         for (int rr = 0; rr < kGridRowBatch; ++rr)
           red[(q * kGridRowBatch + rr) * cols + c] = acc[rr];
       }
       __syncthreads();
-      for (int o = tid; o < kGridRowBatch * static_cast<int>(cols); o += blockDim.x) {
-        const int rr = o / static_cast<int>(cols), cc = o % static_cast<int>(cols);
+      for (int o = tid; o < kGridRowBatch * cols; o += kGridThreads) {
+        const int rr = o / cols, cc = o - rr * cols;
         const int64_t col = grid_col(p, g, t, cc, phase);
-        if (r0 + rr >= rows || col < 0) continue;
+        if (col < 0 || r0 + rr >= rows) continue;
         C sum(0);
-        for (int64_t qq = 0; qq < used; ++qq) sum += red[(qq * kGridRowBatch + rr) * cols + cc];
+        for (int qq = 0; qq < used; ++qq) sum += red[(qq * kGridRowBatch + rr) * cols + cc];
         rg[(t.d * N + n0 + r0 + rr) * GH + col] = sum;
       }
       __syncthreads();
@@ -131,9 +172,25 @@ __device__ void grid_product(const cell::CellParams& p, const GridShape& g, cons
   }
 }
 
+// This thread's terms of its column in `phase`, for the whole run (zeros where it has none).
+template <class C, int KC>
+__device__ void grid_weights(const cell::CellParams& p, const GridShape& g, const GridTile& t,
+                             const C* __restrict__ r, int phase, C (&w)[KC]) {
+  const int cols = static_cast<int>(g.cols[phase]);
+  const int c = threadIdx.x % cols, q = threadIdx.x / cols;
+  const int64_t col = grid_col(p, g, t, c, phase), kc = g.kc[phase];
+  const C* row = r + (t.d * p.gates() * p.H + col) * p.H;
+#pragma unroll
+  for (int i = 0; i < KC; ++i) {
+    const int64_t k = q * kc + i;
+    w[i] = (q < g.chunks[phase] && col >= 0 && i < kc && k < p.H) ? row[k] : C(0);
+  }
+}
+
 // Every step of the recurrence in one cooperative launch of g.blocks blocks of kGridThreads.
-// The operations and their order are HostRnnBackend::grid's (generic_rnn_plan.h).
-template <class T, class C, int KC>
+// The operations and their order are HostRnnBackend::grid's (generic_rnn_plan.h). kTwo: the
+// two phases of a GRU with linear_before_reset=0, each with its own terms in registers.
+template <class T, class C, int KC, bool kTwo>
 __global__ void __launch_bounds__(kGridThreads, 1)
     grid_kernel(cell::CellParams p, cell::StepBuffers<T, C> b, const C* __restrict__ r, C* h2,
                 GridShape g) {
@@ -142,53 +199,47 @@ __global__ void __launch_bounds__(kGridThreads, 1)
   C* red = hs + g.rows_staged * g.hp;
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const int tid = threadIdx.x;
-  const int64_t H = p.H, N = p.N, GH = p.gates() * H;
+  const int64_t H = p.H;
   const GridTile t = grid_tile(g, blockIdx.x);
-  const bool gru0 = p.cell == cell::kGru && !p.linear_before_reset;
-  // This thread's column's terms, for the whole run: the column is in exactly one phase.
-  const int c = tid % static_cast<int>(g.cols), q = tid / static_cast<int>(g.cols);
-  const int64_t col0 = grid_col(p, g, t, c, 0), col = col0 >= 0 ? col0 : grid_col(p, g, t, c, 1);
-  C w[KC];
-#pragma unroll
-  for (int i = 0; i < KC; ++i) {
-    const int64_t k = q * g.kc + i;
-    w[i] = (q < g.chunks && col >= 0 && i < g.kc && k < H) ? r[(t.d * GH + col) * H + k] : C(0);
-  }
-  C* bufs[2] = {b.h, h2};
-  const int64_t mine = N * g.units;
+  C w0[KC];
+  grid_weights<C, KC>(p, g, t, r, 0, w0);
+  C w1[kTwo ? KC : 1];
+  if constexpr (kTwo) grid_weights<C, KC>(p, g, t, r, 1, w1);
+  const int mine = static_cast<int>(p.N * g.units);  // the block's elements
   for (int64_t s = 0; s < p.T; ++s) {
-    const C* cur = bufs[s & 1];
+    const C* cur = (s & 1) ? h2 : b.h;
     cell::StepBuffers<T, C> nb = b;
-    nb.h = bufs[(s + 1) & 1];
+    nb.h = (s & 1) ? b.h : h2;
+    cell::Dnj at;
     // Rows past their length keep their state: every element starts as H_{t-1}.
-    for (int64_t i = tid; i < mine; i += blockDim.x) {
-      const int64_t e = grid_element(p, g, t, i);
-      if (e >= 0) nb.h[e] = cur[e];
+    for (int i = tid; i < mine; i += kGridThreads) {
+      if (grid_element(g, t, H, i, &at)) nb.h[state_index(p, at)] = cur[state_index(p, at)];
     }
-    for (int phase = 0; phase < (gru0 ? 2 : 1); ++phase) {
-      if (phase == 1) grid.sync();  // r*H_{t-1} (aux) from every block
-      grid_product<C, KC>(p, g, t, phase == 0 ? cur : b.aux, const_cast<C*>(b.rg), hs, red, w,
-                          phase);
-      for (int64_t i = tid; i < mine; i += blockDim.x) {
-        const int64_t e = grid_element(p, g, t, i);
-        if (e >= 0) step_element<T, C>(p, nb, s, phase, e);
+    grid_product<C, KC>(p, g, t, cur, const_cast<C*>(b.rg), hs, red, w0, 0);
+    for (int i = tid; i < mine; i += kGridThreads) {
+      if (grid_element(g, t, H, i, &at)) step_element<T, C>(p, nb, s, 0, at);
+    }
+    if constexpr (kTwo) {
+      grid.sync();  // r*H_{t-1} (aux) from every block
+      grid_product<C, KC>(p, g, t, b.aux, const_cast<C*>(b.rg), hs, red, w1, 1);
+      for (int i = tid; i < mine; i += kGridThreads) {
+        if (grid_element(g, t, H, i, &at)) step_element<T, C>(p, nb, s, 1, at);
       }
-      __syncthreads();
     }
     grid.sync();
   }
   if (p.T % 2 == 1) {  // the last state is in h2: each block moves its own elements
-    for (int64_t i = tid; i < mine; i += blockDim.x) {
-      const int64_t e = grid_element(p, g, t, i);
-      if (e >= 0) b.h[e] = h2[e];
+    cell::Dnj at;
+    for (int i = tid; i < mine; i += kGridThreads) {
+      if (grid_element(g, t, H, i, &at)) b.h[state_index(p, at)] = h2[state_index(p, at)];
     }
   }
 }
 
-template <class T, class C, int KC>
+template <class T, class C, int KC, bool kTwo>
 cudaError_t launch_grid_kc(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, const C* r,
                            C* h2, const GridShape& g, cudaStream_t stream, bool dry) {
-  const void* fn = reinterpret_cast<const void*>(&grid_kernel<T, C, KC>);
+  const void* fn = reinterpret_cast<const void*>(&grid_kernel<T, C, KC, kTwo>);
   const size_t smem = static_cast<size_t>(g.smem_bytes);
   cudaError_t e =
       cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
@@ -255,15 +306,24 @@ cudaError_t launch_rnn_step(const cell::CellParams& p, const cell::StepBuffers<T
   return cudaGetLastError();
 }
 
+template <class T, class C, bool kTwo>
+cudaError_t launch_grid_two(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, const C* r,
+                            C* h2, const GridShape& g, cudaStream_t stream, bool dry) {
+  const int64_t kc = g.max_kc();
+  if (kc <= 8) return launch_grid_kc<T, C, 8, kTwo>(p, b, r, h2, g, stream, dry);
+  if (kc <= 16) return launch_grid_kc<T, C, 16, kTwo>(p, b, r, h2, g, stream, dry);
+  if (kc <= 32 || sizeof(C) > 4) return launch_grid_kc<T, C, 32, kTwo>(p, b, r, h2, g, stream, dry);
+  if constexpr (sizeof(C) == 4) return launch_grid_kc<T, C, 64, kTwo>(p, b, r, h2, g, stream, dry);
+  return cudaErrorInvalidValue;
+}
+
 template <class T, class C>
 cudaError_t launch_rnn_grid(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, const C* r,
                             C* h2, const GridShape& g, cudaStream_t stream, bool dry) {
-  if (!g.ok() || g.kc > kGridMaxKc) return cudaErrorInvalidValue;
+  if (!g.ok() || g.max_kc() > grid_max_kc(sizeof(C))) return cudaErrorInvalidValue;
   if (!dry && (p.T == 0 || p.N == 0)) return cudaSuccess;
-  if (g.kc <= 8) return launch_grid_kc<T, C, 8>(p, b, r, h2, g, stream, dry);
-  if (g.kc <= 16) return launch_grid_kc<T, C, 16>(p, b, r, h2, g, stream, dry);
-  if (g.kc <= 32) return launch_grid_kc<T, C, 32>(p, b, r, h2, g, stream, dry);
-  return launch_grid_kc<T, C, 64>(p, b, r, h2, g, stream, dry);
+  return g.phases == 2 ? launch_grid_two<T, C, true>(p, b, r, h2, g, stream, dry)
+                       : launch_grid_two<T, C, false>(p, b, r, h2, g, stream, dry);
 }
 
 template <class T, class C>

@@ -19,25 +19,30 @@ namespace recur::cuda {
 // each other, so the whole GPU works on each step in turn: block b owns `units` hidden units
 // of one direction, holds their rows of R (every gate) in registers, and per step stages
 // H_{t-1} in shared memory, computes its columns of H_{t-1} R^T and runs the cell on its own
-// elements; a grid-wide barrier ends the step (two for a GRU with linear_before_reset=0, whose
-// h gate needs r*H_{t-1} from every block). The states are double-buffered, so that a block
-// writing H_t never races another still reading H_{t-1}. Thread t of a block works on column
-// t % cols and sums the products of chunk t / cols (kc of the H terms); the chunks' partial
-// sums meet in shared memory.
+// elements; a grid-wide barrier ends the step. A GRU with linear_before_reset=0 takes two
+// phases per step, with a barrier between them: z and r from H_{t-1}, then the h gate from
+// r*H_{t-1} (aux), which every block contributes to. The states are double-buffered, so that a
+// block writing H_t never races another still reading H_{t-1}. In phase f, thread t of a block
+// works on column t % cols[f] and sums the products of chunk t / cols[f] (kc[f] of the H
+// terms); the chunks' partial sums meet in shared memory.
 constexpr int kGridThreads = 256;  // per block
 constexpr int kGridRowBatch = 8;   // rows of H_{t-1} a thread accumulates at once
-constexpr int kGridMaxKc = 64;     // terms a thread holds in registers
+
+// Terms a thread holds in registers, per phase: beyond these, float32 spills (float64 at half).
+inline int64_t grid_max_kc(int64_t c_size) { return c_size > 4 ? 32 : 64; }
 
 struct GridShape {
   int64_t units = 0;  // hidden units per block
   int64_t tiles = 0;  // blocks per direction: ceil(H / units)
   int64_t blocks = 0;
-  int64_t cols = 0;         // gates * units: the block's columns of H R^T
-  int64_t chunks = 0;       // threads per column: kGridThreads / cols
-  int64_t kc = 0;           // terms per chunk: a multiple of 4, at most kGridMaxKc
+  int64_t phases = 0;       // 2 for a GRU with linear_before_reset=0, else 1
+  int64_t cols[2] = {};     // the block's columns of H R^T in each phase
+  int64_t chunks[2] = {};   // threads per column: kGridThreads / cols
+  int64_t kc[2] = {};       // terms per chunk: a multiple of 4, at most grid_max_kc
   int64_t hp = 0;           // H rounded up to a multiple of 4: a staged row's stride
   int64_t rows_staged = 0;  // rows of H_{t-1} in shared memory at once
   int64_t smem_bytes = 0;
+  int64_t max_kc() const { return std::max(kc[0], kc[1]); }
   bool ok() const { return blocks > 0; }
 };
 
@@ -57,18 +62,23 @@ inline GridShape grid_shape(const cell::CellParams& p, int64_t max_blocks, int64
   g.units = (p.H + most_tiles - 1) / most_tiles;
   g.tiles = (p.H + g.units - 1) / g.units;
   g.blocks = p.D * g.tiles;
-  g.cols = G * g.units;
-  if (g.cols > kGridThreads) return fail("more columns per block than threads");
-  g.chunks = kGridThreads / g.cols;
-  const int64_t per = (p.H + g.chunks - 1) / g.chunks;
-  g.kc = (per + 3) / 4 * 4;
-  if (g.kc > kGridMaxKc) {
-    return fail("hidden_size " + std::to_string(p.H) + " needs " + std::to_string(g.kc) +
-                " terms per thread on " + std::to_string(max_blocks) + " blocks (at most " +
-                std::to_string(kGridMaxKc) + ")");
+  const bool gru0 = p.cell == cell::kGru && !p.linear_before_reset;
+  g.phases = gru0 ? 2 : 1;
+  g.cols[0] = (gru0 ? 2 : G) * g.units;
+  g.cols[1] = gru0 ? g.units : 0;
+  for (int f = 0; f < g.phases; ++f) {
+    if (g.cols[f] > kGridThreads) return fail("more columns per block than threads");
+    g.chunks[f] = kGridThreads / g.cols[f];
+    const int64_t per = (p.H + g.chunks[f] - 1) / g.chunks[f];
+    g.kc[f] = (per + 3) / 4 * 4;
+    if (g.kc[f] > grid_max_kc(c_size)) {
+      return fail("hidden_size " + std::to_string(p.H) + " needs " + std::to_string(g.kc[f]) +
+                  " terms per thread on " + std::to_string(max_blocks) + " blocks (at most " +
+                  std::to_string(grid_max_kc(c_size)) + ")");
+    }
   }
   g.hp = (p.H + 3) / 4 * 4;
-  const int64_t red = g.chunks * kGridRowBatch * g.cols * c_size;
+  const int64_t red = int64_t{kGridThreads} * kGridRowBatch * c_size;  // chunks * cols <= threads
   const int64_t row = g.hp * c_size;
   g.rows_staged = std::min<int64_t>(p.N, (smem_limit - red) / row);
   if (g.rows_staged < 1) return fail("a row of the state does not fit in shared memory");
@@ -84,15 +94,12 @@ RECUR_HD inline GridTile grid_tile(const GridShape& g, int64_t b) {
   return {b / g.tiles, (b % g.tiles) * g.units};
 }
 
-// Column c of a block as a column of [G*H] (g*H + j), or -1 past H or outside `phase`: phase 0
-// is every gate but the h gate of a GRU with linear_before_reset=0, which is phase 1.
+// Column c of phase `phase` of a block as a column of [G*H] (gate*H + j), or -1 past H.
+// Phase 0 is every gate but the h gate of a GRU with linear_before_reset=0, which is phase 1.
 RECUR_HD inline int64_t grid_col(const cell::CellParams& p, const GridShape& g, const GridTile& t,
                                  int64_t c, int phase) {
-  const int64_t gate = c / g.units, j = t.j0 + c % g.units;
-  if (j >= p.H) return -1;
-  const bool gru0 = p.cell == cell::kGru && !p.linear_before_reset;
-  const int64_t want = gru0 && gate == 2 ? 1 : 0;
-  return want == phase ? gate * p.H + j : -1;
+  const int64_t gate = phase == 1 ? 2 : c / g.units, j = t.j0 + c % g.units;
+  return j < p.H ? gate * p.H + j : -1;
 }
 
 // One run's pointers (device memory on the GPU). T is the storage type of X, Y and the states;
@@ -197,22 +204,32 @@ Status run_generic_rnn(const GenericRnnRun<T, C>& r, GenericRnnBackend<T, C>& be
 // The element function of `p.cell` for one element: what one CUDA thread runs.
 template <class T, class C>
 RECUR_HD void step_element(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, int64_t s,
-                           int phase, int64_t e) {
+                           int phase, cell::Dnj at) {
   if (p.cell == cell::kLstm) {
-    cell::lstm_element<T, C>(p, b, s, e);
+    cell::lstm_element<T, C>(p, b, s, at);
   } else if (p.cell == cell::kGru) {
-    cell::gru_element<T, C>(p, b, s, e, phase);
+    cell::gru_element<T, C>(p, b, s, at, phase);
   } else {
-    cell::rnn_element<T, C>(p, b, s, e);
+    cell::rnn_element<T, C>(p, b, s, at);
   }
 }
+template <class T, class C>
+RECUR_HD void step_element(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, int64_t s,
+                           int phase, int64_t e) {
+  step_element<T, C>(p, b, s, phase, cell::split_dnj(e, p.N, p.H));
+}
 
-// Element e = (d*N + n)*H + j of the block's own ones (units j0.. of direction d): index i of
-// [N * units], or -1 past H.
-RECUR_HD inline int64_t grid_element(const cell::CellParams& p, const GridShape& g,
-                                     const GridTile& t, int64_t i) {
-  const int64_t n = i / g.units, j = t.j0 + i % g.units;
-  return j < p.H ? (t.d * p.N + n) * p.H + j : -1;
+// Element i of the block's own [N][units] (units j0.. of direction d) as (d, n, j); false past
+// H. 32-bit: a block owns at most N * units < 2^31 elements (units <= kGridThreads).
+RECUR_HD inline bool grid_element(const GridShape& g, const GridTile& t, int64_t H, int i,
+                                  cell::Dnj* at) {
+  const int u = static_cast<int>(g.units);
+  *at = {t.d, i / u, t.j0 + i % u};
+  return at->j < H;
+}
+// The state offset of (d, n, j) in [D][N][H].
+RECUR_HD inline int64_t state_index(const cell::CellParams& p, const cell::Dnj& at) {
+  return (at.d * p.N + at.n) * p.H + at.j;
 }
 
 // The same operations on the host, element by element: what the CPU tests run.
@@ -251,41 +268,39 @@ class HostRnnBackend final : public GenericRnnBackend<T, C> {
   Status grid(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, const C* r, C* h2,
               const GridShape& g) override {
     const int64_t H = p.H, N = p.N, GH = p.gates() * H;
-    const bool gru0 = p.cell == cell::kGru && !p.linear_before_reset;
     C* bufs[2] = {b.h, h2};
     for (int64_t s = 0; s < p.T; ++s) {
       C* cur = bufs[s & 1];
       cell::StepBuffers<T, C> nb = b;
       nb.h = bufs[(s + 1) & 1];
-      for (int phase = 0; phase < (gru0 ? 2 : 1); ++phase) {
+      for (int phase = 0; phase < g.phases; ++phase) {
         for (int64_t blk = 0; blk < g.blocks; ++blk) {
           const GridTile t = grid_tile(g, blk);
+          cell::Dnj at;
           if (phase == 0) {
-            for (int64_t i = 0; i < N * g.units; ++i) {
-              const int64_t e = grid_element(p, g, t, i);
-              if (e >= 0) nb.h[e] = cur[e];
+            for (int i = 0; i < N * g.units; ++i) {
+              if (grid_element(g, t, H, i, &at)) nb.h[state_index(p, at)] = cur[state_index(p, at)];
             }
           }
           const C* src = phase == 0 ? cur : b.aux;
-          for (int64_t c = 0; c < g.cols; ++c) {
+          const int64_t kc = g.kc[phase];
+          for (int64_t c = 0; c < g.cols[phase]; ++c) {
             const int64_t col = grid_col(p, g, t, c, phase);
             if (col < 0) continue;
             const C* w = r + (t.d * GH + col) * H;
             for (int64_t n = 0; n < N; ++n) {
               const C* x = src + (t.d * N + n) * H;
               C sum(0);
-              for (int64_t q = 0; q * g.kc < H; ++q) {
+              for (int64_t q = 0; q * kc < H; ++q) {
                 C part(0);
-                for (int64_t k = q * g.kc; k < std::min(H, (q + 1) * g.kc); ++k)
-                  part += x[k] * w[k];
+                for (int64_t k = q * kc; k < std::min(H, (q + 1) * kc); ++k) part += x[k] * w[k];
                 sum += part;
               }
               const_cast<C*>(b.rg)[(t.d * N + n) * GH + col] = sum;
             }
           }
-          for (int64_t i = 0; i < N * g.units; ++i) {
-            const int64_t e = grid_element(p, g, t, i);
-            if (e >= 0) step_element<T, C>(p, nb, s, phase, e);
+          for (int i = 0; i < N * g.units; ++i) {
+            if (grid_element(g, t, H, i, &at)) step_element<T, C>(p, nb, s, phase, at);
           }
         }
       }

@@ -285,6 +285,87 @@ TEST(GenericRnnCpu, RandomParityWithReference) {
   }
 }
 
+CellParams grid_params(int32_t cell, int64_t H, int64_t N, int64_t D, int32_t lbr = 1) {
+  CellParams p;
+  p.cell = cell;
+  p.linear_before_reset = lbr;
+  p.direction = D == 2 ? 2 : 0;
+  p.T = 3, p.N = N, p.H = H, p.D = D;
+  return p;
+}
+
+// The grid kernel's division on an H200 (132 multiprocessors, 227 KiB of shared memory a
+// block): the benchmark's lstm_peep and gru_lbr0 shapes, and what it refuses.
+TEST(GenericRnnCpu, GridShapeOfTheBenchmarkShapes) {
+  constexpr int64_t kSms = 132, kSmem = 227 << 10;
+  std::string why;
+  const cuda::GridShape lstm =
+      cuda::grid_shape(grid_params(cuda::cell::kLstm, 512, 32, 1), kSms, kSmem, 4, &why);
+  ASSERT_TRUE(lstm.ok()) << why;
+  EXPECT_EQ(lstm.units, 4);
+  EXPECT_EQ(lstm.blocks, 128);
+  EXPECT_EQ(lstm.phases, 1);
+  EXPECT_EQ(lstm.cols[0], 16);    // 4 gates x 4 units
+  EXPECT_EQ(lstm.chunks[0], 16);  // threads per column
+  EXPECT_EQ(lstm.kc[0], 32);      // 512 terms in 16 chunks
+  EXPECT_EQ(lstm.rows_staged, 32);
+  // linear_before_reset=0: z and r first (8 columns), then the h gate alone (4 columns) on
+  // every thread, so that neither phase leaves threads idle.
+  const cuda::GridShape gru =
+      cuda::grid_shape(grid_params(cuda::cell::kGru, 512, 32, 1, 0), kSms, kSmem, 4, &why);
+  ASSERT_TRUE(gru.ok()) << why;
+  EXPECT_EQ(gru.phases, 2);
+  EXPECT_EQ(gru.cols[0], 8);
+  EXPECT_EQ(gru.cols[1], 4);
+  EXPECT_EQ(gru.kc[0], 16);
+  EXPECT_EQ(gru.kc[1], 8);
+  // Too wide for the registers: per-step launches instead, with the reason.
+  EXPECT_FALSE(
+      cuda::grid_shape(grid_params(cuda::cell::kLstm, 4096, 8, 1), kSms, kSmem, 4, &why).ok());
+  EXPECT_NE(why.find("terms per thread"), std::string::npos) << why;
+  EXPECT_FALSE(cuda::grid_shape(grid_params(cuda::cell::kLstm, 64, 8, 2), 1, kSmem, 4, &why).ok());
+  // float64 holds half as many terms.
+  EXPECT_TRUE(
+      cuda::grid_shape(grid_params(cuda::cell::kRnn, 1024, 8, 1), kSms, kSmem, 4, nullptr).ok());
+  EXPECT_FALSE(
+      cuda::grid_shape(grid_params(cuda::cell::kRnn, 2048, 8, 1), kSms, kSmem, 8, nullptr).ok());
+}
+
+// Over the blocks and phases, every column of every direction's H R^T is computed exactly once,
+// each thread's chunk stays inside the row, and the shared memory fits.
+TEST(GenericRnnCpu, GridShapeCoversEveryColumnOnce) {
+  std::mt19937 rng(77);
+  int checked = 0;
+  for (int k = 0; k < 400; ++k) {
+    const int32_t cell = static_cast<int32_t>(rng() % 3);
+    const int64_t H = 1 + rng() % 700, N = 1 + rng() % 80, D = 1 + rng() % 2;
+    const int64_t blocks = 1 + rng() % 140, smem = int64_t{16 + rng() % 220} << 10;
+    const CellParams p = grid_params(cell, H, N, D, static_cast<int32_t>(rng() % 2));
+    const cuda::GridShape g = cuda::grid_shape(p, blocks, smem, 4, nullptr);
+    if (!g.ok()) continue;
+    ++checked;
+    ASSERT_LE(g.blocks, blocks);
+    ASSERT_LE(g.smem_bytes, smem);
+    ASSERT_GE(g.rows_staged, 1);
+    std::vector<int> seen(static_cast<size_t>(D * p.gates() * H), 0);
+    for (int64_t b = 0; b < g.blocks; ++b) {
+      const cuda::GridTile t = cuda::grid_tile(g, b);
+      for (int f = 0; f < g.phases; ++f) {
+        ASSERT_LE(g.cols[f] * g.chunks[f], cuda::kGridThreads);
+        ASSERT_GE(g.chunks[f] * g.kc[f], H);
+        for (int64_t c = 0; c < g.cols[f]; ++c) {
+          const int64_t col = cuda::grid_col(p, g, t, c, f);
+          if (col >= 0) ++seen[static_cast<size_t>(t.d * p.gates() * H + col)];
+        }
+      }
+    }
+    for (size_t i = 0; i < seen.size(); ++i)
+      ASSERT_EQ(seen[i], 1) << "column " << i << " of cell " << cell << " H=" << H << " D=" << D
+                            << " on " << blocks << " blocks";
+  }
+  EXPECT_GT(checked, 200);
+}
+
 TEST(GenericRnnCpu, ClaimsEveryFloatRnn) {
   for (const char* op : {"LSTM", "GRU", "RNN"}) {
     for (DType dt : {DType::kFloat32, DType::kFloat64, DType::kFloat16}) {
