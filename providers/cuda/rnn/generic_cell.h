@@ -159,6 +159,10 @@ template <class T, class C>
 struct StepBuffers {
   const C* xw = nullptr;
   const C* rg = nullptr;
+  // rg's layout: gate g of element (d, n, j) is rg[((d - rg_d0) * N + n) * rg_row + g * rg_gate +
+  // j - rg_j0]. [D][N][G*H] where rg_row is 0 (G*H, H and 0 then): a block of the grid kernel
+  // keeps only its own units' columns, in shared memory.
+  int64_t rg_row = 0, rg_gate = 0, rg_j0 = 0, rg_d0 = 0;
   const C* bias = nullptr;
   const C* rbh = nullptr;
   const C* peep = nullptr;
@@ -168,6 +172,14 @@ struct StepBuffers {
   const int32_t* lens = nullptr;  // [N], or null: every length is T
   T* y = nullptr;                 // ONNX Y, or null
 };
+
+// The offset of gate g of element (d, n, j) in rg.
+template <class T, class C>
+RECUR_HD int64_t rg_offset(const CellParams& p, const StepBuffers<T, C>& b, int64_t d, int64_t n,
+                           int64_t g, int64_t j) {
+  if (b.rg_row == 0) return (d * p.N + n) * p.gates() * p.H + g * p.H + j;
+  return ((d - b.rg_d0) * p.N + n) * b.rg_row + g * b.rg_gate + j - b.rg_j0;
+}
 
 template <class T, class C>
 RECUR_HD T to_storage(C v) {
@@ -196,7 +208,7 @@ RECUR_HD C gate_sum(const CellParams& p, const StepBuffers<T, C>& b, const Where
   const int64_t GH = p.gates() * p.H;
   const int64_t k = g * p.H + w.at.j;
   C v = b.xw[(w.at.d * p.T * p.N + x_row(p, w.t, w.at.n)) * GH + k] +
-        b.rg[(w.at.d * p.N + w.at.n) * GH + k];
+        b.rg[rg_offset(p, b, w.at.d, w.at.n, g, w.at.j)];
   if (b.bias) v += b.bias[w.at.d * GH + k];
   return v;
 }
@@ -272,7 +284,6 @@ RECUR_HD void gru_element(const CellParams& p, const StepBuffers<T, C>& b, int64
   const int64_t H = p.H, d = w.at.d, j = w.at.j, GH = 3 * H;
   const Act* act = p.act[d];
   const int64_t si = (d * p.N + w.at.n) * H + j;
-  const int64_t rrow = (d * p.N + w.at.n) * GH;
   C z;
   C hh;
   if (p.linear_before_reset) {
@@ -282,16 +293,16 @@ RECUR_HD void gru_element(const CellParams& p, const StepBuffers<T, C>& b, int64
     C xh = b.xw[(d * p.T * p.N + x_row(p, w.t, w.at.n)) * GH + k];
     if (b.bias) xh += b.bias[d * GH + k];
     const C rb = b.rbh ? b.rbh[d * H + j] : C(0);
-    hh = activate(act[1], clip_to(p, xh + r * (b.rg[rrow + k] + rb)));
+    hh = activate(act[1], clip_to(p, xh + r * (b.rg[rg_offset(p, b, d, w.at.n, 2, j)] + rb)));
   } else if (phase == 0) {
     z = activate(act[0], clip_to(p, gate_sum(p, b, w, 0)));
     const C r = activate(act[0], clip_to(p, gate_sum(p, b, w, 1)));
     b.aux[si] = r * b.h[si];
     // rg is this step's scratch: its z column keeps z for the second pass.
-    const_cast<C*>(b.rg)[rrow + j] = z;
+    const_cast<C*>(b.rg)[rg_offset(p, b, d, w.at.n, 0, j)] = z;
     return;
   } else {
-    z = b.rg[rrow + j];
+    z = b.rg[rg_offset(p, b, d, w.at.n, 0, j)];
     hh = activate(act[1], clip_to(p, gate_sum(p, b, w, 2)));
   }
   const C h_new = (C(1) - z) * hh + z * b.h[si];

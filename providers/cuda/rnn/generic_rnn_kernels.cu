@@ -60,7 +60,7 @@ __device__ inline void load4(const double* p, double (&v)[4]) {
 template <class C>
 __device__ void grid_stage(const cell::CellParams& p, const GridShape& g, const C* src, int64_t d,
                            int64_t n0, int rows, C* hs) {
-  constexpr int kInFlight = 8;
+  constexpr int kInFlight = 16;
   const int tid = threadIdx.x;
   const int H = static_cast<int>(p.H), hp = static_cast<int>(g.hp);
   const C* base = src + (d * p.N + n0) * p.H;
@@ -110,15 +110,18 @@ __device__ void grid_batch(const C* hb, int hp, int nvalid, int rows, const C (&
 #pragma unroll
   for (int i = 0; i < KC; i += 4) {
     if (i < nvalid) {
+      // Every row's four values first, then the rows' multiply-adds side by side: eight
+      // independent chains rather than one row's four dependent ones.
+      C v[kGridRowBatch][4];
 #pragma unroll
       for (int rr = 0; rr < kGridRowBatch; ++rr) {
-        if (kFull || rr < rows) {
-          C v[4];
-          load4(hb + rr * hp + i, v);
-          acc[rr] = fma(v[0], w[i], acc[rr]);
-          acc[rr] = fma(v[1], w[i + 1], acc[rr]);
-          acc[rr] = fma(v[2], w[i + 2], acc[rr]);
-          acc[rr] = fma(v[3], w[i + 3], acc[rr]);
+        if (kFull || rr < rows) load4(hb + rr * hp + i, v[rr]);
+      }
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+#pragma unroll
+        for (int rr = 0; rr < kGridRowBatch; ++rr) {
+          if (kFull || rr < rows) acc[rr] = fma(v[rr][k], w[i + k], acc[rr]);
         }
       }
     }
@@ -132,13 +135,18 @@ template <class C, int KC>
 __device__ void grid_product(const cell::CellParams& p, const GridShape& g, const GridTile& t,
                              const C* src, C* rg, C* hs, C* red, const C (&w)[KC], int phase) {
   const int tid = threadIdx.x;
-  const int64_t N = p.N, GH = p.gates() * p.H;
+  const int64_t N = p.N, rg_row = p.gates() * g.units;
   const int hp = static_cast<int>(g.hp), cols = static_cast<int>(g.cols[phase]);
   const int kc = static_cast<int>(g.kc[phase]), chunks = static_cast<int>(g.chunks[phase]);
   const int c = tid % cols, q = tid / cols;
   const int used = static_cast<int>((p.H + kc - 1) / kc);  // chunks with terms
   const bool mine = q < used && grid_col(p, g, t, c, phase) >= 0;
   const int nvalid = mine ? min(kc, hp - q * kc) : 0;
+  // Where a warp holds whole groups of cols lanes (cols a power of two up to 16), its lanes'
+  // sums are combined before shared memory: one partial per warp and column instead of one per
+  // chunk.
+  const bool shuffled = cols <= 16 && (cols & (cols - 1)) == 0;
+  const int parts = shuffled ? kGridThreads / 32 : used;
   for (int64_t n0 = 0; n0 < N; n0 += g.rows_staged) {
     const int rows = static_cast<int>(N - n0 < g.rows_staged ? N - n0 : g.rows_staged);
     grid_stage<C>(p, g, src, t.d, n0, rows, hs);
@@ -153,7 +161,20 @@ __device__ void grid_product(const cell::CellParams& p, const GridShape& g, cons
       } else {
         grid_batch<C, KC, false>(hb, hp, nvalid, rows - r0, w, acc);
       }
-      if (q < chunks) {
+      if (shuffled) {
+        // A warp's lanes c, c + cols, ... share column c: their sums meet by shuffles, and
+        // lane c writes the warp's partial.
+#pragma unroll
+        for (int rr = 0; rr < kGridRowBatch; ++rr) {
+          for (int off = cols; off < 32; off <<= 1)
+            acc[rr] += __shfl_xor_sync(0xffffffffu, acc[rr], off);
+        }
+        if ((tid & 31) < cols) {
+#pragma unroll
+          for (int rr = 0; rr < kGridRowBatch; ++rr)
+            red[((tid >> 5) * kGridRowBatch + rr) * cols + c] = acc[rr];
+        }
+      } else if (q < chunks) {
 #pragma unroll
         for (int rr = 0; rr < kGridRowBatch; ++rr)
           red[(q * kGridRowBatch + rr) * cols + c] = acc[rr];
@@ -161,11 +182,11 @@ __device__ void grid_product(const cell::CellParams& p, const GridShape& g, cons
       __syncthreads();
       for (int o = tid; o < kGridRowBatch * cols; o += kGridThreads) {
         const int rr = o / cols, cc = o - rr * cols;
-        const int64_t col = grid_col(p, g, t, cc, phase);
-        if (col < 0 || r0 + rr >= rows) continue;
+        const int64_t slot = grid_slot(p, g, t, cc, phase);
+        if (slot < 0 || r0 + rr >= rows) continue;
         C sum(0);
-        for (int qq = 0; qq < used; ++qq) sum += red[(qq * kGridRowBatch + rr) * cols + cc];
-        rg[(t.d * N + n0 + r0 + rr) * GH + col] = sum;
+        for (int qq = 0; qq < parts; ++qq) sum += red[(qq * kGridRowBatch + rr) * cols + cc];
+        rg[(n0 + r0 + rr) * rg_row + slot] = sum;
       }
       __syncthreads();
     }
@@ -197,6 +218,7 @@ __global__ void __launch_bounds__(kGridThreads, 1)
   extern __shared__ __align__(16) unsigned char grid_smem[];
   C* hs = reinterpret_cast<C*>(grid_smem);
   C* red = hs + g.rows_staged * g.hp;
+  C* rg = red + kGridThreads * kGridRowBatch;  // the block's own [N][G][units] of H R^T
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const int tid = threadIdx.x;
   const int64_t H = p.H;
@@ -206,22 +228,34 @@ __global__ void __launch_bounds__(kGridThreads, 1)
   C w1[kTwo ? KC : 1];
   if constexpr (kTwo) grid_weights<C, KC>(p, g, t, r, 1, w1);
   const int mine = static_cast<int>(p.N * g.units);  // the block's elements
+  cell::Dnj first;  // this thread's first element, whose inputs are prefetched
+  const bool prefetch = tid < mine && grid_element(g, t, H, tid, &first);
+  const int64_t first_len = prefetch ? cell::seq_len(b.lens, first.n, p.T) : 0;
   for (int64_t s = 0; s < p.T; ++s) {
     const C* cur = (s & 1) ? h2 : b.h;
-    cell::StepBuffers<T, C> nb = b;
-    nb.h = (s & 1) ? b.h : h2;
+    const cell::StepBuffers<T, C> nb = grid_buffers(p, g, t, b, (s & 1) ? b.h : h2, rg);
+    if (prefetch && s < first_len) {
+      // The cell's inputs that no block writes during the step (its projection of X, and the
+      // cell state) come to L1 while the product runs, rather than from L2 or memory after it.
+      const int64_t time = cell::step_time(p, first.d, s, first_len);
+      const C* xw =
+          b.xw + (first.d * p.T * p.N + cell::x_row(p, time, first.n)) * p.gates() * H + first.j;
+      for (int64_t gate = 0; gate < p.gates(); ++gate)
+        asm volatile("prefetch.L1 [%0];" ::"l"(xw + gate * H));
+      if (b.c) asm volatile("prefetch.L1 [%0];" ::"l"(b.c + state_index(p, first)));
+    }
     cell::Dnj at;
     // Rows past their length keep their state: every element starts as H_{t-1}.
     for (int i = tid; i < mine; i += kGridThreads) {
       if (grid_element(g, t, H, i, &at)) nb.h[state_index(p, at)] = cur[state_index(p, at)];
     }
-    grid_product<C, KC>(p, g, t, cur, const_cast<C*>(b.rg), hs, red, w0, 0);
+    grid_product<C, KC>(p, g, t, cur, rg, hs, red, w0, 0);
     for (int i = tid; i < mine; i += kGridThreads) {
       if (grid_element(g, t, H, i, &at)) step_element<T, C>(p, nb, s, 0, at);
     }
     if constexpr (kTwo) {
       grid.sync();  // r*H_{t-1} (aux) from every block
-      grid_product<C, KC>(p, g, t, b.aux, const_cast<C*>(b.rg), hs, red, w1, 1);
+      grid_product<C, KC>(p, g, t, b.aux, rg, hs, red, w1, 1);
       for (int i = tid; i < mine; i += kGridThreads) {
         if (grid_element(g, t, H, i, &at)) step_element<T, C>(p, nb, s, 1, at);
       }
@@ -309,18 +343,23 @@ cudaError_t launch_rnn_step(const cell::CellParams& p, const cell::StepBuffers<T
 template <class T, class C, bool kTwo>
 cudaError_t launch_grid_two(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, const C* r,
                             C* h2, const GridShape& g, cudaStream_t stream, bool dry) {
+  constexpr int64_t kMax = grid_max_kc(sizeof(C), kTwo ? 2 : 1);
   const int64_t kc = g.max_kc();
   if (kc <= 8) return launch_grid_kc<T, C, 8, kTwo>(p, b, r, h2, g, stream, dry);
   if (kc <= 16) return launch_grid_kc<T, C, 16, kTwo>(p, b, r, h2, g, stream, dry);
-  if (kc <= 32 || sizeof(C) > 4) return launch_grid_kc<T, C, 32, kTwo>(p, b, r, h2, g, stream, dry);
-  if constexpr (sizeof(C) == 4) return launch_grid_kc<T, C, 64, kTwo>(p, b, r, h2, g, stream, dry);
+  if constexpr (kMax >= 32) {
+    if (kc <= 32) return launch_grid_kc<T, C, 32, kTwo>(p, b, r, h2, g, stream, dry);
+  }
+  if constexpr (kMax >= 64) {
+    if (kc <= 64) return launch_grid_kc<T, C, 64, kTwo>(p, b, r, h2, g, stream, dry);
+  }
   return cudaErrorInvalidValue;
 }
 
 template <class T, class C>
 cudaError_t launch_rnn_grid(const cell::CellParams& p, const cell::StepBuffers<T, C>& b, const C* r,
                             C* h2, const GridShape& g, cudaStream_t stream, bool dry) {
-  if (!g.ok() || g.max_kc() > grid_max_kc(sizeof(C))) return cudaErrorInvalidValue;
+  if (!g.ok() || g.max_kc() > grid_max_kc(sizeof(C), g.phases)) return cudaErrorInvalidValue;
   if (!dry && (p.T == 0 || p.N == 0)) return cudaSuccess;
   return g.phases == 2 ? launch_grid_two<T, C, true>(p, b, r, h2, g, stream, dry)
                        : launch_grid_two<T, C, false>(p, b, r, h2, g, stream, dry);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,11 @@ namespace recur::cuda {
 constexpr int kGridThreads = 256;  // per block
 constexpr int kGridRowBatch = 8;   // rows of H_{t-1} a thread accumulates at once
 
-// Terms a thread holds in registers, per phase: beyond these, float32 spills (float64 at half).
-inline int64_t grid_max_kc(int64_t c_size) { return c_size > 4 ? 32 : 64; }
+// Terms a thread holds in registers, per phase: beyond these the kernel spills (float64 holds
+// half as many, and two phases hold two sets).
+constexpr int64_t grid_max_kc(int64_t c_size, int64_t phases) {
+  return (c_size > 4 ? 32 : 64) / (phases == 2 ? 2 : 1);
+}
 
 struct GridShape {
   int64_t units = 0;  // hidden units per block
@@ -71,18 +75,21 @@ inline GridShape grid_shape(const cell::CellParams& p, int64_t max_blocks, int64
     g.chunks[f] = kGridThreads / g.cols[f];
     const int64_t per = (p.H + g.chunks[f] - 1) / g.chunks[f];
     g.kc[f] = (per + 3) / 4 * 4;
-    if (g.kc[f] > grid_max_kc(c_size)) {
+    if (g.kc[f] > grid_max_kc(c_size, g.phases)) {
       return fail("hidden_size " + std::to_string(p.H) + " needs " + std::to_string(g.kc[f]) +
                   " terms per thread on " + std::to_string(max_blocks) + " blocks (at most " +
-                  std::to_string(grid_max_kc(c_size)) + ")");
+                  std::to_string(grid_max_kc(c_size, g.phases)) + ")");
     }
   }
   g.hp = (p.H + 3) / 4 * 4;
-  const int64_t red = int64_t{kGridThreads} * kGridRowBatch * c_size;  // chunks * cols <= threads
+  // Shared memory: the staged rows, the chunks' partial sums (chunks * cols <= threads) and the
+  // block's own columns of H R^T for every row, which the cell reads there (rg_row).
+  const int64_t red = int64_t{kGridThreads} * kGridRowBatch * c_size;
+  const int64_t rg = p.N * G * g.units * c_size;
   const int64_t row = g.hp * c_size;
-  g.rows_staged = std::min<int64_t>(p.N, (smem_limit - red) / row);
+  g.rows_staged = std::min<int64_t>(p.N, (smem_limit - red - rg) / row);
   if (g.rows_staged < 1) return fail("a row of the state does not fit in shared memory");
-  g.smem_bytes = red + g.rows_staged * row;
+  g.smem_bytes = red + rg + g.rows_staged * row;
   return g;
 }
 
@@ -100,6 +107,25 @@ RECUR_HD inline int64_t grid_col(const cell::CellParams& p, const GridShape& g, 
                                  int64_t c, int phase) {
   const int64_t gate = phase == 1 ? 2 : c / g.units, j = t.j0 + c % g.units;
   return j < p.H ? gate * p.H + j : -1;
+}
+// The same column's place in a row of the block's own rg ([N][G][units]), or -1 past H.
+RECUR_HD inline int64_t grid_slot(const cell::CellParams& p, const GridShape& g, const GridTile& t,
+                                  int64_t c, int phase) {
+  const int64_t gate = phase == 1 ? 2 : c / g.units, u = c % g.units;
+  return t.j0 + u < p.H ? gate * g.units + u : -1;
+}
+// StepBuffers for the cell of a grid block: rg is the block's own [N][G][units].
+template <class T, class C>
+RECUR_HD cell::StepBuffers<T, C> grid_buffers(const cell::CellParams& p, const GridShape& g,
+                                              const GridTile& t, cell::StepBuffers<T, C> b, C* h,
+                                              C* rg) {
+  b.h = h;
+  b.rg = rg;
+  b.rg_row = p.gates() * g.units;
+  b.rg_gate = g.units;
+  b.rg_j0 = t.j0;
+  b.rg_d0 = t.d;
+  return b;
 }
 
 // One run's pointers (device memory on the GPU). T is the storage type of X, Y and the states;
@@ -269,13 +295,16 @@ class HostRnnBackend final : public GenericRnnBackend<T, C> {
               const GridShape& g) override {
     const int64_t H = p.H, N = p.N, GH = p.gates() * H;
     C* bufs[2] = {b.h, h2};
+    const int64_t slots = N * p.gates() * g.units;  // each block's own rg
+    // NaN, as the GPU's shared memory starts as garbage: a slot read before it is written shows.
+    std::vector<C> rgs(static_cast<size_t>(g.blocks * slots), std::numeric_limits<C>::quiet_NaN());
     for (int64_t s = 0; s < p.T; ++s) {
       C* cur = bufs[s & 1];
-      cell::StepBuffers<T, C> nb = b;
-      nb.h = bufs[(s + 1) & 1];
       for (int phase = 0; phase < g.phases; ++phase) {
         for (int64_t blk = 0; blk < g.blocks; ++blk) {
           const GridTile t = grid_tile(g, blk);
+          C* rg = rgs.data() + blk * slots;
+          const cell::StepBuffers<T, C> nb = grid_buffers(p, g, t, b, bufs[(s + 1) & 1], rg);
           cell::Dnj at;
           if (phase == 0) {
             for (int i = 0; i < N * g.units; ++i) {
@@ -285,7 +314,7 @@ class HostRnnBackend final : public GenericRnnBackend<T, C> {
           const C* src = phase == 0 ? cur : b.aux;
           const int64_t kc = g.kc[phase];
           for (int64_t c = 0; c < g.cols[phase]; ++c) {
-            const int64_t col = grid_col(p, g, t, c, phase);
+            const int64_t col = grid_col(p, g, t, c, phase), slot = grid_slot(p, g, t, c, phase);
             if (col < 0) continue;
             const C* w = r + (t.d * GH + col) * H;
             for (int64_t n = 0; n < N; ++n) {
@@ -296,7 +325,7 @@ class HostRnnBackend final : public GenericRnnBackend<T, C> {
                 for (int64_t k = q * kc; k < std::min(H, (q + 1) * kc); ++k) part += x[k] * w[k];
                 sum += part;
               }
-              const_cast<C*>(b.rg)[(t.d * N + n) * GH + col] = sum;
+              rg[n * nb.rg_row + slot] = sum;
             }
           }
           for (int i = 0; i < N * g.units; ++i) {
