@@ -138,6 +138,9 @@ def main():
     ap.add_argument("--providers", default="cudnn,cuda-generic")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--ncu-timeout", type=int, default=120)
+    ap.add_argument("--quick", action="store_true",
+                    help="only recur's device-IO latency (three rounds): no graphs, no PyTorch, "
+                         "no traces; to compare two builds alternately")
     ap.add_argument("--detail", default="",
                     help="a kernel name regex: only a full ncu report (--set full, SASS with "
                          "its stall samples) of that kernel's first launch in each case's run")
@@ -161,6 +164,18 @@ def main():
         comparable = not opt.get("peepholes") and opt.get("linear_before_reset", 1) == 1
         r = {"case": name, "dtype": dtype}
         args.gpu = True
+        if args.quick:
+            ms = []
+            for _ in range(3):
+                p = gpu_bench.recur_perf(args, path, args.providers, True, 5, args.repeat)
+                if "error" in p:
+                    r["error"] = p["error"]
+                    break
+                ms.append(p["latency_ms"]["p50"])
+            r["recur_ms"] = gpu_bench.med(ms)
+            print(json.dumps(r), flush=True)
+            results.append(r)
+            continue
         if args.detail:
             detail(args, ncu, env, path, f"{name}-{dtype}", r)
             print(json.dumps(r), flush=True)

@@ -164,9 +164,9 @@ __device__ void grid_product(const cell::CellParams& p, const GridShape& g, cons
       if (shuffled) {
         // A warp's lanes c, c + cols, ... share column c: their sums meet by shuffles, and
         // lane c writes the warp's partial.
+        for (int off = cols; off < 32; off <<= 1) {
 #pragma unroll
-        for (int rr = 0; rr < kGridRowBatch; ++rr) {
-          for (int off = cols; off < 32; off <<= 1)
+          for (int rr = 0; rr < kGridRowBatch; ++rr)  // eight shuffles in flight, not one
             acc[rr] += __shfl_xor_sync(0xffffffffu, acc[rr], off);
         }
         if ((tid & 31) < cols) {
