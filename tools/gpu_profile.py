@@ -145,9 +145,10 @@ def main():
                     help="a kernel name regex: only a full ncu report (--set full, SASS with "
                          "its stall samples) of that kernel's first launch in each case's run")
     args = ap.parse_args()
-    import torch
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_tf32 = False
+    if not args.quick:  # the quick comparison needs no PyTorch (seconds of import)
+        import torch
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
     os.makedirs(args.out, exist_ok=True)
     env = gpu_bench.recur_env(args)
     ncu = ncu_path()
