@@ -119,6 +119,31 @@ Result<GridShape> grid_for(const cell::CellParams& p) {
   return g;
 }
 
+// The run's scratch: the input projection and the states, then what the order of operations
+// needs: the second state buffer of the grid kernel where `try_grid` and the shape fits it, else
+// the per-step GEMMs' rg.
+template <class T, class C, class Scratch>
+Status allocate_scratch(GenericRnnRun<T, C>& r, bool try_grid, const Scratch& scratch) {
+  auto get = [&](int64_t elems, C** dst) -> Status {
+    RECUR_ASSIGN_OR_RETURN(void* q, scratch(elems, sizeof(C)));
+    *dst = static_cast<C*>(q);
+    return ok_status();
+  };
+  const cell::CellParams& p = r.p;
+  RECUR_RETURN_IF_ERROR(get(r.xw_elems(), &r.xw));
+  RECUR_RETURN_IF_ERROR(get(r.state_elems(), &r.h));
+  if (p.cell == cell::kLstm) RECUR_RETURN_IF_ERROR(get(r.state_elems(), &r.c));
+  if (p.cell == cell::kGru && !p.linear_before_reset) {
+    RECUR_RETURN_IF_ERROR(get(r.state_elems(), &r.aux));
+  }
+  if (try_grid) {
+    auto shape = grid_for<T, C>(p);  // a macro argument cannot hold the template's comma
+    RECUR_RETURN_IF_ERROR(shape.status());
+    r.grid = *shape;
+  }
+  return r.grid.ok() ? get(r.state_elems(), &r.h2) : get(r.rg_elems(), &r.rg);
+}
+
 class GenericRnnKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(CompileContext& ctx);
@@ -229,8 +254,12 @@ Result<std::unique_ptr<Kernel>> GenericRnnKernel::create(CompileContext& ctx) {
   if (k->spec_.cell == RnnCell::kGru) {
     attrs += k->spec_.linear_before_reset ? " linear_before_reset=1" : " linear_before_reset=0";
   }
-  ctx.note("fused gate kernel per step" +
-           (attrs.empty() ? std::string() : " (" + attrs.substr(1) + ")"));
+  const std::string how = k->persistent_ == "off" ? "a GEMM and a fused gate kernel per step"
+                          : k->persistent_ == "on"
+                              ? "every step in one launch (the grid kernel) where the shape fits"
+                              : "every step in one launch (the grid kernel) up to batch " +
+                                    std::to_string(kGridAutoBatch) + " where the shape fits";
+  ctx.note(how + (attrs.empty() ? std::string() : " (" + attrs.substr(1) + ")"));
   return std::unique_ptr<Kernel>(std::move(k));
 }
 
@@ -372,29 +401,8 @@ Status GenericRnnKernel::run_typed(KernelContext& ctx, StreamContext& sc,
   if (const Tensor* h0 = ctx.input(kRnnInitialH)) r.h0 = static_cast<const T*>(h0->raw_data());
   if (const Tensor* c0 = ctx.input(kRnnInitialC)) r.c0 = static_cast<const T*>(c0->raw_data());
 
-  RECUR_ASSIGN_OR_RETURN(void* xw, scratch(r.xw_elems(), sizeof(C)));
-  RECUR_ASSIGN_OR_RETURN(void* rg, scratch(r.rg_elems(), sizeof(C)));
-  RECUR_ASSIGN_OR_RETURN(void* h, scratch(r.state_elems(), sizeof(C)));
-  r.xw = static_cast<C*>(xw);
-  r.rg = static_cast<C*>(rg);
-  r.h = static_cast<C*>(h);
-  if (p.cell == cell::kLstm) {
-    RECUR_ASSIGN_OR_RETURN(void* c, scratch(r.state_elems(), sizeof(C)));
-    r.c = static_cast<C*>(c);
-  }
-  if (p.cell == cell::kGru && !p.linear_before_reset) {
-    RECUR_ASSIGN_OR_RETURN(void* aux, scratch(r.state_elems(), sizeof(C)));
-    r.aux = static_cast<C*>(aux);
-  }
-  if (persistent_ == "on" || (persistent_ == "auto" && N <= kGridAutoBatch)) {
-    auto shape = grid_for<T, C>(p);  // a macro argument cannot hold the template's comma
-    RECUR_RETURN_IF_ERROR(shape.status());
-    r.grid = *shape;
-    if (r.grid.ok()) {
-      RECUR_ASSIGN_OR_RETURN(void* h2, scratch(r.state_elems(), sizeof(C)));
-      r.h2 = static_cast<C*>(h2);
-    }
-  }
+  RECUR_RETURN_IF_ERROR((allocate_scratch<T, C>(
+      r, persistent_ == "on" || (persistent_ == "auto" && N <= kGridAutoBatch), scratch)));
   RECUR_ASSIGN_OR_RETURN(const Blas blas, sc.cublas());
   CudaRnnBackend<T, C> backend(blas, stream);
   return run_generic_rnn<T, C>(r, backend);
