@@ -275,16 +275,19 @@ cudaError_t launch_grid_kc(const cell::CellParams& p, const cell::StepBuffers<T,
                            C* h2, const GridShape& g, cudaStream_t stream, bool dry) {
   const void* fn = reinterpret_cast<const void*>(&grid_kernel<T, C, KC, kTwo>);
   const size_t smem = static_cast<size_t>(g.smem_bytes);
-  cudaError_t e =
-      cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  int device = 0, sms = 0, optin = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (e == cudaSuccess)
+    e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  // The device's whole allowance rather than this launch's size: runs of other shapes on other
+  // threads set the same value, so none can shrink it under another's launch.
+  if (e == cudaSuccess)
+    e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
   if (e != cudaSuccess) return e;
   int per_sm = 0;
   e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, kGridThreads, smem);
   if (e != cudaSuccess) return e;
-  int device = 0, sms = 0;
-  if ((e = cudaGetDevice(&device)) != cudaSuccess) return e;
-  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
-    return e;
   if (static_cast<int64_t>(per_sm) * sms < g.blocks) return cudaErrorCooperativeLaunchTooLarge;
   if (dry) return cudaSuccess;
   cell::CellParams pa = p;
