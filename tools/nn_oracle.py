@@ -4,7 +4,8 @@ reference kernels into tests/data/nn, with expected outputs from PyTorch and num
 
 They cover what the ONNX backend node tests leave out: old opsets (BatchNormalization 1/7,
 Gemm 6 broadcast, MaxPool 1/8/10, AveragePool 7/10, Upsample 7/9, Resize 10/11, LpPool 1),
-groups, dilations and 1-D/3-D convolutions, integer and float16 types, and Einsum forms.
+groups, dilations and 1-D/3-D convolutions, integer and float16 types, Einsum forms, and
+GridSample's padding modes out of range.
 
 Run with /usr/bin/python3 (numpy, torch, onnx 1.12): /usr/bin/python3 tools/nn_oracle.py
 """
@@ -507,6 +508,21 @@ def quant_cases():
                 ("bz", np.array(bz)), ("ys", np.array(ys)), ("yz", np.array(yz))], [("y", yq)])
 
 
+def grid_sample_cases():
+    # PyTorch's grid_sample, as exporters produce it: out-of-range positions with border and
+    # reflection padding (bicubic with border clamps each tap, not the position).
+    for mode, pad, align in (("bicubic", "border", 0), ("bicubic", "border", 1),
+                             ("bicubic", "reflection", 0), ("bilinear", "border", 1),
+                             ("nearest", "reflection", 1)):
+        x = rng.standard_normal((1, 2, 5, 6)).astype(np.float32)
+        g = (rng.random((1, 4, 7, 2)) * 3 - 1.5).astype(np.float32)
+        y = F.grid_sample(torch.from_numpy(x).double(), torch.from_numpy(g).double(), mode=mode,
+                          padding_mode=pad, align_corners=bool(align)).float().numpy()
+        write_case(f"gridsample_{mode}_{pad}_align{align}", 16, "GridSample",
+                   [("x", x), ("grid", g)], [("y", y)],
+                   {"mode": mode, "padding_mode": pad, "align_corners": align})
+
+
 def main():
     os.makedirs(ROOT, exist_ok=True)
     conv_cases()
@@ -518,6 +534,7 @@ def main():
     norm_cases()
     resize_cases()
     quant_cases()
+    grid_sample_cases()
     print("wrote", len(os.listdir(ROOT)), "cases under", os.path.normpath(ROOT))
 
 

@@ -105,6 +105,13 @@ case("snake",
      [N("Mul", ["x", "a"], ["ax"]), N("Sin", ["ax"], ["s"]), N("Mul", ["s", "s"], ["s2"]),
       N("Mul", ["s2", "inv_a"], ["t"]), N("Add", ["x", "t"], ["y"])], {"x": f32(1, 512, 8000)},
      {"a": np.abs(f32(1, 512, 1)) + 0.5, "inv_a": 1 / (np.abs(f32(1, 512, 1)) + 0.5)}, ["y"])
+# Speaker-embedding heads L2-normalize each vector.
+case("lp_norm", [N("LpNormalization", ["x"], ["y"], axis=-1, p=2)], {"x": f32(4000, 512)}, {},
+     ["y"])
+# Optical-flow warping and deformable sampling: bilinear, zero padding, a grid in [-1.2, 1.2].
+case("grid_sample", [N("GridSample", ["x", "g"], ["y"], mode="bilinear")],
+     {"x": f32(1, 64, 128, 128), "g": (rng.random((1, 128, 128, 2)) * 2.4 - 1.2).astype(np.float32)},
+     {}, ["y"], opset=16)
 
 NP_TO_ORT = {np.float32: "float32", np.int64: "int64"}
 

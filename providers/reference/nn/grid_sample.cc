@@ -42,6 +42,17 @@ struct GridTap {
   int64_t index;  // -1: outside the input under zeros padding
   double weight;
 };
+// One axis's taps: 1 (nearest), 2 (linear) or 4 (cubic).
+struct AxisTaps {
+  GridTap tap[4];
+  int count = 0;
+  void add(int64_t index, double weight) { tap[count++] = {index, weight}; }
+};
+// One output point's term: the input element at `offset` (within a plane) times `weight`.
+struct PlaneTerm {
+  int64_t offset;
+  double weight;
+};
 
 class GridSampleKernel final : public Kernel {
  public:
@@ -58,93 +69,128 @@ class GridSampleKernel final : public Kernel {
                               shape_to_string(x->shape()) + " and " +
                               shape_to_string(grid->shape()));
     }
-    const auto k = static_cast<size_t>(r - 2);
     const int64_t n = x->dim(0), c = x->dim(1);
     Shape in(x->shape().begin() + 2, x->shape().end());
     Shape out_shape{n, c};
     for (int64_t d = 1; d < r - 1; ++d) out_shape.push_back(grid->dim(d));
     RECUR_ASSIGN_OR_RETURN(const int64_t total, checked_numel(out_shape, "the output"));
     const int64_t plane_in = shape_numel(in), plane_out = total / std::max<int64_t>(1, n * c);
-    RECUR_ASSIGN_OR_RETURN(std::vector<double> xs, read_as_double(*x, "X"));
     RECUR_ASSIGN_OR_RETURN(std::vector<double> gs, read_as_double(*grid, "grid"));
-    const Shape stride = contiguous_strides(in);
-    std::vector<double> ys(static_cast<size_t>(total));
-    std::vector<std::vector<GridTap>> taps(k);
-    std::vector<size_t> t(k);
-    for (int64_t b = 0; b < n; ++b) {
-      for (int64_t p = 0; p < plane_out; ++p) {
-        const double* g = gs.data() + (b * plane_out + p) * static_cast<int64_t>(k);
-        bool finite = true;
-        for (size_t d = 0; d < k; ++d) {
-          // grid lists x (the last axis) first.
-          const double v = g[k - 1 - d];
-          finite &= std::isfinite(v);
-          if (finite) taps[d] = axis_taps(v, in[d]);
-        }
-        for (int64_t ch = 0; ch < c; ++ch) {
-          const double* plane = xs.data() + (b * c + ch) * plane_in;
-          ys[static_cast<size_t>((b * c + ch) * plane_out + p)] =
-              finite ? combine(plane, taps, stride, t) : 0.0;
-        }
-      }
+    if (!visit_dtype(kNnFloatTypes, x->dtype(), [](auto) {})) {
+      return invalid_argument("X has unsupported dtype " + dtype_str(x->dtype()));
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
-    write_from_double(ys, *y);
+    visit_dtype(kNnFloatTypes, x->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      sample<T>(x->data<T>(), gs, in, n, c, plane_in, plane_out, y->data<T>());
+    });
     return ok_status();
   }
 
  private:
-  // The sum over every combination of the axes' taps of the weights' product times the pixel.
-  static double combine(const double* plane, const std::vector<std::vector<GridTap>>& taps,
-                        const std::vector<int64_t>& stride, std::vector<size_t>& t) {
+  // X's values are read as doubles, and the sums rounded once into T, as everywhere in this
+  // provider, without a double copy of X or Y.
+  template <class T>
+  void sample(const T* xs, const std::vector<double>& gs, const Shape& in, int64_t n, int64_t c,
+              int64_t plane_in, int64_t plane_out, T* ys) const {
+    using C = compute_t<T>;
+    const size_t k = in.size();
+    const Shape stride = contiguous_strides(in);
+    // The output points go in blocks: each block's terms are found once, from the grid, and then
+    // summed for every channel, one input plane at a time (the channels share the grid).
+    constexpr int64_t kBlock = 4096;
+    std::vector<AxisTaps> taps(k);
+    std::vector<PlaneTerm> terms;
+    std::vector<size_t> first(static_cast<size_t>(std::min(plane_out, kBlock)) + 1);
+    std::vector<int> t(k);
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t p0 = 0; p0 < plane_out; p0 += kBlock) {
+        const int64_t pe = std::min(plane_out, p0 + kBlock);
+        terms.clear();
+        for (int64_t p = p0; p < pe; ++p) {
+          first[static_cast<size_t>(p - p0)] = terms.size();
+          const double* g = gs.data() + (b * plane_out + p) * static_cast<int64_t>(k);
+          bool finite = true;
+          for (size_t d = 0; d < k && finite; ++d) {
+            // grid lists x (the last axis) first.
+            const double v = g[k - 1 - d];
+            finite = std::isfinite(v);
+            if (finite) taps[d] = axis_taps(v, in[d]);
+          }
+          if (finite) add_terms(taps, stride, t, terms);  // else the point is 0
+        }
+        first[static_cast<size_t>(pe - p0)] = terms.size();
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const T* plane = xs + (b * c + ch) * plane_in;
+          T* out = ys + (b * c + ch) * plane_out;
+          for (int64_t p = p0; p < pe; ++p) {
+            double v = 0;
+            const auto q = static_cast<size_t>(p - p0);
+            for (size_t i = first[q]; i < first[q + 1]; ++i)
+              v += terms[i].weight * static_cast<double>(static_cast<C>(plane[terms[i].offset]));
+            out[p] = static_cast<T>(static_cast<C>(v));
+          }
+        }
+      }
+    }
+  }
+
+  // Every combination of the axes' taps (the first axis slowest) as a term: the product of
+  // the weights and the element's offset; taps outside the input and zero weights add nothing.
+  static void add_terms(const std::vector<AxisTaps>& taps, const std::vector<int64_t>& stride,
+                        std::vector<int>& t, std::vector<PlaneTerm>& terms) {
     const size_t k = taps.size();
     std::fill(t.begin(), t.end(), 0);
-    double v = 0;
     while (true) {
       double w = 1;
       int64_t off = 0;
       bool outside = false;
       for (size_t d = 0; d < k; ++d) {
-        const GridTap& tap = taps[d][t[d]];
+        const GridTap& tap = taps[d].tap[t[d]];
         w *= tap.weight;
         off += tap.index * stride[d];
         outside |= tap.index < 0;
       }
-      if (!outside && w != 0) v += w * plane[off];
+      if (!outside && w != 0) terms.push_back({off, w});
       size_t d = k;
       while (d-- > 0) {
-        if (++t[d] < taps[d].size()) break;
+        if (++t[d] < taps[d].count) break;
         t[d] = 0;
       }
-      if (d == static_cast<size_t>(-1)) return v;
+      if (d == static_cast<size_t>(-1)) return;
     }
   }
 
   // The taps along one axis of length `size` for the normalised coordinate g: the coordinate
   // is padded first, then each tap index on its own, as PyTorch does.
-  std::vector<GridTap> axis_taps(double g, int64_t size) const {
+  AxisTaps axis_taps(double g, int64_t size) const {
     const double len = static_cast<double>(size);
     double v = align_corners_ ? (g + 1) / 2 * (len - 1) : ((g + 1) * len - 1) / 2;
     if (mode_ == GridMode::kNearest) v = std::nearbyint(v);
     const double lo = align_corners_ ? 0.0 : -0.5, hi = align_corners_ ? len - 1 : len - 0.5;
     if (v < lo || v > hi) {
-      if (padding_ == GridPadding::kBorder) v = std::clamp(v, 0.0, len - 1);
+      // Cubic with border padding clamps each tap rather than the coordinate, as PyTorch and
+      // ONNX Runtime do (the ONNX reference implementation clamps the coordinate first, which
+      // moves the taps and changes the result; docs/semantics.md).
+      if (padding_ == GridPadding::kBorder && mode_ != GridMode::kCubic) {
+        v = std::clamp(v, 0.0, len - 1);
+      }
       if (padding_ == GridPadding::kReflection) v = reflect(v, lo, hi);
     }
-    std::vector<GridTap> taps;
+    AxisTaps taps;
     if (mode_ == GridMode::kNearest) {
-      taps.push_back({pad_index(std::trunc(v), size), 1.0});
+      taps.add(pad_index(std::trunc(v), size), 1.0);
       return taps;
     }
     const double v0 = std::floor(v), tt = v - v0;
     if (mode_ == GridMode::kLinear) {
-      taps.push_back({pad_index(v0, size), 1 - tt});
-      taps.push_back({pad_index(v0 + 1, size), tt});
+      taps.add(pad_index(v0, size), 1 - tt);
+      taps.add(pad_index(v0 + 1, size), tt);
       return taps;
     }
     double cc[4];
     cubic_coeffs(tt, cc);
-    for (int j = 0; j < 4; ++j) taps.push_back({pad_index(v0 - 1 + j, size), cc[j]});
+    for (int j = 0; j < 4; ++j) taps.add(pad_index(v0 - 1 + j, size), cc[j]);
     return taps;
   }
 
