@@ -523,6 +523,20 @@ def grid_sample_cases():
                    {"mode": mode, "padding_mode": pad, "align_corners": align})
 
 
+def lp_norm_cases():
+    # Rows along the last axis four at a time and a remainder, with a zero row; a strided axis.
+    x = rng.standard_normal((9, 7)).astype(np.float32)
+    x[5] = 0
+    n = np.sqrt((x.astype(np.float64) ** 2).sum(axis=-1, keepdims=True))
+    y = np.where(n == 0, 0, x / np.where(n == 0, 1, n)).astype(np.float32)
+    write_case("lpnormalization_l2_rows", 1, "LpNormalization", [("x", x)], [("y", y)],
+               {"axis": -1, "p": 2})
+    x = rng.standard_normal((3, 5, 4)).astype(np.float64)
+    y = x / np.abs(x).sum(axis=1, keepdims=True)
+    write_case("lpnormalization_l1_strided_float64", 1, "LpNormalization", [("x", x)],
+               [("y", y)], {"axis": 1, "p": 1})
+
+
 def main():
     os.makedirs(ROOT, exist_ok=True)
     conv_cases()
@@ -535,6 +549,7 @@ def main():
     resize_cases()
     quant_cases()
     grid_sample_cases()
+    lp_norm_cases()
     print("wrote", len(os.listdir(ROOT)), "cases under", os.path.normpath(ROOT))
 
 
