@@ -77,7 +77,8 @@ class LpNormKernel final : public Kernel {
       const T* xo = x + o * len * inner;
       std::fill(norms.begin(), norms.end(), 0.0);
       for (int64_t k = 0; k < len; ++k)
-        for (int64_t i = 0; i < inner; ++i) norms[static_cast<size_t>(i)] += term(xo[k * inner + i]);
+        for (int64_t i = 0; i < inner; ++i)
+          norms[static_cast<size_t>(i)] += term(xo[k * inner + i]);
       for (int64_t i = 0; i < inner; ++i)
         write(xo + i, y + o * len * inner + i, inner, norms[static_cast<size_t>(i)]);
     }

@@ -1,0 +1,141 @@
+// The oneDNN provider's ReduceSum and ReduceMean (AVX-512, float32, one block of axes) against
+// the reference provider, which sums in double: the last axes and middle blocks, every axis,
+// negative axes, keepdims, axes as an attribute (opset 11) and as a constant input (ReduceSum
+// from 13, both from 18), rows shorter and longer than a vector, empty reduced axes (0 and
+// NaN), NaN and infinities; axes that are not one block or not constants, and
+// noop_with_empty_axes, stay with the reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "recur/recur.h"
+#include "tests/support/model_builder.h"
+#include "tests/support/op_tester.h"
+#include "tests/support/providers.h"
+
+namespace recur {
+namespace {
+
+using testing::ModelBuilder;
+using testing::set_attr;
+
+struct ReduceCase {
+  const char* op;
+  int opset;
+  Shape shape;
+  std::vector<int64_t> axes;  // empty: none given
+  int64_t keepdims = 1;
+  bool axes_as_graph_input = false;  // axes read at run time
+  int64_t noop = 0;
+};
+
+bool axes_from_input(const ReduceCase& c) {
+  return c.opset >= 18 || (std::string(c.op) == "ReduceSum" && c.opset >= 13);
+}
+
+std::string reduce_model(const ReduceCase& c) {
+  ModelBuilder mb(c.opset);
+  mb.input("X", DType::kFloat32, c.shape);
+  mb.output("Y", DType::kFloat32);
+  std::vector<std::string> ins = {"X"};
+  if (axes_from_input(c) && !c.axes.empty()) {
+    const Tensor axes =
+        Tensor::from_vector<int64_t>({static_cast<int64_t>(c.axes.size())}, c.axes);
+    if (c.axes_as_graph_input) {
+      mb.input("axes", DType::kInt64, {static_cast<int64_t>(c.axes.size())});
+    } else {
+      mb.initializer("axes", axes);
+    }
+    ins.push_back("axes");
+  }
+  onnx::NodeProto& n = mb.node(c.op, ins, {"Y"}, "reduce");
+  if (!axes_from_input(c) && !c.axes.empty()) set_attr(n, "axes", c.axes);
+  set_attr(n, "keepdims", c.keepdims);
+  if (c.noop) set_attr(n, "noop_with_empty_axes", c.noop);
+  return mb.bytes();
+}
+
+Session open(const std::string& bytes, std::vector<std::string> providers) {
+  return Session::from_bytes(bytes.data(), bytes.size(),
+                             SessionOptions().providers(std::move(providers)));
+}
+
+// Normal values, with (where asked) a NaN and infinities of both signs in a few places.
+Tensor values(const Shape& shape, std::mt19937& rng, bool specials) {
+  Tensor t = testing::random_tensor(shape, rng, 1.0f);
+  if (specials && t.numel() > 8) {
+    float* p = t.data<float>();
+    p[1] = std::numeric_limits<float>::infinity();
+    p[t.numel() / 2] = -std::numeric_limits<float>::infinity();
+    p[t.numel() - 2] = std::nanf("");
+  }
+  return t;
+}
+
+TEST(OnednnReduce, MatchesTheReference) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  std::mt19937 rng(47);
+  const std::vector<ReduceCase> cases = {
+      {"ReduceMean", 11, {1, 512, 300}, {-1}},
+      {"ReduceMean", 11, {3, 7}, {1}, 0},
+      {"ReduceSum", 11, {4, 5, 6}, {1, 2}, 0},
+      {"ReduceSum", 13, {8, 33, 20}, {1}},
+      {"ReduceSum", 13, {2, 3, 17}, {}},  // every axis
+      {"ReduceMean", 11, {2, 3, 17}, {}, 0},
+      {"ReduceMean", 18, {6, 40, 3, 5}, {1, 2}},
+      {"ReduceSum", 18, {5, 1000}, {-1}, 0},
+      {"ReduceMean", 18, {9, 4, 100}, {0}},
+      {"ReduceSum", 13, {2, 0, 5}, {1}},  // empty sums: 0
+      {"ReduceMean", 11, {2, 0, 5}, {1}},  // empty means: NaN
+      {"ReduceSum", 13, {3, 16}, {-2, -1}, 0},
+  };
+  for (const ReduceCase& c : cases) {
+    const std::string bytes = reduce_model(c);
+    Session dnn = open(bytes, {"onednn", "reference"});
+    Session ref = open(bytes, {"reference"});
+    const std::string what = std::string(c.op) + "-" + std::to_string(c.opset) + " " +
+                             shape_to_string(c.shape) + " keepdims " + std::to_string(c.keepdims);
+    EXPECT_EQ(dnn.assignment().front().provider, "onednn") << what;
+    for (bool specials : {false, true}) {
+      const Feeds feeds = {{"X", values(c.shape, rng, specials)}};
+      const Tensor got = dnn.run(feeds)[0], want = ref.run(feeds)[0];
+      ASSERT_EQ(got.shape(), want.shape()) << what;
+      // float32 sums against double ones: within a few roundings per term.
+      const std::string diff = test::compare_tensors(got, want, 1e-4);
+      EXPECT_TRUE(diff.empty()) << what << (specials ? " with NaN and infinities" : "") << ": "
+                                << diff;
+    }
+  }
+}
+
+TEST(OnednnReduce, WhatItDeclinesStaysWithTheReference) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  struct Declined {
+    ReduceCase c;
+    const char* why;
+  };
+  const std::vector<Declined> cases = {
+      {{"ReduceSum", 11, {2, 3, 4}, {0, 2}}, "one block"},
+      {{"ReduceSum", 13, {2, 3, 4}, {1}, 1, true}, "not a constant"},
+      {{"ReduceMean", 18, {2, 3, 4}, {}, 1, false, 1}, "noop_with_empty_axes"},
+  };
+  std::mt19937 rng(5);
+  for (const Declined& d : cases) {
+    const std::string bytes = reduce_model(d.c);
+    Session dnn = open(bytes, {"onednn", "reference"});
+    EXPECT_EQ(dnn.assignment().front().provider, "reference") << d.why;
+    EXPECT_NE(dnn.explain().find(d.why), std::string::npos) << dnn.explain();
+    Feeds feeds = {{"X", values(d.c.shape, rng, false)}};
+    if (d.c.axes_as_graph_input) {
+      feeds.push_back({"axes", Tensor::from_vector<int64_t>({1}, d.c.axes)});
+    }
+    Session ref = open(bytes, {"reference"});
+    EXPECT_TRUE(test::compare_tensors(dnn.run(feeds)[0], ref.run(feeds)[0], 0).empty());
+  }
+}
+
+}  // namespace
+}  // namespace recur
