@@ -7,7 +7,9 @@
 // its own: no axes means every axis, an empty sum is 0 and an empty mean NaN. Axes that are not
 // constants, that are not one block, or noop_with_empty_axes with no axes stay with the
 // reference.
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -44,20 +46,17 @@ struct Block {
   int64_t first, last;
 };
 std::optional<Block> block_of(const std::vector<int64_t>& axes, int64_t rank) {
-  if (rank == 0) return std::nullopt;
+  if (rank == 0 || rank > 64) return std::nullopt;
   if (axes.empty()) return Block{0, rank - 1};
-  std::vector<bool> on(static_cast<size_t>(rank), false);
+  uint64_t on = 0;  // a bit per axis: nothing to allocate on every run
   for (int64_t a : axes) {
     const int64_t d = a < 0 ? a + rank : a;
-    if (d < 0 || d >= rank || on[static_cast<size_t>(d)]) return std::nullopt;
-    on[static_cast<size_t>(d)] = true;
+    if (d < 0 || d >= rank || (on >> d & 1)) return std::nullopt;
+    on |= uint64_t{1} << d;
   }
-  int64_t first = 0;
-  while (!on[static_cast<size_t>(first)]) ++first;
-  int64_t last = first;
-  while (last + 1 < rank && on[static_cast<size_t>(last + 1)]) ++last;
-  for (int64_t d = last + 1; d < rank; ++d)
-    if (on[static_cast<size_t>(d)]) return std::nullopt;
+  const int64_t first = __builtin_ctzll(on), last = 63 - __builtin_clzll(on);
+  // One block: every bit from first to last is set.
+  if (std::popcount(on) != last - first + 1) return std::nullopt;
   return Block{first, last};
 }
 
@@ -89,7 +88,8 @@ RECUR_AVX512 void block_sum(const float* x, int64_t len, int64_t inner, float* y
     for (int64_t i = 0; i < inner; i += avx512::kLanes) {
       const __mmask16 m = avx512::lanes(inner - i);
       _mm512_mask_storeu_ps(
-          y + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + i), _mm512_maskz_loadu_ps(m, row + i)));
+          y + i, m,
+          _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + i), _mm512_maskz_loadu_ps(m, row + i)));
     }
   }
 }
@@ -108,9 +108,9 @@ class ReduceKernel final : public Kernel {
     const int64_t rank = x->rank();
     const std::optional<Block> b = block_of(axes_, rank);
     if (!b) {
-      return ctx.error(ErrorCode::kInvalidArgument,
-                       "the axes are out of range for rank " + std::to_string(rank) +
-                           ", repeated, or not one block of axes");
+      return ctx.error(ErrorCode::kInvalidArgument, "the axes are out of range for rank " +
+                                                        std::to_string(rank) +
+                                                        ", repeated, or not one block of axes");
     }
     int64_t outer = 1, len = 1, inner = 1;
     Shape out;
@@ -190,9 +190,8 @@ void add_reduce(KernelRegistry& r, const char* op, bool mean) {
            return std::unique_ptr<Kernel>(
                std::make_unique<ReduceKernel>(mean, std::move(*axes), keepdims));
          },
-         .claim = [mean](const Node& n, const Graph& g) {
-           return claim_reduce(n, g, mean, n.opset);
-         }});
+         .claim = [mean](const Node& n,
+                         const Graph& g) { return claim_reduce(n, g, mean, n.opset); }});
 }
 
 }  // namespace

@@ -42,8 +42,7 @@ std::string reduce_model(const ReduceCase& c) {
   mb.output("Y", DType::kFloat32);
   std::vector<std::string> ins = {"X"};
   if (axes_from_input(c) && !c.axes.empty()) {
-    const Tensor axes =
-        Tensor::from_vector<int64_t>({static_cast<int64_t>(c.axes.size())}, c.axes);
+    const Tensor axes = Tensor::from_vector<int64_t>({static_cast<int64_t>(c.axes.size())}, c.axes);
     if (c.axes_as_graph_input) {
       mb.input("axes", DType::kInt64, {static_cast<int64_t>(c.axes.size())});
     } else {
@@ -79,16 +78,12 @@ TEST(OnednnReduce, MatchesTheReference) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   std::mt19937 rng(47);
   const std::vector<ReduceCase> cases = {
-      {"ReduceMean", 11, {1, 512, 300}, {-1}},
-      {"ReduceMean", 11, {3, 7}, {1}, 0},
-      {"ReduceSum", 11, {4, 5, 6}, {1, 2}, 0},
-      {"ReduceSum", 13, {8, 33, 20}, {1}},
+      {"ReduceMean", 11, {1, 512, 300}, {-1}}, {"ReduceMean", 11, {3, 7}, {1}, 0},
+      {"ReduceSum", 11, {4, 5, 6}, {1, 2}, 0}, {"ReduceSum", 13, {8, 33, 20}, {1}},
       {"ReduceSum", 13, {2, 3, 17}, {}},  // every axis
-      {"ReduceMean", 11, {2, 3, 17}, {}, 0},
-      {"ReduceMean", 18, {6, 40, 3, 5}, {1, 2}},
-      {"ReduceSum", 18, {5, 1000}, {-1}, 0},
-      {"ReduceMean", 18, {9, 4, 100}, {0}},
-      {"ReduceSum", 13, {2, 0, 5}, {1}},  // empty sums: 0
+      {"ReduceMean", 11, {2, 3, 17}, {}, 0},   {"ReduceMean", 18, {6, 40, 3, 5}, {1, 2}},
+      {"ReduceSum", 18, {5, 1000}, {-1}, 0},   {"ReduceMean", 18, {9, 4, 100}, {0}},
+      {"ReduceSum", 13, {2, 0, 5}, {1}},   // empty sums: 0
       {"ReduceMean", 11, {2, 0, 5}, {1}},  // empty means: NaN
       {"ReduceSum", 13, {3, 16}, {-2, -1}, 0},
   };
