@@ -17,5 +17,6 @@ void register_sin(KernelRegistry& r);              // math/sin.cc (likewise)
 void register_cos(KernelRegistry& r);              // math/cos.cc (likewise)
 void register_reduce_kernels(KernelRegistry& r);   // reduce/: ArgMax, ArgMin, ReduceSum/Mean
 void register_reduce_sum_mean(KernelRegistry& r);  // reduce/reduce.cc (the above calls it)
+void register_top_k(KernelRegistry& r);            // tensor/top_k.cc: TopK
 
 }  // namespace recur::onednn

@@ -17,6 +17,7 @@ void register_kernels(KernelRegistry& r) {
   register_nn_kernels(r);
   register_math_kernels(r);
   register_reduce_kernels(r);
+  register_top_k(r);
 }
 
 namespace {
