@@ -1,7 +1,10 @@
 #include "tests/support/model_builder.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <stdexcept>
 
@@ -163,6 +166,24 @@ Tensor random_tensor(const Shape& shape, std::mt19937& rng, float scale) {
   std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
   for (auto& x : v) x = u(rng);
   return Tensor::from_vector(shape, v);
+}
+
+Tensor tricky_floats(const Shape& shape, std::mt19937& rng) {
+  Tensor t = Tensor::empty(DType::kFloat32, shape);
+  std::uniform_int_distribution<int> pick(0, 99);
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t n = shape.empty() ? 1 : shape.back();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const int p = pick(rng);
+    const bool nan_row = (i / std::max<int64_t>(n, 1)) % 3 == 2;
+    float v = static_cast<float>(pick(rng) % 7) - 3.0f;
+    if (p < 3) v = inf;
+    if (p >= 3 && p < 6) v = -inf;
+    if (p >= 6 && p < 10) v = (p % 2) ? 0.0f : -0.0f;
+    if (nan_row && p >= 95) v = std::nanf("");
+    t.data<float>()[i] = v;
+  }
+  return t;
 }
 
 Tensor floats(const Shape& shape, const std::vector<float>& values) {

@@ -66,5 +66,8 @@ class TempDir {
 Tensor floats(const Shape& shape, const std::vector<float>& values);
 // float32 values drawn uniformly from [-scale, scale) by `rng`.
 Tensor random_tensor(const Shape& shape, std::mt19937& rng, float scale = 0.5f);
+// float32 values that make orderings hard: the integers -3..3 (so rows have ties), with
+// infinities, zeros of both signs and, in every third row of the last axis, NaNs.
+Tensor tricky_floats(const Shape& shape, std::mt19937& rng);
 
 }  // namespace recur::testing

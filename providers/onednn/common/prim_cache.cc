@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "providers/onednn/common/avx512.h"
 #include "runtime/core/code_layout.h"
 
 namespace recur::onednn {
@@ -58,6 +59,22 @@ RECUR_LOAD_PATH Claim claim_float32_input(const Node& node, const Graph& graph, 
   if (dt != DType::kFloat32 && dt != DType::kUndefined) {
     return Claim::decline("the oneDNN " + node.op_type + " kernel runs float32 only, input is " +
                           std::string(dtype_name(dt)));
+  }
+  return Claim::accept();
+}
+
+RECUR_LOAD_PATH Claim claim_last_axis_float32(const Node& node, const Graph& graph,
+                                              int64_t default_axis) {
+  if (!avx512::have_avx512()) return Claim::decline("this processor has no AVX-512");
+  Claim c = claim_float32_input(node, graph);
+  if (!c.yes) return c;
+  const TypeInfo& t = graph.value(node.inputs[0]).type;
+  if (!t.shape) return Claim::decline("the input's rank is not known at load");
+  const auto rank = static_cast<int64_t>(t.shape->size());
+  const Attribute* a = node.attr("axis");
+  const int64_t axis = a ? a->i : default_axis;
+  if (rank == 0 || (axis != -1 && axis != rank - 1)) {
+    return Claim::decline("the oneDNN " + node.op_type + " kernel takes the last axis only");
   }
   return Claim::accept();
 }

@@ -108,4 +108,9 @@ inline int threads_for(double work, int max_threads) { return work < 4194304.0 ?
 // The input's dtype is float32 (or not yet known).
 Claim claim_float32_input(const Node& node, const Graph& graph, size_t i = 0);
 
+// The claim of recur's own loops along the last axis (ArgMax, ArgMin, TopK): the node's `axis`
+// (default `default_axis`) is the last axis of a float32 input whose rank is known at load, on
+// a processor with AVX-512.
+Claim claim_last_axis_float32(const Node& node, const Graph& graph, int64_t default_axis);
+
 }  // namespace recur::onednn

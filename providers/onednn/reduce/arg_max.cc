@@ -111,22 +111,6 @@ class ArgKernel final : public Kernel {
   bool last_;
 };
 
-// Taken where the axis is the last one of a float32 input of known rank, on AVX-512.
-Claim claim_arg(const Node& n, const Graph& g) {
-  if (!avx512::have_avx512()) return Claim::decline("this processor has no AVX-512");
-  Claim c = claim_float32_input(n, g);
-  if (!c.yes) return c;
-  const TypeInfo& t = g.value(n.inputs[0]).type;
-  if (!t.shape) return Claim::decline("the input's rank is not known at load");
-  const auto rank = static_cast<int64_t>(t.shape->size());
-  const Attribute* a = n.attr("axis");
-  const int64_t axis = a ? a->i : 0;
-  if (rank == 0 || (axis != -1 && axis != rank - 1)) {
-    return Claim::decline("the oneDNN kernel reduces the last axis only");
-  }
-  return Claim::accept();
-}
-
 void add_arg(KernelRegistry& r, const char* op, bool is_max) {
   r.add({.op_type = op,
          .since = 1,
@@ -139,7 +123,7 @@ void add_arg(KernelRegistry& r, const char* op, bool is_max) {
            return std::unique_ptr<Kernel>(
                std::make_unique<ArgKernel>(is_max, axis, keepdims, last));
          },
-         .claim = &claim_arg});
+         .claim = [](const Node& n, const Graph& g) { return claim_last_axis_float32(n, g, 0); }});
 }
 
 }  // namespace

@@ -132,22 +132,6 @@ class TopKKernel final : public Kernel {
   bool largest_;
 };
 
-// Taken where the axis is the last one of a float32 input of known rank, on AVX-512.
-Claim claim_top_k(const Node& n, const Graph& g) {
-  if (!avx512::have_avx512()) return Claim::decline("this processor has no AVX-512");
-  Claim c = claim_float32_input(n, g);
-  if (!c.yes) return c;
-  const TypeInfo& t = g.value(n.inputs[0]).type;
-  if (!t.shape) return Claim::decline("the input's rank is not known at load");
-  const auto rank = static_cast<int64_t>(t.shape->size());
-  const Attribute* a = n.attr("axis");
-  const int64_t axis = a ? a->i : -1;
-  if (rank == 0 || (axis != -1 && axis != rank - 1)) {
-    return Claim::decline("the oneDNN TopK takes the last axis only");
-  }
-  return Claim::accept();
-}
-
 }  // namespace
 
 void register_top_k(KernelRegistry& r) {
@@ -161,7 +145,7 @@ void register_top_k(KernelRegistry& r) {
            RECUR_RETURN_IF_ERROR(attrs.status());
            return std::unique_ptr<Kernel>(std::make_unique<TopKKernel>(k, largest));
          },
-         .claim = &claim_top_k});
+         .claim = [](const Node& n, const Graph& g) { return claim_last_axis_float32(n, g, -1); }});
 }
 
 }  // namespace recur::onednn

@@ -339,7 +339,8 @@ TEST(GenericRnnCpu, GridShapeCoversEveryColumnOnce) {
   for (int k = 0; k < 400; ++k) {
     const int32_t cell = static_cast<int32_t>(rng() % 3);
     const int64_t H = 1 + rng() % 700, N = 1 + rng() % 80, D = 1 + rng() % 2;
-    const int64_t blocks = 1 + rng() % 140, smem = int64_t{16 + rng() % 220} << 10;
+    const auto blocks = static_cast<int64_t>(1 + rng() % 140);
+    const auto smem = static_cast<int64_t>(16 + rng() % 220) << 10;
     const CellParams p = grid_params(cell, H, N, D, static_cast<int32_t>(rng() % 2));
     const cuda::GridShape g = cuda::grid_shape(p, blocks, smem, 4, nullptr);
     if (!g.ok()) continue;

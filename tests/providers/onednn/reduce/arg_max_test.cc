@@ -36,26 +36,6 @@ Session open(const std::string& bytes, std::vector<std::string> providers) {
                              SessionOptions().providers(std::move(providers)));
 }
 
-// Values from a small set, so that rows have ties, with infinities, zeros of both signs and
-// (in one row in three) NaNs mixed in.
-Tensor tricky(const Shape& shape, std::mt19937& rng) {
-  Tensor t = Tensor::empty(DType::kFloat32, shape);
-  std::uniform_int_distribution<int> pick(0, 99);
-  const float inf = std::numeric_limits<float>::infinity();
-  const int64_t n = shape.back();
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    const int p = pick(rng);
-    const bool nan_row = (i / std::max<int64_t>(n, 1)) % 3 == 2;
-    float v = static_cast<float>(pick(rng) % 7) - 3.0f;
-    if (p < 3) v = inf;
-    if (p >= 3 && p < 6) v = -inf;
-    if (p >= 6 && p < 10) v = (p % 2) ? 0.0f : -0.0f;
-    if (nan_row && p >= 95) v = std::nanf("");
-    t.data<float>()[i] = v;
-  }
-  return t;
-}
-
 TEST(OnednnArgMax, MatchesTheReference) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   std::mt19937 rng(31);
@@ -75,7 +55,7 @@ TEST(OnednnArgMax, MatchesTheReference) {
             claimed |= dnn.assignment().front().provider == "onednn";
             Session ref = open(bytes, {"reference"});
             for (int rep = 0; rep < 3; ++rep) {
-              const Feeds feeds = {{"X", tricky(shape, rng)}};
+              const Feeds feeds = {{"X", testing::tricky_floats(shape, rng)}};
               const Tensor got = dnn.run(feeds)[0], want = ref.run(feeds)[0];
               ASSERT_EQ(got.shape(), want.shape()) << what;
               for (int64_t i = 0; i < got.numel(); ++i) {

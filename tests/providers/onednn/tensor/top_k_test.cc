@@ -43,26 +43,6 @@ Session open(const std::string& bytes, std::vector<std::string> providers) {
                              SessionOptions().providers(std::move(providers)));
 }
 
-// Values from a small set (ties), with infinities, zeros of both signs and, in one row in
-// three, NaNs.
-Tensor tricky(const Shape& shape, std::mt19937& rng) {
-  Tensor t = Tensor::empty(DType::kFloat32, shape);
-  std::uniform_int_distribution<int> pick(0, 99);
-  const float inf = std::numeric_limits<float>::infinity();
-  const int64_t n = shape.back();
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    const int p = pick(rng);
-    const bool nan_row = (i / std::max<int64_t>(n, 1)) % 3 == 2;
-    float v = static_cast<float>(pick(rng) % 9) - 4.0f;
-    if (p < 3) v = inf;
-    if (p >= 3 && p < 6) v = -inf;
-    if (p >= 6 && p < 10) v = (p % 2) ? 0.0f : -0.0f;
-    if (nan_row && p >= 96) v = std::nanf("");
-    t.data<float>()[i] = v;
-  }
-  return t;
-}
-
 TEST(OnednnTopK, MatchesTheReference) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   std::mt19937 rng(61);
@@ -70,19 +50,19 @@ TEST(OnednnTopK, MatchesTheReference) {
     for (const Shape& shape : {Shape{1}, Shape{7}, Shape{16}, Shape{40}, Shape{5, 37},
                                Shape{2, 3, 300}, Shape{3, 2000}}) {
       const int64_t n = shape.back();
-      for (int64_t k : {int64_t{0}, int64_t{1}, std::min<int64_t>(n, 3), std::min<int64_t>(n, 17),
-                        n}) {
+      for (int64_t k :
+           {int64_t{0}, int64_t{1}, std::min<int64_t>(n, 3), std::min<int64_t>(n, 17), n}) {
         for (int64_t largest : {1, 0}) {
           if (opset < 11 && largest == 0) continue;
           const std::string bytes = top_k_model(opset, shape, k, -1, largest);
-          const std::string what = "opset " + std::to_string(opset) + " " +
-                                   shape_to_string(shape) + " k " + std::to_string(k) +
-                                   " largest " + std::to_string(largest);
+          const std::string what = "opset " + std::to_string(opset) + " " + shape_to_string(shape) +
+                                   " k " + std::to_string(k) + " largest " +
+                                   std::to_string(largest);
           Session dnn = open(bytes, {"onednn", "reference"});
           ASSERT_EQ(dnn.assignment().front().provider, "onednn") << what;
           Session ref = open(bytes, {"reference"});
           for (int rep = 0; rep < 2; ++rep) {
-            const Feeds feeds = {{"X", tricky(shape, rng)}};
+            const Feeds feeds = {{"X", testing::tricky_floats(shape, rng)}};
             const Outputs got = dnn.run(feeds), want = ref.run(feeds);
             // Exactly the same elements in the same order: indices equal, values bit for bit
             // (NaN equal to NaN).
@@ -115,7 +95,8 @@ TEST(OnednnTopK, KBeyondTheAxisIsAnError) {
   Session s = open(bytes, {"onednn", "reference"});
   ASSERT_EQ(s.assignment().front().provider, "onednn");
   std::mt19937 rng(3);
-  const Feeds feeds = {{"X", tricky({2, 5}, rng)}, {"K", Tensor::from_vector<int64_t>({1}, {6})}};
+  const Feeds feeds = {{"X", testing::tricky_floats({2, 5}, rng)},
+                       {"K", Tensor::from_vector<int64_t>({1}, {6})}};
   try {
     s.run(feeds);
     FAIL() << "k = 6 on an axis of 5 ran";

@@ -290,8 +290,12 @@ TEST(Bernoulli, DrawsOnesWithTheInputsProbability) {
   const bool* y = o[0].data<bool>();
   int64_t ones = 0;
   for (size_t i = 0; i < p.size(); ++i) {
-    if (i % 3 == 0) ASSERT_FALSE(y[i]) << i;
-    if (i % 3 == 1) ASSERT_TRUE(y[i]) << i;
+    if (i % 3 == 0) {
+      ASSERT_FALSE(y[i]) << i;
+    }
+    if (i % 3 == 1) {
+      ASSERT_TRUE(y[i]) << i;
+    }
     if (i % 3 == 2) ones += y[i];
   }
   // 10000 draws of p = 0.3: the standard deviation of the count is about 46.
