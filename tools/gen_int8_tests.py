@@ -2,7 +2,7 @@
 """Writes the int8 test cases under tests/data/int8/<case>/ in ONNX backend-test layout:
 model.onnx (one com.microsoft DynamicQuantizeLSTM node, or one float LSTM node) and
 test_data_set_0/input_K.pb, output_K.pb. The expected outputs come from ONNX Runtime (CPU, one
-thread) through onnxruntime-node (tools/bench/ort_conformance.js), never from recur.
+thread) through onnxruntime-node (tools/ort_oracle.py), never from recur.
 
 The quantized models are written the way ONNX Runtime's quantize_dynamic writes an LSTM
 (quantize_lstm below, also used by tools/bench/int8_bench.py): W and R transposed to
@@ -15,16 +15,14 @@ installs it) or NODE_PATH.
 """
 
 import argparse
-import json
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from ort_oracle import ort_outputs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -148,40 +146,6 @@ def make_case(out_dir, seed, name, T, N, I, H, direction, per_channel, extra, wd
         with open(os.path.join(case_dir, "test_data_set_0", "input_%d.pb" % k), "wb") as f:
             f.write(numpy_helper.from_array(a, fname).SerializeToString())
     return case_dir, feeds
-
-
-def ort_outputs(tests):
-    """Runs [(case_dir, feeds)] through ort_conformance.js; returns [{name: array}]."""
-    tmp = tempfile.mkdtemp()
-    manifest = {"tests": []}
-    for i, (case_dir, feeds) in enumerate(tests):
-        inputs = []
-        for k, (name, a) in enumerate(feeds):
-            f = os.path.join(tmp, "%d_in_%d.bin" % (i, k))
-            a.tofile(f)
-            inputs.append({"name": name, "type": str(a.dtype), "shape": list(a.shape),
-                           "file": f})
-        manifest["tests"].append({
-            "model": os.path.join(case_dir, "model.onnx"),
-            "result": os.path.join(tmp, "%d.json" % i),
-            "sets": [{"inputs": inputs, "out_prefix": os.path.join(tmp, "%d_out" % i)}]})
-    with open(os.path.join(tmp, "manifest.json"), "w") as fh:
-        json.dump(manifest, fh)
-    env = dict(os.environ)
-    env.setdefault("NODE_PATH", os.path.expanduser("~/.cache/recur-bench/ort/node_modules"))
-    subprocess.run(["node", os.path.join(HERE, "bench", "ort_conformance.js"),
-                    os.path.join(tmp, "manifest.json")], check=True, env=env)
-    results = []
-    for t in manifest["tests"]:
-        r = json.load(open(t["result"]))
-        if "load_error" in r or "error" in r["sets"][0]:
-            raise SystemExit("ONNX Runtime failed on %s: %s" % (t["model"], r))
-        outs = {}
-        for o in r["sets"][0]["outputs"]:
-            outs[o["name"]] = np.fromfile(o["file"], np.float32).reshape(o["shape"])
-        results.append(outs)
-    shutil.rmtree(tmp)
-    return results
 
 
 def main():

@@ -51,6 +51,17 @@ Status fuse_gelus(Graph& graph, const NodeFusionFilter& accept);
 // naming the nine.
 Status fuse_layer_norms(Graph& graph, const NodeFusionFilter& accept);
 
+// ONNX Runtime's fused operators, as its optimizer saves them (com.microsoft FusedConv,
+// FusedGemm, FusedMatMul, TransposeMatMul, Gelu, BiasGelu, FastGelu, QuickGelu, BiasAdd,
+// SkipLayerNormalization, SkipSimplifiedLayerNormalization, MatMulIntegerToFloat,
+// DynamicQuantizeMatMul; its ONNX-domain SimplifiedLayerNormalization and LayerNormalization
+// before opset 17), become the ONNX nodes they fused, in subgraphs too (lower_contrib.cc).
+// The first node of each keeps the original's name and a note saying what it came from.
+// Needs the ranks shape inference finds (FusedMatMul's transpositions depend on them). Fails,
+// naming the node, on a form ONNX Runtime refuses or recur cannot express. Sets *changed when
+// anything was lowered; the graph is finalized again then.
+Status lower_contrib_ops(Graph& graph, bool* changed);
+
 // The passes that need no provider, in order: Constant nodes to initializers, BatchNorm into
 // Conv, unread RNN states dropped. Each leaves the graph finalized.
 Status optimize_graph(Graph& graph);

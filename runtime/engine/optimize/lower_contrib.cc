@@ -1,0 +1,630 @@
+// ONNX Runtime's fused operators, as its graph optimizer writes them into the models it saves
+// (SessionOptions.optimized_model_filepath, level extended or above): FusedConv, FusedGemm,
+// FusedMatMul, the GELU family, the skip and simplified layer normalizations and the dynamic
+// int8 MatMuls. Each becomes the ONNX operators it fused, in the arithmetic's order, so that
+// every provider runs it (oneDNN, the CUDA glue kernels and the reference alike) and recur's
+// own fusions (fuse_conv.cc) can take the chain again where a provider gains from it.
+// docs/semantics.md ("ONNX Runtime's optimized models") lists the operators and their forms.
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "recur/dtype.h"
+#include "runtime/engine/optimize/optimizer.h"
+
+namespace recur {
+
+namespace {
+
+constexpr std::string_view kMicrosoft = "com.microsoft";
+
+// The ONNX nodes, values and constants that replace one node. The first node made keeps the
+// original's name (errors and --explain name what the user's model calls it); the others,
+// and the new values, are named "<original>/<what>".
+class Lowering {
+ public:
+  Lowering(Graph& g, int index) : g_(g), index_(index) {}
+
+  const Node& original() const { return g_.node(index_); }
+  ValueId in(size_t i) const { return original().has_input(i) ? original().inputs[i] : kNoValue; }
+  ValueId out(size_t i) const {
+    return original().has_output(i) ? original().outputs[i] : kNoValue;
+  }
+  DType dtype(ValueId v) const { return g_.value(v).type.dtype; }
+  int64_t rank(ValueId v) const { return g_.value(v).type.rank(); }
+
+  ValueId temp(const std::string& what, DType t) {
+    TypeInfo ti;
+    ti.dtype = t;
+    return g_.add_value(fresh_value_name(what), ti);
+  }
+
+  // A scalar constant of the floating type `t`.
+  Result<ValueId> scalar(const std::string& what, DType t, double v) {
+    Tensor c;
+    switch (t) {
+      case DType::kFloat32:
+        c = Tensor::scalar(static_cast<float>(v));
+        break;
+      case DType::kFloat64:
+        c = Tensor::scalar(v);
+        break;
+      case DType::kFloat16:
+        c = Tensor::scalar(Float16(static_cast<float>(v)));
+        break;
+      case DType::kBFloat16:
+        c = Tensor::scalar(BFloat16(static_cast<float>(v)));
+        break;
+      default:
+        return error("its input is " + std::string(dtype_name(t)) +
+                     "; this operator takes float16, bfloat16, float32 or float64");
+    }
+    const ValueId id = temp(what, t);
+    g_.set_initializer(id, std::move(c));
+    return id;
+  }
+
+  ValueId int64s(const std::string& what, const std::vector<int64_t>& v) {
+    const ValueId id = temp(what, DType::kInt64);
+    g_.set_initializer(id, Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v));
+    return id;
+  }
+
+  Node& add(std::string op, int opset, std::vector<ValueId> inputs,
+            std::vector<ValueId> outputs) {
+    Node n;
+    n.name = nodes_.empty() ? original().name : fresh_node_name(op);
+    n.op_type = std::move(op);
+    n.opset = opset;
+    n.inputs = std::move(inputs);
+    n.outputs = std::move(outputs);
+    nodes_.push_back(std::move(n));
+    return nodes_.back();
+  }
+
+  // A node writing `y` (a new value of `t` when y is kNoValue); returns what it writes.
+  ValueId unary(std::string op, int opset, ValueId x, ValueId y, DType t) {
+    if (y == kNoValue) y = temp(op, t);
+    add(std::move(op), opset, {x}, {y});
+    return y;
+  }
+  ValueId binary(std::string op, ValueId a, ValueId b, ValueId y, DType t) {
+    if (y == kNoValue) y = temp(op, t);
+    add(std::move(op), 14, {a, b}, {y});
+    return y;
+  }
+
+  // The first `count` inputs must be given (the schema check counts inputs, but an empty name
+  // passes it).
+  Status require_inputs(size_t count) const {
+    for (size_t i = 0; i < count; ++i)
+      if (in(i) == kNoValue) return error("input " + std::to_string(i) + " is required");
+    return ok_status();
+  }
+
+  Status error(const std::string& why) const {
+    return invalid_model(original().describe() + ": " + why);
+  }
+
+  // Puts the nodes made in the graph: the first in the original's place, the rest appended.
+  void commit(const std::string& summary) {
+    std::string ops;
+    for (size_t i = 0; i < nodes_.size(); ++i) ops += (i ? ", " : "") + nodes_[i].op_type;
+    nodes_[0].notes = original().notes;
+    nodes_[0].notes.push_back("lowered ONNX Runtime's " + original().domain_op() + " '" +
+                              original().name + "' (" + summary + ") to " + ops);
+    nodes_[0].index = index_;
+    g_.mutable_node(index_) = std::move(nodes_[0]);
+    for (size_t i = 1; i < nodes_.size(); ++i) g_.add_node(std::move(nodes_[i]));
+    nodes_.clear();
+  }
+
+ private:
+  bool taken(const std::string& name) const {
+    for (const Graph* g = &g_; g; g = g->parent())
+      if (g->find(name) != kNoValue) return true;
+    return false;
+  }
+  std::string fresh_value_name(const std::string& what) {
+    const std::string base = original().name + "/" + what;
+    std::string name = base;
+    for (int k = 1; taken(name); ++k) name = base + "_" + std::to_string(k);
+    return name;
+  }
+  std::string fresh_node_name(const std::string& op) {
+    const std::string base = original().name + "/" + op;
+    std::string name = base;
+    for (int k = 1; std::any_of(nodes_.begin(), nodes_.end(),
+                                [&](const Node& n) { return n.name == name; });
+         ++k) {
+      name = base + "_" + std::to_string(k);
+    }
+    return name;
+  }
+
+  Graph& g_;
+  int index_;
+  std::vector<Node> nodes_;
+};
+
+// A float as a person writes it ("1e-05", "1.702"), for notes.
+std::string short_float(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
+  return buf;
+}
+
+void set_float(Node& n, const char* name, float v) {
+  Attribute a;
+  a.type = AttrType::kFloat;
+  a.f = v;
+  n.attributes[name] = std::move(a);
+}
+
+void set_int(Node& n, const char* name, int64_t v) {
+  Attribute a;
+  a.type = AttrType::kInt;
+  a.i = v;
+  n.attributes[name] = std::move(a);
+}
+
+void copy_attrs(const Node& from, Node& to, std::initializer_list<const char*> names) {
+  for (const char* name : names)
+    if (const Attribute* a = from.attr(name)) to.attributes[name] = *a;
+}
+
+// ---- Activations (FusedConv's activation_params, FusedGemm's activation_alpha/beta/gamma) ----
+
+struct ActivationParams {
+  std::optional<float> alpha, beta, gamma;
+};
+
+struct ActivationForm {
+  const char* name;
+  int params;  // how many of alpha, beta, gamma it reads (Clip: min, max)
+};
+
+// ConvActivationFusion's activations and GemmActivationFusion's, in one list.
+constexpr std::array<ActivationForm, 15> kActivations = {{{"Relu", 0},
+                                                         {"Sigmoid", 0},
+                                                         {"Tanh", 0},
+                                                         {"Silu", 0},
+                                                         {"Softplus", 0},
+                                                         {"Softsign", 0},
+                                                         {"LeakyRelu", 1},
+                                                         {"Elu", 1},
+                                                         {"Celu", 1},
+                                                         {"ThresholdedRelu", 1},
+                                                         {"Clip", 2},
+                                                         {"HardSigmoid", 2},
+                                                         {"ScaledTanh", 2},
+                                                         {"ParametricSoftplus", 2},
+                                                         {"Selu", 2}}};
+
+const ActivationForm* find_activation(std::string_view name) {
+  for (const ActivationForm& a : kActivations)
+    if (name == a.name) return &a;
+  return nullptr;
+}
+
+std::string activation_names() {
+  std::string s;
+  for (const ActivationForm& a : kActivations) s += std::string(s.empty() ? "" : ", ") + a.name;
+  return s;
+}
+
+Status unknown_activation(const Lowering& l, const std::string& act) {
+  return l.error("activation '" + act + "' is not one ONNX Runtime fuses (" + activation_names() +
+                 ")");
+}
+
+// y = act(x). Parameters the activation's ONNX operator defaults are passed only where given;
+// ScaledTanh and ParametricSoftplus, which have no ONNX operator, need both.
+Status lower_activation(Lowering& l, const std::string& act, const ActivationParams& p,
+                        ValueId x, ValueId y, DType t) {
+  auto with_alpha = [&](const char* op, int opset) {
+    Node& n = l.add(op, opset, {x}, {y});
+    if (p.alpha) set_float(n, "alpha", *p.alpha);
+    return ok_status();
+  };
+  struct Plain {
+    const char* name;
+    int opset;
+  };
+  for (const Plain& f : {Plain{"Relu", 14}, Plain{"Sigmoid", 13}, Plain{"Tanh", 13},
+                         Plain{"Softplus", 1}, Plain{"Softsign", 1}}) {
+    if (act == f.name) {
+      l.add(act, f.opset, {x}, {y});
+      return ok_status();
+    }
+  }
+  if (act == "Silu") {
+    Node& n = l.add("Swish", 24, {x}, {y});
+    set_float(n, "alpha", 1.0f);
+    return ok_status();
+  }
+  if (act == "LeakyRelu") return with_alpha("LeakyRelu", 16);
+  if (act == "Elu") return with_alpha("Elu", 6);
+  if (act == "Celu") return with_alpha("Celu", 12);
+  if (act == "ThresholdedRelu") return with_alpha("ThresholdedRelu", 10);
+  if (act == "HardSigmoid" || act == "Selu") {
+    Node& n = l.add(act, 6, {x}, {y});
+    if (p.alpha) set_float(n, "alpha", *p.alpha);
+    if (act == "HardSigmoid" && p.beta) set_float(n, "beta", *p.beta);
+    if (act == "Selu" && p.gamma) set_float(n, "gamma", *p.gamma);
+    return ok_status();
+  }
+  if (act == "Clip") {
+    // FusedConv's two parameters are Clip's min and max.
+    std::vector<ValueId> in = {x, kNoValue, kNoValue};
+    if (p.alpha) {
+      RECUR_ASSIGN_OR_RETURN(in[1], l.scalar("clip_min", t, *p.alpha));
+    }
+    if (p.beta) {
+      RECUR_ASSIGN_OR_RETURN(in[2], l.scalar("clip_max", t, *p.beta));
+    }
+    l.add("Clip", 13, std::move(in), {y});
+    return ok_status();
+  }
+  if (act == "ScaledTanh" || act == "ParametricSoftplus") {
+    // alpha * f(beta * x)
+    if (!p.alpha || !p.beta) return l.error(act + " needs its alpha and beta");
+    RECUR_ASSIGN_OR_RETURN(const ValueId beta, l.scalar("activation_beta", t, *p.beta));
+    RECUR_ASSIGN_OR_RETURN(const ValueId alpha, l.scalar("activation_alpha", t, *p.alpha));
+    const ValueId bx = l.binary("Mul", x, beta, kNoValue, t);
+    const ValueId f = act == "ScaledTanh" ? l.unary("Tanh", 13, bx, kNoValue, t)
+                                          : l.unary("Softplus", 1, bx, kNoValue, t);
+    l.binary("Mul", f, alpha, y, t);
+    return ok_status();
+  }
+  return unknown_activation(l, act);
+}
+
+// ---- The operators ----
+
+DType float_type_of(const Lowering& l, ValueId v) { return v == kNoValue ? DType::kFloat32 : l.dtype(v); }
+
+// FusedConv(X, W, B?, Z?): act(Conv(X, W, B) + Z).
+Status lower_fused_conv(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(2));
+  const Node& n = l.original();
+  AttrReader a(n);
+  const std::string act = a.get_string("activation", "");
+  const std::vector<float> params = a.get_floats("activation_params");
+  RECUR_RETURN_IF_ERROR(a.status());
+  const DType t = float_type_of(l, l.in(0));
+  ActivationParams p;
+  if (!act.empty()) {
+    const ActivationForm* form = find_activation(act);
+    if (!form) return unknown_activation(l, act);
+    if (static_cast<int>(params.size()) != form->params) {
+      return l.error("activation " + act + " takes " + std::to_string(form->params) +
+                     " activation_params, the node has " + std::to_string(params.size()));
+    }
+    if (!params.empty()) p.alpha = params[0];
+    if (params.size() > 1) p.beta = params[1];
+  }
+  const ValueId y = l.out(0);
+  const bool z = l.in(3) != kNoValue;
+  const ValueId conv_y = (z || !act.empty()) ? l.temp("conv", t) : y;
+  Node& conv = l.add("Conv", 11, {l.in(0), l.in(1), l.in(2)}, {conv_y});
+  copy_attrs(n, conv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
+  if (conv.inputs.back() == kNoValue) conv.inputs.pop_back();
+  ValueId pre = conv_y;
+  if (z) pre = l.binary("Add", conv_y, l.in(3), act.empty() ? y : kNoValue, t);
+  if (!act.empty()) RECUR_RETURN_IF_ERROR(lower_activation(l, act, p, pre, y, t));
+  l.commit(act.empty() ? "no activation" : "activation " + act);
+  return ok_status();
+}
+
+// FusedGemm(A, B, C?): act(alpha A' B' + beta C).
+Status lower_fused_gemm(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(2));
+  const Node& n = l.original();
+  AttrReader a(n);
+  const std::string act = a.get_string("activation", "");
+  ActivationParams p;
+  if (a.has("activation_alpha")) p.alpha = a.get_float("activation_alpha", 0.0f);
+  if (a.has("activation_beta")) p.beta = a.get_float("activation_beta", 0.0f);
+  if (a.has("activation_gamma")) p.gamma = a.get_float("activation_gamma", 0.0f);
+  RECUR_RETURN_IF_ERROR(a.status());
+  if (act.empty()) return l.error("has no activation (FusedGemm needs one)");
+  if (act == "Clip") return l.error("activation Clip: ONNX Runtime fuses no Clip into a Gemm");
+  const DType t = float_type_of(l, l.in(0));
+  const ValueId gemm_y = l.temp("gemm", t);
+  Node& gemm = l.add("Gemm", 13, {l.in(0), l.in(1), l.in(2)}, {gemm_y});
+  copy_attrs(n, gemm, {"alpha", "beta", "transA", "transB"});
+  if (gemm.inputs.back() == kNoValue) gemm.inputs.pop_back();
+  RECUR_RETURN_IF_ERROR(lower_activation(l, act, p, gemm_y, l.out(0), t));
+  l.commit("activation " + act);
+  return ok_status();
+}
+
+// The permutation FusedMatMul applies to an operand of rank r before multiplying: transBatch
+// moves axis 0 between the batch axes and the last (so [M, B..., K] reads as [B..., M, K]),
+// trans then swaps the last two. Empty when it is the identity.
+std::vector<int64_t> matmul_perm(int64_t r, bool trans, bool trans_batch) {
+  if (r < 2) return {};
+  std::vector<int64_t> perm(static_cast<size_t>(r));
+  for (int64_t i = 0; i < r; ++i) perm[static_cast<size_t>(i)] = i;
+  if (trans_batch && r >= 3) {
+    for (int64_t i = 0; i + 2 < r; ++i) perm[static_cast<size_t>(i)] = i + 1;
+    perm[static_cast<size_t>(r - 2)] = 0;
+  }
+  if (trans) std::swap(perm[static_cast<size_t>(r - 2)], perm[static_cast<size_t>(r - 1)]);
+  for (int64_t i = 0; i < r; ++i)
+    if (perm[static_cast<size_t>(i)] != i) return perm;
+  return {};
+}
+
+// FusedMatMul(A, B) (and its older name TransposeMatMul): alpha * MatMul(A', B').
+Status lower_fused_matmul(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(2));
+  const Node& n = l.original();
+  AttrReader a(n);
+  const float alpha = a.get_float("alpha", 1.0f);
+  const bool flags[2][2] = {{a.get_int("transA", 0) != 0, a.get_int("transBatchA", 0) != 0},
+                            {a.get_int("transB", 0) != 0, a.get_int("transBatchB", 0) != 0}};
+  RECUR_RETURN_IF_ERROR(a.status());
+  const DType t = float_type_of(l, l.in(0));
+  std::array<ValueId, 2> operand = {l.in(0), l.in(1)};
+  std::array<std::vector<int64_t>, 2> perms;
+  for (size_t k = 0; k < 2; ++k) {
+    if (!flags[k][0] && !flags[k][1]) continue;
+    const int64_t r = l.rank(operand[k]);
+    if (r < 0) {
+      return l.error(std::string(k ? "B" : "A") +
+                     "'s rank is not known, and the transposition its flags ask for depends "
+                     "on it");
+    }
+    perms[k] = matmul_perm(r, flags[k][0], flags[k][1]);
+  }
+  // Each transposition made first, so that the MatMul comes first (and keeps the name) only
+  // where there is none.
+  for (size_t k = 0; k < 2; ++k) {
+    if (perms[k].empty()) continue;
+    const ValueId tr = l.temp(k ? "B_transposed" : "A_transposed", t);
+    Attribute p;
+    p.type = AttrType::kInts;
+    p.ints = perms[k];
+    l.add("Transpose", 13, {operand[k]}, {tr}).attributes["perm"] = std::move(p);
+    operand[k] = tr;
+  }
+  const ValueId y = l.out(0);
+  if (alpha == 1.0f) {
+    l.add("MatMul", 13, {operand[0], operand[1]}, {y});
+  } else {
+    const ValueId prod = l.temp("matmul", t);
+    l.add("MatMul", 13, {operand[0], operand[1]}, {prod});
+    RECUR_ASSIGN_OR_RETURN(const ValueId s, l.scalar("alpha", t, alpha));
+    l.binary("Mul", prod, s, y, t);
+  }
+  l.commit("alpha " + short_float(alpha));
+  return ok_status();
+}
+
+// Gelu(X), BiasGelu(A, B), FastGelu(X, bias?): Gelu-20 of X (+ bias), exact or tanh.
+Status lower_gelu(Lowering& l, bool tanh) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(1));
+  const DType t = float_type_of(l, l.in(0));
+  ValueId x = l.in(0);
+  if (l.in(1) != kNoValue) x = l.binary("Add", x, l.in(1), kNoValue, t);
+  Node& g = l.add("Gelu", 20, {x}, {l.out(0)});
+  Attribute a;
+  a.type = AttrType::kString;
+  a.s = tanh ? "tanh" : "none";
+  g.attributes["approximate"] = std::move(a);
+  l.commit(tanh ? "tanh approximation" : "exact");
+  return ok_status();
+}
+
+// QuickGelu(X): x * sigmoid(alpha x), which is Swish-24.
+Status lower_quick_gelu(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(1));
+  AttrReader a(l.original());
+  const float alpha = a.get_float("alpha", 1.702f);
+  RECUR_RETURN_IF_ERROR(a.status());
+  set_float(l.add("Swish", 24, {l.in(0)}, {l.out(0)}), "alpha", alpha);
+  l.commit("alpha " + short_float(alpha));
+  return ok_status();
+}
+
+// BiasAdd(X, bias, skip): X + bias + skip.
+Status lower_bias_add(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(3));
+  const DType t = float_type_of(l, l.in(0));
+  const ValueId s = l.binary("Add", l.in(0), l.in(1), kNoValue, t);
+  l.binary("Add", s, l.in(2), l.out(0), t);
+  l.commit("X + bias + skip");
+  return ok_status();
+}
+
+// Root-mean-square normalization of x over `axes` (the last ones): y = x / sqrt(mean(x^2) +
+// eps) * scale, with 1 / sqrt(...) written to inv_std (float32) and zeros to mean where they
+// are asked for. Without them it is one RMSNormalization-23 node.
+Status lower_rms(Lowering& l, ValueId x, ValueId scale, int64_t axis, float eps, ValueId y,
+                 ValueId mean, ValueId inv_std, DType t) {
+  if (mean == kNoValue && inv_std == kNoValue) {
+    Node& r = l.add("RMSNormalization", 23, {x, scale}, {y});
+    set_int(r, "axis", axis);
+    set_float(r, "epsilon", eps);
+    return ok_status();
+  }
+  std::vector<int64_t> axes = {-1};
+  if (axis != -1) {
+    const int64_t r = l.rank(x);
+    if (r < 0) return l.error("its input's rank is not known, and its axis is not -1");
+    const int64_t first = axis < 0 ? axis + r : axis;
+    if (first < 0 || first >= r) return l.error("axis " + std::to_string(axis) + " is outside the input's rank " + std::to_string(r));
+    axes.clear();
+    for (int64_t k = first; k < r; ++k) axes.push_back(k);
+  }
+  const ValueId sq = l.binary("Mul", x, x, kNoValue, t);
+  const ValueId ms = l.temp("mean_square", t);
+  Node& rm = l.add("ReduceMean", 18, {sq, l.int64s("axes", axes)}, {ms});
+  set_int(rm, "keepdims", 1);
+  RECUR_ASSIGN_OR_RETURN(const ValueId e, l.scalar("epsilon", t, eps));
+  const ValueId var = l.binary("Add", ms, e, kNoValue, t);
+  const ValueId rms = l.unary("Sqrt", 13, var, kNoValue, t);
+  const ValueId normed = l.binary("Div", x, rms, kNoValue, t);
+  l.binary("Mul", normed, scale, y, t);
+  if (inv_std == kNoValue && t == DType::kFloat32) inv_std = l.temp("inv_std_var", t);
+  if (t == DType::kFloat32) {
+    l.unary("Reciprocal", 13, rms, inv_std, t);
+  } else {
+    // ONNX Runtime writes the statistics in float32 whatever the input's type.
+    if (inv_std == kNoValue) inv_std = l.temp("inv_std_var", DType::kFloat32);
+    const ValueId inv = l.unary("Reciprocal", 13, rms, kNoValue, t);
+    set_int(l.add("Cast", 13, {inv}, {inv_std}), "to", static_cast<int64_t>(DType::kFloat32));
+  }
+  if (mean != kNoValue) {
+    // ONNX Runtime writes zeros there.
+    RECUR_ASSIGN_OR_RETURN(const ValueId zero, l.scalar("zero", DType::kFloat32, 0.0));
+    l.binary("Mul", inv_std, zero, mean, DType::kFloat32);
+  }
+  return ok_status();
+}
+
+// SkipLayerNormalization(input, skip, gamma, beta?, bias?) and
+// SkipSimplifiedLayerNormalization(input, skip, gamma, bias?): the sum input + skip (+ bias),
+// written to output 3 where asked for, normalized over the last axis into output 0, with the
+// mean and 1 / std in outputs 1 and 2.
+Status lower_skip_norm(Lowering& l, bool simplified) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(3));
+  AttrReader a(l.original());
+  const float eps = a.get_float("epsilon", 1e-12f);
+  RECUR_RETURN_IF_ERROR(a.status());
+  const DType t = float_type_of(l, l.in(0));
+  const ValueId bias = l.in(simplified ? 3 : 4);
+  const ValueId sum_out = l.out(3);
+  ValueId sum = l.binary("Add", l.in(0), l.in(1), bias == kNoValue ? sum_out : kNoValue, t);
+  if (bias != kNoValue) sum = l.binary("Add", sum, bias, sum_out, t);
+  if (simplified) {
+    RECUR_RETURN_IF_ERROR(lower_rms(l, sum, l.in(2), -1, eps, l.out(0), l.out(1), l.out(2), t));
+  } else {
+    Node& ln = l.add("LayerNormalization", 17, {sum, l.in(2), l.in(3)},
+                     {l.out(0), l.out(1), l.out(2)});
+    while (!ln.inputs.empty() && ln.inputs.back() == kNoValue) ln.inputs.pop_back();
+    while (!ln.outputs.empty() && ln.outputs.back() == kNoValue) ln.outputs.pop_back();
+    set_int(ln, "axis", -1);
+    set_float(ln, "epsilon", eps);
+  }
+  l.commit("epsilon " + short_float(eps));
+  return ok_status();
+}
+
+// SimplifiedLayerNormalization(X, scale) of ONNX Runtime's ONNX-domain schema.
+Status lower_simplified_layer_norm(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(2));
+  AttrReader a(l.original());
+  const int64_t axis = a.get_int("axis", -1);
+  const float eps = a.get_float("epsilon", 1e-5f);
+  RECUR_RETURN_IF_ERROR(a.status());
+  const DType t = float_type_of(l, l.in(0));
+  RECUR_RETURN_IF_ERROR(
+      lower_rms(l, l.in(0), l.in(1), axis, eps, l.out(0), kNoValue, l.out(1), t));
+  l.commit("axis " + std::to_string(axis));
+  return ok_status();
+}
+
+// MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zp?, b_zp?, bias?) and
+// DynamicQuantizeMatMul(A, B, b_scale, b_zp?, bias?), whose A is quantized as
+// DynamicQuantizeLinear does: MatMulInteger, then the int32 sums times a_scale * b_scale, plus
+// bias.
+Status lower_integer_matmul(Lowering& l, bool dynamic) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(dynamic ? 3 : 4));
+  ValueId a = l.in(0), a_scale, a_zp, b_scale, b_zp, bias;
+  const DType t = dynamic ? DType::kFloat32 : float_type_of(l, l.in(2));
+  if (dynamic) {
+    a = l.temp("A_quantized", DType::kUInt8);
+    a_scale = l.temp("A_scale", DType::kFloat32);
+    a_zp = l.temp("A_zero_point", DType::kUInt8);
+    l.add("DynamicQuantizeLinear", 11, {l.in(0)}, {a, a_scale, a_zp});
+    b_scale = l.in(2);
+    b_zp = l.in(3);
+    bias = l.in(4);
+  } else {
+    a_scale = l.in(2);
+    b_scale = l.in(3);
+    a_zp = l.in(4);
+    b_zp = l.in(5);
+    bias = l.in(6);
+  }
+  const ValueId acc = l.temp("int32_product", DType::kInt32);
+  Node& mm = l.add("MatMulInteger", 10, {a, l.in(1), a_zp, b_zp}, {acc});
+  while (mm.inputs.back() == kNoValue) mm.inputs.pop_back();
+  const ValueId f = l.temp("product", t);
+  set_int(l.add("Cast", 13, {acc}, {f}), "to", static_cast<int64_t>(t));
+  const ValueId scale = l.binary("Mul", a_scale, b_scale, kNoValue, t);
+  const ValueId y = l.binary("Mul", f, scale, bias == kNoValue ? l.out(0) : kNoValue, t);
+  if (bias != kNoValue) l.binary("Add", y, bias, l.out(0), t);
+  l.commit(dynamic ? "A quantized per tensor to uint8" : "int32 products scaled to float");
+  return ok_status();
+}
+
+// The lowering of `n`, if recur lowers its operator.
+using LowerFn = Status (*)(Lowering&);
+LowerFn lowering_for(const Node& n) {
+  if (n.domain.empty()) {
+    // ONNX Runtime's own schemas in the ONNX domain: LayerNormalization before opset 17 is
+    // handled where it is met (it only changes version).
+    if (n.op_type == "SimplifiedLayerNormalization") return lower_simplified_layer_norm;
+    return nullptr;
+  }
+  if (n.domain != kMicrosoft) return nullptr;
+  const std::string& op = n.op_type;
+  if (op == "FusedConv") return lower_fused_conv;
+  if (op == "FusedGemm") return lower_fused_gemm;
+  if (op == "FusedMatMul" || op == "TransposeMatMul") return lower_fused_matmul;
+  if (op == "Gelu" || op == "BiasGelu") return [](Lowering& l) { return lower_gelu(l, false); };
+  if (op == "FastGelu") return [](Lowering& l) { return lower_gelu(l, true); };
+  if (op == "QuickGelu") return lower_quick_gelu;
+  if (op == "BiasAdd") return lower_bias_add;
+  if (op == "SkipLayerNormalization")
+    return [](Lowering& l) { return lower_skip_norm(l, false); };
+  if (op == "SkipSimplifiedLayerNormalization")
+    return [](Lowering& l) { return lower_skip_norm(l, true); };
+  if (op == "MatMulIntegerToFloat")
+    return [](Lowering& l) { return lower_integer_matmul(l, false); };
+  if (op == "DynamicQuantizeMatMul")
+    return [](Lowering& l) { return lower_integer_matmul(l, true); };
+  return nullptr;
+}
+
+}  // namespace
+
+Status lower_contrib_ops(Graph& graph, bool* changed) {
+  for (const Node& n : graph.nodes()) {
+    for (const auto& [name, a] : n.attributes) {
+      if (a.g) RECUR_RETURN_IF_ERROR(lower_contrib_ops(*a.g, changed));
+      for (const auto& g : a.graphs) RECUR_RETURN_IF_ERROR(lower_contrib_ops(*g, changed));
+    }
+  }
+  bool any = false;
+  const size_t count = graph.nodes().size();  // not the nodes lowering appends
+  for (size_t i = 0; i < count; ++i) {
+    Node& n = graph.mutable_node(static_cast<int>(i));
+    if (n.domain.empty() && n.op_type == "LayerNormalization" && n.opset < 17) {
+      n.notes.push_back("ONNX Runtime's LayerNormalization of opset " + std::to_string(n.opset) +
+                        " (before ONNX's own, of opset 17, which computes the same) runs as "
+                        "LayerNormalization-17");
+      n.opset = 17;
+      any = true;
+      continue;
+    }
+    const LowerFn lower = lowering_for(n);
+    if (!lower) continue;
+    Lowering l(graph, static_cast<int>(i));
+    RECUR_RETURN_IF_ERROR(lower(l));
+    any = true;
+  }
+  if (!any) return ok_status();
+  if (changed) *changed = true;
+  return graph.finalize();
+}
+
+}  // namespace recur

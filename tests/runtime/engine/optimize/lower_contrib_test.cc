@@ -1,0 +1,175 @@
+// Lowering ONNX Runtime's fused operators (runtime/engine/optimize/optimizer.h,
+// lower_contrib_ops). Their outputs are checked against ONNX Runtime's own in the CTests
+// contrib/* and contrib-onednn/* (tests/data/contrib, tools/gen_contrib_tests.py) and on the
+// shipped models as ONNX Runtime saves them (ort-optimized/*). Here: no contrib node is left
+// and --explain says what each came from; the lowering happens with optimization off too;
+// new values never take a name the model uses; and the forms recur cannot lower are refused
+// at load, naming the node and what is wrong.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "recur/recur.h"
+#include "tests/support/expect_error.h"
+#include "tests/support/model_builder.h"
+#include "tools/common/testdir.h"
+
+namespace recur {
+namespace {
+
+using testing::expect_error;
+using testing::floats;
+using testing::ModelBuilder;
+using testing::set_attr;
+using testing::TempDir;
+
+const std::string kCases = std::string(RECUR_SOURCE_DIR) + "/tests/data/contrib";
+
+bool has_note(const NodeAssignment& a, const std::string& part) {
+  for (const auto& n : a.notes)
+    if (n.find(part) != std::string::npos) return true;
+  return false;
+}
+
+// Every case's node (named after the case) is gone, the node that keeps its name says what it
+// was, and the outputs match ONNX Runtime's with optimization off as well as on.
+TEST(LowerContrib, EveryCaseLowersAndSaysSo) {
+  int cases = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kCases)) {
+    const std::string name = entry.path().filename().string();
+    SCOPED_TRACE(name);
+    ++cases;
+    for (bool optimize : {true, false}) {
+      const SessionOptions opts = SessionOptions().providers({"reference"}).optimize(optimize);
+      Session s(entry.path().string() + "/model.onnx", opts);
+      bool named = false;
+      for (const NodeAssignment& a : s.assignment()) {
+        EXPECT_EQ(a.op.find("com.microsoft::"), std::string::npos) << a.op;
+        EXPECT_NE(a.op, "SimplifiedLayerNormalization");
+        if (a.node != name) continue;
+        named = true;
+        EXPECT_TRUE(has_note(a, "lowered ONNX Runtime's") || has_note(a, "LayerNormalization-17"))
+            << s.explain();
+      }
+      EXPECT_TRUE(named) << s.explain();
+      std::ostringstream log;
+      const tools::TestResult r =
+          tools::run_test_dir(entry.path().string(), opts, tools::Tolerance{1e-3, 1e-5}, &log);
+      EXPECT_EQ(r.outcome, tools::TestResult::Outcome::kPass) << r.reason << "\n" << log.str();
+    }
+  }
+  EXPECT_GE(cases, 50);
+}
+
+// A FusedConv with a sum input and an activation, in a model that already uses the names the
+// lowering would give its intermediate values.
+TEST(LowerContrib, NewValuesTakeNoNameTheModelUses) {
+  TempDir dir;
+  ModelBuilder m(17);
+  m.opset("com.microsoft", 1);
+  m.input("x", DType::kFloat32, {1, 1, 4});
+  m.input("c/conv", DType::kFloat32, {1, 1, 4});
+  m.initializer("w", floats({1, 1, 1}, {2.0f}));
+  m.output("y", DType::kFloat32);
+  m.output("other", DType::kFloat32);
+  auto& conv = m.node("FusedConv", {"x", "w", "", "c/conv"}, {"y"}, "c", "com.microsoft");
+  set_attr(conv, "activation", std::string("Relu"));
+  m.node("Neg", {"c/conv"}, {"other"}, "neg");
+  const std::string path = m.save(dir.path());
+  Session s(path, SessionOptions().providers({"reference"}));
+  const Outputs out = s.run({{"x", floats({1, 1, 4}, {1, -1, 2, -3})},
+                             {"c/conv", floats({1, 1, 4}, {0.5f, 0.5f, -5, 7})}});
+  // relu(2x + z) and -z
+  const std::vector<float> want_y = {2.5f, 0, 0, 1}, want_other = {-0.5f, -0.5f, 5, -7};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_FLOAT_EQ(out["y"].data<float>()[i], want_y[i]) << i;
+    EXPECT_FLOAT_EQ(out["other"].data<float>()[i], want_other[i]) << i;
+  }
+}
+
+struct Refusal {
+  const char* what;
+  std::string op;
+  std::vector<std::string> inputs;
+  void (*attrs)(onnx::NodeProto&);
+  std::vector<std::string> parts;
+  bool unranked_x = false;
+};
+
+TEST(LowerContrib, RefusesWhatItCannotLowerNamingTheNode) {
+  const std::vector<Refusal> refusals = {
+      {"unknown activation", "FusedConv", {"x", "w"},
+       [](onnx::NodeProto& n) { set_attr(n, "activation", std::string("Swish")); },
+       {"activation 'Swish' is not one ONNX Runtime fuses"}},
+      {"too many parameters", "FusedConv", {"x", "w"},
+       [](onnx::NodeProto& n) {
+         set_attr(n, "activation", std::string("LeakyRelu"));
+         set_attr(n, "activation_params", std::vector<float>{0.1f, 0.2f});
+       },
+       {"activation LeakyRelu takes 1 activation_params, the node has 2"}},
+      {"Clip without its bounds", "FusedConv", {"x", "w"},
+       [](onnx::NodeProto& n) { set_attr(n, "activation", std::string("Clip")); },
+       {"activation Clip takes 2 activation_params, the node has 0"}},
+      {"FusedGemm without an activation", "FusedGemm", {"x2", "w2"},
+       [](onnx::NodeProto&) {}, {"has no activation"}},
+      {"FusedGemm with Clip", "FusedGemm", {"x2", "w2"},
+       [](onnx::NodeProto& n) { set_attr(n, "activation", std::string("Clip")); },
+       {"fuses no Clip into a Gemm"}},
+      {"ScaledTanh without beta", "FusedGemm", {"x2", "w2"},
+       [](onnx::NodeProto& n) {
+         set_attr(n, "activation", std::string("ScaledTanh"));
+         set_attr(n, "activation_alpha", 1.0f);
+       },
+       {"ScaledTanh needs its alpha and beta"}},
+      {"transposition of an unranked operand", "FusedMatMul", {"x", "w2"},
+       [](onnx::NodeProto& n) { set_attr(n, "transA", int64_t{1}); },
+       {"A's rank is not known"}, true},
+      {"missing gamma", "SkipLayerNormalization", {"x", "x", ""},
+       [](onnx::NodeProto&) {}, {"input 2 is required"}},
+  };
+  for (const Refusal& r : refusals) {
+    SCOPED_TRACE(r.what);
+    TempDir dir;
+    ModelBuilder m(17);
+    m.opset("com.microsoft", 1);
+    if (r.unranked_x) {
+      onnx::ValueInfoProto* in = m.graph().add_input();
+      in->set_name("x");
+      in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    } else {
+      m.input("x", DType::kFloat32, {1, 2, 5});
+    }
+    m.input("x2", DType::kFloat32, {3, 2});
+    m.initializer("w", floats({2, 2, 1}, {1, 2, 3, 4}));
+    m.initializer("w2", floats({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}));
+    m.output("y", DType::kFloat32);
+    r.attrs(m.node(r.op, r.inputs, {"y"}, "the_node", "com.microsoft"));
+    const std::string path = m.save(dir.path());
+    std::vector<std::string> parts = r.parts;
+    parts.push_back(path);
+    parts.push_back("node 'the_node' (com.microsoft::" + r.op + ")");
+    expect_error([&] { Session s(path, SessionOptions().providers({"reference"})); },
+                 ErrorCode::kInvalidModel, parts);
+  }
+}
+
+// The schema check knows the contrib operators: an attribute of the wrong type is refused at
+// load before any lowering.
+TEST(LowerContrib, SchemaRefusesAWrongAttributeType) {
+  TempDir dir;
+  ModelBuilder m(17);
+  m.opset("com.microsoft", 1);
+  m.input("x", DType::kFloat32, {1, 2, 5});
+  m.initializer("w", floats({2, 2, 1}, {1, 2, 3, 4}));
+  m.output("y", DType::kFloat32);
+  set_attr(m.node("FusedConv", {"x", "w"}, {"y"}, "conv", "com.microsoft"), "activation",
+           int64_t{1});
+  const std::string path = m.save(dir.path());
+  expect_error([&] { Session s(path); }, ErrorCode::kInvalidModel,
+               {path, "node 'conv' (com.microsoft::FusedConv)", "activation"});
+}
+
+}  // namespace
+}  // namespace recur

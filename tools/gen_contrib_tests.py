@@ -1,0 +1,337 @@
+#!/usr/bin/python3
+"""Writes the test cases of ONNX Runtime's fused operators under tests/data/contrib/<case>/, in
+ONNX backend-test layout (model.onnx, test_data_set_0/input_K.pb and output_K.pb): one node of
+each operator ONNX Runtime's graph optimizer writes into the models it saves (com.microsoft
+FusedConv, FusedGemm, FusedMatMul, TransposeMatMul, Gelu, BiasGelu, FastGelu, QuickGelu,
+SkipLayerNormalization, SkipSimplifiedLayerNormalization, MatMulIntegerToFloat,
+DynamicQuantizeMatMul; the ONNX-domain SimplifiedLayerNormalization and LayerNormalization
+before opset 17), over the forms it writes them in. recur lowers them to ONNX operators
+(runtime/engine/optimize/lower_contrib.cc).
+
+The expected outputs come from ONNX Runtime 1.30 (CPU, one thread) through onnxruntime-node
+(tools/ort_oracle.py), never from recur, except BiasAdd's, which ONNX Runtime runs only on
+CUDA: that one is computed here with numpy.
+
+It also writes tests/data/ort_optimized/<model>.onnx: each shipped model in models/ whose
+optimized form (ONNX Runtime's level "extended", as SessionOptions.optimized_model_filepath
+saves it) holds one of those operators. CTest runs them against the shipped model's own test
+sets (tests/CMakeLists.txt), whose expected outputs come from the model's original oracle.
+
+Usage: /usr/bin/python3 tools/gen_contrib_tests.py [--out tests/data/contrib]
+           [--optimized-out tests/data/ort_optimized]
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from ort_oracle import ort_outputs
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MS = "com.microsoft"
+F = TensorProto.FLOAT
+NP_TO_ONNX = {np.float32: TensorProto.FLOAT, np.uint8: TensorProto.UINT8,
+              np.int8: TensorProto.INT8, np.float16: TensorProto.FLOAT16}
+
+
+class Case:
+    """One model: a single node; `feeds` are graph inputs, `consts` initializers."""
+
+    def __init__(self, name, op, inputs, outputs, domain=MS, opset=17, **attrs):
+        self.name, self.op, self.domain, self.opset = name, op, domain, opset
+        self.inputs, self.outputs, self.attrs = inputs, outputs, attrs
+        self.feeds, self.consts = [], []
+
+    def feed(self, name, a):
+        self.feeds.append((name, a))
+        return self
+
+    def const(self, name, a):
+        self.consts.append((name, a))
+        return self
+
+    def model(self):
+        node = helper.make_node(self.op, self.inputs, self.outputs, name=self.name,
+                                domain=self.domain, **self.attrs)
+        ins = [helper.make_tensor_value_info(n, NP_TO_ONNX[a.dtype.type], list(a.shape))
+               for n, a in self.feeds]
+        outs = [onnx.ValueInfoProto(name=o)
+                for o in self.outputs if o]
+        graph = helper.make_graph([node], self.name, ins, outs,
+                                  [numpy_helper.from_array(a, n) for n, a in self.consts])
+        opsets = [helper.make_opsetid("", self.opset), helper.make_opsetid(MS, 1)]
+        return helper.make_model(graph, opset_imports=opsets, ir_version=8)
+
+
+def rand(rng, shape, scale=1.0, dtype=np.float32):
+    return (scale * rng.standard_normal(shape)).astype(dtype)
+
+
+def fused_conv_cases(rng):
+    cases = []
+
+    def conv(name, x_shape, w_shape, bias=True, z=False, **attrs):
+        ins = ["X", "W", "B" if bias else "", "Z" if z else ""]
+        while ins and not ins[-1]:
+            ins.pop()
+        c = Case(name, "FusedConv", ins, ["Y"], **attrs)
+        c.feed("X", rand(rng, x_shape)).const("W", rand(rng, w_shape, 0.4))
+        if bias:
+            c.const("B", rand(rng, (w_shape[0],), 0.3))
+        return c
+
+    cases.append(conv("fused_conv_relu", (2, 3, 8, 8), (4, 3, 3, 3), pads=[1, 1, 1, 1],
+                      activation="Relu"))
+    cases.append(conv("fused_conv_no_activation", (1, 2, 9), (3, 2, 3), bias=False))
+    cases.append(conv("fused_conv_sigmoid_strided", (2, 4, 7, 6), (6, 2, 3, 2), group=2,
+                      strides=[2, 1], dilations=[1, 2], activation="Sigmoid"))
+    cases.append(conv("fused_conv_tanh_same", (1, 3, 5, 5), (2, 3, 3, 3), auto_pad="SAME_UPPER",
+                      activation="Tanh"))
+    cases.append(conv("fused_conv_leaky_relu", (2, 4, 12), (5, 4, 3), strides=[2], pads=[1, 1],
+                      activation="LeakyRelu", activation_params=[0.2]))
+    cases.append(conv("fused_conv_clip", (1, 3, 6, 6), (4, 3, 1, 1), activation="Clip",
+                      activation_params=[-0.5, 0.7]))
+    cases.append(conv("fused_conv_hard_sigmoid", (1, 2, 10), (3, 2, 5), pads=[2, 2],
+                      activation="HardSigmoid", activation_params=[0.3, 0.4]))
+    # ConvAddActivationFusion's form (level all): the Add's other operand is Z, added before
+    # the activation.
+    c = conv("fused_conv_z_relu", (2, 3, 6, 6), (4, 3, 3, 3), z=True, pads=[1, 1, 1, 1],
+             activation="Relu")
+    cases.append(c.feed("Z", rand(rng, (2, 4, 6, 6))))
+    c = conv("fused_conv_z_only", (1, 2, 8), (2, 2, 3), z=True)
+    cases.append(c.feed("Z", rand(rng, (1, 2, 6))))
+    return cases
+
+
+def fused_gemm_cases(rng):
+    cases = []
+    acts = [("Relu", {}), ("Sigmoid", {}), ("Tanh", {}), ("Softplus", {}), ("Softsign", {}),
+            ("LeakyRelu", {"activation_alpha": 0.1}), ("Elu", {"activation_alpha": 0.7}),
+            ("Celu", {"activation_alpha": 1.3}), ("ThresholdedRelu", {"activation_alpha": 0.2}),
+            ("HardSigmoid", {"activation_alpha": 0.3, "activation_beta": 0.45}),
+            ("Selu", {"activation_alpha": 1.6, "activation_gamma": 1.05}),
+            ("ScaledTanh", {"activation_alpha": 1.5, "activation_beta": 0.6}),
+            ("ParametricSoftplus", {"activation_alpha": 0.8, "activation_beta": 1.4})]
+    for k, (act, params) in enumerate(acts):
+        trans_a, trans_b = k % 2, (k // 2) % 2
+        m, kk, n = 5, 7, 6
+        a_shape = (kk, m) if trans_a else (m, kk)
+        b_shape = (n, kk) if trans_b else (kk, n)
+        c_shape = [(n,), (m, n), (1,), (m, 1)][k % 4]
+        c = Case("fused_gemm_" + act.lower(), "FusedGemm", ["A", "B", "C"], ["Y"],
+                 activation=act, transA=trans_a, transB=trans_b, alpha=0.9 if k % 3 else 1.0,
+                 beta=0.5 if k % 5 else 1.0, **params)
+        c.feed("A", rand(rng, a_shape)).const("B", rand(rng, b_shape, 0.5))
+        cases.append(c.const("C", rand(rng, c_shape, 0.5)))
+    c = Case("fused_gemm_no_c", "FusedGemm", ["A", "B"], ["Y"], activation="Relu", transB=1)
+    cases.append(c.feed("A", rand(rng, (3, 4))).feed("B", rand(rng, (2, 4))))
+    return cases
+
+
+def fused_matmul_cases(rng):
+    forms = [  # name, A shape, B shape, attributes
+        ("alpha", (4, 5), (5, 3), {"alpha": 0.125}),
+        ("trans_a", (5, 4), (5, 3), {"transA": 1}),
+        ("trans_b", (2, 4, 5), (3, 5), {"transB": 1, "alpha": 2.0}),
+        ("trans_both_batched", (3, 1, 5, 4), (2, 3, 5), {"transA": 1, "transB": 1}),
+        ("trans_batch_a", (4, 2, 5), (2, 5, 3), {"transBatchA": 1}),
+        ("trans_batch_b", (2, 4, 5), (5, 2, 3), {"transBatchB": 1, "alpha": 0.5}),
+        ("trans_batch_a_trans_a", (5, 2, 3, 4), (2, 3, 5, 6), {"transBatchA": 1, "transA": 1}),
+        ("trans_batch_b_trans_b", (2, 3, 4, 5), (6, 2, 3, 5), {"transBatchB": 1, "transB": 1}),
+        ("vector_b", (3, 4, 5), (5,), {"alpha": 3.0}),
+    ]
+    cases = []
+    for name, a, b, attrs in forms:
+        c = Case("fused_matmul_" + name, "FusedMatMul", ["A", "B"], ["Y"], **attrs)
+        cases.append(c.feed("A", rand(rng, a)).feed("B", rand(rng, b)))
+    c = Case("transpose_matmul", "TransposeMatMul", ["A", "B"], ["Y"], transA=1, alpha=0.75)
+    cases.append(c.feed("A", rand(rng, (2, 5, 4))).feed("B", rand(rng, (2, 5, 3))))
+    return cases
+
+
+def gelu_cases(rng):
+    x = rand(rng, (2, 3, 16), 2.0)
+    cases = [Case("gelu", "Gelu", ["X"], ["Y"]).feed("X", x),
+             Case("fast_gelu", "FastGelu", ["X"], ["Y"]).feed("X", x),
+             Case("fast_gelu_bias", "FastGelu", ["X", "bias"], ["Y"]).feed("X", x)
+             .const("bias", rand(rng, (16,), 0.5)),
+             Case("bias_gelu", "BiasGelu", ["A", "B"], ["Y"]).feed("A", x)
+             .const("B", rand(rng, (16,), 0.5)),
+             Case("quick_gelu", "QuickGelu", ["X"], ["Y"]).feed("X", x),
+             Case("quick_gelu_silu", "QuickGelu", ["X"], ["Y"], alpha=1.0).feed("X", x)]
+    return cases
+
+
+def norm_cases(rng):
+    cases = []
+    h = 24
+    x = rand(rng, (2, 5, h), 1.5) + 0.3
+    skip = rand(rng, (2, 5, h))
+    gamma, beta, bias = rand(rng, (h,), 0.5) + 1.0, rand(rng, (h,), 0.2), rand(rng, (h,), 0.2)
+    c = Case("skip_layer_norm_all_outputs", "SkipLayerNormalization",
+             ["input", "skip", "gamma", "beta", "bias"],
+             ["output", "mean", "inv_std_var", "input_skip_bias_sum"], epsilon=1e-5)
+    cases.append(c.feed("input", x).feed("skip", skip).const("gamma", gamma).const("beta", beta)
+                 .const("bias", bias))
+    c = Case("skip_layer_norm_broadcast_skip", "SkipLayerNormalization",
+             ["input", "skip", "gamma", "beta"], ["output", "", "", "input_skip_bias_sum"])
+    cases.append(c.feed("input", x).feed("skip", rand(rng, (1, 5, h))).const("gamma", gamma)
+                 .const("beta", beta))
+    c = Case("skip_layer_norm_2d_no_beta", "SkipLayerNormalization",
+             ["input", "skip", "gamma", "", "bias"], ["output"], epsilon=1e-6)
+    cases.append(c.feed("input", x[0]).feed("skip", skip[0]).const("gamma", gamma)
+                 .const("bias", bias))
+    c = Case("skip_simplified_layer_norm", "SkipSimplifiedLayerNormalization",
+             ["input", "skip", "gamma", "bias"], ["output", "", "", "input_skip_bias_sum"],
+             epsilon=1e-6)
+    cases.append(c.feed("input", x).feed("skip", skip).const("gamma", gamma).const("bias", bias))
+    c = Case("skip_simplified_layer_norm_inv_std", "SkipSimplifiedLayerNormalization",
+             ["input", "skip", "gamma"], ["output", "", "inv_std_var"])
+    cases.append(c.feed("input", x).feed("skip", skip).const("gamma", gamma))
+    c = Case("simplified_layer_norm", "SimplifiedLayerNormalization", ["X", "scale"], ["Y"],
+             domain="", opset=13, epsilon=1e-6)
+    cases.append(c.feed("X", x).const("scale", gamma))
+    c = Case("simplified_layer_norm_axis1_inv_std", "SimplifiedLayerNormalization",
+             ["X", "scale"], ["Y", "inv_std_var"], domain="", opset=14, axis=1)
+    cases.append(c.feed("X", x).const("scale", rand(rng, (5, h), 0.5) + 1.0))
+    c = Case("layer_norm_opset13", "LayerNormalization", ["X", "scale", "B"],
+             ["Y", "Mean", "InvStdDev"], domain="", opset=13, epsilon=1e-5)
+    cases.append(c.feed("X", x).const("scale", gamma).const("B", beta))
+    c = Case("layer_norm_opset11_axis", "LayerNormalization", ["X", "scale"], ["Y"],
+             domain="", opset=11, axis=-2)
+    cases.append(c.feed("X", x).const("scale", rand(rng, (5, h), 0.5) + 1.0))
+    return cases
+
+
+def quantized(rng, shape, dtype):
+    lo, hi = (0, 256) if dtype == np.uint8 else (-128, 128)
+    return rng.integers(lo, hi, shape).astype(dtype)
+
+
+def integer_matmul_cases(rng):
+    cases = []
+    k, n = 16, 8
+    c = Case("matmul_integer_to_float", "MatMulIntegerToFloat",
+             ["A", "B", "a_scale", "b_scale", "a_zero_point", "b_zero_point", "bias"], ["Y"])
+    c.feed("A", quantized(rng, (2, 3, k), np.uint8)).const("B", quantized(rng, (k, n), np.int8))
+    c.feed("a_scale", np.array(0.02, np.float32))
+    c.const("b_scale", (0.01 + 0.01 * rng.random(n)).astype(np.float32))
+    c.feed("a_zero_point", np.array(131, np.uint8))
+    c.const("b_zero_point", np.zeros(n, np.int8)).const("bias", rand(rng, (n,), 0.5))
+    cases.append(c)
+    c = Case("matmul_integer_to_float_uint8_b", "MatMulIntegerToFloat",
+             ["A", "B", "a_scale", "b_scale", "", "b_zero_point"], ["Y"])
+    c.feed("A", quantized(rng, (4, k), np.uint8)).const("B", quantized(rng, (k, n), np.uint8))
+    c.const("a_scale", np.array(0.05, np.float32)).const("b_scale", np.array(0.003, np.float32))
+    cases.append(c.const("b_zero_point", np.array(128, np.uint8)))
+    c = Case("dynamic_quantize_matmul", "DynamicQuantizeMatMul",
+             ["A", "B", "b_scale", "b_zero_point", "bias"], ["Y"])
+    c.feed("A", rand(rng, (2, 5, k))).const("B", quantized(rng, (k, n), np.int8))
+    c.const("b_scale", (0.01 + 0.01 * rng.random(n)).astype(np.float32))
+    c.const("b_zero_point", np.zeros(n, np.int8)).const("bias", rand(rng, (n,), 0.5))
+    cases.append(c)
+    c = Case("dynamic_quantize_matmul_uint8_b", "DynamicQuantizeMatMul",
+             ["A", "B", "b_scale", "b_zero_point"], ["Y"])
+    c.feed("A", rand(rng, (3, k)) + 2.0).const("B", quantized(rng, (k, n), np.uint8))
+    cases.append(c.const("b_scale", np.array(0.004, np.float32))
+                 .const("b_zero_point", np.array(120, np.uint8)))
+    c = Case("dynamic_quantize_matmul_zero_a", "DynamicQuantizeMatMul", ["A", "B", "b_scale"],
+             ["Y"])
+    c.feed("A", np.zeros((2, k), np.float32)).const("B", quantized(rng, (k, n), np.int8))
+    cases.append(c.const("b_scale", np.array(0.01, np.float32)))
+    return cases
+
+
+def write(out_dir, case):
+    case_dir = os.path.join(out_dir, case.name)
+    shutil.rmtree(case_dir, ignore_errors=True)
+    os.makedirs(os.path.join(case_dir, "test_data_set_0"))
+    onnx.save(case.model(), os.path.join(case_dir, "model.onnx"))
+    for k, (name, a) in enumerate(case.feeds):
+        with open(os.path.join(case_dir, "test_data_set_0", "input_%d.pb" % k), "wb") as f:
+            f.write(numpy_helper.from_array(a, name).SerializeToString())
+    return case_dir
+
+
+def write_outputs(case_dir, case, outs):
+    k = 0
+    for name in case.outputs:
+        if not name:
+            continue
+        with open(os.path.join(case_dir, "test_data_set_0", "output_%d.pb" % k), "wb") as f:
+            f.write(numpy_helper.from_array(outs[name], name).SerializeToString())
+        k += 1
+
+
+def bias_add_case(out_dir, rng):
+    """BiasAdd: ONNX Runtime has no CPU kernel for it; X + bias + skip in numpy."""
+    c = Case("bias_add", "BiasAdd", ["X", "bias", "skip"], ["Y"])
+    x, bias, skip = rand(rng, (2, 3, 8)), rand(rng, (8,)), rand(rng, (2, 3, 8))
+    c.feed("X", x).const("bias", bias).feed("skip", skip)
+    case_dir = write(out_dir, c)
+    write_outputs(case_dir, c, {"Y": ((x + bias) + skip).astype(np.float32)})
+    return case_dir
+
+
+def graph_ops(g):
+    """{(domain, op)} of g's nodes and its subgraphs'."""
+    ops = set()
+    for n in g.node:
+        ops.add((n.domain, n.op_type))
+        for a in n.attribute:
+            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                ops |= graph_ops(sub)
+    return ops
+
+
+def ort_optimized_models(out_dir):
+    """The shipped models ONNX Runtime's optimizer writes com.microsoft or ONNX Runtime-only
+    operators into, as it saves them."""
+    env = dict(os.environ)
+    env.setdefault("NODE_PATH", os.path.expanduser("~/.cache/recur-bench/ort/node_modules"))
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(out_dir)
+    models_dir = os.path.join(HERE, "..", "models")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in sorted(os.listdir(models_dir)):
+            src = os.path.join(models_dir, name, "model.onnx")
+            if not os.path.exists(src):
+                continue
+            dst = os.path.join(tmp, name + ".onnx")
+            subprocess.run(["node", os.path.join(HERE, "ort_optimize.js"), src, dst, "extended"],
+                           check=True, env=env, stderr=subprocess.DEVNULL)
+            ops = graph_ops(onnx.load(dst).graph)
+            ort_only = sorted(op for d, op in ops
+                              if d == MS or op in ("SimplifiedLayerNormalization",
+                                                   "LayerNormalization"))
+            if ort_only:
+                shutil.copy(dst, os.path.join(out_dir, name + ".onnx"))
+                print("wrote", os.path.relpath(os.path.join(out_dir, name + ".onnx")), ort_only)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(HERE, "..", "tests", "data", "contrib"))
+    ap.add_argument("--optimized-out",
+                    default=os.path.join(HERE, "..", "tests", "data", "ort_optimized"))
+    args = ap.parse_args()
+    rng = np.random.default_rng(20261128)
+    cases = (fused_conv_cases(rng) + fused_gemm_cases(rng) + fused_matmul_cases(rng) +
+             gelu_cases(rng) + norm_cases(rng) + integer_matmul_cases(rng))
+    dirs = [write(args.out, c) for c in cases]
+    results = ort_outputs([(d, c.feeds) for d, c in zip(dirs, cases)])
+    for d, c, outs in zip(dirs, cases, results):
+        write_outputs(d, c, outs)
+        print("wrote", os.path.relpath(d))
+    print("wrote", os.path.relpath(bias_add_case(args.out, rng)))
+    ort_optimized_models(args.optimized_out)
+
+
+if __name__ == "__main__":
+    main()
