@@ -47,6 +47,7 @@ class Case:
         self.name, self.op, self.domain, self.opset = name, op, domain, opset
         self.inputs, self.outputs, self.attrs = inputs, outputs, attrs
         self.feeds, self.consts = [], []
+        self.extra, self.graph_outputs = [], outputs
 
     def feed(self, name, a):
         self.feeds.append((name, a))
@@ -61,9 +62,8 @@ class Case:
                                 domain=self.domain, **self.attrs)
         ins = [helper.make_tensor_value_info(n, NP_TO_ONNX[a.dtype.type], list(a.shape))
                for n, a in self.feeds]
-        outs = [onnx.ValueInfoProto(name=o)
-                for o in self.outputs if o]
-        graph = helper.make_graph([node], self.name, ins, outs,
+        outs = [onnx.ValueInfoProto(name=o) for o in self.graph_outputs if o]
+        graph = helper.make_graph([node] + self.extra, self.name, ins, outs,
                                   [numpy_helper.from_array(a, n) for n, a in self.consts])
         opsets = [helper.make_opsetid("", self.opset), helper.make_opsetid(MS, 1)]
         return helper.make_model(graph, opset_imports=opsets, ir_version=8)
@@ -261,7 +261,7 @@ def write(out_dir, case):
 
 def write_outputs(case_dir, case, outs):
     k = 0
-    for name in case.outputs:
+    for name in case.graph_outputs:
         if not name:
             continue
         with open(os.path.join(case_dir, "test_data_set_0", "output_%d.pb" % k), "wb") as f:
@@ -315,6 +315,27 @@ def ort_optimized_models(out_dir):
                 print("wrote", os.path.relpath(os.path.join(out_dir, name + ".onnx")), ort_only)
 
 
+def chain_case(rng):
+    """Contrib nodes reading each other's outputs, as in a block ONNX Runtime saves: their
+    types and ranks are known only once the node before is lowered."""
+    c = Case("contrib_chain", "Gelu", ["x"], ["g"])
+    c.feed("x", rand(rng, (2, 4, 8)))
+    c.const("w", rand(rng, (4, 8, 6), 0.5)).const("skip", rand(rng, (1, 2, 6)))
+    c.const("gamma", rand(rng, (6,), 0.3) + 1.0).const("w2", rand(rng, (3, 6), 0.5))
+    c.extra = [
+        # g [2, 4, 8] read as [4, 2, 8]: m [4, 2, 6]
+        helper.make_node("FusedMatMul", ["g", "w"], ["m"], name="mm", domain=MS,
+                         transBatchA=1, alpha=0.5),
+        helper.make_node("SkipLayerNormalization", ["m", "skip", "gamma"], ["n"],
+                         name="skipnorm", domain=MS),
+        helper.make_node("FusedMatMul", ["n", "w2"], ["y"], name="mm2", domain=MS, transB=1,
+                         alpha=2.0),
+        helper.make_node("QuickGelu", ["y"], ["q"], name="qg", domain=MS),
+    ]
+    c.graph_outputs = ["q"]
+    return c
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(HERE, "..", "tests", "data", "contrib"))
@@ -330,6 +351,10 @@ def main():
         write_outputs(d, c, outs)
         print("wrote", os.path.relpath(d))
     print("wrote", os.path.relpath(bias_add_case(args.out, rng)))
+    chain = chain_case(rng)
+    chain_dir = write(args.out, chain)
+    write_outputs(chain_dir, chain, ort_outputs([(chain_dir, chain.feeds)])[0])
+    print("wrote", os.path.relpath(chain_dir))
     ort_optimized_models(args.optimized_out)
 
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,7 +28,17 @@ constexpr std::string_view kMicrosoft = "com.microsoft";
 // and the new values, are named "<original>/<what>".
 class Lowering {
  public:
-  Lowering(Graph& g, int index) : g_(g), index_(index) {}
+  // `last_round`: no later shape inference will tell more, so what is unknown is an error.
+  Lowering(Graph& g, int index, bool last_round) : g_(g), index_(index), last_round_(last_round) {}
+
+  // Leaves the node for the next round, after shape inference has run over what this round
+  // lowered, when a rank it needs is unknown; an error in the last round.
+  Status needs_shapes(const std::string& why) {
+    if (last_round_) return error(why);
+    deferred_ = true;
+    return ok_status();
+  }
+  bool deferred() const { return deferred_; }
 
   const Node& original() const { return g_.node(index_); }
   ValueId in(size_t i) const { return original().has_input(i) ? original().inputs[i] : kNoValue; }
@@ -74,10 +85,12 @@ class Lowering {
     return id;
   }
 
-  Node& add(std::string op, int opset, std::vector<ValueId> inputs,
-            std::vector<ValueId> outputs) {
+  bool is_constant(ValueId v) const { return v != kNoValue && g_.constant(v) != nullptr; }
+
+  // Appends a node. The first one, or the one marked with keep_name(), takes the original's
+  // name when they are committed; the others get "<original>/<op>".
+  Node& add(std::string op, int opset, std::vector<ValueId> inputs, std::vector<ValueId> outputs) {
     Node n;
-    n.name = nodes_.empty() ? original().name : fresh_node_name(op);
     n.op_type = std::move(op);
     n.opset = opset;
     n.inputs = std::move(inputs);
@@ -85,6 +98,11 @@ class Lowering {
     nodes_.push_back(std::move(n));
     return nodes_.back();
   }
+
+  // The node added last keeps the original's name (and its notes): the operation a reader
+  // looks for, which the transpositions of constants before it, folded at load, are not.
+  void keep_name() { primary_ = nodes_.size() - 1; }
+  ValueId last_output() const { return nodes_.back().outputs[0]; }
 
   // A node writing `y` (a new value of `t` when y is kNoValue); returns what it writes.
   ValueId unary(std::string op, int opset, ValueId x, ValueId y, DType t) {
@@ -111,9 +129,21 @@ class Lowering {
   }
 
   // Puts the nodes made in the graph: the first in the original's place, the rest appended.
-  void commit(const std::string& summary) {
+  // The original's outputs of unknown type take theirs, so that a contrib node reading one is
+  // lowered in the same round: `t` for outputs 0 and 3 (the result and the skip norms' sum),
+  // float32 for the statistics between.
+  void commit(const std::string& summary, DType t) {
+    if (deferred_) return;  // what was made is dropped; the next round starts again
+    for (size_t i = 0; i < original().outputs.size(); ++i) {
+      const ValueId v = out(i);
+      if (v == kNoValue || g_.value(v).type.dtype != DType::kUndefined) continue;
+      g_.mutable_value(v).type.dtype = (i == 0 || i == 3) ? t : DType::kFloat32;
+    }
     std::string ops;
     for (size_t i = 0; i < nodes_.size(); ++i) ops += (i ? ", " : "") + nodes_[i].op_type;
+    std::swap(nodes_[0], nodes_[primary_]);
+    for (size_t i = 1; i < nodes_.size(); ++i) nodes_[i].name = fresh_node_name(i);
+    nodes_[0].name = original().name;
     nodes_[0].notes = original().notes;
     nodes_[0].notes.push_back("lowered ONNX Runtime's " + original().domain_op() + " '" +
                               original().name + "' (" + summary + ") to " + ops);
@@ -135,10 +165,11 @@ class Lowering {
     for (int k = 1; taken(name); ++k) name = base + "_" + std::to_string(k);
     return name;
   }
-  std::string fresh_node_name(const std::string& op) {
-    const std::string base = original().name + "/" + op;
+  // "<original>/<op>" for nodes_[i], "_K" added where an earlier one has that name.
+  std::string fresh_node_name(size_t i) const {
+    const std::string base = original().name + "/" + nodes_[i].op_type;
     std::string name = base;
-    for (int k = 1; std::any_of(nodes_.begin(), nodes_.end(),
+    for (int k = 1; std::any_of(nodes_.begin() + 1, nodes_.begin() + static_cast<ptrdiff_t>(i),
                                 [&](const Node& n) { return n.name == name; });
          ++k) {
       name = base + "_" + std::to_string(k);
@@ -148,7 +179,10 @@ class Lowering {
 
   Graph& g_;
   int index_;
+  bool last_round_;
+  bool deferred_ = false;
   std::vector<Node> nodes_;
+  size_t primary_ = 0;
 };
 
 // A float as a person writes it ("1e-05", "1.702"), for notes.
@@ -190,20 +224,20 @@ struct ActivationForm {
 
 // ConvActivationFusion's activations and GemmActivationFusion's, in one list.
 constexpr std::array<ActivationForm, 15> kActivations = {{{"Relu", 0},
-                                                         {"Sigmoid", 0},
-                                                         {"Tanh", 0},
-                                                         {"Silu", 0},
-                                                         {"Softplus", 0},
-                                                         {"Softsign", 0},
-                                                         {"LeakyRelu", 1},
-                                                         {"Elu", 1},
-                                                         {"Celu", 1},
-                                                         {"ThresholdedRelu", 1},
-                                                         {"Clip", 2},
-                                                         {"HardSigmoid", 2},
-                                                         {"ScaledTanh", 2},
-                                                         {"ParametricSoftplus", 2},
-                                                         {"Selu", 2}}};
+                                                          {"Sigmoid", 0},
+                                                          {"Tanh", 0},
+                                                          {"Silu", 0},
+                                                          {"Softplus", 0},
+                                                          {"Softsign", 0},
+                                                          {"LeakyRelu", 1},
+                                                          {"Elu", 1},
+                                                          {"Celu", 1},
+                                                          {"ThresholdedRelu", 1},
+                                                          {"Clip", 2},
+                                                          {"HardSigmoid", 2},
+                                                          {"ScaledTanh", 2},
+                                                          {"ParametricSoftplus", 2},
+                                                          {"Selu", 2}}};
 
 const ActivationForm* find_activation(std::string_view name) {
   for (const ActivationForm& a : kActivations)
@@ -224,8 +258,8 @@ Status unknown_activation(const Lowering& l, const std::string& act) {
 
 // y = act(x). Parameters the activation's ONNX operator defaults are passed only where given;
 // ScaledTanh and ParametricSoftplus, which have no ONNX operator, need both.
-Status lower_activation(Lowering& l, const std::string& act, const ActivationParams& p,
-                        ValueId x, ValueId y, DType t) {
+Status lower_activation(Lowering& l, const std::string& act, const ActivationParams& p, ValueId x,
+                        ValueId y, DType t) {
   auto with_alpha = [&](const char* op, int opset) {
     Node& n = l.add(op, opset, {x}, {y});
     if (p.alpha) set_float(n, "alpha", *p.alpha);
@@ -286,7 +320,9 @@ Status lower_activation(Lowering& l, const std::string& act, const ActivationPar
 
 // ---- The operators ----
 
-DType float_type_of(const Lowering& l, ValueId v) { return v == kNoValue ? DType::kFloat32 : l.dtype(v); }
+DType float_type_of(const Lowering& l, ValueId v) {
+  return v == kNoValue ? DType::kFloat32 : l.dtype(v);
+}
 
 // FusedConv(X, W, B?, Z?): act(Conv(X, W, B) + Z).
 Status lower_fused_conv(Lowering& l) {
@@ -317,7 +353,7 @@ Status lower_fused_conv(Lowering& l) {
   ValueId pre = conv_y;
   if (z) pre = l.binary("Add", conv_y, l.in(3), act.empty() ? y : kNoValue, t);
   if (!act.empty()) RECUR_RETURN_IF_ERROR(lower_activation(l, act, p, pre, y, t));
-  l.commit(act.empty() ? "no activation" : "activation " + act);
+  l.commit(act.empty() ? "no activation" : "activation " + act, t);
   return ok_status();
 }
 
@@ -340,7 +376,7 @@ Status lower_fused_gemm(Lowering& l) {
   copy_attrs(n, gemm, {"alpha", "beta", "transA", "transB"});
   if (gemm.inputs.back() == kNoValue) gemm.inputs.pop_back();
   RECUR_RETURN_IF_ERROR(lower_activation(l, act, p, gemm_y, l.out(0), t));
-  l.commit("activation " + act);
+  l.commit("activation " + act, t);
   return ok_status();
 }
 
@@ -377,15 +413,20 @@ Status lower_fused_matmul(Lowering& l) {
     if (!flags[k][0] && !flags[k][1]) continue;
     const int64_t r = l.rank(operand[k]);
     if (r < 0) {
-      return l.error(std::string(k ? "B" : "A") +
-                     "'s rank is not known, and the transposition its flags ask for depends "
-                     "on it");
+      return l.needs_shapes(std::string(k ? "B" : "A") +
+                            "'s rank is not known, and the transposition its flags ask for "
+                            "depends on it");
     }
     perms[k] = matmul_perm(r, flags[k][0], flags[k][1]);
   }
-  // Each transposition made first, so that the MatMul comes first (and keeps the name) only
-  // where there is none.
+  // alpha scales a constant operand where there is one (the Mul is folded at load, as are
+  // the transpositions of constants), else the product.
+  int scaled = -1;
+  if (alpha != 1.0f) scaled = l.is_constant(operand[1]) ? 1 : l.is_constant(operand[0]) ? 0 : -1;
+  RECUR_ASSIGN_OR_RETURN(const ValueId s,
+                         alpha != 1.0f ? l.scalar("alpha", t, alpha) : Result<ValueId>(kNoValue));
   for (size_t k = 0; k < 2; ++k) {
+    if (static_cast<int>(k) == scaled) operand[k] = l.binary("Mul", operand[k], s, kNoValue, t);
     if (perms[k].empty()) continue;
     const ValueId tr = l.temp(k ? "B_transposed" : "A_transposed", t);
     Attribute p;
@@ -395,15 +436,11 @@ Status lower_fused_matmul(Lowering& l) {
     operand[k] = tr;
   }
   const ValueId y = l.out(0);
-  if (alpha == 1.0f) {
-    l.add("MatMul", 13, {operand[0], operand[1]}, {y});
-  } else {
-    const ValueId prod = l.temp("matmul", t);
-    l.add("MatMul", 13, {operand[0], operand[1]}, {prod});
-    RECUR_ASSIGN_OR_RETURN(const ValueId s, l.scalar("alpha", t, alpha));
-    l.binary("Mul", prod, s, y, t);
-  }
-  l.commit("alpha " + short_float(alpha));
+  const bool scale_product = alpha != 1.0f && scaled < 0;
+  l.add("MatMul", 13, {operand[0], operand[1]}, {scale_product ? l.temp("matmul", t) : y});
+  l.keep_name();
+  if (scale_product) l.binary("Mul", l.last_output(), s, y, t);
+  l.commit("alpha " + short_float(alpha), t);
   return ok_status();
 }
 
@@ -414,11 +451,12 @@ Status lower_gelu(Lowering& l, bool tanh) {
   ValueId x = l.in(0);
   if (l.in(1) != kNoValue) x = l.binary("Add", x, l.in(1), kNoValue, t);
   Node& g = l.add("Gelu", 20, {x}, {l.out(0)});
+  l.keep_name();
   Attribute a;
   a.type = AttrType::kString;
   a.s = tanh ? "tanh" : "none";
   g.attributes["approximate"] = std::move(a);
-  l.commit(tanh ? "tanh approximation" : "exact");
+  l.commit(tanh ? "tanh approximation" : "exact", t);
   return ok_status();
 }
 
@@ -428,8 +466,9 @@ Status lower_quick_gelu(Lowering& l) {
   AttrReader a(l.original());
   const float alpha = a.get_float("alpha", 1.702f);
   RECUR_RETURN_IF_ERROR(a.status());
+  const DType t = float_type_of(l, l.in(0));
   set_float(l.add("Swish", 24, {l.in(0)}, {l.out(0)}), "alpha", alpha);
-  l.commit("alpha " + short_float(alpha));
+  l.commit("alpha " + short_float(alpha), t);
   return ok_status();
 }
 
@@ -439,7 +478,7 @@ Status lower_bias_add(Lowering& l) {
   const DType t = float_type_of(l, l.in(0));
   const ValueId s = l.binary("Add", l.in(0), l.in(1), kNoValue, t);
   l.binary("Add", s, l.in(2), l.out(0), t);
-  l.commit("X + bias + skip");
+  l.commit("X + bias + skip", t);
   return ok_status();
 }
 
@@ -450,6 +489,7 @@ Status lower_rms(Lowering& l, ValueId x, ValueId scale, int64_t axis, float eps,
                  ValueId mean, ValueId inv_std, DType t) {
   if (mean == kNoValue && inv_std == kNoValue) {
     Node& r = l.add("RMSNormalization", 23, {x, scale}, {y});
+    l.keep_name();
     set_int(r, "axis", axis);
     set_float(r, "epsilon", eps);
     return ok_status();
@@ -457,9 +497,11 @@ Status lower_rms(Lowering& l, ValueId x, ValueId scale, int64_t axis, float eps,
   std::vector<int64_t> axes = {-1};
   if (axis != -1) {
     const int64_t r = l.rank(x);
-    if (r < 0) return l.error("its input's rank is not known, and its axis is not -1");
+    if (r < 0) return l.needs_shapes("its input's rank is not known, and its axis is not -1");
     const int64_t first = axis < 0 ? axis + r : axis;
-    if (first < 0 || first >= r) return l.error("axis " + std::to_string(axis) + " is outside the input's rank " + std::to_string(r));
+    if (first < 0 || first >= r)
+      return l.error("axis " + std::to_string(axis) + " is outside the input's rank " +
+                     std::to_string(r));
     axes.clear();
     for (int64_t k = first; k < r; ++k) axes.push_back(k);
   }
@@ -506,14 +548,15 @@ Status lower_skip_norm(Lowering& l, bool simplified) {
   if (simplified) {
     RECUR_RETURN_IF_ERROR(lower_rms(l, sum, l.in(2), -1, eps, l.out(0), l.out(1), l.out(2), t));
   } else {
-    Node& ln = l.add("LayerNormalization", 17, {sum, l.in(2), l.in(3)},
-                     {l.out(0), l.out(1), l.out(2)});
+    Node& ln =
+        l.add("LayerNormalization", 17, {sum, l.in(2), l.in(3)}, {l.out(0), l.out(1), l.out(2)});
     while (!ln.inputs.empty() && ln.inputs.back() == kNoValue) ln.inputs.pop_back();
     while (!ln.outputs.empty() && ln.outputs.back() == kNoValue) ln.outputs.pop_back();
     set_int(ln, "axis", -1);
     set_float(ln, "epsilon", eps);
+    l.keep_name();
   }
-  l.commit("epsilon " + short_float(eps));
+  l.commit("epsilon " + short_float(eps), t);
   return ok_status();
 }
 
@@ -525,9 +568,8 @@ Status lower_simplified_layer_norm(Lowering& l) {
   const float eps = a.get_float("epsilon", 1e-5f);
   RECUR_RETURN_IF_ERROR(a.status());
   const DType t = float_type_of(l, l.in(0));
-  RECUR_RETURN_IF_ERROR(
-      lower_rms(l, l.in(0), l.in(1), axis, eps, l.out(0), kNoValue, l.out(1), t));
-  l.commit("axis " + std::to_string(axis));
+  RECUR_RETURN_IF_ERROR(lower_rms(l, l.in(0), l.in(1), axis, eps, l.out(0), kNoValue, l.out(1), t));
+  l.commit("axis " + std::to_string(axis), t);
   return ok_status();
 }
 
@@ -557,12 +599,13 @@ Status lower_integer_matmul(Lowering& l, bool dynamic) {
   const ValueId acc = l.temp("int32_product", DType::kInt32);
   Node& mm = l.add("MatMulInteger", 10, {a, l.in(1), a_zp, b_zp}, {acc});
   while (mm.inputs.back() == kNoValue) mm.inputs.pop_back();
+  l.keep_name();
   const ValueId f = l.temp("product", t);
   set_int(l.add("Cast", 13, {acc}, {f}), "to", static_cast<int64_t>(t));
   const ValueId scale = l.binary("Mul", a_scale, b_scale, kNoValue, t);
   const ValueId y = l.binary("Mul", f, scale, bias == kNoValue ? l.out(0) : kNoValue, t);
   if (bias != kNoValue) l.binary("Add", y, bias, l.out(0), t);
-  l.commit(dynamic ? "A quantized per tensor to uint8" : "int32 products scaled to float");
+  l.commit(dynamic ? "A quantized per tensor to uint8" : "int32 products scaled to float", t);
   return ok_status();
 }
 
@@ -584,8 +627,7 @@ LowerFn lowering_for(const Node& n) {
   if (op == "FastGelu") return [](Lowering& l) { return lower_gelu(l, true); };
   if (op == "QuickGelu") return lower_quick_gelu;
   if (op == "BiasAdd") return lower_bias_add;
-  if (op == "SkipLayerNormalization")
-    return [](Lowering& l) { return lower_skip_norm(l, false); };
+  if (op == "SkipLayerNormalization") return [](Lowering& l) { return lower_skip_norm(l, false); };
   if (op == "SkipSimplifiedLayerNormalization")
     return [](Lowering& l) { return lower_skip_norm(l, true); };
   if (op == "MatMulIntegerToFloat")
@@ -595,19 +637,31 @@ LowerFn lowering_for(const Node& n) {
   return nullptr;
 }
 
-}  // namespace
+// The type lowering `n` builds with: its first input's, or MatMulIntegerToFloat's scales'.
+DType working_type(const Graph& g, const Node& n) {
+  const size_t i = n.op_type == "MatMulIntegerToFloat" ? 2 : 0;
+  return n.has_input(i) ? g.value(n.inputs[i]).type.dtype : DType::kUndefined;
+}
 
-Status lower_contrib_ops(Graph& graph, bool* changed) {
+struct Round {
+  bool last = false;
+  bool lowered = false;
+  bool deferred = false;
+};
+
+// One round over `graph` and its subgraphs, each in topological order, so that a contrib node
+// reading another's output finds its type set.
+Status lower_round(Graph& graph, Round& round) {
   for (const Node& n : graph.nodes()) {
     for (const auto& [name, a] : n.attributes) {
-      if (a.g) RECUR_RETURN_IF_ERROR(lower_contrib_ops(*a.g, changed));
-      for (const auto& g : a.graphs) RECUR_RETURN_IF_ERROR(lower_contrib_ops(*g, changed));
+      if (a.g) RECUR_RETURN_IF_ERROR(lower_round(*a.g, round));
+      for (const auto& g : a.graphs) RECUR_RETURN_IF_ERROR(lower_round(*g, round));
     }
   }
   bool any = false;
-  const size_t count = graph.nodes().size();  // not the nodes lowering appends
-  for (size_t i = 0; i < count; ++i) {
-    Node& n = graph.mutable_node(static_cast<int>(i));
+  const std::vector<int> order = graph.topo_order();  // not the nodes lowering appends
+  for (int i : order) {
+    Node& n = graph.mutable_node(i);
     if (n.domain.empty() && n.op_type == "LayerNormalization" && n.opset < 17) {
       n.notes.push_back("ONNX Runtime's LayerNormalization of opset " + std::to_string(n.opset) +
                         " (before ONNX's own, of opset 17, which computes the same) runs as "
@@ -618,13 +672,38 @@ Status lower_contrib_ops(Graph& graph, bool* changed) {
     }
     const LowerFn lower = lowering_for(n);
     if (!lower) continue;
-    Lowering l(graph, static_cast<int>(i));
+    if (!round.last && working_type(graph, n) == DType::kUndefined) {
+      round.deferred = true;
+      continue;
+    }
+    Lowering l(graph, i, round.last);
     RECUR_RETURN_IF_ERROR(lower(l));
-    any = true;
+    if (l.deferred()) {
+      round.deferred = true;
+    } else {
+      any = true;
+    }
   }
   if (!any) return ok_status();
-  if (changed) *changed = true;
+  round.lowered = true;
   return graph.finalize();
+}
+
+}  // namespace
+
+Status lower_contrib_ops(Graph& graph, const std::function<Status(Graph&)>& infer, bool* changed) {
+  // Each round lowers at least one node, or is the last.
+  for (bool last = false;;) {
+    Round round;
+    round.last = last;
+    RECUR_RETURN_IF_ERROR(lower_round(graph, round));
+    if (round.lowered) {
+      if (changed) *changed = true;
+      RECUR_RETURN_IF_ERROR(infer(graph));
+    }
+    if (!round.deferred || last) return ok_status();
+    last = !round.lowered;
+  }
 }
 
 }  // namespace recur

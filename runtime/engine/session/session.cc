@@ -159,9 +159,10 @@ std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>
   if (options.optimize()) optimize_graph(graph).with_context(file).throw_if_error();
   infer_shapes(graph, rules).with_context(file).throw_if_error();
   // Not an optimization: without it ONNX Runtime's fused operators would not run at all.
-  bool lowered = false;
-  lower_contrib_ops(graph, &lowered).with_context(file).throw_if_error();
-  if (lowered) infer_shapes(graph, rules).with_context(file).throw_if_error();
+  lower_contrib_ops(
+      graph, [&rules](Graph& g) { return infer_shapes(g, rules); }, nullptr)
+      .with_context(file)
+      .throw_if_error();
   if (options.optimize()) {
     // Shapes are known now: shape computations over static shapes, and whatever depends only
     // on constants (in subgraphs too), become constants.

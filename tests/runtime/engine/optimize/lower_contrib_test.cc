@@ -100,34 +100,53 @@ struct Refusal {
 
 TEST(LowerContrib, RefusesWhatItCannotLowerNamingTheNode) {
   const std::vector<Refusal> refusals = {
-      {"unknown activation", "FusedConv", {"x", "w"},
+      {"unknown activation",
+       "FusedConv",
+       {"x", "w"},
        [](onnx::NodeProto& n) { set_attr(n, "activation", std::string("Swish")); },
        {"activation 'Swish' is not one ONNX Runtime fuses"}},
-      {"too many parameters", "FusedConv", {"x", "w"},
+      {"too many parameters",
+       "FusedConv",
+       {"x", "w"},
        [](onnx::NodeProto& n) {
          set_attr(n, "activation", std::string("LeakyRelu"));
          set_attr(n, "activation_params", std::vector<float>{0.1f, 0.2f});
        },
        {"activation LeakyRelu takes 1 activation_params, the node has 2"}},
-      {"Clip without its bounds", "FusedConv", {"x", "w"},
+      {"Clip without its bounds",
+       "FusedConv",
+       {"x", "w"},
        [](onnx::NodeProto& n) { set_attr(n, "activation", std::string("Clip")); },
        {"activation Clip takes 2 activation_params, the node has 0"}},
-      {"FusedGemm without an activation", "FusedGemm", {"x2", "w2"},
-       [](onnx::NodeProto&) {}, {"has no activation"}},
-      {"FusedGemm with Clip", "FusedGemm", {"x2", "w2"},
+      {"FusedGemm without an activation",
+       "FusedGemm",
+       {"x2", "w2"},
+       [](onnx::NodeProto&) {},
+       {"has no activation"}},
+      {"FusedGemm with Clip",
+       "FusedGemm",
+       {"x2", "w2"},
        [](onnx::NodeProto& n) { set_attr(n, "activation", std::string("Clip")); },
        {"fuses no Clip into a Gemm"}},
-      {"ScaledTanh without beta", "FusedGemm", {"x2", "w2"},
+      {"ScaledTanh without beta",
+       "FusedGemm",
+       {"x2", "w2"},
        [](onnx::NodeProto& n) {
          set_attr(n, "activation", std::string("ScaledTanh"));
          set_attr(n, "activation_alpha", 1.0f);
        },
        {"ScaledTanh needs its alpha and beta"}},
-      {"transposition of an unranked operand", "FusedMatMul", {"x", "w2"},
+      {"transposition of an unranked operand",
+       "FusedMatMul",
+       {"x", "w2"},
        [](onnx::NodeProto& n) { set_attr(n, "transA", int64_t{1}); },
-       {"A's rank is not known"}, true},
-      {"missing gamma", "SkipLayerNormalization", {"x", "x", ""},
-       [](onnx::NodeProto&) {}, {"input 2 is required"}},
+       {"A's rank is not known"},
+       true},
+      {"missing gamma",
+       "SkipLayerNormalization",
+       {"x", "x", ""},
+       [](onnx::NodeProto&) {},
+       {"input 2 is required"}},
   };
   for (const Refusal& r : refusals) {
     SCOPED_TRACE(r.what);
