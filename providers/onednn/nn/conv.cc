@@ -1,5 +1,6 @@
 // Conv (1-D to 3-D, groups, dilations, auto_pad) through oneDNN's convolution, in plain
-// layouts: the weights are read where they are, so W may also be a graph input. A
+// layouts (small 1-D ones on recur's own loops): the weights are read where they are, so W may
+// also be a graph input. A
 // recur::FusedConv (runtime/graph/fused_conv.h) runs its activation as an eltwise post-op.
 #include <algorithm>
 #include <optional>
@@ -9,6 +10,7 @@
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/layout_prim.h"
 #include "providers/onednn/nn/nn.h"
+#include "providers/onednn/nn/small_conv1d.h"
 #include "providers/onednn/nn/window.h"
 #include "runtime/graph/fused_conv.h"
 
@@ -48,6 +50,14 @@ class ConvKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(auto plan, plans_.get(key, [&] { return make_plan(ctx, *x, *w, b); }));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
     if (y->numel() == 0) return ok_status();
+    if (plan->direct) {
+      ScratchPool::Lease lease =
+          buffers_.acquire(static_cast<size_t>(plan->direct->scratch_floats()) * sizeof(float));
+      run_small_conv1d(*plan->direct, plan->out[0], x->data<float>(), constant_w_.data<float>(),
+                       b ? b->data<float>() : nullptr, y->data<float>(),
+                       static_cast<float*>(lease.data()));
+      return ok_status();
+    }
     if (plan->small) return run_small(*plan, *x, b, *y);
     if (plan->layout.prim.primitive) {
       return run_layout_prim(plan->layout, plan->geo.x, x->raw_data(), plan->geo.y, y->raw_data(),
@@ -68,15 +78,17 @@ class ConvKernel final : public Kernel {
     double macs = 0;
   };
   // A 1-D convolution with constant weights and under threads_for's one-thread bound, on
-  // recur's own loop (avx512.h): each output position's patch (C x k) times W as a [C k][M]
-  // matrix, four positions at a time. A oneDNN call costs more than such a convolution, and its
-  // primitive a few MiB of code and JIT.
+  // recur's own loops, where oneDNN's call costs more than the convolution (and its primitive
+  // a few MiB of code and JIT): over time (small_conv1d.h) where the output has steps enough
+  // to fill vectors, else this one, over output channels: each output position's patch
+  // (C x k) times W as a [C k][M] matrix (avx512.h), four positions at a time.
   struct SmallConv {
     avx512::PackedMatrix w;  // [C k][M]
     int64_t C = 0, k = 0, stride = 1, dilation = 1, pad = 0;
   };
   struct ConvPlan {
     Shape out;
+    std::optional<SmallConv1d> direct;
     std::shared_ptr<SmallConv> small;
     Geometry geo;
     LayoutPrim layout;      // with a primitive when W is constant and oneDNN has a layout for it
@@ -134,8 +146,39 @@ class ConvKernel final : public Kernel {
     // Multiply-adds: every output element sums C/G * prod(kernel) products.
     geo.macs = static_cast<double>(out_numel) * static_cast<double>(C / G);
     for (int64_t kd : k) geo.macs *= static_cast<double>(kd);
-    if (small_ && rank == 3 && G == 1 && geo.macs < 4194304.0 && constant_w_.defined() &&
-        constant_w_.shape() == w.shape() && C * k[0] * M <= (int64_t{1} << 18)) {
+    const bool small = small_ && rank == 3 && geo.macs < 4194304.0 && constant_w_.defined() &&
+                       constant_w_.shape() == w.shape();
+    const bool by_patch = small && G == 1 && C * k[0] * M <= (int64_t{1} << 18);
+    if (small) {
+      SmallConv1d d;
+      d.C = C;
+      d.M = M;
+      d.G = G;
+      d.k = k[0];
+      d.stride = win->strides[0];
+      d.dilation = win->dilations[0];
+      d.pad_l = win->pad_l[0];
+      d.Ti = in[0];
+      d.To = win->out[0];
+      if (post_op_) {
+        d.post = *post_op_ == dnnl::algorithm::eltwise_logistic ? SmallConv1d::Post::kSigmoid
+                                                                : SmallConv1d::Post::kRelu;
+        d.alpha = post_alpha_;
+      }
+      // In vector multiply-adds: the loop over time wastes the lanes past To in its last
+      // vector; the patch loop wastes those past M, and builds each step's patch in scalars,
+      // a load and a bounds test an element (counted as two multiply-adds). Without the patch
+      // loop (groups), time takes at least half a vector or oneDNN runs it.
+      const double over_time = d.lane_macs() / avx512::kLanes;
+      const double by_patch_cost =
+          static_cast<double>(d.To * C * d.k) *
+          static_cast<double>((M + avx512::kLanes - 1) / avx512::kLanes + 2);
+      if (by_patch ? over_time <= by_patch_cost : d.To >= avx512::kLanes / 2) {
+        plan.direct = d;
+        return plan;
+      }
+    }
+    if (by_patch) {
       auto sc = std::make_shared<SmallConv>();
       sc->w =
           avx512::pack_matrix(constant_w_.data<float>(), C * k[0], M, true, 1.0f, nullptr, 0, 0.0f);

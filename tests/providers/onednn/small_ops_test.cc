@@ -185,6 +185,50 @@ TEST(OnednnSmallOps, Conv1dWithConstantWeights) {
   }
 }
 
+// The geometries that take each of the 1-D loops (providers/onednn/nn/small_conv1d.h over time,
+// the patch loop over output channels) and oneDNN: a vocoder's and a voice detector's stacks,
+// an STFT as a convolution (one input channel, long kernel, stride), grouped and depthwise
+// convolutions, outputs of 1 to 70 steps, channel counts that leave every tail of the 4 x 4
+// blocks.
+TEST(OnednnSmallOps, Conv1dGeometriesOfEachLoop) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(7);
+  struct Case {
+    int64_t C, M, G, T, k, stride, dilation, pad;
+    std::string act;
+  };
+  const Case cases[] = {{16, 16, 1, 68, 7, 1, 3, 9, "LeakyRelu"},
+                        {8, 8, 1, 272, 3, 1, 1, 1, ""},
+                        {1, 40, 1, 64, 16, 8, 1, 0, ""},
+                        {65, 32, 1, 4, 3, 1, 1, 1, "Relu"},
+                        {32, 32, 1, 9, 3, 2, 1, 1, "Relu"},
+                        {12, 12, 12, 50, 5, 1, 2, 4, ""},
+                        {8, 6, 2, 33, 3, 3, 1, 2, "Sigmoid"},
+                        {6, 9, 3, 3, 3, 1, 1, 1, "Relu"},
+                        {3, 5, 1, 1, 1, 1, 1, 0, ""},
+                        {7, 13, 1, 70, 2, 2, 2, 0, "Relu"},
+                        {20, 32, 1, 17, 7, 1, 1, 3, "LeakyRelu"}};
+  for (const Case& k : cases) {
+    ModelBuilder mb(13);
+    mb.input("X", DType::kFloat32, {2, k.C, k.T});
+    mb.initializer("W", random_tensor({k.M, k.C / k.G, k.k}, rng));
+    mb.initializer("B", random_tensor({k.M}, rng));
+    mb.output("Y", DType::kFloat32);
+    auto& n = mb.node("Conv", {"X", "W", "B"}, {k.act.empty() ? "Y" : "Z"}, "conv");
+    set_attr(n, "group", k.G);
+    set_attr(n, "strides", std::vector<int64_t>{k.stride});
+    set_attr(n, "dilations", std::vector<int64_t>{k.dilation});
+    set_attr(n, "pads", std::vector<int64_t>{k.pad, k.pad});
+    if (!k.act.empty()) {
+      auto& a = mb.node(k.act, {"Z"}, {"Y"}, "act");
+      if (k.act == "LeakyRelu") set_attr(a, "alpha", 0.2f);
+    }
+    expect_same(mb.bytes(), random_tensor({2, k.C, k.T}, rng, 1.0f),
+                "C " + std::to_string(k.C) + " M " + std::to_string(k.M) + " G " +
+                    std::to_string(k.G) + " T " + std::to_string(k.T) + " " + k.act);
+  }
+}
+
 // 1-D max pooling of small tensors (a plain loop): pads, strides, dilations, ceil_mode; NaN is
 // never the maximum, as in the reference.
 TEST(OnednnSmallOps, MaxPool1d) {

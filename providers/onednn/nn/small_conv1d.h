@@ -1,0 +1,37 @@
+// Small 1-D convolutions (the vocoders' and voice-activity detectors' stacks: 8 to 64 channels,
+// kernels of 3 to 7, a few hundred steps) on recur's own AVX-512 loop, vectorized over time:
+// each output channel's 16 consecutive steps are one vector, so every multiply-add is a
+// broadcast weight times a contiguous run of the input, with no patch built per step. The
+// input is copied once per batch row into a zero-padded buffer split into `stride` phases,
+// which makes the runs contiguous for any stride and dilation. A oneDNN call costs more than
+// such a convolution does.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace recur::onednn {
+
+struct SmallConv1d {
+  int64_t C = 0, M = 0, G = 1;  // input and output channels, groups
+  int64_t k = 0, stride = 1, dilation = 1, pad_l = 0;
+  int64_t Ti = 0, To = 0;  // input and output steps
+  // The activation applied as each output is written: none, max(x, 0) with `alpha` times x
+  // below 0 (Relu, LeakyRelu), or the logistic function.
+  enum class Post { kNone, kRelu, kSigmoid } post = Post::kNone;
+  float alpha = 0.0f;
+
+  // Floats of scratch run() needs: the padded, phase-split input of one batch row.
+  int64_t scratch_floats() const;
+  // Multiply-adds in vector lanes, padding included: what the loop costs.
+  double lane_macs() const;
+};
+
+// y[n][m][t] = post(b[m] + sum over c in m's group, j < k of
+//   w[m][c][j] * x[n][c][t * stride + j * dilation - pad_l]), x zero outside [0, Ti).
+// x: [N, C, Ti], w: [M, C / G, k] (ONNX's layout), b: [M] or null, y: [N, M, To]. Needs
+// AVX-512F (avx512::have_avx512()).
+void run_small_conv1d(const SmallConv1d& p, int64_t N, const float* x, const float* w,
+                      const float* b, float* y, float* scratch);
+
+}  // namespace recur::onednn
