@@ -185,7 +185,8 @@ RECUR_AVX512 void softmax_rows(const float* x, int64_t rows, int64_t d, bool log
   }
 }
 
-RECUR_AVX512 void unary(Unary f, const float* x, int64_t n, float* y) {
+RECUR_AVX512 void unary(Unary f, const float* x, int64_t n, float* y, float alpha) {
+  const __m512 a = _mm512_set1_ps(alpha);
   for (int64_t j = 0; j < n; j += kLanes) {
     const __mmask16 m = lanes(n - j);
     const __m512 v = _mm512_maskz_loadu_ps(m, x + j);
@@ -193,6 +194,9 @@ RECUR_AVX512 void unary(Unary f, const float* x, int64_t n, float* y) {
     switch (f) {
       case Unary::kRelu:
         r = _mm512_max_ps(_mm512_setzero_ps(), v);  // max returns its second operand on a NaN
+        break;
+      case Unary::kLeakyRelu:
+        r = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, a);
         break;
       case Unary::kTanh:
         r = tanh16(v);

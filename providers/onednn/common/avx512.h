@@ -187,8 +187,9 @@ void multiply_matrix(const PackedMatrix& p, const float* a, int64_t rows, float*
 // gives NaN, +inf gives NaN.
 void softmax_rows(const float* x, int64_t rows, int64_t d, bool log, float* y);
 
-// y = f(x) for n floats: Relu (a NaN stays NaN), Tanh, Sigmoid, Sqrt, Erf, Sin, Cos.
-enum class Unary { kRelu, kTanh, kSigmoid, kSqrt, kErf, kSin, kCos };
-void unary(Unary f, const float* x, int64_t n, float* y);
+// y = f(x) for n floats: Relu (a NaN stays NaN), LeakyRelu (x below 0 times alpha, as the
+// reference computes it: -inf times 0 is NaN), Tanh, Sigmoid, Sqrt, Erf, Sin, Cos.
+enum class Unary { kRelu, kLeakyRelu, kTanh, kSigmoid, kSqrt, kErf, kSin, kCos };
+void unary(Unary f, const float* x, int64_t n, float* y, float alpha = 0.0f);
 
 }  // namespace recur::onednn::avx512

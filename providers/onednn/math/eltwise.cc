@@ -56,6 +56,7 @@ constexpr EltwiseOp kGeluTanh = {"Gelu", 20, algorithm::eltwise_gelu_tanh, 0.0f,
 std::optional<avx512::Unary> small_form(const EltwiseOp& op, float alpha) {
   const std::string_view name = op.name;
   if (name == "Relu" && alpha == 0.0f) return avx512::Unary::kRelu;
+  if (name == "LeakyRelu") return avx512::Unary::kLeakyRelu;
   if (name == "Tanh") return avx512::Unary::kTanh;
   if (name == "Sigmoid") return avx512::Unary::kSigmoid;
   if (name == "Sqrt") return avx512::Unary::kSqrt;
@@ -108,7 +109,7 @@ class EltwiseKernel final : public Kernel {
       return ok_status();
     }
     if (small_ && n <= 65536) {
-      avx512::unary(*small_, xp, n, yp);
+      avx512::unary(*small_, xp, n, yp, alpha);
       return ok_status();
     }
     const auto key = std::make_tuple(x->shape(), alpha, beta);

@@ -4,9 +4,13 @@
 // at the end become a smaller right padding, which oneDNN accepts down to 1 - stride. A node
 // whose paddings need more than that goes to the reference provider at load, and so does one
 // with output_shape or SAME auto_pad whose X and W shapes are not all known at load (its
-// paddings depend on X's size).
+// paddings depend on X's size). Small 1-D ones with constant weights (a vocoder's upsampling)
+// run on recur's own loop instead, where a oneDNN call costs more than the work.
+#include <algorithm>
+#include <memory>
 #include <tuple>
 
+#include "providers/onednn/common/avx512.h"
 #include "providers/onednn/nn/layout_prim.h"
 #include "providers/onednn/nn/nn.h"
 #include "runtime/graph/conv_transpose_shape.h"
@@ -25,11 +29,13 @@ bool right_pad_fits(int64_t pad_end, int64_t output_padding, int64_t stride) {
 
 class ConvTransposeKernel final : public Kernel {
  public:
-  ConvTransposeKernel(ConvTransposeAttrs attrs, int threads, Tensor constant_w, std::string what)
+  ConvTransposeKernel(ConvTransposeAttrs attrs, int threads, Tensor constant_w, std::string what,
+                      bool small)
       : attrs_(std::move(attrs)),
         threads_(threads),
         constant_w_(std::move(constant_w)),
-        what_(std::move(what)) {}
+        what_(std::move(what)),
+        small_(small && avx512::have_avx512()) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -54,6 +60,7 @@ class ConvTransposeKernel final : public Kernel {
         out[i] = b ? b->data<float>()[(i / per_channel) % plan->y[1]] : 0.0f;
       return ok_status();
     }
+    if (plan->small) return run_small(*plan->small, *x, b, *y);
     if (plan->layout.prim.primitive) {
       return run_layout_prim(plan->layout, plan->x, x->raw_data(), plan->yd, y->raw_data(), plan->b,
                              bias, buffers_, scratch_, what_);
@@ -66,8 +73,16 @@ class ConvTransposeKernel final : public Kernel {
   }
 
  private:
+  // A 1-D transposed convolution of group 1 on recur's own loop: each input step's C values
+  // times W as a [C][M k] matrix (ONNX's layout already), four steps at a time (avx512.h),
+  // each product row then added into the M x k outputs it reaches.
+  struct SmallDeconv {
+    avx512::PackedMatrix w;  // [C][M k]
+    int64_t C = 0, M = 0, k = 0, stride = 1, dilation = 1, pad = 0, Ti = 0, To = 0;
+  };
   struct Plan {
     Shape y;
+    std::shared_ptr<SmallDeconv> small;
     bool bias_only = false;    // X has no channels: nothing to convolve
     memory::desc x, w, yd, b;  // the plain layouts; w describes ONNX's [C, M/G, k...] in place
     memory::dims strides, dilations, pad_l, pad_r;
@@ -136,6 +151,22 @@ class ConvTransposeKernel final : public Kernel {
     plan.yd = dense_desc(plan.y);
     plan.b = b ? dense_desc({M}) : memory::desc();
     plan.macs = static_cast<double>(x.numel()) * static_cast<double>(M / G * K);
+    if (small_ && r == 1 && G == 1 && plan.macs < 4194304.0 && constant_w_.defined() &&
+        constant_w_.shape() == w.shape() && C * M * K <= (int64_t{1} << 18)) {
+      auto sd = std::make_shared<SmallDeconv>();
+      sd->w =
+          avx512::pack_matrix(constant_w_.data<float>(), C, M * K, false, 1.0f, nullptr, 0, 0.0f);
+      sd->C = C;
+      sd->M = M;
+      sd->k = K;
+      sd->stride = geo->stride[0];
+      sd->dilation = geo->dilation[0];
+      sd->pad = geo->pad_begin[0];
+      sd->Ti = x.dim(2);
+      sd->To = plan.y[2];
+      plan.small = std::move(sd);
+      return plan;
+    }
     auto make = [&](const memory::desc& xd, const memory::desc& wdesc, const memory::desc& yd) {
       auto d = [&] {
         return dnnl::deconvolution_forward::desc(
@@ -154,13 +185,61 @@ class ConvTransposeKernel final : public Kernel {
     return plan;
   }
 
+  Status run_small(const SmallDeconv& sd, const Tensor& x, const Tensor* b, Tensor& y) const {
+    constexpr int kRows = avx512::kRowBlock;
+    const int64_t C = sd.C, M = sd.M, k = sd.k, Np = sd.w.Np, N = x.dim(0);
+    const int64_t Cp = (C + 15) / 16 * 16;
+    // Np zeros, then kRows product rows of Np, then kRows input steps of C (padded).
+    ScratchPool::Lease lease =
+        buffers_.acquire(static_cast<size_t>(Np + kRows * Np + kRows * Cp) * sizeof(float));
+    float* zeros = static_cast<float*>(lease.data());
+    float* prod = zeros + Np;
+    float* steps = prod + kRows * Np;
+    std::fill(zeros, zeros + Np, 0.0f);
+    const float* init[kRows] = {zeros, zeros, zeros, zeros};
+    const float* in[kRows];
+    float* out[kRows];
+    for (int q = 0; q < kRows; ++q) {
+      in[q] = steps + q * Cp;
+      out[q] = prod + q * Np;
+    }
+    const float* xp = x.data<float>();
+    float* yp = y.data<float>();
+    for (int64_t n = 0; n < N; ++n) {
+      float* yn = yp + n * M * sd.To;
+      for (int64_t m = 0; m < M; ++m)
+        std::fill(yn + m * sd.To, yn + (m + 1) * sd.To, b ? b->data<float>()[m] : 0.0f);
+      const float* xn = xp + n * C * sd.Ti;
+      for (int64_t t0 = 0; t0 < sd.Ti; t0 += kRows) {
+        const int nr = static_cast<int>(std::min<int64_t>(kRows, sd.Ti - t0));
+        for (int q = 0; q < nr; ++q)
+          for (int64_t c = 0; c < C; ++c) steps[q * Cp + c] = xn[c * sd.Ti + t0 + q];
+        avx512::multiply_rows(nr, init, in, C, static_cast<const float*>(sd.w.m->data), Np, out);
+        for (int q = 0; q < nr; ++q) {
+          // Step t reaches output positions t stride - pad + j dilation.
+          const int64_t start = (t0 + q) * sd.stride - sd.pad;
+          const int64_t j0 = start >= 0 ? 0 : (-start + sd.dilation - 1) / sd.dilation;
+          const int64_t j1 =
+              std::min<int64_t>(k, start < sd.To ? (sd.To - 1 - start) / sd.dilation + 1 : 0);
+          for (int64_t m = 0; m < M; ++m) {
+            const float* pm = out[q] + m * k;
+            float* ym = yn + m * sd.To + start;
+            for (int64_t j = j0; j < j1; ++j) ym[j * sd.dilation] += pm[j];
+          }
+        }
+      }
+    }
+    return ok_status();
+  }
+
   ConvTransposeAttrs attrs_;
   int threads_;
   Tensor constant_w_;  // W when it is a constant of the graph: reordered once per shape
   std::string what_;   // the node, for errors
   mutable PrimCache<std::tuple<Shape, Shape, Shape>, Plan> plans_;
   mutable ScratchPool scratch_;
-  mutable ScratchPool buffers_;  // X and Y in the primitive's layouts
+  mutable ScratchPool buffers_;  // X and Y in the primitive's layouts; the small loop's rows
+  bool small_;                   // 1-D ones may take recur's own loop
 };
 
 Claim claim_conv_transpose(const Node& n, const Graph& g) {
@@ -219,9 +298,9 @@ void register_conv_transpose(KernelRegistry& r) {
            RECUR_ASSIGN_OR_RETURN(ConvTransposeAttrs a, ConvTransposeAttrs::read(ctx.node()));
            const Tensor* cw = ctx.constant_input(1);
            Tensor w_value = cw && cw->dtype() == DType::kFloat32 && cw->is_cpu() ? *cw : Tensor();
-           return std::unique_ptr<Kernel>(
-               std::make_unique<ConvTransposeKernel>(std::move(a), options_of(ctx).max_threads,
-                                                     std::move(w_value), ctx.node().describe()));
+           return std::unique_ptr<Kernel>(std::make_unique<ConvTransposeKernel>(
+               std::move(a), options_of(ctx).max_threads, std::move(w_value), ctx.node().describe(),
+               options_of(ctx).small_cells));
          },
          .claim = claim_conv_transpose});
 }

@@ -1,8 +1,9 @@
 // The oneDNN provider's own AVX-512 loops for small operations (providers/onednn/common/
 // avx512.h): MatMul and Gemm with a constant B, Softmax and LogSoftmax along the last axis,
-// Relu, Tanh, Sigmoid and Sqrt, each against the reference provider, NaN and infinities
-// included. The ONNX backend node tests (nn_ops_test.cc) cover them too, but with B fed as an
-// input, which the MatMul and Gemm loops do not take.
+// Relu, LeakyRelu, Tanh, Sigmoid and Sqrt, each against the reference provider, NaN and infinities
+// included; 1-D Conv and ConvTranspose with constant weights. The ONNX backend node tests
+// (nn_ops_test.cc) cover them too, but with B fed as an input, which the MatMul and Gemm loops do
+// not take.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -139,11 +140,13 @@ TEST(OnednnSmallOps, ElementwiseActivations) {
   float* p = x.data<float>();
   const float edge[] = {1e-7f, -1e-7f, 0.05f, -0.07f, 88.5f, -88.5f, 1e4f, -1e4f};
   for (int i = 0; i < 8; ++i) p[100 + i] = edge[i];
-  for (const std::string op : {"Relu", "Tanh", "Sigmoid", "Sqrt"}) {
+  for (const std::string op : {"Relu", "Tanh", "Sigmoid", "Sqrt", "LeakyRelu", "LeakyRelu0"}) {
     ModelBuilder mb(13);
     mb.input("X", DType::kFloat32, {3, 50});
     mb.output("Y", DType::kFloat32);
-    mb.node(op, {"X"}, {"Y"}, "e");
+    auto& n = mb.node(op == "LeakyRelu0" ? "LeakyRelu" : op, {"X"}, {"Y"}, "e");
+    if (op == "LeakyRelu") set_attr(n, "alpha", 0.3f);
+    if (op == "LeakyRelu0") set_attr(n, "alpha", 0.0f);  // -inf times 0
     expect_same(mb.bytes(), x, op);
   }
 }
@@ -226,6 +229,40 @@ TEST(OnednnSmallOps, Conv1dGeometriesOfEachLoop) {
     expect_same(mb.bytes(), random_tensor({2, k.C, k.T}, rng, 1.0f),
                 "C " + std::to_string(k.C) + " M " + std::to_string(k.M) + " G " +
                     std::to_string(k.G) + " T " + std::to_string(k.T) + " " + k.act);
+  }
+}
+
+// 1-D transposed convolutions with constant weights (a vocoder's upsampling), on recur's own
+// loop: strides, dilations, pads, output_padding, steps that reach past either end, bias or
+// none, batch 2, channel counts that leave tails of the 4-step blocks and of the vectors.
+TEST(OnednnSmallOps, ConvTranspose1dWithConstantWeights) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(8);
+  struct Case {
+    int64_t C, M, T, k, stride, dilation, pad_l, pad_r, out_pad;
+    bool bias;
+  };
+  for (const Case& k :
+       {Case{32, 16, 17, 8, 4, 1, 2, 2, 0, true}, Case{16, 8, 68, 8, 4, 1, 2, 2, 0, true},
+        Case{5, 7, 9, 3, 2, 2, 1, 0, 1, false}, Case{3, 19, 6, 5, 3, 1, 0, 3, 2, true},
+        Case{7, 3, 1, 4, 1, 3, 0, 0, 0, true}, Case{9, 5, 11, 2, 1, 1, 1, 1, 0, false}}) {
+    ModelBuilder mb(13);
+    mb.input("X", DType::kFloat32, {2, k.C, k.T});
+    mb.initializer("W", random_tensor({k.C, k.M, k.k}, rng));
+    std::vector<std::string> in = {"X", "W"};
+    if (k.bias) {
+      mb.initializer("B", random_tensor({k.M}, rng));
+      in.push_back("B");
+    }
+    mb.output("Y", DType::kFloat32);
+    auto& n = mb.node("ConvTranspose", in, {"Y"}, "deconv");
+    set_attr(n, "strides", std::vector<int64_t>{k.stride});
+    set_attr(n, "dilations", std::vector<int64_t>{k.dilation});
+    set_attr(n, "pads", std::vector<int64_t>{k.pad_l, k.pad_r});
+    set_attr(n, "output_padding", std::vector<int64_t>{k.out_pad});
+    expect_same(mb.bytes(), with_specials(random_tensor({2, k.C, k.T}, rng, 1.0f)),
+                "C " + std::to_string(k.C) + " M " + std::to_string(k.M) + " stride " +
+                    std::to_string(k.stride) + " dilation " + std::to_string(k.dilation));
   }
 }
 
