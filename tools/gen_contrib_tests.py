@@ -37,7 +37,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MS = "com.microsoft"
 F = TensorProto.FLOAT
 NP_TO_ONNX = {np.float32: TensorProto.FLOAT, np.uint8: TensorProto.UINT8,
-              np.int8: TensorProto.INT8, np.float16: TensorProto.FLOAT16}
+              np.int8: TensorProto.INT8, np.float16: TensorProto.FLOAT16,
+              np.bool_: TensorProto.BOOL}
 
 
 class Case:
@@ -336,6 +337,29 @@ def chain_case(rng):
     return c
 
 
+def subgraph_case(rng):
+    """Contrib nodes in If branches: what lowering makes (scalar constants, the axes of a
+    ReduceMean) lives in the branch."""
+    c = Case("contrib_in_subgraph", "If", ["cond"], ["out"], domain="")
+    x = rand(rng, (3, 8))
+    c.feed("cond", np.array(True)).feed("x", x)
+    c.const("w", rand(rng, (8, 5), 0.5)).const("gamma", rand(rng, (5,), 0.3) + 1.0)
+
+    def branch(name, alpha):
+        nodes = [
+            helper.make_node("FusedMatMul", ["x", "w"], ["m_" + name], name="mm_" + name,
+                             domain=MS, alpha=alpha),
+            helper.make_node("SkipSimplifiedLayerNormalization", ["m_" + name, "m_" + name,
+                                                                  "gamma"],
+                             ["o_" + name, "", "inv_" + name], name="norm_" + name, domain=MS),
+            helper.make_node("Mul", ["o_" + name, "inv_" + name], ["r_" + name]),
+        ]
+        return helper.make_graph(nodes, name, [],
+                                 [onnx.ValueInfoProto(name="r_" + name)])
+    c.attrs = {"then_branch": branch("then", 0.5), "else_branch": branch("else", 3.0)}
+    return c
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(HERE, "..", "tests", "data", "contrib"))
@@ -355,6 +379,10 @@ def main():
     chain_dir = write(args.out, chain)
     write_outputs(chain_dir, chain, ort_outputs([(chain_dir, chain.feeds)])[0])
     print("wrote", os.path.relpath(chain_dir))
+    sub = subgraph_case(rng)
+    sub_dir = write(args.out, sub)
+    write_outputs(sub_dir, sub, ort_outputs([(sub_dir, sub.feeds)])[0])
+    print("wrote", os.path.relpath(sub_dir))
     ort_optimized_models(args.optimized_out)
 
 

@@ -23,9 +23,9 @@ namespace {
 
 constexpr std::string_view kMicrosoft = "com.microsoft";
 
-// The ONNX nodes, values and constants that replace one node. The first node made keeps the
-// original's name (errors and --explain name what the user's model calls it); the others,
-// and the new values, are named "<original>/<what>".
+// The ONNX nodes, values and constants that replace one node. The node that does the
+// operator's work keeps the original's name (errors and --explain name what the user's model
+// calls it); the others, and the new values, are named "<original>/<what>".
 class Lowering {
  public:
   // `last_round`: no later shape inference will tell more, so what is unknown is an error.
@@ -320,7 +320,8 @@ Status lower_activation(Lowering& l, const std::string& act, const ActivationPar
 
 // ---- The operators ----
 
-DType float_type_of(const Lowering& l, ValueId v) {
+// The type the lowered nodes compute in: v's (the node's required first input, or a scale).
+DType value_type(const Lowering& l, ValueId v) {
   return v == kNoValue ? DType::kFloat32 : l.dtype(v);
 }
 
@@ -332,7 +333,7 @@ Status lower_fused_conv(Lowering& l) {
   const std::string act = a.get_string("activation", "");
   const std::vector<float> params = a.get_floats("activation_params");
   RECUR_RETURN_IF_ERROR(a.status());
-  const DType t = float_type_of(l, l.in(0));
+  const DType t = value_type(l, l.in(0));
   ActivationParams p;
   if (!act.empty()) {
     const ActivationForm* form = find_activation(act);
@@ -370,7 +371,7 @@ Status lower_fused_gemm(Lowering& l) {
   RECUR_RETURN_IF_ERROR(a.status());
   if (act.empty()) return l.error("has no activation (FusedGemm needs one)");
   if (act == "Clip") return l.error("activation Clip: ONNX Runtime fuses no Clip into a Gemm");
-  const DType t = float_type_of(l, l.in(0));
+  const DType t = value_type(l, l.in(0));
   const ValueId gemm_y = l.temp("gemm", t);
   Node& gemm = l.add("Gemm", 13, {l.in(0), l.in(1), l.in(2)}, {gemm_y});
   copy_attrs(n, gemm, {"alpha", "beta", "transA", "transB"});
@@ -406,7 +407,7 @@ Status lower_fused_matmul(Lowering& l) {
   const bool flags[2][2] = {{a.get_int("transA", 0) != 0, a.get_int("transBatchA", 0) != 0},
                             {a.get_int("transB", 0) != 0, a.get_int("transBatchB", 0) != 0}};
   RECUR_RETURN_IF_ERROR(a.status());
-  const DType t = float_type_of(l, l.in(0));
+  const DType t = value_type(l, l.in(0));
   std::array<ValueId, 2> operand = {l.in(0), l.in(1)};
   std::array<std::vector<int64_t>, 2> perms;
   for (size_t k = 0; k < 2; ++k) {
@@ -447,7 +448,7 @@ Status lower_fused_matmul(Lowering& l) {
 // Gelu(X), BiasGelu(A, B), FastGelu(X, bias?): Gelu-20 of X (+ bias), exact or tanh.
 Status lower_gelu(Lowering& l, bool tanh) {
   RECUR_RETURN_IF_ERROR(l.require_inputs(1));
-  const DType t = float_type_of(l, l.in(0));
+  const DType t = value_type(l, l.in(0));
   ValueId x = l.in(0);
   if (l.in(1) != kNoValue) x = l.binary("Add", x, l.in(1), kNoValue, t);
   Node& g = l.add("Gelu", 20, {x}, {l.out(0)});
@@ -466,7 +467,7 @@ Status lower_quick_gelu(Lowering& l) {
   AttrReader a(l.original());
   const float alpha = a.get_float("alpha", 1.702f);
   RECUR_RETURN_IF_ERROR(a.status());
-  const DType t = float_type_of(l, l.in(0));
+  const DType t = value_type(l, l.in(0));
   set_float(l.add("Swish", 24, {l.in(0)}, {l.out(0)}), "alpha", alpha);
   l.commit("alpha " + short_float(alpha), t);
   return ok_status();
@@ -475,7 +476,7 @@ Status lower_quick_gelu(Lowering& l) {
 // BiasAdd(X, bias, skip): X + bias + skip.
 Status lower_bias_add(Lowering& l) {
   RECUR_RETURN_IF_ERROR(l.require_inputs(3));
-  const DType t = float_type_of(l, l.in(0));
+  const DType t = value_type(l, l.in(0));
   const ValueId s = l.binary("Add", l.in(0), l.in(1), kNoValue, t);
   l.binary("Add", s, l.in(2), l.out(0), t);
   l.commit("X + bias + skip", t);
@@ -540,7 +541,7 @@ Status lower_skip_norm(Lowering& l, bool simplified) {
   AttrReader a(l.original());
   const float eps = a.get_float("epsilon", 1e-12f);
   RECUR_RETURN_IF_ERROR(a.status());
-  const DType t = float_type_of(l, l.in(0));
+  const DType t = value_type(l, l.in(0));
   const ValueId bias = l.in(simplified ? 3 : 4);
   const ValueId sum_out = l.out(3);
   ValueId sum = l.binary("Add", l.in(0), l.in(1), bias == kNoValue ? sum_out : kNoValue, t);
@@ -567,7 +568,7 @@ Status lower_simplified_layer_norm(Lowering& l) {
   const int64_t axis = a.get_int("axis", -1);
   const float eps = a.get_float("epsilon", 1e-5f);
   RECUR_RETURN_IF_ERROR(a.status());
-  const DType t = float_type_of(l, l.in(0));
+  const DType t = value_type(l, l.in(0));
   RECUR_RETURN_IF_ERROR(lower_rms(l, l.in(0), l.in(1), axis, eps, l.out(0), kNoValue, l.out(1), t));
   l.commit("axis " + std::to_string(axis), t);
   return ok_status();
@@ -580,7 +581,10 @@ Status lower_simplified_layer_norm(Lowering& l) {
 Status lower_integer_matmul(Lowering& l, bool dynamic) {
   RECUR_RETURN_IF_ERROR(l.require_inputs(dynamic ? 3 : 4));
   ValueId a = l.in(0), a_scale, a_zp, b_scale, b_zp, bias;
-  const DType t = dynamic ? DType::kFloat32 : float_type_of(l, l.in(2));
+  const DType t = dynamic ? DType::kFloat32 : value_type(l, l.in(2));
+  if (t != DType::kFloat32 && t != DType::kFloat16 && t != DType::kFloat64) {
+    return l.error("a_scale is " + std::string(dtype_name(t)) + "; the scales are float");
+  }
   if (dynamic) {
     a = l.temp("A_quantized", DType::kUInt8);
     a_scale = l.temp("A_scale", DType::kFloat32);
