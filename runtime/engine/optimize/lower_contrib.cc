@@ -695,16 +695,13 @@ Status lower_round(Graph& graph, Round& round) {
 
 }  // namespace
 
-Status lower_contrib_ops(Graph& graph, const std::function<Status(Graph&)>& infer, bool* changed) {
+Status lower_contrib_ops(Graph& graph, const std::function<Status(Graph&)>& infer) {
   // Each round lowers at least one node, or is the last.
   for (bool last = false;;) {
     Round round;
     round.last = last;
     RECUR_RETURN_IF_ERROR(lower_round(graph, round));
-    if (round.lowered) {
-      if (changed) *changed = true;
-      RECUR_RETURN_IF_ERROR(infer(graph));
-    }
+    if (round.lowered) RECUR_RETURN_IF_ERROR(infer(graph));
     if (!round.deferred || last) return ok_status();
     last = !round.lowered;
   }

@@ -56,13 +56,13 @@ Status fuse_layer_norms(Graph& graph, const NodeFusionFilter& accept);
 // SkipLayerNormalization, SkipSimplifiedLayerNormalization, MatMulIntegerToFloat,
 // DynamicQuantizeMatMul; its ONNX-domain SimplifiedLayerNormalization and LayerNormalization
 // before opset 17), become the ONNX nodes they fused, in subgraphs too (lower_contrib.cc).
-// The first node of each keeps the original's name and a note saying what it came from.
+// The node that does the operator's work keeps its name, with a note saying what it was.
 // Nodes are taken in topological order, each taking the type of the contrib node it reads;
 // one that needs a rank shape inference has not found yet (FusedMatMul's transpositions
 // depend on it) waits for `infer`, which runs over the whole graph after each round that
 // lowered something. Fails, naming the node, on a form ONNX Runtime refuses or recur cannot
-// express. Sets *changed when anything was lowered.
-Status lower_contrib_ops(Graph& graph, const std::function<Status(Graph&)>& infer, bool* changed);
+// express.
+Status lower_contrib_ops(Graph& graph, const std::function<Status(Graph&)>& infer);
 
 // The passes that need no provider, in order: Constant nodes to initializers, BatchNorm into
 // Conv, unread RNN states dropped. Each leaves the graph finalized.

@@ -159,8 +159,7 @@ std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>
   if (options.optimize()) optimize_graph(graph).with_context(file).throw_if_error();
   infer_shapes(graph, rules).with_context(file).throw_if_error();
   // Not an optimization: without it ONNX Runtime's fused operators would not run at all.
-  lower_contrib_ops(
-      graph, [&rules](Graph& g) { return infer_shapes(g, rules); }, nullptr)
+  lower_contrib_ops(graph, [&rules](Graph& g) { return infer_shapes(g, rules); })
       .with_context(file)
       .throw_if_error();
   if (options.optimize()) {
