@@ -165,11 +165,11 @@ class ConvKernel final : public Kernel {
                                                                 : SmallConv1d::Post::kRelu;
         d.alpha = post_alpha_;
       }
-      // In vector multiply-adds: the loop over time wastes the lanes past To in its last
-      // vector; the patch loop wastes those past M, and builds each step's patch in scalars,
-      // a load and a bounds test an element (counted as two multiply-adds). Without the patch
-      // loop (groups), time takes at least half a vector or oneDNN runs it.
-      const double over_time = d.lane_macs() / avx512::kLanes;
+      // In vector multiply-adds (SmallConv1d::cost for the loop over time); the patch loop
+      // wastes the lanes past M, and builds each step's patch in scalars, a load and a bounds
+      // test an element (counted as two multiply-adds). Without the patch loop (groups), time
+      // takes at least half a vector or oneDNN runs it.
+      const double over_time = d.cost();
       const double by_patch_cost =
           static_cast<double>(d.To * C * d.k) *
           static_cast<double>((M + avx512::kLanes - 1) / avx512::kLanes + 2);

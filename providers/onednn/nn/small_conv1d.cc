@@ -112,9 +112,12 @@ constexpr std::array<std::array<BlockFn, kMaxVectors>, kMaxRows> kBlocks = {
 
 int64_t SmallConv1d::scratch_floats() const { return C * stride * phase_len(*this); }
 
-double SmallConv1d::lane_macs() const {
-  return static_cast<double>(M) * static_cast<double>(C / G) * static_cast<double>(k) *
-         static_cast<double>(round_up(To, kLanes));
+double SmallConv1d::cost() const {
+  const double macs = static_cast<double>(M) * static_cast<double>(C / G) * static_cast<double>(k) *
+                      static_cast<double>(round_up(To, kLanes) / kLanes);
+  const double copy =
+      static_cast<double>(C * stride) * (16.0 + static_cast<double>(phase_len(*this)) / kLanes);
+  return macs + copy;
 }
 
 void run_small_conv1d(const SmallConv1d& p, int64_t N, const float* x, const float* w,

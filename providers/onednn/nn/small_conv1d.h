@@ -23,8 +23,11 @@ struct SmallConv1d {
 
   // Floats of scratch run() needs: the padded, phase-split input of one batch row.
   int64_t scratch_floats() const;
-  // Multiply-adds in vector lanes, padding included: what the loop costs.
-  double lane_macs() const;
+  // What the loop costs, in vector multiply-adds: those of the convolution, the lanes past
+  // To in each row's last vector included, and the copy of the input into the phases (a
+  // call's worth, 16, per channel and phase, measured on a 128-channel, one-step convolution,
+  // where it is all the work).
+  double cost() const;
 };
 
 // y[n][m][t] = post(b[m] + sum over c in m's group, j < k of
