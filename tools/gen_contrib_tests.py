@@ -12,6 +12,11 @@ The expected outputs come from ONNX Runtime 1.30 (CPU, one thread) through onnxr
 (tools/ort_oracle.py), never from recur, except BiasAdd's, which ONNX Runtime runs only on
 CUDA: that one is computed here with numpy.
 
+Two more cases are PyTorch models as ONNX Runtime saves them (a Transformer encoder layer
+before a bidirectional LSTM, whose attention becomes FusedMatMul with transBatch and whose
+GELU becomes BiasGelu; a Conformer-style block before a GRU, whose SiLUs become QuickGelu),
+with PyTorch's own outputs as the expected ones.
+
 It also writes tests/data/ort_optimized/<model>.onnx: each shipped model in models/ whose
 optimized form (ONNX Runtime's level "extended", as SessionOptions.optimized_model_filepath
 saves it) holds one of those operators. CTest runs them against the shipped model's own test
@@ -360,6 +365,75 @@ def subgraph_case(rng):
     return c
 
 
+def torch_cases(out_dir):
+    """The PyTorch models above: exported, saved by ONNX Runtime at level extended, and
+    expected to give what PyTorch computes."""
+    import torch
+    import torch.nn as nn
+    torch.manual_seed(20261128)
+
+    class TransformerLstm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inp = nn.Linear(20, 64)
+            self.enc = nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True,
+                                                  activation="gelu")
+            self.lstm = nn.LSTM(64, 32, batch_first=True, bidirectional=True)
+            self.out = nn.Linear(64, 10)
+
+        def forward(self, x):
+            y, _ = self.lstm(self.enc(self.inp(x)))
+            return self.out(y)
+
+    class ConformerGru(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln = nn.LayerNorm(48)
+            self.pw1 = nn.Conv1d(48, 96, 1)
+            self.dw = nn.Conv1d(48, 48, 7, padding=3, groups=48)
+            self.bn = nn.BatchNorm1d(48)
+            self.pw2 = nn.Conv1d(48, 48, 1)
+            self.ff1 = nn.Linear(48, 96)
+            self.ff2 = nn.Linear(96, 48)
+            self.gru = nn.GRU(48, 32, batch_first=True)
+            self.head = nn.Linear(32, 5)
+            self.bn.running_mean.uniform_(-0.1, 0.1)
+            self.bn.running_var.uniform_(0.5, 1.5)
+
+        def forward(self, x):
+            silu = nn.functional.silu
+            y = nn.functional.glu(self.pw1(self.ln(x).transpose(1, 2)), dim=1)
+            y = self.pw2(silu(self.bn(self.dw(y)))).transpose(1, 2) + x
+            y = y + 0.5 * self.ff2(silu(self.ff1(nn.functional.layer_norm(y, (48,)))))
+            y, _ = self.gru(y)
+            return torch.log_softmax(self.head(y), -1)
+
+    env = dict(os.environ)
+    env.setdefault("NODE_PATH", os.path.expanduser("~/.cache/recur-bench/ort/node_modules"))
+    dirs = []
+    for name, model, shape in (("ort_saved_transformer_lstm", TransformerLstm(), (2, 12, 20)),
+                               ("ort_saved_conformer_gru", ConformerGru(), (2, 30, 48))):
+        model.eval()
+        x = torch.randn(*shape)
+        case_dir = os.path.join(out_dir, name)
+        shutil.rmtree(case_dir, ignore_errors=True)
+        os.makedirs(os.path.join(case_dir, "test_data_set_0"))
+        with tempfile.TemporaryDirectory() as tmp:
+            exported = os.path.join(tmp, "exported.onnx")
+            torch.onnx.export(model, x, exported, opset_version=14, input_names=["x"],
+                              output_names=["y"], dynamic_axes={"x": {0: "b", 1: "t"}})
+            subprocess.run(["node", os.path.join(HERE, "ort_optimize.js"), exported,
+                            os.path.join(case_dir, "model.onnx"), "extended"],
+                           check=True, env=env, stderr=subprocess.DEVNULL)
+        with torch.inference_mode():
+            y = model(x).numpy()
+        for kind, n, a in (("input", "x", x.numpy()), ("output", "y", y)):
+            with open(os.path.join(case_dir, "test_data_set_0", kind + "_0.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(a, n).SerializeToString())
+        dirs.append(case_dir)
+    return dirs
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(HERE, "..", "tests", "data", "contrib"))
@@ -383,6 +457,8 @@ def main():
     sub_dir = write(args.out, sub)
     write_outputs(sub_dir, sub, ort_outputs([(sub_dir, sub.feeds)])[0])
     print("wrote", os.path.relpath(sub_dir))
+    for d in torch_cases(args.out):
+        print("wrote", os.path.relpath(d))
     ort_optimized_models(args.optimized_out)
 
 

@@ -66,7 +66,10 @@ TEST(LowerContrib, EveryCaseLowersAndSaysSo) {
         named = named || a.node == name;
         lowered += has_note(a, "lowered ONNX Runtime's") || has_note(a, "LayerNormalization-17");
       });
-      EXPECT_TRUE(named) << s.explain();
+      // The whole models ONNX Runtime saved (ort_saved_*) have no node named after the case.
+      if (name.rfind("ort_saved_", 0) != 0) {
+        EXPECT_TRUE(named) << s.explain();
+      }
       EXPECT_GE(lowered, 1) << s.explain();
       std::ostringstream log;
       const tools::TestResult r =
