@@ -22,8 +22,13 @@ optimized form (ONNX Runtime's level "extended", as SessionOptions.optimized_mod
 saves it) holds one of those operators. CTest runs them against the shipped model's own test
 sets (tests/CMakeLists.txt), whose expected outputs come from the model's original oracle.
 
+The QLinear operators of statically quantized models (QLinearAdd, QLinearMul, QLinearSigmoid,
+QLinearLeakyRelu, QLinearSoftmax, QLinearConcat, QLinearAveragePool, QLinearGlobalAveragePool)
+go to tests/data/qlinear/<case>/, against ONNX Runtime's outputs, which may differ by one
+quantization step (CTest compares them with --atol 1).
+
 Usage: /usr/bin/python3 tools/gen_contrib_tests.py [--out tests/data/contrib]
-           [--optimized-out tests/data/ort_optimized]
+           [--optimized-out tests/data/ort_optimized] [--qlinear-out tests/data/qlinear]
 """
 
 import argparse
@@ -434,9 +439,105 @@ def torch_cases(out_dir):
     return dirs
 
 
+def qlinear_cases():
+    rng = np.random.default_rng(20261129)
+    u8 = lambda shape: quantized(rng, shape, np.uint8)
+    i8 = lambda shape: quantized(rng, shape, np.int8)
+    f = lambda v: np.array(v, np.float32)
+    cases = []
+    for op in ("QLinearAdd", "QLinearMul"):
+        name = "q" + op[7:].lower()
+        c = Case(name + "_uint8", op, ["A", "As", "Az", "B", "Bs", "Bz", "Cs", "Cz"], ["C"])
+        c.feed("A", u8((2, 3, 8))).const("As", f(0.02)).const("Az", np.array(120, np.uint8))
+        c.feed("B", u8((8,))).const("Bs", f(0.05)).const("Bz", np.array(131, np.uint8))
+        cases.append(c.const("Cs", f(0.07 if op == "QLinearAdd" else 0.3))
+                     .const("Cz", np.array(128, np.uint8)))
+        c = Case(name + "_int8", op, ["A", "As", "Az", "B", "Bs", "Bz", "Cs", "Cz"], ["C"])
+        c.feed("A", i8((4, 6))).const("As", f(0.03)).const("Az", np.array(-3, np.int8))
+        c.feed("B", i8((4, 6))).const("Bs", f(0.02)).const("Bz", np.array(5, np.int8))
+        cases.append(c.const("Cs", f(0.04 if op == "QLinearAdd" else 0.1))
+                     .const("Cz", np.array(0, np.int8)))
+    for op, extra in (("QLinearSigmoid", {}), ("QLinearLeakyRelu", {"alpha": 0.1}),
+                      ("QLinearSoftmax", {"axis": -1, "opset": 13}),
+                      ("QLinearSoftmax", {"axis": 1, "opset": 12})):
+        for dt in (np.uint8, np.int8):
+            name = "q" + op[7:].lower() + ("_opset12" if extra.get("opset") == 12 else "") + \
+                "_" + np.dtype(dt).name
+            c = Case(name, op, ["X", "Xs", "Xz", "Ys", "Yz"], ["Y"])
+            c.attrs.update(extra)  # not as keywords: Case takes `opset` for the model's
+            ys = 1.0 / 256 if op in ("QLinearSigmoid", "QLinearSoftmax") else 0.05
+            c.feed("X", quantized(rng, (2, 3, 10), dt)).const("Xs", f(0.05))
+            c.const("Xz", np.array(128 if dt == np.uint8 else 3, dt)).const("Ys", f(ys))
+            cases.append(c.const("Yz", np.array(0 if op != "QLinearLeakyRelu" else
+                                                (100 if dt == np.uint8 else -20), dt)))
+    c = Case("qconcat", "QLinearConcat", ["Ys", "Yz", "X1", "X1s", "X1z", "X2", "X2s", "X2z"],
+             ["Y"], axis=1)
+    c.const("Ys", f(0.04)).const("Yz", np.array(125, np.uint8))
+    c.feed("X1", u8((2, 3, 4))).const("X1s", f(0.03)).const("X1z", np.array(128, np.uint8))
+    cases.append(c.feed("X2", u8((2, 5, 4))).const("X2s", f(0.05))
+                 .const("X2z", np.array(110, np.uint8)))
+    for count_pad in (0, 1):
+        c = Case("qaverage_pool_count_include_pad%d" % count_pad, "QLinearAveragePool",
+                 ["X", "Xs", "Xz", "Ys", "Yz"], ["Y"], kernel_shape=[3, 3], strides=[2, 2],
+                 pads=[1, 1, 1, 1], count_include_pad=count_pad)
+        c.feed("X", u8((1, 4, 7, 7))).const("Xs", f(0.02)).const("Xz", np.array(128, np.uint8))
+        cases.append(c.const("Ys", f(0.015)).const("Yz", np.array(120, np.uint8)))
+    c = Case("qglobal_average_pool", "QLinearGlobalAveragePool", ["X", "Xs", "Xz", "Ys", "Yz"],
+             ["Y"])
+    c.feed("X", u8((2, 6, 5, 4))).const("Xs", f(0.02)).const("Xz", np.array(128, np.uint8))
+    cases.append(c.const("Ys", f(0.01)).const("Yz", np.array(126, np.uint8)))
+    return cases
+
+
+def qdq_saved_case(out_dir):
+    """A QDQ model (Conv, Sigmoid, Add, Transpose, MatMul between Q/DQ pairs) as ONNX Runtime
+    saves it: QLinearConv, QLinearSigmoid, QLinearAdd, QLinearMatMul."""
+    rng = np.random.default_rng(7)
+    f = lambda v: np.array(v, np.float32)
+    inits = [numpy_helper.from_array(a, n) for n, a in (
+        ("s", f(0.02)), ("z", np.array(128, np.uint8)), ("s2", f(0.03)),
+        ("z2", np.array(120, np.uint8)), ("wq", quantized(rng, (8, 4, 3), np.uint8)),
+        ("ws", f(0.01)), ("wz", np.array(128, np.uint8)),
+        ("mq", quantized(rng, (8, 16), np.uint8)), ("ms", f(0.002)))]
+    q = lambda x, s, z, y: helper.make_node("QuantizeLinear", [x, s, z], [y])
+    dq = lambda x, s, z, y: helper.make_node("DequantizeLinear", [x, s, z], [y])
+    nodes = [q("x", "s", "z", "xq"), dq("xq", "s", "z", "xd"), dq("wq", "ws", "wz", "wd"),
+             helper.make_node("Conv", ["xd", "wd"], ["c"], pads=[1, 1]),
+             q("c", "s2", "z2", "cq"), dq("cq", "s2", "z2", "cd"),
+             helper.make_node("Sigmoid", ["cd"], ["sg"]), q("sg", "s", "z", "sq"),
+             dq("sq", "s", "z", "sd"), helper.make_node("Add", ["sd", "cd"], ["a"]),
+             q("a", "s2", "z2", "aq"), dq("aq", "s2", "z2", "ad"),
+             helper.make_node("Transpose", ["ad"], ["t"], perm=[0, 2, 1]),
+             q("t", "s2", "z2", "tq"), dq("tq", "s2", "z2", "td"), dq("mq", "ms", "wz", "md"),
+             helper.make_node("MatMul", ["td", "md"], ["mm"]), q("mm", "s", "z", "mmq"),
+             dq("mmq", "s", "z", "y")]
+    graph = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("x", F, [1, 4, 16])],
+                              [helper.make_tensor_value_info("y", F, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    env = dict(os.environ)
+    env.setdefault("NODE_PATH", os.path.expanduser("~/.cache/recur-bench/ort/node_modules"))
+    case_dir = os.path.join(out_dir, "ort_saved_qdq")
+    shutil.rmtree(case_dir, ignore_errors=True)
+    os.makedirs(os.path.join(case_dir, "test_data_set_0"))
+    with tempfile.TemporaryDirectory() as tmp:
+        onnx.save(model, os.path.join(tmp, "qdq.onnx"))
+        subprocess.run(["node", os.path.join(HERE, "ort_optimize.js"),
+                        os.path.join(tmp, "qdq.onnx"), os.path.join(case_dir, "model.onnx"),
+                        "extended"], check=True, env=env, stderr=subprocess.DEVNULL)
+    x = rand(rng, (1, 4, 16))
+    with open(os.path.join(case_dir, "test_data_set_0", "input_0.pb"), "wb") as fh:
+        fh.write(numpy_helper.from_array(x, "x").SerializeToString())
+    y = ort_outputs([(case_dir, [("x", x)])])[0]["y"]
+    with open(os.path.join(case_dir, "test_data_set_0", "output_0.pb"), "wb") as fh:
+        fh.write(numpy_helper.from_array(y, "y").SerializeToString())
+    return case_dir
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(HERE, "..", "tests", "data", "contrib"))
+    ap.add_argument("--qlinear-out",
+                    default=os.path.join(HERE, "..", "tests", "data", "qlinear"))
     ap.add_argument("--optimized-out",
                     default=os.path.join(HERE, "..", "tests", "data", "ort_optimized"))
     args = ap.parse_args()
@@ -459,6 +560,12 @@ def main():
     print("wrote", os.path.relpath(sub_dir))
     for d in torch_cases(args.out):
         print("wrote", os.path.relpath(d))
+    qcases = qlinear_cases()
+    qdirs = [write(args.qlinear_out, c) for c in qcases]
+    for d, c, outs in zip(qdirs, qcases, ort_outputs([(d, c.feeds) for d, c in zip(qdirs, qcases)])):
+        write_outputs(d, c, outs)
+        print("wrote", os.path.relpath(d))
+    print("wrote", os.path.relpath(qdq_saved_case(args.qlinear_out)))
     ort_optimized_models(args.optimized_out)
 
 

@@ -1,7 +1,7 @@
 // Conv (1-D to 3-D, groups, dilations, auto_pad) through oneDNN's convolution, in plain
 // layouts (small 1-D ones on recur's own loops): the weights are read where they are, so W may
-// also be a graph input. A
-// recur::FusedConv (runtime/graph/fused_conv.h) runs its activation as an eltwise post-op.
+// also be a graph input. A recur::FusedConv (runtime/graph/fused_conv.h) runs its activation
+// as an eltwise post-op.
 #include <algorithm>
 #include <optional>
 #include <tuple>

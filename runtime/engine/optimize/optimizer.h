@@ -55,7 +55,8 @@ Status fuse_layer_norms(Graph& graph, const NodeFusionFilter& accept);
 // FusedGemm, FusedMatMul, TransposeMatMul, Gelu, BiasGelu, FastGelu, QuickGelu, BiasAdd,
 // SkipLayerNormalization, SkipSimplifiedLayerNormalization, MatMulIntegerToFloat,
 // DynamicQuantizeMatMul; its ONNX-domain SimplifiedLayerNormalization and LayerNormalization
-// before opset 17), become the ONNX nodes they fused, in subgraphs too (lower_contrib.cc).
+// before opset 17; the QLinear operators of QDQ models, lower_qlinear.cc), become the ONNX
+// nodes they fused, in subgraphs too (lower_contrib.cc).
 // The node that does the operator's work keeps its name, with a note saying what it was.
 // Nodes are taken in topological order, each taking the type of the contrib node it reads;
 // one that needs a rank shape inference has not found yet (FusedMatMul's transpositions

@@ -7,6 +7,7 @@
 // at load, naming the node and what is wrong (ONNX Runtime's NCHWc layout too).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "recur/recur.h"
 #include "tests/support/expect_error.h"
 #include "tests/support/model_builder.h"
+#include "tests/support/providers.h"
 #include "tools/common/testdir.h"
 
 namespace recur {
@@ -78,6 +80,67 @@ TEST(LowerContrib, EveryCaseLowersAndSaysSo) {
     }
   }
   EXPECT_GE(cases, 50);
+}
+
+// The QLinear operators of statically quantized models (tests/data/qlinear, ONNX Runtime's
+// outputs): lowered to DequantizeLinear, the float operator and QuantizeLinear, each output
+// within one quantization step of ONNX Runtime's, which computes some of them another way
+// (QLinearAdd with the ratio of the scales, QLinearSigmoid from a table), at no more than one
+// element in ten; float outputs (the saved QDQ model's DequantizeLinear) within rtol 1e-3.
+TEST(LowerContrib, QLinearCasesWithinOneStepOfOnnxRuntime) {
+  const std::string root = std::string(RECUR_SOURCE_DIR) + "/tests/data/qlinear";
+  int cases = 0, exact = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(root)) {
+    const std::string name = entry.path().filename().string();
+    SCOPED_TRACE(name);
+    ++cases;
+    for (const char* provider : {"reference", "onednn"}) {
+      if (std::string(provider) == "onednn" && !testing::have_provider("onednn")) continue;
+      const SessionOptions opts = std::string(provider) == "reference"
+                                      ? SessionOptions().providers({"reference"})
+                                      : SessionOptions().providers({provider, "reference"});
+      Session s(entry.path().string() + "/model.onnx", opts);
+      for_each_node(s.assignment(), [&](const NodeAssignment& a) {
+        EXPECT_EQ(a.op.find("com.microsoft::"), std::string::npos) << a.op;
+      });
+      auto sets = tools::read_data_sets(entry.path().string(), &s);
+      ASSERT_TRUE(sets.ok()) << sets.status().message();
+      for (const tools::DataSet& ds : *sets) {
+        auto feeds = tools::feeds_for(s, ds);
+        ASSERT_TRUE(feeds.ok()) << feeds.status().message();
+        const Outputs got = s.run(*feeds);
+        ASSERT_EQ(got.size(), ds.outputs.size());
+        bool all_exact = true;
+        for (size_t i = 0; i < got.size(); ++i) {
+          const Tensor& want = ds.outputs[i].second;
+          if (want.dtype() == DType::kFloat32) {
+            const auto cmp = tools::compare(got[i], want, tools::Tolerance{});
+            EXPECT_TRUE(cmp.match) << cmp.reason;
+            all_exact = all_exact && cmp.max_abs == 0.0;
+            continue;
+          }
+          ASSERT_TRUE(want.dtype() == DType::kUInt8 || want.dtype() == DType::kInt8);
+          ASSERT_EQ(got[i].dtype(), want.dtype());
+          ASSERT_EQ(got[i].shape(), want.shape());
+          int64_t off = 0;
+          for (int64_t k = 0; k < want.numel(); ++k) {
+            const int g = want.dtype() == DType::kUInt8 ? got[i].data<uint8_t>()[k]
+                                                        : got[i].data<int8_t>()[k];
+            const int w =
+                want.dtype() == DType::kUInt8 ? want.data<uint8_t>()[k] : want.data<int8_t>()[k];
+            EXPECT_LE(std::abs(g - w), 1) << "element " << k;
+            off += g != w;
+          }
+          EXPECT_LE(off * 10, want.numel()) << off << " of " << want.numel() << " off by one";
+          all_exact = all_exact && off == 0;
+        }
+        exact += all_exact && std::string(provider) == "reference";
+      }
+    }
+  }
+  EXPECT_GE(cases, 17);
+  // Most match exactly: a lowering off by a scale or a zero point would match none.
+  EXPECT_GE(exact * 4, cases * 3) << exact << " of " << cases << " exact";
 }
 
 // A FusedConv with a sum input and an activation, in a model that already uses the names the
@@ -164,6 +227,16 @@ TEST(LowerContrib, RefusesWhatItCannotLowerNamingTheNode) {
        {"x", "x", ""},
        [](onnx::NodeProto&) {},
        {"input 2 is required"}},
+      {"a float input to a QLinear operator",
+       "QLinearSigmoid",
+       {"x", "s", "", "s"},
+       [](onnx::NodeProto&) {},
+       {"its quantized input is float32"}},
+      {"QLinearConcat without whole triples",
+       "QLinearConcat",
+       {"s", "", "x", "s", "", "x"},
+       [](onnx::NodeProto& n) { set_attr(n, "axis", int64_t{1}); },
+       {"has 6 inputs; QLinearConcat takes Y_scale"}},
   };
   for (const Refusal& r : refusals) {
     SCOPED_TRACE(r.what);
@@ -180,6 +253,7 @@ TEST(LowerContrib, RefusesWhatItCannotLowerNamingTheNode) {
     m.input("x2", DType::kFloat32, {3, 2});
     m.initializer("w", floats({2, 2, 1}, {1, 2, 3, 4}));
     m.initializer("w2", floats({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}));
+    m.initializer("s", floats({}, {0.1f}));
     m.output("y", DType::kFloat32);
     r.attrs(m.node(r.op, r.inputs, {"y"}, "the_node", "com.microsoft"));
     const std::string path = m.save(dir.path());

@@ -1,0 +1,157 @@
+// ONNX Runtime's QLinear operators, which its optimizer writes into the statically quantized
+// (QDQ) models it saves, where a DequantizeLinear, a float operator and a QuantizeLinear were
+// (com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax,
+// QLinearConcat, QLinearAveragePool, QLinearGlobalAveragePool): each becomes those three again.
+// ONNX Runtime computes some of them another way (QLinearAdd with the ratio of the scales,
+// QLinearSigmoid from a table of the 256 inputs), so an output may differ from its by one
+// quantization step where the float result falls at a half (docs/semantics.md).
+#include <string>
+#include <vector>
+
+#include "runtime/engine/optimize/lowering.h"
+
+namespace recur::lowering {
+
+namespace {
+
+// The float value of x (DequantizeLinear-13: scalar scale and zero point, or per-axis ones).
+ValueId dequantize(Lowering& l, ValueId x, ValueId scale, ValueId zp, const std::string& what) {
+  const ValueId f = l.temp(what, DType::kFloat32);
+  Node& n = l.add("DequantizeLinear", 13, {x, scale, zp}, {f});
+  if (n.inputs.back() == kNoValue) n.inputs.pop_back();
+  return f;
+}
+
+// y = QuantizeLinear(f, scale, zp). ONNX's QuantizeLinear without a zero point writes uint8;
+// ONNX Runtime's QLinear operators write their input's type, so an int8 one gets a zero.
+Status quantize(Lowering& l, ValueId f, ValueId scale, ValueId zp, DType t, ValueId y) {
+  if (zp == kNoValue && t != DType::kUInt8) {
+    RECUR_ASSIGN_OR_RETURN(zp, l.zero_point("y_zp", t));
+  }
+  l.add("QuantizeLinear", 13, {f, scale, zp}, {y});
+  return ok_status();
+}
+
+DType quantized_type(const Lowering& l, ValueId x) {
+  const DType t = l.dtype(x);
+  return t == DType::kInt8 ? DType::kInt8 : DType::kUInt8;
+}
+
+Status check_quantized(const Lowering& l, ValueId x) {
+  const DType t = l.dtype(x);
+  if (t == DType::kUInt8 || t == DType::kInt8) return ok_status();
+  return l.error("its quantized input is " + std::string(dtype_name(t)) +
+                 "; the QLinear operators take uint8 or int8");
+}
+
+// QLinearAdd and QLinearMul(A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale, C_zp?).
+Status lower_binary(Lowering& l, const char* op) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs({0, 1, 3, 4, 6}));
+  RECUR_RETURN_IF_ERROR(check_quantized(l, l.in(0)));
+  const DType t = quantized_type(l, l.in(0));
+  const ValueId a = dequantize(l, l.in(0), l.in(1), l.in(2), "A_float");
+  const ValueId b = dequantize(l, l.in(3), l.in(4), l.in(5), "B_float");
+  const ValueId c = l.binary(op, a, b, kNoValue, DType::kFloat32);
+  l.keep_name();
+  RECUR_RETURN_IF_ERROR(quantize(l, c, l.in(6), l.in(7), t, l.out(0)));
+  l.commit(std::string("Dequantize, ") + op + ", Quantize", t);
+  return ok_status();
+}
+
+// QLinearSigmoid, QLinearLeakyRelu and QLinearSoftmax(X, X_scale, X_zp?, Y_scale, Y_zp?).
+Status lower_unary(Lowering& l, const std::string& op) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs({0, 1, 3}));
+  RECUR_RETURN_IF_ERROR(check_quantized(l, l.in(0)));
+  AttrReader a(l.original());
+  const float alpha = a.get_float("alpha", 0.01f);
+  const int64_t axis = a.get_int("axis", -1);
+  const int64_t opset = a.get_int("opset", 13);
+  RECUR_RETURN_IF_ERROR(a.status());
+  const DType t = quantized_type(l, l.in(0));
+  const ValueId x = dequantize(l, l.in(0), l.in(1), l.in(2), "X_float");
+  const ValueId y = l.temp(op, DType::kFloat32);
+  if (op == "Softmax") {
+    // The Softmax it replaced, of its opset: before 13, over the axes from `axis` on.
+    set_int(l.add(op, opset < 13 ? 11 : 13, {x}, {y}), "axis", axis);
+  } else if (op == "LeakyRelu") {
+    set_float(l.add(op, 16, {x}, {y}), "alpha", alpha);
+  } else {
+    l.add(op, 13, {x}, {y});
+  }
+  l.keep_name();
+  RECUR_RETURN_IF_ERROR(quantize(l, y, l.in(3), l.in(4), t, l.out(0)));
+  l.commit("Dequantize, " + op + ", Quantize", t);
+  return ok_status();
+}
+
+// QLinearConcat(Y_scale, Y_zp, X1, X1_scale, X1_zp, X2, ...).
+Status lower_concat(Lowering& l) {
+  const Node& n = l.original();
+  if (n.inputs.size() < 5 || (n.inputs.size() - 2) % 3 != 0) {
+    return l.error("has " + std::to_string(n.inputs.size()) +
+                   " inputs; QLinearConcat takes Y_scale, Y_zero_point and a (tensor, scale, "
+                   "zero point) triple for each input");
+  }
+  RECUR_RETURN_IF_ERROR(l.require_inputs(1));
+  AttrReader a(n);
+  const int64_t axis = a.require_int("axis");
+  RECUR_RETURN_IF_ERROR(a.status());
+  std::vector<ValueId> parts;
+  for (size_t i = 2; i < n.inputs.size(); i += 3) {
+    if (l.in(i) == kNoValue || l.in(i + 1) == kNoValue)
+      return l.error("input " + std::to_string(i) + " or its scale is missing");
+    RECUR_RETURN_IF_ERROR(check_quantized(l, l.in(i)));
+    parts.push_back(dequantize(l, l.in(i), l.in(i + 1), l.in(i + 2), "X_float"));
+  }
+  const DType t = quantized_type(l, l.in(2));
+  const ValueId y = l.temp("Concat", DType::kFloat32);
+  set_int(l.add("Concat", 13, parts, {y}), "axis", axis);
+  l.keep_name();
+  RECUR_RETURN_IF_ERROR(quantize(l, y, l.in(0), l.in(1), t, l.out(0)));
+  l.commit("Dequantize, Concat, Quantize", t);
+  return ok_status();
+}
+
+// QLinearAveragePool and QLinearGlobalAveragePool(X, X_scale, X_zp?, Y_scale, Y_zp?), in NCHW.
+Status lower_pool(Lowering& l, bool global) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs({0, 1, 3}));
+  RECUR_RETURN_IF_ERROR(check_quantized(l, l.in(0)));
+  AttrReader a(l.original());
+  const int64_t channels_last = a.get_int("channels_last", 0);
+  RECUR_RETURN_IF_ERROR(a.status());
+  if (channels_last != 0) {
+    return l.error("channels_last=1: ONNX Runtime's NHWC layout, which it writes at level "
+                   "'all'; save at level 'extended'");
+  }
+  const DType t = quantized_type(l, l.in(0));
+  const ValueId x = dequantize(l, l.in(0), l.in(1), l.in(2), "X_float");
+  const ValueId y = l.temp(global ? "GlobalAveragePool" : "AveragePool", DType::kFloat32);
+  if (global) {
+    l.add("GlobalAveragePool", 1, {x}, {y});
+  } else {
+    Node& p = l.add("AveragePool", 11, {x}, {y});
+    copy_attrs(l.original(), p,
+               {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"});
+  }
+  l.keep_name();
+  RECUR_RETURN_IF_ERROR(quantize(l, y, l.in(3), l.in(4), t, l.out(0)));
+  l.commit(global ? "Dequantize, GlobalAveragePool, Quantize" : "Dequantize, AveragePool, Quantize",
+           t);
+  return ok_status();
+}
+
+}  // namespace
+
+LowerFn qlinear_lowering(std::string_view op) {
+  if (op == "QLinearAdd") return [](Lowering& l) { return lower_binary(l, "Add"); };
+  if (op == "QLinearMul") return [](Lowering& l) { return lower_binary(l, "Mul"); };
+  if (op == "QLinearSigmoid") return [](Lowering& l) { return lower_unary(l, "Sigmoid"); };
+  if (op == "QLinearLeakyRelu") return [](Lowering& l) { return lower_unary(l, "LeakyRelu"); };
+  if (op == "QLinearSoftmax") return [](Lowering& l) { return lower_unary(l, "Softmax"); };
+  if (op == "QLinearConcat") return lower_concat;
+  if (op == "QLinearAveragePool") return [](Lowering& l) { return lower_pool(l, false); };
+  if (op == "QLinearGlobalAveragePool") return [](Lowering& l) { return lower_pool(l, true); };
+  return nullptr;
+}
+
+}  // namespace recur::lowering
