@@ -23,8 +23,8 @@ saves it) holds one of those operators. CTest runs them against the shipped mode
 sets (tests/CMakeLists.txt), whose expected outputs come from the model's original oracle.
 
 The QLinear operators of statically quantized models (QLinearAdd, QLinearMul, QLinearSigmoid,
-QLinearLeakyRelu, QLinearSoftmax, QLinearConcat, QLinearAveragePool, QLinearGlobalAveragePool)
-go to tests/data/qlinear/<case>/, against ONNX Runtime's outputs, which may differ by one
+QLinearLeakyRelu, QLinearSoftmax, QLinearConcat, QLinearAveragePool, QLinearGlobalAveragePool,
+QGemm) go to tests/data/qlinear/<case>/, against ONNX Runtime's outputs, which may differ by one
 quantization step (CTest compares them with --atol 1).
 
 Usage: /usr/bin/python3 tools/gen_contrib_tests.py [--out tests/data/contrib]
@@ -48,7 +48,7 @@ MS = "com.microsoft"
 F = TensorProto.FLOAT
 NP_TO_ONNX = {np.float32: TensorProto.FLOAT, np.uint8: TensorProto.UINT8,
               np.int8: TensorProto.INT8, np.float16: TensorProto.FLOAT16,
-              np.bool_: TensorProto.BOOL}
+              np.bool_: TensorProto.BOOL, np.int32: TensorProto.INT32}
 
 
 class Case:
@@ -486,6 +486,17 @@ def qlinear_cases():
              ["Y"])
     c.feed("X", u8((2, 6, 5, 4))).const("Xs", f(0.02)).const("Xz", np.array(128, np.uint8))
     cases.append(c.const("Ys", f(0.01)).const("Yz", np.array(126, np.uint8)))
+    names = ["A", "As", "Az", "B", "Bs", "Bz", "C", "Ys", "Yz"]
+    c = Case("qgemm_per_tensor", "QGemm", names, ["Y"])
+    c.feed("A", u8((4, 8))).const("As", f(0.02)).const("Az", np.array(128, np.uint8))
+    c.const("B", i8((8, 6))).const("Bs", f(0.01)).const("Bz", np.array(0, np.int8))
+    c.const("C", rng.integers(-2000, 2000, (6,)).astype(np.int32))
+    cases.append(c.const("Ys", f(0.05)).const("Yz", np.array(128, np.uint8)))
+    c = Case("qgemm_per_column_float_out", "QGemm", names[:7], ["Y"], transB=1, alpha=0.5)
+    c.feed("A", u8((3, 8))).const("As", f(0.03)).const("Az", np.array(120, np.uint8))
+    c.const("B", i8((6, 8))).const("Bs", (0.005 + 0.01 * rng.random(6)).astype(np.float32))
+    c.const("Bz", np.zeros(6, np.int8))
+    cases.append(c.const("C", rng.integers(-3000, 3000, (6,)).astype(np.int32)))
     return cases
 
 

@@ -1,7 +1,8 @@
 // ONNX Runtime's QLinear operators, which its optimizer writes into the statically quantized
 // (QDQ) models it saves, where a DequantizeLinear, a float operator and a QuantizeLinear were
 // (com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax,
-// QLinearConcat, QLinearAveragePool, QLinearGlobalAveragePool): each becomes those three again.
+// QLinearConcat, QLinearAveragePool, QLinearGlobalAveragePool, QGemm): each becomes those three
+// again.
 // ONNX Runtime computes some of them another way (QLinearAdd with the ratio of the scales,
 // QLinearSigmoid from a table of the 256 inputs), so an output may differ from its by one
 // quantization step where the float result falls at a half (docs/semantics.md).
@@ -120,8 +121,9 @@ Status lower_pool(Lowering& l, bool global) {
   const int64_t channels_last = a.get_int("channels_last", 0);
   RECUR_RETURN_IF_ERROR(a.status());
   if (channels_last != 0) {
-    return l.error("channels_last=1: ONNX Runtime's NHWC layout, which it writes at level "
-                   "'all'; save at level 'extended'");
+    return l.error(
+        "channels_last=1: ONNX Runtime's NHWC layout, which it writes at level "
+        "'all'; save at level 'extended'");
   }
   const DType t = quantized_type(l, l.in(0));
   const ValueId x = dequantize(l, l.in(0), l.in(1), l.in(2), "X_float");
@@ -140,9 +142,51 @@ Status lower_pool(Lowering& l, bool global) {
   return ok_status();
 }
 
+// QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C?, y_scale?, y_zp?): alpha (A'B' + C) of the
+// dequantized A and B (b_scale per column or one) and C, int32 at scale a_scale * b_scale;
+// quantized to y_scale where it is given, else float.
+Status lower_qgemm(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs({0, 1, 3, 4}));
+  RECUR_RETURN_IF_ERROR(check_quantized(l, l.in(0)));
+  RECUR_RETURN_IF_ERROR(check_quantized(l, l.in(3)));
+  AttrReader a(l.original());
+  const int64_t trans_b = a.get_int("transB", 0);
+  const float alpha = a.get_float("alpha", 1.0f);
+  RECUR_RETURN_IF_ERROR(a.status());
+  const ValueId fa = dequantize(l, l.in(0), l.in(1), l.in(2), "A_float");
+  // A per-column scale is per output channel: B's axis 1, or 0 when B is transposed.
+  const ValueId fb = l.temp("B_float", DType::kFloat32);
+  Node& dqb = l.add("DequantizeLinear", 13, {l.in(3), l.in(4), l.in(5)}, {fb});
+  if (dqb.inputs.back() == kNoValue) dqb.inputs.pop_back();
+  set_int(dqb, "axis", trans_b ? 0 : 1);
+  ValueId fc = kNoValue;
+  if (l.in(6) != kNoValue) {
+    const ValueId c = l.temp("C_float", DType::kFloat32);
+    set_int(l.add("Cast", 13, {l.in(6)}, {c}), "to", static_cast<int64_t>(DType::kFloat32));
+    const ValueId scale = l.binary("Mul", l.in(1), l.in(4), kNoValue, DType::kFloat32);
+    fc = l.binary("Mul", c, scale, kNoValue, DType::kFloat32);
+  }
+  const bool quantized_out = l.in(7) != kNoValue;
+  const ValueId y = quantized_out ? l.temp("Gemm", DType::kFloat32) : l.out(0);
+  Node& g = l.add("Gemm", 13, {fa, fb, fc}, {y});
+  if (g.inputs.back() == kNoValue) g.inputs.pop_back();
+  copy_attrs(l.original(), g, {"alpha", "transA", "transB"});
+  // C joins the int32 sums before alpha scales them: alpha (A'B' + C).
+  set_float(g, "beta", alpha);
+  l.keep_name();
+  DType t = DType::kFloat32;
+  if (quantized_out) {
+    t = l.in(8) != kNoValue ? quantized_type(l, l.in(8)) : DType::kUInt8;
+    RECUR_RETURN_IF_ERROR(quantize(l, y, l.in(7), l.in(8), t, l.out(0)));
+  }
+  l.commit(quantized_out ? "Dequantize, Gemm, Quantize" : "Dequantize, Gemm", t);
+  return ok_status();
+}
+
 }  // namespace
 
 LowerFn qlinear_lowering(std::string_view op) {
+  if (op == "QGemm") return lower_qgemm;
   if (op == "QLinearAdd") return [](Lowering& l) { return lower_binary(l, "Add"); };
   if (op == "QLinearMul") return [](Lowering& l) { return lower_binary(l, "Mul"); };
   if (op == "QLinearSigmoid") return [](Lowering& l) { return lower_unary(l, "Sigmoid"); };
