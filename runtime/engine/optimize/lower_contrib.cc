@@ -169,7 +169,6 @@ Status lower_fused_conv(Lowering& l) {
   const ValueId conv_y = (z || !act.empty()) ? l.temp("conv", t) : y;
   Node& conv = l.add("Conv", 11, {l.in(0), l.in(1), l.in(2)}, {conv_y});
   copy_attrs(n, conv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
-  if (conv.inputs.back() == kNoValue) conv.inputs.pop_back();
   ValueId pre = conv_y;
   if (z) pre = l.binary("Add", conv_y, l.in(3), act.empty() ? y : kNoValue, t);
   if (!act.empty()) RECUR_RETURN_IF_ERROR(lower_activation(l, act, p, pre, y, t));
@@ -194,7 +193,6 @@ Status lower_fused_gemm(Lowering& l) {
   const ValueId gemm_y = l.temp("gemm", t);
   Node& gemm = l.add("Gemm", 13, {l.in(0), l.in(1), l.in(2)}, {gemm_y});
   copy_attrs(n, gemm, {"alpha", "beta", "transA", "transB"});
-  if (gemm.inputs.back() == kNoValue) gemm.inputs.pop_back();
   RECUR_RETURN_IF_ERROR(lower_activation(l, act, p, gemm_y, l.out(0), t));
   l.commit("activation " + act, t);
   return ok_status();
@@ -370,8 +368,6 @@ Status lower_skip_norm(Lowering& l, bool simplified) {
   } else {
     Node& ln =
         l.add("LayerNormalization", 17, {sum, l.in(2), l.in(3)}, {l.out(0), l.out(1), l.out(2)});
-    while (!ln.inputs.empty() && ln.inputs.back() == kNoValue) ln.inputs.pop_back();
-    while (!ln.outputs.empty() && ln.outputs.back() == kNoValue) ln.outputs.pop_back();
     set_int(ln, "axis", -1);
     set_float(ln, "epsilon", eps);
     l.keep_name();
@@ -420,8 +416,7 @@ Status lower_integer_matmul(Lowering& l, bool dynamic) {
     bias = l.in(6);
   }
   const ValueId acc = l.temp("int32_product", DType::kInt32);
-  Node& mm = l.add("MatMulInteger", 10, {a, l.in(1), a_zp, b_zp}, {acc});
-  while (mm.inputs.back() == kNoValue) mm.inputs.pop_back();
+  l.add("MatMulInteger", 10, {a, l.in(1), a_zp, b_zp}, {acc});
   l.keep_name();
   const ValueId f = l.temp("product", t);
   set_int(l.add("Cast", 13, {acc}, {f}), "to", static_cast<int64_t>(t));

@@ -18,8 +18,7 @@ namespace {
 // The float value of x (DequantizeLinear-13: scalar scale and zero point, or per-axis ones).
 ValueId dequantize(Lowering& l, ValueId x, ValueId scale, ValueId zp, const std::string& what) {
   const ValueId f = l.temp(what, DType::kFloat32);
-  Node& n = l.add("DequantizeLinear", 13, {x, scale, zp}, {f});
-  if (n.inputs.back() == kNoValue) n.inputs.pop_back();
+  l.add("DequantizeLinear", 13, {x, scale, zp}, {f});
   return f;
 }
 
@@ -157,7 +156,6 @@ Status lower_qgemm(Lowering& l) {
   // A per-column scale is per output channel: B's axis 1, or 0 when B is transposed.
   const ValueId fb = l.temp("B_float", DType::kFloat32);
   Node& dqb = l.add("DequantizeLinear", 13, {l.in(3), l.in(4), l.in(5)}, {fb});
-  if (dqb.inputs.back() == kNoValue) dqb.inputs.pop_back();
   set_int(dqb, "axis", trans_b ? 0 : 1);
   ValueId fc = kNoValue;
   if (l.in(6) != kNoValue) {
@@ -169,7 +167,6 @@ Status lower_qgemm(Lowering& l) {
   const bool quantized_out = l.in(7) != kNoValue;
   const ValueId y = quantized_out ? l.temp("Gemm", DType::kFloat32) : l.out(0);
   Node& g = l.add("Gemm", 13, {fa, fb, fc}, {y});
-  if (g.inputs.back() == kNoValue) g.inputs.pop_back();
   copy_attrs(l.original(), g, {"alpha", "transA", "transB"});
   // C joins the int32 sums before alpha scales them: alpha (A'B' + C).
   set_float(g, "beta", alpha);

@@ -70,9 +70,7 @@ class Lowering {
         return error("its input is " + std::string(dtype_name(t)) +
                      "; this operator takes float16, bfloat16, float32 or float64");
     }
-    const ValueId id = temp(what, t);
-    g_.set_initializer(id, std::move(c));
-    return id;
+    return constant(what, std::move(c));
   }
 
   // A scalar 0 of the 8-bit integer type `t` (a quantized zero point).
@@ -86,22 +84,28 @@ class Lowering {
       return error("its quantized input is " + std::string(dtype_name(t)) +
                    "; this operator takes uint8 or int8");
     }
-    const ValueId id = temp(what, t);
-    g_.set_initializer(id, std::move(c));
-    return id;
+    return constant(what, std::move(c));
   }
 
   ValueId int64s(const std::string& what, const std::vector<int64_t>& v) {
-    const ValueId id = temp(what, DType::kInt64);
-    g_.set_initializer(id, Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v));
+    return constant(what, Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v));
+  }
+
+  // A new value "<original>/<what>" holding `c`.
+  ValueId constant(const std::string& what, Tensor c) {
+    const ValueId id = temp(what, c.dtype());
+    g_.set_initializer(id, std::move(c));
     return id;
   }
 
   bool is_constant(ValueId v) const { return v != kNoValue && g_.constant(v) != nullptr; }
 
-  // Appends a node. The first one, or the one marked with keep_name(), takes the original's
-  // name when they are committed; the others get "<original>/<op>".
+  // Appends a node, its trailing omitted (kNoValue) inputs and outputs dropped as ONNX allows.
+  // The first one, or the one marked with keep_name(), takes the original's name when they are
+  // committed; the others get "<original>/<op>".
   Node& add(std::string op, int opset, std::vector<ValueId> inputs, std::vector<ValueId> outputs) {
+    while (!inputs.empty() && inputs.back() == kNoValue) inputs.pop_back();
+    while (!outputs.empty() && outputs.back() == kNoValue) outputs.pop_back();
     Node n;
     n.op_type = std::move(op);
     n.opset = opset;
