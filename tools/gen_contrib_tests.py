@@ -24,8 +24,10 @@ sets (tests/CMakeLists.txt), whose expected outputs come from the model's origin
 
 The QLinear operators of statically quantized models (QLinearAdd, QLinearMul, QLinearSigmoid,
 QLinearLeakyRelu, QLinearSoftmax, QLinearConcat, QLinearAveragePool, QLinearGlobalAveragePool,
-QGemm) go to tests/data/qlinear/<case>/, against ONNX Runtime's outputs, which may differ by one
-quantization step (CTest compares them with --atol 1).
+QLinearWhere, QGemm) and the quantization operators of ONNX Runtime's domain (QuantizeLinear and
+DequantizeLinear of 16-bit types, QLinearConv) go to tests/data/qlinear/<case>/, against ONNX
+Runtime's outputs, which may differ by one quantization step; QLinearReduceMean and MulInteger,
+which ONNX Runtime has no CPU kernel for, against numpy's.
 
 Usage: /usr/bin/python3 tools/gen_contrib_tests.py [--out tests/data/contrib]
            [--optimized-out tests/data/ort_optimized] [--qlinear-out tests/data/qlinear]
@@ -48,7 +50,8 @@ MS = "com.microsoft"
 F = TensorProto.FLOAT
 NP_TO_ONNX = {np.float32: TensorProto.FLOAT, np.uint8: TensorProto.UINT8,
               np.int8: TensorProto.INT8, np.float16: TensorProto.FLOAT16,
-              np.bool_: TensorProto.BOOL, np.int32: TensorProto.INT32}
+              np.bool_: TensorProto.BOOL, np.int32: TensorProto.INT32,
+              np.int16: TensorProto.INT16, np.uint16: TensorProto.UINT16}
 
 
 class Case:
@@ -497,6 +500,81 @@ def qlinear_cases():
     c.const("B", i8((6, 8))).const("Bs", (0.005 + 0.01 * rng.random(6)).astype(np.float32))
     c.const("Bz", np.zeros(6, np.int8))
     cases.append(c.const("C", rng.integers(-3000, 3000, (6,)).astype(np.int32)))
+    for dt, zx, zy, zz in ((np.uint8, 128, 120, 125), (np.int8, 3, -5, 0)):
+        c = Case("qwhere_" + np.dtype(dt).name, "QLinearWhere",
+                 ["cond", "X", "Xs", "Xz", "Y", "Ys", "Yz", "Zs", "Zz"], ["Z"])
+        c.feed("cond", rng.random((2, 3, 4)) < 0.5).feed("X", quantized(rng, (2, 3, 4), dt))
+        c.const("Xs", f(0.02)).const("Xz", np.array(zx, dt)).feed("Y", quantized(rng, (4,), dt))
+        c.const("Ys", f(0.03)).const("Yz", np.array(zy, dt)).const("Zs", f(0.025))
+        cases.append(c.const("Zz", np.array(zz, dt)))
+    c = Case("ms_qlinear_conv", "QLinearConv",
+             ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"], pads=[1, 1], group=2)
+    c.feed("x", u8((1, 4, 9))).const("xs", f(0.02)).const("xz", np.array(128, np.uint8))
+    c.const("w", i8((6, 2, 3))).const("ws", (0.005 + 0.01 * rng.random(6)).astype(np.float32))
+    c.const("wz", np.zeros(6, np.int8)).const("ys", f(0.03)).const("yz", np.array(120, np.uint8))
+    cases.append(c.const("b", rng.integers(-500, 500, (6,)).astype(np.int32)))
+    return cases + quantize_domain_cases(rng)
+
+
+def numpy_qcases():
+    """QLinearReduceMean and MulInteger, which ONNX Runtime has no CPU kernel for (so it never
+    writes them into a model it saves for the CPU), against numpy: (case, outputs) pairs."""
+    rng = np.random.default_rng(20261130)
+    f = lambda v: np.array(v, np.float32)
+    out = []
+    for dt, axes, keep in ((np.uint8, [1], 1), (np.int8, [-1], 0), (np.uint8, [0, 2], 0)):
+        c = Case("qreduce_mean_%s_axes%s_keep%d" % (np.dtype(dt).name,
+                                                   "_".join(str(a) for a in axes), keep),
+                 "QLinearReduceMean", ["X", "Xs", "Xz", "Ys", "Yz"], ["Y"], axes=axes,
+                 keepdims=keep)
+        c.feed("X", quantized(rng, (3, 5, 7), dt)).const("Xs", f(0.05))
+        c.const("Xz", np.array(128 if dt == np.uint8 else -2, dt)).const("Ys", f(0.02))
+        c.const("Yz", np.array(130 if dt == np.uint8 else 4, dt))
+        x, xs, xz, ys, yz = [a for _, a in c.feeds + c.consts]
+        m = ((x.astype(np.float64) - xz) * xs).mean(axis=tuple(axes), keepdims=bool(keep))
+        info = np.iinfo(dt)
+        y = np.clip(np.round(m / ys) + yz, info.min, info.max).astype(dt)
+        out.append((c, {"Y": y}))
+    c = Case("mul_integer", "MulInteger", ["A", "Az", "B", "Bz"], ["C"])
+    c.feed("A", quantized(rng, (2, 3, 5), np.uint8)).const("Az", np.array(128, np.uint8))
+    c.feed("B", quantized(rng, (5,), np.uint8)).const("Bz", np.array(100, np.uint8))
+    a, b = c.feeds[0][1].astype(np.int32) - 128, c.feeds[1][1].astype(np.int32) - 100
+    out.append((c, {"C": a * b}))
+    return out
+
+
+def quantize_domain_cases(rng):
+    """com.microsoft QuantizeLinear and DequantizeLinear, which ONNX Runtime's quantizer writes
+    for 16-bit types before opset 21: single nodes, and a 16-bit QDQ Conv as it writes it."""
+    f = lambda v: np.array(v, np.float32)
+    cases = []
+    for dt, zp in ((np.int16, -300), (np.uint16, 30000)):
+        name = np.dtype(dt).name
+        c = Case("ms_quantize_" + name, "QuantizeLinear", ["x", "s", "z"], ["y"])
+        c.feed("x", rand(rng, (3, 40), 4.0)).const("s", f(0.001))
+        cases.append(c.const("z", np.array(zp, dt)))
+        c = Case("ms_dequantize_%s_per_axis" % name, "DequantizeLinear", ["x", "s", "z"], ["y"],
+                 axis=1)
+        info = np.iinfo(dt)
+        c.feed("x", rng.integers(info.min, info.max, (2, 3, 5), endpoint=True).astype(dt))
+        c.const("s", f([0.001, 0.0002, 0.003]))
+        cases.append(c.const("z", np.array([zp, 0, zp // 2], dt)))
+    c = Case("ms_quantize_uint8_no_zero_point", "QuantizeLinear", ["x", "s"], ["y"])
+    cases.append(c.feed("x", rand(rng, (4, 6))).const("s", f(0.01)))
+    # x -> Q/DQ (int16) -> Conv with int8 per-channel weights -> Q/DQ (uint16) -> y.
+    c = Case("qdq16_conv", "QuantizeLinear", ["x", "xs", "xz"], ["xq"])
+    c.graph_outputs = ["y"]
+    q = lambda x, s, z, y: helper.make_node("QuantizeLinear", [x, s, z], [y], domain=MS)
+    dq = lambda x, s, z, y, **a: helper.make_node("DequantizeLinear", [x, s, z], [y], domain=MS,
+                                                  **a)
+    c.extra = [dq("xq", "xs", "xz", "xd"), dq("w", "ws", "wz", "wd", axis=0),
+               helper.make_node("Conv", ["xd", "wd", "b"], ["c"], pads=[1, 1]),
+               q("c", "cs", "cz", "cq"), dq("cq", "cs", "cz", "y")]
+    c.feed("x", rand(rng, (1, 3, 12))).const("xs", f(0.0002)).const("xz", np.array(0, np.int16))
+    c.const("w", quantized(rng, (4, 3, 3), np.int8))
+    c.const("ws", (0.002 + 0.004 * rng.random(4)).astype(np.float32))
+    c.const("wz", np.zeros(4, np.int8)).const("b", rand(rng, (4,), 0.1))
+    cases.append(c.const("cs", f(0.0001)).const("cz", np.array(32768, np.uint16)))
     return cases
 
 
@@ -576,6 +654,9 @@ def main():
     for d, c, outs in zip(qdirs, qcases, ort_outputs([(d, c.feeds) for d, c in zip(qdirs, qcases)])):
         write_outputs(d, c, outs)
         print("wrote", os.path.relpath(d))
+    for c, outs in numpy_qcases():
+        write_outputs(write(args.qlinear_out, c), c, outs)
+        print("wrote", os.path.relpath(os.path.join(args.qlinear_out, c.name)))
     print("wrote", os.path.relpath(qdq_saved_case(args.qlinear_out)))
     ort_optimized_models(args.optimized_out)
 

@@ -454,9 +454,12 @@ LowerFn lowering_for(const Node& n) {
   return lowering::qlinear_lowering(op);
 }
 
-// The type lowering `n` builds with: its first input's, or MatMulIntegerToFloat's scales'.
+// The type lowering `n` builds with: its first input's, MatMulIntegerToFloat's scales' or
+// QLinearWhere's X's.
 DType working_type(const Graph& g, const Node& n) {
-  const size_t i = n.op_type == "MatMulIntegerToFloat" ? 2 : 0;
+  size_t i = 0;
+  if (n.op_type == "MatMulIntegerToFloat") i = 2;
+  if (n.op_type == "QLinearWhere") i = 1;
   return n.has_input(i) ? g.value(n.inputs[i]).type.dtype : DType::kUndefined;
 }
 

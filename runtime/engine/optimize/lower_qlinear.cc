@@ -1,8 +1,10 @@
 // ONNX Runtime's QLinear operators, which its optimizer writes into the statically quantized
 // (QDQ) models it saves, where a DequantizeLinear, a float operator and a QuantizeLinear were
 // (com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax,
-// QLinearConcat, QLinearAveragePool, QLinearGlobalAveragePool, QGemm): each becomes those three
-// again.
+// QLinearConcat, QLinearAveragePool, QLinearGlobalAveragePool, QLinearWhere, QLinearReduceMean,
+// QGemm): each becomes those three again. Also the quantization operators its quantizer writes
+// in its own domain (QuantizeLinear, DequantizeLinear, QLinearConv, MulInteger), which become
+// ONNX's.
 // ONNX Runtime computes some of them another way (QLinearAdd with the ratio of the scales,
 // QLinearSigmoid from a table of the 256 inputs), so an output may differ from its by one
 // quantization step where the float result falls at a half (docs/semantics.md).
@@ -180,6 +182,95 @@ Status lower_qgemm(Lowering& l) {
   return ok_status();
 }
 
+// QLinearWhere(condition, X, X_scale, X_zp, Y, Y_scale, Y_zp, Z_scale, Z_zp).
+Status lower_where(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs({0, 1, 2, 4, 5, 7}));
+  RECUR_RETURN_IF_ERROR(check_quantized(l, l.in(1)));
+  const DType t = quantized_type(l, l.in(1));
+  const ValueId x = dequantize(l, l.in(1), l.in(2), l.in(3), "X_float");
+  const ValueId y = dequantize(l, l.in(4), l.in(5), l.in(6), "Y_float");
+  const ValueId z = l.temp("Where", DType::kFloat32);
+  l.add("Where", 16, {l.in(0), x, y}, {z});
+  l.keep_name();
+  RECUR_RETURN_IF_ERROR(quantize(l, z, l.in(7), l.in(8), t, l.out(0)));
+  l.commit("Dequantize, Where, Quantize", t);
+  return ok_status();
+}
+
+// QLinearReduceMean(data, data_scale, data_zp?, reduced_scale, reduced_zp?), with the axes
+// and keepdims attributes of ReduceMean-13.
+Status lower_reduce_mean(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs({0, 1, 3}));
+  RECUR_RETURN_IF_ERROR(check_quantized(l, l.in(0)));
+  const DType t = quantized_type(l, l.in(0));
+  const ValueId x = dequantize(l, l.in(0), l.in(1), l.in(2), "data_float");
+  const ValueId y = l.temp("ReduceMean", DType::kFloat32);
+  copy_attrs(l.original(), l.add("ReduceMean", 13, {x}, {y}), {"axes", "keepdims"});
+  l.keep_name();
+  RECUR_RETURN_IF_ERROR(quantize(l, y, l.in(3), l.in(4), t, l.out(0)));
+  l.commit("Dequantize, ReduceMean, Quantize", t);
+  return ok_status();
+}
+
+// com.microsoft QuantizeLinear and DequantizeLinear(x, scale, zero_point?; axis), which ONNX
+// Runtime's quantizer writes for 16-bit and 4-bit types (before ONNX had them) or when asked
+// to: ONNX's of opset 21 computes the same.
+Status lower_quantize_op(Lowering& l, bool quantize_op) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(2));
+  const char* op = quantize_op ? "QuantizeLinear" : "DequantizeLinear";
+  // QuantizeLinear writes its zero point's type (uint8 without one); DequantizeLinear its
+  // scale's.
+  const DType t =
+      quantize_op ? (l.in(2) != kNoValue ? l.dtype(l.in(2)) : DType::kUInt8) : l.dtype(l.in(1));
+  if (t == DType::kUndefined)
+    return l.needs_shapes("the type of its scale or zero point is unknown");
+  copy_attrs(l.original(), l.add(op, 21, {l.in(0), l.in(1), l.in(2)}, {l.out(0)}), {"axis"});
+  l.commit(std::string("as ONNX's ") + op + "-21", t);
+  return ok_status();
+}
+
+// com.microsoft QLinearConv: ONNX's, with a channels_last attribute ONNX Runtime sets at
+// level 'all'.
+Status lower_qlinear_conv(Lowering& l) {
+  AttrReader a(l.original());
+  const int64_t channels_last = a.get_int("channels_last", 0);
+  RECUR_RETURN_IF_ERROR(a.status());
+  if (channels_last != 0) {
+    return l.error(
+        "channels_last=1: ONNX Runtime's NHWC layout, which it writes at level "
+        "'all'; save at level 'extended'");
+  }
+  std::vector<ValueId> inputs(l.original().inputs);
+  const DType t = l.in(7) != kNoValue ? l.dtype(l.in(7)) : DType::kUInt8;
+  copy_attrs(l.original(), l.add("QLinearConv", 10, std::move(inputs), {l.out(0)}),
+             {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
+  l.commit("as ONNX's QLinearConv-10", t);
+  return ok_status();
+}
+
+// MulInteger(A, A_zp?, B, B_zp?) = (A - A_zp) * (B - B_zp) in int32, broadcast.
+Status lower_mul_integer(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs({0, 2}));
+  RECUR_RETURN_IF_ERROR(check_quantized(l, l.in(0)));
+  RECUR_RETURN_IF_ERROR(check_quantized(l, l.in(2)));
+  const auto widen = [&](ValueId v, const char* what) {
+    const ValueId w = l.temp(what, DType::kInt32);
+    set_int(l.add("Cast", 13, {v}, {w}), "to", static_cast<int64_t>(DType::kInt32));
+    return w;
+  };
+  const auto centred = [&](size_t x, const char* what, const char* zp_what) {
+    const ValueId w = widen(l.in(x), what);
+    if (l.in(x + 1) == kNoValue) return w;
+    return l.binary("Sub", w, widen(l.in(x + 1), zp_what), kNoValue, DType::kInt32);
+  };
+  const ValueId a = centred(0, "A_int32", "A_zero_point_int32");
+  const ValueId b = centred(2, "B_int32", "B_zero_point_int32");
+  l.binary("Mul", a, b, l.out(0), DType::kInt32);
+  l.keep_name();
+  l.commit("int32 products of the centred inputs", DType::kInt32);
+  return ok_status();
+}
+
 }  // namespace
 
 LowerFn qlinear_lowering(std::string_view op) {
@@ -192,6 +283,12 @@ LowerFn qlinear_lowering(std::string_view op) {
   if (op == "QLinearConcat") return lower_concat;
   if (op == "QLinearAveragePool") return [](Lowering& l) { return lower_pool(l, false); };
   if (op == "QLinearGlobalAveragePool") return [](Lowering& l) { return lower_pool(l, true); };
+  if (op == "QLinearWhere") return lower_where;
+  if (op == "QLinearReduceMean") return lower_reduce_mean;
+  if (op == "QLinearConv") return lower_qlinear_conv;
+  if (op == "MulInteger") return lower_mul_integer;
+  if (op == "QuantizeLinear") return [](Lowering& l) { return lower_quantize_op(l, true); };
+  if (op == "DequantizeLinear") return [](Lowering& l) { return lower_quantize_op(l, false); };
   return nullptr;
 }
 

@@ -1,0 +1,1 @@
+(ByJðü`8[%xTrgj¢R»|Ìh+Št†\_jByÒmº*sFv {ÿ‚èz§oO™ºcZxJ”@oM•{HxBdÉ‚„9|Dˆœm1f¼mþ€Du:k‘äy|g®†1}„qçIŽnƒ°jµ}Î^½~²—wÅ„v[Y…âlÀlƒÅaÎažƒ•ˆ~ØmÛ{Ó‚2p¹u4ˆyo¡k”Z—oœnÛJeÞz§rqéspmŸk"q]`9p£xrOˆ\uÎzµwŠHvG_$kÇ‚jjÅn0ŠÊ^ jƒƒ½@uemþ†p:jFwÛiD—Ë_¼fwƒÊ‚
