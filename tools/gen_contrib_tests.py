@@ -4,8 +4,9 @@ ONNX backend-test layout (model.onnx, test_data_set_0/input_K.pb and output_K.pb
 each operator ONNX Runtime's graph optimizer writes into the models it saves (com.microsoft
 FusedConv, FusedGemm, FusedMatMul, TransposeMatMul, Gelu, BiasGelu, FastGelu, QuickGelu,
 SkipLayerNormalization, SkipSimplifiedLayerNormalization, MatMulIntegerToFloat,
-DynamicQuantizeMatMul; the ONNX-domain SimplifiedLayerNormalization and LayerNormalization
-before opset 17), over the forms it writes them in. recur lowers them to ONNX operators
+DynamicQuantizeMatMul, Attention, MultiHeadAttention; the ONNX-domain
+SimplifiedLayerNormalization and LayerNormalization before opset 17), over the forms it writes
+them in. recur lowers them to ONNX operators
 (runtime/engine/optimize/lower_contrib.cc).
 
 The expected outputs come from ONNX Runtime 1.30 (CPU, one thread) through onnxruntime-node
@@ -62,6 +63,7 @@ class Case:
         self.inputs, self.outputs, self.attrs = inputs, outputs, attrs
         self.feeds, self.consts = [], []
         self.extra, self.graph_outputs = [], outputs
+        self.symbolic = False  # graph inputs of symbolic dimensions, known only at run time
 
     def feed(self, name, a):
         self.feeds.append((name, a))
@@ -74,7 +76,9 @@ class Case:
     def model(self):
         node = helper.make_node(self.op, self.inputs, self.outputs, name=self.name,
                                 domain=self.domain, **self.attrs)
-        ins = [helper.make_tensor_value_info(n, NP_TO_ONNX[a.dtype.type], list(a.shape))
+        ins = [helper.make_tensor_value_info(
+            n, NP_TO_ONNX[a.dtype.type],
+            ["%s_%d" % (n, k) for k in range(a.ndim)] if self.symbolic else list(a.shape))
                for n, a in self.feeds]
         outs = [onnx.ValueInfoProto(name=o) for o in self.graph_outputs if o]
         graph = helper.make_graph([node] + self.extra, self.name, ins, outs,
@@ -261,6 +265,104 @@ def integer_matmul_cases(rng):
     cases.append(c.const("b_scale", np.array(0.01, np.float32)))
     return cases
 
+
+def attention_cases():
+    """com.microsoft Attention and MultiHeadAttention, over the masks, past and bias forms ONNX
+    Runtime's CPU kernels take."""
+    rng = np.random.default_rng(20261129)
+    cases = []
+    B, S, D, N = 2, 5, 16, 2
+
+    def attention(name, mask=None, past=None, bias=True, present=False, attn_bias=None,
+                  sizes=None, **attrs):
+        hq, hk, hv = sizes or (D, D, D)
+        ins = ["x", "w", "b" if bias else "", "mask" if mask is not None else "",
+               "past" if past is not None else "", "ab" if attn_bias is not None else ""]
+        while not ins[-1]:
+            ins.pop()
+        outs = ["y", "present"] if present else ["y"]
+        if sizes:
+            attrs["qkv_hidden_sizes"] = list(sizes)
+        c = Case(name, "Attention", ins, outs, num_heads=N, **attrs)
+        c.feed("x", rand(rng, (B, S, D))).const("w", rand(rng, (D, hq + hk + hv), 0.3))
+        if bias:
+            c.const("b", rand(rng, (hq + hk + hv,), 0.1))
+        if mask is not None:
+            c.feed("mask", mask)
+        if past is not None:
+            c.feed("past", past)
+        if attn_bias is not None:
+            c.feed("ab", attn_bias)
+        return c
+
+    cases.append(attention("attention"))
+    cases.append(attention("attention_scale", scale=0.2))
+    cases.append(attention("attention_unidirectional", unidirectional=1))
+    raw = np.ones((B, S), np.int32)
+    raw[0, 3:] = 0
+    raw[1, 0] = 0
+    cases.append(attention("attention_mask_raw_2d", mask=raw))
+    cases.append(attention("attention_mask_raw_3d",
+                           mask=(rng.random((B, S, S)) < 0.7).astype(np.int32)))
+    cases.append(attention("attention_mask_ends", mask=np.array([3, 5], np.int32)))
+    cases.append(attention("attention_mask_ends_starts", mask=np.array([4, 5, 1, 2], np.int32)))
+    cases.append(attention("attention_unidirectional_mask", mask=raw, unidirectional=1))
+    cases.append(attention("attention_attention_bias",
+                           attn_bias=rand(rng, (1, N, S, S))))
+    cases.append(attention("attention_qkv_hidden_sizes", sizes=(16, 16, 8)))
+    cases.append(attention("attention_mask_filter_value", mask=raw, mask_filter_value=-1e4 * 3))
+    P = 3
+    past = rand(rng, (2, B, N, P, D // N))
+    pmask = np.ones((B, P + S), np.int32)
+    pmask[1, :2] = 0
+    cases.append(attention("attention_past_present", past=past, present=True, unidirectional=1,
+                           mask=pmask))
+    cases.append(attention("attention_present_only", present=True))
+
+    L = 7
+    def mha(name, key3=True, bias=True, mask=None, attn_bias=None, past=False, present=False,
+            L=7, **attrs):
+        ins = ["q", "k", "v", "b" if bias else "", "mask" if mask is not None else "",
+               "ab" if attn_bias is not None else "", "pk" if past else "", "pv" if past else ""]
+        while not ins[-1]:
+            ins.pop()
+        outs = ["y", "present_key", "present_value"] if present else ["y"]
+        c = Case(name, "MultiHeadAttention", ins, outs, num_heads=N, **attrs)
+        c.feed("q", rand(rng, (B, S, D)))
+        if key3:
+            c.feed("k", rand(rng, (B, L, D))).feed("v", rand(rng, (B, L, D)))
+        else:
+            c.feed("k", rand(rng, (B, N, L, D // N))).feed("v", rand(rng, (B, N, L, D // N)))
+        if bias:
+            c.const("b", rand(rng, (3 * D,), 0.1))
+        if mask is not None:
+            c.feed("mask", mask)
+        if attn_bias is not None:
+            c.feed("ab", attn_bias)
+        if past:
+            c.feed("pk", rand(rng, (B, N, 3, D // N))).feed("pv", rand(rng, (B, N, 3, D // N)))
+        return c
+
+    cases.append(mha("mha_cross"))
+    kmask = np.ones((B, L), np.int32)
+    kmask[0, 5:] = 0
+    cases.append(mha("mha_key_padding_mask_2d", mask=kmask))
+    cases.append(mha("mha_key_padding_mask_ends", mask=np.array([4, 7], np.int32)))
+    cases.append(mha("mha_bnsh_key_value", key3=False, bias=False))
+    cases.append(mha("mha_attention_bias", attn_bias=rand(rng, (B, N, S, L)), scale=0.3))
+    cases.append(mha("mha_past_present", past=True, present=True))
+    # Causal self-attention over new keys as many as the queries, after a past. (Where the new
+    # keys outnumber the queries, ONNX Runtime 1.30 leaves its last query row unmasked.)
+    cases.append(mha("mha_unidirectional_past", past=True, present=True, unidirectional=1, L=S))
+    # Every input dimension symbolic: the masks are built at run time.
+    for c in (attention("attention_dynamic_past_present", past=past, present=True,
+                        unidirectional=1, mask=pmask),
+              attention("attention_dynamic_mask_ends_starts", mask=np.array([4, 5, 1, 2], np.int32)),
+              mha("mha_dynamic_unidirectional_past", past=True, present=True, unidirectional=1,
+                  L=S, mask=np.array([8, 6], np.int32))):
+        c.symbolic = True
+        cases.append(c)
+    return cases
 
 def write(out_dir, case):
     case_dir = os.path.join(out_dir, case.name)
@@ -648,6 +750,11 @@ def main():
     write_outputs(sub_dir, sub, ort_outputs([(sub_dir, sub.feeds)])[0])
     print("wrote", os.path.relpath(sub_dir))
     for d in torch_cases(args.out):
+        print("wrote", os.path.relpath(d))
+    acases = attention_cases()
+    adirs = [write(args.out, c) for c in acases]
+    for d, c, outs in zip(adirs, acases, ort_outputs([(d, c.feeds) for d, c in zip(adirs, acases)])):
+        write_outputs(d, c, outs)
         print("wrote", os.path.relpath(d))
     qcases = qlinear_cases()
     qdirs = [write(args.qlinear_out, c) for c in qcases]

@@ -28,6 +28,7 @@ using lowering::LowerFn;
 using lowering::Lowering;
 using lowering::set_float;
 using lowering::set_int;
+using lowering::set_ints;
 using lowering::short_float;
 
 // ---- Activations (FusedConv's activation_params, FusedGemm's activation_alpha/beta/gamma) ----
@@ -247,10 +248,7 @@ Status lower_fused_matmul(Lowering& l) {
     if (static_cast<int>(k) == scaled) operand[k] = l.binary("Mul", operand[k], s, kNoValue, t);
     if (perms[k].empty()) continue;
     const ValueId tr = l.temp(k ? "B_transposed" : "A_transposed", t);
-    Attribute p;
-    p.type = AttrType::kInts;
-    p.ints = perms[k];
-    l.add("Transpose", 13, {operand[k]}, {tr}).attributes["perm"] = std::move(p);
+    set_ints(l.add("Transpose", 13, {operand[k]}, {tr}), "perm", perms[k]);
     operand[k] = tr;
   }
   const ValueId y = l.out(0);
@@ -451,6 +449,7 @@ LowerFn lowering_for(const Node& n) {
     return [](Lowering& l) { return lower_integer_matmul(l, false); };
   if (op == "DynamicQuantizeMatMul")
     return [](Lowering& l) { return lower_integer_matmul(l, true); };
+  if (LowerFn f = lowering::attention_lowering(op)) return f;
   return lowering::qlinear_lowering(op);
 }
 

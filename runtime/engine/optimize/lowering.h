@@ -35,6 +35,8 @@ class Lowering {
     return ok_status();
   }
   bool deferred() const { return deferred_; }
+  // No later shape inference will tell more: what is still unknown is known only at run time.
+  bool last_round() const { return last_round_; }
 
   const Node& original() const { return g_.node(index_); }
   ValueId in(size_t i) const { return original().has_input(i) ? original().inputs[i] : kNoValue; }
@@ -43,6 +45,12 @@ class Lowering {
   }
   DType dtype(ValueId v) const { return g_.value(v).type.dtype; }
   int64_t rank(ValueId v) const { return g_.value(v).type.rank(); }
+  // Dimension i of v's shape where shape inference fixed it, else -1.
+  int64_t dim(ValueId v, int64_t i) const {
+    const auto& shape = g_.value(v).type.shape;
+    if (!shape || i < 0 || i >= static_cast<int64_t>(shape->size())) return -1;
+    return (*shape)[static_cast<size_t>(i)].value;
+  }
 
   ValueId temp(const std::string& what, DType t) {
     TypeInfo ti;
@@ -150,6 +158,13 @@ class Lowering {
     return invalid_model(original().describe() + ": " + why);
   }
 
+  // Types the original's output i, where it is of unknown type, as `t` (commit types the
+  // rest as it says).
+  void type_output(size_t i, DType t) {
+    if (out(i) != kNoValue && g_.value(out(i)).type.dtype == DType::kUndefined)
+      g_.mutable_value(out(i)).type.dtype = t;
+  }
+
   // Puts the nodes made in the graph: the first in the original's place, the rest appended.
   // The original's outputs of unknown type take theirs, so that a contrib node reading one is
   // lowered in the same round: `t` for outputs 0 and 3 (the result and the skip norms' sum),
@@ -228,6 +243,13 @@ inline void set_int(Node& n, const char* name, int64_t v) {
   n.attributes[name] = std::move(a);
 }
 
+inline void set_ints(Node& n, const char* name, std::vector<int64_t> v) {
+  Attribute a;
+  a.type = AttrType::kInts;
+  a.ints = std::move(v);
+  n.attributes[name] = std::move(a);
+}
+
 inline void copy_attrs(const Node& from, Node& to, std::initializer_list<const char*> names) {
   for (const char* name : names)
     if (const Attribute* a = from.attr(name)) to.attributes[name] = *a;
@@ -239,5 +261,7 @@ using LowerFn = Status (*)(Lowering&);
 
 // The lowering of com.microsoft's QLinear operator `op` (lower_qlinear.cc), or null.
 LowerFn qlinear_lowering(std::string_view op);
+// The lowering of com.microsoft's attention operator `op` (lower_attention.cc), or null.
+LowerFn attention_lowering(std::string_view op);
 
 }  // namespace recur::lowering

@@ -264,6 +264,19 @@ TEST(LowerContrib, RefusesWhatItCannotLowerNamingTheNode) {
        {"x", "", "x"},
        [](onnx::NodeProto&) {},
        {"its quantized input is float32"}},
+      {"Attention with rotary embeddings",
+       "Attention",
+       {"x", "w2"},
+       [](onnx::NodeProto& n) {
+         set_attr(n, "num_heads", int64_t{1});
+         set_attr(n, "do_rotary", int64_t{1});
+       },
+       {"do_rotary=1"}},
+      {"MultiHeadAttention with Q, K and V packed in the query",
+       "MultiHeadAttention",
+       {"x"},
+       [](onnx::NodeProto& n) { set_attr(n, "num_heads", int64_t{1}); },
+       {"its key or value is not given", "packed forms"}},
       {"DequantizeLinear without its scale",
        "DequantizeLinear",
        {"x", ""},

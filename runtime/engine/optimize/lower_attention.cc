@@ -1,0 +1,439 @@
+// ONNX Runtime's attention operators, which its attention fusions write into the models it
+// saves (com.microsoft Attention, with the input projection packed in one weight, and
+// MultiHeadAttention, with Q, K and V projected before it): each becomes the scaled
+// dot-product attention it computes, written out in ONNX operators (MatMul, Softmax, the masks
+// as additive biases), so that every provider runs it with its own MatMul and Softmax.
+// docs/semantics.md ("ONNX Runtime's optimized models") lists the forms.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "runtime/engine/optimize/lowering.h"
+
+namespace recur::lowering {
+
+namespace {
+
+// What is added to the scaled scores before the Softmax.
+struct Masks {
+  ValueId key_mask = kNoValue;   // raw 0/1 (B, T) or (B, S, T), or sequence ends (B) or (2B)
+  ValueId past_key = kNoValue;   // (B, N, P, H): the causal mask starts after it
+  ValueId attn_bias = kNoValue;  // (B or 1, N, S, T)
+  bool causal = false;
+  float filter = -10000.0f;  // ONNX Runtime's mask_filter_value: what a masked score gets
+};
+
+// The scalars the masks are built from, made once.
+class MaskBuilder {
+ public:
+  MaskBuilder(Lowering& l, DType t) : l_(l), t_(t) {}
+
+  Status init(float filter) {
+    RECUR_ASSIGN_OR_RETURN(zero_, l_.scalar("mask_zero", t_, 0.0));
+    RECUR_ASSIGN_OR_RETURN(filter_, l_.scalar("mask_filter_value", t_, filter));
+    return ok_status();
+  }
+
+  // 0 where `keep` holds, mask_filter_value elsewhere.
+  ValueId additive(ValueId keep, const std::string& what) {
+    const ValueId m = l_.temp(what, t_);
+    l_.add("Where", 16, {keep, zero_, filter_}, {m});
+    return m;
+  }
+
+  // 0 where `keep` holds, the type's lowest value elsewhere: ONNX Runtime's causal mask,
+  // which outweighs a key mask's mask_filter_value (a query whose past keys are all masked
+  // still sees only them, not the keys after it).
+  Result<ValueId> causal(ValueId keep) {
+    double lowest = -std::numeric_limits<float>::max();
+    if (t_ == DType::kFloat16) lowest = -65504.0;
+    if (t_ == DType::kBFloat16) lowest = -3.3895313892515355e38;
+    if (t_ == DType::kFloat64) lowest = -std::numeric_limits<double>::max();
+    RECUR_ASSIGN_OR_RETURN(const ValueId low, l_.scalar("causal_mask_value", t_, lowest));
+    const ValueId m = l_.temp("causal_bias", t_);
+    l_.add("Where", 16, {keep, zero_, low}, {m});
+    return m;
+  }
+
+  // Dimension `axis` of x at run time, as an int64 scalar.
+  ValueId runtime_dim(ValueId x, int64_t axis, const std::string& what) {
+    const ValueId shape = l_.temp(what + "_shape", DType::kInt64);
+    l_.add("Shape", 15, {x}, {shape});
+    const ValueId d = l_.temp(what, DType::kInt64);
+    l_.add("Gather", 13, {shape, l_.constant(what + "_axis", Tensor::scalar(axis))}, {d});
+    return d;
+  }
+
+  // 0, 1, ..., n - 1 (int64), n a scalar.
+  ValueId positions(ValueId n, const std::string& what) {
+    if (int0_ == kNoValue) {
+      int0_ = l_.constant("int64_zero", Tensor::scalar(int64_t{0}));
+      int1_ = l_.constant("int64_one", Tensor::scalar(int64_t{1}));
+    }
+    const ValueId r = l_.temp(what, DType::kInt64);
+    l_.add("Range", 11, {int0_, n, int1_}, {r});
+    return r;
+  }
+
+  ValueId unsqueeze(ValueId x, std::vector<int64_t> axes, DType t, const std::string& what) {
+    const ValueId y = l_.temp(what, t);
+    l_.add("Unsqueeze", 13, {x, l_.int64s(what + "_axes", axes)}, {y});
+    return y;
+  }
+
+ private:
+  Lowering& l_;
+  DType t_;
+  ValueId zero_ = kNoValue, filter_ = kNoValue, int0_ = kNoValue, int1_ = kNoValue;
+};
+
+// The key mask as an additive (B, 1, 1, T) or (B, 1, S, T) bias. ONNX Runtime's forms: a raw
+// mask (B, T) or (B, S, T), where a position > 0 attends; or, in one dimension, each
+// sequence's end (B: right padding) or its end and then its start (2B: padding on both sides).
+// Which of the last two is met is told at run time from the mask's length, as ONNX Runtime
+// tells it.
+Result<ValueId> key_mask_bias(Lowering& l, MaskBuilder& mb, ValueId mask, ValueId q, ValueId k) {
+  const int64_t r = l.rank(mask);
+  if (r < 0) {
+    RECUR_RETURN_IF_ERROR(l.needs_shapes("the rank of its mask is not known"));
+    return kNoValue;
+  }
+  if (l.dtype(mask) != DType::kInt32) {
+    return l.error("its mask is " + std::string(dtype_name(l.dtype(mask))) +
+                   "; ONNX Runtime's masks are int32");
+  }
+  if (r == 2 || r == 3) {
+    const ValueId zero = l.constant("mask_int32_zero", Tensor::scalar(int32_t{0}));
+    const ValueId keep = l.binary("Greater", mask, zero, kNoValue, DType::kBool);
+    const ValueId bias = mb.additive(keep, "key_mask_bias");
+    return mb.unsqueeze(bias, r == 2 ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1},
+                        l.dtype(bias), "key_mask_bias_BNST");
+  }
+  if (r != 1) {
+    return l.error("its mask has rank " + std::to_string(r) +
+                   "; recur lowers the raw masks (batch, total length) and (batch, length, "
+                   "total length) and the sequence ends (batch) or (2 * batch)");
+  }
+  const ValueId mask64 = l.temp("mask_int64", DType::kInt64);
+  set_int(l.add("Cast", 13, {mask}, {mask64}), "to", static_cast<int64_t>(DType::kInt64));
+  // ends = mask[0:B]; starts = (mask ++ zeros(B))[B:2B], zero where only the ends are given.
+  const ValueId batch = l.temp("batch", DType::kInt64);
+  Node& shape = l.add("Shape", 15, {q}, {batch});
+  set_int(shape, "start", 0);
+  set_int(shape, "end", 1);
+  const ValueId zero1 = l.int64s("slice_start", {0});
+  const ValueId ends = l.temp("sequence_ends", DType::kInt64);
+  l.add("Slice", 13, {mask64, zero1, batch}, {ends});
+  const ValueId zeros = l.binary("Sub", ends, ends, kNoValue, DType::kInt64);
+  const ValueId ext = l.temp("sequence_bounds", DType::kInt64);
+  set_int(l.add("Concat", 13, {mask64, zeros}, {ext}), "axis", 0);
+  const ValueId batch2 = l.binary("Add", batch, batch, kNoValue, DType::kInt64);
+  const ValueId starts = l.temp("sequence_starts", DType::kInt64);
+  l.add("Slice", 13, {ext, batch, batch2}, {starts});
+  const ValueId pos = mb.positions(mb.runtime_dim(k, 2, "total_length"), "key_positions");
+  const ValueId ends_col = mb.unsqueeze(ends, {1}, DType::kInt64, "sequence_ends_column");
+  const ValueId starts_col = mb.unsqueeze(starts, {1}, DType::kInt64, "sequence_starts_column");
+  const ValueId before_end = l.binary("Less", pos, ends_col, kNoValue, DType::kBool);
+  const ValueId after_start = l.temp("after_start", DType::kBool);
+  l.add("GreaterOrEqual", 16, {pos, starts_col}, {after_start});
+  const ValueId keep = l.binary("And", before_end, after_start, kNoValue, DType::kBool);
+  const ValueId bias = mb.additive(keep, "key_mask_bias");
+  return mb.unsqueeze(bias, {1, 2}, l.dtype(bias), "key_mask_bias_BNST");
+}
+
+// (B, L, N * H) -> (B, N, L, H).
+ValueId split_heads(Lowering& l, ValueId x, int64_t heads, const std::string& what, DType t) {
+  const ValueId r = l.temp(what + "_BSNH", t);
+  l.add("Reshape", 14, {x, l.int64s(what + "_heads_shape", {0, 0, heads, -1})}, {r});
+  const ValueId y = l.temp(what + "_BNSH", t);
+  set_ints(l.add("Transpose", 13, {r}, {y}), "perm", {0, 2, 1, 3});
+  return y;
+}
+
+ValueId concat(Lowering& l, std::vector<ValueId> parts, int64_t axis, const std::string& what,
+               DType t, ValueId y = kNoValue) {
+  if (y == kNoValue) y = l.temp(what, t);
+  set_int(l.add("Concat", 13, std::move(parts), {y}), "axis", axis);
+  return y;
+}
+
+// softmax(scale Q K' + masks) V for Q (B, N, S, H), K (B, N, T, H), V (B, N, T, Hv), written
+// to `out` as (B, S, N * Hv). The scores' MatMul keeps the node's name.
+Status attend(Lowering& l, ValueId q, ValueId k, ValueId v, ValueId scale, const Masks& m,
+              ValueId out, DType t) {
+  MaskBuilder mb(l, t);
+  RECUR_RETURN_IF_ERROR(mb.init(m.filter));
+  const ValueId kt = l.temp("K_transposed", t);
+  set_ints(l.add("Transpose", 13, {k}, {kt}), "perm", {0, 1, 3, 2});
+  const ValueId qk = l.temp("QK", t);
+  l.add("MatMul", 13, {q, kt}, {qk});
+  l.keep_name();
+  ValueId scores = l.binary("Mul", qk, scale, kNoValue, t);
+  if (m.key_mask != kNoValue) {
+    RECUR_ASSIGN_OR_RETURN(const ValueId bias, key_mask_bias(l, mb, m.key_mask, q, k));
+    if (l.deferred()) return ok_status();
+    scores = l.binary("Add", scores, bias, kNoValue, t);
+  }
+  if (m.causal) {
+    // Query i sees keys j <= P + i, P being the past's length, as ONNX Runtime counts (also
+    // where the new keys are more than the queries).
+    const ValueId rows = mb.unsqueeze(mb.positions(mb.runtime_dim(q, 2, "length"), "query_positions"),
+                                      {1}, DType::kInt64, "query_positions_column");
+    ValueId last = rows;
+    if (m.past_key != kNoValue) {
+      last = l.binary("Add", rows, mb.runtime_dim(m.past_key, 2, "past_length"), kNoValue,
+                      DType::kInt64);
+    }
+    const ValueId total = mb.runtime_dim(k, 2, "total_length");
+    const ValueId keep = l.temp("causal_keep", DType::kBool);
+    l.add("LessOrEqual", 16, {mb.positions(total, "key_positions"), last}, {keep});
+    RECUR_ASSIGN_OR_RETURN(const ValueId bias, mb.causal(keep));
+    scores = l.binary("Add", scores, bias, kNoValue, t);
+  }
+  if (m.attn_bias != kNoValue) scores = l.binary("Add", scores, m.attn_bias, kNoValue, t);
+  const ValueId probs = l.temp("probabilities", t);
+  set_int(l.add("Softmax", 13, {scores}, {probs}), "axis", -1);
+  const ValueId ctx = l.temp("context_BNSH", t);
+  l.add("MatMul", 13, {probs, v}, {ctx});
+  const ValueId ctx_t = l.temp("context_BSNH", t);
+  set_ints(l.add("Transpose", 13, {ctx}, {ctx_t}), "perm", {0, 2, 1, 3});
+  l.add("Reshape", 14, {ctx_t, l.int64s("output_shape", {0, 0, -1})}, {out});
+  return ok_status();
+}
+
+// The `scale` attribute, else 1 / sqrt(head size): of the known size, or else of q's
+// (B, N, S, H) at run time.
+Result<ValueId> scale_value(Lowering& l, float attr, int64_t head_size, ValueId q, DType t) {
+  if (attr != 0.0f) return l.scalar("scale", t, attr);
+  if (head_size > 0) return l.scalar("scale", t, 1.0 / std::sqrt(static_cast<double>(head_size)));
+  MaskBuilder mb(l, t);
+  const ValueId h = l.temp("head_size", t);
+  set_int(l.add("Cast", 13, {mb.runtime_dim(q, 3, "head_size_int64")}, {h}), "to",
+          static_cast<int64_t>(t));
+  const ValueId root = l.unary("Sqrt", 13, h, kNoValue, t);
+  return l.unary("Reciprocal", 13, root, kNoValue, t);
+}
+
+std::string summary(int64_t heads, const Masks& m, bool past) {
+  std::string s = std::to_string(heads) + " heads";
+  if (m.key_mask != kNoValue) s += ", key mask";
+  if (m.causal) s += ", causal";
+  if (m.attn_bias != kNoValue) s += ", attention bias";
+  if (past) s += ", past";
+  return s;
+}
+
+DType float_type(const Lowering& l, ValueId x, Status& st) {
+  const DType t = l.dtype(x);
+  if (t != DType::kFloat32 && t != DType::kFloat16 && t != DType::kBFloat16 &&
+      t != DType::kFloat64) {
+    st = l.error("its input is " + std::string(dtype_name(t)) + "; attention takes a float type");
+  }
+  return t;
+}
+
+// Attention(input, weights, bias?, mask_index?, past?, attention_bias?, past_sequence_length?):
+// Q, K and V from one MatMul of the input with the packed weights (qkv_hidden_sizes, else
+// three equal parts); past (2, B, N, P, H) before K and V; present the same with T = P + S.
+Status lower_attention(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(2));
+  AttrReader a(l.original());
+  const int64_t heads = a.require_int("num_heads");
+  const std::vector<int64_t> sizes = a.get_ints("qkv_hidden_sizes");
+  const bool causal = a.get_int("unidirectional", 0) != 0;
+  const float filter = a.get_float("mask_filter_value", -10000.0f);
+  const float scale_attr = a.get_float("scale", 0.0f);
+  const int64_t rotary = a.get_int("do_rotary", 0);
+  const int64_t shared = a.get_int("past_present_share_buffer", 0);
+  RECUR_RETURN_IF_ERROR(a.status());
+  Status st = ok_status();
+  const DType t = float_type(l, l.in(0), st);
+  RECUR_RETURN_IF_ERROR(st);
+  if (rotary) return l.error("do_rotary=1: recur does not lower rotary embeddings in Attention");
+  if (shared) {
+    return l.error(
+        "past_present_share_buffer=1: ONNX Runtime's CUDA cache in place; recur lowers the "
+        "form with past and present apart");
+  }
+  if (heads <= 0) return l.error("num_heads is " + std::to_string(heads));
+  int64_t hq = 0, hk = 0, hv = 0;
+  if (!sizes.empty()) {
+    if (sizes.size() != 3) return l.error("qkv_hidden_sizes has " + std::to_string(sizes.size()) +
+                                          " entries; it takes 3");
+    hq = sizes[0], hk = sizes[1], hv = sizes[2];
+  } else {
+    const int64_t all = l.dim(l.in(1), 1);
+    if (all < 0) return l.needs_shapes("its weights' shape is not known");
+    hq = hk = hv = all / 3;
+    if (all % 3 != 0)
+      return l.error("its weights have " + std::to_string(all) + " columns, not 3 equal parts");
+  }
+  if (hq != hk || hq <= 0 || hv <= 0 || hq % heads != 0 || hv % heads != 0) {
+    return l.error("Q, K and V have " + std::to_string(hq) + ", " + std::to_string(hk) + " and " +
+                   std::to_string(hv) + " columns: Q and K must match, and " +
+                   std::to_string(heads) + " heads divide each");
+  }
+  const int64_t w_cols = l.dim(l.in(1), 1);
+  if (w_cols >= 0 && w_cols != hq + hk + hv) {
+    return l.error("its weights have " + std::to_string(w_cols) + " columns; Q, K and V take " +
+                   std::to_string(hq + hk + hv));
+  }
+  if (l.rank(l.in(0)) >= 0 && l.rank(l.in(0)) != 3)
+    return l.error("its input has rank " + std::to_string(l.rank(l.in(0))) + "; it takes 3");
+
+  ValueId proj = l.temp("QKV", t);
+  l.add("MatMul", 13, {l.in(0), l.in(1)}, {proj});
+  if (l.in(2) != kNoValue) proj = l.binary("Add", proj, l.in(2), kNoValue, t);
+  const ValueId q = l.temp("Q", t), k = l.temp("K", t), v = l.temp("V", t);
+  set_int(l.add("Split", 13, {proj, l.int64s("split", {hq, hk, hv})}, {q, k, v}), "axis", 2);
+  ValueId qh = split_heads(l, q, heads, "Q", t);
+  ValueId kh = split_heads(l, k, heads, "K", t);
+  ValueId vh = split_heads(l, v, heads, "V", t);
+  Masks m;
+  if (l.in(4) != kNoValue) {
+    // past (2, B, N, P, H): its keys and values come before the new ones.
+    ValueId halves[2];
+    for (int64_t i = 0; i < 2; ++i) {
+      halves[i] = l.temp(i ? "past_value" : "past_key", t);
+      set_int(l.add("Gather", 13,
+                    {l.in(4), l.constant(i ? "past_value_index" : "past_key_index",
+                                         Tensor::scalar(i))},
+                    {halves[i]}),
+              "axis", 0);
+    }
+    kh = concat(l, {halves[0], kh}, 2, "K_total", t);
+    vh = concat(l, {halves[1], vh}, 2, "V_total", t);
+    m.past_key = halves[0];
+  }
+  if (l.out(1) != kNoValue) {
+    const ValueId pk = l.temp("present_key", t), pv = l.temp("present_value", t);
+    const ValueId zero = l.int64s("present_axis", {0});
+    l.add("Unsqueeze", 13, {kh, zero}, {pk});
+    l.add("Unsqueeze", 13, {vh, zero}, {pv});
+    concat(l, {pk, pv}, 0, "present", t, l.out(1));
+    l.type_output(1, t);
+  }
+  m.key_mask = l.in(3);
+  m.attn_bias = l.in(5);
+  m.causal = causal;
+  m.filter = filter;
+  RECUR_ASSIGN_OR_RETURN(const ValueId scale, scale_value(l, scale_attr, hq / heads, qh, t));
+  RECUR_RETURN_IF_ERROR(attend(l, qh, kh, vh, scale, m, l.out(0), t));
+  l.commit(summary(heads, m, l.in(4) != kNoValue), t);
+  return ok_status();
+}
+
+// MultiHeadAttention(query, key?, value?, bias?, key_padding_mask?, attention_bias?,
+// past_key?, past_value?, ...): Q, K and V already projected, (B, L, N * H) each (or K and V
+// as (B, N, L, H)); bias (D + D + Dv) added to the 3-D ones; past_key and past_value
+// (B, N, P, H) before K and V, present_key and present_value the same with T = P + L.
+Status lower_multi_head_attention(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(1));
+  AttrReader a(l.original());
+  const int64_t heads = a.require_int("num_heads");
+  const bool causal = a.get_int("unidirectional", 0) != 0;
+  const float filter = a.get_float("mask_filter_value", -10000.0f);
+  const float scale_attr = a.get_float("scale", 0.0f);
+  RECUR_RETURN_IF_ERROR(a.status());
+  Status st = ok_status();
+  const DType t = float_type(l, l.in(0), st);
+  RECUR_RETURN_IF_ERROR(st);
+  if (heads <= 0) return l.error("num_heads is " + std::to_string(heads));
+  if (l.in(1) == kNoValue || l.in(2) == kNoValue) {
+    return l.error(
+        "its key or value is not given: recur does not lower the packed forms (Q, K and V in "
+        "the query, or K and V in the key)");
+  }
+  if (l.in(8) != kNoValue || l.in(9) != kNoValue) {
+    return l.error(
+        "past_sequence_length or cache_indirection is given (ONNX Runtime's CUDA cache in place "
+        "and beam search); recur lowers the form with past and present apart");
+  }
+  if (l.out(3) != kNoValue)
+    return l.error("its qk output is asked for; recur does not lower that output");
+  const int64_t qr = l.rank(l.in(0)), kr = l.rank(l.in(1)), vr = l.rank(l.in(2));
+  if (qr < 0 || kr < 0 || vr < 0)
+    return l.needs_shapes("the rank of its query, key or value is not known");
+  if (qr != 3 || kr != vr || (kr != 3 && kr != 4)) {
+    return l.error("its query, key and value have ranks " + std::to_string(qr) + ", " +
+                   std::to_string(kr) + " and " + std::to_string(vr) +
+                   "; recur lowers a 3-D query with 3-D or 4-D (batch, heads, length, size) "
+                   "key and value");
+  }
+  const int64_t d = l.dim(l.in(0), 2);
+  const int64_t dv = kr == 3 ? l.dim(l.in(2), 2) : l.dim(l.in(2), 3) * heads;
+  // Unknown hidden sizes wait for shape inference; known only at run time, they are read
+  // there.
+  if ((d < 0 || dv < 0) && !l.last_round())
+    return l.needs_shapes("the last dimensions of its query and value are not known");
+  if ((d > 0 && d % heads != 0) || (dv > 0 && dv % heads != 0)) {
+    return l.error(std::to_string(heads) + " heads do not divide its hidden sizes " +
+                   std::to_string(d) + " and " + std::to_string(dv));
+  }
+  ValueId q = l.in(0), k = l.in(1), v = l.in(2);
+  if (l.in(3) != kNoValue) {
+    if (kr == 4) {
+      return l.error(
+          "a bias with 4-D key and value: recur lowers the bias of 3-D ones only");
+    }
+    const ValueId bq = l.temp("bias_Q", t), bk = l.temp("bias_K", t), bv = l.temp("bias_V", t);
+    if (d >= 0 && dv >= 0) {
+      set_int(l.add("Split", 13, {l.in(3), l.int64s("bias_split", {d, d, dv})}, {bq, bk, bv}),
+              "axis", 0);
+    } else {
+      // bias[0:D], bias[D:2D], bias[2D:], D the query's last dimension at run time.
+      const ValueId dq = l.temp("hidden_size", DType::kInt64);
+      Node& shape = l.add("Shape", 15, {l.in(0)}, {dq});
+      set_int(shape, "start", 2);
+      set_int(shape, "end", 3);
+      const ValueId d2 = l.binary("Add", dq, dq, kNoValue, DType::kInt64);
+      l.add("Slice", 13, {l.in(3), l.int64s("bias_Q_start", {0}), dq}, {bq});
+      l.add("Slice", 13, {l.in(3), dq, d2}, {bk});
+      l.add("Slice", 13,
+            {l.in(3), d2, l.int64s("bias_V_end", {std::numeric_limits<int64_t>::max()})}, {bv});
+    }
+    q = l.binary("Add", q, bq, kNoValue, t);
+    k = l.binary("Add", k, bk, kNoValue, t);
+    v = l.binary("Add", v, bv, kNoValue, t);
+  }
+  const ValueId qh = split_heads(l, q, heads, "Q", t);
+  ValueId kh = kr == 3 ? split_heads(l, k, heads, "K", t) : k;
+  ValueId vh = kr == 3 ? split_heads(l, v, heads, "V", t) : v;
+  const bool past = l.in(6) != kNoValue || l.in(7) != kNoValue;
+  if (past) {
+    if (l.in(6) == kNoValue || l.in(7) == kNoValue)
+      return l.error("it has one of past_key and past_value; it takes both or neither");
+    kh = concat(l, {l.in(6), kh}, 2, "K_total", t);
+    vh = concat(l, {l.in(7), vh}, 2, "V_total", t);
+  }
+  Masks m;
+  m.past_key = l.in(6);
+  if (l.out(1) != kNoValue) {
+    l.add("Identity", 16, {kh}, {l.out(1)});
+    l.type_output(1, t);
+  }
+  if (l.out(2) != kNoValue) {
+    l.add("Identity", 16, {vh}, {l.out(2)});
+    l.type_output(2, t);
+  }
+  m.key_mask = l.in(4);
+  m.attn_bias = l.in(5);
+  m.causal = causal;
+  m.filter = filter;
+  RECUR_ASSIGN_OR_RETURN(const ValueId scale,
+                         scale_value(l, scale_attr, d < 0 ? -1 : d / heads, qh, t));
+  RECUR_RETURN_IF_ERROR(attend(l, qh, kh, vh, scale, m, l.out(0), t));
+  l.commit(summary(heads, m, past), t);
+  return ok_status();
+}
+
+}  // namespace
+
+LowerFn attention_lowering(std::string_view op) {
+  if (op == "Attention") return lower_attention;
+  if (op == "MultiHeadAttention") return lower_multi_head_attention;
+  return nullptr;
+}
+
+}  // namespace recur::lowering
