@@ -4,10 +4,10 @@ ONNX backend-test layout (model.onnx, test_data_set_0/input_K.pb and output_K.pb
 each operator ONNX Runtime's graph optimizer writes into the models it saves (com.microsoft
 FusedConv, FusedGemm, FusedMatMul, TransposeMatMul, Gelu, BiasGelu, FastGelu, QuickGelu,
 SkipLayerNormalization, SkipSimplifiedLayerNormalization, MatMulIntegerToFloat,
-DynamicQuantizeMatMul, Attention, MultiHeadAttention; the ONNX-domain
+DynamicQuantizeMatMul, Attention, MultiHeadAttention, EmbedLayerNormalization; the ONNX-domain
 SimplifiedLayerNormalization and LayerNormalization before opset 17), over the forms it writes
 them in. recur lowers them to ONNX operators
-(runtime/engine/optimize/lower_contrib.cc).
+(runtime/engine/optimize/lower_contrib.cc, lower_attention.cc).
 
 The expected outputs come from ONNX Runtime 1.30 (CPU, one thread) through onnxruntime-node
 (tools/ort_oracle.py), never from recur, except BiasAdd's, which ONNX Runtime runs only on
@@ -362,6 +362,57 @@ def attention_cases():
                   L=S, mask=np.array([8, 6], np.int32))):
         c.symbolic = True
         cases.append(c)
+    return cases
+
+def embed_layer_norm_cases():
+    """com.microsoft EmbedLayerNormalization (BERT's embeddings: word, position and segment
+    lookups summed and layer-normalized; the mask's per-sequence count as mask_index)."""
+    rng = np.random.default_rng(20261201)
+    B, S, H, V, P = 2, 6, 8, 20, 10
+    cases = []
+
+    def emb(name, segment=True, mask=True, position_ids=None, outs=("y", "mask_index"),
+            **attrs):
+        ins = ["ids", "seg" if segment else "", "word", "pos", "segemb" if segment else "",
+               "gamma", "beta", "mask" if mask else "",
+               "pos_ids" if position_ids is not None else ""]
+        while not ins[-1]:
+            ins.pop()
+        c = Case(name, "EmbedLayerNormalization", ins, list(outs), **attrs)
+        c.feed("ids", rng.integers(0, V, (B, S)).astype(np.int32))
+        if segment:
+            c.feed("seg", rng.integers(0, 2, (B, S)).astype(np.int32))
+        c.const("word", rand(rng, (V, H))).const("pos", rand(rng, (P, H)))
+        if segment:
+            c.const("segemb", rand(rng, (2, H)))
+        c.const("gamma", (1 + 0.1 * rng.standard_normal(H)).astype(np.float32))
+        c.const("beta", rand(rng, (H,), 0.1))
+        if mask:
+            m = np.ones((B, S), np.int32)
+            m[0, 4:] = 0
+            c.feed("mask", m)
+        if position_ids is not None:
+            c.feed("pos_ids", position_ids)
+        return c
+
+    cases.append(emb("embed_layer_norm"))
+    cases.append(emb("embed_layer_norm_no_segment_no_mask", segment=False, mask=False,
+                     epsilon=1e-5))
+    cases.append(emb("embed_layer_norm_position_ids",
+                     position_ids=rng.integers(0, P, (B, S)).astype(np.int32),
+                     outs=("y", "mask_index", "embedding_sum")))
+    cases.append(emb("embed_layer_norm_sum_only", outs=("y", "", "embedding_sum")))
+    # BERT's first layer as ONNX Runtime's transformer optimizer writes it: the embeddings'
+    # mask_index is the 1-D mask of the Attention, whose output joins the embeddings in a
+    # SkipLayerNormalization. Each node is lowered only once the one before it is.
+    c = emb("bert_layer_chain", outs=("e", "mask_index"))
+    c.graph_outputs = ["y"]
+    c.extra = [helper.make_node("Attention", ["e", "w", "b", "mask_index"], ["a"], domain=MS,
+                                num_heads=2, name="attention"),
+               helper.make_node("SkipLayerNormalization", ["a", "e", "g2", "b2"], ["y"],
+                                domain=MS, name="skip_norm")]
+    c.const("w", rand(rng, (H, 3 * H), 0.3)).const("b", rand(rng, (3 * H,), 0.1))
+    cases.append(c.const("g2", rand(rng, (H,))).const("b2", rand(rng, (H,))))
     return cases
 
 def write(out_dir, case):
@@ -751,7 +802,7 @@ def main():
     print("wrote", os.path.relpath(sub_dir))
     for d in torch_cases(args.out):
         print("wrote", os.path.relpath(d))
-    acases = attention_cases()
+    acases = attention_cases() + embed_layer_norm_cases()
     adirs = [write(args.out, c) for c in acases]
     for d, c, outs in zip(adirs, acases, ort_outputs([(d, c.feeds) for d, c in zip(adirs, acases)])):
         write_outputs(d, c, outs)

@@ -2,7 +2,9 @@
 // saves (com.microsoft Attention, with the input projection packed in one weight, and
 // MultiHeadAttention, with Q, K and V projected before it): each becomes the scaled
 // dot-product attention it computes, written out in ONNX operators (MatMul, Softmax, the masks
-// as additive biases), so that every provider runs it with its own MatMul and Softmax.
+// as additive biases), so that every provider runs it with its own MatMul and Softmax. Also
+// the embeddings before BERT's first attention (EmbedLayerNormalization), whose mask_index
+// output is the mask Attention reads.
 // docs/semantics.md ("ONNX Runtime's optimized models") lists the forms.
 #include <cmath>
 #include <limits>
@@ -178,8 +180,9 @@ Status attend(Lowering& l, ValueId q, ValueId k, ValueId v, ValueId scale, const
   if (m.causal) {
     // Query i sees keys j <= P + i, P being the past's length, as ONNX Runtime counts (also
     // where the new keys are more than the queries).
-    const ValueId rows = mb.unsqueeze(mb.positions(mb.runtime_dim(q, 2, "length"), "query_positions"),
-                                      {1}, DType::kInt64, "query_positions_column");
+    const ValueId rows =
+        mb.unsqueeze(mb.positions(mb.runtime_dim(q, 2, "length"), "query_positions"), {1},
+                     DType::kInt64, "query_positions_column");
     ValueId last = rows;
     if (m.past_key != kNoValue) {
       last = l.binary("Add", rows, mb.runtime_dim(m.past_key, 2, "past_length"), kNoValue,
@@ -259,8 +262,9 @@ Status lower_attention(Lowering& l) {
   if (heads <= 0) return l.error("num_heads is " + std::to_string(heads));
   int64_t hq = 0, hk = 0, hv = 0;
   if (!sizes.empty()) {
-    if (sizes.size() != 3) return l.error("qkv_hidden_sizes has " + std::to_string(sizes.size()) +
-                                          " entries; it takes 3");
+    if (sizes.size() != 3)
+      return l.error("qkv_hidden_sizes has " + std::to_string(sizes.size()) +
+                     " entries; it takes 3");
     hq = sizes[0], hk = sizes[1], hv = sizes[2];
   } else {
     const int64_t all = l.dim(l.in(1), 1);
@@ -296,11 +300,11 @@ Status lower_attention(Lowering& l) {
     ValueId halves[2];
     for (int64_t i = 0; i < 2; ++i) {
       halves[i] = l.temp(i ? "past_value" : "past_key", t);
-      set_int(l.add("Gather", 13,
-                    {l.in(4), l.constant(i ? "past_value_index" : "past_key_index",
-                                         Tensor::scalar(i))},
-                    {halves[i]}),
-              "axis", 0);
+      set_int(
+          l.add("Gather", 13,
+                {l.in(4), l.constant(i ? "past_value_index" : "past_key_index", Tensor::scalar(i))},
+                {halves[i]}),
+          "axis", 0);
     }
     kh = concat(l, {halves[0], kh}, 2, "K_total", t);
     vh = concat(l, {halves[1], vh}, 2, "V_total", t);
@@ -374,8 +378,7 @@ Status lower_multi_head_attention(Lowering& l) {
   ValueId q = l.in(0), k = l.in(1), v = l.in(2);
   if (l.in(3) != kNoValue) {
     if (kr == 4) {
-      return l.error(
-          "a bias with 4-D key and value: recur lowers the bias of 3-D ones only");
+      return l.error("a bias with 4-D key and value: recur lowers the bias of 3-D ones only");
     }
     const ValueId bq = l.temp("bias_Q", t), bk = l.temp("bias_K", t), bv = l.temp("bias_V", t);
     if (d >= 0 && dv >= 0) {
@@ -428,9 +431,69 @@ Status lower_multi_head_attention(Lowering& l) {
   return ok_status();
 }
 
+// EmbedLayerNormalization(input_ids, segment_ids?, word_embedding, position_embedding,
+// segment_embedding?, gamma, beta?, mask?, position_ids?): the word, position (position_ids,
+// else 0 ... S-1) and segment embeddings summed in that order (output 2, embedding_sum),
+// layer-normalized over the last axis (output 0); output 1, mask_index, is each sequence's
+// mask summed (int32; zeros without a mask), the sequence ends Attention reads.
+Status lower_embed_layer_norm(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs({0, 2, 3, 5}));
+  AttrReader a(l.original());
+  const float eps = a.get_float("epsilon", 1e-12f);
+  RECUR_RETURN_IF_ERROR(a.status());
+  if ((l.in(1) == kNoValue) != (l.in(4) == kNoValue))
+    return l.error("it has one of segment_ids and segment_embedding; it takes both or neither");
+  const DType t = l.dtype(l.in(2));
+  if (t == DType::kUndefined) return l.needs_shapes("the type of its embeddings is not known");
+  MaskBuilder mb(l, t);
+  const auto lookup = [&](ValueId table, ValueId ids, const std::string& what) {
+    const ValueId y = l.temp(what, t);
+    set_int(l.add("Gather", 13, {table, ids}, {y}), "axis", 0);
+    return y;
+  };
+  const ValueId word = lookup(l.in(2), l.in(0), "word_embedding");
+  ValueId pos_ids = l.in(8);
+  if (pos_ids == kNoValue) {
+    const ValueId range = mb.positions(mb.runtime_dim(l.in(0), 1, "length"), "positions");
+    pos_ids = mb.unsqueeze(range, {0}, DType::kInt64, "position_ids");
+  }
+  const ValueId pos = lookup(l.in(3), pos_ids, "position_embedding");
+  const bool segment = l.in(1) != kNoValue;
+  ValueId sum = l.binary("Add", word, pos, segment ? kNoValue : l.out(2), t);
+  if (segment) {
+    sum = l.binary("Add", sum, lookup(l.in(4), l.in(1), "segment_embedding"), l.out(2), t);
+  }
+  Node& ln = l.add("LayerNormalization", 17, {sum, l.in(5), l.in(6)}, {l.out(0)});
+  set_int(ln, "axis", -1);
+  set_float(ln, "epsilon", eps);
+  l.keep_name();
+  if (l.out(1) != kNoValue) {
+    if (l.in(7) != kNoValue) {
+      Node& r = l.add("ReduceSum", 13, {l.in(7), l.int64s("mask_axes", {1})}, {l.out(1)});
+      set_int(r, "keepdims", 0);
+    } else {
+      const ValueId batch = l.temp("batch", DType::kInt64);
+      Node& shape = l.add("Shape", 15, {l.in(0)}, {batch});
+      set_int(shape, "start", 0);
+      set_int(shape, "end", 1);
+      Attribute zero;
+      zero.type = AttrType::kTensor;
+      zero.t = Tensor::from_vector<int32_t>({1}, {0});
+      l.add("ConstantOfShape", 9, {batch}, {l.out(1)}).attributes["value"] = std::move(zero);
+    }
+    l.type_output(1, DType::kInt32);
+  }
+  l.type_output(2, t);
+  std::string what = "epsilon " + short_float(eps);
+  if (!segment) what += ", no segments";
+  l.commit(what, t);
+  return ok_status();
+}
+
 }  // namespace
 
 LowerFn attention_lowering(std::string_view op) {
+  if (op == "EmbedLayerNormalization") return lower_embed_layer_norm;
   if (op == "Attention") return lower_attention;
   if (op == "MultiHeadAttention") return lower_multi_head_attention;
   return nullptr;
