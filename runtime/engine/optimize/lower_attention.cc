@@ -21,6 +21,7 @@ namespace {
 struct Masks {
   ValueId key_mask = kNoValue;   // raw 0/1 (B, T) or (B, S, T), or sequence ends (B) or (2B)
   ValueId past_key = kNoValue;   // (B, N, P, H): the causal mask starts after it
+  ValueId input = kNoValue;      // the node's (B, S, D) input, whose batch the mask has
   ValueId attn_bias = kNoValue;  // (B or 1, N, S, T)
   bool causal = false;
   float filter = -10000.0f;  // ONNX Runtime's mask_filter_value: what a masked score gets
@@ -95,7 +96,8 @@ class MaskBuilder {
 // sequence's end (B: right padding) or its end and then its start (2B: padding on both sides).
 // Which of the last two is met is told at run time from the mask's length, as ONNX Runtime
 // tells it.
-Result<ValueId> key_mask_bias(Lowering& l, MaskBuilder& mb, ValueId mask, ValueId q, ValueId k) {
+Result<ValueId> key_mask_bias(Lowering& l, MaskBuilder& mb, ValueId mask, ValueId input,
+                              ValueId k) {
   const int64_t r = l.rank(mask);
   if (r < 0) {
     RECUR_RETURN_IF_ERROR(l.needs_shapes("the rank of its mask is not known"));
@@ -117,11 +119,17 @@ Result<ValueId> key_mask_bias(Lowering& l, MaskBuilder& mb, ValueId mask, ValueI
                    "; recur lowers the raw masks (batch, total length) and (batch, length, "
                    "total length) and the sequence ends (batch) or (2 * batch)");
   }
+  const int64_t len = l.dim(mask, 0), batch_size = l.dim(input, 0);
+  if (len >= 0 && batch_size >= 0 && len != batch_size && len != 2 * batch_size) {
+    return l.error("its 1-D mask has " + std::to_string(len) + " entries; with batch " +
+                   std::to_string(batch_size) + " it takes " + std::to_string(batch_size) +
+                   " (sequence ends) or " + std::to_string(2 * batch_size) + " (ends, starts)");
+  }
   const ValueId mask64 = l.temp("mask_int64", DType::kInt64);
   set_int(l.add("Cast", 13, {mask}, {mask64}), "to", static_cast<int64_t>(DType::kInt64));
   // ends = mask[0:B]; starts = (mask ++ zeros(B))[B:2B], zero where only the ends are given.
   const ValueId batch = l.temp("batch", DType::kInt64);
-  Node& shape = l.add("Shape", 15, {q}, {batch});
+  Node& shape = l.add("Shape", 15, {input}, {batch});
   set_int(shape, "start", 0);
   set_int(shape, "end", 1);
   const ValueId zero1 = l.int64s("slice_start", {0});
@@ -173,7 +181,7 @@ Status attend(Lowering& l, ValueId q, ValueId k, ValueId v, ValueId scale, const
   l.keep_name();
   ValueId scores = l.binary("Mul", qk, scale, kNoValue, t);
   if (m.key_mask != kNoValue) {
-    RECUR_ASSIGN_OR_RETURN(const ValueId bias, key_mask_bias(l, mb, m.key_mask, q, k));
+    RECUR_ASSIGN_OR_RETURN(const ValueId bias, key_mask_bias(l, mb, m.key_mask, m.input, k));
     if (l.deferred()) return ok_status();
     scores = l.binary("Add", scores, bias, kNoValue, t);
   }
@@ -319,6 +327,7 @@ Status lower_attention(Lowering& l) {
     l.type_output(1, t);
   }
   m.key_mask = l.in(3);
+  m.input = l.in(0);
   m.attn_bias = l.in(5);
   m.causal = causal;
   m.filter = filter;
@@ -421,6 +430,7 @@ Status lower_multi_head_attention(Lowering& l) {
     l.type_output(2, t);
   }
   m.key_mask = l.in(4);
+  m.input = l.in(0);
   m.attn_bias = l.in(5);
   m.causal = causal;
   m.filter = filter;

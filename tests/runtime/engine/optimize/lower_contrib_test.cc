@@ -277,6 +277,11 @@ TEST(LowerContrib, RefusesWhatItCannotLowerNamingTheNode) {
        {"x"},
        [](onnx::NodeProto& n) { set_attr(n, "num_heads", int64_t{1}); },
        {"its key or value is not given", "packed forms"}},
+      {"a 1-D mask neither batch nor 2 * batch long",
+       "Attention",
+       {"x", "w3", "", "mask3"},
+       [](onnx::NodeProto& n) { set_attr(n, "num_heads", int64_t{1}); },
+       {"its 1-D mask has 3 entries; with batch 1 it takes 1 (sequence ends) or 2"}},
       {"DequantizeLinear without its scale",
        "DequantizeLinear",
        {"x", ""},
@@ -299,6 +304,8 @@ TEST(LowerContrib, RefusesWhatItCannotLowerNamingTheNode) {
     m.initializer("w", floats({2, 2, 1}, {1, 2, 3, 4}));
     m.initializer("w2", floats({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}));
     m.initializer("s", floats({}, {0.1f}));
+    m.initializer("w3", floats({5, 6}, std::vector<float>(30, 0.5f)));
+    m.initializer("mask3", Tensor::from_vector<int32_t>({3}, {1, 2, 1}));
     m.output("y", DType::kFloat32);
     r.attrs(m.node(r.op, r.inputs, {"y"}, "the_node", "com.microsoft"));
     const std::string path = m.save(dir.path());
