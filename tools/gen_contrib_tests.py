@@ -4,10 +4,10 @@ ONNX backend-test layout (model.onnx, test_data_set_0/input_K.pb and output_K.pb
 each operator ONNX Runtime's graph optimizer writes into the models it saves (com.microsoft
 FusedConv, FusedGemm, FusedMatMul, TransposeMatMul, Gelu, BiasGelu, FastGelu, QuickGelu,
 SkipLayerNormalization, SkipSimplifiedLayerNormalization, MatMulIntegerToFloat,
-DynamicQuantizeMatMul, Attention, MultiHeadAttention, EmbedLayerNormalization; the ONNX-domain
-SimplifiedLayerNormalization and LayerNormalization before opset 17), over the forms it writes
-them in. recur lowers them to ONNX operators
-(runtime/engine/optimize/lower_contrib.cc, lower_attention.cc).
+DynamicQuantizeMatMul, Attention, MultiHeadAttention, EmbedLayerNormalization, MatMulNBits;
+the ONNX-domain SimplifiedLayerNormalization and LayerNormalization before opset 17), over the
+forms it writes them in. recur lowers them to ONNX operators
+(runtime/engine/optimize/lower_contrib.cc, lower_attention.cc, lower_qlinear.cc).
 
 The expected outputs come from ONNX Runtime 1.30 (CPU, one thread) through onnxruntime-node
 (tools/ort_oracle.py), never from recur, except BiasAdd's, which ONNX Runtime runs only on
@@ -415,6 +415,46 @@ def embed_layer_norm_cases():
     cases.append(c.const("g2", rand(rng, (H,))).const("b2", rand(rng, (H,))))
     return cases
 
+def matmul_nbits_cases():
+    """com.microsoft MatMulNBits (weight-only 4-bit and 8-bit blocks, as ONNX Runtime's
+    weight quantizer and its DequantizeLinear + MatMul fusion write them)."""
+    rng = np.random.default_rng(20261202)
+    cases = []
+
+    def pack(q, bits):
+        """q (rows, n) of values below 2^bits -> uint8 bytes, two 4-bit values a byte, the
+        low nibble first."""
+        if bits == 8:
+            return q.astype(np.uint8)
+        if q.shape[1] % 2:
+            q = np.concatenate([q, np.zeros((q.shape[0], 1), q.dtype)], axis=1)
+        return (q[:, 0::2] | (q[:, 1::2] << 4)).astype(np.uint8)
+
+    def case(name, a_shape, k, n, block, bits=4, zp=True, bias=False):
+        blocks = (k + block - 1) // block
+        q = rng.integers(0, 1 << bits, (n, blocks * block)).astype(np.uint8)
+        q[:, k:] = 0
+        b = pack(q, bits).reshape(n, blocks, block * bits // 8)
+        scales = (0.01 + 0.02 * rng.random(n * blocks)).astype(np.float32)
+        ins = ["A", "B", "scales"]
+        c = Case(name, "MatMulNBits", ins, ["Y"], K=k, N=n, bits=bits, block_size=block)
+        c.feed("A", rand(rng, a_shape)).const("B", b).const("scales", scales)
+        if zp:
+            z = rng.integers(0, 1 << bits, (n, blocks)).astype(np.uint8)
+            c.inputs.append("zp")
+            c.const("zp", pack(z, bits).reshape(-1))
+        if bias:
+            c.inputs += [""] * (4 - len(c.inputs)) + ["", "bias"]
+            c.const("bias", rand(rng, (n,), 0.1))
+        return c
+
+    cases.append(case("matmul_nbits4", (3, 64), 64, 16, 32))
+    cases.append(case("matmul_nbits4_ragged_k_no_zp_bias", (2, 3, 50), 50, 8, 16, zp=False,
+                      bias=True))
+    cases.append(case("matmul_nbits4_odd_blocks", (4, 96), 96, 12, 32))
+    cases.append(case("matmul_nbits8", (3, 64), 64, 16, 32, bits=8))
+    return cases
+
 def write(out_dir, case):
     case_dir = os.path.join(out_dir, case.name)
     shutil.rmtree(case_dir, ignore_errors=True)
@@ -802,7 +842,7 @@ def main():
     print("wrote", os.path.relpath(sub_dir))
     for d in torch_cases(args.out):
         print("wrote", os.path.relpath(d))
-    acases = attention_cases() + embed_layer_norm_cases()
+    acases = attention_cases() + embed_layer_norm_cases() + matmul_nbits_cases()
     adirs = [write(args.out, c) for c in acases]
     for d, c, outs in zip(adirs, acases, ort_outputs([(d, c.feeds) for d, c in zip(adirs, acases)])):
         write_outputs(d, c, outs)

@@ -109,7 +109,8 @@ Result<ValueId> key_mask_bias(Lowering& l, MaskBuilder& mb, ValueId mask, ValueI
   }
   if (r == 2 || r == 3) {
     const ValueId zero = l.constant("mask_int32_zero", Tensor::scalar(int32_t{0}));
-    const ValueId keep = l.binary("Greater", mask, zero, kNoValue, DType::kBool);
+    const ValueId keep = l.temp("key_mask_keep", DType::kBool);
+    l.add("Greater", 13, {mask, zero}, {keep});
     const ValueId bias = mb.additive(keep, "key_mask_bias");
     return mb.unsqueeze(bias, r == 2 ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1},
                         l.dtype(bias), "key_mask_bias_BNST");
@@ -144,10 +145,12 @@ Result<ValueId> key_mask_bias(Lowering& l, MaskBuilder& mb, ValueId mask, ValueI
   const ValueId pos = mb.positions(mb.runtime_dim(k, 2, "total_length"), "key_positions");
   const ValueId ends_col = mb.unsqueeze(ends, {1}, DType::kInt64, "sequence_ends_column");
   const ValueId starts_col = mb.unsqueeze(starts, {1}, DType::kInt64, "sequence_starts_column");
-  const ValueId before_end = l.binary("Less", pos, ends_col, kNoValue, DType::kBool);
+  const ValueId before_end = l.temp("before_end", DType::kBool);
+  l.add("Less", 13, {pos, ends_col}, {before_end});
   const ValueId after_start = l.temp("after_start", DType::kBool);
   l.add("GreaterOrEqual", 16, {pos, starts_col}, {after_start});
-  const ValueId keep = l.binary("And", before_end, after_start, kNoValue, DType::kBool);
+  const ValueId keep = l.temp("key_mask_keep", DType::kBool);
+  l.add("And", 7, {before_end, after_start}, {keep});
   const ValueId bias = mb.additive(keep, "key_mask_bias");
   return mb.unsqueeze(bias, {1, 2}, l.dtype(bias), "key_mask_bias_BNST");
 }

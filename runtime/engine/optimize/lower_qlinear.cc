@@ -4,7 +4,8 @@
 // QLinearConcat, QLinearAveragePool, QLinearGlobalAveragePool, QLinearWhere, QLinearReduceMean,
 // QGemm): each becomes those three again. Also the quantization operators its quantizer writes
 // in its own domain (QuantizeLinear, DequantizeLinear, QLinearConv, MulInteger), which become
-// ONNX's.
+// ONNX's, and its weight-only quantized MatMul (MatMulNBits: 4-bit or 8-bit blocks), which
+// becomes a DequantizeLinear of the weights, folded at load, and a MatMul.
 // ONNX Runtime computes some of them another way (QLinearAdd with the ratio of the scales,
 // QLinearSigmoid from a table of the 256 inputs), so an output may differ from its by one
 // quantization step where the float result falls at a half (docs/semantics.md).
@@ -271,6 +272,95 @@ Status lower_mul_integer(Lowering& l) {
   return ok_status();
 }
 
+// Unpacks `packed` (uint8, `bits` 4 or 8 per value, the low nibble first) into a uint8
+// tensor (rows, cols): the values of each row, cut at `cols`.
+ValueId unpack(Lowering& l, ValueId packed, int64_t bits, int64_t rows, int64_t cols,
+               const std::string& what) {
+  ValueId values = packed;
+  if (bits == 4) {
+    const ValueId low = l.temp(what + "_low", DType::kUInt8);
+    l.add("BitwiseAnd", 18, {packed, l.constant(what + "_low_mask", Tensor::scalar(uint8_t{15}))},
+          {low});
+    const ValueId high = l.temp(what + "_high", DType::kUInt8);
+    set_string(l.add("BitShift", 11,
+                     {packed, l.constant(what + "_shift", Tensor::scalar(uint8_t{4}))}, {high}),
+               "direction", "RIGHT");
+    const ValueId axes = l.int64s(what + "_nibble_axis", {-1});
+    const ValueId low1 = l.temp(what + "_low_last", DType::kUInt8);
+    const ValueId high1 = l.temp(what + "_high_last", DType::kUInt8);
+    l.add("Unsqueeze", 13, {low, axes}, {low1});
+    l.add("Unsqueeze", 13, {high, axes}, {high1});
+    values = l.temp(what + "_nibbles", DType::kUInt8);
+    set_int(l.add("Concat", 13, {low1, high1}, {values}), "axis", -1);
+  }
+  const ValueId flat = l.temp(what + "_rows", DType::kUInt8);
+  l.add("Reshape", 14, {values, l.int64s(what + "_rows_shape", {rows, -1})}, {flat});
+  const ValueId y = l.temp(what + "_unpacked", DType::kUInt8);
+  l.add("Slice", 13,
+        {flat, l.int64s(what + "_start", {0}), l.int64s(what + "_end", {cols}),
+         l.int64s(what + "_axes", {1})},
+        {y});
+  return y;
+}
+
+// MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?): A times the transposed N x K weight
+// matrix B, stored as `bits`-bit unsigned integers (4 or 8; two 4-bit ones a byte, the low
+// nibble first) in blocks of block_size along K, each block with its scale and zero point
+// (packed the same way; 2^(bits-1) where not given). The weight is dequantized by
+// DequantizeLinear-21 per block, from constants, so recur folds it at load.
+Status lower_matmul_nbits(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(3));
+  AttrReader a(l.original());
+  const int64_t k = a.require_int("K");
+  const int64_t n = a.require_int("N");
+  const int64_t bits = a.get_int("bits", 4);
+  const int64_t block = a.require_int("block_size");
+  RECUR_RETURN_IF_ERROR(a.status());
+  if (bits != 4 && bits != 8) {
+    return l.error("bits=" + std::to_string(bits) + "; recur lowers 4-bit and 8-bit weights");
+  }
+  if (k <= 0 || n <= 0 || block < 16 || (block & (block - 1)) != 0) {
+    return l.error("K=" + std::to_string(k) + ", N=" + std::to_string(n) +
+                   ", block_size=" + std::to_string(block) +
+                   ": K and N must be positive and block_size a power of 2 of 16 or more");
+  }
+  if (l.in(4) != kNoValue) {
+    return l.error("g_idx is given (act-order blocks); recur lowers weights in K's order only");
+  }
+  const DType t = l.dtype(l.in(0));
+  if (l.dtype(l.in(1)) != DType::kUInt8)
+    return l.error("B is " + std::string(dtype_name(l.dtype(l.in(1)))) + "; it is packed uint8");
+  const int64_t blocks = (k + block - 1) / block;
+  const ValueId q = unpack(l, l.in(1), bits, n, k, "B");
+  const ValueId scales = l.temp("scales_blocks", l.dtype(l.in(2)));
+  l.add("Reshape", 14, {l.in(2), l.int64s("scales_shape", {n, blocks})}, {scales});
+  ValueId zp = kNoValue;
+  if (l.in(3) != kNoValue) {
+    if (l.dtype(l.in(3)) != DType::kUInt8) {
+      return l.error("its zero points are " + std::string(dtype_name(l.dtype(l.in(3)))) +
+                     "; recur lowers packed uint8 zero points only");
+    }
+    zp = unpack(l, l.in(3), bits, n, blocks, "zero_points");
+  } else {
+    const ValueId mid = l.constant("zero_point", Tensor::scalar(uint8_t(1u << (bits - 1))));
+    zp = l.temp("zero_points", DType::kUInt8);
+    l.add("Expand", 13, {mid, l.int64s("zero_points_shape", {n, blocks})}, {zp});
+  }
+  const ValueId w = l.temp("B_dequantized", t);
+  Node& dq = l.add("DequantizeLinear", 21, {q, scales, zp}, {w});
+  set_int(dq, "axis", 1);
+  set_int(dq, "block_size", block);
+  const ValueId wt = l.temp("B_transposed", t);
+  set_ints(l.add("Transpose", 13, {w}, {wt}), "perm", {1, 0});
+  const ValueId bias = l.in(5);
+  const ValueId y = bias == kNoValue ? l.out(0) : l.temp("product", t);
+  l.add("MatMul", 13, {l.in(0), wt}, {y});
+  l.keep_name();
+  if (bias != kNoValue) l.binary("Add", y, bias, l.out(0), t);
+  l.commit(std::to_string(bits) + "-bit weights in blocks of " + std::to_string(block), t);
+  return ok_status();
+}
+
 }  // namespace
 
 LowerFn qlinear_lowering(std::string_view op) {
@@ -287,6 +377,7 @@ LowerFn qlinear_lowering(std::string_view op) {
   if (op == "QLinearReduceMean") return lower_reduce_mean;
   if (op == "QLinearConv") return lower_qlinear_conv;
   if (op == "MulInteger") return lower_mul_integer;
+  if (op == "MatMulNBits") return lower_matmul_nbits;
   if (op == "QuantizeLinear") return [](Lowering& l) { return lower_quantize_op(l, true); };
   if (op == "DequantizeLinear") return [](Lowering& l) { return lower_quantize_op(l, false); };
   return nullptr;

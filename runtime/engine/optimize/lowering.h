@@ -134,6 +134,7 @@ class Lowering {
     add(std::move(op), opset, {x}, {y});
     return y;
   }
+  // Add, Sub, Mul and Div, whose latest opset is 14.
   ValueId binary(std::string op, ValueId a, ValueId b, ValueId y, DType t) {
     if (y == kNoValue) y = temp(op, t);
     add(std::move(op), 14, {a, b}, {y});
@@ -240,6 +241,13 @@ inline void set_int(Node& n, const char* name, int64_t v) {
   Attribute a;
   a.type = AttrType::kInt;
   a.i = v;
+  n.attributes[name] = std::move(a);
+}
+
+inline void set_string(Node& n, const char* name, std::string v) {
+  Attribute a;
+  a.type = AttrType::kString;
+  a.s = std::move(v);
   n.attributes[name] = std::move(a);
 }
 

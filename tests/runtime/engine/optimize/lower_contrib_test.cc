@@ -282,6 +282,16 @@ TEST(LowerContrib, RefusesWhatItCannotLowerNamingTheNode) {
        {"x", "w3", "", "mask3"},
        [](onnx::NodeProto& n) { set_attr(n, "num_heads", int64_t{1}); },
        {"its 1-D mask has 3 entries; with batch 1 it takes 1 (sequence ends) or 2"}},
+      {"2-bit MatMulNBits",
+       "MatMulNBits",
+       {"x2", "w2", "s"},
+       [](onnx::NodeProto& n) {
+         set_attr(n, "K", int64_t{2});
+         set_attr(n, "N", int64_t{4});
+         set_attr(n, "block_size", int64_t{16});
+         set_attr(n, "bits", int64_t{2});
+       },
+       {"bits=2; recur lowers 4-bit and 8-bit weights"}},
       {"DequantizeLinear without its scale",
        "DequantizeLinear",
        {"x", ""},
