@@ -11,11 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/checked_math.h"
 #include "runtime/engine/optimize/lowering.h"
 
 namespace recur::lowering {
 
 namespace {
+
+// The largest head count and hidden size taken, so that their sums and products stay exact.
+constexpr int64_t kMaxSize = (int64_t{1} << 31) - 1;
 
 // What is added to the scaled scores before the Softmax.
 struct Masks {
@@ -270,7 +274,7 @@ Status lower_attention(Lowering& l) {
         "past_present_share_buffer=1: ONNX Runtime's CUDA cache in place; recur lowers the "
         "form with past and present apart");
   }
-  if (heads <= 0) return l.error("num_heads is " + std::to_string(heads));
+  if (heads <= 0 || heads > kMaxSize) return l.error("num_heads is " + std::to_string(heads));
   int64_t hq = 0, hk = 0, hv = 0;
   if (!sizes.empty()) {
     if (sizes.size() != 3)
@@ -284,7 +288,8 @@ Status lower_attention(Lowering& l) {
     if (all % 3 != 0)
       return l.error("its weights have " + std::to_string(all) + " columns, not 3 equal parts");
   }
-  if (hq != hk || hq <= 0 || hv <= 0 || hq % heads != 0 || hv % heads != 0) {
+  if (hq != hk || hq <= 0 || hv <= 0 || hq > kMaxSize || hv > kMaxSize || hq % heads != 0 ||
+      hv % heads != 0) {
     return l.error("Q, K and V have " + std::to_string(hq) + ", " + std::to_string(hk) + " and " +
                    std::to_string(hv) + " columns: Q and K must match, and " +
                    std::to_string(heads) + " heads divide each");
@@ -355,7 +360,7 @@ Status lower_multi_head_attention(Lowering& l) {
   Status st = ok_status();
   const DType t = float_type(l, l.in(0), st);
   RECUR_RETURN_IF_ERROR(st);
-  if (heads <= 0) return l.error("num_heads is " + std::to_string(heads));
+  if (heads <= 0 || heads > kMaxSize) return l.error("num_heads is " + std::to_string(heads));
   if (l.in(1) == kNoValue || l.in(2) == kNoValue) {
     return l.error(
         "its key or value is not given: recur does not lower the packed forms (Q, K and V in "
@@ -378,7 +383,8 @@ Status lower_multi_head_attention(Lowering& l) {
                    "key and value");
   }
   const int64_t d = l.dim(l.in(0), 2);
-  const int64_t dv = kr == 3 ? l.dim(l.in(2), 2) : l.dim(l.in(2), 3) * heads;
+  int64_t dv = l.dim(l.in(2), kr - 1);
+  if (kr == 4 && dv >= 0) dv = checked_mul(dv, heads).value_or(-1);
   // Unknown hidden sizes wait for shape inference; known only at run time, they are read
   // there.
   if ((d < 0 || dv < 0) && !l.last_round())

@@ -319,10 +319,13 @@ Status lower_matmul_nbits(Lowering& l) {
   if (bits != 4 && bits != 8) {
     return l.error("bits=" + std::to_string(bits) + "; recur lowers 4-bit and 8-bit weights");
   }
-  if (k <= 0 || n <= 0 || block < 16 || (block & (block - 1)) != 0) {
+  constexpr int64_t kMaxDim = (int64_t{1} << 31) - 1, kMaxBlock = int64_t{1} << 16;
+  if (k <= 0 || n <= 0 || k > kMaxDim || n > kMaxDim || block < 16 || block > kMaxBlock ||
+      (block & (block - 1)) != 0) {
     return l.error("K=" + std::to_string(k) + ", N=" + std::to_string(n) +
                    ", block_size=" + std::to_string(block) +
-                   ": K and N must be positive and block_size a power of 2 of 16 or more");
+                   ": K and N must be from 1 to 2^31 - 1 and block_size a power of 2 from 16 "
+                   "to 65536");
   }
   if (l.in(4) != kNoValue) {
     return l.error("g_idx is given (act-order blocks); recur lowers weights in K's order only");
@@ -331,6 +334,29 @@ Status lower_matmul_nbits(Lowering& l) {
   if (l.dtype(l.in(1)) != DType::kUInt8)
     return l.error("B is " + std::string(dtype_name(l.dtype(l.in(1)))) + "; it is packed uint8");
   const int64_t blocks = (k + block - 1) / block;
+  // The sizes the attributes imply, where shape inference knows them (ONNX Runtime's writers
+  // give B as [N, blocks, block bytes] and the others flat; any shape of that size is read).
+  const auto expect = [&](size_t input, const char* what, int64_t want) {
+    const int64_t r = l.rank(l.in(input));
+    int64_t size = 1;
+    for (int64_t i = 0; i < r; ++i) {
+      const int64_t d = l.dim(l.in(input), i);
+      if (d < 0) return ok_status();
+      size *= d;
+    }
+    if (r < 0 || size == want) return ok_status();
+    return l.error(std::string(what) + " has " + std::to_string(size) +
+                   " elements; K=" + std::to_string(k) + ", N=" + std::to_string(n) +
+                   ", bits=" + std::to_string(bits) + ", block_size=" + std::to_string(block) +
+                   " take " + std::to_string(want));
+  };
+  RECUR_RETURN_IF_ERROR(expect(1, "B", n * blocks * block * bits / 8));
+  RECUR_RETURN_IF_ERROR(expect(2, "scales", n * blocks));
+  if (l.in(3) != kNoValue) {
+    RECUR_RETURN_IF_ERROR(
+        expect(3, "zero_points", bits == 4 ? n * ((blocks + 1) / 2) : n * blocks));
+  }
+  if (l.in(5) != kNoValue) RECUR_RETURN_IF_ERROR(expect(5, "bias", n));
   const ValueId q = unpack(l, l.in(1), bits, n, k, "B");
   const ValueId scales = l.temp("scales_blocks", l.dtype(l.in(2)));
   l.add("Reshape", 14, {l.in(2), l.int64s("scales_shape", {n, blocks})}, {scales});

@@ -292,6 +292,33 @@ TEST(LowerContrib, RefusesWhatItCannotLowerNamingTheNode) {
          set_attr(n, "bits", int64_t{2});
        },
        {"bits=2; recur lowers 4-bit and 8-bit weights"}},
+      {"MatMulNBits whose B is not packed uint8",
+       "MatMulNBits",
+       {"x2", "w2", "s"},
+       [](onnx::NodeProto& n) {
+         set_attr(n, "K", int64_t{2});
+         set_attr(n, "N", int64_t{4});
+         set_attr(n, "block_size", int64_t{16});
+       },
+       {"B is float32; it is packed uint8"}},
+      {"MatMulNBits whose B is not the size its attributes imply",
+       "MatMulNBits",
+       {"x2", "u8", "s"},
+       [](onnx::NodeProto& n) {
+         set_attr(n, "K", int64_t{2});
+         set_attr(n, "N", int64_t{4});
+         set_attr(n, "block_size", int64_t{16});
+       },
+       {"B has 3 elements; K=2, N=4, bits=4, block_size=16 take 32"}},
+      {"MatMulNBits of a huge K",
+       "MatMulNBits",
+       {"x2", "w2", "s"},
+       [](onnx::NodeProto& n) {
+         set_attr(n, "K", int64_t{1} << 62);
+         set_attr(n, "N", int64_t{4});
+         set_attr(n, "block_size", int64_t{16});
+       },
+       {"K and N must be from 1 to 2^31 - 1"}},
       {"DequantizeLinear without its scale",
        "DequantizeLinear",
        {"x", ""},
@@ -316,6 +343,7 @@ TEST(LowerContrib, RefusesWhatItCannotLowerNamingTheNode) {
     m.initializer("s", floats({}, {0.1f}));
     m.initializer("w3", floats({5, 6}, std::vector<float>(30, 0.5f)));
     m.initializer("mask3", Tensor::from_vector<int32_t>({3}, {1, 2, 1}));
+    m.initializer("u8", Tensor::from_vector<uint8_t>({3}, {1, 2, 3}));
     m.output("y", DType::kFloat32);
     r.attrs(m.node(r.op, r.inputs, {"y"}, "the_node", "com.microsoft"));
     const std::string path = m.save(dir.path());
