@@ -4,8 +4,8 @@ ONNX backend-test layout (model.onnx, test_data_set_0/input_K.pb and output_K.pb
 each operator ONNX Runtime's graph optimizer writes into the models it saves (com.microsoft
 FusedConv, FusedGemm, FusedMatMul, TransposeMatMul, Gelu, BiasGelu, FastGelu, QuickGelu,
 SkipLayerNormalization, SkipSimplifiedLayerNormalization, MatMulIntegerToFloat,
-DynamicQuantizeMatMul, Attention, MultiHeadAttention, EmbedLayerNormalization, MatMulNBits;
-the ONNX-domain SimplifiedLayerNormalization and LayerNormalization before opset 17), over the
+DynamicQuantizeMatMul, Attention, MultiHeadAttention, EmbedLayerNormalization, MatMulNBits,
+RotaryEmbedding; the ONNX-domain SimplifiedLayerNormalization and LayerNormalization before opset 17), over the
 forms it writes them in. recur lowers them to ONNX operators
 (runtime/engine/optimize/lower_contrib.cc, lower_attention.cc, lower_qlinear.cc).
 
@@ -52,7 +52,8 @@ F = TensorProto.FLOAT
 NP_TO_ONNX = {np.float32: TensorProto.FLOAT, np.uint8: TensorProto.UINT8,
               np.int8: TensorProto.INT8, np.float16: TensorProto.FLOAT16,
               np.bool_: TensorProto.BOOL, np.int32: TensorProto.INT32,
-              np.int16: TensorProto.INT16, np.uint16: TensorProto.UINT16}
+              np.int16: TensorProto.INT16, np.uint16: TensorProto.UINT16,
+              np.int64: TensorProto.INT64}
 
 
 class Case:
@@ -455,6 +456,33 @@ def matmul_nbits_cases():
     cases.append(case("matmul_nbits8", (3, 64), 64, 16, 32, bits=8))
     return cases
 
+def rotary_embedding_cases():
+    """com.microsoft RotaryEmbedding (which ONNX's RotaryEmbedding-23 came from)."""
+    rng = np.random.default_rng(20261203)
+    cases = []
+    B, S, N, H, MAXP = 2, 5, 2, 8, 16
+
+    def caches(rot):
+        pos = np.arange(MAXP)[:, None]
+        freq = 1.0 / (10000 ** (np.arange(0, rot, 2) / rot))
+        ang = pos * freq[None, :]
+        return np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+
+    def case(name, shape, pos, rot=0, **attrs):
+        c = Case(name, "RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], **attrs)
+        cos, sin = caches(rot or H)
+        if rot:
+            c.attrs["rotary_embedding_dim"] = rot
+        return c.feed("x", rand(rng, shape)).feed("pos", pos).const("cos", cos).const("sin", sin)
+
+    ids = rng.integers(0, MAXP, (B, S)).astype(np.int64)
+    cases.append(case("rotary_embedding_position_ids", (B, S, N * H), ids, num_heads=N))
+    cases.append(case("rotary_embedding_offset", (B, S, N * H), np.array([3], np.int64),
+                      num_heads=N))
+    cases.append(case("rotary_embedding_interleaved_bnsh", (B, N, S, H), ids, interleaved=1))
+    cases.append(case("rotary_embedding_partial", (B, S, N * H), ids, rot=4, num_heads=N))
+    return cases
+
 def write(out_dir, case):
     case_dir = os.path.join(out_dir, case.name)
     shutil.rmtree(case_dir, ignore_errors=True)
@@ -842,7 +870,8 @@ def main():
     print("wrote", os.path.relpath(sub_dir))
     for d in torch_cases(args.out):
         print("wrote", os.path.relpath(d))
-    acases = attention_cases() + embed_layer_norm_cases() + matmul_nbits_cases()
+    acases = (attention_cases() + embed_layer_norm_cases() + matmul_nbits_cases() +
+              rotary_embedding_cases())
     adirs = [write(args.out, c) for c in acases]
     for d, c, outs in zip(adirs, acases, ort_outputs([(d, c.feeds) for d, c in zip(adirs, acases)])):
         write_outputs(d, c, outs)

@@ -509,9 +509,58 @@ Status lower_embed_layer_norm(Lowering& l) {
   return ok_status();
 }
 
+// RotaryEmbedding(input, position_ids, cos_cache, sin_cache) of ONNX Runtime's domain: ONNX's
+// RotaryEmbedding-23 (input, cos_cache, sin_cache, position_ids), which it became, with its
+// inputs reordered; a one-element position_ids is the first token's position, the others
+// following it.
+Status lower_rotary_embedding(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(4));
+  AttrReader a(l.original());
+  const float scale = a.get_float("scale", 1.0f);
+  const int64_t packed = a.get_int("is_packed_batching", 0);
+  RECUR_RETURN_IF_ERROR(a.status());
+  if (packed) return l.error("is_packed_batching=1: recur lowers the padded batch only");
+  if (scale != 1.0f) {
+    return l.error("scale=" + short_float(scale) + ": recur lowers the rotation without a scale");
+  }
+  const int64_t r = l.rank(l.in(0)), pr = l.rank(l.in(1));
+  if (r < 0 || pr < 0) return l.needs_shapes("the rank of its input or position_ids is not known");
+  if (r != 3 && r != 4)
+    return l.error("its input has rank " + std::to_string(r) + "; it takes 3 or 4");
+  const DType t = l.dtype(l.in(0));
+  ValueId pos = l.in(1);
+  if (pr != 2) {
+    // position_ids [offset]: positions offset ... offset + S - 1 for every sequence, as
+    // (batch, S).
+    MaskBuilder mb(l, t);
+    const ValueId steps = mb.positions(mb.runtime_dim(l.in(0), r == 3 ? 1 : 2, "length"), "steps");
+    const ValueId row = l.binary("Add", steps, l.in(1), kNoValue, DType::kInt64);
+    const ValueId row2 = mb.unsqueeze(row, {0}, DType::kInt64, "position_row");
+    const ValueId shape = l.temp("position_ids_shape", DType::kInt64);
+    const ValueId batch = l.temp("batch", DType::kInt64);
+    Node& bs = l.add("Shape", 15, {l.in(0)}, {batch});
+    set_int(bs, "start", 0);
+    set_int(bs, "end", 1);
+    const ValueId len = l.temp("length_1d", DType::kInt64);
+    Node& ls = l.add("Shape", 15, {l.in(0)}, {len});
+    set_int(ls, "start", r == 3 ? 1 : 2);
+    set_int(ls, "end", r == 3 ? 2 : 3);
+    set_int(l.add("Concat", 13, {batch, len}, {shape}), "axis", 0);
+    pos = l.temp("position_ids", DType::kInt64);
+    l.add("Expand", 13, {row2, shape}, {pos});
+  }
+  copy_attrs(l.original(),
+             l.add("RotaryEmbedding", 23, {l.in(0), l.in(2), l.in(3), pos}, {l.out(0)}),
+             {"interleaved", "num_heads", "rotary_embedding_dim"});
+  l.keep_name();
+  l.commit(pr == 2 ? "position ids per token" : "positions from an offset", t);
+  return ok_status();
+}
+
 }  // namespace
 
 LowerFn attention_lowering(std::string_view op) {
+  if (op == "RotaryEmbedding") return lower_rotary_embedding;
   if (op == "EmbedLayerNormalization") return lower_embed_layer_norm;
   if (op == "Attention") return lower_attention;
   if (op == "MultiHeadAttention") return lower_multi_head_attention;
