@@ -4,8 +4,8 @@ ONNX backend-test layout (model.onnx, test_data_set_0/input_K.pb and output_K.pb
 each operator ONNX Runtime's graph optimizer writes into the models it saves (com.microsoft
 FusedConv, FusedGemm, FusedMatMul, TransposeMatMul, Gelu, BiasGelu, FastGelu, QuickGelu,
 SkipLayerNormalization, SkipSimplifiedLayerNormalization, MatMulIntegerToFloat,
-DynamicQuantizeMatMul, Attention, MultiHeadAttention, EmbedLayerNormalization, MatMulNBits,
-RotaryEmbedding; the ONNX-domain SimplifiedLayerNormalization and LayerNormalization before opset 17), over the
+DynamicQuantizeMatMul, Attention, MultiHeadAttention, GroupQueryAttention,
+EmbedLayerNormalization, MatMulNBits, RotaryEmbedding; the ONNX-domain SimplifiedLayerNormalization and LayerNormalization before opset 17), over the
 forms it writes them in. recur lowers them to ONNX operators
 (runtime/engine/optimize/lower_contrib.cc, lower_attention.cc, lower_qlinear.cc).
 
@@ -30,8 +30,12 @@ DequantizeLinear of 16-bit types, QLinearConv) go to tests/data/qlinear/<case>/,
 Runtime's outputs, which may differ by one quantization step; QLinearReduceMean and MulInteger,
 which ONNX Runtime has no CPU kernel for, against numpy's.
 
+Float16 attention cases go to tests/data/contrib_fp16/<case>/, compared within float16's
+precision (CTest: --rtol 1e-2 --atol 1e-3).
+
 Usage: /usr/bin/python3 tools/gen_contrib_tests.py [--out tests/data/contrib]
            [--optimized-out tests/data/ort_optimized] [--qlinear-out tests/data/qlinear]
+           [--fp16-out tests/data/contrib_fp16]
 """
 
 import argparse
@@ -483,6 +487,82 @@ def rotary_embedding_cases():
     cases.append(case("rotary_embedding_partial", (B, S, N * H), ids, rot=4, num_heads=N))
     return cases
 
+def group_query_attention_cases():
+    """com.microsoft GroupQueryAttention over its KV cache: a first prompt, a decoding step
+    after a past, packed QKV, rotary embeddings, a local window, softcap, and sequences of
+    different lengths in a cache of fixed size."""
+    rng = np.random.default_rng(20261204)
+    cases = []
+    N, KV, MAXP = 4, 2, 32
+
+    def caches(H):
+        ang = np.arange(MAXP)[:, None] / (10000 ** (np.arange(0, H, 2) / H))[None, :]
+        return np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+
+    def case(name, S, past=0, seqlens=None, total=None, packed=False, rotary=False,
+             outputs=("y", "present_key", "present_value"), B=2, H=8, dtype=np.float32,
+             **attrs):
+        ins = ["q", "" if packed else "k", "" if packed else "v", "pk" if past else "",
+               "pv" if past else "", "seqlens", "total"]
+        if rotary:
+            ins += ["cos", "sin"]
+            attrs["do_rotary"] = 1
+        c = Case(name, "GroupQueryAttention", ins, ["y", "present_key", "present_value"],
+                 num_heads=N, kv_num_heads=KV, **attrs)
+        c.graph_outputs = list(outputs)
+        r = lambda shape: rand(rng, shape, dtype=dtype)
+        if packed:
+            c.feed("q", r((B, S, (N + 2 * KV) * H)))
+        else:
+            c.feed("q", r((B, S, N * H))).feed("k", r((B, S, KV * H)))
+            c.feed("v", r((B, S, KV * H)))
+        if past:
+            c.feed("pk", r((B, KV, past, H))).feed("pv", r((B, KV, past, H)))
+        seqlens = np.array(seqlens if seqlens is not None else [past + S - 1] * B, np.int32)
+        c.feed("seqlens", seqlens)
+        c.feed("total", np.array(total if total is not None else past + S, np.int32))
+        if rotary:
+            cos, sin = caches(H)
+            c.const("cos", cos.astype(dtype)).const("sin", sin.astype(dtype))
+        return c
+
+    cases.append(case("gqa_first_prompt", 5))
+    cases.append(case("gqa_decode_after_past", 1, past=5))
+    # ONNX Runtime's rotation takes heads of a multiple of 16.
+    cases.append(case("gqa_packed_qkv_rotary", 5, packed=True, rotary=True, H=16))
+    cases.append(case("gqa_decode_rotary", 1, past=6, rotary=True, rotary_interleaved=1, H=16))
+    cases.append(case("gqa_local_window", 6, local_window_size=2))
+    cases.append(case("gqa_softcap_scale", 4, softcap=2.0, scale=0.5))
+    # More than one new token after a past: one sequence (ONNX Runtime's rule).
+    cases.append(case("gqa_prompt_after_past", 3, past=4, B=1))
+    # A cache of fixed size 10 holding 6 and 4 tokens; one new token each. Only the output:
+    # the cache's slots past each sequence are not defined.
+    cases.append(case("gqa_fixed_cache_ragged", 1, past=10, seqlens=[6, 4], total=7,
+                      outputs=("y",)))
+    return cases
+
+
+def float16_attention_cases():
+    """Attention operators in float16 (tests/data/contrib_fp16, compared within float16's
+    precision: ONNX Runtime sums in another order)."""
+    rng = np.random.default_rng(20261205)
+    N, KV, H, S, P = 4, 2, 16, 1, 5
+    r = lambda shape: rand(rng, shape, dtype=np.float16)
+    ang = np.arange(32)[:, None] / (10000 ** (np.arange(0, H, 2) / H))[None, :]
+    c = Case("gqa_float16_rotary_after_past", "GroupQueryAttention",
+             ["q", "k", "v", "pk", "pv", "seqlens", "total", "cos", "sin"],
+             ["y", "present_key", "present_value"], num_heads=N, kv_num_heads=KV, do_rotary=1)
+    c.feed("q", r((2, S, N * H))).feed("k", r((2, S, KV * H))).feed("v", r((2, S, KV * H)))
+    c.feed("pk", r((2, KV, P, H))).feed("pv", r((2, KV, P, H)))
+    c.feed("seqlens", np.array([P, P], np.int32)).feed("total", np.array(P + 1, np.int32))
+    c.const("cos", np.cos(ang).astype(np.float16)).const("sin", np.sin(ang).astype(np.float16))
+    m = Case("mha_float16_past", "MultiHeadAttention", ["q", "k", "v", "b", "", "", "pk", "pv"],
+             ["y", "present_key", "present_value"], num_heads=2)
+    m.feed("q", r((2, 4, 32))).feed("k", r((2, 4, 32))).feed("v", r((2, 4, 32)))
+    m.const("b", rand(rng, (96,), 0.1, np.float16))
+    m.feed("pk", r((2, 2, 3, 16))).feed("pv", r((2, 2, 3, 16)))
+    return [c, m]
+
 def write(out_dir, case):
     case_dir = os.path.join(out_dir, case.name)
     shutil.rmtree(case_dir, ignore_errors=True)
@@ -846,6 +926,8 @@ def qdq_saved_case(out_dir):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(HERE, "..", "tests", "data", "contrib"))
+    ap.add_argument("--fp16-out",
+                    default=os.path.join(HERE, "..", "tests", "data", "contrib_fp16"))
     ap.add_argument("--qlinear-out",
                     default=os.path.join(HERE, "..", "tests", "data", "qlinear"))
     ap.add_argument("--optimized-out",
@@ -871,9 +953,14 @@ def main():
     for d in torch_cases(args.out):
         print("wrote", os.path.relpath(d))
     acases = (attention_cases() + embed_layer_norm_cases() + matmul_nbits_cases() +
-              rotary_embedding_cases())
+              rotary_embedding_cases() + group_query_attention_cases())
     adirs = [write(args.out, c) for c in acases]
     for d, c, outs in zip(adirs, acases, ort_outputs([(d, c.feeds) for d, c in zip(adirs, acases)])):
+        write_outputs(d, c, outs)
+        print("wrote", os.path.relpath(d))
+    hcases = float16_attention_cases()
+    hdirs = [write(args.fp16_out, c) for c in hcases]
+    for d, c, outs in zip(hdirs, hcases, ort_outputs([(d, c.feeds) for d, c in zip(hdirs, hcases)])):
         write_outputs(d, c, outs)
         print("wrote", os.path.relpath(d))
     qcases = qlinear_cases()

@@ -28,7 +28,9 @@ struct Masks {
   ValueId input = kNoValue;      // the node's (B, S, D) input, whose batch the mask has
   ValueId attn_bias = kNoValue;  // (B or 1, N, S, T)
   bool causal = false;
-  float filter = -10000.0f;  // ONNX Runtime's mask_filter_value: what a masked score gets
+  float filter = -10000.0f;    // ONNX Runtime's mask_filter_value: what a masked score gets
+  ValueId visible = kNoValue;  // bool, broadcast to (B, N, S, T): false keys get the lowest value
+  float softcap = 0.0f;        // > 0: scores become softcap * tanh(scores / softcap)
 };
 
 // The scalars the masks are built from, made once.
@@ -187,6 +189,15 @@ Status attend(Lowering& l, ValueId q, ValueId k, ValueId v, ValueId scale, const
   l.add("MatMul", 13, {q, kt}, {qk});
   l.keep_name();
   ValueId scores = l.binary("Mul", qk, scale, kNoValue, t);
+  if (m.softcap > 0.0f) {
+    RECUR_ASSIGN_OR_RETURN(const ValueId cap, l.scalar("softcap", t, m.softcap));
+    const ValueId ratio = l.binary("Div", scores, cap, kNoValue, t);
+    scores = l.binary("Mul", l.unary("Tanh", 13, ratio, kNoValue, t), cap, kNoValue, t);
+  }
+  if (m.visible != kNoValue) {
+    RECUR_ASSIGN_OR_RETURN(const ValueId bias, mb.causal(m.visible));
+    scores = l.binary("Add", scores, bias, kNoValue, t);
+  }
   if (m.key_mask != kNoValue) {
     RECUR_ASSIGN_OR_RETURN(const ValueId bias, key_mask_bias(l, mb, m.key_mask, m.input, k));
     if (l.deferred()) return ok_status();
@@ -509,6 +520,208 @@ Status lower_embed_layer_norm(Lowering& l) {
   return ok_status();
 }
 
+// The (B, kv_heads, T, H) keys or values, each head repeated for the `group` query heads
+// that share it: (B, kv_heads * group, T, H).
+ValueId repeat_heads(Lowering& l, ValueId x, int64_t kv_heads, int64_t group, int64_t head,
+                     const std::string& what, DType t) {
+  if (group == 1) return x;
+  const ValueId x5 = l.temp(what + "_5d", t);
+  l.add("Unsqueeze", 13, {x, l.int64s(what + "_group_axis", {2})}, {x5});
+  const ValueId tiled = l.temp(what + "_tiled", t);
+  l.add("Tile", 13, {x5, l.int64s(what + "_repeats", {1, 1, group, 1, 1})}, {tiled});
+  const ValueId y = l.temp(what + "_heads", t);
+  l.add("Reshape", 14, {tiled, l.int64s(what + "_heads_shape", {0, kv_heads * group, -1, head})},
+        {y});
+  return y;
+}
+
+// GroupQueryAttention(query, key?, value?, past_key?, past_value?, seqlens_k,
+// total_sequence_length, cos_cache?, sin_cache?, position_ids?, attention_bias?): attention
+// whose kv_num_heads key and value heads are each shared by num_heads / kv_num_heads query
+// heads, over a KV cache. Sequence b holds seqlens_k[b] + 1 tokens; its new S ones follow its
+// past ones, P_b = seqlens_k[b] + 1 - S of them (0 for a first prompt, where
+// total_sequence_length is S), and are written into present_key and present_value (the past
+// padded to max(total_sequence_length, past length) along the sequence) at P_b ... P_b + S - 1.
+// Query i sees keys P_b + i - local_window_size + 1 ... P_b + i (the last local_window_size).
+Status lower_group_query_attention(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs({0, 5, 6}));
+  AttrReader a(l.original());
+  const int64_t heads = a.require_int("num_heads");
+  const int64_t kv_heads = a.require_int("kv_num_heads");
+  const float scale_attr = a.get_float("scale", 0.0f);
+  const float softcap = a.get_float("softcap", 0.0f);
+  const int64_t window = a.get_int("local_window_size", -1);
+  const bool rotary = a.get_int("do_rotary", 0) != 0;
+  const int64_t interleaved = a.get_int("rotary_interleaved", 0);
+  const int64_t smooth = a.get_int("smooth_softmax", 0);
+  const int64_t qk_output = a.get_int("qk_output", 0);
+  RECUR_RETURN_IF_ERROR(a.status());
+  Status st = ok_status();
+  const DType t = float_type(l, l.in(0), st);
+  RECUR_RETURN_IF_ERROR(st);
+  if (heads <= 0 || kv_heads <= 0 || heads > kMaxSize || heads % kv_heads != 0) {
+    return l.error("num_heads " + std::to_string(heads) + " and kv_num_heads " +
+                   std::to_string(kv_heads) +
+                   ": both positive, the first a multiple of the second");
+  }
+  if (window == 0 || window < -1)
+    return l.error("local_window_size is " + std::to_string(window) + "; -1 (none) or positive");
+  if (smooth || l.in(11) != kNoValue) {
+    return l.error("smooth_softmax or head_sink: recur lowers the plain Softmax only");
+  }
+  if (qk_output || l.out(3) != kNoValue)
+    return l.error("its output_qk is asked for; recur does not lower that output");
+  if (softcap > 0.0f && l.in(10) != kNoValue)
+    return l.error("softcap with attention_bias: recur lowers one or the other");
+  if ((l.in(1) == kNoValue) != (l.in(2) == kNoValue))
+    return l.error("it has one of key and value; it takes both, or neither (packed QKV)");
+  if ((l.in(3) == kNoValue) != (l.in(4) == kNoValue))
+    return l.error("it has one of past_key and past_value; it takes both or neither");
+  if (rotary && (l.in(7) == kNoValue || l.in(8) == kNoValue))
+    return l.error("do_rotary=1 without cos_cache and sin_cache");
+  if (l.rank(l.in(0)) < 0) return l.needs_shapes("the rank of its query is not known");
+  if (l.rank(l.in(0)) != 3)
+    return l.error("its query has rank " + std::to_string(l.rank(l.in(0))) + "; it takes 3");
+  const int64_t width = l.dim(l.in(0), 2);
+  if (width < 0) return l.needs_shapes("the last dimension of its query is not known");
+  const bool packed = l.in(1) == kNoValue;
+  const int64_t parts = packed ? heads + 2 * kv_heads : heads;
+  if (width % parts != 0) {
+    return l.error("its query's last dimension " + std::to_string(width) + " is not " +
+                   std::to_string(parts) + " heads of one size");
+  }
+  const int64_t head = width / parts;
+
+  ValueId q = l.in(0), k = l.in(1), v = l.in(2);
+  if (packed) {
+    q = l.temp("Q", t), k = l.temp("K", t), v = l.temp("V", t);
+    set_int(
+        l.add("Split", 13,
+              {l.in(0), l.int64s("qkv_split", {heads * head, kv_heads * head, kv_heads * head})},
+              {q, k, v}),
+        "axis", 2);
+  }
+  ValueId qh = split_heads(l, q, heads, "Q", t);
+  ValueId kh = split_heads(l, k, kv_heads, "K", t);
+  const ValueId vh = split_heads(l, v, kv_heads, "V", t);
+
+  // P_b: 0 for a first prompt (S == total_sequence_length), else seqlens_k[b] + 1 - S.
+  MaskBuilder mb(l, t);
+  const ValueId len = mb.runtime_dim(l.in(0), 1, "length");
+  const ValueId total = l.temp("total_length", DType::kInt64);
+  set_int(l.add("Cast", 13, {l.in(6)}, {total}), "to", static_cast<int64_t>(DType::kInt64));
+  const ValueId total0 = l.temp("total_length_scalar", DType::kInt64);
+  l.add("Reshape", 14, {total, l.int64s("scalar_shape", {})}, {total0});
+  const ValueId seqlens = l.temp("seqlens", DType::kInt64);
+  set_int(l.add("Cast", 13, {l.in(5)}, {seqlens}), "to", static_cast<int64_t>(DType::kInt64));
+  const ValueId one = l.constant("int64_one_", Tensor::scalar(int64_t{1}));
+  const ValueId ends = l.binary("Add", seqlens, one, kNoValue, DType::kInt64);
+  const ValueId later = l.binary("Sub", ends, len, kNoValue, DType::kInt64);
+  const ValueId first = l.temp("first_prompt", DType::kBool);
+  l.add("Equal", 13, {len, total0}, {first});
+  const ValueId past_len = l.temp("past_lengths", DType::kInt64);
+  l.add("Where", 16, {first, l.constant("int64_zero_", Tensor::scalar(int64_t{0})), later},
+        {past_len});
+  // Positions P_b + i, (B, S).
+  const ValueId steps = mb.unsqueeze(mb.positions(len, "steps"), {0}, DType::kInt64, "steps_row");
+  const ValueId past_col = mb.unsqueeze(past_len, {1}, DType::kInt64, "past_lengths_column");
+  const ValueId positions = l.binary("Add", past_col, steps, kNoValue, DType::kInt64);
+
+  if (rotary) {
+    ValueId pos = l.in(9) != kNoValue ? l.in(9) : positions;
+    const auto rotate = [&](ValueId x, const char* what) {
+      const ValueId y = l.temp(std::string(what) + "_rotated", t);
+      Node& n = l.add("RotaryEmbedding", 23, {x, l.in(7), l.in(8), pos}, {y});
+      set_int(n, "interleaved", interleaved);
+      const int64_t half = l.dim(l.in(7), 1);
+      if (half > 0 && 2 * half != head) set_int(n, "rotary_embedding_dim", 2 * half);
+      return y;
+    };
+    qh = rotate(qh, "Q");
+    kh = rotate(kh, "K");
+  }
+
+  // present: the past (or nothing) padded to max(total, past length), the new keys and
+  // values scattered in at P_b + i.
+  const ValueId idx4 = mb.unsqueeze(positions, {1, 3}, DType::kInt64, "write_positions");
+  const auto present = [&](ValueId past, ValueId fresh, ValueId out,
+                           const char* what) -> Result<ValueId> {
+    const std::string w = what;
+    const ValueId shape = l.temp(w + "_new_shape", DType::kInt64);
+    l.add("Shape", 15, {fresh}, {shape});
+    const ValueId index = l.temp(w + "_write_index", DType::kInt64);
+    l.add("Expand", 13, {idx4, shape}, {index});
+    ValueId base;
+    if (past != kNoValue) {
+      const ValueId have = mb.runtime_dim(past, 2, w + "_past_length");
+      const ValueId size = l.temp(w + "_present_length", DType::kInt64);
+      l.add("Max", 13, {total0, have}, {size});
+      const ValueId grow = mb.unsqueeze(l.binary("Sub", size, have, kNoValue, DType::kInt64), {0},
+                                        DType::kInt64, w + "_growth");
+      const ValueId pads = l.temp(w + "_pads", DType::kInt64);
+      set_int(l.add("Concat", 13,
+                    {l.int64s(w + "_pads_before", {0, 0, 0, 0, 0, 0}), grow,
+                     l.int64s(w + "_pads_after", {0})},
+                    {pads}),
+              "axis", 0);
+      base = l.temp(w + "_padded", t);
+      l.add("Pad", 18, {past, pads}, {base});
+    } else {
+      // No past: zeros of (B, kv_heads, total, H).
+      const ValueId lead = l.temp(w + "_lead", DType::kInt64);
+      Node& s2 = l.add("Shape", 15, {fresh}, {lead});
+      set_int(s2, "start", 0);
+      set_int(s2, "end", 2);
+      const ValueId full = l.temp(w + "_present_shape", DType::kInt64);
+      set_int(l.add("Concat", 13,
+                    {lead, mb.unsqueeze(total0, {0}, DType::kInt64, w + "_total_1d"),
+                     l.int64s(w + "_head", {head})},
+                    {full}),
+              "axis", 0);
+      RECUR_ASSIGN_OR_RETURN(const ValueId zero, l.scalar(w + "_zero", t, 0.0));
+      base = l.temp(w + "_zeros", t);
+      l.add("Expand", 13, {zero, full}, {base});
+    }
+    const ValueId y = out != kNoValue ? out : l.temp(w + "_present", t);
+    set_int(l.add("ScatterElements", 18, {base, index, fresh}, {y}), "axis", 2);
+    return y;
+  };
+  RECUR_ASSIGN_OR_RETURN(const ValueId pk, present(l.in(3), kh, l.out(1), "present_key"));
+  RECUR_ASSIGN_OR_RETURN(const ValueId pv, present(l.in(4), vh, l.out(2), "present_value"));
+  l.type_output(1, t);
+  l.type_output(2, t);
+
+  // Key j is visible to query i of sequence b where P_b + i - window < j <= P_b + i.
+  const ValueId limit = mb.unsqueeze(positions, {1, 3}, DType::kInt64, "last_visible");
+  const ValueId keys = mb.positions(mb.runtime_dim(pk, 2, "present_length"), "key_positions");
+  ValueId visible = l.temp("visible", DType::kBool);
+  l.add("LessOrEqual", 16, {keys, limit}, {visible});
+  if (window >= 0) {
+    const ValueId lo = l.binary("Sub", limit, l.constant("window", Tensor::scalar(window - 1)),
+                                kNoValue, DType::kInt64);
+    const ValueId inside = l.temp("inside_window", DType::kBool);
+    l.add("GreaterOrEqual", 16, {keys, lo}, {inside});
+    const ValueId both = l.temp("visible_in_window", DType::kBool);
+    l.add("And", 7, {visible, inside}, {both});
+    visible = both;
+  }
+  const int64_t group = heads / kv_heads;
+  const ValueId kr = repeat_heads(l, pk, kv_heads, group, head, "K_shared", t);
+  const ValueId vr = repeat_heads(l, pv, kv_heads, group, head, "V_shared", t);
+  Masks m;
+  m.visible = visible;
+  m.softcap = softcap;
+  m.attn_bias = l.in(10);
+  RECUR_ASSIGN_OR_RETURN(const ValueId scale, scale_value(l, scale_attr, head, qh, t));
+  RECUR_RETURN_IF_ERROR(attend(l, qh, kr, vr, scale, m, l.out(0), t));
+  std::string what = std::to_string(heads) + " query heads over " + std::to_string(kv_heads) +
+                     " key and value heads";
+  if (rotary) what += ", rotary";
+  if (window >= 0) what += ", window " + std::to_string(window);
+  l.commit(what, t);
+  return ok_status();
+}
+
 // RotaryEmbedding(input, position_ids, cos_cache, sin_cache) of ONNX Runtime's domain: ONNX's
 // RotaryEmbedding-23 (input, cos_cache, sin_cache, position_ids), which it became, with its
 // inputs reordered; a one-element position_ids is the first token's position, the others
@@ -561,6 +774,7 @@ Status lower_rotary_embedding(Lowering& l) {
 
 LowerFn attention_lowering(std::string_view op) {
   if (op == "RotaryEmbedding") return lower_rotary_embedding;
+  if (op == "GroupQueryAttention") return lower_group_query_attention;
   if (op == "EmbedLayerNormalization") return lower_embed_layer_norm;
   if (op == "Attention") return lower_attention;
   if (op == "MultiHeadAttention") return lower_multi_head_attention;
