@@ -319,6 +319,23 @@ TEST(LowerContrib, RefusesWhatItCannotLowerNamingTheNode) {
          set_attr(n, "block_size", int64_t{16});
        },
        {"K and N must be from 1 to 2^31 - 1"}},
+      {"GroupQueryAttention with smooth_softmax",
+       "GroupQueryAttention",
+       {"x", "", "", "", "", "mask3", "mask3"},
+       [](onnx::NodeProto& n) {
+         set_attr(n, "num_heads", int64_t{1});
+         set_attr(n, "kv_num_heads", int64_t{1});
+         set_attr(n, "smooth_softmax", int64_t{1});
+       },
+       {"smooth_softmax or head_sink"}},
+      {"GroupQueryAttention whose query heads are not a multiple of its key heads",
+       "GroupQueryAttention",
+       {"x", "", "", "", "", "mask3", "mask3"},
+       [](onnx::NodeProto& n) {
+         set_attr(n, "num_heads", int64_t{3});
+         set_attr(n, "kv_num_heads", int64_t{2});
+       },
+       {"num_heads 3 and kv_num_heads 2"}},
       {"DequantizeLinear without its scale",
        "DequantizeLinear",
        {"x", ""},
