@@ -33,35 +33,35 @@ struct Masks {
   float softcap = 0.0f;        // > 0: scores become softcap * tanh(scores / softcap)
 };
 
-// The scalars the masks are built from, made once.
+// Builds the masks and the run-time positions they compare, each scalar made once. `t` is the
+// attention's float type (checked by the caller, so that its constants can be made).
 class MaskBuilder {
  public:
-  MaskBuilder(Lowering& l, DType t) : l_(l), t_(t) {}
-
-  Status init(float filter) {
-    RECUR_ASSIGN_OR_RETURN(zero_, l_.scalar("mask_zero", t_, 0.0));
-    RECUR_ASSIGN_OR_RETURN(filter_, l_.scalar("mask_filter_value", t_, filter));
-    return ok_status();
-  }
+  MaskBuilder(Lowering& l, DType t, float filter = -10000.0f) : l_(l), t_(t), filter_(filter) {}
 
   // 0 where `keep` holds, mask_filter_value elsewhere.
-  ValueId additive(ValueId keep, const std::string& what) {
+  Result<ValueId> additive(ValueId keep, const std::string& what) {
+    RECUR_ASSIGN_OR_RETURN(const ValueId zero, zero_value());
+    if (filter_value_ == kNoValue) {
+      RECUR_ASSIGN_OR_RETURN(filter_value_, l_.scalar("mask_filter_value", t_, filter_));
+    }
     const ValueId m = l_.temp(what, t_);
-    l_.add("Where", 16, {keep, zero_, filter_}, {m});
+    l_.add("Where", 16, {keep, zero, filter_value_}, {m});
     return m;
   }
 
   // 0 where `keep` holds, the type's lowest value elsewhere: ONNX Runtime's causal mask,
   // which outweighs a key mask's mask_filter_value (a query whose past keys are all masked
   // still sees only them, not the keys after it).
-  Result<ValueId> causal(ValueId keep) {
+  Result<ValueId> hide_lowest(ValueId keep) {
     double lowest = -std::numeric_limits<float>::max();
     if (t_ == DType::kFloat16) lowest = -65504.0;
     if (t_ == DType::kBFloat16) lowest = -3.3895313892515355e38;
     if (t_ == DType::kFloat64) lowest = -std::numeric_limits<double>::max();
+    RECUR_ASSIGN_OR_RETURN(const ValueId zero, zero_value());
     RECUR_ASSIGN_OR_RETURN(const ValueId low, l_.scalar("causal_mask_value", t_, lowest));
     const ValueId m = l_.temp("causal_bias", t_);
-    l_.add("Where", 16, {keep, zero_, low}, {m});
+    l_.add("Where", 16, {keep, zero, low}, {m});
     return m;
   }
 
@@ -92,9 +92,17 @@ class MaskBuilder {
   }
 
  private:
+  Result<ValueId> zero_value() {
+    if (zero_ == kNoValue) {
+      RECUR_ASSIGN_OR_RETURN(zero_, l_.scalar("mask_zero", t_, 0.0));
+    }
+    return zero_;
+  }
+
   Lowering& l_;
   DType t_;
-  ValueId zero_ = kNoValue, filter_ = kNoValue, int0_ = kNoValue, int1_ = kNoValue;
+  float filter_;
+  ValueId zero_ = kNoValue, filter_value_ = kNoValue, int0_ = kNoValue, int1_ = kNoValue;
 };
 
 // The key mask as an additive (B, 1, 1, T) or (B, 1, S, T) bias. ONNX Runtime's forms: a raw
@@ -117,7 +125,7 @@ Result<ValueId> key_mask_bias(Lowering& l, MaskBuilder& mb, ValueId mask, ValueI
     const ValueId zero = l.constant("mask_int32_zero", Tensor::scalar(int32_t{0}));
     const ValueId keep = l.temp("key_mask_keep", DType::kBool);
     l.add("Greater", 13, {mask, zero}, {keep});
-    const ValueId bias = mb.additive(keep, "key_mask_bias");
+    RECUR_ASSIGN_OR_RETURN(const ValueId bias, mb.additive(keep, "key_mask_bias"));
     return mb.unsqueeze(bias, r == 2 ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1},
                         l.dtype(bias), "key_mask_bias_BNST");
   }
@@ -127,10 +135,11 @@ Result<ValueId> key_mask_bias(Lowering& l, MaskBuilder& mb, ValueId mask, ValueI
                    "total length) and the sequence ends (batch) or (2 * batch)");
   }
   const int64_t len = l.dim(mask, 0), batch_size = l.dim(input, 0);
-  if (len >= 0 && batch_size >= 0 && len != batch_size && len != 2 * batch_size) {
+  const int64_t twice = batch_size >= 0 ? checked_mul(batch_size, 2).value_or(-1) : -1;
+  if (len >= 0 && twice >= 0 && len != batch_size && len != twice) {
     return l.error("its 1-D mask has " + std::to_string(len) + " entries; with batch " +
                    std::to_string(batch_size) + " it takes " + std::to_string(batch_size) +
-                   " (sequence ends) or " + std::to_string(2 * batch_size) + " (ends, starts)");
+                   " (sequence ends) or " + std::to_string(twice) + " (ends, starts)");
   }
   const ValueId mask64 = l.temp("mask_int64", DType::kInt64);
   set_int(l.add("Cast", 13, {mask}, {mask64}), "to", static_cast<int64_t>(DType::kInt64));
@@ -157,7 +166,7 @@ Result<ValueId> key_mask_bias(Lowering& l, MaskBuilder& mb, ValueId mask, ValueI
   l.add("GreaterOrEqual", 16, {pos, starts_col}, {after_start});
   const ValueId keep = l.temp("key_mask_keep", DType::kBool);
   l.add("And", 7, {before_end, after_start}, {keep});
-  const ValueId bias = mb.additive(keep, "key_mask_bias");
+  RECUR_ASSIGN_OR_RETURN(const ValueId bias, mb.additive(keep, "key_mask_bias"));
   return mb.unsqueeze(bias, {1, 2}, l.dtype(bias), "key_mask_bias_BNST");
 }
 
@@ -181,8 +190,7 @@ ValueId concat(Lowering& l, std::vector<ValueId> parts, int64_t axis, const std:
 // to `out` as (B, S, N * Hv). The scores' MatMul keeps the node's name.
 Status attend(Lowering& l, ValueId q, ValueId k, ValueId v, ValueId scale, const Masks& m,
               ValueId out, DType t) {
-  MaskBuilder mb(l, t);
-  RECUR_RETURN_IF_ERROR(mb.init(m.filter));
+  MaskBuilder mb(l, t, m.filter);
   const ValueId kt = l.temp("K_transposed", t);
   set_ints(l.add("Transpose", 13, {k}, {kt}), "perm", {0, 1, 3, 2});
   const ValueId qk = l.temp("QK", t);
@@ -195,7 +203,7 @@ Status attend(Lowering& l, ValueId q, ValueId k, ValueId v, ValueId scale, const
     scores = l.binary("Mul", l.unary("Tanh", 13, ratio, kNoValue, t), cap, kNoValue, t);
   }
   if (m.visible != kNoValue) {
-    RECUR_ASSIGN_OR_RETURN(const ValueId bias, mb.causal(m.visible));
+    RECUR_ASSIGN_OR_RETURN(const ValueId bias, mb.hide_lowest(m.visible));
     scores = l.binary("Add", scores, bias, kNoValue, t);
   }
   if (m.key_mask != kNoValue) {
@@ -217,7 +225,7 @@ Status attend(Lowering& l, ValueId q, ValueId k, ValueId v, ValueId scale, const
     const ValueId total = mb.runtime_dim(k, 2, "total_length");
     const ValueId keep = l.temp("causal_keep", DType::kBool);
     l.add("LessOrEqual", 16, {mb.positions(total, "key_positions"), last}, {keep});
-    RECUR_ASSIGN_OR_RETURN(const ValueId bias, mb.causal(keep));
+    RECUR_ASSIGN_OR_RETURN(const ValueId bias, mb.hide_lowest(keep));
     scores = l.binary("Add", scores, bias, kNoValue, t);
   }
   if (m.attn_bias != kNoValue) scores = l.binary("Add", scores, m.attn_bias, kNoValue, t);
