@@ -543,6 +543,102 @@ ValueId repeat_heads(Lowering& l, ValueId x, int64_t kv_heads, int64_t group, in
   return y;
 }
 
+// Where the new tokens of a GroupQueryAttention go in its KV cache.
+struct CachePositions {
+  ValueId total = kNoValue;      // total_sequence_length, an int64 scalar
+  ValueId positions = kNoValue;  // (B, S): P_b + i
+};
+
+// P_b is 0 for a first prompt (S == total_sequence_length), else seqlens_k[b] + 1 - S.
+CachePositions cache_positions(Lowering& l, MaskBuilder& mb, ValueId query, ValueId seqlens_k,
+                               ValueId total_length) {
+  CachePositions cp;
+  const ValueId len = mb.runtime_dim(query, 1, "length");
+  const ValueId total = l.temp("total_length", DType::kInt64);
+  set_int(l.add("Cast", 13, {total_length}, {total}), "to", static_cast<int64_t>(DType::kInt64));
+  cp.total = l.temp("total_length_scalar", DType::kInt64);
+  l.add("Reshape", 14, {total, l.int64s("scalar_shape", {})}, {cp.total});
+  const ValueId seqlens = l.temp("seqlens", DType::kInt64);
+  set_int(l.add("Cast", 13, {seqlens_k}, {seqlens}), "to", static_cast<int64_t>(DType::kInt64));
+  const ValueId one = l.constant("int64_one_", Tensor::scalar(int64_t{1}));
+  const ValueId ends = l.binary("Add", seqlens, one, kNoValue, DType::kInt64);
+  const ValueId later = l.binary("Sub", ends, len, kNoValue, DType::kInt64);
+  const ValueId first = l.temp("first_prompt", DType::kBool);
+  l.add("Equal", 13, {len, cp.total}, {first});
+  const ValueId past_len = l.temp("past_lengths", DType::kInt64);
+  l.add("Where", 16, {first, l.constant("int64_zero_", Tensor::scalar(int64_t{0})), later},
+        {past_len});
+  const ValueId steps = mb.unsqueeze(mb.positions(len, "steps"), {0}, DType::kInt64, "steps_row");
+  const ValueId past_col = mb.unsqueeze(past_len, {1}, DType::kInt64, "past_lengths_column");
+  cp.positions = l.binary("Add", past_col, steps, kNoValue, DType::kInt64);
+  return cp;
+}
+
+// present_key or present_value: the past (zeros where there is none) padded along the sequence
+// to max(total_sequence_length, past length), `fresh` (B, kv_heads, S, H) scattered in at
+// P_b + i. Written to `out` where the node has that output.
+Result<ValueId> write_cache(Lowering& l, MaskBuilder& mb, const CachePositions& cp, ValueId past,
+                            ValueId fresh, ValueId out, int64_t head, const std::string& what,
+                            DType t) {
+  const ValueId shape = l.temp(what + "_new_shape", DType::kInt64);
+  l.add("Shape", 15, {fresh}, {shape});
+  const ValueId index = l.temp(what + "_write_index", DType::kInt64);
+  l.add("Expand", 13,
+        {mb.unsqueeze(cp.positions, {1, 3}, DType::kInt64, what + "_write_positions"), shape},
+        {index});
+  ValueId base;
+  if (past != kNoValue) {
+    const ValueId have = mb.runtime_dim(past, 2, what + "_past_length");
+    const ValueId size = l.temp(what + "_present_length", DType::kInt64);
+    l.add("Max", 13, {cp.total, have}, {size});
+    const ValueId grow = mb.unsqueeze(l.binary("Sub", size, have, kNoValue, DType::kInt64), {0},
+                                      DType::kInt64, what + "_growth");
+    const ValueId pads = l.temp(what + "_pads", DType::kInt64);
+    set_int(l.add("Concat", 13,
+                  {l.int64s(what + "_pads_before", {0, 0, 0, 0, 0, 0}), grow,
+                   l.int64s(what + "_pads_after", {0})},
+                  {pads}),
+            "axis", 0);
+    base = l.temp(what + "_padded", t);
+    l.add("Pad", 18, {past, pads}, {base});
+  } else {
+    const ValueId lead = l.temp(what + "_lead", DType::kInt64);
+    Node& s2 = l.add("Shape", 15, {fresh}, {lead});
+    set_int(s2, "start", 0);
+    set_int(s2, "end", 2);
+    const ValueId full = l.temp(what + "_present_shape", DType::kInt64);
+    set_int(l.add("Concat", 13,
+                  {lead, mb.unsqueeze(cp.total, {0}, DType::kInt64, what + "_total_1d"),
+                   l.int64s(what + "_head", {head})},
+                  {full}),
+            "axis", 0);
+    RECUR_ASSIGN_OR_RETURN(const ValueId zero, l.scalar(what + "_zero", t, 0.0));
+    base = l.temp(what + "_zeros", t);
+    l.add("Expand", 13, {zero, full}, {base});
+  }
+  const ValueId y = out != kNoValue ? out : l.temp(what, t);
+  set_int(l.add("ScatterElements", 18, {base, index, fresh}, {y}), "axis", 2);
+  return y;
+}
+
+// Key j is visible to query i of sequence b where P_b + i - window < j <= P_b + i (no lower
+// bound for a window of -1): (B, 1, S, T) bool.
+ValueId visible_keys(Lowering& l, MaskBuilder& mb, const CachePositions& cp, ValueId present,
+                     int64_t window) {
+  const ValueId limit = mb.unsqueeze(cp.positions, {1, 3}, DType::kInt64, "last_visible");
+  const ValueId keys = mb.positions(mb.runtime_dim(present, 2, "present_length"), "key_positions");
+  const ValueId visible = l.temp("visible", DType::kBool);
+  l.add("LessOrEqual", 16, {keys, limit}, {visible});
+  if (window < 0) return visible;
+  const ValueId lo = l.binary("Sub", limit, l.constant("window", Tensor::scalar(window - 1)),
+                              kNoValue, DType::kInt64);
+  const ValueId inside = l.temp("inside_window", DType::kBool);
+  l.add("GreaterOrEqual", 16, {keys, lo}, {inside});
+  const ValueId both = l.temp("visible_in_window", DType::kBool);
+  l.add("And", 7, {visible, inside}, {both});
+  return both;
+}
+
 // GroupQueryAttention(query, key?, value?, past_key?, past_value?, seqlens_k,
 // total_sequence_length, cos_cache?, sin_cache?, position_ids?, attention_bias?): attention
 // whose kv_num_heads key and value heads are each shared by num_heads / kv_num_heads query
@@ -613,106 +709,28 @@ Status lower_group_query_attention(Lowering& l) {
   ValueId kh = split_heads(l, k, kv_heads, "K", t);
   const ValueId vh = split_heads(l, v, kv_heads, "V", t);
 
-  // P_b: 0 for a first prompt (S == total_sequence_length), else seqlens_k[b] + 1 - S.
   MaskBuilder mb(l, t);
-  const ValueId len = mb.runtime_dim(l.in(0), 1, "length");
-  const ValueId total = l.temp("total_length", DType::kInt64);
-  set_int(l.add("Cast", 13, {l.in(6)}, {total}), "to", static_cast<int64_t>(DType::kInt64));
-  const ValueId total0 = l.temp("total_length_scalar", DType::kInt64);
-  l.add("Reshape", 14, {total, l.int64s("scalar_shape", {})}, {total0});
-  const ValueId seqlens = l.temp("seqlens", DType::kInt64);
-  set_int(l.add("Cast", 13, {l.in(5)}, {seqlens}), "to", static_cast<int64_t>(DType::kInt64));
-  const ValueId one = l.constant("int64_one_", Tensor::scalar(int64_t{1}));
-  const ValueId ends = l.binary("Add", seqlens, one, kNoValue, DType::kInt64);
-  const ValueId later = l.binary("Sub", ends, len, kNoValue, DType::kInt64);
-  const ValueId first = l.temp("first_prompt", DType::kBool);
-  l.add("Equal", 13, {len, total0}, {first});
-  const ValueId past_len = l.temp("past_lengths", DType::kInt64);
-  l.add("Where", 16, {first, l.constant("int64_zero_", Tensor::scalar(int64_t{0})), later},
-        {past_len});
-  // Positions P_b + i, (B, S).
-  const ValueId steps = mb.unsqueeze(mb.positions(len, "steps"), {0}, DType::kInt64, "steps_row");
-  const ValueId past_col = mb.unsqueeze(past_len, {1}, DType::kInt64, "past_lengths_column");
-  const ValueId positions = l.binary("Add", past_col, steps, kNoValue, DType::kInt64);
-
+  const CachePositions cp = cache_positions(l, mb, l.in(0), l.in(5), l.in(6));
   if (rotary) {
-    ValueId pos = l.in(9) != kNoValue ? l.in(9) : positions;
+    const ValueId pos = l.in(9) != kNoValue ? l.in(9) : cp.positions;
+    const int64_t half = l.dim(l.in(7), 1);
     const auto rotate = [&](ValueId x, const char* what) {
       const ValueId y = l.temp(std::string(what) + "_rotated", t);
       Node& n = l.add("RotaryEmbedding", 23, {x, l.in(7), l.in(8), pos}, {y});
       set_int(n, "interleaved", interleaved);
-      const int64_t half = l.dim(l.in(7), 1);
       if (half > 0 && 2 * half != head) set_int(n, "rotary_embedding_dim", 2 * half);
       return y;
     };
     qh = rotate(qh, "Q");
     kh = rotate(kh, "K");
   }
-
-  // present: the past (or nothing) padded to max(total, past length), the new keys and
-  // values scattered in at P_b + i.
-  const ValueId idx4 = mb.unsqueeze(positions, {1, 3}, DType::kInt64, "write_positions");
-  const auto present = [&](ValueId past, ValueId fresh, ValueId out,
-                           const char* what) -> Result<ValueId> {
-    const std::string w = what;
-    const ValueId shape = l.temp(w + "_new_shape", DType::kInt64);
-    l.add("Shape", 15, {fresh}, {shape});
-    const ValueId index = l.temp(w + "_write_index", DType::kInt64);
-    l.add("Expand", 13, {idx4, shape}, {index});
-    ValueId base;
-    if (past != kNoValue) {
-      const ValueId have = mb.runtime_dim(past, 2, w + "_past_length");
-      const ValueId size = l.temp(w + "_present_length", DType::kInt64);
-      l.add("Max", 13, {total0, have}, {size});
-      const ValueId grow = mb.unsqueeze(l.binary("Sub", size, have, kNoValue, DType::kInt64), {0},
-                                        DType::kInt64, w + "_growth");
-      const ValueId pads = l.temp(w + "_pads", DType::kInt64);
-      set_int(l.add("Concat", 13,
-                    {l.int64s(w + "_pads_before", {0, 0, 0, 0, 0, 0}), grow,
-                     l.int64s(w + "_pads_after", {0})},
-                    {pads}),
-              "axis", 0);
-      base = l.temp(w + "_padded", t);
-      l.add("Pad", 18, {past, pads}, {base});
-    } else {
-      // No past: zeros of (B, kv_heads, total, H).
-      const ValueId lead = l.temp(w + "_lead", DType::kInt64);
-      Node& s2 = l.add("Shape", 15, {fresh}, {lead});
-      set_int(s2, "start", 0);
-      set_int(s2, "end", 2);
-      const ValueId full = l.temp(w + "_present_shape", DType::kInt64);
-      set_int(l.add("Concat", 13,
-                    {lead, mb.unsqueeze(total0, {0}, DType::kInt64, w + "_total_1d"),
-                     l.int64s(w + "_head", {head})},
-                    {full}),
-              "axis", 0);
-      RECUR_ASSIGN_OR_RETURN(const ValueId zero, l.scalar(w + "_zero", t, 0.0));
-      base = l.temp(w + "_zeros", t);
-      l.add("Expand", 13, {zero, full}, {base});
-    }
-    const ValueId y = out != kNoValue ? out : l.temp(w + "_present", t);
-    set_int(l.add("ScatterElements", 18, {base, index, fresh}, {y}), "axis", 2);
-    return y;
-  };
-  RECUR_ASSIGN_OR_RETURN(const ValueId pk, present(l.in(3), kh, l.out(1), "present_key"));
-  RECUR_ASSIGN_OR_RETURN(const ValueId pv, present(l.in(4), vh, l.out(2), "present_value"));
+  RECUR_ASSIGN_OR_RETURN(const ValueId pk,
+                         write_cache(l, mb, cp, l.in(3), kh, l.out(1), head, "present_key", t));
+  RECUR_ASSIGN_OR_RETURN(const ValueId pv,
+                         write_cache(l, mb, cp, l.in(4), vh, l.out(2), head, "present_value", t));
   l.type_output(1, t);
   l.type_output(2, t);
-
-  // Key j is visible to query i of sequence b where P_b + i - window < j <= P_b + i.
-  const ValueId limit = mb.unsqueeze(positions, {1, 3}, DType::kInt64, "last_visible");
-  const ValueId keys = mb.positions(mb.runtime_dim(pk, 2, "present_length"), "key_positions");
-  ValueId visible = l.temp("visible", DType::kBool);
-  l.add("LessOrEqual", 16, {keys, limit}, {visible});
-  if (window >= 0) {
-    const ValueId lo = l.binary("Sub", limit, l.constant("window", Tensor::scalar(window - 1)),
-                                kNoValue, DType::kInt64);
-    const ValueId inside = l.temp("inside_window", DType::kBool);
-    l.add("GreaterOrEqual", 16, {keys, lo}, {inside});
-    const ValueId both = l.temp("visible_in_window", DType::kBool);
-    l.add("And", 7, {visible, inside}, {both});
-    visible = both;
-  }
+  const ValueId visible = visible_keys(l, mb, cp, pk, window);
   const int64_t group = heads / kv_heads;
   const ValueId kr = repeat_heads(l, pk, kv_heads, group, head, "K_shared", t);
   const ValueId vr = repeat_heads(l, pv, kv_heads, group, head, "V_shared", t);
