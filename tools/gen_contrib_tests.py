@@ -4,8 +4,8 @@ ONNX backend-test layout (model.onnx, test_data_set_0/input_K.pb and output_K.pb
 each operator ONNX Runtime's graph optimizer writes into the models it saves (com.microsoft
 FusedConv, FusedGemm, FusedMatMul, TransposeMatMul, Gelu, BiasGelu, FastGelu, QuickGelu,
 SkipLayerNormalization, SkipSimplifiedLayerNormalization, MatMulIntegerToFloat,
-DynamicQuantizeMatMul, Attention, MultiHeadAttention, GroupQueryAttention,
-EmbedLayerNormalization, MatMulNBits, RotaryEmbedding; the ONNX-domain SimplifiedLayerNormalization and LayerNormalization before opset 17), over the
+DynamicQuantizeMatMul, Attention, MultiHeadAttention, GroupQueryAttention, QAttention,
+EmbedLayerNormalization, QEmbedLayerNormalization, MatMulNBits, RotaryEmbedding; the ONNX-domain SimplifiedLayerNormalization and LayerNormalization before opset 17), over the
 forms it writes them in. recur lowers them to ONNX operators
 (runtime/engine/optimize/lower_contrib.cc, lower_attention.cc, lower_qlinear.cc).
 
@@ -563,6 +563,56 @@ def float16_attention_cases():
     m.feed("pk", r((2, 2, 3, 16))).feed("pv", r((2, 2, 3, 16)))
     return [c, m]
 
+def quantized_attention_cases():
+    """com.microsoft QAttention, as ONNX Runtime's dynamic quantization writes it: the input
+    quantized by DynamicQuantizeLinear before it, the packed weights int8 or uint8."""
+    rng = np.random.default_rng(20261206)
+    B, S, D, N = 2, 5, 16, 2
+    cases = []
+
+    def case(name, wtype, per_column=False, mask=None, **attrs):
+        c = Case(name, "QAttention", ["xq", "w", "b", "xs", "ws", "mask" if mask is not None
+                                      else "", "xz", "wz"], ["y"], num_heads=N, **attrs)
+        c.extra = [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"])]
+        c.feed("x", rand(rng, (B, S, D)))
+        c.const("w", quantized(rng, (D, 3 * D), wtype)).const("b", rand(rng, (3 * D,), 0.1))
+        ws = (0.002 + 0.004 * rng.random(3 * D if per_column else ())).astype(np.float32)
+        c.const("ws", ws)
+        zero = 128 if wtype == np.uint8 else 0
+        c.const("wz", np.full(3 * D if per_column else (), zero, wtype))
+        if mask is not None:
+            c.feed("mask", mask)
+        return c
+
+    cases.append(case("qattention_int8", np.int8))
+    cases.append(case("qattention_uint8_per_column_mask", np.uint8, per_column=True,
+                      mask=np.array([3, 5], np.int32)))
+    cases.append(case("qattention_unidirectional", np.int8, unidirectional=1))
+    return cases
+
+def quantized_embed_layer_norm_cases():
+    """com.microsoft QEmbedLayerNormalization: EmbedLayerNormalization whose embedding tables,
+    gamma and beta are uint8 with a scale and zero point each."""
+    rng = np.random.default_rng(20261207)
+    B, S, H, V, P = 2, 6, 8, 20, 10
+    f = lambda v: np.array(v, np.float32)
+    c = Case("qembed_layer_norm", "QEmbedLayerNormalization",
+             ["ids", "seg", "word", "pos", "segemb", "gamma", "beta", "mask",
+              "word_s", "pos_s", "seg_s", "gamma_s", "beta_s",
+              "word_z", "pos_z", "seg_z", "gamma_z", "beta_z"], ["y", "mask_index"])
+    c.feed("ids", rng.integers(0, V, (B, S)).astype(np.int32))
+    c.feed("seg", rng.integers(0, 2, (B, S)).astype(np.int32))
+    for name, shape in (("word", (V, H)), ("pos", (P, H)), ("segemb", (2, H)),
+                        ("gamma", (H,)), ("beta", (H,))):
+        c.const(name, quantized(rng, shape, np.uint8))
+    m = np.ones((B, S), np.int32)
+    m[1, 3:] = 0
+    c.feed("mask", m)
+    for name, scale, zero in (("word", 0.01, 128), ("pos", 0.005, 120), ("seg", 0.008, 130),
+                              ("gamma", 0.004, 0), ("beta", 0.002, 128)):
+        c.const(name + "_s", f(scale)).const(name + "_z", np.array(zero, np.uint8))
+    return [c]
+
 def write(out_dir, case):
     case_dir = os.path.join(out_dir, case.name)
     shutil.rmtree(case_dir, ignore_errors=True)
@@ -953,7 +1003,8 @@ def main():
     for d in torch_cases(args.out):
         print("wrote", os.path.relpath(d))
     acases = (attention_cases() + embed_layer_norm_cases() + matmul_nbits_cases() +
-              rotary_embedding_cases() + group_query_attention_cases())
+              rotary_embedding_cases() + group_query_attention_cases() +
+              quantized_attention_cases() + quantized_embed_layer_norm_cases())
     adirs = [write(args.out, c) for c in acases]
     for d, c, outs in zip(adirs, acases, ort_outputs([(d, c.feeds) for d, c in zip(adirs, acases)])):
         write_outputs(d, c, outs)

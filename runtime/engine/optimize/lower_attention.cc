@@ -270,11 +270,32 @@ DType float_type(const Lowering& l, ValueId x, Status& st) {
   return t;
 }
 
-// Attention(input, weights, bias?, mask_index?, past?, attention_bias?, past_sequence_length?):
-// Q, K and V from one MatMul of the input with the packed weights (qkv_hidden_sizes, else
-// three equal parts); past (2, B, N, P, H) before K and V; present the same with T = P + S.
-Status lower_attention(Lowering& l) {
-  RECUR_RETURN_IF_ERROR(l.require_inputs(2));
+// The input times the packed weights, plus the bias: Attention's MatMul, or QAttention's
+// MatMulInteger of its quantized input and weights, scaled by input_scale * weight_scale.
+ValueId project(Lowering& l, bool quantized, DType t) {
+  ValueId proj = l.temp("QKV", t);
+  if (quantized) {
+    const ValueId acc = l.temp("QKV_int32", DType::kInt32);
+    l.add("MatMulInteger", 10, {l.in(0), l.in(1), l.in(6), l.in(7)}, {acc});
+    set_int(l.add("Cast", 13, {acc}, {proj}), "to", static_cast<int64_t>(t));
+    const ValueId scale = l.binary("Mul", l.in(3), l.in(4), kNoValue, t);
+    proj = l.binary("Mul", proj, scale, kNoValue, t);
+  } else {
+    l.add("MatMul", 13, {l.in(0), l.in(1)}, {proj});
+  }
+  if (l.in(2) != kNoValue) proj = l.binary("Add", proj, l.in(2), kNoValue, t);
+  return proj;
+}
+
+// Attention(input, weights, bias?, mask_index?, past?, attention_bias?, past_sequence_length?)
+// and QAttention(input, weights, bias, input_scale, weight_scale, mask_index?,
+// input_zero_point?, weight_zero_point?, past?), whose input and weights are 8-bit: Q, K and V
+// from one product of the input with the packed weights (qkv_hidden_sizes, else three equal
+// parts); past (2, B, N, P, H) before K and V; present the same with T = P + S.
+Status lower_attention(Lowering& l, bool quantized) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(quantized ? 5 : 2));
+  const ValueId mask = l.in(quantized ? 5 : 3), past_in = l.in(quantized ? 8 : 4);
+  const ValueId attn_bias = quantized ? kNoValue : l.in(5);
   AttrReader a(l.original());
   const int64_t heads = a.require_int("num_heads");
   const std::vector<int64_t> sizes = a.get_ints("qkv_hidden_sizes");
@@ -285,7 +306,7 @@ Status lower_attention(Lowering& l) {
   const int64_t shared = a.get_int("past_present_share_buffer", 0);
   RECUR_RETURN_IF_ERROR(a.status());
   Status st = ok_status();
-  const DType t = float_type(l, l.in(0), st);
+  const DType t = float_type(l, l.in(quantized ? 3 : 0), st);
   RECUR_RETURN_IF_ERROR(st);
   if (rotary) return l.error("do_rotary=1: recur does not lower rotary embeddings in Attention");
   if (shared) {
@@ -321,23 +342,21 @@ Status lower_attention(Lowering& l) {
   if (l.rank(l.in(0)) >= 0 && l.rank(l.in(0)) != 3)
     return l.error("its input has rank " + std::to_string(l.rank(l.in(0))) + "; it takes 3");
 
-  ValueId proj = l.temp("QKV", t);
-  l.add("MatMul", 13, {l.in(0), l.in(1)}, {proj});
-  if (l.in(2) != kNoValue) proj = l.binary("Add", proj, l.in(2), kNoValue, t);
+  const ValueId proj = project(l, quantized, t);
   const ValueId q = l.temp("Q", t), k = l.temp("K", t), v = l.temp("V", t);
   set_int(l.add("Split", 13, {proj, l.int64s("split", {hq, hk, hv})}, {q, k, v}), "axis", 2);
   ValueId qh = split_heads(l, q, heads, "Q", t);
   ValueId kh = split_heads(l, k, heads, "K", t);
   ValueId vh = split_heads(l, v, heads, "V", t);
   Masks m;
-  if (l.in(4) != kNoValue) {
+  if (past_in != kNoValue) {
     // past (2, B, N, P, H): its keys and values come before the new ones.
     ValueId halves[2];
     for (int64_t i = 0; i < 2; ++i) {
       halves[i] = l.temp(i ? "past_value" : "past_key", t);
       set_int(
           l.add("Gather", 13,
-                {l.in(4), l.constant(i ? "past_value_index" : "past_key_index", Tensor::scalar(i))},
+                {past_in, l.constant(i ? "past_value_index" : "past_key_index", Tensor::scalar(i))},
                 {halves[i]}),
           "axis", 0);
     }
@@ -353,14 +372,14 @@ Status lower_attention(Lowering& l) {
     concat(l, {pk, pv}, 0, "present", t, l.out(1));
     l.type_output(1, t);
   }
-  m.key_mask = l.in(3);
+  m.key_mask = mask;
   m.input = l.in(0);
-  m.attn_bias = l.in(5);
+  m.attn_bias = attn_bias;
   m.causal = causal;
   m.filter = filter;
   RECUR_ASSIGN_OR_RETURN(const ValueId scale, scale_value(l, scale_attr, hq / heads, qh, t));
   RECUR_RETURN_IF_ERROR(attend(l, qh, kh, vh, scale, m, l.out(0), t));
-  l.commit(summary(heads, m, l.in(4) != kNoValue), t);
+  l.commit(summary(heads, m, past_in != kNoValue), t);
   return ok_status();
 }
 
@@ -474,34 +493,48 @@ Status lower_multi_head_attention(Lowering& l) {
 // else 0 ... S-1) and segment embeddings summed in that order (output 2, embedding_sum),
 // layer-normalized over the last axis (output 0); output 1, mask_index, is each sequence's
 // mask summed (int32; zeros without a mask), the sequence ends Attention reads.
-Status lower_embed_layer_norm(Lowering& l) {
+// QEmbedLayerNormalization(input_ids, segment_ids?, the five uint8 tables, mask?, their
+// scales, their zero points) dequantizes the tables first.
+Status lower_embed_layer_norm(Lowering& l, bool quantized) {
   RECUR_RETURN_IF_ERROR(l.require_inputs({0, 2, 3, 5}));
   AttrReader a(l.original());
   const float eps = a.get_float("epsilon", 1e-12f);
   RECUR_RETURN_IF_ERROR(a.status());
   if ((l.in(1) == kNoValue) != (l.in(4) == kNoValue))
     return l.error("it has one of segment_ids and segment_embedding; it takes both or neither");
-  const DType t = l.dtype(l.in(2));
+  // Inputs 2 to 6: the tables, gamma and beta; QEmbedLayerNormalization's are uint8, each with
+  // its scale (input + 6) and zero point (input + 11).
+  const DType t = quantized ? l.dtype(l.in(8)) : l.dtype(l.in(2));
   if (t == DType::kUndefined) return l.needs_shapes("the type of its embeddings is not known");
+  if (quantized) RECUR_RETURN_IF_ERROR(l.require_inputs({8, 9, 11, 12}));
+  const auto table = [&](size_t i, const char* what) {
+    if (!quantized || l.in(i) == kNoValue) return l.in(i);
+    const ValueId f = l.temp(what, t);
+    l.add("DequantizeLinear", 13, {l.in(i), l.in(i + 6), l.in(i + 11)}, {f});
+    return f;
+  };
+  const ValueId word_table = table(2, "word_table"), pos_table = table(3, "position_table");
+  const ValueId seg_table = table(4, "segment_table");
+  const ValueId gamma = table(5, "gamma_float"), beta = table(6, "beta_float");
   MaskBuilder mb(l, t);
-  const auto lookup = [&](ValueId table, ValueId ids, const std::string& what) {
+  const auto lookup = [&](ValueId tbl, ValueId ids, const std::string& what) {
     const ValueId y = l.temp(what, t);
-    set_int(l.add("Gather", 13, {table, ids}, {y}), "axis", 0);
+    set_int(l.add("Gather", 13, {tbl, ids}, {y}), "axis", 0);
     return y;
   };
-  const ValueId word = lookup(l.in(2), l.in(0), "word_embedding");
-  ValueId pos_ids = l.in(8);
+  const ValueId word = lookup(word_table, l.in(0), "word_embedding");
+  ValueId pos_ids = quantized ? kNoValue : l.in(8);
   if (pos_ids == kNoValue) {
     const ValueId range = mb.positions(mb.runtime_dim(l.in(0), 1, "length"), "positions");
     pos_ids = mb.unsqueeze(range, {0}, DType::kInt64, "position_ids");
   }
-  const ValueId pos = lookup(l.in(3), pos_ids, "position_embedding");
+  const ValueId pos = lookup(pos_table, pos_ids, "position_embedding");
   const bool segment = l.in(1) != kNoValue;
   ValueId sum = l.binary("Add", word, pos, segment ? kNoValue : l.out(2), t);
   if (segment) {
-    sum = l.binary("Add", sum, lookup(l.in(4), l.in(1), "segment_embedding"), l.out(2), t);
+    sum = l.binary("Add", sum, lookup(seg_table, l.in(1), "segment_embedding"), l.out(2), t);
   }
-  Node& ln = l.add("LayerNormalization", 17, {sum, l.in(5), l.in(6)}, {l.out(0)});
+  Node& ln = l.add("LayerNormalization", 17, {sum, gamma, beta}, {l.out(0)});
   set_int(ln, "axis", -1);
   set_float(ln, "epsilon", eps);
   l.keep_name();
@@ -801,8 +834,12 @@ Status lower_rotary_embedding(Lowering& l) {
 LowerFn attention_lowering(std::string_view op) {
   if (op == "RotaryEmbedding") return lower_rotary_embedding;
   if (op == "GroupQueryAttention") return lower_group_query_attention;
-  if (op == "EmbedLayerNormalization") return lower_embed_layer_norm;
-  if (op == "Attention") return lower_attention;
+  if (op == "EmbedLayerNormalization")
+    return [](Lowering& l) { return lower_embed_layer_norm(l, false); };
+  if (op == "QEmbedLayerNormalization")
+    return [](Lowering& l) { return lower_embed_layer_norm(l, true); };
+  if (op == "Attention") return [](Lowering& l) { return lower_attention(l, false); };
+  if (op == "QAttention") return [](Lowering& l) { return lower_attention(l, true); };
   if (op == "MultiHeadAttention") return lower_multi_head_attention;
   return nullptr;
 }
