@@ -5,7 +5,8 @@ each operator ONNX Runtime's graph optimizer writes into the models it saves (co
 FusedConv, FusedGemm, FusedMatMul, TransposeMatMul, Gelu, BiasGelu, FastGelu, QuickGelu,
 SkipLayerNormalization, SkipSimplifiedLayerNormalization, MatMulIntegerToFloat,
 DynamicQuantizeMatMul, Attention, MultiHeadAttention, GroupQueryAttention, QAttention,
-EmbedLayerNormalization, QEmbedLayerNormalization, MatMulNBits, RotaryEmbedding; the ONNX-domain SimplifiedLayerNormalization and LayerNormalization before opset 17), over the
+EmbedLayerNormalization, QEmbedLayerNormalization, MatMulNBits, RotaryEmbedding; Trilu,
+GridSample and Inverse of ONNX Runtime's PyTorch export helper; the ONNX-domain SimplifiedLayerNormalization and LayerNormalization before opset 17), over the
 forms it writes them in. recur lowers them to ONNX operators
 (runtime/engine/optimize/lower_contrib.cc, lower_attention.cc, lower_qlinear.cc).
 
@@ -57,7 +58,7 @@ NP_TO_ONNX = {np.float32: TensorProto.FLOAT, np.uint8: TensorProto.UINT8,
               np.int8: TensorProto.INT8, np.float16: TensorProto.FLOAT16,
               np.bool_: TensorProto.BOOL, np.int32: TensorProto.INT32,
               np.int16: TensorProto.INT16, np.uint16: TensorProto.UINT16,
-              np.int64: TensorProto.INT64}
+              np.int64: TensorProto.INT64, np.float64: TensorProto.DOUBLE}
 
 
 class Case:
@@ -613,6 +614,26 @@ def quantized_embed_layer_norm_cases():
         c.const(name + "_s", f(scale)).const(name + "_z", np.array(zero, np.uint8))
     return [c]
 
+def export_helper_cases():
+    """What ONNX Runtime's PyTorch export helper writes for torch.triu, torch.tril and
+    grid_sample: com.microsoft Trilu and GridSample."""
+    rng = np.random.default_rng(20261208)
+    cases = []
+    c = Case("ms_trilu_lower_k", "Trilu", ["x", "k"], ["y"], upper=0)
+    cases.append(c.feed("x", rand(rng, (2, 4, 5))).const("k", np.array(1, np.int64)))
+    cases.append(Case("ms_trilu_upper", "Trilu", ["x"], ["y"]).feed("x", rand(rng, (5, 3))))
+    for mode, pad, align in (("bilinear", "zeros", 0), ("bilinear", "border", 1),
+                             ("nearest", "reflection", 0), ("bicubic", "zeros", 1)):
+        c = Case("ms_grid_sample_%s_%s_align%d" % (mode, pad, align), "GridSample",
+                 ["x", "grid"], ["y"], mode=mode, padding_mode=pad, align_corners=align)
+        c.feed("x", rand(rng, (2, 3, 5, 6)))
+        cases.append(c.feed("grid", (1.2 * rng.random((2, 4, 7, 2)) - 0.6).astype(np.float32)))
+    for dt in (np.float32, np.float64):
+        a = rng.standard_normal((3, 4, 4)) + 3 * np.eye(4)
+        cases.append(Case("ms_inverse_" + np.dtype(dt).name, "Inverse", ["x"], ["y"])
+                     .feed("x", a.astype(dt)))
+    return cases
+
 def write(out_dir, case):
     case_dir = os.path.join(out_dir, case.name)
     shutil.rmtree(case_dir, ignore_errors=True)
@@ -1004,7 +1025,8 @@ def main():
         print("wrote", os.path.relpath(d))
     acases = (attention_cases() + embed_layer_norm_cases() + matmul_nbits_cases() +
               rotary_embedding_cases() + group_query_attention_cases() +
-              quantized_attention_cases() + quantized_embed_layer_norm_cases())
+              quantized_attention_cases() + quantized_embed_layer_norm_cases() +
+              export_helper_cases())
     adirs = [write(args.out, c) for c in acases]
     for d, c, outs in zip(adirs, acases, ort_outputs([(d, c.feeds) for d, c in zip(adirs, acases)])):
         write_outputs(d, c, outs)

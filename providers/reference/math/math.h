@@ -22,5 +22,6 @@ void register_clip(Registrar& r);               // Clip
 void register_cast(Registrar& r);               // Cast, CastLike
 void register_softmax(Registrar& r);            // Softmax, LogSoftmax, Hardmax
 void register_det(Registrar& r);                // Det
+void register_inverse(Registrar& r);            // com.microsoft::Inverse
 
 }  // namespace recur::reference

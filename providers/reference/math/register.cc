@@ -20,6 +20,7 @@ void register_math_kernels(Registrar& r) {
   register_cast(r);
   register_softmax(r);
   register_det(r);
+  register_inverse(r);
 }
 
 }  // namespace recur::reference

@@ -387,6 +387,19 @@ Status lower_simplified_layer_norm(Lowering& l) {
   return ok_status();
 }
 
+// Trilu and GridSample of ONNX Runtime's domain, which its PyTorch export helper
+// (onnxruntime.tools.pytorch_export_contrib_ops) writes for torch.triu, torch.tril and
+// grid_sample at opsets before ONNX had them: ONNX's Trilu-14 and GridSample-16 took their
+// inputs, attributes and defaults.
+Status lower_as_onnx(Lowering& l, const char* op, int opset,
+                     std::initializer_list<const char*> attrs) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(op == std::string("GridSample") ? 2 : 1));
+  const DType t = value_type(l, l.in(0));
+  copy_attrs(l.original(), l.add(op, opset, l.original().inputs, {l.out(0)}), attrs);
+  l.commit(std::string("as ONNX's ") + op + "-" + std::to_string(opset), t);
+  return ok_status();
+}
+
 // MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zp?, b_zp?, bias?) and
 // DynamicQuantizeMatMul(A, B, b_scale, b_zp?, bias?), whose A is quantized as
 // DynamicQuantizeLinear does: MatMulInteger, then the int32 sums times a_scale * b_scale, plus
@@ -442,6 +455,12 @@ LowerFn lowering_for(const Node& n) {
   if (op == "FastGelu") return [](Lowering& l) { return lower_gelu(l, true); };
   if (op == "QuickGelu") return lower_quick_gelu;
   if (op == "BiasAdd") return lower_bias_add;
+  if (op == "Trilu") return [](Lowering& l) { return lower_as_onnx(l, "Trilu", 14, {"upper"}); };
+  if (op == "GridSample") {
+    return [](Lowering& l) {
+      return lower_as_onnx(l, "GridSample", 16, {"align_corners", "mode", "padding_mode"});
+    };
+  }
   if (op == "SkipLayerNormalization") return [](Lowering& l) { return lower_skip_norm(l, false); };
   if (op == "SkipSimplifiedLayerNormalization")
     return [](Lowering& l) { return lower_skip_norm(l, true); };
