@@ -14,55 +14,56 @@ enum class Arith { kAdd, kSub, kMul, kDiv };
 
 // Signed overflow wraps, as numpy's does, instead of being undefined behaviour (wrap_mul also
 // avoids the int promotion of uint16 * uint16).
-template <class T>
-T wrapping(Arith op, T a, T b) {
-  switch (op) {
-    case Arith::kAdd:
-      return wrap_add(a, b);
-    case Arith::kSub:
-      return wrap_sub(a, b);
-    case Arith::kMul:
-      return wrap_mul(a, b);
-    case Arith::kDiv:
-      break;
-  }
+template <Arith kOp, class T>
+T wrapping(T a, T b) {
+  if constexpr (kOp == Arith::kAdd) return wrap_add(a, b);
+  if constexpr (kOp == Arith::kSub) return wrap_sub(a, b);
+  if constexpr (kOp == Arith::kMul) return wrap_mul(a, b);
   return T{};
 }
 
-template <class T>
-bool apply(Arith op, T a, T b, T* out) {
+// a op b for every type but an integer division (which can fail: divide_integers). The
+// operation is a template argument, so that the broadcasting loops over floats vectorize.
+template <Arith kOp, class T>
+T apply(T a, T b) {
   if constexpr (std::is_integral_v<T>) {
-    if (op == Arith::kDiv) {
-      if (b == 0) return false;
-      if constexpr (std::is_signed_v<T>) {
-        if (a == std::numeric_limits<T>::min() && b == -1) {
-          *out = a;  // the wrapped result
-          return true;
-        }
-      }
-      *out = static_cast<T>(a / b);
-      return true;
-    }
-    *out = wrapping(op, a, b);
-    return true;
+    return wrapping<kOp>(a, b);
   } else {
     const compute_t<T> x = to_compute(a), y = to_compute(b);
-    compute_t<T> r{};
-    switch (op) {
-      case Arith::kAdd:
-        r = x + y;
-        break;
-      case Arith::kSub:
-        r = x - y;
-        break;
-      case Arith::kMul:
-        r = x * y;
-        break;
-      case Arith::kDiv:
-        r = x / y;
-        break;
+    if constexpr (kOp == Arith::kAdd) return from_compute<T>(x + y);
+    if constexpr (kOp == Arith::kSub) return from_compute<T>(x - y);
+    if constexpr (kOp == Arith::kMul) return from_compute<T>(x * y);
+    return from_compute<T>(x / y);
+  }
+}
+
+// a / b for integers; false for a division by zero. The most negative value divided by -1
+// wraps (to itself).
+template <class T>
+bool divide_integers(T a, T b, T* out) {
+  if (b == 0) return false;
+  if constexpr (std::is_signed_v<T>) {
+    if (a == std::numeric_limits<T>::min() && b == -1) {
+      *out = a;
+      return true;
     }
-    *out = from_compute<T>(r);
+  }
+  *out = static_cast<T>(a / b);
+  return true;
+}
+
+template <Arith kOp, class T>
+bool run_typed(const Tensor& a, const Tensor& b, Tensor& out, const BinaryShapes& s) {
+  if constexpr (kOp == Arith::kDiv && std::is_integral_v<T>) {
+    bool ok = true;
+    broadcast_binary<T, T, T>(a, b, out, s, [&](T x, T y) {
+      T r{};
+      ok &= divide_integers(x, y, &r);
+      return r;
+    });
+    return ok;
+  } else {
+    broadcast_binary<T, T, T>(a, b, out, s, [](T x, T y) { return apply<kOp>(x, y); });
     return true;
   }
 }
@@ -82,11 +83,20 @@ class ArithmeticKernel final : public Kernel {
     bool ok = true;
     const bool handled = visit_dtype(kNumericTypes, a->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      broadcast_binary<T, T, T>(*a, *b, *out, s, [&](T x, T y) {
-        T r{};
-        ok &= apply(op_, x, y, &r);
-        return r;
-      });
+      switch (op_) {
+        case Arith::kAdd:
+          ok = run_typed<Arith::kAdd, T>(*a, *b, *out, s);
+          break;
+        case Arith::kSub:
+          ok = run_typed<Arith::kSub, T>(*a, *b, *out, s);
+          break;
+        case Arith::kMul:
+          ok = run_typed<Arith::kMul, T>(*a, *b, *out, s);
+          break;
+        case Arith::kDiv:
+          ok = run_typed<Arith::kDiv, T>(*a, *b, *out, s);
+          break;
+      }
     });
     if (!handled) return unsupported_dtype(ctx, a->dtype());
     if (!ok) return ctx.error(ErrorCode::kInvalidArgument, "integer division by zero");
