@@ -47,6 +47,17 @@ Status check_quantized(const Lowering& l, ValueId x) {
                  "; the QLinear operators take uint8 or int8");
 }
 
+// ONNX Runtime's NHWC forms (channels_last=1), which it writes at level 'all' only.
+Status refuse_channels_last(const Lowering& l) {
+  AttrReader a(l.original());
+  const int64_t channels_last = a.get_int("channels_last", 0);
+  RECUR_RETURN_IF_ERROR(a.status());
+  if (channels_last == 0) return ok_status();
+  return l.error(
+      "channels_last=1: ONNX Runtime's NHWC layout, which it writes at level 'all'; save at "
+      "level 'extended'");
+}
+
 // QLinearAdd and QLinearMul(A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale, C_zp?).
 Status lower_binary(Lowering& l, const char* op) {
   RECUR_RETURN_IF_ERROR(l.require_inputs({0, 1, 3, 4, 6}));
@@ -119,14 +130,7 @@ Status lower_concat(Lowering& l) {
 Status lower_pool(Lowering& l, bool global) {
   RECUR_RETURN_IF_ERROR(l.require_inputs({0, 1, 3}));
   RECUR_RETURN_IF_ERROR(check_quantized(l, l.in(0)));
-  AttrReader a(l.original());
-  const int64_t channels_last = a.get_int("channels_last", 0);
-  RECUR_RETURN_IF_ERROR(a.status());
-  if (channels_last != 0) {
-    return l.error(
-        "channels_last=1: ONNX Runtime's NHWC layout, which it writes at level "
-        "'all'; save at level 'extended'");
-  }
+  RECUR_RETURN_IF_ERROR(refuse_channels_last(l));
   const DType t = quantized_type(l, l.in(0));
   const ValueId x = dequantize(l, l.in(0), l.in(1), l.in(2), "X_float");
   const ValueId y = l.temp(global ? "GlobalAveragePool" : "AveragePool", DType::kFloat32);
@@ -233,14 +237,7 @@ Status lower_quantize_op(Lowering& l, bool quantize_op) {
 // com.microsoft QLinearConv: ONNX's, with a channels_last attribute ONNX Runtime sets at
 // level 'all'.
 Status lower_qlinear_conv(Lowering& l) {
-  AttrReader a(l.original());
-  const int64_t channels_last = a.get_int("channels_last", 0);
-  RECUR_RETURN_IF_ERROR(a.status());
-  if (channels_last != 0) {
-    return l.error(
-        "channels_last=1: ONNX Runtime's NHWC layout, which it writes at level "
-        "'all'; save at level 'extended'");
-  }
+  RECUR_RETURN_IF_ERROR(refuse_channels_last(l));
   std::vector<ValueId> inputs(l.original().inputs);
   const DType t = l.in(7) != kNoValue ? l.dtype(l.in(7)) : DType::kUInt8;
   copy_attrs(l.original(), l.add("QLinearConv", 10, std::move(inputs), {l.out(0)}),

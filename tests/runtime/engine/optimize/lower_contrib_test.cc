@@ -194,12 +194,21 @@ struct Refusal {
   const char* what;
   std::string op;
   std::vector<std::string> inputs;
-  void (*attrs)(onnx::NodeProto&);
+  std::function<void(onnx::NodeProto&)> attrs;
   std::vector<std::string> parts;
   bool unranked_x = false;
 };
 
 TEST(LowerContrib, RefusesWhatItCannotLowerNamingTheNode) {
+  // MatMulNBits' attributes: K, N = 4, block_size 16 and, where not 0, bits.
+  const auto nbits = [](int64_t k, int64_t bits) {
+    return [k, bits](onnx::NodeProto& n) {
+      set_attr(n, "K", k);
+      set_attr(n, "N", int64_t{4});
+      set_attr(n, "block_size", int64_t{16});
+      if (bits != 0) set_attr(n, "bits", bits);
+    };
+  };
   const std::vector<Refusal> refusals = {
       {"unknown activation",
        "FusedConv",
@@ -289,39 +298,22 @@ TEST(LowerContrib, RefusesWhatItCannotLowerNamingTheNode) {
       {"2-bit MatMulNBits",
        "MatMulNBits",
        {"x2", "w2", "s"},
-       [](onnx::NodeProto& n) {
-         set_attr(n, "K", int64_t{2});
-         set_attr(n, "N", int64_t{4});
-         set_attr(n, "block_size", int64_t{16});
-         set_attr(n, "bits", int64_t{2});
-       },
+       nbits(2, 2),
        {"bits=2; recur lowers 4-bit and 8-bit weights"}},
       {"MatMulNBits whose B is not packed uint8",
        "MatMulNBits",
        {"x2", "w2", "s"},
-       [](onnx::NodeProto& n) {
-         set_attr(n, "K", int64_t{2});
-         set_attr(n, "N", int64_t{4});
-         set_attr(n, "block_size", int64_t{16});
-       },
+       nbits(2, 0),
        {"B is float32; it is packed uint8"}},
       {"MatMulNBits whose B is not the size its attributes imply",
        "MatMulNBits",
        {"x2", "u8", "s"},
-       [](onnx::NodeProto& n) {
-         set_attr(n, "K", int64_t{2});
-         set_attr(n, "N", int64_t{4});
-         set_attr(n, "block_size", int64_t{16});
-       },
+       nbits(2, 0),
        {"B has 3 elements; K=2, N=4, bits=4, block_size=16 take 32"}},
       {"MatMulNBits of a huge K",
        "MatMulNBits",
        {"x2", "w2", "s"},
-       [](onnx::NodeProto& n) {
-         set_attr(n, "K", int64_t{1} << 62);
-         set_attr(n, "N", int64_t{4});
-         set_attr(n, "block_size", int64_t{16});
-       },
+       nbits(int64_t{1} << 62, 0),
        {"K and N must be from 1 to 2^31 - 1"}},
       {"GroupQueryAttention with smooth_softmax",
        "GroupQueryAttention",
