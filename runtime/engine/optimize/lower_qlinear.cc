@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/checked_math.h"
 #include "runtime/engine/optimize/lowering.h"
 
 namespace recur::lowering {
@@ -339,15 +340,17 @@ Status lower_matmul_nbits(Lowering& l) {
     for (int64_t i = 0; i < r; ++i) {
       const int64_t d = l.dim(l.in(input), i);
       if (d < 0) return ok_status();
-      size *= d;
+      size = checked_mul(size, d).value_or(-1);
+      if (size < 0) break;
     }
     if (r < 0 || size == want) return ok_status();
-    return l.error(std::string(what) + " has " + std::to_string(size) +
+    return l.error(std::string(what) + " has " +
+                   (size < 0 ? std::string("more than 2^63") : std::to_string(size)) +
                    " elements; K=" + std::to_string(k) + ", N=" + std::to_string(n) +
                    ", bits=" + std::to_string(bits) + ", block_size=" + std::to_string(block) +
                    " take " + std::to_string(want));
   };
-  RECUR_RETURN_IF_ERROR(expect(1, "B", n * blocks * block * bits / 8));
+  RECUR_RETURN_IF_ERROR(expect(1, "B", n * blocks * (block * bits / 8)));
   RECUR_RETURN_IF_ERROR(expect(2, "scales", n * blocks));
   if (l.in(3) != kNoValue) {
     RECUR_RETURN_IF_ERROR(
