@@ -320,6 +320,33 @@ double largest_finite(const Tensor& t) {
   return m;
 }
 
+// Empty where `got` is `want` but for elements one apart (8- and 16-bit integers), else why not.
+std::string one_step_apart(const Tensor& got, const Tensor& want) {
+  if (got.dtype() != want.dtype() || got.shape() != want.shape()) {
+    return "dtype " + std::string(dtype_name(got.dtype())) + shape_to_string(got.shape()) +
+           ", expected " + std::string(dtype_name(want.dtype())) + shape_to_string(want.shape());
+  }
+  const auto at = [](const Tensor& t, int64_t k) -> int64_t {
+    switch (t.dtype()) {
+      case DType::kInt8:
+        return t.data<int8_t>()[k];
+      case DType::kUInt8:
+        return t.data<uint8_t>()[k];
+      case DType::kInt16:
+        return t.data<int16_t>()[k];
+      default:
+        return t.data<uint16_t>()[k];
+    }
+  };
+  for (int64_t k = 0; k < want.numel(); ++k) {
+    if (std::llabs(at(got, k) - at(want, k)) > 1) {
+      return "element " + std::to_string(k) + " is " + std::to_string(at(got, k)) + ", expected " +
+             std::to_string(at(want, k)) + " (more than one step)";
+    }
+  }
+  return "";
+}
+
 [[noreturn]] void report_difference(const std::string& what) {
   std::fprintf(stderr, "recur-fuzz: the providers disagree: %s\n", what.c_str());
   std::abort();
@@ -407,7 +434,13 @@ void compare_with(const Variant& variant, const uint8_t* data, size_t size, cons
     if (d == DType::kFloat32) t.atol = std::max(t.atol, 1e-5 * largest_finite(want[i]));
     const bool small_int =
         d == DType::kInt8 || d == DType::kUInt8 || d == DType::kInt16 || d == DType::kUInt16;
-    if (agreement.quantizes && small_int) t.atol = std::max(t.atol, 1.0);
+    if (agreement.quantizes && small_int) {
+      // tools::compare takes integers exactly.
+      ++compare_counts.outputs;
+      const std::string why = one_step_apart(got[j], want[i]);
+      if (!why.empty()) report_difference("output " + want.name(i) + ": " + why + asked);
+      continue;
+    }
     const tools::Comparison c = tools::compare(got[j], want[i], t);
     // NaN and infinity come from weights near the float limits; how they spread depends on
     // each provider's order of sums and its activations (0 * inf after a sigmoid that gives 0
