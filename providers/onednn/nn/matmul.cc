@@ -1,13 +1,18 @@
 // MatMul (numpy semantics: 1-D operands promoted, batch dimensions broadcast) through oneDNN's
-// matmul primitive; a constant B is reordered once into the layout the primitive prefers.
+// matmul primitive; a constant B is reordered once into the layout the primitive prefers. And
+// recur::MatMulBias (runtime/graph/matmul_bias.h): the same with the primitive's bias and the
+// activation as an eltwise post-op, so that neither takes a pass of its own.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <string>
 #include <tuple>
 
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
+#include "runtime/graph/matmul_bias.h"
 
 namespace recur::onednn {
 
@@ -22,21 +27,34 @@ struct MatMulPlan {
   Shape out;
   int64_t k = 0;
   memory::desc a, b, y;  // b: the layout the primitive reads B in
+  memory::desc bias;     // [1, ..., 1, N], a MatMulBias's
   CachedPrimitive prim;
   std::shared_ptr<AlignedBuffer> packed_b;  // B in that layout, when B is constant
 };
 
+// A MatMulBias's fused part: the bias (constant, N values) and the activation.
+struct Epilogue {
+  Tensor bias;             // undefined for a plain MatMul
+  std::string activation;  // "", "Relu", "Gelu", "GeluTanh"
+};
+
 class MatMulKernel final : public Kernel {
  public:
-  MatMulKernel(int threads, Tensor constant_b, std::string what, bool small)
-      : threads_(threads), constant_b_(std::move(constant_b)), what_(std::move(what)) {
+  MatMulKernel(int threads, Tensor constant_b, std::string what, bool small, Epilogue epilogue)
+      : threads_(threads),
+        constant_b_(std::move(constant_b)),
+        what_(std::move(what)),
+        epilogue_(std::move(epilogue)) {
     // A small constant B also takes recur's own loop (avx512.h): below threads_for's bound a
     // oneDNN call costs more than the product, and its primitive a few MiB of code and JIT.
+    // The loop adds the bias itself; the activation follows in a second pass over the rows.
     if (small && constant_b_.defined() && constant_b_.rank() == 2 &&
         constant_b_.numel() <= kSmallMaxB && avx512::have_avx512()) {
+      const bool bias = epilogue_.bias.defined();
       small_ = std::make_unique<avx512::PackedMatrix>(
           avx512::pack_matrix(constant_b_.data<float>(), constant_b_.dim(0), constant_b_.dim(1),
-                              false, 1.0f, nullptr, 0, 0.0f));
+                              false, 1.0f, bias ? epilogue_.bias.data<float>() : nullptr,
+                              bias ? epilogue_.bias.numel() : 0, bias ? 1.0f : 0.0f));
     }
   }
 
@@ -68,6 +86,14 @@ class MatMulKernel final : public Kernel {
       return ok_status();
     }
     const void* bdata = plan->packed_b ? plan->packed_b->data : b->raw_data();
+    if (epilogue_.bias.defined()) {
+      return execute_primitive(plan->prim,
+                               {{DNNL_ARG_SRC, plan->a, a->raw_data()},
+                                {DNNL_ARG_WEIGHTS, plan->b, bdata},
+                                {DNNL_ARG_BIAS, plan->bias, epilogue_.bias.raw_data()},
+                                {DNNL_ARG_DST, plan->y, y->raw_data()}},
+                               scratch_, what_);
+    }
     return execute_primitive(plan->prim,
                              {{DNNL_ARG_SRC, plan->a, a->raw_data()},
                               {DNNL_ARG_WEIGHTS, plan->b, bdata},
@@ -115,9 +141,24 @@ class MatMulKernel final : public Kernel {
     plan.b = dense_desc(sb);
     plan.y = dense_desc(so);
     const int threads = threads_for(static_cast<double>(numel) * static_cast<double>(K), threads_);
+    dnnl::primitive_attr attr = user_scratchpad_attr();
+    if (epilogue_.bias.defined()) {
+      Shape bias_dims(r, 1);
+      bias_dims[r - 1] = N;
+      plan.bias = dense_desc(bias_dims);
+      if (!epilogue_.activation.empty()) {
+        dnnl::post_ops ops;
+        ops.append_eltwise(1.0f, activation_algorithm(epilogue_.activation), 0.0f, 0.0f);
+        attr.set_post_ops(ops);
+      }
+    }
     auto make = [&](const memory::desc& bd) {
-      return make_primitive<dnnl::matmul>([&] { return dnnl::matmul::desc(plan.a, bd, plan.y); },
-                                          user_scratchpad_attr(), threads, what_);
+      return make_primitive<dnnl::matmul>(
+          [&] {
+            return epilogue_.bias.defined() ? dnnl::matmul::desc(plan.a, bd, plan.bias, plan.y)
+                                            : dnnl::matmul::desc(plan.a, bd, plan.y);
+          },
+          attr, threads, what_);
     };
     if (constant_b_.defined() && constant_b_.shape() == b.shape()) {
       Result<CachedPrimitive> any =
@@ -153,7 +194,31 @@ class MatMulKernel final : public Kernel {
         scratch_.acquire(static_cast<size_t>(avx512::kRowBlock * small_->Np) * sizeof(float));
     avx512::multiply_matrix(*small_, a.data<float>(), rows, y->data<float>(),
                             static_cast<float*>(scratch.data()));
+    apply_activation(y->data<float>(), y->numel());
     return ok_status();
+  }
+
+  static dnnl::algorithm activation_algorithm(const std::string& act) {
+    if (act == "Relu") return dnnl::algorithm::eltwise_relu;
+    if (act == "GeluTanh") return dnnl::algorithm::eltwise_gelu_tanh;
+    return dnnl::algorithm::eltwise_gelu_erf;
+  }
+
+  // The activation of the small loop's output, as the reference computes it.
+  void apply_activation(float* y, int64_t n) const {
+    const std::string& act = epilogue_.activation;
+    if (act.empty()) return;
+    for (int64_t i = 0; i < n; ++i) {
+      const float x = y[i];
+      if (act == "Relu") {
+        y[i] = x > 0.0f ? x : 0.0f;
+      } else if (act == "GeluTanh") {
+        const float k = 0.7978845608028654f;  // sqrt(2 / pi)
+        y[i] = 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+      } else {
+        y[i] = 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f));
+      }
+    }
   }
 
   static constexpr int64_t kSmallMaxB = int64_t{1} << 18;  // 1 MiB of B
@@ -164,30 +229,60 @@ class MatMulKernel final : public Kernel {
   Tensor constant_b_;
   std::unique_ptr<avx512::PackedMatrix> small_;  // B for recur's own loop, when small
   std::string what_;                             // the node, for errors
+  Epilogue epilogue_;
   mutable PrimCache<std::tuple<Shape, Shape>, MatMulPlan> cache_;
   mutable ScratchPool scratch_;
 };
 
+Result<std::unique_ptr<Kernel>> create_matmul(CompileContext& ctx) {
+  const Tensor* b = ctx.constant_input(1);
+  Tensor constant_b = b && b->dtype() == DType::kFloat32 && b->is_cpu() ? *b : Tensor();
+  Epilogue epilogue;
+  if (ctx.node().op_type == kMatMulBiasOp) {
+    const Tensor* bias = ctx.constant_input(2);
+    if (!bias || bias->dtype() != DType::kFloat32 || !bias->is_cpu() || !constant_b.defined() ||
+        constant_b.rank() != 2 || bias->numel() != constant_b.dim(1)) {
+      return ctx.error(ErrorCode::kInvalidArgument,
+                       "a MatMulBias takes a constant float32 B [K, N] and N bias values");
+    }
+    epilogue.bias = *bias;
+    AttrReader a(ctx.node());
+    epilogue.activation = a.get_string(kMatMulBiasActivation, "");
+    RECUR_RETURN_IF_ERROR(a.status());
+    if (!known_matmul_bias_activation(epilogue.activation)) {
+      return ctx.error(ErrorCode::kInvalidArgument,
+                       "activation '" + epilogue.activation + "' is not a MatMulBias's");
+    }
+  }
+  auto k = std::make_unique<MatMulKernel>(options_of(ctx).max_threads, std::move(constant_b),
+                                          ctx.node().describe(), options_of(ctx).small_cells,
+                                          std::move(epilogue));
+  if (k->small())
+    ctx.note("B packed at load for recur's own loop (products under 4M multiply-adds)");
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+Claim claim_matmul(const Node& n, const Graph& g) {
+  Claim c = claim_float32_input(n, g, 0);
+  return c.yes ? claim_float32_input(n, g, 1) : c;
+}
+
 }  // namespace
 
 void register_matmul(KernelRegistry& r) {
-  r.add({.op_type = "MatMul",
+  r.add({.op_type = "MatMul", .since = 1, .create = create_matmul, .claim = claim_matmul});
+  r.add({.op_type = kMatMulBiasOp,
+         .domain = kMatMulBiasDomain,
          .since = 1,
-         .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
-           const Tensor* b = ctx.constant_input(1);
-           Tensor constant_b = b && b->dtype() == DType::kFloat32 && b->is_cpu() ? *b : Tensor();
-           auto k =
-               std::make_unique<MatMulKernel>(options_of(ctx).max_threads, std::move(constant_b),
-                                              ctx.node().describe(), options_of(ctx).small_cells);
-           if (k->small())
-             ctx.note("B packed at load for recur's own loop (products under 4M multiply-adds)");
-           return std::unique_ptr<Kernel>(std::move(k));
-         },
-         .claim =
-             [](const Node& n, const Graph& g) {
-               Claim c = claim_float32_input(n, g, 0);
-               return c.yes ? claim_float32_input(n, g, 1) : c;
-             }});
+         .create = create_matmul,
+         .claim = [](const Node& n, const Graph& g) {
+           Claim c = claim_matmul(n, g);
+           if (!c.yes) return c;
+           const Tensor* bias = n.inputs.size() > 2 ? g.constant(n.inputs[2]) : nullptr;
+           if (!bias || bias->dtype() != DType::kFloat32)
+             return Claim::decline("the bias is not a float32 constant");
+           return c;
+         }});
 }
 
 }  // namespace recur::onednn

@@ -1,9 +1,15 @@
-// MatMul (opsets 1, 9, 13): numpy matmul, with 1-D promotion and batch broadcasting.
+// MatMul (opsets 1, 9, 13): numpy matmul, with 1-D promotion and batch broadcasting; and
+// recur::MatMulBias (runtime/graph/matmul_bias.h), the same with a bias and an activation.
+#include <cmath>
+#include <string>
+#include <utility>
+
 #include "providers/reference/common/broadcast.h"
 #include "providers/reference/common/gemm.h"
 #include "providers/reference/common/util.h"
 #include "providers/reference/nn/nn_ops.h"
 #include "providers/reference/nn/nn_util.h"
+#include "runtime/graph/matmul_bias.h"
 
 namespace recur::reference {
 
@@ -107,11 +113,79 @@ class MatMulKernel final : public Kernel {
   }
 };
 
+// recur::MatMulBias (runtime/graph/matmul_bias.h): the MatMul of float A by B, then the bias
+// added along the last axis and the activation applied in the compute type, each as the
+// unfused node computes it.
+class MatMulBiasKernel final : public Kernel {
+ public:
+  explicit MatMulBiasKernel(std::string activation) : activation_(std::move(activation)) {}
+
+  Status run(KernelContext& ctx) const override {
+    RECUR_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
+    RECUR_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
+    RECUR_ASSIGN_OR_RETURN(const Tensor* bias, required_input(ctx, 2));
+    if (a->dtype() != DType::kFloat32 || b->dtype() != DType::kFloat32 ||
+        bias->dtype() != DType::kFloat32) {
+      return invalid_argument("a MatMulBias takes float32 A, B and bias");
+    }
+    RECUR_ASSIGN_OR_RETURN(MatMulShapes s, matmul_shapes(a->shape(), b->shape()));
+    if (bias->numel() != s.n) {
+      return invalid_argument("the bias has " + std::to_string(bias->numel()) +
+                              " values; the product has " + std::to_string(s.n) + " columns");
+    }
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, s.y));
+    const int64_t mk = s.m * s.k, kn = s.k * s.n, mn = s.m * s.n;
+    const float* ap = a->data<float>();
+    const float* bp = b->data<float>();
+    const float* bias_p = bias->data<float>();
+    float* yp = y->data<float>();
+    for_each_broadcast<2>(s.batch, {&s.a_batch, &s.b_batch},
+                          [&](int64_t i, const std::array<int64_t, 2>& off) {
+                            gemm<float>(false, false, s.m, s.n, s.k, 1.0f, ap + off[0] * mk, s.k,
+                                        bp + off[1] * kn, s.n, 0.0f, yp + i * mn, s.n);
+                          });
+    const int64_t rows = s.n == 0 ? 0 : y->numel() / s.n;
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = yp + r * s.n;
+      for (int64_t j = 0; j < s.n; ++j) row[j] = activate(row[j] + bias_p[j]);
+    }
+    return ok_status();
+  }
+
+ private:
+  // The Relu and Gelu-20 of the reference's activations (activation.cc), in float.
+  float activate(float x) const {
+    if (activation_.empty()) return x;
+    if (activation_ == "Relu") return x > 0.0f ? x : 0.0f;
+    if (activation_ == "GeluTanh") {
+      const float k = 0.7978845608028654f;  // sqrt(2 / pi)
+      return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+    }
+    return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f));
+  }
+
+  std::string activation_;
+};
+
 }  // namespace
 
 void register_matmul(Registrar& r) {
   r.add({.op_type = "MatMul", .since = 1, .create = make_simple<MatMulKernel>()},
         [](InferContext& ctx) { return infer_matmul_like(ctx, ctx.input_type(0).dtype, 0, 1); });
+  r.add({.op_type = kMatMulBiasOp,
+         .domain = kMatMulBiasDomain,
+         .since = 1,
+         .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
+           AttrReader a(ctx.node());
+           std::string act = a.get_string(kMatMulBiasActivation, "");
+           RECUR_RETURN_IF_ERROR(a.status());
+           if (!known_matmul_bias_activation(act)) {
+             return invalid_model(ctx.node().describe() + ": activation '" + act +
+                                  "'; a MatMulBias takes Relu, Gelu or GeluTanh");
+           }
+           return std::unique_ptr<Kernel>(new MatMulBiasKernel(std::move(act)));
+         }},
+        [](InferContext& ctx) { return infer_matmul_like(ctx, DType::kFloat32, 0, 1); });
 }
 
 }  // namespace recur::reference

@@ -359,8 +359,12 @@ Status lower_skip_norm(Lowering& l, bool simplified) {
   const DType t = value_type(l, l.in(0));
   const ValueId bias = l.in(simplified ? 3 : 4);
   const ValueId sum_out = l.out(3);
-  ValueId sum = l.binary("Add", l.in(0), l.in(1), bias == kNoValue ? sum_out : kNoValue, t);
-  if (bias != kNoValue) sum = l.binary("Add", sum, bias, sum_out, t);
+  // (input + bias) + skip: the bias joins the input first, so that the MatMul that usually
+  // writes the input takes it as its own (fuse_matmul.cc). ONNX Runtime sums in another order;
+  // the two differ by rounding only.
+  ValueId sum = l.in(0);
+  if (bias != kNoValue) sum = l.binary("Add", sum, bias, kNoValue, t);
+  sum = l.binary("Add", sum, l.in(1), sum_out, t);
   if (simplified) {
     RECUR_RETURN_IF_ERROR(lower_rms(l, sum, l.in(2), -1, eps, l.out(0), l.out(1), l.out(2), t));
   } else {

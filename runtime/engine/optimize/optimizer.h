@@ -51,12 +51,20 @@ Status fuse_gelus(Graph& graph, const NodeFusionFilter& accept);
 // naming the nine.
 Status fuse_layer_norms(Graph& graph, const NodeFusionFilter& accept);
 
-// ONNX Runtime's fused operators, as its optimizer saves them (com.microsoft FusedConv,
-// FusedGemm, FusedMatMul, TransposeMatMul, Gelu, BiasGelu, FastGelu, QuickGelu, BiasAdd,
-// SkipLayerNormalization, SkipSimplifiedLayerNormalization, MatMulIntegerToFloat,
-// DynamicQuantizeMatMul; its ONNX-domain SimplifiedLayerNormalization and LayerNormalization
-// before opset 17; the QLinear operators of QDQ models, lower_qlinear.cc), become the ONNX
-// nodes they fused, in subgraphs too (lower_contrib.cc).
+// Each MatMul by a constant 2-D B whose output only an Add of a constant bias over the last
+// axis reads, with the Relu or Gelu that alone reads the sum where there is one, becomes one
+// recur::MatMulBias node (runtime/graph/matmul_bias.h, fuse_matmul.cc), in subgraphs too,
+// where `accept` agrees given the MatMul and the fused node. The fused node keeps the MatMul's
+// name and carries a note naming the nodes it replaced.
+Status fuse_matmul_bias(Graph& graph, const NodeFusionFilter& accept);
+
+// ONNX Runtime's com.microsoft operators, as its optimizer, quantizers and PyTorch export
+// helper write them (the fusions FusedConv, FusedGemm, FusedMatMul, the GELUs, the skip
+// normalizations, the int8 MatMuls: lower_contrib.cc; Attention, MultiHeadAttention,
+// GroupQueryAttention, EmbedLayerNormalization, RotaryEmbedding: lower_attention.cc; the
+// QLinear operators, its quantization operators, MatMulNBits: lower_qlinear.cc; its
+// ONNX-domain SimplifiedLayerNormalization and LayerNormalization before opset 17), become the
+// ONNX nodes they compute, in subgraphs too.
 // The node that does the operator's work keeps its name, with a note saying what it was.
 // Nodes are taken in topological order, each taking the type of the contrib node it reads;
 // one that needs a rank shape inference has not found yet (FusedMatMul's transpositions

@@ -172,6 +172,7 @@ std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>
     fuse_conv_activations(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
     fuse_gelus(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
     fuse_layer_norms(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
+    fuse_matmul_bias(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
     if (options.rnn_layer_fusion() != SessionOptions::Fusion::kOff) {
       // Fused only where it pays (kAuto: a GPU provider claims the fused node first) or where
       // some listed provider can run it (kOn).
