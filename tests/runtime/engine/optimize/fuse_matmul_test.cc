@@ -51,9 +51,10 @@ std::string chain_model(const TempDir& dir, const Chain& c) {
   m.node("MatMul", {"a", "B"}, {"p"}, "mm");
   if (c.product_read_twice) m.node("Neg", {"p"}, {"p2"}, "neg");
   const std::string sum = c.activation.empty() ? "y" : "s";
-  m.node("Add", c.bias_first ? std::vector<std::string>{"bias", "p"}
-                             : std::vector<std::string>{"p", "bias"},
-         {sum}, "add");
+  m.node(
+      "Add",
+      c.bias_first ? std::vector<std::string>{"bias", "p"} : std::vector<std::string>{"p", "bias"},
+      {sum}, "add");
   if (!c.activation.empty()) {
     auto& act = m.node(c.activation, {"s"}, {"y"}, "act");
     if (!c.approximate.empty()) set_attr(act, "approximate", c.approximate);
@@ -125,10 +126,10 @@ TEST(FuseMatMul, ALargeProductMatchesTooThroughThePrimitive) {
 }
 
 TEST(FuseMatMul, WhatTheFusedNodeCannotTakeIsLeftAlone) {
-  check({.bias_is_input = true}, 0);                          // not a constant
-  check({.product_read_twice = true}, 0);                     // the product read twice
-  check({.bias_shape = {3, 5}}, 0);  // not one value a column
-  check({.activation = "Gelu", .approximate = "none"}, 1);    // the default, written out
+  check({.bias_is_input = true}, 0);                        // not a constant
+  check({.product_read_twice = true}, 0);                   // the product read twice
+  check({.bias_shape = {3, 5}}, 0);                         // not one value a column
+  check({.activation = "Gelu", .approximate = "none"}, 1);  // the default, written out
 }
 
 }  // namespace
