@@ -190,4 +190,13 @@ Tensor floats(const Shape& shape, const std::vector<float>& values) {
   return Tensor::from_vector<float>(shape, values);
 }
 
+Tensor sine_wave(const Shape& shape, float phase, float step, float amplitude) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = amplitude * std::sin(step * static_cast<float>(i) + phase);
+  return floats(shape, v);
+}
+
 }  // namespace recur::testing

@@ -64,6 +64,9 @@ class TempDir {
 
 // A float tensor with the given values.
 Tensor floats(const Shape& shape, const std::vector<float>& values);
+// float32 values amplitude * sin(step * i + phase), i the flat index: smooth, of both signs,
+// and different in every element and for every phase.
+Tensor sine_wave(const Shape& shape, float phase, float step = 0.7f, float amplitude = 1.0f);
 // float32 values drawn uniformly from [-scale, scale) by `rng`.
 Tensor random_tensor(const Shape& shape, std::mt19937& rng, float scale = 0.5f);
 // float32 values that make orderings hard: the integers -3..3 (so rows have ties), with

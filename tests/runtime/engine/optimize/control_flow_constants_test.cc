@@ -30,14 +30,7 @@ enum class Weights {
   kGraphInput,            // W is a graph input: repacked on every run (the control case)
 };
 
-Tensor pattern(const Shape& shape, float phase) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = 0.4f * std::sin(0.7f * static_cast<float>(i) + phase);
-  return floats(shape, v);
-}
+Tensor pattern(const Shape& shape, float phase) { return sine_wave(shape, phase, 0.7f, 0.4f); }
 
 Tensor weight(char which) {
   if (which == 'W') return pattern({1, 4 * kH, kI}, 0.1f);

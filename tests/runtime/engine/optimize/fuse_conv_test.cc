@@ -15,13 +15,7 @@
 namespace recur::testing {
 namespace {
 
-Tensor pattern(const Shape& shape, float phase) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.9f * static_cast<float>(i) + phase);
-  return floats(shape, v);
-}
+Tensor pattern(const Shape& shape, float phase) { return sine_wave(shape, phase, 0.9f); }
 
 // y = act(Conv(x, W, B)); with `also_output`, the Conv's output is a graph output too; a
 // non-negative `alpha` is set as the activation's alpha attribute.

@@ -16,14 +16,6 @@
 namespace recur::testing {
 namespace {
 
-Tensor pattern(const Shape& shape, float phase) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.7f * static_cast<float>(i) + phase);
-  return floats(shape, v);
-}
-
 struct Chain {
   std::string activation;      // "" or the op after the Add
   std::string approximate;     // Gelu's attribute, where set
@@ -40,11 +32,11 @@ std::string chain_model(const TempDir& dir, const Chain& c) {
   ModelBuilder m(20);
   const Shape a_shape = c.rank2 ? Shape{3, c.k} : Shape{2, 3, c.k};
   m.input("a", DType::kFloat32, a_shape);
-  m.initializer("B", pattern(c.b_shape, 0.3f));
+  m.initializer("B", sine_wave(c.b_shape, 0.3f));
   if (c.bias_is_input) {
     m.input("bias", DType::kFloat32, c.bias_shape);
   } else {
-    m.initializer("bias", pattern(c.bias_shape, 1.1f));
+    m.initializer("bias", sine_wave(c.bias_shape, 1.1f));
   }
   m.output("y", DType::kFloat32);
   if (c.product_read_twice) m.output("p2", DType::kFloat32);
@@ -69,8 +61,8 @@ int count_op(const Session& s, const std::string& op) {
 }
 
 Feeds feeds_for(const Chain& c) {
-  Feeds f = {{"a", pattern(c.rank2 ? Shape{3, c.k} : Shape{2, 3, c.k}, 0.0f)}};
-  if (c.bias_is_input) f.push_back({"bias", pattern(c.bias_shape, 1.1f)});
+  Feeds f = {{"a", sine_wave(c.rank2 ? Shape{3, c.k} : Shape{2, 3, c.k}, 0.0f)}};
+  if (c.bias_is_input) f.push_back({"bias", sine_wave(c.bias_shape, 1.1f)});
   return f;
 }
 
