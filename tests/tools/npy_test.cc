@@ -127,6 +127,28 @@ const std::string kNumpyUnicode =
 const std::string kNumpyBytes =
     npy_file("{'descr': '|S3', 'fortran_order': False, 'shape': (2,), }", "616200ff0063");
 
+// Found by the npy fuzzer: an empty 'S1' array of dimensions whose product in bytes fits only
+// at one byte an element was read, but written back as 'U1' (4 bytes), which the reader then
+// refused. An empty array's size in bytes is 0 whatever its element type.
+TEST(Npy, AnEmptyArrayOfHugeDimensionsRoundTrips) {
+  std::string header =
+      "{'descr': '|S1', 'fortran_order': False, 'shape': (2000, 1200000000002000, 0), }";
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size() & 0xFF);
+  bytes += static_cast<char>(header.size() >> 8);
+  bytes += header;
+  auto t = tools::parse_npy(bytes, "empty.npy");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->numel(), 0);
+  auto written = tools::encode_npy(*t);
+  ASSERT_TRUE(written.ok()) << written.status().message();
+  auto back = tools::parse_npy(*written, "again.npy");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->shape(), t->shape());
+}
+
 TEST(Npy, NumpyStringsReadAsUtf8AndBytes) {
   auto u = tools::parse_npy(kNumpyUnicode, "u.npy");
   ASSERT_TRUE(u.ok()) << u.status().message();

@@ -73,7 +73,11 @@ Result<Shape> parse_shape(const std::string& text, size_t elem_size, const std::
     items.pop_back();
   }
   Shape shape;
-  uint64_t bytes = elem_size;
+  // The element count, in the order Tensor multiplies the dimensions, must not overflow; the
+  // size in bytes only where there are elements, so that an empty array's element type does
+  // not decide whether it is read ('S1' and 'U1' of shape (2000, 10^15, 0), say: the writer
+  // stores an empty string array as 'U1').
+  uint64_t count = 1;
   for (const std::string& item : items) {
     int64_t d = 0;
     const char* stop = item.data() + item.size();
@@ -84,11 +88,16 @@ Result<Shape> parse_shape(const std::string& text, size_t elem_size, const std::
     if (ec != std::errc() || ptr != stop) {
       return bad("dimension '" + item + "' is not a non-negative integer");
     }
-    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) ||
-        bytes > static_cast<uint64_t>(INT64_MAX)) {
-      return bad("the array's size in bytes overflows");
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(d), &count) ||
+        count > static_cast<uint64_t>(INT64_MAX)) {
+      return bad("the array's element count overflows");
     }
     shape.push_back(d);
+  }
+  uint64_t bytes = 0;
+  if (count > 0 && (__builtin_mul_overflow(count, static_cast<uint64_t>(elem_size), &bytes) ||
+                    bytes > static_cast<uint64_t>(INT64_MAX))) {
+    return bad("the array's size in bytes overflows");
   }
   return shape;
 }
