@@ -199,6 +199,14 @@ class ObjectPool {
   std::vector<std::unique_ptr<T>> free_;
 };
 
+// The threads a kernel's primitives run on: a team of `max`, or with `shrink` a smaller one
+// while other processes hold some of the cores (busy_cores.h). Deterministic sessions and
+// onednn.busy_cores=wait keep the team whole: its size can change the last bits of a sum.
+struct Threads {
+  int max = 1;
+  bool shrink = false;
+};
+
 // The provider's settings, as the kernels see them.
 enum class ImplChoice { kAuto, kAny, kLdigo };
 enum class ThreadingChoice { kAuto, kSingle, kOmp, kSplit };
@@ -223,6 +231,10 @@ struct OnednnOptions : ProviderOptions {
   // (which holds every step's gates) is sized for a block rather than the sequence; 0 picks by
   // the rule in rnn_run.cc (time_block), and a value of T or more runs whole sequences.
   int64_t time_block = 0;
+  // onednn.busy_cores: shrink (the default) runs smaller OpenMP teams while other processes
+  // hold cores; wait keeps them whole (as do deterministic sessions).
+  bool shrink_teams = true;
+  Threads team() const { return {max_threads, shrink_teams && !deterministic}; }
   // onednn.precision: fp32 | bf16 | int8, else SessionOptions::cpu_precision.
   ProviderConfig::Precision precision = ProviderConfig::Precision::kFp32;
   // Shared by the session's kernels; null when the session has no cache.

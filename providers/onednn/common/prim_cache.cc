@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "providers/onednn/common/avx512.h"
+#include "providers/onednn/common/busy_cores.h"
 #include "runtime/core/code_layout.h"
 
 namespace recur::onednn {
@@ -40,15 +41,80 @@ dnnl::primitive_attr user_scratchpad_attr() {
   return attr;
 }
 
+namespace {
+
+// The operands whose layouts a smaller team must share with the primitive: kernels reorder
+// constant weights at load into the layout the first pd chose.
+constexpr int kLayoutArgs[] = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1,    DNNL_ARG_SRC_2, DNNL_ARG_WEIGHTS,
+                               DNNL_ARG_BIAS,  DNNL_ARG_DST_0,    DNNL_ARG_DST_1, DNNL_ARG_DST_2,
+                               DNNL_ARG_MEAN,  DNNL_ARG_VARIANCE, DNNL_ARG_SCALE, DNNL_ARG_SHIFT};
+
+bool same_md(const_dnnl_primitive_desc_t a, const_dnnl_primitive_desc_t b, int arg) {
+  const dnnl_memory_desc_t* ma = dnnl_primitive_desc_query_md(a, dnnl_query_exec_arg_md, arg);
+  const dnnl_memory_desc_t* mb = dnnl_primitive_desc_query_md(b, dnnl_query_exec_arg_md, arg);
+  if (!ma || !mb) return ma == mb;
+  return dnnl_memory_desc_equal(ma, mb) != 0;
+}
+
+// `prim` made again, from its own operation descriptor and attributes, under `threads`
+// OpenMP threads; an empty primitive where oneDNN chose other layouts for that team or failed.
+void remake(const dnnl::primitive& prim, SmallerTeam& out) {
+  using dnnl::error;
+  const_dnnl_primitive_desc_t first = nullptr;
+  const_dnnl_op_desc_t op = nullptr;
+  const_dnnl_primitive_attr_t attr = nullptr;
+  dnnl_primitive_desc_t made = nullptr;
+  try {
+    error::wrap_c_api(dnnl_primitive_get_primitive_desc(prim.get(), &first), "primitive desc");
+    error::wrap_c_api(dnnl_primitive_desc_query(first, dnnl_query_op_d, 0, &op), "op desc");
+    error::wrap_c_api(dnnl_primitive_desc_get_attr(first, &attr), "attributes");
+    ThreadScope scope(out.threads);
+    error::wrap_c_api(dnnl_primitive_desc_create(&made, op, attr, cpu_engine().get(), nullptr),
+                      "primitive desc for a smaller team");
+    bool same = true;
+    for (int arg : kLayoutArgs) same = same && same_md(first, made, arg);
+    if (same) {
+      const dnnl_memory_desc_t* sp =
+          dnnl_primitive_desc_query_md(made, dnnl_query_scratchpad_md, 0);
+      if (sp) out.scratchpad = dnnl::memory::desc(*sp);
+      out.primitive = dnnl::primitive(made);
+    }
+  } catch (const dnnl::error&) {
+    out.primitive = dnnl::primitive();  // the whole team goes on running it
+  } catch (const std::bad_alloc&) {
+    out.primitive = dnnl::primitive();
+  }
+  if (made) dnnl_primitive_desc_destroy(made);
+}
+
+}  // namespace
+
+const SmallerTeam* SmallerTeams::get(const CachedPrimitive& p, int threads) {
+  if (threads >= p.threads) return nullptr;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& m : made_)
+    if (m->threads == threads) return m->primitive ? m.get() : nullptr;
+  auto m = std::make_unique<SmallerTeam>();
+  m->threads = threads;
+  remake(p.primitive, *m);
+  made_.push_back(std::move(m));
+  return made_.back()->primitive ? made_.back().get() : nullptr;
+}
+
 Status execute_primitive(const CachedPrimitive& p, std::span<const Bind> binds, ScratchPool& pool,
                          const std::string& what) {
-  ScratchPool::Lease scratch = pool.acquire(p.scratchpad.get_size());
-  ArgsPool::Lease args = p.args->acquire();
+  const int team = p.shrink && p.threads > 1 ? team_for_now(p.threads) : p.threads;
+  const SmallerTeam* smaller = team < p.threads ? p.smaller->get(p, team) : nullptr;
+  if (smaller) count_smaller_team_run();
+  const dnnl::primitive& prim = smaller ? smaller->primitive : p.primitive;
+  const dnnl::memory::desc& scratch_md = smaller ? smaller->scratchpad : p.scratchpad;
+  ScratchPool::Lease scratch = pool.acquire(scratch_md.get_size());
+  ArgsPool::Lease args = smaller ? smaller->args->acquire() : p.args->acquire();
   return dnnl_try(what, [&] {
     for (const Bind& b : binds) args.bind(b.arg, b.md, b.data);
-    args.bind(DNNL_ARG_SCRATCHPAD, p.scratchpad, scratch.data());
-    ThreadScope scope(p.threads);
-    args.execute(p.primitive, thread_stream());
+    args.bind(DNNL_ARG_SCRATCHPAD, scratch_md, scratch.data());
+    ThreadScope scope(smaller ? smaller->threads : p.threads);
+    args.execute(prim, thread_stream());
     thread_stream().wait();
   });
 }

@@ -21,14 +21,40 @@
 
 namespace recur::onednn {
 
+struct CachedPrimitive;
+
+// The same primitive made for a smaller OpenMP team, for the windows in which other processes
+// hold some of the cores (busy_cores.h): a team as large as the cores would wait at every
+// barrier for a member that cannot run.
+struct SmallerTeam {
+  int threads = 1;
+  dnnl::primitive primitive;  // empty where it could not be made with the same layouts
+  dnnl::memory::desc scratchpad;
+  std::shared_ptr<ArgsPool> args = std::make_shared<ArgsPool>();
+};
+
+// The smaller teams of one primitive, each made on its first need (a few milliseconds, once).
+class SmallerTeams {
+ public:
+  // The variant for a team of `threads` (fewer than the primitive's), or nullptr where none
+  // can be made.
+  const SmallerTeam* get(const CachedPrimitive& p, int threads);
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<SmallerTeam>> made_;
+};
+
 // A primitive with the scratchpad it asked for (scratchpad_mode::user).
 struct CachedPrimitive {
   dnnl::primitive primitive;
   dnnl::memory::desc scratchpad;
   std::string impl;
-  int threads = 1;  // created for, and run with, this many OpenMP threads
+  int threads = 1;      // created for, and run with, this many OpenMP threads
+  bool shrink = false;  // or fewer, while other processes hold cores (Threads)
   // Its executions' memory objects, made once and re-pointed (dnnl_util.h).
   std::shared_ptr<ArgsPool> args = std::make_shared<ArgsPool>();
+  std::shared_ptr<SmallerTeams> smaller = std::make_shared<SmallerTeams>();
 };
 
 // One argument of an execution: its descriptor is the same on every run of the primitive.
@@ -74,15 +100,16 @@ dnnl::primitive_attr user_scratchpad_attr();
 // the shapes and throws for those oneDNN refuses (a pooling pad as wide as its window).
 template <class Prim, class MakeDesc>
 Result<CachedPrimitive> make_primitive(const MakeDesc& make_desc, const dnnl::primitive_attr& attr,
-                                       int threads, const std::string& what) {
+                                       Threads threads, const std::string& what) {
   CachedPrimitive out;
   Status st = dnnl_try(what, [&] {
-    ThreadScope scope(threads);
+    ThreadScope scope(threads.max);
     typename Prim::primitive_desc pd(make_desc(), attr, cpu_engine());
     out.scratchpad = pd.scratchpad_desc();
     out.impl = pd.impl_info_str();
     out.primitive = Prim(pd);
-    out.threads = threads;
+    out.threads = threads.max;
+    out.shrink = threads.shrink;
   });
   if (!st.ok()) return st;
   return out;
@@ -104,6 +131,7 @@ inline Status execute_primitive(const CachedPrimitive& p, std::initializer_list<
 // one core) a second thread saves less than one such stall costs: models/vad_streaming went
 // from 1.8 ms to 220 ms per chunk at --threads 2 beside a busy loop (tools/bench/busy_core.py).
 inline int threads_for(double work, int max_threads) { return work < 4194304.0 ? 1 : max_threads; }
+inline Threads threads_for(double work, Threads t) { return {threads_for(work, t.max), t.shrink}; }
 
 // The input's dtype is float32 (or not yet known).
 Claim claim_float32_input(const Node& node, const Graph& graph, size_t i = 0);

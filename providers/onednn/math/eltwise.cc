@@ -65,7 +65,7 @@ std::optional<avx512::Unary> small_form(const EltwiseOp& op, float alpha) {
 
 class EltwiseKernel final : public Kernel {
  public:
-  EltwiseKernel(const EltwiseOp& op, float alpha, float beta, int threads, std::string what,
+  EltwiseKernel(const EltwiseOp& op, float alpha, float beta, Threads threads, std::string what,
                 bool small)
       : op_(op),
         alpha_(alpha),
@@ -136,7 +136,7 @@ class EltwiseKernel final : public Kernel {
  private:
   const EltwiseOp& op_;
   float alpha_, beta_;
-  int threads_;
+  Threads threads_;
   std::string what_;  // the node, for errors: described once, not on every run
   std::optional<avx512::Unary> small_;
   mutable PrimCache<std::tuple<Shape, float, float>> cache_;
@@ -159,9 +159,8 @@ Result<std::unique_ptr<Kernel>> create_eltwise(const EltwiseOp& given, CompileCo
     }
   }
   RECUR_RETURN_IF_ERROR(a.status());
-  return std::unique_ptr<Kernel>(
-      std::make_unique<EltwiseKernel>(op, alpha, beta, options_of(ctx).max_threads,
-                                      ctx.node().describe(), options_of(ctx).small_cells));
+  return std::unique_ptr<Kernel>(std::make_unique<EltwiseKernel>(
+      op, alpha, beta, options_of(ctx).team(), ctx.node().describe(), options_of(ctx).small_cells));
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ namespace {
 
 class BatchNormKernel final : public Kernel {
  public:
-  BatchNormKernel(float epsilon, int threads, std::string what)
+  BatchNormKernel(float epsilon, Threads threads, std::string what)
       : epsilon_(epsilon), threads_(threads), what_(std::move(what)) {}
 
   Status run(KernelContext& ctx) const override {
@@ -70,7 +70,7 @@ class BatchNormKernel final : public Kernel {
 
  private:
   float epsilon_;
-  int threads_;
+  Threads threads_;
   std::string what_;
   mutable PrimCache<Shape> cache_;
   mutable ScratchPool scratch_;
@@ -109,7 +109,7 @@ void register_batch_normalization(KernelRegistry& r) {
            const float eps = a.get_float("epsilon", 1e-5f);
            RECUR_RETURN_IF_ERROR(a.status());
            return std::unique_ptr<Kernel>(std::make_unique<BatchNormKernel>(
-               eps, options_of(ctx).max_threads, ctx.node().describe()));
+               eps, options_of(ctx).team(), ctx.node().describe()));
          },
          .claim = claim_batch_norm});
 }

@@ -22,8 +22,9 @@ using dnnl::memory;
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(WindowAttrs attrs, int64_t group, int threads, std::optional<dnnl::algorithm> post_op,
-             float post_alpha, Tensor constant_w, std::string what, bool small)
+  ConvKernel(WindowAttrs attrs, int64_t group, Threads threads,
+             std::optional<dnnl::algorithm> post_op, float post_alpha, Tensor constant_w,
+             std::string what, bool small)
       : attrs_(std::move(attrs)),
         group_(group),
         threads_(threads),
@@ -271,7 +272,7 @@ class ConvKernel final : public Kernel {
 
   WindowAttrs attrs_;
   int64_t group_;
-  int threads_;
+  Threads threads_;
   std::optional<dnnl::algorithm> post_op_;
   float post_alpha_;  // eltwise_relu's negative slope: LeakyRelu's alpha, 0 for Relu
   // W when it is a constant of the graph (at compile): the layout path reorders it once.
@@ -306,7 +307,7 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
                        ? *constant_w
                        : Tensor();
   return std::unique_ptr<Kernel>(std::make_unique<ConvKernel>(
-      std::move(w), group, options_of(ctx).max_threads, post_op, post_alpha, std::move(w_value),
+      std::move(w), group, options_of(ctx).team(), post_op, post_alpha, std::move(w_value),
       ctx.node().describe(), options_of(ctx).small_cells));
 }
 

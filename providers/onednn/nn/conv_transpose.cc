@@ -29,8 +29,8 @@ bool right_pad_fits(int64_t pad_end, int64_t output_padding, int64_t stride) {
 
 class ConvTransposeKernel final : public Kernel {
  public:
-  ConvTransposeKernel(ConvTransposeAttrs attrs, int threads, Tensor constant_w, std::string what,
-                      bool small)
+  ConvTransposeKernel(ConvTransposeAttrs attrs, Threads threads, Tensor constant_w,
+                      std::string what, bool small)
       : attrs_(std::move(attrs)),
         threads_(threads),
         constant_w_(std::move(constant_w)),
@@ -233,7 +233,7 @@ class ConvTransposeKernel final : public Kernel {
   }
 
   ConvTransposeAttrs attrs_;
-  int threads_;
+  Threads threads_;
   Tensor constant_w_;  // W when it is a constant of the graph: reordered once per shape
   std::string what_;   // the node, for errors
   mutable PrimCache<std::tuple<Shape, Shape, Shape>, Plan> plans_;
@@ -299,7 +299,7 @@ void register_conv_transpose(KernelRegistry& r) {
            const Tensor* cw = ctx.constant_input(1);
            Tensor w_value = cw && cw->dtype() == DType::kFloat32 && cw->is_cpu() ? *cw : Tensor();
            return std::unique_ptr<Kernel>(std::make_unique<ConvTransposeKernel>(
-               std::move(a), options_of(ctx).max_threads, std::move(w_value), ctx.node().describe(),
+               std::move(a), options_of(ctx).team(), std::move(w_value), ctx.node().describe(),
                options_of(ctx).small_cells));
          },
          .claim = claim_conv_transpose});

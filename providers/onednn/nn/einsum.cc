@@ -64,7 +64,7 @@ struct EinsumPlan {
 
 class EinsumKernel final : public Kernel {
  public:
-  EinsumKernel(einsum::Parsed p, int threads, std::string what)
+  EinsumKernel(einsum::Parsed p, Threads threads, std::string what)
       : p_(std::move(p)), threads_(threads), what_(std::move(what)) {}
 
   Status run(KernelContext& ctx) const override {
@@ -210,7 +210,7 @@ class EinsumKernel final : public Kernel {
   }
 
   einsum::Parsed p_;
-  int threads_;
+  Threads threads_;
   std::string what_;  // the node, for errors
   mutable PrimCache<std::tuple<Shape, Shape>, EinsumPlan> cache_;
   mutable ScratchPool scratch_;
@@ -232,7 +232,7 @@ void register_einsum(KernelRegistry& r) {
                               "equation '" + eq + "': " + p.status().message());
            }
            return std::unique_ptr<Kernel>(std::make_unique<EinsumKernel>(
-               std::move(p).value(), options_of(ctx).max_threads, ctx.node().describe()));
+               std::move(p).value(), options_of(ctx).team(), ctx.node().describe()));
          },
          .claim = [](const Node& n, const Graph& g) -> Claim {
            if (n.inputs.size() != 2) return Claim::decline("oneDNN's Einsum takes two operands");

@@ -13,7 +13,7 @@ namespace {
 
 class GemmKernel final : public Kernel {
  public:
-  GemmKernel(bool trans_a, bool trans_b, float alpha, float beta, int threads, std::string what)
+  GemmKernel(bool trans_a, bool trans_b, float alpha, float beta, Threads threads, std::string what)
       : trans_a_(trans_a),
         trans_b_(trans_b),
         alpha_(alpha),
@@ -125,7 +125,7 @@ class GemmKernel final : public Kernel {
  private:
   bool trans_a_, trans_b_;
   float alpha_, beta_;
-  int threads_;
+  Threads threads_;
   std::string what_;  // the node, for errors: described once, not on every run
   std::unique_ptr<avx512::PackedMatrix> small_;  // B (alpha, beta C) for recur's own loop
   Shape small_b_shape_;
@@ -143,7 +143,7 @@ void register_gemm(KernelRegistry& r) {
            const bool ta = a.get_int("transA", 0) != 0, tb = a.get_int("transB", 0) != 0;
            const float alpha = a.get_float("alpha", 1.0f), beta = a.get_float("beta", 1.0f);
            RECUR_RETURN_IF_ERROR(a.status());
-           auto k = std::make_unique<GemmKernel>(ta, tb, alpha, beta, options_of(ctx).max_threads,
+           auto k = std::make_unique<GemmKernel>(ta, tb, alpha, beta, options_of(ctx).team(),
                                                  ctx.node().describe());
            if (options_of(ctx).small_cells &&
                k->pack_small(ctx.constant_input(1), ctx.constant_input(2), ctx.node().has_input(2)))

@@ -18,7 +18,7 @@ namespace {
 
 class LayerNormKernel final : public Kernel {
  public:
-  LayerNormKernel(int64_t axis, float epsilon, int threads, std::string what)
+  LayerNormKernel(int64_t axis, float epsilon, Threads threads, std::string what)
       : axis_(axis), epsilon_(epsilon), threads_(threads), what_(std::move(what)) {}
 
   Status run(KernelContext& ctx) const override {
@@ -108,7 +108,7 @@ class LayerNormKernel final : public Kernel {
  private:
   int64_t axis_;
   float epsilon_;
-  int threads_;
+  Threads threads_;
   std::string what_;
   mutable PrimCache<std::tuple<Shape, bool>> cache_;
   mutable ScratchPool scratch_;
@@ -179,7 +179,7 @@ void register_layer_normalization(KernelRegistry& r) {
            const float eps = a.get_float("epsilon", 1e-5f);
            RECUR_RETURN_IF_ERROR(a.status());
            return std::unique_ptr<Kernel>(std::make_unique<LayerNormKernel>(
-               axis, eps, options_of(ctx).max_threads, ctx.node().describe()));
+               axis, eps, options_of(ctx).team(), ctx.node().describe()));
          },
          .claim = claim_layer_norm});
 }

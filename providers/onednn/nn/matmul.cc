@@ -40,7 +40,7 @@ struct Epilogue {
 
 class MatMulKernel final : public Kernel {
  public:
-  MatMulKernel(int threads, Tensor constant_b, std::string what, bool small, Epilogue epilogue)
+  MatMulKernel(Threads threads, Tensor constant_b, std::string what, bool small, Epilogue epilogue)
       : threads_(threads),
         constant_b_(std::move(constant_b)),
         what_(std::move(what)),
@@ -140,7 +140,8 @@ class MatMulKernel final : public Kernel {
     plan.a = dense_desc(sa);
     plan.b = dense_desc(sb);
     plan.y = dense_desc(so);
-    const int threads = threads_for(static_cast<double>(numel) * static_cast<double>(K), threads_);
+    const Threads threads =
+        threads_for(static_cast<double>(numel) * static_cast<double>(K), threads_);
     dnnl::primitive_attr attr = user_scratchpad_attr();
     if (epilogue_.bias.defined()) {
       Shape bias_dims(r, 1);
@@ -234,7 +235,7 @@ class MatMulKernel final : public Kernel {
   static constexpr int64_t kSmallMaxB = int64_t{1} << 18;  // 1 MiB of B
   static constexpr double kSmallMaxMacs = 4194304.0;       // threads_for's one-thread bound
 
-  int threads_;
+  Threads threads_;
   // B when it is a constant of the graph (at compile), reordered once per shape plan.
   Tensor constant_b_;
   std::unique_ptr<avx512::PackedMatrix> small_;  // B for recur's own loop, when small
@@ -264,7 +265,7 @@ Result<std::unique_ptr<Kernel>> create_matmul(CompileContext& ctx) {
                        "activation '" + epilogue.activation + "' is not a MatMulBias's");
     }
   }
-  auto k = std::make_unique<MatMulKernel>(options_of(ctx).max_threads, std::move(constant_b),
+  auto k = std::make_unique<MatMulKernel>(options_of(ctx).team(), std::move(constant_b),
                                           ctx.node().describe(), options_of(ctx).small_cells,
                                           std::move(epilogue));
   if (k->small())

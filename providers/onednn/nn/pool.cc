@@ -34,7 +34,7 @@ struct PoolPlan {
 
 class PoolKernel final : public Kernel {
  public:
-  PoolKernel(PoolKind kind, WindowAttrs attrs, bool count_include_pad, int threads,
+  PoolKernel(PoolKind kind, WindowAttrs attrs, bool count_include_pad, Threads threads,
              std::string what, bool small)
       : kind_(kind),
         attrs_(std::move(attrs)),
@@ -160,7 +160,7 @@ class PoolKernel final : public Kernel {
   PoolKind kind_;
   WindowAttrs attrs_;
   bool include_pad_;
-  int threads_;
+  Threads threads_;
   std::string what_;  // the node, for errors
   bool small_;        // 1-D max pools of small tensors on a plain loop
   mutable PrimCache<Shape, PoolPlan> cache_;
@@ -232,9 +232,9 @@ void add_pool(KernelRegistry& r, const char* name, PoolKind kind) {
              include = a.get_int("count_include_pad", 0) != 0;
              RECUR_RETURN_IF_ERROR(a.status());
            }
-           return std::unique_ptr<Kernel>(std::make_unique<PoolKernel>(
-               kind, std::move(w), include, options_of(ctx).max_threads, ctx.node().describe(),
-               options_of(ctx).small_cells));
+           return std::unique_ptr<Kernel>(
+               std::make_unique<PoolKernel>(kind, std::move(w), include, options_of(ctx).team(),
+                                            ctx.node().describe(), options_of(ctx).small_cells));
          },
          .claim = [kind](const Node& n, const Graph& g) { return claim_pool(n, g, kind); }});
 }

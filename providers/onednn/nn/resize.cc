@@ -145,7 +145,7 @@ struct ResizePlan {
 
 class ResizeKernel final : public Kernel {
  public:
-  ResizeKernel(bool linear, ResizeTarget target, int threads, std::string what)
+  ResizeKernel(bool linear, ResizeTarget target, Threads threads, std::string what)
       : linear_(linear), target_(std::move(target)), threads_(threads), what_(std::move(what)) {}
 
   Status run(KernelContext& ctx) const override {
@@ -210,7 +210,7 @@ class ResizeKernel final : public Kernel {
 
   bool linear_;
   ResizeTarget target_;
-  int threads_;
+  Threads threads_;
   std::string what_;
   mutable PrimCache<Shape, ResizePlan> cache_;
   mutable ScratchPool scratch_;
@@ -226,8 +226,8 @@ void register_resize(KernelRegistry& r) {
            if (!c.yes) return ctx.error(ErrorCode::kNotImplemented, c.reason);
            std::optional<ResizeTarget> target = constant_target(ctx.node(), ctx.graph());
            return std::unique_ptr<Kernel>(std::make_unique<ResizeKernel>(
-               ResizeAttrs::read(ctx.node()).linear, std::move(*target),
-               options_of(ctx).max_threads, ctx.node().describe()));
+               ResizeAttrs::read(ctx.node()).linear, std::move(*target), options_of(ctx).team(),
+               ctx.node().describe()));
          },
          .claim = &claim_resize});
 }

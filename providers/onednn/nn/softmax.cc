@@ -12,7 +12,8 @@ namespace {
 
 class SoftmaxKernel final : public Kernel {
  public:
-  SoftmaxKernel(bool log, int64_t axis, bool coerce_2d, int threads, std::string what, bool small)
+  SoftmaxKernel(bool log, int64_t axis, bool coerce_2d, Threads threads, std::string what,
+                bool small)
       : log_(log),
         axis_(axis),
         coerce_2d_(coerce_2d),
@@ -72,7 +73,7 @@ class SoftmaxKernel final : public Kernel {
   bool log_;
   int64_t axis_;
   bool coerce_2d_;
-  int threads_;
+  Threads threads_;
   std::string what_;  // the node, for errors: described once, not on every run
   bool small_;
   mutable PrimCache<std::tuple<Shape, int64_t>> cache_;
@@ -86,7 +87,7 @@ KernelFactory softmax_factory(bool log) {
     const int64_t axis = a.get_int("axis", coerce ? 1 : -1);
     RECUR_RETURN_IF_ERROR(a.status());
     return std::unique_ptr<Kernel>(
-        std::make_unique<SoftmaxKernel>(log, axis, coerce, options_of(ctx).max_threads,
+        std::make_unique<SoftmaxKernel>(log, axis, coerce, options_of(ctx).team(),
                                         ctx.node().describe(), options_of(ctx).small_cells));
   };
 }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "providers/onednn/common/busy_cores.h"
 #include "providers/onednn/rnn/candidate_race.h"
 #include "providers/onednn/rnn/rnn_kernel.h"
 
@@ -112,6 +113,15 @@ size_t pick_winner(const std::vector<Choice>& cands, const RaceTimes& t) {
 }
 
 }  // namespace
+
+Choice RnnKernel::for_busy_cores(Choice c) const {
+  int& width = c.split > 1 ? c.split : c.threads;
+  if (width <= 1 || !opts_.team().shrink) return c;
+  const int fits = team_for_now(width);
+  if (fits < width) count_smaller_team_run();
+  width = fits;
+  return c;
+}
 
 Jobs RnnKernel::jobs_for(const Choice& c, int64_t N) const {
   Jobs jobs;

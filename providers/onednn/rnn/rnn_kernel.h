@@ -170,6 +170,10 @@ class RnnKernel final : public Kernel {
 
   // The chooser (rnn_chooser.cc).
   Result<Choice> choose(const BucketKey& bucket, int64_t T, std::string* note) const;
+  // `c` for a run now: while other processes hold cores, its team or split as large as the
+  // cores would wait for a thread that cannot run (busy_cores.h), so it takes the half,
+  // quarter, ... that fits. Deterministic sessions and onednn.busy_cores=wait keep `c`.
+  Choice for_busy_cores(Choice c) const;
   Candidates candidates(const BucketKey& bucket, int64_t T) const;
   // The bucket's key in the tuning cache, beside the process-wide tuning_env().
   std::string cache_key(const BucketKey& bucket) const;

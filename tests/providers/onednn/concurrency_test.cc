@@ -1,6 +1,8 @@
 // Concurrent run() calls on one oneDNN session: 4 threads run 50 times each, and every result
 // must equal the single-threaded one, bit for bit. Each run has its own scratchpad
-// (scratchpad_mode::user), so runs cannot clobber each other.
+// (scratchpad_mode::user), so runs cannot clobber each other. The sessions keep their OpenMP
+// teams whole (onednn.busy_cores=wait): a team that shrinks while CTest's other jobs hold a
+// core may change the last bits (busy_cores_test.cc covers that way).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -94,7 +96,7 @@ TEST(OnednnConcurrency, FourThreadsFiftyRunsEqualSingleThreaded) {
   const std::string model = lstm_model();
   const auto feeds = feed_sets();
   SessionOptions o;
-  o.providers({"onednn"}).threads(2);
+  o.providers({"onednn"}).threads(2).set("onednn.busy_cores", "wait");
   Session s = Session::from_bytes(model.data(), model.size(), o);
   ASSERT_EQ(s.assignment()[0].provider, "onednn");
   std::vector<Outputs> want;
@@ -110,7 +112,7 @@ TEST(OnednnConcurrency, PrimitivesCreatedByConcurrentFirstRuns) {
   const auto feeds = feed_sets();
   // Untimed choices are deterministic, so a second session makes the same primitives.
   SessionOptions o;
-  o.providers({"onednn"}).threads(2).set("onednn.tune", "0");
+  o.providers({"onednn"}).threads(2).set("onednn.tune", "0").set("onednn.busy_cores", "wait");
   Session single = Session::from_bytes(model.data(), model.size(), o);
   std::vector<Outputs> want;
   for (const auto& f : feeds) want.push_back(single.run(f));
@@ -138,7 +140,7 @@ TEST(OnednnConcurrency, WholeModelsFourThreadsFiftyRuns) {
     }
     ASSERT_FALSE(f.empty()) << dir;
     SessionOptions o;
-    o.providers({"onednn", "reference"}).threads(2);
+    o.providers({"onednn", "reference"}).threads(2).set("onednn.busy_cores", "wait");
     Session s(dir + "/model.onnx", o);
     int on_onednn = 0;
     for (const auto& a : s.assignment()) on_onednn += a.provider == "onednn";

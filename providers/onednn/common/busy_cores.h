@@ -1,0 +1,50 @@
+// Whether other processes keep some of this process's cores busy, so that an OpenMP team as
+// large as the cores would wait for threads that cannot run.
+//
+// libgomp's teams split a primitive's work evenly and meet at a barrier: a member whose core
+// another process holds finishes a scheduler time slice late, and every large oneDNN primitive
+// of a run waits for it (a 12-layer encoder went from 25 ms at one thread to 150 ms at two
+// beside a busy loop, where ONNX Runtime's pool lets the calling thread take the work over).
+// The cure is a smaller team while the cores are taken; the count of taken cores comes from
+// the kernel's per-CPU accounting (/proc/stat) minus this process's own CPU time, sampled at
+// most every kWindowMs on the run path (one read of /proc/stat, no allocation).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace recur::onednn {
+
+// Cores of this process's CPU affinity that other processes kept busy in the last window, in
+// whole cores (0 while the machine is quiet, or where /proc/stat cannot be read).
+int cores_taken_by_others();
+
+// The team to run a primitive made for `threads` with now: `threads`, or the largest of its
+// half, quarter, ... down to 1 that fits in the cores this process may use less those other
+// processes hold. Halving keeps the variants a primitive may need to a few.
+int team_for_now(int threads);
+
+// Runs of a primitive or of an RNN pass on a smaller team or split than the one chosen for it,
+// in this process so far.
+uint64_t smaller_team_runs();
+void count_smaller_team_run();
+
+// For tests: `cores` count as taken by other processes, whatever /proc/stat says; -1 goes back
+// to /proc/stat.
+void override_cores_taken(int cores);
+
+// The decision itself, for tests: the cores counted as taken after a window in which other
+// processes used `others` cores on average, given the count `before` it. A core counts as
+// taken from 0.4 of one busy (two threads sharing a core each get about half), and stops
+// counting only below 0.25, so that a count on the edge does not flip at every window.
+int taken_after_window(double others, int before);
+
+// Per-CPU busy and total ticks of the CPUs in `cpus` (indices) summed, from the text of
+// /proc/stat; false where a CPU's line is missing or malformed.
+struct CpuTicks {
+  uint64_t busy = 0;
+  uint64_t total = 0;
+};
+bool parse_proc_stat(std::span<const char> text, std::span<const int> cpus, CpuTicks& out);
+
+}  // namespace recur::onednn

@@ -1,0 +1,190 @@
+// Smaller OpenMP teams while other processes hold cores (providers/onednn/common/busy_cores.h):
+// the /proc/stat parser, the decision with its hysteresis, and sessions that run their large
+// primitives and RNN passes on a smaller team when cores count as taken (a test hook stands in
+// for the other processes), give the results of the whole team, and do not shrink when
+// deterministic or with onednn.busy_cores=wait.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "providers/onednn/common/busy_cores.h"
+#include "recur/recur.h"
+#include "tests/support/model_builder.h"
+#include "tests/support/providers.h"
+
+namespace recur {
+namespace {
+
+using onednn::CpuTicks;
+using testing::ModelBuilder;
+using testing::random_tensor;
+using testing::set_attr;
+
+constexpr char kStat[] =
+    "cpu  900 10 200 5000 30 0 7 0 0 0\n"
+    "cpu0 100 1 20 1000 3 0 1 5 0 0\n"
+    "cpu1 200 2 40 2000 4 6 2 0 0 0\n"
+    "cpu2 300 3 60 3000 5 0 3 1 0 0\n"
+    "intr 123456 1 2 3 4 5\n"
+    "ctxt 99\n";
+
+bool parse(std::string_view text, const std::vector<int>& cpus, CpuTicks& t) {
+  return onednn::parse_proc_stat(std::span<const char>(text.data(), text.size()), cpus, t);
+}
+
+TEST(BusyCores, ParsesTheCpusOfTheAffinityOnly) {
+  CpuTicks t;
+  ASSERT_TRUE(parse(kStat, {0, 2}, t));
+  // busy: user nice system irq softirq steal; idle and iowait are free.
+  const uint64_t busy0 = 100 + 1 + 20 + 0 + 1 + 5, busy2 = 300 + 3 + 60 + 0 + 3 + 1;
+  EXPECT_EQ(t.busy, busy0 + busy2);
+  EXPECT_EQ(t.total, busy0 + 1000 + 3 + busy2 + 3000 + 5);
+  ASSERT_TRUE(parse(kStat, {1}, t));
+  EXPECT_EQ(t.busy, 200u + 2 + 40 + 6 + 2 + 0);
+}
+
+TEST(BusyCores, RefusesAMissingOrMalformedCpu) {
+  CpuTicks t;
+  EXPECT_FALSE(parse(kStat, {0, 3}, t)) << "cpu3 is not in the text";
+  EXPECT_FALSE(parse("cpu0 1 2 x\n", {0}, t)) << "fewer than four counters";
+  EXPECT_FALSE(parse("cpu0", {0}, t));
+  EXPECT_FALSE(parse("", {0}, t));
+  // A kernel that stops after idle still counts.
+  ASSERT_TRUE(parse("cpu0 5 0 5 90\n", {0}, t));
+  EXPECT_EQ(t.busy, 10u);
+  EXPECT_EQ(t.total, 100u);
+}
+
+TEST(BusyCores, CountsACoreFromFourTenthsAndReleasesItBelowAQuarter) {
+  using onednn::taken_after_window;
+  EXPECT_EQ(taken_after_window(0.0, 0), 0);
+  EXPECT_EQ(taken_after_window(0.35, 0), 0);
+  EXPECT_EQ(taken_after_window(0.45, 0), 1) << "two threads sharing a core get half each";
+  EXPECT_EQ(taken_after_window(1.0, 0), 1);
+  EXPECT_EQ(taken_after_window(1.45, 0), 2);
+  EXPECT_EQ(taken_after_window(0.3, 1), 1) << "a count on the edge must not flip";
+  EXPECT_EQ(taken_after_window(0.2, 1), 0);
+  EXPECT_EQ(taken_after_window(1.3, 2), 2);
+  EXPECT_EQ(taken_after_window(1.2, 2), 1);
+  EXPECT_EQ(taken_after_window(std::numeric_limits<double>::quiet_NaN(), 1), 1);
+}
+
+// Cores count as taken for the test's lifetime: more than any machine has, so that every team
+// shrinks to one thread.
+struct AllCoresTaken {
+  AllCoresTaken() { onednn::override_cores_taken(1 << 16); }
+  ~AllCoresTaken() { onednn::override_cores_taken(-1); }
+};
+
+TEST(BusyCores, TeamsHalveToWhatFits) {
+  AllCoresTaken busy;
+  EXPECT_EQ(onednn::team_for_now(1), 1);
+  EXPECT_EQ(onednn::team_for_now(2), 1);
+  EXPECT_EQ(onednn::team_for_now(16), 1);
+  onednn::override_cores_taken(0);
+  EXPECT_EQ(onednn::team_for_now(1), 1);
+}
+
+// A MatMul of 8M multiply-adds (a team at 2 threads) and an LSTM whose passes run on an OpenMP
+// team (onednn.threading=omp, oneDNN's primitive rather than recur's small-cell loops).
+std::string matmul_lstm_model() {
+  const int64_t I = 64, H = 128;
+  std::mt19937 rng(3);
+  ModelBuilder mb(14);
+  mb.input("A", DType::kFloat32, {64, 512});
+  mb.input("X", DType::kFloat32, {8, 16, I});
+  mb.initializer("B", random_tensor({512, 256}, rng));
+  mb.initializer("W", random_tensor({1, 4 * H, I}, rng, 0.1f));
+  mb.initializer("R", random_tensor({1, 4 * H, H}, rng, 0.1f));
+  mb.output("Y_mm", DType::kFloat32).output("Y", DType::kFloat32);
+  mb.node("MatMul", {"A", "B"}, {"Y_mm"}, "mm");
+  auto& n = mb.node("LSTM", {"X", "W", "R"}, {"Y"}, "lstm");
+  set_attr(n, "hidden_size", H);
+  return mb.bytes();
+}
+
+Feeds feeds() {
+  std::mt19937 rng(5);
+  Feeds f;
+  f.emplace_back("A", random_tensor({64, 512}, rng));
+  f.emplace_back("X", random_tensor({8, 16, 64}, rng));
+  return f;
+}
+
+SessionOptions options(const std::string& busy_cores, bool deterministic) {
+  SessionOptions o;
+  o.providers({"onednn"})
+      .threads(2)
+      .deterministic(deterministic)
+      .set("onednn.threading", "omp")
+      .set("onednn.impl", "primitive")
+      .set("onednn.busy_cores", busy_cores);
+  return o;
+}
+
+void expect_close(const Outputs& got, const Outputs& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].shape(), want[i].shape());
+    const float* g = got[i].data<float>();
+    const float* w = want[i].data<float>();
+    double worst = 0;
+    for (int64_t k = 0; k < got[i].numel(); ++k)
+      worst = std::max(worst, std::abs(double{g[k]} - double{w[k]}) / (1.0 + std::abs(w[k])));
+    EXPECT_LE(worst, 1e-5) << "output " << i;
+  }
+}
+
+TEST(BusyCores, SessionsRunSmallerTeamsWhileCoresAreTakenWithTheSameResults) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  const std::string model = matmul_lstm_model();
+  const Feeds f = feeds();
+  Session whole = Session::from_bytes(model.data(), model.size(), options("wait", false));
+  const Outputs want = whole.run(f);
+
+  Session s = Session::from_bytes(model.data(), model.size(), options("shrink", false));
+  AllCoresTaken busy;
+  const uint64_t before = onednn::smaller_team_runs();
+  const Outputs got = s.run(f);
+  // One for the MatMul, one for the LSTM's pass.
+  EXPECT_GE(onednn::smaller_team_runs(), before + 2) << "nothing ran on a smaller team";
+  expect_close(got, want);
+  // Once made, the smaller teams run again, and the whole team after the cores come back.
+  expect_close(s.run(f), want);
+  onednn::override_cores_taken(0);
+  const uint64_t quiet = onednn::smaller_team_runs();
+  expect_close(s.run(f), want);
+  EXPECT_EQ(onednn::smaller_team_runs(), quiet);
+}
+
+TEST(BusyCores, DeterministicSessionsAndWaitKeepTheirTeams) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  const std::string model = matmul_lstm_model();
+  const Feeds f = feeds();
+  AllCoresTaken busy;
+  for (const auto& [mode, det] : {std::pair{"wait", false}, std::pair{"shrink", true}}) {
+    Session s = Session::from_bytes(model.data(), model.size(), options(mode, det));
+    const uint64_t before = onednn::smaller_team_runs();
+    s.run(f);
+    EXPECT_EQ(onednn::smaller_team_runs(), before) << mode << " deterministic=" << det;
+  }
+}
+
+TEST(BusyCores, TheSettingIsCheckedAtLoad) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  const std::string model = matmul_lstm_model();
+  SessionOptions o = options("sometimes", false);
+  try {
+    Session::from_bytes(model.data(), model.size(), o);
+    ADD_FAILURE() << "an unknown onednn.busy_cores value loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("busy_cores"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace recur
