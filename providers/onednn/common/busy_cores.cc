@@ -94,7 +94,8 @@ class Sampler {
       static const double hz = static_cast<double>(std::max(1L, sysconf(_SC_CLK_TCK)));
       const double busy_s = static_cast<double>(ticks.busy - prev_.busy) / hz;
       const double own_s = static_cast<double>(own - prev_own_) * 1e-9;
-      const double others = std::max(0.0, busy_s - own_s) / (static_cast<double>(wall - prev_wall_) * 1e-9);
+      const double others =
+          std::max(0.0, busy_s - own_s) / (static_cast<double>(wall - prev_wall_) * 1e-9);
       const int t = std::min(taken_after_window(others, taken_.load()), static_cast<int>(n) - 1);
       taken_.store(std::max(t, 0), std::memory_order_relaxed);
     }

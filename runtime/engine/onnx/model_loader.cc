@@ -35,6 +35,7 @@ constexpr DomainRange kDomains[] = {
     {"ai.onnx.ml", 1, kMaxMlOpset},
     {"ai.onnx.preview.training", 1, 1},        // optimizers and Gradient
     {"com.microsoft", 1, kMaxMicrosoftOpset},  // ONNX Runtime's contrib operators recur runs
+    {"com.microsoft.nchwc", 1, 1},             // its blocked layout (lower_nchwc.cc)
 };
 
 const DomainRange* find_domain(const std::string& d) {
@@ -421,15 +422,8 @@ Result<Node> Loader::read_node(const onnx::NodeProto& np, int i, Scope& scope,
   }
   const DomainRange* dom = find_domain(node.domain);
   if (!dom) {
-    // ONNX Runtime's level "all" writes its CPU's blocked layout into the models it saves;
-    // the block (8 or 16 channels) is the saving machine's, and often not in the model.
-    const char* hint = node.domain == "com.microsoft.nchwc"
-                           ? " (ONNX Runtime's NCHWc layout, which it writes into models it "
-                             "saves at optimization level 'all'; save at level 'extended' for a "
-                             "model other runtimes read)"
-                           : "";
     return not_implemented(pfx + ": " + node.describe() + " uses the unknown domain '" +
-                           node.domain + "'" + hint);
+                           node.domain + "'");
   }
   node.opset = g.opset(node.domain);
   if (node.opset == 0) {

@@ -125,7 +125,10 @@ struct Schema {
 // registry resolves it.
 Schema find_schema(const std::string& domain, const std::string& op, int opset) {
   Schema s;
-  if (!domain.empty() && domain != "ai.onnx.ml" && domain != "com.microsoft") return s;
+  if (!domain.empty() && domain != "ai.onnx.ml" && domain != "com.microsoft" &&
+      domain != "com.microsoft.nchwc") {
+    return s;
+  }
   // The first entry after (domain, op, opset); the one before it is the answer if it is an
   // entry of the same operator.
   const SchemaEntry key{domain.c_str(), op.c_str(), opset, false, 0, 0, 0, 0, 0, 0};
@@ -141,9 +144,10 @@ Schema find_schema(const std::string& domain, const std::string& op, int opset) 
 // The first opset after the node's whose version of the operator declares `attr`, or 0: an
 // attribute from the future says which opset the model should import.
 int later_opset_with(const Node& node, const std::string& attr) {
-  const int last = node.domain.empty()              ? kMaxOnnxOpset
-                   : node.domain == "com.microsoft" ? kMaxMicrosoftOpset
-                                                    : kMaxMlOpset;
+  const int last = node.domain.empty()                    ? kMaxOnnxOpset
+                   : node.domain == "com.microsoft"       ? kMaxMicrosoftOpset
+                   : node.domain == "com.microsoft.nchwc" ? 1
+                                                          : kMaxMlOpset;
   AttrKind kind;
   for (int v = node.opset + 1; v <= last; ++v) {
     const Schema s = find_schema(node.domain, node.op_type, v);

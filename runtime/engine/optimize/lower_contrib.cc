@@ -149,22 +149,9 @@ DType value_type(const Lowering& l, ValueId v) {
 Status lower_fused_conv(Lowering& l) {
   RECUR_RETURN_IF_ERROR(l.require_inputs(2));
   const Node& n = l.original();
-  AttrReader a(n);
-  const std::string act = a.get_string("activation", "");
-  const std::vector<float> params = a.get_floats("activation_params");
-  RECUR_RETURN_IF_ERROR(a.status());
   const DType t = value_type(l, l.in(0));
-  ActivationParams p;
-  if (!act.empty()) {
-    const ActivationForm* form = find_activation(act);
-    if (!form) return unknown_activation(l, act);
-    if (static_cast<int>(params.size()) != form->params) {
-      return l.error("activation " + act + " takes " + std::to_string(form->params) +
-                     " activation_params, the node has " + std::to_string(params.size()));
-    }
-    if (!params.empty()) p.alpha = params[0];
-    if (params.size() > 1) p.beta = params[1];
-  }
+  const Attribute* a = n.attr("activation");
+  const std::string act = a ? a->s : std::string();
   const ValueId y = l.out(0);
   const bool z = l.in(3) != kNoValue;
   const ValueId conv_y = (z || !act.empty()) ? l.temp("conv", t) : y;
@@ -172,7 +159,7 @@ Status lower_fused_conv(Lowering& l) {
   copy_attrs(n, conv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
   ValueId pre = conv_y;
   if (z) pre = l.binary("Add", conv_y, l.in(3), act.empty() ? y : kNoValue, t);
-  if (!act.empty()) RECUR_RETURN_IF_ERROR(lower_activation(l, act, p, pre, y, t));
+  if (!act.empty()) RECUR_RETURN_IF_ERROR(lowering::lower_conv_activation(l, pre, y, t));
   l.commit(act.empty() ? "no activation" : "activation " + act, t);
   return ok_status();
 }
@@ -450,6 +437,7 @@ LowerFn lowering_for(const Node& n) {
     if (n.op_type == "SimplifiedLayerNormalization") return lower_simplified_layer_norm;
     return nullptr;
   }
+  if (n.domain == lowering::kNchwc) return lowering::nchwc_lowering(n.op_type);
   if (n.domain != kMicrosoft) return nullptr;
   const std::string& op = n.op_type;
   if (op == "FusedConv") return lower_fused_conv;
@@ -486,6 +474,7 @@ DType working_type(const Graph& g, const Node& n) {
 }
 
 struct Round {
+  int64_t nchwc_block = 0;
   bool last = false;
   bool lowered = false;
   bool deferred = false;
@@ -519,6 +508,7 @@ Status lower_round(Graph& graph, Round& round) {
       continue;
     }
     Lowering l(graph, i, round.last);
+    l.set_nchwc_block(round.nchwc_block);
     RECUR_RETURN_IF_ERROR(lower(l));
     if (l.deferred()) {
       round.deferred = true;
@@ -533,10 +523,34 @@ Status lower_round(Graph& graph, Round& round) {
 
 }  // namespace
 
+namespace lowering {
+
+Status lower_conv_activation(Lowering& l, ValueId x, ValueId y, DType t) {
+  AttrReader a(l.original());
+  const std::string act = a.get_string("activation", "");
+  const std::vector<float> params = a.get_floats("activation_params");
+  RECUR_RETURN_IF_ERROR(a.status());
+  if (act.empty()) return ok_status();
+  const ActivationForm* form = find_activation(act);
+  if (!form) return unknown_activation(l, act);
+  if (static_cast<int>(params.size()) != form->params) {
+    return l.error("activation " + act + " takes " + std::to_string(form->params) +
+                   " activation_params, the node has " + std::to_string(params.size()));
+  }
+  ActivationParams p;
+  if (!params.empty()) p.alpha = params[0];
+  if (params.size() > 1) p.beta = params[1];
+  return lower_activation(l, act, p, x, y, t);
+}
+
+}  // namespace lowering
+
 Status lower_contrib_ops(Graph& graph, const std::function<Status(Graph&)>& infer) {
+  RECUR_ASSIGN_OR_RETURN(const int64_t nchwc_block, lowering::prepare_nchwc(graph));
   // Each round lowers at least one node, or is the last.
   for (bool last = false;;) {
     Round round;
+    round.nchwc_block = nchwc_block;
     round.last = last;
     RECUR_RETURN_IF_ERROR(lower_round(graph, round));
     if (round.lowered) RECUR_RETURN_IF_ERROR(infer(graph));

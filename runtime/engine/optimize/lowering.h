@@ -37,8 +37,13 @@ class Lowering {
   bool deferred() const { return deferred_; }
   // No later shape inference will tell more: what is still unknown is known only at run time.
   bool last_round() const { return last_round_; }
+  // The channel block of ONNX Runtime's NCHWc layout in this model (lower_nchwc.cc), 0 where
+  // the model has none.
+  int64_t nchwc_block() const { return nchwc_block_; }
+  void set_nchwc_block(int64_t b) { nchwc_block_ = b; }
 
   const Node& original() const { return g_.node(index_); }
+  const Graph& graph() const { return g_; }
   ValueId in(size_t i) const { return original().has_input(i) ? original().inputs[i] : kNoValue; }
   ValueId out(size_t i) const {
     return original().has_output(i) ? original().outputs[i] : kNoValue;
@@ -219,6 +224,7 @@ class Lowering {
   int index_;
   bool last_round_;
   bool deferred_ = false;
+  int64_t nchwc_block_ = 0;
   std::vector<Node> nodes_;
   size_t primary_ = 0;
 };
@@ -271,5 +277,18 @@ using LowerFn = Status (*)(Lowering&);
 LowerFn qlinear_lowering(std::string_view op);
 // The lowering of com.microsoft's attention operator `op` (lower_attention.cc), or null.
 LowerFn attention_lowering(std::string_view op);
+
+// ONNX Runtime's NCHWc layout (lower_nchwc.cc).
+inline constexpr std::string_view kNchwc = "com.microsoft.nchwc";
+// The lowering of com.microsoft.nchwc's operator `op`, or null.
+LowerFn nchwc_lowering(std::string_view op);
+// The model's channel block (0 where no node is in the NCHWc domain), after checking that every
+// use of a blocked tensor is one recur can read in ONNX's layout, and rewriting the Reshapes
+// that split the channels into blocks (ONNX Runtime writes them around an Add whose operands'
+// shapes it could not prove equal) to do so in that layout.
+Result<int64_t> prepare_nchwc(Graph& graph);
+// The fused activation of a FusedConv or an NCHWc Conv (its `activation` and
+// `activation_params`), from `x` to `y`; no node where it has none (then x is y).
+Status lower_conv_activation(Lowering& l, ValueId x, ValueId y, DType t);
 
 }  // namespace recur::lowering

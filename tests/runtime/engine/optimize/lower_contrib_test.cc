@@ -4,7 +4,7 @@
 // shipped models as ONNX Runtime saves them (ort-optimized/*). Here: no contrib node is left
 // and --explain says what each came from; the lowering happens with optimization off too;
 // new values never take a name the model uses; and the forms recur cannot lower are refused
-// at load, naming the node and what is wrong (ONNX Runtime's NCHWc layout too).
+// at load, naming the node and what is wrong (ONNX Runtime's NCHWc layout: lower_nchwc_test.cc).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -382,20 +382,6 @@ TEST(LowerContrib, SchemaRefusesAWrongAttributeType) {
   const std::string path = m.save(dir.path());
   expect_error([&] { Session s(path); }, ErrorCode::kInvalidModel,
                {path, "node 'conv' (com.microsoft::FusedConv)", "activation"});
-}
-
-// ONNX Runtime's level "all" writes its blocked NCHWc layout, which recur does not read: the
-// refusal says what it is and how to save a model recur reads.
-TEST(LowerContrib, NchwcLayoutIsRefusedWithAHint) {
-  TempDir dir;
-  ModelBuilder m(17);
-  m.opset("com.microsoft.nchwc", 1);
-  m.input("x", DType::kFloat32, {1, 16, 4, 4});
-  m.output("y", DType::kFloat32);
-  m.node("ReorderInput", {"x"}, {"y"}, "reorder", "com.microsoft.nchwc");
-  const std::string path = m.save(dir.path());
-  expect_error([&] { Session s(path); }, ErrorCode::kNotImplemented,
-               {path, "node 'reorder'", "NCHWc layout", "save at level 'extended'"});
 }
 
 }  // namespace

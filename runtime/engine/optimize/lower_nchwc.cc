@@ -1,0 +1,508 @@
+// ONNX Runtime's NCHWc layout (domain com.microsoft.nchwc), which its optimizer writes into the
+// models it saves at level 'all' (its default level) on a CPU with AVX2: convolutions, pools
+// and resizes on tensors whose channels are split into blocks of 8 (AVX2) or 16 (AVX-512), the
+// blocks innermost, with the channel count padded to a whole block, and the weights reordered
+// to match. recur lowers that region to ONNX operators on plain NCHW tensors holding the same
+// padded channels: each weight is put back in ONNX's order at load (the padding channels' zero
+// weights with it), so the padding channels carry what they would in ONNX Runtime, and
+// ReorderOutput drops them. The plain operators ONNX Runtime leaves on blocked tensors
+// (activations, same-shape Add/Sum/Mul, Concat of whole blocks) compute the same in either
+// layout; the Reshapes it writes to split the channels into blocks are rewritten to split them
+// in ONNX's layout; any other use of a blocked tensor is refused, naming the node.
+// docs/semantics.md, "ONNX Runtime's NCHWc layout".
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "recur/dtype.h"
+#include "runtime/engine/optimize/lowering.h"
+
+namespace recur::lowering {
+
+namespace {
+
+// The block of ONNX Runtime's kernels on this CPU: the block a model saved here holds where
+// the model itself does not say (ONNX Runtime itself reads the model with its CPU's block).
+int64_t machine_block() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_supports("avx512f") ? 16 : 8;
+#else
+  return 16;
+#endif
+}
+
+int64_t round_up(int64_t v, int64_t b) { return (v + b - 1) / b * b; }
+
+// A constant int64 vector (a Reshape's shape), or empty.
+std::vector<int64_t> int64_constant(const Graph& g, ValueId v) {
+  const Tensor* t = v == kNoValue ? nullptr : g.constant(v);
+  if (!t || t->dtype() != DType::kInt64 || t->shape().size() != 1) return {};
+  const int64_t* p = t->data<int64_t>();
+  return std::vector<int64_t>(p, p + t->numel());
+}
+
+// The Reshapes around an Add of blocked tensors: [0, C/b or -1, 0, 0, b] splits the channels,
+// [0, C or -1, 0, 0] joins them again.
+bool is_split_shape(const std::vector<int64_t>& s) {
+  return s.size() == 5 && s[0] == 0 && s[1] != 0 && s[2] == 0 && s[3] == 0 && s[4] > 0;
+}
+bool is_join_shape(const std::vector<int64_t>& s) {
+  return s.size() == 4 && s[0] == 0 && s[1] != 0 && s[2] == 0 && s[3] == 0;
+}
+
+void for_each_graph(Graph& g, const std::function<void(Graph&)>& f) {
+  f(g);
+  for (const Node& n : g.nodes()) {
+    for (const auto& [name, a] : n.attributes) {
+      if (a.g) for_each_graph(*a.g, f);
+      for (const auto& sub : a.graphs) for_each_graph(*sub, f);
+    }
+  }
+}
+
+// What the model says of its block: the last dimension of a splitting Reshape (explicit), and
+// whether some padded channel count is a multiple of 8 but not of 16.
+struct BlockEvidence {
+  int64_t stated = 0;
+  bool eight = false;
+  bool any = false;
+  std::string conflict;
+};
+
+void gather_evidence(const Graph& g, BlockEvidence& e) {
+  for (const Node& n : g.nodes()) {
+    if (n.domain == kNchwc) {
+      e.any = true;
+      if (n.op_type != "Conv" || !n.has_input(1)) continue;
+      const Tensor* w = g.constant(n.inputs[1]);
+      if (w && w->shape().size() == 4 && w->shape()[0] % 16 != 0) e.eight = true;
+    } else if (n.op_type == "Reshape" && n.domain.empty() && n.has_input(1)) {
+      const std::vector<int64_t> s = int64_constant(g, n.inputs[1]);
+      if (!is_split_shape(s)) continue;
+      if (e.stated != 0 && e.stated != s[4]) {
+        e.conflict = n.describe() + " splits channels into blocks of " + std::to_string(s[4]) +
+                     ", another Reshape into blocks of " + std::to_string(e.stated);
+      }
+      e.stated = s[4];
+    }
+  }
+}
+
+// ---- Which values hold blocked tensors, and whether each use of one reads it correctly ----
+
+enum class Form : uint8_t { kPlain, kBlocked, kSplit };
+
+bool is_elementwise(const std::string& op) {
+  static const char* const kOps[] = {
+      "Abs",      "Add",   "Celu",    "Ceil",      "Clip",     "Cos",         "Div",
+      "Elu",      "Erf",   "Exp",     "Floor",     "Gelu",     "HardSigmoid", "HardSwish",
+      "Identity", "LeakyRelu", "Log", "Max",       "Mean",     "Min",         "Mish",
+      "Mul",      "Neg",   "Pow",     "Reciprocal", "Relu",    "Round",       "Selu",
+      "Sigmoid",  "Sin",   "Softplus", "Softsign", "Sqrt",     "Sub",         "Sum",
+      "Swish",    "Tanh",  "ThresholdedRelu"};
+  return std::find_if(std::begin(kOps), std::end(kOps),
+                      [&](const char* o) { return op == o; }) != std::end(kOps);
+}
+
+class Checker {
+ public:
+  Checker(Graph& g, int64_t block) : g_(g), block_(block), form_(g.num_values(), Form::kPlain) {}
+
+  Status run() {
+    std::vector<bool> reads_ok(g_.nodes().size(), false);
+    for (int i : g_.topo_order()) {
+      RECUR_ASSIGN_OR_RETURN(const bool ok, check(g_.node(i), i));
+      reads_ok[static_cast<size_t>(i)] = ok;
+    }
+    for (size_t v = 0; v < form_.size(); ++v) {
+      if (form_[v] == Form::kPlain) continue;
+      const auto id = static_cast<ValueId>(v);
+      for (int c : g_.value(id).consumers) {
+        if (!reads_ok[static_cast<size_t>(c)]) {
+          return invalid_model(g_.node(c).describe() + " reads '" + g_.value(id).name +
+                               "', a tensor in ONNX Runtime's NCHWc layout, in a way recur "
+                               "cannot map to ONNX's layout");
+        }
+      }
+    }
+    for (ValueId v : g_.outputs()) {
+      if (form_[static_cast<size_t>(v)] != Form::kPlain) {
+        return invalid_model("graph output '" + g_.value(v).name +
+                             "' is a tensor in ONNX Runtime's NCHWc layout");
+      }
+    }
+    return ok_status();
+  }
+
+  // The Reshapes to rewrite, splitting (true) or joining the channels.
+  const std::vector<std::pair<int, bool>>& reshapes() const { return reshapes_; }
+
+ private:
+  Form form(ValueId v) const {
+    return v == kNoValue ? Form::kPlain : form_[static_cast<size_t>(v)];
+  }
+  void set_outputs(const Node& n, Form f) {
+    for (ValueId v : n.outputs)
+      if (v != kNoValue) form_[static_cast<size_t>(v)] = f;
+  }
+  bool scalar_constant(ValueId v) const {
+    const Tensor* t = g_.constant(v);
+    return t && t->numel() == 1;
+  }
+
+  // Whether `n` reads its blocked inputs (if any) correctly; sets its outputs' forms.
+  Result<bool> check(const Node& n, int index) {
+    if (n.domain == kNchwc) return check_nchwc(n);
+    Form in = Form::kPlain;
+    for (ValueId v : n.inputs) {
+      if (form(v) == Form::kPlain) continue;
+      if (in != Form::kPlain && in != form(v)) return false;
+      in = form(v);
+    }
+    if (in == Form::kPlain) return true;
+    if (is_elementwise(n.op_type) && n.domain.empty()) {
+      // Every other operand a scalar constant (Clip's bounds, a Mul's factor).
+      for (ValueId v : n.inputs)
+        if (v != kNoValue && form(v) == Form::kPlain && !scalar_constant(v)) return false;
+      set_outputs(n, in);
+      return true;
+    }
+    if (n.op_type == "Concat" && n.domain.empty() && in == Form::kBlocked) {
+      const Attribute* axis = n.attr("axis");
+      if (!axis || (axis->i != 1 && axis->i != -3)) return false;
+      for (ValueId v : n.inputs) {
+        if (form(v) != Form::kBlocked) return false;
+        // Whole blocks only: padding channels would land inside the result.
+        const auto& shape = g_.value(v).type.shape;
+        if (shape && shape->size() == 4 && (*shape)[1].value > 0 &&
+            (*shape)[1].value % block_ != 0) {
+          return false;
+        }
+      }
+      set_outputs(n, Form::kBlocked);
+      return true;
+    }
+    if (n.op_type == "Reshape" && n.domain.empty() && n.has_input(1) &&
+        form(n.inputs[1]) == Form::kPlain) {
+      const Attribute* allowzero = n.attr("allowzero");
+      if (allowzero && allowzero->i != 0) return false;
+      const std::vector<int64_t> s = int64_constant(g_, n.inputs[1]);
+      if (in == Form::kBlocked && is_split_shape(s) && s[4] == block_) {
+        reshapes_.push_back({index, true});
+        set_outputs(n, Form::kSplit);
+        return true;
+      }
+      if (in == Form::kSplit && is_join_shape(s)) {
+        reshapes_.push_back({index, false});
+        set_outputs(n, Form::kBlocked);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  Result<bool> check_nchwc(const Node& n) {
+    if (n.op_type == "ReorderInput") {
+      set_outputs(n, Form::kBlocked);
+      return n.inputs.empty() || form(n.inputs[0]) == Form::kPlain;
+    }
+    if (n.op_type == "ReorderOutput") {
+      set_outputs(n, Form::kPlain);
+      return !n.inputs.empty() && form(n.inputs[0]) == Form::kBlocked;
+    }
+    set_outputs(n, Form::kBlocked);
+    if (n.inputs.empty()) return true;  // the lowering reports the missing input
+    Form x = Form::kBlocked;
+    if (n.op_type == "Conv" && reads_plain_input(n)) x = Form::kPlain;
+    if (form(n.inputs[0]) != x) return false;
+    // Conv's Sum operand is blocked; the weights and bias are constants.
+    if (n.op_type == "Conv" && n.has_input(3) && form(n.inputs[3]) != Form::kBlocked)
+      return false;
+    for (size_t i = 1; i < std::min<size_t>(n.inputs.size(), 3); ++i)
+      if (form(n.inputs[i]) != Form::kPlain) return false;
+    return true;
+  }
+
+  // ONNX Runtime reads the NCHW input itself for a convolution of fewer input channels than a
+  // block (its filter then has the output channels blocked only).
+  bool reads_plain_input(const Node& n) const {
+    if (!n.has_input(1)) return false;
+    const Tensor* w = g_.constant(n.inputs[1]);
+    const Attribute* group = n.attr("group");
+    return w && w->shape().size() == 4 && (!group || group->i == 1) && w->shape()[1] < block_;
+  }
+
+  Graph& g_;
+  int64_t block_;
+  std::vector<Form> form_;
+  std::vector<std::pair<int, bool>> reshapes_;
+};
+
+// ONNX Runtime's Reshape [0, C/b, 0, 0, b] reads the blocked memory as N x C/b x H x W x b;
+// on the plain tensor that is Transpose to N x H x W x C, Reshape to N x H x W x C/b x b, and
+// Transpose to N x C/b x H x W x b. The join is the way back.
+void rewrite_reshape(Graph& g, int index, bool split, int64_t block) {
+  Lowering l(g, index, true);
+  const ValueId x = l.in(0);
+  const DType t = l.dtype(x) == DType::kUndefined ? DType::kFloat32 : l.dtype(x);
+  auto transpose = [&](ValueId in, std::vector<int64_t> perm, ValueId out) {
+    if (out == kNoValue) out = l.temp("Transpose", t);
+    set_ints(l.add("Transpose", 13, {in}, {out}), "perm", std::move(perm));
+    return out;
+  };
+  const ValueId last =
+      transpose(x, split ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 3, 1, 4},
+                kNoValue);
+  const ValueId shape = split ? l.int64s("blocks", {0, 0, 0, -1, block})
+                              : l.int64s("channels", {0, 0, 0, -1});
+  const ValueId reshaped = l.temp("Reshape", t);
+  l.add("Reshape", 14, {last, shape}, {reshaped});
+  l.keep_name();
+  transpose(reshaped,
+            split ? std::vector<int64_t>{0, 3, 1, 2, 4} : std::vector<int64_t>{0, 3, 1, 2},
+            l.out(0));
+  l.commit(split ? "the channels split into blocks of " + std::to_string(block) +
+                       " in ONNX's layout"
+                 : "the blocks joined into channels in ONNX's layout",
+           t);
+}
+
+// ---- The operators ----
+
+// Filters in ONNX's [O, I, kH, kW] order from ONNX Runtime's: output channels in blocks of b
+// (innermost), and with `blocked_inputs` the input channels in blocks of b too, next to them.
+Tensor unblock_filter(const Tensor& w, int64_t b, bool blocked_inputs) {
+  const Shape& s = w.shape();
+  const int64_t O = s[0], I = s[1], K = s[2] * s[3];
+  Tensor out = Tensor::empty(DType::kFloat32, s);
+  const float* src = w.data<float>();
+  float* dst = out.data<float>();
+  const int64_t bi = blocked_inputs ? b : 1;
+  for (int64_t o = 0; o < O; ++o) {
+    const int64_t ob = o / b, oo = o % b;
+    for (int64_t i = 0; i < I; ++i) {
+      const int64_t ib = i / bi, ii = i % bi;
+      for (int64_t k = 0; k < K; ++k) {
+        // Blocked order: [O/b][I/bi][K][bi][b].
+        const int64_t at = (((ob * (I / bi) + ib) * K + k) * bi + ii) * b + oo;
+        dst[(o * I + i) * K + k] = src[at];
+      }
+    }
+  }
+  return out;
+}
+
+Status lower_conv(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(2));
+  const Node& n = l.original();
+  const int64_t b = l.nchwc_block();
+  AttrReader a(n);
+  const int64_t group = a.get_int("group", 1);
+  RECUR_RETURN_IF_ERROR(a.status());
+  const Tensor* w = l.is_constant(l.in(1)) ? l.graph().constant(l.in(1)) : nullptr;
+  if (!w || w->dtype() != DType::kFloat32 || w->shape().size() != 4) {
+    return l.error("its filter must be a constant float32 tensor of rank 4 (ONNX Runtime "
+                   "reorders it into its blocked layout when it saves the model)");
+  }
+  const Shape& ws = w->shape();
+  const int64_t O = ws[0], I = ws[1];
+  const bool depthwise = group > 1 && I == 1;
+  const bool plain_input = group == 1 && I < b;
+  if (O <= 0 || O % b != 0 || (!depthwise && !plain_input && I % b != 0) ||
+      (group > 1 && !depthwise && (O % group != 0 || (O / group) % b != 0))) {
+    return l.error("its filter of shape " + shape_to_string(ws) +
+                   " (group " + std::to_string(group) +
+                   ") is not in whole blocks of " + std::to_string(b) + " channels");
+  }
+  const ValueId filter = l.constant("filter", unblock_filter(*w, b, !depthwise && !plain_input));
+  ValueId bias = l.in(2);
+  if (const Tensor* bt = l.is_constant(bias) ? l.graph().constant(bias) : nullptr) {
+    if (bt->dtype() != DType::kFloat32 || bt->shape().size() != 1 || bt->numel() > O) {
+      return l.error("its bias must be float32 of at most " + std::to_string(O) + " values");
+    }
+    if (bt->numel() < O) {
+      // ONNX Runtime pads the bias with the filter; an older writer may not have.
+      std::vector<float> padded(static_cast<size_t>(O), 0.0f);
+      std::copy_n(bt->data<float>(), bt->numel(), padded.begin());
+      bias = l.constant("bias", Tensor::from_vector<float>({O}, padded));
+    }
+  }
+  const DType t = DType::kFloat32;
+  const Attribute* act_attr = n.attr("activation");
+  const bool act = act_attr && !act_attr->s.empty();
+  const bool sum = l.in(3) != kNoValue;
+  const ValueId conv_y = (sum || act) ? l.temp("conv", t) : l.out(0);
+  Node& conv = l.add("Conv", 11, {l.in(0), filter, bias}, {conv_y});
+  copy_attrs(n, conv, {"auto_pad", "dilations", "kernel_shape", "pads", "strides"});
+  // A depthwise convolution's group is its (padded) channel count.
+  set_int(conv, "group", depthwise ? O : group);
+  l.keep_name();
+  ValueId pre = conv_y;
+  if (sum) pre = l.binary("Add", conv_y, l.in(3), act ? kNoValue : l.out(0), t);
+  if (act) RECUR_RETURN_IF_ERROR(lower_conv_activation(l, pre, l.out(0), t));
+  l.commit(std::string(depthwise ? "depthwise" : plain_input ? "NCHW input" : "blocked input") +
+               ", blocks of " + std::to_string(b) + " channels",
+           t);
+  return ok_status();
+}
+
+Status lower_reorder_input(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(1));
+  AttrReader a(l.original());
+  const bool last = a.get_int("channels_last", 0) != 0;
+  RECUR_RETURN_IF_ERROR(a.status());
+  const ValueId x = l.in(0);
+  const DType t = l.dtype(x);
+  if (l.rank(x) != 4) {
+    if (l.rank(x) < 0) return l.needs_shapes("the rank of its input is not known");
+    return l.error("its input has rank " + std::to_string(l.rank(x)) + "; it takes rank 4");
+  }
+  const int64_t c = l.dim(x, last ? 3 : 1);
+  if (c < 0) return l.needs_shapes("its input's channel count is not known at load");
+  const int64_t padded = round_up(c, l.nchwc_block());
+  ValueId cur = x;
+  if (last) {
+    cur = padded != c ? l.temp("nchw", t) : l.out(0);
+    set_ints(l.add("Transpose", 13, {x}, {cur}), "perm", {0, 3, 1, 2});
+  }
+  if (padded != c) {
+    const ValueId pads = l.int64s("pads", {0, 0, 0, 0, 0, padded - c, 0, 0});
+    l.add("Pad", 13, {cur, pads}, {l.out(0)});
+  } else if (!last) {
+    l.add("Identity", 16, {x}, {l.out(0)});
+  }
+  l.commit(std::string(last ? "NHWC" : "NCHW") + " input, " + std::to_string(c) +
+               " channels padded to " + std::to_string(padded),
+           t);
+  return ok_status();
+}
+
+Status lower_reorder_output(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(1));
+  AttrReader a(l.original());
+  const int64_t channels = a.get_int("channels", 0);
+  const bool last = a.get_int("channels_last", 0) != 0;
+  RECUR_RETURN_IF_ERROR(a.status());
+  if (channels <= 0) return l.error("its channels attribute must be positive");
+  const ValueId x = l.in(0);
+  const DType t = l.dtype(x);
+  const int64_t have = l.dim(x, 1);
+  if (have >= 0 && have < channels) {
+    return l.error("its input has " + std::to_string(have) + " channels, fewer than its " +
+                   std::to_string(channels));
+  }
+  ValueId cur = x;
+  if (have != channels) {
+    cur = last ? l.temp("channels", t) : l.out(0);
+    l.add("Slice", 13,
+          {x, l.int64s("starts", {0}), l.int64s("ends", {channels}), l.int64s("axes", {1})},
+          {cur});
+  }
+  if (last) {
+    set_ints(l.add("Transpose", 13, {cur}, {l.out(0)}), "perm", {0, 2, 3, 1});
+  } else if (cur == x) {
+    l.add("Identity", 16, {x}, {l.out(0)});
+  }
+  l.commit(std::to_string(channels) + " channels" + (last ? ", NHWC" : ""), t);
+  return ok_status();
+}
+
+Status lower_upsample(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(1));
+  AttrReader a(l.original());
+  const std::vector<int64_t> scales = a.get_ints("scales");
+  const std::string mode = a.get_string("mode", "nearest");
+  const std::string ctm = a.get_string("coordinate_transformation_mode", "asymmetric");
+  RECUR_RETURN_IF_ERROR(a.status());
+  if (scales.size() != 4 || scales[0] != 1 || scales[1] != 1 || scales[2] <= 0 ||
+      scales[3] <= 0) {
+    return l.error("its scales must be [1, 1, h, w] with h and w positive");
+  }
+  if (mode != "nearest" && mode != "linear") {
+    return l.error("mode '" + mode + "': NCHWc Upsample takes nearest or linear");
+  }
+  std::vector<float> f(scales.begin(), scales.end());
+  const ValueId s = l.constant("scales", Tensor::from_vector<float>({4}, f));
+  Node& r = l.add("Resize", 13, {l.in(0), kNoValue, s}, {l.out(0)});
+  set_string(r, "mode", mode);
+  if (mode == "nearest") {
+    // Each input pixel repeated scale times.
+    set_string(r, "coordinate_transformation_mode", "asymmetric");
+    set_string(r, "nearest_mode", "floor");
+  } else {
+    set_string(r, "coordinate_transformation_mode", ctm);
+  }
+  l.commit(mode + " x" + std::to_string(scales[2]) + "," + std::to_string(scales[3]),
+           l.dtype(l.in(0)));
+  return ok_status();
+}
+
+// The pools take ONNX's attributes as they are.
+Status lower_pool(Lowering& l, const char* op, int opset,
+                  std::initializer_list<const char*> attrs) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(1));
+  copy_attrs(l.original(), l.add(op, opset, {l.in(0)}, {l.out(0)}), attrs);
+  l.commit("as ONNX's", l.dtype(l.in(0)));
+  return ok_status();
+}
+
+}  // namespace
+
+Result<int64_t> prepare_nchwc(Graph& graph) {
+  BlockEvidence e;
+  for_each_graph(graph, [&](Graph& g) { gather_evidence(g, e); });
+  if (!e.any) return int64_t{0};
+  if (!e.conflict.empty()) return invalid_model(e.conflict);
+  if (e.stated != 0 && e.stated != 8 && e.stated != 16) {
+    return invalid_model("a Reshape around ONNX Runtime's NCHWc tensors splits channels into "
+                         "blocks of " + std::to_string(e.stated) + "; its blocks are 8 or 16");
+  }
+  // The model's own evidence first; where it has none, this CPU's block, as ONNX Runtime would
+  // read it here.
+  const int64_t block = e.stated != 0 ? e.stated : e.eight ? 8 : machine_block();
+  Status st;
+  for_each_graph(graph, [&](Graph& g) {
+    if (!st.ok()) return;
+    Checker c(g, block);
+    st = c.run();
+    if (!st.ok()) return;
+    for (const auto& [index, split] : c.reshapes()) rewrite_reshape(g, index, split, block);
+    if (!c.reshapes().empty()) st = g.finalize();
+  });
+  RECUR_RETURN_IF_ERROR(st);
+  return block;
+}
+
+LowerFn nchwc_lowering(std::string_view op) {
+  if (op == "Conv") return lower_conv;
+  if (op == "ReorderInput") return lower_reorder_input;
+  if (op == "ReorderOutput") return lower_reorder_output;
+  if (op == "Upsample") return lower_upsample;
+  if (op == "MaxPool") {
+    return [](Lowering& l) {
+      return lower_pool(l, "MaxPool", 12,
+                        {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
+                         "storage_order", "strides"});
+    };
+  }
+  if (op == "AveragePool") {
+    return [](Lowering& l) {
+      return lower_pool(l, "AveragePool", 19,
+                        {"auto_pad", "ceil_mode", "count_include_pad", "dilations",
+                         "kernel_shape", "pads", "strides"});
+    };
+  }
+  if (op == "GlobalMaxPool")
+    return [](Lowering& l) { return lower_pool(l, "GlobalMaxPool", 1, {}); };
+  if (op == "GlobalAveragePool")
+    return [](Lowering& l) { return lower_pool(l, "GlobalAveragePool", 1, {}); };
+  return [](Lowering& l) {
+    return l.error("is not one of ONNX Runtime's NCHWc operators recur reads (Conv, "
+                   "ReorderInput, ReorderOutput, MaxPool, AveragePool, GlobalMaxPool, "
+                   "GlobalAveragePool, Upsample)");
+  };
+}
+
+}  // namespace recur::lowering
