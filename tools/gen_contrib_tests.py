@@ -28,7 +28,8 @@ The QLinear operators of statically quantized models (QLinearAdd, QLinearMul, QL
 QLinearLeakyRelu, QLinearSoftmax, QLinearConcat, QLinearAveragePool, QLinearGlobalAveragePool,
 QLinearWhere, QGemm) and the quantization operators of ONNX Runtime's domain (QuantizeLinear and
 DequantizeLinear of 16-bit types, QLinearConv) go to tests/data/qlinear/<case>/, against ONNX
-Runtime's outputs, which may differ by one quantization step; QLinearReduceMean and MulInteger,
+Runtime's outputs, which may differ by one quantization step (with a quantized CNN as ONNX
+Runtime saves it at level 'all', in its NHWC forms); QLinearReduceMean and MulInteger,
 which ONNX Runtime has no CPU kernel for, against numpy's.
 
 Float16 attention cases go to tests/data/contrib_fp16/<case>/, compared within float16's
@@ -994,6 +995,72 @@ def qdq_saved_case(out_dir):
     return case_dir
 
 
+def qdq_saved_nhwc_case(out_dir):
+    """A quantized CNN (QDQ around Conv, MaxPool, AveragePool, GlobalAveragePool) as ONNX
+    Runtime saves it at its default level, 'all': its NHWC forms between two Transposes
+    (com.microsoft QLinearConv, QLinearAveragePool and QLinearGlobalAveragePool with
+    channels_last=1, NhwcMaxPool). The output stays uint8, compared within one step."""
+    rng = np.random.default_rng(11)
+    f = lambda v: np.array(v, np.float32)
+    inits = [numpy_helper.from_array(a, n) for n, a in (
+        ("s", f(0.02)), ("z", np.array(128, np.uint8)), ("ws", f(0.01)),
+        ("wz", np.array(0, np.int8)))]
+    nodes = []
+
+    def qdq(x, y, last=False):
+        nodes.append(helper.make_node("QuantizeLinear", [x, "s", "z"], [y + "_q"]))
+        if not last:
+            nodes.append(helper.make_node("DequantizeLinear", [y + "_q", "s", "z"], [y]))
+
+    def conv(x, y, cin, cout, k):
+        w = "W_" + y
+        inits.append(numpy_helper.from_array(
+            rng.integers(-60, 60, (cout, cin, k, k)).astype(np.int8), w))
+        nodes.append(helper.make_node("DequantizeLinear", [w, "ws", "wz"], [w + "d"]))
+        nodes.append(helper.make_node("Conv", [x, w + "d"], [y + "_f"], pads=[k // 2] * 4))
+        qdq(y + "_f", y)
+
+    qdq("x", "xd")
+    conv("xd", "c1", 16, 32, 3)
+    nodes.append(helper.make_node("MaxPool", ["c1"], ["p_f"], kernel_shape=[2, 2],
+                                  strides=[2, 2]))
+    qdq("p_f", "p")
+    conv("p", "c2", 32, 32, 3)
+    nodes.append(helper.make_node("AveragePool", ["c2"], ["ap_f"], kernel_shape=[3, 3],
+                                  pads=[1, 1, 1, 1], count_include_pad=1))
+    qdq("ap_f", "ap")
+    conv("ap", "c3", 32, 32, 1)
+    nodes.append(helper.make_node("GlobalAveragePool", ["c3"], ["g_f"]))
+    qdq("g_f", "y", last=True)
+    graph = helper.make_graph(
+        nodes, "qdq_nhwc", [helper.make_tensor_value_info("x", F, [1, 16, 20, 20])],
+        [helper.make_tensor_value_info("y_q", TensorProto.UINT8, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    env = dict(os.environ)
+    env.setdefault("NODE_PATH", os.path.expanduser("~/.cache/recur-bench/ort/node_modules"))
+    case_dir = os.path.join(out_dir, "ort_saved_qdq_nhwc")
+    shutil.rmtree(case_dir, ignore_errors=True)
+    os.makedirs(os.path.join(case_dir, "test_data_set_0"))
+    with tempfile.TemporaryDirectory() as tmp:
+        onnx.save(model, os.path.join(tmp, "qdq.onnx"))
+        subprocess.run(["node", os.path.join(HERE, "ort_optimize.js"),
+                        os.path.join(tmp, "qdq.onnx"), os.path.join(case_dir, "model.onnx"),
+                        "all"], check=True, env=env, stderr=subprocess.DEVNULL)
+    saved = onnx.load(os.path.join(case_dir, "model.onnx"))
+    nhwc = {n.op_type for n in saved.graph.node
+            if n.op_type == "NhwcMaxPool" or any(a.name == "channels_last" and a.i == 1
+                                                 for a in n.attribute)}
+    assert nhwc == {"QLinearConv", "NhwcMaxPool", "QLinearAveragePool",
+                    "QLinearGlobalAveragePool"}, nhwc
+    x = rand(rng, (1, 16, 20, 20), 2.0)
+    with open(os.path.join(case_dir, "test_data_set_0", "input_0.pb"), "wb") as fh:
+        fh.write(numpy_helper.from_array(x, "x").SerializeToString())
+    y = ort_outputs([(case_dir, [("x", x)])])[0]["y_q"]
+    with open(os.path.join(case_dir, "test_data_set_0", "output_0.pb"), "wb") as fh:
+        fh.write(numpy_helper.from_array(y, "y_q").SerializeToString())
+    return case_dir
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(HERE, "..", "tests", "data", "contrib"))
@@ -1045,6 +1112,7 @@ def main():
         write_outputs(write(args.qlinear_out, c), c, outs)
         print("wrote", os.path.relpath(os.path.join(args.qlinear_out, c.name)))
     print("wrote", os.path.relpath(qdq_saved_case(args.qlinear_out)))
+    print("wrote", os.path.relpath(qdq_saved_nhwc_case(args.qlinear_out)))
     ort_optimized_models(args.optimized_out)
 
 

@@ -464,13 +464,13 @@ LowerFn lowering_for(const Node& n) {
   return lowering::qlinear_lowering(op);
 }
 
-// The type lowering `n` builds with: its first input's, MatMulIntegerToFloat's scales' or
-// QLinearWhere's X's.
-DType working_type(const Graph& g, const Node& n) {
-  size_t i = 0;
-  if (n.op_type == "MatMulIntegerToFloat") i = 2;
-  if (n.op_type == "QLinearWhere") i = 1;
-  return n.has_input(i) ? g.value(n.inputs[i]).type.dtype : DType::kUndefined;
+// Whether every input `n` is given has a known type: a lowering reads its operands' types (the
+// type it computes in, whether a quantized operand is uint8 or int8), which an input made by
+// a node lowered later in the same round lacks until shape inference has run over it.
+bool inputs_typed(const Graph& g, const Node& n) {
+  for (ValueId v : n.inputs)
+    if (v != kNoValue && g.value(v).type.dtype == DType::kUndefined) return false;
+  return true;
 }
 
 struct Round {
@@ -503,7 +503,7 @@ Status lower_round(Graph& graph, Round& round) {
     }
     const LowerFn lower = lowering_for(n);
     if (!lower) continue;
-    if (!round.last && working_type(graph, n) == DType::kUndefined) {
+    if (!round.last && !inputs_typed(graph, n)) {
       round.deferred = true;
       continue;
     }

@@ -95,15 +95,27 @@ void gather_evidence(const Graph& g, BlockEvidence& e) {
 enum class Form : uint8_t { kPlain, kBlocked, kSplit };
 
 bool is_elementwise(const std::string& op) {
-  static const char* const kOps[] = {
-      "Abs",      "Add",   "Celu",    "Ceil",      "Clip",     "Cos",         "Div",
-      "Elu",      "Erf",   "Exp",     "Floor",     "Gelu",     "HardSigmoid", "HardSwish",
-      "Identity", "LeakyRelu", "Log", "Max",       "Mean",     "Min",         "Mish",
-      "Mul",      "Neg",   "Pow",     "Reciprocal", "Relu",    "Round",       "Selu",
-      "Sigmoid",  "Sin",   "Softplus", "Softsign", "Sqrt",     "Sub",         "Sum",
-      "Swish",    "Tanh",  "ThresholdedRelu"};
-  return std::find_if(std::begin(kOps), std::end(kOps),
-                      [&](const char* o) { return op == o; }) != std::end(kOps);
+  static const char* const kOps[] = {"Abs",         "Add",
+                                     "Celu",        "Ceil",
+                                     "Clip",        "Cos",
+                                     "Div",         "Elu",
+                                     "Erf",         "Exp",
+                                     "Floor",       "Gelu",
+                                     "HardSigmoid", "HardSwish",
+                                     "Identity",    "LeakyRelu",
+                                     "Log",         "Max",
+                                     "Mean",        "Min",
+                                     "Mish",        "Mul",
+                                     "Neg",         "Pow",
+                                     "Reciprocal",  "Relu",
+                                     "Round",       "Selu",
+                                     "Sigmoid",     "Sin",
+                                     "Softplus",    "Softsign",
+                                     "Sqrt",        "Sub",
+                                     "Sum",         "Swish",
+                                     "Tanh",        "ThresholdedRelu"};
+  return std::find_if(std::begin(kOps), std::end(kOps), [&](const char* o) { return op == o; }) !=
+         std::end(kOps);
 }
 
 class Checker {
@@ -218,8 +230,7 @@ class Checker {
     if (n.op_type == "Conv" && reads_plain_input(n)) x = Form::kPlain;
     if (form(n.inputs[0]) != x) return false;
     // Conv's Sum operand is blocked; the weights and bias are constants.
-    if (n.op_type == "Conv" && n.has_input(3) && form(n.inputs[3]) != Form::kBlocked)
-      return false;
+    if (n.op_type == "Conv" && n.has_input(3) && form(n.inputs[3]) != Form::kBlocked) return false;
     for (size_t i = 1; i < std::min<size_t>(n.inputs.size(), 3); ++i)
       if (form(n.inputs[i]) != Form::kPlain) return false;
     return true;
@@ -252,20 +263,19 @@ void rewrite_reshape(Graph& g, int index, bool split, int64_t block) {
     set_ints(l.add("Transpose", 13, {in}, {out}), "perm", std::move(perm));
     return out;
   };
-  const ValueId last =
-      transpose(x, split ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 3, 1, 4},
-                kNoValue);
-  const ValueId shape = split ? l.int64s("blocks", {0, 0, 0, -1, block})
-                              : l.int64s("channels", {0, 0, 0, -1});
+  const ValueId last = transpose(
+      x, split ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 3, 1, 4}, kNoValue);
+  const ValueId shape =
+      split ? l.int64s("blocks", {0, 0, 0, -1, block}) : l.int64s("channels", {0, 0, 0, -1});
   const ValueId reshaped = l.temp("Reshape", t);
   l.add("Reshape", 14, {last, shape}, {reshaped});
   l.keep_name();
   transpose(reshaped,
             split ? std::vector<int64_t>{0, 3, 1, 2, 4} : std::vector<int64_t>{0, 3, 1, 2},
             l.out(0));
-  l.commit(split ? "the channels split into blocks of " + std::to_string(block) +
-                       " in ONNX's layout"
-                 : "the blocks joined into channels in ONNX's layout",
+  l.commit(split
+               ? "the channels split into blocks of " + std::to_string(block) + " in ONNX's layout"
+               : "the blocks joined into channels in ONNX's layout",
            t);
 }
 
@@ -303,8 +313,9 @@ Status lower_conv(Lowering& l) {
   RECUR_RETURN_IF_ERROR(a.status());
   const Tensor* w = l.is_constant(l.in(1)) ? l.graph().constant(l.in(1)) : nullptr;
   if (!w || w->dtype() != DType::kFloat32 || w->shape().size() != 4) {
-    return l.error("its filter must be a constant float32 tensor of rank 4 (ONNX Runtime "
-                   "reorders it into its blocked layout when it saves the model)");
+    return l.error(
+        "its filter must be a constant float32 tensor of rank 4 (ONNX Runtime "
+        "reorders it into its blocked layout when it saves the model)");
   }
   const Shape& ws = w->shape();
   const int64_t O = ws[0], I = ws[1];
@@ -312,9 +323,9 @@ Status lower_conv(Lowering& l) {
   const bool plain_input = group == 1 && I < b;
   if (O <= 0 || O % b != 0 || (!depthwise && !plain_input && I % b != 0) ||
       (group > 1 && !depthwise && (O % group != 0 || (O / group) % b != 0))) {
-    return l.error("its filter of shape " + shape_to_string(ws) +
-                   " (group " + std::to_string(group) +
-                   ") is not in whole blocks of " + std::to_string(b) + " channels");
+    return l.error("its filter of shape " + shape_to_string(ws) + " (group " +
+                   std::to_string(group) + ") is not in whole blocks of " + std::to_string(b) +
+                   " channels");
   }
   const ValueId filter = l.constant("filter", unblock_filter(*w, b, !depthwise && !plain_input));
   ValueId bias = l.in(2);
@@ -342,7 +353,9 @@ Status lower_conv(Lowering& l) {
   ValueId pre = conv_y;
   if (sum) pre = l.binary("Add", conv_y, l.in(3), act ? kNoValue : l.out(0), t);
   if (act) RECUR_RETURN_IF_ERROR(lower_conv_activation(l, pre, l.out(0), t));
-  l.commit(std::string(depthwise ? "depthwise" : plain_input ? "NCHW input" : "blocked input") +
+  l.commit(std::string(depthwise     ? "depthwise"
+                       : plain_input ? "NCHW input"
+                                     : "blocked input") +
                ", blocks of " + std::to_string(b) + " channels",
            t);
   return ok_status();
@@ -397,8 +410,7 @@ Status lower_reorder_output(Lowering& l) {
   if (have != channels) {
     cur = last ? l.temp("channels", t) : l.out(0);
     l.add("Slice", 13,
-          {x, l.int64s("starts", {0}), l.int64s("ends", {channels}), l.int64s("axes", {1})},
-          {cur});
+          {x, l.int64s("starts", {0}), l.int64s("ends", {channels}), l.int64s("axes", {1})}, {cur});
   }
   if (last) {
     set_ints(l.add("Transpose", 13, {cur}, {l.out(0)}), "perm", {0, 2, 3, 1});
@@ -416,8 +428,7 @@ Status lower_upsample(Lowering& l) {
   const std::string mode = a.get_string("mode", "nearest");
   const std::string ctm = a.get_string("coordinate_transformation_mode", "asymmetric");
   RECUR_RETURN_IF_ERROR(a.status());
-  if (scales.size() != 4 || scales[0] != 1 || scales[1] != 1 || scales[2] <= 0 ||
-      scales[3] <= 0) {
+  if (scales.size() != 4 || scales[0] != 1 || scales[1] != 1 || scales[2] <= 0 || scales[3] <= 0) {
     return l.error("its scales must be [1, 1, h, w] with h and w positive");
   }
   if (mode != "nearest" && mode != "linear") {
@@ -456,8 +467,10 @@ Result<int64_t> prepare_nchwc(Graph& graph) {
   if (!e.any) return int64_t{0};
   if (!e.conflict.empty()) return invalid_model(e.conflict);
   if (e.stated != 0 && e.stated != 8 && e.stated != 16) {
-    return invalid_model("a Reshape around ONNX Runtime's NCHWc tensors splits channels into "
-                         "blocks of " + std::to_string(e.stated) + "; its blocks are 8 or 16");
+    return invalid_model(
+        "a Reshape around ONNX Runtime's NCHWc tensors splits channels into "
+        "blocks of " +
+        std::to_string(e.stated) + "; its blocks are 8 or 16");
   }
   // The model's own evidence first; where it has none, this CPU's block, as ONNX Runtime would
   // read it here.
@@ -490,8 +503,8 @@ LowerFn nchwc_lowering(std::string_view op) {
   if (op == "AveragePool") {
     return [](Lowering& l) {
       return lower_pool(l, "AveragePool", 19,
-                        {"auto_pad", "ceil_mode", "count_include_pad", "dilations",
-                         "kernel_shape", "pads", "strides"});
+                        {"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape",
+                         "pads", "strides"});
     };
   }
   if (op == "GlobalMaxPool")
@@ -499,9 +512,10 @@ LowerFn nchwc_lowering(std::string_view op) {
   if (op == "GlobalAveragePool")
     return [](Lowering& l) { return lower_pool(l, "GlobalAveragePool", 1, {}); };
   return [](Lowering& l) {
-    return l.error("is not one of ONNX Runtime's NCHWc operators recur reads (Conv, "
-                   "ReorderInput, ReorderOutput, MaxPool, AveragePool, GlobalMaxPool, "
-                   "GlobalAveragePool, Upsample)");
+    return l.error(
+        "is not one of ONNX Runtime's NCHWc operators recur reads (Conv, "
+        "ReorderInput, ReorderOutput, MaxPool, AveragePool, GlobalMaxPool, "
+        "GlobalAveragePool, Upsample)");
   };
 }
 

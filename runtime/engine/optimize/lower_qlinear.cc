@@ -48,15 +48,50 @@ Status check_quantized(const Lowering& l, ValueId x) {
                  "; the QLinear operators take uint8 or int8");
 }
 
-// ONNX Runtime's NHWC forms (channels_last=1), which it writes at level 'all' only.
-Status refuse_channels_last(const Lowering& l) {
+// ONNX Runtime's NHWC forms (channels_last=1, NhwcMaxPool), which its level 'all' writes for
+// quantized convolutions and pools between Transposes: the operator runs in NCHW between
+// Transposes of its own, which cancel against ONNX Runtime's where the optimizer meets both.
+struct ChannelsLast {
+  bool on = false;
+  int64_t rank = 0;
+  // Transposes x (N, spatial..., C) to N, C, spatial... where `on`.
+  ValueId in(Lowering& l, ValueId x, DType t) const {
+    if (!on) return x;
+    std::vector<int64_t> perm = {0, rank - 1};
+    for (int64_t i = 1; i + 1 < rank; ++i) perm.push_back(i);
+    const ValueId y = l.temp("channels_first", t);
+    set_ints(l.add("Transpose", 13, {x}, {y}), "perm", std::move(perm));
+    return y;
+  }
+  // The node's output `y`, or where `on` a value to Transpose back into it (out()).
+  ValueId result(Lowering& l, ValueId y, DType t) const { return on ? l.temp("nchw", t) : y; }
+  void out(Lowering& l, ValueId nchw, ValueId y) const {
+    if (!on) return;
+    std::vector<int64_t> perm = {0};
+    for (int64_t i = 2; i < rank; ++i) perm.push_back(i);
+    perm.push_back(1);
+    set_ints(l.add("Transpose", 13, {nchw}, {y}), "perm", std::move(perm));
+  }
+};
+
+// The node's channels_last (or `always`), with the rank of `x` where it is on; an error for a
+// rank below 3, a deferral while the rank is unknown.
+Result<ChannelsLast> channels_last(Lowering& l, ValueId x, bool always = false) {
   AttrReader a(l.original());
-  const int64_t channels_last = a.get_int("channels_last", 0);
+  ChannelsLast c;
+  c.on = always || a.get_int("channels_last", 0) != 0;
   RECUR_RETURN_IF_ERROR(a.status());
-  if (channels_last == 0) return ok_status();
-  return l.error(
-      "channels_last=1: ONNX Runtime's NHWC layout, which it writes at level 'all'; save at "
-      "level 'extended'");
+  if (!c.on) return c;
+  c.rank = l.rank(x);
+  if (c.rank < 0) {
+    RECUR_RETURN_IF_ERROR(l.needs_shapes("the rank of its NHWC input is not known"));
+    return c;
+  }
+  if (c.rank < 3) {
+    return l.error("its NHWC input has rank " + std::to_string(c.rank) +
+                   "; it takes rank 3 or more");
+  }
+  return c;
 }
 
 // QLinearAdd and QLinearMul(A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale, C_zp?).
@@ -131,9 +166,10 @@ Status lower_concat(Lowering& l) {
 Status lower_pool(Lowering& l, bool global) {
   RECUR_RETURN_IF_ERROR(l.require_inputs({0, 1, 3}));
   RECUR_RETURN_IF_ERROR(check_quantized(l, l.in(0)));
-  RECUR_RETURN_IF_ERROR(refuse_channels_last(l));
+  RECUR_ASSIGN_OR_RETURN(const ChannelsLast nhwc, channels_last(l, l.in(0)));
+  if (l.deferred()) return ok_status();
   const DType t = quantized_type(l, l.in(0));
-  const ValueId x = dequantize(l, l.in(0), l.in(1), l.in(2), "X_float");
+  const ValueId x = dequantize(l, nhwc.in(l, l.in(0), t), l.in(1), l.in(2), "X_float");
   const ValueId y = l.temp(global ? "GlobalAveragePool" : "AveragePool", DType::kFloat32);
   if (global) {
     l.add("GlobalAveragePool", 1, {x}, {y});
@@ -143,8 +179,12 @@ Status lower_pool(Lowering& l, bool global) {
                {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"});
   }
   l.keep_name();
-  RECUR_RETURN_IF_ERROR(quantize(l, y, l.in(3), l.in(4), t, l.out(0)));
-  l.commit(global ? "Dequantize, GlobalAveragePool, Quantize" : "Dequantize, AveragePool, Quantize",
+  const ValueId q = nhwc.result(l, l.out(0), t);
+  RECUR_RETURN_IF_ERROR(quantize(l, y, l.in(3), l.in(4), t, q));
+  nhwc.out(l, q, l.out(0));
+  l.commit(std::string(global ? "Dequantize, GlobalAveragePool, Quantize"
+                              : "Dequantize, AveragePool, Quantize") +
+               (nhwc.on ? ", in NCHW" : ""),
            t);
   return ok_status();
 }
@@ -238,12 +278,36 @@ Status lower_quantize_op(Lowering& l, bool quantize_op) {
 // com.microsoft QLinearConv: ONNX's, with a channels_last attribute ONNX Runtime sets at
 // level 'all'.
 Status lower_qlinear_conv(Lowering& l) {
-  RECUR_RETURN_IF_ERROR(refuse_channels_last(l));
+  RECUR_RETURN_IF_ERROR(l.require_inputs(1));
+  RECUR_RETURN_IF_ERROR(check_quantized(l, l.in(0)));
+  RECUR_ASSIGN_OR_RETURN(const ChannelsLast nhwc, channels_last(l, l.in(0)));
+  if (l.deferred()) return ok_status();
   std::vector<ValueId> inputs(l.original().inputs);
   const DType t = l.in(7) != kNoValue ? l.dtype(l.in(7)) : DType::kUInt8;
-  copy_attrs(l.original(), l.add("QLinearConv", 10, std::move(inputs), {l.out(0)}),
+  inputs[0] = nhwc.in(l, inputs[0], l.dtype(l.in(0)));
+  const ValueId y = nhwc.result(l, l.out(0), t);
+  copy_attrs(l.original(), l.add("QLinearConv", 10, std::move(inputs), {y}),
              {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
-  l.commit("as ONNX's QLinearConv-10", t);
+  l.keep_name();
+  nhwc.out(l, y, l.out(0));
+  l.commit(nhwc.on ? "as ONNX's QLinearConv-10, in NCHW" : "as ONNX's QLinearConv-10", t);
+  return ok_status();
+}
+
+// NhwcMaxPool(X): MaxPool of a uint8 or int8 tensor in NHWC.
+Status lower_nhwc_max_pool(Lowering& l) {
+  RECUR_RETURN_IF_ERROR(l.require_inputs(1));
+  RECUR_RETURN_IF_ERROR(check_quantized(l, l.in(0)));
+  RECUR_ASSIGN_OR_RETURN(const ChannelsLast nhwc, channels_last(l, l.in(0), true));
+  if (l.deferred()) return ok_status();
+  const DType t = l.dtype(l.in(0));
+  const ValueId x = nhwc.in(l, l.in(0), t);
+  const ValueId y = nhwc.result(l, l.out(0), t);
+  copy_attrs(l.original(), l.add("MaxPool", 12, {x}, {y}),
+             {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "strides"});
+  l.keep_name();
+  nhwc.out(l, y, l.out(0));
+  l.commit("MaxPool in NCHW", t);
   return ok_status();
 }
 
@@ -402,6 +466,7 @@ LowerFn qlinear_lowering(std::string_view op) {
   if (op == "QLinearWhere") return lower_where;
   if (op == "QLinearReduceMean") return lower_reduce_mean;
   if (op == "QLinearConv") return lower_qlinear_conv;
+  if (op == "NhwcMaxPool") return lower_nhwc_max_pool;
   if (op == "MulInteger") return lower_mul_integer;
   if (op == "MatMulNBits") return lower_matmul_nbits;
   if (op == "QuantizeLinear") return [](Lowering& l) { return lower_quantize_op(l, true); };

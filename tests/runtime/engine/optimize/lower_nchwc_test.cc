@@ -56,9 +56,9 @@ struct Weights {
 
 Weights weights() {
   std::mt19937 rng(41);
-  return {random_tensor({20, 3, 3, 3}, rng), random_tensor({20}, rng),
+  return {random_tensor({20, 3, 3, 3}, rng),  random_tensor({20}, rng),
           random_tensor({12, 24, 3, 3}, rng), random_tensor({12}, rng),
-          random_tensor({24, 1, 3, 3}, rng), random_tensor({24}, rng)};
+          random_tensor({24, 1, 3, 3}, rng),  random_tensor({24}, rng)};
 }
 
 // The same network in ONNX's operators: Conv 3->20 (Relu), padded by ONNX Runtime to 24
@@ -131,15 +131,15 @@ void expect_near(const Tensor& got, const Tensor& want) {
 TEST(LowerNchwc, BlocksOfEightFromTheFilterShapes) {
   const Weights w = weights();
   const std::string plain = plain_model(w);
-  Session want_s = Session::from_bytes(plain.data(), plain.size(),
-                                       SessionOptions().providers({"reference"}));
+  Session want_s =
+      Session::from_bytes(plain.data(), plain.size(), SessionOptions().providers({"reference"}));
   const Tensor want = want_s.run({{"x", input()}})[0];
   // 24 output channels are a multiple of 8 and not of 16: the model's block is 8 whatever
   // this CPU's is.
   const std::string blocked = blocked_model(w, false).bytes();
   for (bool optimize : {true, false}) {
-    Session s = Session::from_bytes(blocked.data(), blocked.size(),
-                                    SessionOptions().optimize(optimize));
+    Session s =
+        Session::from_bytes(blocked.data(), blocked.size(), SessionOptions().optimize(optimize));
     expect_near(s.run({{"x", input()}})[0], want);
     EXPECT_NE(s.explain().find("lowered ONNX Runtime's com.microsoft.nchwc::Conv 'dw'"),
               std::string::npos)
@@ -150,8 +150,8 @@ TEST(LowerNchwc, BlocksOfEightFromTheFilterShapes) {
 TEST(LowerNchwc, TheSplitReshapesBlockInOnnxsLayout) {
   const Weights w = weights();
   const std::string plain = plain_model(w);
-  Session want_s = Session::from_bytes(plain.data(), plain.size(),
-                                       SessionOptions().providers({"reference"}));
+  Session want_s =
+      Session::from_bytes(plain.data(), plain.size(), SessionOptions().providers({"reference"}));
   const std::string blocked = blocked_model(w, true).bytes();
   Session s = Session::from_bytes(blocked.data(), blocked.size(), SessionOptions());
   expect_near(s.run({{"x", input()}})[0], want_s.run({{"x", input()}})[0]);
