@@ -125,19 +125,27 @@ class Checker {
   Status run() {
     std::vector<bool> reads_ok(g_.nodes().size(), false);
     for (int i : g_.topo_order()) {
-      RECUR_ASSIGN_OR_RETURN(const bool ok, check(g_.node(i), i));
+      const Node& n = g_.node(i);
+      if (const ValueId v = implicit_read(n, i); v != kNoValue) return unreadable(n, v);
+      RECUR_ASSIGN_OR_RETURN(const bool ok, check(n, i));
+      if (!ok) {
+        for (ValueId v : n.inputs)
+          if (form(v) != Form::kPlain) return unreadable(n, v);
+      }
+      if (!ok && n.domain == kNchwc) {
+        return invalid_model(n.describe() +
+                             " reads its operands in layouts ONNX Runtime does not give them "
+                             "(an NCHWc operator's input must come from ReorderInput or another "
+                             "NCHWc operator; a Conv of fewer input channels than a block "
+                             "reads NCHW)");
+      }
       reads_ok[static_cast<size_t>(i)] = ok;
     }
     for (size_t v = 0; v < form_.size(); ++v) {
       if (form_[v] == Form::kPlain) continue;
       const auto id = static_cast<ValueId>(v);
-      for (int c : g_.value(id).consumers) {
-        if (!reads_ok[static_cast<size_t>(c)]) {
-          return invalid_model(g_.node(c).describe() + " reads '" + g_.value(id).name +
-                               "', a tensor in ONNX Runtime's NCHWc layout, in a way recur "
-                               "cannot map to ONNX's layout");
-        }
-      }
+      for (int c : g_.value(id).consumers)
+        if (!reads_ok[static_cast<size_t>(c)]) return unreadable(g_.node(c), id);
     }
     for (ValueId v : g_.outputs()) {
       if (form_[static_cast<size_t>(v)] != Form::kPlain) {
@@ -146,6 +154,29 @@ class Checker {
       }
     }
     return ok_status();
+  }
+
+  // A blocked value a subgraph of `n` reads from this graph, or kNoValue.
+  ValueId implicit_read(const Node& n, int index) const {
+    bool subgraphs = false;
+    for (const auto& [name, a] : n.attributes) subgraphs = subgraphs || a.g || !a.graphs.empty();
+    if (!subgraphs) return kNoValue;
+    for (size_t v = 0; v < form_.size(); ++v) {
+      if (form_[v] == Form::kPlain) continue;
+      const auto id = static_cast<ValueId>(v);
+      const std::vector<int>& users = g_.value(id).consumers;
+      if (std::find(users.begin(), users.end(), index) != users.end() &&
+          std::find(n.inputs.begin(), n.inputs.end(), id) == n.inputs.end()) {
+        return id;
+      }
+    }
+    return kNoValue;
+  }
+
+  Status unreadable(const Node& n, ValueId v) const {
+    return invalid_model(n.describe() + " reads '" + g_.value(v).name +
+                         "', a tensor in ONNX Runtime's NCHWc layout, in a way recur cannot map "
+                         "to ONNX's layout");
   }
 
   // The Reshapes to rewrite, splitting (true) or joining the channels.
@@ -321,7 +352,9 @@ Status lower_conv(Lowering& l) {
   const int64_t O = ws[0], I = ws[1];
   const bool depthwise = group > 1 && I == 1;
   const bool plain_input = group == 1 && I < b;
-  if (O <= 0 || O % b != 0 || (!depthwise && !plain_input && I % b != 0) ||
+  // A depthwise group is the padded channel count (ONNX Runtime 1.30) or the true one.
+  if (O <= 0 || O % b != 0 || (depthwise && round_up(group, b) != O) ||
+      (!depthwise && !plain_input && I % b != 0) ||
       (group > 1 && !depthwise && (O % group != 0 || (O / group) % b != 0))) {
     return l.error("its filter of shape " + shape_to_string(ws) + " (group " +
                    std::to_string(group) + ") is not in whole blocks of " + std::to_string(b) +
@@ -402,6 +435,7 @@ Status lower_reorder_output(Lowering& l) {
   const ValueId x = l.in(0);
   const DType t = l.dtype(x);
   const int64_t have = l.dim(x, 1);
+  if (have < 0 && !l.last_round()) return l.needs_shapes("its input's channel count is not known");
   if (have >= 0 && have < channels) {
     return l.error("its input has " + std::to_string(have) + " channels, fewer than its " +
                    std::to_string(channels));

@@ -180,6 +180,33 @@ void expect_refused(const std::string& op, const std::vector<std::string>& parts
     m.input("w", DType::kFloat32, {16, 16, 1, 1});
     m.node("Conv", {"b", "w"}, {"c"}, "reader", kNchwc);
     set_attr(m.node("ReorderOutput", {"c"}, {"y"}, "out", kNchwc), "channels", int64_t{16});
+  } else if (op == "If") {
+    // A branch reads the blocked tensor from the enclosing graph.
+    onnx::GraphProto branch;
+    branch.set_name("branch");
+    auto* n = branch.add_node();
+    n->set_op_type("Identity");
+    n->add_input("b");
+    n->add_output("r");
+    branch.add_output()->set_name("r");
+    branch.mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+        onnx::TensorProto::FLOAT);
+    m.initializer("cond", Tensor::from_vector<bool>({}, {true}));
+    auto& iff = m.node("If", {"cond"}, {"t"}, "reader");
+    set_attr(iff, "then_branch", branch);
+    set_attr(iff, "else_branch", branch);
+    set_attr(m.node("ReorderOutput", {"t"}, {"y"}, "out", kNchwc), "channels", int64_t{16});
+  } else if (op == "ReorderOutput40") {
+    set_attr(m.node("ReorderOutput", {"b"}, {"y"}, "reader", kNchwc), "channels", int64_t{40});
+  } else if (op == "plain") {
+    m.node("GlobalMaxPool", {"x"}, {"p"}, "reader", kNchwc);
+    m.node("Add", {"p", "b"}, {"s"});
+    set_attr(m.node("ReorderOutput", {"s"}, {"y"}, "out", kNchwc), "channels", int64_t{16});
+  } else if (op == "depthwise") {
+    std::mt19937 rng(1);
+    m.initializer("w", random_tensor({16, 1, 3, 3}, rng));
+    set_attr(m.node("Conv", {"b", "w"}, {"c"}, "reader", kNchwc), "group", int64_t{40});
+    set_attr(m.node("ReorderOutput", {"c"}, {"y"}, "out", kNchwc), "channels", int64_t{16});
   } else if (op == "Conv20") {
     std::mt19937 rng(1);
     m.initializer("w", random_tensor({20, 16, 1, 1}, rng));
@@ -197,6 +224,10 @@ TEST(LowerNchwc, UsesRecurCannotReadAreRefusedNamingTheNode) {
   expect_refused("ReorderOutput", {"node 'reader'", "channels attribute must be positive"});
   expect_refused("Conv", {"node 'reader'", "filter must be a constant"});
   expect_refused("Conv20", {"node 'reader'", "not in whole blocks"});
+  expect_refused("If", {"node 'reader' (If)", "NCHWc layout"});
+  expect_refused("ReorderOutput40", {"node 'reader'", "has 16 channels, fewer than its 40"});
+  expect_refused("plain", {"node 'reader'", "must come from ReorderInput"});
+  expect_refused("depthwise", {"node 'reader'", "(group 40) is not in whole blocks"});
 }
 
 TEST(LowerNchwc, SplitsIntoDifferentBlocksAreRefused) {
