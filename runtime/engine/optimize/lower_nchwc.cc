@@ -127,7 +127,7 @@ class Checker {
     for (int i : g_.topo_order()) {
       const Node& n = g_.node(i);
       if (const ValueId v = implicit_read(n, i); v != kNoValue) return unreadable(n, v);
-      RECUR_ASSIGN_OR_RETURN(const bool ok, check(n, i));
+      const bool ok = check(n, i);
       if (!ok) {
         for (ValueId v : n.inputs)
           if (form(v) != Form::kPlain) return unreadable(n, v);
@@ -196,7 +196,7 @@ class Checker {
   }
 
   // Whether `n` reads its blocked inputs (if any) correctly; sets its outputs' forms.
-  Result<bool> check(const Node& n, int index) {
+  bool check(const Node& n, int index) {
     if (n.domain == kNchwc) return check_nchwc(n);
     Form in = Form::kPlain;
     for (ValueId v : n.inputs) {
@@ -246,7 +246,7 @@ class Checker {
     return false;
   }
 
-  Result<bool> check_nchwc(const Node& n) {
+  bool check_nchwc(const Node& n) {
     if (n.op_type == "ReorderInput") {
       set_outputs(n, Form::kBlocked);
       return n.inputs.empty() || form(n.inputs[0]) == Form::kPlain;
