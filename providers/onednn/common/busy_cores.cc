@@ -68,6 +68,7 @@ class Sampler {
   void override_taken(int cores) { override_.store(cores < 0 ? -1 : cores); }
 
   std::atomic<uint64_t> smaller_runs{0};
+  std::atomic<int> leased{0};
 
  private:
   void sample() {
@@ -183,6 +184,25 @@ uint64_t smaller_team_runs() { return sampler().smaller_runs.load(std::memory_or
 void count_smaller_team_run() { sampler().smaller_runs.fetch_add(1, std::memory_order_relaxed); }
 
 void override_cores_taken(int cores) { sampler().override_taken(cores); }
+
+int leased_threads() { return sampler().leased.load(std::memory_order_relaxed); }
+
+void CoreLease::acquire(int threads, bool shrink) {
+  release();
+  Sampler& s = sampler();
+  int t = std::max(1, threads);
+  if (shrink && t > 1) {
+    const int fits = std::max(1, s.usable() - s.leased.load(std::memory_order_relaxed));
+    while (t > fits) t = std::max(1, t / 2);
+  }
+  threads_ = t;
+  s.leased.fetch_add(t, std::memory_order_relaxed);
+}
+
+void CoreLease::release() {
+  if (threads_ > 0) sampler().leased.fetch_sub(threads_, std::memory_order_relaxed);
+  threads_ = 0;
+}
 
 int team_for_now(int threads) {
   if (threads <= 1) return 1;

@@ -24,6 +24,31 @@ int cores_taken_by_others();
 // processes hold. Halving keeps the variants a primitive may need to a few.
 int team_for_now(int threads);
 
+// The cores one oneDNN execution of this process holds while it runs (a primitive, an RNN
+// pass), so that concurrent runs share the cores rather than each take a team as large as
+// the machine: two runs of teams of 2 on 2 cores would wait for each other at every barrier
+// as they would for another process. A team takes team_for_now's count less the threads this
+// process's other executions hold (halving from what it was made for, at least 1); a lease
+// without `shrink` takes the whole team whatever the load, and counts it.
+class CoreLease {
+ public:
+  CoreLease() = default;
+  CoreLease(int threads, bool shrink) { acquire(threads, shrink); }
+  ~CoreLease() { release(); }
+  CoreLease(const CoreLease&) = delete;
+  CoreLease& operator=(const CoreLease&) = delete;
+
+  void acquire(int threads, bool shrink);
+  void release();
+  int threads() const { return threads_; }
+
+ private:
+  int threads_ = 0;
+};
+
+// Threads this process's running executions hold now (CoreLease).
+int leased_threads();
+
 // Runs of a primitive or of an RNN pass on a smaller team or split than the one chosen for it,
 // in this process so far.
 uint64_t smaller_team_runs();

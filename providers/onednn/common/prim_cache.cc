@@ -103,8 +103,9 @@ const SmallerTeam* SmallerTeams::get(const CachedPrimitive& p, int threads) {
 
 Status execute_primitive(const CachedPrimitive& p, std::span<const Bind> binds, ScratchPool& pool,
                          const std::string& what) {
-  const int team = p.shrink && p.threads > 1 ? team_for_now(p.threads) : p.threads;
-  const SmallerTeam* smaller = team < p.threads ? p.smaller->get(p, team) : nullptr;
+  CoreLease lease(p.threads, p.shrink);
+  const SmallerTeam* smaller =
+      lease.threads() < p.threads ? p.smaller->get(p, lease.threads()) : nullptr;
   if (smaller) count_smaller_team_run();
   const dnnl::primitive& prim = smaller ? smaller->primitive : p.primitive;
   const dnnl::memory::desc& scratch_md = smaller ? smaller->scratchpad : p.scratchpad;

@@ -114,12 +114,11 @@ size_t pick_winner(const std::vector<Choice>& cands, const RaceTimes& t) {
 
 }  // namespace
 
-Choice RnnKernel::for_busy_cores(Choice c) const {
+Choice RnnKernel::for_busy_cores(Choice c, CoreLease& lease) const {
   int& width = c.split > 1 ? c.split : c.threads;
-  if (width <= 1 || !opts_.team().shrink) return c;
-  const int fits = team_for_now(width);
-  if (fits < width) count_smaller_team_run();
-  width = fits;
+  lease.acquire(width, opts_.team().shrink);
+  if (lease.threads() < width) count_smaller_team_run();
+  width = lease.threads();
   return c;
 }
 

@@ -18,6 +18,7 @@
 #include <dnnl.hpp>
 
 #include "converters/onednn_weights.h"
+#include "providers/onednn/common/busy_cores.h"
 #include "providers/onednn/common/dnnl_util.h"
 #include "providers/onednn/common/job_pool.h"
 #include "providers/onednn/rnn/rnn_bf16.h"
@@ -170,10 +171,11 @@ class RnnKernel final : public Kernel {
 
   // The chooser (rnn_chooser.cc).
   Result<Choice> choose(const BucketKey& bucket, int64_t T, std::string* note) const;
-  // `c` for a run now: while other processes hold cores, its team or split as large as the
-  // cores would wait for a thread that cannot run (busy_cores.h), so it takes the half,
-  // quarter, ... that fits. Deterministic sessions and onednn.busy_cores=wait keep `c`.
-  Choice for_busy_cores(Choice c) const;
+  // `c` for a run now, its threads held by `lease` while it runs: while other processes or
+  // this one's concurrent runs hold cores, a team or split as large as the cores would wait
+  // for a thread that cannot run (busy_cores.h), so it takes the half, quarter, ... that
+  // fits. Deterministic sessions and onednn.busy_cores=wait keep `c`.
+  Choice for_busy_cores(Choice c, CoreLease& lease) const;
   Candidates candidates(const BucketKey& bucket, int64_t T) const;
   // The bucket's key in the tuning cache, beside the process-wide tuning_env().
   std::string cache_key(const BucketKey& bucket) const;

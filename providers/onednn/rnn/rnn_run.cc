@@ -239,7 +239,8 @@ Status RnnKernel::run_uniform(const RunIo& io) const {
   const bool lstm = spec_.cell == RnnCell::kLstm;
   const BucketKey bucket{io.N, io.I, io.H, t_class(io.T), false};
   RECUR_ASSIGN_OR_RETURN(Choice chosen, choose(bucket, io.T, nullptr));
-  const Choice c = for_busy_cores(chosen);
+  CoreLease lease;
+  const Choice c = for_busy_cores(chosen, lease);
   const Jobs jobs = jobs_for(c, io.N);
   const int64_t tb = time_block(io.T, io.N, io.I, io.H, c, jobs);
   // Blocks chain their states, so they read and write them whether or not the node does.
@@ -454,7 +455,8 @@ Status RnnKernel::run_segment(const RunIo& io, int d, int64_t s, int64_t e, int6
                   io.x_at(step(tau, j), sr.order[static_cast<size_t>(j)]), isz * sizeof(float));
   RECUR_ASSIGN_OR_RETURN(Choice chosen,
                          choose(BucketKey{k, io.I, io.H, t_class(ts), true}, ts, nullptr));
-  const Choice c = for_busy_cores(chosen);
+  CoreLease lease;
+  const Choice c = for_busy_cores(chosen, lease);
   const ShapeKey key{ts,         k,    io.I,       io.H,  k,        false, Mode::kPacked,
                      have_state, true, act_dir(d), c.any, c.threads};
   RECUR_ASSIGN_OR_RETURN(auto plan, get_plan(key));

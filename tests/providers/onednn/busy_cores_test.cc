@@ -1,8 +1,9 @@
-// Smaller OpenMP teams while other processes hold cores (providers/onednn/common/busy_cores.h):
-// the /proc/stat parser, the decision with its hysteresis, and sessions that run their large
-// primitives and RNN passes on a smaller team when cores count as taken (a test hook stands in
-// for the other processes), give the results of the whole team, and do not shrink when
-// deterministic or with onednn.busy_cores=wait.
+// Smaller OpenMP teams while other processes, or this one's concurrent runs, hold cores
+// (providers/onednn/common/busy_cores.h): the /proc/stat parser, the decision with its
+// hysteresis, the leases of concurrent runs, and sessions that run their large primitives and
+// RNN passes on a smaller team when cores count as taken (a test hook stands in for the other
+// processes, a lease for another run), give the results of the whole team, and do not shrink
+// when deterministic or with onednn.busy_cores=wait.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -89,6 +90,23 @@ TEST(BusyCores, TeamsHalveToWhatFits) {
   EXPECT_EQ(onednn::team_for_now(1), 1);
 }
 
+TEST(BusyCores, LeasesShareTheCoresBetweenConcurrentRuns) {
+  onednn::override_cores_taken(0);
+  const int before = onednn::leased_threads();
+  {
+    // Another run of this process holds more threads than any machine has cores.
+    onednn::CoreLease other(1 << 16, false);
+    EXPECT_EQ(other.threads(), 1 << 16) << "a lease without shrink keeps its team";
+    onednn::CoreLease mine(4, true);
+    EXPECT_EQ(mine.threads(), 1);
+    onednn::CoreLease fixed(4, false);
+    EXPECT_EQ(fixed.threads(), 4);
+    EXPECT_EQ(onednn::leased_threads(), before + (1 << 16) + 1 + 4);
+  }
+  EXPECT_EQ(onednn::leased_threads(), before) << "leases give their threads back";
+  onednn::override_cores_taken(-1);
+}
+
 // A MatMul of 8M multiply-adds (a team at 2 threads) and an LSTM whose passes run on an OpenMP
 // team (onednn.threading=omp, oneDNN's primitive rather than recur's small-cell loops).
 std::string matmul_lstm_model() {
@@ -159,6 +177,22 @@ TEST(BusyCores, SessionsRunSmallerTeamsWhileCoresAreTakenWithTheSameResults) {
   const uint64_t quiet = onednn::smaller_team_runs();
   expect_close(s.run(f), want);
   EXPECT_EQ(onednn::smaller_team_runs(), quiet);
+}
+
+TEST(BusyCores, ARunBesideAnotherOfThisProcessTakesTheCoresLeft) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  const std::string model = matmul_lstm_model();
+  const Feeds f = feeds();
+  Session whole = Session::from_bytes(model.data(), model.size(), options("wait", false));
+  const Outputs want = whole.run(f);
+  Session s = Session::from_bytes(model.data(), model.size(), options("shrink", false));
+  onednn::override_cores_taken(0);
+  onednn::CoreLease other(1 << 16, false);
+  const uint64_t before = onednn::smaller_team_runs();
+  const Outputs got = s.run(f);
+  EXPECT_GE(onednn::smaller_team_runs(), before + 2) << "the run took teams as if alone";
+  expect_close(got, want);
+  onednn::override_cores_taken(-1);
 }
 
 TEST(BusyCores, DeterministicSessionsAndWaitKeepTheirTeams) {
