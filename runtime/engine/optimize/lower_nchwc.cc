@@ -7,8 +7,8 @@
 // weights with it), so the padding channels carry what they would in ONNX Runtime, and
 // ReorderOutput drops them. The plain operators ONNX Runtime leaves on blocked tensors
 // (activations, same-shape Add/Sum/Mul, Concat of whole blocks) compute the same in either
-// layout; the Reshapes it writes to split the channels into blocks are rewritten to split them
-// in ONNX's layout; any other use of a blocked tensor is refused, naming the node.
+// layout, and so do the Reshapes it writes around an Add to split the channels into blocks
+// (they become Identity); any other use of a blocked tensor is refused, naming the node.
 // docs/semantics.md, "ONNX Runtime's NCHWc layout".
 #include <algorithm>
 #include <functional>
@@ -181,6 +181,12 @@ class Checker {
 
   // The Reshapes to rewrite, splitting (true) or joining the channels.
   const std::vector<std::pair<int, bool>>& reshapes() const { return reshapes_; }
+  // The values between them, which have the plain tensor's shape once they are rewritten, not
+  // the five dimensions the model may declare.
+  void forget_split_shapes() {
+    for (size_t v = 0; v < form_.size(); ++v)
+      if (form_[v] == Form::kSplit) g_.mutable_value(static_cast<ValueId>(v)).type.shape.reset();
+  }
 
  private:
   Form form(ValueId v) const {
@@ -282,31 +288,19 @@ class Checker {
   std::vector<std::pair<int, bool>> reshapes_;
 };
 
-// ONNX Runtime's Reshape [0, C/b, 0, 0, b] reads the blocked memory as N x C/b x H x W x b;
-// on the plain tensor that is Transpose to N x H x W x C, Reshape to N x H x W x C/b x b, and
-// Transpose to N x C/b x H x W x b. The join is the way back.
+// ONNX Runtime's Reshape [0, C/b, 0, 0, b] reads the blocked memory as N x C/b x H x W x b,
+// and only elementwise operations (whose other operands are splits of tensors of the same
+// channel count, or scalars) come between it and the Reshape back (the checks above ensure
+// it). Element (n, c/b, h, w, c%b) of such a view is element (n, c, h, w) of the plain tensor,
+// and broadcasting over N, H or W pairs the same elements in either form, so on the plain
+// tensors the two Reshapes are no-ops.
 void rewrite_reshape(Graph& g, int index, bool split, int64_t block) {
   Lowering l(g, index, true);
-  const ValueId x = l.in(0);
-  const DType t = l.dtype(x) == DType::kUndefined ? DType::kFloat32 : l.dtype(x);
-  auto transpose = [&](ValueId in, std::vector<int64_t> perm, ValueId out) {
-    if (out == kNoValue) out = l.temp("Transpose", t);
-    set_ints(l.add("Transpose", 13, {in}, {out}), "perm", std::move(perm));
-    return out;
-  };
-  const ValueId last = transpose(
-      x, split ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 3, 1, 4}, kNoValue);
-  const ValueId shape =
-      split ? l.int64s("blocks", {0, 0, 0, -1, block}) : l.int64s("channels", {0, 0, 0, -1});
-  const ValueId reshaped = l.temp("Reshape", t);
-  l.add("Reshape", 14, {last, shape}, {reshaped});
-  l.keep_name();
-  transpose(reshaped,
-            split ? std::vector<int64_t>{0, 3, 1, 2, 4} : std::vector<int64_t>{0, 3, 1, 2},
-            l.out(0));
-  l.commit(split
-               ? "the channels split into blocks of " + std::to_string(block) + " in ONNX's layout"
-               : "the blocks joined into channels in ONNX's layout",
+  const DType t = l.dtype(l.in(0)) == DType::kUndefined ? DType::kFloat32 : l.dtype(l.in(0));
+  l.add("Identity", 16, {l.in(0)}, {l.out(0)});
+  l.commit(split ? "the channels split into blocks of " + std::to_string(block) +
+                       ", which the plain tensor needs no Reshape for"
+                 : "the blocks joined back into channels",
            t);
 }
 
@@ -516,6 +510,7 @@ Result<int64_t> prepare_nchwc(Graph& graph) {
     st = c.run();
     if (!st.ok()) return;
     for (const auto& [index, split] : c.reshapes()) rewrite_reshape(g, index, split, block);
+    c.forget_split_shapes();
     if (!c.reshapes().empty()) st = g.finalize();
   });
   RECUR_RETURN_IF_ERROR(st);

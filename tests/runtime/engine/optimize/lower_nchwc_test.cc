@@ -147,7 +147,7 @@ TEST(LowerNchwc, BlocksOfEightFromTheFilterShapes) {
   }
 }
 
-TEST(LowerNchwc, TheSplitReshapesBlockInOnnxsLayout) {
+TEST(LowerNchwc, TheSplitReshapesAroundAnAddComputeOnThePlainTensors) {
   const Weights w = weights();
   const std::string plain = plain_model(w);
   Session want_s =
