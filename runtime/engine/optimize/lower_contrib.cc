@@ -474,7 +474,7 @@ bool inputs_typed(const Graph& g, const Node& n) {
 }
 
 struct Round {
-  int64_t nchwc_block = 0;
+  const lowering::NchwcPlan* nchwc = nullptr;
   bool last = false;
   bool lowered = false;
   bool deferred = false;
@@ -508,7 +508,7 @@ Status lower_round(Graph& graph, Round& round) {
       continue;
     }
     Lowering l(graph, i, round.last);
-    l.set_nchwc_block(round.nchwc_block);
+    l.set_nchwc(round.nchwc);
     RECUR_RETURN_IF_ERROR(lower(l));
     if (l.deferred()) {
       round.deferred = true;
@@ -546,11 +546,11 @@ Status lower_conv_activation(Lowering& l, ValueId x, ValueId y, DType t) {
 }  // namespace lowering
 
 Status lower_contrib_ops(Graph& graph, const std::function<Status(Graph&)>& infer) {
-  RECUR_ASSIGN_OR_RETURN(const int64_t nchwc_block, lowering::prepare_nchwc(graph));
+  RECUR_ASSIGN_OR_RETURN(const lowering::NchwcPlan nchwc, lowering::prepare_nchwc(graph));
   // Each round lowers at least one node, or is the last.
   for (bool last = false;;) {
     Round round;
-    round.nchwc_block = nchwc_block;
+    round.nchwc = &nchwc;
     round.last = last;
     RECUR_RETURN_IF_ERROR(lower_round(graph, round));
     if (round.lowered) RECUR_RETURN_IF_ERROR(infer(graph));

@@ -179,6 +179,9 @@ class Checker {
                          "to ONNX's layout");
   }
 
+  bool blocked(ValueId v) const { return form(v) != Form::kPlain; }
+  int64_t block() const { return block_; }
+
   // The Reshapes to rewrite, splitting (true) or joining the channels.
   const std::vector<std::pair<int, bool>>& reshapes() const { return reshapes_; }
   // The values between them, which have the plain tensor's shape once they are rewritten, not
@@ -304,30 +307,199 @@ void rewrite_reshape(Graph& g, int index, bool split, int64_t block) {
            t);
 }
 
-// ---- The operators ----
-
-// Filters in ONNX's [O, I, kH, kW] order from ONNX Runtime's: output channels in blocks of b
-// (innermost), and with `blocked_inputs` the input channels in blocks of b too, next to them.
-Tensor unblock_filter(const Tensor& w, int64_t b, bool blocked_inputs) {
+// The first `rows` output and `cols` input channels of a filter, in ONNX's [O, I, kH, kW]
+// order, from ONNX Runtime's: output channels in blocks of b (innermost), and with
+// `blocked_inputs` the input channels in blocks of b too, next to them.
+Tensor unblock(const Tensor& w, int64_t b, int64_t rows, int64_t cols, bool blocked_inputs) {
   const Shape& s = w.shape();
-  const int64_t O = s[0], I = s[1], K = s[2] * s[3];
-  Tensor out = Tensor::empty(DType::kFloat32, s);
+  const int64_t I = s[1], K = s[2] * s[3];
+  Tensor out = Tensor::empty(DType::kFloat32, {rows, cols, s[2], s[3]});
   const float* src = w.data<float>();
   float* dst = out.data<float>();
   const int64_t bi = blocked_inputs ? b : 1;
-  for (int64_t o = 0; o < O; ++o) {
+  for (int64_t o = 0; o < rows; ++o) {
     const int64_t ob = o / b, oo = o % b;
-    for (int64_t i = 0; i < I; ++i) {
+    for (int64_t i = 0; i < cols; ++i) {
       const int64_t ib = i / bi, ii = i % bi;
       for (int64_t k = 0; k < K; ++k) {
         // Blocked order: [O/b][I/bi][K][bi][b].
         const int64_t at = (((ob * (I / bi) + ib) * K + k) * bi + ii) * b + oo;
-        dst[(o * I + i) * K + k] = src[at];
+        dst[(o * cols + i) * K + k] = src[at];
       }
     }
   }
   return out;
 }
+
+// Which blocked tensors can be held with their logical channels only. ONNX Runtime pads a
+// blocked tensor's channels to a whole block, and computes on the padding (a 20-channel
+// convolution runs as 32): its padding channels hold values nothing reads, since a blocked
+// filter's weights on them are zero, ReorderOutput drops them and the other operators work
+// channel by channel. Where the model says how many channels a tensor has (ReorderInput's
+// input, ReorderOutput's `channels`), the tensors tied to it channel for channel (through
+// elementwise operators, pools, resizes, depthwise convolutions, a Conv's Sum) are held
+// without the padding: each convolution producing one computes its logical channels only, each
+// reading one drops the filter's zero columns. A group whose counts disagree, that a Concat
+// touches, or whose dropped columns are not all zero keeps the padding.
+class Unpadder {
+ public:
+  Unpadder(const Graph& g, const Checker& c)
+      : g_(g), c_(c), parent_(g.num_values()), known_(g.num_values(), 0) {
+    for (size_t v = 0; v < parent_.size(); ++v) parent_[v] = static_cast<ValueId>(v);
+  }
+
+  std::unordered_map<ValueId, int64_t> run() {
+    std::vector<int> readers;  // Convs reading a blocked tensor through a full filter
+    for (int i : g_.topo_order()) {
+      const Node& n = g_.node(i);
+      if (n.domain == kNchwc) {
+        visit_nchwc(n, i, readers);
+        continue;
+      }
+      std::vector<ValueId> tied;
+      for (ValueId v : n.inputs)
+        if (v != kNoValue && c_.blocked(v)) tied.push_back(v);
+      if (tied.empty()) continue;
+      for (ValueId v : n.outputs)
+        if (v != kNoValue) tied.push_back(v);
+      // Concat's operands are whole blocks: nothing to drop, and offsets that must not move.
+      for (size_t k = 1; k < tied.size(); ++k) unite(tied[0], tied[k]);
+      if (n.op_type == "Concat") poison(tied[0]);
+    }
+    for (int i : readers) check_dropped_columns(g_.node(i));
+    std::unordered_map<ValueId, int64_t> out;
+    for (size_t v = 0; v < parent_.size(); ++v) {
+      const auto id = static_cast<ValueId>(v);
+      if (!c_.blocked(id)) continue;
+      const int64_t k = known_[static_cast<size_t>(find(id))];
+      if (k > 0) out[id] = k;
+    }
+    return out;
+  }
+
+ private:
+  ValueId find(ValueId v) {
+    while (parent_[static_cast<size_t>(v)] != v) {
+      parent_[static_cast<size_t>(v)] =
+          parent_[static_cast<size_t>(parent_[static_cast<size_t>(v)])];
+      v = parent_[static_cast<size_t>(v)];
+    }
+    return v;
+  }
+  static int64_t merged(int64_t a, int64_t b) {
+    if (a < 0 || b < 0) return -1;
+    if (a == 0 || b == 0) return a + b;
+    return a == b ? a : -1;
+  }
+  void unite(ValueId a, ValueId b) {
+    a = find(a);
+    b = find(b);
+    if (a == b) return;
+    known_[static_cast<size_t>(a)] =
+        merged(known_[static_cast<size_t>(a)], known_[static_cast<size_t>(b)]);
+    parent_[static_cast<size_t>(b)] = a;
+  }
+  void know(ValueId v, int64_t channels) {
+    int64_t& k = known_[static_cast<size_t>(find(v))];
+    k = merged(k, channels > 0 ? channels : -1);
+  }
+  void poison(ValueId v) { known_[static_cast<size_t>(find(v))] = -1; }
+
+  const Tensor* filter(const Node& n) const {
+    const Tensor* w = n.has_input(1) ? g_.constant(n.inputs[1]) : nullptr;
+    return w && w->dtype() == DType::kFloat32 && w->shape().size() == 4 ? w : nullptr;
+  }
+
+  void visit_nchwc(const Node& n, int index, std::vector<int>& readers) {
+    if (n.inputs.empty() || n.outputs.empty() || n.outputs[0] == kNoValue) return;
+    const ValueId x = n.inputs[0], y = n.outputs[0];
+    if (n.op_type == "ReorderInput") {
+      const Attribute* last = n.attr("channels_last");
+      const int64_t c = plain_channels(x, last && last->i != 0);
+      if (c > 0) know(y, c);  // else unknown: the tensor keeps its padding
+    } else if (n.op_type == "ReorderOutput") {
+      const Attribute* channels = n.attr("channels");
+      know(x, channels ? channels->i : -1);
+    } else if (n.op_type == "Conv") {
+      const Tensor* w = filter(n);
+      if (!w) return poison(y);  // the lowering refuses it
+      const Attribute* group = n.attr("group");
+      const bool depthwise = group && group->i > 1 && w->shape()[1] == 1;
+      if (n.has_input(3)) unite(n.inputs[3], y);
+      if (depthwise) {
+        unite(x, y);
+      } else if (group && group->i > 1) {
+        // A grouped filter's groups are whole blocks: dropping channels would shift them.
+        poison(x);
+        poison(y);
+      } else if (c_.blocked(x)) {
+        readers.push_back(index);
+      }
+    } else {
+      unite(x, y);  // pools and Upsample, channel by channel
+    }
+  }
+
+  // The channels of the plain tensor x: its shape's, or, where shape inference could not see
+  // through ONNX Runtime's operators yet, the `channels` of the ReorderOutput it comes from
+  // through elementwise operators (Clip between two blocked regions).
+  int64_t plain_channels(ValueId x, bool nhwc) const {
+    for (int hops = 0; hops < 64 && x != kNoValue; ++hops) {
+      const auto& shape = g_.value(x).type.shape;
+      if (shape && shape->size() == 4) return (*shape)[nhwc ? 3 : 1].value;
+      const int p = g_.value(x).producer;
+      if (p < 0) return -1;
+      const Node& n = g_.node(p);
+      if (n.domain == kNchwc && n.op_type == "ReorderOutput") {
+        const Attribute* last = n.attr("channels_last");
+        const Attribute* channels = n.attr("channels");
+        if ((last && last->i != 0) != nhwc || !channels) return -1;
+        return channels->i;
+      }
+      if (!n.domain.empty() || !is_elementwise(n.op_type) || n.inputs.empty()) return -1;
+      // The one operand that is not a scalar constant.
+      ValueId next = kNoValue;
+      for (ValueId v : n.inputs) {
+        if (v == kNoValue) continue;
+        const Tensor* t = g_.constant(v);
+        if (t && t->numel() == 1) continue;
+        if (next != kNoValue) return -1;
+        next = v;
+      }
+      x = next;
+    }
+    return -1;
+  }
+
+  // A filter may drop the columns of a tensor's padding only where they are zero.
+  void check_dropped_columns(const Node& n) {
+    const int64_t k = known_[static_cast<size_t>(find(n.inputs[0]))];
+    if (k <= 0) return;
+    const Tensor* w = filter(n);
+    const Shape& s = w->shape();
+    if (k > s[1]) return poison(n.inputs[0]);
+    const int64_t b = blocked_filter_block(s);
+    if (b <= 0) return poison(n.inputs[0]);
+    const Tensor plain = unblock(*w, b, s[0], s[1], true);
+    const float* p = plain.data<float>();
+    const int64_t K = s[2] * s[3];
+    for (int64_t o = 0; o < s[0]; ++o)
+      for (int64_t i = k; i < s[1]; ++i)
+        for (int64_t j = 0; j < K; ++j)
+          if (p[(o * s[1] + i) * K + j] != 0.0f) return poison(n.inputs[0]);
+  }
+  int64_t blocked_filter_block(const Shape& s) const {
+    return s[0] % block() == 0 && s[1] % block() == 0 ? block() : 0;
+  }
+  int64_t block() const { return c_.block(); }
+
+  const Graph& g_;
+  const Checker& c_;
+  std::vector<ValueId> parent_;
+  std::vector<int64_t> known_;  // per root: 0 unknown, -1 keep the padding, else the channels
+};
+
+// ---- The operators ----
 
 Status lower_conv(Lowering& l) {
   RECUR_RETURN_IF_ERROR(l.require_inputs(2));
@@ -354,17 +526,30 @@ Status lower_conv(Lowering& l) {
                    std::to_string(group) + ") is not in whole blocks of " + std::to_string(b) +
                    " channels");
   }
-  const ValueId filter = l.constant("filter", unblock_filter(*w, b, !depthwise && !plain_input));
+  // The output's logical channels where it is held without its padding (Unpadder), and the
+  // input's likewise for a blocked filter (a depthwise one ties the two).
+  const bool blocked_input = !depthwise && !plain_input;
+  const int64_t out_c = l.nchwc_channels(l.out(0));
+  const int64_t in_c = blocked_input ? l.nchwc_channels(l.in(0)) : -1;
+  const int64_t rows = out_c > 0 ? out_c : O;
+  const int64_t cols = in_c > 0 ? in_c : I;
+  if (rows > O || cols > I) {
+    return l.error("its filter of shape " + shape_to_string(ws) + " is smaller than the " +
+                   std::to_string(rows) + " output and " + std::to_string(cols) +
+                   " input channels of its tensors");
+  }
+  const ValueId filter = l.constant("filter", unblock(*w, b, rows, cols, blocked_input));
   ValueId bias = l.in(2);
   if (const Tensor* bt = l.is_constant(bias) ? l.graph().constant(bias) : nullptr) {
     if (bt->dtype() != DType::kFloat32 || bt->shape().size() != 1 || bt->numel() > O) {
       return l.error("its bias must be float32 of at most " + std::to_string(O) + " values");
     }
-    if (bt->numel() < O) {
-      // ONNX Runtime pads the bias with the filter; an older writer may not have.
-      std::vector<float> padded(static_cast<size_t>(O), 0.0f);
-      std::copy_n(bt->data<float>(), bt->numel(), padded.begin());
-      bias = l.constant("bias", Tensor::from_vector<float>({O}, padded));
+    if (bt->numel() != rows) {
+      // The bias of the channels computed: ONNX Runtime pads it with the filter (an older
+      // writer may not have), and the padding channels may not be computed at all.
+      std::vector<float> cut(static_cast<size_t>(rows), 0.0f);
+      std::copy_n(bt->data<float>(), std::min(bt->numel(), rows), cut.begin());
+      bias = l.constant("bias", Tensor::from_vector<float>({rows}, cut));
     }
   }
   const DType t = DType::kFloat32;
@@ -374,17 +559,19 @@ Status lower_conv(Lowering& l) {
   const ValueId conv_y = (sum || act) ? l.temp("conv", t) : l.out(0);
   Node& conv = l.add("Conv", 11, {l.in(0), filter, bias}, {conv_y});
   copy_attrs(n, conv, {"auto_pad", "dilations", "kernel_shape", "pads", "strides"});
-  // A depthwise convolution's group is its (padded) channel count.
-  set_int(conv, "group", depthwise ? O : group);
+  // A depthwise convolution's group is its channel count.
+  set_int(conv, "group", depthwise ? rows : group);
   l.keep_name();
   ValueId pre = conv_y;
   if (sum) pre = l.binary("Add", conv_y, l.in(3), act ? kNoValue : l.out(0), t);
   if (act) RECUR_RETURN_IF_ERROR(lower_conv_activation(l, pre, l.out(0), t));
-  l.commit(std::string(depthwise     ? "depthwise"
-                       : plain_input ? "NCHW input"
-                                     : "blocked input") +
-               ", blocks of " + std::to_string(b) + " channels",
-           t);
+  l.commit(
+      std::string(depthwise     ? "depthwise"
+                  : plain_input ? "NCHW input"
+                                : "blocked input") +
+          ", blocks of " + std::to_string(b) + " channels" +
+          (rows < O ? ", " + std::to_string(rows) + " of " + std::to_string(O) + " computed" : ""),
+      t);
   return ok_status();
 }
 
@@ -401,7 +588,8 @@ Status lower_reorder_input(Lowering& l) {
   }
   const int64_t c = l.dim(x, last ? 3 : 1);
   if (c < 0) return l.needs_shapes("its input's channel count is not known at load");
-  const int64_t padded = round_up(c, l.nchwc_block());
+  // Held without the padding (Unpadder), or padded to a whole block as ONNX Runtime does.
+  const int64_t padded = l.nchwc_channels(l.out(0)) == c ? c : round_up(c, l.nchwc_block());
   ValueId cur = x;
   if (last) {
     cur = padded != c ? l.temp("nchw", t) : l.out(0);
@@ -413,8 +601,8 @@ Status lower_reorder_input(Lowering& l) {
   } else if (!last) {
     l.add("Identity", 16, {x}, {l.out(0)});
   }
-  l.commit(std::string(last ? "NHWC" : "NCHW") + " input, " + std::to_string(c) +
-               " channels padded to " + std::to_string(padded),
+  l.commit(std::string(last ? "NHWC" : "NCHW") + " input, " + std::to_string(c) + " channels" +
+               (padded != c ? " padded to " + std::to_string(padded) : ""),
            t);
   return ok_status();
 }
@@ -489,10 +677,11 @@ Status lower_pool(Lowering& l, const char* op, int opset,
 
 }  // namespace
 
-Result<int64_t> prepare_nchwc(Graph& graph) {
+Result<NchwcPlan> prepare_nchwc(Graph& graph) {
   BlockEvidence e;
   for_each_graph(graph, [&](Graph& g) { gather_evidence(g, e); });
-  if (!e.any) return int64_t{0};
+  NchwcPlan plan;
+  if (!e.any) return plan;
   if (!e.conflict.empty()) return invalid_model(e.conflict);
   if (e.stated != 0 && e.stated != 8 && e.stated != 16) {
     return invalid_model(
@@ -502,19 +691,20 @@ Result<int64_t> prepare_nchwc(Graph& graph) {
   }
   // The model's own evidence first; where it has none, this CPU's block, as ONNX Runtime would
   // read it here.
-  const int64_t block = e.stated != 0 ? e.stated : e.eight ? 8 : machine_block();
+  plan.block = e.stated != 0 ? e.stated : e.eight ? 8 : machine_block();
   Status st;
   for_each_graph(graph, [&](Graph& g) {
     if (!st.ok()) return;
-    Checker c(g, block);
+    Checker c(g, plan.block);
     st = c.run();
     if (!st.ok()) return;
-    for (const auto& [index, split] : c.reshapes()) rewrite_reshape(g, index, split, block);
+    plan.channels[&g] = Unpadder(g, c).run();
+    for (const auto& [index, split] : c.reshapes()) rewrite_reshape(g, index, split, plan.block);
     c.forget_split_shapes();
     if (!c.reshapes().empty()) st = g.finalize();
   });
   RECUR_RETURN_IF_ERROR(st);
-  return block;
+  return plan;
 }
 
 LowerFn nchwc_lowering(std::string_view op) {

@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -18,6 +20,8 @@
 namespace recur::lowering {
 
 inline constexpr std::string_view kMicrosoft = "com.microsoft";
+
+struct NchwcPlan;
 
 // The ONNX nodes, values and constants that replace one node. The node that does the
 // operator's work keeps the original's name (errors and --explain name what the user's model
@@ -37,10 +41,12 @@ class Lowering {
   bool deferred() const { return deferred_; }
   // No later shape inference will tell more: what is still unknown is known only at run time.
   bool last_round() const { return last_round_; }
-  // The channel block of ONNX Runtime's NCHWc layout in this model (lower_nchwc.cc), 0 where
-  // the model has none.
-  int64_t nchwc_block() const { return nchwc_block_; }
-  void set_nchwc_block(int64_t b) { nchwc_block_ = b; }
+  // What prepare_nchwc found (lower_nchwc.cc): the channel block of ONNX Runtime's NCHWc
+  // layout in this model (0 where it has none), and the channels of a blocked tensor held
+  // without its padding (-1 where it keeps it).
+  void set_nchwc(const NchwcPlan* plan) { nchwc_ = plan; }
+  int64_t nchwc_block() const;
+  int64_t nchwc_channels(ValueId v) const;
 
   const Node& original() const { return g_.node(index_); }
   const Graph& graph() const { return g_; }
@@ -224,7 +230,7 @@ class Lowering {
   int index_;
   bool last_round_;
   bool deferred_ = false;
-  int64_t nchwc_block_ = 0;
+  const NchwcPlan* nchwc_ = nullptr;
   std::vector<Node> nodes_;
   size_t primary_ = 0;
 };
@@ -282,11 +288,26 @@ LowerFn attention_lowering(std::string_view op);
 inline constexpr std::string_view kNchwc = "com.microsoft.nchwc";
 // The lowering of com.microsoft.nchwc's operator `op`, or null.
 LowerFn nchwc_lowering(std::string_view op);
-// The model's channel block (0 where no node is in the NCHWc domain), after checking that every
-// use of a blocked tensor is one recur can read in ONNX's layout, and rewriting the Reshapes
-// that split the channels into blocks (ONNX Runtime writes them around an Add whose operands'
-// shapes it could not prove equal) to do so in that layout.
-Result<int64_t> prepare_nchwc(Graph& graph);
+// How a model's NCHWc region is lowered: the channel block (0 where no node is in the NCHWc
+// domain), and per graph the blocked tensors held with their logical channels only, without
+// the padding to a whole block.
+struct NchwcPlan {
+  int64_t block = 0;
+  std::map<const Graph*, std::unordered_map<ValueId, int64_t>> channels;
+};
+// The plan, after checking that every use of a blocked tensor is one recur can read in ONNX's
+// layout, and rewriting the Reshapes that split the channels into blocks (ONNX Runtime writes
+// them around an Add whose operands' shapes it could not prove equal).
+Result<NchwcPlan> prepare_nchwc(Graph& graph);
+inline int64_t Lowering::nchwc_block() const { return nchwc_ ? nchwc_->block : 0; }
+inline int64_t Lowering::nchwc_channels(ValueId v) const {
+  if (!nchwc_) return -1;
+  const auto g = nchwc_->channels.find(&g_);
+  if (g == nchwc_->channels.end()) return -1;
+  const auto c = g->second.find(v);
+  return c == g->second.end() ? -1 : c->second;
+}
+
 // The fused activation of a FusedConv or an NCHWc Conv (its `activation` and
 // `activation_params`), from `x` to `y`; no node where it has none (then x is y).
 Status lower_conv_activation(Lowering& l, ValueId x, ValueId y, DType t);

@@ -157,6 +157,83 @@ TEST(LowerNchwc, TheSplitReshapesAroundAnAddComputeOnThePlainTensors) {
   expect_near(s.run({{"x", input()}})[0], want_s.run({{"x", input()}})[0]);
 }
 
+// Conv A (8 -> 20 channels, padded to 24) whose 20 channels ReorderOutput reads, then Conv B
+// (24 -> 8) over all 24. With `padding_bias` A's padding channels carry a bias and B's filter
+// weighs them, which ONNX Runtime computes (its padding is not zero here), so recur must keep
+// the padding; without it, A computes 20 channels and B reads 20.
+ModelBuilder padding_model(bool padding_bias, Tensor* a_plain, Tensor* a_bias, Tensor* b_plain) {
+  std::mt19937 rng(47);
+  *a_plain = random_tensor({24, 8, 3, 3}, rng);
+  *b_plain = random_tensor({8, 24, 1, 1}, rng);
+  std::vector<float> bias(24, 0.0f);
+  for (int i = 0; i < 24; ++i)
+    bias[static_cast<size_t>(i)] = (i < 20 || padding_bias) ? 0.1f * (i + 1) : 0.0f;
+  if (!padding_bias) {
+    // ONNX Runtime's own padding: zero filters and bias on A's channels 20..23, zero weights on
+    // them in B.
+    float* a = a_plain->data<float>();
+    float* b = b_plain->data<float>();
+    for (int o = 20; o < 24; ++o)
+      for (int k = 0; k < 8 * 9; ++k) a[o * 8 * 9 + k] = 0.0f;
+    for (int o = 0; o < 8; ++o)
+      for (int i = 20; i < 24; ++i) b[o * 24 + i] = 0.0f;
+  }
+  *a_bias = Tensor::from_vector<float>({24}, bias);
+  ModelBuilder m(17);
+  m.opset(kNchwc, 1);
+  m.input("x", DType::kFloat32, {1, 8, 5, 5});
+  m.initializer("wa", block_filter(*a_plain, 8, 24, true)).initializer("ba", *a_bias);
+  m.initializer("wb", block_filter(*b_plain, 8, 8, true));
+  m.output("y", DType::kFloat32).output("a", DType::kFloat32);
+  m.node("ReorderInput", {"x"}, {"xb"}, "in", kNchwc);
+  auto& a = m.node("Conv", {"xb", "wa", "ba"}, {"ab"}, "conv_a", kNchwc);
+  set_attr(a, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  set_attr(a, "activation", std::string("Sigmoid"));
+  set_attr(m.node("ReorderOutput", {"ab"}, {"a"}, "out_a", kNchwc), "channels", int64_t{20});
+  m.node("Conv", {"ab", "wb"}, {"yb"}, "conv_b", kNchwc);
+  set_attr(m.node("ReorderOutput", {"yb"}, {"y"}, "out_b", kNchwc), "channels", int64_t{8});
+  return m;
+}
+
+// The same in ONNX's operators over all 24 channels, as ONNX Runtime computes it.
+Outputs padded_oracle(const Tensor& a_plain, const Tensor& a_bias, const Tensor& b_plain,
+                      const Tensor& x) {
+  ModelBuilder m(17);
+  m.input("x", DType::kFloat32, {1, 8, 5, 5});
+  m.initializer("wa", a_plain).initializer("ba", a_bias).initializer("wb", b_plain);
+  m.initializer("starts", Tensor::from_vector<int64_t>({1}, {0}));
+  m.initializer("ends", Tensor::from_vector<int64_t>({1}, {20}));
+  m.initializer("axes", Tensor::from_vector<int64_t>({1}, {1}));
+  m.output("y", DType::kFloat32).output("a", DType::kFloat32);
+  set_attr(m.node("Conv", {"x", "wa", "ba"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.node("Sigmoid", {"c"}, {"s"});
+  m.node("Slice", {"s", "starts", "ends", "axes"}, {"a"});
+  m.node("Conv", {"s", "wb"}, {"y"});
+  const std::string bytes = m.bytes();
+  Session s =
+      Session::from_bytes(bytes.data(), bytes.size(), SessionOptions().providers({"reference"}));
+  return s.run({{"x", x}});
+}
+
+TEST(LowerNchwc, PaddingIsDroppedWhereNothingReadsIt) {
+  for (bool padding_bias : {false, true}) {
+    SCOPED_TRACE(padding_bias ? "padding that carries values" : "ONNX Runtime's zero padding");
+    Tensor a_plain, a_bias, b_plain;
+    const std::string bytes = padding_model(padding_bias, &a_plain, &a_bias, &b_plain).bytes();
+    std::mt19937 rng(53);
+    const Tensor x = random_tensor({1, 8, 5, 5}, rng, 1.0f);
+    const Outputs want = padded_oracle(a_plain, a_bias, b_plain, x);
+    Session s = Session::from_bytes(bytes.data(), bytes.size(), SessionOptions());
+    const Outputs got = s.run({{"x", x}});
+    ASSERT_EQ(got.size(), 2u);
+    expect_near(got[0], want[0]);
+    expect_near(got[1], want[1]);
+    // Conv A computes its 20 channels only where B's filter ignores the other 4.
+    EXPECT_EQ(s.explain().find("20 of 24 computed") != std::string::npos, !padding_bias)
+        << s.explain();
+  }
+}
+
 // One node reading a blocked tensor, `op` over it.
 void expect_refused(const std::string& op, const std::vector<std::string>& parts) {
   TempDir dir;
