@@ -1,12 +1,18 @@
 // MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool (1-D to 3-D) through oneDNN's
 // pooling_v2 (dilations, ceil_mode as extra right padding), on channels-last data where the
 // plain layout has only oneDNN's generic implementation.
+#include <algorithm>
+#include <functional>
 #include <limits>
+#include <numeric>
+#include <optional>
 #include <tuple>
 
+#include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
+#include "providers/onednn/nn/small_pool.h"
 #include "providers/onednn/nn/window.h"
 
 namespace recur::onednn {
@@ -26,6 +32,9 @@ struct PoolPlan {
   // primitive costs more per call than the work, and a few MiB of code and JIT per process.
   bool small = false;
   int64_t k = 0, stride = 1, dilation = 1, pad = 0;
+  // 2-D pools and global pools of small tensors on recur's AVX-512 loops (small_pool.h).
+  std::optional<SmallPool2d> small2d;
+  bool small_global = false;
   memory::desc x, y;      // the plain layouts
   memory::desc src, dst;  // the primitive's
   CachedPrimitive prim;
@@ -41,7 +50,8 @@ class PoolKernel final : public Kernel {
         include_pad_(count_include_pad),
         threads_(threads),
         what_(std::move(what)),
-        small_(small) {}
+        small_(small),
+        avx512_(small && avx512::have_avx512()) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -53,6 +63,16 @@ class PoolKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
     if (y->numel() == 0) return ok_status();
     if (plan->small) return run_small(*plan, *x, *y);
+    if (plan->small2d) {
+      run_small_pool2d(*plan->small2d, x->dim(0) * x->dim(1), x->data<float>(), y->data<float>());
+      return ok_status();
+    }
+    if (plan->small_global) {
+      const bool max = kind_ == PoolKind::kGlobalMax;
+      const int64_t planes = x->dim(0) * x->dim(1);
+      run_global_pool(max, planes, x->numel() / planes, x->data<float>(), y->data<float>());
+      return ok_status();
+    }
     ScratchPool::Lease src_buf =
         plan->to_src ? buffers_.acquire(plan->src.get_size()) : ScratchPool::Lease();
     ScratchPool::Lease dst_buf =
@@ -127,6 +147,33 @@ class PoolKernel final : public Kernel {
       plan.pad = win->pad_l[0];
       return plan;
     }
+    // Below oneDNN's team threshold, the 2-D and global pools run on recur's own loops.
+    const double taps = static_cast<double>(out_numel) *
+                        static_cast<double>(std::accumulate(win->kernel.begin(), win->kernel.end(),
+                                                            int64_t{1}, std::multiplies<>()));
+    const bool undilated =
+        std::all_of(win->dilations.begin(), win->dilations.end(), [](int64_t d) { return d == 1; });
+    if (avx512_ && threads_for(std::max(taps, static_cast<double>(x.numel())), threads_.max) == 1) {
+      if (global) {
+        plan.small_global = true;
+        return plan;
+      }
+      if (rank == 4 && undilated) {
+        const std::vector<int64_t> model_pads = a.pads;
+        const auto pad_end = [&](size_t i) {
+          // The model's end pads count toward count_include_pad; auto_pad's are the window's.
+          return model_pads.size() == 4 ? model_pads[2 + i] : win->pad_r[i];
+        };
+        SmallPool2d p =
+            SmallPool2d::make(max, include_pad_, in[0], in[1], win->out[0], win->out[1],
+                              win->kernel[0], win->kernel[1], win->strides[0], win->strides[1],
+                              win->pad_l[0], win->pad_l[1], pad_end(0), pad_end(1));
+        if (p.row_floats() <= SmallPool2d::kMaxRow) {
+          plan.small2d = std::move(p);
+          return plan;
+        }
+      }
+    }
     plan.x = dense_desc(x.shape());
     plan.y = dense_desc(plan.out);
     const auto alg = max            ? dnnl::algorithm::pooling_max
@@ -163,6 +210,7 @@ class PoolKernel final : public Kernel {
   Threads threads_;
   std::string what_;  // the node, for errors
   bool small_;        // 1-D max pools of small tensors on a plain loop
+  bool avx512_;       // and 2-D and global pools on recur's AVX-512 loops
   mutable PrimCache<Shape, PoolPlan> cache_;
   mutable ScratchPool scratch_;
   mutable ScratchPool buffers_;  // X and Y in the primitive's layouts

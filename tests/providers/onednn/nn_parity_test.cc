@@ -9,6 +9,7 @@
 // reference, which the ONNX backend data checks in turn (onnx-node tests).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -244,6 +245,59 @@ TEST(OnednnNnParity, BatchNormalizationRandomCases) {
     const std::string provider = expect_same(mb.bytes(), feeds, what);
     EXPECT_EQ(provider, "onednn") << what;
   }
+}
+
+// 2-D MaxPool and AveragePool of kernels 1 to 4, strides 1 to 3, pads below the window,
+// ceil_mode and count_include_pad, and the global pools: small tensors, which run on recur's
+// AVX-512 loops (nn/small_pool.h) where the CPU has AVX-512. Max pools see NaNs and
+// infinities too (a NaN is never the largest; a window of NaNs only gives -inf).
+TEST(OnednnNnParity, PoolRandomCases) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  std::mt19937 rng(29);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  int on_onednn = 0;
+  for (int iter = 0; iter < 80; ++iter) {
+    const bool max = iter % 2 == 0;
+    const bool global = iter % 10 == 9;
+    const Shape x{pick(1, 2), pick(1, 5), pick(1, 24), pick(1, 40)};
+    ModelBuilder mb(19);
+    mb.input("X", DType::kFloat32, x);
+    mb.output("Y", DType::kFloat32);
+    std::string what = "iter " + std::to_string(iter) + ": X " + shape_to_string(x);
+    if (global) {
+      mb.node(max ? "GlobalMaxPool" : "GlobalAveragePool", {"X"}, {"Y"}, "pool");
+      what += max ? " global max" : " global average";
+    } else {
+      const int64_t kh = std::min<int64_t>(pick(1, 4), x[2]),
+                    kw = std::min<int64_t>(pick(1, 4), x[3]);
+      const std::vector<int64_t> strides = {pick(1, 3), pick(1, 3)};
+      const std::vector<int64_t> pads = {pick(0, kh - 1), pick(0, kw - 1), pick(0, kh - 1),
+                                         pick(0, kw - 1)};
+      const bool ceil = pick(0, 1) == 1;
+      const bool include = !max && !ceil && pick(0, 1) == 1;
+      onnx::NodeProto& node = mb.node(max ? "MaxPool" : "AveragePool", {"X"}, {"Y"}, "pool");
+      set_attr(node, "kernel_shape", std::vector<int64_t>{kh, kw});
+      set_attr(node, "strides", strides);
+      set_attr(node, "pads", pads);
+      if (ceil) set_attr(node, "ceil_mode", int64_t{1});
+      if (include) set_attr(node, "count_include_pad", int64_t{1});
+      what += std::string(max ? " max" : " average") + " k" + std::to_string(kh) + "x" +
+              std::to_string(kw) + " s" + std::to_string(strides[0]) + "x" +
+              std::to_string(strides[1]) + (ceil ? " ceil" : "") + (include ? " include" : "");
+    }
+    Tensor in = random_tensor(x, rng, 4.0f);
+    if (max) {
+      float* p = in.data<float>();
+      for (int64_t i = 0; i < in.numel(); i += 7) p[i] = std::numeric_limits<float>::quiet_NaN();
+      if (in.numel() > 3) p[3] = std::numeric_limits<float>::infinity();
+      if (in.numel() > 5) p[5] = -std::numeric_limits<float>::infinity();
+    }
+    const std::string provider = expect_same(mb.bytes(), {{"X", in}}, what);
+    on_onednn += provider == "onednn";
+  }
+  EXPECT_GE(on_onednn, 70);
 }
 
 TEST(OnednnNnParity, NewerActivations) {

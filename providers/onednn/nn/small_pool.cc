@@ -1,0 +1,154 @@
+#include "providers/onednn/nn/small_pool.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "providers/onednn/common/avx512.h"
+
+namespace recur::onednn {
+
+namespace {
+
+using avx512::kLanes;
+using avx512::lanes;
+
+template <bool kMax>
+RECUR_AVX512 inline __m512 combine(__m512 acc, __m512 v) {
+  // max(v, acc) returns acc where v is a NaN: a NaN is never the largest.
+  if constexpr (kMax) return _mm512_max_ps(v, acc);
+  return _mm512_add_ps(acc, v);
+}
+
+// Output row oy's kernel rows reduced column by column into buffer oy % 2 of `rows`.
+template <bool kMax>
+RECUR_AVX512 void reduce_rows(const SmallPool2d& p, const float* x, float* rows, int64_t len,
+                              __m512 fill, int64_t oy) {
+  const int64_t W = p.W;
+  float* in_row = rows + (oy % 2) * len + p.pad_l;
+  const int64_t iy0 = oy * p.sh - p.pad_t;
+  const int64_t ky0 = std::max<int64_t>(0, -iy0);
+  const int64_t ky1 = std::min<int64_t>(p.kh, p.H - iy0);
+  const float* first = x + (iy0 + ky0) * W;
+  for (int64_t c = 0; c < W; c += kLanes) {
+    const __mmask16 m = lanes(W - c);
+    __m512 acc = fill;
+    const float* at = first + c;
+    for (int64_t ky = ky0; ky < ky1; ++ky, at += W)
+      acc = combine<kMax>(acc, _mm512_mask_loadu_ps(fill, m, at));
+    _mm512_mask_storeu_ps(in_row + c, m, acc);
+  }
+}
+
+// One plane: each output row first reduces its kh input rows, column by column, into a row
+// buffer (input column c at [pad_l + c], the fill value around it), then reduces kw taps of
+// that buffer per output: contiguous loads for stride 1, every other element of two loads for
+// stride 2, a gather otherwise. Two buffers alternate, row oy + 1 reduced before row oy's
+// taps are read: read right after the stores that wrote it, at other offsets, a buffer stalls
+// its loads on store forwarding. `rows` holds two buffers of SmallPool2d::row_floats() floats,
+// filled by the caller.
+template <bool kMax>
+RECUR_AVX512 void pool_plane(const SmallPool2d& p, const float* x, float* y, float* rows) {
+  const int64_t OH = p.OH, OW = p.OW, sw = p.sw, kw = p.kw, len = p.row_floats();
+  const float* inv_count = p.inv_count.data();
+  const __m512 fill = _mm512_set1_ps(kMax ? -std::numeric_limits<float>::infinity() : 0.0f);
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i strided = _mm512_mullo_epi32(
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+      _mm512_set1_epi32(static_cast<int32_t>(sw)));
+  reduce_rows<kMax>(p, x, rows, len, fill, 0);
+  for (int64_t oy = 0; oy < OH; ++oy) {
+    if (oy + 1 < OH) reduce_rows<kMax>(p, x, rows, len, fill, oy + 1);
+    const float* row = rows + (oy % 2) * len;
+    for (int64_t ox = 0; ox < OW; ox += kLanes) {
+      const float* base = row + ox * sw;
+      __m512 acc = fill;
+      if (sw == 1) {
+        for (int64_t kx = 0; kx < kw; ++kx) acc = combine<kMax>(acc, _mm512_loadu_ps(base + kx));
+      } else if (sw == 2) {
+        for (int64_t kx = 0; kx < kw; ++kx) {
+          acc = combine<kMax>(acc, _mm512_permutex2var_ps(_mm512_loadu_ps(base + kx), even,
+                                                          _mm512_loadu_ps(base + kx + kLanes)));
+        }
+      } else {
+        for (int64_t kx = 0; kx < kw; ++kx)
+          acc = combine<kMax>(acc, _mm512_i32gather_ps(strided, base + kx, 4));
+      }
+      const __mmask16 m = lanes(OW - ox);
+      if constexpr (!kMax) acc = _mm512_mul_ps(acc, _mm512_maskz_loadu_ps(m, inv_count + oy * OW + ox));
+      _mm512_mask_storeu_ps(y + oy * OW + ox, m, acc);
+    }
+  }
+}
+
+RECUR_AVX512 float reduce_plane(bool max, const float* x, int64_t size) {
+  __m512 acc = max ? _mm512_set1_ps(-std::numeric_limits<float>::infinity()) : _mm512_setzero_ps();
+  for (int64_t i = 0; i < size; i += kLanes) {
+    const __mmask16 m = lanes(size - i);
+    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    acc = max ? _mm512_mask_max_ps(acc, m, v, acc) : _mm512_add_ps(acc, v);
+  }
+  return max ? _mm512_reduce_max_ps(acc) : _mm512_reduce_add_ps(acc) / static_cast<float>(size);
+}
+
+}  // namespace
+
+SmallPool2d SmallPool2d::make(bool max, bool include_pad, int64_t H, int64_t W, int64_t OH,
+                              int64_t OW, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                              int64_t pad_t, int64_t pad_l, int64_t pad_b, int64_t pad_r) {
+  SmallPool2d p;
+  p.max = max;
+  p.H = H;
+  p.W = W;
+  p.OH = OH;
+  p.OW = OW;
+  p.kh = kh;
+  p.kw = kw;
+  p.sh = sh;
+  p.sw = sw;
+  p.pad_t = pad_t;
+  p.pad_l = pad_l;
+  if (max) return p;
+  // The taps counted along one axis for a window starting at `start`.
+  const auto taps = [&](int64_t start, int64_t k, int64_t size, int64_t pad_lo, int64_t pad_hi) {
+    const int64_t lo = include_pad ? -pad_lo : 0;
+    const int64_t hi = include_pad ? size + pad_hi : size;
+    return std::max<int64_t>(0, std::min(start + k, hi) - std::max(start, lo));
+  };
+  p.inv_count.resize(static_cast<size_t>(OH * OW));
+  for (int64_t oy = 0; oy < OH; ++oy) {
+    const int64_t cy = taps(oy * sh - pad_t, kh, H, pad_t, pad_b);
+    for (int64_t ox = 0; ox < OW; ++ox) {
+      const int64_t c = cy * taps(ox * sw - pad_l, kw, W, pad_l, pad_r);
+      // A window of no tap averages nothing: 0 / 0, as the reference computes it.
+      p.inv_count[static_cast<size_t>(oy * OW + ox)] =
+          c > 0 ? 1.0f / static_cast<float>(c) : std::numeric_limits<float>::quiet_NaN();
+    }
+  }
+  return p;
+}
+
+int64_t SmallPool2d::row_floats() const {
+  // The last vector of outputs reads up to (its first output + 15) * sw + kw - 1 + 16.
+  const int64_t outputs = (OW + kLanes - 1) / kLanes * kLanes;
+  return std::max(pad_l + W, outputs * sw + kw + kLanes);
+}
+
+void run_small_pool2d(const SmallPool2d& p, int64_t planes, const float* x, float* y) {
+  // The fill around each buffer's input columns is never written over.
+  float rows[2 * SmallPool2d::kMaxRow];
+  std::fill(rows, rows + 2 * p.row_floats(),
+            p.max ? -std::numeric_limits<float>::infinity() : 0.0f);
+  for (int64_t i = 0; i < planes; ++i) {
+    if (p.max) {
+      pool_plane<true>(p, x + i * p.H * p.W, y + i * p.OH * p.OW, rows);
+    } else {
+      pool_plane<false>(p, x + i * p.H * p.W, y + i * p.OH * p.OW, rows);
+    }
+  }
+}
+
+void run_global_pool(bool max, int64_t planes, int64_t size, const float* x, float* y) {
+  for (int64_t i = 0; i < planes; ++i) y[i] = reduce_plane(max, x + i * size, size);
+}
+
+}  // namespace recur::onednn
