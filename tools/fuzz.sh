@@ -62,7 +62,8 @@ seeds_for() {
       fi ;;
     model)
       if [[ $small == small ]]; then
-        collect model '*.onnx' models tests/data/contrib tests/data/qlinear tests/fuzz_regressions/model
+        collect model '*.onnx' models tests/data/contrib tests/data/qlinear tests/data/nchwc \
+          tests/fuzz_regressions/model
       else
         collect model '*.onnx' models tests/data "$onnx" tests/fuzz_regressions/model
       fi ;;
