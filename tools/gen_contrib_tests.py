@@ -951,6 +951,21 @@ def quantize_domain_cases(rng):
     return cases
 
 
+def save_with_ort(model, case_dir, level):
+    """case_dir/model.onnx: `model` as ONNX Runtime saves it at `level`; an empty
+    test_data_set_0 beside it."""
+    env = dict(os.environ)
+    env.setdefault("NODE_PATH", os.path.expanduser("~/.cache/recur-bench/ort/node_modules"))
+    shutil.rmtree(case_dir, ignore_errors=True)
+    os.makedirs(os.path.join(case_dir, "test_data_set_0"))
+    with tempfile.TemporaryDirectory() as tmp:
+        onnx.save(model, os.path.join(tmp, "model.onnx"))
+        subprocess.run(["node", os.path.join(HERE, "ort_optimize.js"),
+                        os.path.join(tmp, "model.onnx"), os.path.join(case_dir, "model.onnx"),
+                        level], check=True, env=env, stderr=subprocess.DEVNULL)
+    return case_dir
+
+
 def qdq_saved_case(out_dir):
     """A QDQ model (Conv, Sigmoid, Add, Transpose, MatMul between Q/DQ pairs) as ONNX Runtime
     saves it: QLinearConv, QLinearSigmoid, QLinearAdd, QLinearMatMul."""
@@ -976,16 +991,7 @@ def qdq_saved_case(out_dir):
     graph = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("x", F, [1, 4, 16])],
                               [helper.make_tensor_value_info("y", F, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
-    env = dict(os.environ)
-    env.setdefault("NODE_PATH", os.path.expanduser("~/.cache/recur-bench/ort/node_modules"))
-    case_dir = os.path.join(out_dir, "ort_saved_qdq")
-    shutil.rmtree(case_dir, ignore_errors=True)
-    os.makedirs(os.path.join(case_dir, "test_data_set_0"))
-    with tempfile.TemporaryDirectory() as tmp:
-        onnx.save(model, os.path.join(tmp, "qdq.onnx"))
-        subprocess.run(["node", os.path.join(HERE, "ort_optimize.js"),
-                        os.path.join(tmp, "qdq.onnx"), os.path.join(case_dir, "model.onnx"),
-                        "extended"], check=True, env=env, stderr=subprocess.DEVNULL)
+    case_dir = save_with_ort(model, os.path.join(out_dir, "ort_saved_qdq"), "extended")
     x = rand(rng, (1, 4, 16))
     with open(os.path.join(case_dir, "test_data_set_0", "input_0.pb"), "wb") as fh:
         fh.write(numpy_helper.from_array(x, "x").SerializeToString())
@@ -1036,16 +1042,7 @@ def qdq_saved_nhwc_case(out_dir):
         nodes, "qdq_nhwc", [helper.make_tensor_value_info("x", F, [1, 16, 20, 20])],
         [helper.make_tensor_value_info("y_q", TensorProto.UINT8, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
-    env = dict(os.environ)
-    env.setdefault("NODE_PATH", os.path.expanduser("~/.cache/recur-bench/ort/node_modules"))
-    case_dir = os.path.join(out_dir, "ort_saved_qdq_nhwc")
-    shutil.rmtree(case_dir, ignore_errors=True)
-    os.makedirs(os.path.join(case_dir, "test_data_set_0"))
-    with tempfile.TemporaryDirectory() as tmp:
-        onnx.save(model, os.path.join(tmp, "qdq.onnx"))
-        subprocess.run(["node", os.path.join(HERE, "ort_optimize.js"),
-                        os.path.join(tmp, "qdq.onnx"), os.path.join(case_dir, "model.onnx"),
-                        "all"], check=True, env=env, stderr=subprocess.DEVNULL)
+    case_dir = save_with_ort(model, os.path.join(out_dir, "ort_saved_qdq_nhwc"), "all")
     saved = onnx.load(os.path.join(case_dir, "model.onnx"))
     nhwc = {n.op_type for n in saved.graph.node
             if n.op_type == "NhwcMaxPool" or any(a.name == "channels_last" and a.i == 1

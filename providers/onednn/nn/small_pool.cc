@@ -52,9 +52,9 @@ RECUR_AVX512 void pool_plane(const SmallPool2d& p, const float* x, float* y, flo
   const float* inv_count = p.inv_count.data();
   const __m512 fill = _mm512_set1_ps(kMax ? -std::numeric_limits<float>::infinity() : 0.0f);
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i strided = _mm512_mullo_epi32(
-      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-      _mm512_set1_epi32(static_cast<int32_t>(sw)));
+  const __m512i strided =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(static_cast<int32_t>(sw)));
   reduce_rows<kMax>(p, x, rows, len, fill, 0);
   for (int64_t oy = 0; oy < OH; ++oy) {
     if (oy + 1 < OH) reduce_rows<kMax>(p, x, rows, len, fill, oy + 1);
@@ -74,7 +74,8 @@ RECUR_AVX512 void pool_plane(const SmallPool2d& p, const float* x, float* y, flo
           acc = combine<kMax>(acc, _mm512_i32gather_ps(strided, base + kx, 4));
       }
       const __mmask16 m = lanes(OW - ox);
-      if constexpr (!kMax) acc = _mm512_mul_ps(acc, _mm512_maskz_loadu_ps(m, inv_count + oy * OW + ox));
+      if constexpr (!kMax)
+        acc = _mm512_mul_ps(acc, _mm512_maskz_loadu_ps(m, inv_count + oy * OW + ox));
       _mm512_mask_storeu_ps(y + oy * OW + ox, m, acc);
     }
   }

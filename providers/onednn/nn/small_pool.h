@@ -27,9 +27,9 @@ struct SmallPool2d {
   int64_t row_floats() const;
 
   // The plan for one input shape; `pad_b` and `pad_r` are the model's pads (for the counts).
-  static SmallPool2d make(bool max, bool include_pad, int64_t H, int64_t W, int64_t OH,
-                          int64_t OW, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
-                          int64_t pad_t, int64_t pad_l, int64_t pad_b, int64_t pad_r);
+  static SmallPool2d make(bool max, bool include_pad, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                          int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t pad_t,
+                          int64_t pad_l, int64_t pad_b, int64_t pad_r);
 };
 
 // y[p][oy][ox] over planes p of x [planes, H, W]: the largest tap (a NaN is never larger, and a

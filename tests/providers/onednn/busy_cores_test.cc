@@ -157,12 +157,17 @@ void expect_close(const Outputs& got, const Outputs& want) {
   }
 }
 
+// The outputs of a session that keeps its teams whole.
+Outputs whole_teams(const std::string& model, const Feeds& f) {
+  Session whole = Session::from_bytes(model.data(), model.size(), options("wait", false));
+  return whole.run(f);
+}
+
 TEST(BusyCores, SessionsRunSmallerTeamsWhileCoresAreTakenWithTheSameResults) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   const std::string model = matmul_lstm_model();
   const Feeds f = feeds();
-  Session whole = Session::from_bytes(model.data(), model.size(), options("wait", false));
-  const Outputs want = whole.run(f);
+  const Outputs want = whole_teams(model, f);
 
   Session s = Session::from_bytes(model.data(), model.size(), options("shrink", false));
   AllCoresTaken busy;
@@ -183,8 +188,7 @@ TEST(BusyCores, ARunBesideAnotherOfThisProcessTakesTheCoresLeft) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   const std::string model = matmul_lstm_model();
   const Feeds f = feeds();
-  Session whole = Session::from_bytes(model.data(), model.size(), options("wait", false));
-  const Outputs want = whole.run(f);
+  const Outputs want = whole_teams(model, f);
   Session s = Session::from_bytes(model.data(), model.size(), options("shrink", false));
   onednn::override_cores_taken(0);
   onednn::CoreLease other(1 << 16, false);
