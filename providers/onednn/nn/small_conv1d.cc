@@ -23,11 +23,16 @@ int64_t phase_len(const SmallConv1d& p) {
   return round_up(p.To, kLanes) + (p.k - 1) * p.dilation / p.stride + 1;
 }
 
-// scratch[(c * stride + r) * Q + q] = x[c][q * stride + r - pad_l], 0 outside x.
-RECUR_AVX512 void fill_phases(const SmallConv1d& p, const float* x, float* scratch) {
+// scratch[(c * stride + r) * Q + q] = rows[c][q * stride + r - pad_l], 0 outside the row (and
+// everywhere for a null row).
+RECUR_AVX512 void fill_phases(const SmallConv1d& p, const float* const* rows, float* scratch) {
   const int64_t Q = phase_len(p), s = p.stride;
   for (int64_t c = 0; c < p.C; ++c) {
-    const float* xc = x + c * p.Ti;
+    const float* xc = rows[c];
+    if (!xc) {
+      std::fill(scratch + c * s * Q, scratch + (c + 1) * s * Q, 0.0f);
+      continue;
+    }
     for (int64_t r = 0; r < s; ++r) {
       float* out = scratch + (c * s + r) * Q;
       if (s == 1) {
@@ -74,8 +79,9 @@ RECUR_AVX512 void block(const SmallConv1d& p, const float* phases, const float* 
     }
   }
   const __m512 alpha = _mm512_set1_ps(p.alpha);
+  const int64_t y_stride = p.y_stride > 0 ? p.y_stride : p.To;
   for (int mb = 0; mb < MB; ++mb) {
-    float* ym = y + (m0 + mb) * p.To;
+    float* ym = y + (m0 + mb) * y_stride;
     for (int tb = 0; tb < TB; ++tb) {
       __m512 v = acc[mb][tb];
       if (p.post == SmallConv1d::Post::kRelu && p.alpha == 0.0f) {
@@ -110,7 +116,10 @@ constexpr std::array<std::array<BlockFn, kMaxVectors>, kMaxRows> kBlocks = {
 
 }  // namespace
 
-int64_t SmallConv1d::scratch_floats() const { return C * stride * phase_len(*this); }
+int64_t SmallConv1d::scratch_floats() const {
+  // The phases, then C row pointers (two floats each at most, 8-byte aligned).
+  return round_up(C * stride * phase_len(*this), 2) + 2 * C;
+}
 
 double SmallConv1d::cost() const {
   const double macs = static_cast<double>(M) * static_cast<double>(C / G) * static_cast<double>(k) *
@@ -120,22 +129,30 @@ double SmallConv1d::cost() const {
   return macs + copy;
 }
 
-void run_small_conv1d(const SmallConv1d& p, int64_t N, const float* x, const float* w,
-                      const float* b, float* y, float* scratch) {
+void run_small_conv1d_rows(const SmallConv1d& p, const float* const* rows, const float* w,
+                           const float* b, float* y, float* scratch) {
   const int64_t Mg = p.M / p.G;
-  for (int64_t n = 0; n < N; ++n) {
-    fill_phases(p, x + n * p.C * p.Ti, scratch);
-    float* yn = y + n * p.M * p.To;
-    for (int64_t g = 0; g < p.G; ++g) {
-      for (int64_t m0 = g * Mg; m0 < (g + 1) * Mg; m0 += kMaxRows) {
-        const int64_t rows = std::min<int64_t>(kMaxRows, (g + 1) * Mg - m0);
-        for (int64_t t0 = 0; t0 < p.To; t0 += kMaxVectors * kLanes) {
-          const int64_t vecs = std::min<int64_t>(kMaxVectors, (p.To - t0 + kLanes - 1) / kLanes);
-          kBlocks[static_cast<size_t>(rows - 1)][static_cast<size_t>(vecs - 1)](p, scratch, w, b,
-                                                                                m0, t0, yn);
-        }
+  fill_phases(p, rows, scratch);
+  for (int64_t g = 0; g < p.G; ++g) {
+    for (int64_t m0 = g * Mg; m0 < (g + 1) * Mg; m0 += kMaxRows) {
+      const int64_t ms = std::min<int64_t>(kMaxRows, (g + 1) * Mg - m0);
+      for (int64_t t0 = 0; t0 < p.To; t0 += kMaxVectors * kLanes) {
+        const int64_t vecs = std::min<int64_t>(kMaxVectors, (p.To - t0 + kLanes - 1) / kLanes);
+        kBlocks[static_cast<size_t>(ms - 1)][static_cast<size_t>(vecs - 1)](p, scratch, w, b, m0,
+                                                                            t0, y);
       }
     }
+  }
+}
+
+void run_small_conv1d(const SmallConv1d& p, int64_t N, const float* x, const float* w,
+                      const float* b, float* y, float* scratch) {
+  // The channels' rows follow the phases in scratch.
+  const float** rows =
+      reinterpret_cast<const float**>(scratch + round_up(p.C * p.stride * phase_len(p), 2));
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t c = 0; c < p.C; ++c) rows[c] = x + (n * p.C + c) * p.Ti;
+    run_small_conv1d_rows(p, rows, w, b, y + n * p.M * p.To, scratch);
   }
 }
 

@@ -20,6 +20,8 @@ struct SmallConv1d {
   // below 0 (Relu, LeakyRelu), or the logistic function.
   enum class Post { kNone, kRelu, kSigmoid } post = Post::kNone;
   float alpha = 0.0f;
+  // Elements between two output channels' rows of y (0: To, a [M, To] output).
+  int64_t y_stride = 0;
 
   // Floats of scratch run() needs: the padded, phase-split input of one batch row.
   int64_t scratch_floats() const;
@@ -36,5 +38,12 @@ struct SmallConv1d {
 // AVX-512F (avx512::have_avx512()).
 void run_small_conv1d(const SmallConv1d& p, int64_t N, const float* x, const float* w,
                       const float* b, float* y, float* scratch);
+
+// One batch row whose input channel c is the row at rows[c] (Ti elements; null: zeros), so
+// that a 2-D convolution runs as one 1-D convolution per output row: channel (c, ky) is the
+// input row that kernel row ky of channel c reads, the filter [M, C, kh, kw] read as
+// [M, C kh, kw], and y the output row, y_stride apart per output channel.
+void run_small_conv1d_rows(const SmallConv1d& p, const float* const* rows, const float* w,
+                           const float* b, float* y, float* scratch);
 
 }  // namespace recur::onednn

@@ -232,6 +232,55 @@ TEST(OnednnSmallOps, Conv1dGeometriesOfEachLoop) {
   }
 }
 
+// 2-D convolutions of few input channels (an image's or a spectrogram's first layer), on the
+// rows loop (conv.cc, SmallConv2d: one 1-D convolution per output row over the rows its
+// kernel rows read): strides, dilations, asymmetric pads that put whole kernel rows in the
+// padding, batch 2, bias or none, fused activations, NaN and infinities in X; and the shapes
+// beside the bounds, which oneDNN takes.
+TEST(OnednnSmallOps, Conv2dOfFewInputChannels) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(9);
+  struct Case {
+    int64_t C, M, H, W, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+    bool bias;
+    std::string act;
+  };
+  const Case cases[] = {{1, 32, 16, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "Relu"},
+                        {1, 8, 20, 33, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, false, ""},
+                        {3, 16, 12, 24, 7, 5, 2, 3, 1, 1, 3, 2, 3, 2, true, "Sigmoid"},
+                        {2, 5, 9, 17, 3, 3, 1, 1, 2, 2, 2, 2, 0, 2, true, "LeakyRelu"},
+                        {1, 64, 6, 16, 2, 4, 1, 1, 1, 1, 3, 0, 0, 3, true, ""},
+                        {3, 65, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "Relu"},
+                        {4, 8, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, ""},
+                        {1, 4, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, ""}};
+  for (const Case& k : cases) {
+    ModelBuilder mb(13);
+    mb.input("X", DType::kFloat32, {2, k.C, k.H, k.W});
+    mb.initializer("W", random_tensor({k.M, k.C, k.kh, k.kw}, rng));
+    std::vector<std::string> in = {"X", "W"};
+    if (k.bias) {
+      mb.initializer("B", random_tensor({k.M}, rng));
+      in.push_back("B");
+    }
+    mb.output("Y", DType::kFloat32);
+    auto& n = mb.node("Conv", in, {k.act.empty() ? "Y" : "Z"}, "conv");
+    set_attr(n, "strides", std::vector<int64_t>{k.sh, k.sw});
+    set_attr(n, "dilations", std::vector<int64_t>{k.dh, k.dw});
+    set_attr(n, "pads", std::vector<int64_t>{k.pt, k.pl, k.pb, k.pr});
+    if (!k.act.empty()) {
+      auto& a = mb.node(k.act, {"Z"}, {"Y"}, "act");
+      if (k.act == "LeakyRelu") set_attr(a, "alpha", 0.1f);
+    }
+    // NaN and infinities where the rows loop runs: oneDNN's fused Relu gives 0 for a NaN.
+    const bool rows_loop = k.C <= 3 && k.M <= 64;
+    Tensor x = random_tensor({2, k.C, k.H, k.W}, rng, 1.0f);
+    expect_same(mb.bytes(), rows_loop ? with_specials(x) : x,
+                "C " + std::to_string(k.C) + " M " + std::to_string(k.M) + " " +
+                    std::to_string(k.kh) + "x" + std::to_string(k.kw) + " stride " +
+                    std::to_string(k.sh) + "x" + std::to_string(k.sw) + " " + k.act);
+  }
+}
+
 // 1-D transposed convolutions with constant weights (a vocoder's upsampling), on recur's own
 // loop: strides, dilations, pads, output_padding, steps that reach past either end, bias or
 // none, batch 2, channel counts that leave tails of the 4-step blocks and of the vectors.
