@@ -1,6 +1,8 @@
-// MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool (1-D to 3-D) through oneDNN's
-// pooling_v2 (dilations, ceil_mode as extra right padding), on channels-last data where the
-// plain layout has only oneDNN's generic implementation.
+// MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool (1-D to 3-D): below oneDNN's team
+// threshold the global pools and the undilated 2-D ones on recur's AVX-512 loops
+// (small_pool.h), small 1-D max pools on a plain loop, the rest through oneDNN's pooling_v2
+// (dilations, ceil_mode as extra right padding), on channels-last data where the plain layout
+// has only oneDNN's generic implementation.
 #include <algorithm>
 #include <functional>
 #include <limits>
