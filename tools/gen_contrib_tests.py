@@ -966,6 +966,15 @@ def save_with_ort(model, case_dir, level):
     return case_dir
 
 
+def write_ort_set(case_dir, x, output):
+    """test_data_set_0 of case_dir: input x (as "x") and ONNX Runtime's `output` for it."""
+    y = ort_outputs([(case_dir, [("x", x)])])[0][output]
+    for kind, name, a in (("input", "x", x), ("output", output, y)):
+        with open(os.path.join(case_dir, "test_data_set_0", kind + "_0.pb"), "wb") as fh:
+            fh.write(numpy_helper.from_array(a, name).SerializeToString())
+    return case_dir
+
+
 def qdq_saved_case(out_dir):
     """A QDQ model (Conv, Sigmoid, Add, Transpose, MatMul between Q/DQ pairs) as ONNX Runtime
     saves it: QLinearConv, QLinearSigmoid, QLinearAdd, QLinearMatMul."""
@@ -992,13 +1001,7 @@ def qdq_saved_case(out_dir):
                               [helper.make_tensor_value_info("y", F, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
     case_dir = save_with_ort(model, os.path.join(out_dir, "ort_saved_qdq"), "extended")
-    x = rand(rng, (1, 4, 16))
-    with open(os.path.join(case_dir, "test_data_set_0", "input_0.pb"), "wb") as fh:
-        fh.write(numpy_helper.from_array(x, "x").SerializeToString())
-    y = ort_outputs([(case_dir, [("x", x)])])[0]["y"]
-    with open(os.path.join(case_dir, "test_data_set_0", "output_0.pb"), "wb") as fh:
-        fh.write(numpy_helper.from_array(y, "y").SerializeToString())
-    return case_dir
+    return write_ort_set(case_dir, rand(rng, (1, 4, 16)), "y")
 
 
 def qdq_saved_nhwc_case(out_dir):
@@ -1049,13 +1052,7 @@ def qdq_saved_nhwc_case(out_dir):
                                                  for a in n.attribute)}
     assert nhwc == {"QLinearConv", "NhwcMaxPool", "QLinearAveragePool",
                     "QLinearGlobalAveragePool"}, nhwc
-    x = rand(rng, (1, 16, 20, 20), 2.0)
-    with open(os.path.join(case_dir, "test_data_set_0", "input_0.pb"), "wb") as fh:
-        fh.write(numpy_helper.from_array(x, "x").SerializeToString())
-    y = ort_outputs([(case_dir, [("x", x)])])[0]["y_q"]
-    with open(os.path.join(case_dir, "test_data_set_0", "output_0.pb"), "wb") as fh:
-        fh.write(numpy_helper.from_array(y, "y_q").SerializeToString())
-    return case_dir
+    return write_ort_set(case_dir, rand(rng, (1, 16, 20, 20), 2.0), "y_q")
 
 
 def main():

@@ -204,12 +204,4 @@ void CoreLease::release() {
   threads_ = 0;
 }
 
-int team_for_now(int threads) {
-  if (threads <= 1) return 1;
-  const int fits = sampler().usable();
-  int t = threads;
-  while (t > fits) t = std::max(1, t / 2);
-  return t;
-}
-
 }  // namespace recur::onednn

@@ -19,17 +19,13 @@ namespace recur::onednn {
 // whole cores (0 while the machine is quiet, or where /proc/stat cannot be read).
 int cores_taken_by_others();
 
-// The team to run a primitive made for `threads` with now: `threads`, or the largest of its
-// half, quarter, ... down to 1 that fits in the cores this process may use less those other
-// processes hold. Halving keeps the variants a primitive may need to a few.
-int team_for_now(int threads);
-
 // The cores one oneDNN execution of this process holds while it runs (a primitive, an RNN
 // pass), so that concurrent runs share the cores rather than each take a team as large as
 // the machine: two runs of teams of 2 on 2 cores would wait for each other at every barrier
-// as they would for another process. A team takes team_for_now's count less the threads this
-// process's other executions hold (halving from what it was made for, at least 1); a lease
-// without `shrink` takes the whole team whatever the load, and counts it.
+// as they would for another process. A team takes the largest of its size, half, quarter, ...
+// down to 1 that fits in the cores this process may use less those other processes and this
+// process's other executions hold (halving keeps the variants a primitive may need to a few);
+// a lease without `shrink` takes the whole team whatever the load, and counts it.
 class CoreLease {
  public:
   CoreLease() = default;

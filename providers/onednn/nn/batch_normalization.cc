@@ -96,15 +96,17 @@ class BatchNormKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, x.shape()));
     if (x.numel() == 0) return ok_status();
     if (small_ && threads_for(static_cast<double>(x.numel()), threads_.max) == 1) {
-      const float* ab = folded_.data();
-      ObjectPool<std::vector<float>>::Lease run = per_run_.acquire();
-      if (folded_.empty()) {
-        run->resize(static_cast<size_t>(2 * c));
-        fold_statistics(in[1]->data<float>(), in[2]->data<float>(), in[3]->data<float>(),
-                        in[4]->data<float>(), epsilon_, c, run->data(), run->data() + c);
-        ab = run->data();
+      const int64_t s = x.numel() / (n * c);
+      if (!folded_.empty()) {
+        affine_channels(x.data<float>(), n, c, s, folded_.data(), folded_.data() + c,
+                        y->data<float>());
+        return ok_status();
       }
-      affine_channels(x.data<float>(), n, c, x.numel() / (n * c), ab, ab + c, y->data<float>());
+      ObjectPool<std::vector<float>>::Lease run = per_run_.acquire();
+      run->resize(static_cast<size_t>(2 * c));
+      fold_statistics(in[1]->data<float>(), in[2]->data<float>(), in[3]->data<float>(),
+                      in[4]->data<float>(), epsilon_, c, run->data(), run->data() + c);
+      affine_channels(x.data<float>(), n, c, s, run->data(), run->data() + c, y->data<float>());
       return ok_status();
     }
     const Shape shape{n, c, x.numel() / (n * c), 1};
