@@ -122,30 +122,22 @@ class Checker {
  public:
   Checker(Graph& g, int64_t block) : g_(g), block_(block), form_(g.num_values(), Form::kPlain) {}
 
+  // In topological order every reader of a blocked value comes after it, so the first node
+  // that reads one wrongly (or, through a subgraph, at all) is the one named.
   Status run() {
-    std::vector<bool> reads_ok(g_.nodes().size(), false);
     for (int i : g_.topo_order()) {
       const Node& n = g_.node(i);
       if (const ValueId v = implicit_read(n, i); v != kNoValue) return unreadable(n, v);
-      const bool ok = check(n, i);
-      if (!ok) {
-        for (ValueId v : n.inputs)
-          if (form(v) != Form::kPlain) return unreadable(n, v);
-      }
-      if (!ok && n.domain == kNchwc) {
+      if (check(n, i)) continue;
+      for (ValueId v : n.inputs)
+        if (form(v) != Form::kPlain) return unreadable(n, v);
+      if (n.domain == kNchwc) {
         return invalid_model(n.describe() +
                              " reads its operands in layouts ONNX Runtime does not give them "
                              "(an NCHWc operator's input must come from ReorderInput or another "
                              "NCHWc operator; a Conv of fewer input channels than a block "
                              "reads NCHW)");
       }
-      reads_ok[static_cast<size_t>(i)] = ok;
-    }
-    for (size_t v = 0; v < form_.size(); ++v) {
-      if (form_[v] == Form::kPlain) continue;
-      const auto id = static_cast<ValueId>(v);
-      for (int c : g_.value(id).consumers)
-        if (!reads_ok[static_cast<size_t>(c)]) return unreadable(g_.node(c), id);
     }
     for (ValueId v : g_.outputs()) {
       if (form_[static_cast<size_t>(v)] != Form::kPlain) {
