@@ -80,6 +80,21 @@ TEST(RecurRunCli, OptionEqualsValue) {
   EXPECT_TRUE(has(after, "w: float32[5]")) << after.output;
 }
 
+// --explain of a model alone answers and exits 0: it does not go on to a run that needs the
+// inputs nobody gave. With inputs it still runs the model after the explanation.
+TEST(RecurRunCli, ExplainAloneDoesNotRun) {
+  TempDir dir;
+  const std::string model = symbolic_model(dir.path());
+  RunResult alone = run_cli(model + " --explain --providers reference");
+  EXPECT_EQ(alone.status, 0) << alone.output;
+  EXPECT_TRUE(has(alone, "Identity")) << alone.output;
+  EXPECT_FALSE(has(alone, "missing input")) << alone.output;
+  RunResult ran = run_cli(model + " --explain --random-inputs --dim N=2 --dim T=5");
+  EXPECT_EQ(ran.status, 0) << ran.output;
+  EXPECT_TRUE(has(ran, "Identity")) << ran.output;
+  EXPECT_TRUE(has(ran, "y: float32[2,4]")) << ran.output;
+}
+
 TEST(RecurRunCli, HelpListsEveryOption) {
   RunResult r = run_cli("--help");
   EXPECT_EQ(r.status, 0) << r.output;

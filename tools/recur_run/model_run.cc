@@ -169,6 +169,11 @@ int run_model(const Args& a) {
       std::cout << text.substr(first) << "\n";
     }
     if (a.session.plan_only()) return kExitOk;
+    // --explain of a model alone: the plan is what was asked for. Running it would need
+    // inputs that were not given, and end in an error after a complete answer.
+    if (a.explain && !is_dir && !a.perf && !a.compare_fp32 && !a.random_inputs &&
+        a.inputs.empty() && !session.inputs().empty())
+      return kExitOk;
     if (!compare) {
       const Feeds feeds = is_dir ? folder_feeds(session, a.target) : model_feeds(session, a);
       const int status = a.perf           ? run_perf(session, feeds, load_ms, a, model)

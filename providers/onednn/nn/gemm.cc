@@ -1,15 +1,33 @@
-// Gemm: Y = alpha * op(A) * op(B) + beta * C through oneDNN's matmul, the transposes as
-// strides, alpha as the output scale and beta * C (broadcast) added by a sum post-op.
+// Gemm: Y = alpha * op(A) * op(B) + beta * C through oneDNN's matmul. A constant B is packed at
+// load (packed_b.h), alpha folded in, and a constant C of one value or one row becomes the
+// primitive's bias; otherwise the transposes are strides, alpha the output scale and beta * C
+// (broadcast) is added by a sum post-op.
 #include <cstring>
 #include <tuple>
+#include <vector>
 
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
+#include "providers/onednn/nn/packed_b.h"
 
 namespace recur::onednn {
 
 namespace {
+
+using dnnl::memory;
+
+// C of one value or one row ([], [1], [N], [1, N]): it folds into a bias.
+bool row_like(const Tensor& c, int64_t N) {
+  return c.rank() <= 2 && (c.numel() == 1 || c.numel() == N) && (c.rank() < 2 || c.dim(0) == 1);
+}
+
+// A matmul over the packed B for one number of rows.
+struct PackedPlan {
+  CachedPrimitive prim;
+  memory::desc b;
+  const void* b_data = nullptr;
+};
 
 class GemmKernel final : public Kernel {
  public:
@@ -30,33 +48,50 @@ class GemmKernel final : public Kernel {
       return false;
     const int64_t N = trans_b_ ? b->dim(0) : b->dim(1), K = trans_b_ ? b->dim(1) : b->dim(0);
     const bool use_c = has_c && beta_ != 0.0f;
-    if (use_c && (!c || c->rank() > 2 || (c->numel() != 1 && c->numel() != N) ||
-                  (c->rank() == 2 && c->dim(0) != 1)))
-      return false;
+    if (use_c && (!c || !row_like(*c, N))) return false;
     small_ = std::make_unique<avx512::PackedMatrix>(
         avx512::pack_matrix(b->data<float>(), K, N, trans_b_, alpha_,
                             use_c ? c->data<float>() : nullptr, use_c ? c->numel() : 0, beta_));
-    small_b_shape_ = b->shape();
     return true;
   }
+
+  // A constant B packed for oneDNN, alpha folded in, and a constant C of one value or one row
+  // as beta * C in N bias values. True when B was packed: the kernel no longer reads B, nor a
+  // folded C.
+  Result<bool> pack(const Tensor* b, const Tensor* c, bool has_c) {
+    if (!b || b->rank() != 2 || b->dtype() != DType::kFloat32) return false;
+    const int64_t N = trans_b_ ? b->dim(0) : b->dim(1), K = trans_b_ ? b->dim(1) : b->dim(0);
+    RECUR_ASSIGN_OR_RETURN(packed_, PackedB::make(b->data<float>(), K, N, trans_b_, alpha_, what_));
+    if (!packed_) return false;
+    if (has_c && beta_ != 0.0f && c && c->dtype() == DType::kFloat32 && row_like(*c, N)) {
+      bias_.resize(static_cast<size_t>(N));
+      const float* cp = c->data<float>();
+      for (int64_t n = 0; n < N; ++n)
+        bias_[static_cast<size_t>(n)] = beta_ * cp[c->numel() == 1 ? 0 : n];
+    }
+    return true;
+  }
+  bool c_folded() const { return !bias_.empty(); }
 
   Status run(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
     const Tensor* b = ctx.input(1);
-    const Tensor* c = ctx.input(2);
-    if (!a || !b) return ctx.error(ErrorCode::kInvalidArgument, "Gemm needs inputs A and B");
+    const Tensor* c = c_folded() ? nullptr : ctx.input(2);
+    if (!a || (!b && !packed_))
+      return ctx.error(ErrorCode::kInvalidArgument, "Gemm needs inputs A and B");
     for (const Tensor* t : {a, b, c}) {
       if (t && (t->dtype() != DType::kFloat32 || !t->is_cpu())) {
         return ctx.error(ErrorCode::kNotImplemented, "the oneDNN Gemm runs float32 on the host");
       }
     }
-    if (a->rank() != 2 || b->rank() != 2) {
-      return ctx.error(ErrorCode::kInvalidArgument, "A and B must be 2-D, got " +
-                                                        shape_to_string(a->shape()) + " and " +
-                                                        shape_to_string(b->shape()));
+    if (a->rank() != 2 || (b && b->rank() != 2)) {
+      return ctx.error(ErrorCode::kInvalidArgument,
+                       "A and B must be 2-D, got " + shape_to_string(a->shape()) +
+                           (b ? " and " + shape_to_string(b->shape()) : std::string()));
     }
     const int64_t M = trans_a_ ? a->dim(1) : a->dim(0), K = trans_a_ ? a->dim(0) : a->dim(1);
-    const int64_t Kb = trans_b_ ? b->dim(1) : b->dim(0), N = trans_b_ ? b->dim(0) : b->dim(1);
+    const int64_t Kb = packed_ ? packed_->K() : trans_b_ ? b->dim(1) : b->dim(0);
+    const int64_t N = packed_ ? packed_->N() : trans_b_ ? b->dim(0) : b->dim(1);
     if (K != Kb) {
       return ctx.error(
           ErrorCode::kInvalidArgument,
@@ -64,7 +99,7 @@ class GemmKernel final : public Kernel {
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, {M, N}));
     float* yp = y->data<float>();
-    if (small_ && b->shape() == small_b_shape_ &&
+    if (small_ && small_->K == K && small_->N == N &&
         static_cast<double>(M) * static_cast<double>(K * N) < 4194304.0) {
       ScratchPool::Lease scratch =
           scratch_.acquire(static_cast<size_t>(avx512::kRowBlock * small_->Np) * sizeof(float));
@@ -73,47 +108,25 @@ class GemmKernel final : public Kernel {
       return ok_status();
     }
     const bool add_c = c && beta_ != 0.0f;
-    if (add_c) {
-      // C broadcasts to [M, N] (unidirectionally): [], [N], [1,N], [M,1], [M,N].
-      Shape cs = c->shape();
-      while (cs.size() < 2) cs.insert(cs.begin(), 1);
-      if (cs.size() != 2 || (cs[0] != 1 && cs[0] != M) || (cs[1] != 1 && cs[1] != N)) {
-        return ctx.error(ErrorCode::kInvalidArgument,
-                         "C of shape " + shape_to_string(c->shape()) + " does not broadcast to [" +
-                             std::to_string(M) + "," + std::to_string(N) + "]");
-      }
-      const float* cp = c->data<float>();
-      const int64_t sm = cs[0] == 1 ? 0 : cs[1], sn = cs[1] == 1 ? 0 : 1;
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n) yp[m * N + n] = beta_ * cp[m * sm + n * sn];
-    }
+    if (add_c) RECUR_RETURN_IF_ERROR(fill_c(ctx, *c, M, N, yp));
     if (M * N == 0) return ok_status();
     if (K == 0) {
       if (!add_c) std::memset(yp, 0, y->nbytes());
       return ok_status();
     }
-    using dnnl::memory;
-    const int64_t a_dims[] = {M, K}, b_dims[] = {K, N}, y_dims[] = {M, N};
-    const int64_t a_strides[] = {trans_a_ ? 1 : K, trans_a_ ? M : 1};
-    const int64_t b_strides[] = {trans_b_ ? 1 : N, trans_b_ ? K : 1};
-    const int64_t y_strides[] = {N, 1};
+    const int64_t a_dims[] = {M, K}, y_dims[] = {M, N};
+    const int64_t a_strides[] = {trans_a_ ? 1 : K, trans_a_ ? M : 1}, y_strides[] = {N, 1};
     const memory::desc ad = strided_desc(a_dims, a_strides);
-    const memory::desc bd = strided_desc(b_dims, b_strides);
     const memory::desc yd = strided_desc(y_dims, y_strides);
+    if (packed_) return run_packed(ad, a->raw_data(), yd, yp, M, add_c);
+    const int64_t b_dims[] = {K, N};
+    const int64_t b_strides[] = {trans_b_ ? 1 : N, trans_b_ ? K : 1};
+    const memory::desc bd = strided_desc(b_dims, b_strides);
     RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(std::make_tuple(M, N, K, add_c), [&]() {
-      dnnl::primitive_attr attr = user_scratchpad_attr();
+      dnnl::primitive_attr attr = attributes(add_c);
       if (alpha_ != 1.0f) attr.set_output_scales(0, {alpha_});
-      if (add_c) {
-        dnnl::post_ops po;
-        po.append_sum(1.0f);
-        attr.set_post_ops(po);
-      }
       auto d = [&] { return dnnl::matmul::desc(ad, bd, yd); };
-      return make_primitive<dnnl::matmul>(
-          d, attr,
-          threads_for(static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K),
-                      threads_),
-          what_);
+      return make_primitive<dnnl::matmul>(d, attr, threads_for(work(M, N, K), threads_), what_);
     }));
     return execute_primitive(*prim,
                              {{DNNL_ARG_SRC, ad, a->raw_data()},
@@ -123,13 +136,75 @@ class GemmKernel final : public Kernel {
   }
 
  private:
+  static double work(int64_t M, int64_t N, int64_t K) {
+    return static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  }
+
+  // The attributes of every primitive: beta * C, written into Y first, added by a sum post-op.
+  static dnnl::primitive_attr attributes(bool add_c) {
+    dnnl::primitive_attr attr = user_scratchpad_attr();
+    if (add_c) {
+      dnnl::post_ops po;
+      po.append_sum(1.0f);
+      attr.set_post_ops(po);
+    }
+    return attr;
+  }
+
+  // Y = beta * C, C broadcast (unidirectionally) from [], [N], [1,N], [M,1] or [M,N].
+  Status fill_c(KernelContext& ctx, const Tensor& c, int64_t M, int64_t N, float* yp) const {
+    Shape cs = c.shape();
+    while (cs.size() < 2) cs.insert(cs.begin(), 1);
+    if (cs.size() != 2 || (cs[0] != 1 && cs[0] != M) || (cs[1] != 1 && cs[1] != N)) {
+      return ctx.error(ErrorCode::kInvalidArgument,
+                       "C of shape " + shape_to_string(c.shape()) + " does not broadcast to [" +
+                           std::to_string(M) + "," + std::to_string(N) + "]");
+    }
+    const float* cp = c.data<float>();
+    const int64_t sm = cs[0] == 1 ? 0 : cs[1], sn = cs[1] == 1 ? 0 : 1;
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) yp[m * N + n] = beta_ * cp[m * sm + n * sn];
+    return ok_status();
+  }
+
+  // The product on the packed B (alpha in it), the folded C as the bias.
+  Status run_packed(const memory::desc& ad, const void* a, const memory::desc& yd, float* y,
+                    int64_t M, bool add_c) const {
+    const int64_t N = packed_->N();
+    const int64_t bias_dims[] = {1, N}, bias_strides[] = {N, 1};
+    const memory::desc bias_d = strided_desc(bias_dims, bias_strides);
+    RECUR_ASSIGN_OR_RETURN(auto plan, packed_cache_.get(std::make_tuple(M, add_c), [&] {
+      PackedPlan p;
+      Result<CachedPrimitive> prim = packed_->primitive(
+          ad, yd, c_folded() ? &bias_d : nullptr, attributes(add_c),
+          threads_for(work(M, N, packed_->K()), threads_), what_, &p.b, &p.b_data);
+      if (!prim.ok()) return Result<PackedPlan>(prim.status());
+      p.prim = std::move(prim).value();
+      return Result<PackedPlan>(std::move(p));
+    }));
+    if (c_folded()) {
+      return execute_primitive(plan->prim,
+                               {{DNNL_ARG_SRC, ad, a},
+                                {DNNL_ARG_WEIGHTS, plan->b, plan->b_data},
+                                {DNNL_ARG_BIAS, bias_d, bias_.data()},
+                                {DNNL_ARG_DST, yd, y}},
+                               scratch_, what_);
+    }
+    return execute_primitive(
+        plan->prim,
+        {{DNNL_ARG_SRC, ad, a}, {DNNL_ARG_WEIGHTS, plan->b, plan->b_data}, {DNNL_ARG_DST, yd, y}},
+        scratch_, what_);
+  }
+
   bool trans_a_, trans_b_;
   float alpha_, beta_;
   Threads threads_;
   std::string what_;  // the node, for errors: described once, not on every run
   std::unique_ptr<avx512::PackedMatrix> small_;  // B (alpha, beta C) for recur's own loop
-  Shape small_b_shape_;
+  std::shared_ptr<const PackedB> packed_;        // alpha B for oneDNN, when B is constant
+  std::vector<float> bias_;                      // beta C, when C folded into the bias
   mutable PrimCache<std::tuple<int64_t, int64_t, int64_t, bool>> cache_;
+  mutable PrimCache<std::tuple<int64_t, bool>, PackedPlan> packed_cache_;
   mutable ScratchPool scratch_;
 };
 
@@ -145,9 +220,22 @@ void register_gemm(KernelRegistry& r) {
            RECUR_RETURN_IF_ERROR(a.status());
            auto k = std::make_unique<GemmKernel>(ta, tb, alpha, beta, options_of(ctx).team(),
                                                  ctx.node().describe());
-           if (options_of(ctx).small_cells &&
-               k->pack_small(ctx.constant_input(1), ctx.constant_input(2), ctx.node().has_input(2)))
+           const Tensor* b = ctx.constant_input(1);
+           const Tensor* c = ctx.constant_input(2);
+           const bool has_c = ctx.node().has_input(2);
+           if (options_of(ctx).small_cells && k->pack_small(b, c, has_c))
              ctx.note("B packed at load for recur's own loop (products under 4M multiply-adds)");
+           RECUR_ASSIGN_OR_RETURN(const bool packed, k->pack(b, c, has_c));
+           if (packed) {
+             const bool folded = k->c_folded();
+             ctx.note(folded
+                          ? "B packed at load for oneDNN's matmul, alpha and beta * C folded in; "
+                            "ONNX copies released"
+                          : "B packed at load for oneDNN's matmul, alpha folded in; ONNX "
+                            "copy released");
+             ctx.release_input_now(1);
+             if (folded) ctx.release_input_now(2);
+           }
            return std::unique_ptr<Kernel>(std::move(k));
          },
          .claim =

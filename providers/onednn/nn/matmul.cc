@@ -1,5 +1,6 @@
 // MatMul (numpy semantics: 1-D operands promoted, batch dimensions broadcast) through oneDNN's
-// matmul primitive; a constant B is reordered once into the layout the primitive prefers. And
+// matmul primitive; a constant B is reordered once into the layout the primitive prefers (a
+// [K, N] one at load, for every shape of A: packed_b.h; one of higher rank per shape). And
 // recur::MatMulBias (runtime/graph/matmul_bias.h): the same with the primitive's bias and the
 // activation as an eltwise post-op, so that neither takes a pass of its own.
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
+#include "providers/onednn/nn/packed_b.h"
 #include "runtime/graph/matmul_bias.h"
 
 namespace recur::onednn {
@@ -30,6 +32,13 @@ struct MatMulPlan {
   memory::desc bias;     // [1, ..., 1, N], a MatMulBias's
   CachedPrimitive prim;
   std::shared_ptr<AlignedBuffer> packed_b;  // B in that layout, when B is constant
+};
+
+// A product over the packed [K, N] B for one number of rows of A.
+struct PackedPlan {
+  CachedPrimitive prim;
+  memory::desc b;
+  const void* b_data = nullptr;
 };
 
 // A MatMulBias's fused part: the bias (constant, N values) and the activation.
@@ -60,11 +69,24 @@ class MatMulKernel final : public Kernel {
 
   bool small() const { return small_ != nullptr; }
 
+  // A constant B [K, N] packed for oneDNN at load (packed_b.h). True when it was: the kernel
+  // then no longer reads B, and keeps no reference to the graph's copy.
+  Result<bool> pack() {
+    if (!constant_b_.defined() || constant_b_.rank() != 2) return false;
+    RECUR_ASSIGN_OR_RETURN(packed_, PackedB::make(constant_b_.data<float>(), constant_b_.dim(0),
+                                                  constant_b_.dim(1), false, 1.0f, what_));
+    if (!packed_) return false;
+    constant_b_ = Tensor();
+    return true;
+  }
+
   Status run(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
     const Tensor* b = ctx.input(1);
-    if (!a || !b) return ctx.error(ErrorCode::kInvalidArgument, "MatMul needs inputs A and B");
+    if (!a || (!b && !packed_))
+      return ctx.error(ErrorCode::kInvalidArgument, "MatMul needs inputs A and B");
     for (const Tensor* t : {a, b}) {
+      if (!t) continue;
       if (t->dtype() != DType::kFloat32 || !t->is_cpu()) {
         return ctx.error(ErrorCode::kNotImplemented,
                          "the oneDNN MatMul runs float32 on the host, got " +
@@ -72,6 +94,7 @@ class MatMulKernel final : public Kernel {
       }
       if (t->rank() == 0) return ctx.error(ErrorCode::kInvalidArgument, "MatMul of a scalar");
     }
+    if (packed_) return run_packed(ctx, *a);
     if (small_ && a->dim(-1) == small_->K && b->shape() == constant_b_.shape()) {
       const int64_t rows = a->numel() / std::max<int64_t>(1, small_->K);
       if (static_cast<double>(rows) * static_cast<double>(small_->K * small_->N) < kSmallMaxMacs)
@@ -142,16 +165,11 @@ class MatMulKernel final : public Kernel {
     plan.y = dense_desc(so);
     const Threads threads =
         threads_for(static_cast<double>(numel) * static_cast<double>(K), threads_);
-    dnnl::primitive_attr attr = user_scratchpad_attr();
+    const dnnl::primitive_attr attr = attributes();
     if (epilogue_.bias.defined()) {
       Shape bias_dims(r, 1);
       bias_dims[r - 1] = N;
       plan.bias = dense_desc(bias_dims);
-      if (!epilogue_.activation.empty()) {
-        dnnl::post_ops ops;
-        ops.append_eltwise(1.0f, activation_algorithm(epilogue_.activation), 0.0f, 0.0f);
-        attr.set_post_ops(ops);
-      }
     }
     auto make = [&](const memory::desc& bd) {
       return make_primitive<dnnl::matmul>(
@@ -182,6 +200,65 @@ class MatMulKernel final : public Kernel {
     }
     RECUR_ASSIGN_OR_RETURN(plan.prim, make(plan.b));
     return plan;
+  }
+
+  // Every primitive's attributes: a user scratchpad, a MatMulBias's activation as a post-op.
+  dnnl::primitive_attr attributes() const {
+    dnnl::primitive_attr attr = user_scratchpad_attr();
+    if (!epilogue_.activation.empty()) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.0f, activation_algorithm(epilogue_.activation), 0.0f, 0.0f);
+      attr.set_post_ops(ops);
+    }
+    return attr;
+  }
+
+  // A [..., K] by the B packed at load, as [rows, K] by [K, N]: A's leading dimensions are
+  // rows of one product whatever its rank, and one packed B serves them all.
+  Status run_packed(KernelContext& ctx, const Tensor& a) const {
+    const int64_t K = packed_->K(), N = packed_->N();
+    if (a.dim(-1) != K) {
+      return ctx.error(ErrorCode::kInvalidArgument, "shapes " + shape_to_string(a.shape()) +
+                                                        " and [" + std::to_string(K) + "," +
+                                                        std::to_string(N) + "] do not multiply");
+    }
+    const int64_t rows = a.numel() / K;
+    if (small_ && static_cast<double>(rows) * static_cast<double>(K * N) < kSmallMaxMacs)
+      return run_small(ctx, a, rows);
+    Shape out = a.shape();
+    out.back() = N;
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, out));
+    if (y->numel() == 0) return ok_status();
+    const int64_t a_dims[] = {rows, K}, a_strides[] = {K, 1};
+    const int64_t y_dims[] = {rows, N}, y_strides[] = {N, 1};
+    const int64_t bias_dims[] = {1, N};
+    const memory::desc ad = strided_desc(a_dims, a_strides);
+    const memory::desc yd = strided_desc(y_dims, y_strides);
+    const memory::desc bias_d = strided_desc(bias_dims, y_strides);
+    const bool bias = epilogue_.bias.defined();
+    RECUR_ASSIGN_OR_RETURN(auto plan, packed_cache_.get(rows, [&] {
+      PackedPlan p;
+      Result<CachedPrimitive> prim = packed_->primitive(
+          ad, yd, bias ? &bias_d : nullptr, attributes(),
+          threads_for(static_cast<double>(rows) * static_cast<double>(K * N), threads_), what_,
+          &p.b, &p.b_data);
+      if (!prim.ok()) return Result<PackedPlan>(prim.status());
+      p.prim = std::move(prim).value();
+      return Result<PackedPlan>(std::move(p));
+    }));
+    if (bias) {
+      return execute_primitive(plan->prim,
+                               {{DNNL_ARG_SRC, ad, a.raw_data()},
+                                {DNNL_ARG_WEIGHTS, plan->b, plan->b_data},
+                                {DNNL_ARG_BIAS, bias_d, epilogue_.bias.raw_data()},
+                                {DNNL_ARG_DST, yd, y->raw_data()}},
+                               scratch_, what_);
+    }
+    return execute_primitive(plan->prim,
+                             {{DNNL_ARG_SRC, ad, a.raw_data()},
+                              {DNNL_ARG_WEIGHTS, plan->b, plan->b_data},
+                              {DNNL_ARG_DST, yd, y->raw_data()}},
+                             scratch_, what_);
   }
 
   // A [..., K] by the packed B into [..., N] (A of rank 1: [N]).
@@ -236,12 +313,15 @@ class MatMulKernel final : public Kernel {
   static constexpr double kSmallMaxMacs = 4194304.0;       // threads_for's one-thread bound
 
   Threads threads_;
-  // B when it is a constant of the graph (at compile), reordered once per shape plan.
+  // B when it is a constant of the graph (at compile) of rank above 2, reordered once per
+  // shape plan; one of rank 2 is packed_ instead.
   Tensor constant_b_;
+  std::shared_ptr<const PackedB> packed_;
   std::unique_ptr<avx512::PackedMatrix> small_;  // B for recur's own loop, when small
   std::string what_;                             // the node, for errors
   Epilogue epilogue_;
   mutable PrimCache<std::tuple<Shape, Shape>, MatMulPlan> cache_;
+  mutable PrimCache<int64_t, PackedPlan> packed_cache_;
   mutable ScratchPool scratch_;
 };
 
@@ -270,6 +350,11 @@ Result<std::unique_ptr<Kernel>> create_matmul(CompileContext& ctx) {
                                           std::move(epilogue));
   if (k->small())
     ctx.note("B packed at load for recur's own loop (products under 4M multiply-adds)");
+  RECUR_ASSIGN_OR_RETURN(const bool packed, k->pack());
+  if (packed) {
+    ctx.note("B packed at load for oneDNN's matmul; ONNX copy released");
+    ctx.release_input_now(1);
+  }
   return std::unique_ptr<Kernel>(std::move(k));
 }
 

@@ -360,15 +360,35 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
   // (models/lstm_basic, relu_rnn_stack, attention_lstm_classifier: 1.2-1.6x faster than gemm
   // at N=2-3; the one-row segments of bilstm_seqlens and packed_bilstm_tagger, H=16 and 24:
   // 1.1x).
+  //
+  // One row (N = 1, a stream or a single utterance) has no batch to split, and each step is a
+  // matrix-vector product over R that is memory-bound on one core: an OpenMP team shares R's
+  // columns, each core streaming (and from a few hundred units keeping in its L2) only its
+  // part. From kOneRowTeamFlops of recurrent work a step (2*G*H*H per direction) the team
+  // wins; below it the per-step barrier costs what it saves. Measured at 2 threads, T = 100,
+  // 2026-11-29 (`--set onednn.threading=single|omp`, p50 ms): LSTM H=160 (2e5 flops) 0.54
+  // against 0.47, H=192 0.77/0.58, H=400 7.25/2.92, H=768 37.3/18.0; GRU H=192 0.62/0.50,
+  // H=400 3.45/1.53; level at LSTM H=128 and GRU H=160 (1.5e5). Two directions on two threads
+  // take a direction each up to kOneRowSplitFlops (LSTM H=192: 0.86 split, 1.21 omp, 1.53 one
+  // thread; H=256: 1.49/2.08/2.80) and a team above (H=400: 7.66 split, 5.56 omp).
   constexpr double kLongStepFlops = 5e7;
   constexpr double kSmallPassFlops = 2e7;
+  constexpr double kOneRowTeamFlops = 2e5;
+  constexpr double kOneRowSplitFlops = 1e6;
   const double step_flops = pass_flops / static_cast<double>(std::max<int64_t>(T, 1));
+  const double row_flops = 2.0 * static_cast<double>(geom_.gates() * H) * static_cast<double>(H);
   Choice& best = cands.untimed;
   best = cands.list.front();
-  if (opts_.threading == ThreadingChoice::kAuto && maxt > 1 && N > 1 &&
-      pass_flops >= kSmallPassFlops) {
-    const bool split = can_split && step_flops < kLongStepFlops;
-    best.threads = split ? 1 : maxt;
+  if (opts_.threading == ThreadingChoice::kAuto && maxt > 1 && pass_flops >= kSmallPassFlops) {
+    bool split = false, team = false;
+    if (N > 1) {
+      split = can_split && step_flops < kLongStepFlops;
+      team = !split;
+    } else if (row_flops >= kOneRowTeamFlops) {
+      split = can_split && maxt <= D() && row_flops < kOneRowSplitFlops;
+      team = !split;
+    }
+    best.threads = team ? maxt : 1;
     best.split = split ? maxt : 1;
   }
   if (formats.size() > 1) {

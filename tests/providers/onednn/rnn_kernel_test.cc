@@ -124,6 +124,46 @@ TEST(OnednnRnnKernel, ExplainShowsRepackAndChoice) {
   EXPECT_EQ(s.assignment()[0].provider, "onednn");
 }
 
+// One row (N = 1) of a few hundred units: the untimed rule gives the step's product a team of
+// threads (or, two directions on two threads, a direction each), as measured in
+// docs/semantics.md ("The fixed rule"); a small cell stays on one thread. The team's outputs
+// match the reference's.
+TEST(OnednnRnnKernel, OneRowOfManyUnitsTakesATeam) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  struct Case {
+    int64_t H;
+    std::string direction, want;
+  };
+  for (const Case& k : {Case{192, "forward", "2 threads (OpenMP) (untimed rule)"},
+                        Case{96, "forward", "1 thread (untimed rule)"},
+                        Case{192, "bidirectional", "2 threads (directions in parallel) (untimed"},
+                        Case{400, "bidirectional", "2 threads (OpenMP) (untimed rule)"}}) {
+    std::mt19937 rng(7);
+    const int64_t D = k.direction == "bidirectional" ? 2 : 1, T = 100, I = 256;
+    ModelBuilder mb(14);
+    mb.input("X", DType::kFloat32, {T, 1, I});
+    mb.initializer("W", random_tensor({D, 4 * k.H, I}, rng, 0.1f));
+    mb.initializer("R", random_tensor({D, 4 * k.H, k.H}, rng, 0.1f));
+    mb.output("Y", DType::kFloat32);
+    auto& n = mb.node("LSTM", {"X", "W", "R"}, {"Y"}, "lstm");
+    set_attr(n, "hidden_size", k.H);
+    set_attr(n, "direction", k.direction);
+    const std::string bytes = mb.bytes();
+    SessionOptions o;
+    o.providers({"onednn"})
+        .threads(2)
+        .set("onednn.impl", "primitive")
+        .set("onednn.prepare", "load");
+    Session dnn = open(bytes, o);
+    const std::string what = "H=" + std::to_string(k.H) + " " + k.direction;
+    EXPECT_NE(dnn.explain().find(k.want), std::string::npos) << what << "\n" << dnn.explain();
+    SessionOptions r;
+    r.providers({"reference"});
+    const Feeds f = {{"X", random_tensor({T, 1, I}, rng, 1.0f)}};
+    expect_match(dnn.run(f), open(bytes, r).run(f), what);
+  }
+}
+
 // A static X shape: the primitive waits for the first run by default, and onednn.prepare=load
 // builds it at load (explain names oneDNN's implementation then); both give the same bits.
 TEST(OnednnRnnKernel, PrimitivesOfAStaticShapeAreBuiltAtTheFirstRunUnlessAskedAtLoad) {

@@ -1,0 +1,83 @@
+#include "providers/onednn/nn/packed_b.h"
+
+#include "providers/onednn/common/layout.h"
+
+namespace recur::onednn {
+
+using dnnl::memory;
+
+PackedB::PackedB(int64_t k, int64_t n, memory::desc desc)
+    : k_(k), n_(n), desc_(desc), packed_(desc.get_size()) {}
+
+Result<std::shared_ptr<const PackedB>> PackedB::make(const float* b, int64_t K, int64_t N,
+                                                     bool trans, float scale,
+                                                     const std::string& what) {
+  std::shared_ptr<PackedB> out;
+  if (K <= 0 || N <= 0) return std::shared_ptr<const PackedB>();
+  const int64_t b_dims[] = {K, N};
+  Status st = dnnl_try(what, [&] {
+    ThreadScope scope(1);
+    // The layout for one row of A: the same as for any other number (see the header).
+    const dnnl::matmul::primitive_desc pd(
+        dnnl::matmul::desc(dense_desc({1, K}), memory::desc({K, N}, memory::data_type::f32,
+                                                             memory::format_tag::any),
+                           dense_desc({1, N})),
+        cpu_engine());
+    if (generic_impl(pd.impl_info_str())) return;
+    const memory::desc packed = pd.weights_desc();
+    const double plain_bytes = static_cast<double>(K) * static_cast<double>(N) * sizeof(float);
+    if (static_cast<double>(packed.get_size()) > 1.5 * plain_bytes + 65536.0) return;
+    out.reset(new PackedB(K, N, packed));
+    const int64_t strides[] = {trans ? 1 : N, trans ? K : 1};
+    memory from = make_memory(strided_desc(b_dims, strides), b);
+    memory to = make_memory(packed, out->packed_.data);
+    dnnl::primitive_attr attr;
+    if (scale != 1.0f) attr.set_output_scales(0, {scale});
+    dnnl::reorder(dnnl::reorder::primitive_desc(from, to, attr))
+        .execute(thread_stream(), from, to);
+    thread_stream().wait();
+  });
+  if (!st.ok()) return st;
+  return std::shared_ptr<const PackedB>(std::move(out));
+}
+
+Result<CachedPrimitive> PackedB::primitive(const memory::desc& a, const memory::desc& y,
+                                           const memory::desc* bias,
+                                           const dnnl::primitive_attr& attr, Threads threads,
+                                           const std::string& what, memory::desc* b_desc,
+                                           const void** b_data) const {
+  auto make = [&](const memory::desc& bd) {
+    return make_primitive<dnnl::matmul>(
+        [&] {
+          return bias ? dnnl::matmul::desc(a, bd, *bias, y) : dnnl::matmul::desc(a, bd, y);
+        },
+        attr, threads, what);
+  };
+  Result<CachedPrimitive> blocked = make(desc_);
+  if (blocked.ok() && !generic_impl(blocked->impl)) {
+    *b_desc = desc_;
+    *b_data = packed_.data;
+    return blocked;
+  }
+  *b_desc = dense_desc({k_, n_});
+  RECUR_ASSIGN_OR_RETURN(*b_data, plain(what));
+  return make(*b_desc);
+}
+
+Result<const void*> PackedB::plain(const std::string& what) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (plain_) return static_cast<const void*>(plain_->data);
+  std::unique_ptr<AlignedBuffer> buf;
+  RECUR_RETURN_IF_ERROR(dnnl_try(what, [&] {
+    buf = std::make_unique<AlignedBuffer>(static_cast<size_t>(k_ * n_) * sizeof(float));
+    ThreadScope scope(1);
+    memory from = make_memory(desc_, packed_.data);
+    memory to = make_memory(dense_desc({k_, n_}), buf->data);
+    dnnl::reorder(from, to).execute(thread_stream(), from, to);
+    thread_stream().wait();
+  }));
+  plain_ = std::move(buf);
+  return static_cast<const void*>(plain_->data);
+}
+
+}  // namespace recur::onednn

@@ -1,0 +1,56 @@
+// The constant right operand B [K, N] of a product (MatMul's, recur::MatMulBias's, Gemm's),
+// packed once at load in the blocked layout oneDNN's matmul reads as it is. Given B in its plain
+// layout, oneDNN's matmul packs it again on every call: for the few rows of A of a batch-1
+// model (a decoder step, a stream) most of the call (a Gemm of [1,1536] by a transposed
+// [4096,1536], 1.30 ms plain against 0.85 packed). The layout is the same for every number of
+// rows (brgemm blocks B by 16 rows and 64 columns whatever M), so one copy serves every shape,
+// and the kernel releases the ONNX copy: the weights are held once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <dnnl.hpp>
+
+#include "providers/onednn/common/dnnl_util.h"
+#include "providers/onednn/common/prim_cache.h"
+#include "runtime/core/status.h"
+
+namespace recur::onednn {
+
+class PackedB {
+ public:
+  // B's K x N values, stored K x N row-major (or N x K when `trans`), each times `scale`.
+  // Null where packing would not pay: oneDNN runs its generic matmul on this CPU, or the blocked
+  // layout pads B to more than half as much again (a few columns padded to 64).
+  static Result<std::shared_ptr<const PackedB>> make(const float* b, int64_t K, int64_t N,
+                                                     bool trans, float scale,
+                                                     const std::string& what);
+
+  int64_t K() const { return k_; }
+  int64_t N() const { return n_; }
+
+  // A matmul over this B, A described by `a` and the output by `y` (both [M, K] and [M, N]),
+  // with `bias` ([1, N]) where it is not null. It reads the packed B where the primitive takes
+  // that layout, else a plain copy made from it at the first such need; *b_desc and *b_data
+  // are what to bind as its weights.
+  Result<CachedPrimitive> primitive(const dnnl::memory::desc& a, const dnnl::memory::desc& y,
+                                    const dnnl::memory::desc* bias,
+                                    const dnnl::primitive_attr& attr, Threads threads,
+                                    const std::string& what, dnnl::memory::desc* b_desc,
+                                    const void** b_data) const;
+
+ private:
+  PackedB(int64_t k, int64_t n, dnnl::memory::desc desc);
+  Result<const void*> plain(const std::string& what) const;
+
+  int64_t k_, n_;
+  dnnl::memory::desc desc_;  // [K, N], blocked
+  AlignedBuffer packed_;
+  mutable std::mutex mu_;
+  mutable std::unique_ptr<AlignedBuffer> plain_;  // [K, N] row-major, at the first need
+};
+
+}  // namespace recur::onednn

@@ -1,0 +1,172 @@
+// Constant B packed at load for oneDNN's matmul (providers/onednn/nn/packed_b.h): Gemm with
+// every transpose, alpha and beta and each form of C (folded into the bias, or added at run),
+// MatMul and the fused MatMul + bias + activation with A of every rank, each against the
+// reference provider for several numbers of rows in one session (one packed B serves them
+// all); the ONNX copy released; a wrong A named, not read.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "recur/recur.h"
+#include "tests/support/model_builder.h"
+#include "tools/common/testdir.h"
+
+namespace recur {
+namespace {
+
+using testing::ModelBuilder;
+using testing::random_tensor;
+using testing::set_attr;
+
+// B of 320 x 900 values: above the size that recur's own small-product loop takes, so every
+// row count runs on oneDNN.
+constexpr int64_t K = 320, N = 900;
+
+bool runnable() {
+  for (const auto& p : list_providers())
+    if (p.name == "onednn") return p.available;
+  return false;
+}
+
+Session open(const std::string& bytes, const std::string& providers) {
+  SessionOptions o;
+  o.providers({providers}).threads(2);
+  return Session::from_bytes(bytes.data(), bytes.size(), o);
+}
+
+// One onednn session and one reference session run every feed; the outputs must agree.
+void expect_same(const std::string& bytes, const std::vector<Feeds>& feeds,
+                 const std::string& what) {
+  Session dnn = open(bytes, "onednn");
+  Session ref = open(bytes, "reference");
+  const std::string explained = dnn.explain();
+  EXPECT_NE(explained.find("packed at load for oneDNN's matmul"), std::string::npos)
+      << what << "\n"
+      << explained;
+  EXPECT_NE(explained.find("constant weights released after repacking"), std::string::npos)
+      << what << "\n"
+      << explained;
+  for (const Feeds& f : feeds) {
+    const Outputs got = dnn.run(f);
+    const Outputs want = ref.run(f);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].shape(), want[i].shape()) << what;
+      const auto cmp = tools::compare(got[i], want[i], tools::Tolerance{});
+      EXPECT_TRUE(cmp.match) << what << " A " << shape_to_string(f.begin()->second.shape())
+                             << ": " << cmp.reason;
+    }
+  }
+}
+
+TEST(OnednnPackedB, GemmEveryFormOfCAndTranspose) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider";
+  std::mt19937 rng(11);
+  struct Case {
+    int trans_a, trans_b;
+    float alpha, beta;
+    Shape c;            // {} for none; {0} marks a C of one value given as shape []
+    bool c_input;       // C a graph input (added at run), not a constant
+  };
+  const std::vector<Case> cases = {
+      {0, 1, 1.0f, 1.0f, {N}, false},     {0, 0, 0.5f, 2.0f, {1, N}, false},
+      {1, 1, 1.0f, 1.0f, {}, false},      {0, 1, -1.5f, 0.25f, {0}, false},
+      {1, 0, 2.0f, 1.0f, {3, N}, false},  {0, 1, 1.0f, 0.5f, {3, 1}, false},
+      {0, 1, 1.0f, 1.0f, {N}, true},      {0, 0, 1.0f, 0.0f, {N}, false}};
+  for (const Case& k : cases) {
+    // C of M rows fixes M at 3; otherwise M is symbolic and runs at 1, 3 and 40 rows.
+    const bool fixed_m = k.c.size() == 2 && k.c[0] == 3;
+    const std::vector<int64_t> ms = fixed_m ? std::vector<int64_t>{3} : std::vector<int64_t>{1, 3, 40};
+    ModelBuilder mb(13);
+    if (k.trans_a)
+      mb.input("A", DType::kFloat32, {K, fixed_m ? 3 : -1}, {"", "M"});
+    else
+      mb.input("A", DType::kFloat32, {fixed_m ? 3 : -1, K}, {"M", ""});
+    mb.initializer("B", random_tensor(k.trans_b ? Shape{N, K} : Shape{K, N}, rng));
+    std::vector<std::string> in = {"A", "B"};
+    const Shape cs = k.c == Shape{0} ? Shape{} : k.c;
+    if (!k.c.empty()) {
+      if (k.c_input)
+        mb.input("C", DType::kFloat32, cs);
+      else
+        mb.initializer("C", random_tensor(cs, rng));
+      in.push_back("C");
+    }
+    mb.output("Y", DType::kFloat32);
+    auto& n = mb.node("Gemm", in, {"Y"}, "gemm");
+    set_attr(n, "transA", int64_t{k.trans_a});
+    set_attr(n, "transB", int64_t{k.trans_b});
+    set_attr(n, "alpha", k.alpha);
+    set_attr(n, "beta", k.beta);
+    std::vector<Feeds> feeds;
+    const Tensor c = random_tensor(cs, rng);
+    for (int64_t m : ms) {
+      Feeds f{{"A", random_tensor(k.trans_a ? Shape{K, m} : Shape{m, K}, rng, 1.0f)}};
+      if (k.c_input) f.push_back({"C", c});
+      feeds.push_back(f);
+    }
+    expect_same(mb.bytes(), feeds,
+                "transA " + std::to_string(k.trans_a) + " transB " + std::to_string(k.trans_b) +
+                    " C " + shape_to_string(k.c) + (k.c_input ? " (input)" : ""));
+  }
+}
+
+TEST(OnednnPackedB, MatMulOfEveryRankOfA) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider";
+  std::mt19937 rng(12);
+  ModelBuilder mb(13);
+  mb.input("A", DType::kFloat32, {-1, -1, K}, {"S", "M", ""});
+  mb.input("V", DType::kFloat32, {K});
+  mb.initializer("B", random_tensor({K, N}, rng));
+  mb.output("Y", DType::kFloat32);
+  mb.output("W", DType::kFloat32);
+  mb.node("MatMul", {"A", "B"}, {"Y"}, "mm");
+  // A second reader of B: the graph keeps its copy, the packed one still serves this node.
+  mb.node("MatMul", {"V", "B"}, {"W"}, "mv");
+  std::vector<Feeds> feeds;
+  for (const auto& [s, m] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 5}, {4, 30}, {0, 3}})
+    feeds.push_back({{"A", random_tensor({s, m, K}, rng, 1.0f)}, {"V", random_tensor({K}, rng)}});
+  expect_same(mb.bytes(), feeds, "MatMul");
+}
+
+TEST(OnednnPackedB, FusedBiasAndActivation) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider";
+  std::mt19937 rng(13);
+  ModelBuilder mb(13);
+  mb.input("A", DType::kFloat32, {-1, -1, K}, {"S", "M", ""});
+  mb.initializer("B", random_tensor({K, N}, rng));
+  mb.initializer("bias", random_tensor({N}, rng));
+  mb.output("Y", DType::kFloat32);
+  mb.node("MatMul", {"A", "B"}, {"p"}, "mm");
+  mb.node("Add", {"p", "bias"}, {"q"}, "add");
+  mb.node("Relu", {"q"}, {"Y"}, "relu");
+  const std::string bytes = mb.bytes();
+  EXPECT_NE(open(bytes, "onednn").explain().find("fused MatMul"), std::string::npos);
+  std::vector<Feeds> feeds;
+  for (int64_t m : {1, 7, 50}) feeds.push_back({{"A", random_tensor({2, m, K}, rng, 1.0f)}});
+  expect_same(bytes, feeds, "MatMul + Add + Relu");
+}
+
+TEST(OnednnPackedB, AWithTheWrongInnerSizeIsNamed) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider";
+  std::mt19937 rng(14);
+  for (const std::string op : {"MatMul", "Gemm"}) {
+    ModelBuilder mb(13);
+    mb.input("A", DType::kFloat32, {-1, -1}, {"M", "K"});
+    mb.initializer("B", random_tensor({K, N}, rng));
+    mb.output("Y", DType::kFloat32);
+    mb.node(op, {"A", "B"}, {"Y"}, "prod");
+    Session s = open(mb.bytes(), "onednn");
+    try {
+      s.run({{"A", random_tensor({2, K + 1}, rng)}});
+      ADD_FAILURE() << op << ": a wrong K ran";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("prod"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace recur
