@@ -22,13 +22,6 @@ bool row_like(const Tensor& c, int64_t N) {
   return c.rank() <= 2 && (c.numel() == 1 || c.numel() == N) && (c.rank() < 2 || c.dim(0) == 1);
 }
 
-// A matmul over the packed B for one number of rows.
-struct PackedPlan {
-  CachedPrimitive prim;
-  memory::desc b;
-  const void* b_data = nullptr;
-};
-
 class GemmKernel final : public Kernel {
  public:
   GemmKernel(bool trans_a, bool trans_b, float alpha, float beta, Threads threads, std::string what)
@@ -174,26 +167,11 @@ class GemmKernel final : public Kernel {
     const int64_t bias_dims[] = {1, N}, bias_strides[] = {N, 1};
     const memory::desc bias_d = strided_desc(bias_dims, bias_strides);
     RECUR_ASSIGN_OR_RETURN(auto plan, packed_cache_.get(std::make_tuple(M, add_c), [&] {
-      PackedPlan p;
-      Result<CachedPrimitive> prim = packed_->primitive(
-          ad, yd, c_folded() ? &bias_d : nullptr, attributes(add_c),
-          threads_for(work(M, N, packed_->K()), threads_), what_, &p.b, &p.b_data);
-      if (!prim.ok()) return Result<PackedPlan>(prim.status());
-      p.prim = std::move(prim).value();
-      return Result<PackedPlan>(std::move(p));
+      return packed_->plan(ad, yd, c_folded() ? &bias_d : nullptr, attributes(add_c),
+                           threads_for(work(M, N, packed_->K()), threads_), what_);
     }));
-    if (c_folded()) {
-      return execute_primitive(plan->prim,
-                               {{DNNL_ARG_SRC, ad, a},
-                                {DNNL_ARG_WEIGHTS, plan->b, plan->b_data},
-                                {DNNL_ARG_BIAS, bias_d, bias_.data()},
-                                {DNNL_ARG_DST, yd, y}},
-                               scratch_, what_);
-    }
-    return execute_primitive(
-        plan->prim,
-        {{DNNL_ARG_SRC, ad, a}, {DNNL_ARG_WEIGHTS, plan->b, plan->b_data}, {DNNL_ARG_DST, yd, y}},
-        scratch_, what_);
+    return PackedB::execute(*plan, ad, a, yd, y, c_folded() ? &bias_d : nullptr, bias_.data(),
+                            scratch_, what_);
   }
 
   bool trans_a_, trans_b_;
@@ -204,7 +182,7 @@ class GemmKernel final : public Kernel {
   std::shared_ptr<const PackedB> packed_;        // alpha B for oneDNN, when B is constant
   std::vector<float> bias_;                      // beta C, when C folded into the bias
   mutable PrimCache<std::tuple<int64_t, int64_t, int64_t, bool>> cache_;
-  mutable PrimCache<std::tuple<int64_t, bool>, PackedPlan> packed_cache_;
+  mutable PrimCache<std::tuple<int64_t, bool>, PackedB::Plan> packed_cache_;
   mutable ScratchPool scratch_;
 };
 

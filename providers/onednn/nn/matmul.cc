@@ -34,13 +34,6 @@ struct MatMulPlan {
   std::shared_ptr<AlignedBuffer> packed_b;  // B in that layout, when B is constant
 };
 
-// A product over the packed [K, N] B for one number of rows of A.
-struct PackedPlan {
-  CachedPrimitive prim;
-  memory::desc b;
-  const void* b_data = nullptr;
-};
-
 // A MatMulBias's fused part: the bias (constant, N values) and the activation.
 struct Epilogue {
   Tensor bias;             // undefined for a plain MatMul
@@ -237,28 +230,12 @@ class MatMulKernel final : public Kernel {
     const memory::desc bias_d = strided_desc(bias_dims, y_strides);
     const bool bias = epilogue_.bias.defined();
     RECUR_ASSIGN_OR_RETURN(auto plan, packed_cache_.get(rows, [&] {
-      PackedPlan p;
-      Result<CachedPrimitive> prim = packed_->primitive(
+      return packed_->plan(
           ad, yd, bias ? &bias_d : nullptr, attributes(),
-          threads_for(static_cast<double>(rows) * static_cast<double>(K * N), threads_), what_,
-          &p.b, &p.b_data);
-      if (!prim.ok()) return Result<PackedPlan>(prim.status());
-      p.prim = std::move(prim).value();
-      return Result<PackedPlan>(std::move(p));
+          threads_for(static_cast<double>(rows) * static_cast<double>(K * N), threads_), what_);
     }));
-    if (bias) {
-      return execute_primitive(plan->prim,
-                               {{DNNL_ARG_SRC, ad, a.raw_data()},
-                                {DNNL_ARG_WEIGHTS, plan->b, plan->b_data},
-                                {DNNL_ARG_BIAS, bias_d, epilogue_.bias.raw_data()},
-                                {DNNL_ARG_DST, yd, y->raw_data()}},
-                               scratch_, what_);
-    }
-    return execute_primitive(plan->prim,
-                             {{DNNL_ARG_SRC, ad, a.raw_data()},
-                              {DNNL_ARG_WEIGHTS, plan->b, plan->b_data},
-                              {DNNL_ARG_DST, yd, y->raw_data()}},
-                             scratch_, what_);
+    return PackedB::execute(*plan, ad, a.raw_data(), yd, y->raw_data(), bias ? &bias_d : nullptr,
+                            bias ? epilogue_.bias.raw_data() : nullptr, scratch_, what_);
   }
 
   // A [..., K] by the packed B into [..., N] (A of rank 1: [N]).
@@ -321,7 +298,7 @@ class MatMulKernel final : public Kernel {
   std::string what_;                             // the node, for errors
   Epilogue epilogue_;
   mutable PrimCache<std::tuple<Shape, Shape>, MatMulPlan> cache_;
-  mutable PrimCache<int64_t, PackedPlan> packed_cache_;
+  mutable PrimCache<int64_t, PackedB::Plan> packed_cache_;
   mutable ScratchPool scratch_;
 };
 

@@ -19,8 +19,8 @@ Result<std::shared_ptr<const PackedB>> PackedB::make(const float* b, int64_t K, 
     ThreadScope scope(1);
     // The layout for one row of A: the same as for any other number (see the header).
     const dnnl::matmul::primitive_desc pd(
-        dnnl::matmul::desc(dense_desc({1, K}), memory::desc({K, N}, memory::data_type::f32,
-                                                             memory::format_tag::any),
+        dnnl::matmul::desc(dense_desc({1, K}),
+                           memory::desc({K, N}, memory::data_type::f32, memory::format_tag::any),
                            dense_desc({1, N})),
         cpu_engine());
     if (generic_impl(pd.impl_info_str())) return;
@@ -33,35 +33,50 @@ Result<std::shared_ptr<const PackedB>> PackedB::make(const float* b, int64_t K, 
     memory to = make_memory(packed, out->packed_.data);
     dnnl::primitive_attr attr;
     if (scale != 1.0f) attr.set_output_scales(0, {scale});
-    dnnl::reorder(dnnl::reorder::primitive_desc(from, to, attr))
-        .execute(thread_stream(), from, to);
+    dnnl::reorder(dnnl::reorder::primitive_desc(from, to, attr)).execute(thread_stream(), from, to);
     thread_stream().wait();
   });
   if (!st.ok()) return st;
   return std::shared_ptr<const PackedB>(std::move(out));
 }
 
-Result<CachedPrimitive> PackedB::primitive(const memory::desc& a, const memory::desc& y,
-                                           const memory::desc* bias,
-                                           const dnnl::primitive_attr& attr, Threads threads,
-                                           const std::string& what, memory::desc* b_desc,
-                                           const void** b_data) const {
+Result<PackedB::Plan> PackedB::plan(const memory::desc& a, const memory::desc& y,
+                                    const memory::desc* bias, const dnnl::primitive_attr& attr,
+                                    Threads threads, const std::string& what) const {
   auto make = [&](const memory::desc& bd) {
     return make_primitive<dnnl::matmul>(
-        [&] {
-          return bias ? dnnl::matmul::desc(a, bd, *bias, y) : dnnl::matmul::desc(a, bd, y);
-        },
+        [&] { return bias ? dnnl::matmul::desc(a, bd, *bias, y) : dnnl::matmul::desc(a, bd, y); },
         attr, threads, what);
   };
+  Plan p;
   Result<CachedPrimitive> blocked = make(desc_);
   if (blocked.ok() && !generic_impl(blocked->impl)) {
-    *b_desc = desc_;
-    *b_data = packed_.data;
-    return blocked;
+    p.prim = std::move(blocked).value();
+    p.b = desc_;
+    p.b_data = packed_.data;
+    return p;
   }
-  *b_desc = dense_desc({k_, n_});
-  RECUR_ASSIGN_OR_RETURN(*b_data, plain(what));
-  return make(*b_desc);
+  p.b = dense_desc({k_, n_});
+  RECUR_ASSIGN_OR_RETURN(p.b_data, plain(what));
+  RECUR_ASSIGN_OR_RETURN(p.prim, make(p.b));
+  return p;
+}
+
+Status PackedB::execute(const Plan& p, const memory::desc& a, const void* a_data,
+                        const memory::desc& y, void* y_data, const memory::desc* bias,
+                        const void* bias_data, ScratchPool& scratch, const std::string& what) {
+  if (bias) {
+    return execute_primitive(p.prim,
+                             {{DNNL_ARG_SRC, a, a_data},
+                              {DNNL_ARG_WEIGHTS, p.b, p.b_data},
+                              {DNNL_ARG_BIAS, *bias, bias_data},
+                              {DNNL_ARG_DST, y, y_data}},
+                             scratch, what);
+  }
+  return execute_primitive(
+      p.prim,
+      {{DNNL_ARG_SRC, a, a_data}, {DNNL_ARG_WEIGHTS, p.b, p.b_data}, {DNNL_ARG_DST, y, y_data}},
+      scratch, what);
 }
 
 Result<const void*> PackedB::plain(const std::string& what) const {

@@ -32,15 +32,22 @@ class PackedB {
   int64_t K() const { return k_; }
   int64_t N() const { return n_; }
 
-  // A matmul over this B, A described by `a` and the output by `y` (both [M, K] and [M, N]),
-  // with `bias` ([1, N]) where it is not null. It reads the packed B where the primitive takes
-  // that layout, else a plain copy made from it at the first such need; *b_desc and *b_data
-  // are what to bind as its weights.
-  Result<CachedPrimitive> primitive(const dnnl::memory::desc& a, const dnnl::memory::desc& y,
-                                    const dnnl::memory::desc* bias,
-                                    const dnnl::primitive_attr& attr, Threads threads,
-                                    const std::string& what, dnnl::memory::desc* b_desc,
-                                    const void** b_data) const;
+  // A matmul over this B for one number of rows: the primitive and the weights it reads, the
+  // packed B where the primitive takes that layout, else a plain copy made from it at the first
+  // such need.
+  struct Plan {
+    CachedPrimitive prim;
+    dnnl::memory::desc b;
+    const void* b_data = nullptr;
+  };
+  // A described by `a` ([M, K]), the output by `y` ([M, N]), `bias` ([1, N]) where not null.
+  Result<Plan> plan(const dnnl::memory::desc& a, const dnnl::memory::desc& y,
+                    const dnnl::memory::desc* bias, const dnnl::primitive_attr& attr,
+                    Threads threads, const std::string& what) const;
+  // Runs `p` on A's and Y's data, with N bias values where `bias` is not null (as planned).
+  static Status execute(const Plan& p, const dnnl::memory::desc& a, const void* a_data,
+                        const dnnl::memory::desc& y, void* y_data, const dnnl::memory::desc* bias,
+                        const void* bias_data, ScratchPool& scratch, const std::string& what);
 
  private:
   PackedB(int64_t k, int64_t n, dnnl::memory::desc desc);

@@ -370,7 +370,10 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
   // against 0.47, H=192 0.77/0.58, H=400 7.25/2.92, H=768 37.3/18.0; GRU H=192 0.62/0.50,
   // H=400 3.45/1.53; level at LSTM H=128 and GRU H=160 (1.5e5). Two directions on two threads
   // take a direction each up to kOneRowSplitFlops (LSTM H=192: 0.86 split, 1.21 omp, 1.53 one
-  // thread; H=256: 1.49/2.08/2.80) and a team above (H=400: 7.66 split, 5.56 omp).
+  // thread; H=256: 1.49/2.08/2.80) and a team above (H=400: 7.66 split, 5.56 omp). A short
+  // pass gains as much, so kSmallPassFlops (set for compute-bound passes of many rows) does
+  // not apply to one row: a single step (a streaming frame) of LSTM H=256 took 44 us on one
+  // thread against 26 on two, H=400 177/104, H=1024 1138/551, GRU H=400 134/67.
   constexpr double kLongStepFlops = 5e7;
   constexpr double kSmallPassFlops = 2e7;
   constexpr double kOneRowTeamFlops = 2e5;
@@ -379,12 +382,12 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
   const double row_flops = 2.0 * static_cast<double>(geom_.gates() * H) * static_cast<double>(H);
   Choice& best = cands.untimed;
   best = cands.list.front();
-  if (opts_.threading == ThreadingChoice::kAuto && maxt > 1 && pass_flops >= kSmallPassFlops) {
+  if (opts_.threading == ThreadingChoice::kAuto && maxt > 1) {
     bool split = false, team = false;
-    if (N > 1) {
+    if (N > 1 && pass_flops >= kSmallPassFlops) {
       split = can_split && step_flops < kLongStepFlops;
       team = !split;
-    } else if (row_flops >= kOneRowTeamFlops) {
+    } else if (N == 1 && !tiny && row_flops >= kOneRowTeamFlops) {
       split = can_split && maxt <= D() && row_flops < kOneRowSplitFlops;
       team = !split;
     }

@@ -42,9 +42,8 @@ void expect_same(const std::string& bytes, const std::vector<Feeds>& feeds,
   Session dnn = open(bytes, "onednn");
   Session ref = open(bytes, "reference");
   const std::string explained = dnn.explain();
-  EXPECT_NE(explained.find("packed at load for oneDNN's matmul"), std::string::npos)
-      << what << "\n"
-      << explained;
+  EXPECT_NE(explained.find("packed at load for oneDNN's matmul"), std::string::npos) << what << "\n"
+                                                                                     << explained;
   EXPECT_NE(explained.find("constant weights released after repacking"), std::string::npos)
       << what << "\n"
       << explained;
@@ -55,8 +54,8 @@ void expect_same(const std::string& bytes, const std::vector<Feeds>& feeds,
     for (size_t i = 0; i < want.size(); ++i) {
       EXPECT_EQ(got[i].shape(), want[i].shape()) << what;
       const auto cmp = tools::compare(got[i], want[i], tools::Tolerance{});
-      EXPECT_TRUE(cmp.match) << what << " A " << shape_to_string(f.begin()->second.shape())
-                             << ": " << cmp.reason;
+      EXPECT_TRUE(cmp.match) << what << " A " << shape_to_string(f.begin()->second.shape()) << ": "
+                             << cmp.reason;
     }
   }
 }
@@ -67,18 +66,19 @@ TEST(OnednnPackedB, GemmEveryFormOfCAndTranspose) {
   struct Case {
     int trans_a, trans_b;
     float alpha, beta;
-    Shape c;            // {} for none; {0} marks a C of one value given as shape []
-    bool c_input;       // C a graph input (added at run), not a constant
+    Shape c;       // {} for none; {0} marks a C of one value given as shape []
+    bool c_input;  // C a graph input (added at run), not a constant
   };
   const std::vector<Case> cases = {
-      {0, 1, 1.0f, 1.0f, {N}, false},     {0, 0, 0.5f, 2.0f, {1, N}, false},
-      {1, 1, 1.0f, 1.0f, {}, false},      {0, 1, -1.5f, 0.25f, {0}, false},
-      {1, 0, 2.0f, 1.0f, {3, N}, false},  {0, 1, 1.0f, 0.5f, {3, 1}, false},
-      {0, 1, 1.0f, 1.0f, {N}, true},      {0, 0, 1.0f, 0.0f, {N}, false}};
+      {0, 1, 1.0f, 1.0f, {N}, false},    {0, 0, 0.5f, 2.0f, {1, N}, false},
+      {1, 1, 1.0f, 1.0f, {}, false},     {0, 1, -1.5f, 0.25f, {0}, false},
+      {1, 0, 2.0f, 1.0f, {3, N}, false}, {0, 1, 1.0f, 0.5f, {3, 1}, false},
+      {0, 1, 1.0f, 1.0f, {N}, true},     {0, 0, 1.0f, 0.0f, {N}, false}};
   for (const Case& k : cases) {
     // C of M rows fixes M at 3; otherwise M is symbolic and runs at 1, 3 and 40 rows.
     const bool fixed_m = k.c.size() == 2 && k.c[0] == 3;
-    const std::vector<int64_t> ms = fixed_m ? std::vector<int64_t>{3} : std::vector<int64_t>{1, 3, 40};
+    const std::vector<int64_t> ms =
+        fixed_m ? std::vector<int64_t>{3} : std::vector<int64_t>{1, 3, 40};
     ModelBuilder mb(13);
     if (k.trans_a)
       mb.input("A", DType::kFloat32, {K, fixed_m ? 3 : -1}, {"", "M"});
@@ -126,7 +126,8 @@ TEST(OnednnPackedB, MatMulOfEveryRankOfA) {
   // A second reader of B: the graph keeps its copy, the packed one still serves this node.
   mb.node("MatMul", {"V", "B"}, {"W"}, "mv");
   std::vector<Feeds> feeds;
-  for (const auto& [s, m] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 5}, {4, 30}, {0, 3}})
+  for (const auto& [s, m] :
+       std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 5}, {4, 30}, {0, 3}})
     feeds.push_back({{"A", random_tensor({s, m, K}, rng, 1.0f)}, {"V", random_tensor({K}, rng)}});
   expect_same(mb.bytes(), feeds, "MatMul");
 }
