@@ -1,0 +1,1 @@
+B	durationsJ8WwДAъЙA=ЖAѓрЗA¦юЗA¦юЗA¦юЗAлNЫAlЪШA®мЪAввЩA‹уЫAh’ЧAц1УA

@@ -1,0 +1,298 @@
+"""Recurrent model families as deployed, exported from PyTorch: tests/data/families.
+
+Each family is a shape of model that ships in products, with the operators its export writes
+around the RNNs:
+
+- ds2: a DeepSpeech2-style recognizer (2-D convolutions over a spectrogram, BatchNorm, Hardtanh
+  as Clip, bidirectional GRUs whose directions are summed, BatchNorm between them, LogSoftmax);
+- ocr: an EasyOCR-style line recognizer (a VGG-style CNN, the height averaged away, two BiLSTMs
+  with a projection between, batch_first);
+- prosody: a Kokoro/StyleTTS2-style prosody predictor (an embedding, a BiLSTM over a packed
+  batch of unequal lengths, a style-conditioned LayerNorm and instance norm, a depthwise
+  ConvTranspose upsampling, durations and an F0 curve);
+- nsnet: an NSNet2-style denoiser (Linear, two stacked GRUs with a state input, Linear layers,
+  a sigmoid mask), opset 11;
+- taco_step: one Tacotron2 decoder step (the prenet, two LSTMCells, which the exporter writes
+  as Gemm, Split and gate activations, location-sensitive attention with a Conv1d over the
+  attention weights, Softmax, a batched MatMul for the context);
+- word_lm (only with --full): a word-level LSTM language model with a 30k vocabulary.
+
+Expected outputs come from PyTorch itself: the module run eagerly in float64 on the same inputs
+(tools/models/common.py), never from recur. By default each family is written small (hidden
+sizes of 16 to 64, a few hundred KiB) into tests/data/families for CTest; with `--full OUT` the
+deployed sizes go into OUT for benchmarks (docs/bench-cpu.md): tens to hundreds of MiB.
+
+Run with /usr/bin/python3 (Debian's python3-torch 1.13 and onnx 1.12).
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "models"))
+import common  # noqa: E402
+
+
+def trained_batch_norms(model):
+    """Running statistics and affine values such as a trained model has."""
+    with torch.no_grad():
+        for mod in model.modules():
+            if isinstance(mod, (nn.BatchNorm1d, nn.BatchNorm2d)):
+                c = mod.num_features
+                mod.running_mean.copy_(torch.randn(c) * 0.3)
+                mod.running_var.copy_(torch.rand(c) + 0.5)
+                mod.weight.copy_(torch.rand(c) + 0.5)
+                mod.bias.copy_(torch.randn(c) * 0.1)
+    return model
+
+
+class DeepSpeech2(nn.Module):
+    def __init__(self, freq, ch, hidden, layers, classes=29):
+        super().__init__()
+        self.conv = nn.Sequential(
+            nn.Conv2d(1, ch, (21, 11), (2, 2), (10, 5), bias=False), nn.BatchNorm2d(ch),
+            nn.Hardtanh(0, 20),
+            nn.Conv2d(ch, ch, (11, 11), (2, 1), (5, 5), bias=False), nn.BatchNorm2d(ch),
+            nn.Hardtanh(0, 20))
+        f = (freq + 1) // 2
+        f = (f + 1) // 2
+        self.rnns = nn.ModuleList(
+            [nn.GRU(ch * f if i == 0 else hidden, hidden, bidirectional=True)
+             for i in range(layers)])
+        self.bns = nn.ModuleList([nn.BatchNorm1d(hidden) for _ in range(layers - 1)])
+        self.fc = nn.Linear(hidden, classes)
+
+    def forward(self, spec):  # [B, 1, F, T]
+        x = self.conv(spec)
+        b, c, f, t = x.shape
+        x = x.view(b, c * f, t).permute(2, 0, 1)
+        for i, rnn in enumerate(self.rnns):
+            if i > 0:
+                tt, bb, h = x.shape
+                x = self.bns[i - 1](x.reshape(tt * bb, h)).view(tt, bb, h)
+            x, _ = rnn(x)
+            x = x.view(x.shape[0], x.shape[1], 2, -1).sum(2)
+        return F.log_softmax(self.fc(x), -1)
+
+
+class LineOcr(nn.Module):
+    def __init__(self, chans, hidden, classes=97):
+        super().__init__()
+
+        def block(i, o):
+            return [nn.Conv2d(i, o, 3, 1, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU()]
+
+        c1, c2, c3, c4 = chans
+        self.cnn = nn.Sequential(*block(1, c1), nn.MaxPool2d(2, 2), *block(c1, c2),
+                                 nn.MaxPool2d(2, 2), *block(c2, c3), *block(c3, c3),
+                                 nn.MaxPool2d((2, 1), (2, 1)), *block(c3, c4),
+                                 nn.MaxPool2d((2, 1), (2, 1)))
+        self.l1 = nn.LSTM(c4, hidden, bidirectional=True, batch_first=True)
+        self.p1 = nn.Linear(2 * hidden, hidden)
+        self.l2 = nn.LSTM(hidden, hidden, bidirectional=True, batch_first=True)
+        self.p2 = nn.Linear(2 * hidden, classes)
+
+    def forward(self, img):  # [B, 1, 32, W]
+        x = self.cnn(img).permute(0, 3, 1, 2).mean(3)  # [B, W/4, C]
+        x, _ = self.l1(x)
+        x, _ = self.l2(self.p1(x))
+        return self.p2(x)
+
+
+class AdaIN(nn.Module):
+    """Instance norm (written out: the 1.13 exporter cannot size InstanceNormalization's
+    channels here) scaled and shifted by a style vector."""
+
+    def __init__(self, ch, style):
+        super().__init__()
+        self.fc = nn.Linear(style, 2 * ch)
+
+    def forward(self, x, s):
+        g, b = torch.chunk(self.fc(s).unsqueeze(2), 2, 1)
+        m = x.mean(2, keepdim=True)
+        v = ((x - m) ** 2).mean(2, keepdim=True)
+        return (1 + g) * (x - m) / torch.sqrt(v + 1e-5) + b
+
+
+class Prosody(nn.Module):
+    def __init__(self, vocab, emb, style, hidden, durations=50):
+        super().__init__()
+        d = 2 * hidden
+        self.emb = nn.Embedding(vocab, emb)
+        self.lstm = nn.LSTM(emb + style, hidden, batch_first=True, bidirectional=True)
+        self.ln = nn.LayerNorm(d, elementwise_affine=False)
+        self.style_fc = nn.Linear(style, 2 * d)
+        self.dur = nn.Linear(d, durations)
+        self.c1 = nn.Conv1d(d, d, 3, padding=1)
+        self.a1 = AdaIN(d, style)
+        self.up = nn.ConvTranspose1d(d, d, 3, stride=2, groups=d, padding=1, output_padding=1)
+        self.c2 = nn.Conv1d(d, hidden, 3, padding=1)
+        self.a2 = AdaIN(d, style)
+        self.out = nn.Conv1d(hidden, 1, 1)
+
+    def forward(self, tokens, lengths, style):
+        x = self.emb(tokens)
+        x = torch.cat([x, style.unsqueeze(1).expand(-1, x.shape[1], -1)], -1)
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True,
+                                                   enforce_sorted=False)
+        y, _ = self.lstm(packed)
+        y, _ = nn.utils.rnn.pad_packed_sequence(y, batch_first=True,
+                                                total_length=tokens.shape[1])
+        g, b = torch.chunk(self.style_fc(style).unsqueeze(1), 2, -1)
+        y = (1 + g) * self.ln(y) + b
+        durations = torch.sigmoid(self.dur(y)).sum(-1)
+        h = F.leaky_relu(self.a1(self.c1(y.transpose(1, 2)), style), 0.2)
+        h = F.leaky_relu(self.a2(self.up(h), style), 0.2)
+        return durations, self.out(self.c2(h)).squeeze(1)
+
+
+class NsNet(nn.Module):
+    def __init__(self, bins, hidden, ff):
+        super().__init__()
+        self.fc1 = nn.Linear(bins, hidden)
+        self.gru = nn.GRU(hidden, hidden, num_layers=2, batch_first=True)
+        self.fc2 = nn.Linear(hidden, ff)
+        self.fc3 = nn.Linear(ff, ff)
+        self.fc4 = nn.Linear(ff, bins)
+
+    def forward(self, x, h0):
+        y, h = self.gru(torch.relu(self.fc1(x)), h0)
+        y = torch.relu(self.fc3(torch.relu(self.fc2(y))))
+        return torch.sigmoid(self.fc4(y)), h
+
+
+class TacotronStep(nn.Module):
+    def __init__(self, mels, prenet, enc, rnn, att, filters, kernel):
+        super().__init__()
+        self.prenet = nn.Sequential(nn.Linear(mels, prenet), nn.ReLU(), nn.Linear(prenet, prenet),
+                                    nn.ReLU())
+        self.attention_rnn = nn.LSTMCell(prenet + enc, rnn)
+        self.decoder_rnn = nn.LSTMCell(rnn + enc, rnn)
+        self.query = nn.Linear(rnn, att, bias=False)
+        self.location_conv = nn.Conv1d(2, filters, kernel, padding=kernel // 2, bias=False)
+        self.location_fc = nn.Linear(filters, att, bias=False)
+        self.v = nn.Linear(att, 1, bias=False)
+        self.proj = nn.Linear(rnn + enc, mels)
+        self.gate = nn.Linear(rnn + enc, 1)
+
+    def forward(self, frame, ah, ac, dh, dc, ctx, aw, awc, memory, pmem):
+        ah, ac = self.attention_rnn(torch.cat([self.prenet(frame), ctx], -1), (ah, ac))
+        loc = self.location_fc(self.location_conv(torch.stack([aw, awc], 1)).transpose(1, 2))
+        e = self.v(torch.tanh(self.query(ah).unsqueeze(1) + loc + pmem)).squeeze(-1)
+        aw = torch.softmax(e, -1)
+        awc = awc + aw
+        ctx = torch.bmm(aw.unsqueeze(1), memory).squeeze(1)
+        dh, dc = self.decoder_rnn(torch.cat([ah, ctx], -1), (dh, dc))
+        o = torch.cat([dh, ctx], -1)
+        return self.proj(o), self.gate(o), ah, ac, dh, dc, ctx, aw, awc
+
+
+class WordLm(nn.Module):
+    def __init__(self, vocab, emb, hidden):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, emb)
+        self.lstm = nn.LSTM(emb, hidden, 2)
+        self.out = nn.Linear(hidden, vocab)
+
+    def forward(self, tok, h, c):
+        y, (h, c) = self.lstm(self.emb(tok), (h, c))
+        return torch.log_softmax(self.out(y), -1), h, c
+
+
+def emit(root, name, model, names_in, names_out, opset, dynamic, sets):
+    """Exports `model` traced on sets[0] and writes every set with PyTorch's float64 outputs."""
+    model.eval()
+    d = common.fresh_dir(name, root)
+    common.export(model, tuple(common.to_tensor(a) for a in sets[0]), os.path.join(d, "model.onnx"),
+                  names_in, names_out, opset, dynamic)
+    for k, inputs in enumerate(sets):
+        outputs = common.run_eager(model, inputs, rtol=1e-3, atol=1e-4)
+        common.write_data_set(d, k, names_in, inputs, names_out, outputs)
+    opset, ops, size = common.summary(os.path.join(d, "model.onnx"))
+    print("%s: opset %d, %d nodes, %.1f MiB" % (d, opset, sum(ops.values()), size / 2**20))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--full", metavar="OUT", help="the deployed sizes, into OUT")
+    a = ap.parse_args()
+    full = a.full is not None
+    root = a.full or os.path.join(common.REPO_ROOT, "tests", "data", "families")
+    os.makedirs(root, exist_ok=True)
+    rng = common.seed(5)
+
+    def f(*shape, scale=1.0):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    freq, time = (81, 200) if full else (21, 24)
+    m = trained_batch_norms(DeepSpeech2(freq, 32 if full else 4, 256 if full else 16,
+                                        3 if full else 2))
+    emit(root, "ds2", m, ["spec"], ["logp"], 13, {"spec": {0: "B", 3: "T"}},
+         [[f(1, 1, freq, time)], [f(2, 1, freq, time * 3 // 5)]])
+
+    m = trained_batch_norms(LineOcr((32, 64, 128, 256) if full else (4, 8, 8, 16),
+                                    128 if full else 12))
+    width = 128 if full else 24
+    emit(root, "ocr", m, ["img"], ["logits"], 13, {"img": {0: "B", 3: "W"}},
+         [[f(1, 1, 32, width)], [f(3, 1, 32, width * 3 // 4)]])
+
+    vocab = 178
+    m = Prosody(vocab, 128 if full else 12, 64 if full else 8, 128 if full else 10)
+    style = 64 if full else 8
+
+    def prosody_set(lengths):
+        # The exporter traces the batch size into the packed LSTM's initial state: every set
+        # has the traced batch of two.
+        tokens = rng.integers(0, vocab, (2, max(lengths))).astype(np.int64)
+        return [tokens, np.array(lengths, np.int64), f(2, style)]
+
+    emit(root, "prosody", m, ["tokens", "lengths", "style"], ["durations", "f0"], 14,
+         {"tokens": {1: "T"}},
+         [prosody_set([40, 31] if full else [9, 6]), prosody_set([25, 25] if full else [4, 7])])
+
+    bins, hidden, ff = (257, 400, 600) if full else (17, 12, 20)
+    m = NsNet(bins, hidden, ff)
+    emit(root, "nsnet", m, ["x", "h0"], ["mask", "h"], 11, {"x": {0: "B", 1: "T"}, "h0": {1: "B"}},
+         [[f(1, 100 if full else 9, bins), f(2, 1, hidden, scale=0.1)],
+          [f(3, 30 if full else 4, bins), f(2, 3, hidden, scale=0.1)],
+          [f(1, 1, bins), f(2, 1, hidden, scale=0.1)]])
+
+    mels, prenet, enc, rnn, att, filters, kernel = ((80, 256, 512, 1024, 128, 32, 31) if full
+                                                    else (6, 8, 10, 12, 6, 4, 5))
+    m = TacotronStep(mels, prenet, enc, rnn, att, filters, kernel)
+
+    def taco_set(batch, length):
+        aw = np.abs(f(batch, length))
+        aw /= aw.sum(-1, keepdims=True)
+        return ([f(batch, mels)] + [f(batch, rnn, scale=0.1) for _ in range(4)] +
+                [f(batch, enc, scale=0.1), aw, 2 * aw, f(batch, length, enc, scale=0.1),
+                 f(batch, length, att, scale=0.1)])
+
+    names = ["frame", "ah", "ac", "dh", "dc", "ctx", "aw", "awc", "memory", "pmem"]
+    dynamic = {n: {0: "B"} for n in names}
+    for n in ("aw", "awc", "memory", "pmem"):
+        dynamic[n] = {0: "B", 1: "L"}
+    emit(root, "taco_step", m, names,
+         ["mel", "gate", "ah_out", "ac_out", "dh_out", "dc_out", "ctx_out", "aw_out", "awc_out"],
+         13, dynamic, [taco_set(1, 150 if full else 11), taco_set(2, 77 if full else 6)])
+
+    if full:
+        vocab, hidden = 30000, 1024
+        m = WordLm(vocab, 512, hidden)
+
+        def lm_set(t, b):
+            return [rng.integers(0, vocab, (t, b)).astype(np.int64), f(2, b, hidden, scale=0.1),
+                    f(2, b, hidden, scale=0.1)]
+
+        emit(root, "word_lm", m, ["tok", "h0", "c0"], ["logp", "h", "c"], 13,
+             {"tok": {0: "T", 1: "B"}, "h0": {1: "B"}, "c0": {1: "B"}},
+             [lm_set(1, 1), lm_set(35, 1), lm_set(10, 4)])
+
+
+if __name__ == "__main__":
+    main()
