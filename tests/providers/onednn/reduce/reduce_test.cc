@@ -78,14 +78,22 @@ TEST(OnednnReduce, MatchesTheReference) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   std::mt19937 rng(47);
   const std::vector<ReduceCase> cases = {
-      {"ReduceMean", 11, {1, 512, 300}, {-1}}, {"ReduceMean", 11, {3, 7}, {1}, 0},
-      {"ReduceSum", 11, {4, 5, 6}, {1, 2}, 0}, {"ReduceSum", 13, {8, 33, 20}, {1}},
+      {"ReduceMean", 11, {1, 512, 300}, {-1}},
+      {"ReduceMean", 11, {3, 7}, {1}, 0},
+      {"ReduceSum", 11, {4, 5, 6}, {1, 2}, 0},
+      {"ReduceSum", 13, {8, 33, 20}, {1}},
       {"ReduceSum", 13, {2, 3, 17}, {}},  // every axis
-      {"ReduceMean", 11, {2, 3, 17}, {}, 0},   {"ReduceMean", 18, {6, 40, 3, 5}, {1, 2}},
-      {"ReduceSum", 18, {5, 1000}, {-1}, 0},   {"ReduceMean", 18, {9, 4, 100}, {0}},
+      {"ReduceMean", 11, {2, 3, 17}, {}, 0},
+      {"ReduceMean", 18, {6, 40, 3, 5}, {1, 2}},
+      {"ReduceSum", 18, {5, 1000}, {-1}, 0},
+      {"ReduceMean", 18, {9, 4, 100}, {0}},
       {"ReduceSum", 13, {2, 0, 5}, {1}},   // empty sums: 0
       {"ReduceMean", 11, {2, 0, 5}, {1}},  // empty means: NaN
       {"ReduceSum", 13, {3, 16}, {-2, -1}, 0},
+      // Rows of at most one vector: the short-row loop (an OCR line's height of 2, 16 exactly).
+      {"ReduceMean", 13, {1, 32, 256, 2}, {3}, 0},
+      {"ReduceSum", 13, {40, 16}, {-1}},
+      {"ReduceSum", 13, {5, 1}, {1}},
   };
   for (const ReduceCase& c : cases) {
     const std::string bytes = reduce_model(c);
