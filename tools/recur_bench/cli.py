@@ -610,8 +610,11 @@ def _main(a, bar):
         messages.append("the baseline %s is unavailable: no ratios" % baseline)
     tmp = tempfile.mkdtemp(prefix="recur-bench-")
     try:
+        # Every provider an engine's chain may run (the nodes its first provider declines go
+        # down the chain, reference last): a model that needs the reference for a Gather is
+        # not one that "no recur provider can run".
         built = [p for p in eng.RECUR_PROVIDERS if any(
-            isinstance(e, eng.RecurEngine) and e.provider == p and e.built for e in engines)]
+            isinstance(e, eng.RecurEngine) and e.built and p in e.chain for e in engines)]
         works = prepare(a, built or ["reference"], recur_run, renv, tmp, bar.message, messages)
         if a.dry_run:
             print(dry_run_text(works, engines, threads, a, baseline))
