@@ -5,10 +5,13 @@
 // whose paddings need more than that goes to the reference provider at load, and so does one
 // with output_shape or SAME auto_pad whose X and W shapes are not all known at load (its
 // paddings depend on X's size). Small 1-D ones with constant weights (a vocoder's upsampling)
-// run on recur's own loop instead, where a oneDNN call costs more than the work.
+// run on recur's own loop instead, where a oneDNN call costs more than the work, and so do 1-D
+// depthwise ones of any size, which oneDNN runs as a GEMM per group.
 #include <algorithm>
 #include <memory>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/nn/layout_prim.h"
@@ -25,6 +28,77 @@ using dnnl::memory;
 // out of it.
 bool right_pad_fits(int64_t pad_end, int64_t output_padding, int64_t stride) {
   return pad_end - output_padding + stride > 0;
+}
+
+// A 1-D depthwise transposed convolution (one input and one output channel a group: the
+// upsampling of StyleTTS2's and Kokoro's residual blocks). Output position o takes X's step t
+// through tap j where o = t stride - pad + j dilation, so the outputs of one phase
+// (o mod stride) are a 1-D correlation of X's row over consecutive steps, 16 outputs a vector.
+// oneDNN runs a GEMM per group: [2, 256, 40] by k=3, stride 2 took 276 us there and 74 on the
+// reference provider.
+struct DepthwiseDeconv {
+  int64_t k = 0, stride = 1, Ti = 0, To = 0;
+  int64_t left = 0, padded = 0;  // X's row at `left` in a zeroed row of `padded` values
+  // Per phase r (outputs q stride + r): the taps that reach it, as (j, t - q).
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> taps;
+};
+
+std::shared_ptr<DepthwiseDeconv> depthwise_deconv(int64_t k, int64_t stride, int64_t dilation,
+                                                  int64_t pad, int64_t Ti, int64_t To) {
+  auto d = std::make_shared<DepthwiseDeconv>();
+  d->k = k;
+  d->stride = stride;
+  d->Ti = Ti;
+  d->To = To;
+  d->taps.resize(static_cast<size_t>(stride));
+  int64_t min_off = 0, max_off = 0;
+  for (int64_t r = 0; r < stride; ++r) {
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t num = r + pad - j * dilation;  // (t - q) stride
+      if (((num % stride) + stride) % stride != 0) continue;
+      const int64_t off = num / stride;
+      d->taps[static_cast<size_t>(r)].emplace_back(j, off);
+      min_off = std::min(min_off, off);
+      max_off = std::max(max_off, off);
+    }
+  }
+  const int64_t qmax = (To + stride - 1) / stride;
+  d->left = -min_off;
+  // A vector of outputs from q reads steps q + off to q + off + 15.
+  d->padded = d->left + std::max(Ti, qmax + max_off + avx512::kLanes) + avx512::kLanes;
+  return d;
+}
+
+// One row: x is X's row inside its zeroed padding, w the channel's k taps. Taps outside X
+// are masked out of the sum rather than multiplied by the padding, so that an infinite
+// weight there does not make a NaN the reference provider (which skips them) would not.
+RECUR_AVX512 void depthwise_deconv_row(const DepthwiseDeconv& d, const float* x, const float* w,
+                                       float bias, float* y) {
+  const __m512i index =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(static_cast<int>(d.stride)));
+  for (int64_t r = 0; r < d.stride && r < d.To; ++r) {
+    const int64_t count = (d.To - r + d.stride - 1) / d.stride;
+    const auto& taps = d.taps[static_cast<size_t>(r)];
+    for (int64_t q = 0; q < count; q += avx512::kLanes) {
+      __m512 acc = _mm512_set1_ps(bias);
+      for (const auto& [j, off] : taps) {
+        // Lanes l with 0 <= q + off + l < Ti.
+        const int64_t a = q + off;
+        const int64_t lo = std::clamp<int64_t>(-a, 0, avx512::kLanes);
+        const int64_t hi = std::clamp<int64_t>(d.Ti - a, 0, avx512::kLanes);
+        if (hi <= lo) continue;
+        const auto m = static_cast<__mmask16>(avx512::lanes(hi) & ~avx512::lanes(lo));
+        acc = _mm512_mask3_fmadd_ps(_mm512_set1_ps(w[j]), _mm512_loadu_ps(x + d.left + a), acc, m);
+      }
+      const __mmask16 out = avx512::lanes(count - q);
+      if (d.stride == 1) {
+        _mm512_mask_storeu_ps(y + q, out, acc);
+      } else {
+        _mm512_mask_i32scatter_ps(y + q * d.stride + r, out, index, acc, sizeof(float));
+      }
+    }
+  }
 }
 
 class ConvTransposeKernel final : public Kernel {
@@ -61,6 +135,7 @@ class ConvTransposeKernel final : public Kernel {
       return ok_status();
     }
     if (plan->small) return run_small(*plan->small, *x, b, *y);
+    if (plan->depthwise) return run_depthwise(*plan->depthwise, *x, *w, b, *y);
     if (plan->layout.prim.primitive) {
       return run_layout_prim(plan->layout, plan->x, x->raw_data(), plan->yd, y->raw_data(), plan->b,
                              bias, buffers_, scratch_, what_);
@@ -83,6 +158,7 @@ class ConvTransposeKernel final : public Kernel {
   struct Plan {
     Shape y;
     std::shared_ptr<SmallDeconv> small;
+    std::shared_ptr<DepthwiseDeconv> depthwise;
     bool bias_only = false;    // X has no channels: nothing to convolve
     memory::desc x, w, yd, b;  // the plain layouts; w describes ONNX's [C, M/G, k...] in place
     memory::dims strides, dilations, pad_l, pad_r;
@@ -167,6 +243,11 @@ class ConvTransposeKernel final : public Kernel {
       plan.small = std::move(sd);
       return plan;
     }
+    if (small_ && r == 1 && G > 1 && C == G && M == G) {
+      plan.depthwise = depthwise_deconv(K, geo->stride[0], geo->dilation[0], geo->pad_begin[0],
+                                        x.dim(2), plan.y[2]);
+      return plan;
+    }
     auto make = [&](const memory::desc& xd, const memory::desc& wdesc, const memory::desc& yd) {
       auto d = [&] {
         return dnnl::deconvolution_forward::desc(
@@ -228,6 +309,24 @@ class ConvTransposeKernel final : public Kernel {
           }
         }
       }
+    }
+    return ok_status();
+  }
+
+  Status run_depthwise(const DepthwiseDeconv& d, const Tensor& x, const Tensor& w, const Tensor* b,
+                       Tensor& y) const {
+    const int64_t rows = x.dim(0) * x.dim(1), C = x.dim(1);
+    ScratchPool::Lease lease = buffers_.acquire(static_cast<size_t>(d.padded) * sizeof(float));
+    float* padded = static_cast<float*>(lease.data());
+    std::fill(padded, padded + d.padded, 0.0f);
+    const float* xp = x.data<float>();
+    const float* wp = w.data<float>();
+    float* yp = y.data<float>();
+    for (int64_t row = 0; row < rows; ++row) {
+      const int64_t c = row % C;
+      std::copy(xp + row * d.Ti, xp + (row + 1) * d.Ti, padded + d.left);
+      depthwise_deconv_row(d, padded, wp + c * d.k, b ? b->data<float>()[c] : 0.0f,
+                           yp + row * d.To);
     }
     return ok_status();
   }

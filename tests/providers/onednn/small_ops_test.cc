@@ -315,6 +315,46 @@ TEST(OnednnSmallOps, ConvTranspose1dWithConstantWeights) {
   }
 }
 
+// 1-D depthwise ConvTranspose (one channel in and out a group) on the phase loop, of any size:
+// strides, dilations, pads, output_padding, rows shorter than a vector, NaN and infinities in X,
+// and an infinite weight whose taps fall outside X (skipped, as the reference skips them).
+TEST(OnednnSmallOps, ConvTranspose1dDepthwise) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(9);
+  struct Case {
+    int64_t C, T, k, stride, dilation, pad_l, pad_r, out_pad;
+    bool bias, inf_weight;
+  };
+  for (const Case& k :
+       {Case{256, 40, 3, 2, 1, 1, 1, 1, true, false}, Case{8, 17, 4, 4, 1, 0, 0, 0, false, false},
+        Case{5, 1, 5, 3, 2, 2, 3, 2, true, false}, Case{3, 33, 7, 1, 1, 3, 3, 0, true, false},
+        Case{4, 2, 3, 5, 3, 0, 1, 4, false, false}, Case{6, 70, 2, 2, 1, 0, 0, 1, true, true},
+        Case{2, 9, 16, 4, 1, 6, 6, 0, false, true}}) {
+    ModelBuilder mb(13);
+    mb.input("X", DType::kFloat32, {2, k.C, k.T});
+    Tensor w = random_tensor({k.C, 1, k.k}, rng);
+    if (k.inf_weight) w.data<float>()[k.k - 1] = kInf;  // the last tap of channel 0
+    mb.initializer("W", w);
+    std::vector<std::string> in = {"X", "W"};
+    if (k.bias) {
+      mb.initializer("B", random_tensor({k.C}, rng));
+      in.push_back("B");
+    }
+    mb.output("Y", DType::kFloat32);
+    auto& n = mb.node("ConvTranspose", in, {"Y"}, "deconv");
+    set_attr(n, "group", k.C);
+    set_attr(n, "strides", std::vector<int64_t>{k.stride});
+    set_attr(n, "dilations", std::vector<int64_t>{k.dilation});
+    set_attr(n, "pads", std::vector<int64_t>{k.pad_l, k.pad_r});
+    set_attr(n, "output_padding", std::vector<int64_t>{k.out_pad});
+    const Tensor x = random_tensor({2, k.C, k.T}, rng, 1.0f);
+    const std::string what = "C " + std::to_string(k.C) + " T " + std::to_string(k.T) + " k " +
+                             std::to_string(k.k) + " stride " + std::to_string(k.stride) +
+                             " dilation " + std::to_string(k.dilation);
+    expect_same(mb.bytes(), k.inf_weight ? x : with_specials(x), what);
+  }
+}
+
 // 1-D max pooling of small tensors (a plain loop): pads, strides, dilations, ceil_mode; NaN is
 // never the maximum, as in the reference.
 TEST(OnednnSmallOps, MaxPool1d) {
