@@ -210,7 +210,10 @@ TEST(OnednnSmallOps, Conv1dGeometriesOfEachLoop) {
                         {6, 9, 3, 3, 3, 1, 1, 1, "Relu"},
                         {3, 5, 1, 1, 1, 1, 1, 0, ""},
                         {7, 13, 1, 70, 2, 2, 2, 0, "Relu"},
-                        {20, 32, 1, 17, 7, 1, 1, 3, "LeakyRelu"}};
+                        {20, 32, 1, 17, 7, 1, 1, 3, "LeakyRelu"},
+                        // Depthwise past the small bound (a Conformer's k=31): still over time.
+                        {256, 256, 256, 400, 31, 1, 1, 15, "Relu"},
+                        {128, 256, 128, 150, 15, 2, 1, 7, ""}};
   for (const Case& k : cases) {
     ModelBuilder mb(13);
     mb.input("X", DType::kFloat32, {2, k.C, k.T});
