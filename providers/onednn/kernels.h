@@ -15,6 +15,7 @@ void register_math_kernels(KernelRegistry& r);     // math/: eltwise activations
 void register_erf(KernelRegistry& r);              // math/erf.cc (register_math_kernels calls it)
 void register_sin(KernelRegistry& r);              // math/sin.cc (likewise)
 void register_cos(KernelRegistry& r);              // math/cos.cc (likewise)
+void register_hard_sigmoid(KernelRegistry& r);     // math/hard_sigmoid.cc (likewise)
 void register_reduce_kernels(KernelRegistry& r);   // reduce/: ArgMax, ArgMin, ReduceSum/Mean
 void register_reduce_sum_mean(KernelRegistry& r);  // reduce/reduce.cc (the above calls it)
 void register_top_k(KernelRegistry& r);            // tensor/top_k.cc: TopK

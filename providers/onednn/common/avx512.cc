@@ -185,8 +185,9 @@ RECUR_AVX512 void softmax_rows(const float* x, int64_t rows, int64_t d, bool log
   }
 }
 
-RECUR_AVX512 void unary(Unary f, const float* x, int64_t n, float* y, float alpha) {
+RECUR_AVX512 void unary(Unary f, const float* x, int64_t n, float* y, float alpha, float beta) {
   const __m512 a = _mm512_set1_ps(alpha);
+  const __m512 b = _mm512_set1_ps(beta);
   for (int64_t j = 0; j < n; j += kLanes) {
     const __mmask16 m = lanes(n - j);
     const __m512 v = _mm512_maskz_loadu_ps(m, x + j);
@@ -206,6 +207,11 @@ RECUR_AVX512 void unary(Unary f, const float* x, int64_t n, float* y, float alph
         break;
       case Unary::kErf:
         r = erf16(v);
+        break;
+      case Unary::kHardSigmoid:
+        // max and min return their second operand on a NaN: the NaN goes through.
+        r = _mm512_min_ps(_mm512_set1_ps(1.0f),
+                          _mm512_max_ps(_mm512_setzero_ps(), _mm512_fmadd_ps(a, v, b)));
         break;
       case Unary::kSin:
       case Unary::kCos: {

@@ -175,6 +175,7 @@ void register_math_kernels(KernelRegistry& r) {
   register_erf(r);
   register_sin(r);
   register_cos(r);
+  register_hard_sigmoid(r);
 }
 
 }  // namespace recur::onednn

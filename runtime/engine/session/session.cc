@@ -171,6 +171,7 @@ std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>
     if (!impl->folded.empty()) infer_shapes(graph, rules).with_context(file).throw_if_error();
     fuse_conv_activations(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
     fuse_gelus(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
+    fuse_hard_swishes(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
     fuse_layer_norms(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
     fuse_matmul_bias(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
     if (options.rnn_layer_fusion() != SessionOptions::Fusion::kOff) {

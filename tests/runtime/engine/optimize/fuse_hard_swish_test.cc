@@ -1,0 +1,137 @@
+// HardSwish fusion (runtime/engine/optimize/optimizer.h, fuse_hard_swishes): x * HardSigmoid(x)
+// with alpha 1/6 and beta 0.5, as exporters before opset 14 write HardSwish, becomes one
+// HardSwish node that --explain shows, on every provider that runs here, with the outputs of
+// the reference provider running the two nodes unfused and of x * min(1, max(0, x / 6 + 0.5))
+// computed here in double, NaN and infinities included. Near misses stay as they are; a
+// HardSigmoid left alone runs on oneDNN's loop where that provider is built.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "recur/recur.h"
+#include "tests/support/model_builder.h"
+#include "tests/support/op_tester.h"
+
+namespace recur::testing {
+namespace {
+
+struct Form {
+  bool x_first = true;     // Mul(x, hs); else Mul(hs, x)
+  float alpha = 1.0f / 6;  // HardSigmoid's alpha
+  bool beta = false;       // beta written out (0.5, or `beta_value`)
+  float beta_value = 0.5f;
+  bool hs_out_too = false;  // the HardSigmoid's output is also a graph output
+  bool other = false;       // the Mul's other operand is not x
+};
+
+std::string model(const TempDir& dir, const Form& f) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {3, 7});
+  m.input("z", DType::kFloat32, {3, 7});
+  m.output("y", DType::kFloat32);
+  if (f.hs_out_too) m.output("h", DType::kFloat32);
+  auto& hs = m.node("HardSigmoid", {"x"}, {"h"}, "hs");
+  set_attr(hs, "alpha", f.alpha);
+  if (f.beta) set_attr(hs, "beta", f.beta_value);
+  const std::string partner = f.other ? "z" : "x";
+  m.node("Mul", f.x_first ? std::vector<std::string>{partner, "h"} : std::vector<std::string>{"h", partner},
+         {"y"}, "mul");
+  return m.save(dir.path());
+}
+
+int count_op(const Session& s, const std::string& op) {
+  int n = 0;
+  for (const auto& a : s.assignment()) n += a.op == op;
+  return n;
+}
+
+Feeds feeds() {
+  std::vector<float> v(21);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = -5.0f + 0.5f * static_cast<float>(i);
+  v[3] = std::numeric_limits<float>::quiet_NaN();
+  v[4] = std::numeric_limits<float>::infinity();
+  v[5] = -std::numeric_limits<float>::infinity();
+  return {{"x", floats({3, 7}, v)}, {"z", floats({3, 7}, std::vector<float>(21, 2.0f))}};
+}
+
+void check_fused(const Form& f) {
+  TempDir dir;
+  const std::string path = model(dir, f);
+  Session unfused(path, SessionOptions().providers({"reference"}).optimize(false));
+  ASSERT_EQ(count_op(unfused, "HardSigmoid"), 1);
+  const Feeds in = feeds();
+  const Outputs want = unfused.run(in);
+  const float* x = in[0].second.data<float>();
+  for (const std::string& p : test::OpTester::runnable_providers()) {
+    Session s(path, SessionOptions().providers({p}));
+    EXPECT_EQ(count_op(s, "HardSwish"), 1) << p << "\n" << s.explain();
+    EXPECT_EQ(s.assignment().size(), 1u) << p;
+    const std::string e = s.explain();
+    EXPECT_NE(e.find("fused the HardSwish written as HardSigmoid 'hs' and 'mul'"),
+              std::string::npos)
+        << e;
+    const Tensor got = s.run(in)[0];
+    ASSERT_EQ(got.shape(), want[0].shape()) << p;
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      const double xv = x[i];
+      const double exact = xv * std::min(1.0, std::max(0.0, xv / 6 + 0.5));
+      const float g = got.data<float>()[i], w = want[0].data<float>()[i];
+      if (std::isnan(exact)) {
+        EXPECT_TRUE(std::isnan(g) && std::isnan(w)) << p << " at " << i << ": " << g;
+      } else if (std::isinf(exact)) {
+        EXPECT_EQ(g, exact) << p << " at " << i;
+        EXPECT_EQ(w, exact) << p << " at " << i;
+      } else {
+        // The fused node rounds once where the pair rounded twice: within a float32 step.
+        EXPECT_NEAR(g, w, 1e-6) << p << " at " << i;
+        EXPECT_NEAR(g, exact, 1e-6) << p << " at " << i;
+      }
+    }
+  }
+}
+
+TEST(FuseHardSwish, PyTorchFormMatchesTheUnfusedReference) { check_fused(Form{}); }
+
+TEST(FuseHardSwish, EitherOperandOrderAndAWrittenBeta) {
+  check_fused(Form{.x_first = false, .beta = true});
+}
+
+TEST(FuseHardSwish, NearMissesAreLeftAlone) {
+  for (const auto& [f, why] : std::vector<std::pair<Form, std::string>>{
+           {Form{.alpha = 0.2f}, "HardSigmoid's own alpha"},
+           {Form{.beta = true, .beta_value = 0.25f}, "another beta"},
+           {Form{.hs_out_too = true}, "the HardSigmoid's output is a graph output"},
+           {Form{.other = true}, "a product with another tensor"}}) {
+    TempDir dir;
+    const std::string path = model(dir, f);
+    const Feeds in = feeds();
+    const Outputs want =
+        Session(path, SessionOptions().providers({"reference"}).optimize(false)).run(in);
+    for (const std::string& p : test::OpTester::runnable_providers()) {
+      const std::vector<std::string> providers =
+          p == "reference" ? std::vector<std::string>{p}
+                           : std::vector<std::string>{p, "reference"};
+      Session s(path, SessionOptions().providers(providers));
+      EXPECT_EQ(count_op(s, "HardSwish"), 0) << why << " on " << p;
+      EXPECT_EQ(count_op(s, "HardSigmoid"), 1) << why << " on " << p;
+      const Tensor got = s.run(in)[0];
+      for (int64_t i = 0; i < got.numel(); ++i) {
+        const float g = got.data<float>()[i], w = want[0].data<float>()[i];
+        if (std::isnan(w)) {
+          EXPECT_TRUE(std::isnan(g)) << why << " on " << p << " at " << i;
+        } else if (std::isinf(w)) {
+          EXPECT_EQ(g, w) << why << " on " << p << " at " << i;
+        } else {
+          EXPECT_NEAR(g, w, 1e-6) << why << " on " << p << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace recur::testing
