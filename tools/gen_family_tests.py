@@ -15,6 +15,9 @@ around the RNNs:
 - taco_step: one Tacotron2 decoder step (the prenet, two LSTMCells, which the exporter writes
   as Gemm, Split and gate activations, location-sensitive attention with a Conv1d over the
   attention weights, Softmax, a batched MatMul for the context);
+- ppocr: a PaddleOCR-style mobile line recognizer (a MobileNetV3 backbone: depthwise
+  convolutions, squeeze-and-excitation gates with HardSigmoid, HardSwish written as
+  x * HardSigmoid(x) at opset 11; two stacked BiLSTMs, a softmax over the character set);
 - word_lm (only with --full): a word-level LSTM language model with a 30k vocabulary.
 
 Expected outputs come from PyTorch itself: the module run eagerly in float64 on the same inputs
@@ -192,6 +195,63 @@ class TacotronStep(nn.Module):
         return self.proj(o), self.gate(o), ah, ac, dh, dc, ctx, aw, awc
 
 
+class SqueezeExcite(nn.Module):
+    def __init__(self, ch):
+        super().__init__()
+        self.c1 = nn.Conv2d(ch, ch // 4, 1)
+        self.c2 = nn.Conv2d(ch // 4, ch, 1)
+
+    def forward(self, x):
+        return x * F.hardsigmoid(self.c2(F.relu(self.c1(F.adaptive_avg_pool2d(x, 1)))))
+
+
+class MobileBlock(nn.Module):
+    def __init__(self, i, e, o, k, stride, se, hswish):
+        super().__init__()
+        act = nn.Hardswish if hswish else nn.ReLU
+        self.expand = nn.Sequential(nn.Conv2d(i, e, 1, bias=False), nn.BatchNorm2d(e), act())
+        self.depthwise = nn.Sequential(nn.Conv2d(e, e, k, stride, k // 2, groups=e, bias=False),
+                                       nn.BatchNorm2d(e), act())
+        self.se = SqueezeExcite(e) if se else nn.Identity()
+        self.project = nn.Sequential(nn.Conv2d(e, o, 1, bias=False), nn.BatchNorm2d(o))
+        self.residual = stride == 1 and i == o
+
+    def forward(self, x):
+        y = self.project(self.se(self.depthwise(self.expand(x))))
+        return x + y if self.residual else y
+
+
+class MobileOcr(nn.Module):
+    def __init__(self, width, hidden, classes):
+        super().__init__()
+
+        def w(c):
+            return max(4, c * width // 96)
+
+        self.stem = nn.Sequential(nn.Conv2d(3, w(16), 3, 2, 1, bias=False), nn.BatchNorm2d(w(16)),
+                                  nn.Hardswish())
+        # (in, expanded, out, kernel, stride, squeeze-excite, HardSwish): MobileNetV3-small with
+        # the height halved and the width kept, as line recognizers do.
+        cfg = [(16, 16, 16, 3, (2, 1), True, False), (16, 72, 24, 3, (2, 1), False, False),
+               (24, 88, 24, 3, 1, False, False), (24, 96, 40, 5, (2, 1), True, True),
+               (40, 240, 40, 5, 1, True, True), (40, 240, 40, 5, 1, True, True),
+               (40, 120, 48, 5, 1, True, True), (48, 144, 48, 5, 1, True, True),
+               (48, 288, 96, 5, 1, True, True), (96, 576, 96, 5, 1, True, True),
+               (96, 576, 96, 5, 1, True, True)]
+        self.blocks = nn.Sequential(*[MobileBlock(w(i), w(e), w(o), k, s, se, hs)
+                                      for i, e, o, k, s, se, hs in cfg])
+        self.last = nn.Sequential(nn.Conv2d(w(96), w(288), 1, bias=False),
+                                  nn.BatchNorm2d(w(288)), nn.Hardswish())
+        self.pool = nn.MaxPool2d(2, 2)
+        self.lstm = nn.LSTM(w(288), hidden, num_layers=2, bidirectional=True, batch_first=True)
+        self.fc = nn.Linear(2 * hidden, classes)
+
+    def forward(self, img):  # [B, 3, 32, W]
+        x = self.pool(self.last(self.blocks(self.stem(img))))  # [B, C, 1, W/4]
+        x, _ = self.lstm(x.squeeze(2).permute(0, 2, 1))
+        return F.softmax(self.fc(x), -1)
+
+
 class WordLm(nn.Module):
     def __init__(self, vocab, emb, hidden):
         super().__init__()
@@ -280,6 +340,12 @@ def main():
     emit(root, "taco_step", m, names,
          ["mel", "gate", "ah_out", "ac_out", "dh_out", "dc_out", "ctx_out", "aw_out", "awc_out"],
          13, dynamic, [taco_set(1, 150 if full else 11), taco_set(2, 77 if full else 6)])
+
+    m = trained_batch_norms(MobileOcr(96 if full else 12, 48 if full else 8,
+                                      6625 if full else 37))
+    width = 320 if full else 40
+    emit(root, "ppocr", m, ["x"], ["probs"], 11, {"x": {0: "B", 3: "W"}},
+         [[f(1, 3, 32, width)], [f(2, 3, 32, width // 2)]])
 
     if full:
         vocab, hidden = 30000, 1024
