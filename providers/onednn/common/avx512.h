@@ -189,8 +189,20 @@ void softmax_rows(const float* x, int64_t rows, int64_t d, bool log, float* y);
 
 // y = f(x) for n floats: Relu (a NaN stays NaN), LeakyRelu (x below 0 times alpha, as the
 // reference computes it: -inf times 0 is NaN), Tanh, Sigmoid, Sqrt, Erf, Sin, Cos.
-// kLeakyRelu: alpha the slope below 0; kHardSigmoid: max(0, min(1, alpha x + beta)), NaN kept.
-enum class Unary { kRelu, kLeakyRelu, kTanh, kSigmoid, kSqrt, kErf, kSin, kCos, kHardSigmoid };
+// kLeakyRelu: alpha the slope below 0; kHardSigmoid: max(0, min(1, alpha x + beta)), NaN kept;
+// kHardSwish: x max(0, min(1, x / 6 + 1/2)).
+enum class Unary {
+  kRelu,
+  kLeakyRelu,
+  kTanh,
+  kSigmoid,
+  kSqrt,
+  kErf,
+  kSin,
+  kCos,
+  kHardSigmoid,
+  kHardSwish
+};
 void unary(Unary f, const float* x, int64_t n, float* y, float alpha = 0.0f, float beta = 0.0f);
 
 }  // namespace recur::onednn::avx512

@@ -25,8 +25,7 @@ std::optional<pattern::Replacement> match_at(const Graph& g, const Node& hs) {
   // alpha's default (0.2) is not HardSwish's; beta's (0.5) is, and PyTorch leaves it out.
   if (!alpha || alpha->type != AttrType::kFloat || !pattern::near(alpha->f, 1.0 / 6.0))
     return std::nullopt;
-  if (beta && (beta->type != AttrType::kFloat || !pattern::near(beta->f, 0.5)))
-    return std::nullopt;
+  if (beta && (beta->type != AttrType::kFloat || !pattern::near(beta->f, 0.5))) return std::nullopt;
   const Node* mul = pattern::sole_reader(g, hs.outputs[0], "Mul");
   if (!mul || pattern::other_operand(*mul, hs.outputs[0]) != x) return std::nullopt;
   const std::vector<int> nodes = {hs.index, mul->index};

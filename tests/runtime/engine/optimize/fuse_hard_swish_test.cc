@@ -38,8 +38,10 @@ std::string model(const TempDir& dir, const Form& f) {
   set_attr(hs, "alpha", f.alpha);
   if (f.beta) set_attr(hs, "beta", f.beta_value);
   const std::string partner = f.other ? "z" : "x";
-  m.node("Mul", f.x_first ? std::vector<std::string>{partner, "h"} : std::vector<std::string>{"h", partner},
-         {"y"}, "mul");
+  m.node(
+      "Mul",
+      f.x_first ? std::vector<std::string>{partner, "h"} : std::vector<std::string>{"h", partner},
+      {"y"}, "mul");
   return m.save(dir.path());
 }
 
@@ -113,8 +115,7 @@ TEST(FuseHardSwish, NearMissesAreLeftAlone) {
         Session(path, SessionOptions().providers({"reference"}).optimize(false)).run(in);
     for (const std::string& p : test::OpTester::runnable_providers()) {
       const std::vector<std::string> providers =
-          p == "reference" ? std::vector<std::string>{p}
-                           : std::vector<std::string>{p, "reference"};
+          p == "reference" ? std::vector<std::string>{p} : std::vector<std::string>{p, "reference"};
       Session s(path, SessionOptions().providers(providers));
       EXPECT_EQ(count_op(s, "HardSwish"), 0) << why << " on " << p;
       EXPECT_EQ(count_op(s, "HardSigmoid"), 1) << why << " on " << p;
