@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "providers/onednn/common/avx512.h"
+#include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/layout_prim.h"
 #include "providers/onednn/nn/nn.h"
@@ -60,6 +61,30 @@ class ConvKernel final : public Kernel {
       return ok_status();
     }
     if (plan->direct2d) return run_small_2d(*plan->direct2d, *x, b, *y);
+    if (plan->depthwise2d) {
+      const DepthwiseConv2d& d = *plan->depthwise2d;
+      ScratchPool::Lease lease =
+          buffers_.acquire(static_cast<size_t>(d.scratch_floats()) * sizeof(float));
+      run_depthwise_conv2d(d, x->dim(0), x->data<float>(), constant_w_.data<float>(),
+                           b ? b->data<float>() : nullptr, y->data<float>(),
+                           static_cast<float*>(lease.data()));
+      return ok_status();
+    }
+    if (plan->pointwise) {
+      const Pointwise& p = *plan->pointwise;
+      if (b) {
+        const int64_t rows = y->dim(0) * y->dim(1), S = y->numel() / std::max<int64_t>(1, rows);
+        const float* bp = b->data<float>();
+        float* yp = y->data<float>();
+        for (int64_t r = 0; r < rows; ++r)
+          std::fill(yp + r * S, yp + (r + 1) * S, bp[r % y->dim(1)]);
+      }
+      return execute_primitive(p.prim,
+                               {{DNNL_ARG_SRC, p.w, constant_w_.raw_data()},
+                                {DNNL_ARG_WEIGHTS, p.x, x->raw_data()},
+                                {DNNL_ARG_DST, p.y, y->raw_data()}},
+                               scratch_, what_);
+    }
     if (plan->small) return run_small(*plan, *x, b, *y);
     if (plan->layout.prim.primitive) {
       return run_layout_prim(plan->layout, plan->geo.x, x->raw_data(), plan->geo.y, y->raw_data(),
@@ -95,10 +120,20 @@ class ConvKernel final : public Kernel {
     SmallConv1d rows;  // C = input channels x kernel rows, over the output row
     int64_t C = 0, H = 0, W = 0, OH = 0, kh = 1, sh = 1, dh = 1, pad_t = 0;
   };
+  // A 1x1 convolution (stride 1, no padding, one group: MobileNet's pointwise layers, a
+  // projection over channels) as one matmul in NCHW, W [M, C] times each image's X [C, S]:
+  // oneDNN's convolution wants NHWC and costs a reorder each way, as much as the product (p50,
+  // [1, 40, 4, 160] to 240 channels: 117 us as a convolution, 67 as a product).
+  struct Pointwise {
+    CachedPrimitive prim;
+    memory::desc w, x, y;  // [1, M, C], [N, C, S], [N, M, S]
+  };
   struct ConvPlan {
     Shape out;
+    std::optional<Pointwise> pointwise;
     std::optional<SmallConv1d> direct;
     std::optional<SmallConv2d> direct2d;
+    std::optional<DepthwiseConv2d> depthwise2d;
     std::shared_ptr<SmallConv> small;
     Geometry geo;
     LayoutPrim layout;      // with a primitive when W is constant and oneDNN has a layout for it
@@ -174,6 +209,41 @@ class ConvKernel final : public Kernel {
     return d;
   }
 
+  // The depthwise loop's plan (DepthwiseConv2d), where it takes the convolution: 2-D, one
+  // input and one output channel a group, constant W, output rows of half a vector or more,
+  // or of two vectors with a horizontal stride, whose phase copies cost more on short rows.
+  // p50 against oneDNN's primitive with its reorders, 1 thread: [1, 240, 4, 160] 5x5 104
+  // against 193 us, [1, 96, 32, 320] 3x3 564 against 1147 (the same at 2 threads); stride 2:
+  // [1, 96, 64, 320] 601 against 1566, but [1, 72, 56, 56] (28 outputs a row) 115 against 105.
+  std::optional<DepthwiseConv2d> depthwise_2d(const Tensor& x, const Tensor& w,
+                                              const Window& win) const {
+    const int64_t min_row = win.strides[1] == 1 ? avx512::kLanes / 2 : 2 * avx512::kLanes;
+    if (!small_ || x.rank() != 4 || !constant_w_.defined() || constant_w_.shape() != w.shape() ||
+        group_ < 2 || x.dim(1) != group_ || w.dim(0) != group_ || win.out[1] < min_row ||
+        win.strides[1] > DepthwiseConv2d::kMaxStride || w.dim(3) > DepthwiseConv2d::kMaxKernel)
+      return std::nullopt;
+    DepthwiseConv2d d;
+    d.C = group_;
+    d.H = x.dim(2);
+    d.W = x.dim(3);
+    d.OH = win.out[0];
+    d.OW = win.out[1];
+    d.kh = w.dim(2);
+    d.kw = w.dim(3);
+    d.sh = win.strides[0];
+    d.sw = win.strides[1];
+    d.dh = win.dilations[0];
+    d.dw = win.dilations[1];
+    d.pad_t = win.pad_l[0];
+    d.pad_l = win.pad_l[1];
+    if (post_op_) {
+      d.post = *post_op_ == dnnl::algorithm::eltwise_logistic ? SmallConv1d::Post::kSigmoid
+                                                              : SmallConv1d::Post::kRelu;
+      d.alpha = post_alpha_;
+    }
+    return d;
+  }
+
   Result<ConvPlan> make_plan(const KernelContext& ctx, const Tensor& x, const Tensor& w,
                              const Tensor* b) const {
     const int64_t rank = x.rank();
@@ -229,6 +299,10 @@ class ConvKernel final : public Kernel {
       plan.direct2d = std::move(d);
       return plan;
     }
+    if (std::optional<DepthwiseConv2d> d = depthwise_2d(x, w, *win)) {
+      plan.depthwise2d = std::move(d);
+      return plan;
+    }
     // A 1-D depthwise convolution (one input channel a group: a Conformer's convolution
     // module, k of 15 to 31 over hundreds of channels) takes the loop over time at any size:
     // oneDNN 2.6 runs it as a GEMM per group, [4, 512, 400] with k=31 in 13.1 ms against 1.5
@@ -278,6 +352,8 @@ class ConvKernel final : public Kernel {
       plan.small = std::move(sc);
       return plan;
     }
+    RECUR_ASSIGN_OR_RETURN(plan.pointwise, pointwise(x, w, b, *win, geo.macs));
+    if (plan.pointwise) return plan;
     if (constant_w_.defined() && constant_w_.shape() == w.shape()) {
       RECUR_ASSIGN_OR_RETURN(
           plan.layout,
@@ -288,6 +364,39 @@ class ConvKernel final : public Kernel {
     }
     RECUR_ASSIGN_OR_RETURN(plan.plain, make_conv(geo, geo.x, geo.w, geo.y));
     return plan;
+  }
+
+  // The matmul of a 1x1 convolution (Pointwise), where the convolution is one.
+  Result<std::optional<Pointwise>> pointwise(const Tensor& x, const Tensor& w, const Tensor* b,
+                                             const Window& win, double macs) const {
+    if (group_ != 1 || !constant_w_.defined() || constant_w_.shape() != w.shape())
+      return std::optional<Pointwise>();
+    for (size_t i = 0; i < win.out.size(); ++i) {
+      if (w.dim(static_cast<int64_t>(i) + 2) != 1 || win.strides[i] != 1 || win.pad_l[i] != 0 ||
+          win.pad_r[i] != 0)
+        return std::optional<Pointwise>();
+    }
+    const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
+    const int64_t S = x.numel() / std::max<int64_t>(1, N * C);
+    Pointwise p;
+    p.w = dense_desc({1, M, C});
+    p.x = dense_desc({N, C, S});
+    p.y = dense_desc({N, M, S});
+    // The bias written into Y first and added by a sum post-op: as the matmul's own bias,
+    // [1, M, 1] has only oneDNN's generic implementation, and as a binary post-op it cost
+    // 40 us of the 100 ([1, 40, 4, 160] to 240 channels).
+    dnnl::primitive_attr attr = user_scratchpad_attr();
+    dnnl::post_ops ops;
+    if (b) ops.append_sum(1.0f);
+    if (post_op_) ops.append_eltwise(1.0f, *post_op_, post_alpha_, 0.0f);
+    attr.set_post_ops(ops);
+    auto d = [&] { return dnnl::matmul::desc(p.w, p.x, p.y); };
+    Result<CachedPrimitive> prim =
+        make_primitive<dnnl::matmul>(d, attr, threads_for(macs, threads_), what_);
+    // Where oneDNN has only its generic matmul for this, the convolution keeps its own path.
+    if (!prim.ok() || generic_impl(prim->impl)) return std::optional<Pointwise>();
+    p.prim = std::move(prim).value();
+    return std::optional<Pointwise>(std::move(p));
   }
 
   Result<CachedPrimitive> make_conv(const Geometry& g, const memory::desc& x, const memory::desc& w,

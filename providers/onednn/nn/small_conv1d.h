@@ -46,4 +46,26 @@ void run_small_conv1d(const SmallConv1d& p, int64_t N, const float* x, const flo
 void run_small_conv1d_rows(const SmallConv1d& p, const float* const* rows, const float* w,
                            const float* b, float* y, float* scratch);
 
+// A 2-D depthwise convolution (one input and one output channel a group: MobileNet's k x k
+// layers) in NCHW, each output row's 16 consecutive positions a vector, every multiply-add a
+// broadcast weight times a contiguous run of a zero-padded, stride-phase-split copy of the
+// channel's rows (made once per channel). oneDNN's depthwise convolution wants NHWC, and its
+// reorder each way cost more than the convolution.
+struct DepthwiseConv2d {
+  static constexpr int64_t kMaxStride = 16, kMaxKernel = 64;  // horizontally; more: oneDNN
+  int64_t C = 0, H = 0, W = 0, OH = 0, OW = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, pad_t = 0, pad_l = 0;
+  SmallConv1d::Post post = SmallConv1d::Post::kNone;
+  float alpha = 0.0f;
+
+  // Floats of scratch run_depthwise_conv2d needs: one channel's rows, padded and phase-split.
+  int64_t scratch_floats() const;
+};
+
+// y[n][c][oy][ox] = post(b[c] + sum over ky, kx of w[c][ky][kx] *
+//   x[n][c][oy sh + ky dh - pad_t][ox sw + kx dw - pad_l]), x zero outside the image.
+// x: [N, C, H, W], w: [C, 1, kh, kw], b: [C] or null, y: [N, C, OH, OW]. Needs AVX-512F.
+void run_depthwise_conv2d(const DepthwiseConv2d& p, int64_t N, const float* x, const float* w,
+                          const float* b, float* y, float* scratch);
+
 }  // namespace recur::onednn

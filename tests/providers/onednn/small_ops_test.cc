@@ -284,6 +284,92 @@ TEST(OnednnSmallOps, Conv2dOfFewInputChannels) {
   }
 }
 
+// 2-D depthwise convolutions (MobileNet's k x k layers) on the depthwise loop in NCHW, and
+// the oneDNN primitive where the loop declines (short strided rows): strides, dilations,
+// asymmetric pads, kernels up to 7 wide, bias or none, the fused activations, NaN and
+// infinities in X where the loop runs.
+TEST(OnednnSmallOps, Conv2dDepthwise) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(10);
+  struct Case {
+    int64_t C, H, W, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+    bool bias;
+    std::string act;
+    bool loop;  // the depthwise loop takes it
+  };
+  const Case cases[] = {{24, 4, 40, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, true, "", true},
+                        {16, 9, 33, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, false, "Relu", true},
+                        {8, 12, 70, 3, 3, 2, 2, 1, 1, 1, 1, 0, 1, true, "LeakyRelu", true},
+                        {5, 7, 100, 1, 7, 1, 3, 1, 2, 0, 6, 0, 2, true, "Sigmoid", true},
+                        {6, 8, 20, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, true, "Relu", true},
+                        {12, 10, 30, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, "", false},
+                        {4, 3, 9, 2, 4, 1, 1, 1, 1, 0, 3, 1, 0, false, "", true}};
+  for (const Case& k : cases) {
+    ModelBuilder mb(13);
+    mb.input("X", DType::kFloat32, {2, k.C, k.H, k.W});
+    mb.initializer("W", random_tensor({k.C, 1, k.kh, k.kw}, rng));
+    std::vector<std::string> in = {"X", "W"};
+    if (k.bias) {
+      mb.initializer("B", random_tensor({k.C}, rng));
+      in.push_back("B");
+    }
+    mb.output("Y", DType::kFloat32);
+    auto& n = mb.node("Conv", in, {k.act.empty() ? "Y" : "Z"}, "conv");
+    set_attr(n, "group", k.C);
+    set_attr(n, "strides", std::vector<int64_t>{k.sh, k.sw});
+    set_attr(n, "dilations", std::vector<int64_t>{k.dh, k.dw});
+    set_attr(n, "pads", std::vector<int64_t>{k.pt, k.pl, k.pb, k.pr});
+    if (!k.act.empty()) {
+      auto& a = mb.node(k.act, {"Z"}, {"Y"}, "act");
+      if (k.act == "LeakyRelu") set_attr(a, "alpha", 0.1f);
+    }
+    // oneDNN's fused Relu gives 0 for a NaN: specials only where the loop runs.
+    Tensor x = random_tensor({2, k.C, k.H, k.W}, rng, 1.0f);
+    expect_same(mb.bytes(), k.loop ? with_specials(x) : x,
+                "C " + std::to_string(k.C) + " " + std::to_string(k.kh) + "x" +
+                    std::to_string(k.kw) + " stride " + std::to_string(k.sh) + "x" +
+                    std::to_string(k.sw) + " " + k.act);
+  }
+}
+
+// 1x1 convolutions (stride 1, no padding, one group) as one matmul in NCHW: 1-D to 3-D, a
+// batch of two, bias or none, a fused activation.
+TEST(OnednnSmallOps, Conv1x1AsAProduct) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(11);
+  struct Case {
+    Shape x;
+    int64_t M;
+    bool bias;
+    std::string act;
+  };
+  const Case cases[] = {{{2, 40, 4, 160}, 240, true, "Relu"},
+                        {{1, 96, 1, 80}, 576, false, ""},
+                        {{2, 64, 3, 5, 7}, 33, true, "Sigmoid"},
+                        {{2, 300, 700}, 40, true, ""},
+                        {{1, 7, 9, 11}, 13, false, "LeakyRelu"}};
+  for (const Case& k : cases) {
+    ModelBuilder mb(13);
+    mb.input("X", DType::kFloat32, k.x);
+    Shape ws = {k.M, k.x[1]};
+    ws.resize(k.x.size(), 1);
+    mb.initializer("W", random_tensor(ws, rng));
+    std::vector<std::string> in = {"X", "W"};
+    if (k.bias) {
+      mb.initializer("B", random_tensor({k.M}, rng));
+      in.push_back("B");
+    }
+    mb.output("Y", DType::kFloat32);
+    mb.node("Conv", in, {k.act.empty() ? "Y" : "Z"}, "conv");
+    if (!k.act.empty()) {
+      auto& a = mb.node(k.act, {"Z"}, {"Y"}, "act");
+      if (k.act == "LeakyRelu") set_attr(a, "alpha", 0.1f);
+    }
+    expect_same(mb.bytes(), random_tensor(k.x, rng, 1.0f),
+                "X " + shape_to_string(k.x) + " M " + std::to_string(k.M) + " " + k.act);
+  }
+}
+
 // 1-D transposed convolutions with constant weights (a vocoder's upsampling), on recur's own
 // loop: strides, dilations, pads, output_padding, steps that reach past either end, bias or
 // none, batch 2, channel counts that leave tails of the 4-step blocks and of the vectors.
