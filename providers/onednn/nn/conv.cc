@@ -140,6 +140,13 @@ class ConvKernel final : public Kernel {
     CachedPrimitive plain;  // otherwise
   };
 
+  // The fused activation as recur's own loops write it (post_alpha_ with it).
+  SmallConv1d::Post post_kind() const {
+    if (!post_op_) return SmallConv1d::Post::kNone;
+    return *post_op_ == dnnl::algorithm::eltwise_logistic ? SmallConv1d::Post::kSigmoid
+                                                          : SmallConv1d::Post::kRelu;
+  }
+
   // The 2-D rows loop takes convolutions of up to 3 input and 64 output channels (an image's
   // or a spectrogram's first layer): with 1 input channel it ran 2.3x faster than oneDNN
   // (1 -> 32, 3x3, [2, 1, 16, 40]: 15.8 against 37.1 us), 1.7-2.5x with stride 2, about even
@@ -201,11 +208,8 @@ class ConvKernel final : public Kernel {
     r.Ti = d.W;
     r.To = win.out[1];
     r.y_stride = win.out[0] * win.out[1];
-    if (post_op_) {
-      r.post = *post_op_ == dnnl::algorithm::eltwise_logistic ? SmallConv1d::Post::kSigmoid
-                                                              : SmallConv1d::Post::kRelu;
-      r.alpha = post_alpha_;
-    }
+    r.post = post_kind();
+    r.alpha = post_alpha_;
     return d;
   }
 
@@ -236,11 +240,8 @@ class ConvKernel final : public Kernel {
     d.dw = win.dilations[1];
     d.pad_t = win.pad_l[0];
     d.pad_l = win.pad_l[1];
-    if (post_op_) {
-      d.post = *post_op_ == dnnl::algorithm::eltwise_logistic ? SmallConv1d::Post::kSigmoid
-                                                              : SmallConv1d::Post::kRelu;
-      d.alpha = post_alpha_;
-    }
+    d.post = post_kind();
+    d.alpha = post_alpha_;
     return d;
   }
 
@@ -303,55 +304,7 @@ class ConvKernel final : public Kernel {
       plan.depthwise2d = std::move(d);
       return plan;
     }
-    // A 1-D depthwise convolution (one input channel a group: a Conformer's convolution
-    // module, k of 15 to 31 over hundreds of channels) takes the loop over time at any size:
-    // oneDNN 2.6 runs it as a GEMM per group, [4, 512, 400] with k=31 in 13.1 ms against 1.5
-    // on the loop.
-    const bool depthwise = rank == 3 && G > 1 && C == G;
-    const bool small = small_ && rank == 3 && (geo.macs < 4194304.0 || depthwise) &&
-                       constant_w_.defined() && constant_w_.shape() == w.shape();
-    const bool by_patch = small && G == 1 && C * k[0] * M <= (int64_t{1} << 18);
-    if (small) {
-      SmallConv1d d;
-      d.C = C;
-      d.M = M;
-      d.G = G;
-      d.k = k[0];
-      d.stride = win->strides[0];
-      d.dilation = win->dilations[0];
-      d.pad_l = win->pad_l[0];
-      d.Ti = in[0];
-      d.To = win->out[0];
-      if (post_op_) {
-        d.post = *post_op_ == dnnl::algorithm::eltwise_logistic ? SmallConv1d::Post::kSigmoid
-                                                                : SmallConv1d::Post::kRelu;
-        d.alpha = post_alpha_;
-      }
-      // In vector multiply-adds (SmallConv1d::cost for the loop over time); the patch loop
-      // wastes the lanes past M, and builds each step's patch in scalars, a load and a bounds
-      // test an element (counted as two multiply-adds). Without the patch loop (groups), time
-      // takes at least half a vector or oneDNN runs it.
-      const double over_time = d.cost();
-      const double by_patch_cost =
-          static_cast<double>(d.To * C * d.k) *
-          static_cast<double>((M + avx512::kLanes - 1) / avx512::kLanes + 2);
-      if (by_patch ? over_time <= by_patch_cost : d.To >= avx512::kLanes / 2) {
-        plan.direct = d;
-        return plan;
-      }
-    }
-    if (by_patch) {
-      auto sc = std::make_shared<SmallConv>();
-      sc->w =
-          avx512::pack_matrix(constant_w_.data<float>(), C * k[0], M, true, 1.0f, nullptr, 0, 0.0f);
-      sc->C = C;
-      sc->k = k[0];
-      sc->stride = win->strides[0];
-      sc->dilation = win->dilations[0];
-      sc->pad = win->pad_l[0];
-      plan.small = std::move(sc);
-      return plan;
-    }
+    if (small_1d(x, w, *win, geo.macs, plan)) return plan;
     RECUR_ASSIGN_OR_RETURN(plan.pointwise, pointwise(x, w, b, *win, geo.macs));
     if (plan.pointwise) return plan;
     if (constant_w_.defined() && constant_w_.shape() == w.shape()) {
@@ -364,6 +317,61 @@ class ConvKernel final : public Kernel {
     }
     RECUR_ASSIGN_OR_RETURN(plan.plain, make_conv(geo, geo.x, geo.w, geo.y));
     return plan;
+  }
+
+  // recur's own 1-D loops (SmallConv1d over time, SmallConv by patches), where they take the
+  // convolution: sets plan.direct or plan.small and returns true.
+  bool small_1d(const Tensor& x, const Tensor& w, const Window& win, double macs,
+                ConvPlan& plan) const {
+    if (x.rank() != 3) return false;
+    const int64_t C = x.dim(1), M = w.dim(0), G = group_, k0 = w.dim(2);
+    // A 1-D depthwise convolution (one input channel a group: a Conformer's convolution
+    // module, k of 15 to 31 over hundreds of channels) takes the loop over time at any size:
+    // oneDNN 2.6 runs it as a GEMM per group, [4, 512, 400] with k=31 in 13.1 ms against 1.5
+    // on the loop.
+    const bool depthwise = G > 1 && C == G;
+    const bool small = small_ && (macs < 4194304.0 || depthwise) && constant_w_.defined() &&
+                       constant_w_.shape() == w.shape();
+    const bool by_patch = small && G == 1 && C * k0 * M <= (int64_t{1} << 18);
+    if (small) {
+      SmallConv1d d;
+      d.C = C;
+      d.M = M;
+      d.G = G;
+      d.k = k0;
+      d.stride = win.strides[0];
+      d.dilation = win.dilations[0];
+      d.pad_l = win.pad_l[0];
+      d.Ti = x.dim(2);
+      d.To = win.out[0];
+      d.post = post_kind();
+      d.alpha = post_alpha_;
+      // In vector multiply-adds (SmallConv1d::cost for the loop over time); the patch loop
+      // wastes the lanes past M, and builds each step's patch in scalars, a load and a bounds
+      // test an element (counted as two multiply-adds). Without the patch loop (groups), time
+      // takes at least half a vector or oneDNN runs it.
+      const double over_time = d.cost();
+      const double by_patch_cost =
+          static_cast<double>(d.To * C * d.k) *
+          static_cast<double>((M + avx512::kLanes - 1) / avx512::kLanes + 2);
+      if (by_patch ? over_time <= by_patch_cost : d.To >= avx512::kLanes / 2) {
+        plan.direct = d;
+        return true;
+      }
+    }
+    if (by_patch) {
+      auto sc = std::make_shared<SmallConv>();
+      sc->w =
+          avx512::pack_matrix(constant_w_.data<float>(), C * k0, M, true, 1.0f, nullptr, 0, 0.0f);
+      sc->C = C;
+      sc->k = k0;
+      sc->stride = win.strides[0];
+      sc->dilation = win.dilations[0];
+      sc->pad = win.pad_l[0];
+      plan.small = std::move(sc);
+      return true;
+    }
+    return false;
   }
 
   // The matmul of a 1x1 convolution (Pointwise), where the convolution is one.
