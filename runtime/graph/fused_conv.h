@@ -1,10 +1,10 @@
 // recur::FusedConv, the internal node that runtime/engine/optimize's Conv fusion makes from an
-// ONNX Conv and the Relu, LeakyRelu or Sigmoid that alone reads its output: oneDNN runs the
-// activation as a post-op of the convolution, in the same pass over the output, instead of as
+// ONNX Conv and the Relu, LeakyRelu, Sigmoid or HardSwish that alone reads its output: oneDNN runs
+// the activation as a post-op of the convolution, in the same pass over the output, instead of as
 // a second primitive over a tensor that has left the cache.
 //
 //   inputs, outputs and attributes: the Conv's, its output being the activation's; plus
-//   activation, a string: "Relu", "LeakyRelu" or "Sigmoid";
+//   activation, a string: "Relu", "LeakyRelu", "Sigmoid" or "HardSwish";
 //   activation_alpha, a float: LeakyRelu's alpha (absent: 0.01, LeakyRelu's default).
 #pragma once
 
@@ -19,7 +19,7 @@ inline constexpr const char* kFusedConvAlpha = "activation_alpha";
 
 // The activations a FusedConv may carry.
 inline bool fusable_conv_activation(std::string_view op) {
-  return op == "Relu" || op == "LeakyRelu" || op == "Sigmoid";
+  return op == "Relu" || op == "LeakyRelu" || op == "Sigmoid" || op == "HardSwish";
 }
 
 }  // namespace recur

@@ -209,11 +209,7 @@ RECUR_AVX512 void unary(Unary f, const float* x, int64_t n, float* y, float alph
         r = erf16(v);
         break;
       case Unary::kHardSwish:
-        r = _mm512_mul_ps(
-            v, _mm512_min_ps(
-                   _mm512_set1_ps(1.0f),
-                   _mm512_max_ps(_mm512_setzero_ps(), _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 6.0f),
-                                                                      v, _mm512_set1_ps(0.5f)))));
+        r = hardswish16(v);
         break;
       case Unary::kHardSigmoid:
         // max and min return their second operand on a NaN: the NaN goes through.

@@ -86,6 +86,14 @@ RECUR_AVX512 inline __m512 tanh16(__m512 x) {
   return _mm512_mask_blend_ps(tiny, big, small);
 }
 
+// HardSwish: x max(0, min(1, x / 6 + 1/2)); max and min return their second operand on a NaN,
+// so a NaN goes through, as in the reference.
+RECUR_AVX512 inline __m512 hardswish16(__m512 x) {
+  const __m512 g = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 6.0f), x, _mm512_set1_ps(0.5f));
+  return _mm512_mul_ps(x,
+                       _mm512_min_ps(_mm512_set1_ps(1.0f), _mm512_max_ps(_mm512_setzero_ps(), g)));
+}
+
 // erf(x) as x P(x^2) / Q(x^2) on |x| <= 4 (erf(4) rounds to 1 in float32) with x's sign: P of
 // degree 6 and Q of degree 5, fitted for this code (iteratively reweighted least squares on the
 // relative error of erf over [0, 4], in double): within 4e-9 of erf in double, about 3.5e-7 of

@@ -143,8 +143,9 @@ class ConvKernel final : public Kernel {
   // The fused activation as recur's own loops write it (post_alpha_ with it).
   SmallConv1d::Post post_kind() const {
     if (!post_op_) return SmallConv1d::Post::kNone;
-    return *post_op_ == dnnl::algorithm::eltwise_logistic ? SmallConv1d::Post::kSigmoid
-                                                          : SmallConv1d::Post::kRelu;
+    if (*post_op_ == dnnl::algorithm::eltwise_logistic) return SmallConv1d::Post::kSigmoid;
+    if (*post_op_ == dnnl::algorithm::eltwise_hardswish) return SmallConv1d::Post::kHardSwish;
+    return SmallConv1d::Post::kRelu;
   }
 
   // The 2-D rows loop takes convolutions of up to 3 input and 64 output channels (an image's
@@ -464,7 +465,9 @@ class ConvKernel final : public Kernel {
               out[q][m] = out[q][m] < 0.0f ? post_alpha_ * out[q][m] : out[q][m];
           } else if (post_op_) {
             avx512::unary(*post_op_ == dnnl::algorithm::eltwise_relu ? avx512::Unary::kRelu
-                                                                     : avx512::Unary::kSigmoid,
+                          : *post_op_ == dnnl::algorithm::eltwise_hardswish
+                              ? avx512::Unary::kHardSwish
+                              : avx512::Unary::kSigmoid,
                           out[q], M, out[q]);
           }
           for (int64_t m = 0; m < M; ++m) yp[(n * M + m) * To + t0 + q] = out[q][m];
@@ -498,12 +501,14 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
   std::optional<dnnl::algorithm> post_op;
   float post_alpha = 0.0f;
   if (ctx.node().op_type == kFusedConvOp) {
-    if (act != "Relu" && act != "LeakyRelu" && act != "Sigmoid") {
-      return ctx.error(
-          ErrorCode::kInvalidModel,
-          "attribute 'activation' is '" + act + "'; a FusedConv takes Relu, LeakyRelu or Sigmoid");
+    if (act != "Relu" && act != "LeakyRelu" && act != "Sigmoid" && act != "HardSwish") {
+      return ctx.error(ErrorCode::kInvalidModel,
+                       "attribute 'activation' is '" + act +
+                           "'; a FusedConv takes Relu, LeakyRelu, Sigmoid or HardSwish");
     }
-    post_op = act == "Sigmoid" ? dnnl::algorithm::eltwise_logistic : dnnl::algorithm::eltwise_relu;
+    post_op = act == "Sigmoid"     ? dnnl::algorithm::eltwise_logistic
+              : act == "HardSwish" ? dnnl::algorithm::eltwise_hardswish
+                                   : dnnl::algorithm::eltwise_relu;
     if (act == "LeakyRelu") post_alpha = leaky_alpha;
   }
   const Tensor* constant_w = ctx.constant_input(1);

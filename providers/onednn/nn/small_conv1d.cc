@@ -106,6 +106,7 @@ RECUR_AVX512 inline __m512 post16(SmallConv1d::Post post, float alpha, __m512 v)
     return _mm512_mask_mul_ps(v, neg, v, _mm512_set1_ps(alpha));
   }
   if (post == SmallConv1d::Post::kSigmoid) return avx512::sigmoid16(v);
+  if (post == SmallConv1d::Post::kHardSwish) return avx512::hardswish16(v);
   return v;
 }
 

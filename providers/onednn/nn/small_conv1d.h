@@ -17,8 +17,8 @@ struct SmallConv1d {
   int64_t k = 0, stride = 1, dilation = 1, pad_l = 0;
   int64_t Ti = 0, To = 0;  // input and output steps
   // The activation applied as each output is written: none, max(x, 0) with `alpha` times x
-  // below 0 (Relu, LeakyRelu), or the logistic function.
-  enum class Post { kNone, kRelu, kSigmoid } post = Post::kNone;
+  // below 0 (Relu, LeakyRelu), the logistic function, or x max(0, min(1, x / 6 + 1/2)).
+  enum class Post { kNone, kRelu, kSigmoid, kHardSwish } post = Post::kNone;
   float alpha = 0.0f;
   // Elements between two output channels' rows of y (0: To, a [M, To] output).
   int64_t y_stride = 0;

@@ -84,10 +84,10 @@ Status infer_conv_like(InferContext& ctx, DType out_dtype, size_t w_index) {
 
 namespace {
 
-// The activation of a recur::FusedConv, applied in the compute type as the Relu, LeakyRelu and
-// Sigmoid kernels do (math/unary.cc, math/activation.cc), so that fusion does not change the
-// values.
-enum class Activation { kNone, kRelu, kLeakyRelu, kSigmoid };
+// The activation of a recur::FusedConv, applied in the compute type as the Relu, LeakyRelu,
+// Sigmoid and HardSwish kernels do (math/unary.cc, math/activation.cc), so that fusion does not
+// change the values.
+enum class Activation { kNone, kRelu, kLeakyRelu, kSigmoid, kHardSwish };
 
 template <class C>
 void activate(Activation act, float alpha, C* y, int64_t n) {
@@ -95,6 +95,11 @@ void activate(Activation act, float alpha, C* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = y[i] < C(0) ? C(0) : y[i];  // NaN stays NaN
   } else if (act == Activation::kLeakyRelu) {
     for (int64_t i = 0; i < n; ++i) y[i] = y[i] < C(0) ? C(alpha) * y[i] : y[i];
+  } else if (act == Activation::kHardSwish) {
+    for (int64_t i = 0; i < n; ++i) {
+      const C g = y[i] / C(6) + C(0.5);  // NaN stays NaN through the comparisons
+      y[i] = y[i] * (g < C(0) ? C(0) : g > C(1) ? C(1) : g);
+    }
   } else if (act == Activation::kSigmoid) {
     for (int64_t i = 0; i < n; ++i) {
       const C x = y[i];
@@ -178,10 +183,12 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
       activation = Activation::kLeakyRelu;
     } else if (act == "Sigmoid") {
       activation = Activation::kSigmoid;
+    } else if (act == "HardSwish") {
+      activation = Activation::kHardSwish;
     } else {
-      return ctx.error(
-          ErrorCode::kInvalidModel,
-          "attribute 'activation' is '" + act + "'; a FusedConv takes Relu, LeakyRelu or Sigmoid");
+      return ctx.error(ErrorCode::kInvalidModel,
+                       "attribute 'activation' is '" + act +
+                           "'; a FusedConv takes Relu, LeakyRelu, Sigmoid or HardSwish");
     }
   }
   return std::make_unique<ConvKernel>(std::move(a), group, activation, alpha);

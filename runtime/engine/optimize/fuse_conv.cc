@@ -16,6 +16,8 @@ const Node* sole_activation(const Graph& g, const Node& conv) {
   if (y.is_graph_output || y.consumers.size() != 1) return nullptr;
   const Node& act = g.node(y.consumers[0]);
   if (!act.domain.empty() || !fusable_conv_activation(act.op_type)) return nullptr;
+  // HardSwish exists from opset 14: an earlier one is an error the node itself must report.
+  if (act.op_type == "HardSwish" && act.opset < 14) return nullptr;
   if (act.inputs.size() != 1 || act.inputs[0] != conv.outputs[0] || !act.implicit_inputs.empty())
     return nullptr;
   if (act.outputs.size() != 1 || act.outputs[0] == kNoValue) return nullptr;

@@ -169,9 +169,10 @@ std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>
         .with_context(file)
         .throw_if_error();
     if (!impl->folded.empty()) infer_shapes(graph, rules).with_context(file).throw_if_error();
+    // HardSwish first: a Conv whose output x * HardSigmoid(x) reads then takes it as its own.
+    fuse_hard_swishes(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
     fuse_conv_activations(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
     fuse_gelus(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
-    fuse_hard_swishes(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
     fuse_layer_norms(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
     fuse_matmul_bias(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
     if (options.rnn_layer_fusion() != SessionOptions::Fusion::kOff) {

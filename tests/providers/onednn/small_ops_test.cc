@@ -165,7 +165,7 @@ TEST(OnednnSmallOps, Conv1dWithConstantWeights) {
                         Case{3, 2, 2, 0, true, "Sigmoid"}, Case{1, 3, 0, 0, true, "Relu"},
                         Case{1, 2, 3, 3, true, "LeakyRelu"}}) {
     const int64_t C = 5, M = 19, T = 23, kw = 3;
-    ModelBuilder mb(13);
+    ModelBuilder mb(k.act == "HardSwish" ? 14 : 13);
     mb.input("X", DType::kFloat32, {2, C, T});
     mb.initializer("W", random_tensor({M, C, kw}, rng));
     std::vector<std::string> in = {"X", "W"};
@@ -213,9 +213,11 @@ TEST(OnednnSmallOps, Conv1dGeometriesOfEachLoop) {
                         {20, 32, 1, 17, 7, 1, 1, 3, "LeakyRelu"},
                         // Depthwise past the small bound (a Conformer's k=31): still over time.
                         {256, 256, 256, 400, 31, 1, 1, 15, "Relu"},
-                        {128, 256, 128, 150, 15, 2, 1, 7, ""}};
+                        {128, 256, 128, 150, 15, 2, 1, 7, ""},
+                        {16, 24, 1, 40, 3, 1, 1, 1, "HardSwish"},
+                        {20, 7, 1, 9, 3, 1, 1, 1, "HardSwish"}};
   for (const Case& k : cases) {
-    ModelBuilder mb(13);
+    ModelBuilder mb(k.act == "HardSwish" ? 14 : 13);
     mb.input("X", DType::kFloat32, {2, k.C, k.T});
     mb.initializer("W", random_tensor({k.M, k.C / k.G, k.k}, rng));
     mb.initializer("B", random_tensor({k.M}, rng));
@@ -255,9 +257,10 @@ TEST(OnednnSmallOps, Conv2dOfFewInputChannels) {
                         {1, 64, 6, 16, 2, 4, 1, 1, 1, 1, 3, 0, 0, 3, true, ""},
                         {3, 65, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "Relu"},
                         {4, 8, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, ""},
-                        {1, 4, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, ""}};
+                        {1, 4, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, ""},
+                        {3, 16, 12, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "HardSwish"}};
   for (const Case& k : cases) {
-    ModelBuilder mb(13);
+    ModelBuilder mb(k.act == "HardSwish" ? 14 : 13);
     mb.input("X", DType::kFloat32, {2, k.C, k.H, k.W});
     mb.initializer("W", random_tensor({k.M, k.C, k.kh, k.kw}, rng));
     std::vector<std::string> in = {"X", "W"};
@@ -303,9 +306,10 @@ TEST(OnednnSmallOps, Conv2dDepthwise) {
                         {5, 7, 100, 1, 7, 1, 3, 1, 2, 0, 6, 0, 2, true, "Sigmoid", true},
                         {6, 8, 20, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, true, "Relu", true},
                         {12, 10, 30, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, "", false},
+                        {10, 6, 25, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, true, "HardSwish", true},
                         {4, 3, 9, 2, 4, 1, 1, 1, 1, 0, 3, 1, 0, false, "", true}};
   for (const Case& k : cases) {
-    ModelBuilder mb(13);
+    ModelBuilder mb(k.act == "HardSwish" ? 14 : 13);
     mb.input("X", DType::kFloat32, {2, k.C, k.H, k.W});
     mb.initializer("W", random_tensor({k.C, 1, k.kh, k.kw}, rng));
     std::vector<std::string> in = {"X", "W"};
@@ -343,13 +347,12 @@ TEST(OnednnSmallOps, Conv1x1AsAProduct) {
     bool bias;
     std::string act;
   };
-  const Case cases[] = {{{2, 40, 4, 160}, 240, true, "Relu"},
-                        {{1, 96, 1, 80}, 576, false, ""},
-                        {{2, 64, 3, 5, 7}, 33, true, "Sigmoid"},
-                        {{2, 300, 700}, 40, true, ""},
-                        {{1, 7, 9, 11}, 13, false, "LeakyRelu"}};
+  const Case cases[] = {
+      {{2, 40, 4, 160}, 240, true, "Relu"},    {{1, 96, 1, 80}, 576, false, ""},
+      {{2, 64, 3, 5, 7}, 33, true, "Sigmoid"}, {{2, 300, 700}, 40, true, ""},
+      {{1, 7, 9, 11}, 13, false, "LeakyRelu"}, {{1, 40, 4, 160}, 240, true, "HardSwish"}};
   for (const Case& k : cases) {
-    ModelBuilder mb(13);
+    ModelBuilder mb(k.act == "HardSwish" ? 14 : 13);
     mb.input("X", DType::kFloat32, k.x);
     Shape ws = {k.M, k.x[1]};
     ws.resize(k.x.size(), 1);

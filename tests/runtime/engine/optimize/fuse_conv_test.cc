@@ -1,4 +1,4 @@
-// Conv + Relu / LeakyRelu / Sigmoid fusion (runtime/engine/optimize/optimizer.h,
+// Conv + Relu / LeakyRelu / Sigmoid / HardSwish fusion (runtime/engine/optimize/optimizer.h,
 // fuse_conv_activations): the pair becomes one recur::FusedConv node that --explain shows, on every
 // provider that runs here, with the outputs of the reference provider running the two nodes
 // unfused; a Conv whose output something else also reads is left alone.
@@ -65,6 +65,8 @@ void check_fused(const std::string& act, float alpha = -1.0f) {
 TEST(FuseConv, ConvReluMatchesTheUnfusedReference) { check_fused("Relu"); }
 
 TEST(FuseConv, ConvSigmoidMatchesTheUnfusedReference) { check_fused("Sigmoid"); }
+
+TEST(FuseConv, ConvHardSwishMatchesTheUnfusedReference) { check_fused("HardSwish"); }
 
 // HiFi-GAN-style vocoders follow most convolutions with a LeakyRelu (alpha 0.1): its alpha
 // travels with the fused node, and the default (0.01) where the attribute is absent.

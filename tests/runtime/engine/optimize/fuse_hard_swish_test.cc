@@ -102,6 +102,36 @@ TEST(FuseHardSwish, EitherOperandOrderAndAWrittenBeta) {
   check_fused(Form{.x_first = false, .beta = true});
 }
 
+// MobileNetV3 at opset 11: Conv, then x * HardSigmoid(x). The HardSwish fusion runs first, so
+// the Conv then takes the HardSwish as its activation: one node where there were three.
+TEST(FuseHardSwish, AConvBeforeItTakesTheHardSwish) {
+  TempDir dir;
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 4, 3, 9});
+  m.initializer("W", floats({4, 1, 3, 3}, std::vector<float>(36, 0.25f)));
+  m.output("y", DType::kFloat32);
+  auto& conv = m.node("Conv", {"x", "W"}, {"c"}, "conv");
+  set_attr(conv, "group", int64_t{4});
+  set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto& hs = m.node("HardSigmoid", {"c"}, {"h"}, "hs");
+  set_attr(hs, "alpha", 1.0f / 6);
+  m.node("Mul", {"c", "h"}, {"y"}, "mul");
+  const std::string path = m.save(dir.path());
+  std::vector<float> v(108);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = -6.0f + 0.11f * static_cast<float>(i);
+  const Feeds in = {{"x", floats({1, 4, 3, 9}, v)}};
+  const Outputs want =
+      Session(path, SessionOptions().providers({"reference"}).optimize(false)).run(in);
+  for (const std::string& p : test::OpTester::runnable_providers()) {
+    Session s(path, SessionOptions().providers({p}));
+    ASSERT_EQ(s.assignment().size(), 1u) << p << "\n" << s.explain();
+    EXPECT_EQ(s.assignment()[0].op, "recur::FusedConv") << p;
+    const Tensor got = s.run(in)[0];
+    for (int64_t i = 0; i < got.numel(); ++i)
+      EXPECT_NEAR(got.data<float>()[i], want[0].data<float>()[i], 1e-5) << p << " at " << i;
+  }
+}
+
 TEST(FuseHardSwish, NearMissesAreLeftAlone) {
   for (const auto& [f, why] : std::vector<std::pair<Form, std::string>>{
            {Form{.alpha = 0.2f}, "HardSigmoid's own alpha"},
