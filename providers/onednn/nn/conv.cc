@@ -222,8 +222,9 @@ class ConvKernel final : public Kernel {
   // [1, 96, 64, 320] 601 against 1566, but [1, 72, 56, 56] (28 outputs a row) 115 against 105.
   std::optional<DepthwiseConv2d> depthwise_2d(const Tensor& x, const Tensor& w,
                                               const Window& win) const {
+    if (x.rank() != 4) return std::nullopt;  // before reading the window's second axis
     const int64_t min_row = win.strides[1] == 1 ? avx512::kLanes / 2 : 2 * avx512::kLanes;
-    if (!small_ || x.rank() != 4 || !constant_w_.defined() || constant_w_.shape() != w.shape() ||
+    if (!small_ || !constant_w_.defined() || constant_w_.shape() != w.shape() ||
         group_ < 2 || x.dim(1) != group_ || w.dim(0) != group_ || win.out[1] < min_row ||
         win.strides[1] > DepthwiseConv2d::kMaxStride || w.dim(3) > DepthwiseConv2d::kMaxKernel)
       return std::nullopt;
