@@ -224,8 +224,8 @@ class ConvKernel final : public Kernel {
                                               const Window& win) const {
     if (x.rank() != 4) return std::nullopt;  // before reading the window's second axis
     const int64_t min_row = win.strides[1] == 1 ? avx512::kLanes / 2 : 2 * avx512::kLanes;
-    if (!small_ || !constant_w_.defined() || constant_w_.shape() != w.shape() ||
-        group_ < 2 || x.dim(1) != group_ || w.dim(0) != group_ || win.out[1] < min_row ||
+    if (!small_ || !constant_w_.defined() || constant_w_.shape() != w.shape() || group_ < 2 ||
+        x.dim(1) != group_ || w.dim(0) != group_ || win.out[1] < min_row ||
         win.strides[1] > DepthwiseConv2d::kMaxStride || w.dim(3) > DepthwiseConv2d::kMaxKernel)
       return std::nullopt;
     DepthwiseConv2d d;
