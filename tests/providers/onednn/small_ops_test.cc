@@ -110,25 +110,30 @@ TEST(OnednnSmallOps, GemmWithConstantB) {
   }
 }
 
+// Rows of 21 values, and of 6625 (an OCR head's classes: past 64K elements in all, still
+// recur's loop below 4M).
 TEST(OnednnSmallOps, SoftmaxAndLogSoftmaxRows) {
   if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(3);
-  // Rows: ordinary, one -inf, all -inf, one +inf, one NaN, values near the float limit.
-  const int64_t d = 21;
-  Tensor x = random_tensor({6, d}, rng, 5.0f);
-  float* p = x.data<float>();
-  p[1 * d + 3] = -kInf;
-  for (int64_t j = 0; j < d; ++j) p[2 * d + j] = -kInf;
-  p[3 * d + 7] = kInf;
-  p[4 * d + 20] = kNan;
-  for (int64_t j = 0; j < d; ++j) p[5 * d + j] = j % 2 ? 3e38f : -3e38f;
-  for (const std::string op : {"Softmax", "LogSoftmax"}) {
-    for (int opset : {11, 13}) {
-      ModelBuilder mb(opset);
-      mb.input("X", DType::kFloat32, {6, d});
-      mb.output("Y", DType::kFloat32);
-      mb.node(op, {"X"}, {"Y"}, "s");
-      expect_same(mb.bytes(), x, op + " opset " + std::to_string(opset));
+  for (const int64_t d : {int64_t{21}, int64_t{6625}}) {
+    // Rows: ordinary, one -inf, all -inf, one +inf, one NaN, values near the float limit.
+    const int64_t rows = d == 21 ? 6 : 12;
+    Tensor x = random_tensor({rows, d}, rng, 5.0f);
+    float* p = x.data<float>();
+    p[1 * d + 3] = -kInf;
+    for (int64_t j = 0; j < d; ++j) p[2 * d + j] = -kInf;
+    p[3 * d + 7] = kInf;
+    p[4 * d + 20] = kNan;
+    for (int64_t j = 0; j < d; ++j) p[5 * d + j] = j % 2 ? 3e38f : -3e38f;
+    for (const std::string op : {"Softmax", "LogSoftmax"}) {
+      for (int opset : {11, 13}) {
+        ModelBuilder mb(opset);
+        mb.input("X", DType::kFloat32, {rows, d});
+        mb.output("Y", DType::kFloat32);
+        mb.node(op, {"X"}, {"Y"}, "s");
+        expect_same(mb.bytes(), x,
+                    op + " opset " + std::to_string(opset) + " rows of " + std::to_string(d));
+      }
     }
   }
 }
