@@ -231,7 +231,7 @@ void run_small_conv1d_rows(const SmallConv1d& p, const float* const* rows, const
 int64_t DepthwiseConv2d::scratch_floats() const { return H * sw * dw_phase_len(*this); }
 
 void run_depthwise_conv2d(const DepthwiseConv2d& p, int64_t N, const float* x, const float* w,
-                          const float* b, float* y, float* scratch) {
+                          const float* b, float* y, float* scratch, int64_t c0, int64_t c1) {
   // Everything with a division, once: each phase's span of the row, each tap's offset.
   const int64_t Q = dw_phase_len(p);
   PhaseSpan spans[DepthwiseConv2d::kMaxStride];
@@ -242,7 +242,7 @@ void run_depthwise_conv2d(const DepthwiseConv2d& p, int64_t N, const float* x, c
     taps[kx] = (off % p.sw) * Q + off / p.sw;
   }
   for (int64_t n = 0; n < N; ++n) {
-    for (int64_t c = 0; c < p.C; ++c) {
+    for (int64_t c = c0; c < c1; ++c) {
       const float* xc = x + (n * p.C + c) * p.H * p.W;
       for (int64_t iy = 0; iy < p.H; ++iy)
         for (int64_t r = 0; r < p.sw; ++r)

@@ -64,8 +64,9 @@ struct DepthwiseConv2d {
 
 // y[n][c][oy][ox] = post(b[c] + sum over ky, kx of w[c][ky][kx] *
 //   x[n][c][oy sh + ky dh - pad_t][ox sw + kx dw - pad_l]), x zero outside the image.
-// x: [N, C, H, W], w: [C, 1, kh, kw], b: [C] or null, y: [N, C, OH, OW]. Needs AVX-512F.
+// x: [N, C, H, W], w: [C, 1, kh, kw], b: [C] or null, y: [N, C, OH, OW]; channels [c0, c1)
+// of every image (threads take a part each). Needs AVX-512F.
 void run_depthwise_conv2d(const DepthwiseConv2d& p, int64_t N, const float* x, const float* w,
-                          const float* b, float* y, float* scratch);
+                          const float* b, float* y, float* scratch, int64_t c0, int64_t c1);
 
 }  // namespace recur::onednn

@@ -312,6 +312,8 @@ TEST(OnednnSmallOps, Conv2dDepthwise) {
                         {6, 8, 20, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, true, "Relu", true},
                         {12, 10, 30, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, "", false},
                         {10, 6, 25, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, true, "HardSwish", true},
+                        // Past 4M multiply-adds: the channels split between two threads.
+                        {67, 24, 128, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, true, "Relu", true},
                         {4, 3, 9, 2, 4, 1, 1, 1, 1, 0, 3, 1, 0, false, "", true}};
   for (const Case& k : cases) {
     ModelBuilder mb(k.act == "HardSwish" ? 14 : 13);
