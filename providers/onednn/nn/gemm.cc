@@ -51,8 +51,10 @@ class GemmKernel final : public Kernel {
   // A constant B packed for oneDNN, alpha folded in, and a constant C of one value or one row
   // as beta * C in N bias values. True when B was packed: the kernel no longer reads B, nor a
   // folded C.
+  // Not a B that recur's own loop took (pack_small): as MatMul's (matmul.cc, pack), for the
+  // resident memory of small models.
   Result<bool> pack(const Tensor* b, const Tensor* c, bool has_c) {
-    if (!b || b->rank() != 2 || b->dtype() != DType::kFloat32) return false;
+    if (small_ || !b || b->rank() != 2 || b->dtype() != DType::kFloat32) return false;
     const int64_t N = trans_b_ ? b->dim(0) : b->dim(1), K = trans_b_ ? b->dim(1) : b->dim(0);
     RECUR_ASSIGN_OR_RETURN(packed_, PackedB::make(b->data<float>(), K, N, trans_b_, alpha_, what_));
     if (!packed_) return false;

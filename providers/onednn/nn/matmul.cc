@@ -63,9 +63,12 @@ class MatMulKernel final : public Kernel {
   bool small() const { return small_ != nullptr; }
 
   // A constant B [K, N] packed for oneDNN at load (packed_b.h). True when it was: the kernel
-  // then no longer reads B, and keeps no reference to the graph's copy.
+  // then no longer reads B, and keeps no reference to the graph's copy. Not a B small enough
+  // for recur's own loop: packing it would map oneDNN's code and JIT buffers into the process
+  // at load (2 MiB more resident for models/crnn) for the rare run with rows enough to leave
+  // the loop, which packs it then (make_plan).
   Result<bool> pack() {
-    if (!constant_b_.defined() || constant_b_.rank() != 2) return false;
+    if (small_ || !constant_b_.defined() || constant_b_.rank() != 2) return false;
     RECUR_ASSIGN_OR_RETURN(packed_, PackedB::make(constant_b_.data<float>(), constant_b_.dim(0),
                                                   constant_b_.dim(1), false, 1.0f, what_));
     if (!packed_) return false;
