@@ -373,7 +373,12 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
   // thread; H=256: 1.49/2.08/2.80) and a team above (H=400: 7.66 split, 5.56 omp). A short
   // pass gains as much, so kSmallPassFlops (set for compute-bound passes of many rows) does
   // not apply to one row: a single step (a streaming frame) of LSTM H=256 took 44 us on one
-  // thread against 26 on two, H=400 177/104, H=1024 1138/551, GRU H=400 134/67.
+  // thread against 26 on two, H=400 177/104, H=1024 1138/551, GRU H=400 134/67. But not past
+  // kLongPassSteps: the team is leased for a whole pass (busy_cores.h), and should another
+  // process take its second core during the pass, every step waits at the barrier for a time
+  // slice (about 6 ms a step, measured beside a busy loop). A pass of at most 256 steps bounds
+  // that to one pass's length, as for the teams of many rows; a longer row (a whole
+  // utterance, T in the thousands) stays on one thread, as before 2026-11-29.
   constexpr double kLongStepFlops = 5e7;
   constexpr double kSmallPassFlops = 2e7;
   constexpr double kOneRowTeamFlops = 2e5;
@@ -387,7 +392,8 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
     if (N > 1 && pass_flops >= kSmallPassFlops) {
       split = can_split && step_flops < kLongStepFlops;
       team = !split;
-    } else if (N == 1 && !tiny && row_flops >= kOneRowTeamFlops) {
+    } else if (N == 1 && !tiny && row_flops >= kOneRowTeamFlops &&
+               bucket.t_class < t_class(kLongPassSteps + 1)) {
       split = can_split && maxt <= D() && row_flops < kOneRowSplitFlops;
       team = !split;
     }

@@ -20,8 +20,9 @@
 
 namespace recur::onednn::rnn {
 
-// Implementation and threading are chosen per bucket of shapes: N, and T in three classes;
-// the time segments of unequal sequence lengths have buckets of their own.
+// Implementation and threading are chosen per bucket of shapes: N, and T in four classes (one
+// step, up to 16, up to kLongPassSteps, longer); the time segments of unequal sequence lengths
+// have buckets of their own.
 struct BucketKey {
   int64_t N = 0, I = 0, H = 0;
   int t_class = 0;
@@ -29,7 +30,8 @@ struct BucketKey {
   auto tie() const { return std::tie(N, I, H, t_class, segments); }
   bool operator<(const BucketKey& o) const { return tie() < o.tie(); }
 };
-inline int t_class(int64_t T) { return T <= 1 ? 0 : T <= 16 ? 1 : 2; }
+inline constexpr int64_t kLongPassSteps = 256;
+inline int t_class(int64_t T) { return T <= 1 ? 0 : T <= 16 ? 1 : T <= kLongPassSteps ? 2 : 3; }
 
 // How one RNN node runs: the weights format, and either `threads` OpenMP threads inside each
 // primitive, or `split` independent jobs (batch slices, or the two directions) run in parallel

@@ -133,13 +133,17 @@ TEST(OnednnRnnKernel, OneRowOfManyUnitsTakesATeam) {
   struct Case {
     int64_t H;
     std::string direction, want;
+    int64_t T = 100;
   };
   for (const Case& k : {Case{192, "forward", "2 threads (OpenMP) (untimed rule)"},
                         Case{96, "forward", "1 thread (untimed rule)"},
                         Case{192, "bidirectional", "2 threads (directions in parallel) (untimed"},
-                        Case{400, "bidirectional", "2 threads (OpenMP) (untimed rule)"}}) {
+                        Case{400, "bidirectional", "2 threads (OpenMP) (untimed rule)"},
+                        // A pass past 256 steps keeps one thread (a team leased for all of it
+                        // would stall at every step if another process took its core).
+                        Case{192, "forward", "1 thread (untimed rule)", 300}}) {
     std::mt19937 rng(7);
-    const int64_t D = k.direction == "bidirectional" ? 2 : 1, T = 100, I = 256;
+    const int64_t D = k.direction == "bidirectional" ? 2 : 1, T = k.T, I = 256;
     ModelBuilder mb(14);
     mb.input("X", DType::kFloat32, {T, 1, I});
     mb.initializer("W", random_tensor({D, 4 * k.H, I}, rng, 0.1f));
@@ -155,7 +159,8 @@ TEST(OnednnRnnKernel, OneRowOfManyUnitsTakesATeam) {
         .set("onednn.impl", "primitive")
         .set("onednn.prepare", "load");
     Session dnn = open(bytes, o);
-    const std::string what = "H=" + std::to_string(k.H) + " " + k.direction;
+    const std::string what =
+        "H=" + std::to_string(k.H) + " " + k.direction + " T=" + std::to_string(T);
     EXPECT_NE(dnn.explain().find(k.want), std::string::npos) << what << "\n" << dnn.explain();
     SessionOptions r;
     r.providers({"reference"});
