@@ -72,24 +72,15 @@ RECUR_AVX512 void copy_phase(const float* x, const PhaseSpan& p, float* out) {
 // everywhere for a null row).
 RECUR_AVX512 void fill_phases(const SmallConv1d& p, const float* const* rows, float* scratch) {
   const int64_t Q = phase_len(p), s = p.stride;
-  for (int64_t c = 0; c < p.C; ++c) {
-    const float* xc = rows[c];
-    if (!xc) {
-      std::fill(scratch + c * s * Q, scratch + (c + 1) * s * Q, 0.0f);
-      continue;
-    }
-    for (int64_t r = 0; r < s; ++r) {
+  for (int64_t r = 0; r < s; ++r) {
+    const PhaseSpan span = phase_span(p.Ti, s, r - p.pad_l, Q);  // the same for every channel
+    for (int64_t c = 0; c < p.C; ++c) {
       float* out = scratch + (c * s + r) * Q;
-      if (s == 1) {
-        // The common case: zeros, the row, zeros.
-        const int64_t lead = std::min(p.pad_l, Q);
-        std::fill(out, out + lead, 0.0f);
-        const int64_t n = std::clamp<int64_t>(Q - p.pad_l, 0, p.Ti);
-        if (n > 0) std::memcpy(out + p.pad_l, xc, static_cast<size_t>(n) * sizeof(float));
-        std::fill(out + lead + std::max<int64_t>(n, 0), out + Q, 0.0f);
-        continue;
+      if (rows[c]) {
+        copy_phase(rows[c], span, out);
+      } else {
+        std::fill(out, out + Q, 0.0f);
       }
-      copy_phase(xc, phase_span(p.Ti, s, r - p.pad_l, Q), out);
     }
   }
 }
