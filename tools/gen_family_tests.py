@@ -264,6 +264,120 @@ class WordLm(nn.Module):
         return torch.log_softmax(self.out(y), -1), h, c
 
 
+class OpenUnmix(nn.Module):
+    """Open-Unmix's spectrogram model: frames [T, B, C, F] (time-major), a shared Linear over the
+    channels' bins with BatchNorm and tanh, a 3-layer BiLSTM, a skip concat, two Linear and
+    BatchNorm layers and a ReLU mask on the mixture."""
+
+    def __init__(self, bins, hidden, channels):
+        super().__init__()
+        self.bins, self.hidden, self.channels = bins, hidden, channels
+        self.input_mean = nn.Parameter(torch.randn(bins) * 0.1)
+        self.input_scale = nn.Parameter(torch.rand(bins) + 0.5)
+        self.fc1 = nn.Linear(bins * channels, hidden, bias=False)
+        self.bn1 = nn.BatchNorm1d(hidden)
+        self.lstm = nn.LSTM(hidden, hidden // 2, num_layers=3, bidirectional=True, dropout=0.4)
+        self.fc2 = nn.Linear(hidden * 2, hidden, bias=False)
+        self.bn2 = nn.BatchNorm1d(hidden)
+        self.fc3 = nn.Linear(hidden, bins * channels, bias=False)
+        self.bn3 = nn.BatchNorm1d(bins * channels)
+        self.output_scale = nn.Parameter(torch.rand(bins) + 0.5)
+        self.output_mean = nn.Parameter(torch.rand(bins))
+
+    def forward(self, mix):
+        t, b = mix.shape[0], mix.shape[1]
+        x = (mix + self.input_mean) * self.input_scale
+        x = torch.tanh(self.bn1(self.fc1(x.reshape(-1, self.channels * self.bins))))
+        x = x.reshape(t, b, self.hidden)
+        y, _ = self.lstm(x)
+        x = torch.cat([x, y], -1)
+        x = F.relu(self.bn2(self.fc2(x.reshape(-1, 2 * self.hidden))))
+        x = self.bn3(self.fc3(x)).reshape(t, b, self.channels, self.bins)
+        return F.relu(x * self.output_scale + self.output_mean) * mix
+
+
+class TransducerStep(nn.Module):
+    """One greedy step of an RNN-T decoder: the prediction network (an embedding and an LSTM with
+    its state as inputs and outputs) and the joint network over a chunk of encoder frames."""
+
+    def __init__(self, vocab, emb, pred, enc, joint, layers):
+        super().__init__()
+        self.emb = nn.Embedding(vocab + 1, emb, padding_idx=vocab)
+        self.lstm = nn.LSTM(emb, pred, layers, batch_first=True)
+        self.enc_proj = nn.Linear(enc, joint)
+        self.pred_proj = nn.Linear(pred, joint)
+        self.out = nn.Linear(joint, vocab + 1)
+
+    def forward(self, enc, token, h, c):  # enc [B, T, E], token [B, U]
+        g, (h, c) = self.lstm(self.emb(token), (h, c))
+        z = self.enc_proj(enc).unsqueeze(2) + self.pred_proj(g).unsqueeze(1)
+        return torch.log_softmax(self.out(F.relu(z)), -1), h, c
+
+
+class KeywordCrnn(nn.Module):
+    """A CRNN keyword spotter: a strided Conv2d over MFCCs, a 2-layer GRU, attention pooling over
+    time and a classifier."""
+
+    def __init__(self, mfcc, ch, hidden, classes):
+        super().__init__()
+        self.conv = nn.Conv2d(1, ch, (20, 5), (8, 2))
+        self.bn = nn.BatchNorm2d(ch)
+        self.gru = nn.GRU(ch * ((mfcc - 20) // 8 + 1), hidden, 2, batch_first=True)
+        self.att = nn.Linear(hidden, 1)
+        self.fc = nn.Linear(hidden, classes)
+
+    def forward(self, x):  # [B, 1, mfcc, T]
+        x = F.relu(self.bn(self.conv(x)))
+        x = x.flatten(1, 2).transpose(1, 2)  # [B, T', C*F']
+        y, _ = self.gru(x)
+        w = torch.softmax(self.att(y), 1)
+        return F.log_softmax(self.fc((w * y).sum(1)), -1)
+
+
+class GroupedLinear(nn.Module):
+    """DeepFilterNet's grouped linear layer: one matrix per group of features, as an einsum."""
+
+    def __init__(self, i, o, groups):
+        super().__init__()
+        self.groups = groups
+        self.weight = nn.Parameter(torch.randn(groups, i // groups, o // groups) * (groups / i)**0.5)
+
+    def forward(self, x):  # [B, T, I]
+        x = x.reshape(x.shape[0], x.shape[1], self.groups, -1)
+        return torch.einsum("btgi,gio->btgo", x, self.weight).flatten(2)
+
+
+class SqueezedGruStack(nn.Module):
+    """DeepFilterNet's squeezed GRU: grouped linear in, a GRU with its state carried between
+    calls (one frame per call when streaming), grouped linear out, a skip connection."""
+
+    def __init__(self, width, hidden, groups):
+        super().__init__()
+        self.lin_in = GroupedLinear(width, hidden, groups)
+        self.gru = nn.GRU(hidden, hidden, 1, batch_first=True)
+        self.lin_out = GroupedLinear(hidden, width, groups)
+        self.gains = nn.Linear(width, 32)
+
+    def forward(self, x, h):
+        y, h = self.gru(F.relu(self.lin_in(x)), h)
+        y = F.relu(self.lin_out(y)) + x
+        return torch.sigmoid(self.gains(y)), h
+
+
+class Forecaster(nn.Module):
+    """A time-series forecaster as batch jobs run it: many series at once, a 2-layer LSTM over
+    the history, the horizon from the last step."""
+
+    def __init__(self, features, hidden, horizon):
+        super().__init__()
+        self.lstm = nn.LSTM(features, hidden, 2, batch_first=True)
+        self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, horizon))
+
+    def forward(self, x):  # [B, T, F]
+        y, _ = self.lstm(x)
+        return self.head(y[:, -1])
+
+
 def emit(root, name, model, names_in, names_out, opset, dynamic, sets):
     """Exports `model` traced on sets[0] and writes every set with PyTorch's float64 outputs."""
     model.eval()
@@ -346,6 +460,40 @@ def main():
     width = 320 if full else 40
     emit(root, "ppocr", m, ["x"], ["probs"], 11, {"x": {0: "B", 3: "W"}},
          [[f(1, 3, 32, width)], [f(2, 3, 32, width // 2)]])
+
+    bins, hidden = (1487, 512) if full else (13, 12)
+    m = trained_batch_norms(OpenUnmix(bins, hidden, 2))
+    frames = 255 if full else 7
+    emit(root, "umx", m, ["mix"], ["target"], 13, {"mix": {0: "T", 1: "B"}},
+         [[np.abs(f(frames, 1, 2, bins))], [np.abs(f(frames // 2, 2, 2, bins))]])
+
+    vocab, emb, pred, enc, joint = (1024, 320, 640, 512, 640) if full else (11, 6, 8, 10, 9)
+    m = TransducerStep(vocab, emb, pred, enc, joint, 1 if full else 2)
+    layers = 1 if full else 2
+
+    def rnnt_set(b, t, u):
+        return [f(b, t, enc), rng.integers(0, vocab + 1, (b, u)).astype(np.int64),
+                f(layers, b, pred, scale=0.1), f(layers, b, pred, scale=0.1)]
+
+    emit(root, "rnnt_step", m, ["enc", "token", "h", "c"], ["logp", "h_out", "c_out"], 13,
+         {"enc": {0: "B", 1: "T"}, "token": {0: "B", 1: "U"}, "h": {1: "B"}, "c": {1: "B"}},
+         [rnnt_set(1, 1, 1), rnnt_set(2, 3, 2)])
+
+    mfcc, time = 40, (98 if full else 21)
+    m = trained_batch_norms(KeywordCrnn(mfcc, 32 if full else 4, 64 if full else 8, 12))
+    emit(root, "kws", m, ["mfcc"], ["logp"], 13, {"mfcc": {0: "B", 3: "T"}},
+         [[f(1, 1, mfcc, time)], [f(3, 1, mfcc, time + 6)]])
+
+    width, hidden, groups = (512, 256, 8) if full else (16, 8, 4)
+    m = SqueezedGruStack(width, hidden, groups)
+    emit(root, "dfn_gru", m, ["x", "h0"], ["gains", "h"], 14,
+         {"x": {0: "B", 1: "T"}, "h0": {1: "B"}},
+         [[f(1, 1, width), f(1, 1, hidden, scale=0.1)],
+          [f(2, 300 if full else 5, width), f(1, 2, hidden, scale=0.1)]])
+
+    m = Forecaster(8, 64 if full else 10, 24 if full else 4)
+    emit(root, "forecast", m, ["history"], ["horizon"], 13, {"history": {0: "B", 1: "T"}},
+         [[f(512 if full else 6, 48 if full else 9, 8)], [f(3, 5, 8)]])
 
     if full:
         vocab, hidden = 30000, 1024
