@@ -378,6 +378,58 @@ class Forecaster(nn.Module):
         return self.head(y[:, -1])
 
 
+class DualPathBlock(nn.Module):
+    """One dual-path RNN block (DPRNN): a BiLSTM within each chunk (rows: every chunk of every
+    utterance), a linear layer, a LayerNorm and a residual; then an LSTM across the chunks (rows:
+    every position within a chunk)."""
+
+    def __init__(self, feat, hidden):
+        super().__init__()
+        self.intra = nn.LSTM(feat, hidden, batch_first=True, bidirectional=True)
+        self.intra_fc = nn.Linear(2 * hidden, feat)
+        self.intra_norm = nn.LayerNorm(feat)
+        self.inter = nn.LSTM(feat, hidden, batch_first=True, bidirectional=True)
+        self.inter_fc = nn.Linear(2 * hidden, feat)
+        self.inter_norm = nn.LayerNorm(feat)
+
+    def forward(self, x):  # [B, S chunks, K positions, N]
+        b, s, k, n = x.shape
+        y, _ = self.intra(x.reshape(b * s, k, n))
+        x = x + self.intra_norm(self.intra_fc(y)).reshape(b, s, k, n)
+        z = x.transpose(1, 2).reshape(b * k, s, n)
+        z, _ = self.inter(z)
+        z = self.inter_norm(self.inter_fc(z)).reshape(b, k, s, n).transpose(1, 2)
+        return x + z
+
+
+class DualPathSeparator(nn.Module):
+    """A DPRNN speech separator's mask network: a Conv1d encoder, 50%-overlapping chunks (the
+    overlap-add written as the two halves of each chunk summed), dual-path blocks, masks."""
+
+    def __init__(self, feat, hidden, chunk, blocks, speakers=2):
+        super().__init__()
+        self.chunk, self.speakers = chunk, speakers
+        self.encoder = nn.Conv1d(1, feat, 16, 8, bias=False)
+        self.blocks = nn.Sequential(*[DualPathBlock(feat, hidden) for _ in range(blocks)])
+        self.mask = nn.Conv1d(feat, feat * speakers, 1)
+
+    def forward(self, wav):  # [B, samples]; the frame count is a multiple of chunk / 2
+        w = F.relu(self.encoder(wav.unsqueeze(1)))  # [B, N, L]
+        b, n, frames = w.shape
+        half = self.chunk // 2
+        halves = w.transpose(1, 2).reshape(b, frames // half, half, n)
+        chunks = torch.cat([halves[:, :-1], halves[:, 1:]], 2)  # [B, S, K, N], hop K/2
+        y = self.blocks(chunks)
+        # Overlap-add: each frame is the sum of the two chunks that hold it (the first and last
+        # halves once).
+        first, second = y[:, :, :half], y[:, :, half:]
+        pad = torch.zeros_like(first[:, :1])
+        y = torch.cat([first, pad], 1) + torch.cat([pad, second], 1)
+        y = y.reshape(b, frames, n).transpose(1, 2)
+        m = torch.sigmoid(self.mask(y)).reshape(b, self.speakers, n, frames)
+        return m * w.unsqueeze(1)
+
+
 def emit(root, name, model, names_in, names_out, opset, dynamic, sets):
     """Exports `model` traced on sets[0] and writes every set with PyTorch's float64 outputs."""
     model.eval()
@@ -494,6 +546,16 @@ def main():
     m = Forecaster(8, 64 if full else 10, 24 if full else 4)
     emit(root, "forecast", m, ["history"], ["horizon"], 13, {"history": {0: "B", 1: "T"}},
          [[f(512 if full else 6, 48 if full else 9, 8)], [f(3, 5, 8)]])
+
+    feat, hidden, chunk, blocks = (64, 128, 100, 2) if full else (6, 5, 8, 2)
+    m = DualPathSeparator(feat, hidden, chunk, blocks)
+    frames = 40 * chunk if full else 3 * chunk  # 79 chunks at the full size (4 s at 8 kHz)
+
+    def dprnn_set(b, n_frames):
+        return [f(b, (n_frames - 1) * 8 + 16)]
+
+    emit(root, "dprnn", m, ["wav"], ["masked"], 13, {"wav": {0: "B", 1: "samples"}},
+         [dprnn_set(1, frames), dprnn_set(2, frames // 2 if full else chunk)])
 
     if full:
         vocab, hidden = 30000, 1024

@@ -33,6 +33,16 @@ Status fuse_stacked_rnns(Graph& graph, const FusionFilter& accept);
 using NodeFusionFilter =
     std::function<bool(const Node& original, const Node& fused, const Graph& graph)>;
 
+// Batch-first RNNs (fold_rnn_layout.cc): each LSTM, GRU or RNN node of layout 0 whose X is
+// Transpose(1,0,2) of a batch-first tensor (or a folded layer's output) and whose Y is unread or
+// reaches a Transpose(1,0,2) back to batch-first (or a folded layer) through Squeeze(axes 1) or
+// Transpose(0,2,1,3) + Reshape(0,0,-1), takes layout 1 (opset 14) where `accept` agrees given
+// the node and its layout-1 form: the transposes go, the glue becomes one Reshape(0,0,-1), and
+// the states it has get a Transpose(1,0,2) each. Top-level graph only. The node carries a note
+// naming what was removed. `*folded` says whether any node was; shape inference must run
+// again if so.
+Status fold_rnn_layouts(Graph& graph, const NodeFusionFilter& accept, bool* folded);
+
 // Each Conv whose output only a Relu or Sigmoid reads (and is no graph output) becomes one
 // recur::FusedConv node (runtime/graph/fused_conv.h) writing the activation's output, in
 // subgraphs too, where `accept` agrees given the Conv and the fused node. The fused node keeps

@@ -135,6 +135,44 @@ NodeFusionFilter fusion_filter(const Session::Impl& impl) {
   };
 }
 
+// The fusions and layout rewrites, where the provider that runs a node runs its rewritten
+// form; shapes are inferred again after those that change them.
+void fuse(Session::Impl& impl, Graph& graph, const OpRules& rules, const std::string& file) {
+  const SessionOptions& options = impl.options;
+  // HardSwish first: a Conv whose output x * HardSigmoid(x) reads then takes it as its own.
+  fuse_hard_swishes(graph, fusion_filter(impl)).with_context(file).throw_if_error();
+  fuse_conv_activations(graph, fusion_filter(impl)).with_context(file).throw_if_error();
+  fuse_gelus(graph, fusion_filter(impl)).with_context(file).throw_if_error();
+  fuse_layer_norms(graph, fusion_filter(impl)).with_context(file).throw_if_error();
+  fuse_matmul_bias(graph, fusion_filter(impl)).with_context(file).throw_if_error();
+  if (options.rnn_layer_fusion() != SessionOptions::Fusion::kOff) {
+    // Fused only where it pays (kAuto: a GPU provider claims the fused node first) or where
+    // some listed provider can run it (kOn).
+    const bool always = options.rnn_layer_fusion() == SessionOptions::Fusion::kOn;
+    const bool plan_only = options.plan_only();
+    const auto& providers = impl.providers;
+    auto accept = [&providers, always, plan_only](const Node& fused, const Graph& g) {
+      for (const ExecutionProvider* p : providers) {
+        if (!plan_only && !p->available(nullptr)) continue;
+        if (p->claim(fused, g).yes) return always || !p->device().is_cpu();
+      }
+      return false;
+    };
+    const size_t before = graph.nodes().size();
+    fuse_stacked_rnns(graph, accept).with_context(file).throw_if_error();
+    if (graph.nodes().size() != before) {
+      infer_shapes(graph, rules).with_context(file).throw_if_error();
+    }
+  }
+  // After the stacked fusion, which takes layout-0 layers. Not at int8: oneDNN 2.6's int8
+  // LSTM takes layout 0 only, and the node would run in float32 instead.
+  if (options.cpu_precision() != SessionOptions::Precision::kInt8) {
+    bool folded = false;
+    fold_rnn_layouts(graph, fusion_filter(impl), &folded).with_context(file).throw_if_error();
+    if (folded) infer_shapes(graph, rules).with_context(file).throw_if_error();
+  }
+}
+
 std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>& load,
                                             const SessionOptions& options) {
   const auto t_load = ProfileClock::now();
@@ -169,31 +207,7 @@ std::shared_ptr<const Session::Impl> create(const std::function<Result<Model>()>
         .with_context(file)
         .throw_if_error();
     if (!impl->folded.empty()) infer_shapes(graph, rules).with_context(file).throw_if_error();
-    // HardSwish first: a Conv whose output x * HardSigmoid(x) reads then takes it as its own.
-    fuse_hard_swishes(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
-    fuse_conv_activations(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
-    fuse_gelus(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
-    fuse_layer_norms(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
-    fuse_matmul_bias(graph, fusion_filter(*impl)).with_context(file).throw_if_error();
-    if (options.rnn_layer_fusion() != SessionOptions::Fusion::kOff) {
-      // Fused only where it pays (kAuto: a GPU provider claims the fused node first) or where
-      // some listed provider can run it (kOn).
-      const bool always = options.rnn_layer_fusion() == SessionOptions::Fusion::kOn;
-      const bool plan_only = options.plan_only();
-      const auto& providers = impl->providers;
-      auto accept = [&providers, always, plan_only](const Node& fused, const Graph& g) {
-        for (const ExecutionProvider* p : providers) {
-          if (!plan_only && !p->available(nullptr)) continue;
-          if (p->claim(fused, g).yes) return always || !p->device().is_cpu();
-        }
-        return false;
-      };
-      const size_t before = graph.nodes().size();
-      fuse_stacked_rnns(graph, accept).with_context(file).throw_if_error();
-      if (graph.nodes().size() != before) {
-        infer_shapes(graph, rules).with_context(file).throw_if_error();
-      }
-    }
+    fuse(*impl, graph, rules, file);
   }
 
   if (impl->profiler) impl->profiler->phase("optimize", t_optimize);
