@@ -20,6 +20,7 @@
 // changes).
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,12 +37,12 @@ enum class End : uint8_t { kNone, kTranspose, kLayer, kUnread };
 
 struct Candidate {
   End in = End::kNone, out = End::kNone;
-  int x_transpose = -1;  // in == kTranspose: the Transpose writing X
+  int x_transpose = -1;         // in == kTranspose: the Transpose writing X
   std::vector<int64_t> x_perm;  // and the perm of [N, T, I] from its input (identity: none)
-  int from = -1;         // in == kLayer: the RNN whose glue writes X
+  int from = -1;                // in == kLayer: the RNN whose glue writes X
   rnn_glue::SeqGlue glue;
-  int to = -1;            // out == kLayer: the RNN reading the glue's output
-  int y_transpose = -1;   // out == kTranspose: the Transpose reading the glue's output
+  int to = -1;           // out == kLayer: the RNN reading the glue's output
+  int y_transpose = -1;  // out == kTranspose: the Transpose reading the glue's output
 };
 
 bool eligible(const Graph& g, const Node& n) {
@@ -97,8 +98,8 @@ void settle(std::map<int, Candidate>& cands) {
     for (auto it = cands.begin(); it != cands.end();) {
       const Candidate& c = it->second;
       // Something must be saved: a Transpose of X, or the glue and Transpose after Y.
-      const bool saves = c.in == End::kLayer || c.out == End::kTranspose ||
-                         c.out == End::kLayer || c.x_perm == std::vector<int64_t>{0, 1, 2};
+      const bool saves = c.in == End::kLayer || c.out == End::kTranspose || c.out == End::kLayer ||
+                         c.x_perm == std::vector<int64_t>{0, 1, 2};
       bool ok = c.in != End::kNone && c.in != End::kUnread && c.out != End::kNone && saves;
       if (ok && c.in == End::kLayer) {
         auto p = cands.find(c.from);
@@ -196,8 +197,8 @@ void rewrite(Graph& g, int idx, const Candidate& c, std::vector<Node>& added,
     if (c.out == End::kLayer) g.mutable_value(seq).type.shape.reset();
     const ValueId shape = g.add_value(fresh_name(g, base + "/layout1_seq_shape"));
     g.set_initializer(shape, Tensor::from_vector<int64_t>({3}, {0, 0, -1}));
-    added.push_back(plain_node(g, base + "/layout1_seq", "Reshape", 14,
-                               {n.outputs[kRnnY], shape}, seq));
+    added.push_back(
+        plain_node(g, base + "/layout1_seq", "Reshape", 14, {n.outputs[kRnnY], shape}, seq));
   }
   // States: [D, N, H] in layout 0, [N, D, H] in layout 1.
   for (size_t i : {size_t{kRnnInitialH}, size_t{kRnnInitialC}}) {
@@ -218,9 +219,10 @@ void rewrite(Graph& g, int idx, const Candidate& c, std::vector<Node>& added,
   }
   std::string names;
   for (const std::string& r : removed) names += (names.empty() ? "" : ", ") + r;
-  n.notes.push_back("batch-first: runs in layout 1, reading X [N,T,I] and writing Y [N,T,D,H] "
-                    "itself" +
-                    (names.empty() ? std::string() : "; removed " + names));
+  n.notes.push_back(
+      "batch-first: runs in layout 1, reading X [N,T,I] and writing Y [N,T,D,H] "
+      "itself" +
+      (names.empty() ? std::string() : "; removed " + names));
   g.mutable_node(idx) = std::move(n);
 }
 
@@ -246,10 +248,27 @@ Status fold_rnn_layouts(Graph& graph, const NodeFusionFilter& accept, bool* fold
   *folded = true;
   std::vector<bool> dead(graph.nodes().size(), false);
   std::vector<Node> added;
-  for (const auto& [idx, c] : cands) rewrite(graph, idx, c, added, dead);
+  std::set<std::string> x_transposes;
+  for (const auto& [idx, c] : cands) {
+    if (c.in == End::kTranspose) x_transposes.insert(graph.node(c.x_transpose).name);
+    rewrite(graph, idx, c, added, dead);
+  }
   for (Node& n : added) graph.add_node(std::move(n));
   dead.resize(graph.nodes().size(), false);
   graph.remove_nodes(dead);
+  RECUR_RETURN_IF_ERROR(graph.finalize());
+  // A Transpose of X that several folded nodes read directly is read by none of them now.
+  std::vector<bool> unread(graph.nodes().size(), false);
+  bool any = false;
+  for (const Node& n : graph.nodes()) {
+    if (n.domain.empty() && n.op_type == "Transpose" && n.outputs.size() == 1 &&
+        n.outputs[0] != kNoValue && graph.value(n.outputs[0]).consumers.empty() &&
+        !graph.value(n.outputs[0]).is_graph_output && x_transposes.count(n.name)) {
+      unread[static_cast<size_t>(n.index)] = any = true;
+    }
+  }
+  if (!any) return ok_status();
+  graph.remove_nodes(unread);
   return graph.finalize();
 }
 

@@ -110,7 +110,7 @@ std::string model(const TempDir& dir, const Form& f) {
 
 Feeds feeds(const Form& f, int64_t N, int64_t T, std::mt19937& rng) {
   const int64_t D = f.bidirectional ? 2 : 1;
-  Feeds in = {{"x", random_tensor(f.x_plain    ? Shape{T, N, I}
+  Feeds in = {{"x", random_tensor(f.x_plain     ? Shape{T, N, I}
                                   : f.merged_in ? Shape{N, I, T}
                                                 : Shape{N, T, I},
                                   rng, 1.0f)}};
@@ -141,9 +141,9 @@ void expect_same_outputs(const std::string& path, const Form& f, int want_folded
   const Session as_written(path, SessionOptions().providers({"reference"}).optimize(false));
   for (const std::string& p : test::OpTester::runnable_providers()) {
     // The reference provider behind: the Transposes and Reshapes are not oneDNN's.
-    Session s(path, SessionOptions().providers(
-                        p == "reference" ? std::vector<std::string>{p}
-                                         : std::vector<std::string>{p, "reference"}));
+    Session s(path, SessionOptions().providers(p == "reference"
+                                                   ? std::vector<std::string>{p}
+                                                   : std::vector<std::string>{p, "reference"}));
     EXPECT_EQ(folded(s), want_folded) << p << "\n" << s.explain();
     std::mt19937 rng(5);
     for (const auto& [N, T] : {std::pair<int64_t, int64_t>{1, 6}, {3, 4}, {2, 1}}) {
@@ -203,6 +203,29 @@ TEST(FoldRnnLayout, ASharedInputTransposeStaysForItsOtherReader) {
   EXPECT_EQ(count_op(s, "Transpose"), 1) << s.explain();
 }
 
+// Two batch-first RNNs reading one transposed X (two heads over the same features): both
+// fold, and the Transpose, read by neither now, goes.
+TEST(FoldRnnLayout, TwoNodesReadingOneTransposedInput) {
+  TempDir dir;
+  std::mt19937 rng(11);
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {-1, -1, I}, {"N", "T"});
+  set_attr(m.node("Transpose", {"x"}, {"xt"}, "x_transpose"), "perm",
+           std::vector<int64_t>{1, 0, 2});
+  const Form f;
+  for (int l = 0; l < 2; ++l) {
+    const std::string seq = layer(m, f, l, "xt", I, rng);
+    const std::string y = "y" + std::to_string(l);
+    set_attr(m.node("Transpose", {seq}, {y}, y + "_transpose"), "perm",
+             std::vector<int64_t>{1, 0, 2});
+    m.output(y, DType::kFloat32);
+  }
+  const std::string path = m.save(dir.path());
+  expect_same_outputs(path, f, 2);
+  Session s(path, SessionOptions().providers({"reference"}));
+  EXPECT_EQ(count_op(s, "Transpose"), 0) << s.explain();
+}
+
 TEST(FoldRnnLayout, NearMissesStayInLayout0) {
   for (const auto& [f, why] : std::vector<std::pair<Form, std::string>>{
            {Form{.y_out = true}, "the layout-0 Y is a graph output"},
@@ -219,8 +242,9 @@ TEST(FoldRnnLayout, NearMissesStayInLayout0) {
 TEST(FoldRnnLayout, Int8PrecisionKeepsLayout0ForOnednnInt8Lstm) {
   TempDir dir;
   const std::string path = model(dir, Form{});
-  Session s(path, SessionOptions().providers({"reference"}).cpu_precision(
-                      SessionOptions::Precision::kInt8));
+  Session s(
+      path,
+      SessionOptions().providers({"reference"}).cpu_precision(SessionOptions::Precision::kInt8));
   EXPECT_EQ(folded(s), 0) << s.explain();
 }
 
