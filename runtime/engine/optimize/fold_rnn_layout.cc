@@ -45,8 +45,9 @@ struct Candidate {
   int y_transpose = -1;  // out == kTranspose: the Transpose reading the glue's output
 };
 
+// Opset 7 on: the first opsets' LSTM and GRU have attributes that opset 14 does not.
 bool eligible(const Graph& g, const Node& n) {
-  if (!rnn_glue::is_rnn(n) || !rnn_glue::layout0(n) || !n.has_input(kRnnX) ||
+  if (!rnn_glue::is_rnn(n) || n.opset < 7 || !rnn_glue::layout0(n) || !n.has_input(kRnnX) ||
       !n.implicit_inputs.empty() || !RnnSpec::parse(n).ok())
     return false;
   return !n.has_output(kRnnY) || !g.value(n.outputs[kRnnY]).is_graph_output;
@@ -61,7 +62,8 @@ Candidate ends(const Graph& g, const Node& n) {
     const Node& p = g.node(x.producer);
     const Attribute* perm = p.attr("perm");
     if (p.domain.empty() && p.op_type == "Transpose" && p.implicit_inputs.empty() && perm &&
-        perm->type == AttrType::kInts && perm->ints.size() == 3 && p.outputs.size() == 1) {
+        perm->type == AttrType::kInts && perm->ints.size() == 3 && p.outputs.size() == 1 &&
+        p.has_input(0)) {
       // Layout 1 wants [N, T, I]: the same permutation with its first two axes swapped.
       c.in = End::kTranspose;
       c.x_transpose = p.index;
@@ -167,6 +169,8 @@ void rewrite(Graph& g, int idx, const Candidate& c, std::vector<Node>& added,
     dead[static_cast<size_t>(i)] = true;
     removed.push_back("'" + g.node(i).name + "'");
   };
+  // Y changes layout (shape inference runs again after the pass).
+  if (n.has_output(kRnnY)) g.mutable_value(n.outputs[kRnnY]).type.shape.reset();
   if (c.in == End::kTranspose) {
     const Node& t = g.node(c.x_transpose);
     const bool only_reader =
@@ -192,8 +196,7 @@ void rewrite(Graph& g, int idx, const Candidate& c, std::vector<Node>& added,
       seq = g.node(c.y_transpose).outputs[0];
       remove(c.y_transpose);
     }
-    // Shape inference runs again after the pass: Y, and a chain's sequence, change layout.
-    g.mutable_value(n.outputs[kRnnY]).type.shape.reset();
+    // Shape inference runs again after the pass: a chain's sequence changes layout.
     if (c.out == End::kLayer) g.mutable_value(seq).type.shape.reset();
     const ValueId shape = g.add_value(fresh_name(g, base + "/layout1_seq_shape"));
     g.set_initializer(shape, Tensor::from_vector<int64_t>({3}, {0, 0, -1}));

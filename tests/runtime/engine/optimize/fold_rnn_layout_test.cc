@@ -226,6 +226,43 @@ TEST(FoldRnnLayout, TwoNodesReadingOneTransposedInput) {
   EXPECT_EQ(count_op(s, "Transpose"), 0) << s.explain();
 }
 
+// A classifier that reads only the last state: Y is unread (its declared layout-0 shape is
+// dropped with the layout), X's Transpose goes and Y_h gets one of its own.
+TEST(FoldRnnLayout, OnlyTheLastStateRead) {
+  TempDir dir;
+  std::mt19937 rng(11);
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {-1, -1, I}, {"N", "T"});
+  set_attr(m.node("Transpose", {"x"}, {"xt"}, "x_transpose"), "perm",
+           std::vector<int64_t>{1, 0, 2});
+  m.initializer("W", random_tensor({1, 3 * H, I}, rng));
+  m.initializer("R", random_tensor({1, 3 * H, H}, rng));
+  auto& gru = m.node("GRU", {"xt", "W", "R"}, {"Y", "Y_h"}, "gru");
+  set_attr(gru, "hidden_size", H);
+  m.initializer("axes", Tensor::from_vector<int64_t>({1}, {0}));
+  m.node("Squeeze", {"Y_h", "axes"}, {"h"}, "squeeze");
+  m.output("h", DType::kFloat32);
+  // What an exporter's shape inference leaves: Y declared [T, 1, N, H].
+  auto* vi = m.graph().add_value_info();
+  vi->set_name("Y");
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (const auto& [param, value] :
+       std::vector<std::pair<std::string, int64_t>>{{"T", 0}, {"", 1}, {"N", 0}, {"", H}}) {
+    auto* dim = tt->mutable_shape()->add_dim();
+    if (param.empty()) {
+      dim->set_dim_value(value);
+    } else {
+      dim->set_dim_param(param);
+    }
+  }
+  const std::string path = m.save(dir.path());
+  const Form f{.op = "GRU", .bidirectional = false};
+  expect_same_outputs(path, f, 1);
+  Session s(path, SessionOptions().providers({"reference"}));
+  EXPECT_EQ(count_op(s, "Transpose"), 1) << s.explain();
+}
+
 TEST(FoldRnnLayout, NearMissesStayInLayout0) {
   for (const auto& [f, why] : std::vector<std::pair<Form, std::string>>{
            {Form{.y_out = true}, "the layout-0 Y is a graph output"},
