@@ -18,6 +18,16 @@ around the RNNs:
 - ppocr: a PaddleOCR-style mobile line recognizer (a MobileNetV3 backbone: depthwise
   convolutions, squeeze-and-excitation gates with HardSigmoid, HardSwish written as
   x * HardSigmoid(x) at opset 11; two stacked BiLSTMs, a softmax over the character set);
+- umx: Open-Unmix's spectrogram model (time-major frames, a shared Linear over both channels'
+  bins with BatchNorm and tanh, a 3-layer BiLSTM, skip concat, a ReLU mask on the mixture);
+- rnnt_step: one greedy step of an RNN-T decoder (an embedding, an LSTM prediction network with
+  its state, the joint network over a chunk of encoder frames, log-softmax);
+- kws: a CRNN keyword spotter (a strided Conv2d over MFCCs, a 2-layer GRU, attention pooling);
+- dfn_gru: DeepFilterNet's squeezed GRU (grouped linear layers as Einsum, a GRU with its state
+  carried between frames, a skip connection, sigmoid gains), one frame and a whole clip;
+- forecast: a batch LSTM forecaster (512 series of 48 steps, the horizon from the last step);
+- dprnn: a dual-path RNN speech separator (a Conv1d encoder, 50%-overlapping chunks, BiLSTMs
+  within and across the chunks with Linear, LayerNorm and residuals, sigmoid masks);
 - word_lm (only with --full): a word-level LSTM language model with a 30k vocabulary.
 
 Expected outputs come from PyTorch itself: the module run eagerly in float64 on the same inputs
