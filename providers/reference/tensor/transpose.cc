@@ -43,12 +43,17 @@ class TransposeKernel final : public Kernel {
     auto perm = resolve_perm(perm_, static_cast<size_t>(x->rank()));
     if (!perm.ok()) return perm.status().with_context(ctx.node().describe());
     Shape out_shape(perm->size());
-    bool identity = true;
+    // The bytes stay in place where the dimensions longer than 1 keep their order (an RNN
+    // state [1, N, H] to [N, 1, H]): the output is a view, as Reshape's is.
+    bool in_order = true;
+    int64_t last = -1;
     for (size_t i = 0; i < perm->size(); ++i) {
       out_shape[i] = x->shape()[static_cast<size_t>((*perm)[i])];
-      identity = identity && (*perm)[i] == static_cast<int64_t>(i);
+      if (out_shape[i] == 1) continue;
+      in_order = in_order && (*perm)[i] > last;
+      last = (*perm)[i];
     }
-    if (identity) return ctx.set_output(0, *x);
+    if (in_order) return ctx.set_output(0, x->reshaped(out_shape));
     RECUR_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), out_shape));
     permute_copy(*x, *out, *perm);
     return ok_status();

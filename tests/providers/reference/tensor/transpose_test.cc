@@ -1,4 +1,8 @@
-// Transpose of bool and float16 data, and permutations that are not.
+// Transpose of bool and float16 data, permutations that move only dimensions of size 1 (a
+// view of the input), and permutations that are not.
+#include <tuple>
+#include <vector>
+
 #include "tests/support/op_tester.h"
 
 namespace recur::test {
@@ -22,6 +26,24 @@ TEST(Transpose, BoolAndFloat16) {
   const Float16* p = t[0].data<Float16>();
   EXPECT_EQ(static_cast<float>(p[(1 * 4 + 2) * 2 + 0]), 6.0f);
   EXPECT_EQ(static_cast<float>(p[(1 * 4 + 2) * 2 + 1]), 18.0f);
+}
+
+// [1, 2, 3] to [2, 1, 3] and [2, 3, 1]: the bytes stay in order, and so must the values;
+// [2, 1, 3] to [3, 1, 2] moves them.
+TEST(Transpose, MovingOnlyDimensionsOfOneKeepsTheOrder) {
+  std::vector<float> v(6);
+  for (int i = 0; i < 6; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i);
+  for (const auto& [in, perm, want_shape, want] :
+       std::vector<std::tuple<Shape, std::vector<int64_t>, Shape, std::vector<float>>>{
+           {{1, 2, 3}, {1, 0, 2}, {2, 1, 3}, v},
+           {{1, 2, 3}, {1, 2, 0}, {2, 3, 1}, v},
+           {{2, 1, 3}, {2, 1, 0}, {3, 1, 2}, {0, 3, 1, 4, 2, 5}}}) {
+    const Tensor x = Tensor::from_vector<float>(in, v);
+    Outputs o =
+        OpTester("Transpose", 13).input("x", x).attr("perm", perm).output("y").run({{"x", x}});
+    ASSERT_EQ(o[0].shape(), want_shape);
+    EXPECT_EQ(values<float>(o[0]), want);
+  }
 }
 
 TEST(Transpose, BadPermIsAnErrorAtLoad) {
