@@ -1,17 +1,51 @@
 #include "providers/onednn/nn/layout_prim.h"
 
+#include "providers/onednn/common/avx512.h"
+#include "providers/onednn/common/channels_last.h"
+
 namespace recur::onednn {
+
+bool transposable_channels_last(const dnnl::memory::desc& plain, const dnnl::memory::desc& md) {
+  const auto dims = plain.dims();
+  if (dims.size() < 3 || dims.size() > 5 || plain.data_type() != dnnl::memory::data_type::f32 ||
+      !avx512::have_avx512())
+    return false;
+  using tag = dnnl::memory::format_tag;
+  const tag row_major = dims.size() == 3 ? tag::abc : dims.size() == 4 ? tag::abcd : tag::abcde;
+  // One channel, or one position: the same bytes, which oneDNN reads as they are.
+  int64_t spatial = 1;
+  for (size_t i = 2; i < dims.size(); ++i) spatial *= dims[i];
+  if (dims[1] == 1 || spatial == 1) return false;
+  return plain == dnnl::memory::desc(dims, plain.data_type(), row_major) &&
+         md == channels_last(plain);
+}
+
+namespace {
+
+// [N, C, S] <-> [N, S, C] for the spatial size S of `plain`'s dims.
+void channels_copy(const dnnl::memory::desc& plain, const void* from, void* to, bool to_last,
+                   const CachedPrimitive& prim) {
+  const auto dims = plain.dims();
+  int64_t spatial = 1;
+  for (size_t i = 2; i < dims.size(); ++i) spatial *= dims[i];
+  const int64_t rows = to_last ? dims[1] : spatial, cols = to_last ? spatial : dims[1];
+  transpose_planes(static_cast<const float*>(from), static_cast<float*>(to), dims[0], rows, cols,
+                   prim.threads, prim.shrink);
+}
+
+}  // namespace
 
 Status run_layout_prim(const LayoutPrim& lp, const dnnl::memory::desc& plain_x, const void* x,
                        const dnnl::memory::desc& plain_y, void* y,
                        const dnnl::memory::desc& bias_md, const void* bias, ScratchPool& buffers,
                        ScratchPool& scratch, const std::string& what) {
-  ScratchPool::Lease src_buf =
-      lp.to_src ? buffers.acquire(lp.src.get_size()) : ScratchPool::Lease();
-  ScratchPool::Lease dst_buf =
-      lp.from_dst ? buffers.acquire(lp.dst.get_size()) : ScratchPool::Lease();
-  const void* src = lp.to_src ? src_buf.data() : x;
-  void* dst = lp.from_dst ? dst_buf.data() : y;
+  const bool src_copy = lp.to_src || lp.src_channels_last;
+  const bool dst_copy = lp.from_dst || lp.dst_channels_last;
+  ScratchPool::Lease src_buf = src_copy ? buffers.acquire(lp.src.get_size()) : ScratchPool::Lease();
+  ScratchPool::Lease dst_buf = dst_copy ? buffers.acquire(lp.dst.get_size()) : ScratchPool::Lease();
+  const void* src = src_copy ? src_buf.data() : x;
+  void* dst = dst_copy ? dst_buf.data() : y;
+  if (lp.src_channels_last) channels_copy(plain_x, x, src_buf.data(), true, lp.prim);
   if (lp.to_src) {
     RECUR_RETURN_IF_ERROR(execute_primitive(
         *lp.to_src, {{DNNL_ARG_FROM, plain_x, x}, {DNNL_ARG_TO, lp.src, src}}, scratch, what));
@@ -22,6 +56,7 @@ Status run_layout_prim(const LayoutPrim& lp, const dnnl::memory::desc& plain_x, 
                        {DNNL_ARG_BIAS, bias_md, bias}};
   RECUR_RETURN_IF_ERROR(
       execute_primitive(lp.prim, std::span<const Bind>(args, bias ? 4 : 3), scratch, what));
+  if (lp.dst_channels_last) channels_copy(plain_y, dst, y, false, lp.prim);
   if (!lp.from_dst) return ok_status();
   return execute_primitive(*lp.from_dst, {{DNNL_ARG_FROM, lp.dst, dst}, {DNNL_ARG_TO, plain_y, y}},
                            scratch, what);

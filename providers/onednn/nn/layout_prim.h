@@ -16,9 +16,16 @@ namespace recur::onednn {
 struct LayoutPrim {
   CachedPrimitive prim;  // empty where only oneDNN's reference implementation takes "any"
   dnnl::memory::desc src, weights, dst;
-  std::shared_ptr<CachedPrimitive> to_src, from_dst;  // null where the layout is the plain one
+  // Null where the layout is the plain one, or where it is channels-last: that copy is
+  // recur's transpose (channels_last.h), several times faster than oneDNN's reorder.
+  std::shared_ptr<CachedPrimitive> to_src, from_dst;
+  bool src_channels_last = false, dst_channels_last = false;
   std::shared_ptr<AlignedBuffer> packed_weights;
 };
+
+// Whether `md` is row-major `plain` laid out channels-last with more than one channel and one
+// position: a copy that transpose_planes makes.
+bool transposable_channels_last(const dnnl::memory::desc& plain, const dnnl::memory::desc& md);
 
 // `make(src, weights, dst)` makes the primitive for the given descriptors; `plain_w` describes
 // `constant_w` as the model holds it.
@@ -38,8 +45,14 @@ Result<LayoutPrim> make_layout_prim(const dnnl::memory::desc& plain_x,
   lp.src = dnnl::memory::desc(*dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0));
   lp.weights = dnnl::memory::desc(*dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0));
   lp.dst = dnnl::memory::desc(*dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
-  RECUR_ASSIGN_OR_RETURN(lp.to_src, make_reorder(plain_x, lp.src, what));
-  RECUR_ASSIGN_OR_RETURN(lp.from_dst, make_reorder(lp.dst, plain_y, what));
+  lp.src_channels_last = transposable_channels_last(plain_x, lp.src);
+  lp.dst_channels_last = transposable_channels_last(plain_y, lp.dst);
+  if (!lp.src_channels_last) {
+    RECUR_ASSIGN_OR_RETURN(lp.to_src, make_reorder(plain_x, lp.src, what));
+  }
+  if (!lp.dst_channels_last) {
+    RECUR_ASSIGN_OR_RETURN(lp.from_dst, make_reorder(lp.dst, plain_y, what));
+  }
   lp.packed_weights = std::make_shared<AlignedBuffer>(lp.weights.get_size());
   RECUR_RETURN_IF_ERROR(dnnl_try(what, [&] {
     ThreadScope scope(1);
