@@ -87,8 +87,7 @@ void transpose_planes(const float* x, float* y, int64_t planes, int64_t rows, in
   if (jobs == 1) {
     part(0);
   } else {
-    run_jobs(static_cast<size_t>(jobs), static_cast<int>(jobs) - 1,
-             [&part](size_t j) { part(j); });
+    run_jobs(static_cast<size_t>(jobs), static_cast<int>(jobs) - 1, [&part](size_t j) { part(j); });
   }
 }
 

@@ -346,6 +346,16 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
   Candidates cands;
   for (const Choice& t : threading)
     for (bool any : formats) cands.list.push_back({any, t.threads, t.split});
+  cands.untimed =
+      untimed_rule(bucket, T, pass_flops, cands.list.front(), can_split, tiny, formats.size() > 1);
+  return cands;
+}
+
+// The fixed rule: the choice of a bucket when nothing is timed (docs/semantics.md, "The fixed
+// rule"). `first` is the first candidate; `both_formats` whether brgemm and gemm may be chosen.
+Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_flops,
+                               const Choice& first, bool can_split, bool tiny,
+                               bool both_formats) const {
   // Without timing (the default, deterministic, or while another thread times): a fixed
   // rule, tabled in docs/semantics.md with the measurements behind it
   // (tools/bench/untuned_vs_tuned.py). Threads cannot pay for their handoff on a pass under
@@ -383,14 +393,30 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
   constexpr double kSmallPassFlops = 2e7;
   constexpr double kOneRowTeamFlops = 2e5;
   constexpr double kOneRowSplitFlops = 1e6;
+  // A few rows of a cell whose R is large: a batch split makes every thread stream all of R
+  // each step for a few rows' work, where a team shares its columns (each core's part staying
+  // in its L2), as for one row. From kFewRowsTeamBytes of R and at most kFewRowsPerThread rows
+  // a thread, 2 threads, T = 100, 2026-11-29 (`--set onednn.threading=omp|split`, the better
+  // format of each, p50 ms): LSTM H=256 (R 1 MiB) N=2 1.70/4.78, N=4 2.46/5.06, N=8 3.77/5.62,
+  // N=16 level (7.24/7.13); GRU H=400 (1.8 MiB) N=4 4.50/13.98, N=8 7.29/15.99, N=16
+  // 14.1/21.0; LSTM H=512 N=4 12.6/23.5, N=8 17.1/25.3; GRU H=256 (768 KiB) N=4 1.79/2.68, N=8
+  // 3.02/3.45; LSTM H=192 (576 KiB) N=2 1.07/1.46, N=4 level, N=8 2.56/2.40; LSTM H=160
+  // (400 KiB): the split ahead at every N (N=4 1.23/1.04). Two directions on two threads keep
+  // a direction each: each thread streams only its own direction's R.
+  constexpr double kFewRowsTeamBytes = 512.0 * 1024;
+  constexpr int64_t kFewRowsPerThread = 4;
+  const int64_t N = bucket.N, H = bucket.H;
+  const int maxt = std::max(1, opts_.max_threads);
   const double step_flops = pass_flops / static_cast<double>(std::max<int64_t>(T, 1));
   const double row_flops = 2.0 * static_cast<double>(geom_.gates() * H) * static_cast<double>(H);
-  Choice& best = cands.untimed;
-  best = cands.list.front();
+  const double r_bytes = 4.0 * static_cast<double>(geom_.gates() * H) * static_cast<double>(H);
+  const bool splits_rows = D() == 1 || maxt > D();
+  Choice best = first;
   if (opts_.threading == ThreadingChoice::kAuto && maxt > 1) {
     bool split = false, team = false;
     if (N > 1 && pass_flops >= kSmallPassFlops) {
-      split = can_split && step_flops < kLongStepFlops;
+      split = can_split && step_flops < kLongStepFlops &&
+              !(splits_rows && r_bytes >= kFewRowsTeamBytes && N <= kFewRowsPerThread * maxt);
       team = !split;
     } else if (N == 1 && !tiny && row_flops >= kOneRowTeamFlops &&
                bucket.t_class < t_class(kLongPassSteps + 1)) {
@@ -400,7 +426,7 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
     best.threads = team ? maxt : 1;
     best.split = split ? maxt : 1;
   }
-  if (formats.size() > 1) {
+  if (both_formats) {
     const Jobs jobs = jobs_for(best, N);
     int64_t rows = N;
     for (const Job& j : jobs) rows = std::min(rows, j.n1 - j.n0);
@@ -411,13 +437,18 @@ Candidates RnnKernel::candidates(const BucketKey& bucket, int64_t T) const {
     constexpr int64_t kRnnGemmMinRows = 16;
     best.any =
         (rows >= 2 || H < kGemmMinHidden) && !(geom_.gates() == 1 && rows >= kRnnGemmMinRows);
+    // An LSTM of a few rows and many units: gemm (one thread, T = 100, p50 ms, gemm/brgemm:
+    // H=256 N=2 2.53/5.33, N=4 4.18/6.21, N=8 6.92/7.79; H=512 N=2 23.5/32.2, N=4 25.1/32.8,
+    // N=8 39.9/35.5; at 2 threads in a team H=512 N=8 17.1/18.3; H=192 N=2 1.21/1.46 but
+    // level in a team).
+    if (!bf16_ && geom_.gates() == 4 && H >= 256 && rows <= 4) best.any = false;
     // Two directions side by side, each on its own thread with many rows: gemm. bilstm (N=16,
     // H=256) ran 7.4 ms on ldigo against 9.3 on brgemm at 2 threads, and level at one; a
     // batch split of lstm_med (16 rows, H=512) was the other way round (34.7 against 41.3).
     // Not in bf16, where brgemm takes AMX: there ldigo ran bilstm 1.9x slower.
     if (!bf16_ && D() == 2 && best.split > 1 && rows >= 16 && bucket.N == rows) best.any = false;
   }
-  return cands;
+  return best;
 }
 
 Result<Choice> RnnKernel::timed_choice(const std::vector<Choice>& cands, const BucketKey& bucket,

@@ -26,13 +26,14 @@ namespace recur::onednn {
 struct RnnBuffers {
   int64_t T = 0, N = 0, I = 0, H = 0, D = 1;
   bool l0 = true;
+  bool x_l0 = true;  // X's own layout: 0 also where a layout-1 run copied it ([T, N, I])
   const float* x = nullptr;
   const float* h0 = nullptr;
   const float* c0 = nullptr;
   float* y = nullptr;
   float* yh = nullptr;
   float* yc = nullptr;
-  const float* x_at(int64_t t, int64_t n) const { return x + (l0 ? t * N + n : n * T + t) * I; }
+  const float* x_at(int64_t t, int64_t n) const { return x + (x_l0 ? t * N + n : n * T + t) * I; }
   int64_t y_off(int64_t t, int64_t d, int64_t n) const {
     return (l0 ? (t * D + d) * N + n : (n * T + t) * D + d) * H;
   }

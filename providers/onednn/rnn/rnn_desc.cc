@@ -63,6 +63,14 @@ RnnDescs rnn_descs(const ShapeKey& k, const RnnSpec& spec, const OnednnRnnGeomet
       state_c = memory::desc({1, 1, N, H}, DT::f32, memory::dims{L * Dn * H, H, Dn * H, 1});
       break;
     }
+    case Mode::kLayout1DenseX: {  // X [T, L, I] (the run's copy), Y [L, LT, D, H], states [L, D, H]
+      const int64_t LT = k.ld_t > 0 ? k.ld_t : T;
+      d.src_layer = memory::desc({T, N, I}, io, memory::dims{L * I, I, 1});
+      d.dst_layer = memory::desc({T, N, H}, io, memory::dims{Dn * H, LT * Dn * H, 1});
+      state = memory::desc({1, 1, N, H}, io, memory::dims{L * Dn * H, H, Dn * H, 1});
+      state_c = memory::desc({1, 1, N, H}, DT::f32, memory::dims{L * Dn * H, H, Dn * H, 1});
+      break;
+    }
     case Mode::kPacked:
       d.src_layer = memory::desc({T, N, I}, io, Tag::tnc);
       d.dst_layer = memory::desc({T, N, H}, io, Tag::tnc);

@@ -12,7 +12,9 @@
 
 namespace recur::onednn::rnn {
 
-enum class Mode : uint8_t { kLayout0, kLayout1, kPacked };
+// kLayout1DenseX: layout 1 with X copied into a dense [T, N, I] buffer by the run
+// (RnnKernel::run_mode says when), Y and the states in place.
+enum class Mode : uint8_t { kLayout0, kLayout1, kPacked, kLayout1DenseX };
 
 // One primitive: a slice of N rows out of ld_n (the whole batch, which sets the strides) and of
 // T steps out of the sequence, one direction, the memory layout, which states are read and written,

@@ -47,11 +47,20 @@ Result<std::shared_ptr<const Plan>> RnnKernel::get_plan_locked(const ShapeKey& k
   return std::shared_ptr<const Plan>(plan);
 }
 
+Mode RnnKernel::run_mode(std::span<const Job> jobs, int64_t N) const {
+  if (spec_.layout == 0) return Mode::kLayout0;
+  if (bf16_ || N < 2) return Mode::kLayout1;
+  for (const Job& j : jobs)
+    if (j.n1 - j.n0 != N) return Mode::kLayout1;  // a batch split: no slice is dense anyway
+  return Mode::kLayout1DenseX;
+}
+
 Status RnnKernel::uniform_plans(const Choice& c, std::span<const Job> jobs, int64_t T, int64_t tb,
                                 int64_t N, int64_t I, int64_t H, bool src_iter, bool dst_iter,
                                 std::vector<std::shared_ptr<const Plan>>& plans) const {
   plans.clear();
   const bool blocked = tb < T;
+  const Mode mode = run_mode(jobs, N);
   std::lock_guard<std::mutex> lock(mu_);
   auto add = [&](int64_t steps) -> Status {
     for (const Job& j : jobs) {
@@ -61,7 +70,7 @@ Status RnnKernel::uniform_plans(const Choice& c, std::span<const Job> jobs, int6
                          H,
                          N,
                          is_reverse(j.d),
-                         spec_.layout == 0 ? Mode::kLayout0 : Mode::kLayout1,
+                         mode,
                          src_iter || blocked,
                          dst_iter || blocked,
                          act_dir(j.d),

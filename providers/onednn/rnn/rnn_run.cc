@@ -118,7 +118,7 @@ Status RnnKernel::run(KernelContext& ctx) const {
   io.I = dims.input_size;
   io.H = dims.hidden;
   io.D = D();
-  io.l0 = spec_.layout == 0;
+  io.l0 = io.x_l0 = spec_.layout == 0;
   io.x = x->data<float>();
   io.h0 = h0 ? h0->data<float>() : nullptr;
   io.c0 = c0 ? c0->data<float>() : nullptr;
@@ -194,7 +194,7 @@ int64_t RnnKernel::time_block(int64_t T, int64_t N, int64_t I, int64_t H, const 
                      H,
                      N,
                      is_reverse(j.d),
-                     spec_.layout == 0 ? Mode::kLayout0 : Mode::kLayout1,
+                     run_mode(jobs, N),
                      true,
                      true,
                      act_dir(j.d),
@@ -235,13 +235,25 @@ int64_t RnnKernel::time_block(int64_t T, int64_t N, int64_t I, int64_t H, const 
 }
 
 // Every sequence runs all T steps: one primitive per job writes straight into Y and the states.
-Status RnnKernel::run_uniform(const RunIo& io) const {
+Status RnnKernel::run_uniform(const RunIo& given) const {
   const bool lstm = spec_.cell == RnnCell::kLstm;
-  const BucketKey bucket{io.N, io.I, io.H, t_class(io.T), false};
-  RECUR_ASSIGN_OR_RETURN(Choice chosen, choose(bucket, io.T, nullptr));
+  const BucketKey bucket{given.N, given.I, given.H, t_class(given.T), false};
+  RECUR_ASSIGN_OR_RETURN(Choice chosen, choose(bucket, given.T, nullptr));
   CoreLease lease;
   const Choice c = for_busy_cores(chosen, lease);
-  const Jobs jobs = jobs_for(c, io.N);
+  const Jobs jobs = jobs_for(c, given.N);
+  RunIo io = given;
+  if (run_mode(jobs, io.N) == Mode::kLayout1DenseX) {
+    // [N, T, I] -> [T, N, I], rows of I floats (run_mode says why).
+    std::vector<float>& dense = io.scratch->dense_x;
+    dense.resize(static_cast<size_t>(io.T * io.N * io.I));
+    for (int64_t t = 0; t < io.T; ++t)
+      for (int64_t n = 0; n < io.N; ++n)
+        std::memcpy(dense.data() + (t * io.N + n) * io.I, given.x_at(t, n),
+                    static_cast<size_t>(io.I) * sizeof(float));
+    io.x = dense.data();
+    io.x_l0 = true;
+  }
   const int64_t tb = time_block(io.T, io.N, io.I, io.H, c, jobs);
   // Blocks chain their states, so they read and write them whether or not the node does.
   const bool src_iter = io.h0 || io.c0 || tb < io.T;

@@ -118,7 +118,7 @@ Status SmallRnnKernel::run(KernelContext& ctx) const {
   io.I = I_;
   io.H = H_;
   io.D = spec_.num_directions();
-  io.l0 = spec_.layout == 0;
+  io.l0 = io.x_l0 = spec_.layout == 0;
   io.x = x->data<float>();
   io.h0 = h0 ? h0->data<float>() : nullptr;
   io.c0 = c0 ? c0->data<float>() : nullptr;

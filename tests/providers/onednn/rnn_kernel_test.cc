@@ -82,7 +82,9 @@ TEST(OnednnRnnDescs, OneRowOrOneStepOfLayout1HasTheStridesOfLayout0) {
     const auto l0 = descs(T, N, Mode::kLayout0), l1 = descs(T, N, Mode::kLayout1);
     EXPECT_EQ(strides(l1.src_layer), strides(l0.src_layer)) << "T=" << T << " N=" << N;
     // Y of one step over several rows differs: layout 1 interleaves the directions per row.
-    if (N == 1) EXPECT_EQ(strides(l1.dst_layer), strides(l0.dst_layer)) << "T=" << T;
+    if (N == 1) {
+      EXPECT_EQ(strides(l1.dst_layer), strides(l0.dst_layer)) << "T=" << T;
+    }
   }
   // More rows and steps keep layout 1's own strides: X [N, T, I], Y [N, T, D, H].
   const auto many = descs(10, 3, Mode::kLayout1);
