@@ -92,6 +92,38 @@ TEST(OnednnRnnDescs, OneRowOrOneStepOfLayout1HasTheStridesOfLayout0) {
   EXPECT_EQ(strides(many.dst_layer), (std::vector<int64_t>{2 * 16, 10 * 2 * 16, 1}));
 }
 
+// Layout 1 over several rows, each primitive taking the whole batch (one thread, a team, or a
+// direction each), runs from a dense copy of X (RnnKernel::run_mode); a batch split and one
+// row keep X in place. Every form against the reference provider, Y and Y_h.
+TEST(OnednnRnnKernel, Layout1OverSeveralRowsMatchesTheReference) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  SessionOptions ropts;
+  ropts.providers({"reference"});
+  std::mt19937 rng(4);
+  // H=200, I=48 is beyond the small-cell kernels: oneDNN's primitive runs.
+  for (const auto& [op, dir] : std::vector<std::pair<std::string, std::string>>{
+           {"LSTM", "forward"}, {"GRU", "bidirectional"}, {"LSTM", "reverse"}}) {
+    const std::string bytes = model(op, 48, 200, dir, op == "GRU", {{"layout", 1}});
+    for (const char* threading : {"single", "omp", "split"}) {
+      SessionOptions dopts;
+      dopts.providers({"onednn"}).threads(2).set("onednn.threading", threading);
+      Session dnn = open(bytes, dopts);
+      ASSERT_EQ(dnn.explain().find("small-cell"), std::string::npos) << dnn.explain();
+      Session ref = open(bytes, ropts);
+      for (const auto& [N, T] : {std::pair<int64_t, int64_t>{3, 7}, {1, 5}, {4, 1}}) {
+        const Feeds f = {
+            {"X", random_tensor({N, T, 48}, rng, 1.0f)},
+            {"sequence_lens",
+             Tensor::from_vector<int32_t>(
+                 {N}, std::vector<int32_t>(static_cast<size_t>(N), static_cast<int32_t>(T)))}};
+        expect_match(dnn.run(f), ref.run(f),
+                     op + " " + dir + " " + threading + " N=" + std::to_string(N) +
+                         " T=" + std::to_string(T));
+      }
+    }
+  }
+}
+
 // Many shapes through one session: each new (N, T) bucket may choose another weights format
 // (blocked, rnn_packed, ldigo), and new formats are reordered from whatever is still held.
 TEST(OnednnRnnKernel, ManyShapesOneSession) {
