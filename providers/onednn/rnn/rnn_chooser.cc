@@ -437,11 +437,13 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
     constexpr int64_t kRnnGemmMinRows = 16;
     best.any =
         (rows >= 2 || H < kGemmMinHidden) && !(geom_.gates() == 1 && rows >= kRnnGemmMinRows);
-    // An LSTM of a few rows and many units: gemm (one thread, T = 100, p50 ms, gemm/brgemm:
-    // H=256 N=2 2.53/5.33, N=4 4.18/6.21, N=8 6.92/7.79; H=512 N=2 23.5/32.2, N=4 25.1/32.8,
-    // N=8 39.9/35.5; at 2 threads in a team H=512 N=8 17.1/18.3; H=192 N=2 1.21/1.46 but
-    // level in a team).
-    if (!bf16_ && geom_.gates() == 4 && H >= 256 && rows <= 4) best.any = false;
+    // An LSTM of a few rows and many units over more than 16 steps: gemm (one thread, T = 100,
+    // p50 ms, gemm/brgemm: H=256 N=2 2.53/5.33, N=4 4.18/6.21, N=8 6.92/7.79; H=512 N=2
+    // 23.5/32.2, N=4 25.1/32.8, N=8 39.9/35.5; at 2 threads in a team H=512 N=8 17.1/18.3;
+    // H=192 N=2 1.21/1.46 but level in a team). One step is brgemm's (an RNN-T prediction
+    // network, H=640 N=4 T=1: 0.67 against 0.77).
+    if (!bf16_ && geom_.gates() == 4 && H >= 256 && rows <= 4 && bucket.t_class >= 2)
+      best.any = false;
     // Two directions side by side, each on its own thread with many rows: gemm. bilstm (N=16,
     // H=256) ran 7.4 ms on ldigo against 9.3 on brgemm at 2 threads, and level at one; a
     // batch split of lstm_med (16 rows, H=512) was the other way round (34.7 against 41.3).

@@ -216,7 +216,7 @@ class RnnKernel final : public Kernel {
   // taking the whole batch, runs from a dense [T, N, I] copy of X (kLayout1DenseX): oneDNN 2.6
   // projects the input of all steps in one GEMM only for a dense src_layer, and without it an
   // LSTM of H=256 over 4 rows took 3.5 ms against 2.2 in layout 0 (GRU H=400: 10.2 / 4.6).
-  Mode run_mode(std::span<const Job> jobs, int64_t N) const;
+  Mode run_mode(std::span<const Job> jobs, int64_t N, int64_t T) const;
   // Time steps per primitive call of a uniform run of T steps with choice c and its jobs
   // (rnn_run.cc): T, or fewer where the scratchpads would pass kRunScratchCap.
   int64_t time_block(int64_t T, int64_t N, int64_t I, int64_t H, const Choice& c,

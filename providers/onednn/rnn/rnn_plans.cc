@@ -47,9 +47,10 @@ Result<std::shared_ptr<const Plan>> RnnKernel::get_plan_locked(const ShapeKey& k
   return std::shared_ptr<const Plan>(plan);
 }
 
-Mode RnnKernel::run_mode(std::span<const Job> jobs, int64_t N) const {
+Mode RnnKernel::run_mode(std::span<const Job> jobs, int64_t N, int64_t T) const {
   if (spec_.layout == 0) return Mode::kLayout0;
-  if (bf16_ || N < 2) return Mode::kLayout1;
+  // One row or one step of layout 1 is dense already (rnn_desc.cc).
+  if (bf16_ || N < 2 || T < 2) return Mode::kLayout1;
   for (const Job& j : jobs)
     if (j.n1 - j.n0 != N) return Mode::kLayout1;  // a batch split: no slice is dense anyway
   return Mode::kLayout1DenseX;
@@ -60,7 +61,7 @@ Status RnnKernel::uniform_plans(const Choice& c, std::span<const Job> jobs, int6
                                 std::vector<std::shared_ptr<const Plan>>& plans) const {
   plans.clear();
   const bool blocked = tb < T;
-  const Mode mode = run_mode(jobs, N);
+  const Mode mode = run_mode(jobs, N, T);
   std::lock_guard<std::mutex> lock(mu_);
   auto add = [&](int64_t steps) -> Status {
     for (const Job& j : jobs) {

@@ -194,7 +194,7 @@ int64_t RnnKernel::time_block(int64_t T, int64_t N, int64_t I, int64_t H, const 
                      H,
                      N,
                      is_reverse(j.d),
-                     run_mode(jobs, N),
+                     run_mode(jobs, N, T),
                      true,
                      true,
                      act_dir(j.d),
@@ -243,7 +243,7 @@ Status RnnKernel::run_uniform(const RunIo& given) const {
   const Choice c = for_busy_cores(chosen, lease);
   const Jobs jobs = jobs_for(c, given.N);
   RunIo io = given;
-  if (run_mode(jobs, io.N) == Mode::kLayout1DenseX) {
+  if (run_mode(jobs, io.N, io.T) == Mode::kLayout1DenseX) {
     // [N, T, I] -> [T, N, I], rows of I floats (run_mode says why).
     std::vector<float>& dense = io.scratch->dense_x;
     dense.resize(static_cast<size_t>(io.T * io.N * io.I));
