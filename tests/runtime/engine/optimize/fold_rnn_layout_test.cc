@@ -161,6 +161,13 @@ void expect_same_outputs(const std::string& path, const Form& f, int want_folded
   }
 }
 
+// expect_same_outputs, and the Transposes left on the reference provider.
+void expect_folded(const std::string& path, const Form& f, int want_folded, int transposes) {
+  expect_same_outputs(path, f, want_folded);
+  Session s(path, SessionOptions().providers({"reference"}));
+  EXPECT_EQ(count_op(s, "Transpose"), transposes) << s.explain();
+}
+
 void check_folds(const Form& f) {
   TempDir dir;
   const std::string path = model(dir, f);
@@ -193,14 +200,19 @@ TEST(FoldRnnLayout, APermutationMergedIntoTheInputTranspose) {
   check_folds(Form{.merged_in = true});
 }
 
+// The batch-first input x [N, T, I] and its time-major Transpose, xt.
+void transposed_input(ModelBuilder& m) {
+  m.input("x", DType::kFloat32, {-1, -1, I}, {"N", "T"});
+  set_attr(m.node("Transpose", {"x"}, {"xt"}, "x_transpose"), "perm",
+           std::vector<int64_t>{1, 0, 2});
+}
+
 // The other reader of the transposed X keeps its Transpose; the node still reads [N, T, I].
 TEST(FoldRnnLayout, ASharedInputTransposeStaysForItsOtherReader) {
   TempDir dir;
   const Form f{.x_shared = true};
   const std::string path = model(dir, f);
-  expect_same_outputs(path, f, 1);
-  Session s(path, SessionOptions().providers({"reference"}));
-  EXPECT_EQ(count_op(s, "Transpose"), 1) << s.explain();
+  expect_folded(path, f, 1, 1);
 }
 
 // Two batch-first RNNs reading one transposed X (two heads over the same features): both
@@ -209,9 +221,7 @@ TEST(FoldRnnLayout, TwoNodesReadingOneTransposedInput) {
   TempDir dir;
   std::mt19937 rng(11);
   ModelBuilder m(13);
-  m.input("x", DType::kFloat32, {-1, -1, I}, {"N", "T"});
-  set_attr(m.node("Transpose", {"x"}, {"xt"}, "x_transpose"), "perm",
-           std::vector<int64_t>{1, 0, 2});
+  transposed_input(m);
   const Form f;
   for (int l = 0; l < 2; ++l) {
     const std::string seq = layer(m, f, l, "xt", I, rng);
@@ -221,9 +231,7 @@ TEST(FoldRnnLayout, TwoNodesReadingOneTransposedInput) {
     m.output(y, DType::kFloat32);
   }
   const std::string path = m.save(dir.path());
-  expect_same_outputs(path, f, 2);
-  Session s(path, SessionOptions().providers({"reference"}));
-  EXPECT_EQ(count_op(s, "Transpose"), 0) << s.explain();
+  expect_folded(path, f, 2, 0);
 }
 
 // A classifier that reads only the last state: Y is unread (its declared layout-0 shape is
@@ -232,9 +240,7 @@ TEST(FoldRnnLayout, OnlyTheLastStateRead) {
   TempDir dir;
   std::mt19937 rng(11);
   ModelBuilder m(13);
-  m.input("x", DType::kFloat32, {-1, -1, I}, {"N", "T"});
-  set_attr(m.node("Transpose", {"x"}, {"xt"}, "x_transpose"), "perm",
-           std::vector<int64_t>{1, 0, 2});
+  transposed_input(m);
   m.initializer("W", random_tensor({1, 3 * H, I}, rng));
   m.initializer("R", random_tensor({1, 3 * H, H}, rng));
   auto& gru = m.node("GRU", {"xt", "W", "R"}, {"Y", "Y_h"}, "gru");
@@ -258,9 +264,7 @@ TEST(FoldRnnLayout, OnlyTheLastStateRead) {
   }
   const std::string path = m.save(dir.path());
   const Form f{.op = "GRU", .bidirectional = false};
-  expect_same_outputs(path, f, 1);
-  Session s(path, SessionOptions().providers({"reference"}));
-  EXPECT_EQ(count_op(s, "Transpose"), 1) << s.explain();
+  expect_folded(path, f, 1, 1);
 }
 
 TEST(FoldRnnLayout, NearMissesStayInLayout0) {
