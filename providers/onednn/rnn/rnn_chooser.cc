@@ -418,8 +418,12 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
       split = can_split && step_flops < kLongStepFlops &&
               !(splits_rows && r_bytes >= kFewRowsTeamBytes && N <= kFewRowsPerThread * maxt);
       team = !split;
-    } else if (N == 1 && !tiny && row_flops >= kOneRowTeamFlops &&
-               bucket.t_class < t_class(kLongPassSteps + 1)) {
+    } else if ((N == 1 || N <= kFewRowsPerThread * maxt) && !tiny &&
+               row_flops >= kOneRowTeamFlops && bucket.t_class < t_class(kLongPassSteps + 1)) {
+      // One row, or a few rows in a pass too short for the first branch (one step of a batch
+      // of streams or beams): as memory-bound as one row. One step at 2 threads, p50 us, one
+      // thread / team: LSTM H=256 N=2 72/24, N=4 71/31, N=8 87/43; GRU H=400 N=4 139/65;
+      // LSTM H=640 N=4 394/231 (an RNN-T prediction network over 4 hypotheses).
       split = can_split && maxt <= D() && row_flops < kOneRowSplitFlops;
       team = !split;
     }

@@ -200,7 +200,7 @@ TEST(OnednnRnnKernel, OneRowOfManyUnitsTakesATeam) {
   struct Case {
     int64_t H;
     std::string direction, want;
-    int64_t T = 100;
+    int64_t T = 100, N = 1;
   };
   for (const Case& k : {Case{192, "forward", "2 threads (OpenMP) (untimed rule)"},
                         Case{96, "forward", "1 thread (untimed rule)"},
@@ -208,11 +208,15 @@ TEST(OnednnRnnKernel, OneRowOfManyUnitsTakesATeam) {
                         Case{400, "bidirectional", "2 threads (OpenMP) (untimed rule)"},
                         // A pass past 256 steps keeps one thread (a team leased for all of it
                         // would stall at every step if another process took its core).
-                        Case{192, "forward", "1 thread (untimed rule)", 300}}) {
+                        Case{192, "forward", "1 thread (untimed rule)", 300},
+                        // One step of a few rows (streams or beams) likewise; six rows a
+                        // thread do not.
+                        Case{256, "forward", "2 threads (OpenMP) (untimed rule)", 1, 4},
+                        Case{256, "forward", "1 thread (untimed rule)", 1, 12}}) {
     std::mt19937 rng(7);
-    const int64_t D = k.direction == "bidirectional" ? 2 : 1, T = k.T, I = 256;
+    const int64_t D = k.direction == "bidirectional" ? 2 : 1, T = k.T, N = k.N, I = 256;
     ModelBuilder mb(14);
-    mb.input("X", DType::kFloat32, {T, 1, I});
+    mb.input("X", DType::kFloat32, {T, N, I});
     mb.initializer("W", random_tensor({D, 4 * k.H, I}, rng, 0.1f));
     mb.initializer("R", random_tensor({D, 4 * k.H, k.H}, rng, 0.1f));
     mb.output("Y", DType::kFloat32);
@@ -226,12 +230,12 @@ TEST(OnednnRnnKernel, OneRowOfManyUnitsTakesATeam) {
         .set("onednn.impl", "primitive")
         .set("onednn.prepare", "load");
     Session dnn = open(bytes, o);
-    const std::string what =
-        "H=" + std::to_string(k.H) + " " + k.direction + " T=" + std::to_string(T);
+    const std::string what = "H=" + std::to_string(k.H) + " " + k.direction +
+                             " T=" + std::to_string(T) + " N=" + std::to_string(N);
     EXPECT_NE(dnn.explain().find(k.want), std::string::npos) << what << "\n" << dnn.explain();
     SessionOptions r;
     r.providers({"reference"});
-    const Feeds f = {{"X", random_tensor({T, 1, I}, rng, 1.0f)}};
+    const Feeds f = {{"X", random_tensor({T, N, I}, rng, 1.0f)}};
     expect_match(dnn.run(f), open(bytes, r).run(f), what);
   }
 }
