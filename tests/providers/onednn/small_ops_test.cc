@@ -247,6 +247,36 @@ TEST(OnednnSmallOps, Conv1dGeometriesOfEachLoop) {
 // kernel rows read): strides, dilations, asymmetric pads that put whole kernel rows in the
 // padding, batch 2, bias or none, fused activations, NaN and infinities in X; and the shapes
 // beside the bounds, which oneDNN takes.
+// A 2-D Conv of X [2, C, H, W] by a random W [M, C / group, kh, kw] (and bias), with the
+// activation `act` after it where one is named.
+struct Conv2dForm {
+  int64_t C, M, group, H, W, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+  bool bias;
+  std::string act;
+};
+
+std::string conv2d_model(const Conv2dForm& k, std::mt19937& rng) {
+  ModelBuilder mb(k.act == "HardSwish" ? 14 : 13);
+  mb.input("X", DType::kFloat32, {2, k.C, k.H, k.W});
+  mb.initializer("W", random_tensor({k.M, k.C / k.group, k.kh, k.kw}, rng));
+  std::vector<std::string> in = {"X", "W"};
+  if (k.bias) {
+    mb.initializer("B", random_tensor({k.M}, rng));
+    in.push_back("B");
+  }
+  mb.output("Y", DType::kFloat32);
+  auto& n = mb.node("Conv", in, {k.act.empty() ? "Y" : "Z"}, "conv");
+  if (k.group > 1) set_attr(n, "group", k.group);
+  set_attr(n, "strides", std::vector<int64_t>{k.sh, k.sw});
+  set_attr(n, "dilations", std::vector<int64_t>{k.dh, k.dw});
+  set_attr(n, "pads", std::vector<int64_t>{k.pt, k.pl, k.pb, k.pr});
+  if (!k.act.empty()) {
+    auto& a = mb.node(k.act, {"Z"}, {"Y"}, "act");
+    if (k.act == "LeakyRelu") set_attr(a, "alpha", 0.1f);
+  }
+  return mb.bytes();
+}
+
 TEST(OnednnSmallOps, Conv2dOfFewInputChannels) {
   if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(9);
@@ -265,27 +295,13 @@ TEST(OnednnSmallOps, Conv2dOfFewInputChannels) {
                         {1, 4, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, ""},
                         {3, 16, 12, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "HardSwish"}};
   for (const Case& k : cases) {
-    ModelBuilder mb(k.act == "HardSwish" ? 14 : 13);
-    mb.input("X", DType::kFloat32, {2, k.C, k.H, k.W});
-    mb.initializer("W", random_tensor({k.M, k.C, k.kh, k.kw}, rng));
-    std::vector<std::string> in = {"X", "W"};
-    if (k.bias) {
-      mb.initializer("B", random_tensor({k.M}, rng));
-      in.push_back("B");
-    }
-    mb.output("Y", DType::kFloat32);
-    auto& n = mb.node("Conv", in, {k.act.empty() ? "Y" : "Z"}, "conv");
-    set_attr(n, "strides", std::vector<int64_t>{k.sh, k.sw});
-    set_attr(n, "dilations", std::vector<int64_t>{k.dh, k.dw});
-    set_attr(n, "pads", std::vector<int64_t>{k.pt, k.pl, k.pb, k.pr});
-    if (!k.act.empty()) {
-      auto& a = mb.node(k.act, {"Z"}, {"Y"}, "act");
-      if (k.act == "LeakyRelu") set_attr(a, "alpha", 0.1f);
-    }
+    const std::string bytes = conv2d_model({k.C, k.M, 1, k.H, k.W, k.kh, k.kw, k.sh, k.sw, k.dh,
+                                            k.dw, k.pt, k.pl, k.pb, k.pr, k.bias, k.act},
+                                           rng);
     // NaN and infinities where the rows loop runs: oneDNN's fused Relu gives 0 for a NaN.
     const bool rows_loop = k.C <= 3 && k.M <= 64;
     Tensor x = random_tensor({2, k.C, k.H, k.W}, rng, 1.0f);
-    expect_same(mb.bytes(), rows_loop ? with_specials(x) : x,
+    expect_same(bytes, rows_loop ? with_specials(x) : x,
                 "C " + std::to_string(k.C) + " M " + std::to_string(k.M) + " " +
                     std::to_string(k.kh) + "x" + std::to_string(k.kw) + " stride " +
                     std::to_string(k.sh) + "x" + std::to_string(k.sw) + " " + k.act);
@@ -316,27 +332,12 @@ TEST(OnednnSmallOps, Conv2dDepthwise) {
                         {67, 24, 128, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, true, "Relu", true},
                         {4, 3, 9, 2, 4, 1, 1, 1, 1, 0, 3, 1, 0, false, "", true}};
   for (const Case& k : cases) {
-    ModelBuilder mb(k.act == "HardSwish" ? 14 : 13);
-    mb.input("X", DType::kFloat32, {2, k.C, k.H, k.W});
-    mb.initializer("W", random_tensor({k.C, 1, k.kh, k.kw}, rng));
-    std::vector<std::string> in = {"X", "W"};
-    if (k.bias) {
-      mb.initializer("B", random_tensor({k.C}, rng));
-      in.push_back("B");
-    }
-    mb.output("Y", DType::kFloat32);
-    auto& n = mb.node("Conv", in, {k.act.empty() ? "Y" : "Z"}, "conv");
-    set_attr(n, "group", k.C);
-    set_attr(n, "strides", std::vector<int64_t>{k.sh, k.sw});
-    set_attr(n, "dilations", std::vector<int64_t>{k.dh, k.dw});
-    set_attr(n, "pads", std::vector<int64_t>{k.pt, k.pl, k.pb, k.pr});
-    if (!k.act.empty()) {
-      auto& a = mb.node(k.act, {"Z"}, {"Y"}, "act");
-      if (k.act == "LeakyRelu") set_attr(a, "alpha", 0.1f);
-    }
+    const std::string bytes = conv2d_model({k.C, k.C, k.C, k.H, k.W, k.kh, k.kw, k.sh, k.sw, k.dh,
+                                            k.dw, k.pt, k.pl, k.pb, k.pr, k.bias, k.act},
+                                           rng);
     // oneDNN's fused Relu gives 0 for a NaN: specials only where the loop runs.
     Tensor x = random_tensor({2, k.C, k.H, k.W}, rng, 1.0f);
-    expect_same(mb.bytes(), k.loop ? with_specials(x) : x,
+    expect_same(bytes, k.loop ? with_specials(x) : x,
                 "C " + std::to_string(k.C) + " " + std::to_string(k.kh) + "x" +
                     std::to_string(k.kw) + " stride " + std::to_string(k.sh) + "x" +
                     std::to_string(k.sw) + " " + k.act);
