@@ -73,9 +73,7 @@ void transpose_planes(const float* x, float* y, int64_t planes, int64_t rows, in
   CoreLease lease;
   if (threads > 1 && planes * rows * cols >= kThreadedFloats) lease.acquire(threads, shrink);
   const int64_t jobs = std::min<int64_t>(std::max(1, lease.threads()), total);
-  auto part = [&](size_t j) {
-    const int64_t s0 = total * static_cast<int64_t>(j) / jobs;
-    const int64_t s1 = total * static_cast<int64_t>(j + 1) / jobs;
+  in_parts(total, jobs, [&](int64_t s0, int64_t s1) {
     for (int64_t s = s0; s < s1;) {
       const int64_t p = s / strips, first = s % strips;
       const int64_t last = std::min(strips, first + (s1 - s));
@@ -83,12 +81,7 @@ void transpose_planes(const float* x, float* y, int64_t planes, int64_t rows, in
                  std::min(rows, last * 16));
       s += last - first;
     }
-  };
-  if (jobs == 1) {
-    part(0);
-  } else {
-    run_jobs(static_cast<size_t>(jobs), static_cast<int>(jobs) - 1, [&part](size_t j) { part(j); });
-  }
+  });
 }
 
 }  // namespace recur::onednn

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 namespace recur::onednn {
@@ -15,5 +16,17 @@ namespace recur::onednn {
 // Runs f(i) for every i in [0, n) on the calling thread and up to `helpers` pool threads, and
 // returns when all have finished. Safe to call from several threads at once.
 void run_jobs(size_t n, int helpers, const std::function<void(size_t)>& f);
+
+// Runs f(begin, end) over `jobs` equal parts of [0, n), one job each, on the job pool (the
+// caller alone where jobs is 1).
+template <class F>
+void in_parts(int64_t n, int64_t jobs, F&& f) {
+  auto part = [&](size_t j) {
+    f(n * static_cast<int64_t>(j) / jobs, n * static_cast<int64_t>(j + 1) / jobs);
+  };
+  // run_jobs takes a std::function: a one-reference closure fits its inline storage, a
+  // closure of several references would be allocated on every call.
+  run_jobs(static_cast<size_t>(jobs), static_cast<int>(jobs) - 1, [&part](size_t j) { part(j); });
+}
 
 }  // namespace recur::onednn

@@ -162,22 +162,13 @@ class ConvKernel final : public Kernel {
     CoreLease lease;
     if (want.max > 1) lease.acquire(want.max, want.shrink);
     const int64_t jobs = std::min<int64_t>(std::max(1, lease.threads()), d.C);
-    auto part = [&](size_t j) {
-      const int64_t c0 = d.C * static_cast<int64_t>(j) / jobs;
-      const int64_t c1 = d.C * static_cast<int64_t>(j + 1) / jobs;
+    in_parts(d.C, jobs, [&](int64_t c0, int64_t c1) {
       ScratchPool::Lease s =
           buffers_.acquire(static_cast<size_t>(d.scratch_floats()) * sizeof(float));
       run_depthwise_conv2d(d, x.dim(0), x.data<float>(), constant_w_.data<float>(),
                            b ? b->data<float>() : nullptr, y.data<float>(),
                            static_cast<float*>(s.data()), c0, c1);
-    };
-    if (jobs == 1) {
-      part(0);
-    } else {
-      // run_jobs takes a std::function: a one-reference closure fits its inline storage.
-      run_jobs(static_cast<size_t>(jobs), static_cast<int>(jobs) - 1,
-               [&part](size_t j) { part(j); });
-    }
+    });
     return ok_status();
   }
 

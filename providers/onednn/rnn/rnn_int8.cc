@@ -211,17 +211,6 @@ RECUR_AVX512 void quantize(const float* x, int64_t n, float offset, float inv, u
 
 }  // namespace v16
 
-// Runs f(begin, end) over `jobs` equal parts of [0, n) on the job pool.
-template <class F>
-void in_parts(int64_t n, int64_t jobs, F&& f) {
-  auto part = [&](size_t j) {
-    f(n * static_cast<int64_t>(j) / jobs, n * static_cast<int64_t>(j + 1) / jobs);
-  };
-  // run_jobs takes a std::function: a one-reference closure fits its inline storage, a
-  // closure of several references would be allocated on every call.
-  run_jobs(static_cast<size_t>(jobs), static_cast<int>(jobs) - 1, [&part](size_t j) { part(j); });
-}
-
 // One primitive execution: direction d over batch rows [n0, n1) on `threads` OpenMP threads.
 struct Int8Job {
   int64_t d = 0, n0 = 0, n1 = 0;
