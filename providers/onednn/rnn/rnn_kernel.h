@@ -72,6 +72,10 @@ struct RunIo : RnnBuffers {
   // call so that the checks come often (RunOptions::cancellable).
   const KernelContext* ctx = nullptr;
   int64_t block = 0;
+  // The blocks are one uniform sequence of T steps cut for cancellation: each chooses as a pass
+  // of T would (a team leased for block after block of a long sequence would stall at every
+  // step while another process held its core, and the run's cancellation with it).
+  bool blocks_of_one_pass = false;
   RunScratch* scratch = nullptr;  // the run's, leased from the kernel
   size_t state_n() const { return static_cast<size_t>(D * N * H); }
 };

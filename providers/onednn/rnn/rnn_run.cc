@@ -148,6 +148,7 @@ Status RnnKernel::run(KernelContext& ctx) const {
     // The segment path with every row of length T runs the sequence block by block.
     std::vector<int32_t>& full = io.scratch->full_lens;
     full.assign(static_cast<size_t>(io.N), static_cast<int32_t>(io.T));
+    io.blocks_of_one_pass = true;
     return run_segments(io, full.data());
   }
   return uniform ? run_uniform(io) : run_segments(io, lens);
@@ -465,8 +466,10 @@ Status RnnKernel::run_segment(const RunIo& io, int d, int64_t s, int64_t e, int6
     for (int64_t j = 0; j < k; ++j)
       std::memcpy(sr.xs.data() + static_cast<size_t>(tau * k + j) * isz,
                   io.x_at(step(tau, j), sr.order[static_cast<size_t>(j)]), isz * sizeof(float));
-  RECUR_ASSIGN_OR_RETURN(Choice chosen,
-                         choose(BucketKey{k, io.I, io.H, t_class(ts), true}, ts, nullptr));
+  RECUR_ASSIGN_OR_RETURN(
+      Choice chosen,
+      choose(BucketKey{k, io.I, io.H, t_class(io.blocks_of_one_pass ? io.T : ts), true}, ts,
+             nullptr));
   CoreLease lease;
   const Choice c = for_busy_cores(chosen, lease);
   const ShapeKey key{ts,         k,    io.I,       io.H,  k,        false, Mode::kPacked,
