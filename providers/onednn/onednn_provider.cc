@@ -69,6 +69,8 @@ class OnednnProvider final : public ExecutionProvider {
                 [&o](const std::string& v) { o.prepare_at_load = v == "load"; })
         .choice("busy_cores", {"shrink", "wait"},
                 [&o](const std::string& v) { o.shrink_teams = v == "shrink"; })
+        .choice("winograd", {"auto", "off"},
+                [&o](const std::string& v) { o.winograd = v == "auto"; })
         .integer("time_block", 0, INT32_MAX, [&o](int64_t v) { o.time_block = v; })
         .flag("verbose", &o.verbose);
     // tuning_cache takes a path, which the parser's table has no kind for.

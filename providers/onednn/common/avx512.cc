@@ -185,6 +185,31 @@ RECUR_AVX512 void softmax_rows(const float* x, int64_t rows, int64_t d, bool log
   }
 }
 
+RECUR_AVX512 Magnitudes magnitudes(const float* x, int64_t n) {
+  const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
+  __m512 mx = _mm512_setzero_ps();
+  __mmask16 bad = 0;
+  Magnitudes out;
+  // Sums of float blocks of 1024 values go into a double: a float sum of millions of values
+  // would drift.
+  constexpr int64_t kBlock = 1024;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t e = std::min(n, b + kBlock);
+    __m512 sv = _mm512_setzero_ps();
+    for (int64_t j = b; j < e; j += kLanes) {
+      const __mmask16 m = lanes(e - j);
+      const __m512 v = _mm512_abs_ps(_mm512_maskz_loadu_ps(m, x + j));
+      bad |= _mm512_mask_cmp_ps_mask(m, v, inf, _CMP_NLT_UQ);  // NaN or infinite
+      mx = _mm512_max_ps(mx, v);
+      sv = _mm512_add_ps(sv, v);
+    }
+    out.sum += static_cast<double>(_mm512_reduce_add_ps(sv));
+  }
+  out.finite = bad == 0;
+  out.max = _mm512_reduce_max_ps(mx);
+  return out;
+}
+
 RECUR_AVX512 void unary(Unary f, const float* x, int64_t n, float* y, float alpha, float beta) {
   const __m512 a = _mm512_set1_ps(alpha);
   const __m512 b = _mm512_set1_ps(beta);

@@ -195,6 +195,15 @@ void multiply_matrix(const PackedMatrix& p, const float* a, int64_t rows, float*
 // gives NaN, +inf gives NaN.
 void softmax_rows(const float* x, int64_t rows, int64_t d, bool log, float* y);
 
+// The largest magnitude among n floats and the sum of their magnitudes (in double); `finite`
+// false where any is NaN or infinite (the two others are then meaningless).
+struct Magnitudes {
+  float max = 0.0f;
+  double sum = 0.0;
+  bool finite = true;
+};
+Magnitudes magnitudes(const float* x, int64_t n);
+
 // y = f(x) for n floats: Relu (a NaN stays NaN), LeakyRelu (x below 0 times alpha, as the
 // reference computes it: -inf times 0 is NaN), Tanh, Sigmoid, Sqrt, Erf, Sin, Cos.
 // kLeakyRelu: alpha the slope below 0; kHardSigmoid: max(0, min(1, alpha x + beta)), NaN kept;

@@ -237,6 +237,10 @@ struct OnednnOptions : ProviderOptions {
   Threads team() const { return {max_threads, shrink_teams && !deterministic}; }
   // onednn.precision: fp32 | bf16 | int8, else SessionOptions::cpu_precision.
   ProviderConfig::Precision precision = ProviderConfig::Precision::kFp32;
+  // onednn.winograd: auto (the default) runs 3x3 convolutions of 32 or more channels in and
+  // out by Winograd's algorithm where oneDNN has it and X is tame (conv.cc); off keeps them
+  // direct.
+  bool winograd = true;
   // Shared by the session's kernels; null when the session has no cache.
   std::shared_ptr<TuningCache> cache;
 };

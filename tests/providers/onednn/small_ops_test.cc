@@ -1,12 +1,14 @@
 // The oneDNN provider's own AVX-512 loops for small operations (providers/onednn/common/
 // avx512.h): MatMul and Gemm with a constant B, Softmax and LogSoftmax along the last axis,
 // Relu, LeakyRelu, Tanh, Sigmoid and Sqrt, each against the reference provider, NaN and infinities
-// included; 1-D Conv and ConvTranspose with constant weights. The ONNX backend node tests
+// included; 1-D Conv and ConvTranspose with constant weights; 2-D Conv on recur's loops and by
+// Winograd's algorithm. The ONNX backend node tests
 // (nn_ops_test.cc) cover them too, but with B fed as an input, which the MatMul and Gemm loops do
 // not take.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -293,7 +295,9 @@ TEST(OnednnSmallOps, Conv2dOfFewInputChannels) {
                         {3, 65, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "Relu"},
                         {4, 8, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, ""},
                         {1, 4, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, ""},
-                        {3, 16, 12, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "HardSwish"}};
+                        {3, 16, 12, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "HardSwish"},
+                        // Past 4M multiply-adds: the output rows split between two threads.
+                        {1, 32, 64, 161, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, "Relu"}};
   for (const Case& k : cases) {
     const std::string bytes = conv2d_model({k.C, k.M, 1, k.H, k.W, k.kh, k.kw, k.sh, k.sw, k.dh,
                                             k.dw, k.pt, k.pl, k.pb, k.pr, k.bias, k.act},
@@ -305,6 +309,51 @@ TEST(OnednnSmallOps, Conv2dOfFewInputChannels) {
                 "C " + std::to_string(k.C) + " M " + std::to_string(k.M) + " " +
                     std::to_string(k.kh) + "x" + std::to_string(k.kw) + " stride " +
                     std::to_string(k.sh) + "x" + std::to_string(k.sw) + " " + k.act);
+  }
+}
+
+// 3x3 convolutions of 32 channels or more, which run by Winograd's algorithm where X is tame
+// (conv.cc): against the reference within the usual tolerance, and not bit for bit what the
+// direct convolution (onednn.winograd=off) gives, which shows that Winograd's ran; with an
+// outlier, a NaN or an infinity in X, the direct convolution runs instead, bit for bit.
+TEST(OnednnSmallOps, Conv3x3ByWinograd) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(12);
+  struct Case {
+    int64_t C, M, H, W, pad;
+    bool bias;
+    std::string act;
+  };
+  const Case cases[] = {{32, 32, 12, 20, 1, true, "Relu"},
+                        {64, 48, 7, 9, 1, false, ""},
+                        {48, 64, 5, 33, 1, true, ""},
+                        {32, 96, 16, 16, 1, true, "Relu"}};
+  auto run = [](const std::string& bytes, const Tensor& x, const char* winograd) {
+    SessionOptions o;
+    o.providers({"onednn"}).threads(2).deterministic(true).set("onednn.winograd", winograd);
+    return Session::from_bytes(bytes.data(), bytes.size(), o).run({{"X", x}})[0];
+  };
+  auto same_bits = [](const Tensor& a, const Tensor& b) {
+    return a.shape() == b.shape() &&
+           std::memcmp(a.raw_data(), b.raw_data(), static_cast<size_t>(a.numel()) * 4) == 0;
+  };
+  for (const Case& k : cases) {
+    const std::string what = "C " + std::to_string(k.C) + " M " + std::to_string(k.M) + " " +
+                             std::to_string(k.H) + "x" + std::to_string(k.W) + " " + k.act;
+    const std::string bytes = conv2d_model(
+        {k.C, k.M, 1, k.H, k.W, 3, 3, 1, 1, 1, 1, k.pad, k.pad, k.pad, k.pad, k.bias, k.act}, rng);
+    const Tensor x = random_tensor({2, k.C, k.H, k.W}, rng, 1.0f);
+    expect_same(bytes, x, what);
+    EXPECT_FALSE(same_bits(run(bytes, x, "auto"), run(bytes, x, "off"))) << what;
+    // Not tame: one value 10^6 times the others, or one NaN and one infinity.
+    Tensor outlier = x, specials = x;
+    outlier.data<float>()[x.numel() / 3] = 1e6f;
+    specials.data<float>()[7] = kNan;
+    specials.data<float>()[x.numel() - 9] = -kInf;
+    for (const Tensor* t : {&outlier, &specials}) {
+      EXPECT_TRUE(same_bits(run(bytes, *t, "auto"), run(bytes, *t, "off"))) << what;
+    }
+    if (k.act.empty()) expect_same(bytes, specials, what + " with NaN and -inf");
   }
 }
 

@@ -1,11 +1,13 @@
 // The oneDNN provider's AVX-512 Erf, Sin and Cos (math/avx512_unary.h) against the C library in
 // double: Erf over a dense grid of [-4.5, 4.5] and its edges (infinities, signed zeros, NaN,
 // denormals); Sin and Cos over [-8192, 8192], around multiples of pi/2, and beyond (where the
-// C library takes over); each through a session against the reference provider too.
+// C library takes over); each through a session against the reference provider too. And the
+// magnitudes scan (avx512.h) against a loop in double.
 #if RECUR_HAVE_ONEDNN
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -92,6 +94,39 @@ TEST(OnednnSinCos, WithinAFewFloatStepsOfTheCLibrary) {
 }
 
 // Through sessions: oneDNN's Erf, Sin and Cos against the reference provider's.
+// The scan that decides whether a convolution may run by Winograd's algorithm (conv.cc):
+// the largest magnitude and the sum of magnitudes against a loop in double, at lengths around
+// whole vectors and the 1024-value blocks; NaN and infinities anywhere, the tail included.
+TEST(OnednnMagnitudes, MatchALoopInDouble) {
+  if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "needs AVX-512";
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  for (int64_t n : {0, 1, 15, 16, 17, 1023, 1024, 1025, 5000}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = normal(rng);
+    double sum = 0.0;
+    float max = 0.0f;
+    for (float v : x) {
+      sum += std::fabs(static_cast<double>(v));
+      max = std::max(max, std::fabs(v));
+    }
+    const onednn::avx512::Magnitudes m = onednn::avx512::magnitudes(x.data(), n);
+    EXPECT_TRUE(m.finite) << n;
+    EXPECT_EQ(m.max, max) << n;
+    EXPECT_NEAR(m.sum, sum, 1e-5 * sum + 1e-30) << n;
+    if (n == 0) continue;
+    for (float bad :
+         {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+          -std::numeric_limits<float>::infinity()}) {
+      for (int64_t at : {int64_t{0}, n / 2, n - 1}) {
+        std::vector<float> y = x;
+        y[static_cast<size_t>(at)] = bad;
+        EXPECT_FALSE(onednn::avx512::magnitudes(y.data(), n).finite) << n << " at " << at;
+      }
+    }
+  }
+}
+
 TEST(OnednnErf, MatchesTheReferenceInASession) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   for (const char* op : {"Erf", "Sin", "Cos"}) {
