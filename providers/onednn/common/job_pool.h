@@ -6,8 +6,9 @@
 // would be one thread, a pool of recur's own threads, of which the caller only ever waits for
 // jobs a helper has already started. The RNN, convolution and copy loops ask for threads from
 // a CoreLease (busy_cores.h), which shrinks to one while other processes hold the cores, so a
-// busy machine costs a run about what one thread would; an OpenMP team inside an RNN primitive instead
-// stalls at every barrier (one to several per time step) until all its threads are scheduled.
+// busy machine costs a run about what one thread would; an OpenMP team inside an RNN primitive
+// instead stalls at every barrier (one to several per time step) until all its threads are
+// scheduled.
 #pragma once
 
 #include <cstddef>

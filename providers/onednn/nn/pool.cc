@@ -1,16 +1,16 @@
-// MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool (1-D to 3-D): below oneDNN's team
-// threshold the global pools and the undilated 2-D ones on recur's AVX-512 loops
-// (small_pool.h), small 1-D max pools on a plain loop, the rest through oneDNN's pooling_v2
-// (dilations, ceil_mode as extra right padding), on channels-last data where the plain layout
-// has only oneDNN's generic implementation.
+// MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool (1-D to 3-D): the global pools and
+// the undilated 2-D ones on recur's AVX-512 loops (small_pool.h), their planes split among
+// threads past a size, small 1-D max pools on a plain loop, the rest through oneDNN's
+// pooling_v2 (dilations, ceil_mode as extra right padding), on channels-last data where the
+// plain layout has only oneDNN's generic implementation.
 #include <algorithm>
-#include <functional>
 #include <limits>
-#include <numeric>
 #include <optional>
 #include <tuple>
 
 #include "providers/onednn/common/avx512.h"
+#include "providers/onednn/common/busy_cores.h"
+#include "providers/onednn/common/job_pool.h"
 #include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
@@ -65,14 +65,27 @@ class PoolKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
     if (y->numel() == 0) return ok_status();
     if (plan->small) return run_small(*plan, *x, *y);
-    if (plan->small2d) {
-      run_small_pool2d(*plan->small2d, x->dim(0) * x->dim(1), x->data<float>(), y->data<float>());
-      return ok_status();
-    }
-    if (plan->small_global) {
-      const bool max = kind_ == PoolKind::kGlobalMax;
-      const int64_t planes = x->dim(0) * x->dim(1);
-      run_global_pool(max, planes, x->numel() / planes, x->data<float>(), y->data<float>());
+    if (plan->small2d || plan->small_global) {
+      // The planes split among the threads a lease gives past threads_for's bound; each plane
+      // is pooled the same way whatever the split.
+      const int64_t planes = x->dim(0) * x->dim(1), in = x->numel() / planes,
+                    out = y->numel() / planes;
+      // Reading an element costs several multiply-adds' time (threads_for's unit): a plane
+      // loop over 2M elements took 1.2 ms on one thread, far past the tens of microseconds
+      // below which a team costs more than it saves.
+      const Threads want = threads_for(8.0 * static_cast<double>(x->numel()), threads_);
+      CoreLease lease;
+      if (want.max > 1) lease.acquire(want.max, want.shrink);
+      const int64_t jobs = std::min<int64_t>(std::max(1, lease.threads()), planes);
+      const float* xp = x->data<float>();
+      float* yp = y->data<float>();
+      in_parts(planes, jobs, [&](int64_t p0, int64_t p1) {
+        if (plan->small2d) {
+          run_small_pool2d(*plan->small2d, p1 - p0, xp + p0 * in, yp + p0 * out);
+        } else {
+          run_global_pool(kind_ == PoolKind::kGlobalMax, p1 - p0, in, xp + p0 * in, yp + p0);
+        }
+      });
       return ok_status();
     }
     ScratchPool::Lease src_buf =
@@ -149,13 +162,13 @@ class PoolKernel final : public Kernel {
       plan.pad = win->pad_l[0];
       return plan;
     }
-    // Below oneDNN's team threshold, the 2-D and global pools run on recur's own loops.
-    const double taps = static_cast<double>(out_numel) *
-                        static_cast<double>(std::accumulate(win->kernel.begin(), win->kernel.end(),
-                                                            int64_t{1}, std::multiplies<>()));
+    // The 2-D and global pools run on recur's own loops, split over planes past threads_for's
+    // bound: oneDNN 2.6 pools NCHW on its generic implementation, and channels-last with its
+    // reorders each way (a CRNN's 2x2 max pool of [64, 32, 32, 128] at 2 threads, p50: 3.0 ms
+    // there, 1.5 here).
     const bool undilated =
         std::all_of(win->dilations.begin(), win->dilations.end(), [](int64_t d) { return d == 1; });
-    if (avx512_ && threads_for(std::max(taps, static_cast<double>(x.numel())), threads_.max) == 1) {
+    if (avx512_) {
       if (global) {
         plan.small_global = true;
         return plan;
