@@ -1,5 +1,6 @@
 // Elementwise activations through oneDNN's eltwise primitive: Relu, LeakyRelu, Tanh, Sigmoid,
 // Exp, Log, Abs, Sqrt, Neg, Elu, Softplus, Clip, Round, HardSwish, Mish, Gelu and Swish.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -7,6 +8,8 @@
 #include <tuple>
 
 #include "providers/onednn/common/avx512.h"
+#include "providers/onednn/common/busy_cores.h"
+#include "providers/onednn/common/job_pool.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/kernels.h"
 
@@ -51,11 +54,10 @@ constexpr EltwiseOp kOps[] = {
 // Gelu with approximate="tanh".
 constexpr EltwiseOp kGeluTanh = {"Gelu", 20, algorithm::eltwise_gelu_tanh, 0.0f, 0.0f, nullptr};
 
-// The ops recur runs on its own loop (avx512.h) for tensors of at most 64K elements, where a
-// oneDNN call costs more than the work; HardSwish at any size: one pass where oneDNN's
-// primitive took a second to put NaNs back ([1, 240, 4, 160]: 63 against 15 us).
-bool own_loop_at_any_size(const EltwiseOp& op) { return std::string_view(op.name) == "HardSwish"; }
-
+// The ops recur runs on its own loop (avx512.h), at any size: for small tensors a oneDNN call
+// costs more than the work; HardSwish took oneDNN's primitive a second pass to put NaNs back
+// ([1, 240, 4, 160]: 63 against 15 us), and Tanh of [64, 200, 128] (a Tacotron's attention at
+// batch 64) took it 0.78 ms on the one thread threads_for gives 1.6M elements.
 std::optional<avx512::Unary> small_form(const EltwiseOp& op, float alpha) {
   const std::string_view name = op.name;
   if (name == "HardSwish") return avx512::Unary::kHardSwish;
@@ -112,8 +114,15 @@ class EltwiseKernel final : public Kernel {
       for (int64_t i = 0; i < n; ++i) yp[i] = std::isnan(xp[i]) ? xp[i] : fill;
       return ok_status();
     }
-    if (small_ && (n <= 65536 || own_loop_at_any_size(op_))) {
-      avx512::unary(*small_, xp, n, yp, alpha);
+    if (small_) {
+      // Past threads_for's bound (an element here costs several multiply-adds' time) split
+      // among the threads a lease gives, each part computed as a whole would be.
+      const Threads want = threads_for(8.0 * static_cast<double>(n), threads_);
+      CoreLease lease;
+      if (want.max > 1) lease.acquire(want.max, want.shrink);
+      const int64_t jobs = std::min<int64_t>(std::max(1, lease.threads()), (n + 4095) / 4096);
+      in_parts(n, jobs,
+               [&](int64_t b, int64_t e) { avx512::unary(*small_, xp + b, e - b, yp + b, alpha); });
       return ok_status();
     }
     const auto key = std::make_tuple(x->shape(), alpha, beta);

@@ -143,18 +143,22 @@ TEST(OnednnSmallOps, SoftmaxAndLogSoftmaxRows) {
 TEST(OnednnSmallOps, ElementwiseActivations) {
   if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(4);
-  Tensor x = with_specials(random_tensor({3, 50}, rng, 20.0f));
-  float* p = x.data<float>();
-  const float edge[] = {1e-7f, -1e-7f, 0.05f, -0.07f, 88.5f, -88.5f, 1e4f, -1e4f};
-  for (int i = 0; i < 8; ++i) p[100 + i] = edge[i];
-  for (const std::string op : {"Relu", "Tanh", "Sigmoid", "Sqrt", "LeakyRelu", "LeakyRelu0"}) {
-    ModelBuilder mb(13);
-    mb.input("X", DType::kFloat32, {3, 50});
-    mb.output("Y", DType::kFloat32);
-    auto& n = mb.node(op == "LeakyRelu0" ? "LeakyRelu" : op, {"X"}, {"Y"}, "e");
-    if (op == "LeakyRelu") set_attr(n, "alpha", 0.3f);
-    if (op == "LeakyRelu0") set_attr(n, "alpha", 0.0f);  // -inf times 0
-    expect_same(mb.bytes(), x, op);
+  // [3, 50], and [3, 200001], past the size where the elements split among threads (in parts
+  // that end inside a vector).
+  for (const Shape& shape : {Shape{3, 50}, Shape{3, 200001}}) {
+    Tensor x = with_specials(random_tensor(shape, rng, 20.0f));
+    float* p = x.data<float>();
+    const float edge[] = {1e-7f, -1e-7f, 0.05f, -0.07f, 88.5f, -88.5f, 1e4f, -1e4f};
+    for (int i = 0; i < 8; ++i) p[100 + i] = edge[i];
+    for (const std::string op : {"Relu", "Tanh", "Sigmoid", "Sqrt", "LeakyRelu", "LeakyRelu0"}) {
+      ModelBuilder mb(13);
+      mb.input("X", DType::kFloat32, shape);
+      mb.output("Y", DType::kFloat32);
+      auto& n = mb.node(op == "LeakyRelu0" ? "LeakyRelu" : op, {"X"}, {"Y"}, "e");
+      if (op == "LeakyRelu") set_attr(n, "alpha", 0.3f);
+      if (op == "LeakyRelu0") set_attr(n, "alpha", 0.0f);  // -inf times 0
+      expect_same(mb.bytes(), x, op + " " + shape_to_string(shape));
+    }
   }
 }
 
