@@ -152,8 +152,8 @@ class ConvKernel final : public Kernel {
   // much more, and a NaN or an infinity in X spreads over the whole tile (a direct convolution
   // keeps it to the outputs whose window holds it). So each run first scans X: Winograd runs
   // where X is finite and its largest magnitude is within kMaxWinogradSpread times its mean
-  // magnitude, and the direct primitive otherwise. The scan costs about a tenth of the
-  // convolution it guards.
+  // magnitude, and the direct primitive otherwise. The scan is one read of X: 1.6% of a perf
+  // profile of a CRNN at batch 64, whose convolutions took 60%.
   static constexpr double kMaxWinogradSpread = 256.0;
 
   bool tame(const Tensor& x) const {
