@@ -152,11 +152,11 @@ class ConvKernel final : public Kernel {
   // much more, and a NaN or an infinity in X spreads over the whole tile (a direct convolution
   // keeps it to the outputs whose window holds it). So each run first scans X: Winograd runs
   // where X is finite and its largest magnitude is within kMaxWinogradSpread times its mean
-  // magnitude, and the direct primitive otherwise. The scan is one read of X: 1.6% of a perf
-  // profile of a CRNN at batch 64, whose convolutions took 60%.
+  // magnitude, and the direct primitive otherwise; W, once, likewise. The scan is one read of
+  // X: 1.6% of a perf profile of a CRNN at batch 64, whose convolutions took 60%.
   static constexpr double kMaxWinogradSpread = 256.0;
 
-  bool tame(const Tensor& x) const {
+  static bool tame(const Tensor& x) {
     const int64_t n = x.numel();
     const avx512::Magnitudes m = avx512::magnitudes(x.data<float>(), n);
     return m.finite &&
@@ -171,7 +171,8 @@ class ConvKernel final : public Kernel {
       if (w.dim(static_cast<int64_t>(i) + 2) != 3 || win.strides[i] != 1 || win.dilations[i] != 1)
         return false;
     }
-    return true;
+    // The weights' transform mixes each kernel's nine values as X's does a tile's.
+    return tame(constant_w_);
   }
 
   // The fused activation as recur's own loops write it (post_alpha_ with it).

@@ -319,7 +319,8 @@ TEST(OnednnSmallOps, Conv2dOfFewInputChannels) {
 // 3x3 convolutions of 32 channels or more, which run by Winograd's algorithm where X is tame
 // (conv.cc): against the reference within the usual tolerance, and not bit for bit what the
 // direct convolution (onednn.winograd=off) gives, which shows that Winograd's ran; with an
-// outlier, a NaN or an infinity in X, the direct convolution runs instead, bit for bit.
+// outlier, a NaN or an infinity in X, or an infinite weight, the direct convolution runs
+// instead, bit for bit.
 TEST(OnednnSmallOps, Conv3x3ByWinograd) {
   if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(12);
@@ -359,6 +360,18 @@ TEST(OnednnSmallOps, Conv3x3ByWinograd) {
     }
     if (k.act.empty()) expect_same(bytes, specials, what + " with NaN and -inf");
   }
+  // An infinite weight: the direct convolution for every X.
+  ModelBuilder mb(13);
+  mb.input("X", DType::kFloat32, {1, 32, 6, 6});
+  Tensor w = random_tensor({32, 32, 3, 3}, rng);
+  w.data<float>()[40] = kInf;
+  mb.initializer("W", w);
+  mb.output("Y", DType::kFloat32);
+  auto& n = mb.node("Conv", {"X", "W"}, {"Y"}, "conv");
+  set_attr(n, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  const Tensor x = random_tensor({1, 32, 6, 6}, rng, 1.0f);
+  EXPECT_TRUE(same_bits(run(mb.bytes(), x, "auto"), run(mb.bytes(), x, "off")));
+  expect_same(mb.bytes(), x, "an infinite weight");
 }
 
 // 2-D depthwise convolutions (MobileNet's k x k layers) on the depthwise loop in NCHW, and
