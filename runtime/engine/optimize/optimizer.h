@@ -16,6 +16,12 @@ Status fold_constant_nodes(Graph& graph);
 // nothing else) into that Conv's weights and bias. float32 and float64, computed in double.
 Status fold_batchnorm_into_conv(Graph& graph);
 
+// Folds each inference BatchNormalization whose input is a MatMul's 2-D output (B a constant
+// [K, C], the output read by nothing else) into B's columns, the BatchNormalization becoming
+// an Add of its shift (which fuse_matmul_bias then takes as the MatMul's bias). Needs inferred
+// shapes (the output's rank).
+Status fold_batchnorm_into_matmul(Graph& graph);
+
 // Drops the Y_h and Y_c outputs of LSTM, GRU and RNN nodes (in subgraphs too) that nothing
 // reads and that are no graph output, so that kernels see them as not requested.
 Status drop_unread_rnn_states(Graph& graph);

@@ -141,6 +141,8 @@ void fuse(Session::Impl& impl, Graph& graph, const OpRules& rules, const std::st
   const SessionOptions& options = impl.options;
   // HardSwish first: a Conv whose output x * HardSigmoid(x) reads then takes it as its own.
   fuse_hard_swishes(graph, fusion_filter(impl)).with_context(file).throw_if_error();
+  // Before the MatMul fusion, which takes the Add this leaves as its bias.
+  fold_batchnorm_into_matmul(graph).with_context(file).throw_if_error();
   fuse_conv_activations(graph, fusion_filter(impl)).with_context(file).throw_if_error();
   fuse_gelus(graph, fusion_filter(impl)).with_context(file).throw_if_error();
   fuse_layer_norms(graph, fusion_filter(impl)).with_context(file).throw_if_error();
