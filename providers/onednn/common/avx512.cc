@@ -236,6 +236,10 @@ RECUR_AVX512 void unary(Unary f, const float* x, int64_t n, float* y, float alph
       case Unary::kHardSwish:
         r = hardswish16(v);
         break;
+      case Unary::kClip:
+        // max and min return their second operand on a NaN: the NaN goes through.
+        r = _mm512_min_ps(b, _mm512_max_ps(a, v));
+        break;
       case Unary::kHardSigmoid:
         // max and min return their second operand on a NaN: the NaN goes through.
         r = _mm512_min_ps(_mm512_set1_ps(1.0f),

@@ -207,7 +207,8 @@ Magnitudes magnitudes(const float* x, int64_t n);
 // y = f(x) for n floats: Relu (a NaN stays NaN), LeakyRelu (x below 0 times alpha, as the
 // reference computes it: -inf times 0 is NaN), Tanh, Sigmoid, Sqrt, Erf, Sin, Cos.
 // kLeakyRelu: alpha the slope below 0; kHardSigmoid: max(0, min(1, alpha x + beta)), NaN kept;
-// kHardSwish: x max(0, min(1, x / 6 + 1/2)).
+// kHardSwish: x max(0, min(1, x / 6 + 1/2)); kClip: min(beta, max(alpha, x)), NaN kept (alpha
+// <= beta).
 enum class Unary {
   kRelu,
   kLeakyRelu,
@@ -218,7 +219,8 @@ enum class Unary {
   kSin,
   kCos,
   kHardSigmoid,
-  kHardSwish
+  kHardSwish,
+  kClip
 };
 void unary(Unary f, const float* x, int64_t n, float* y, float alpha = 0.0f, float beta = 0.0f);
 

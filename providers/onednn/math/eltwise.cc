@@ -56,8 +56,9 @@ constexpr EltwiseOp kGeluTanh = {"Gelu", 20, algorithm::eltwise_gelu_tanh, 0.0f,
 
 // The ops recur runs on its own loop (avx512.h), at any size: for small tensors a oneDNN call
 // costs more than the work; HardSwish took oneDNN's primitive a second pass to put NaNs back
-// ([1, 240, 4, 160]: 63 against 15 us), and Tanh of [64, 200, 128] (a Tacotron's attention at
-// batch 64) took it 0.78 ms on the one thread threads_for gives 1.6M elements.
+// ([1, 240, 4, 160]: 63 against 15 us), Tanh of [64, 200, 128] (a Tacotron's attention at
+// batch 64) took it 0.78 ms on the one thread threads_for gives 1.6M elements, and Clip (a
+// DeepSpeech2's Hardtanh) a second pass to put NaNs back.
 std::optional<avx512::Unary> small_form(const EltwiseOp& op, float alpha) {
   const std::string_view name = op.name;
   if (name == "HardSwish") return avx512::Unary::kHardSwish;
@@ -66,6 +67,7 @@ std::optional<avx512::Unary> small_form(const EltwiseOp& op, float alpha) {
   if (name == "Tanh") return avx512::Unary::kTanh;
   if (name == "Sigmoid") return avx512::Unary::kSigmoid;
   if (name == "Sqrt") return avx512::Unary::kSqrt;
+  if (name == "Clip") return avx512::Unary::kClip;
   return std::nullopt;
 }
 
@@ -121,8 +123,9 @@ class EltwiseKernel final : public Kernel {
       CoreLease lease;
       if (want.max > 1) lease.acquire(want.max, want.shrink);
       const int64_t jobs = std::min<int64_t>(std::max(1, lease.threads()), (n + 4095) / 4096);
-      in_parts(n, jobs,
-               [&](int64_t b, int64_t e) { avx512::unary(*small_, xp + b, e - b, yp + b, alpha); });
+      in_parts(n, jobs, [&](int64_t b, int64_t e) {
+        avx512::unary(*small_, xp + b, e - b, yp + b, alpha, beta);
+      });
       return ok_status();
     }
     const auto key = std::make_tuple(x->shape(), alpha, beta);
@@ -164,8 +167,10 @@ Result<std::unique_ptr<Kernel>> create_eltwise(const EltwiseOp& given, CompileCo
   float alpha = op.alpha_attr ? a.get_float(op.alpha_attr, op.alpha) : op.alpha;
   float beta = op.beta;
   if (std::string_view(op.name) == "Clip") {
-    alpha = std::numeric_limits<float>::lowest();
-    beta = std::numeric_limits<float>::max();
+    // An absent bound clips nothing, infinities included, as the reference (and numpy's clip
+    // with None) has it: float's largest for an absent max turned +inf into 3.4e38.
+    alpha = -std::numeric_limits<float>::infinity();
+    beta = std::numeric_limits<float>::infinity();
     if (ctx.opset() < 11) {
       alpha = a.get_float("min", alpha);
       beta = a.get_float("max", beta);

@@ -150,11 +150,23 @@ TEST(OnednnSmallOps, ElementwiseActivations) {
     float* p = x.data<float>();
     const float edge[] = {1e-7f, -1e-7f, 0.05f, -0.07f, 88.5f, -88.5f, 1e4f, -1e4f};
     for (int i = 0; i < 8; ++i) p[100 + i] = edge[i];
-    for (const std::string op : {"Relu", "Tanh", "Sigmoid", "Sqrt", "LeakyRelu", "LeakyRelu0"}) {
+    for (const std::string op :
+         {"Relu", "Tanh", "Sigmoid", "Sqrt", "LeakyRelu", "LeakyRelu0", "Clip", "ClipMin"}) {
       ModelBuilder mb(13);
       mb.input("X", DType::kFloat32, shape);
       mb.output("Y", DType::kFloat32);
-      auto& n = mb.node(op == "LeakyRelu0" ? "LeakyRelu" : op, {"X"}, {"Y"}, "e");
+      // Clip between -3 and 5, and ClipMin above -3 only (no max: +inf stays +inf).
+      std::vector<std::string> in = {"X"};
+      if (op.rfind("Clip", 0) == 0) {
+        mb.initializer("lo", Tensor::scalar(-3.0f));
+        in.push_back("lo");
+        if (op == "Clip") {
+          mb.initializer("hi", Tensor::scalar(5.0f));
+          in.push_back("hi");
+        }
+      }
+      const std::string type = op == "LeakyRelu0" ? "LeakyRelu" : op == "ClipMin" ? "Clip" : op;
+      auto& n = mb.node(type, in, {"Y"}, "e");
       if (op == "LeakyRelu") set_attr(n, "alpha", 0.3f);
       if (op == "LeakyRelu0") set_attr(n, "alpha", 0.0f);  // -inf times 0
       expect_same(mb.bytes(), x, op + " " + shape_to_string(shape));

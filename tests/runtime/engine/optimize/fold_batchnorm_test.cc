@@ -31,7 +31,8 @@ Tensor shift() { return sine_wave({kC}, 1.3f); }
 Tensor mean() { return sine_wave({kC}, 0.5f, 1.1f, 0.3f); }
 Tensor var() {
   Tensor v = sine_wave({kC}, 2.0f);
-  for (int64_t i = 0; i < kC; ++i) v.data<float>()[i] = 0.5f + v.data<float>()[i] * v.data<float>()[i];
+  for (int64_t i = 0; i < kC; ++i)
+    v.data<float>()[i] = 0.5f + v.data<float>()[i] * v.data<float>()[i];
   return v;
 }
 Tensor b_value() { return sine_wave({kK, kC}, 0.3f); }
