@@ -19,5 +19,6 @@ void register_hard_sigmoid(KernelRegistry& r);     // math/hard_sigmoid.cc (like
 void register_reduce_kernels(KernelRegistry& r);   // reduce/: ArgMax, ArgMin, ReduceSum/Mean
 void register_reduce_sum_mean(KernelRegistry& r);  // reduce/reduce.cc (the above calls it)
 void register_top_k(KernelRegistry& r);            // tensor/top_k.cc: TopK
+void register_transpose(KernelRegistry& r);        // tensor/transpose.cc: Transpose
 
 }  // namespace recur::onednn

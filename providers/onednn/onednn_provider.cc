@@ -18,6 +18,7 @@ void register_kernels(KernelRegistry& r) {
   register_math_kernels(r);
   register_reduce_kernels(r);
   register_top_k(r);
+  register_transpose(r);
 }
 
 namespace {
