@@ -451,8 +451,13 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
     // Two directions side by side, each on its own thread with many rows: gemm. bilstm (N=16,
     // H=256) ran 7.4 ms on ldigo against 9.3 on brgemm at 2 threads, and level at one; a
     // batch split of lstm_med (16 rows, H=512) was the other way round (34.7 against 41.3).
-    // Not in bf16, where brgemm takes AMX: there ldigo ran bilstm 1.9x slower.
-    if (!bf16_ && D() == 2 && best.split > 1 && rows >= 16 && bucket.N == rows) best.any = false;
+    // Not in bf16, where brgemm takes AMX: there ldigo ran bilstm 1.9x slower. An LSTM of 256
+    // units or more takes gemm at every number of rows: two directions of H=256 over T=255 at
+    // 2 threads (p50 ms, brgemm/gemm), input 512: N=6 32.1/17.3, N=8 35.5/24.6, N=12 41.2/35.1;
+    // input 256: N=6 17.0/12.1, N=8 19.0/16.3, N=12 level (Open-Unmix's BiLSTMs at batch 8).
+    const bool wide_lstm = geom_.gates() == 4 && H >= 256;
+    if (!bf16_ && D() == 2 && best.split > 1 && (rows >= 16 || wide_lstm) && bucket.N == rows)
+      best.any = false;
   }
   return best;
 }

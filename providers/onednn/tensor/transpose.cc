@@ -105,9 +105,8 @@ class TransposeKernel final : public Kernel {
     }
     const std::optional<Shape> perm = resolve(perm_, x->rank());
     if (!perm) {
-      return ctx.error(ErrorCode::kInvalidArgument,
-                       "perm is not a permutation of the input's " + std::to_string(x->rank()) +
-                           " dimensions");
+      return ctx.error(ErrorCode::kInvalidArgument, "perm is not a permutation of the input's " +
+                                                        std::to_string(x->rank()) + " dimensions");
     }
     const Shape& dims = x->shape();
     Shape out(dims.size());

@@ -240,6 +240,44 @@ TEST(OnednnRnnKernel, OneRowOfManyUnitsTakesATeam) {
   }
 }
 
+// Two directions on two threads, a direction each, of a few rows: an LSTM of 256 units takes
+// oneDNN's gemm implementation (ldigo) at any number of rows, a smaller one brgemm below 16
+// rows (docs/semantics.md, "The fixed rule"); the outputs match the reference's.
+TEST(OnednnRnnKernel, TwoDirectionsOfAWideLstmTakeGemm) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  struct Case {
+    int64_t H, N;
+    std::string want;
+  };
+  for (const Case& k : {Case{256, 8, "weights ldigo, 2 threads (directions in parallel)"},
+                        Case{256, 6, "weights ldigo, 2 threads (directions in parallel)"},
+                        Case{128, 8, "weights any, 2 threads (directions in parallel)"}}) {
+    std::mt19937 rng(8);
+    const int64_t T = 40, I = 128;
+    ModelBuilder mb(14);
+    mb.input("X", DType::kFloat32, {T, k.N, I});
+    mb.initializer("W", random_tensor({2, 4 * k.H, I}, rng, 0.1f));
+    mb.initializer("R", random_tensor({2, 4 * k.H, k.H}, rng, 0.1f));
+    mb.output("Y", DType::kFloat32);
+    auto& n = mb.node("LSTM", {"X", "W", "R"}, {"Y"}, "lstm");
+    set_attr(n, "hidden_size", k.H);
+    set_attr(n, "direction", std::string("bidirectional"));
+    const std::string bytes = mb.bytes();
+    SessionOptions o;
+    o.providers({"onednn"})
+        .threads(2)
+        .set("onednn.impl", "primitive")
+        .set("onednn.prepare", "load");
+    Session dnn = open(bytes, o);
+    const std::string what = "H=" + std::to_string(k.H) + " N=" + std::to_string(k.N);
+    EXPECT_NE(dnn.explain().find(k.want), std::string::npos) << what << "\n" << dnn.explain();
+    SessionOptions r;
+    r.providers({"reference"});
+    const Feeds f = {{"X", random_tensor({T, k.N, I}, rng, 1.0f)}};
+    expect_match(dnn.run(f), open(bytes, r).run(f), what);
+  }
+}
+
 // A static X shape: the primitive waits for the first run by default, and onednn.prepare=load
 // builds it at load (explain names oneDNN's implementation then); both give the same bits.
 TEST(OnednnRnnKernel, PrimitivesOfAStaticShapeAreBuiltAtTheFirstRunUnlessAskedAtLoad) {
