@@ -16,6 +16,7 @@ void register_erf(KernelRegistry& r);              // math/erf.cc (register_math
 void register_sin(KernelRegistry& r);              // math/sin.cc (likewise)
 void register_cos(KernelRegistry& r);              // math/cos.cc (likewise)
 void register_hard_sigmoid(KernelRegistry& r);     // math/hard_sigmoid.cc (likewise)
+void register_binary(KernelRegistry& r);           // math/binary.cc: Add, Sub, Mul, Div (likewise)
 void register_reduce_kernels(KernelRegistry& r);   // reduce/: ArgMax, ArgMin, ReduceSum/Mean
 void register_reduce_sum_mean(KernelRegistry& r);  // reduce/reduce.cc (the above calls it)
 void register_top_k(KernelRegistry& r);            // tensor/top_k.cc: TopK

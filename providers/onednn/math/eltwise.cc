@@ -194,6 +194,7 @@ void register_math_kernels(KernelRegistry& r) {
   register_sin(r);
   register_cos(r);
   register_hard_sigmoid(r);
+  register_binary(r);
 }
 
 }  // namespace recur::onednn
