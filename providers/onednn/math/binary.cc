@@ -30,8 +30,7 @@ RECUR_AVX512 inline __m512 apply(__m512 a, __m512 b) {
 
 // y[j] = a[j * sa] op b[j * sb] for j < n, sa and sb 0 or 1.
 template <Arith op>
-RECUR_AVX512 void row(const float* a, int64_t sa, const float* b, int64_t sb, float* y,
-                      int64_t n) {
+RECUR_AVX512 void row(const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n) {
   const __m512 ka = _mm512_set1_ps(*a), kb = _mm512_set1_ps(*b);
   for (int64_t j = 0; j < n; j += avx512::kLanes) {
     const __mmask16 m = avx512::lanes(n - j);
@@ -130,8 +129,8 @@ class BinaryKernel final : public Kernel {
     Shape out;
     Plan p;
     if (!broadcast(a->shape(), b->shape(), out, p)) {
-      return ctx.error(ErrorCode::kInvalidArgument, "A " + shape_to_string(a->shape()) +
-                                                        " and B " + shape_to_string(b->shape()) +
+      return ctx.error(ErrorCode::kInvalidArgument, "A " + shape_to_string(a->shape()) + " and B " +
+                                                        shape_to_string(b->shape()) +
                                                         " do not broadcast");
     }
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, out));
@@ -174,7 +173,8 @@ void add(KernelRegistry& r, const char* name) {
   r.add({.op_type = name,
          .since = 7,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
-           return std::unique_ptr<Kernel>(std::make_unique<BinaryKernel<op>>(options_of(ctx).team()));
+           return std::unique_ptr<Kernel>(
+               std::make_unique<BinaryKernel<op>>(options_of(ctx).team()));
          },
          .claim = claim_binary});
 }

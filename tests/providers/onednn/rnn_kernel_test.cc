@@ -191,6 +191,33 @@ TEST(OnednnRnnKernel, ExplainShowsRepackAndChoice) {
   EXPECT_EQ(s.assignment()[0].provider, "onednn");
 }
 
+// An LSTM of H units over X [T, N, I] (random weights from `rng`), on oneDNN's primitives at 2
+// threads, built at load: --explain shows `want` (the untimed rule's choice), and the outputs
+// match the reference's.
+void expect_rule_choice(int64_t H, const std::string& direction, int64_t T, int64_t N, int64_t I,
+                        const std::string& want, std::mt19937& rng) {
+  const int64_t D = direction == "bidirectional" ? 2 : 1;
+  ModelBuilder mb(14);
+  mb.input("X", DType::kFloat32, {T, N, I});
+  mb.initializer("W", random_tensor({D, 4 * H, I}, rng, 0.1f));
+  mb.initializer("R", random_tensor({D, 4 * H, H}, rng, 0.1f));
+  mb.output("Y", DType::kFloat32);
+  auto& n = mb.node("LSTM", {"X", "W", "R"}, {"Y"}, "lstm");
+  set_attr(n, "hidden_size", H);
+  set_attr(n, "direction", direction);
+  const std::string bytes = mb.bytes();
+  SessionOptions o;
+  o.providers({"onednn"}).threads(2).set("onednn.impl", "primitive").set("onednn.prepare", "load");
+  Session dnn = open(bytes, o);
+  const std::string what = "H=" + std::to_string(H) + " " + direction + " T=" + std::to_string(T) +
+                           " N=" + std::to_string(N);
+  EXPECT_NE(dnn.explain().find(want), std::string::npos) << what << "\n" << dnn.explain();
+  SessionOptions r;
+  r.providers({"reference"});
+  const Feeds f = {{"X", random_tensor({T, N, I}, rng, 1.0f)}};
+  expect_match(dnn.run(f), open(bytes, r).run(f), what);
+}
+
 // One row (N = 1) of a few hundred units: the untimed rule gives the step's product a team of
 // threads (or, two directions on two threads, a direction each), as measured in
 // docs/semantics.md ("The fixed rule"); a small cell stays on one thread. The team's outputs
@@ -214,29 +241,7 @@ TEST(OnednnRnnKernel, OneRowOfManyUnitsTakesATeam) {
                         Case{256, "forward", "2 threads (OpenMP) (untimed rule)", 1, 4},
                         Case{256, "forward", "1 thread (untimed rule)", 1, 12}}) {
     std::mt19937 rng(7);
-    const int64_t D = k.direction == "bidirectional" ? 2 : 1, T = k.T, N = k.N, I = 256;
-    ModelBuilder mb(14);
-    mb.input("X", DType::kFloat32, {T, N, I});
-    mb.initializer("W", random_tensor({D, 4 * k.H, I}, rng, 0.1f));
-    mb.initializer("R", random_tensor({D, 4 * k.H, k.H}, rng, 0.1f));
-    mb.output("Y", DType::kFloat32);
-    auto& n = mb.node("LSTM", {"X", "W", "R"}, {"Y"}, "lstm");
-    set_attr(n, "hidden_size", k.H);
-    set_attr(n, "direction", k.direction);
-    const std::string bytes = mb.bytes();
-    SessionOptions o;
-    o.providers({"onednn"})
-        .threads(2)
-        .set("onednn.impl", "primitive")
-        .set("onednn.prepare", "load");
-    Session dnn = open(bytes, o);
-    const std::string what = "H=" + std::to_string(k.H) + " " + k.direction +
-                             " T=" + std::to_string(T) + " N=" + std::to_string(N);
-    EXPECT_NE(dnn.explain().find(k.want), std::string::npos) << what << "\n" << dnn.explain();
-    SessionOptions r;
-    r.providers({"reference"});
-    const Feeds f = {{"X", random_tensor({T, N, I}, rng, 1.0f)}};
-    expect_match(dnn.run(f), open(bytes, r).run(f), what);
+    expect_rule_choice(k.H, k.direction, k.T, k.N, 256, k.want, rng);
   }
 }
 
@@ -253,28 +258,7 @@ TEST(OnednnRnnKernel, TwoDirectionsOfAWideLstmTakeGemm) {
                         Case{256, 6, "weights ldigo, 2 threads (directions in parallel)"},
                         Case{128, 8, "weights any, 2 threads (directions in parallel)"}}) {
     std::mt19937 rng(8);
-    const int64_t T = 40, I = 128;
-    ModelBuilder mb(14);
-    mb.input("X", DType::kFloat32, {T, k.N, I});
-    mb.initializer("W", random_tensor({2, 4 * k.H, I}, rng, 0.1f));
-    mb.initializer("R", random_tensor({2, 4 * k.H, k.H}, rng, 0.1f));
-    mb.output("Y", DType::kFloat32);
-    auto& n = mb.node("LSTM", {"X", "W", "R"}, {"Y"}, "lstm");
-    set_attr(n, "hidden_size", k.H);
-    set_attr(n, "direction", std::string("bidirectional"));
-    const std::string bytes = mb.bytes();
-    SessionOptions o;
-    o.providers({"onednn"})
-        .threads(2)
-        .set("onednn.impl", "primitive")
-        .set("onednn.prepare", "load");
-    Session dnn = open(bytes, o);
-    const std::string what = "H=" + std::to_string(k.H) + " N=" + std::to_string(k.N);
-    EXPECT_NE(dnn.explain().find(k.want), std::string::npos) << what << "\n" << dnn.explain();
-    SessionOptions r;
-    r.providers({"reference"});
-    const Feeds f = {{"X", random_tensor({T, k.N, I}, rng, 1.0f)}};
-    expect_match(dnn.run(f), open(bytes, r).run(f), what);
+    expect_rule_choice(k.H, "bidirectional", 40, k.N, 128, k.want, rng);
   }
 }
 

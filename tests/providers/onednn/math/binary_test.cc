@@ -79,12 +79,11 @@ TEST(OnednnBinary, BroadcastsMatchTheOperationElementByElement) {
                         {{7, 1}, {1, 19}, {7, 19}},
                         {{19}, {3, 4, 19}, {3, 4, 19}},
                         {{1}, {5, 1, 3}, {5, 1, 3}},
-                        {{8, 200, 130}, {8, 1, 130}, {8, 200, 130}},   // past the bound
+                        {{8, 200, 130}, {8, 1, 130}, {8, 200, 130}},  // past the bound
                         {{2, 64, 41, 50}, {1, 64, 1, 1}, {2, 64, 41, 50}}};
   for (const std::string op : {"Add", "Sub", "Mul", "Div"}) {
     for (const Case& c : cases) {
-      const std::string what =
-          op + " " + shape_to_string(c.a) + " " + shape_to_string(c.b);
+      const std::string what = op + " " + shape_to_string(c.a) + " " + shape_to_string(c.b);
       Session s = open(binary_model(op, c.a, c.b));
       for (const auto& as : s.assignment()) EXPECT_EQ(as.provider, "onednn") << what;
       Tensor a = random_tensor(c.a, rng, 2.0f), b = random_tensor(c.b, rng, 2.0f);
@@ -118,7 +117,9 @@ TEST(OnednnBinary, ShapesThatDoNotBroadcastAreAnErrorNamingBoth) {
   Session s = open(bytes);
   std::mt19937 rng(1);
   testing::expect_error(
-      [&] { s.run({{"A", random_tensor({4, 3}, rng)}, {"B", random_tensor({2, 3}, rng)}}); },
+      [&] {
+        s.run({{"A", random_tensor({4, 3}, rng)}, {"B", random_tensor({2, 3}, rng)}});
+      },
       ErrorCode::kInvalidArgument, {"op", "[4,3]", "[2,3]"});
 }
 
