@@ -6,7 +6,6 @@
 // Open-Unmix writes it) likewise, s times each column of B, and the rest an Add, which the
 // MatMul fusion then takes as its bias.
 #include <cmath>
-#include <cstring>
 
 #include "runtime/engine/optimize/optimizer.h"
 
@@ -16,10 +15,13 @@ namespace {
 
 bool is_op(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
 
+// The M channels of `w` scaled and the bias folded: channel m's `per` weights lie at
+// m * m_stride + k * k_stride (a Conv's W [M, ...]: per = numel / M, strides per and 1; a
+// MatMul's B [K, M]: per = K, strides 1 and M).
 template <class T>
-void fold(const Tensor& w, const Tensor* b, const Tensor& scale, const Tensor& beta,
-          const Tensor& mean, const Tensor& var, double eps, Tensor& new_w, Tensor& new_b) {
-  const int64_t M = w.dim(0);
+void fold(const Tensor& w, int64_t M, int64_t m_stride, int64_t k_stride, const Tensor* b,
+          const Tensor& scale, const Tensor& beta, const Tensor& mean, const Tensor& var,
+          double eps, Tensor& new_w, Tensor& new_b) {
   const int64_t per = M ? w.numel() / M : 0;
   const T* wp = w.data<T>();
   T* nw = new_w.data<T>();
@@ -27,7 +29,10 @@ void fold(const Tensor& w, const Tensor* b, const Tensor& scale, const Tensor& b
   for (int64_t m = 0; m < M; ++m) {
     const double s = static_cast<double>(scale.data<T>()[m]) /
                      std::sqrt(static_cast<double>(var.data<T>()[m]) + eps);
-    for (int64_t k = 0; k < per; ++k) nw[m * per + k] = static_cast<T>(s * wp[m * per + k]);
+    for (int64_t k = 0; k < per; ++k) {
+      const int64_t i = m * m_stride + k * k_stride;
+      nw[i] = static_cast<T>(s * wp[i]);
+    }
     const double bias = b ? static_cast<double>(b->data<T>()[m]) : 0.0;
     nb[m] = static_cast<T>(s * (bias - static_cast<double>(mean.data<T>()[m])) +
                            static_cast<double>(beta.data<T>()[m]));
@@ -94,25 +99,13 @@ Status fold_batchnorm_into_matmul(Graph& graph) {
     double eps = 0.0;
     const Tensor* p[4];
     if (!inference_batchnorm(graph, bn, C, w->dtype(), &eps, p)) continue;
-    // W [K, C] as C kernels of K values: the Conv fold's per-output-channel loop.
     const DType dt = w->dtype();
-    Tensor wt = Tensor::empty(dt, {C, K}), new_wt = Tensor::empty(dt, {C, K});
     Tensor new_w = Tensor::empty(dt, {K, C}), new_b = Tensor::empty(dt, {C});
-    const size_t elem = dt == DType::kFloat32 ? 4 : 8;
-    auto transpose = [&](const Tensor& from, Tensor& to, int64_t rows, int64_t cols) {
-      const char* f = static_cast<const char*>(from.raw_data());
-      char* t = static_cast<char*>(to.raw_data());
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c)
-          std::memcpy(t + (c * rows + r) * elem, f + (r * cols + c) * elem, elem);
-    };
-    transpose(*w, wt, K, C);
     if (dt == DType::kFloat32) {
-      fold<float>(wt, nullptr, *p[0], *p[1], *p[2], *p[3], eps, new_wt, new_b);
+      fold<float>(*w, C, 1, C, nullptr, *p[0], *p[1], *p[2], *p[3], eps, new_w, new_b);
     } else {
-      fold<double>(wt, nullptr, *p[0], *p[1], *p[2], *p[3], eps, new_wt, new_b);
+      fold<double>(*w, C, 1, C, nullptr, *p[0], *p[1], *p[2], *p[3], eps, new_w, new_b);
     }
-    transpose(new_wt, new_w, C, K);
     const std::string base = mm->name + "/bn_folded";
     const ValueId wv = graph.add_value(base + "_B");
     const ValueId bv = graph.add_value(base + "_bias");
@@ -158,10 +151,11 @@ Status fold_batchnorm_into_conv(Graph& graph) {
 
     Tensor new_w = Tensor::empty(dt, w->shape());
     Tensor new_b = Tensor::empty(dt, {w->dim(0)});
+    const int64_t M = w->dim(0), per = M ? w->numel() / M : 0;
     if (dt == DType::kFloat32) {
-      fold<float>(*w, b, *p[0], *p[1], *p[2], *p[3], eps, new_w, new_b);
+      fold<float>(*w, M, per, 1, b, *p[0], *p[1], *p[2], *p[3], eps, new_w, new_b);
     } else {
-      fold<double>(*w, b, *p[0], *p[1], *p[2], *p[3], eps, new_w, new_b);
+      fold<double>(*w, M, per, 1, b, *p[0], *p[1], *p[2], *p[3], eps, new_w, new_b);
     }
     const std::string base = conv->name + "/bn_folded";
     const ValueId wv = graph.add_value(base + "_W");
