@@ -21,5 +21,7 @@ void register_reduce_kernels(KernelRegistry& r);   // reduce/: ArgMax, ArgMin, R
 void register_reduce_sum_mean(KernelRegistry& r);  // reduce/reduce.cc (the above calls it)
 void register_top_k(KernelRegistry& r);            // tensor/top_k.cc: TopK
 void register_transpose(KernelRegistry& r);        // tensor/transpose.cc: Transpose
+void register_to_blocked(KernelRegistry& r);       // tensor/to_blocked.cc: recur::ToBlocked
+void register_from_blocked(KernelRegistry& r);     // tensor/from_blocked.cc: recur::FromBlocked
 
 }  // namespace recur::onednn

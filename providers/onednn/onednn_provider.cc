@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/dnnl_util.h"
 #include "providers/onednn/kernels.h"
 
@@ -19,6 +20,8 @@ void register_kernels(KernelRegistry& r) {
   register_reduce_kernels(r);
   register_top_k(r);
   register_transpose(r);
+  register_to_blocked(r);
+  register_from_blocked(r);
 }
 
 namespace {
@@ -72,6 +75,7 @@ class OnednnProvider final : public ExecutionProvider {
                 [&o](const std::string& v) { o.shrink_teams = v == "shrink"; })
         .choice("winograd", {"auto", "off"},
                 [&o](const std::string& v) { o.winograd = v == "auto"; })
+        .choice("blocked", {"auto", "off"}, [&o](const std::string& v) { o.blocked = v == "auto"; })
         .integer("time_block", 0, INT32_MAX, [&o](int64_t v) { o.time_block = v; })
         .flag("verbose", &o.verbose);
     // tuning_cache takes a path, which the parser's table has no kind for.
@@ -91,6 +95,11 @@ class OnednnProvider final : public ExecutionProvider {
   }
 
   const ProviderOptions& options() const override { return options_; }
+
+  // nChw16c, the layout oneDNN's AVX-512 convolutions run in, and recur's blocked pools' vector.
+  int channel_block() const override {
+    return options_.blocked && avx512::have_avx512() ? static_cast<int>(avx512::kLanes) : 0;
+  }
 
  private:
   OnednnOptions options_;

@@ -168,6 +168,10 @@ class ExecutionProvider {
   virtual Status configure(const ProviderConfig& config);
   // The parsed settings. Providers with settings return their own ProviderOptions subtype.
   virtual const ProviderOptions& options() const { return base_options_; }
+  // The channel block its convolutions want their tensors in from one node to the next
+  // (runtime/graph/blocked.h), or 0 for none: the session's blocking pass then rewrites the
+  // chains of convolutions and pools this provider runs to pass blocked tensors.
+  virtual int channel_block() const { return 0; }
   // Yes, or no with a reason. The default looks up the registry and then the def's claim.
   virtual Claim claim(const Node& node, const Graph& graph) const;
   virtual Result<std::unique_ptr<Kernel>> compile(CompileContext& ctx) const;

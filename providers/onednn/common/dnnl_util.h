@@ -241,6 +241,10 @@ struct OnednnOptions : ProviderOptions {
   // out by Winograd's algorithm where oneDNN has it and X is tame (conv.cc); off keeps them
   // direct.
   bool winograd = true;
+  // onednn.blocked: auto (the default) has the session keep the tensors between this provider's
+  // convolutions and pools channel-blocked (runtime/graph/blocked.h) where AVX-512 makes
+  // nChw16c its convolutions' layout; off leaves every convolution copying to and from it.
+  bool blocked = true;
   // Shared by the session's kernels; null when the session has no cache.
   std::shared_ptr<TuningCache> cache;
 };

@@ -1,7 +1,8 @@
 // Conv (1-D to 3-D, groups, dilations, auto_pad) through oneDNN's convolution, in plain
 // layouts (small 1-D ones on recur's own loops): the weights are read where they are, so W may
 // also be a graph input. A recur::FusedConv (runtime/graph/fused_conv.h) runs its activation
-// as an eltwise post-op.
+// as an eltwise post-op. A recur::BlockedConv (runtime/graph/blocked.h) reads and writes
+// nChw16c: X and Y as the primitive holds them, with no copy on either side.
 #include <algorithm>
 #include <optional>
 #include <tuple>
@@ -15,6 +16,7 @@
 #include "providers/onednn/nn/nn.h"
 #include "providers/onednn/nn/small_conv1d.h"
 #include "providers/onednn/nn/window.h"
+#include "runtime/graph/blocked.h"
 #include "runtime/graph/fused_conv.h"
 
 namespace recur::onednn {
@@ -27,7 +29,7 @@ class ConvKernel final : public Kernel {
  public:
   ConvKernel(WindowAttrs attrs, int64_t group, Threads threads,
              std::optional<dnnl::algorithm> post_op, float post_alpha, Tensor constant_w,
-             std::string what, bool small, bool winograd)
+             std::string what, bool small, bool winograd, int64_t block)
       : attrs_(std::move(attrs)),
         group_(group),
         threads_(threads),
@@ -36,7 +38,8 @@ class ConvKernel final : public Kernel {
         constant_w_(std::move(constant_w)),
         what_(std::move(what)),
         small_(small && avx512::have_avx512()),
-        winograd_(winograd) {}
+        winograd_(winograd),
+        block_(block) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -52,7 +55,27 @@ class ConvKernel final : public Kernel {
     // model runs the same shapes every call, where per-run descriptors and checks cost as much
     // as a small convolution.
     const auto key = std::make_tuple(x->shape(), w->shape(), b ? b->shape() : Shape{-1});
-    RECUR_ASSIGN_OR_RETURN(auto plan, plans_.get(key, [&] { return make_plan(ctx, *x, *w, b); }));
+    // A blocked X is planned as the plain X it holds (its memory is only read by the
+    // primitive, which is told the layout); a BlockedConv may also read plain X.
+    const bool x_blocked = block_ && x->rank() == 5;
+    Tensor unblocked;
+    if (x_blocked) {
+      if (x->shape().back() != block_) {
+        return ctx.error(ErrorCode::kInvalidArgument,
+                         "X " + shape_to_string(x->shape()) + " is not [N, C/" +
+                             std::to_string(block_) + ", H, W, " + std::to_string(block_) + "]");
+      }
+      Shape plain(x->shape().begin(), x->shape().end() - 1);
+      plain[1] *= block_;
+      unblocked = x->reshaped(plain);
+      x = &unblocked;
+    } else if (block_ && x->rank() != 4) {
+      return ctx.error(ErrorCode::kInvalidArgument,
+                       "X " + shape_to_string(x->shape()) + " is neither [N, C, H, W] nor [N, C/" +
+                           std::to_string(block_) + ", H, W, " + std::to_string(block_) + "]");
+    }
+    RECUR_ASSIGN_OR_RETURN(auto plan,
+                           plans_.get(key, [&] { return make_plan(ctx, *x, x_blocked, *w, b); }));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
     if (y->numel() == 0) return ok_status();
     if (plan->direct) {
@@ -313,8 +336,8 @@ class ConvKernel final : public Kernel {
     return d;
   }
 
-  Result<ConvPlan> make_plan(const KernelContext& ctx, const Tensor& x, const Tensor& w,
-                             const Tensor* b) const {
+  Result<ConvPlan> make_plan(const KernelContext& ctx, const Tensor& x, bool x_blocked,
+                             const Tensor& w, const Tensor* b) const {
     const int64_t rank = x.rank();
     if (rank < 3 || rank > 5 || w.rank() != rank) {
       return ctx.error(ErrorCode::kInvalidArgument, "X and W must both have rank 3 to 5, got " +
@@ -364,6 +387,7 @@ class ConvKernel final : public Kernel {
     // Multiply-adds: every output element sums C/G * prod(kernel) products.
     geo.macs = static_cast<double>(out_numel) * static_cast<double>(C / G);
     for (int64_t kd : k) geo.macs *= static_cast<double>(kd);
+    if (block_) return blocked_plan(x, x_blocked, w, *win, std::move(plan));
     if (std::optional<SmallConv2d> d = small_2d(x, w, *win)) {
       plan.direct2d = std::move(d);
       return plan;
@@ -391,6 +415,43 @@ class ConvKernel final : public Kernel {
       if (plan.layout.prim.primitive) return plan;
     }
     RECUR_ASSIGN_OR_RETURN(plan.plain, make_conv(geo, geo.x, geo.w, geo.y));
+    return plan;
+  }
+
+  // A BlockedConv's plan: X (where blocked) and Y described as nChw16c (the primitive's own
+  // layout, so its layout path copies neither), W in the primitive's layout; only oneDNN's
+  // generic implementation where it has no other for these descriptors. A chain's first
+  // convolution reads X plain: oneDNN's first-layer kernels take few channels that way.
+  Result<ConvPlan> blocked_plan(const Tensor& x, bool x_blocked, const Tensor& w, const Window& win,
+                                ConvPlan plan) const {
+    Geometry& geo = plan.geo;
+    const auto blocked = [](const Shape& s) {
+      return memory::desc(memory::dims(s.begin(), s.end()), memory::data_type::f32,
+                          memory::format_tag::nChw16c);
+    };
+    if (x_blocked) geo.x = blocked(x.shape());  // else plain, as make_plan described it
+    geo.y = blocked(plan.out);
+    plan.out[1] /= block_;
+    plan.out.push_back(block_);
+    if (!constant_w_.defined() || constant_w_.shape() != w.shape()) {
+      RECUR_ASSIGN_OR_RETURN(plan.plain, make_conv(geo, geo.x, geo.w, geo.y));
+      return plan;
+    }
+    auto layout_prim = [&](dnnl::algorithm alg) {
+      return make_layout_prim(
+          geo.x, geo.w, geo.y, constant_w_.raw_data(), what_,
+          [&](const memory::desc& x, const memory::desc& w, const memory::desc& y) {
+            return make_conv(geo, x, w, y, alg);
+          },
+          /*fixed_io=*/true);
+    };
+    if (winograd_fits(x, w, win)) {
+      RECUR_ASSIGN_OR_RETURN(plan.winograd, layout_prim(dnnl::algorithm::convolution_winograd));
+    }
+    RECUR_ASSIGN_OR_RETURN(plan.layout, layout_prim(dnnl::algorithm::convolution_direct));
+    if (!plan.layout.prim.primitive) {
+      RECUR_ASSIGN_OR_RETURN(plan.plain, make_conv(geo, geo.x, geo.w, geo.y));
+    }
     return plan;
   }
 
@@ -561,10 +622,28 @@ class ConvKernel final : public Kernel {
   std::string what_;  // the node, for errors
   bool small_;        // 1-D convolutions may take recur's own loop
   bool winograd_;     // onednn.winograd
+  int64_t block_;     // a BlockedConv's channel block (16); 0 for a Conv or FusedConv
   mutable PrimCache<std::tuple<Shape, Shape, Shape>, ConvPlan> plans_;
   mutable ScratchPool scratch_;
   mutable ScratchPool buffers_;  // X and Y in the primitive's layouts
 };
+
+// Blocks of 16 (the AVX-512 layout, the block the provider asks for), 2-D, one group, and W a
+// constant of whole blocks of output channels: the blocking pass makes no other.
+Claim claim_blocked_conv(const Node& n, const Graph& g) {
+  if (!avx512::have_avx512()) return Claim::decline("this processor has no AVX-512");
+  Claim c = claim_float32_input(n, g);
+  if (!c.yes) return c;
+  const Attribute* block = n.attr(kBlockAttr);
+  if (!block || block->i != avx512::kLanes)
+    return Claim::decline("the oneDNN BlockedConv takes blocks of 16 channels");
+  if (const Attribute* group = n.attr("group"); group && group->i != 1)
+    return Claim::decline("a grouped BlockedConv");
+  const Tensor* w = n.has_input(1) ? g.constant(n.inputs[1]) : nullptr;
+  if (!w || w->dtype() != DType::kFloat32 || w->rank() != 4 || w->dim(0) % avx512::kLanes != 0)
+    return Claim::decline("W is not a float32 constant [M, C, kH, kW] of whole blocks");
+  return Claim::accept();
+}
 
 Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
   RECUR_ASSIGN_OR_RETURN(WindowAttrs w, WindowAttrs::read(ctx.node()));
@@ -572,10 +651,16 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
   const int64_t group = a.get_int("group", 1);
   const std::string act = a.get_string(kFusedConvActivation, "");
   const float leaky_alpha = a.get_float(kFusedConvAlpha, 0.01f);
+  const bool blocked = ctx.node().op_type == kBlockedConvOp;
+  const int64_t block = blocked ? a.get_int(kBlockAttr, 0) : 0;
   RECUR_RETURN_IF_ERROR(a.status());
+  if (blocked && block != avx512::kLanes) {
+    return ctx.error(ErrorCode::kInvalidModel, "the oneDNN BlockedConv takes blocks of " +
+                                                   std::to_string(avx512::kLanes) + " channels");
+  }
   std::optional<dnnl::algorithm> post_op;
   float post_alpha = 0.0f;
-  if (ctx.node().op_type == kFusedConvOp) {
+  if (ctx.node().op_type == kFusedConvOp || (blocked && !act.empty())) {
     if (act != "Relu" && act != "LeakyRelu" && act != "Sigmoid" && act != "HardSwish") {
       return ctx.error(ErrorCode::kInvalidModel,
                        "attribute 'activation' is '" + act +
@@ -592,7 +677,7 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
                        : Tensor();
   return std::unique_ptr<Kernel>(std::make_unique<ConvKernel>(
       std::move(w), group, options_of(ctx).team(), post_op, post_alpha, std::move(w_value),
-      ctx.node().describe(), options_of(ctx).small_cells, options_of(ctx).winograd));
+      ctx.node().describe(), options_of(ctx).small_cells, options_of(ctx).winograd, block));
 }
 
 }  // namespace
@@ -605,6 +690,11 @@ void register_conv(KernelRegistry& r) {
          .since = 1,
          .create = create_conv,
          .claim = claim});
+  r.add({.op_type = kBlockedConvOp,
+         .domain = kBlockedDomain,
+         .since = 1,
+         .create = create_conv,
+         .claim = claim_blocked_conv});
 }
 
 }  // namespace recur::onednn

@@ -28,18 +28,20 @@ struct LayoutPrim {
 bool transposable_channels_last(const dnnl::memory::desc& plain, const dnnl::memory::desc& md);
 
 // `make(src, weights, dst)` makes the primitive for the given descriptors; `plain_w` describes
-// `constant_w` as the model holds it.
+// `constant_w` as the model holds it. With `fixed_io`, X and Y stay in the layouts `plain_x`
+// and `plain_y` give (blocked ones), only W's is oneDNN's choice.
 template <class Make>
 Result<LayoutPrim> make_layout_prim(const dnnl::memory::desc& plain_x,
                                     const dnnl::memory::desc& plain_w,
                                     const dnnl::memory::desc& plain_y, const void* constant_w,
-                                    const std::string& what, Make&& make) {
+                                    const std::string& what, Make&& make, bool fixed_io = false) {
   LayoutPrim lp;
   auto any = [](const dnnl::memory::desc& md) {
     return dnnl::memory::desc(md.dims(), dnnl::memory::data_type::f32,
                               dnnl::memory::format_tag::any);
   };
-  Result<CachedPrimitive> prim = make(any(plain_x), any(plain_w), any(plain_y));
+  Result<CachedPrimitive> prim =
+      make(fixed_io ? plain_x : any(plain_x), any(plain_w), fixed_io ? plain_y : any(plain_y));
   if (!prim.ok() || prim->impl.rfind("ref", 0) == 0) return lp;
   const_dnnl_primitive_desc_t pd = prim->primitive.get_primitive_desc();
   lp.src = dnnl::memory::desc(*dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0));

@@ -36,6 +36,7 @@ struct PoolPlan {
   int64_t k = 0, stride = 1, dilation = 1, pad = 0;
   // 2-D pools and global pools of small tensors on recur's AVX-512 loops (small_pool.h).
   std::optional<SmallPool2d> small2d;
+  bool blocked = false;  // small2d over channel-blocked planes [H, W, 16] (run_blocked_pool2d)
   bool small_global = false;
   memory::desc x, y;      // the plain layouts
   memory::desc src, dst;  // the primitive's
@@ -80,7 +81,9 @@ class PoolKernel final : public Kernel {
       const float* xp = x->data<float>();
       float* yp = y->data<float>();
       in_parts(planes, jobs, [&](int64_t p0, int64_t p1) {
-        if (plan->small2d) {
+        if (plan->blocked) {
+          run_blocked_pool2d(*plan->small2d, p1 - p0, xp + p0 * in, yp + p0 * out);
+        } else if (plan->small2d) {
           run_small_pool2d(*plan->small2d, p1 - p0, xp + p0 * in, yp + p0 * out);
         } else {
           run_global_pool(kind_ == PoolKind::kGlobalMax, p1 - p0, in, xp + p0 * in, yp + p0);
@@ -173,18 +176,24 @@ class PoolKernel final : public Kernel {
         plan.small_global = true;
         return plan;
       }
-      if (rank == 4 && undilated) {
+      // A pool of kernel [kh, kw, 1] over [N, C/16, H, W, 16] pools each channel's plane:
+      // the blocked form of a 2-D pool (runtime/graph/blocked.h).
+      const bool blocked = rank == 5 && x.dim(4) == avx512::kLanes && win->kernel[2] == 1 &&
+                           win->strides[2] == 1 && win->pad_l[2] == 0 && win->pad_r[2] == 0;
+      if ((rank == 4 || blocked) && undilated) {
         const std::vector<int64_t> model_pads = a.pads;
         const auto pad_end = [&](size_t i) {
           // The model's end pads count toward count_include_pad; auto_pad's are the window's.
-          return model_pads.size() == 4 ? model_pads[2 + i] : win->pad_r[i];
+          const size_t axes = in.size();
+          return model_pads.size() == 2 * axes ? model_pads[axes + i] : win->pad_r[i];
         };
         SmallPool2d p =
             SmallPool2d::make(max, include_pad_, in[0], in[1], win->out[0], win->out[1],
                               win->kernel[0], win->kernel[1], win->strides[0], win->strides[1],
                               win->pad_l[0], win->pad_l[1], pad_end(0), pad_end(1));
-        if (p.row_floats() <= SmallPool2d::kMaxRow) {
+        if (blocked || p.row_floats() <= SmallPool2d::kMaxRow) {
           plan.small2d = std::move(p);
+          plan.blocked = blocked;
           return plan;
         }
       }

@@ -81,6 +81,29 @@ RECUR_AVX512 void pool_plane(const SmallPool2d& p, const float* x, float* y, flo
   }
 }
 
+// One plane of channel-blocked X [H, W, 16] (runtime/graph/blocked.h): each tap of a window is
+// one vector of 16 channels, so each output is a loop of whole-vector loads.
+template <bool kMax>
+RECUR_AVX512 void pool_blocked_plane(const SmallPool2d& p, const float* x, float* y) {
+  const __m512 fill = _mm512_set1_ps(kMax ? -std::numeric_limits<float>::infinity() : 0.0f);
+  for (int64_t oy = 0; oy < p.OH; ++oy) {
+    const int64_t iy0 = oy * p.sh - p.pad_t;
+    const int64_t ky0 = std::max<int64_t>(0, -iy0), ky1 = std::min<int64_t>(p.kh, p.H - iy0);
+    for (int64_t ox = 0; ox < p.OW; ++ox) {
+      const int64_t ix0 = ox * p.sw - p.pad_l;
+      const int64_t kx0 = std::max<int64_t>(0, -ix0), kx1 = std::min<int64_t>(p.kw, p.W - ix0);
+      __m512 acc = fill;
+      for (int64_t ky = ky0; ky < ky1; ++ky) {
+        const float* row = x + ((iy0 + ky) * p.W + ix0) * kLanes;
+        for (int64_t kx = kx0; kx < kx1; ++kx)
+          acc = combine<kMax>(acc, _mm512_loadu_ps(row + kx * kLanes));
+      }
+      if constexpr (!kMax) acc = _mm512_mul_ps(acc, _mm512_set1_ps(p.inv_count[oy * p.OW + ox]));
+      _mm512_storeu_ps(y + (oy * p.OW + ox) * kLanes, acc);
+    }
+  }
+}
+
 RECUR_AVX512 float reduce_plane(bool max, const float* x, int64_t size) {
   __m512 acc = max ? _mm512_set1_ps(-std::numeric_limits<float>::infinity()) : _mm512_setzero_ps();
   for (int64_t i = 0; i < size; i += kLanes) {
@@ -144,6 +167,17 @@ void run_small_pool2d(const SmallPool2d& p, int64_t planes, const float* x, floa
       pool_plane<true>(p, x + i * p.H * p.W, y + i * p.OH * p.OW, rows);
     } else {
       pool_plane<false>(p, x + i * p.H * p.W, y + i * p.OH * p.OW, rows);
+    }
+  }
+}
+
+void run_blocked_pool2d(const SmallPool2d& p, int64_t planes, const float* x, float* y) {
+  const int64_t in = p.H * p.W * kLanes, out = p.OH * p.OW * kLanes;
+  for (int64_t i = 0; i < planes; ++i) {
+    if (p.max) {
+      pool_blocked_plane<true>(p, x + i * in, y + i * out);
+    } else {
+      pool_blocked_plane<false>(p, x + i * in, y + i * out);
     }
   }
 }

@@ -37,6 +37,11 @@ struct SmallPool2d {
 // taps' sum times inv_count. Needs AVX-512F (avx512::have_avx512()).
 void run_small_pool2d(const SmallPool2d& p, int64_t planes, const float* x, float* y);
 
+// The same over planes of channel-blocked X [planes, H, W, 16] (runtime/graph/blocked.h; a
+// MaxPool or AveragePool of kernel [kh, kw, 1] over [N, C/16, H, W, 16]), each output a vector
+// of 16 channels: y [planes, OH, OW, 16]. Needs AVX-512F.
+void run_blocked_pool2d(const SmallPool2d& p, int64_t planes, const float* x, float* y);
+
 // GlobalMaxPool and GlobalAveragePool over planes of `size` contiguous elements.
 void run_global_pool(bool max, int64_t planes, int64_t size, const float* x, float* y);
 

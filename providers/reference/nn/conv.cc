@@ -1,11 +1,14 @@
 // Conv (opsets 1, 11): N-d convolution with groups, dilations, strides, pads and auto_pad,
-// computed as im2col + GEMM; and recur::FusedConv (runtime/graph/fused_conv.h), the same with
-// its activation applied to the output.
+// computed as im2col + GEMM; recur::FusedConv (runtime/graph/fused_conv.h), the same with its
+// activation applied to the output; and recur::BlockedConv (runtime/graph/blocked.h), either of
+// those on channel-blocked X and Y, copied out of and back into the blocked form around it.
 #include <cmath>
 
+#include "providers/reference/common/blocked_copy.h"
 #include "providers/reference/common/util.h"
 #include "providers/reference/nn/nn_ops.h"
 #include "providers/reference/nn/nn_util.h"
+#include "runtime/graph/blocked.h"
 #include "runtime/graph/fused_conv.h"
 
 namespace recur::reference {
@@ -55,29 +58,37 @@ Result<ConvShapes> check_conv_shapes(const WindowAttrs& attrs, int64_t group, co
   return s;
 }
 
+namespace {
+
+// A convolution's output dims for X and W of these types, or nullopt where X's rank is unknown.
+Result<std::optional<std::vector<Dim>>> conv_output_dims(const Node& node, const TypeInfo& x,
+                                                         const TypeInfo& w) {
+  if (!x.has_rank() || x.rank() < 3) return std::optional<std::vector<Dim>>();
+  auto wa = read_window_attrs(node);
+  if (!wa.ok()) return wa.status();
+  std::vector<int64_t> kernel = wa->kernel_shape;
+  if (kernel.empty() && w.has_rank()) {
+    for (size_t i = 2; i < w.shape->size(); ++i) kernel.push_back((*w.shape)[i].value);
+  }
+  std::vector<Dim> dims{(*x.shape)[0], w.has_rank() && w.rank() > 0 ? (*w.shape)[0] : Dim{}};
+  const std::vector<Dim> in(x.shape->begin() + 2, x.shape->end());
+  bool kernel_known = kernel.size() == in.size();
+  for (int64_t k : kernel) kernel_known &= k > 0;
+  if (kernel_known) {
+    for (const Dim& d : infer_window_dims(*wa, in, kernel)) dims.push_back(d);
+  } else {
+    dims.resize(x.shape->size());
+  }
+  return std::optional<std::vector<Dim>>(std::move(dims));
+}
+
+}  // namespace
+
 Status infer_conv_like(InferContext& ctx, DType out_dtype, size_t w_index) {
-  const TypeInfo& x = ctx.input_type(0);
-  const TypeInfo& w = ctx.input_type(w_index);
   TypeInfo out;
   out.dtype = out_dtype;
-  if (x.has_rank() && x.rank() >= 3) {
-    auto wa = read_window_attrs(ctx.node());
-    if (!wa.ok()) return wa.status();
-    std::vector<int64_t> kernel = wa->kernel_shape;
-    if (kernel.empty() && w.has_rank()) {
-      for (size_t i = 2; i < w.shape->size(); ++i) kernel.push_back((*w.shape)[i].value);
-    }
-    std::vector<Dim> dims{(*x.shape)[0], w.has_rank() && w.rank() > 0 ? (*w.shape)[0] : Dim{}};
-    const std::vector<Dim> in(x.shape->begin() + 2, x.shape->end());
-    bool kernel_known = kernel.size() == in.size();
-    for (int64_t k : kernel) kernel_known &= k > 0;
-    if (kernel_known) {
-      for (const Dim& d : infer_window_dims(*wa, in, kernel)) dims.push_back(d);
-    } else {
-      dims.resize(x.shape->size());
-    }
-    out.shape = dims;
-  }
+  RECUR_ASSIGN_OR_RETURN(out.shape,
+                         conv_output_dims(ctx.node(), ctx.input_type(0), ctx.input_type(w_index)));
   ctx.set_output(0, out);
   return ok_status();
 }
@@ -115,9 +126,8 @@ void activate(Activation act, float alpha, C* y, int64_t n) {
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(WindowAttrs attrs, int64_t group, Activation act = Activation::kNone,
-             float alpha = 0.0f)
-      : attrs_(std::move(attrs)), group_(group), act_(act), alpha_(alpha) {}
+  ConvKernel(WindowAttrs attrs, int64_t group, Activation act, float alpha, int64_t block)
+      : attrs_(std::move(attrs)), group_(group), act_(act), alpha_(alpha), block_(block) {}
 
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
@@ -126,13 +136,55 @@ class ConvKernel final : public Kernel {
     if (w->dtype() != x->dtype() || (b && b->dtype() != x->dtype())) {
       return invalid_argument("X, W and B must have the same dtype");
     }
+    if (block_ == 0) {
+      RECUR_ASSIGN_OR_RETURN(ConvShapes s, shapes(*x, *w, b));
+      RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), s.y));
+      return compute(s, *x, *w, b, *y);
+    }
+    // X blocked, or plain for a chain's first convolution.
+    const bool x_blocked = x->rank() == 5;
+    if (!blockable_dtype(x->dtype()) || (x_blocked && x->shape().back() != block_)) {
+      return invalid_argument("X " + shape_to_string(x->shape()) + " is not blocked by " +
+                              std::to_string(block_) + " channels");
+    }
+    Tensor xp = *x;
+    if (x_blocked) {
+      RECUR_ASSIGN_OR_RETURN(Shape plain, unblocked_shape(x->shape(), "X"));
+      xp = Tensor::empty(x->dtype(), plain);
+      const int64_t N = plain[0], C = plain[1];
+      if (xp.numel() > 0) {
+        copy_channel_blocks(false, x->raw_data(), xp.raw_data(), N, C, xp.numel() / (N * C), block_,
+                            dtype_size(x->dtype()));
+      }
+    }
+    RECUR_ASSIGN_OR_RETURN(ConvShapes s, shapes(xp, *w, b));
+    RECUR_ASSIGN_OR_RETURN(Shape out, blocked_shape(s.y, block_, "the output"));
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out));
+    Tensor yp = Tensor::empty(x->dtype(), s.y);
+    RECUR_RETURN_IF_ERROR(compute(s, xp, *w, b, yp));
+    if (yp.numel() > 0) {
+      copy_channel_blocks(true, yp.raw_data(), y->raw_data(), s.y[0], s.y[1],
+                          yp.numel() / (s.y[0] * s.y[1]), block_, dtype_size(x->dtype()));
+    }
+    return ok_status();
+  }
+
+ private:
+  Result<ConvShapes> shapes(const Tensor& x, const Tensor& w, const Tensor* b) const {
     RECUR_ASSIGN_OR_RETURN(ConvShapes s,
-                           check_conv_shapes(attrs_, group_, x->shape(), w->shape(), "X", "W"));
+                           check_conv_shapes(attrs_, group_, x.shape(), w.shape(), "X", "W"));
     if (b && (b->rank() != 1 || b->dim(0) != s.m)) {
       return invalid_argument("B " + shape_to_string(b->shape()) + " should be [" +
                               std::to_string(s.m) + "]");
     }
-    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), s.y));
+    return s;
+  }
+
+  Status compute(const ConvShapes& s, const Tensor& xt, const Tensor& wt, const Tensor* b,
+                 Tensor& yt) const {
+    const Tensor* x = &xt;
+    const Tensor* w = &wt;
+    Tensor* y = &yt;
     const bool handled = visit_dtype(kNnFloatTypes, x->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = compute_t<T>;
@@ -157,11 +209,11 @@ class ConvKernel final : public Kernel {
     return ok_status();
   }
 
- private:
   WindowAttrs attrs_;
   int64_t group_;
   Activation act_;
-  float alpha_;  // LeakyRelu's
+  float alpha_;    // LeakyRelu's
+  int64_t block_;  // BlockedConv's channel block; 0 for a Conv or FusedConv
 };
 
 Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
@@ -175,8 +227,14 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
     return ctx.error(ErrorCode::kInvalidModel,
                      "group " + std::to_string(group) + " must be positive");
   }
+  const bool blocked = ctx.node().op_type == kBlockedConvOp;
+  const int64_t block = blocked ? r.get_int(kBlockAttr, 0) : 0;
+  RECUR_RETURN_IF_ERROR(r.status());
+  if (blocked && block < 1) {
+    return ctx.error(ErrorCode::kInvalidModel, "a BlockedConv needs a positive block");
+  }
   Activation activation = Activation::kNone;
-  if (ctx.node().op_type == kFusedConvOp) {
+  if (ctx.node().op_type == kFusedConvOp || (blocked && !act.empty())) {
     if (act == "Relu") {
       activation = Activation::kRelu;
     } else if (act == "LeakyRelu") {
@@ -191,7 +249,41 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
                            "'; a FusedConv takes Relu, LeakyRelu, Sigmoid or HardSwish");
     }
   }
-  return std::make_unique<ConvKernel>(std::move(a), group, activation, alpha);
+  return std::make_unique<ConvKernel>(std::move(a), group, activation, alpha, block);
+}
+
+// A BlockedConv's output: the Conv's of the plain X it holds, blocked.
+Status infer_blocked_conv(InferContext& ctx) {
+  AttrReader a(ctx.node());
+  const int64_t block = a.get_int(kBlockAttr, 0);
+  RECUR_RETURN_IF_ERROR(a.status());
+  const TypeInfo& xb = ctx.input_type(0);
+  // X [N, C, H, W] as it is (a chain's first convolution), or blocked.
+  TypeInfo x = xb;
+  if (xb.has_rank() && xb.rank() == 5) {
+    std::vector<Dim> dims(xb.shape->begin(), xb.shape->end() - 1);
+    const Dim blocks = dims[1];
+    dims[1] = Dim{};
+    if (blocks.is_fixed() && block > 0) dims[1].value = blocks.value * block;
+    x.shape = std::move(dims);
+  }
+  RECUR_ASSIGN_OR_RETURN(std::optional<std::vector<Dim>> dims,
+                         conv_output_dims(ctx.node(), x, ctx.input_type(1)));
+  TypeInfo out;
+  out.dtype = xb.dtype;
+  if (dims) {
+    const Dim m = (*dims)[1];
+    (*dims)[1] = Dim{};
+    if (m.is_fixed() && block > 0) {
+      if (m.value % block != 0)
+        return ctx.error("W's output channels are not whole blocks of " + std::to_string(block));
+      (*dims)[1].value = m.value / block;
+    }
+    dims->push_back(Dim{block > 0 ? block : -1, {}});
+    out.shape = std::move(dims);
+  }
+  ctx.set_output(0, out);
+  return ok_status();
 }
 
 }  // namespace
@@ -201,6 +293,8 @@ void register_conv(Registrar& r) {
   r.add({.op_type = "Conv", .since = 1, .create = create_conv}, infer);
   r.add({.op_type = kFusedConvOp, .domain = kFusedConvDomain, .since = 1, .create = create_conv},
         infer);
+  r.add({.op_type = kBlockedConvOp, .domain = kBlockedDomain, .since = 1, .create = create_conv},
+        infer_blocked_conv);
 }
 
 }  // namespace recur::reference

@@ -40,6 +40,8 @@ void register_tensor_kernels(Registrar& r) {
   register_space_to_depth(r);
   register_tensor_scatter(r);
   register_bit_cast(r);
+  register_to_blocked(r);
+  register_from_blocked(r);
 }
 
 }  // namespace recur::reference

@@ -42,6 +42,8 @@ void register_depth_to_space(Registrar& r);
 void register_space_to_depth(Registrar& r);
 void register_tensor_scatter(Registrar& r);
 void register_bit_cast(Registrar& r);
+void register_to_blocked(Registrar& r);    // recur::ToBlocked
+void register_from_blocked(Registrar& r);  // recur::FromBlocked
 
 // The output shape of Reshape for input shape `in` and shape input `spec` (shared with
 // optimisation passes that fold reshapes).

@@ -79,6 +79,19 @@ Status fuse_layer_norms(Graph& graph, const NodeFusionFilter& accept);
 // name and carries a note naming the nodes it replaced.
 Status fuse_matmul_bias(Graph& graph, const NodeFusionFilter& accept);
 
+// The blocking pass (block_channels.cc): where the provider that runs them wants channel blocks
+// of `block` (ExecutionProvider::channel_block), each chain of 2-D Conv/FusedConv nodes (one
+// group, constant W), undilated MaxPool/AveragePool nodes and the activations between them, of
+// float32 [N, C, H, W] tensors whose C is known and a multiple of `block`, with a convolution
+// and at least one more convolution or pool, passes channel-blocked tensors
+// (runtime/graph/blocked.h): its convolutions become recur::BlockedConv, its pools pool the
+// blocked form, a recur::ToBlocked copies in each value it reads from outside and a
+// recur::FromBlocked copies out each value read outside (keeping its name). `accept` is asked
+// for each node given its blocked form. Top-level graph only; `*changed` says whether shapes
+// must be inferred again.
+Status block_conv_chains(Graph& graph, int64_t block, const NodeFusionFilter& accept,
+                         bool* changed);
+
 // ONNX Runtime's com.microsoft operators, as its optimizer, quantizers and PyTorch export
 // helper write them (the fusions FusedConv, FusedGemm, FusedMatMul, the GELUs, the skip
 // normalizations, the int8 MatMuls: lower_contrib.cc; Attention, MultiHeadAttention,

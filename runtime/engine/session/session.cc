@@ -135,6 +135,31 @@ NodeFusionFilter fusion_filter(const Session::Impl& impl) {
   };
 }
 
+// The blocking pass for the first available provider that wants channel blocks, over the nodes
+// that provider runs (in their blocked forms too).
+void block_channels(const Session::Impl& impl, Graph& graph, const OpRules& rules,
+                    const std::string& file) {
+  const bool plan_only = impl.options.plan_only();
+  int block = 0;
+  for (const ExecutionProvider* p : impl.providers) {
+    if (!plan_only && !p->available(nullptr)) continue;
+    block = p->channel_block();
+    if (block > 0) break;
+  }
+  if (block == 0) return;
+  auto accept = [&impl, block, plan_only](const Node& original, const Node& blocked,
+                                          const Graph& g) {
+    for (const ExecutionProvider* p : impl.providers) {
+      if (!plan_only && !p->available(nullptr)) continue;
+      if (p->claim(original, g).yes) return p->channel_block() == block && p->claim(blocked, g).yes;
+    }
+    return false;
+  };
+  bool changed = false;
+  block_conv_chains(graph, block, accept, &changed).with_context(file).throw_if_error();
+  if (changed) infer_shapes(graph, rules).with_context(file).throw_if_error();
+}
+
 // The fusions and layout rewrites, where the provider that runs a node runs its rewritten
 // form; shapes are inferred again after those that change them.
 void fuse(Session::Impl& impl, Graph& graph, const OpRules& rules, const std::string& file) {
@@ -147,6 +172,7 @@ void fuse(Session::Impl& impl, Graph& graph, const OpRules& rules, const std::st
   fuse_gelus(graph, fusion_filter(impl)).with_context(file).throw_if_error();
   fuse_layer_norms(graph, fusion_filter(impl)).with_context(file).throw_if_error();
   fuse_matmul_bias(graph, fusion_filter(impl)).with_context(file).throw_if_error();
+  block_channels(impl, graph, rules, file);
   if (options.rnn_layer_fusion() != SessionOptions::Fusion::kOff) {
     // Fused only where it pays (kAuto: a GPU provider claims the fused node first) or where
     // some listed provider can run it (kOn).
