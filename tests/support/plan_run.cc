@@ -7,11 +7,16 @@
 
 namespace recur::testing {
 
-Result<std::unique_ptr<ReferencePlanRun>> ReferencePlanRun::load(const std::string& model) {
+Result<std::unique_ptr<ReferencePlanRun>> ReferencePlanRun::load(
+    const std::string& model, const std::function<Status(Graph&)>& rewrite) {
   auto r = std::unique_ptr<ReferencePlanRun>(new ReferencePlanRun);
   RECUR_ASSIGN_OR_RETURN(r->model_,
                          load_model_from_bytes(model.data(), model.size(), ".", "<test>"));
   RECUR_RETURN_IF_ERROR(infer_shapes(*r->model_.graph, builtin_op_rules()));
+  if (rewrite) {
+    RECUR_RETURN_IF_ERROR(rewrite(*r->model_.graph));
+    RECUR_RETURN_IF_ERROR(infer_shapes(*r->model_.graph, builtin_op_rules()));
+  }
   r->provider_ = make_reference_provider();
   PartitionOptions po;
   po.session = &r->options_;

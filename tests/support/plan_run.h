@@ -3,6 +3,7 @@
 // before returning them, which hides whether a kernel copied or handed out a view.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,8 +19,12 @@ namespace recur::testing {
 
 class ReferencePlanRun {
  public:
-  // `model` is a serialized ModelProto; shapes are inferred as a Session would.
-  static Result<std::unique_ptr<ReferencePlanRun>> load(const std::string& model);
+  // `model` is a serialized ModelProto; shapes are inferred as a Session would. `rewrite`,
+  // where given, changes the graph after that (an optimizer pass under test), and shapes are
+  // inferred again.
+  static Result<std::unique_ptr<ReferencePlanRun>> load(
+      const std::string& model, const std::function<Status(Graph&)>& rewrite = nullptr);
+  const Graph& graph() const { return *model_.graph; }
   // The graph outputs of one run on `inputs` (in the graph's input order), as the frame holds
   // them.
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const;

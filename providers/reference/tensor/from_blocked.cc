@@ -14,7 +14,8 @@ class FromBlockedKernel final : public Kernel {
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
     if (!blockable_dtype(x->dtype()))
-      return invalid_argument("X has dtype " + std::string(dtype_name(x->dtype())) + ", not a float type");
+      return invalid_argument("X has dtype " + std::string(dtype_name(x->dtype())) +
+                              ", not a float type");
     RECUR_ASSIGN_OR_RETURN(Shape shape, unblocked_shape(x->shape(), "X"));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), shape));
     if (y->numel() == 0) return ok_status();

@@ -16,7 +16,8 @@ class ToBlockedKernel final : public Kernel {
   Status run(KernelContext& ctx) const override {
     RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
     if (!blockable_dtype(x->dtype()))
-      return invalid_argument("X has dtype " + std::string(dtype_name(x->dtype())) + ", not a float type");
+      return invalid_argument("X has dtype " + std::string(dtype_name(x->dtype())) +
+                              ", not a float type");
     RECUR_ASSIGN_OR_RETURN(Shape shape, blocked_shape(x->shape(), block_, "X"));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), shape));
     if (y->numel() == 0) return ok_status();
@@ -63,8 +64,7 @@ void register_to_blocked(Registrar& r) {
            AttrReader a(ctx.node());
            const int64_t block = a.require_int(kBlockAttr);
            RECUR_RETURN_IF_ERROR(a.status());
-           if (block < 1)
-             return ctx.error(ErrorCode::kInvalidModel, "block must be positive");
+           if (block < 1) return ctx.error(ErrorCode::kInvalidModel, "block must be positive");
            return std::unique_ptr<Kernel>(std::make_unique<ToBlockedKernel>(block));
          }},
         infer_to_blocked);

@@ -178,8 +178,10 @@ void rewrite_chain(Graph& g, const std::vector<int>& members, std::vector<Candid
         const std::string name = g.value(v).name;
         const ValueId b = g.add_value(unique_value_name(g, name + "/blocked"));
         copies.push_back(copy_node(kToBlockedOp, name + "/to_blocked", v, b, block,
-                                   "copies '" + name + "' into channel-blocked form for a chain "
-                                   "of " + std::to_string(members.size()) + " nodes"));
+                                   "copies '" + name +
+                                       "' into channel-blocked form for a chain "
+                                       "of " +
+                                       std::to_string(members.size()) + " nodes"));
         it = blocked.emplace(v, b).first;
       }
       n.inputs[0] = it->second;

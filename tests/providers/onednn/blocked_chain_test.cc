@@ -1,0 +1,197 @@
+// Chains of convolutions, pools and activations on channel-blocked tensors (the session's
+// blocking pass, runtime/graph/blocked.h; providers/onednn: BlockedConv in nn/conv.cc, the
+// blocked pools in nn/small_pool.cc, tensor/to_blocked.cc): random chains against the reference
+// provider running the graph as written, with NaN and infinities too; which sessions block.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "recur/recur.h"
+#include "tests/support/model_builder.h"
+#include "tools/common/testdir.h"
+
+namespace recur {
+namespace {
+
+using testing::ModelBuilder;
+using testing::random_tensor;
+using testing::set_attr;
+
+bool runnable() {
+  for (const auto& p : list_providers())
+    if (p.name == "onednn") return p.available && __builtin_cpu_supports("avx512f");
+  return false;
+}
+
+int count_op(const Session& s, const std::string& op) {
+  int n = 0;
+  for (const auto& a : s.assignment()) n += a.op == op;
+  return n;
+}
+
+// A random chain from X [2, c0, H, W]: a convolution first, then `stages` of convolutions
+// (1x1 to 5x5, strides 1 and 2, asymmetric pads, bias or none, each followed by an activation
+// or not), max and average pools (ceil_mode, count_include_pad) and activations; some
+// intermediate values are graph outputs too. `plain` leaves the activations out.
+std::string random_chain(std::mt19937& rng, int64_t c0, int64_t H, int64_t W, int stages,
+                         bool plain) {
+  auto pick = [&rng](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  ModelBuilder m(17);
+  m.input("X", DType::kFloat32, {2, c0, H, W});
+  m.output("Y", DType::kFloat32);
+  std::string cur = "X";
+  int64_t C = c0;
+  int id = 0;
+  auto next = [&](const std::string& op, std::vector<std::string> inputs) -> onnx::NodeProto& {
+    const std::string out = "v" + std::to_string(++id);
+    inputs.insert(inputs.begin(), cur);
+    cur = out;
+    return m.node(op, inputs, {out}, op + std::to_string(id));
+  };
+  auto activation = [&] {
+    static const char* const kActs[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSwish", "Tanh",
+                                        "Clip"};
+    const char* op = kActs[pick(6)];
+    if (std::string(op) == "Clip") {
+      const std::string lo = "lo" + std::to_string(id), hi = "hi" + std::to_string(id);
+      m.initializer(lo, Tensor::scalar(-0.7f));
+      m.initializer(hi, Tensor::scalar(0.9f));
+      next(op, {lo, hi});
+    } else {
+      next(op, {});
+    }
+  };
+  for (int s = 0; s < stages; ++s) {
+    const int kind = s == 0 ? 0 : pick(plain ? 3 : 4);
+    const int64_t k = kind == 0 ? 1 + 2 * pick(3) : 2 + pick(2);
+    const int64_t stride = 1 + pick(2);
+    if (H < k + 1 || W < k + 1) break;
+    const std::vector<int64_t> pads = {pick(static_cast<int>(k)), pick(static_cast<int>(k)),
+                                       pick(static_cast<int>(k)), pick(static_cast<int>(k))};
+    if (kind == 0) {
+      const int64_t M = 16 * (1 + pick(4));
+      const std::string w = "W" + std::to_string(id);
+      m.initializer(w, random_tensor({M, C, k, k}, rng));
+      std::vector<std::string> in = {w};
+      if (pick(2)) {
+        in.push_back("B" + std::to_string(id));
+        m.initializer(in.back(), random_tensor({M}, rng));
+      }
+      auto& n = next("Conv", in);
+      set_attr(n, "strides", std::vector<int64_t>{stride, stride});
+      // Convolution pads up to half the kernel (a pad as wide as the kernel reads only zeros).
+      set_attr(n, "pads", std::vector<int64_t>{pads[0] / 2, pads[1] / 2, pads[2] / 2, pads[3] / 2});
+      H = (H + pads[0] / 2 + pads[2] / 2 - k) / stride + 1;
+      W = (W + pads[1] / 2 + pads[3] / 2 - k) / stride + 1;
+      C = M;
+      if (!plain && pick(3)) activation();
+    } else if (kind <= 2) {
+      const bool max = kind == 1;
+      const bool include = !max && pick(2);
+      const bool ceil = !include && pick(2);
+      auto& n = next(max ? "MaxPool" : "AveragePool", {});
+      set_attr(n, "kernel_shape", std::vector<int64_t>{k, k});
+      set_attr(n, "strides", std::vector<int64_t>{stride, stride});
+      set_attr(n, "pads", pads);
+      if (ceil) set_attr(n, "ceil_mode", int64_t{1});
+      if (include) set_attr(n, "count_include_pad", int64_t{1});
+      const auto out = [&](int64_t in, int64_t lo, int64_t hi) {
+        const int64_t span = in + lo + hi - k;
+        return (ceil ? (span + stride - 1) / stride : span / stride) + 1;
+      };
+      H = out(H, pads[0], pads[2]);
+      W = out(W, pads[1], pads[3]);
+    } else {
+      activation();
+    }
+    if (s > 0 && pick(4) == 0) {
+      m.output(cur, DType::kFloat32);
+    }
+  }
+  m.node("Identity", {cur}, {"Y"}, "out");
+  return m.bytes();
+}
+
+Outputs run(const std::string& bytes, const Tensor& x, const std::string& providers,
+            const char* blocked, int* blocked_convs = nullptr) {
+  SessionOptions o;
+  // The reference provider takes the graph's last node, an Identity.
+  if (providers == "onednn") {
+    o.providers({"onednn", "reference"});
+  } else {
+    o.providers({providers});
+  }
+  o.threads(2).set("onednn.blocked", blocked);
+  Session s = Session::from_bytes(bytes.data(), bytes.size(), o);
+  if (blocked_convs) *blocked_convs = count_op(s, "recur::BlockedConv");
+  return s.run({{"X", x}});
+}
+
+void expect_match(const Outputs& got, const Outputs& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const auto cmp = tools::compare(got[i], want[i], tools::Tolerance{});
+    EXPECT_TRUE(cmp.match) << what << ", output " << i << ": " << cmp.reason;
+  }
+}
+
+TEST(OnednnBlockedChains, RandomChainsMatchTheReference) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(21);
+  int chains = 0;
+  for (int seed = 0; seed < 24; ++seed) {
+    const int64_t c0 = std::vector<int64_t>{1, 3, 16, 32}[static_cast<size_t>(seed % 4)];
+    const int64_t H = 12 + static_cast<int64_t>(rng() % 20), W = 12 + static_cast<int64_t>(rng() % 40);
+    const std::string bytes = random_chain(rng, c0, H, W, 3 + seed % 4, false);
+    const Tensor x = random_tensor({2, c0, H, W}, rng, 1.0f);
+    const std::string what = "seed " + std::to_string(seed);
+    int blocked = 0;
+    const Outputs got = run(bytes, x, "onednn", "auto", &blocked);
+    chains += blocked > 0;
+    expect_match(got, run(bytes, x, "reference", "auto"), what);
+  }
+  EXPECT_GE(chains, 12) << "too few of the random chains were blocked to test anything";
+}
+
+// NaN and infinities in X, through convolutions without an activation (oneDNN's fused Relu
+// takes NaN to 0) and pools: a NaN is never the largest of a max pool's window, as in the
+// reference.
+TEST(OnednnBlockedChains, SpecialValuesMatchTheReference) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(22);
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), 1e30f};
+  for (int seed = 0; seed < 6; ++seed) {
+    const int64_t c0 = seed % 2 ? 16 : 2;
+    const std::string bytes = random_chain(rng, c0, 20, 30, 4, true);
+    Tensor x = random_tensor({2, c0, 20, 30}, rng, 1.0f);
+    for (int64_t i = 11; i < x.numel(); i += 211) x.data<float>()[i] = specials[i % 4];
+    expect_match(run(bytes, x, "onednn", "auto"), run(bytes, x, "reference", "auto"),
+                 "seed " + std::to_string(seed));
+  }
+}
+
+// onednn.blocked=off, and a session of the reference provider alone, keep the graph as written.
+TEST(OnednnBlockedChains, OffAndTheReferenceKeepTheGraph) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(23);
+  const std::string bytes = random_chain(rng, 16, 24, 24, 2, true);
+  // Two stages without activations: a convolution, then a convolution or a pool.
+  const Tensor x = random_tensor({2, 16, 24, 24}, rng, 1.0f);
+  int on = 0, off = 0, ref = 0;
+  const Outputs a = run(bytes, x, "onednn", "auto", &on);
+  const Outputs b = run(bytes, x, "onednn", "off", &off);
+  run(bytes, x, "reference", "auto", &ref);
+  EXPECT_GE(on, 1);
+  EXPECT_EQ(off, 0);
+  EXPECT_EQ(ref, 0);
+  expect_match(a, b, "blocked against not");
+}
+
+}  // namespace
+}  // namespace recur
