@@ -53,8 +53,8 @@ std::string random_chain(std::mt19937& rng, int64_t c0, int64_t H, int64_t W, in
     return m.node(op, inputs, {out}, op + std::to_string(id));
   };
   auto activation = [&] {
-    static const char* const kActs[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSwish", "Tanh",
-                                        "Clip"};
+    static const char* const kActs[] = {"Relu",      "LeakyRelu", "Sigmoid",
+                                        "HardSwish", "Tanh",      "Clip"};
     const char* op = kActs[pick(6)];
     if (std::string(op) == "Clip") {
       const std::string lo = "lo" + std::to_string(id), hi = "hi" + std::to_string(id);
@@ -145,7 +145,8 @@ TEST(OnednnBlockedChains, RandomChainsMatchTheReference) {
   int chains = 0;
   for (int seed = 0; seed < 24; ++seed) {
     const int64_t c0 = std::vector<int64_t>{1, 3, 16, 32}[static_cast<size_t>(seed % 4)];
-    const int64_t H = 12 + static_cast<int64_t>(rng() % 20), W = 12 + static_cast<int64_t>(rng() % 40);
+    const int64_t H = 12 + static_cast<int64_t>(rng() % 20),
+                  W = 12 + static_cast<int64_t>(rng() % 40);
     const std::string bytes = random_chain(rng, c0, H, W, 3 + seed % 4, false);
     const Tensor x = random_tensor({2, c0, H, W}, rng, 1.0f);
     const std::string what = "seed " + std::to_string(seed);

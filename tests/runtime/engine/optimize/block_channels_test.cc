@@ -80,7 +80,8 @@ void expect_near(const std::vector<Tensor>& got, const std::vector<Tensor>& want
     ASSERT_EQ(got[i].shape(), want[i].shape()) << what << " output " << i;
     for (int64_t k = 0; k < want[i].numel(); ++k) {
       const float a = got[i].data<float>()[k], b = want[i].data<float>()[k];
-      ASSERT_NEAR(a, b, 1e-5f * std::max(1.0f, std::fabs(b))) << what << " output " << i << " @ " << k;
+      ASSERT_NEAR(a, b, 1e-5f * std::max(1.0f, std::fabs(b)))
+          << what << " output " << i << " @ " << k;
     }
   }
 }
@@ -154,8 +155,7 @@ TEST(BlockConvChains, TheBlockedFormHoldsEachChannelInItsBlock) {
                   x.data<float>()[(n * 12 + c) * 15 + s]);
       }
   ASSERT_EQ((*out)[1].shape(), x.shape());
-  EXPECT_EQ(std::memcmp((*out)[1].raw_data(), x.raw_data(), 4 * static_cast<size_t>(x.numel())),
-            0);
+  EXPECT_EQ(std::memcmp((*out)[1].raw_data(), x.raw_data(), 4 * static_cast<size_t>(x.numel())), 0);
 }
 
 // A convolution alone (with its activation) copies X in and Y out either way: left as it is,
