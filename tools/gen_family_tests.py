@@ -28,6 +28,11 @@ around the RNNs:
 - forecast: a batch LSTM forecaster (512 series of 48 steps, the horizon from the last step);
 - dprnn: a dual-path RNN speech separator (a Conv1d encoder, 50%-overlapping chunks, BiLSTMs
   within and across the chunks with Linear, LayerNorm and residuals, sigmoid masks);
+- resnet_ocr: a ResNet line recognizer (EasyOCR's and PaddleOCR's ResNet feature
+  extractors: basic blocks of two 3x3 convolutions with BatchNorm, a 1x1 projection where the
+  width changes, the residual sum and ReLU; max pools; a BiLSTM), whose channel counts are
+  whole blocks of 16 at the small size too, so that CTest runs its CNN on channel-blocked
+  tensors;
 - word_lm (only with --full): a word-level LSTM language model with a 30k vocabulary.
 
 Expected outputs come from PyTorch itself: the module run eagerly in float64 on the same inputs
@@ -115,6 +120,38 @@ class LineOcr(nn.Module):
         x, _ = self.l1(x)
         x, _ = self.l2(self.p1(x))
         return self.p2(x)
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, i, o):
+        super().__init__()
+        self.c1, self.b1 = nn.Conv2d(i, o, 3, 1, 1, bias=False), nn.BatchNorm2d(o)
+        self.c2, self.b2 = nn.Conv2d(o, o, 3, 1, 1, bias=False), nn.BatchNorm2d(o)
+        self.down = (None if i == o else
+                     nn.Sequential(nn.Conv2d(i, o, 1, bias=False), nn.BatchNorm2d(o)))
+
+    def forward(self, x):
+        r = x if self.down is None else self.down(x)
+        return F.relu(self.b2(self.c2(F.relu(self.b1(self.c1(x))))) + r)
+
+
+class ResNetOcr(nn.Module):
+    def __init__(self, chans, hidden, classes=97):
+        super().__init__()
+        c0, c1, c2, c3 = chans
+        self.stem = nn.Sequential(nn.Conv2d(1, c0, 3, 1, 1), nn.BatchNorm2d(c0), nn.ReLU(),
+                                  nn.MaxPool2d(2, 2))
+        self.l1 = nn.Sequential(BasicBlock(c0, c1), BasicBlock(c1, c1), nn.MaxPool2d(2, 2))
+        self.l2 = nn.Sequential(BasicBlock(c1, c2), nn.MaxPool2d((2, 1), (2, 1)))
+        self.l3 = nn.Sequential(BasicBlock(c2, c3), nn.MaxPool2d((2, 1), (2, 1)))
+        self.rnn = nn.LSTM(2 * c3, hidden, bidirectional=True, batch_first=True)
+        self.fc = nn.Linear(2 * hidden, classes)
+
+    def forward(self, img):  # [B, 1, 32, W]
+        x = self.l3(self.l2(self.l1(self.stem(img))))  # [B, C, 2, W/4]
+        b, c, h, w = x.shape
+        x, _ = self.rnn(x.permute(0, 3, 1, 2).reshape(b, w, c * h))
+        return self.fc(x)
 
 
 class AdaIN(nn.Module):
@@ -566,6 +603,12 @@ def main():
 
     emit(root, "dprnn", m, ["wav"], ["masked"], 13, {"wav": {0: "B", 1: "samples"}},
          [dprnn_set(1, frames), dprnn_set(2, frames // 2 if full else chunk)])
+
+    m = trained_batch_norms(ResNetOcr((32, 64, 128, 256) if full else (16, 16, 32, 32),
+                                      128 if full else 12))
+    width = 200 if full else 20
+    emit(root, "resnet_ocr", m, ["img"], ["logits"], 13, {"img": {0: "B", 3: "W"}},
+         [[f(1, 1, 32, width)], [f(2, 1, 32, width * 3 // 5)]])
 
     if full:
         vocab, hidden = 30000, 1024

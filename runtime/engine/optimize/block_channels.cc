@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "runtime/engine/optimize/optimizer.h"
@@ -21,7 +22,8 @@ namespace {
 
 // kHead: a convolution of few input channels reading plain X and writing the blocked form (an
 // image's or a spectrogram's first layer, which oneDNN computes from plain X anyway).
-enum class Role { kNone, kConv, kHead, kPool, kElementwise };
+// kBinary: an Add, Sub, Mul or Div whose operands are both blocked (or one-element constants).
+enum class Role { kNone, kConv, kHead, kPool, kElementwise, kBinary };
 
 // The most input channels a chain's first convolution reads plain.
 constexpr int64_t kMaxHeadChannels = 4;
@@ -39,7 +41,8 @@ bool one_output(const Node& n) {
 }
 
 // Conv or FusedConv of one group with W a float32 constant of whole blocks of output channels,
-// reading whole blocks of channels or (`head`) at most kMaxHeadChannels.
+// reading whole blocks of channels or (`head`) at most kMaxHeadChannels. Depthwise ones stay
+// out: the oneDNN provider runs them on its own loop in NCHW, with no copy to save.
 std::optional<Node> blocked_conv(const Graph& g, const Node& n, int64_t block, bool* head) {
   const bool conv = n.domain.empty() && n.op_type == "Conv";
   const bool fused = n.domain == kFusedConvDomain && n.op_type == kFusedConvOp;
@@ -79,8 +82,25 @@ void extend_ints(Node& n, const char* name, std::initializer_list<int64_t> at_en
 }
 
 // MaxPool (no Indices) or AveragePool over H and W, undilated, as the pool of kernel
-// [kh, kw, 1] over the blocked form.
+// [kh, kw, 1] over the blocked form; GlobalAveragePool as the ReduceMean over H and W that
+// keeps them (opset 13, axes an attribute).
 std::optional<Node> blocked_pool(const Graph& g, const Node& n, int64_t block) {
+  if (n.domain.empty() && n.op_type == "GlobalAveragePool" && one_output(n) &&
+      blockable_value(g, n.inputs[0], block)) {
+    Node b = n;
+    b.op_type = "ReduceMean";
+    b.opset = 13;
+    b.attributes.clear();
+    Attribute axes;
+    axes.type = AttrType::kInts;
+    axes.ints = {2, 3};
+    b.attributes["axes"] = axes;
+    Attribute keep;
+    keep.type = AttrType::kInt;
+    keep.i = 1;
+    b.attributes["keepdims"] = keep;
+    return b;
+  }
   if (!n.domain.empty() || (n.op_type != "MaxPool" && n.op_type != "AveragePool")) {
     return std::nullopt;
   }
@@ -107,8 +127,8 @@ std::optional<Node> blocked_pool(const Graph& g, const Node& n, int64_t block) {
 // The elementwise operators a chain carries through as they are (one float32 input; Clip's
 // bounds constants).
 bool elementwise(const Graph& g, const Node& n, int64_t block) {
-  static const char* const kOps[] = {"Relu",      "LeakyRelu", "Sigmoid", "Tanh",
-                                     "HardSwish", "Elu",       "Clip"};
+  static const char* const kOps[] = {"Relu", "LeakyRelu", "Sigmoid",    "Tanh",
+                                     "Elu",  "HardSwish", "HardSigmoid", "Clip"};
   if (!n.domain.empty() || !one_output(n) || !blockable_value(g, n.inputs[0], block)) return false;
   bool known = false;
   for (const char* op : kOps) known = known || n.op_type == op;
@@ -117,6 +137,38 @@ bool elementwise(const Graph& g, const Node& n, int64_t block) {
     if (n.inputs[i] != kNoValue && !g.constant(n.inputs[i])) return false;
   }
   return n.op_type == "Clip" || n.inputs.size() == 1;
+}
+
+// A one-element float32 constant: broadcast over the blocked form as over the plain one.
+bool scalar_constant(const Graph& g, ValueId v) {
+  const Tensor* t = v == kNoValue ? nullptr : g.constant(v);
+  return t && t->dtype() == DType::kFloat32 && t->numel() == 1 && t->rank() <= 4;
+}
+
+// Add, Sub, Mul or Div (opset 7 on: numpy broadcasting) of two [N, C, H, W] tensors of the same
+// whole blocks of channels (a residual sum; a squeeze-and-excitation scale [N, C, 1, 1]), or of
+// one such and a one-element constant: broadcasting pairs the blocked forms' elements as it
+// pairs the plain ones', since C is never broadcast.
+bool binary(const Graph& g, const Node& n, int64_t block) {
+  if (!n.domain.empty() || !one_output(n) || n.opset < 7 || n.inputs.size() != 2) return false;
+  if (n.op_type != "Add" && n.op_type != "Sub" && n.op_type != "Mul" && n.op_type != "Div")
+    return false;
+  const ValueId a = n.inputs[0], b = n.inputs[1];
+  if (scalar_constant(g, a)) return blockable_value(g, b, block);
+  if (scalar_constant(g, b)) return blockable_value(g, a, block);
+  if (!blockable_value(g, a, block) || !blockable_value(g, b, block)) return false;
+  return (*g.value(a).type.shape)[1].value == (*g.value(b).type.shape)[1].value;
+}
+
+// The inputs of `n` (a chain member) that are blocked tensors: X, or a binary node's operands
+// other than one-element constants.
+std::vector<size_t> data_inputs(const Graph& g, const Node& n, Role role) {
+  if (role != Role::kBinary) return {0};
+  std::vector<size_t> in;
+  for (size_t k = 0; k < 2; ++k) {
+    if (!scalar_constant(g, n.inputs[k])) in.push_back(k);
+  }
+  return in;
 }
 
 struct Candidate {
@@ -157,6 +209,41 @@ Node copy_node(const char* op, std::string name, ValueId from, ValueId to, int64
   return n;
 }
 
+// Whether blocking `members` saves at least as many copies as its ToBlocked and FromBlocked
+// nodes make. Unblocked, a convolution of more than 1x1 copies X into oneDNN's blocked layout
+// and Y out of it; a chain's plain-X head copies Y (or leaves it for a ToBlocked); 1x1
+// convolutions (a matmul in NCHW), pools and elementwise nodes copy nothing. A convolution and
+// nothing else of weight (a pool or another convolution) never pays.
+bool chain_pays(const Graph& g, const std::vector<int>& members,
+                const std::vector<Candidate>& cand) {
+  std::unordered_set<int> in_chain(members.begin(), members.end());
+  std::unordered_set<ValueId> copied_in;
+  size_t copied_out = 0, saved = 0;
+  int convs = 0, heavy = 0;
+  for (int i : members) {
+    const Node& n = g.node(i);
+    const Role r = cand[static_cast<size_t>(i)].role;
+    convs += r == Role::kConv || r == Role::kHead;
+    heavy += r != Role::kElementwise && r != Role::kBinary;
+    if (r == Role::kHead) saved += 1;
+    if (r == Role::kConv) {
+      const Tensor* w = g.constant(n.inputs[1]);
+      saved += w->dim(2) * w->dim(3) > 1 ? 2 : 0;
+    }
+    if (r != Role::kHead) {
+      for (size_t k : data_inputs(g, n, r)) {
+        const int p = g.value(n.inputs[k]).producer;
+        if (p < 0 || !in_chain.count(p)) copied_in.insert(n.inputs[k]);
+      }
+    }
+    const Value& out = g.value(n.outputs[0]);
+    bool read_outside = out.is_graph_output;
+    for (int c : out.consumers) read_outside = read_outside || !in_chain.count(c);
+    copied_out += read_outside;
+  }
+  return convs > 0 && heavy >= 2 && saved >= copied_in.size() + copied_out;
+}
+
 // Rewrites the chain `members` (node indices in topological order).
 void rewrite_chain(Graph& g, const std::vector<int>& members, std::vector<Candidate>& cand,
                    int64_t block) {
@@ -166,25 +253,24 @@ void rewrite_chain(Graph& g, const std::vector<int>& members, std::vector<Candid
   std::vector<Node> copies;
   const std::string chain_note = "channel-blocked (runtime/graph/blocked.h) with the " +
                                  std::to_string(members.size() - 1) +
-                                 " other convolutions, pools and activations of its chain";
+                                 " other nodes of its chain (convolutions, pools, elementwise)";
   for (int i : members) {
     Node& n = cand[static_cast<size_t>(i)].blocked;
-    // Each member reads one tensor (a Conv's W and B, a Clip's bounds stay as they are); a head
-    // reads it plain.
-    const ValueId v = n.inputs[0];
-    if (cand[static_cast<size_t>(i)].role != Role::kHead) {
+    // The blocked tensors each member reads (not a Conv's W and B, a Clip's bounds, a binary
+    // node's one-element constant); a head reads X plain.
+    const Role role = cand[static_cast<size_t>(i)].role;
+    for (size_t k : role == Role::kHead ? std::vector<size_t>{} : data_inputs(g, n, role)) {
+      const ValueId v = n.inputs[k];
       auto it = blocked.find(v);
       if (it == blocked.end()) {
         const std::string name = g.value(v).name;
         const ValueId b = g.add_value(unique_value_name(g, name + "/blocked"));
         copies.push_back(copy_node(kToBlockedOp, name + "/to_blocked", v, b, block,
-                                   "copies '" + name +
-                                       "' into channel-blocked form for a chain "
-                                       "of " +
-                                       std::to_string(members.size()) + " nodes"));
+                                   "copies '" + name + "' into channel-blocked form for a chain " +
+                                       "of " + std::to_string(members.size()) + " nodes"));
         it = blocked.emplace(v, b).first;
       }
-      n.inputs[0] = it->second;
+      n.inputs[k] = it->second;
     }
     const ValueId out = n.outputs[0];
     const Value& o = g.value(out);
@@ -223,6 +309,8 @@ Status block_conv_chains(Graph& graph, int64_t block, const NodeFusionFilter& ac
       c = {Role::kPool, std::move(*p)};
     } else if (elementwise(graph, n, block)) {
       c = {Role::kElementwise, n};
+    } else if (binary(graph, n, block)) {
+      c = {Role::kBinary, n};
     }
     if (c.role != Role::kNone && !accept(n, c.blocked, graph)) c.role = Role::kNone;
   }
@@ -232,10 +320,11 @@ Status block_conv_chains(Graph& graph, int64_t block, const NodeFusionFilter& ac
   for (int i : graph.topo_order()) {
     const Role r = cand[static_cast<size_t>(i)].role;
     if (r == Role::kNone || r == Role::kHead) continue;  // a head reads plain X
-    const ValueId x = graph.node(i).inputs[0];
-    const int p = graph.value(x).producer;
-    if (p >= 0 && cand[static_cast<size_t>(p)].role != Role::kNone) {
-      parent[static_cast<size_t>(find(parent, i))] = find(parent, p);
+    for (size_t k : data_inputs(graph, graph.node(i), r)) {
+      const int p = graph.value(graph.node(i).inputs[k]).producer;
+      if (p >= 0 && cand[static_cast<size_t>(p)].role != Role::kNone) {
+        parent[static_cast<size_t>(find(parent, i))] = find(parent, p);
+      }
     }
   }
   std::unordered_map<int, std::vector<int>> chains;
@@ -243,14 +332,7 @@ Status block_conv_chains(Graph& graph, int64_t block, const NodeFusionFilter& ac
     if (cand[static_cast<size_t>(i)].role != Role::kNone) chains[find(parent, i)].push_back(i);
   }
   for (auto& [root, members] : chains) {
-    // A chain pays where it saves a copy: a convolution alone copies X in and Y out either way.
-    int convs = 0, heavy = 0;
-    for (int i : members) {
-      const Role r = cand[static_cast<size_t>(i)].role;
-      convs += r == Role::kConv || r == Role::kHead;
-      heavy += r != Role::kElementwise;
-    }
-    if (convs == 0 || heavy < 2) continue;
+    if (!chain_pays(graph, members, cand)) continue;
     rewrite_chain(graph, members, cand, block);
     *changed = true;
   }
