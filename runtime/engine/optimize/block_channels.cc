@@ -5,6 +5,7 @@
 // copies. A chain starts with one recur::ToBlocked per value it reads from outside and ends
 // with one recur::FromBlocked per value read outside it (which keeps the value's name), so the
 // rest of the graph sees what it saw before.
+#include <map>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -69,7 +70,9 @@ std::optional<Node> blocked_conv(const Graph& g, const Node& n, int64_t block, b
   return b;
 }
 
-// `ints` with `value` appended, as an attribute of that name where `n` has one.
+// The 2-D window attribute `name` of `n`, where it has one, extended to the blocked form's third
+// axis: `at_end` appended (kernel 1, stride 1, dilation 1), or pads [t, l, b, r] as
+// [t, l, 0, b, r, 0].
 void extend_ints(Node& n, const char* name, std::initializer_list<int64_t> at_end) {
   auto it = n.attributes.find(name);
   if (it == n.attributes.end()) return;
@@ -327,7 +330,7 @@ Status block_conv_chains(Graph& graph, int64_t block, const NodeFusionFilter& ac
       }
     }
   }
-  std::unordered_map<int, std::vector<int>> chains;
+  std::map<int, std::vector<int>> chains;  // ordered: the same graph for the same model
   for (int i : graph.topo_order()) {
     if (cand[static_cast<size_t>(i)].role != Role::kNone) chains[find(parent, i)].push_back(i);
   }
