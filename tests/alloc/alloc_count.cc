@@ -1,8 +1,9 @@
 // Heap allocations in the steady state of a run (issue 13): after warm-up, the runs of every
-// model in models/ and of tests/data/families/resnet_ocr (fed its first test data set again and again) make no allocation of recur's
-// own, on either provider set and at 1 and 2 threads; the tensor buffers come from the run's
-// arena, shapes live inside the tensors (recur::Shape), and the kernels keep what they need
-// from run to run. What oneDNN allocates inside its own calls is held to a ceiling per model.
+// model in models/ and of tests/data/families/resnet_ocr (fed its first test data set again and
+// again) make no allocation of recur's own, on either provider set and at 1 and 2 threads; the
+// tensor buffers come from the run's arena, shapes live inside the tensors (recur::Shape), and the
+// kernels keep what they need from run to run. What oneDNN allocates inside its own calls is held
+// to a ceiling per model.
 //
 // What is counted: every call to malloc, calloc, realloc, memalign, aligned_alloc and
 // posix_memalign (operator new and oneDNN's allocations go through them), on any thread

@@ -130,7 +130,7 @@ std::optional<Node> blocked_pool(const Graph& g, const Node& n, int64_t block) {
 // The elementwise operators a chain carries through as they are (one float32 input; Clip's
 // bounds constants).
 bool elementwise(const Graph& g, const Node& n, int64_t block) {
-  static const char* const kOps[] = {"Relu", "LeakyRelu", "Sigmoid",    "Tanh",
+  static const char* const kOps[] = {"Relu", "LeakyRelu", "Sigmoid",     "Tanh",
                                      "Elu",  "HardSwish", "HardSigmoid", "Clip"};
   if (!n.domain.empty() || !one_output(n) || !blockable_value(g, n.inputs[0], block)) return false;
   bool known = false;
