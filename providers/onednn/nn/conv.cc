@@ -369,7 +369,10 @@ class ConvKernel final : public Kernel {
     plan.out.insert(plan.out.end(), win->out.begin(), win->out.end());
     int64_t out_numel = 1;
     for (int64_t d : plan.out) out_numel *= d;
-    if (out_numel == 0) return plan;
+    if (out_numel == 0) {
+      if (block_) plan.out = blocked_shape(plan.out);  // an empty Y is blocked too
+      return plan;
+    }
     Shape wshape = w.shape();
     if (G > 1) {
       wshape[0] = M / G;
@@ -418,6 +421,13 @@ class ConvKernel final : public Kernel {
     return plan;
   }
 
+  // [N, M/16, OH, OW, 16], the blocked form of Y [N, M, OH, OW].
+  Shape blocked_shape(Shape out) const {
+    out[1] /= block_;
+    out.push_back(block_);
+    return out;
+  }
+
   // A BlockedConv's plan: X (where blocked) and Y described as nChw16c (the primitive's own
   // layout, so its layout path copies neither), W in the primitive's layout; only oneDNN's
   // generic implementation where it has no other for these descriptors. A chain's first
@@ -431,8 +441,7 @@ class ConvKernel final : public Kernel {
     };
     if (x_blocked) geo.x = blocked(x.shape());  // else plain, as make_plan described it
     geo.y = blocked(plan.out);
-    plan.out[1] /= block_;
-    plan.out.push_back(block_);
+    plan.out = blocked_shape(plan.out);
     if (!constant_w_.defined() || constant_w_.shape() != w.shape()) {
       RECUR_ASSIGN_OR_RETURN(plan.plain, make_conv(geo, geo.x, geo.w, geo.y));
       return plan;

@@ -245,5 +245,29 @@ TEST(OnednnBlockedChains, OffAndTheReferenceKeepTheGraph) {
   expect_match(a, b, "blocked against not");
 }
 
+// An empty batch: each blocked node writes an empty tensor of its blocked shape, and the chain
+// hands out what the reference gives.
+TEST(OnednnBlockedChains, AnEmptyBatch) {
+  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(24);
+  ModelBuilder mb(17);
+  mb.input("X", DType::kFloat32, {-1, 16, 8, 8}, {"N", "", "", ""});
+  mb.initializer("W", random_tensor({32, 16, 3, 3}, rng));
+  mb.initializer("W2", random_tensor({32, 32, 3, 3}, rng));
+  mb.output("Y", DType::kFloat32);
+  set_attr(mb.node("Conv", {"X", "W"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  set_attr(mb.node("MaxPool", {"c"}, {"p"}, "pool"), "kernel_shape", std::vector<int64_t>{2, 2});
+  mb.node("Conv", {"p", "W2"}, {"Y"}, "conv2");
+  const std::string bytes = mb.bytes();
+  Blocked seen;
+  const Tensor x = Tensor::zeros(DType::kFloat32, {0, 16, 8, 8});
+  const Outputs got = run(bytes, x, "onednn", "auto", &seen);
+  EXPECT_EQ(seen.convs, 2);
+  const Outputs want = run(bytes, x, "reference", "auto");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].shape(), want[0].shape());
+  EXPECT_EQ(got[0].shape(), (Shape{0, 32, 5, 5}));
+}
+
 }  // namespace
 }  // namespace recur
