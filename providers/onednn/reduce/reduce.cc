@@ -79,6 +79,16 @@ RECUR_AVX512 float row_sum(const float* x, int64_t n) {
   return sum;
 }
 
+// y = 0 + x: the sum (and the mean, divided by 1) over one value, as the loops below compute
+// it, where the sum starts from +0 (so -0 gives +0).
+RECUR_AVX512 void plus_zero(const float* x, int64_t n, float* y) {
+  const __m512 zero = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += avx512::kLanes) {
+    const __mmask16 m = avx512::lanes(n - i);
+    _mm512_mask_storeu_ps(y + i, m, _mm512_add_ps(zero, _mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+
 // y[0..inner) = sum over k < len of x[k*inner + 0..inner): x's rows in order, each added into
 // y, which stays in L1 while x streams past.
 RECUR_AVX512 void block_sum(const float* x, int64_t len, int64_t inner, float* y) {
@@ -135,6 +145,12 @@ class ReduceKernel final : public Kernel {
     if (len == 0) {  // the empty sum, and the mean of nothing
       const float v = mean_ ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
       for (int64_t i = 0; i < y->numel(); ++i) py[i] = v;
+      return ok_status();
+    }
+    if (len == 1) {
+      // Axes of size 1 (a CRNN's feature map of height 1, averaged away): 1.8 ms a run on the
+      // row loop for [64, 50, 256, 1] at batch 64, a pass over memory here.
+      plus_zero(px, x->numel(), py);
       return ok_status();
     }
     const auto count = static_cast<float>(len);

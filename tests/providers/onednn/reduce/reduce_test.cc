@@ -1,8 +1,8 @@
 // The oneDNN provider's ReduceSum and ReduceMean (AVX-512, float32, one block of axes) against
 // the reference provider, which sums in double: the last axes and middle blocks, every axis,
 // negative axes, keepdims, axes as an attribute (opset 11) and as a constant input (ReduceSum
-// from 13, both from 18), rows shorter and longer than a vector, empty reduced axes (0 and
-// NaN), NaN and infinities; axes that are not one block or not constants, and
+// from 13, both from 18), rows shorter and longer than a vector, axes of size 1, empty reduced
+// axes (0 and NaN), NaN and infinities; axes that are not one block or not constants, and
 // noop_with_empty_axes, stay with the reference.
 #include <gtest/gtest.h>
 
@@ -94,6 +94,9 @@ TEST(OnednnReduce, MatchesTheReference) {
       {"ReduceMean", 13, {1, 32, 256, 2}, {3}, 0},
       {"ReduceSum", 13, {40, 16}, {-1}},
       {"ReduceSum", 13, {5, 1}, {1}},
+      // Axes of size 1: each value itself (a CRNN's height of 1; a middle axis).
+      {"ReduceMean", 13, {8, 50, 256, 1}, {3}, 0},
+      {"ReduceMean", 11, {4, 3, 1, 20}, {2}},
   };
   for (const ReduceCase& c : cases) {
     const std::string bytes = reduce_model(c);
