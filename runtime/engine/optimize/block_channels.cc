@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/engine/optimize/optimizer.h"
+#include "runtime/engine/optimize/pattern.h"
 #include "runtime/graph/blocked.h"
 #include "runtime/graph/fused_conv.h"
 
@@ -35,6 +36,13 @@ bool blockable_value(const Graph& g, ValueId v, int64_t block) {
   const TypeInfo& t = g.value(v).type;
   return t.dtype == DType::kFloat32 && t.rank() == 4 && (*t.shape)[1].is_fixed() &&
          (*t.shape)[1].value > 0 && (*t.shape)[1].value % block == 0;
+}
+
+Attribute int_attribute(int64_t v) {
+  Attribute a;
+  a.type = AttrType::kInt;
+  a.i = v;
+  return a;
 }
 
 bool one_output(const Node& n) {
@@ -63,10 +71,7 @@ std::optional<Node> blocked_conv(const Graph& g, const Node& n, int64_t block, b
   b.domain = kBlockedDomain;
   b.op_type = kBlockedConvOp;
   b.opset = 1;
-  Attribute a;
-  a.type = AttrType::kInt;
-  a.i = block;
-  b.attributes[kBlockAttr] = a;
+  b.attributes[kBlockAttr] = int_attribute(block);
   return b;
 }
 
@@ -98,10 +103,7 @@ std::optional<Node> blocked_pool(const Graph& g, const Node& n, int64_t block) {
     axes.type = AttrType::kInts;
     axes.ints = {2, 3};
     b.attributes["axes"] = axes;
-    Attribute keep;
-    keep.type = AttrType::kInt;
-    keep.i = 1;
-    b.attributes["keepdims"] = keep;
+    b.attributes["keepdims"] = int_attribute(1);
     return b;
   }
   if (!n.domain.empty() || (n.op_type != "MaxPool" && n.op_type != "AveragePool")) {
@@ -187,12 +189,6 @@ int find(std::vector<int>& parent, int i) {
   return i;
 }
 
-std::string unique_value_name(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int k = 2; g.find(name) != kNoValue; ++k) name = base + "_" + std::to_string(k);
-  return name;
-}
-
 Node copy_node(const char* op, std::string name, ValueId from, ValueId to, int64_t block,
                std::string note) {
   Node n;
@@ -202,12 +198,7 @@ Node copy_node(const char* op, std::string name, ValueId from, ValueId to, int64
   n.opset = 1;
   n.inputs = {from};
   n.outputs = {to};
-  if (block > 0) {
-    Attribute a;
-    a.type = AttrType::kInt;
-    a.i = block;
-    n.attributes[kBlockAttr] = a;
-  }
+  if (block > 0) n.attributes[kBlockAttr] = int_attribute(block);
   n.notes.push_back(std::move(note));
   return n;
 }
@@ -267,7 +258,7 @@ void rewrite_chain(Graph& g, const std::vector<int>& members, std::vector<Candid
       auto it = blocked.find(v);
       if (it == blocked.end()) {
         const std::string name = g.value(v).name;
-        const ValueId b = g.add_value(unique_value_name(g, name + "/blocked"));
+        const ValueId b = g.add_value(pattern::fresh_name(g, name + "/blocked"));
         copies.push_back(copy_node(kToBlockedOp, name + "/to_blocked", v, b, block,
                                    "copies '" + name + "' into channel-blocked form for a chain " +
                                        "of " + std::to_string(members.size()) + " nodes"));
@@ -280,7 +271,7 @@ void rewrite_chain(Graph& g, const std::vector<int>& members, std::vector<Candid
     const std::string name = o.name;
     bool read_outside = o.is_graph_output;
     for (int c : o.consumers) read_outside = read_outside || !in_chain[static_cast<size_t>(c)];
-    const ValueId b = g.add_value(unique_value_name(g, name + "/blocked"));
+    const ValueId b = g.add_value(pattern::fresh_name(g, name + "/blocked"));
     blocked.emplace(out, b);
     n.outputs[0] = b;
     n.notes.push_back(chain_note);

@@ -25,12 +25,14 @@
 #include <vector>
 
 #include "runtime/engine/optimize/optimizer.h"
+#include "runtime/engine/optimize/pattern.h"
 #include "runtime/engine/optimize/rnn_glue.h"
 
 namespace recur {
 
 namespace {
 
+using pattern::fresh_name;
 using rnn_glue::sole_reader;
 
 enum class End : uint8_t { kNone, kTranspose, kLayer, kUnread };
@@ -119,12 +121,6 @@ void settle(std::map<int, Candidate>& cands) {
       }
     }
   }
-}
-
-std::string fresh_name(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int k = 1; g.find(name) != kNoValue; ++k) name = base + "_" + std::to_string(k);
-  return name;
 }
 
 Node plain_node(const Graph& g, const std::string& name, const char* op, int opset,

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "runtime/engine/optimize/optimizer.h"
@@ -46,6 +47,14 @@ inline std::optional<double> scalar_constant(const Graph& g, ValueId v, DType t,
 
 // |v - want| within 1e-6 of want (a few float32 steps).
 inline bool near(double v, double want) { return std::fabs(v - want) <= 1e-6 * std::fabs(want); }
+
+// `base`, or `base` with the first suffix _1, _2, ... that no value of `g` has: the name of a
+// value a rewrite adds.
+inline std::string fresh_name(const Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int k = 1; g.find(name) != kNoValue; ++k) name = base + "_" + std::to_string(k);
+  return name;
+}
 
 // A plain ONNX node of op `op` with one output and no subgraph reads.
 inline bool is_op(const Node& n, const char* op) {

@@ -118,42 +118,45 @@ Status create_providers(Session::Impl& impl) {
   return ok_status();
 }
 
+// The providers a plan may use, in priority order: the available ones (every one for a plan
+// only).
+bool usable(const Session::Impl& impl, const ExecutionProvider& p) {
+  return impl.options.plan_only() || p.available(nullptr);
+}
+
+// The provider that would run `node`, or nullptr where none would.
+const ExecutionProvider* claimant(const Session::Impl& impl, const Node& node, const Graph& g) {
+  for (const ExecutionProvider* p : impl.providers) {
+    if (usable(impl, *p) && p->claim(node, g).yes) return p;
+  }
+  return nullptr;
+}
+
 // A fusion happens where the provider that would run the original node (the Conv, the Erf,
-// the first ReduceMean)
-// runs the fused node too, so fusion never moves work to another provider; where no provider
-// would run the original, where any runs the fused node.
+// the first ReduceMean) runs the fused node too, so fusion never moves work to another
+// provider; where no provider would run the original, where any runs the fused node.
 NodeFusionFilter fusion_filter(const Session::Impl& impl) {
   return [&impl](const Node& original, const Node& fused, const Graph& g) {
-    const bool plan_only = impl.options.plan_only();
-    bool any = false;
-    for (const ExecutionProvider* p : impl.providers) {
-      if (!plan_only && !p->available(nullptr)) continue;
-      if (p->claim(original, g).yes) return p->claim(fused, g).yes;
-      any = any || p->claim(fused, g).yes;
-    }
-    return any;
+    if (const ExecutionProvider* p = claimant(impl, original, g)) return p->claim(fused, g).yes;
+    return claimant(impl, fused, g) != nullptr;
   };
 }
 
-// The blocking pass for the first available provider that wants channel blocks, over the nodes
+// The blocking pass for the first usable provider that wants channel blocks, over the nodes
 // that provider runs (in their blocked forms too).
 void block_channels(const Session::Impl& impl, Graph& graph, const OpRules& rules,
                     const std::string& file) {
-  const bool plan_only = impl.options.plan_only();
   int block = 0;
   for (const ExecutionProvider* p : impl.providers) {
-    if (!plan_only && !p->available(nullptr)) continue;
-    block = p->channel_block();
-    if (block > 0) break;
+    if (usable(impl, *p) && p->channel_block() > 0) {
+      block = p->channel_block();
+      break;
+    }
   }
   if (block == 0) return;
-  auto accept = [&impl, block, plan_only](const Node& original, const Node& blocked,
-                                          const Graph& g) {
-    for (const ExecutionProvider* p : impl.providers) {
-      if (!plan_only && !p->available(nullptr)) continue;
-      if (p->claim(original, g).yes) return p->channel_block() == block && p->claim(blocked, g).yes;
-    }
-    return false;
+  auto accept = [&impl, block](const Node& original, const Node& blocked, const Graph& g) {
+    const ExecutionProvider* p = claimant(impl, original, g);
+    return p && p->channel_block() == block && p->claim(blocked, g).yes;
   };
   bool changed = false;
   block_conv_chains(graph, block, accept, &changed).with_context(file).throw_if_error();
@@ -177,14 +180,9 @@ void fuse(Session::Impl& impl, Graph& graph, const OpRules& rules, const std::st
     // Fused only where it pays (kAuto: a GPU provider claims the fused node first) or where
     // some listed provider can run it (kOn).
     const bool always = options.rnn_layer_fusion() == SessionOptions::Fusion::kOn;
-    const bool plan_only = options.plan_only();
-    const auto& providers = impl.providers;
-    auto accept = [&providers, always, plan_only](const Node& fused, const Graph& g) {
-      for (const ExecutionProvider* p : providers) {
-        if (!plan_only && !p->available(nullptr)) continue;
-        if (p->claim(fused, g).yes) return always || !p->device().is_cpu();
-      }
-      return false;
+    auto accept = [&impl, always](const Node& fused, const Graph& g) {
+      const ExecutionProvider* p = claimant(impl, fused, g);
+      return p && (always || !p->device().is_cpu());
     };
     const size_t before = graph.nodes().size();
     fuse_stacked_rnns(graph, accept).with_context(file).throw_if_error();

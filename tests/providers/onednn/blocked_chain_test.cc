@@ -13,6 +13,7 @@
 
 #include "recur/recur.h"
 #include "tests/support/model_builder.h"
+#include "tests/support/providers.h"
 #include "tools/common/testdir.h"
 
 namespace recur {
@@ -21,12 +22,6 @@ namespace {
 using testing::ModelBuilder;
 using testing::random_tensor;
 using testing::set_attr;
-
-bool runnable() {
-  for (const auto& p : list_providers())
-    if (p.name == "onednn") return p.available && __builtin_cpu_supports("avx512f");
-  return false;
-}
 
 int count_op(const Session& s, const std::string& op) {
   int n = 0;
@@ -210,7 +205,7 @@ void expect_match(const Outputs& got, const Outputs& want, const std::string& wh
 }
 
 TEST(OnednnBlockedChains, RandomChainsMatchTheReference) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(21);
   int chains = 0, binary = 0, global_pools = 0;
   for (int seed = 0; seed < 24; ++seed) {
@@ -236,7 +231,7 @@ TEST(OnednnBlockedChains, RandomChainsMatchTheReference) {
 // takes NaN to 0) and pools: a NaN is never the largest of a max pool's window, as in the
 // reference.
 TEST(OnednnBlockedChains, SpecialValuesMatchTheReference) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(22);
   const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
                             std::numeric_limits<float>::infinity(),
@@ -253,7 +248,7 @@ TEST(OnednnBlockedChains, SpecialValuesMatchTheReference) {
 
 // onednn.blocked=off, and a session of the reference provider alone, keep the graph as written.
 TEST(OnednnBlockedChains, OffAndTheReferenceKeepTheGraph) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(23);
   ModelBuilder mb(17);
   mb.input("X", DType::kFloat32, {2, 16, 24, 24});
@@ -276,7 +271,7 @@ TEST(OnednnBlockedChains, OffAndTheReferenceKeepTheGraph) {
 // An empty batch: each blocked node writes an empty tensor of its blocked shape, and the chain
 // hands out what the reference gives.
 TEST(OnednnBlockedChains, AnEmptyBatch) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(24);
   ModelBuilder mb(17);
   mb.input("X", DType::kFloat32, {-1, 16, 8, 8}, {"N", "", "", ""});

@@ -16,6 +16,7 @@
 
 #include "recur/recur.h"
 #include "tests/support/model_builder.h"
+#include "tests/support/providers.h"
 #include "tools/common/testdir.h"
 
 namespace recur {
@@ -27,12 +28,6 @@ using testing::set_attr;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-
-bool runnable() {
-  for (const auto& p : list_providers())
-    if (p.name == "onednn") return p.available && __builtin_cpu_supports("avx512f");
-  return false;
-}
 
 Session open(const std::string& bytes, const std::string& providers) {
   SessionOptions o;
@@ -62,7 +57,7 @@ Tensor with_specials(Tensor x) {
 }
 
 TEST(OnednnSmallOps, MatMulWithConstantB) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(1);
   for (const auto& [a, b] : std::vector<std::pair<Shape, Shape>>{
            {{3, 17, 64}, {64, 40}}, {{5}, {5, 33}}, {{2, 3, 4, 7}, {7, 9}}, {{1, 128}, {128, 1}}}) {
@@ -78,7 +73,7 @@ TEST(OnednnSmallOps, MatMulWithConstantB) {
 }
 
 TEST(OnednnSmallOps, GemmWithConstantB) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(2);
   const int64_t M = 7, K = 19, N = 21;
   struct Case {
@@ -115,7 +110,7 @@ TEST(OnednnSmallOps, GemmWithConstantB) {
 // Rows of 21 values, and of 6625 (an OCR head's classes: past 64K elements in all, still
 // recur's loop below 4M).
 TEST(OnednnSmallOps, SoftmaxAndLogSoftmaxRows) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(3);
   for (const int64_t d : {int64_t{21}, int64_t{6625}}) {
     // Rows: ordinary, one -inf, all -inf, one +inf, one NaN, values near the float limit.
@@ -141,7 +136,7 @@ TEST(OnednnSmallOps, SoftmaxAndLogSoftmaxRows) {
 }
 
 TEST(OnednnSmallOps, ElementwiseActivations) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(4);
   // [3, 50], and [3, 200001], past the size where the elements split among threads (in parts
   // that end inside a vector).
@@ -177,7 +172,7 @@ TEST(OnednnSmallOps, ElementwiseActivations) {
 // 1-D convolutions with constant weights (and, with a following Relu or Sigmoid, the fused
 // recur::FusedConv): strides, dilations, asymmetric pads, bias or none, batch 2.
 TEST(OnednnSmallOps, Conv1dWithConstantWeights) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(5);
   struct Case {
     int64_t stride, dilation, pad_l, pad_r;
@@ -217,7 +212,7 @@ TEST(OnednnSmallOps, Conv1dWithConstantWeights) {
 // convolutions, outputs of 1 to 70 steps, channel counts that leave every tail of the 4 x 4
 // blocks.
 TEST(OnednnSmallOps, Conv1dGeometriesOfEachLoop) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(7);
   struct Case {
     int64_t C, M, G, T, k, stride, dilation, pad;
@@ -296,7 +291,7 @@ std::string conv2d_model(const Conv2dForm& k, std::mt19937& rng) {
 }
 
 TEST(OnednnSmallOps, Conv2dOfFewInputChannels) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(9);
   struct Case {
     int64_t C, M, H, W, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
@@ -334,7 +329,7 @@ TEST(OnednnSmallOps, Conv2dOfFewInputChannels) {
 // outlier, a NaN or an infinity in X, or an infinite weight, the direct convolution runs
 // instead, bit for bit.
 TEST(OnednnSmallOps, Conv3x3ByWinograd) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(12);
   struct Case {
     int64_t C, M, H, W, pad;
@@ -391,7 +386,7 @@ TEST(OnednnSmallOps, Conv3x3ByWinograd) {
 // asymmetric pads, kernels up to 7 wide, bias or none, the fused activations, NaN and
 // infinities in X where the loop runs.
 TEST(OnednnSmallOps, Conv2dDepthwise) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(10);
   struct Case {
     int64_t C, H, W, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
@@ -425,7 +420,7 @@ TEST(OnednnSmallOps, Conv2dDepthwise) {
 // 1x1 convolutions (stride 1, no padding, one group) as one matmul in NCHW: 1-D to 3-D, a
 // batch of two, bias or none, a fused activation.
 TEST(OnednnSmallOps, Conv1x1AsAProduct) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(11);
   struct Case {
     Shape x;
@@ -463,7 +458,7 @@ TEST(OnednnSmallOps, Conv1x1AsAProduct) {
 // loop: strides, dilations, pads, output_padding, steps that reach past either end, bias or
 // none, batch 2, channel counts that leave tails of the 4-step blocks and of the vectors.
 TEST(OnednnSmallOps, ConvTranspose1dWithConstantWeights) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(8);
   struct Case {
     int64_t C, M, T, k, stride, dilation, pad_l, pad_r, out_pad;
@@ -497,7 +492,7 @@ TEST(OnednnSmallOps, ConvTranspose1dWithConstantWeights) {
 // strides, dilations, pads, output_padding, rows shorter than a vector, NaN and infinities in X,
 // and an infinite weight whose taps fall outside X (skipped, as the reference skips them).
 TEST(OnednnSmallOps, ConvTranspose1dDepthwise) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(9);
   struct Case {
     int64_t C, T, k, stride, dilation, pad_l, pad_r, out_pad;
@@ -536,7 +531,7 @@ TEST(OnednnSmallOps, ConvTranspose1dDepthwise) {
 // 1-D max pooling of small tensors (a plain loop): pads, strides, dilations, ceil_mode; NaN is
 // never the maximum, as in the reference.
 TEST(OnednnSmallOps, MaxPool1d) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(6);
   struct Case {
     int64_t k, stride, dilation, pad_l, pad_r, ceil;

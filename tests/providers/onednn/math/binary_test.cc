@@ -14,18 +14,13 @@
 #include "recur/recur.h"
 #include "tests/support/expect_error.h"
 #include "tests/support/model_builder.h"
+#include "tests/support/providers.h"
 
 namespace recur {
 namespace {
 
 using testing::ModelBuilder;
 using testing::random_tensor;
-
-bool runnable() {
-  for (const auto& p : list_providers())
-    if (p.name == "onednn") return p.available && __builtin_cpu_supports("avx512f");
-  return false;
-}
 
 std::string binary_model(const std::string& op, const Shape& a, const Shape& b,
                          DType dt = DType::kFloat32) {
@@ -67,7 +62,7 @@ float at(const Tensor& t, const Shape& out, int64_t idx) {
 }
 
 TEST(OnednnBinary, BroadcastsMatchTheOperationElementByElement) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(5);
   struct Case {
     Shape a, b, out;
@@ -106,7 +101,7 @@ TEST(OnednnBinary, BroadcastsMatchTheOperationElementByElement) {
 }
 
 TEST(OnednnBinary, ShapesThatDoNotBroadcastAreAnErrorNamingBoth) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   // Dynamic shapes, so that the load cannot tell.
   ModelBuilder mb(14);
   mb.input("A", DType::kFloat32, {-1, 3}, {"n"});
@@ -124,7 +119,7 @@ TEST(OnednnBinary, ShapesThatDoNotBroadcastAreAnErrorNamingBoth) {
 }
 
 TEST(OnednnBinary, Int64StaysWithTheReference) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   Session s = open(binary_model("Add", {4}, {4}, DType::kInt64));
   for (const auto& as : s.assignment()) EXPECT_EQ(as.provider, "reference");
 }

@@ -12,6 +12,7 @@
 
 #include "recur/recur.h"
 #include "tests/support/model_builder.h"
+#include "tests/support/providers.h"
 
 namespace recur {
 namespace {
@@ -19,12 +20,6 @@ namespace {
 using testing::ModelBuilder;
 using testing::random_tensor;
 using testing::set_attr;
-
-bool runnable() {
-  for (const auto& p : list_providers())
-    if (p.name == "onednn") return p.available && __builtin_cpu_supports("avx512f");
-  return false;
-}
 
 std::string transpose_model(const Shape& shape, const std::vector<int64_t>& perm,
                             DType dt = DType::kFloat32) {
@@ -76,7 +71,7 @@ Tensor expected(const Tensor& x, const std::vector<int64_t>& perm) {
 }
 
 TEST(OnednnTranspose, SwapsOfTwoGroupsMatchTheElementPositions) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(21);
   struct Case {
     Shape shape;
@@ -116,7 +111,7 @@ TEST(OnednnTranspose, SwapsOfTwoGroupsMatchTheElementPositions) {
 }
 
 TEST(OnednnTranspose, OtherPermutationsAndDtypesStayWithTheReference) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   // Four groups all moving, and a swap with a group between.
   for (const std::vector<int64_t>& perm :
        {std::vector<int64_t>{1, 3, 0, 2}, std::vector<int64_t>{2, 1, 0}}) {
