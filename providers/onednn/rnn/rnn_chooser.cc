@@ -446,7 +446,18 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
     // 23.5/32.2, N=4 25.1/32.8, N=8 39.9/35.5; at 2 threads in a team H=512 N=8 17.1/18.3;
     // H=192 N=2 1.21/1.46 but level in a team). One step is brgemm's (an RNN-T prediction
     // network, H=640 N=4 T=1: 0.67 against 0.77).
-    if (!bf16_ && geom_.gates() == 4 && H >= 256 && rows <= 4 && bucket.t_class >= 2)
+    //
+    // On one thread a primitive keeps gemm further, for cells of 192 to 384 units: up to 16
+    // rows for H <= 256 and 8 above (T = 100, median of five alternations of p50 ms,
+    // brgemm/gemm, 2026-11-29): I=512 H=256 N=8 13.9/10.6, N=12 15.9/15.0, N=16 21.9/19.3,
+    // N=24 29.8/30.2; I=256 H=256 N=8 7.42/6.93, N=16 14.3/12.7; I=1024 H=256 N=16 level;
+    // I=384 H=192 N=8 5.56/4.85, N=16 10.8/9.62; I=256 H=320 N=8 12.5/10.9; I=768 H=384 N=8
+    // 29.8/26.2, N=16 49.7/51.1; H=128 level. oneDNN's gemm implementation multiplies the
+    // inputs of all steps by W in one GEMM and only R step by step; brgemm's loses on these
+    // few rows what it gains on many, or on an R too large for the core's cache (H=512).
+    const bool few_rows = H >= 256 && rows <= 4;
+    const bool mid_cell = best.threads == 1 && H >= 192 && H <= 384 && rows <= (H <= 256 ? 16 : 8);
+    if (!bf16_ && geom_.gates() == 4 && (few_rows || mid_cell) && bucket.t_class >= 2)
       best.any = false;
     // Two directions side by side, each on its own thread with many rows: gemm. bilstm (N=16,
     // H=256) ran 7.4 ms on ldigo against 9.3 on brgemm at 2 threads, and level at one; a

@@ -191,11 +191,11 @@ TEST(OnednnRnnKernel, ExplainShowsRepackAndChoice) {
   EXPECT_EQ(s.assignment()[0].provider, "onednn");
 }
 
-// An LSTM of H units over X [T, N, I] (random weights from `rng`), on oneDNN's primitives at 2
-// threads, built at load: --explain shows `want` (the untimed rule's choice), and the outputs
-// match the reference's.
+// An LSTM of H units over X [T, N, I] (random weights from `rng`), on oneDNN's primitives at
+// `threads` threads, built at load: --explain shows `want` (the untimed rule's choice), and the
+// outputs match the reference's.
 void expect_rule_choice(int64_t H, const std::string& direction, int64_t T, int64_t N, int64_t I,
-                        const std::string& want, std::mt19937& rng) {
+                        const std::string& want, std::mt19937& rng, int threads = 2) {
   const int64_t D = direction == "bidirectional" ? 2 : 1;
   ModelBuilder mb(14);
   mb.input("X", DType::kFloat32, {T, N, I});
@@ -207,10 +207,13 @@ void expect_rule_choice(int64_t H, const std::string& direction, int64_t T, int6
   set_attr(n, "direction", direction);
   const std::string bytes = mb.bytes();
   SessionOptions o;
-  o.providers({"onednn"}).threads(2).set("onednn.impl", "primitive").set("onednn.prepare", "load");
+  o.providers({"onednn"})
+      .threads(threads)
+      .set("onednn.impl", "primitive")
+      .set("onednn.prepare", "load");
   Session dnn = open(bytes, o);
   const std::string what = "H=" + std::to_string(H) + " " + direction + " T=" + std::to_string(T) +
-                           " N=" + std::to_string(N);
+                           " N=" + std::to_string(N) + " threads=" + std::to_string(threads);
   EXPECT_NE(dnn.explain().find(want), std::string::npos) << what << "\n" << dnn.explain();
   SessionOptions r;
   r.providers({"reference"});
@@ -259,6 +262,28 @@ TEST(OnednnRnnKernel, TwoDirectionsOfAWideLstmTakeGemm) {
                         Case{128, 8, "weights any, 2 threads (directions in parallel)"}}) {
     std::mt19937 rng(8);
     expect_rule_choice(k.H, "bidirectional", 40, k.N, 128, k.want, rng);
+  }
+}
+
+// On one thread an LSTM of 192 to 384 units over more than 16 steps takes oneDNN's gemm
+// implementation up to 16 rows (H <= 256) or 8 (above), brgemm beyond, and brgemm at any
+// number of rows from H=512 past 4 rows (docs/semantics.md, "The fixed rule"); the outputs
+// match the reference's.
+TEST(OnednnRnnKernel, OneThreadKeepsGemmForMidSizedLstms) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  struct Case {
+    int64_t H, N;
+    std::string want;
+  };
+  for (const Case& k : {Case{256, 8, "weights ldigo, 1 thread (untimed rule)"},
+                        Case{256, 16, "weights ldigo, 1 thread (untimed rule)"},
+                        Case{256, 24, "weights any, 1 thread (untimed rule)"},
+                        Case{384, 8, "weights ldigo, 1 thread (untimed rule)"},
+                        Case{384, 12, "weights any, 1 thread (untimed rule)"},
+                        Case{512, 8, "weights any, 1 thread (untimed rule)"},
+                        Case{128, 8, "weights any, 1 thread (untimed rule)"}}) {
+    std::mt19937 rng(9);
+    expect_rule_choice(k.H, "forward", 20, k.N, 64, k.want, rng, 1);
   }
 }
 
