@@ -441,7 +441,7 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
     constexpr int64_t kRnnGemmMinRows = 16;
     best.any =
         (rows >= 2 || H < kGemmMinHidden) && !(geom_.gates() == 1 && rows >= kRnnGemmMinRows);
-    // An LSTM of a few rows and many units over more than 16 steps: gemm (one thread, T = 100,
+    // An LSTM of a few rows and many units over two steps or more: gemm (one thread, T = 100,
     // p50 ms, gemm/brgemm: H=256 N=2 2.53/5.33, N=4 4.18/6.21, N=8 6.92/7.79; H=512 N=2
     // 23.5/32.2, N=4 25.1/32.8, N=8 39.9/35.5; at 2 threads in a team H=512 N=8 17.1/18.3;
     // H=192 N=2 1.21/1.46 but level in a team). One step is brgemm's (an RNN-T prediction
@@ -455,9 +455,12 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
     // 29.8/26.2, N=16 49.7/51.1; H=128 level. oneDNN's gemm implementation multiplies the
     // inputs of all steps by W in one GEMM and only R step by step; brgemm's loses on these
     // few rows what it gains on many, or on an R too large for the core's cache (H=512).
+    // Short passes likewise (brgemm/gemm, one thread): T=16 I=512 H=256 N=8 2.56/1.78, N=16
+    // 4.13/3.42; I=512 H=512 N=4 5.66/4.64; T=4 I=512 H=256 N=8 0.68/0.53; but T=1 level
+    // (0.19/0.20) and brgemm's for H=640 above.
     const bool few_rows = H >= 256 && rows <= 4;
     const bool mid_cell = best.threads == 1 && H >= 192 && H <= 384 && rows <= (H <= 256 ? 16 : 8);
-    if (!bf16_ && geom_.gates() == 4 && (few_rows || mid_cell) && bucket.t_class >= 2)
+    if (!bf16_ && geom_.gates() == 4 && (few_rows || mid_cell) && bucket.t_class >= 1)
       best.any = false;
     // Two directions side by side, each on its own thread with many rows: gemm. bilstm (N=16,
     // H=256) ran 7.4 ms on ldigo against 9.3 on brgemm at 2 threads, and level at one; a

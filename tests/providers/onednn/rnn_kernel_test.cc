@@ -265,25 +265,23 @@ TEST(OnednnRnnKernel, TwoDirectionsOfAWideLstmTakeGemm) {
   }
 }
 
-// On one thread an LSTM of 192 to 384 units over more than 16 steps takes oneDNN's gemm
-// implementation up to 16 rows (H <= 256) or 8 (above), brgemm beyond, and brgemm at any
-// number of rows from H=512 past 4 rows (docs/semantics.md, "The fixed rule"); the outputs
-// match the reference's.
+// On one thread an LSTM of 192 to 384 units over two steps or more takes oneDNN's gemm
+// implementation up to 16 rows (H <= 256) or 8 (above), brgemm beyond, brgemm from H=512 past 4
+// rows, and brgemm for one step (docs/semantics.md, "The fixed rule"); the outputs match the
+// reference's.
 TEST(OnednnRnnKernel, OneThreadKeepsGemmForMidSizedLstms) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   struct Case {
-    int64_t H, N;
+    int64_t H, N, T;
     std::string want;
   };
-  for (const Case& k : {Case{256, 8, "weights ldigo, 1 thread (untimed rule)"},
-                        Case{256, 16, "weights ldigo, 1 thread (untimed rule)"},
-                        Case{256, 24, "weights any, 1 thread (untimed rule)"},
-                        Case{384, 8, "weights ldigo, 1 thread (untimed rule)"},
-                        Case{384, 12, "weights any, 1 thread (untimed rule)"},
-                        Case{512, 8, "weights any, 1 thread (untimed rule)"},
-                        Case{128, 8, "weights any, 1 thread (untimed rule)"}}) {
+  const std::string gemm = "weights ldigo, 1 thread (untimed rule)";
+  const std::string brgemm = "weights any, 1 thread (untimed rule)";
+  for (const Case& k : {Case{256, 8, 20, gemm}, Case{256, 16, 20, gemm}, Case{256, 24, 20, brgemm},
+                        Case{384, 8, 20, gemm}, Case{384, 12, 20, brgemm}, Case{512, 8, 20, brgemm},
+                        Case{128, 8, 20, brgemm}, Case{256, 8, 2, gemm}, Case{256, 8, 1, brgemm}}) {
     std::mt19937 rng(9);
-    expect_rule_choice(k.H, "forward", 20, k.N, 64, k.want, rng, 1);
+    expect_rule_choice(k.H, "forward", k.T, k.N, 64, k.want, rng, 1);
   }
 }
 
