@@ -454,12 +454,15 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
     // I=384 H=192 N=8 5.56/4.85, N=16 10.8/9.62; I=256 H=320 N=8 12.5/10.9; I=768 H=384 N=8
     // 29.8/26.2, N=16 49.7/51.1; H=128 level. oneDNN's gemm implementation multiplies the
     // inputs of all steps by W in one GEMM and only R step by step; brgemm's loses on these
-    // few rows what it gains on many, or on an R too large for the core's cache (H=512).
+    // few rows what it gains on many, or on an R too large for the core's cache (H=512). With
+    // an input of less than half the units W is too small for that to pay: I=64 H=256 N=8
+    // 4.26/5.02, N=16 7.96/8.81; I=128 H=384 N=8 13.0/14.7; I=80 H=192 N=16 5.04/5.22.
     // Short passes likewise (brgemm/gemm, one thread): T=16 I=512 H=256 N=8 2.56/1.78, N=16
     // 4.13/3.42; I=512 H=512 N=4 5.66/4.64; T=4 I=512 H=256 N=8 0.68/0.53; but T=1 level
     // (0.19/0.20) and brgemm's for H=640 above.
     const bool few_rows = H >= 256 && rows <= 4;
-    const bool mid_cell = best.threads == 1 && H >= 192 && H <= 384 && rows <= (H <= 256 ? 16 : 8);
+    const bool mid_cell = best.threads == 1 && H >= 192 && H <= 384 && 2 * bucket.I >= H &&
+                          rows <= (H <= 256 ? 16 : 8);
     if (!bf16_ && geom_.gates() == 4 && (few_rows || mid_cell) && bucket.t_class >= 1)
       best.any = false;
     // Two directions side by side, each on its own thread with many rows: gemm. bilstm (N=16,
