@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,8 @@
 
 #include "recur/session.h"
 #include "runtime/engine/session/session_impl.h"
+#include "tests/support/model_builder.h"
+#include "tests/support/providers.h"
 #include "tools/common/testdir.h"
 
 extern "C" {
@@ -50,8 +53,9 @@ void* __libc_memalign(size_t, size_t);
 namespace {
 
 std::atomic<bool> g_counting{false};
-std::atomic<long> g_recur{0};   // allocations of recur's own
-std::atomic<long> g_onednn{0};  // inside libdnnl or the OpenMP runtime
+std::atomic<long> g_recur{0};        // allocations of recur's own
+std::atomic<long> g_onednn{0};       // inside libdnnl or the OpenMP runtime
+std::atomic<long> g_recur_bytes{0};  // the bytes of recur's own
 
 // ALLOC_TRACE=1 prints where each counted allocation of at least ALLOC_TRACE_MIN bytes (0)
 // comes from, to find them (addr2line -f -C -e recur_alloc_tests names the +0x offsets), and
@@ -87,6 +91,7 @@ inline void note(size_t bytes) {
   const int n = backtrace(frames, 64);
   const bool onednn = in_onednn_or_openmp(frames, n);
   (onednn ? g_onednn : g_recur).fetch_add(1, std::memory_order_relaxed);
+  if (!onednn) g_recur_bytes.fetch_add(static_cast<long>(bytes), std::memory_order_relaxed);
   if (g_trace && bytes >= g_trace_min && !(g_trace_recur_only && onednn)) {
     char head[64];
     const int len = std::snprintf(head, sizeof head, "--- %zu bytes, %s\n", bytes,
@@ -264,6 +269,61 @@ TEST(AllocCount, ClassifiesAllocationsInsideOnednnAsOnednns) {
   destroy(attr);
   EXPECT_GT(g_onednn.load(), 0);
   EXPECT_EQ(g_recur.load(), 0);
+}
+
+// A node's constant weights are repacked once per layout its primitives want, not once per
+// input shape: a model fed sequences or images of a new length makes a new plan (primitive,
+// buffers) per convolution, but its first run at that length allocates less than one copy of
+// W. Before the plans shared their weights (WeightPacks, providers/onednn/nn/layout_prim.h)
+// each held its own copy, and a 16 MB convolution stack grew by 20 MB with every new length.
+// The warm-up runs take the longer length, so that the pools of buffers and scratchpads hold
+// enough already and what is counted is the new plan's own. A 1-D convolution (brgemm on
+// channels-last data) and a 3x3 one (Winograd's layout of W beside the direct primitive's).
+TEST(AllocCount, ANewInputLengthRepacksNoWeights) {
+  using testing::ModelBuilder;
+  using testing::random_tensor;
+  using testing::set_attr;
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  struct Case {
+    std::vector<int64_t> x, w;  // X's dims with -1 for the length L, and W's
+    int64_t first, next;        // L of the warm-up runs and of the counted run
+  };
+  for (const Case& k : {Case{{1, 512, -1}, {512, 512, 3}, 96, 64},
+                        Case{{1, 256, 8, -1}, {256, 256, 3, 3}, 48, 32}}) {
+    std::mt19937 rng(3);
+    ModelBuilder mb(13);
+    std::vector<std::string> symbols(k.x.size());
+    symbols.back() = "L";
+    mb.input("X", DType::kFloat32, k.x, symbols);
+    Tensor w = random_tensor(Shape(k.w.begin(), k.w.end()), rng, 0.05f);
+    const long w_bytes = static_cast<long>(w.nbytes());
+    mb.initializer("W", w);
+    mb.output("Y", DType::kFloat32);
+    auto& n = mb.node("Conv", {"X", "W"}, {"Y"}, "conv");
+    set_attr(n, "pads", std::vector<int64_t>(2 * (k.x.size() - 2), 1));
+    const std::string bytes = mb.bytes();
+    SessionOptions o;
+    o.providers({"onednn"}).threads(1);
+    Session s = Session::from_bytes(bytes.data(), bytes.size(), o);
+    ASSERT_EQ(s.assignment()[0].provider, "onednn");
+    auto feed = [&](int64_t L) {
+      Shape shape(k.x.begin(), k.x.end());
+      shape[shape.size() - 1] = L;
+      Feeds f;
+      f.emplace_back("X", random_tensor(shape, rng, 1.0f));
+      return f;
+    };
+    const Feeds first = feed(k.first), next = feed(k.next);
+    for (int i = 0; i < 2; ++i) s.run(first);
+    g_recur_bytes = 0;
+    g_run_observer = observe;
+    s.run(next);
+    g_run_observer = nullptr;
+    const std::string what = "W " + shape_to_string(w.shape()) + ", length " +
+                             std::to_string(k.first) + " then " + std::to_string(k.next);
+    EXPECT_LT(g_recur_bytes.load(), w_bytes) << what << ": recur allocated " << g_recur_bytes.load()
+                                             << " bytes at the new length, W is " << w_bytes;
+  }
 }
 
 class SteadyState : public ::testing::TestWithParam<const char*> {};

@@ -279,6 +279,50 @@ TEST(Int8Precision, InitialHBeyondOneIsNotSaturated) {
   }
 }
 
+// A node may list only some of LSTM's outputs: Y alone (the usual export), or Y_h or Y_c
+// behind omitted ones. The int8 kernel computes the states anyway (Y_h is Y's last step) and
+// used to fail with "output index 1 out of range" where the node listed only Y. The oracle is
+// the reference provider's float32 LSTM, within the int8 tolerance.
+TEST(Int8Precision, NodesListingSomeOutputsRun) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
+  const int64_t T = 5, N = 3, I = 6, H = 8;
+  const std::vector<std::vector<std::string>> listings = {
+      {"Y"}, {"", "Y_h"}, {"Y", "", "Y_c"}, {"", "", "Y_c"}, {"Y", "Y_h"}};
+  for (const char* direction : {"forward", "bidirectional"}) {
+    const int64_t D = std::string(direction) == "bidirectional" ? 2 : 1;
+    for (const std::vector<std::string>& outs : listings) {
+      std::mt19937 rng(11);
+      testing::ModelBuilder mb(14);
+      mb.input("X", DType::kFloat32, {T, N, I});
+      mb.initializer("W", testing::random_tensor({D, 4 * H, I}, rng, 0.4f));
+      mb.initializer("R", testing::random_tensor({D, 4 * H, H}, rng, 0.4f));
+      std::string listed;
+      for (const std::string& o : outs) {
+        if (!o.empty()) mb.output(o, DType::kFloat32);
+        listed += (listed.empty() ? "" : ",") + (o.empty() ? std::string("''") : o);
+      }
+      onnx::NodeProto& n = mb.node("LSTM", {"X", "W", "R"}, outs, "lstm_some");
+      testing::set_attr(n, "hidden_size", H);
+      testing::set_attr(n, "direction", std::string(direction));
+      const std::string model = mb.bytes();
+      const Feeds feeds{{"X", testing::random_tensor({T, N, I}, rng, 1.0f)}};
+      SessionOptions ref;
+      ref.providers({"reference"});
+      const Outputs want = Session::from_bytes(model.data(), model.size(), ref).run(feeds);
+      const Session s = Session::from_bytes(model.data(), model.size(), int8_options());
+      ASSERT_TRUE(has_note(s.assignment().front(), "int8: W and R quantized at load"))
+          << all_notes(s.assignment().front());
+      const Outputs got = s.run(feeds);
+      ASSERT_EQ(got.size(), want.size()) << listed;
+      for (size_t k = 0; k < want.size(); ++k) {
+        const tools::Comparison cmp = tools::compare(got[k], want[k], kInt8VsFp32Tol);
+        EXPECT_TRUE(cmp.match) << direction << " outputs " << listed << ": " << want.name(k)
+                               << ": " << cmp.reason;
+      }
+    }
+  }
+}
+
 // initial_h's range decides how its rows run, so a NaN there is an error, as in X.
 TEST(Int8Precision, NanInInitialHIsAnError) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";

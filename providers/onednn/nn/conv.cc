@@ -132,7 +132,7 @@ class ConvKernel final : public Kernel {
   // to fill vectors, else this one, over output channels: each output position's patch
   // (C x k) times W as a [C k][M] matrix (avx512.h), four positions at a time.
   struct SmallConv {
-    avx512::PackedMatrix w;  // [C k][M]
+    std::shared_ptr<const avx512::PackedMatrix> w;  // [C k][M], shared by the plans
     int64_t C = 0, k = 0, stride = 1, dilation = 1, pad = 0;
   };
   // A 2-D convolution of few input channels per group, as one 1-D convolution per output row
@@ -405,7 +405,7 @@ class ConvKernel final : public Kernel {
     if (constant_w_.defined() && constant_w_.shape() == w.shape()) {
       auto layout_prim = [&](dnnl::algorithm alg) {
         return make_layout_prim(
-            geo.x, geo.w, geo.y, constant_w_.raw_data(), what_,
+            geo.x, geo.w, geo.y, constant_w_.raw_data(), packs_, what_,
             [&](const memory::desc& x, const memory::desc& w, const memory::desc& y) {
               return make_conv(geo, x, w, y, alg);
             });
@@ -448,7 +448,7 @@ class ConvKernel final : public Kernel {
     }
     auto layout_prim = [&](dnnl::algorithm alg) {
       return make_layout_prim(
-          geo.x, geo.w, geo.y, constant_w_.raw_data(), what_,
+          geo.x, geo.w, geo.y, constant_w_.raw_data(), packs_, what_,
           [&](const memory::desc& x, const memory::desc& w, const memory::desc& y) {
             return make_conv(geo, x, w, y, alg);
           },
@@ -506,8 +506,13 @@ class ConvKernel final : public Kernel {
     }
     if (by_patch) {
       auto sc = std::make_shared<SmallConv>();
-      sc->w =
-          avx512::pack_matrix(constant_w_.data<float>(), C * k0, M, true, 1.0f, nullptr, 0, 0.0f);
+      // W's packing does not depend on X's length: made at the first plan that wants it (plans
+      // are made under plans_' lock), then shared.
+      if (!small_w_) {
+        small_w_ = std::make_shared<const avx512::PackedMatrix>(avx512::pack_matrix(
+            constant_w_.data<float>(), C * k0, M, true, 1.0f, nullptr, 0, 0.0f));
+      }
+      sc->w = small_w_;
       sc->C = C;
       sc->k = k0;
       sc->stride = win.strides[0];
@@ -571,7 +576,7 @@ class ConvKernel final : public Kernel {
   Status run_small(const ConvPlan& plan, const Tensor& x, const Tensor* b, Tensor& y) const {
     const SmallConv& sc = *plan.small;
     const int64_t N = plan.out[0], M = plan.out[1], To = plan.out[2], Ti = x.dim(2);
-    const int64_t K = sc.C * sc.k, Np = sc.w.Np;
+    const int64_t K = sc.C * sc.k, Np = sc.w->Np;
     constexpr int kRows = avx512::kRowBlock;
     ScratchPool::Lease lease = buffers_.acquire(
         static_cast<size_t>(Np + kRows * Np + kRows * ((K + 15) / 16 * 16)) * sizeof(float));
@@ -602,7 +607,7 @@ class ConvKernel final : public Kernel {
           in[q] = pq;
           out[q] = res + q * Np;
         }
-        avx512::multiply_rows(nr, init, in, K, static_cast<const float*>(sc.w.m->data), Np, out);
+        avx512::multiply_rows(nr, init, in, K, static_cast<const float*>(sc.w->m->data), Np, out);
         for (int q = 0; q < nr; ++q) {
           if (post_op_ == dnnl::algorithm::eltwise_relu && post_alpha_ != 0.0f) {
             for (int64_t m = 0; m < M; ++m)
@@ -633,6 +638,8 @@ class ConvKernel final : public Kernel {
   bool winograd_;     // onednn.winograd
   int64_t block_;     // a BlockedConv's channel block (16); 0 for a Conv or FusedConv
   mutable PrimCache<std::tuple<Shape, Shape, Shape>, ConvPlan> plans_;
+  mutable WeightPacks packs_;  // constant W in the layouts of the plans' primitives
+  mutable std::shared_ptr<const avx512::PackedMatrix> small_w_;  // W for SmallConv plans
   mutable ScratchPool scratch_;
   mutable ScratchPool buffers_;  // X and Y in the primitive's layouts
 };

@@ -152,7 +152,7 @@ class ConvTransposeKernel final : public Kernel {
   // times W as a [C][M k] matrix (ONNX's layout already), four steps at a time (avx512.h),
   // each product row then added into the M x k outputs it reaches.
   struct SmallDeconv {
-    avx512::PackedMatrix w;  // [C][M k]
+    std::shared_ptr<const avx512::PackedMatrix> w;  // [C][M k], shared by the plans
     int64_t C = 0, M = 0, k = 0, stride = 1, dilation = 1, pad = 0, Ti = 0, To = 0;
   };
   struct Plan {
@@ -230,8 +230,12 @@ class ConvTransposeKernel final : public Kernel {
     if (small_ && r == 1 && G == 1 && plan.macs < 4194304.0 && constant_w_.defined() &&
         constant_w_.shape() == w.shape() && C * M * K <= (int64_t{1} << 18)) {
       auto sd = std::make_shared<SmallDeconv>();
-      sd->w =
-          avx512::pack_matrix(constant_w_.data<float>(), C, M * K, false, 1.0f, nullptr, 0, 0.0f);
+      // Made at the first plan that wants it (plans are made under plans_' lock), then shared.
+      if (!small_w_) {
+        small_w_ = std::make_shared<const avx512::PackedMatrix>(avx512::pack_matrix(
+            constant_w_.data<float>(), C, M * K, false, 1.0f, nullptr, 0, 0.0f));
+      }
+      sd->w = small_w_;
       sd->C = C;
       sd->M = M;
       sd->k = K;
@@ -258,8 +262,9 @@ class ConvTransposeKernel final : public Kernel {
                                                          threads_for(plan.macs, threads_), what_);
     };
     if (constant_w_.defined() && constant_w_.shape() == w.shape()) {
-      RECUR_ASSIGN_OR_RETURN(plan.layout, make_layout_prim(plan.x, plan.w, plan.yd,
-                                                           constant_w_.raw_data(), what_, make));
+      RECUR_ASSIGN_OR_RETURN(
+          plan.layout,
+          make_layout_prim(plan.x, plan.w, plan.yd, constant_w_.raw_data(), packs_, what_, make));
       if (plan.layout.prim.primitive) return plan;
     }
     RECUR_ASSIGN_OR_RETURN(plan.plain, make(plan.x, plan.w, plan.yd));
@@ -268,7 +273,7 @@ class ConvTransposeKernel final : public Kernel {
 
   Status run_small(const SmallDeconv& sd, const Tensor& x, const Tensor* b, Tensor& y) const {
     constexpr int kRows = avx512::kRowBlock;
-    const int64_t C = sd.C, M = sd.M, k = sd.k, Np = sd.w.Np, N = x.dim(0);
+    const int64_t C = sd.C, M = sd.M, k = sd.k, Np = sd.w->Np, N = x.dim(0);
     const int64_t Cp = (C + 15) / 16 * 16;
     // Np zeros, then kRows product rows of Np, then kRows input steps of C (padded).
     ScratchPool::Lease lease =
@@ -295,7 +300,7 @@ class ConvTransposeKernel final : public Kernel {
         const int nr = static_cast<int>(std::min<int64_t>(kRows, sd.Ti - t0));
         for (int q = 0; q < nr; ++q)
           for (int64_t c = 0; c < C; ++c) steps[q * Cp + c] = xn[c * sd.Ti + t0 + q];
-        avx512::multiply_rows(nr, init, in, C, static_cast<const float*>(sd.w.m->data), Np, out);
+        avx512::multiply_rows(nr, init, in, C, static_cast<const float*>(sd.w->m->data), Np, out);
         for (int q = 0; q < nr; ++q) {
           // Step t reaches output positions t stride - pad + j dilation.
           const int64_t start = (t0 + q) * sd.stride - sd.pad;
@@ -333,9 +338,11 @@ class ConvTransposeKernel final : public Kernel {
 
   ConvTransposeAttrs attrs_;
   Threads threads_;
-  Tensor constant_w_;  // W when it is a constant of the graph: reordered once per shape
+  Tensor constant_w_;  // W when it is a constant of the graph: reordered once per layout
   std::string what_;   // the node, for errors
   mutable PrimCache<std::tuple<Shape, Shape, Shape>, Plan> plans_;
+  mutable WeightPacks packs_;  // constant W in the layouts of the plans' primitives
+  mutable std::shared_ptr<const avx512::PackedMatrix> small_w_;  // W for SmallDeconv plans
   mutable ScratchPool scratch_;
   mutable ScratchPool buffers_;  // X and Y in the primitive's layouts; the small loop's rows
   bool small_;                   // 1-D ones may take recur's own loop

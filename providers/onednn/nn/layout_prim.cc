@@ -5,6 +5,31 @@
 
 namespace recur::onednn {
 
+Result<std::shared_ptr<AlignedBuffer>> WeightPacks::get(const dnnl::memory::desc& plain,
+                                                        const void* data,
+                                                        const dnnl::memory::desc& packed,
+                                                        const std::string& what) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Entry& e : entries_) {
+    if (e.data == data && e.plain == plain && e.packed == packed) return e.buf;
+  }
+  auto buf = std::make_shared<AlignedBuffer>(packed.get_size());
+  RECUR_RETURN_IF_ERROR(dnnl_try(what, [&] {
+    ThreadScope scope(1);
+    dnnl::memory from = make_memory(plain, data);
+    dnnl::memory to = make_memory(packed, buf->data);
+    dnnl::reorder(from, to).execute(thread_stream(), from, to);
+    thread_stream().wait();
+  }));
+  entries_.push_back({plain, packed, data, buf});
+  return buf;
+}
+
+size_t WeightPacks::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.size();
+}
+
 bool transposable_channels_last(const dnnl::memory::desc& plain, const dnnl::memory::desc& md) {
   const auto dims = plain.dims();
   if (dims.size() < 3 || dims.size() > 5 || plain.data_type() != dnnl::memory::data_type::f32 ||

@@ -1,12 +1,14 @@
 // A weighted primitive (convolution, deconvolution) whose weights are constant, run in the
-// layouts oneDNN prefers for it ("any"): the weights reordered once at the first run of a
-// shape, and X and Y reordered between the plain layouts and the primitive's where they differ.
+// layouts oneDNN prefers for it ("any"): the weights reordered once per layout (WeightPacks),
+// and X and Y reordered between the plain layouts and the primitive's where they differ.
 // For the audio front ends and vocoders recur serves this is brgemm on channels-last data
 // instead of im2col + GEMM on the plain layout, several times faster at batch 1.
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
@@ -23,18 +25,43 @@ struct LayoutPrim {
   std::shared_ptr<AlignedBuffer> packed_weights;
 };
 
+// A node's constant weights in each layout its primitives ask for, reordered once per layout.
+// A kernel keeps a plan per input shape, and a model fed sequences or images of varying length
+// makes one per length; their primitives mostly want the same layout of W, and share one copy
+// of it here (each plan held its own before: a convolution stack of 16 MB grew by 20 MB with
+// every new length, to 64 plans a node).
+class WeightPacks {
+ public:
+  // `data`, described by `plain`, in the layout `packed`; `what` names the node for errors.
+  Result<std::shared_ptr<AlignedBuffer>> get(const dnnl::memory::desc& plain, const void* data,
+                                             const dnnl::memory::desc& packed,
+                                             const std::string& what);
+  size_t size() const;  // the layouts held
+
+ private:
+  struct Entry {
+    dnnl::memory::desc plain, packed;
+    const void* data;
+    std::shared_ptr<AlignedBuffer> buf;
+  };
+  mutable std::mutex mu_;
+  std::vector<Entry> entries_;
+};
+
 // Whether `md` is row-major `plain` laid out channels-last with more than one channel and one
 // position: a copy that transpose_planes makes.
 bool transposable_channels_last(const dnnl::memory::desc& plain, const dnnl::memory::desc& md);
 
 // `make(src, weights, dst)` makes the primitive for the given descriptors; `plain_w` describes
-// `constant_w` as the model holds it. With `fixed_io`, X and Y stay in the layouts `plain_x`
-// and `plain_y` give (blocked ones), only W's is oneDNN's choice.
+// `constant_w` as the model holds it, and `packs` keeps it in the primitive's layout. With
+// `fixed_io`, X and Y stay in the layouts `plain_x` and `plain_y` give (blocked ones), only W's
+// is oneDNN's choice.
 template <class Make>
 Result<LayoutPrim> make_layout_prim(const dnnl::memory::desc& plain_x,
                                     const dnnl::memory::desc& plain_w,
                                     const dnnl::memory::desc& plain_y, const void* constant_w,
-                                    const std::string& what, Make&& make, bool fixed_io = false) {
+                                    WeightPacks& packs, const std::string& what, Make&& make,
+                                    bool fixed_io = false) {
   LayoutPrim lp;
   auto any = [](const dnnl::memory::desc& md) {
     return dnnl::memory::desc(md.dims(), dnnl::memory::data_type::f32,
@@ -55,14 +82,7 @@ Result<LayoutPrim> make_layout_prim(const dnnl::memory::desc& plain_x,
   if (!lp.dst_channels_last) {
     RECUR_ASSIGN_OR_RETURN(lp.from_dst, make_reorder(lp.dst, plain_y, what));
   }
-  lp.packed_weights = std::make_shared<AlignedBuffer>(lp.weights.get_size());
-  RECUR_RETURN_IF_ERROR(dnnl_try(what, [&] {
-    ThreadScope scope(1);
-    dnnl::memory from = make_memory(plain_w, constant_w);
-    dnnl::memory to = make_memory(lp.weights, lp.packed_weights->data);
-    dnnl::reorder(from, to).execute(thread_stream(), from, to);
-    thread_stream().wait();
-  }));
+  RECUR_ASSIGN_OR_RETURN(lp.packed_weights, packs.get(plain_w, constant_w, lp.weights, what));
   lp.prim = std::move(prim).value();
   return lp;
 }

@@ -265,8 +265,19 @@ class Int8LstmKernel final : public Kernel {
   mutable std::mutex mu_;
   mutable std::map<std::tuple<int, int64_t, int64_t, int64_t, int>, std::shared_ptr<const Int8Plan>>
       plans_;
+  // Quantized, packed W (layer) and R of a scale bucket and direction, in a primitive's layout;
+  // guarded by mu_.
+  struct PackedWeights {
+    int bucket;
+    int64_t dir;
+    bool layer;
+    memory::desc desc;
+    std::shared_ptr<AlignedBuffer> buf;
+  };
+  mutable std::vector<PackedWeights> packed_;
   mutable ScratchPool scratch_;
   mutable ScratchPool xq_pool_;  // X as uint8, pooled like the scratchpad
+  mutable ScratchPool states_;   // Y_h and Y_c where the node does not list them
   mutable XParams last_x_;       // guarded by mu_
   mutable ObjectPool<Int8Scratch> run_scratch_;
   mutable TeamTuner tuner_;
@@ -359,21 +370,31 @@ void Int8LstmKernel::make_plan(int bucket, int64_t T, int64_t N, int64_t ld_n, i
     dnnl::lstm_forward::primitive_desc pd(desc, attr, cpu_engine());
     p.prims.push_back(dnnl::lstm_forward(pd));
     p.scratch = pd.scratchpad_desc();
-    // The reorder quantizes and packs, and adds the compensation the shift needs.
-    std::vector<float> scaled(dw.layer);
-    for (float& v : scaled) v *= m;
-    auto pack = [&](const std::vector<float>& src, int64_t in, const memory::desc& to) {
+    // The reorder quantizes and packs, and adds the compensation the shift needs. What it
+    // makes depends on the scale bucket and the layout, not on T or N: plans of other lengths
+    // share it (packed_). W is taken times m, R as it is.
+    auto pack = [&](bool layer, const memory::desc& to) {
+      for (const PackedWeights& w : packed_) {
+        if (w.bucket == bucket && w.dir == dir && w.layer == layer && w.desc == to) return w.buf;
+      }
+      std::vector<float> scaled;
+      if (layer) {
+        scaled = dw.layer;
+        for (float& v : scaled) v *= m;
+      }
+      const std::vector<float>& src = layer ? scaled : dw.iter;
       auto buf = std::make_shared<AlignedBuffer>(to.get_size());
-      memory user({{1, 1, in, 4, H}, DT::f32, Tag::ldigo}, cpu_engine(),
+      memory user({{1, 1, layer ? I : H, 4, H}, DT::f32, Tag::ldigo}, cpu_engine(),
                   const_cast<float*>(src.data()));
       memory packed(to, cpu_engine(), buf->data);
       dnnl::reorder(dnnl::reorder::primitive_desc(user, packed, reorder_attr))
           .execute(thread_stream(), user, packed);
       thread_stream().wait();
+      packed_.push_back({bucket, dir, layer, to, buf});
       return buf;
     };
-    p.wl.push_back(pack(scaled, I, pd.weights_layer_desc()));
-    p.wi.push_back(pack(dw.iter, H, pd.weights_iter_desc()));
+    p.wl.push_back(pack(true, pd.weights_layer_desc()));
+    p.wi.push_back(pack(false, pd.weights_iter_desc()));
     if (dir == 0) {
       d.weights_layer = pd.weights_layer_desc();
       d.weights_iter = pd.weights_iter_desc();
@@ -388,7 +409,10 @@ Result<std::shared_ptr<const Int8Plan>> Int8LstmKernel::plan_for(int bucket, int
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   auto plan = std::make_shared<Int8Plan>();
   RECUR_RETURN_IF_ERROR(dnnl_try(what_, [&] { make_plan(bucket, T, n, ld_n, threads, *plan); }));
-  if (plans_.size() >= kMaxPlans) plans_.clear();
+  if (plans_.size() >= kMaxPlans) {
+    plans_.clear();
+    packed_.clear();  // the plans kept hold what they use
+  }
   plans_[key] = plan;
   return std::shared_ptr<const Int8Plan>(plan);
 }
@@ -594,12 +618,24 @@ Status Int8LstmKernel::run(KernelContext& ctx) const {
                        std::string("input ") + name + " must be float32 " +
                            shape_to_string({Dn, N, H}) + ", got " + shape_to_string(t->shape()));
   }
+  // Y always (Y_h is copied from its last step); Y_h and Y_c where the node has them, else into
+  // pooled scratch: a node may list only Y.
   RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(kRnnY, DType::kFloat32, {T, Dn, N, H}));
-  RECUR_ASSIGN_OR_RETURN(Tensor * yh, ctx.allocate_output(kRnnYh, DType::kFloat32, {Dn, N, H}));
-  RECUR_ASSIGN_OR_RETURN(Tensor * yc, ctx.allocate_output(kRnnYc, DType::kFloat32, {Dn, N, H}));
+  const size_t state_elems = static_cast<size_t>(Dn * N * H);
+  ScratchPool::Lease unlisted = states_.acquire(2 * state_elems * sizeof(float));
+  float* yh = static_cast<float*>(unlisted.data());
+  float* yc = yh + state_elems;
+  if (ctx.output_requested(kRnnYh)) {
+    RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(kRnnYh, DType::kFloat32, {Dn, N, H}));
+    yh = t->data<float>();
+  }
+  if (ctx.output_requested(kRnnYc)) {
+    RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(kRnnYc, DType::kFloat32, {Dn, N, H}));
+    yc = t->data<float>();
+  }
   if (T == 0 || N == 0) {
-    std::fill(yh->data<float>(), yh->data<float>() + yh->numel(), 0.0f);
-    std::fill(yc->data<float>(), yc->data<float>() + yc->numel(), 0.0f);
+    std::fill(yh, yh + state_elems, 0.0f);
+    std::fill(yc, yc + state_elems, 0.0f);
     return ok_status();
   }
   if (Status st = rnn::check_onednn_rnn_shape(T, N, I_, H, Dn, 4); !st.ok())
@@ -640,7 +676,7 @@ Status Int8LstmKernel::run(KernelContext& ctx) const {
   if (scratch->jobs.size() < jobs.size()) scratch->jobs.resize(jobs.size());
   auto job = [&](size_t i) {
     st[i] = run_job(jobs[i], plans[i].get(), first_in_float[i] != 0, *x, xq, offset, h0, c0,
-                    y->data<float>(), yh->data<float>(), yc->data<float>(), scratch->jobs[i]);
+                    y->data<float>(), yh, yc, scratch->jobs[i]);
   };
   const auto t0 = std::chrono::steady_clock::now();
   // One reference: the closure fits std::function's inline storage (no allocation).
