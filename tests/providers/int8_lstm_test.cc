@@ -316,8 +316,8 @@ TEST(Int8Precision, NodesListingSomeOutputsRun) {
       ASSERT_EQ(got.size(), want.size()) << listed;
       for (size_t k = 0; k < want.size(); ++k) {
         const tools::Comparison cmp = tools::compare(got[k], want[k], kInt8VsFp32Tol);
-        EXPECT_TRUE(cmp.match) << direction << " outputs " << listed << ": " << want.name(k)
-                               << ": " << cmp.reason;
+        EXPECT_TRUE(cmp.match) << direction << " outputs " << listed << ": " << want.name(k) << ": "
+                               << cmp.reason;
       }
     }
   }

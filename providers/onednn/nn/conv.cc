@@ -4,6 +4,7 @@
 // as an eltwise post-op. A recur::BlockedConv (runtime/graph/blocked.h) reads and writes
 // nChw16c: X and Y as the primitive holds them, with no copy on either side.
 #include <algorithm>
+#include <mutex>
 #include <optional>
 #include <tuple>
 
@@ -108,8 +109,10 @@ class ConvKernel final : public Kernel {
       return run_layout_prim(plan->winograd, plan->geo.x, x->raw_data(), plan->geo.y, y->raw_data(),
                              plan->geo.b, b ? b->raw_data() : nullptr, buffers_, scratch_, what_);
     }
-    if (plan->layout.prim.primitive) {
-      return run_layout_prim(plan->layout, plan->geo.x, x->raw_data(), plan->geo.y, y->raw_data(),
+    RECUR_ASSIGN_OR_RETURN(auto direct, direct_of(*plan));
+    const auto [layout, plain] = direct;
+    if (layout->prim.primitive) {
+      return run_layout_prim(*layout, plan->geo.x, x->raw_data(), plan->geo.y, y->raw_data(),
                              plan->geo.b, b ? b->raw_data() : nullptr, buffers_, scratch_, what_);
     }
     const Geometry& geo = plan->geo;
@@ -117,7 +120,7 @@ class ConvKernel final : public Kernel {
                          {DNNL_ARG_WEIGHTS, geo.w, w->raw_data()},
                          {DNNL_ARG_DST, geo.y, y->raw_data()},
                          {DNNL_ARG_BIAS, geo.b, b ? b->raw_data() : nullptr}};
-    return execute_primitive(plan->plain, std::span<const Bind>(args, b ? 4 : 3), scratch_, what_);
+    return execute_primitive(*plain, std::span<const Bind>(args, b ? 4 : 3), scratch_, what_);
   }
 
  private:
@@ -161,6 +164,18 @@ class ConvKernel final : public Kernel {
     LayoutPrim winograd;    // beside `layout`, where Winograd's algorithm takes it
     LayoutPrim layout;      // with a primitive when W is constant and oneDNN has a layout for it
     CachedPrimitive plain;  // otherwise
+    bool fixed_io = false;  // a BlockedConv's: X and Y in the layouts geo gives
+    // Beside a Winograd primitive, the direct one (layout or plain) is made at the first run
+    // whose X Winograd does not take (tame), which most models never have: a model fed
+    // sequences or images of varying length makes a plan per length, and each primitive
+    // made costs about a run of the convolution. Null where they were made with the plan.
+    struct Direct {
+      std::mutex mu;
+      bool made = false;
+      LayoutPrim layout;
+      CachedPrimitive plain;
+    };
+    std::shared_ptr<Direct> deferred;
   };
 
   // Winograd's algorithm (oneDNN's F(4x4, 3x3) and F(2x2, 3x3)) computes a tile of outputs
@@ -194,8 +209,10 @@ class ConvKernel final : public Kernel {
       if (w.dim(static_cast<int64_t>(i) + 2) != 3 || win.strides[i] != 1 || win.dilations[i] != 1)
         return false;
     }
-    // The weights' transform mixes each kernel's nine values as X's does a tile's.
-    return tame(constant_w_);
+    // The weights' transform mixes each kernel's nine values as X's does a tile's. W is the
+    // kernel's constant: scanned once (plans are made under plans_' lock).
+    if (!w_tame_) w_tame_ = tame(constant_w_);
+    return *w_tame_;
   }
 
   // The fused activation as recur's own loops write it (post_alpha_ with it).
@@ -403,22 +420,58 @@ class ConvKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(plan.pointwise, pointwise(x, w, b, *win, geo.macs));
     if (plan.pointwise) return plan;
     if (constant_w_.defined() && constant_w_.shape() == w.shape()) {
-      auto layout_prim = [&](dnnl::algorithm alg) {
-        return make_layout_prim(
-            geo.x, geo.w, geo.y, constant_w_.raw_data(), packs_, what_,
-            [&](const memory::desc& x, const memory::desc& w, const memory::desc& y) {
-              return make_conv(geo, x, w, y, alg);
-            });
-      };
-      // Empty where oneDNN has no Winograd implementation for it (its pads, its post-op).
-      if (winograd_fits(x, w, *win)) {
-        RECUR_ASSIGN_OR_RETURN(plan.winograd, layout_prim(dnnl::algorithm::convolution_winograd));
-      }
-      RECUR_ASSIGN_OR_RETURN(plan.layout, layout_prim(dnnl::algorithm::convolution_direct));
-      if (plan.layout.prim.primitive) return plan;
+      RECUR_RETURN_IF_ERROR(make_primitives(winograd_fits(x, w, *win), plan));
+      return plan;
     }
     RECUR_ASSIGN_OR_RETURN(plan.plain, make_conv(geo, geo.x, geo.w, geo.y));
     return plan;
+  }
+
+  // The primitives of a plan whose W is the constant one: Winograd's where `winograd` (empty
+  // where oneDNN has no Winograd implementation for it: its pads, its post-op), and the direct
+  // one in oneDNN's layout, or in the plain one where oneDNN's generic implementation is the
+  // only one for those descriptors; the direct one deferred where Winograd's was made.
+  Status make_primitives(bool winograd, ConvPlan& plan) const {
+    if (winograd) {
+      RECUR_ASSIGN_OR_RETURN(plan.winograd,
+                             layout_prim(plan, dnnl::algorithm::convolution_winograd));
+      if (plan.winograd.prim.primitive) {
+        plan.deferred = std::make_shared<ConvPlan::Direct>();
+        return ok_status();
+      }
+    }
+    return make_direct(plan, plan.layout, plan.plain);
+  }
+
+  Result<LayoutPrim> layout_prim(const ConvPlan& plan, dnnl::algorithm alg) const {
+    const Geometry& geo = plan.geo;
+    return make_layout_prim(
+        geo.x, geo.w, geo.y, constant_w_.raw_data(), packs_, what_,
+        [&](const memory::desc& x, const memory::desc& w, const memory::desc& y) {
+          return make_conv(geo, x, w, y, alg);
+        },
+        plan.fixed_io);
+  }
+
+  Status make_direct(const ConvPlan& plan, LayoutPrim& layout, CachedPrimitive& plain) const {
+    RECUR_ASSIGN_OR_RETURN(layout, layout_prim(plan, dnnl::algorithm::convolution_direct));
+    if (!layout.prim.primitive) {
+      RECUR_ASSIGN_OR_RETURN(plain, make_conv(plan.geo, plan.geo.x, plan.geo.w, plan.geo.y));
+    }
+    return ok_status();
+  }
+
+  // The direct primitives of `plan`, made now where they were deferred.
+  Result<std::pair<const LayoutPrim*, const CachedPrimitive*>> direct_of(
+      const ConvPlan& plan) const {
+    if (!plan.deferred) return std::make_pair(&plan.layout, &plan.plain);
+    ConvPlan::Direct& d = *plan.deferred;
+    std::lock_guard<std::mutex> lock(d.mu);
+    if (!d.made) {
+      RECUR_RETURN_IF_ERROR(make_direct(plan, d.layout, d.plain));
+      d.made = true;
+    }
+    return std::make_pair(&d.layout, &d.plain);
   }
 
   // [N, M/16, OH, OW, 16], the blocked form of Y [N, M, OH, OW].
@@ -446,21 +499,8 @@ class ConvKernel final : public Kernel {
       RECUR_ASSIGN_OR_RETURN(plan.plain, make_conv(geo, geo.x, geo.w, geo.y));
       return plan;
     }
-    auto layout_prim = [&](dnnl::algorithm alg) {
-      return make_layout_prim(
-          geo.x, geo.w, geo.y, constant_w_.raw_data(), packs_, what_,
-          [&](const memory::desc& x, const memory::desc& w, const memory::desc& y) {
-            return make_conv(geo, x, w, y, alg);
-          },
-          /*fixed_io=*/true);
-    };
-    if (winograd_fits(x, w, win)) {
-      RECUR_ASSIGN_OR_RETURN(plan.winograd, layout_prim(dnnl::algorithm::convolution_winograd));
-    }
-    RECUR_ASSIGN_OR_RETURN(plan.layout, layout_prim(dnnl::algorithm::convolution_direct));
-    if (!plan.layout.prim.primitive) {
-      RECUR_ASSIGN_OR_RETURN(plan.plain, make_conv(geo, geo.x, geo.w, geo.y));
-    }
+    plan.fixed_io = true;
+    RECUR_RETURN_IF_ERROR(make_primitives(winograd_fits(x, w, win), plan));
     return plan;
   }
 
@@ -640,6 +680,7 @@ class ConvKernel final : public Kernel {
   mutable PrimCache<std::tuple<Shape, Shape, Shape>, ConvPlan> plans_;
   mutable WeightPacks packs_;  // constant W in the layouts of the plans' primitives
   mutable std::shared_ptr<const avx512::PackedMatrix> small_w_;  // W for SmallConv plans
+  mutable std::optional<bool> w_tame_;  // whether W suits Winograd (winograd_fits)
   mutable ScratchPool scratch_;
   mutable ScratchPool buffers_;  // X and Y in the primitive's layouts
 };

@@ -366,6 +366,14 @@ TEST(OnednnSmallOps, Conv3x3ByWinograd) {
       EXPECT_TRUE(same_bits(run(bytes, *t, "auto"), run(bytes, *t, "off"))) << what;
     }
     if (k.act.empty()) expect_same(bytes, specials, what + " with NaN and -inf");
+    // In one session: the direct primitive is made at the first X that Winograd does not
+    // take, after Winograd's runs of the same shape, and both keep their results.
+    SessionOptions o;
+    o.providers({"onednn"}).threads(2).deterministic(true);
+    const Session one = Session::from_bytes(bytes.data(), bytes.size(), o);
+    const Tensor by_winograd = one.run({{"X", x}})[0];
+    EXPECT_TRUE(same_bits(one.run({{"X", outlier}})[0], run(bytes, outlier, "off"))) << what;
+    EXPECT_TRUE(same_bits(one.run({{"X", x}})[0], by_winograd)) << what;
   }
   // An infinite weight: the direct convolution for every X.
   ModelBuilder mb(13);
