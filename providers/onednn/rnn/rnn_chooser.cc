@@ -460,9 +460,16 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
     // Short passes likewise (brgemm/gemm, one thread): T=16 I=512 H=256 N=8 2.56/1.78, N=16
     // 4.13/3.42; I=512 H=512 N=4 5.66/4.64; T=4 I=512 H=256 N=8 0.68/0.53; but T=1 level
     // (0.19/0.20) and brgemm's for H=640 above.
-    const bool few_rows = H >= 256 && rows <= 4;
-    const bool mid_cell = best.threads == 1 && H >= 192 && H <= 384 && 2 * bucket.I >= H &&
-                          rows <= (H <= 256 ? 16 : 8);
+    // A short pass (2 to 16 steps) keeps gemm on one thread only, and with an input of half
+    // the units or more: one thread, T=8, brgemm/gemm: I=512 H=256 N=4 0.98/0.53, I=256 H=256
+    // N=2 0.43/0.26, but I=64 H=256 N=4 0.22/0.23; in a team of two mixed: I=512 H=512 N=4
+    // 1.35/1.21, I=512 H=256 N=4 level, I=256 H=256 N=2 0.151/0.164, I=64 H=256 N=4
+    // 0.162/0.181.
+    const bool wide_input = 2 * bucket.I >= H;
+    const bool long_pass = bucket.t_class >= 2;
+    const bool few_rows = H >= 256 && rows <= 4 && (long_pass || (best.threads == 1 && wide_input));
+    const bool mid_cell =
+        best.threads == 1 && H >= 192 && H <= 384 && wide_input && rows <= (H <= 256 ? 16 : 8);
     if (!bf16_ && geom_.gates() == 4 && (few_rows || mid_cell) && bucket.t_class >= 1)
       best.any = false;
     // Two directions side by side, each on its own thread with many rows: gemm. bilstm (N=16,

@@ -248,6 +248,17 @@ TEST(OnednnRnnKernel, OneRowOfManyUnitsTakesATeam) {
   }
 }
 
+// In a team of two threads (a few rows of a large R) an LSTM of 256 units and 4 rows takes gemm
+// over a long pass only; a short one keeps brgemm (docs/semantics.md, "The fixed rule").
+TEST(OnednnRnnKernel, ATeamKeepsGemmForLongPassesOnly) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  std::mt19937 rng(10);
+  expect_rule_choice(256, "forward", 40, 4, 256, "weights ldigo, 2 threads (OpenMP) (untimed rule)",
+                     rng);
+  expect_rule_choice(256, "forward", 8, 4, 256, "weights any, 2 threads (OpenMP) (untimed rule)",
+                     rng);
+}
+
 // Two directions on two threads, a direction each, of a few rows: an LSTM of 256 units takes
 // oneDNN's gemm implementation (ldigo) at any number of rows, a smaller one brgemm below 16
 // rows (docs/semantics.md, "The fixed rule"); the outputs match the reference's.
@@ -281,7 +292,7 @@ TEST(OnednnRnnKernel, OneThreadKeepsGemmForMidSizedLstms) {
        {Case{256, 8, 20, 128, gemm}, Case{256, 16, 20, 256, gemm}, Case{256, 24, 20, 256, brgemm},
         Case{256, 8, 20, 64, brgemm}, Case{384, 8, 20, 192, gemm}, Case{384, 12, 20, 384, brgemm},
         Case{512, 8, 20, 512, brgemm}, Case{128, 8, 20, 128, brgemm}, Case{256, 8, 2, 256, gemm},
-        Case{256, 8, 1, 256, brgemm}}) {
+        Case{256, 8, 1, 256, brgemm}, Case{512, 4, 8, 512, gemm}, Case{256, 4, 8, 64, brgemm}}) {
     std::mt19937 rng(9);
     expect_rule_choice(k.H, "forward", k.T, k.N, k.I, k.want, rng, 1);
   }
