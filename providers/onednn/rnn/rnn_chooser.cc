@@ -447,29 +447,30 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
     // H=192 N=2 1.21/1.46 but level in a team). One step is brgemm's (an RNN-T prediction
     // network, H=640 N=4 T=1: 0.67 against 0.77).
     //
-    // On one thread a primitive keeps gemm further, for cells of 192 to 384 units: up to 16
-    // rows for H <= 256 and 8 above (T = 100, median of five alternations of p50 ms,
-    // brgemm/gemm, 2026-11-29): I=512 H=256 N=8 13.9/10.6, N=12 15.9/15.0, N=16 21.9/19.3,
-    // N=24 29.8/30.2; I=256 H=256 N=8 7.42/6.93, N=16 14.3/12.7; I=1024 H=256 N=16 level;
-    // I=384 H=192 N=8 5.56/4.85, N=16 10.8/9.62; I=256 H=320 N=8 12.5/10.9; I=768 H=384 N=8
-    // 29.8/26.2, N=16 49.7/51.1; H=128 level. oneDNN's gemm implementation multiplies the
-    // inputs of all steps by W in one GEMM and only R step by step; brgemm's loses on these
-    // few rows what it gains on many, or on an R too large for the core's cache (H=512). With
-    // an input of less than half the units W is too small for that to pay: I=64 H=256 N=8
-    // 4.26/5.02, N=16 7.96/8.81; I=128 H=384 N=8 13.0/14.7; I=80 H=192 N=16 5.04/5.22.
-    // Short passes likewise (brgemm/gemm, one thread): T=16 I=512 H=256 N=8 2.56/1.78, N=16
-    // 4.13/3.42; I=512 H=512 N=4 5.66/4.64; T=4 I=512 H=256 N=8 0.68/0.53; but T=1 level
-    // (0.19/0.20) and brgemm's for H=640 above.
-    // A short pass (2 to 16 steps) keeps gemm on one thread only, and with an input of half
-    // the units or more: one thread, T=8, brgemm/gemm: I=512 H=256 N=4 0.98/0.53, I=256 H=256
-    // N=2 0.43/0.26, but I=64 H=256 N=4 0.22/0.23; in a team of two mixed: I=512 H=512 N=4
+    // On one thread a primitive keeps gemm further, for cells of 192 to 384 units whose input
+    // is at least half as wide (2I >= H): up to 8 rows, and 16 for H <= 256 with I >= H (T =
+    // 100, median of five alternations of p50 ms, brgemm/gemm, 2026-11-29): I=512 H=256 N=8
+    // 13.9/10.6, N=12 15.9/15.0, N=16 21.9/19.3, N=24 29.8/30.2; I=256 H=256 N=8 7.42/6.93,
+    // N=16 14.3/12.7; I=1024 H=256 N=16 level; I=384 H=192 N=8 5.56/4.85, N=16 10.8/9.62;
+    // I=256 H=320 N=8 12.5/10.9; I=768 H=384 N=8 29.8/26.2, N=16 49.7/51.1; I=128 H=256 N=8
+    // 7.49/5.76; H=128 level. oneDNN's gemm implementation multiplies the inputs of all steps
+    // by W in one GEMM and only R step by step; brgemm's loses on these few rows what it gains
+    // on many, or on an R too large for the core's cache (H=512). With a narrower input W is
+    // too small for that to pay: I=64 H=256 N=8 4.26/5.02; I=128 H=384 N=8 13.0/14.7; I=80
+    // H=192 N=16 5.04/5.22; and 16 rows of I < H are brgemm's: I=128 H=256 N=16 10.1/10.4,
+    // I=192 H=256 N=16 12.2/12.5, two directions of I=128 H=256 N=16 (bilstm) 20.8/22.1.
+    //
+    // Short passes (2 to 16 steps) likewise on one thread: T=16 I=512 H=256 N=8 2.56/1.78,
+    // N=16 4.13/3.42; I=512 H=512 N=4 5.66/4.64; T=8 I=512 H=256 N=4 0.98/0.53, I=256 H=256
+    // N=2 0.43/0.26, but I=64 H=256 N=4 0.22/0.23; one step level (T=1 0.19/0.20) and
+    // brgemm's for H=640 above. In a team of two a short pass is mixed (T=8: I=512 H=512 N=4
     // 1.35/1.21, I=512 H=256 N=4 level, I=256 H=256 N=2 0.151/0.164, I=64 H=256 N=4
-    // 0.162/0.181.
+    // 0.162/0.181), and brgemm stays.
     const bool wide_input = 2 * bucket.I >= H;
     const bool long_pass = bucket.t_class >= 2;
     const bool few_rows = H >= 256 && rows <= 4 && (long_pass || (best.threads == 1 && wide_input));
-    const bool mid_cell =
-        best.threads == 1 && H >= 192 && H <= 384 && wide_input && rows <= (H <= 256 ? 16 : 8);
+    const bool mid_cell = best.threads == 1 && H >= 192 && H <= 384 && wide_input &&
+                          (rows <= 8 || (rows <= 16 && H <= 256 && bucket.I >= H));
     if (!bf16_ && geom_.gates() == 4 && (few_rows || mid_cell) && bucket.t_class >= 1)
       best.any = false;
     // Two directions side by side, each on its own thread with many rows: gemm. bilstm (N=16,

@@ -277,9 +277,9 @@ TEST(OnednnRnnKernel, TwoDirectionsOfAWideLstmTakeGemm) {
 }
 
 // On one thread an LSTM of 192 to 384 units with an input of at least half as many, over two
-// steps or more, takes oneDNN's gemm implementation up to 16 rows (H <= 256) or 8 (above), and
-// brgemm beyond, for a smaller input, from H=512 past 4 rows, and for one step
-// (docs/semantics.md, "The fixed rule"); the outputs match the reference's.
+// steps or more, takes oneDNN's gemm implementation up to 8 rows, or 16 where H <= 256 and the
+// input is as wide, and brgemm beyond, for a smaller input, from H=512 past 4 rows, and for
+// one step (docs/semantics.md, "The fixed rule"); the outputs match the reference's.
 TEST(OnednnRnnKernel, OneThreadKeepsGemmForMidSizedLstms) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   struct Case {
@@ -292,7 +292,8 @@ TEST(OnednnRnnKernel, OneThreadKeepsGemmForMidSizedLstms) {
        {Case{256, 8, 20, 128, gemm}, Case{256, 16, 20, 256, gemm}, Case{256, 24, 20, 256, brgemm},
         Case{256, 8, 20, 64, brgemm}, Case{384, 8, 20, 192, gemm}, Case{384, 12, 20, 384, brgemm},
         Case{512, 8, 20, 512, brgemm}, Case{128, 8, 20, 128, brgemm}, Case{256, 8, 2, 256, gemm},
-        Case{256, 8, 1, 256, brgemm}, Case{512, 4, 8, 512, gemm}, Case{256, 4, 8, 64, brgemm}}) {
+        Case{256, 8, 1, 256, brgemm}, Case{512, 4, 8, 512, gemm}, Case{256, 4, 8, 64, brgemm},
+        Case{256, 16, 20, 128, brgemm}}) {
     std::mt19937 rng(9);
     expect_rule_choice(k.H, "forward", k.T, k.N, k.I, k.want, rng, 1);
   }
