@@ -430,61 +430,65 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
     best.threads = team ? maxt : 1;
     best.split = split ? maxt : 1;
   }
-  if (both_formats) {
-    const Jobs jobs = jobs_for(best, N);
-    int64_t rows = N;
-    for (const Job& j : jobs) rows = std::min(rows, j.n1 - j.n0);
-    constexpr int64_t kGemmMinHidden = 64;
-    // A vanilla RNN has one gate: with many rows per primitive oneDNN's gemm implementation
-    // beats brgemm (rnn_tanh, 16-32 rows: gemm 1.06-1.09x faster), with a few brgemm wins
-    // (relu_rnn_stack, 2-3 rows).
-    constexpr int64_t kRnnGemmMinRows = 16;
-    best.any =
-        (rows >= 2 || H < kGemmMinHidden) && !(geom_.gates() == 1 && rows >= kRnnGemmMinRows);
-    // An LSTM of a few rows and many units over two steps or more: gemm (one thread, T = 100,
-    // p50 ms, gemm/brgemm: H=256 N=2 2.53/5.33, N=4 4.18/6.21, N=8 6.92/7.79; H=512 N=2
-    // 23.5/32.2, N=4 25.1/32.8, N=8 39.9/35.5; at 2 threads in a team H=512 N=8 17.1/18.3;
-    // H=192 N=2 1.21/1.46 but level in a team). One step is brgemm's (an RNN-T prediction
-    // network, H=640 N=4 T=1: 0.67 against 0.77).
-    //
-    // On one thread a primitive keeps gemm further, for cells of 192 to 384 units whose input
-    // is at least half as wide (2I >= H): up to 8 rows, and 16 for H <= 256 with I >= H (T =
-    // 100, median of five alternations of p50 ms, brgemm/gemm, 2026-11-29): I=512 H=256 N=8
-    // 13.9/10.6, N=12 15.9/15.0, N=16 21.9/19.3, N=24 29.8/30.2; I=256 H=256 N=8 7.42/6.93,
-    // N=16 14.3/12.7; I=1024 H=256 N=16 level; I=384 H=192 N=8 5.56/4.85, N=16 10.8/9.62;
-    // I=256 H=320 N=8 12.5/10.9; I=768 H=384 N=8 29.8/26.2, N=16 49.7/51.1; I=128 H=256 N=8
-    // 7.49/5.76; H=128 level. oneDNN's gemm implementation multiplies the inputs of all steps
-    // by W in one GEMM and only R step by step; brgemm's loses on these few rows what it gains
-    // on many, or on an R too large for the core's cache (H=512). With a narrower input W is
-    // too small for that to pay: I=64 H=256 N=8 4.26/5.02; I=128 H=384 N=8 13.0/14.7; I=80
-    // H=192 N=16 5.04/5.22; and 16 rows of I < H are brgemm's: I=128 H=256 N=16 10.1/10.4,
-    // I=192 H=256 N=16 12.2/12.5, two directions of I=128 H=256 N=16 (bilstm) 20.8/22.1.
-    //
-    // Short passes (2 to 16 steps) likewise on one thread: T=16 I=512 H=256 N=8 2.56/1.78,
-    // N=16 4.13/3.42; I=512 H=512 N=4 5.66/4.64; T=8 I=512 H=256 N=4 0.98/0.53, I=256 H=256
-    // N=2 0.43/0.26, but I=64 H=256 N=4 0.22/0.23; one step level (T=1 0.19/0.20) and
-    // brgemm's for H=640 above. In a team of two a short pass is mixed (T=8: I=512 H=512 N=4
-    // 1.35/1.21, I=512 H=256 N=4 level, I=256 H=256 N=2 0.151/0.164, I=64 H=256 N=4
-    // 0.162/0.181), and brgemm stays.
-    const bool wide_input = 2 * bucket.I >= H;
-    const bool long_pass = bucket.t_class >= 2;
-    const bool few_rows = H >= 256 && rows <= 4 && (long_pass || (best.threads == 1 && wide_input));
-    const bool mid_cell = best.threads == 1 && H >= 192 && H <= 384 && wide_input &&
-                          (rows <= 8 || (rows <= 16 && H <= 256 && bucket.I >= H));
-    if (!bf16_ && geom_.gates() == 4 && (few_rows || mid_cell) && bucket.t_class >= 1)
-      best.any = false;
-    // Two directions side by side, each on its own thread with many rows: gemm. bilstm (N=16,
-    // H=256) ran 7.4 ms on ldigo against 9.3 on brgemm at 2 threads, and level at one; a
-    // batch split of lstm_med (16 rows, H=512) was the other way round (34.7 against 41.3).
-    // Not in bf16, where brgemm takes AMX: there ldigo ran bilstm 1.9x slower. An LSTM of 256
-    // units or more takes gemm at every number of rows: two directions of H=256 over T=255 at
-    // 2 threads (p50 ms, brgemm/gemm), input 512: N=6 32.1/17.3, N=8 35.5/24.6, N=12 41.2/35.1;
-    // input 256: N=6 17.0/12.1, N=8 19.0/16.3, N=12 level (Open-Unmix's BiLSTMs at batch 8).
-    const bool wide_lstm = geom_.gates() == 4 && H >= 256;
-    if (!bf16_ && D() == 2 && best.split > 1 && (rows >= 16 || wide_lstm) && bucket.N == rows)
-      best.any = false;
-  }
+  if (both_formats) best.any = brgemm_weights(best, bucket);
   return best;
+}
+
+// Whether the choice `best` of a bucket takes brgemm (format_tag::any weights) rather than gemm
+// (ldigo), where both may run (docs/semantics.md, "The fixed rule").
+bool RnnKernel::brgemm_weights(const Choice& best, const BucketKey& bucket) const {
+  const int64_t N = bucket.N, H = bucket.H;
+  const Jobs jobs = jobs_for(best, N);
+  int64_t rows = N;
+  for (const Job& j : jobs) rows = std::min(rows, j.n1 - j.n0);
+  constexpr int64_t kGemmMinHidden = 64;
+  // A vanilla RNN has one gate: with many rows per primitive oneDNN's gemm implementation
+  // beats brgemm (rnn_tanh, 16-32 rows: gemm 1.06-1.09x faster), with a few brgemm wins
+  // (relu_rnn_stack, 2-3 rows).
+  constexpr int64_t kRnnGemmMinRows = 16;
+  bool any = (rows >= 2 || H < kGemmMinHidden) && !(geom_.gates() == 1 && rows >= kRnnGemmMinRows);
+  // An LSTM of a few rows and many units over two steps or more: gemm (one thread, T = 100,
+  // p50 ms, gemm/brgemm: H=256 N=2 2.53/5.33, N=4 4.18/6.21, N=8 6.92/7.79; H=512 N=2
+  // 23.5/32.2, N=4 25.1/32.8, N=8 39.9/35.5; at 2 threads in a team H=512 N=8 17.1/18.3;
+  // H=192 N=2 1.21/1.46 but level in a team). One step is brgemm's (an RNN-T prediction
+  // network, H=640 N=4 T=1: 0.67 against 0.77).
+  //
+  // On one thread a primitive keeps gemm further, for cells of 192 to 384 units whose input
+  // is at least half as wide (2I >= H): up to 8 rows, and 16 for H <= 256 with I >= H (T =
+  // 100, median of five alternations of p50 ms, brgemm/gemm, 2026-11-29): I=512 H=256 N=8
+  // 13.9/10.6, N=12 15.9/15.0, N=16 21.9/19.3, N=24 29.8/30.2; I=256 H=256 N=8 7.42/6.93,
+  // N=16 14.3/12.7; I=1024 H=256 N=16 level; I=384 H=192 N=8 5.56/4.85, N=16 10.8/9.62;
+  // I=256 H=320 N=8 12.5/10.9; I=768 H=384 N=8 29.8/26.2, N=16 49.7/51.1; I=128 H=256 N=8
+  // 7.49/5.76; H=128 level. oneDNN's gemm implementation multiplies the inputs of all steps
+  // by W in one GEMM and only R step by step; brgemm's loses on these few rows what it gains
+  // on many, or on an R too large for the core's cache (H=512). With a narrower input W is
+  // too small for that to pay: I=64 H=256 N=8 4.26/5.02; I=128 H=384 N=8 13.0/14.7; I=80
+  // H=192 N=16 5.04/5.22; and 16 rows of I < H are brgemm's: I=128 H=256 N=16 10.1/10.4,
+  // I=192 H=256 N=16 12.2/12.5, two directions of I=128 H=256 N=16 (bilstm) 20.8/22.1.
+  //
+  // Short passes (2 to 16 steps) likewise on one thread: T=16 I=512 H=256 N=8 2.56/1.78,
+  // N=16 4.13/3.42; I=512 H=512 N=4 5.66/4.64; T=8 I=512 H=256 N=4 0.98/0.53, I=256 H=256
+  // N=2 0.43/0.26, but I=64 H=256 N=4 0.22/0.23; one step level (T=1 0.19/0.20) and
+  // brgemm's for H=640 above. In a team of two a short pass is mixed (T=8: I=512 H=512 N=4
+  // 1.35/1.21, I=512 H=256 N=4 level, I=256 H=256 N=2 0.151/0.164, I=64 H=256 N=4
+  // 0.162/0.181), and brgemm stays.
+  const bool wide_input = 2 * bucket.I >= H;
+  const bool long_pass = bucket.t_class >= 2;
+  const bool few_rows = H >= 256 && rows <= 4 && (long_pass || (best.threads == 1 && wide_input));
+  const bool mid_cell = best.threads == 1 && H >= 192 && H <= 384 && wide_input &&
+                        (rows <= 8 || (rows <= 16 && H <= 256 && bucket.I >= H));
+  if (!bf16_ && geom_.gates() == 4 && (few_rows || mid_cell) && bucket.t_class >= 1) any = false;
+  // Two directions side by side, each on its own thread with many rows: gemm. bilstm (N=16,
+  // H=256) ran 7.4 ms on ldigo against 9.3 on brgemm at 2 threads, and level at one; a
+  // batch split of lstm_med (16 rows, H=512) was the other way round (34.7 against 41.3).
+  // Not in bf16, where brgemm takes AMX: there ldigo ran bilstm 1.9x slower. An LSTM of 256
+  // units or more takes gemm at every number of rows: two directions of H=256 over T=255 at
+  // 2 threads (p50 ms, brgemm/gemm), input 512: N=6 32.1/17.3, N=8 35.5/24.6, N=12 41.2/35.1;
+  // input 256: N=6 17.0/12.1, N=8 19.0/16.3, N=12 level (Open-Unmix's BiLSTMs at batch 8).
+  const bool wide_lstm = geom_.gates() == 4 && H >= 256;
+  if (!bf16_ && D() == 2 && best.split > 1 && (rows >= 16 || wide_lstm) && bucket.N == rows)
+    any = false;
+  return any;
 }
 
 Result<Choice> RnnKernel::timed_choice(const std::vector<Choice>& cands, const BucketKey& bucket,

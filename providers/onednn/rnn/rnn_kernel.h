@@ -184,6 +184,8 @@ class RnnKernel final : public Kernel {
   Candidates candidates(const BucketKey& bucket, int64_t T) const;
   Choice untimed_rule(const BucketKey& bucket, int64_t T, double pass_flops, const Choice& first,
                       bool can_split, bool tiny, bool both_formats) const;
+  // The fixed rule's weights format for the threading of `best`: brgemm (any) or gemm.
+  bool brgemm_weights(const Choice& best, const BucketKey& bucket) const;
   // The bucket's key in the tuning cache, beside the process-wide tuning_env().
   std::string cache_key(const BucketKey& bucket) const;
   // A cached choice, if the session has a cache, it holds the key, and the choice is still
