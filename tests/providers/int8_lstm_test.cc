@@ -115,6 +115,42 @@ TEST(DynamicQuantizeLstm, OnednnMatchesOnnxRuntime) {
   }
 }
 
+// A DynamicQuantizeLSTM node that lists Y alone (Y_h and Y_c dropped from the node and the
+// graph): the same Y as the node with all three, on the reference provider and on oneDNN.
+// Both kernels used to fail with "output index 1 out of range".
+TEST(DynamicQuantizeLstm, ANodeListingYAloneGivesTheSameY) {
+  for (const std::string name : {"dqlstm_forward", "dqlstm_bidirectional_state"}) {
+    onnx::ModelProto m;
+    {
+      std::ifstream f(case_dir(name) + "/model.onnx", std::ios::binary);
+      ASSERT_TRUE(m.ParseFromIstream(&f)) << name;
+    }
+    const std::string full = m.SerializeAsString();
+    onnx::NodeProto* n = m.mutable_graph()->mutable_node(0);
+    ASSERT_EQ(n->op_type(), "DynamicQuantizeLSTM") << name;
+    while (n->output_size() > 1) n->mutable_output()->RemoveLast();
+    while (m.graph().output_size() > 1) m.mutable_graph()->mutable_output()->RemoveLast();
+    ASSERT_EQ(m.graph().output(0).name(), n->output(0)) << name;
+    const std::string y_only = m.SerializeAsString();
+    for (const std::string provider : {"reference", "onednn"}) {
+      if (!testing::have_provider(provider)) continue;
+      SessionOptions opts;
+      opts.providers({provider});
+      const Session a = Session::from_bytes(full.data(), full.size(), opts);
+      const Session b = Session::from_bytes(y_only.data(), y_only.size(), opts);
+      auto sets = tools::read_data_sets(case_dir(name), &a);
+      ASSERT_TRUE(sets.ok()) << sets.status().message();
+      auto feeds = tools::feeds_for(a, sets.value().front());
+      ASSERT_TRUE(feeds.ok()) << feeds.status().message();
+      const Outputs want = a.run(feeds.value());
+      const Outputs got = b.run(feeds.value());
+      ASSERT_EQ(got.size(), 1u) << name << " on " << provider;
+      const tools::Comparison same = tools::compare(got[0], want[0], tools::Tolerance{0.0, 0.0});
+      EXPECT_TRUE(same.match) << name << " on " << provider << ": " << same.reason;
+    }
+  }
+}
+
 TEST(Int8Precision, FloatLstmOnOnednnWithinInt8Tolerance) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
   SessionOptions opts;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "providers/reference/common/util.h"
@@ -97,8 +98,20 @@ class DynamicQuantizeLstmKernel final : public Kernel {
     RECUR_RETURN_IF_ERROR(read_inputs(ctx, in));
     const int64_t T = in.T, N = in.N, H = in.H, D = in.D;
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(kRnnY, DType::kFloat32, {T, D, N, H}));
-    RECUR_ASSIGN_OR_RETURN(Tensor * yh, ctx.allocate_output(kRnnYh, DType::kFloat32, {D, N, H}));
-    RECUR_ASSIGN_OR_RETURN(Tensor * yc, ctx.allocate_output(kRnnYc, DType::kFloat32, {D, N, H}));
+    // Y_h and Y_c where the node lists them, else into local buffers: a node may list Y alone.
+    std::vector<float> unlisted;
+    float* yh = nullptr;
+    float* yc = nullptr;
+    if (!ctx.output_requested(kRnnYh) || !ctx.output_requested(kRnnYc))
+      unlisted.resize(static_cast<size_t>(2 * D * N * H));
+    for (auto [index, out, at] : {std::tuple{kRnnYh, &yh, 0}, std::tuple{kRnnYc, &yc, 1}}) {
+      if (ctx.output_requested(index)) {
+        RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(index, DType::kFloat32, {D, N, H}));
+        *out = t->data<float>();
+      } else {
+        *out = unlisted.data() + at * D * N * H;
+      }
+    }
     std::fill(y->data<float>(), y->data<float>() + y->numel(), 0.0f);
     // X is quantized once for both directions: ONNX Runtime's reverse pass reads the same
     // values in another order, so its range, scale and zero point are the same.
@@ -107,8 +120,7 @@ class DynamicQuantizeLstmKernel final : public Kernel {
     std::vector<int32_t> qx(static_cast<size_t>(xn));
     quantize_u8(in.x->data<float>(), xn, xp, qx.data());
     for (int64_t d = 0; d < D; ++d) {
-      RECUR_RETURN_IF_ERROR(run_direction(ctx, in, d, qx, xp, y->data<float>(), yh->data<float>(),
-                                          yc->data<float>()));
+      RECUR_RETURN_IF_ERROR(run_direction(ctx, in, d, qx, xp, y->data<float>(), yh, yc));
     }
     return ok_status();
   }
