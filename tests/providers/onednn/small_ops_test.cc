@@ -389,6 +389,53 @@ TEST(OnednnSmallOps, Conv3x3ByWinograd) {
   expect_same(mb.bytes(), x, "an infinite weight");
 }
 
+// One session fed inputs of many lengths, as a server of OCR lines or utterances is: every
+// plan (one per input shape) shares the node's weights, repacked once per layout
+// (WeightPacks), and each run matches the reference's. A 1-D convolution, a 3x3 one (Winograd's
+// layout beside the direct one's, and a non-tame X that makes the direct primitive of a plan at
+// its first need) and a 1-D transposed one, at widths that come back.
+TEST(OnednnSmallOps, ConvolutionsOverManyLengthsInOneSession) {
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(21);
+  struct Form {
+    std::string op;
+    std::vector<int64_t> x, w;  // X's dims: -1 for N and the length L
+  };
+  const Form forms[] = {{"Conv", {-1, 256, -1}, {256, 256, 3}},
+                        {"Conv", {-1, 32, 8, -1}, {48, 32, 3, 3}},
+                        {"ConvTranspose", {-1, 16, -1}, {16, 24, 4}}};
+  for (const Form& f : forms) {
+    ModelBuilder mb(13);
+    std::vector<std::string> symbols(f.x.size());
+    symbols.front() = "N";
+    symbols.back() = "L";
+    mb.input("X", DType::kFloat32, f.x, symbols);
+    mb.initializer("W", random_tensor(Shape(f.w.begin(), f.w.end()), rng, 0.2f));
+    const int64_t m = f.op == "Conv" ? f.w[0] : f.w[1];
+    mb.initializer("B", random_tensor({m}, rng));
+    mb.output("Y", DType::kFloat32);
+    auto& n = mb.node(f.op, {"X", "W", "B"}, {"Y"}, "conv");
+    set_attr(n, "pads", std::vector<int64_t>(2 * (f.x.size() - 2), 1));
+    if (f.op == "ConvTranspose") set_attr(n, "strides", std::vector<int64_t>{2});
+    const std::string bytes = mb.bytes();
+    Session dnn = open(bytes, "onednn");
+    ASSERT_EQ(dnn.assignment()[0].provider, "onednn") << f.op;
+    const Session ref = open(bytes, "reference");
+    int k = 0;
+    for (const int64_t L : {40, 24, 57, 24, 40, 33, 57}) {
+      Shape shape(f.x.begin(), f.x.end());
+      shape.front() = 1 + k % 2;
+      shape.back() = L;
+      Tensor x = random_tensor(shape, rng, 1.0f);
+      if (k++ == 3) x.data<float>()[x.numel() / 2] = 1e7f;  // not tame: the direct primitive
+      const std::string what = f.op + " " + shape_to_string(shape);
+      const auto cmp =
+          tools::compare(dnn.run({{"X", x}})[0], ref.run({{"X", x}})[0], tools::Tolerance{});
+      EXPECT_TRUE(cmp.match) << what << ": " << cmp.reason;
+    }
+  }
+}
+
 // 2-D depthwise convolutions (MobileNet's k x k layers) on the depthwise loop in NCHW, and
 // the oneDNN primitive where the loop declines (short strided rows): strides, dilations,
 // asymmetric pads, kernels up to 7 wide, bias or none, the fused activations, NaN and
