@@ -58,9 +58,17 @@ def run_recur(args, shapes):
 
 
 def run_ort(args, shapes):
+    # Where tools/recur-bench installs onnxruntime-node, unless NODE_PATH says otherwise.
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    from recur_bench import workload
+    env = dict(os.environ)
+    env.setdefault("NODE_PATH", os.path.join(workload.CACHE, "ort", "node_modules"))
     out = subprocess.run(["node", os.path.join(ROOT, "tools", "bench", "ort_varying.js"),
                           args.model, args.input, json.dumps(shapes), str(args.threads)],
-                         check=True, capture_output=True, text=True)
+                         capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        sys.exit("onnxruntime-node failed (install it with tools/recur-bench --peers "
+                 "onnxruntime, or set NODE_PATH): " + out.stderr.strip()[-400:])
     return json.loads(out.stdout)
 
 
