@@ -25,11 +25,6 @@ Result<std::shared_ptr<AlignedBuffer>> WeightPacks::get(const dnnl::memory::desc
   return buf;
 }
 
-size_t WeightPacks::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return entries_.size();
-}
-
 bool transposable_channels_last(const dnnl::memory::desc& plain, const dnnl::memory::desc& md) {
   const auto dims = plain.dims();
   if (dims.size() < 3 || dims.size() > 5 || plain.data_type() != dnnl::memory::data_type::f32 ||

@@ -36,7 +36,6 @@ class WeightPacks {
   Result<std::shared_ptr<AlignedBuffer>> get(const dnnl::memory::desc& plain, const void* data,
                                              const dnnl::memory::desc& packed,
                                              const std::string& what);
-  size_t size() const;  // the layouts held
 
  private:
   struct Entry {
@@ -44,7 +43,7 @@ class WeightPacks {
     const void* data;
     std::shared_ptr<AlignedBuffer> buf;
   };
-  mutable std::mutex mu_;
+  std::mutex mu_;
   std::vector<Entry> entries_;
 };
 
