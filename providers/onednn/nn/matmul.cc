@@ -96,9 +96,25 @@ class MatMulKernel final : public Kernel {
       if (static_cast<double>(rows) * static_cast<double>(small_->K * small_->N) < kSmallMaxMacs)
         return run_small(ctx, *a, rows);
     }
-    RECUR_ASSIGN_OR_RETURN(auto plan, cache_.get(std::make_tuple(a->shape(), b->shape()),
-                                                 [&] { return make_plan(ctx, *a, *b); }));
-    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
+    // A 2-D B multiplies every row of A alike, whatever A's batch dimensions: A [..., M, K]
+    // runs as one [rows, K] matrix. A batch of single rows ([T, 1, d] from a batch-first
+    // attention's transpose at batch 1) was otherwise T products of one row each: a
+    // conformer's attention projections took 0.8 ms against 0.3 so.
+    Tensor flat;
+    if (b->rank() == 2 && a->rank() > 2 && a->dim(-1) == b->dim(0)) {
+      int64_t rows = 1;
+      for (int64_t i = 0; i + 1 < a->rank(); ++i) rows *= a->dim(i);
+      flat = a->reshaped({rows, a->dim(-1)});
+    }
+    const Tensor& a2 = flat.defined() ? flat : *a;
+    RECUR_ASSIGN_OR_RETURN(auto plan, cache_.get(std::make_tuple(a2.shape(), b->shape()),
+                                                 [&] { return make_plan(ctx, a2, *b); }));
+    Shape out = plan->out;
+    if (flat.defined()) {
+      out = a->shape();
+      out.back() = b->dim(1);
+    }
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, out));
     if (y->numel() == 0) return ok_status();
     if (plan->k == 0) {
       std::memset(y->raw_data(), 0, y->nbytes());

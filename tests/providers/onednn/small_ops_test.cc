@@ -72,6 +72,45 @@ TEST(OnednnSmallOps, MatMulWithConstantB) {
   }
 }
 
+// A 2-D B past the small loop's bound (4M multiply-adds) with A of batch dimensions: A runs as
+// one matrix of rows, whatever its batch dimensions (a batch-first attention's [T, 1, d] at
+// batch 1 was T products of one row), with and without a fused bias, and with a B that is a
+// graph input; against the reference.
+TEST(OnednnSmallOps, MatMulOfBatchedAByA2dBRunsAsOneMatrix) {
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(4);
+  for (const Shape& a : {Shape{100, 1, 256}, Shape{4, 30, 256}, Shape{2, 3, 25, 256}}) {
+    for (int form = 0; form < 3; ++form) {  // constant B; constant B and a bias; B an input
+      ModelBuilder mb(13);
+      mb.input("X", DType::kFloat32, a);
+      if (form == 2) {
+        mb.input("B", DType::kFloat32, {256, 768});
+      } else {
+        mb.initializer("B", random_tensor({256, 768}, rng));
+      }
+      mb.output("Y", DType::kFloat32);
+      if (form == 1) {
+        mb.initializer("C", random_tensor({768}, rng));
+        mb.node("MatMul", {"X", "B"}, {"P"}, "mm");
+        mb.node("Add", {"P", "C"}, {"Y"}, "bias");
+      } else {
+        mb.node("MatMul", {"X", "B"}, {"Y"}, "mm");
+      }
+      const std::string bytes = mb.bytes();
+      Session dnn = open(bytes, "onednn");
+      Feeds feeds{{"X", random_tensor(a, rng, 1.0f)}};
+      if (form == 2) feeds.emplace_back("B", random_tensor({256, 768}, rng));
+      const Outputs got = dnn.run(feeds);
+      Shape want_shape = a;
+      want_shape.back() = 768;
+      EXPECT_EQ(got[0].shape(), want_shape) << shape_to_string(a);
+      const auto cmp =
+          tools::compare(got[0], open(bytes, "reference").run(feeds)[0], tools::Tolerance{});
+      EXPECT_TRUE(cmp.match) << shape_to_string(a) << " form " << form << ": " << cmp.reason;
+    }
+  }
+}
+
 TEST(OnednnSmallOps, GemmWithConstantB) {
   if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(2);
