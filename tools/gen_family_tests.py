@@ -33,6 +33,10 @@ around the RNNs:
   width changes, the residual sum and ReLU; max pools; a BiLSTM), whose channel counts are
   whole blocks of 16 at the small size too, so that CTest runs its CNN on channel-blocked
   tensors;
+- conformer: a Conformer-encoder recognizer (two strided Conv2d over log-mel frames, Conformer
+  blocks: macaron feed-forward layers with SiLU, ESPnet-style multi-head attention, a
+  convolution module of GLU, depthwise Conv1d, BatchNorm and SiLU; then an LSTM and
+  log-softmax), opset 14;
 - word_lm (only with --full): a word-level LSTM language model with a 30k vocabulary.
 
 Expected outputs come from PyTorch itself: the module run eagerly in float64 on the same inputs
@@ -44,6 +48,7 @@ Run with /usr/bin/python3 (Debian's python3-torch 1.13 and onnx 1.12).
 """
 
 import argparse
+import math
 import os
 import sys
 
@@ -477,6 +482,73 @@ class DualPathSeparator(nn.Module):
         return m * w.unsqueeze(1)
 
 
+class ConformerFeedForward(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.norm, self.up, self.down = nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):  # half-step residual (the "macaron" form)
+        return x + 0.5 * self.down(F.silu(self.up(self.norm(x))))
+
+
+class SelfAttention(nn.Module):
+    """ESPnet/WeNet-style multi-head self-attention: query, key and value projections, heads
+    split by view and transpose, softmax of the scaled scores, the output projection."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v, self.out = (nn.Linear(d, d) for _ in range(4))
+
+    def forward(self, x):  # [B, T, d]
+        b, t, d = x.shape
+        split = lambda y: y.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(d // self.heads)
+        y = torch.matmul(torch.softmax(scores, dim=-1), v)
+        return self.out(y.transpose(1, 2).reshape(b, t, d))
+
+
+class ConformerBlock(nn.Module):
+    def __init__(self, d, heads, kernel):
+        super().__init__()
+        self.ff1, self.ff2 = ConformerFeedForward(d), ConformerFeedForward(d)
+        self.att_norm = nn.LayerNorm(d)
+        self.att = SelfAttention(d, heads)
+        self.conv_norm = nn.LayerNorm(d)
+        self.pw1 = nn.Conv1d(d, 2 * d, 1)
+        self.dw = nn.Conv1d(d, d, kernel, padding=kernel // 2, groups=d)
+        self.bn = nn.BatchNorm1d(d)
+        self.pw2 = nn.Conv1d(d, d, 1)
+        self.out_norm = nn.LayerNorm(d)
+
+    def forward(self, x):  # [B, T, d]
+        x = self.ff1(x)
+        x = x + self.att(self.att_norm(x))
+        y = F.glu(self.pw1(self.conv_norm(x).transpose(1, 2)), dim=1)
+        x = x + self.pw2(F.silu(self.bn(self.dw(y)))).transpose(1, 2)
+        return self.out_norm(self.ff2(x))
+
+
+class ConformerLstm(nn.Module):
+    """A streaming-ASR style encoder: two strided Conv2d over log-mel frames, Conformer blocks,
+    an LSTM and the token projection."""
+
+    def __init__(self, mels, d, heads, blocks, hidden, tokens, kernel=15):
+        super().__init__()
+        self.sub = nn.Sequential(nn.Conv2d(1, d, 3, 2), nn.ReLU(), nn.Conv2d(d, d, 3, 2), nn.ReLU())
+        self.inp = nn.Linear(d * (((mels - 1) // 2 - 1) // 2), d)
+        self.blocks = nn.Sequential(*[ConformerBlock(d, heads, kernel) for _ in range(blocks)])
+        self.lstm = nn.LSTM(d, hidden, batch_first=True)
+        self.proj = nn.Linear(hidden, tokens)
+
+    def forward(self, feats):  # [B, T, mels]
+        x = self.sub(feats.unsqueeze(1))  # [B, d, T', mels']
+        b, c, t, f = x.shape
+        x = self.blocks(self.inp(x.transpose(1, 2).reshape(b, t, c * f)))
+        return F.log_softmax(self.proj(self.lstm(x)[0]), dim=-1)
+
+
 def emit(root, name, model, names_in, names_out, opset, dynamic, sets):
     """Exports `model` traced on sets[0] and writes every set with PyTorch's float64 outputs."""
     model.eval()
@@ -609,6 +681,13 @@ def main():
     width = 200 if full else 20
     emit(root, "resnet_ocr", m, ["img"], ["logits"], 13, {"img": {0: "B", 3: "W"}},
          [[f(1, 1, 32, width)], [f(2, 1, 32, width * 3 // 5)]])
+
+    mels, frames = (80, 400) if full else (20, 40)
+    m = trained_batch_norms(ConformerLstm(mels, 256 if full else 16, 4 if full else 2,
+                                          4 if full else 2, 320 if full else 12,
+                                          500 if full else 30))
+    emit(root, "conformer", m, ["feats"], ["logp"], 14, {"feats": {0: "B", 1: "T"}},
+         [[f(1, frames, mels)], [f(2, frames * 3 // 5, mels)]])
 
     if full:
         vocab, hidden = 30000, 1024
