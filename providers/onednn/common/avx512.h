@@ -8,6 +8,7 @@
 
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -63,9 +64,13 @@ RECUR_AVX512 inline __m512 recip16(__m512 x) {
   return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(x, r, _mm512_set1_ps(1.0f)), r);
 }
 
+// exp16 saturates at e^88, so -inf would give 6e-39, not 0: x * sigmoid(x) at -inf (SiLU
+// written as two nodes) must be NaN, as the reference's 0 makes it.
 RECUR_AVX512 inline __m512 sigmoid16(__m512 x) {
   const __m512 one = _mm512_set1_ps(1.0f);
-  return recip16(_mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+  const __m512 s = recip16(_mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+  const __mmask16 minus_inf = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ);
+  return _mm512_mask_blend_ps(minus_inf, s, _mm512_setzero_ps());
 }
 
 // tanh as (1 - e^-2|x|) / (1 + e^-2|x|) with x's sign; below |x| = 1/16, where that loses

@@ -1,6 +1,6 @@
 // HardSigmoid of float32 on AVX-512: oneDNN 2.6 has no such eltwise. MobileNetV3-style front
 // ends gate every squeeze-and-excitation block with one, and exporters before opset 14 write
-// each HardSwish with one (runtime/engine/optimize/fuse_hard_swish.cc folds those back).
+// each HardSwish with one (runtime/engine/optimize/fuse_swish.cc folds those back).
 #include "providers/onednn/kernels.h"
 #include "providers/onednn/math/avx512_unary.h"
 

@@ -37,7 +37,7 @@ struct MatMulPlan {
 // A MatMulBias's fused part: the bias (constant, N values) and the activation.
 struct Epilogue {
   Tensor bias;             // undefined for a plain MatMul
-  std::string activation;  // "", "Relu", "Gelu", "GeluTanh"
+  std::string activation;  // "", "Relu", "Gelu", "GeluTanh", "Silu"
 };
 
 class MatMulKernel final : public Kernel {
@@ -219,7 +219,9 @@ class MatMulKernel final : public Kernel {
     dnnl::primitive_attr attr = user_scratchpad_attr();
     if (!epilogue_.activation.empty()) {
       dnnl::post_ops ops;
-      ops.append_eltwise(1.0f, activation_algorithm(epilogue_.activation), 0.0f, 0.0f);
+      // Swish's alpha, 1 for SiLU; the others take none.
+      const float alpha = epilogue_.activation == "Silu" ? 1.0f : 0.0f;
+      ops.append_eltwise(1.0f, activation_algorithm(epilogue_.activation), alpha, 0.0f);
       attr.set_post_ops(ops);
     }
     return attr;
@@ -274,12 +276,14 @@ class MatMulKernel final : public Kernel {
 
   static dnnl::algorithm activation_algorithm(const std::string& act) {
     if (act == "Relu") return dnnl::algorithm::eltwise_relu;
+    if (act == "Silu") return dnnl::algorithm::eltwise_swish;
     if (act == "GeluTanh") return dnnl::algorithm::eltwise_gelu_tanh;
     return dnnl::algorithm::eltwise_gelu_erf;
   }
 
-  // The activation of the small loop's output: Relu in place; the Gelus through avx512.h's
-  // erf or tanh, a block of 1024 values at a time (no allocation on this path).
+  // The activation of the small loop's output: Relu in place; SiLU and the Gelus through
+  // avx512.h's sigmoid, erf or tanh, a block of 1024 values at a time (no allocation on this
+  // path).
   void apply_activation(float* y, int64_t n) const {
     const std::string& act = epilogue_.activation;
     if (act.empty()) return;
@@ -293,6 +297,11 @@ class MatMulKernel final : public Kernel {
     for (int64_t at = 0; at < n; at += kBlock) {
       const int64_t m = std::min(kBlock, n - at);
       float* x = y + at;
+      if (act == "Silu") {
+        avx512::unary(avx512::Unary::kSigmoid, x, m, t);
+        for (int64_t i = 0; i < m; ++i) x[i] *= t[i];
+        continue;
+      }
       if (tanh_form) {
         const float k = 0.7978845608028654f;  // sqrt(2 / pi)
         for (int64_t i = 0; i < m; ++i) t[i] = k * (x[i] + 0.044715f * x[i] * x[i] * x[i]);

@@ -153,10 +153,12 @@ class MatMulBiasKernel final : public Kernel {
   }
 
  private:
-  // The Relu and Gelu-20 of the reference's activations (activation.cc), in float.
+  // The Relu, Swish-24 (alpha 1) and Gelu-20 of the reference's activations (activation.cc),
+  // in float.
   float activate(float x) const {
     if (activation_.empty()) return x;
     if (activation_ == "Relu") return x > 0.0f ? x : 0.0f;
+    if (activation_ == "Silu") return x / (1.0f + std::exp(-x));
     if (activation_ == "GeluTanh") {
       const float k = 0.7978845608028654f;  // sqrt(2 / pi)
       return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));

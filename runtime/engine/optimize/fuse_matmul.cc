@@ -1,4 +1,4 @@
-// MatMul + Add of a constant bias (+ Relu or Gelu) -> recur::MatMulBias (runtime/graph/
+// MatMul + Add of a constant bias (+ Relu, Gelu or SiLU) -> recur::MatMulBias (runtime/graph/
 // matmul_bias.h).
 #include <optional>
 #include <string>
@@ -33,6 +33,11 @@ bool is_bias(const Graph& g, ValueId v, int64_t n) {
 // The fused activation of `act`, or nullopt where it is none recur fuses.
 std::optional<std::string> activation_of(const Node& act) {
   if (act.op_type == "Relu") return std::string("Relu");
+  if (act.op_type == "Swish") {
+    const Attribute* alpha = act.attr("alpha");
+    if (alpha && (alpha->type != AttrType::kFloat || alpha->f != 1.0f)) return std::nullopt;
+    return std::string("Silu");
+  }
   if (act.op_type != "Gelu") return std::nullopt;
   const Attribute* a = act.attr("approximate");
   if (!a || a->s == "none") return std::string("Gelu");

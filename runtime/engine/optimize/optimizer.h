@@ -61,9 +61,11 @@ Status fuse_conv_activations(Graph& graph, const NodeFusionFilter& accept);
 Status fuse_gelus(Graph& graph, const NodeFusionFilter& accept);
 
 // Each HardSwish written as Mul(x, HardSigmoid(x)) with alpha 1/6 and beta 0.5 becomes one
-// HardSwish node of opset 14, in subgraphs too, where `accept` agrees given the HardSigmoid and
-// the fused node. The fused node keeps the HardSigmoid's name and carries a note naming both.
-Status fuse_hard_swishes(Graph& graph, const NodeFusionFilter& accept);
+// HardSwish node of opset 14, and each SiLU written as Mul(x, Sigmoid(x)) one Swish node of
+// opset 24 (fuse_swish.cc), in subgraphs too, where `accept` agrees given the HardSigmoid or
+// Sigmoid and the fused node. The fused node keeps the gate's name and carries a note naming
+// both.
+Status fuse_swishes(Graph& graph, const NodeFusionFilter& accept);
 
 // Each layer normalization written as ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul and
 // Add over the last axes (fuse_layer_norm.cc has the conditions) becomes one

@@ -167,8 +167,9 @@ void block_channels(const Session::Impl& impl, Graph& graph, const OpRules& rule
 // form; shapes are inferred again after those that change them.
 void fuse(Session::Impl& impl, Graph& graph, const OpRules& rules, const std::string& file) {
   const SessionOptions& options = impl.options;
-  // HardSwish first: a Conv whose output x * HardSigmoid(x) reads then takes it as its own.
-  fuse_hard_swishes(graph, fusion_filter(impl)).with_context(file).throw_if_error();
+  // The swishes first: a Conv or MatMul whose output x * HardSigmoid(x) or x * Sigmoid(x)
+  // reads then takes it as its own activation.
+  fuse_swishes(graph, fusion_filter(impl)).with_context(file).throw_if_error();
   // Before the MatMul fusion, which takes the Add this leaves as its bias.
   fold_batchnorm_into_matmul(graph).with_context(file).throw_if_error();
   fuse_conv_activations(graph, fusion_filter(impl)).with_context(file).throw_if_error();

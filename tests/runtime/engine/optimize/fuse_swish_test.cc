@@ -1,14 +1,17 @@
-// HardSwish fusion (runtime/engine/optimize/optimizer.h, fuse_hard_swishes): x * HardSigmoid(x)
+// Swish fusions (runtime/engine/optimize/optimizer.h, fuse_swishes): x * HardSigmoid(x)
 // with alpha 1/6 and beta 0.5, as exporters before opset 14 write HardSwish, becomes one
 // HardSwish node that --explain shows, on every provider that runs here, with the outputs of
 // the reference provider running the two nodes unfused and of x * min(1, max(0, x / 6 + 0.5))
 // computed here in double, NaN and infinities included. Near misses stay as they are; a
-// HardSigmoid left alone runs on oneDNN's loop where that provider is built.
+// HardSigmoid left alone runs on oneDNN's loop where that provider is built. x * Sigmoid(x)
+// (nn.SiLU) becomes one Swish node likewise, and after a MatMul and its bias Add the MatMul's
+// activation.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -160,6 +163,95 @@ TEST(FuseHardSwish, NearMissesAreLeftAlone) {
           EXPECT_NEAR(g, w, 1e-6) << why << " on " << p << " at " << i;
         }
       }
+    }
+  }
+}
+
+// x * Sigmoid(x) in either order: one Swish node (alpha 1) on every provider, against the
+// unfused reference and x / (1 + e^-x) in double; a Sigmoid whose output is read elsewhere, or
+// a product with another tensor, stays as it is.
+TEST(FuseSwish, SiluBecomesOneSwish) {
+  for (const bool x_first : {true, false}) {
+    for (const int miss : {0, 1, 2}) {  // 0: fused; 1: sigmoid also an output; 2: other operand
+      TempDir dir;
+      ModelBuilder m(13);
+      m.input("x", DType::kFloat32, {3, 7});
+      m.input("z", DType::kFloat32, {3, 7});
+      m.output("y", DType::kFloat32);
+      if (miss == 1) m.output("s", DType::kFloat32);
+      m.node("Sigmoid", {"x"}, {"s"}, "sig");
+      const std::string partner = miss == 2 ? "z" : "x";
+      m.node(
+          "Mul",
+          x_first ? std::vector<std::string>{partner, "s"} : std::vector<std::string>{"s", partner},
+          {"y"}, "mul");
+      const std::string path = m.save(dir.path());
+      const Feeds in = feeds();
+      const Outputs want =
+          Session(path, SessionOptions().providers({"reference"}).optimize(false)).run(in);
+      const float* x = in[0].second.data<float>();
+      for (const std::string& p : test::OpTester::runnable_providers()) {
+        const std::vector<std::string> providers = p == "reference"
+                                                       ? std::vector<std::string>{p}
+                                                       : std::vector<std::string>{p, "reference"};
+        Session s(path, SessionOptions().providers(providers));
+        const std::string what = p + (miss ? " (near miss " + std::to_string(miss) + ")" : "");
+        EXPECT_EQ(count_op(s, "Swish"), miss ? 0 : 1) << what << "\n" << s.explain();
+        EXPECT_EQ(count_op(s, "Sigmoid"), miss ? 1 : 0) << what;
+        if (!miss) {
+          EXPECT_NE(s.explain().find("fused the Swish written as Sigmoid 'sig' and 'mul'"),
+                    std::string::npos)
+              << s.explain();
+        }
+        const Tensor got = s.run(in)[0];
+        for (int64_t i = 0; i < got.numel(); ++i) {
+          const float g = got.data<float>()[i], w = want[0].data<float>()[i];
+          const double xv = x[i];
+          const double exact = miss == 2 ? 2.0 / (1.0 + std::exp(-xv)) : xv / (1.0 + std::exp(-xv));
+          if (std::isnan(w)) {
+            EXPECT_TRUE(std::isnan(g)) << what << " at " << i << ": " << g;
+          } else if (std::isinf(w)) {
+            EXPECT_EQ(g, w) << what << " at " << i;
+          } else {
+            EXPECT_NEAR(g, w, 1e-6) << what << " at " << i;
+            EXPECT_NEAR(g, exact, 1e-6) << what << " at " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+// A Linear and nn.SiLU, as a Conformer's feed-forward layer exports them: MatMul by a constant,
+// Add of the bias, x * Sigmoid(x). The Swish fusion runs first, and the MatMul fusion then takes
+// it as its activation: one recur::MatMulBias node, on recur's own loop (few rows) and on the
+// oneDNN primitive (many), against the unfused reference.
+TEST(FuseSwish, AMatMulBeforeItTakesTheSilu) {
+  std::mt19937 rng(3);
+  for (const int64_t rows : {3, 300}) {
+    TempDir dir;
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {rows, 64});
+    m.initializer("W", random_tensor({64, 96}, rng));
+    m.initializer("B", random_tensor({96}, rng));
+    m.output("y", DType::kFloat32);
+    m.node("MatMul", {"x", "W"}, {"p"}, "mm");
+    m.node("Add", {"p", "B"}, {"a"}, "bias");
+    m.node("Sigmoid", {"a"}, {"s"}, "sig");
+    m.node("Mul", {"s", "a"}, {"y"}, "mul");
+    const std::string path = m.save(dir.path());
+    const Feeds in = {{"x", random_tensor({rows, 64}, rng, 2.0f)}};
+    const Outputs want =
+        Session(path, SessionOptions().providers({"reference"}).optimize(false)).run(in);
+    for (const std::string& p : test::OpTester::runnable_providers()) {
+      Session s(path, SessionOptions().providers({p}));
+      if (p != "onednn" && p != "reference") continue;  // the providers that run MatMulBias
+      ASSERT_EQ(s.assignment().size(), 1u) << p << "\n" << s.explain();
+      EXPECT_EQ(s.assignment()[0].op, "recur::MatMulBias") << p;
+      EXPECT_NE(s.explain().find("and Silu into one node"), std::string::npos) << s.explain();
+      const Tensor got = s.run(in)[0];
+      for (int64_t i = 0; i < got.numel(); ++i)
+        EXPECT_NEAR(got.data<float>()[i], want[0].data<float>()[i], 2e-5) << p << " at " << i;
     }
   }
 }
