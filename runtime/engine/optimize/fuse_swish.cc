@@ -6,9 +6,10 @@
 // the first before opset 14 (PyTorch's nn.Hardswish: MobileNetV3 backbones in OCR and
 // keyword-spotting front ends), the second at every opset (nn.SiLU: Conformer and EfficientNet
 // blocks). They become one HardSwish node of opset 14 and one Swish node of opset 24 (alpha 1):
-// one pass over the tensor instead of two, on oneDNN's eltwise, and an activation that a
-// MatMul's or a Conv's fusion then takes into the product. The gate's output must be read by
-// the Mul alone, and x be float32 or float64.
+// one pass over the tensor instead of two, on oneDNN's eltwise, and an activation that the
+// Conv fusion (HardSwish) or the MatMul fusion (Swish) then takes into the product. The gate's
+// output must be read by the Mul alone, and x be float32 or float64. Only where the provider
+// that runs the gate runs the fused node (cuda-generic has no Swish: a GPU plan keeps both).
 #include <optional>
 
 #include "runtime/engine/optimize/optimizer.h"
