@@ -622,9 +622,11 @@ Status Int8LstmKernel::run(KernelContext& ctx) const {
   // pooled scratch: a node may list only Y.
   RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(kRnnY, DType::kFloat32, {T, Dn, N, H}));
   const size_t state_elems = static_cast<size_t>(Dn * N * H);
-  ScratchPool::Lease unlisted = states_.acquire(2 * state_elems * sizeof(float));
+  const bool all_listed = ctx.output_requested(kRnnYh) && ctx.output_requested(kRnnYc);
+  ScratchPool::Lease unlisted =
+      all_listed ? ScratchPool::Lease() : states_.acquire(2 * state_elems * sizeof(float));
   float* yh = static_cast<float*>(unlisted.data());
-  float* yc = yh + state_elems;
+  float* yc = yh ? yh + state_elems : nullptr;
   if (ctx.output_requested(kRnnYh)) {
     RECUR_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(kRnnYh, DType::kFloat32, {Dn, N, H}));
     yh = t->data<float>();
