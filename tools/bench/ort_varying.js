@@ -1,13 +1,8 @@
 // ONNX Runtime's side of tools/bench/varying_shapes.py: node ort_varying.js MODEL INPUT
-// SHAPES_JSON THREADS. Runs each shape once (after the first), then all again, and prints
-// the medians and the resident memory as JSON.
+// SHAPES_JSON THREADS. Runs the shapes in order, and prints each run's time and the resident
+// memory as JSON.
 'use strict';
 const ort = require('onnxruntime-node');
-
-function median(a) {
-  const s = [...a].sort((x, y) => x - y);
-  return s[s.length >> 1];
-}
 
 (async () => {
   const [model, input, shapesJson, threads] = process.argv.slice(2);
@@ -20,17 +15,11 @@ function median(a) {
   });
   const mib = () => process.memoryUsage().rss / 1048576;
   const loaded = mib();
-  await session.run({[input]: feeds[0]});
-  const times = {new: [], seen: []};
-  let after = 0;
-  for (const kind of ['new', 'seen']) {
-    for (const x of feeds.slice(1)) {
-      const t0 = process.hrtime.bigint();
-      await session.run({[input]: x});
-      times[kind].push(Number(process.hrtime.bigint() - t0) / 1e6);
-    }
-    if (kind === 'new') after = mib();
+  const times = [];
+  for (const x of feeds) {
+    const t0 = process.hrtime.bigint();
+    await session.run({[input]: x});
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
-  console.log(JSON.stringify({new_ms: median(times.new), seen_ms: median(times.seen),
-                              rss_loaded_mib: loaded, rss_after_mib: after}));
+  console.log(JSON.stringify({times_ms: times, rss_loaded_mib: loaded, rss_after_mib: mib()}));
 })();

@@ -3,6 +3,8 @@
 // execution with a per-run scratchpad.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -64,8 +66,9 @@ struct Bind {
   const void* data;
 };
 
-// Primitives by key; the least recently inserted goes when the cache is full. Concurrent runs
-// share it under a mutex; primitives themselves are safe to execute concurrently.
+// Primitives by key; the least recently used goes when the cache is full (a model fed many
+// sizes keeps the plans of those that come back). Concurrent runs share it under a mutex;
+// primitives themselves are safe to execute concurrently.
 template <class Key, class Value = CachedPrimitive>
 class PrimCache {
  public:
@@ -73,19 +76,40 @@ class PrimCache {
   Result<std::shared_ptr<const Value>> get(const Key& key, Make&& make) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = map_.find(key);
-    if (it != map_.end()) return it->second;
+    if (it != map_.end()) {
+      it->second.used = ++clock_;
+      return it->second.value;
+    }
     Result<Value> made = make();
     if (!made.ok()) return made.status();
-    if (map_.size() >= kCapacity) map_.erase(map_.begin());
+    if (map_.size() >= kCapacity) {
+      map_.erase(std::min_element(map_.begin(), map_.end(), [](const auto& a, const auto& b) {
+        return a.second.used < b.second.used;
+      }));
+    }
     auto v = std::make_shared<const Value>(std::move(made).value());
-    map_.emplace(key, v);
+    map_.emplace(key, Entry{v, ++clock_});
     return v;
+  }
+
+  // The value of `key` where it has been made, else null.
+  std::shared_ptr<const Value> find(const Key& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    if (it == map_.end()) return nullptr;
+    it->second.used = ++clock_;
+    return it->second.value;
   }
 
  private:
   static constexpr size_t kCapacity = 64;
+  struct Entry {
+    std::shared_ptr<const Value> value;
+    uint64_t used = 0;  // clock_ at its last use
+  };
   std::mutex mu_;
-  std::map<Key, std::shared_ptr<const Value>> map_;
+  uint64_t clock_ = 0;
+  std::map<Key, Entry> map_;
 };
 
 // A row-major f32 descriptor for `shape` (a scalar is {1}).
