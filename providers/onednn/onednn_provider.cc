@@ -77,7 +77,6 @@ class OnednnProvider final : public ExecutionProvider {
                 [&o](const std::string& v) { o.winograd = v == "auto"; })
         .choice("blocked", {"auto", "off"}, [&o](const std::string& v) { o.blocked = v == "auto"; })
         .integer("time_block", 0, INT32_MAX, [&o](int64_t v) { o.time_block = v; })
-        .integer("shape_buckets", 0, INT32_MAX, [&o](int64_t v) { o.shape_buckets = v; })
         .flag("verbose", &o.verbose);
     // tuning_cache takes a path, which the parser's table has no kind for.
     std::map<std::string, std::string> settings = config.settings;

@@ -11,7 +11,7 @@ onnxruntime-node (tools/bench/ort_varying.js, NODE_PATH as for tools/recur-bench
 The shape is one expression of i (0 to count-1) per dimension; the input is float32, uniform
 in [0, 1). The sequence is every shape once, then every shape again; with --stream N it is N
 shapes drawn at random (seed 0) from the count, as a server meets lengths that sometimes come
-back. The first run is left out. docs/bench-cpu.md ("Inputs of varying length") has what it
+back. The first run is left out, or the first N with --skip N. docs/bench-cpu.md ("Inputs of varying length") has what it
 measured.
 """
 import argparse
@@ -80,14 +80,17 @@ def run_ort(args, sequence):
     return json.loads(out.stdout)
 
 
-def summary(sequence, r):
-    """Medians of first sightings and of repeats, and the mean, leaving out the first run."""
+def summary(sequence, r, skip):
+    """Medians of first sightings and of repeats, and the mean, leaving out the first `skip`
+    runs (at least the first)."""
     seen, new, again = set(), [], []
-    for shape, ms in zip(sequence, r["times_ms"]):
+    skip = max(1, skip)
+    for i, (shape, ms) in enumerate(zip(sequence, r["times_ms"])):
         key = tuple(shape)
-        (again if key in seen else new).append(ms)
+        if i >= skip:
+            (again if key in seen else new).append(ms)
         seen.add(key)
-    new, times = new[1:], r["times_ms"][1:]
+    times = r["times_ms"][skip:]
     med = lambda a: f"{statistics.median(a):.2f}" if a else "-"
     return (f"new shape {med(new)} ms ({len(new)}), seen {med(again)} ms ({len(again)}), "
             f"mean {statistics.fmean(times):.2f} ms; RSS {r['rss_loaded_mib']:.0f} MiB loaded, "
@@ -101,6 +104,7 @@ def main():
     p.add_argument("shape", help="dims as expressions of i, comma-separated: 1,1,32,100+4*i")
     p.add_argument("--count", type=int, default=20)
     p.add_argument("--stream", type=int, default=0, help="N runs of shapes drawn at random")
+    p.add_argument("--skip", type=int, default=1, help="leave the first N runs out (warm-up)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a recur provider setting (onednn.shape_buckets=0); repeatable")
@@ -110,7 +114,7 @@ def main():
     sequence = sequence_of(shapes_of(args.shape, args.count), args.stream)
     engines = [("recur", run_recur)] + ([("onnxruntime", run_ort)] if args.ort else [])
     for name, fn in engines:
-        print(f"{name:12s} {summary(sequence, fn(args, sequence))}")
+        print(f"{name:12s} {summary(sequence, fn(args, sequence), args.skip)}")
 
 
 if __name__ == "__main__":

@@ -245,13 +245,6 @@ struct OnednnOptions : ProviderOptions {
   // convolutions and pools channel-blocked (runtime/graph/blocked.h) where AVX-512 makes
   // nChw16c its convolutions' layout; off leaves every convolution copying to and from it.
   bool blocked = true;
-  // onednn.shape_buckets: the runs of an input size that go through the primitives of its
-  // bucket (common/shape_bucket.h) before the size gets its own; 0 makes its own at once, as
-  // deterministic sessions do (a bucket's primitive may sum in another order) and nodes whose
-  // input shape is static. Eight: on an OCR line reader (docs/bench-cpu.md) a bucket's run
-  // cost 2-3% more than the exact size's, whose primitives cost about 20% of a run to make.
-  int64_t shape_buckets = 8;
-  int64_t bucket_runs() const { return deterministic ? 0 : shape_buckets; }
   // Shared by the session's kernels; null when the session has no cache.
   std::shared_ptr<TuningCache> cache;
 };

@@ -72,6 +72,8 @@ struct Bind {
 template <class Key, class Value = CachedPrimitive>
 class PrimCache {
  public:
+  static constexpr size_t kCapacity = 64;
+
   template <class Make>
   Result<std::shared_ptr<const Value>> get(const Key& key, Make&& make) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -92,17 +94,7 @@ class PrimCache {
     return v;
   }
 
-  // The value of `key` where it has been made, else null.
-  std::shared_ptr<const Value> find(const Key& key) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = map_.find(key);
-    if (it == map_.end()) return nullptr;
-    it->second.used = ++clock_;
-    return it->second.value;
-  }
-
  private:
-  static constexpr size_t kCapacity = 64;
   struct Entry {
     std::shared_ptr<const Value> value;
     uint64_t used = 0;  // clock_ at its last use
