@@ -92,6 +92,35 @@ std::optional<Swap> as_swap(const Shape& perm, const Shape& dims) {
   return s;
 }
 
+// The swap `s` with 1 < E < kShortRow, for the tiles [t0, t1) of kRowTile values of r (tile t
+// is p = t / tiles_per_p and the r block t % tiles_per_p, every c): output row (p, c, r) is
+// input row (p, r, c). Masked vectors copy the rows, memcpy's call costing more than the copy;
+// within a tile the output rows of one c are contiguous and the input rows of the next c share
+// their cache lines. A Conformer's subsampled spectrogram, [1, 256, 99, 19] to
+// [1, 99, 256, 19]: 0.70 ms by memcpy row by row in output order.
+constexpr int64_t kShortRow = 128;
+constexpr int64_t kRowTile = 16;
+
+RECUR_AVX512 void copy_short_rows(const Swap& s, const float* xp, float* yp, int64_t t0,
+                                  int64_t t1) {
+  const __mmask16 tail =
+      avx512::lanes(s.E % avx512::kLanes == 0 ? avx512::kLanes : s.E % avx512::kLanes);
+  const int64_t full = (s.E - 1) / avx512::kLanes * avx512::kLanes;  // lanes before the last
+  const int64_t per_p = (s.R + kRowTile - 1) / kRowTile;
+  for (int64_t t = t0; t < t1; ++t) {
+    const int64_t p = t / per_p, r0 = t % per_p * kRowTile, r1 = std::min(s.R, r0 + kRowTile);
+    for (int64_t c = 0; c < s.C; ++c) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* from = xp + ((p * s.R + r) * s.C + c) * s.E;
+        float* to = yp + ((p * s.C + c) * s.R + r) * s.E;
+        for (int64_t k = 0; k < full; k += avx512::kLanes)
+          _mm512_storeu_ps(to + k, _mm512_loadu_ps(from + k));
+        _mm512_mask_storeu_ps(to + full, tail, _mm512_maskz_loadu_ps(tail, from + full));
+      }
+    }
+  }
+}
+
 class TransposeKernel final : public Kernel {
  public:
   TransposeKernel(std::optional<Shape> perm, Threads threads)
@@ -126,13 +155,16 @@ class TransposeKernel final : public Kernel {
       return ok_status();
     }
     // Rows of E values: output row (p, c, r) is input row (p, r, c).
+    const bool tiles = s->E < kShortRow;
     const int64_t rows = s->P * s->C * s->R;
+    const int64_t units = tiles ? s->P * ((s->R + kRowTile - 1) / kRowTile) : rows;
     const Threads want = threads_for(8.0 * static_cast<double>(x->numel()), threads_);
     CoreLease lease;
     if (want.max > 1) lease.acquire(want.max, want.shrink);
-    const int64_t jobs = std::min<int64_t>(std::max(1, lease.threads()), rows);
+    const int64_t jobs = std::min<int64_t>(std::max(1, lease.threads()), units);
     const size_t bytes = static_cast<size_t>(s->E) * sizeof(float);
-    in_parts(rows, jobs, [&](int64_t o0, int64_t o1) {
+    in_parts(units, jobs, [&](int64_t o0, int64_t o1) {
+      if (tiles) return copy_short_rows(*s, xp, yp, o0, o1);
       for (int64_t o = o0; o < o1; ++o) {
         const int64_t r = o % s->R, c = (o / s->R) % s->C, p = o / (s->R * s->C);
         std::memcpy(yp + o * s->E, xp + ((p * s->R + r) * s->C + c) * s->E, bytes);

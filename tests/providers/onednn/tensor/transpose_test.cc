@@ -78,18 +78,26 @@ TEST(OnednnTranspose, SwapsOfTwoGroupsMatchTheElementPositions) {
     std::vector<int64_t> perm;  // empty: the default, reversed
   };
   const Case cases[] = {
-      {{2, 32, 7, 9}, {0, 2, 3, 1}},     // NCHW -> NHWC
-      {{2, 7, 9, 33}, {0, 3, 1, 2}},     // NHWC -> NCHW
-      {{3, 5, 7, 21}, {3, 0, 1, 2}},     // spectrogram to time-major
-      {{4, 17, 40}, {1, 0, 2}},          // batch-first -> time-major, rows of 40
-      {{9, 2, 3, 20}, {0, 2, 1, 3}},     // bidirectional Y [T, 2, B, H] -> [T, B, 2, H]
-      {{19, 37}, {}},                    // reversed
-      {{5, 6, 7}, {-1, 0, 1}},           // negative axes
-      {{2, 3, 4, 5}, {2, 0, 1, 3}},      // [0, 1] and [2] swap, [3] trails
-      {{1, 30, 1, 50}, {0, 3, 2, 1}},    // size-1 axes among the moved ones
-      {{5, 1, 8}, {1, 0, 2}},            // only a size-1 axis moves: a view
-      {{2, 96, 64, 90}, {0, 2, 3, 1}},   // past the threads' bound
-      {{64, 90, 2, 50}, {1, 0, 2, 3}}};  // rows, past the threads' bound
+      {{2, 32, 7, 9}, {0, 2, 3, 1}},    // NCHW -> NHWC
+      {{2, 7, 9, 33}, {0, 3, 1, 2}},    // NHWC -> NCHW
+      {{3, 5, 7, 21}, {3, 0, 1, 2}},    // spectrogram to time-major
+      {{4, 17, 40}, {1, 0, 2}},         // batch-first -> time-major, rows of 40
+      {{9, 2, 3, 20}, {0, 2, 1, 3}},    // bidirectional Y [T, 2, B, H] -> [T, B, 2, H]
+      {{19, 37}, {}},                   // reversed
+      {{5, 6, 7}, {-1, 0, 1}},          // negative axes
+      {{2, 3, 4, 5}, {2, 0, 1, 3}},     // [0, 1] and [2] swap, [3] trails
+      {{1, 30, 1, 50}, {0, 3, 2, 1}},   // size-1 axes among the moved ones
+      {{5, 1, 8}, {1, 0, 2}},           // only a size-1 axis moves: a view
+      {{2, 96, 64, 90}, {0, 2, 3, 1}},  // past the threads' bound
+      {{64, 90, 2, 50}, {1, 0, 2, 3}},  // rows, past the threads' bound
+      // Short rows in tiles of 16 values of the moved axis: r off the tiles, rows of a vector,
+      // of one lane past two, at and past the vector path's bound.
+      {{2, 37, 11, 19}, {0, 2, 1, 3}},
+      {{3, 20, 5, 16}, {0, 2, 1, 3}},
+      {{2, 18, 3, 33}, {0, 2, 1, 3}},
+      {{2, 5, 3, 127}, {0, 2, 1, 3}},
+      {{2, 5, 3, 128}, {0, 2, 1, 3}},
+      {{2, 256, 99, 19}, {0, 2, 1, 3}}};  // a Conformer's [B, C, T, F] -> [B, T, C, F], threads
   for (const Case& c : cases) {
     std::vector<int64_t> perm = c.perm;
     const int64_t r = static_cast<int64_t>(c.shape.size());
