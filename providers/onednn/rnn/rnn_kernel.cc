@@ -2,6 +2,7 @@
 // static X shape the implementation chosen and the primitives built before the first run.
 #include "providers/onednn/rnn/rnn_kernel.h"
 
+#include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/rnn/rnn_int8.h"
 #include "providers/onednn/rnn/small_cell.h"
 #include "runtime/core/code_layout.h"
@@ -222,6 +223,61 @@ RECUR_LOAD_PATH Status RnnKernel::prepare_static_shape(CompileContext& ctx, int6
 
 }  // namespace rnn
 
+namespace {
+
+// A mid-sized cell (small_cell.h): the small-cell kernel for runs of few rows, oneDNN's
+// primitive for the others. Each holds the weights in its own layout.
+class RowSplitRnnKernel final : public Kernel {
+ public:
+  RowSplitRnnKernel(std::unique_ptr<Kernel> small, std::unique_ptr<Kernel> primitive, int layout,
+                    int64_t D, int64_t cell_macs, int max_threads)
+      : small_(std::move(small)),
+        primitive_(std::move(primitive)),
+        layout_(layout),
+        D_(D),
+        cell_macs_(cell_macs),
+        max_threads_(max_threads) {}
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(kRnnX);
+    if (x && x->rank() == 3) {
+      const int64_t N = x->dim(layout_ == 0 ? 1 : 0), T = x->dim(layout_ == 0 ? 0 : 1);
+      // The small kernel's threads: one a direction, then slices of the rows (small_cell.cc).
+      const int threads = threads_for(static_cast<double>(D_ * T * N * cell_macs_), max_threads_);
+      if (N >= 1 && N <= kMidCellMaxRows && D_ * N >= threads) return small_->run(ctx);
+    }
+    return primitive_->run(ctx);
+  }
+
+ private:
+  std::unique_ptr<Kernel> small_, primitive_;
+  int layout_;
+  int64_t D_, cell_macs_;
+  int max_threads_;
+};
+
+// The two kernels of a mid-sized cell. The small kernel is made first, under a context that
+// keeps the ONNX weights (release_input_now would free them before oneDNN's kernel reads them).
+RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_split_kernel(CompileContext& ctx,
+                                                                        const RnnSpec& spec) {
+  // small_rnn_declined has seen W and R constant, of rank 3.
+  const int64_t I = ctx.constant_input(kRnnW)->dim(2), H = ctx.constant_input(kRnnR)->dim(2);
+  CompileContext keep(ctx.node(), ctx.graph(), ctx.provider(), ctx.options(), {});
+  RECUR_ASSIGN_OR_RETURN(auto small, create_small_rnn_kernel(keep, spec, options_of(ctx)));
+  auto primitive = std::make_unique<rnn::RnnKernel>(ctx.node(), spec, options_of(ctx));
+  RECUR_RETURN_IF_ERROR(primitive->init(ctx));
+  ctx.note(std::string("recur's small-cell ") + spec.cell_name() + " for runs of up to " +
+           std::to_string(kMidCellMaxRows) +
+           " rows with a direction or a slice of rows for each thread (AVX-512), oneDNN's "
+           "primitive for the others: a mid-sized cell, " +
+           std::to_string(spec.num_gates() * H * (I + H)) + " multiply-adds a row-step");
+  return std::unique_ptr<Kernel>(std::make_unique<RowSplitRnnKernel>(
+      std::move(small), std::move(primitive), static_cast<int>(spec.layout), spec.num_directions(),
+      spec.num_gates() * H * (I + H), options_of(ctx).max_threads));
+}
+
+}  // namespace
+
 RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext& ctx) {
   if (options_of(ctx).precision == ProviderConfig::Precision::kInt8) {
     const std::string why = int8_lstm_unsupported(ctx);
@@ -231,6 +287,8 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext
   RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(ctx.node()));
   if (small_rnn_declined(ctx, spec, options_of(ctx)).empty())
     return create_small_rnn_kernel(ctx, std::move(spec), options_of(ctx));
+  if (small_rnn_declined(ctx, spec, options_of(ctx), true).empty())
+    return create_row_split_kernel(ctx, spec);
   auto k = std::make_unique<rnn::RnnKernel>(ctx.node(), std::move(spec), options_of(ctx));
   RECUR_RETURN_IF_ERROR(k->init(ctx));
   return std::unique_ptr<Kernel>(std::move(k));

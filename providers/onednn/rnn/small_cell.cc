@@ -172,7 +172,7 @@ Status SmallRnnKernel::run(KernelContext& ctx) const {
 }  // namespace small
 
 RECUR_LOAD_PATH std::string small_rnn_declined(const CompileContext& ctx, const RnnSpec& spec,
-                                               const OnednnOptions& o) {
+                                               const OnednnOptions& o, bool mid_sized) {
   if (!o.small_cells) return "onednn.impl asks for oneDNN's primitive";
   if (o.precision != ProviderConfig::Precision::kFp32) return "not float32";
   if (spec.clip) return "clip";
@@ -197,8 +197,14 @@ RECUR_LOAD_PATH std::string small_rnn_declined(const CompileContext& ctx, const 
   }
   if (w->rank() != 3 || r->rank() != 3) return "W or R is not rank 3";
   const int64_t I = w->dim(2), H = r->dim(2);
-  if (I <= 0 || H <= 0 || spec.num_gates() * H * (I + H) > kSmallCellMaxMacs)
+  const int64_t macs = spec.num_gates() * H * (I + H);
+  if (I <= 0 || H <= 0) return "cell too large";
+  if (mid_sized) {
+    if (macs <= kSmallCellMaxMacs || macs > kMidCellMaxMacs || H > kMidCellMaxHidden)
+      return "not a mid-sized cell";
+  } else if (macs > kSmallCellMaxMacs) {
     return "cell too large";
+  }
   return "";
 }
 

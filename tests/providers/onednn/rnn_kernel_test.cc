@@ -26,15 +26,15 @@ using testing::set_attr;
 // One RNN node with constant weights, X [T, N, I] with symbolic T and N, and sequence_lens.
 std::string model(const std::string& op, int64_t I, int64_t H, const std::string& direction,
                   bool lbr, const std::vector<std::pair<std::string, int64_t>>& int_attrs = {},
-                  float clip = 0.0f) {
+                  float clip = 0.0f, float scale = 0.5f) {
   std::mt19937 rng(3);
   const int64_t D = direction == "bidirectional" ? 2 : 1;
   const int64_t G = op == "LSTM" ? 4 : op == "GRU" ? 3 : 1;
   ModelBuilder mb(14);
   mb.input("X", DType::kFloat32, {-1, -1, I}, {"T", "N"});
   mb.input("sequence_lens", DType::kInt32, {-1}, {"N"});
-  mb.initializer("W", random_tensor({D, G * H, I}, rng));
-  mb.initializer("R", random_tensor({D, G * H, H}, rng));
+  mb.initializer("W", random_tensor({D, G * H, I}, rng, scale));
+  mb.initializer("R", random_tensor({D, G * H, H}, rng, scale));
   mb.initializer("B", random_tensor({D, 2 * G * H}, rng));
   mb.output("Y", DType::kFloat32).output("Y_h", DType::kFloat32);
   auto& n = mb.node(op, {"X", "W", "R", "B", "sequence_lens"}, {"Y", "Y_h"}, "rnn_node");
@@ -469,6 +469,66 @@ TEST(OnednnRnnKernel, SmallGruMatchesTheReferenceAtTheEdges) {
       ASSERT_NE(dnn.explain().find("recur's small-cell GRU"), std::string::npos);
       expect_match(dnn.run(f), open(bytes, ropts).run(f),
                    "layout " + std::to_string(layout) + " lbr " + std::to_string(lbr));
+    }
+  }
+}
+
+// Mid-sized cells (small_cell.h, kMidCellMaxMacs): runs of up to four rows with a direction or
+// a slice of rows for each thread take the small-cell kernel, the others oneDNN's primitive.
+// Both match the reference (unequal lengths, initial states, both layouts); the primitive's
+// runs give its bits exactly (a session with onednn.impl=primitive), the small kernel's other
+// bits.
+TEST(OnednnRnnKernel, MidSizedCellsTakeTheSmallKernelForFewRows) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!have_avx512()) GTEST_SKIP() << "the small-cell kernels need AVX-512, which this CPU lacks";
+  struct Case {
+    std::string op, direction;
+    int64_t I, H, layout;
+  };
+  const Case cases[] = {{"LSTM", "bidirectional", 256, 128, 0},
+                        {"LSTM", "forward", 64, 192, 1},
+                        {"GRU", "bidirectional", 160, 192, 1},
+                        {"GRU", "reverse", 512, 128, 0}};
+  for (const Case& c : cases) {
+    // Weights of about 1/sqrt(I + H), as trained ones are: the states stay well conditioned
+    // over the 30 steps.
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.I + c.H));
+    const std::string bytes =
+        model(c.op, c.I, c.H, c.direction, c.op == "GRU", {{"layout", c.layout}}, 0.0f, scale);
+    const int64_t D = c.direction == "bidirectional" ? 2 : 1, T = 30;
+    SessionOptions ropts;
+    ropts.providers({"reference"});
+    Session ref = open(bytes, ropts);
+    for (int threads : {1, 2}) {
+      SessionOptions dopts, popts;
+      dopts.providers({"onednn"}).threads(threads).deterministic(true);
+      popts = dopts;
+      popts.set("onednn.impl", "primitive");
+      Session dnn = open(bytes, dopts), prim = open(bytes, popts);
+      ASSERT_NE(dnn.explain().find("for runs of up to 4 rows"), std::string::npos) << dnn.explain();
+      std::mt19937 rng(13);
+      for (const int64_t N : {1, 2, 4, 5, 8}) {
+        std::vector<int32_t> lens(static_cast<size_t>(N), static_cast<int32_t>(T));
+        if (N > 1) lens[1] = 3;
+        const Shape xs = c.layout == 0 ? Shape{T, N, c.I} : Shape{N, T, c.I};
+        const Feeds f = {{"X", random_tensor(xs, rng, 1.0f)},
+                         {"sequence_lens", Tensor::from_vector<int32_t>({N}, lens)}};
+        const std::string what = c.op + " " + c.direction + " H=" + std::to_string(c.H) +
+                                 " threads=" + std::to_string(threads) + " N=" + std::to_string(N);
+        const Outputs got = dnn.run(f);
+        expect_match(got, ref.run(f), what);
+        // The threads the run takes: one below 4M multiply-adds (threads_for).
+        const int64_t G = c.op == "LSTM" ? 4 : 3;
+        const int64_t macs = D * T * N * G * c.H * (c.I + c.H);
+        const bool small = N <= 4 && D * N >= (macs < 4194304 ? 1 : threads);
+        const Tensor& y = got[0];
+        const Tensor y_prim = prim.run(f)[0];
+        const bool same =
+            std::memcmp(y.raw_data(), y_prim.raw_data(), static_cast<size_t>(y.numel()) * 4) == 0;
+        EXPECT_EQ(same, !small) << what
+                                << (small ? ": the small kernel's bits are oneDNN's"
+                                          : ": not oneDNN's primitive");
+      }
     }
   }
 }
