@@ -94,6 +94,11 @@ class PrimCache {
     return v;
   }
 
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return map_.size();
+  }
+
  private:
   struct Entry {
     std::shared_ptr<const Value> value;

@@ -24,13 +24,15 @@ bool row_like(const Tensor& c, int64_t N) {
 
 class GemmKernel final : public Kernel {
  public:
-  GemmKernel(bool trans_a, bool trans_b, float alpha, float beta, Threads threads, std::string what)
+  GemmKernel(bool trans_a, bool trans_b, float alpha, float beta, Threads threads, std::string what,
+             bool chunk_rows)
       : trans_a_(trans_a),
         trans_b_(trans_b),
         alpha_(alpha),
         beta_(beta),
         threads_(threads),
-        what_(std::move(what)) {}
+        what_(std::move(what)),
+        packed_plans_(chunk_rows) {}
 
   // A constant small B (and C of one value or one row, or none) also takes recur's own loop
   // (avx512.h), alpha and beta * C folded in: below threads_for's bound a oneDNN call costs
@@ -165,6 +167,12 @@ class GemmKernel final : public Kernel {
   // The product on the packed B (alpha in it), the folded C as the bias.
   Status run_packed(const memory::desc& ad, const void* a, const memory::desc& yd, float* y,
                     int64_t M, bool add_c) const {
+    // A read in place, rows K apart: the plans by number of rows (packed_b.h, PackedPlans).
+    if (!trans_a_) {
+      return packed_plans_.run(*packed_, M, static_cast<const float*>(a), y,
+                               c_folded() ? bias_.data() : nullptr, attributes(add_c),
+                               add_c ? 1 : 0, threads_, scratch_, what_);
+    }
     const int64_t N = packed_->N();
     const int64_t bias_dims[] = {1, N}, bias_strides[] = {N, 1};
     const memory::desc bias_d = strided_desc(bias_dims, bias_strides);
@@ -184,7 +192,8 @@ class GemmKernel final : public Kernel {
   std::shared_ptr<const PackedB> packed_;        // alpha B for oneDNN, when B is constant
   std::vector<float> bias_;                      // beta C, when C folded into the bias
   mutable PrimCache<std::tuple<int64_t, int64_t, int64_t, bool>> cache_;
-  mutable PrimCache<std::tuple<int64_t, bool>, PackedB::Plan> packed_cache_;
+  mutable PrimCache<std::tuple<int64_t, bool>, PackedB::Plan> packed_cache_;  // transposed A
+  PackedPlans packed_plans_;
   mutable ScratchPool scratch_;
 };
 
@@ -198,8 +207,9 @@ void register_gemm(KernelRegistry& r) {
            const bool ta = a.get_int("transA", 0) != 0, tb = a.get_int("transB", 0) != 0;
            const float alpha = a.get_float("alpha", 1.0f), beta = a.get_float("beta", 1.0f);
            RECUR_RETURN_IF_ERROR(a.status());
-           auto k = std::make_unique<GemmKernel>(ta, tb, alpha, beta, options_of(ctx).team(),
-                                                 ctx.node().describe());
+           auto k =
+               std::make_unique<GemmKernel>(ta, tb, alpha, beta, options_of(ctx).team(),
+                                            ctx.node().describe(), !options_of(ctx).deterministic);
            const Tensor* b = ctx.constant_input(1);
            const Tensor* c = ctx.constant_input(2);
            const bool has_c = ctx.node().has_input(2);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <tuple>
 
@@ -42,11 +43,13 @@ struct Epilogue {
 
 class MatMulKernel final : public Kernel {
  public:
-  MatMulKernel(Threads threads, Tensor constant_b, std::string what, bool small, Epilogue epilogue)
+  MatMulKernel(Threads threads, Tensor constant_b, std::string what, bool small, Epilogue epilogue,
+               bool chunk_rows)
       : threads_(threads),
         constant_b_(std::move(constant_b)),
         what_(std::move(what)),
-        epilogue_(std::move(epilogue)) {
+        epilogue_(std::move(epilogue)),
+        packed_plans_(chunk_rows) {
     // A small constant B also takes recur's own loop (avx512.h): below threads_for's bound a
     // oneDNN call costs more than the product, and its primitive a few MiB of code and JIT.
     // The loop adds the bias itself; the activation follows in a second pass over the rows.
@@ -61,6 +64,20 @@ class MatMulKernel final : public Kernel {
   }
 
   bool small() const { return small_ != nullptr; }
+
+  // B packed for oneDNN at the first product too large for recur's own loop, where B also
+  // has the loop's packing (null where oneDNN has no layout for it): once for every number of
+  // rows. Each shape's plan held its own copy before, 1 MiB a plan for a Conformer's
+  // feed-forward layers, 0.9 GiB resident after 140 utterance lengths.
+  Result<const PackedB*> packed_late() const {
+    std::lock_guard<std::mutex> lock(late_mu_);
+    if (!late_tried_) {
+      late_tried_ = true;
+      RECUR_ASSIGN_OR_RETURN(late_, PackedB::make(constant_b_.data<float>(), constant_b_.dim(0),
+                                                  constant_b_.dim(1), false, 1.0f, what_));
+    }
+    return late_.get();
+  }
 
   // A constant B [K, N] packed for oneDNN at load (packed_b.h). True when it was: the kernel
   // then no longer reads B, and keeps no reference to the graph's copy. Not a B small enough
@@ -90,11 +107,13 @@ class MatMulKernel final : public Kernel {
       }
       if (t->rank() == 0) return ctx.error(ErrorCode::kInvalidArgument, "MatMul of a scalar");
     }
-    if (packed_) return run_packed(ctx, *a);
+    if (packed_) return run_packed(ctx, *packed_, *a);
     if (small_ && a->dim(-1) == small_->K && b->shape() == constant_b_.shape()) {
       const int64_t rows = a->numel() / std::max<int64_t>(1, small_->K);
       if (static_cast<double>(rows) * static_cast<double>(small_->K * small_->N) < kSmallMaxMacs)
         return run_small(ctx, *a, rows);
+      RECUR_ASSIGN_OR_RETURN(const PackedB* late, packed_late());
+      if (late) return run_packed(ctx, *late, *a);
     }
     // A 2-D B multiplies every row of A alike, whatever A's batch dimensions: A [..., M, K]
     // runs as one [rows, K] matrix. A batch of single rows ([T, 1, d] from a batch-first
@@ -229,8 +248,8 @@ class MatMulKernel final : public Kernel {
 
   // A [..., K] by the B packed at load, as [rows, K] by [K, N]: A's leading dimensions are
   // rows of one product whatever its rank, and one packed B serves them all.
-  Status run_packed(KernelContext& ctx, const Tensor& a) const {
-    const int64_t K = packed_->K(), N = packed_->N();
+  Status run_packed(KernelContext& ctx, const PackedB& packed, const Tensor& a) const {
+    const int64_t K = packed.K(), N = packed.N();
     if (a.dim(-1) != K) {
       return ctx.error(ErrorCode::kInvalidArgument, "shapes " + shape_to_string(a.shape()) +
                                                         " and [" + std::to_string(K) + "," +
@@ -243,20 +262,9 @@ class MatMulKernel final : public Kernel {
     out.back() = N;
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, out));
     if (y->numel() == 0) return ok_status();
-    const int64_t a_dims[] = {rows, K}, a_strides[] = {K, 1};
-    const int64_t y_dims[] = {rows, N}, y_strides[] = {N, 1};
-    const int64_t bias_dims[] = {1, N};
-    const memory::desc ad = strided_desc(a_dims, a_strides);
-    const memory::desc yd = strided_desc(y_dims, y_strides);
-    const memory::desc bias_d = strided_desc(bias_dims, y_strides);
-    const bool bias = epilogue_.bias.defined();
-    RECUR_ASSIGN_OR_RETURN(auto plan, packed_cache_.get(rows, [&] {
-      return packed_->plan(
-          ad, yd, bias ? &bias_d : nullptr, attributes(),
-          threads_for(static_cast<double>(rows) * static_cast<double>(K * N), threads_), what_);
-    }));
-    return PackedB::execute(*plan, ad, a.raw_data(), yd, y->raw_data(), bias ? &bias_d : nullptr,
-                            bias ? epilogue_.bias.raw_data() : nullptr, scratch_, what_);
+    return packed_plans_.run(packed, rows, a.data<float>(), y->data<float>(),
+                             epilogue_.bias.defined() ? epilogue_.bias.data<float>() : nullptr,
+                             attributes(), 0, threads_, scratch_, what_);
   }
 
   // A [..., K] by the packed B into [..., N] (A of rank 1: [N]).
@@ -326,7 +334,10 @@ class MatMulKernel final : public Kernel {
   std::string what_;                             // the node, for errors
   Epilogue epilogue_;
   mutable PrimCache<std::tuple<Shape, Shape>, MatMulPlan> cache_;
-  mutable PrimCache<int64_t, PackedB::Plan> packed_cache_;
+  PackedPlans packed_plans_;
+  mutable std::mutex late_mu_;
+  mutable bool late_tried_ = false;
+  mutable std::shared_ptr<const PackedB> late_;  // packed_late's
   mutable ScratchPool scratch_;
 };
 
@@ -352,7 +363,7 @@ Result<std::unique_ptr<Kernel>> create_matmul(CompileContext& ctx) {
   }
   auto k = std::make_unique<MatMulKernel>(options_of(ctx).team(), std::move(constant_b),
                                           ctx.node().describe(), options_of(ctx).small_cells,
-                                          std::move(epilogue));
+                                          std::move(epilogue), !options_of(ctx).deterministic);
   if (k->small())
     ctx.note("B packed at load for recur's own loop (products under 4M multiply-adds)");
   RECUR_ASSIGN_OR_RETURN(const bool packed, k->pack());

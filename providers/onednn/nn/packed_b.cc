@@ -1,5 +1,8 @@
 #include "providers/onednn/nn/packed_b.h"
 
+#include <algorithm>
+#include <bit>
+
 #include "providers/onednn/common/layout.h"
 
 namespace recur::onednn {
@@ -93,6 +96,63 @@ Result<const void*> PackedB::plain(const std::string& what) const {
   }));
   plain_ = std::move(buf);
   return static_cast<const void*>(plain_->data);
+}
+
+bool PackedPlans::exact(const Key& key) const {
+  if (!chunks_) return true;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (exact_keys_.count(key)) return true;
+  const bool first = static_cast<int64_t>(exact_keys_.size()) < kExactShapes;
+  if (!first) {
+    if (runs_.size() >= 1024 && !runs_.count(key)) runs_.clear();
+    if (++runs_[key] < kPromoteRuns || exact_keys_.size() >= PrimCache<Key, int>::kCapacity)
+      return false;
+    runs_.erase(key);
+  }
+  exact_keys_.insert(key);
+  return true;
+}
+
+Result<std::shared_ptr<const PackedB::Plan>> PackedPlans::plan(
+    const PackedB& b, const Key& key, const float* bias, const dnnl::primitive_attr& attr,
+    Threads threads, const std::string& what, PrimCache<Key, PackedB::Plan>& cache) const {
+  return cache.get(key, [&] {
+    const int64_t rows = std::get<0>(key), K = b.K(), N = b.N();
+    const int64_t a_dims[] = {rows, K}, a_strides[] = {K, 1};
+    const int64_t y_dims[] = {rows, N}, y_strides[] = {N, 1};
+    const int64_t bias_dims[] = {1, N};
+    const memory::desc bias_d = strided_desc(bias_dims, y_strides);
+    return b.plan(
+        strided_desc(a_dims, a_strides), strided_desc(y_dims, y_strides), bias ? &bias_d : nullptr,
+        attr, threads_for(static_cast<double>(rows) * static_cast<double>(K * N), threads), what);
+  });
+}
+
+Status PackedPlans::run(const PackedB& b, int64_t M, const float* a, float* y, const float* bias,
+                        const dnnl::primitive_attr& attr, int variant, Threads threads,
+                        ScratchPool& scratch, const std::string& what) const {
+  const int64_t K = b.K(), N = b.N();
+  const int64_t bias_dims[] = {1, N}, bias_strides[] = {N, 1};
+  const memory::desc bias_d = strided_desc(bias_dims, bias_strides);
+  auto run_rows = [&](const PackedB::Plan& p, int64_t r0, int64_t rows) {
+    const int64_t a_dims[] = {rows, K}, a_strides[] = {K, 1};
+    const int64_t y_dims[] = {rows, N}, y_strides[] = {N, 1};
+    return PackedB::execute(p, strided_desc(a_dims, a_strides), a + r0 * K,
+                            strided_desc(y_dims, y_strides), y + r0 * N, bias ? &bias_d : nullptr,
+                            bias, scratch, what);
+  };
+  if (exact({M, variant})) {
+    RECUR_ASSIGN_OR_RETURN(auto p, plan(b, {M, variant}, bias, attr, threads, what, exact_));
+    return run_rows(*p, 0, M);
+  }
+  for (int64_t r0 = 0; r0 < M;) {
+    const int64_t rows =
+        static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::min(M - r0, kMaxChunk))));
+    RECUR_ASSIGN_OR_RETURN(auto p, plan(b, {rows, variant}, bias, attr, threads, what, chunk_));
+    RECUR_RETURN_IF_ERROR(run_rows(*p, r0, rows));
+    r0 += rows;
+  }
+  return ok_status();
 }
 
 }  // namespace recur::onednn

@@ -75,10 +75,11 @@ TEST(OnednnPackedB, GemmEveryFormOfCAndTranspose) {
       {1, 0, 2.0f, 1.0f, {3, N}, false}, {0, 1, 1.0f, 0.5f, {3, 1}, false},
       {0, 1, 1.0f, 1.0f, {N}, true},     {0, 0, 1.0f, 0.0f, {N}, false}};
   for (const Case& k : cases) {
-    // C of M rows fixes M at 3; otherwise M is symbolic and runs at 1, 3 and 40 rows.
+    // C of M rows fixes M at 3; otherwise M is symbolic and runs at 1, 3, 40 and 600 rows,
+    // then (past PackedPlans::kExactShapes) at 77 and 5 as chunks of rows.
     const bool fixed_m = k.c.size() == 2 && k.c[0] == 3;
     const std::vector<int64_t> ms =
-        fixed_m ? std::vector<int64_t>{3} : std::vector<int64_t>{1, 3, 40};
+        fixed_m ? std::vector<int64_t>{3} : std::vector<int64_t>{1, 3, 40, 600, 77, 5};
     ModelBuilder mb(13);
     if (k.trans_a)
       mb.input("A", DType::kFloat32, {K, fixed_m ? 3 : -1}, {"", "M"});
@@ -126,8 +127,8 @@ TEST(OnednnPackedB, MatMulOfEveryRankOfA) {
   // A second reader of B: the graph keeps its copy, the packed one still serves this node.
   mb.node("MatMul", {"V", "B"}, {"W"}, "mv");
   std::vector<Feeds> feeds;
-  for (const auto& [s, m] :
-       std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 5}, {4, 30}, {0, 3}})
+  for (const auto& [s, m] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 1}, {2, 5}, {4, 30}, {0, 3}, {3, 41}, {1, 600}, {7, 9}})  // chunks from 123 rows
     feeds.push_back({{"A", random_tensor({s, m, K}, rng, 1.0f)}, {"V", random_tensor({K}, rng)}});
   expect_same(mb.bytes(), feeds, "MatMul");
 }
