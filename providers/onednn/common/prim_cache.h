@@ -4,10 +4,12 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -107,6 +109,57 @@ class PrimCache {
   std::mutex mu_;
   uint64_t clock_ = 0;
   std::map<Key, Entry> map_;
+};
+
+// Which numbers of rows of a row-wise operation (a product by a constant B, a normalisation
+// of rows) get a primitive of their own. A model fed sequences of varying length runs a new
+// number of rows every run, and oneDNN generates code for each primitive: a Conformer's hundred
+// projections made a hundred primitives a run of a new length (35 ms a run against 24 at a
+// length seen). So the first kExactShapes numbers, and any seen kPromoteRuns times, get their
+// own; the others run as chunks of rows (for_each_chunk), a few primitives shared by every
+// number. Deterministic sessions keep exact plans only (`chunks` false).
+template <class Key>
+class RowPlans {
+ public:
+  explicit RowPlans(bool chunks) : chunks_(chunks) {}
+
+  static constexpr size_t kExactShapes = 4;
+  static constexpr int64_t kPromoteRuns = 16;
+  static constexpr int64_t kMaxChunk = 512;
+
+  // Whether `key` (a number of rows, with whatever else selects the primitive) runs on a plan
+  // of its own; counts this run of it.
+  bool exact(const Key& key) {
+    if (!chunks_) return true;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (exact_.count(key)) return true;
+    if (exact_.size() >= kExactShapes) {
+      if (runs_.size() >= 1024 && !runs_.count(key)) runs_.clear();
+      if (++runs_[key] < kPromoteRuns || exact_.size() >= PrimCache<Key, int>::kCapacity)
+        return false;
+      runs_.erase(key);
+    }
+    exact_.insert(key);
+    return true;
+  }
+
+  // f(first row, rows) over M rows in chunks of powers of two up to kMaxChunk, largest first.
+  template <class F>
+  static Status for_each_chunk(int64_t M, F&& f) {
+    for (int64_t r0 = 0; r0 < M;) {
+      const auto rows =
+          static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::min(M - r0, kMaxChunk))));
+      RECUR_RETURN_IF_ERROR(f(r0, rows));
+      r0 += rows;
+    }
+    return ok_status();
+  }
+
+ private:
+  bool chunks_;
+  std::mutex mu_;
+  std::map<Key, int64_t> runs_;  // of the keys without a plan of their own; bounded
+  std::set<Key> exact_;
 };
 
 // A row-major f32 descriptor for `shape` (a scalar is {1}).

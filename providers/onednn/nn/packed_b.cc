@@ -1,8 +1,5 @@
 #include "providers/onednn/nn/packed_b.h"
 
-#include <algorithm>
-#include <bit>
-
 #include "providers/onednn/common/layout.h"
 
 namespace recur::onednn {
@@ -98,21 +95,6 @@ Result<const void*> PackedB::plain(const std::string& what) const {
   return static_cast<const void*>(plain_->data);
 }
 
-bool PackedPlans::exact(const Key& key) const {
-  if (!chunks_) return true;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (exact_keys_.count(key)) return true;
-  const bool first = static_cast<int64_t>(exact_keys_.size()) < kExactShapes;
-  if (!first) {
-    if (runs_.size() >= 1024 && !runs_.count(key)) runs_.clear();
-    if (++runs_[key] < kPromoteRuns || exact_keys_.size() >= PrimCache<Key, int>::kCapacity)
-      return false;
-    runs_.erase(key);
-  }
-  exact_keys_.insert(key);
-  return true;
-}
-
 Result<std::shared_ptr<const PackedB::Plan>> PackedPlans::plan(
     const PackedB& b, const Key& key, const float* bias, const dnnl::primitive_attr& attr,
     Threads threads, const std::string& what, PrimCache<Key, PackedB::Plan>& cache) const {
@@ -141,18 +123,14 @@ Status PackedPlans::run(const PackedB& b, int64_t M, const float* a, float* y, c
                             strided_desc(y_dims, y_strides), y + r0 * N, bias ? &bias_d : nullptr,
                             bias, scratch, what);
   };
-  if (exact({M, variant})) {
+  if (rows_.exact({M, variant})) {
     RECUR_ASSIGN_OR_RETURN(auto p, plan(b, {M, variant}, bias, attr, threads, what, exact_));
     return run_rows(*p, 0, M);
   }
-  for (int64_t r0 = 0; r0 < M;) {
-    const int64_t rows =
-        static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::min(M - r0, kMaxChunk))));
+  return RowPlans<Key>::for_each_chunk(M, [&](int64_t r0, int64_t rows) -> Status {
     RECUR_ASSIGN_OR_RETURN(auto p, plan(b, {rows, variant}, bias, attr, threads, what, chunk_));
-    RECUR_RETURN_IF_ERROR(run_rows(*p, r0, rows));
-    r0 += rows;
-  }
-  return ok_status();
+    return run_rows(*p, r0, rows);
+  });
 }
 
 }  // namespace recur::onednn

@@ -8,10 +8,8 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <tuple>
 
@@ -63,18 +61,12 @@ class PackedB {
   mutable std::unique_ptr<AlignedBuffer> plain_;  // [K, N] row-major, at the first need
 };
 
-// One kernel's plans of products by its PackedB, by number of rows M. A model fed sequences of
-// varying length (an ASR encoder's T frames) multiplies a new M every run; oneDNN generates code
-// for each matmul primitive, and a Conformer's hundred projections then made a hundred
-// primitives a run (35 ms a run of a new length against 24 at a length seen, and 940 MiB
-// resident after 140 lengths). So the first kExactShapes numbers of rows, and any seen
-// kPromoteRuns times, get a primitive of their own; the others run as chunks of rows whose
-// numbers are powers of two (up to kMaxChunk, the largest first), a few primitives shared by
-// every M. Each output row's sum is the same whatever the chunk (brgemm's reduction over K
-// does not depend on the number of rows). Deterministic sessions keep exact plans only.
+// One kernel's plans of products by its PackedB, by number of rows M: an exact plan for the
+// numbers RowPlans picks (prim_cache.h), chunks of rows otherwise. Each output row's sum is the
+// same whatever the chunk (brgemm's reduction over K does not depend on the number of rows).
 class PackedPlans {
  public:
-  explicit PackedPlans(bool chunks) : chunks_(chunks) {}
+  explicit PackedPlans(bool chunks) : rows_(chunks) {}
 
   // Y [M, N] (dense) = A [M, K] (row m at a + m * K) by `b`, plus `bias` (N values) where
   // not null; `attr` and `variant` (a Gemm's with or without C) key the plans with M.
@@ -86,24 +78,15 @@ class PackedPlans {
   size_t exact_plans() const { return exact_.size(); }
   size_t chunk_plans() const { return chunk_.size(); }
 
-  static constexpr int64_t kExactShapes = 4;
-  static constexpr int64_t kPromoteRuns = 16;
-  static constexpr int64_t kMaxChunk = 512;
-
  private:
   using Key = std::tuple<int64_t, int>;  // rows, variant
-  // Whether M rows (with `variant`) run on a plan of their own (see the class comment).
-  bool exact(const Key& key) const;
   Result<std::shared_ptr<const PackedB::Plan>> plan(const PackedB& b, const Key& key,
                                                     const float* bias,
                                                     const dnnl::primitive_attr& attr,
                                                     Threads threads, const std::string& what,
                                                     PrimCache<Key, PackedB::Plan>& cache) const;
 
-  bool chunks_;
-  mutable std::mutex mu_;
-  mutable std::map<Key, int64_t> runs_;  // of the keys without a plan of their own; bounded
-  mutable std::set<Key> exact_keys_;
+  mutable RowPlans<Key> rows_;
   mutable PrimCache<Key, PackedB::Plan> exact_, chunk_;
 };
 

@@ -141,6 +141,41 @@ TEST(OnednnNnParity, ConvTransposeRandomGeometries) {
   EXPECT_GE(declined, 3);
 }
 
+// One session fed many numbers of rows, as an encoder fed utterances of varying length is: the
+// first numbers get a primitive each, later ones run in chunks of rows (RowPlans,
+// providers/onednn/common/prim_cache.h), the statistics outputs included; each run agrees with
+// the reference's.
+TEST(OnednnNnParity, LayerNormalizationOverManyRowCounts) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  std::mt19937 rng(17);
+  for (const bool bias : {true, false}) {
+    ModelBuilder mb(17);
+    mb.input("X", DType::kFloat32, {1, -1, 48}, {"", "T"});
+    mb.initializer("S", random_tensor({48}, rng, 1.0f));
+    std::vector<std::string> ins{"X", "S"};
+    if (bias) {
+      mb.initializer("B", random_tensor({48}, rng, 1.0f));
+      ins.push_back("B");
+    }
+    mb.output("Y", DType::kFloat32).output("Mean", DType::kFloat32);
+    mb.output("InvStdDev", DType::kFloat32);
+    set_attr(mb.node("LayerNormalization", ins, {"Y", "Mean", "InvStdDev"}, "ln"), "axis",
+             int64_t{-1});
+    const std::string bytes = mb.bytes();
+    Session dnn = open(bytes, "onednn");
+    ASSERT_EQ(dnn.assignment().front().provider, "onednn");
+    Session ref = open(bytes, "reference");
+    for (const int64_t T : {40, 7, 100, 3, 77, 1, 600, 129, 40, 1000}) {
+      const Feeds f = {{"X", random_tensor({1, T, 48}, rng, 2.0f)}};
+      const Outputs got = dnn.run(f), want = ref.run(f);
+      for (size_t i = 0; i < want.size(); ++i) {
+        const auto cmp = tools::compare(got[i], want[i], tools::Tolerance{1e-4, 1e-4});
+        EXPECT_TRUE(cmp.match) << "T " << T << " output " << i << ": " << cmp.reason;
+      }
+    }
+  }
+}
+
 TEST(OnednnNnParity, LayerNormalizationRandomCases) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   std::mt19937 rng(11);

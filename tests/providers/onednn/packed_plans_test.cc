@@ -40,12 +40,12 @@ TEST(PackedPlans, NewRowCountsRunAsChunksOnAFewPrimitives) {
     std::vector<float> a(static_cast<size_t>(M * K));
     for (float& v : a) v = u(rng);
     std::vector<float> y(static_cast<size_t>(M * N)), y_exact(y.size());
-    ASSERT_TRUE(chunked.run(**packed, M, a.data(), y.data(), bias.data(), attr, 0, one, scratch,
-                            "test")
-                    .ok());
-    ASSERT_TRUE(exact.run(**packed, M, a.data(), y_exact.data(), bias.data(), attr, 0, one,
-                          scratch, "test")
-                    .ok());
+    ASSERT_TRUE(
+        chunked.run(**packed, M, a.data(), y.data(), bias.data(), attr, 0, one, scratch, "test")
+            .ok());
+    ASSERT_TRUE(
+        exact.run(**packed, M, a.data(), y_exact.data(), bias.data(), attr, 0, one, scratch, "test")
+            .ok());
     for (int64_t m = 0; m < M; ++m) {
       for (int64_t n = 0; n < N; ++n) {
         double want = bias[static_cast<size_t>(n)];
