@@ -111,8 +111,8 @@ class PrimCache {
   std::map<Key, Entry> map_;
 };
 
-// Which numbers of rows of a row-wise operation (a product by a constant B, a normalisation
-// of rows) get a primitive of their own. A model fed sequences of varying length runs a new
+// Which numbers of rows of a row-wise operation (a product by a constant B) get a primitive of
+// their own. A model fed sequences of varying length runs a new
 // number of rows every run, and oneDNN generates code for each primitive: a Conformer's hundred
 // projections made a hundred primitives a run of a new length (35 ms a run against 24 at a
 // length seen). So the first kExactShapes numbers, and any seen kPromoteRuns times, get their

@@ -3,7 +3,7 @@
 // elements each. The primitive runs in training mode, which writes the statistics that the
 // optional Mean and InvStdDev outputs take. A node whose Scale or B truly broadcast (fewer
 // elements than the normalised shape) or whose stash_type is not float goes to the reference
-// provider at load. Rows run on a primitive of their number, or in chunks of rows (RowPlans).
+// provider at load.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -18,12 +18,8 @@ namespace {
 
 class LayerNormKernel final : public Kernel {
  public:
-  LayerNormKernel(int64_t axis, float epsilon, Threads threads, std::string what, bool chunk_rows)
-      : axis_(axis),
-        epsilon_(epsilon),
-        threads_(threads),
-        what_(std::move(what)),
-        rows_(chunk_rows) {}
+  LayerNormKernel(int64_t axis, float epsilon, Threads threads, std::string what)
+      : axis_(axis), epsilon_(epsilon), threads_(threads), what_(std::move(what)) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -76,45 +72,32 @@ class LayerNormKernel final : public Kernel {
       return ok_status();
     }
     const int64_t outer = x->numel() / size;
+    const Shape shape{outer, size};
     const bool shift = bias != nullptr;
+    RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(std::make_tuple(shape, shift), [&]() {
+      const auto md = dense_desc(shape);
+      auto flags = dnnl::normalization_flags::use_scale;
+      if (shift) flags |= dnnl::normalization_flags::use_shift;
+      auto d = [&] {
+        return dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_training, md,
+                                                       epsilon_, flags);
+      };
+      return make_primitive<dnnl::layer_normalization_forward>(
+          d, user_scratchpad_attr(), threads_for(static_cast<double>(x->numel()), threads_), what_);
+    }));
+    const auto md = dense_desc(shape);
+    const auto vec = dense_desc({size});
+    const auto stat_md = dense_desc({outer});
     ScratchPool::Lease stat_buf = buffers_.acquire(static_cast<size_t>(outer) * 2 * sizeof(float));
     float* var = static_cast<float*>(stat_buf.data());
-    float* mean_p = mean ? mean->data<float>() : var + outer;
-    const auto vec = dense_desc({size});
-    // Rows [r0, r0 + rows) on the primitive of that many rows: all of them where RowPlans
-    // (prim_cache.h) gives this number of rows a primitive of its own, else in chunks.
-    auto run_rows = [&](int64_t r0, int64_t rows, bool exact) -> Status {
-      const Shape shape{rows, size};
-      auto& cache = exact ? cache_ : chunks_;
-      RECUR_ASSIGN_OR_RETURN(auto prim, cache.get(std::make_tuple(shape, shift), [&]() {
-        const auto md = dense_desc(shape);
-        auto flags = dnnl::normalization_flags::use_scale;
-        if (shift) flags |= dnnl::normalization_flags::use_shift;
-        auto d = [&] {
-          return dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_training, md,
-                                                         epsilon_, flags);
-        };
-        return make_primitive<dnnl::layer_normalization_forward>(
-            d, user_scratchpad_attr(), threads_for(static_cast<double>(rows * size), threads_),
-            what_);
-      }));
-      const auto md = dense_desc(shape);
-      const auto stat_md = dense_desc({rows});
-      const Bind args[] = {{DNNL_ARG_SRC, md, x->data<float>() + r0 * size},
-                           {DNNL_ARG_DST, md, y->data<float>() + r0 * size},
-                           {DNNL_ARG_SCALE, vec, scale->raw_data()},
-                           {DNNL_ARG_MEAN, stat_md, mean_p + r0},
-                           {DNNL_ARG_VARIANCE, stat_md, var + r0},
-                           {DNNL_ARG_SHIFT, vec, shift ? bias->raw_data() : nullptr}};
-      return execute_primitive(*prim, std::span<const Bind>(args, shift ? 6 : 5), scratch_, what_);
-    };
-    using Rows = RowPlans<std::tuple<int64_t, bool>>;
-    const Status st = rows_.exact(std::make_tuple(outer, shift))
-                          ? run_rows(0, outer, true)
-                          : Rows::for_each_chunk(outer, [&](int64_t r0, int64_t n) {
-                              return run_rows(r0, n, false);
-                            });
-    RECUR_RETURN_IF_ERROR(st);
+    const Bind args[] = {{DNNL_ARG_SRC, md, x->raw_data()},
+                         {DNNL_ARG_DST, md, y->raw_data()},
+                         {DNNL_ARG_SCALE, vec, scale->raw_data()},
+                         {DNNL_ARG_MEAN, stat_md, mean ? mean->data<float>() : var + outer},
+                         {DNNL_ARG_VARIANCE, stat_md, var},
+                         {DNNL_ARG_SHIFT, vec, shift ? bias->raw_data() : nullptr}};
+    RECUR_RETURN_IF_ERROR(
+        execute_primitive(*prim, std::span<const Bind>(args, shift ? 6 : 5), scratch_, what_));
     if (inv_std) {
       float* out = inv_std->data<float>();
       for (int64_t i = 0; i < outer; ++i) out[i] = 1.0f / std::sqrt(var[i] + epsilon_);
@@ -127,8 +110,7 @@ class LayerNormKernel final : public Kernel {
   float epsilon_;
   Threads threads_;
   std::string what_;
-  mutable RowPlans<std::tuple<int64_t, bool>> rows_;  // by rows and shift
-  mutable PrimCache<std::tuple<Shape, bool>> cache_, chunks_;
+  mutable PrimCache<std::tuple<Shape, bool>> cache_;
   mutable ScratchPool scratch_;
   mutable ScratchPool buffers_;  // the variance, and the mean where no output takes it
 };
@@ -197,8 +179,7 @@ void register_layer_normalization(KernelRegistry& r) {
            const float eps = a.get_float("epsilon", 1e-5f);
            RECUR_RETURN_IF_ERROR(a.status());
            return std::unique_ptr<Kernel>(std::make_unique<LayerNormKernel>(
-               axis, eps, options_of(ctx).team(), ctx.node().describe(),
-               !options_of(ctx).deterministic));
+               axis, eps, options_of(ctx).team(), ctx.node().describe()));
          },
          .claim = claim_layer_norm});
 }

@@ -141,10 +141,10 @@ TEST(OnednnNnParity, ConvTransposeRandomGeometries) {
   EXPECT_GE(declined, 3);
 }
 
-// One session fed many numbers of rows, as an encoder fed utterances of varying length is: the
-// first numbers get a primitive each, later ones run in chunks of rows (RowPlans,
-// providers/onednn/common/prim_cache.h), the statistics outputs included; each run agrees with
-// the reference's.
+// One session fed many numbers of rows, as an encoder fed utterances of varying length is, a
+// primitive each (in chunks of rows, as the packed-B products run new row counts, the 20
+// normalisations of a Conformer took 0.67 ms a run against 0.39: oneDNN makes this primitive
+// in a few microseconds), the statistics outputs included; each run agrees with the reference.
 TEST(OnednnNnParity, LayerNormalizationOverManyRowCounts) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   std::mt19937 rng(17);
