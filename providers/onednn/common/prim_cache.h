@@ -96,6 +96,15 @@ class PrimCache {
     return v;
   }
 
+  // The value of `key` where it has been made, else null.
+  std::shared_ptr<const Value> find(const Key& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    if (it == map_.end()) return nullptr;
+    it->second.used = ++clock_;
+    return it->second.value;
+  }
+
   size_t size() {
     std::lock_guard<std::mutex> lock(mu_);
     return map_.size();
@@ -111,26 +120,27 @@ class PrimCache {
   std::map<Key, Entry> map_;
 };
 
-// Which numbers of rows of a row-wise operation (a product by a constant B) get a primitive of
-// their own. A model fed sequences of varying length runs a new
-// number of rows every run, and oneDNN generates code for each primitive: a Conformer's hundred
-// projections made a hundred primitives a run of a new length (35 ms a run against 24 at a
-// length seen). So the first kExactShapes numbers, and any seen kPromoteRuns times, get their
-// own; the others run as chunks of rows (for_each_chunk), a few primitives shared by every
-// number. Deterministic sessions keep exact plans only (`chunks` false).
+// Which shapes of a kernel get a primitive of their own. A model fed sequences of varying
+// length runs a new shape every run, and oneDNN generates code for each primitive: a
+// Conformer's hundred projections made a hundred primitives a run of a new length (35 ms a run
+// against 24 at a length seen). So the first kExactShapes shapes, and any seen kPromoteRuns
+// times, get their own; the others share a few: a product's rows run in chunks of powers of
+// two (for_each_chunk, packed_b.h), a convolution on its shape bucket's primitive
+// (shape_bucket.h). Deterministic sessions keep exact plans only (`shared` false): a shared
+// primitive may sum in another order.
 template <class Key>
-class RowPlans {
+class ExactPlans {
  public:
-  explicit RowPlans(bool chunks) : chunks_(chunks) {}
+  explicit ExactPlans(bool shared) : shared_(shared) {}
 
   static constexpr size_t kExactShapes = 4;
   static constexpr int64_t kPromoteRuns = 16;
   static constexpr int64_t kMaxChunk = 512;
 
-  // Whether `key` (a number of rows, with whatever else selects the primitive) runs on a plan
-  // of its own; counts this run of it.
+  // Whether `key` (a shape, with whatever else selects the primitive) runs on a plan of its
+  // own; counts this run of it.
   bool exact(const Key& key) {
-    if (!chunks_) return true;
+    if (!shared_) return true;
     std::lock_guard<std::mutex> lock(mu_);
     if (exact_.count(key)) return true;
     if (exact_.size() >= kExactShapes) {
@@ -156,7 +166,7 @@ class RowPlans {
   }
 
  private:
-  bool chunks_;
+  bool shared_;
   std::mutex mu_;
   std::map<Key, int64_t> runs_;  // of the keys without a plan of their own; bounded
   std::set<Key> exact_;

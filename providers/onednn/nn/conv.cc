@@ -13,6 +13,7 @@
 #include "providers/onednn/common/job_pool.h"
 #include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
+#include "providers/onednn/common/shape_bucket.h"
 #include "providers/onednn/nn/layout_prim.h"
 #include "providers/onednn/nn/nn.h"
 #include "providers/onednn/nn/small_conv1d.h"
@@ -30,7 +31,7 @@ class ConvKernel final : public Kernel {
  public:
   ConvKernel(WindowAttrs attrs, int64_t group, Threads threads,
              std::optional<dnnl::algorithm> post_op, float post_alpha, Tensor constant_w,
-             std::string what, bool small, bool winograd, int64_t block)
+             std::string what, bool small, bool winograd, int64_t block, bool buckets)
       : attrs_(std::move(attrs)),
         group_(group),
         threads_(threads),
@@ -40,7 +41,9 @@ class ConvKernel final : public Kernel {
         what_(std::move(what)),
         small_(small && avx512::have_avx512()),
         winograd_(winograd),
-        block_(block) {}
+        block_(block),
+        buckets_(buckets),
+        own_(buckets) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -75,55 +78,19 @@ class ConvKernel final : public Kernel {
                        "X " + shape_to_string(x->shape()) + " is neither [N, C, H, W] nor [N, C/" +
                            std::to_string(block_) + ", H, W, " + std::to_string(block_) + "]");
     }
+    if (buckets_ && !plans_.find(key)) {
+      RECUR_ASSIGN_OR_RETURN(bool ran, run_bucketed(ctx, key, *ctx.input(0), *x, x_blocked, *w, b));
+      if (ran) return ok_status();
+    }
     RECUR_ASSIGN_OR_RETURN(auto plan,
                            plans_.get(key, [&] { return make_plan(ctx, *x, x_blocked, *w, b); }));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
-    if (y->numel() == 0) return ok_status();
-    if (plan->direct) {
-      ScratchPool::Lease lease =
-          buffers_.acquire(static_cast<size_t>(plan->direct->scratch_floats()) * sizeof(float));
-      run_small_conv1d(*plan->direct, plan->out[0], x->data<float>(), constant_w_.data<float>(),
-                       b ? b->data<float>() : nullptr, y->data<float>(),
-                       static_cast<float*>(lease.data()));
-      return ok_status();
-    }
-    if (plan->direct2d) return run_small_2d(*plan->direct2d, plan->geo.macs, *x, b, *y);
-    if (plan->depthwise2d) return run_depthwise_2d(*plan->depthwise2d, plan->geo.macs, *x, b, *y);
-    if (plan->pointwise) {
-      const Pointwise& p = *plan->pointwise;
-      if (b) {
-        const int64_t rows = y->dim(0) * y->dim(1), S = y->numel() / std::max<int64_t>(1, rows);
-        const float* bp = b->data<float>();
-        float* yp = y->data<float>();
-        for (int64_t r = 0; r < rows; ++r)
-          std::fill(yp + r * S, yp + (r + 1) * S, bp[r % y->dim(1)]);
-      }
-      return execute_primitive(p.prim,
-                               {{DNNL_ARG_SRC, p.w, constant_w_.raw_data()},
-                                {DNNL_ARG_WEIGHTS, p.x, x->raw_data()},
-                                {DNNL_ARG_DST, p.y, y->raw_data()}},
-                               scratch_, what_);
-    }
-    if (plan->small) return run_small(*plan, *x, b, *y);
-    if (plan->winograd.prim.primitive && tame(*x)) {
-      return run_layout_prim(plan->winograd, plan->geo.x, x->raw_data(), plan->geo.y, y->raw_data(),
-                             plan->geo.b, b ? b->raw_data() : nullptr, buffers_, scratch_, what_);
-    }
-    RECUR_ASSIGN_OR_RETURN(auto direct, direct_of(*plan));
-    const auto [layout, plain] = direct;
-    if (layout->prim.primitive) {
-      return run_layout_prim(*layout, plan->geo.x, x->raw_data(), plan->geo.y, y->raw_data(),
-                             plan->geo.b, b ? b->raw_data() : nullptr, buffers_, scratch_, what_);
-    }
-    const Geometry& geo = plan->geo;
-    const Bind args[] = {{DNNL_ARG_SRC, geo.x, x->raw_data()},
-                         {DNNL_ARG_WEIGHTS, geo.w, w->raw_data()},
-                         {DNNL_ARG_DST, geo.y, y->raw_data()},
-                         {DNNL_ARG_BIAS, geo.b, b ? b->raw_data() : nullptr}};
-    return execute_primitive(*plain, std::span<const Bind>(args, b ? 4 : 3), scratch_, what_);
+    return execute(*plan, *x, *w, b, *y);
   }
 
  private:
+  using Key = std::tuple<Shape, Shape, Shape>;
+
   struct Geometry {
     memory::desc x, w, y, b;  // the plain layouts
     memory::dims strides, dilations, pad_l, pad_r;
@@ -177,6 +144,125 @@ class ConvKernel final : public Kernel {
     };
     std::shared_ptr<Direct> deferred;
   };
+
+  // Runs `plan` from X (plain, or the plain view of a blocked X) into Y, its output.
+  Status execute(const ConvPlan& plan_ref, const Tensor& x_ref, const Tensor& w_ref,
+                 const Tensor* b, Tensor& y_ref) const {
+    const ConvPlan* plan = &plan_ref;
+    const Tensor* x = &x_ref;
+    const Tensor* w = &w_ref;
+    Tensor* y = &y_ref;
+    if (y->numel() == 0) return ok_status();
+    if (plan->direct) {
+      ScratchPool::Lease lease =
+          buffers_.acquire(static_cast<size_t>(plan->direct->scratch_floats()) * sizeof(float));
+      run_small_conv1d(*plan->direct, plan->out[0], x->data<float>(), constant_w_.data<float>(),
+                       b ? b->data<float>() : nullptr, y->data<float>(),
+                       static_cast<float*>(lease.data()));
+      return ok_status();
+    }
+    if (plan->direct2d) return run_small_2d(*plan->direct2d, plan->geo.macs, *x, b, *y);
+    if (plan->depthwise2d) return run_depthwise_2d(*plan->depthwise2d, plan->geo.macs, *x, b, *y);
+    if (plan->pointwise) {
+      const Pointwise& p = *plan->pointwise;
+      if (b) {
+        const int64_t rows = y->dim(0) * y->dim(1), S = y->numel() / std::max<int64_t>(1, rows);
+        const float* bp = b->data<float>();
+        float* yp = y->data<float>();
+        for (int64_t r = 0; r < rows; ++r)
+          std::fill(yp + r * S, yp + (r + 1) * S, bp[r % y->dim(1)]);
+      }
+      return execute_primitive(p.prim,
+                               {{DNNL_ARG_SRC, p.w, constant_w_.raw_data()},
+                                {DNNL_ARG_WEIGHTS, p.x, x->raw_data()},
+                                {DNNL_ARG_DST, p.y, y->raw_data()}},
+                               scratch_, what_);
+    }
+    if (plan->small) return run_small(*plan, *x, b, *y);
+    if (plan->winograd.prim.primitive && tame(*x)) {
+      return run_layout_prim(plan->winograd, plan->geo.x, x->raw_data(), plan->geo.y, y->raw_data(),
+                             plan->geo.b, b ? b->raw_data() : nullptr, buffers_, scratch_, what_);
+    }
+    RECUR_ASSIGN_OR_RETURN(auto direct, direct_of(*plan));
+    const auto [layout, plain] = direct;
+    if (layout->prim.primitive) {
+      return run_layout_prim(*layout, plan->geo.x, x->raw_data(), plan->geo.y, y->raw_data(),
+                             plan->geo.b, b ? b->raw_data() : nullptr, buffers_, scratch_, what_);
+    }
+    const Geometry& geo = plan->geo;
+    const Bind args[] = {{DNNL_ARG_SRC, geo.x, x->raw_data()},
+                         {DNNL_ARG_WEIGHTS, geo.w, w->raw_data()},
+                         {DNNL_ARG_DST, geo.y, y->raw_data()},
+                         {DNNL_ARG_BIAS, geo.b, b ? b->raw_data() : nullptr}};
+    return execute_primitive(*plain, std::span<const Bind>(args, b ? 4 : 3), scratch_, what_);
+  }
+
+  // The shape buckets' run (common/shape_bucket.h) of an input size whose plan is not made:
+  // X copied, zero-padded, to its bucket's sizes, the bucket's plan run, and Y cut back to the
+  // size's outputs. The zeros past X's end are the padding the convolution reads there, so the
+  // outputs kept are the exact size's: each reads X where it is and zeros past it, as the
+  // exact size's does. False where the size is to have its own plan: pads that depend on the
+  // size (auto_pad SAME), sizes that are their buckets, sizes ExactPlans gives their own, and
+  // sizes whose bucket runs on recur's own loops, which generate no code.
+  // The most floats a bucket's run copies (X padded, Y back): each run pays the copies, where
+  // a primitive of the size's own costs 0.3 to 0.7 ms once. A Conformer's subsampling
+  // convolutions copied 10 MB a run (sub.2, [1, 256, 199, 39]: 1 ms more than its
+  // primitive's cost); a DeepSpeech2's (0.25M floats) and an OCR line reader's (at most
+  // 0.2M) gain.
+  static constexpr int64_t kMaxBucketCopy = int64_t{1} << 19;
+
+  Result<bool> run_bucketed(KernelContext& ctx, const Key& key, const Tensor& x_raw,
+                            const Tensor& x, bool x_blocked, const Tensor& w,
+                            const Tensor* b) const {
+    if (attrs_.auto_pad != "NOTSET" && attrs_.auto_pad != "VALID") return false;
+    const int64_t rank = x.rank();
+    if (rank < 3 || rank > 5 || w.rank() != rank || x.numel() == 0) return false;
+    Shape xb = x.shape();
+    for (int64_t i = 2; i < rank; ++i) xb[i] = bucket_size(xb[i]);
+    if (xb == x.shape()) return false;
+    const auto spatial = [](const Shape& s) {
+      return std::vector<int64_t>(s.begin() + 2, s.end());
+    };
+    const Shape& ws = w.shape();
+    auto win = compute_window(attrs_, spatial(x.shape()), spatial(ws));
+    if (!win.ok()) return false;  // the exact plan reports it
+    // [N, M, out...] of the exact size, blocked like the bucket's where a BlockedConv's.
+    Shape out = {x.dim(0), ws[0]};
+    out.insert(out.end(), win->out.begin(), win->out.end());
+    if (shape_numel(xb) + shape_numel(out) > kMaxBucketCopy || own_.exact(key)) return false;
+    if (block_) out = blocked_shape(out);
+    ScratchPool::Lease x_lease =
+        buffers_.acquire(static_cast<size_t>(shape_numel(xb)) * sizeof(float));
+    Tensor x_pad = Tensor::borrow(x_lease.data(), DType::kFloat32, xb);
+    Shape key_x = xb;
+    if (x_blocked) {
+      key_x = x_raw.shape();
+      for (int64_t i = 2; i < rank; ++i) key_x[static_cast<size_t>(i)] = xb[static_cast<size_t>(i)];
+    }
+    RECUR_ASSIGN_OR_RETURN(auto plan,
+                           plans_.get(Key{key_x, std::get<1>(key), std::get<2>(key)},
+                                      [&] { return make_plan(ctx, x_pad, x_blocked, w, b); }));
+    if (plan->direct || plan->direct2d || plan->depthwise2d || plan->small) return false;
+    if (plan->out.size() != out.size()) return false;
+    // The rows the copies move: a blocked tensor's [N, C/16, H, W] positions hold 16 floats.
+    const int64_t inner = block_ ? block_ : 1;
+    const auto outer = [&](const Shape& s, bool blocked) {
+      return blocked ? std::vector<int64_t>(s.begin(), s.end() - 1) : std::vector<int64_t>(s);
+    };
+    std::vector<int64_t> from = outer(x_raw.shape(), x_blocked), to = from;
+    for (int64_t i = 2; i < rank; ++i) to[static_cast<size_t>(i)] = xb[static_cast<size_t>(i)];
+    copy_window(x_raw.data<float>(), from, static_cast<float*>(x_lease.data()), to,
+                x_blocked ? inner : 1);
+    ScratchPool::Lease y_lease =
+        buffers_.acquire(static_cast<size_t>(shape_numel(plan->out)) * sizeof(float));
+    Tensor y_pad = Tensor::borrow(y_lease.data(), DType::kFloat32, plan->out);
+    RECUR_RETURN_IF_ERROR(execute(*plan, x_pad, w, b, y_pad));
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, out));
+    copy_window(y_pad.data<float>(), outer(plan->out, block_ > 0), y->data<float>(),
+                outer(out, block_ > 0), block_ ? inner : 1);
+    count_bucketed_run();
+    return true;
+  }
 
   // Winograd's algorithm (oneDNN's F(4x4, 3x3) and F(2x2, 3x3)) computes a tile of outputs
   // from transforms of a tile of X: half the multiply-adds of a direct 3x3 convolution or
@@ -677,8 +763,10 @@ class ConvKernel final : public Kernel {
   bool small_;        // 1-D convolutions may take recur's own loop
   bool winograd_;     // onednn.winograd
   int64_t block_;     // a BlockedConv's channel block (16); 0 for a Conv or FusedConv
-  mutable PrimCache<std::tuple<Shape, Shape, Shape>, ConvPlan> plans_;
-  mutable WeightPacks packs_;  // constant W in the layouts of the plans' primitives
+  bool buckets_;      // sizes may share their bucket's plan (not for a static X, nor deterministic)
+  mutable PrimCache<Key, ConvPlan> plans_;
+  mutable ExactPlans<Key> own_;  // which sizes get a plan of their own
+  mutable WeightPacks packs_;    // constant W in the layouts of the plans' primitives
   mutable std::shared_ptr<const avx512::PackedMatrix> small_w_;  // W for SmallConv plans
   mutable std::optional<bool> w_tame_;  // whether W suits Winograd (winograd_fits)
   mutable ScratchPool scratch_;
@@ -734,7 +822,8 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
                        : Tensor();
   return std::unique_ptr<Kernel>(std::make_unique<ConvKernel>(
       std::move(w), group, options_of(ctx).team(), post_op, post_alpha, std::move(w_value),
-      ctx.node().describe(), options_of(ctx).small_cells, options_of(ctx).winograd, block));
+      ctx.node().describe(), options_of(ctx).small_cells, options_of(ctx).winograd, block,
+      !ctx.input_type(0).is_static() && !options_of(ctx).deterministic));
 }
 
 }  // namespace

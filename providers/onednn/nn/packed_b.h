@@ -62,7 +62,7 @@ class PackedB {
 };
 
 // One kernel's plans of products by its PackedB, by number of rows M: an exact plan for the
-// numbers RowPlans picks (prim_cache.h), chunks of rows otherwise. Each output row's sum is the
+// numbers ExactPlans picks (prim_cache.h), chunks of rows otherwise. Each output row's sum is the
 // same whatever the chunk (brgemm's reduction over K does not depend on the number of rows).
 class PackedPlans {
  public:
@@ -86,7 +86,7 @@ class PackedPlans {
                                                     Threads threads, const std::string& what,
                                                     PrimCache<Key, PackedB::Plan>& cache) const;
 
-  mutable RowPlans<Key> rows_;
+  mutable ExactPlans<Key> rows_;
   mutable PrimCache<Key, PackedB::Plan> exact_, chunk_;
 };
 
