@@ -1,6 +1,7 @@
 #include "providers/onednn/common/prim_cache.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/busy_cores.h"
@@ -145,5 +146,12 @@ RECUR_LOAD_PATH Claim claim_last_axis_float32(const Node& node, const Graph& gra
   }
   return Claim::accept();
 }
+
+namespace {
+std::atomic<int64_t> g_shared_plan_runs{0};
+}  // namespace
+
+int64_t shared_plan_runs() { return g_shared_plan_runs.load(std::memory_order_relaxed); }
+void count_shared_plan_run() { g_shared_plan_runs.fetch_add(1, std::memory_order_relaxed); }
 
 }  // namespace recur::onednn

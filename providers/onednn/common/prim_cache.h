@@ -128,6 +128,12 @@ class PrimCache {
 // two (for_each_chunk, packed_b.h), a convolution on its shape bucket's primitive
 // (shape_bucket.h). Deterministic sessions keep exact plans only (`shared` false): a shared
 // primitive may sum in another order.
+// Runs on shared plans (a bucket's convolution, a product in chunks of rows, an RNN in shared
+// blocks) in this process: their tests count them, so that a test whose shared plan did not
+// run fails.
+int64_t shared_plan_runs();
+void count_shared_plan_run();
+
 template <class Key>
 class ExactPlans {
  public:

@@ -1,19 +1,11 @@
 #include "providers/onednn/common/shape_bucket.h"
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cstring>
 #include <vector>
 
 namespace recur::onednn {
-
-namespace {
-std::atomic<int64_t> g_bucketed{0};
-}  // namespace
-
-int64_t bucketed_runs() { return g_bucketed.load(std::memory_order_relaxed); }
-void count_bucketed_run() { g_bucketed.fetch_add(1, std::memory_order_relaxed); }
 
 int64_t bucket_size(int64_t n) {
   if (n < 32) return n;

@@ -24,8 +24,4 @@ int64_t bucket_size(int64_t n);
 void copy_window(const float* from, std::span<const int64_t> from_dims, float* to,
                  std::span<const int64_t> to_dims, int64_t inner);
 
-// Runs that went through a bucket's primitives in this process (their tests count them).
-int64_t bucketed_runs();
-void count_bucketed_run();
-
 }  // namespace recur::onednn

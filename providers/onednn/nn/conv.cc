@@ -260,7 +260,7 @@ class ConvKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, out));
     copy_window(y_pad.data<float>(), outer(plan->out, block_ > 0), y->data<float>(),
                 outer(out, block_ > 0), block_ ? inner : 1);
-    count_bucketed_run();
+    count_shared_plan_run();
     return true;
   }
 

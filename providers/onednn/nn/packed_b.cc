@@ -127,6 +127,7 @@ Status PackedPlans::run(const PackedB& b, int64_t M, const float* a, float* y, c
     RECUR_ASSIGN_OR_RETURN(auto p, plan(b, {M, variant}, bias, attr, threads, what, exact_));
     return run_rows(*p, 0, M);
   }
+  count_shared_plan_run();
   return ExactPlans<Key>::for_each_chunk(M, [&](int64_t r0, int64_t rows) -> Status {
     RECUR_ASSIGN_OR_RETURN(auto p, plan(b, {rows, variant}, bias, attr, threads, what, chunk_));
     return run_rows(*p, r0, rows);

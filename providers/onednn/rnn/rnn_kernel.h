@@ -21,6 +21,7 @@
 #include "providers/onednn/common/busy_cores.h"
 #include "providers/onednn/common/dnnl_util.h"
 #include "providers/onednn/common/job_pool.h"
+#include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/rnn/rnn_bf16.h"
 #include "providers/onednn/rnn/rnn_chooser.h"
 #include "providers/onednn/rnn/rnn_common.h"
@@ -99,6 +100,7 @@ struct RunScratch {
   std::vector<float> chain;        // a blocked run's states between blocks: h twice, then c twice
   std::vector<int32_t> full_lens;  // a cancellable run's uniform lengths
   std::vector<float> dense_x;      // kLayout1DenseX: X as [T, N, I]
+  std::vector<int64_t> block_starts;  // run_shared_blocks' blocks
 };
 
 // The bf16 mirrors of one run's X, Y and hidden states, in the layouts of the f32 tensors (so
@@ -135,7 +137,7 @@ Status run_parallel(size_t n, int threads, F&& f) {
 class RnnKernel final : public Kernel {
  public:
   RnnKernel(const Node& node, RnnSpec spec, OnednnOptions opts)
-      : node_(node), spec_(std::move(spec)), opts_(opts) {}
+      : node_(node), spec_(std::move(spec)), opts_(opts), lengths_(!opts.deterministic) {}
 
   Status init(CompileContext& ctx);
   Status run(KernelContext& ctx) const override;
@@ -241,6 +243,10 @@ class RnnKernel final : public Kernel {
   Status repack_run_weights(KernelContext& ctx, const Tensor* w, const Tensor* r, const Tensor* b,
                             const Tensor* p, int64_t I, int64_t H, RunWeights& rw) const;
   Status run_uniform(const RunIo& io) const;
+  // run_uniform for a length ExactPlans gives no plans of its own (rnn_run.cc).
+  Status run_shared_blocks(const RunIo& io, const Choice& c, std::span<const Job> jobs,
+                           Mode mode) const;
+  static constexpr int64_t kMaxSharedBlock = 512;
   // run_uniform's jobs in blocks of tb < T steps, chaining the states from block to block.
   Status run_blocks(const RunIo& io, std::span<const Job> jobs, size_t i, int64_t tb,
                     const Exec& whole) const;
@@ -283,6 +289,8 @@ class RnnKernel final : public Kernel {
   mutable ScratchPool scratch_;
   mutable ScratchPool bf16_pool_;
   mutable ObjectPool<RunScratch> run_scratch_;
+  // Which (T, N) get plans of their own; the others run in shared blocks (run_shared_blocks).
+  mutable ExactPlans<std::tuple<int64_t, int64_t>> lengths_;
 };
 
 }  // namespace recur::onednn::rnn

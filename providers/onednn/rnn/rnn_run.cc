@@ -1,6 +1,7 @@
 // The kernel's run paths: all sequences of length T in one primitive per job, and unequal
 // sequence lengths as time segments over the rows still active.
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -243,8 +244,16 @@ Status RnnKernel::run_uniform(const RunIo& given) const {
   CoreLease lease;
   const Choice c = for_busy_cores(chosen, lease);
   const Jobs jobs = jobs_for(c, given.N);
+  // A sequence length past the first few, where the strides do not depend on T: blocks whose
+  // plans every length shares (run_shared_blocks).
+  const Mode mode = run_mode(jobs, given.N, given.T);
+  if (!bf16_ && given.block == 0 &&
+      (mode == Mode::kLayout0 || (mode == Mode::kLayout1 && given.N == 1)) &&
+      !lengths_.exact(std::make_tuple(given.T, given.N))) {
+    return run_shared_blocks(given, c, jobs, mode);
+  }
   RunIo io = given;
-  if (run_mode(jobs, io.N, io.T) == Mode::kLayout1DenseX) {
+  if (mode == Mode::kLayout1DenseX) {
     // [N, T, I] -> [T, N, I], rows of I floats (run_mode says why).
     std::vector<float>& dense = io.scratch->dense_x;
     dense.resize(static_cast<size_t>(io.T * io.N * io.I));
@@ -317,6 +326,87 @@ Status RnnKernel::run_uniform(const RunIo& given) const {
   });
   plans.clear();  // the plans stay in the kernel's cache, not in the pool's scratch
   if (st.ok() && bf16_) mirror_out(io, m, dst_iter ? hn : nullptr);
+  return st;
+}
+
+// A length without plans of its own (ExactPlans, prim_cache.h): the sequence in blocks of
+// power-of-two steps (the largest first, up to kMaxSharedBlock and time_block's bound), each
+// block's final states the next one's initial states, on plans keyed by the block's steps, which
+// every length shares (a last block of all the few steps left took 870 MiB resident on umx's
+// stream against 749, and no less time). oneDNN makes an RNN primitive per number of steps: umx's
+// three BiLSTMs made six a run of a new length.
+Status RnnKernel::run_shared_blocks(const RunIo& io, const Choice& c, std::span<const Job> jobs,
+                                    Mode mode) const {
+  const bool lstm = spec_.cell == RnnCell::kLstm;
+  const auto cap = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(
+      std::max<int64_t>(1, time_block(kMaxSharedBlock, io.N, io.I, io.H, c, jobs)))));
+  std::vector<int64_t>& starts = io.scratch->block_starts;
+  starts.clear();
+  for (int64_t t = 0; t < io.T;) {
+    starts.push_back(t);
+    t += static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::min(io.T - t, cap))));
+  }
+  const auto nb = static_cast<int64_t>(starts.size());
+  auto steps = [&](int64_t b) { return (b + 1 < nb ? starts[b + 1] : io.T) - starts[b]; };
+  std::vector<std::shared_ptr<const Plan>>& plans = io.scratch->plans;
+  plans.clear();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Job& j : jobs) {
+      for (int64_t b = 0; b < nb; ++b) {
+        const ShapeKey key{steps(b), j.n1 - j.n0,     io.I,  io.H,
+                           io.N,     is_reverse(j.d), mode,  true,
+                           true,     act_dir(j.d),    c.any, c.split > 1 ? 1 : c.threads,
+                           0};
+        RECUR_ASSIGN_OR_RETURN(auto plan, get_plan_locked(key));
+        plans.push_back(std::move(plan));
+      }
+    }
+  }
+  std::vector<float>& zeros = io.scratch->zeros;
+  std::vector<float>& spare = io.scratch->spare;
+  Exec whole;
+  whole.h0 = io.h0;
+  whole.c0 = io.c0;
+  if (!io.h0 || (lstm && !io.c0)) {
+    zeros.assign(io.state_n(), 0.0f);
+    if (!io.h0) whole.h0 = zeros.data();
+    if (lstm && !io.c0) whole.c0 = zeros.data();
+  }
+  whole.hn = io.yh;
+  whole.cn = io.yc;
+  if (!io.yh || (lstm && !io.yc)) {
+    spare.resize(io.state_n());
+    if (!io.yh) whole.hn = spare.data();
+    if (lstm && !io.yc) whole.cn = spare.data();
+  }
+  io.scratch->chain.resize((lstm ? 4 : 2) * io.state_n());
+  count_shared_plan_run();
+  const Status st = run_parallel(jobs.size(), c.split > 1 ? c.split : 1, [&](size_t i) -> Status {
+    const Job& j = jobs[i];
+    const bool rev = is_reverse(j.d);
+    const int64_t so = io.s_off(j.d, j.n0);
+    const size_t sn = io.state_n();
+    float* chain = io.scratch->chain.data();
+    float* h[2] = {chain + so, chain + sn + so};
+    float* cs[2] = {lstm ? chain + 2 * sn + so : nullptr, lstm ? chain + 3 * sn + so : nullptr};
+    for (int64_t k = 0; k < nb; ++k) {
+      const int64_t b = rev ? nb - 1 - k : k;  // the block's place in time
+      Exec e;
+      e.x = io.x_at(starts[b], j.n0);
+      e.y = io.y + io.y_off(starts[b], j.d, j.n0);
+      e.h0 = k == 0 ? static_cast<const float*>(whole.h0) + so : h[k % 2];
+      e.hn = k == nb - 1 ? static_cast<float*>(whole.hn) + so : h[(k + 1) % 2];
+      if (lstm) {
+        e.c0 = k == 0 ? static_cast<const float*>(whole.c0) + so : cs[k % 2];
+        e.cn = k == nb - 1 ? static_cast<float*>(whole.cn) + so : cs[(k + 1) % 2];
+      }
+      RECUR_RETURN_IF_ERROR(
+          execute(*plans[static_cast<size_t>(static_cast<int64_t>(i) * nb + b)], j.d, io.rw, e));
+    }
+    return ok_status();
+  });
+  plans.clear();  // the plans stay in the kernel's cache, not in the pool's scratch
   return st;
 }
 

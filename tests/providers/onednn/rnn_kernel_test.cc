@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/rnn/rnn_desc.h"
 #include "recur/recur.h"
 #include "tests/support/expect_error.h"
@@ -530,6 +531,72 @@ TEST(OnednnRnnKernel, MidSizedCellsTakeTheSmallKernelForFewRows) {
                                           : ": not oneDNN's primitive");
       }
     }
+  }
+}
+
+// One session fed many sequence lengths, as a server of utterances is: the first lengths get
+// primitives of their own, later ones run in blocks of power-of-two steps on plans every length
+// shares (rnn_run.cc, run_shared_blocks), the states chained from block to block, the reverse
+// direction from the last block back. Against the reference, with initial states and both final
+// states, layout 0 and layout 1 over one row; counted, so that blocks that did not run fail.
+TEST(OnednnRnnKernel, NewSequenceLengthsRunInSharedBlocks) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  struct Case {
+    std::string op, direction;
+    int64_t layout, N, H;
+  };
+  // H of 200 (400 for the RNN) over I = 48: oneDNN's primitive, not the small-cell kernels.
+  const int64_t I = 48;
+  const int64_t lengths[] = {9, 3, 12, 5, 7, 1, 70, 16, 37, 600, 13};
+  for (const Case& c : {Case{"LSTM", "bidirectional", 0, 3, 200}, Case{"GRU", "reverse", 0, 2, 200},
+                        Case{"RNN", "forward", 1, 1, 400}, Case{"LSTM", "forward", 1, 1, 200}}) {
+    const int64_t H = c.H;
+    const int64_t D = c.direction == "bidirectional" ? 2 : 1;
+    const int64_t G = c.op == "LSTM" ? 4 : c.op == "GRU" ? 3 : 1;
+    std::mt19937 rng(41);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(I + H));
+    ModelBuilder mb(14);
+    const Shape xs = c.layout == 0 ? Shape{-1, c.N, I} : Shape{c.N, -1, I};
+    const Shape ss = c.layout == 0 ? Shape{D, c.N, H} : Shape{c.N, D, H};
+    mb.input("X", DType::kFloat32, xs,
+             c.layout == 0 ? std::vector<std::string>{"T", "", ""}
+                           : std::vector<std::string>{"", "T", ""});
+    mb.input("initial_h", DType::kFloat32, ss);
+    mb.initializer("W", random_tensor({D, G * H, I}, rng, scale));
+    mb.initializer("R", random_tensor({D, G * H, H}, rng, scale));
+    mb.initializer("B", random_tensor({D, 2 * G * H}, rng, scale));
+    std::vector<std::string> ins = {"X", "W", "R", "B", "", "initial_h"};
+    std::vector<std::string> outs = {"Y", "Y_h"};
+    mb.output("Y", DType::kFloat32).output("Y_h", DType::kFloat32);
+    if (c.op == "LSTM") {
+      mb.input("initial_c", DType::kFloat32, ss);
+      ins.push_back("initial_c");
+      outs.push_back("Y_c");
+      mb.output("Y_c", DType::kFloat32);
+    }
+    auto& n = mb.node(c.op, ins, outs, "rnn");
+    set_attr(n, "hidden_size", H);
+    set_attr(n, "direction", c.direction);
+    set_attr(n, "layout", c.layout);
+    if (c.op == "GRU") set_attr(n, "linear_before_reset", int64_t{1});
+    const std::string bytes = mb.bytes();
+    SessionOptions dopts, ropts;
+    dopts.providers({"onednn"}).threads(2);
+    ropts.providers({"reference"});
+    Session dnn = open(bytes, dopts), ref = open(bytes, ropts);
+    ASSERT_EQ(dnn.explain().find("small-cell"), std::string::npos) << dnn.explain();
+    const int64_t before = onednn::shared_plan_runs();
+    for (const int64_t T : lengths) {
+      Feeds f = {
+          {"X", random_tensor(c.layout == 0 ? Shape{T, c.N, I} : Shape{c.N, T, I}, rng, 1.0f)},
+          {"initial_h", random_tensor(ss, rng, 1.0f)}};
+      if (c.op == "LSTM") f.push_back({"initial_c", random_tensor(ss, rng, 1.0f)});
+      expect_match(dnn.run(f), ref.run(f),
+                   c.op + " " + c.direction + " layout " + std::to_string(c.layout) +
+                       " T=" + std::to_string(T));
+    }
+    // Past the first four lengths, 7 runs in shared blocks.
+    EXPECT_EQ(onednn::shared_plan_runs() - before, 7) << c.op << " " << c.direction;
   }
 }
 

@@ -51,8 +51,10 @@ TEST(ShapeBucket, CopyWindowKeepsTheSharedRegionAndZerosTheRest) {
     std::vector<int64_t> from, to;
     int64_t inner;
   };
-  const Case cases[] = {{{2, 3, 5}, {2, 3, 8}, 1},        {{2, 3, 8}, {2, 3, 5}, 1},
-                        {{1, 2, 3, 7}, {1, 2, 4, 9}, 16}, {{1, 2, 4, 9}, {1, 2, 3, 7}, 16},
+  const Case cases[] = {{{2, 3, 5}, {2, 3, 8}, 1},
+                        {{2, 3, 8}, {2, 3, 5}, 1},
+                        {{1, 2, 3, 7}, {1, 2, 4, 9}, 16},
+                        {{1, 2, 4, 9}, {1, 2, 3, 7}, 16},
                         {{2, 1, 3, 2, 5}, {2, 1, 4, 2, 6}, 1}};
   for (const Case& c : cases) {
     auto count = [&](const std::vector<int64_t>& d) {
@@ -157,7 +159,7 @@ TEST(ShapeBucket, ConvolutionsOffTheBucketsMatchTheReference) {
     Session dnn = open(bytes, "onednn");
     for (const auto& a : dnn.assignment()) ASSERT_EQ(a.provider, "onednn") << f.what;
     const Session ref = open(bytes, "reference");
-    const int64_t before = bucketed_runs();
+    const int64_t before = shared_plan_runs();
     int k = 0;
     for (const int64_t L : lengths) {
       Shape shape(f.x.begin(), f.x.end());
@@ -171,9 +173,9 @@ TEST(ShapeBucket, ConvolutionsOffTheBucketsMatchTheReference) {
       EXPECT_TRUE(cmp.match) << f.what << " " << shape_to_string(shape) << ": " << cmp.reason;
     }
     if (f.auto_pad.rfind("SAME", 0) == 0) {
-      EXPECT_EQ(bucketed_runs(), before) << f.what;
+      EXPECT_EQ(shared_plan_runs(), before) << f.what;
     } else {
-      EXPECT_GE(bucketed_runs() - before, 3) << f.what << ": the sizes off a bucket ran in one";
+      EXPECT_GE(shared_plan_runs() - before, 3) << f.what << ": the sizes off a bucket ran in one";
     }
   }
 }
@@ -188,7 +190,8 @@ TEST(ShapeBucket, ASizeThatComesBackGetsItsOwnPlan) {
   Form fixed = dynamic;
   fixed.x = {1, 256, 45};
   const std::string dyn_bytes = model_of(dynamic, rng), fixed_bytes = model_of(fixed, rng);
-  constexpr int64_t kFirst = ExactPlans<int>::kExactShapes, kPromote = ExactPlans<int>::kPromoteRuns;
+  constexpr int64_t kFirst = ExactPlans<int>::kExactShapes,
+                    kPromote = ExactPlans<int>::kPromoteRuns;
   struct Case {
     const std::string* bytes;
     bool deterministic;
@@ -204,12 +207,12 @@ TEST(ShapeBucket, ASizeThatComesBackGetsItsOwnPlan) {
     }
     const Tensor x = random_tensor({1, 256, 45}, rng, 1.0f);
     const Tensor want = ref.run({{"X", x}})[0];
-    const int64_t before = bucketed_runs();
+    const int64_t before = shared_plan_runs();
     for (int64_t i = 0; i < kPromote + 3; ++i) {
       const auto cmp = tools::compare(dnn.run({{"X", x}})[0], want, tools::Tolerance{});
       EXPECT_TRUE(cmp.match) << "run " << i << ": " << cmp.reason;
     }
-    EXPECT_EQ(bucketed_runs() - before, c.want) << (c.deterministic ? "deterministic" : "");
+    EXPECT_EQ(shared_plan_runs() - before, c.want) << (c.deterministic ? "deterministic" : "");
   }
 }
 
