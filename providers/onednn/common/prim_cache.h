@@ -120,6 +120,12 @@ class PrimCache {
   std::map<Key, Entry> map_;
 };
 
+// Runs on shared plans (a bucket's convolution, a product in chunks of rows, an RNN in shared
+// blocks) in this process: their tests count them, so that a test whose shared plan did not
+// run fails.
+int64_t shared_plan_runs();
+void count_shared_plan_run();
+
 // Which shapes of a kernel get a primitive of their own. A model fed sequences of varying
 // length runs a new shape every run, and oneDNN generates code for each primitive: a
 // Conformer's hundred projections made a hundred primitives a run of a new length (35 ms a run
@@ -128,12 +134,6 @@ class PrimCache {
 // two (for_each_chunk, packed_b.h), a convolution on its shape bucket's primitive
 // (shape_bucket.h). Deterministic sessions keep exact plans only (`shared` false): a shared
 // primitive may sum in another order.
-// Runs on shared plans (a bucket's convolution, a product in chunks of rows, an RNN in shared
-// blocks) in this process: their tests count them, so that a test whose shared plan did not
-// run fails.
-int64_t shared_plan_runs();
-void count_shared_plan_run();
-
 template <class Key>
 class ExactPlans {
  public:

@@ -146,56 +146,59 @@ class ConvKernel final : public Kernel {
   };
 
   // Runs `plan` from X (plain, or the plain view of a blocked X) into Y, its output.
-  Status execute(const ConvPlan& plan_ref, const Tensor& x_ref, const Tensor& w_ref,
-                 const Tensor* b, Tensor& y_ref) const {
-    const ConvPlan* plan = &plan_ref;
-    const Tensor* x = &x_ref;
-    const Tensor* w = &w_ref;
-    Tensor* y = &y_ref;
-    if (y->numel() == 0) return ok_status();
-    if (plan->direct) {
+  Status execute(const ConvPlan& plan, const Tensor& x, const Tensor& w, const Tensor* b,
+                 Tensor& y) const {
+    if (y.numel() == 0) return ok_status();
+    if (plan.direct) {
       ScratchPool::Lease lease =
-          buffers_.acquire(static_cast<size_t>(plan->direct->scratch_floats()) * sizeof(float));
-      run_small_conv1d(*plan->direct, plan->out[0], x->data<float>(), constant_w_.data<float>(),
-                       b ? b->data<float>() : nullptr, y->data<float>(),
+          buffers_.acquire(static_cast<size_t>(plan.direct->scratch_floats()) * sizeof(float));
+      run_small_conv1d(*plan.direct, plan.out[0], x.data<float>(), constant_w_.data<float>(),
+                       b ? b->data<float>() : nullptr, y.data<float>(),
                        static_cast<float*>(lease.data()));
       return ok_status();
     }
-    if (plan->direct2d) return run_small_2d(*plan->direct2d, plan->geo.macs, *x, b, *y);
-    if (plan->depthwise2d) return run_depthwise_2d(*plan->depthwise2d, plan->geo.macs, *x, b, *y);
-    if (plan->pointwise) {
-      const Pointwise& p = *plan->pointwise;
+    if (plan.direct2d) return run_small_2d(*plan.direct2d, plan.geo.macs, x, b, y);
+    if (plan.depthwise2d) return run_depthwise_2d(*plan.depthwise2d, plan.geo.macs, x, b, y);
+    if (plan.pointwise) {
+      const Pointwise& p = *plan.pointwise;
       if (b) {
-        const int64_t rows = y->dim(0) * y->dim(1), S = y->numel() / std::max<int64_t>(1, rows);
+        const int64_t rows = y.dim(0) * y.dim(1), S = y.numel() / std::max<int64_t>(1, rows);
         const float* bp = b->data<float>();
-        float* yp = y->data<float>();
+        float* yp = y.data<float>();
         for (int64_t r = 0; r < rows; ++r)
-          std::fill(yp + r * S, yp + (r + 1) * S, bp[r % y->dim(1)]);
+          std::fill(yp + r * S, yp + (r + 1) * S, bp[r % y.dim(1)]);
       }
       return execute_primitive(p.prim,
                                {{DNNL_ARG_SRC, p.w, constant_w_.raw_data()},
-                                {DNNL_ARG_WEIGHTS, p.x, x->raw_data()},
-                                {DNNL_ARG_DST, p.y, y->raw_data()}},
+                                {DNNL_ARG_WEIGHTS, p.x, x.raw_data()},
+                                {DNNL_ARG_DST, p.y, y.raw_data()}},
                                scratch_, what_);
     }
-    if (plan->small) return run_small(*plan, *x, b, *y);
-    if (plan->winograd.prim.primitive && tame(*x)) {
-      return run_layout_prim(plan->winograd, plan->geo.x, x->raw_data(), plan->geo.y, y->raw_data(),
-                             plan->geo.b, b ? b->raw_data() : nullptr, buffers_, scratch_, what_);
+    if (plan.small) return run_small(plan, x, b, y);
+    if (plan.winograd.prim.primitive && tame(x)) {
+      return run_layout_prim(plan.winograd, plan.geo.x, x.raw_data(), plan.geo.y, y.raw_data(),
+                             plan.geo.b, b ? b->raw_data() : nullptr, buffers_, scratch_, what_);
     }
-    RECUR_ASSIGN_OR_RETURN(auto direct, direct_of(*plan));
+    RECUR_ASSIGN_OR_RETURN(auto direct, direct_of(plan));
     const auto [layout, plain] = direct;
     if (layout->prim.primitive) {
-      return run_layout_prim(*layout, plan->geo.x, x->raw_data(), plan->geo.y, y->raw_data(),
-                             plan->geo.b, b ? b->raw_data() : nullptr, buffers_, scratch_, what_);
+      return run_layout_prim(*layout, plan.geo.x, x.raw_data(), plan.geo.y, y.raw_data(),
+                             plan.geo.b, b ? b->raw_data() : nullptr, buffers_, scratch_, what_);
     }
-    const Geometry& geo = plan->geo;
-    const Bind args[] = {{DNNL_ARG_SRC, geo.x, x->raw_data()},
-                         {DNNL_ARG_WEIGHTS, geo.w, w->raw_data()},
-                         {DNNL_ARG_DST, geo.y, y->raw_data()},
+    const Geometry& geo = plan.geo;
+    const Bind args[] = {{DNNL_ARG_SRC, geo.x, x.raw_data()},
+                         {DNNL_ARG_WEIGHTS, geo.w, w.raw_data()},
+                         {DNNL_ARG_DST, geo.y, y.raw_data()},
                          {DNNL_ARG_BIAS, geo.b, b ? b->raw_data() : nullptr}};
     return execute_primitive(*plain, std::span<const Bind>(args, b ? 4 : 3), scratch_, what_);
   }
+
+  // The most floats a bucket's run copies (X padded, Y back): each run pays the copies, where
+  // a primitive of the size's own costs 0.3 to 0.7 ms once. A Conformer's subsampling
+  // convolutions copied 10 MB a run (sub.2, [1, 256, 199, 39]: 1 ms more than its
+  // primitive's cost); a DeepSpeech2's (0.25M floats) and an OCR line reader's (at most
+  // 0.2M) gain.
+  static constexpr int64_t kMaxBucketCopy = int64_t{1} << 19;
 
   // The shape buckets' run (common/shape_bucket.h) of an input size whose plan is not made:
   // X copied, zero-padded, to its bucket's sizes, the bucket's plan run, and Y cut back to the
@@ -204,13 +207,6 @@ class ConvKernel final : public Kernel {
   // exact size's does. False where the size is to have its own plan: pads that depend on the
   // size (auto_pad SAME), sizes that are their buckets, sizes ExactPlans gives their own, and
   // sizes whose bucket runs on recur's own loops, which generate no code.
-  // The most floats a bucket's run copies (X padded, Y back): each run pays the copies, where
-  // a primitive of the size's own costs 0.3 to 0.7 ms once. A Conformer's subsampling
-  // convolutions copied 10 MB a run (sub.2, [1, 256, 199, 39]: 1 ms more than its
-  // primitive's cost); a DeepSpeech2's (0.25M floats) and an OCR line reader's (at most
-  // 0.2M) gain.
-  static constexpr int64_t kMaxBucketCopy = int64_t{1} << 19;
-
   Result<bool> run_bucketed(KernelContext& ctx, const Key& key, const Tensor& x_raw,
                             const Tensor& x, bool x_blocked, const Tensor& w,
                             const Tensor* b) const {

@@ -66,7 +66,7 @@ class PackedB {
 // same whatever the chunk (brgemm's reduction over K does not depend on the number of rows).
 class PackedPlans {
  public:
-  explicit PackedPlans(bool chunks) : rows_(chunks) {}
+  explicit PackedPlans(bool shared) : rows_(shared) {}
 
   // Y [M, N] (dense) = A [M, K] (row m at a + m * K) by `b`, plus `bias` (N values) where
   // not null; `attr` and `variant` (a Gemm's with or without C) key the plans with M.

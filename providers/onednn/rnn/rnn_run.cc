@@ -392,6 +392,7 @@ Status RnnKernel::run_shared_blocks(const RunIo& io, const Choice& c, std::span<
     float* cs[2] = {lstm ? chain + 2 * sn + so : nullptr, lstm ? chain + 3 * sn + so : nullptr};
     for (int64_t k = 0; k < nb; ++k) {
       const int64_t b = rev ? nb - 1 - k : k;  // the block's place in time
+      if (io.ctx) RECUR_RETURN_IF_ERROR(io.ctx->check_cancelled("time step", starts[b]));
       Exec e;
       e.x = io.x_at(starts[b], j.n0);
       e.y = io.y + io.y_off(starts[b], j.d, j.n0);
