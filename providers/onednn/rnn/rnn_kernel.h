@@ -247,6 +247,10 @@ class RnnKernel final : public Kernel {
   Status run_shared_blocks(const RunIo& io, const Choice& c, std::span<const Job> jobs,
                            Mode mode) const;
   static constexpr int64_t kMaxSharedBlock = 512;
+  // One job's blocks of steps, chaining the states from block to block (rnn_run.cc).
+  template <class StartOf, class PlanOf>
+  Status walk_blocks(const RunIo& io, const Job& j, int64_t nb, StartOf start_of, PlanOf plan_of,
+                     const Exec& whole) const;
   // run_uniform's jobs in blocks of tb < T steps, chaining the states from block to block.
   Status run_blocks(const RunIo& io, std::span<const Job> jobs, size_t i, int64_t tb,
                     const Exec& whole) const;

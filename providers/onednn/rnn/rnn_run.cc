@@ -382,66 +382,61 @@ Status RnnKernel::run_shared_blocks(const RunIo& io, const Choice& c, std::span<
   }
   io.scratch->chain.resize((lstm ? 4 : 2) * io.state_n());
   count_shared_plan_run();
-  const Status st = run_parallel(jobs.size(), c.split > 1 ? c.split : 1, [&](size_t i) -> Status {
-    const Job& j = jobs[i];
-    const bool rev = is_reverse(j.d);
-    const int64_t so = io.s_off(j.d, j.n0);
-    const size_t sn = io.state_n();
-    float* chain = io.scratch->chain.data();
-    float* h[2] = {chain + so, chain + sn + so};
-    float* cs[2] = {lstm ? chain + 2 * sn + so : nullptr, lstm ? chain + 3 * sn + so : nullptr};
-    for (int64_t k = 0; k < nb; ++k) {
-      const int64_t b = rev ? nb - 1 - k : k;  // the block's place in time
-      if (io.ctx) RECUR_RETURN_IF_ERROR(io.ctx->check_cancelled("time step", starts[b]));
-      Exec e;
-      e.x = io.x_at(starts[b], j.n0);
-      e.y = io.y + io.y_off(starts[b], j.d, j.n0);
-      e.h0 = k == 0 ? static_cast<const float*>(whole.h0) + so : h[k % 2];
-      e.hn = k == nb - 1 ? static_cast<float*>(whole.hn) + so : h[(k + 1) % 2];
-      if (lstm) {
-        e.c0 = k == 0 ? static_cast<const float*>(whole.c0) + so : cs[k % 2];
-        e.cn = k == nb - 1 ? static_cast<float*>(whole.cn) + so : cs[(k + 1) % 2];
-      }
-      RECUR_RETURN_IF_ERROR(
-          execute(*plans[static_cast<size_t>(static_cast<int64_t>(i) * nb + b)], j.d, io.rw, e));
-    }
-    return ok_status();
+  const Status st = run_parallel(jobs.size(), c.split > 1 ? c.split : 1, [&](size_t i) {
+    return walk_blocks(
+        io, jobs[i], nb, [&](int64_t b) { return starts[static_cast<size_t>(b)]; },
+        [&](int64_t b) -> const Plan& {
+          return *plans[static_cast<size_t>(static_cast<int64_t>(i) * nb + b)];
+        },
+        whole);
   });
   plans.clear();  // the plans stay in the kernel's cache, not in the pool's scratch
   return st;
 }
 
-// Job i's blocks of tb steps, the reverse direction's from the last block back. Each block
-// starts from the previous one's final states, which alternate between two buffers shaped like
-// the node's states (io.scratch->chain); `whole` holds the run's initial and final states.
-Status RnnKernel::run_blocks(const RunIo& io, std::span<const Job> jobs, size_t i, int64_t tb,
-                             const Exec& whole) const {
-  const Job& j = jobs[i];
+// Job j's nb blocks in time order, block b from step start_of(b) on plan_of(b), the reverse
+// direction's from the last block back. Each block starts from the previous one's final states,
+// which alternate between two buffers shaped like the node's states (io.scratch->chain);
+// `whole` holds the run's initial and final states.
+template <class StartOf, class PlanOf>
+Status RnnKernel::walk_blocks(const RunIo& io, const Job& j, int64_t nb, StartOf start_of,
+                              PlanOf plan_of, const Exec& whole) const {
   const bool lstm = spec_.cell == RnnCell::kLstm;
   const bool rev = is_reverse(j.d);
-  const int64_t nb = (io.T + tb - 1) / tb;
-  const bool short_tail = io.T % tb != 0;
   const int64_t so = io.s_off(j.d, j.n0);
   const size_t sn = io.state_n();
   float* chain = io.scratch->chain.data();
   float* h[2] = {chain + so, chain + sn + so};
   float* c[2] = {lstm ? chain + 2 * sn + so : nullptr, lstm ? chain + 3 * sn + so : nullptr};
   for (int64_t k = 0; k < nb; ++k) {
-    if (io.ctx) RECUR_RETURN_IF_ERROR(io.ctx->check_cancelled("time step", k * tb));
     const int64_t b = rev ? nb - 1 - k : k;  // the block's place in time
-    const size_t p = b == nb - 1 && short_tail ? jobs.size() + i : i;
+    const int64_t t0 = start_of(b);
+    if (io.ctx) RECUR_RETURN_IF_ERROR(io.ctx->check_cancelled("time step", t0));
     Exec e;
-    e.x = io.x_at(b * tb, j.n0);
-    e.y = io.y + io.y_off(b * tb, j.d, j.n0);
+    e.x = io.x_at(t0, j.n0);
+    e.y = io.y + io.y_off(t0, j.d, j.n0);
     e.h0 = k == 0 ? static_cast<const float*>(whole.h0) + so : h[k % 2];
     e.hn = k == nb - 1 ? static_cast<float*>(whole.hn) + so : h[(k + 1) % 2];
     if (lstm) {
       e.c0 = k == 0 ? static_cast<const float*>(whole.c0) + so : c[k % 2];
       e.cn = k == nb - 1 ? static_cast<float*>(whole.cn) + so : c[(k + 1) % 2];
     }
-    RECUR_RETURN_IF_ERROR(execute(*io.scratch->plans[p], j.d, io.rw, e));
+    RECUR_RETURN_IF_ERROR(execute(plan_of(b), j.d, io.rw, e));
   }
   return ok_status();
+}
+
+// Job i's blocks of tb steps, the last one short where tb does not divide T.
+Status RnnKernel::run_blocks(const RunIo& io, std::span<const Job> jobs, size_t i, int64_t tb,
+                             const Exec& whole) const {
+  const int64_t nb = (io.T + tb - 1) / tb;
+  const bool short_tail = io.T % tb != 0;
+  return walk_blocks(
+      io, jobs[i], nb, [tb](int64_t b) { return b * tb; },
+      [&](int64_t b) -> const Plan& {
+        return *io.scratch->plans[b == nb - 1 && short_tail ? jobs.size() + i : i];
+      },
+      whole);
 }
 
 Bf16Mirror RnnKernel::mirror_in(const RunIo& io, const float* h0) const {
