@@ -243,6 +243,16 @@ class RnnKernel final : public Kernel {
   Status repack_run_weights(KernelContext& ctx, const Tensor* w, const Tensor* r, const Tensor* b,
                             const Tensor* p, int64_t I, int64_t H, RunWeights& rw) const;
   Status run_uniform(const RunIo& io) const;
+  // The initial and final states a run's primitives read and write: the node's, zeros for an
+  // absent initial state that is read (src_iter), a spare for an absent final one that is
+  // written (dst_iter), both in the run's scratch.
+  struct States {
+    const float* h0;
+    const float* c0;
+    float* hn;
+    float* cn;
+  };
+  States states_of(const RunIo& io, bool src_iter, bool dst_iter) const;
   // run_uniform for a length ExactPlans gives no plans of its own (rnn_run.cc).
   Status run_shared_blocks(const RunIo& io, const Choice& c, std::span<const Job> jobs,
                            Mode mode) const;

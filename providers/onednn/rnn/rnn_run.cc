@@ -268,22 +268,11 @@ Status RnnKernel::run_uniform(const RunIo& given) const {
   // Blocks chain their states, so they read and write them whether or not the node does.
   const bool src_iter = io.h0 || io.c0 || tb < io.T;
   const bool dst_iter = io.yh || io.yc || tb < io.T;
-  std::vector<float>& zeros = io.scratch->zeros;
-  std::vector<float>& spare = io.scratch->spare;
-  const float* h0p = io.h0;
-  const float* c0p = io.c0;
-  if (src_iter && (!h0p || (lstm && !c0p))) {
-    zeros.assign(io.state_n(), 0.0f);
-    if (!h0p) h0p = zeros.data();
-    if (lstm && !c0p) c0p = zeros.data();
-  }
-  float* hn = io.yh;
-  float* cn = io.yc;
-  if (dst_iter && (!hn || (lstm && !cn))) {
-    spare.resize(io.state_n());
-    if (!hn) hn = spare.data();
-    if (lstm && !cn) cn = spare.data();
-  }
+  const States states = states_of(io, src_iter, dst_iter);
+  const float* h0p = states.h0;
+  const float* c0p = states.c0;
+  float* hn = states.hn;
+  float* cn = states.cn;
   std::vector<std::shared_ptr<const Plan>>& plans = io.scratch->plans;
   RECUR_RETURN_IF_ERROR(
       uniform_plans(c, jobs, io.T, tb, io.N, io.I, io.H, src_iter, dst_iter, plans));
@@ -363,23 +352,13 @@ Status RnnKernel::run_shared_blocks(const RunIo& io, const Choice& c, std::span<
       }
     }
   }
-  std::vector<float>& zeros = io.scratch->zeros;
-  std::vector<float>& spare = io.scratch->spare;
+  // The blocks chain their states, so they read and write them whether or not the node does.
+  const States states = states_of(io, true, true);
   Exec whole;
-  whole.h0 = io.h0;
-  whole.c0 = io.c0;
-  if (!io.h0 || (lstm && !io.c0)) {
-    zeros.assign(io.state_n(), 0.0f);
-    if (!io.h0) whole.h0 = zeros.data();
-    if (lstm && !io.c0) whole.c0 = zeros.data();
-  }
-  whole.hn = io.yh;
-  whole.cn = io.yc;
-  if (!io.yh || (lstm && !io.yc)) {
-    spare.resize(io.state_n());
-    if (!io.yh) whole.hn = spare.data();
-    if (lstm && !io.yc) whole.cn = spare.data();
-  }
+  whole.h0 = states.h0;
+  whole.c0 = states.c0;
+  whole.hn = states.hn;
+  whole.cn = states.cn;
   io.scratch->chain.resize((lstm ? 4 : 2) * io.state_n());
   count_shared_plan_run();
   const Status st = run_parallel(jobs.size(), c.split > 1 ? c.split : 1, [&](size_t i) {
@@ -454,6 +433,24 @@ Bf16Mirror RnnKernel::mirror_in(const RunIo& io, const float* h0) const {
 void RnnKernel::mirror_out(const RunIo& io, const Bf16Mirror& m, float* hn) const {
   bf16_to_f32(m.y, io.y, io.y_numel);
   if (hn) bf16_to_f32(m.hn, hn, io.state_n());
+}
+
+RnnKernel::States RnnKernel::states_of(const RunIo& io, bool src_iter, bool dst_iter) const {
+  const bool lstm = spec_.cell == RnnCell::kLstm;
+  States s{io.h0, io.c0, io.yh, io.yc};
+  if (src_iter && (!s.h0 || (lstm && !s.c0))) {
+    std::vector<float>& zeros = io.scratch->zeros;
+    zeros.assign(io.state_n(), 0.0f);
+    if (!s.h0) s.h0 = zeros.data();
+    if (lstm && !s.c0) s.c0 = zeros.data();
+  }
+  if (dst_iter && (!s.hn || (lstm && !s.cn))) {
+    std::vector<float>& spare = io.scratch->spare;
+    spare.resize(io.state_n());
+    if (!s.hn) s.hn = spare.data();
+    if (lstm && !s.cn) s.cn = spare.data();
+  }
+  return s;
 }
 
 // Sequence lengths that differ: time segments over the rows still active, longest first.
