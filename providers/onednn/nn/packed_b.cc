@@ -128,7 +128,12 @@ Status PackedPlans::run(const PackedB& b, int64_t M, const float* a, float* y, c
     return run_rows(*p, 0, M);
   }
   count_shared_plan_run();
-  return ExactPlans<Key>::for_each_chunk(M, [&](int64_t r0, int64_t rows) -> Status {
+  // A sum post-op (a Gemm's C, written into Y first) reads Y: its rows are done once each.
+  const dnnl::post_ops ops = attr.get_post_ops();
+  bool reads_y = false;
+  for (int i = 0; i < ops.len(); ++i)
+    reads_y = reads_y || ops.kind(i) == dnnl::primitive::kind::sum;
+  return ExactPlans<Key>::for_each_chunk(M, !reads_y, [&](int64_t r0, int64_t rows) -> Status {
     RECUR_ASSIGN_OR_RETURN(auto p, plan(b, {rows, variant}, bias, attr, threads, what, chunk_));
     return run_rows(*p, r0, rows);
   });

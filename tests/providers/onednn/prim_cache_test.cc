@@ -1,8 +1,12 @@
 // The plan cache of the oneDNN kernels (providers/onednn/common/prim_cache.h): full, it lets go
 // of the plan used least recently, so that a model fed many sizes keeps those that come back.
+// And the chunks of rows that products by a packed B run in at new row counts.
 #if RECUR_HAVE_ONEDNN
 
 #include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
 
 #include "providers/onednn/common/prim_cache.h"
 
@@ -44,6 +48,44 @@ TEST(PrimCache, AFailedMakeIsNotKept) {
   EXPECT_FALSE(cache.get(3, fail).ok());
   EXPECT_FALSE(cache.get(3, fail).ok());
   EXPECT_EQ(made, 2);
+}
+
+// Every row is covered, in chunks of a few sizes: at most two chunks up to 512 rows where
+// they may overlap (the second ends at row M), and without overlap each row exactly once.
+TEST(ExactPlans, ChunksCoverEveryRowWithFewSizes) {
+  std::set<int64_t> sizes;
+  for (int64_t M = 1; M <= 1500; ++M) {
+    for (bool overlap : {true, false}) {
+      std::vector<int> done(static_cast<size_t>(M), 0);
+      int calls = 0;
+      ASSERT_TRUE(ExactPlans<int>::for_each_chunk(M, overlap, [&](int64_t r0, int64_t rows) {
+                    EXPECT_GE(r0, 0);
+                    EXPECT_LE(r0 + rows, M);
+                    EXPECT_LE(rows, ExactPlans<int>::kMaxChunk);
+                    for (int64_t r = r0; r < r0 + rows; ++r) ++done[static_cast<size_t>(r)];
+                    sizes.insert(rows);
+                    ++calls;
+                    return ok_status();
+                  }).ok());
+      for (int64_t r = 0; r < M; ++r) {
+        ASSERT_GE(done[static_cast<size_t>(r)], 1) << "M " << M << " row " << r;
+        if (!overlap) ASSERT_EQ(done[static_cast<size_t>(r)], 1) << "M " << M << " row " << r;
+      }
+      if (overlap) {
+        EXPECT_LE(calls, (M + 511) / 512 + 1) << M;
+        if (M <= 512) EXPECT_LE(calls, 2) << M;
+      }
+    }
+  }
+  // 1, 2, 3, 4, 6, 8, ..., 384, 512.
+  EXPECT_EQ(sizes.size(), 18u);
+  for (int64_t m = 1; m <= 512; ++m) {
+    const int64_t below = ExactPlans<int>::chunk_below(m), above = ExactPlans<int>::chunk_above(m);
+    EXPECT_TRUE(sizes.count(below) && sizes.count(above)) << m;
+    EXPECT_LE(below, m);
+    EXPECT_GE(above, m);
+    EXPECT_LE(3 * (m - below), m) << "the size below covers at least two thirds of a count";
+  }
 }
 
 }  // namespace
