@@ -319,7 +319,9 @@ Status RnnKernel::run_uniform(const RunIo& given) const {
 }
 
 // A length without plans of its own (ExactPlans, prim_cache.h): the sequence in blocks of
-// power-of-two steps (the largest first, up to kMaxSharedBlock and time_block's bound), each
+// ExactPlans' chunk sizes of steps (1, 2, 3, 4, 6, 8, ...: the largest first, up to
+// kMaxSharedBlock and time_block's bound; fewer blocks than powers of two, and each block reads
+// all of W and R again), each
 // block's final states the next one's initial states, on plans keyed by the block's steps, which
 // every length shares (a last block of all the few steps left took 870 MiB resident on umx's
 // stream against 749, and no less time). oneDNN makes an RNN primitive per number of steps: umx's
@@ -327,13 +329,13 @@ Status RnnKernel::run_uniform(const RunIo& given) const {
 Status RnnKernel::run_shared_blocks(const RunIo& io, const Choice& c, std::span<const Job> jobs,
                                     Mode mode) const {
   const bool lstm = spec_.cell == RnnCell::kLstm;
-  const auto cap = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(
-      std::max<int64_t>(1, time_block(kMaxSharedBlock, io.N, io.I, io.H, c, jobs)))));
+  const int64_t cap = ExactPlans<int>::chunk_below(
+      std::max<int64_t>(1, time_block(kMaxSharedBlock, io.N, io.I, io.H, c, jobs)));
   std::vector<int64_t>& starts = io.scratch->block_starts;
   starts.clear();
   for (int64_t t = 0; t < io.T;) {
     starts.push_back(t);
-    t += static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::min(io.T - t, cap))));
+    t += ExactPlans<int>::chunk_below(std::min(io.T - t, cap));
   }
   const auto nb = static_cast<int64_t>(starts.size());
   auto steps = [&](int64_t b) { return (b + 1 < nb ? starts[b + 1] : io.T) - starts[b]; };

@@ -1,5 +1,5 @@
 // The plans of products by a packed B (providers/onednn/nn/packed_b.h, PackedPlans): the first
-// numbers of rows get a primitive each, later ones run as chunks of power-of-two rows on a
+// numbers of rows get a primitive each, later ones run as two chunks of rows (overlapping) on a
 // few shared primitives, and one seen often gets its own again. Every product against a
 // float64 one, and the chunks' rows bit for bit the exact plans' (a deterministic set, exact
 // plans only).

@@ -535,10 +535,10 @@ TEST(OnednnRnnKernel, MidSizedCellsTakeTheSmallKernelForFewRows) {
 }
 
 // One session fed many sequence lengths, as a server of utterances is: the first lengths get
-// primitives of their own, later ones run in blocks of power-of-two steps on plans every length
-// shares (rnn_run.cc, run_shared_blocks), the states chained from block to block, the reverse
-// direction from the last block back. Against the reference, with initial states and both final
-// states, layout 0 and layout 1 over one row; counted, so that blocks that did not run fail.
+// primitives of their own, later ones run in blocks of steps (1, 2, 3, 4, 6, 8, ...) on plans every
+// length shares (rnn_run.cc, run_shared_blocks), the states chained from block to block, the
+// reverse direction from the last block back. Against the reference, with initial states and both
+// final states, layout 0 and layout 1 over one row; counted, so that blocks that did not run fail.
 TEST(OnednnRnnKernel, NewSequenceLengthsRunInSharedBlocks) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   struct Case {
