@@ -265,10 +265,15 @@ void BlockCache::uncharge() {
 }
 
 void BlockCache::trim_excess() {
+  // Assigned, not copied: the ring's vectors keep their storage from run to run.
+  history_[runs_++ % kKeepRuns].assign(taken_.begin(), taken_.end());
   for (size_t b = 0; b < buckets_.size(); ++b) {
+    size_t keep = 0;
+    for (const std::vector<size_t>& h : history_)
+      if (b < h.size()) keep = std::max(keep, h[b]);
     size_t free_kept = 0;
     std::erase_if(buckets_[b], [&](const Block& blk) {
-      if (blk.owner.use_count() != 1 || free_kept++ < taken_[b]) return false;
+      if (blk.owner.use_count() != 1 || free_kept++ < keep) return false;
       total_ -= blk.bytes;
       return true;
     });

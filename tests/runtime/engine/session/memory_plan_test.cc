@@ -460,8 +460,8 @@ TEST(ArenaRuns, ConcurrentRunsOfModelsMatchSerialRuns) {
 
 // An output in a cached block goes to the caller as it is (Session::run copies only what is
 // in a frame's arena): the block is taken again only once the caller lets go of it, the cache
-// keeps no more free blocks than a run took, and a run is charged only for the blocks free
-// when it begins or taken by it.
+// keeps no more free blocks of a size than one of the last runs took, and a run is charged
+// only for the blocks free when it begins or taken by it.
 TEST(BlockCache, HeldBlocksAreSkippedAndFreeOnesBounded) {
   BlockCache cache;
   MemoryBudget budget(1 << 20);
@@ -483,7 +483,14 @@ TEST(BlockCache, HeldBlocksAreSkippedAndFreeOnesBounded) {
   cache.trim_excess();  // this run took one; `c` is held, so one free block stays
   EXPECT_EQ(cache.bytes(), 2048u);
   c.reset();
-  cache.trim_excess();  // no run took any since: the free blocks go
+  // The two the first run took stay while it is one of the last kKeepRuns runs.
+  for (size_t run = 2; run < BlockCache::kKeepRuns; ++run) {
+    cache.trim_excess();
+    EXPECT_EQ(cache.bytes(), 2048u) << run;
+  }
+  cache.trim_excess();  // the second run's one
+  EXPECT_EQ(cache.bytes(), 1024u);
+  cache.trim_excess();  // none of the last runs took any: the free blocks go
   EXPECT_EQ(cache.bytes(), 0u);
   // A block held when the run began is not charged to it; taken once freed, it is.
   std::shared_ptr<void> d = *cache.take(1000, &budget);
@@ -493,6 +500,26 @@ TEST(BlockCache, HeldBlocksAreSkippedAndFreeOnesBounded) {
   d.reset();
   ASSERT_NE(cache.take(1000, &budget), nullptr);
   EXPECT_EQ(cache.take_charged(), 1024u);
+}
+
+// A session fed inputs of varying size takes blocks of one size in a run and of another in
+// the next: each size's blocks stay free for the runs to come rather than going back to the
+// heap (and coming back as page faults) at the first run that did not take them.
+TEST(BlockCache, BlocksOfSizesTakenInRecentRunsStay) {
+  BlockCache cache;
+  for (int run = 0; run < 40; ++run) {
+    cache.trim_excess();
+    const size_t bytes = run % 2 ? 3000 : 9000;  // 4 KiB and 16 KiB blocks, in turn
+    std::shared_ptr<void> x = *cache.take(bytes, nullptr);
+    std::shared_ptr<void> y = *cache.take(bytes, nullptr);
+    if (run >= 2) EXPECT_EQ(cache.bytes(), 2u * (4096 + 16384)) << run;
+  }
+  // A size no run takes any more goes after kKeepRuns runs.
+  for (size_t run = 0; run <= BlockCache::kKeepRuns; ++run) {
+    cache.trim_excess();
+    std::shared_ptr<void> x = *cache.take(3000, nullptr);
+  }
+  EXPECT_EQ(cache.bytes(), 4096u);
 }
 
 // A loop that keeps every step's block (a sequence it grows, scan outputs) beside temporaries
