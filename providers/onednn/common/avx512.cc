@@ -14,19 +14,22 @@ RECUR_LOAD_PATH bool have_avx512() { return __builtin_cpu_supports("avx512f"); }
 namespace {
 
 // out[n] = init[n] + in[n].m over the columns [c0, c0 + 16 NV), for NR rows: m is [K][Gp] in
-// column blocks of 64 (pack_columns), each of its vectors loaded once for the NR rows.
-template <int NR, int NV>
+// column blocks of 64 (pack_columns), or with kPanels oneDNN's blocks of [Kp][64] (every block
+// 64 wide), each of its vectors loaded once for the NR rows.
+template <int NR, int NV, bool kPanels>
 RECUR_AVX512 void accumulate(const float* const* init, const float* const* in, int64_t K,
-                             const float* m, int64_t Gp, int64_t c0, float* const* out) {
+                             const float* m, int64_t Kp, int64_t c0, float* const* out) {
   __m512 acc[NR][NV];
   for (int n = 0; n < NR; ++n)
     for (int v = 0; v < NV; ++v) acc[n][v] = _mm512_load_ps(init[n] + c0 + v * kLanes);
-  // m's column block [c0, c0 + 16 NV) is [K][16 NV] at c0 K (every block before it is full).
-  const float* mb = m + c0 * K;
+  // m's column block [c0, c0 + 16 NV) is [K][16 NV] at c0 K (every block before it is full),
+  // or [Kp][64] at c0 Kp.
+  const float* mb = m + c0 * (kPanels ? Kp : K);
+  constexpr int64_t kRow = kPanels ? kColBlock * kLanes : NV * kLanes;
   for (int64_t k = 0; k < K; ++k) {
     __m512 wv[NV];
     for (int v = 0; v < NV; ++v) {
-      wv[v] = _mm512_load_ps(mb + k * NV * kLanes + v * kLanes);
+      wv[v] = _mm512_load_ps(mb + k * kRow + v * kLanes);
       // Held in a register: folded into each row's FMA, the vector is loaded NR times, and
       // with four rows the loads, not the FMAs, set the pace.
       asm("" : "+v"(wv[v]));
@@ -40,41 +43,58 @@ RECUR_AVX512 void accumulate(const float* const* init, const float* const* in, i
     for (int v = 0; v < NV; ++v) _mm512_store_ps(out[n] + c0 + v * kLanes, acc[n][v]);
 }
 
-template <int NR>
+template <int NR, bool kPanels>
 RECUR_AVX512 void multiply(const float* const* init, const float* const* in, int64_t K,
-                           const float* m, int64_t Gp, float* const* out) {
+                           const float* m, int64_t Gp, int64_t Kp, float* const* out) {
   int64_t c0 = 0;
   for (; c0 + kColBlock * kLanes <= Gp; c0 += kColBlock * kLanes)
-    accumulate<NR, kColBlock>(init, in, K, m, Gp, c0, out);
+    accumulate<NR, kColBlock, kPanels>(init, in, K, m, Kp, c0, out);
   switch ((Gp - c0) / kLanes) {
     case 3:
-      accumulate<NR, 3>(init, in, K, m, Gp, c0, out);
+      accumulate<NR, 3, kPanels>(init, in, K, m, Kp, c0, out);
       break;
     case 2:
-      accumulate<NR, 2>(init, in, K, m, Gp, c0, out);
+      accumulate<NR, 2, kPanels>(init, in, K, m, Kp, c0, out);
       break;
     case 1:
-      accumulate<NR, 1>(init, in, K, m, Gp, c0, out);
+      accumulate<NR, 1, kPanels>(init, in, K, m, Kp, c0, out);
       break;
     default:
       break;
   }
 }
 
+template <bool kPanels>
+void multiply_rows_in(int nr, const float* const* init, const float* const* in, int64_t K,
+                      const float* m, int64_t Gp, int64_t Kp, float* const* out) {
+  switch (nr) {
+    case 4:
+      return multiply<4, kPanels>(init, in, K, m, Gp, Kp, out);
+    case 3:
+      return multiply<3, kPanels>(init, in, K, m, Gp, Kp, out);
+    case 2:
+      return multiply<2, kPanels>(init, in, K, m, Gp, Kp, out);
+    default:
+      return multiply<1, kPanels>(init, in, K, m, Gp, Kp, out);
+  }
+}
+
+// The bias row of a PackedMatrix: [Np], zeros past N (and everywhere without a bias).
+std::unique_ptr<AlignedBuffer> bias_row(int64_t N, int64_t Np, const float* bias, int64_t bias_n,
+                                        float bias_scale) {
+  auto out = std::make_unique<AlignedBuffer>(static_cast<size_t>(Np) * sizeof(float));
+  float* row = static_cast<float*>(out->data);
+  std::fill(row, row + Np, 0.0f);
+  for (int64_t c = 0; bias && c < N; ++c) row[c] = bias_scale * bias[bias_n == 1 ? 0 : c];
+  return out;
+}
+
 }  // namespace
 
 void multiply_rows(int nr, const float* const* init, const float* const* in, int64_t K,
-                   const float* m, int64_t Gp, float* const* out) {
-  switch (nr) {
-    case 4:
-      return multiply<4>(init, in, K, m, Gp, out);
-    case 3:
-      return multiply<3>(init, in, K, m, Gp, out);
-    case 2:
-      return multiply<2>(init, in, K, m, Gp, out);
-    default:
-      return multiply<1>(init, in, K, m, Gp, out);
-  }
+                   const float* m, int64_t Gp, float* const* out, int64_t panel_rows) {
+  if (panel_rows > 0) return multiply_rows_in<true>(nr, init, in, K, m, Gp, panel_rows, out);
+  return multiply_rows_in<false>(nr, init, in, K, m, Gp, K, out);
 }
 
 RECUR_LOAD_PATH std::unique_ptr<AlignedBuffer> pack_columns(const float* src, int64_t K,
@@ -126,11 +146,35 @@ PackedMatrix pack_matrix(const float* b, int64_t K, int64_t N, bool transposed, 
     float* m = static_cast<float*>(p.m->data);
     for (int64_t i = 0; i < K * p.Np; ++i) m[i] *= scale;
   }
-  p.bias = std::make_unique<AlignedBuffer>(static_cast<size_t>(p.Np) * sizeof(float));
-  float* row = static_cast<float*>(p.bias->data);
-  std::fill(row, row + p.Np, 0.0f);
-  for (int64_t c = 0; bias && c < N; ++c) row[c] = bias_scale * bias[bias_n == 1 ? 0 : c];
+  p.bias = bias_row(N, p.Np, bias, bias_n, bias_scale);
   return p;
+}
+
+RECUR_LOAD_PATH PackedMatrix pack_matrix_panels(const float* b, int64_t K, int64_t N,
+                                                const float* bias, int64_t bias_n) {
+  constexpr int64_t kBlock = kColBlock * kLanes;
+  PackedMatrix p;
+  p.K = K;
+  p.N = N;
+  p.Np = (N + kLanes - 1) / kLanes * kLanes;
+  p.Kp = (K + 15) / 16 * 16;
+  const int64_t blocks = (N + kBlock - 1) / kBlock;
+  p.m =
+      std::make_shared<AlignedBuffer>(static_cast<size_t>(blocks * p.Kp * kBlock) * sizeof(float));
+  float* m = static_cast<float*>(p.m->data);
+  std::fill(m, m + blocks * p.Kp * kBlock, 0.0f);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) m[(n / kBlock * p.Kp + k) * kBlock + n % kBlock] = b[k * N + n];
+  p.bias = bias_row(N, p.Np, bias, bias_n, 1.0f);
+  return p;
+}
+
+void unpack_panels(const PackedMatrix& p, float* b) {
+  constexpr int64_t kBlock = kColBlock * kLanes;
+  const float* m = static_cast<const float*>(p.m->data);
+  for (int64_t k = 0; k < p.K; ++k)
+    for (int64_t n = 0; n < p.N; ++n)
+      b[k * p.N + n] = m[(n / kBlock * p.Kp + k) * kBlock + n % kBlock];
 }
 
 void multiply_matrix(const PackedMatrix& p, const float* a, int64_t rows, float* y,
@@ -146,7 +190,7 @@ void multiply_matrix(const PackedMatrix& p, const float* a, int64_t rows, float*
       in[q] = a + (r0 + q) * p.K;
       out[q] = scratch + q * p.Np;
     }
-    multiply_rows(n, init, in, p.K, m, p.Np, out);
+    multiply_rows(n, init, in, p.K, m, p.Np, out, p.Kp);
     for (int q = 0; q < n; ++q)
       std::memcpy(y + (r0 + q) * p.N, out[q], static_cast<size_t>(p.N) * sizeof(float));
   }

@@ -158,10 +158,11 @@ RECUR_AVX512 inline __m512 sincos16(__m512 x, int phase, __mmask16* big) {
   return _mm512_mask_sub_ps(v, neg, _mm512_setzero_ps(), v);
 }
 
-// out[n] = init[n] + in[n].m for nr <= kRowBlock rows: m is [K][Gp] packed by pack_columns;
-// init and out rows are Gp wide and 64-byte aligned.
+// out[n] = init[n] + in[n].m for nr <= kRowBlock rows: m is [K][Gp] packed by pack_columns,
+// or with `panel_rows` (Kp) in oneDNN's blocks (pack_matrix_panels); init and out rows are Gp
+// wide and 64-byte aligned.
 void multiply_rows(int nr, const float* const* init, const float* const* in, int64_t K,
-                   const float* m, int64_t Gp, float* const* out);
+                   const float* m, int64_t Gp, float* const* out, int64_t panel_rows = 0);
 
 // A matrix as [K][Gp] for multiply_rows, Gp = source.size(): output column c takes source row
 // s = source[c] (zeros where s < 0), whose element k is at src[s * row_stride + k * k_stride]
@@ -182,14 +183,24 @@ std::vector<int64_t> column_sources(int64_t n, int64_t count, int64_t first = 0)
 // The constant right operand of a row-by-matrix product (MatMul's B, Gemm's B), packed at load
 // with its scale and a bias row for every output row.
 struct PackedMatrix {
-  int64_t K = 0, N = 0, Np = 0;         // Np: N rounded up to whole vectors
-  std::unique_ptr<AlignedBuffer> m;     // [K][Np], scaled
+  int64_t K = 0, N = 0, Np = 0;  // Np: N rounded up to whole vectors
+  // 0 where m is pack_columns' [K][Np]; else m is in oneDNN's matmul layout for B (BA16a64b):
+  // column blocks of 64, each [Kp][64] and contiguous, Kp = K rounded up to 16, padded with
+  // zeros. The loop reads either; oneDNN's brgemm matmul reads the second as it is, so one
+  // copy of B serves both (pack_matrix_panels).
+  int64_t Kp = 0;
+  std::shared_ptr<AlignedBuffer> m;     // scaled
   std::unique_ptr<AlignedBuffer> bias;  // [Np]: zeros without one
 };
 
 // B [K][N] (or [N][K] when `transposed`) times `scale`; bias: null, one value (bias_n 1) or N.
 PackedMatrix pack_matrix(const float* b, int64_t K, int64_t N, bool transposed, float scale,
                          const float* bias, int64_t bias_n, float bias_scale);
+// The same in oneDNN's layout for B (PackedMatrix::Kp): B [K][N], no scale.
+PackedMatrix pack_matrix_panels(const float* b, int64_t K, int64_t N, const float* bias,
+                                int64_t bias_n);
+// B [K][N] back from pack_matrix_panels' m, into `b` (K N floats).
+void unpack_panels(const PackedMatrix& p, float* b);
 
 // y[r] = a[r].B + bias for `rows` rows of K (a) and N (y) floats; scratch: 4 Np floats,
 // 64-byte aligned.

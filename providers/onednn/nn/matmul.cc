@@ -53,30 +53,44 @@ class MatMulKernel final : public Kernel {
     // A small constant B also takes recur's own loop (avx512.h): below threads_for's bound a
     // oneDNN call costs more than the product, and its primitive a few MiB of code and JIT.
     // The loop adds the bias itself; the activation follows in a second pass over the rows.
+    // B is packed in oneDNN's layout for it, which the loop reads too: products too large for
+    // the loop read the same copy (packed_late), and the ONNX copy goes (create_matmul).
+    // Before, a Conformer's feed-forward weights were held three times: the ONNX copy, the
+    // loop's and oneDNN's (21.6 MiB each).
     if (small && constant_b_.defined() && constant_b_.rank() == 2 &&
         constant_b_.numel() <= kSmallMaxB && avx512::have_avx512()) {
       const bool bias = epilogue_.bias.defined();
-      small_ = std::make_unique<avx512::PackedMatrix>(
-          avx512::pack_matrix(constant_b_.data<float>(), constant_b_.dim(0), constant_b_.dim(1),
-                              false, 1.0f, bias ? epilogue_.bias.data<float>() : nullptr,
-                              bias ? epilogue_.bias.numel() : 0, bias ? 1.0f : 0.0f));
+      small_ = std::make_unique<avx512::PackedMatrix>(avx512::pack_matrix_panels(
+          constant_b_.data<float>(), constant_b_.dim(0), constant_b_.dim(1),
+          bias ? epilogue_.bias.data<float>() : nullptr, bias ? epilogue_.bias.numel() : 0));
+      constant_b_ = Tensor();
     }
   }
 
   bool small() const { return small_ != nullptr; }
 
-  // B packed for oneDNN at the first product too large for recur's own loop, where B also
-  // has the loop's packing (null where oneDNN has no layout for it): once for every number of
-  // rows. Each shape's plan held its own copy before, 1 MiB a plan for a Conformer's
+  // B for oneDNN at the first product too large for recur's own loop: the loop's copy, which
+  // is in oneDNN's layout (null where oneDNN has only its generic matmul): once for every number
+  // of rows. Each shape's plan held its own copy before, 1 MiB a plan for a Conformer's
   // feed-forward layers, 0.9 GiB resident after 140 utterance lengths.
   Result<const PackedB*> packed_late() const {
     std::lock_guard<std::mutex> lock(late_mu_);
     if (!late_tried_) {
       late_tried_ = true;
-      RECUR_ASSIGN_OR_RETURN(late_, PackedB::make(constant_b_.data<float>(), constant_b_.dim(0),
-                                                  constant_b_.dim(1), false, 1.0f, what_));
+      RECUR_ASSIGN_OR_RETURN(late_, PackedB::adopt(small_->m, small_->K, small_->N, what_));
     }
     return late_.get();
+  }
+
+  // B [K, N] back from the loop's copy, for the general plans where oneDNN has no packed layout
+  // (its generic matmul): made once, at the first such need.
+  const Tensor& plain_b() const {
+    std::lock_guard<std::mutex> lock(late_mu_);
+    if (!constant_b_.defined()) {
+      constant_b_ = Tensor::empty(DType::kFloat32, {small_->K, small_->N});
+      avx512::unpack_panels(*small_, constant_b_.data<float>());
+    }
+    return constant_b_;
   }
 
   // A constant B [K, N] packed for oneDNN at load (packed_b.h). True when it was: the kernel
@@ -96,7 +110,7 @@ class MatMulKernel final : public Kernel {
   Status run(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
     const Tensor* b = ctx.input(1);
-    if (!a || (!b && !packed_))
+    if (!a || (!b && !packed_ && !small_))
       return ctx.error(ErrorCode::kInvalidArgument, "MatMul needs inputs A and B");
     for (const Tensor* t : {a, b}) {
       if (!t) continue;
@@ -108,12 +122,14 @@ class MatMulKernel final : public Kernel {
       if (t->rank() == 0) return ctx.error(ErrorCode::kInvalidArgument, "MatMul of a scalar");
     }
     if (packed_) return run_packed(ctx, *packed_, *a);
-    if (small_ && a->dim(-1) == small_->K && b->shape() == constant_b_.shape()) {
+    if (small_) {
+      if (a->dim(-1) != small_->K) return shapes_error(ctx, *a, small_->K, small_->N);
       const int64_t rows = a->numel() / std::max<int64_t>(1, small_->K);
       if (static_cast<double>(rows) * static_cast<double>(small_->K * small_->N) < kSmallMaxMacs)
         return run_small(ctx, *a, rows);
       RECUR_ASSIGN_OR_RETURN(const PackedB* late, packed_late());
       if (late) return run_packed(ctx, *late, *a);
+      b = &plain_b();
     }
     // A 2-D B multiplies every row of A alike, whatever A's batch dimensions: A [..., M, K]
     // runs as one [rows, K] matrix. A batch of single rows ([T, 1, d] from a batch-first
@@ -250,11 +266,7 @@ class MatMulKernel final : public Kernel {
   // rows of one product whatever its rank, and one packed B serves them all.
   Status run_packed(KernelContext& ctx, const PackedB& packed, const Tensor& a) const {
     const int64_t K = packed.K(), N = packed.N();
-    if (a.dim(-1) != K) {
-      return ctx.error(ErrorCode::kInvalidArgument, "shapes " + shape_to_string(a.shape()) +
-                                                        " and [" + std::to_string(K) + "," +
-                                                        std::to_string(N) + "] do not multiply");
-    }
+    if (a.dim(-1) != K) return shapes_error(ctx, a, K, N);
     const int64_t rows = a.numel() / K;
     if (small_ && static_cast<double>(rows) * static_cast<double>(K * N) < kSmallMaxMacs)
       return run_small(ctx, a, rows);
@@ -265,6 +277,12 @@ class MatMulKernel final : public Kernel {
     return packed_plans_.run(packed, rows, a.data<float>(), y->data<float>(),
                              epilogue_.bias.defined() ? epilogue_.bias.data<float>() : nullptr,
                              attributes(), 0, threads_, scratch_, what_);
+  }
+
+  static Status shapes_error(KernelContext& ctx, const Tensor& a, int64_t K, int64_t N) {
+    return ctx.error(ErrorCode::kInvalidArgument, "shapes " + shape_to_string(a.shape()) +
+                                                      " and [" + std::to_string(K) + "," +
+                                                      std::to_string(N) + "] do not multiply");
   }
 
   // A [..., K] by the packed B into [..., N] (A of rank 1: [N]).
@@ -328,7 +346,7 @@ class MatMulKernel final : public Kernel {
   Threads threads_;
   // B when it is a constant of the graph (at compile) of rank above 2, reordered once per
   // shape plan; one of rank 2 is packed_ instead.
-  Tensor constant_b_;
+  mutable Tensor constant_b_;  // the ONNX copy of a constant B, or plain_b's
   std::shared_ptr<const PackedB> packed_;
   std::unique_ptr<avx512::PackedMatrix> small_;  // B for recur's own loop, when small
   std::string what_;                             // the node, for errors
@@ -364,8 +382,12 @@ Result<std::unique_ptr<Kernel>> create_matmul(CompileContext& ctx) {
   auto k = std::make_unique<MatMulKernel>(options_of(ctx).team(), std::move(constant_b),
                                           ctx.node().describe(), options_of(ctx).small_cells,
                                           std::move(epilogue), !options_of(ctx).deterministic);
-  if (k->small())
-    ctx.note("B packed at load for recur's own loop (products under 4M multiply-adds)");
+  if (k->small()) {
+    ctx.note(
+        "B packed at load in oneDNN's layout for recur's own loop (products under 4M "
+        "multiply-adds) and oneDNN's matmul; ONNX copy released");
+    ctx.release_input_now(1);
+  }
   RECUR_ASSIGN_OR_RETURN(const bool packed, k->pack());
   if (packed) {
     ctx.note("B packed at load for oneDNN's matmul; ONNX copy released");

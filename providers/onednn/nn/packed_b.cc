@@ -6,8 +6,23 @@ namespace recur::onednn {
 
 using dnnl::memory;
 
-PackedB::PackedB(int64_t k, int64_t n, memory::desc desc)
-    : k_(k), n_(n), desc_(desc), packed_(desc.get_size()) {}
+PackedB::PackedB(int64_t k, int64_t n, memory::desc desc,
+                 std::shared_ptr<const AlignedBuffer> packed)
+    : k_(k),
+      n_(n),
+      desc_(desc),
+      packed_(packed ? std::move(packed) : std::make_shared<AlignedBuffer>(desc.get_size())) {}
+
+memory::desc PackedB::layout(int64_t K, int64_t N) {
+  ThreadScope scope(1);
+  const dnnl::matmul::primitive_desc pd(
+      dnnl::matmul::desc(dense_desc({1, K}),
+                         memory::desc({K, N}, memory::data_type::f32, memory::format_tag::any),
+                         dense_desc({1, N})),
+      cpu_engine());
+  if (generic_impl(pd.impl_info_str())) return memory::desc();
+  return pd.weights_desc();
+}
 
 Result<std::shared_ptr<const PackedB>> PackedB::make(const float* b, int64_t K, int64_t N,
                                                      bool trans, float scale,
@@ -16,24 +31,42 @@ Result<std::shared_ptr<const PackedB>> PackedB::make(const float* b, int64_t K, 
   if (K <= 0 || N <= 0) return std::shared_ptr<const PackedB>();
   const int64_t b_dims[] = {K, N};
   Status st = dnnl_try(what, [&] {
-    ThreadScope scope(1);
-    // The layout for one row of A: the same as for any other number (see the header).
-    const dnnl::matmul::primitive_desc pd(
-        dnnl::matmul::desc(dense_desc({1, K}),
-                           memory::desc({K, N}, memory::data_type::f32, memory::format_tag::any),
-                           dense_desc({1, N})),
-        cpu_engine());
-    if (generic_impl(pd.impl_info_str())) return;
-    const memory::desc packed = pd.weights_desc();
+    const memory::desc packed = layout(K, N);
+    if (packed.is_zero()) return;
     const double plain_bytes = static_cast<double>(K) * static_cast<double>(N) * sizeof(float);
     if (static_cast<double>(packed.get_size()) > 1.5 * plain_bytes + 65536.0) return;
     out.reset(new PackedB(K, N, packed));
     const int64_t strides[] = {trans ? 1 : N, trans ? K : 1};
     memory from = make_memory(strided_desc(b_dims, strides), b);
-    memory to = make_memory(packed, out->packed_.data);
+    memory to = make_memory(packed, out->packed_->data);
     dnnl::primitive_attr attr;
     if (scale != 1.0f) attr.set_output_scales(0, {scale});
+    ThreadScope scope(1);
     dnnl::reorder(dnnl::reorder::primitive_desc(from, to, attr)).execute(thread_stream(), from, to);
+    thread_stream().wait();
+  });
+  if (!st.ok()) return st;
+  return std::shared_ptr<const PackedB>(std::move(out));
+}
+
+Result<std::shared_ptr<const PackedB>> PackedB::adopt(std::shared_ptr<const AlignedBuffer> panels,
+                                                      int64_t K, int64_t N,
+                                                      const std::string& what) {
+  std::shared_ptr<PackedB> out;
+  if (K <= 0 || N <= 0 || !panels) return std::shared_ptr<const PackedB>();
+  Status st = dnnl_try(what, [&] {
+    const memory::desc packed = layout(K, N);
+    if (packed.is_zero()) return;
+    const memory::desc given({K, N}, memory::data_type::f32, memory::format_tag::BA16a64b);
+    if (packed == given) {
+      out.reset(new PackedB(K, N, packed, std::move(panels)));
+      return;
+    }
+    out.reset(new PackedB(K, N, packed));
+    memory from = make_memory(given, panels->data);
+    memory to = make_memory(packed, out->packed_->data);
+    ThreadScope scope(1);
+    dnnl::reorder(from, to).execute(thread_stream(), from, to);
     thread_stream().wait();
   });
   if (!st.ok()) return st;
@@ -53,7 +86,7 @@ Result<PackedB::Plan> PackedB::plan(const memory::desc& a, const memory::desc& y
   if (blocked.ok() && !generic_impl(blocked->impl)) {
     p.prim = std::move(blocked).value();
     p.b = desc_;
-    p.b_data = packed_.data;
+    p.b_data = packed_->data;
     return p;
   }
   p.b = dense_desc({k_, n_});
@@ -86,7 +119,7 @@ Result<const void*> PackedB::plain(const std::string& what) const {
   RECUR_RETURN_IF_ERROR(dnnl_try(what, [&] {
     buf = std::make_unique<AlignedBuffer>(static_cast<size_t>(k_ * n_) * sizeof(float));
     ThreadScope scope(1);
-    memory from = make_memory(desc_, packed_.data);
+    memory from = make_memory(desc_, packed_->data);
     memory to = make_memory(dense_desc({k_, n_}), buf->data);
     dnnl::reorder(from, to).execute(thread_stream(), from, to);
     thread_stream().wait();

@@ -29,6 +29,12 @@ class PackedB {
   static Result<std::shared_ptr<const PackedB>> make(const float* b, int64_t K, int64_t N,
                                                      bool trans, float scale,
                                                      const std::string& what);
+  // B already in oneDNN's layout for it (BA16a64b, avx512.h's pack_matrix_panels): shared, not
+  // copied, where the primitive reads that layout, else reordered into the one it reads. Null
+  // where oneDNN runs its generic matmul on this CPU.
+  static Result<std::shared_ptr<const PackedB>> adopt(std::shared_ptr<const AlignedBuffer> panels,
+                                                      int64_t K, int64_t N,
+                                                      const std::string& what);
 
   int64_t K() const { return k_; }
   int64_t N() const { return n_; }
@@ -51,12 +57,16 @@ class PackedB {
                         const void* bias_data, ScratchPool& scratch, const std::string& what);
 
  private:
-  PackedB(int64_t k, int64_t n, dnnl::memory::desc desc);
+  PackedB(int64_t k, int64_t n, dnnl::memory::desc desc,
+          std::shared_ptr<const AlignedBuffer> packed = nullptr);
   Result<const void*> plain(const std::string& what) const;
+  // The layout the matmul reads B in, for one row of A (the same for every number of rows);
+  // empty where oneDNN has only its generic implementation.
+  static dnnl::memory::desc layout(int64_t K, int64_t N);
 
   int64_t k_, n_;
   dnnl::memory::desc desc_;  // [K, N], blocked
-  AlignedBuffer packed_;
+  std::shared_ptr<const AlignedBuffer> packed_;
   mutable std::mutex mu_;
   mutable std::unique_ptr<AlignedBuffer> plain_;  // [K, N] row-major, at the first need
 };

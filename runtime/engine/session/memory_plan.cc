@@ -265,7 +265,10 @@ void BlockCache::uncharge() {
 }
 
 void BlockCache::trim_excess() {
-  // Assigned, not copied: the ring's vectors keep their storage from run to run.
+  // Every slot of the ring is grown at once, when taken_ grows (a new size of block), so that
+  // the runs after a warm-up allocate nothing here.
+  if (history_[0].capacity() < taken_.size())
+    for (std::vector<size_t>& h : history_) h.reserve(taken_.size());
   history_[runs_++ % kKeepRuns].assign(taken_.begin(), taken_.end());
   for (size_t b = 0; b < buckets_.size(); ++b) {
     size_t keep = 0;

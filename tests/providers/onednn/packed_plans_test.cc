@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "providers/onednn/common/avx512.h"
@@ -64,6 +66,60 @@ TEST(PackedPlans, NewRowCountsRunAsChunksOnAFewPrimitives) {
   EXPECT_LE(chunked.chunk_plans(), 10u);
   EXPECT_GE(chunked.chunk_plans(), 5u);
   EXPECT_EQ(exact.chunk_plans(), 0u);
+}
+
+// B packed once in oneDNN's layout (avx512.h, pack_matrix_panels) serves recur's own loop and
+// oneDNN's matmul: the matmul reads that very buffer, and both agree with a float64 product,
+// for K and N that are not whole blocks (16 rows, 64 columns) and with a bias.
+TEST(PackedB, TheLoopsPanelsServeOneDnnWithoutACopy) {
+  if (!avx512::have_avx512()) GTEST_SKIP() << "recur's own loop needs AVX-512";
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (const auto [K, N] :
+       {std::pair<int64_t, int64_t>{100, 70}, {64, 128}, {33, 17}, {256, 200}}) {
+    std::vector<float> b(static_cast<size_t>(K * N)), bias(static_cast<size_t>(N));
+    for (float& v : b) v = u(rng);
+    for (float& v : bias) v = u(rng);
+    const avx512::PackedMatrix panels = avx512::pack_matrix_panels(b.data(), K, N, bias.data(), N);
+    std::vector<float> back(b.size());
+    avx512::unpack_panels(panels, back.data());
+    EXPECT_EQ(back, b) << K << "x" << N;
+    auto packed = PackedB::adopt(panels.m, K, N, "test");
+    ASSERT_TRUE(packed.ok()) << packed.status().message();
+    if (!*packed) GTEST_SKIP() << "oneDNN has only its generic matmul on this CPU";
+    const PackedPlans plans(false);
+    ScratchPool scratch;
+    const int64_t M = 9;
+    const int64_t a_dims[] = {M, K}, a_strides[] = {K, 1}, y_dims[] = {M, N}, y_strides[] = {N, 1};
+    const int64_t bias_dims[] = {1, N};
+    const dnnl::memory::desc bias_d = strided_desc(bias_dims, y_strides);
+    auto plan = (*packed)->plan(strided_desc(a_dims, a_strides), strided_desc(y_dims, y_strides),
+                                &bias_d, user_scratchpad_attr(), Threads{1, false}, "test");
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    EXPECT_EQ(plan->b_data, panels.m->data) << K << "x" << N << ": oneDNN read a copy of B";
+    std::vector<float> a(static_cast<size_t>(M * K));
+    for (float& v : a) v = u(rng);
+    std::vector<float> y_dnn(static_cast<size_t>(M * N)), y_loop(y_dnn.size());
+    ASSERT_TRUE(plans
+                    .run(**packed, M, a.data(), y_dnn.data(), bias.data(), user_scratchpad_attr(),
+                         0, Threads{1, false}, scratch, "test")
+                    .ok());
+    std::vector<float> loop_scratch(static_cast<size_t>(avx512::kRowBlock * panels.Np) + 16);
+    float* aligned = loop_scratch.data();
+    while (reinterpret_cast<uintptr_t>(aligned) % 64 != 0) ++aligned;
+    avx512::multiply_matrix(panels, a.data(), M, y_loop.data(), aligned);
+    for (int64_t m = 0; m < M; ++m) {
+      for (int64_t n = 0; n < N; ++n) {
+        double want = bias[static_cast<size_t>(n)];
+        for (int64_t k = 0; k < K; ++k)
+          want += static_cast<double>(a[static_cast<size_t>(m * K + k)]) *
+                  b[static_cast<size_t>(k * N + n)];
+        const size_t i = static_cast<size_t>(m * N + n);
+        ASSERT_NEAR(y_dnn[i], want, 1e-4 * (1.0 + std::abs(want))) << K << "x" << N << " oneDNN";
+        ASSERT_NEAR(y_loop[i], want, 1e-4 * (1.0 + std::abs(want))) << K << "x" << N << " loop";
+      }
+    }
+  }
 }
 
 }  // namespace
