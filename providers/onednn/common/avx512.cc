@@ -151,7 +151,8 @@ PackedMatrix pack_matrix(const float* b, int64_t K, int64_t N, bool transposed, 
 }
 
 RECUR_LOAD_PATH PackedMatrix pack_matrix_panels(const float* b, int64_t K, int64_t N,
-                                                const float* bias, int64_t bias_n) {
+                                                bool transposed, float scale, const float* bias,
+                                                int64_t bias_n, float bias_scale) {
   constexpr int64_t kBlock = kColBlock * kLanes;
   PackedMatrix p;
   p.K = K;
@@ -163,18 +164,12 @@ RECUR_LOAD_PATH PackedMatrix pack_matrix_panels(const float* b, int64_t K, int64
       std::make_shared<AlignedBuffer>(static_cast<size_t>(blocks * p.Kp * kBlock) * sizeof(float));
   float* m = static_cast<float*>(p.m->data);
   std::fill(m, m + blocks * p.Kp * kBlock, 0.0f);
+  const int64_t k_stride = transposed ? 1 : N, n_stride = transposed ? K : 1;
   for (int64_t k = 0; k < K; ++k)
-    for (int64_t n = 0; n < N; ++n) m[(n / kBlock * p.Kp + k) * kBlock + n % kBlock] = b[k * N + n];
-  p.bias = bias_row(N, p.Np, bias, bias_n, 1.0f);
+    for (int64_t n = 0; n < N; ++n)
+      m[(n / kBlock * p.Kp + k) * kBlock + n % kBlock] = scale * b[k * k_stride + n * n_stride];
+  p.bias = bias_row(N, p.Np, bias, bias_n, bias_scale);
   return p;
-}
-
-void unpack_panels(const PackedMatrix& p, float* b) {
-  constexpr int64_t kBlock = kColBlock * kLanes;
-  const float* m = static_cast<const float*>(p.m->data);
-  for (int64_t k = 0; k < p.K; ++k)
-    for (int64_t n = 0; n < p.N; ++n)
-      b[k * p.N + n] = m[(n / kBlock * p.Kp + k) * kBlock + n % kBlock];
 }
 
 void multiply_matrix(const PackedMatrix& p, const float* a, int64_t rows, float* y,

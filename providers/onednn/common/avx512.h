@@ -196,11 +196,9 @@ struct PackedMatrix {
 // B [K][N] (or [N][K] when `transposed`) times `scale`; bias: null, one value (bias_n 1) or N.
 PackedMatrix pack_matrix(const float* b, int64_t K, int64_t N, bool transposed, float scale,
                          const float* bias, int64_t bias_n, float bias_scale);
-// The same in oneDNN's layout for B (PackedMatrix::Kp): B [K][N], no scale.
-PackedMatrix pack_matrix_panels(const float* b, int64_t K, int64_t N, const float* bias,
-                                int64_t bias_n);
-// B [K][N] back from pack_matrix_panels' m, into `b` (K N floats).
-void unpack_panels(const PackedMatrix& p, float* b);
+// The same in oneDNN's layout for B (PackedMatrix::Kp).
+PackedMatrix pack_matrix_panels(const float* b, int64_t K, int64_t N, bool transposed, float scale,
+                                const float* bias, int64_t bias_n, float bias_scale);
 
 // y[r] = a[r].B + bias for `rows` rows of K (a) and N (y) floats; scratch: 4 Np floats,
 // 64-byte aligned.

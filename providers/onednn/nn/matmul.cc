@@ -54,44 +54,20 @@ class MatMulKernel final : public Kernel {
     // oneDNN call costs more than the product, and its primitive a few MiB of code and JIT.
     // The loop adds the bias itself; the activation follows in a second pass over the rows.
     // B is packed in oneDNN's layout for it, which the loop reads too: products too large for
-    // the loop read the same copy (packed_late), and the ONNX copy goes (create_matmul).
+    // the loop read the same copy (late_), and the ONNX copy goes (create_matmul).
     // Before, a Conformer's feed-forward weights were held three times: the ONNX copy, the
     // loop's and oneDNN's (21.6 MiB each).
     if (small && constant_b_.defined() && constant_b_.rank() == 2 &&
         constant_b_.numel() <= kSmallMaxB && avx512::have_avx512()) {
       const bool bias = epilogue_.bias.defined();
       small_ = std::make_unique<avx512::PackedMatrix>(avx512::pack_matrix_panels(
-          constant_b_.data<float>(), constant_b_.dim(0), constant_b_.dim(1),
-          bias ? epilogue_.bias.data<float>() : nullptr, bias ? epilogue_.bias.numel() : 0));
+          constant_b_.data<float>(), constant_b_.dim(0), constant_b_.dim(1), false, 1.0f,
+          bias ? epilogue_.bias.data<float>() : nullptr, bias ? epilogue_.bias.numel() : 0, 1.0f));
       constant_b_ = Tensor();
     }
   }
 
   bool small() const { return small_ != nullptr; }
-
-  // B for oneDNN at the first product too large for recur's own loop: the loop's copy, which
-  // is in oneDNN's layout (null where oneDNN has only its generic matmul): once for every number
-  // of rows. Each shape's plan held its own copy before, 1 MiB a plan for a Conformer's
-  // feed-forward layers, 0.9 GiB resident after 140 utterance lengths.
-  Result<const PackedB*> packed_late() const {
-    std::lock_guard<std::mutex> lock(late_mu_);
-    if (!late_tried_) {
-      late_tried_ = true;
-      RECUR_ASSIGN_OR_RETURN(late_, PackedB::adopt(small_->m, small_->K, small_->N, what_));
-    }
-    return late_.get();
-  }
-
-  // B [K, N] back from the loop's copy, for the general plans where oneDNN has no packed layout
-  // (its generic matmul): made once, at the first such need.
-  const Tensor& plain_b() const {
-    std::lock_guard<std::mutex> lock(late_mu_);
-    if (!constant_b_.defined()) {
-      constant_b_ = Tensor::empty(DType::kFloat32, {small_->K, small_->N});
-      avx512::unpack_panels(*small_, constant_b_.data<float>());
-    }
-    return constant_b_;
-  }
 
   // A constant B [K, N] packed for oneDNN at load (packed_b.h). True when it was: the kernel
   // then no longer reads B, and keeps no reference to the graph's copy. Not a B small enough
@@ -127,9 +103,10 @@ class MatMulKernel final : public Kernel {
       const int64_t rows = a->numel() / std::max<int64_t>(1, small_->K);
       if (static_cast<double>(rows) * static_cast<double>(small_->K * small_->N) < kSmallMaxMacs)
         return run_small(ctx, *a, rows);
-      RECUR_ASSIGN_OR_RETURN(const PackedB* late, packed_late());
-      if (late) return run_packed(ctx, *late, *a);
-      b = &plain_b();
+      // Too large for the loop: oneDNN over the loop's copy of B (the loop where oneDNN has
+      // no layout for it).
+      RECUR_ASSIGN_OR_RETURN(const PackedB* late, late_.get(*small_, what_));
+      return late ? run_packed(ctx, *late, *a) : run_small(ctx, *a, rows);
     }
     // A 2-D B multiplies every row of A alike, whatever A's batch dimensions: A [..., M, K]
     // runs as one [rows, K] matrix. A batch of single rows ([T, 1, d] from a batch-first
@@ -346,16 +323,14 @@ class MatMulKernel final : public Kernel {
   Threads threads_;
   // B when it is a constant of the graph (at compile) of rank above 2, reordered once per
   // shape plan; one of rank 2 is packed_ instead.
-  mutable Tensor constant_b_;  // the ONNX copy of a constant B, or plain_b's
+  Tensor constant_b_;
   std::shared_ptr<const PackedB> packed_;
   std::unique_ptr<avx512::PackedMatrix> small_;  // B for recur's own loop, when small
   std::string what_;                             // the node, for errors
   Epilogue epilogue_;
   mutable PrimCache<std::tuple<Shape, Shape>, MatMulPlan> cache_;
   PackedPlans packed_plans_;
-  mutable std::mutex late_mu_;
-  mutable bool late_tried_ = false;
-  mutable std::shared_ptr<const PackedB> late_;  // packed_late's
+  LatePackedB late_;  // small_'s B for oneDNN's matmul
   mutable ScratchPool scratch_;
 };
 

@@ -128,6 +128,16 @@ Result<const void*> PackedB::plain(const std::string& what) const {
   return static_cast<const void*>(plain_->data);
 }
 
+Result<const PackedB*> LatePackedB::get(const avx512::PackedMatrix& loop,
+                                        const std::string& what) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!tried_) {
+    tried_ = true;
+    RECUR_ASSIGN_OR_RETURN(b_, PackedB::adopt(loop.m, loop.K, loop.N, what));
+  }
+  return b_.get();
+}
+
 Result<std::shared_ptr<const PackedB::Plan>> PackedPlans::plan(
     const PackedB& b, const Key& key, const float* bias, const dnnl::primitive_attr& attr,
     Threads threads, const std::string& what, PrimCache<Key, PackedB::Plan>& cache) const {

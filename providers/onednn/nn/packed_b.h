@@ -15,6 +15,7 @@
 
 #include <dnnl.hpp>
 
+#include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/dnnl_util.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "runtime/core/status.h"
@@ -69,6 +70,20 @@ class PackedB {
   std::shared_ptr<const AlignedBuffer> packed_;
   mutable std::mutex mu_;
   mutable std::unique_ptr<AlignedBuffer> plain_;  // [K, N] row-major, at the first need
+};
+
+// A constant B that recur's own loop holds in oneDNN's layout (avx512.h, pack_matrix_panels),
+// adopted by oneDNN at the first product too large for the loop: once for every number of
+// rows, and the loop's copy is the only one (MatMul's and Gemm's).
+class LatePackedB {
+ public:
+  // Null where oneDNN has only its generic matmul: the loop then takes every product.
+  Result<const PackedB*> get(const avx512::PackedMatrix& loop, const std::string& what) const;
+
+ private:
+  mutable std::mutex mu_;
+  mutable bool tried_ = false;
+  mutable std::shared_ptr<const PackedB> b_;
 };
 
 // One kernel's plans of products by its PackedB, by number of rows M: an exact plan for the
