@@ -20,6 +20,16 @@
 namespace recur::onednn {
 namespace {
 
+// Row m, column n of A [M, K] by B [K, N] plus the bias, in float64.
+double product(const std::vector<float>& a, const std::vector<float>& b,
+               const std::vector<float>& bias, int64_t K, int64_t N, int64_t m, int64_t n) {
+  double want = bias[static_cast<size_t>(n)];
+  for (int64_t k = 0; k < K; ++k)
+    want +=
+        static_cast<double>(a[static_cast<size_t>(m * K + k)]) * b[static_cast<size_t>(k * N + n)];
+  return want;
+}
+
 TEST(PackedPlans, NewRowCountsRunAsChunksOnAFewPrimitives) {
   constexpr int64_t K = 96, N = 80;
   std::mt19937 rng(7);
@@ -50,10 +60,7 @@ TEST(PackedPlans, NewRowCountsRunAsChunksOnAFewPrimitives) {
             .ok());
     for (int64_t m = 0; m < M; ++m) {
       for (int64_t n = 0; n < N; ++n) {
-        double want = bias[static_cast<size_t>(n)];
-        for (int64_t k = 0; k < K; ++k)
-          want += static_cast<double>(a[static_cast<size_t>(m * K + k)]) *
-                  b[static_cast<size_t>(k * N + n)];
+        const double want = product(a, b, bias, K, N, m, n);
         ASSERT_NEAR(y[static_cast<size_t>(m * N + n)], want, 1e-4 * (1.0 + std::abs(want)))
             << "M " << M << " at " << m << ", " << n;
       }
@@ -108,10 +115,7 @@ TEST(PackedB, TheLoopsPanelsServeOneDnnWithoutACopy) {
     avx512::multiply_matrix(panels, a.data(), M, y_loop.data(), aligned);
     for (int64_t m = 0; m < M; ++m) {
       for (int64_t n = 0; n < N; ++n) {
-        double want = bias[static_cast<size_t>(n)];
-        for (int64_t k = 0; k < K; ++k)
-          want += static_cast<double>(a[static_cast<size_t>(m * K + k)]) *
-                  b[static_cast<size_t>(k * N + n)];
+        const double want = product(a, b, bias, K, N, m, n);
         const size_t i = static_cast<size_t>(m * N + n);
         ASSERT_NEAR(y_dnn[i], want, 1e-4 * (1.0 + std::abs(want))) << K << "x" << N << " oneDNN";
         ASSERT_NEAR(y_loop[i], want, 1e-4 * (1.0 + std::abs(want))) << K << "x" << N << " loop";
