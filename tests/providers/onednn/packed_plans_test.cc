@@ -82,7 +82,7 @@ TEST(PackedB, TheLoopsPanelsServeOneDnnWithoutACopy) {
   if (!avx512::have_avx512()) GTEST_SKIP() << "recur's own loop needs AVX-512";
   std::mt19937 rng(8);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (const auto [K, N] :
+  for (const auto& [K, N] :
        {std::pair<int64_t, int64_t>{100, 70}, {64, 128}, {33, 17}, {256, 200}}) {
     std::vector<float> b(static_cast<size_t>(K * N)), bias(static_cast<size_t>(N));
     for (float& v : b) v = u(rng);

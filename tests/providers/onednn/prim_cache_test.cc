@@ -69,11 +69,15 @@ TEST(ExactPlans, ChunksCoverEveryRowWithFewSizes) {
                   }).ok());
       for (int64_t r = 0; r < M; ++r) {
         ASSERT_GE(done[static_cast<size_t>(r)], 1) << "M " << M << " row " << r;
-        if (!overlap) ASSERT_EQ(done[static_cast<size_t>(r)], 1) << "M " << M << " row " << r;
+        if (!overlap) {
+          ASSERT_EQ(done[static_cast<size_t>(r)], 1) << "M " << M << " row " << r;
+        }
       }
       if (overlap) {
         EXPECT_LE(calls, (M + 511) / 512 + 1) << M;
-        if (M <= 512) EXPECT_LE(calls, 2) << M;
+        if (M <= 512) {
+          EXPECT_LE(calls, 2) << M;
+        }
       }
     }
   }
