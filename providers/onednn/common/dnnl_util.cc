@@ -156,6 +156,7 @@ ScratchPool::Lease ScratchPool::acquire(size_t bytes) {
           (best == free_.size() || free_[i]->bytes < free_[best]->bytes))
         best = i;
     }
+    most_leased_ = std::max(most_leased_, ++leased_);
     if (best != free_.size()) {
       auto buf = std::move(free_[best]);
       free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
@@ -172,10 +173,14 @@ ScratchPool::Lease ScratchPool::acquire(size_t bytes) {
 
 void ScratchPool::give_back(std::unique_ptr<AlignedBuffer> buf) {
   std::lock_guard<std::mutex> lock(mu_);
+  --leased_;
   free_.push_back(std::move(buf));
-  // Keep a few: enough for the runs that overlap, not every size ever seen.
-  constexpr size_t kKeep = 8;
-  if (free_.size() > kKeep) {
+  // Keep as many as were ever leased at once (the runs that overlap, the buffers one run holds
+  // together), the largest: a smaller one is of no use once a larger one is free. Up to 8 were
+  // kept whatever the overlap, and a kernel fed growing sizes kept every size it had outgrown:
+  // an OCR model's convolutions held 134 MiB of Winograd scratchpads after a stream of line
+  // widths.
+  while (free_.size() > std::min(kKeep, most_leased_)) {
     auto smallest = std::min_element(free_.begin(), free_.end(), [](const auto& a, const auto& b) {
       return a->bytes < b->bytes;
     });

@@ -109,8 +109,10 @@ class ScratchPool {
 
  private:
   void give_back(std::unique_ptr<AlignedBuffer> buf);
+  static constexpr size_t kKeep = 8;
   std::mutex mu_;
   std::vector<std::unique_ptr<AlignedBuffer>> free_;
+  size_t leased_ = 0, most_leased_ = 0;  // leases out now, and the most ever out at once
 };
 
 // A oneDNN memory object over `data` (no copy).
