@@ -135,6 +135,39 @@ void ArgsPool::give_back(std::unique_ptr<Args> args) {
   free_.push_back(std::move(args));
 }
 
+// The free buffers every ScratchPool shares, and the leases out.
+struct ScratchPool::Shared {
+  // Keeps as many free buffers as were ever leased at once (the runs that overlap, the
+  // buffers one run holds together, the job pool's parts), the largest: a smaller one is of no
+  // use once a larger one is free. A kernel fed growing sizes kept every size it had outgrown.
+  static constexpr size_t kKeep = 64;
+  void give_back(std::unique_ptr<AlignedBuffer> buf) {
+    std::lock_guard<std::mutex> lock(mu);
+    --leased;
+    free.push_back(std::move(buf));
+    while (free.size() > std::min(kKeep, most_leased)) {
+      free.erase(std::min_element(free.begin(), free.end(), [](const auto& a, const auto& b) {
+        return a->bytes < b->bytes;
+      }));
+    }
+  }
+  std::mutex mu;
+  std::vector<std::unique_ptr<AlignedBuffer>> free;
+  size_t leased = 0, most_leased = 0;  // leases out now, and the most ever out at once
+};
+
+ScratchPool::ScratchPool() {
+  // The process's set while any pool holds it; a new one after the last pool went.
+  static std::mutex mu;
+  static std::weak_ptr<Shared> current;
+  std::lock_guard<std::mutex> lock(mu);
+  shared_ = current.lock();
+  if (!shared_) {
+    shared_ = std::make_shared<Shared>();
+    current = shared_;
+  }
+}
+
 ScratchPool::Lease::~Lease() {
   if (pool_ && buf_) pool_->give_back(std::move(buf_));
   if (budget_) budget_->release(charged_);
@@ -147,20 +180,21 @@ ScratchPool::Lease ScratchPool::acquire(size_t bytes) {
     if (!b->try_charge(bytes)) b->exceeded(bytes, "oneDNN scratch memory").throw_if_error();
     budget = b->shared_from_this();
   }
+  Shared& pool = *shared_;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(pool.mu);
+    pool.most_leased = std::max(pool.most_leased, ++pool.leased);
     // The smallest free buffer that fits.
-    size_t best = free_.size();
-    for (size_t i = 0; i < free_.size(); ++i) {
-      if (free_[i]->bytes >= bytes &&
-          (best == free_.size() || free_[i]->bytes < free_[best]->bytes))
+    size_t best = pool.free.size();
+    for (size_t i = 0; i < pool.free.size(); ++i) {
+      if (pool.free[i]->bytes >= bytes &&
+          (best == pool.free.size() || pool.free[i]->bytes < pool.free[best]->bytes))
         best = i;
     }
-    most_leased_ = std::max(most_leased_, ++leased_);
-    if (best != free_.size()) {
-      auto buf = std::move(free_[best]);
-      free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
-      return Lease(this, std::move(buf), std::move(budget), bytes);
+    if (best != pool.free.size()) {
+      auto buf = std::move(pool.free[best]);
+      pool.free.erase(pool.free.begin() + static_cast<std::ptrdiff_t>(best));
+      return Lease(&pool, std::move(buf), std::move(budget), bytes);
     }
   }
   // Not on huge pages: a scratchpad is touched sparsely (an RNN primitive's holds areas its
@@ -168,24 +202,7 @@ ScratchPool::Lease ScratchPool::acquire(size_t bytes) {
   // directions side by side, in blocks of 34 steps, took 47 MiB over an empty model with huge
   // pages, 32 without.
   auto buf = std::make_unique<AlignedBuffer>(bytes, /*huge_pages=*/false);
-  return Lease(this, std::move(buf), std::move(budget), bytes);
-}
-
-void ScratchPool::give_back(std::unique_ptr<AlignedBuffer> buf) {
-  std::lock_guard<std::mutex> lock(mu_);
-  --leased_;
-  free_.push_back(std::move(buf));
-  // Keep as many as were ever leased at once (the runs that overlap, the buffers one run holds
-  // together), the largest: a smaller one is of no use once a larger one is free. Up to 8 were
-  // kept whatever the overlap, and a kernel fed growing sizes kept every size it had outgrown:
-  // an OCR model's convolutions held 134 MiB of Winograd scratchpads after a stream of line
-  // widths.
-  while (free_.size() > std::min(kKeep, most_leased_)) {
-    auto smallest = std::min_element(free_.begin(), free_.end(), [](const auto& a, const auto& b) {
-      return a->bytes < b->bytes;
-    });
-    free_.erase(smallest);
-  }
+  return Lease(&pool, std::move(buf), std::move(budget), bytes);
 }
 
 }  // namespace recur::onednn

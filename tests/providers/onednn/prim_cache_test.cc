@@ -1,6 +1,7 @@
 // The plan cache of the oneDNN kernels (providers/onednn/common/prim_cache.h): full, it lets go
 // of the plan used least recently, so that a model fed many sizes keeps those that come back.
-// And the chunks of rows that products by a packed B run in at new row counts.
+// And the chunks of rows that products by a packed B run in at new row counts, and the
+// scratch buffers the kernels share.
 #if RECUR_HAVE_ONEDNN
 
 #include <gtest/gtest.h>
@@ -90,6 +91,25 @@ TEST(ExactPlans, ChunksCoverEveryRowWithFewSizes) {
     EXPECT_GE(above, m);
     EXPECT_LE(3 * (m - below), m) << "the size below covers at least two thirds of a count";
   }
+}
+
+// The kernels' scratch pools share their free buffers (dnnl_util.h): a buffer one kernel gave
+// back serves another's lease of the same size (the smallest free buffer that fits, as before
+// the first lease), and leases out at the same time get buffers of their own.
+TEST(ScratchPool, KernelsShareFreeBuffers) {
+  constexpr size_t kBytes = (size_t{1} << 20) + 4096;
+  ScratchPool a, b;
+  void* first = nullptr;
+  {
+    ScratchPool::Lease l = a.acquire(kBytes);
+    first = l.data();
+    ASSERT_NE(first, nullptr);
+  }
+  ScratchPool::Lease l = b.acquire(kBytes);  // another kernel's pool
+  EXPECT_EQ(l.data(), first);
+  ScratchPool::Lease m = a.acquire(kBytes);  // out at the same time
+  ASSERT_NE(m.data(), nullptr);
+  EXPECT_NE(m.data(), first);
 }
 
 }  // namespace
