@@ -150,6 +150,13 @@ PackedMatrix pack_matrix(const float* b, int64_t K, int64_t N, bool transposed, 
   return p;
 }
 
+bool panels_fit(int64_t K, int64_t N) {
+  constexpr int64_t kBlock = kColBlock * kLanes;
+  const double padded = static_cast<double>((K + 15) / 16 * 16) *
+                        static_cast<double>((N + kBlock - 1) / kBlock * kBlock);
+  return padded <= 1.5 * static_cast<double>(K) * static_cast<double>(N) + 16384.0;
+}
+
 RECUR_LOAD_PATH PackedMatrix pack_matrix_panels(const float* b, int64_t K, int64_t N,
                                                 bool transposed, float scale, const float* bias,
                                                 int64_t bias_n, float bias_scale) {

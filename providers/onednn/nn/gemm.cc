@@ -48,9 +48,13 @@ class GemmKernel final : public Kernel {
     const int64_t N = trans_b_ ? b->dim(0) : b->dim(1), K = trans_b_ ? b->dim(1) : b->dim(0);
     const bool use_c = has_c && beta_ != 0.0f;
     if (use_c && (!c || c->dtype() != DType::kFloat32 || !row_like(*c, N))) return false;
-    small_ = std::make_unique<avx512::PackedMatrix>(avx512::pack_matrix_panels(
-        b->data<float>(), K, N, trans_b_, alpha_, use_c ? c->data<float>() : nullptr,
-        use_c ? c->numel() : 0, beta_));
+    const float* bp = b->data<float>();
+    const float* c_data = use_c ? c->data<float>() : nullptr;
+    const int64_t c_n = use_c ? c->numel() : 0;
+    small_ = std::make_unique<avx512::PackedMatrix>(
+        avx512::panels_fit(K, N)
+            ? avx512::pack_matrix_panels(bp, K, N, trans_b_, alpha_, c_data, c_n, beta_)
+            : avx512::pack_matrix(bp, K, N, trans_b_, alpha_, c_data, c_n, beta_));
     if (use_c) fold_c(*c, N);
     return true;
   }
@@ -70,6 +74,8 @@ class GemmKernel final : public Kernel {
     return true;
   }
   bool small() const { return small_ != nullptr; }
+  // Whether the loop's copy of B is the only one the kernel reads (the ONNX copy can go).
+  bool holds_b() const { return small_ && small_->Kp > 0; }
   bool c_folded() const { return !bias_.empty(); }
 
   Status run(KernelContext& ctx) const override {
@@ -109,7 +115,8 @@ class GemmKernel final : public Kernel {
       // Too large for the loop: oneDNN over the loop's copy of B (the loop where oneDNN has no
       // layout for it).
       if (static_cast<double>(M) * static_cast<double>(K * N) >= 4194304.0) {
-        RECUR_ASSIGN_OR_RETURN(packed, late_.get(*small_, what_));
+        const float* plain = b ? b->data<float>() : nullptr;
+        RECUR_ASSIGN_OR_RETURN(packed, late_.get(*small_, plain, trans_b_, alpha_, what_));
       }
       if (!packed) {
         ScratchPool::Lease scratch =
@@ -238,11 +245,13 @@ void register_gemm(KernelRegistry& r) {
            const Tensor* c = ctx.constant_input(2);
            const bool has_c = ctx.node().has_input(2);
            if (options_of(ctx).small_cells && k->pack_small(b, c, has_c)) {
-             ctx.note(
-                 "B packed at load in oneDNN's layout for recur's own loop (products "
-                 "under 4M multiply-adds) and oneDNN's matmul, alpha and beta * C folded "
-                 "in; ONNX copies released");
-             ctx.release_input_now(1);
+             ctx.note(k->holds_b()
+                          ? "B packed at load in oneDNN's layout for recur's own loop (products "
+                            "under 4M multiply-adds) and oneDNN's matmul, alpha and beta * C "
+                            "folded in; ONNX copy of B released"
+                          : "B packed at load for recur's own loop (products under 4M "
+                            "multiply-adds), alpha and beta * C folded in");
+             if (k->holds_b()) ctx.release_input_now(1);
              if (k->c_folded()) ctx.release_input_now(2);
            }
            RECUR_ASSIGN_OR_RETURN(const bool packed, k->pack(b, c, has_c));

@@ -56,18 +56,26 @@ class MatMulKernel final : public Kernel {
     // B is packed in oneDNN's layout for it, which the loop reads too: products too large for
     // the loop read the same copy (late_), and the ONNX copy goes (create_matmul).
     // Before, a Conformer's feed-forward weights were held three times: the ONNX copy, the
-    // loop's and oneDNN's (21.6 MiB each).
+    // loop's and oneDNN's (21.6 MiB each). Not where that layout would pad B much
+    // (panels_fit): the loop keeps its own, and oneDNN packs the ONNX copy.
     if (small && constant_b_.defined() && constant_b_.rank() == 2 &&
         constant_b_.numel() <= kSmallMaxB && avx512::have_avx512()) {
+      const int64_t K = constant_b_.dim(0), N = constant_b_.dim(1);
       const bool bias = epilogue_.bias.defined();
-      small_ = std::make_unique<avx512::PackedMatrix>(avx512::pack_matrix_panels(
-          constant_b_.data<float>(), constant_b_.dim(0), constant_b_.dim(1), false, 1.0f,
-          bias ? epilogue_.bias.data<float>() : nullptr, bias ? epilogue_.bias.numel() : 0, 1.0f));
-      constant_b_ = Tensor();
+      const float* bias_data = bias ? epilogue_.bias.data<float>() : nullptr;
+      const int64_t bias_n = bias ? epilogue_.bias.numel() : 0;
+      const float* b = constant_b_.data<float>();
+      small_ = std::make_unique<avx512::PackedMatrix>(
+          avx512::panels_fit(K, N)
+              ? avx512::pack_matrix_panels(b, K, N, false, 1.0f, bias_data, bias_n, 1.0f)
+              : avx512::pack_matrix(b, K, N, false, 1.0f, bias_data, bias_n, 1.0f));
+      if (holds_b()) constant_b_ = Tensor();
     }
   }
 
   bool small() const { return small_ != nullptr; }
+  // Whether the loop's copy of B is the only one the kernel reads (the ONNX copy can go).
+  bool holds_b() const { return small_ && small_->Kp > 0; }
 
   // A constant B [K, N] packed for oneDNN at load (packed_b.h). True when it was: the kernel
   // then no longer reads B, and keeps no reference to the graph's copy. Not a B small enough
@@ -105,7 +113,8 @@ class MatMulKernel final : public Kernel {
         return run_small(ctx, *a, rows);
       // Too large for the loop: oneDNN over the loop's copy of B (the loop where oneDNN has
       // no layout for it).
-      RECUR_ASSIGN_OR_RETURN(const PackedB* late, late_.get(*small_, what_));
+      const float* plain = constant_b_.defined() ? constant_b_.data<float>() : nullptr;
+      RECUR_ASSIGN_OR_RETURN(const PackedB* late, late_.get(*small_, plain, false, 1.0f, what_));
       return late ? run_packed(ctx, *late, *a) : run_small(ctx, *a, rows);
     }
     // A 2-D B multiplies every row of A alike, whatever A's batch dimensions: A [..., M, K]
@@ -357,11 +366,13 @@ Result<std::unique_ptr<Kernel>> create_matmul(CompileContext& ctx) {
   auto k = std::make_unique<MatMulKernel>(options_of(ctx).team(), std::move(constant_b),
                                           ctx.node().describe(), options_of(ctx).small_cells,
                                           std::move(epilogue), !options_of(ctx).deterministic);
-  if (k->small()) {
+  if (k->holds_b()) {
     ctx.note(
         "B packed at load in oneDNN's layout for recur's own loop (products under 4M "
         "multiply-adds) and oneDNN's matmul; ONNX copy released");
     ctx.release_input_now(1);
+  } else if (k->small()) {
+    ctx.note("B packed at load for recur's own loop (products under 4M multiply-adds)");
   }
   RECUR_ASSIGN_OR_RETURN(const bool packed, k->pack());
   if (packed) {

@@ -128,12 +128,16 @@ Result<const void*> PackedB::plain(const std::string& what) const {
   return static_cast<const void*>(plain_->data);
 }
 
-Result<const PackedB*> LatePackedB::get(const avx512::PackedMatrix& loop,
-                                        const std::string& what) const {
+Result<const PackedB*> LatePackedB::get(const avx512::PackedMatrix& loop, const float* plain,
+                                        bool trans, float scale, const std::string& what) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!tried_) {
     tried_ = true;
-    RECUR_ASSIGN_OR_RETURN(b_, PackedB::adopt(loop.m, loop.K, loop.N, what));
+    if (loop.Kp > 0) {
+      RECUR_ASSIGN_OR_RETURN(b_, PackedB::adopt(loop.m, loop.K, loop.N, what));
+    } else if (plain) {
+      RECUR_ASSIGN_OR_RETURN(b_, PackedB::make(plain, loop.K, loop.N, trans, scale, what));
+    }
   }
   return b_.get();
 }

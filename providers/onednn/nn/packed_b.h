@@ -72,13 +72,16 @@ class PackedB {
   mutable std::unique_ptr<AlignedBuffer> plain_;  // [K, N] row-major, at the first need
 };
 
-// A constant B that recur's own loop holds in oneDNN's layout (avx512.h, pack_matrix_panels),
-// adopted by oneDNN at the first product too large for the loop: once for every number of
-// rows, and the loop's copy is the only one (MatMul's and Gemm's).
+// A constant B of recur's own loop, for oneDNN at the first product too large for the loop:
+// once for every number of rows (MatMul's and Gemm's). The loop's copy itself where it is in
+// oneDNN's layout (avx512.h, pack_matrix_panels), so that it is the only one; else packed from
+// `plain` ([K, N], or [N, K] when `trans`, times `scale`).
 class LatePackedB {
  public:
-  // Null where oneDNN has only its generic matmul: the loop then takes every product.
-  Result<const PackedB*> get(const avx512::PackedMatrix& loop, const std::string& what) const;
+  // Null where oneDNN has only its generic matmul, or no layout that pays: the loop then
+  // takes every product.
+  Result<const PackedB*> get(const avx512::PackedMatrix& loop, const float* plain, bool trans,
+                             float scale, const std::string& what) const;
 
  private:
   mutable std::mutex mu_;

@@ -155,51 +155,63 @@ TEST(OnednnPackedB, FusedBiasAndActivation) {
 // goes: few rows run on the loop, many on oneDNN's matmul over the same copy; K and N are not
 // whole blocks of 16 and 64, and a second reader of B keeps the graph's copy for itself. For
 // MatMul (with a bias and an activation fused) and for Gemm (B transposed, alpha and beta * C
-// folded in).
+// folded in). A B of 5 columns, which that layout would pad to 64, keeps the loop's own
+// layout and its ONNX copy for oneDNN.
 TEST(OnednnPackedB, SmallBOneCopyForTheLoopAndOneDnn) {
   if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider";
   std::mt19937 rng(15);
-  constexpr int64_t k = 200, n = 150;  // 4M multiply-adds from 140 rows on
-  for (const bool gemm : {false, true}) {
-    ModelBuilder mb(13);
-    mb.input("A", DType::kFloat32, {-1, -1}, {"M", "K"});
-    mb.input("V", DType::kFloat32, {1, k});
-    mb.initializer("B", random_tensor(gemm ? Shape{n, k} : Shape{k, n}, rng));
-    mb.initializer("bias", random_tensor({n}, rng));
-    mb.output("Y", DType::kFloat32);
-    mb.output("W", DType::kFloat32);
-    if (gemm) {
-      auto& g = mb.node("Gemm", {"A", "B", "bias"}, {"Y"}, "mm");
-      set_attr(g, "transB", int64_t{1});
-      set_attr(g, "alpha", 0.7f);
-      set_attr(g, "beta", 1.3f);
-      set_attr(mb.node("Gemm", {"V", "B"}, {"W"}, "mv"), "transB", int64_t{1});
-    } else {
-      mb.node("MatMul", {"A", "B"}, {"p"}, "mm");
-      mb.node("Add", {"p", "bias"}, {"q"}, "add");
-      mb.node("Relu", {"q"}, {"Y"}, "relu");
-      mb.node("MatMul", {"V", "B"}, {"W"}, "mv");
-    }
-    const std::string bytes = mb.bytes();
-    Session dnn = open(bytes, "onednn");
-    Session ref = open(bytes, "reference");
-    const std::string explained = dnn.explain();
-    EXPECT_NE(explained.find("in oneDNN's layout for recur's own loop"), std::string::npos)
-        << explained;
-    for (int64_t m : {1, 3, 139, 140, 600, 7, 1000}) {
-      const Feeds f = {{"A", random_tensor({m, k}, rng, 1.0f)}, {"V", random_tensor({1, k}, rng)}};
-      const Outputs got = dnn.run(f), want = ref.run(f);
-      for (size_t i = 0; i < want.size(); ++i) {
-        const auto cmp = tools::compare(got[i], want[i], tools::Tolerance{});
-        EXPECT_TRUE(cmp.match) << (gemm ? "Gemm " : "MatMul ") << m << " rows, output " << i << ": "
-                               << cmp.reason;
+  struct Case {
+    int64_t k, n;
+    bool one_copy;
+  };
+  // 4M multiply-adds from 140 rows on, and from 420.
+  for (const Case& c : {Case{200, 150, true}, Case{2000, 5, false}}) {
+    for (const bool gemm : {false, true}) {
+      const std::string what =
+          std::string(gemm ? "Gemm " : "MatMul ") + std::to_string(c.k) + "x" + std::to_string(c.n);
+      ModelBuilder mb(13);
+      mb.input("A", DType::kFloat32, {-1, -1}, {"M", "K"});
+      mb.input("V", DType::kFloat32, {1, c.k});
+      mb.initializer("B", random_tensor(gemm ? Shape{c.n, c.k} : Shape{c.k, c.n}, rng));
+      mb.initializer("bias", random_tensor({c.n}, rng));
+      mb.output("Y", DType::kFloat32);
+      mb.output("W", DType::kFloat32);
+      if (gemm) {
+        auto& g = mb.node("Gemm", {"A", "B", "bias"}, {"Y"}, "mm");
+        set_attr(g, "transB", int64_t{1});
+        set_attr(g, "alpha", 0.7f);
+        set_attr(g, "beta", 1.3f);
+        set_attr(mb.node("Gemm", {"V", "B"}, {"W"}, "mv"), "transB", int64_t{1});
+      } else {
+        mb.node("MatMul", {"A", "B"}, {"p"}, "mm");
+        mb.node("Add", {"p", "bias"}, {"q"}, "add");
+        mb.node("Relu", {"q"}, {"Y"}, "relu");
+        mb.node("MatMul", {"V", "B"}, {"W"}, "mv");
       }
-    }
-    try {
-      dnn.run({{"A", random_tensor({2, k + 1}, rng)}, {"V", random_tensor({1, k}, rng)}});
-      ADD_FAILURE() << "a wrong K ran";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("mm"), std::string::npos) << e.what();
+      const std::string bytes = mb.bytes();
+      Session dnn = open(bytes, "onednn");
+      Session ref = open(bytes, "reference");
+      const std::string explained = dnn.explain();
+      EXPECT_EQ(explained.find("in oneDNN's layout for recur's own loop") != std::string::npos,
+                c.one_copy)
+          << what << "\n"
+          << explained;
+      for (int64_t m : {1, 3, 139, 140, 600, 7, 1000}) {
+        const Feeds f = {{"A", random_tensor({m, c.k}, rng, 1.0f)},
+                         {"V", random_tensor({1, c.k}, rng)}};
+        const Outputs got = dnn.run(f), want = ref.run(f);
+        for (size_t i = 0; i < want.size(); ++i) {
+          const auto cmp = tools::compare(got[i], want[i], tools::Tolerance{});
+          EXPECT_TRUE(cmp.match) << what << ", " << m << " rows, output " << i << ": "
+                                 << cmp.reason;
+        }
+      }
+      try {
+        dnn.run({{"A", random_tensor({2, c.k + 1}, rng)}, {"V", random_tensor({1, c.k}, rng)}});
+        ADD_FAILURE() << what << ": a wrong K ran";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("mm"), std::string::npos) << e.what();
+      }
     }
   }
 }
