@@ -181,6 +181,7 @@ RECUR_LOAD_PATH PackedMatrix pack_matrix_panels(const float* b, int64_t K, int64
 
 void multiply_matrix(const PackedMatrix& p, const float* a, int64_t rows, float* y,
                      float* scratch) {
+  if (p.N == 0) return;  // no output; the scratch is then null
   const float* bias = static_cast<const float*>(p.bias->data);
   const float* m = static_cast<const float*>(p.m->data);
   const float* init[kRowBlock] = {bias, bias, bias, bias};

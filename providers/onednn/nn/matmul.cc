@@ -108,7 +108,7 @@ class MatMulKernel final : public Kernel {
     if (packed_) return run_packed(ctx, *packed_, *a);
     if (small_) {
       if (a->dim(-1) != small_->K) return shapes_error(ctx, *a, small_->K, small_->N);
-      const int64_t rows = a->numel() / std::max<int64_t>(1, small_->K);
+      const int64_t rows = rows_of(*a);
       if (static_cast<double>(rows) * static_cast<double>(small_->K * small_->N) < kSmallMaxMacs)
         return run_small(ctx, *a, rows);
       // Too large for the loop: oneDNN over the loop's copy of B (the loop where oneDNN has
@@ -253,7 +253,7 @@ class MatMulKernel final : public Kernel {
   Status run_packed(KernelContext& ctx, const PackedB& packed, const Tensor& a) const {
     const int64_t K = packed.K(), N = packed.N();
     if (a.dim(-1) != K) return shapes_error(ctx, a, K, N);
-    const int64_t rows = a.numel() / K;
+    const int64_t rows = rows_of(a);
     if (small_ && static_cast<double>(rows) * static_cast<double>(K * N) < kSmallMaxMacs)
       return run_small(ctx, a, rows);
     Shape out = a.shape();
@@ -263,6 +263,14 @@ class MatMulKernel final : public Kernel {
     return packed_plans_.run(packed, rows, a.data<float>(), y->data<float>(),
                              epilogue_.bias.defined() ? epilogue_.bias.data<float>() : nullptr,
                              attributes(), 0, threads_, scratch_, what_);
+  }
+
+  // The rows of A [..., K]: the product of its leading dimensions (1 for a vector), which
+  // numel / K is not where K is 0.
+  static int64_t rows_of(const Tensor& a) {
+    int64_t rows = 1;
+    for (int64_t i = 0; i + 1 < a.rank(); ++i) rows *= a.dim(i);
+    return rows;
   }
 
   static Status shapes_error(KernelContext& ctx, const Tensor& a, int64_t K, int64_t N) {
