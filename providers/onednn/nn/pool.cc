@@ -38,6 +38,9 @@ struct PoolPlan {
   std::optional<SmallPool2d> small2d;
   bool blocked = false;  // small2d over channel-blocked planes [H, W, 16] (run_blocked_pool2d)
   bool small_global = false;
+  // A GlobalAveragePool over empty spatial dimensions: zeros, as the reference provider
+  // averages nothing (oneDNN refuses a window of size 0).
+  bool empty_average = false;
   memory::desc x, y;      // the plain layouts
   memory::desc src, dst;  // the primitive's
   CachedPrimitive prim;
@@ -65,6 +68,10 @@ class PoolKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(auto plan, cache_.get(x->shape(), [&] { return make_plan(ctx, *x); }));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
     if (y->numel() == 0) return ok_status();
+    if (plan->empty_average) {
+      std::fill(y->data<float>(), y->data<float>() + y->numel(), 0.0f);
+      return ok_status();
+    }
     if (plan->small) return run_small(*plan, *x, *y);
     if (plan->small2d || plan->small_global) {
       // The planes split among the threads a lease gives past threads_for's bound; each plane
@@ -144,6 +151,17 @@ class PoolKernel final : public Kernel {
     WindowAttrs a = attrs_;
     std::vector<int64_t> k = global ? in : a.kernel;
     if (global) a = WindowAttrs{};
+    if (global && std::find(in.begin(), in.end(), 0) != in.end()) {
+      if (kind_ == PoolKind::kGlobalMax)
+        return ctx.error(ErrorCode::kInvalidArgument,
+                         "cannot take the maximum over empty spatial dimensions");
+      PoolPlan plan;
+      plan.out = Shape(static_cast<size_t>(rank), 1);
+      plan.out[0] = x.dim(0);
+      plan.out[1] = x.dim(1);
+      plan.empty_average = true;
+      return plan;
+    }
     if (k.size() != in.size()) {
       return ctx.error(ErrorCode::kInvalidArgument,
                        "kernel_shape must have " + std::to_string(in.size()) + " values");

@@ -132,5 +132,41 @@ TEST(OnednnNnOps, PoolingOfRankTwoGoesToTheReference) {
   }
 }
 
+// A global pool over empty spatial dimensions ([1, 3, 0, 8], found by an edge-shape sweep):
+// the average is zeros and the maximum an error naming the node, on oneDNN as on the reference
+// provider; oneDNN refused the window of size 0 with an error for both.
+TEST(OnednnNnOps, GlobalPoolsOfEmptySpatialDimensions) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  for (const std::string op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+    testing::ModelBuilder mb(11);
+    mb.input("x", DType::kFloat32, {-1, 3, -1, -1}, {"N", "", "H", "W"});
+    mb.output("y", DType::kFloat32);
+    mb.node(op, {"x"}, {"y"}, "pool");
+    const std::string model = mb.bytes();
+    for (const Shape& shape : {Shape{1, 3, 0, 8}, Shape{2, 3, 5, 0}}) {
+      const Feeds feeds = {{"x", Tensor::zeros(DType::kFloat32, shape)}};
+      std::vector<std::string> got;
+      for (const std::string p : {"onednn", "reference"}) {
+        SessionOptions o;
+        o.providers({p});
+        const Session s = Session::from_bytes(model.data(), model.size(), o);
+        try {
+          const Outputs out = s.run(feeds);
+          ASSERT_EQ(out[0].shape(), (Shape{shape[0], 3, 1, 1})) << op << " " << p;
+          for (int64_t i = 0; i < out[0].numel(); ++i)
+            EXPECT_EQ(out[0].data<float>()[i], 0.0f) << op << " " << p;
+          got.push_back("zeros");
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("pool"), std::string::npos) << e.what();
+          EXPECT_NE(std::string(e.what()).find("empty"), std::string::npos) << e.what();
+          got.push_back("error");
+        }
+      }
+      EXPECT_EQ(got[0], got[1]) << op << " " << shape_to_string(shape);
+      EXPECT_EQ(got[0], op == "GlobalMaxPool" ? "error" : "zeros") << op;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace recur
