@@ -765,6 +765,31 @@ def kind_shapes():
         files={"model.onnx": model_bytes(
             [helper.make_node("Einsum", ["A", "B"], ["Y"], name="n_es", equation="ij,jk->ik")],
             [vi("A", FLOAT, [3, 0]), vi("B", FLOAT, [0, 4])], [vi("Y", FLOAT, None)])})
+    # Constant operands with no rows or no columns: Y is zeros, or empty (a MatMul of B [0, 4]
+    # left Y unwritten on the oneDNN kernel, a Gemm of B [4, 0] copied from a null scratch).
+    add(k, "matmul_constant_b_of_no_rows_gives_zeros", rnd, 0,
+        re.escape("Y: float32[3,4]  min 0  max 0"),
+        files={"model.onnx": model_bytes(
+            [helper.make_node("MatMul", ["A", "B"], ["Y"], name="n_mm")],
+            [vi("A", FLOAT, [3, 0])], [vi("Y", FLOAT, None)],
+            [numpy_helper.from_array(np.ones((0, 4), np.float32), "B")])})
+    add(k, "gemm_constant_b_of_no_columns_runs", rnd, 0, re.escape("Y: float32[3,0]"),
+        files={"model.onnx": model_bytes(
+            [helper.make_node("Gemm", ["A", "B", "C"], ["Y"], name="n_gemm")],
+            [vi("A", FLOAT, [3, 4])], [vi("Y", FLOAT, None)],
+            [numpy_helper.from_array(np.ones((4, 0), np.float32), "B"),
+             numpy_helper.from_array(np.ones(0, np.float32), "C")])})
+    # Global pools over an empty plane: the average of nothing is 0 (the reference's rule), the
+    # maximum an error; oneDNN's kernel refused both as a window of size 0.
+    add(k, "global_average_pool_of_empty_plane_gives_zeros", rnd, 0,
+        re.escape("Y: float32[1,3,1,1]  min 0  max 0"),
+        files={"model.onnx": model_bytes(
+            [helper.make_node("GlobalAveragePool", ["X"], ["Y"], name="n_gap")],
+            [vi("X", FLOAT, [1, 3, 0, 8])], [vi("Y", FLOAT, None)])})
+    add(k, "global_max_pool_of_empty_plane", rnd, 2, all_of("n_gmp", "empty"),
+        files={"model.onnx": model_bytes(
+            [helper.make_node("GlobalMaxPool", ["X"], ["Y"], name="n_gmp")],
+            [vi("X", FLOAT, [1, 3, 0, 8])], [vi("Y", FLOAT, None)])})
     add(k, "dft_length_huge_over_one_sample_runs", rnd, 0, "Y:",
         files={"model.onnx": model_bytes(
             [helper.make_node("DFT", ["X", "L"], ["Y"], name="n_dft", axis=1)],
