@@ -8,7 +8,9 @@ whose allocator fills new memory with 0xbe, so that an output left unwritten sho
 
     tools/checks/edge_shapes.py [--recur-run build-asan/tools/recur-run] [--work DIR]
 
-Exit status 1 where a case fails. docs/fuzzing.md ("The runs of 2026-11-30") has what it found.
+Exit status 1 where a case fails. CTest runs it with the build's own recur-run
+(`tools/edge-shapes`), which shows every disagreement but not memory left unwritten.
+docs/fuzzing.md ("The runs of 2026-11-30") has what it found.
 """
 import argparse
 import os
@@ -184,5 +186,7 @@ for name, op, inputs, attrs, opset, nout, domain in cases:
     if why:
         fails += 1
         print("FAIL", name, why.replace("\n", " | ")[:400])
-print("%d cases, %d failing (models in %s)" % (len(cases), fails, WORK))
+print("%d cases, %d failing" % (len(cases), fails) + (" (models in %s)" % WORK if fails else ""))
+if not fails and not args.work:
+    shutil.rmtree(WORK, ignore_errors=True)
 sys.exit(1 if fails else 0)
