@@ -89,6 +89,13 @@ std::unique_ptr<AlignedBuffer> bias_row(int64_t N, int64_t Np, const float* bias
   return out;
 }
 
+bool panels_fit(int64_t K, int64_t N) {
+  constexpr int64_t kBlock = kColBlock * kLanes;
+  const double padded = static_cast<double>((K + 15) / 16 * 16) *
+                        static_cast<double>((N + kBlock - 1) / kBlock * kBlock);
+  return padded <= 1.5 * static_cast<double>(K) * static_cast<double>(N) + 16384.0;
+}
+
 }  // namespace
 
 void multiply_rows(int nr, const float* const* init, const float* const* in, int64_t K,
@@ -150,16 +157,10 @@ PackedMatrix pack_matrix(const float* b, int64_t K, int64_t N, bool transposed, 
   return p;
 }
 
-bool panels_fit(int64_t K, int64_t N) {
-  constexpr int64_t kBlock = kColBlock * kLanes;
-  const double padded = static_cast<double>((K + 15) / 16 * 16) *
-                        static_cast<double>((N + kBlock - 1) / kBlock * kBlock);
-  return padded <= 1.5 * static_cast<double>(K) * static_cast<double>(N) + 16384.0;
-}
-
 RECUR_LOAD_PATH PackedMatrix pack_matrix_panels(const float* b, int64_t K, int64_t N,
                                                 bool transposed, float scale, const float* bias,
                                                 int64_t bias_n, float bias_scale) {
+  if (!panels_fit(K, N)) return pack_matrix(b, K, N, transposed, scale, bias, bias_n, bias_scale);
   constexpr int64_t kBlock = kColBlock * kLanes;
   PackedMatrix p;
   p.K = K;

@@ -196,11 +196,9 @@ struct PackedMatrix {
 // B [K][N] (or [N][K] when `transposed`) times `scale`; bias: null, one value (bias_n 1) or N.
 PackedMatrix pack_matrix(const float* b, int64_t K, int64_t N, bool transposed, float scale,
                          const float* bias, int64_t bias_n, float bias_scale);
-// Whether oneDNN's layout pads B [K][N] by at most half again (plus 64 KiB): a few columns
-// padded to blocks of 64 (B [4096, 5] to [4096, 64]) would multiply its size and the loop's
-// reads.
-bool panels_fit(int64_t K, int64_t N);
-// The same in oneDNN's layout for B (PackedMatrix::Kp), where panels_fit.
+// The same in oneDNN's layout for B (PackedMatrix::Kp > 0) where that pads B by at most half
+// again (plus 64 KiB), else as pack_matrix (Kp = 0): a few columns padded to blocks of 64
+// (B [4096, 5] to [4096, 64]) would multiply its size and the loop's reads.
 PackedMatrix pack_matrix_panels(const float* b, int64_t K, int64_t N, bool transposed, float scale,
                                 const float* bias, int64_t bias_n, float bias_scale);
 

@@ -52,9 +52,7 @@ class GemmKernel final : public Kernel {
     const float* c_data = use_c ? c->data<float>() : nullptr;
     const int64_t c_n = use_c ? c->numel() : 0;
     small_ = std::make_unique<avx512::PackedMatrix>(
-        avx512::panels_fit(K, N)
-            ? avx512::pack_matrix_panels(bp, K, N, trans_b_, alpha_, c_data, c_n, beta_)
-            : avx512::pack_matrix(bp, K, N, trans_b_, alpha_, c_data, c_n, beta_));
+        avx512::pack_matrix_panels(bp, K, N, trans_b_, alpha_, c_data, c_n, beta_));
     if (use_c) fold_c(*c, N);
     return true;
   }

@@ -57,7 +57,7 @@ class MatMulKernel final : public Kernel {
     // the loop read the same copy (late_), and the ONNX copy goes (create_matmul).
     // Before, a Conformer's feed-forward weights were held three times: the ONNX copy, the
     // loop's and oneDNN's (21.6 MiB each). Not where that layout would pad B much
-    // (panels_fit): the loop keeps its own, and oneDNN packs the ONNX copy.
+    // (pack_matrix_panels): the loop keeps its own, and oneDNN packs the ONNX copy.
     if (small && constant_b_.defined() && constant_b_.rank() == 2 &&
         constant_b_.numel() <= kSmallMaxB && avx512::have_avx512()) {
       const int64_t K = constant_b_.dim(0), N = constant_b_.dim(1);
@@ -66,9 +66,7 @@ class MatMulKernel final : public Kernel {
       const int64_t bias_n = bias ? epilogue_.bias.numel() : 0;
       const float* b = constant_b_.data<float>();
       small_ = std::make_unique<avx512::PackedMatrix>(
-          avx512::panels_fit(K, N)
-              ? avx512::pack_matrix_panels(b, K, N, false, 1.0f, bias_data, bias_n, 1.0f)
-              : avx512::pack_matrix(b, K, N, false, 1.0f, bias_data, bias_n, 1.0f));
+          avx512::pack_matrix_panels(b, K, N, false, 1.0f, bias_data, bias_n, 1.0f));
       if (holds_b()) constant_b_ = Tensor();
     }
   }

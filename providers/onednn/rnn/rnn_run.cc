@@ -321,11 +321,10 @@ Status RnnKernel::run_uniform(const RunIo& given) const {
 // A length without plans of its own (ExactPlans, prim_cache.h): the sequence in blocks of
 // ExactPlans' chunk sizes of steps (1, 2, 3, 4, 6, 8, ...: the largest first, up to
 // kMaxSharedBlock and time_block's bound; fewer blocks than powers of two, and each block reads
-// all of W and R again), each
-// block's final states the next one's initial states, on plans keyed by the block's steps, which
-// every length shares (a last block of all the few steps left took 870 MiB resident on umx's
-// stream against 749, and no less time). oneDNN makes an RNN primitive per number of steps: umx's
-// three BiLSTMs made six a run of a new length.
+// all of W and R again), each block's final states the next one's initial states, on plans
+// keyed by the block's steps, which every length shares (a last block of all the few steps
+// left took 870 MiB resident on umx's stream against 749, and no less time). oneDNN makes an
+// RNN primitive per number of steps: umx's three BiLSTMs made six a run of a new length.
 Status RnnKernel::run_shared_blocks(const RunIo& io, const Choice& c, std::span<const Job> jobs,
                                     Mode mode) const {
   const bool lstm = spec_.cell == RnnCell::kLstm;
