@@ -157,6 +157,40 @@ class Logic(unittest.TestCase):
         self.assertAlmostEqual(ch[1]["x_cross"], 8.0)
         self.assertEqual(stats.crossovers(xs, {"a": [None] * 4}), [])
 
+    def test_a_tuning_probe_is_no_sample(self):
+        # recur's oneDNN probe tunes in its first run: 1.5 s for a model whose runs take 30 ms.
+        # That run must neither become a sample nor make the blocks skip their warm-up.
+        import argparse
+        from recur_bench import cli
+
+        class Fake:
+            name = "onednn"
+
+            def __init__(self, tunes):
+                self._tunes = tunes
+
+            def tunes(self):
+                return self._tunes
+
+        class Bar:
+            def update(self, label=None, advance=0):
+                pass
+
+        def fake_block(e, work, threads, warmup, repeat, timeout, series, mode=None):
+            runs = [1500.0 if (mode == "tune" and e.tunes() and k == 0) else 30.0
+                    for k in range(warmup + repeat)]
+            return runs[warmup:]
+
+        a = argparse.Namespace(rounds=2, warmup=2, min_runs=6, budget=60, timeout=60)
+        saved = cli.run_block
+        cli.run_block = fake_block
+        try:
+            s = cli.measure(argparse.Namespace(label="m"), [Fake(True)], 1, a, Bar())["onednn"]
+        finally:
+            cli.run_block = saved
+        self.assertEqual((s.rounds, s.warmup, s.repeat), (2, 2, 3))
+        self.assertEqual(s.samples, [30.0] * 6)
+
     def test_resolve_sweep(self):
         inputs = [{"name": "x", "dtype": "float32", "shape": ["N", "time", 3]},
                   {"name": "h", "dtype": "float32", "shape": [2, "N", 4]}]

@@ -128,6 +128,10 @@ class Engine:
     def command(self, work, threads, warmup, repeat, mode=None):
         raise NotImplementedError
 
+    def tunes(self):
+        """Whether a "tune" block times candidates in its first run (so that run is no sample)."""
+        return False
+
     def env(self):
         return None
 
@@ -231,6 +235,10 @@ class RecurEngine(Engine):
             return "%d/%d" % (total, total)
         return ", ".join("%s %d" % kv for kv in sorted(counts.items(), key=lambda kv: -kv[1]))
 
+    def tunes(self):
+        """Whether a "tune" block times candidates in its first run (so that run is no sample)."""
+        return bool(self.tuning_cache) and self.provider == "onednn"
+
     def command(self, work, threads, warmup, repeat, mode=None):
         cmd = [self.recur_run, work.model, "--perf", "--json", "--providers",
                ",".join(self.chain), "--threads", str(threads), "--warmup", str(warmup),
@@ -239,7 +247,7 @@ class RecurEngine(Engine):
             cmd += ["--precision", self.precision]
         # The oneDNN RNN kernel's tuning cache (docs/tuning-cache.md): "cold" loads with none
         # (the untuned rule), "warm" with the file a "tune" block filled (onednn.tune=1).
-        if self.tuning_cache and self.provider == "onednn":
+        if self.tunes():
             if mode == "tune":
                 cmd += ["--tuning-cache", self.tuning_cache, "--set", "onednn.tune=1"]
             elif mode == "warm":
