@@ -388,7 +388,11 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
   // process take its second core during the pass, every step waits at the barrier for a time
   // slice (about 6 ms a step, measured beside a busy loop). A pass of at most 256 steps bounds
   // that to one pass's length, as for the teams of many rows; a longer row (a whole
-  // utterance, T in the thousands) stays on one thread, as before 2026-11-29.
+  // utterance, T in the thousands) gets no team. Two directions still take a thread each at
+  // any length, whatever R's size: a split waits at no barrier, so a lost core costs it at
+  // most the one thread's time. Before, a longer pass kept one thread for both directions,
+  // which doubled a BiLSTM's time from 257 steps (umx, 3 BiLSTMs of 256 units, 2 threads:
+  // 3.9 ms a BiLSTM at T = 255, 8.0 at 260).
   constexpr double kLongStepFlops = 5e7;
   constexpr double kSmallPassFlops = 2e7;
   constexpr double kOneRowTeamFlops = 2e5;
@@ -419,13 +423,14 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
               !(splits_rows && r_bytes >= kFewRowsTeamBytes && N <= kFewRowsPerThread * maxt);
       team = !split;
     } else if ((N == 1 || N <= kFewRowsPerThread * maxt) && !tiny &&
-               row_flops >= kOneRowTeamFlops && bucket.t_class < t_class(kLongPassSteps + 1)) {
+               row_flops >= kOneRowTeamFlops) {
       // One row, or a few rows in a pass too short for the first branch (one step of a batch
       // of streams or beams): as memory-bound as one row. One step at 2 threads, p50 us, one
       // thread / team: LSTM H=256 N=2 72/24, N=4 71/31, N=8 87/43; GRU H=400 N=4 139/65;
       // LSTM H=640 N=4 394/231 (an RNN-T prediction network over 4 hypotheses).
-      split = can_split && maxt <= D() && row_flops < kOneRowSplitFlops;
-      team = !split;
+      const bool long_pass = bucket.t_class >= t_class(kLongPassSteps + 1);
+      split = can_split && maxt <= D() && (row_flops < kOneRowSplitFlops || long_pass);
+      team = !split && !long_pass;
     }
     best.threads = team ? maxt : 1;
     best.split = split ? maxt : 1;

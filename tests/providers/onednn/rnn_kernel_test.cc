@@ -233,17 +233,22 @@ TEST(OnednnRnnKernel, OneRowOfManyUnitsTakesATeam) {
     std::string direction, want;
     int64_t T = 100, N = 1;
   };
-  for (const Case& k : {Case{192, "forward", "2 threads (OpenMP) (untimed rule)"},
-                        Case{96, "forward", "1 thread (untimed rule)"},
-                        Case{192, "bidirectional", "2 threads (directions in parallel) (untimed"},
-                        Case{400, "bidirectional", "2 threads (OpenMP) (untimed rule)"},
-                        // A pass past 256 steps keeps one thread (a team leased for all of it
-                        // would stall at every step if another process took its core).
-                        Case{192, "forward", "1 thread (untimed rule)", 300},
-                        // One step of a few rows (streams or beams) likewise; six rows a
-                        // thread do not.
-                        Case{256, "forward", "2 threads (OpenMP) (untimed rule)", 1, 4},
-                        Case{256, "forward", "1 thread (untimed rule)", 1, 12}}) {
+  for (const Case& k :
+       {Case{192, "forward", "2 threads (OpenMP) (untimed rule)"},
+        Case{96, "forward", "1 thread (untimed rule)"},
+        Case{192, "bidirectional", "2 threads (directions in parallel) (untimed"},
+        Case{400, "bidirectional", "2 threads (OpenMP) (untimed rule)"},
+        // A pass past 256 steps keeps one thread (a team leased for all of it
+        // would stall at every step if another process took its core).
+        Case{192, "forward", "1 thread (untimed rule)", 300},
+        // Two directions keep a thread each there (a split waits at no
+        // barrier), of any size.
+        Case{192, "bidirectional", "2 threads (directions in parallel) (untimed", 300},
+        Case{400, "bidirectional", "2 threads (directions in parallel) (untimed", 300},
+        // One step of a few rows (streams or beams) likewise; six rows a
+        // thread do not.
+        Case{256, "forward", "2 threads (OpenMP) (untimed rule)", 1, 4},
+        Case{256, "forward", "1 thread (untimed rule)", 1, 12}}) {
     std::mt19937 rng(7);
     expect_rule_choice(k.H, k.direction, k.T, k.N, 256, k.want, rng);
   }
