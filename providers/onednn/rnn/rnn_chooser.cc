@@ -383,16 +383,16 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
   // thread; H=256: 1.49/2.08/2.80) and a team above (H=400: 7.66 split, 5.56 omp). A short
   // pass gains as much, so kSmallPassFlops (set for compute-bound passes of many rows) does
   // not apply to one row: a single step (a streaming frame) of LSTM H=256 took 44 us on one
-  // thread against 26 on two, H=400 177/104, H=1024 1138/551, GRU H=400 134/67. But not past
-  // kLongPassSteps: the team is leased for a whole pass (busy_cores.h), and should another
-  // process take its second core during the pass, every step waits at the barrier for a time
-  // slice (about 6 ms a step, measured beside a busy loop). A pass of at most 256 steps bounds
-  // that to one pass's length, as for the teams of many rows; a longer row (a whole
-  // utterance, T in the thousands) gets no team. Two directions still take a thread each at
-  // any length, whatever R's size: a split waits at no barrier, so a lost core costs it at
-  // most the one thread's time. Before, a longer pass kept one thread for both directions,
-  // which doubled a BiLSTM's time from 257 steps (umx, 3 BiLSTMs of 256 units, 2 threads:
-  // 3.9 ms a BiLSTM at T = 255, 8.0 at 260).
+  // thread against 26 on two, H=400 177/104, H=1024 1138/551, GRU H=400 134/67. A team must
+  // not be leased for a long pass, though (busy_cores.h): should another process take its
+  // second core, every step would wait at the barrier for a time slice (about 6 ms a step,
+  // measured beside a busy loop). Past kLongPassSteps run_uniform therefore runs a team's
+  // pass in blocks of kTeamBlockSteps that each lease the team again (2026-11-30; until then
+  // such a pass kept one thread: an NSNet2-style denoiser, two GRUs of 400, 2 threads, took
+  // 9.1 ms at T = 256 and 23.9 at T = 300). The segments of unequal lengths and of a run that
+  // may be cancelled lease each segment, but a deadline's latency is bounded by one segment
+  // (Cancellation.ShortDeadlineEndsALongRun found a stall there): past kLongPassSteps they
+  // keep no team, and two directions a thread each (a split waits at no barrier).
   constexpr double kLongStepFlops = 5e7;
   constexpr double kSmallPassFlops = 2e7;
   constexpr double kOneRowTeamFlops = 2e5;
@@ -428,9 +428,9 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
       // of streams or beams): as memory-bound as one row. One step at 2 threads, p50 us, one
       // thread / team: LSTM H=256 N=2 72/24, N=4 71/31, N=8 87/43; GRU H=400 N=4 139/65;
       // LSTM H=640 N=4 394/231 (an RNN-T prediction network over 4 hypotheses).
-      const bool long_pass = bucket.t_class >= t_class(kLongPassSteps + 1);
-      split = can_split && maxt <= D() && (row_flops < kOneRowSplitFlops || long_pass);
-      team = !split && !long_pass;
+      const bool long_segments = bucket.segments && bucket.t_class >= t_class(kLongPassSteps + 1);
+      split = can_split && maxt <= D() && (row_flops < kOneRowSplitFlops || long_segments);
+      team = !split && !long_segments;
     }
     best.threads = team ? maxt : 1;
     best.split = split ? maxt : 1;

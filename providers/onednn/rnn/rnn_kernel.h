@@ -26,6 +26,7 @@
 #include "providers/onednn/rnn/rnn_chooser.h"
 #include "providers/onednn/rnn/rnn_common.h"
 #include "providers/onednn/rnn/rnn_desc.h"
+#include "providers/onednn/rnn/stall_guard.h"
 
 namespace recur::onednn::rnn {
 
@@ -253,10 +254,15 @@ class RnnKernel final : public Kernel {
     float* cn;
   };
   States states_of(const RunIo& io, bool src_iter, bool dst_iter) const;
-  // run_uniform for a length ExactPlans gives no plans of its own (rnn_run.cc).
-  Status run_shared_blocks(const RunIo& io, const Choice& c, std::span<const Job> jobs,
-                           Mode mode) const;
+  // run_uniform for a length ExactPlans gives no plans of its own, and for a team's pass past
+  // kLongPassSteps, whose blocks of at most kTeamBlockSteps each lease the team again from
+  // `lease` (`relet`: the team chosen; rnn_run.cc).
+  Status run_shared_blocks(const RunIo& io, const Choice& c, std::span<const Job> jobs, Mode mode,
+                           const Choice* relet = nullptr, CoreLease* lease = nullptr) const;
   static constexpr int64_t kMaxSharedBlock = 512;
+  // 128: a team's LSTM of 320 units over one row, 2 threads, 600 steps: 7.1 ms in blocks of
+  // 128 or 256, 7.8 in blocks of 64; a lost core stalls a block about 6 ms a step.
+  static constexpr int64_t kTeamBlockSteps = 128;
   // One job's blocks of steps, chaining the states from block to block (rnn_run.cc).
   template <class StartOf, class PlanOf>
   Status walk_blocks(const RunIo& io, const Job& j, int64_t nb, StartOf start_of, PlanOf plan_of,
@@ -305,6 +311,8 @@ class RnnKernel final : public Kernel {
   mutable ObjectPool<RunScratch> run_scratch_;
   // Which (T, N) get plans of their own; the others run in shared blocks (run_shared_blocks).
   mutable ExactPlans<std::tuple<int64_t, int64_t>> lengths_;
+  // Whether the team of a long pass waits for cores other processes took (run_shared_blocks).
+  mutable StallGuard stall_guard_;
 };
 
 }  // namespace recur::onednn::rnn

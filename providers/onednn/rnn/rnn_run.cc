@@ -2,6 +2,7 @@
 // sequence lengths as time segments over the rows still active.
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -25,6 +26,12 @@ int64_t cancel_block(const RunIo& io, int64_t gates) {
   int64_t b = 1;
   while (b < io.T && static_cast<double>(2 * b) * flops_per_step <= target) b *= 2;
   return b;
+}
+
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace
@@ -241,15 +248,25 @@ Status RnnKernel::run_uniform(const RunIo& given) const {
   const bool lstm = spec_.cell == RnnCell::kLstm;
   const BucketKey bucket{given.N, given.I, given.H, t_class(given.T), false};
   RECUR_ASSIGN_OR_RETURN(Choice chosen, choose(bucket, given.T, nullptr));
+  bool long_team = chosen.split <= 1 && chosen.threads > 1 && given.T > kLongPassSteps;
+  if (long_team && stall_guard_.paused(steady_ns())) {
+    // A recent long pass of this node waited for its team (stall_guard.h).
+    chosen.threads = 1;
+    long_team = false;
+    count_smaller_team_run();
+  }
   CoreLease lease;
   const Choice c = for_busy_cores(chosen, lease);
   const Jobs jobs = jobs_for(c, given.N);
-  // A sequence length past the first few, where the strides do not depend on T: blocks whose
-  // plans every length shares (run_shared_blocks).
   const Mode mode = run_mode(jobs, given.N, given.T);
-  if (!bf16_ && given.block == 0 &&
-      (mode == Mode::kLayout0 || (mode == Mode::kLayout1 && given.N == 1)) &&
-      !lengths_.exact(std::make_tuple(given.T, given.N))) {
+  // The modes whose strides do not depend on T may run in blocks of shared plans: a length
+  // past the first few (ExactPlans), and a team's long pass. A team leased for a whole long
+  // pass would wait at every step's barrier for the rest of it should another process take
+  // one of its cores (busy_cores.h), so each of its blocks leases the team again.
+  const bool blocks_ok = !bf16_ && given.block == 0 &&
+                         (mode == Mode::kLayout0 || (mode == Mode::kLayout1 && given.N == 1));
+  if (blocks_ok && long_team) return run_shared_blocks(given, c, jobs, mode, &chosen, &lease);
+  if (blocks_ok && !lengths_.exact(std::make_tuple(given.T, given.N))) {
     return run_shared_blocks(given, c, jobs, mode);
   }
   RunIo io = given;
@@ -326,10 +343,11 @@ Status RnnKernel::run_uniform(const RunIo& given) const {
 // left took 870 MiB resident on umx's stream against 749, and no less time). oneDNN makes an
 // RNN primitive per number of steps: umx's three BiLSTMs made six a run of a new length.
 Status RnnKernel::run_shared_blocks(const RunIo& io, const Choice& c, std::span<const Job> jobs,
-                                    Mode mode) const {
+                                    Mode mode, const Choice* relet, CoreLease* lease) const {
   const bool lstm = spec_.cell == RnnCell::kLstm;
   const int64_t cap = ExactPlans<int>::chunk_below(
-      std::max<int64_t>(1, time_block(kMaxSharedBlock, io.N, io.I, io.H, c, jobs)));
+      std::max<int64_t>(1, std::min(relet ? kTeamBlockSteps : kMaxSharedBlock,
+                                    time_block(kMaxSharedBlock, io.N, io.I, io.H, c, jobs))));
   std::vector<int64_t>& starts = io.scratch->block_starts;
   starts.clear();
   for (int64_t t = 0; t < io.T;) {
@@ -362,13 +380,45 @@ Status RnnKernel::run_shared_blocks(const RunIo& io, const Choice& c, std::span<
   whole.cn = states.cn;
   io.scratch->chain.resize((lstm ? 4 : 2) * io.state_n());
   count_shared_plan_run();
+  // A team's blocks (one job at a time: a team is no split) on the team each block's lease
+  // gets, one thread for the rest of the pass once a block waited for its team (stall_guard.h:
+  // a block's time is the time to the next block's plan_of); a plan of another team size is
+  // made the first time a lease gives it.
+  std::shared_ptr<const Plan> other;
+  bool counted = false, stalled = false, timed = false;
+  int64_t started = 0, timed_rows = 0, timed_steps = 0;
+  auto plan_of = [&](size_t i, int64_t b) -> const Plan& {
+    const Plan& p = *plans[static_cast<size_t>(static_cast<int64_t>(i) * nb + b)];
+    if (!relet) return p;
+    if (timed) {
+      const int64_t now = steady_ns();
+      stalled = stalled || stall_guard_.record(timed_rows, timed_steps, now - started, now);
+    }
+    lease->acquire(stalled ? 1 : relet->threads, opts_.team().shrink);
+    const Plan* q = &p;
+    if (lease->threads() != p.threads) {
+      if (!counted) count_smaller_team_run();
+      counted = true;
+      const Job& j = jobs[i];
+      const ShapeKey key{steps(b), j.n1 - j.n0, io.I, io.H,         io.N,  is_reverse(j.d),
+                         mode,     true,        true, act_dir(j.d), c.any, lease->threads(),
+                         0};
+      Result<std::shared_ptr<const Plan>> got = get_plan(key);
+      if (got.ok()) {  // else the block runs on the team it was planned for
+        other = std::move(got).value();
+        q = other.get();
+      }
+    }
+    timed = q->threads == relet->threads;
+    timed_rows = jobs[i].n1 - jobs[i].n0;
+    timed_steps = steps(b);
+    started = steady_ns();
+    return *q;
+  };
   const Status st = run_parallel(jobs.size(), c.split > 1 ? c.split : 1, [&](size_t i) {
     return walk_blocks(
         io, jobs[i], nb, [&](int64_t b) { return starts[static_cast<size_t>(b)]; },
-        [&](int64_t b) -> const Plan& {
-          return *plans[static_cast<size_t>(static_cast<int64_t>(i) * nb + b)];
-        },
-        whole);
+        [&](int64_t b) -> const Plan& { return plan_of(i, b); }, whole);
   });
   plans.clear();  // the plans stay in the kernel's cache, not in the pool's scratch
   return st;

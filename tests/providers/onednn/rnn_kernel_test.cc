@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "providers/onednn/common/busy_cores.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/rnn/rnn_desc.h"
 #include "recur/recur.h"
@@ -238,19 +239,57 @@ TEST(OnednnRnnKernel, OneRowOfManyUnitsTakesATeam) {
         Case{96, "forward", "1 thread (untimed rule)"},
         Case{192, "bidirectional", "2 threads (directions in parallel) (untimed"},
         Case{400, "bidirectional", "2 threads (OpenMP) (untimed rule)"},
-        // A pass past 256 steps keeps one thread (a team leased for all of it
-        // would stall at every step if another process took its core).
-        Case{192, "forward", "1 thread (untimed rule)", 300},
-        // Two directions keep a thread each there (a split waits at no
-        // barrier), of any size.
+        // A pass past 256 steps too (in blocks that each lease the team).
+        Case{192, "forward", "2 threads (OpenMP) (untimed rule)", 300},
         Case{192, "bidirectional", "2 threads (directions in parallel) (untimed", 300},
-        Case{400, "bidirectional", "2 threads (directions in parallel) (untimed", 300},
+        Case{400, "bidirectional", "2 threads (OpenMP) (untimed rule)", 300},
         // One step of a few rows (streams or beams) likewise; six rows a
         // thread do not.
         Case{256, "forward", "2 threads (OpenMP) (untimed rule)", 1, 4},
         Case{256, "forward", "1 thread (untimed rule)", 1, 12}}) {
     std::mt19937 rng(7);
     expect_rule_choice(k.H, k.direction, k.T, k.N, 256, k.want, rng);
+  }
+}
+
+// Cores that other processes take, as the test says, for the object's lifetime.
+struct CoresTaken {
+  explicit CoresTaken(int cores) { onednn::override_cores_taken(cores); }
+  ~CoresTaken() { onednn::override_cores_taken(-1); }
+  CoresTaken(const CoresTaken&) = delete;
+  CoresTaken& operator=(const CoresTaken&) = delete;
+};
+
+// A team's pass past 256 steps (one row of a cell too large for one thread) runs in blocks of
+// at most 128 steps on plans every long length shares, each block leasing the team again, so
+// that a core another process takes mid-pass costs at most one block's barriers (rnn_run.cc,
+// run_uniform). Against the reference, with the cores free and with them taken.
+TEST(OnednnRnnKernel, ALongPassOfATeamRunsInBlocksThatEachLeaseTheTeam) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  // Weights of scale 1/sqrt(I + H): larger ones make 300 steps amplify rounding.
+  const std::string bytes = model("GRU", 48, 256, "forward", true, {}, 0.0f, 0.06f);
+  SessionOptions dopts, ropts;
+  dopts.providers({"onednn"}).threads(2).set("onednn.impl", "primitive");
+  ropts.providers({"reference"});
+  Session dnn = open(bytes, dopts);
+  std::mt19937 rng(12);
+  for (const int32_t T : {300, 256}) {
+    const Feeds f = {{"X", random_tensor({T, 1, 48}, rng, 1.0f)},
+                     {"sequence_lens", Tensor::from_vector<int32_t>({1}, {T})}};
+    const Outputs want = open(bytes, ropts).run(f);
+    const std::string what = "T=" + std::to_string(T);
+    {
+      CoresTaken quiet(0);
+      const int64_t before = onednn::shared_plan_runs();
+      const uint64_t smaller = onednn::smaller_team_runs();
+      expect_match(dnn.run(f), want, what + ", cores free");
+      EXPECT_EQ(onednn::shared_plan_runs() - before, T > 256 ? 1 : 0) << what;
+      EXPECT_EQ(onednn::smaller_team_runs(), smaller) << what;
+    }
+    CoresTaken busy(1 << 16);
+    const uint64_t smaller = onednn::smaller_team_runs();
+    expect_match(dnn.run(f), want, what + ", cores taken");
+    EXPECT_GT(onednn::smaller_team_runs(), smaller) << what << ": the team did not shrink";
   }
 }
 
