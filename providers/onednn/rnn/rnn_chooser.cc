@@ -391,8 +391,9 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
   // such a pass kept one thread: an NSNet2-style denoiser, two GRUs of 400, 2 threads, took
   // 9.1 ms at T = 256 and 23.9 at T = 300). The segments of unequal lengths and of a run that
   // may be cancelled lease each segment, but a deadline's latency is bounded by one segment
-  // (Cancellation.ShortDeadlineEndsALongRun found a stall there): past kLongPassSteps they
-  // keep no team, and two directions a thread each (a split waits at no barrier).
+  // (Cancellation.ShortDeadlineEndsALongRun found a stall there): past kLongPassSteps they,
+  // and bf16 passes, which run no blocks, keep no team, and two directions a thread each (a
+  // split waits at no barrier).
   constexpr double kLongStepFlops = 5e7;
   constexpr double kSmallPassFlops = 2e7;
   constexpr double kOneRowTeamFlops = 2e5;
@@ -428,7 +429,9 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
       // of streams or beams): as memory-bound as one row. One step at 2 threads, p50 us, one
       // thread / team: LSTM H=256 N=2 72/24, N=4 71/31, N=8 87/43; GRU H=400 N=4 139/65;
       // LSTM H=640 N=4 394/231 (an RNN-T prediction network over 4 hypotheses).
-      const bool long_segments = bucket.segments && bucket.t_class >= t_class(kLongPassSteps + 1);
+      // bf16 runs no blocks (rnn_run.cc, run_uniform): as for segments.
+      const bool long_segments =
+          (bucket.segments || bf16_) && bucket.t_class >= t_class(kLongPassSteps + 1);
       split = can_split && maxt <= D() && (row_flops < kOneRowSplitFlops || long_segments);
       team = !split && !long_segments;
     }
