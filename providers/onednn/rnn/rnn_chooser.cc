@@ -406,10 +406,17 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
   // N=16 level (7.24/7.13); GRU H=400 (1.8 MiB) N=4 4.50/13.98, N=8 7.29/15.99, N=16
   // 14.1/21.0; LSTM H=512 N=4 12.6/23.5, N=8 17.1/25.3; GRU H=256 (768 KiB) N=4 1.79/2.68, N=8
   // 3.02/3.45; LSTM H=192 (576 KiB) N=2 1.07/1.46, N=4 level, N=8 2.56/2.40; LSTM H=160
-  // (400 KiB): the split ahead at every N (N=4 1.23/1.04). Two directions on two threads keep
-  // a direction each: each thread streams only its own direction's R.
+  // (400 KiB): the split ahead at every N (N=4 1.23/1.04). From kLargeRTeamBytes of R the team
+  // wins at any number of rows below kLongStepFlops (2026-11-30, the same command, each
+  // threading with the format the rule gives it, omp/split): LSTM H=256 (1 MiB) N=12
+  // 3.72/5.81, N=16 4.85/7.17, N=24 6.95/10.41; LSTM H=320 N=16 7.46/12.58, N=28 12.1/14.4;
+  // GRU H=400 N=12 6.01/10.11, N=16 7.51/11.6, N=28 13.0/16.9; GRU H=512 N=12 18.6/25.4; GRU
+  // H=256 (768 KiB) level at N=12-24 (3.09/2.99, 5.55/5.51). An NSNet2-style denoiser at batch
+  // 16 (GRUs of 400): 37.7 -> 24.8 ms, where ONNX Runtime takes 32. Two directions on two
+  // threads keep a direction each: each thread streams only its own direction's R.
   constexpr double kFewRowsTeamBytes = 512.0 * 1024;
   constexpr int64_t kFewRowsPerThread = 4;
+  constexpr double kLargeRTeamBytes = 1024.0 * 1024;
   const int64_t N = bucket.N, H = bucket.H;
   const int maxt = std::max(1, opts_.max_threads);
   const double step_flops = pass_flops / static_cast<double>(std::max<int64_t>(T, 1));
@@ -421,7 +428,8 @@ Choice RnnKernel::untimed_rule(const BucketKey& bucket, int64_t T, double pass_f
     bool split = false, team = false;
     if (N > 1 && pass_flops >= kSmallPassFlops) {
       split = can_split && step_flops < kLongStepFlops &&
-              !(splits_rows && r_bytes >= kFewRowsTeamBytes && N <= kFewRowsPerThread * maxt);
+              !(splits_rows && (r_bytes >= kLargeRTeamBytes ||
+                                (r_bytes >= kFewRowsTeamBytes && N <= kFewRowsPerThread * maxt)));
       team = !split;
     } else if ((N == 1 || N <= kFewRowsPerThread * maxt) && !tiny &&
                row_flops >= kOneRowTeamFlops) {

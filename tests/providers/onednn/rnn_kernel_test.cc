@@ -293,6 +293,25 @@ TEST(OnednnRnnKernel, ALongPassOfATeamRunsInBlocksThatEachLeaseTheTeam) {
   }
 }
 
+// Rows of a cell whose R outgrows a core's share of the cache: a batch split makes each thread
+// stream all of R every step, a team shares its columns. From 512 KiB of R a team takes up to
+// 4 rows a thread, from 1 MiB any number of rows (docs/semantics.md, "The fixed rule"); the
+// team's outputs match the reference's.
+TEST(OnednnRnnKernel, RowsOfALargeRTakeATeam) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  struct Case {
+    int64_t H, N;
+    std::string want;
+  };
+  for (const Case& k : {Case{256, 16, "2 threads (OpenMP) (untimed rule)"},
+                        Case{256, 24, "2 threads (OpenMP) (untimed rule)"},
+                        Case{192, 6, "2 threads (OpenMP) (untimed rule)"},
+                        Case{192, 16, "2 threads (batch split) (untimed rule)"}}) {
+    std::mt19937 rng(13);
+    expect_rule_choice(k.H, "forward", 40, k.N, 256, k.want, rng);
+  }
+}
+
 // In a team of two threads (a few rows of a large R) an LSTM of 256 units and 4 rows takes gemm
 // over a long pass only; a short one keeps brgemm (docs/semantics.md, "The fixed rule").
 TEST(OnednnRnnKernel, ATeamKeepsGemmForLongPassesOnly) {
