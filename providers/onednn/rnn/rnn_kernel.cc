@@ -4,6 +4,7 @@
 
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/rnn/rnn_int8.h"
+#include "providers/onednn/rnn/row_team.h"
 #include "providers/onednn/rnn/small_cell.h"
 #include "runtime/core/code_layout.h"
 
@@ -276,6 +277,36 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_split_kernel(CompileC
       spec.num_gates() * H * (I + H), options_of(ctx).max_threads));
 }
 
+// A wide LSTM or GRU (row_team.h): the row-team kernel for runs of one row, oneDNN's primitive for
+// the others. Each holds the weights in its own layout.
+class RowTeamRnnKernel final : public Kernel {
+ public:
+  RowTeamRnnKernel(std::unique_ptr<Kernel> team, std::unique_ptr<Kernel> primitive, int layout)
+      : team_(std::move(team)), primitive_(std::move(primitive)), layout_(layout) {}
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(kRnnX);
+    if (x && x->rank() == 3 && x->dim(layout_ == 0 ? 1 : 0) == 1) return team_->run(ctx);
+    return primitive_->run(ctx);
+  }
+
+ private:
+  std::unique_ptr<Kernel> team_, primitive_;
+  int layout_;
+};
+
+RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_team_pair(CompileContext& ctx,
+                                                                     const RnnSpec& spec) {
+  RECUR_ASSIGN_OR_RETURN(auto team, create_row_team_kernel(ctx, spec, options_of(ctx)));
+  auto primitive = std::make_unique<rnn::RnnKernel>(ctx.node(), spec, options_of(ctx));
+  RECUR_RETURN_IF_ERROR(primitive->init(ctx));
+  ctx.note(std::string("recur's row-team ") + spec.cell_name() +
+           " for runs of one row, each thread a slice of the units with its columns of W and R "
+           "packed at load (AVX-512), oneDNN's primitive for the others");
+  return std::unique_ptr<Kernel>(std::make_unique<RowTeamRnnKernel>(
+      std::move(team), std::move(primitive), static_cast<int>(spec.layout)));
+}
+
 }  // namespace
 
 RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext& ctx) {
@@ -289,6 +320,7 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext
     return create_small_rnn_kernel(ctx, std::move(spec), options_of(ctx));
   if (small_rnn_declined(ctx, spec, options_of(ctx), true).empty())
     return create_row_split_kernel(ctx, spec);
+  if (row_team_declined(ctx, spec, options_of(ctx)).empty()) return create_row_team_pair(ctx, spec);
   auto k = std::make_unique<rnn::RnnKernel>(ctx.node(), std::move(spec), options_of(ctx));
   RECUR_RETURN_IF_ERROR(k->init(ctx));
   return std::unique_ptr<Kernel>(std::move(k));

@@ -13,12 +13,46 @@ namespace recur::onednn {
 
 namespace small {
 
-RECUR_LOAD_PATH void SmallRnnKernel::keep_shapes(const Tensor& w, const Tensor& r, const Tensor* b,
-                                                 const Tensor* p) {
-  w_shape_ = Tensor::borrow(nullptr, DType::kFloat32, w.shape());
-  r_shape_ = Tensor::borrow(nullptr, DType::kFloat32, r.shape());
-  if (b) b_shape_ = Tensor::borrow(nullptr, DType::kFloat32, b->shape());
-  if (p) p_shape_ = Tensor::borrow(nullptr, DType::kFloat32, p->shape());
+RECUR_LOAD_PATH void WeightShapes::keep(const Tensor& w_in, const Tensor& r_in, const Tensor* b_in,
+                                        const Tensor* p_in) {
+  w = Tensor::borrow(nullptr, DType::kFloat32, w_in.shape());
+  r = Tensor::borrow(nullptr, DType::kFloat32, r_in.shape());
+  if (b_in) b = Tensor::borrow(nullptr, DType::kFloat32, b_in->shape());
+  if (p_in) p = Tensor::borrow(nullptr, DType::kFloat32, p_in->shape());
+}
+
+Status begin_run(KernelContext& ctx, const Node& node, const RnnSpec& spec,
+                 const WeightShapes& shapes, int64_t I, int64_t H, Io& io) {
+  const Tensor* x = ctx.input(kRnnX);
+  const Tensor* seq = ctx.input(kRnnSeqLens);
+  const Tensor* h0 = ctx.input(kRnnInitialH);
+  const Tensor* c0 = ctx.input(kRnnInitialC);
+  RECUR_ASSIGN_OR_RETURN(RnnDims dims,
+                         check_rnn_inputs(node, spec, x, &shapes.w, &shapes.r,
+                                          shapes.b.defined() ? &shapes.b : nullptr, seq, h0, c0,
+                                          shapes.p.defined() ? &shapes.p : nullptr));
+  for (const Tensor* t : {x, h0, c0}) {
+    if (t && (t->dtype() != DType::kFloat32 || !t->is_cpu()))
+      return ctx.error(ErrorCode::kNotImplemented,
+                       "X, initial_h and initial_c must be float32 on the host");
+  }
+  if (seq && !seq->is_cpu())
+    return ctx.error(ErrorCode::kInvalidArgument, "sequence_lens must be on the host");
+  io.T = dims.seq_length;
+  io.N = dims.batch;
+  io.I = I;
+  io.H = H;
+  io.D = spec.num_directions();
+  io.l0 = io.x_l0 = spec.layout == 0;
+  io.x = x->data<float>();
+  io.h0 = h0 ? h0->data<float>() : nullptr;
+  io.c0 = c0 ? c0->data<float>() : nullptr;
+  io.lens = seq ? seq->data<int32_t>() : nullptr;
+  RECUR_RETURN_IF_ERROR(io.allocate_outputs(ctx, spec.cell == RnnCell::kLstm));
+  bool full = true;
+  for (int64_t n = 0; n < io.N; ++n) full = full && io.len(n) == io.T;
+  if (!full) std::fill(io.y, io.y + io.T * io.D * io.N * io.H, 0.0f);
+  return ok_status();
 }
 
 RECUR_LOAD_PATH void SmallRnnKernel::release_bias_and_peepholes(CompileContext& ctx,
@@ -97,36 +131,8 @@ void SmallRnnKernel::store_states(const Io& io, const Job& j, const float* hs,
 }
 
 Status SmallRnnKernel::run(KernelContext& ctx) const {
-  const Tensor* x = ctx.input(kRnnX);
-  const Tensor* seq = ctx.input(kRnnSeqLens);
-  const Tensor* h0 = ctx.input(kRnnInitialH);
-  const Tensor* c0 = ctx.input(kRnnInitialC);
-  RECUR_ASSIGN_OR_RETURN(RnnDims dims,
-                         check_rnn_inputs(node_, spec_, x, &w_shape_, &r_shape_,
-                                          b_shape_.defined() ? &b_shape_ : nullptr, seq, h0, c0,
-                                          p_shape_.defined() ? &p_shape_ : nullptr));
-  for (const Tensor* t : {x, h0, c0}) {
-    if (t && (t->dtype() != DType::kFloat32 || !t->is_cpu()))
-      return ctx.error(ErrorCode::kNotImplemented,
-                       "X, initial_h and initial_c must be float32 on the host");
-  }
-  if (seq && !seq->is_cpu())
-    return ctx.error(ErrorCode::kInvalidArgument, "sequence_lens must be on the host");
   Io io;
-  io.T = dims.seq_length;
-  io.N = dims.batch;
-  io.I = I_;
-  io.H = H_;
-  io.D = spec_.num_directions();
-  io.l0 = io.x_l0 = spec_.layout == 0;
-  io.x = x->data<float>();
-  io.h0 = h0 ? h0->data<float>() : nullptr;
-  io.c0 = c0 ? c0->data<float>() : nullptr;
-  io.lens = seq ? seq->data<int32_t>() : nullptr;
-  RECUR_RETURN_IF_ERROR(io.allocate_outputs(ctx, spec_.cell == RnnCell::kLstm));
-  bool full = true;
-  for (int64_t n = 0; n < io.N; ++n) full = full && io.len(n) == io.T;
-  if (!full) std::fill(io.y, io.y + io.T * io.D * io.N * io.H, 0.0f);
+  RECUR_RETURN_IF_ERROR(begin_run(ctx, node_, spec_, shapes_, I_, H_, io));
   if (io.N == 0) return ok_status();
 
   // Jobs: each direction, and with threads to spare and enough work, interleaved slices of the
@@ -172,7 +178,8 @@ Status SmallRnnKernel::run(KernelContext& ctx) const {
 }  // namespace small
 
 RECUR_LOAD_PATH std::string small_rnn_declined(const CompileContext& ctx, const RnnSpec& spec,
-                                               const OnednnOptions& o, bool mid_sized) {
+                                               const OnednnOptions& o, bool mid_sized,
+                                               bool any_size) {
   if (!o.small_cells) return "onednn.impl asks for oneDNN's primitive";
   if (o.precision != ProviderConfig::Precision::kFp32) return "not float32";
   if (spec.clip) return "clip";
@@ -199,6 +206,7 @@ RECUR_LOAD_PATH std::string small_rnn_declined(const CompileContext& ctx, const 
   const int64_t I = w->dim(2), H = r->dim(2);
   const int64_t macs = spec.num_gates() * H * (I + H);
   if (I <= 0 || H <= 0) return "cell too large";
+  if (any_size) return "";
   if (mid_sized) {
     if (macs <= kSmallCellMaxMacs || macs > kMidCellMaxMacs || H > kMidCellMaxHidden)
       return "not a mid-sized cell";

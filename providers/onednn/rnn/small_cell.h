@@ -50,9 +50,11 @@ inline constexpr int64_t kMidCellMaxHidden = 192;
 inline constexpr int64_t kMidCellMaxRows = 4;
 
 // Why the RNN node of `ctx` does not take a small-cell kernel, or "" when it does; with
-// `mid_sized`, why it is not a mid-sized cell that does.
+// `mid_sized`, why it is not a mid-sized cell that does; with `any_size`, the conditions but
+// the cell's size (row_team.h).
 std::string small_rnn_declined(const CompileContext& ctx, const RnnSpec& spec,
-                               const OnednnOptions& o, bool mid_sized = false);
+                               const OnednnOptions& o, bool mid_sized = false,
+                               bool any_size = false);
 
 Result<std::unique_ptr<Kernel>> create_small_rnn_kernel(CompileContext& ctx, RnnSpec spec,
                                                         const OnednnOptions& o);
@@ -94,6 +96,31 @@ struct OneProductWeights {
   std::unique_ptr<AlignedBuffer> w, r, bias;
 };
 
+// Shape-only stand-ins for weights a kernel has packed and released, for check_rnn_inputs.
+struct WeightShapes {
+  Tensor w, r, b, p;
+  void keep(const Tensor& w_in, const Tensor& r_in, const Tensor* b_in, const Tensor* p_in);
+};
+
+// A run's checks and buffers: the inputs checked against `spec` and `shapes` (float32 on the
+// host), Y allocated (zeros past a row's length where any row is short) and Y_h and Y_c where
+// asked for.
+Status begin_run(KernelContext& ctx, const Node& node, const RnnSpec& spec,
+                 const WeightShapes& shapes, int64_t I, int64_t H, Io& io);
+
+// One LSTM row's cell update from its gates g (ONNX order i, o, f, c, each H wide): c and h in
+// place. p: the peepholes i, o, f (3H), or null (small_lstm.cc).
+void lstm_cell_update(const float* g, int64_t H, const float* p, bool input_forget, float* c,
+                      float* h);
+
+// A GRU row's parts (small_gru.cc): the sigmoid of n gates in place; out = r . h; and
+// h = h~ + z (h - h~) in place, h~ = tanh(gh) or, given xh (linear_before_reset),
+// tanh(xh + r gh).
+void sigmoid_rows(float* g, int64_t n);
+void scale_rows(const float* r, const float* h, int64_t n, float* out);
+void gru_update(const float* z, const float* r, const float* gh, const float* xh, int64_t H,
+                float* h);
+
 // What every small-cell kernel shares: the checks, the outputs, the rows sorted by length, the
 // jobs (directions side by side, and interleaved slices of the rows with threads to spare),
 // the scratch, and the walk over time.
@@ -105,7 +132,9 @@ class SmallRnnKernel : public Kernel {
 
  protected:
   // Keeps the weights' shapes for check_rnn_inputs; call it before anything is released.
-  void keep_shapes(const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p);
+  void keep_shapes(const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p) {
+    shapes_.keep(w, r, b, p);
+  }
   // Frees B and P (packed by now); W and R are freed as soon as each is packed.
   void release_bias_and_peepholes(CompileContext& ctx, const Tensor* b, const Tensor* p);
   bool reverse(int d) const { return spec_.direction == RnnDirection::kReverse || d == 1; }
@@ -154,8 +183,7 @@ class SmallRnnKernel : public Kernel {
   int64_t I_ = 0, H_ = 0;
 
  private:
-  // Shape-only stand-ins for the released weights, for check_rnn_inputs.
-  Tensor w_shape_, r_shape_, b_shape_, p_shape_;
+  WeightShapes shapes_;
   mutable ScratchPool scratch_;
 };
 

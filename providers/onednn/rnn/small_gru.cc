@@ -11,8 +11,6 @@
 
 namespace recur::onednn::small {
 
-namespace {
-
 // z and r in place: the sigmoid of the first 2H gates.
 RECUR_AVX512 void sigmoid_rows(float* g, int64_t n) {
   for (int64_t j = 0; j < n; j += kLanes) {
@@ -45,6 +43,8 @@ RECUR_AVX512 void gru_update(const float* z, const float* r, const float* gh, co
         h + j, m, _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, z + j), _mm512_sub_ps(hp, ht), ht));
   }
 }
+
+namespace {
 
 // One direction's weights, packed at load. X.W + bias rows are Gx = Gp1 + Gp2 wide: z and r in
 // [0, 2H), h from Gp1 (Gp1: 2H, Gp2: H, each rounded up to whole vectors).

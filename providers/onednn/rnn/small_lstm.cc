@@ -9,12 +9,8 @@
 
 namespace recur::onednn::small {
 
-namespace {
-
-// One row's cell update from its gates g (ONNX order i, o, f, c, each H wide): c and h in place.
-// p: the peepholes i, o, f (3H), or null.
-RECUR_AVX512 void cell_update(const float* g, int64_t H, const float* p, bool input_forget,
-                              float* c, float* h) {
+RECUR_AVX512 void lstm_cell_update(const float* g, int64_t H, const float* p, bool input_forget,
+                                   float* c, float* h) {
   const __m512 one = _mm512_set1_ps(1.0f);
   for (int64_t j = 0; j < H; j += kLanes) {
     const __mmask16 m = lanes(H - j);
@@ -38,6 +34,8 @@ RECUR_AVX512 void cell_update(const float* g, int64_t H, const float* p, bool in
     _mm512_mask_storeu_ps(h + j, m, _mm512_mul_ps(sigmoid16(go), tanh16(cn)));
   }
 }
+
+namespace {
 
 // One direction's weights, packed at load: W and R as [K][Gp] (Gp: 4H rounded up to whole
 // vectors), Wb + Rb, and the peepholes.
@@ -87,7 +85,7 @@ Status SmallLstmKernel::run_job(const KernelContext& ctx, const Io& io, const Jo
                          static_cast<const float*>(dw.m.bias->data),
                          static_cast<const float*>(dw.m.r->data), Gp_, true,
                          [&](const float* g, float* c, float* h) {
-                           cell_update(g, H_, peep, spec_.input_forget, c, h);
+                           lstm_cell_update(g, H_, peep, spec_.input_forget, c, h);
                          });
 }
 

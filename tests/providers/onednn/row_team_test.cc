@@ -1,0 +1,172 @@
+// The row-team LSTM and GRU (providers/onednn/rnn/row_team.h): one row of a wide cell, the units
+// in a slice a thread, against the reference provider: every direction, both layouts, initial
+// states, peepholes and input_forget, both linear_before_reset, a length short of T and of 0,
+// hidden sizes that are not whole vectors, passes longer than one block of X.W + bias, and two
+// and three threads; runs of several rows and sessions of one thread take oneDNN's primitive,
+// and --explain says which.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "providers/onednn/common/avx512.h"
+#include "recur/recur.h"
+#include "tests/support/model_builder.h"
+#include "tests/support/providers.h"
+#include "tools/common/testdir.h"
+
+namespace recur {
+namespace {
+
+using testing::ModelBuilder;
+using testing::random_tensor;
+using testing::set_attr;
+
+struct Case {
+  std::string direction;
+  int64_t layout, I, H, T;
+  int32_t len;  // sequence_lens of the one row; -1: none given
+  bool peepholes = false, input_forget = false, states = true;
+  std::string op = "LSTM";
+  int64_t lbr = 0;  // a GRU's linear_before_reset
+};
+
+std::string rnn_model(const Case& c, std::mt19937& rng) {
+  const bool lstm = c.op == "LSTM";
+  const int64_t D = c.direction == "bidirectional" ? 2 : 1, G = lstm ? 4 : 3;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.I + c.H));
+  ModelBuilder mb(14);
+  mb.input("X", DType::kFloat32, Shape{-1, -1, c.I},
+           c.layout == 0 ? std::vector<std::string>{"T", "N", ""}
+                         : std::vector<std::string>{"N", "T", ""});
+  if (c.len >= 0) mb.input("sequence_lens", DType::kInt32, {-1}, {"N"});
+  const Shape ss = c.layout == 0 ? Shape{D, -1, c.H} : Shape{-1, D, c.H};
+  const std::vector<std::string> sn =
+      c.layout == 0 ? std::vector<std::string>{"", "N", ""} : std::vector<std::string>{"N", "", ""};
+  if (c.states) {
+    mb.input("initial_h", DType::kFloat32, ss, sn);
+    if (lstm) mb.input("initial_c", DType::kFloat32, ss, sn);
+  }
+  mb.initializer("W", random_tensor({D, G * c.H, c.I}, rng, scale));
+  mb.initializer("R", random_tensor({D, G * c.H, c.H}, rng, scale));
+  mb.initializer("B", random_tensor({D, 2 * G * c.H}, rng, 0.1f));
+  mb.output("Y", DType::kFloat32).output("Y_h", DType::kFloat32);
+  std::vector<std::string> ins = {"X", "W", "R", "B", c.len >= 0 ? "sequence_lens" : "",
+                                  c.states ? "initial_h" : ""};
+  std::vector<std::string> outs = {"Y", "Y_h"};
+  if (lstm) {
+    mb.initializer("P", random_tensor({D, 3 * c.H}, rng, 0.5f));
+    mb.output("Y_c", DType::kFloat32);
+    ins.push_back(c.states ? "initial_c" : "");
+    ins.push_back(c.peepholes ? "P" : "");
+    outs.push_back("Y_c");
+  }
+  auto& n = mb.node(c.op, ins, outs, "rnn");
+  set_attr(n, "hidden_size", c.H);
+  set_attr(n, "direction", c.direction);
+  set_attr(n, "layout", c.layout);
+  if (c.input_forget) set_attr(n, "input_forget", int64_t{1});
+  if (!lstm) set_attr(n, "linear_before_reset", c.lbr);
+  return mb.bytes();
+}
+
+Feeds feeds(const Case& c, int64_t N, std::mt19937& rng) {
+  const int64_t D = c.direction == "bidirectional" ? 2 : 1;
+  const Shape ss = c.layout == 0 ? Shape{D, N, c.H} : Shape{N, D, c.H};
+  Feeds f = {{"X", random_tensor(c.layout == 0 ? Shape{c.T, N, c.I} : Shape{N, c.T, c.I}, rng,
+                                 1.0f)}};
+  if (c.len >= 0)
+    f.push_back({"sequence_lens", Tensor::from_vector<int32_t>(
+                                      {N}, std::vector<int32_t>(static_cast<size_t>(N), c.len))});
+  if (c.states) {
+    f.push_back({"initial_h", random_tensor(ss, rng, 1.0f)});
+    if (c.op == "LSTM") f.push_back({"initial_c", random_tensor(ss, rng, 2.0f)});
+  }
+  return f;
+}
+
+void expect_match(const Outputs& got, const Outputs& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const auto cmp = tools::compare(got[i], want[i], tools::Tolerance{});
+    EXPECT_TRUE(cmp.match) << what << ": " << want.name(i) << ": " << cmp.reason;
+  }
+}
+
+std::string describe(const Case& c, int threads) {
+  return c.op + (c.op == "GRU" ? " lbr " + std::to_string(c.lbr) + " " : " ") + c.direction +
+         " layout " + std::to_string(c.layout) + " I=" + std::to_string(c.I) +
+         " H=" + std::to_string(c.H) + " T=" + std::to_string(c.T) +
+         " len=" + std::to_string(c.len) + (c.peepholes ? " peepholes" : "") +
+         (c.input_forget ? " input_forget" : "") + (c.states ? "" : " no states") +
+         " threads=" + std::to_string(threads);
+}
+
+const std::string kRowTeam = "recur's row-team ";
+
+TEST(RowTeam, OneRowMatchesTheReference) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team LSTM needs AVX-512";
+  const std::vector<Case> cases = {
+      {"forward", 0, 48, 260, 37, -1},
+      {"reverse", 0, 48, 260, 37, 30, true, false},
+      {"bidirectional", 1, 32, 400, 9, 9, true, true},
+      {"forward", 1, 300, 256, 300, 290, false, false, false},
+      {"reverse", 0, 40, 272, 5, 0},
+      {"forward", 0, 64, 512, 1, -1, true},
+      {"forward", 0, 48, 260, 37, -1, false, false, true, "GRU", 1},
+      {"reverse", 1, 48, 300, 20, 17, false, false, true, "GRU", 0},
+      {"bidirectional", 0, 32, 400, 9, 9, false, false, false, "GRU", 1},
+      {"bidirectional", 1, 32, 400, 290, 270, false, false, true, "GRU", 0},
+  };
+  SessionOptions ropts;
+  ropts.providers({"reference"});
+  for (const Case& c : cases) {
+    for (int threads : {2, 3}) {
+      std::mt19937 rng(static_cast<unsigned>(c.H + c.T + threads));
+      const std::string bytes = rnn_model(c, rng);
+      SessionOptions dopts;
+      dopts.providers({"onednn"}).threads(threads);
+      Session dnn = Session::from_bytes(bytes.data(), bytes.size(), dopts);
+      const std::string what = describe(c, threads);
+      EXPECT_NE(dnn.explain().find(kRowTeam + c.op), std::string::npos)
+          << what << "\n"
+          << dnn.explain();
+      Session ref = Session::from_bytes(bytes.data(), bytes.size(), ropts);
+      const Feeds f = feeds(c, 1, rng);
+      expect_match(dnn.run(f), ref.run(f), what);
+      // Several rows go to oneDNN's primitive, in the same session.
+      const Feeds f3 = feeds(c, 3, rng);
+      expect_match(dnn.run(f3), ref.run(f3), what + ", 3 rows");
+    }
+  }
+}
+
+// Where the primitive serves better or the team cannot apply: one thread, too few or too many
+// units, two directions of a cell a thread each takes, and onednn.impl=primitive.
+TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team LSTM needs AVX-512";
+  auto explain = [](const Case& c, int threads, const std::string& impl) {
+    std::mt19937 rng(5);
+    const std::string bytes = rnn_model(c, rng);
+    SessionOptions o;
+    o.providers({"onednn"}).threads(threads).set("onednn.impl", impl);
+    return Session::from_bytes(bytes.data(), bytes.size(), o).explain();
+  };
+  const Case wide{"forward", 0, 64, 512, 10, -1};
+  EXPECT_NE(explain(wide, 2, "auto").find(kRowTeam), std::string::npos);
+  EXPECT_EQ(explain(wide, 1, "auto").find(kRowTeam), std::string::npos) << "one thread";
+  EXPECT_EQ(explain(wide, 2, "primitive").find(kRowTeam), std::string::npos);
+  EXPECT_EQ(explain({"forward", 0, 64, 240, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
+  EXPECT_EQ(explain({"forward", 0, 64, 800, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
+  EXPECT_EQ(explain({"bidirectional", 0, 64, 320, 10, -1}, 2, "auto").find(kRowTeam),
+            std::string::npos);
+  EXPECT_NE(explain({"bidirectional", 0, 64, 320, 10, -1}, 4, "auto").find(kRowTeam),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace recur
