@@ -84,7 +84,8 @@ RECUR_LOAD_PATH Slice RowTeamKernel::pack_slice(const Tensor& w, const Tensor& r
   auto gates = [&](int64_t first, int64_t n, int64_t width) {
     std::vector<int64_t> src(static_cast<size_t>(width), -1);
     for (int64_t g = 0; g < n; ++g)
-      for (int64_t u = 0; u < hs; ++u) src[static_cast<size_t>(g * hs + u)] = (first + g) * H + j0 + u;
+      for (int64_t u = 0; u < hs; ++u)
+        src[static_cast<size_t>(g * hs + u)] = (first + g) * H + j0 + u;
     return src;
   };
   const float* wd = w.data<float>() + d * G * I_;
@@ -105,7 +106,8 @@ RECUR_LOAD_PATH Slice RowTeamKernel::pack_slice(const Tensor& w, const Tensor& r
     xs.insert(xs.end(), h.begin(), h.end());
     sl.rbh = floats(sl.g2);
     if (bd && spec_.linear_before_reset)
-      for (int64_t u = 0; u < hs; ++u) static_cast<float*>(sl.rbh->data)[u] = bd[G + 2 * H + j0 + u];
+      for (int64_t u = 0; u < hs; ++u)
+        static_cast<float*>(sl.rbh->data)[u] = bd[G + 2 * H + j0 + u];
   }
   sl.w = pack_columns(wd, I_, xs, I_, 1);
   sl.bias = floats(sl.gx());
@@ -149,12 +151,11 @@ Status RowTeamKernel::run(KernelContext& ctx) const {
   if (io.N != 1) return ctx.error(ErrorCode::kInternal, "the row-team kernel runs one row");
   CoreLease lease(team_.max, team_.shrink);
   if (lease.threads() < team_.max) count_smaller_team_run();
-  const int64_t floats =
-      4 * Hp_ + static_cast<int64_t>(slices_[0].size()) * slice_floats();
+  const int64_t floats = 4 * Hp_ + static_cast<int64_t>(slices_[0].size()) * slice_floats();
   ScratchPool::Lease buf = scratch_.acquire(static_cast<size_t>(floats) * sizeof(float));
   for (int d = 0; d < io.D; ++d)
-    RECUR_RETURN_IF_ERROR(run_direction(ctx, io, d, io.len(0), lease.threads(),
-                                        static_cast<float*>(buf.data())));
+    RECUR_RETURN_IF_ERROR(
+        run_direction(ctx, io, d, io.len(0), lease.threads(), static_cast<float*>(buf.data())));
   return ok_status();
 }
 
@@ -190,8 +191,8 @@ Status RowTeamKernel::run_direction(const KernelContext& ctx, const Io& io, int 
         in[static_cast<size_t>(q)] = io.x_at(step_of(u + q), 0);
         out[static_cast<size_t>(q)] = xw + (u + q - t0) * sl.gx();
       }
-      multiply_rows(nr, init.data(), in.data(), I_, static_cast<const float*>(sl.w->data),
-                    sl.gx(), out.data());
+      multiply_rows(nr, init.data(), in.data(), I_, static_cast<const float*>(sl.w->data), sl.gx(),
+                    out.data());
     }
   };
   // The first part of a step, or all of it but for a GRU without linear_before_reset, whose

@@ -53,8 +53,8 @@ std::string rnn_model(const Case& c, std::mt19937& rng) {
   mb.initializer("R", random_tensor({D, G * c.H, c.H}, rng, scale));
   mb.initializer("B", random_tensor({D, 2 * G * c.H}, rng, 0.1f));
   mb.output("Y", DType::kFloat32).output("Y_h", DType::kFloat32);
-  std::vector<std::string> ins = {"X", "W", "R", "B", c.len >= 0 ? "sequence_lens" : "",
-                                  c.states ? "initial_h" : ""};
+  std::vector<std::string> ins = {
+      "X", "W", "R", "B", c.len >= 0 ? "sequence_lens" : "", c.states ? "initial_h" : ""};
   std::vector<std::string> outs = {"Y", "Y_h"};
   if (lstm) {
     mb.initializer("P", random_tensor({D, 3 * c.H}, rng, 0.5f));
@@ -75,8 +75,8 @@ std::string rnn_model(const Case& c, std::mt19937& rng) {
 Feeds feeds(const Case& c, int64_t N, std::mt19937& rng) {
   const int64_t D = c.direction == "bidirectional" ? 2 : 1;
   const Shape ss = c.layout == 0 ? Shape{D, N, c.H} : Shape{N, D, c.H};
-  Feeds f = {{"X", random_tensor(c.layout == 0 ? Shape{c.T, N, c.I} : Shape{N, c.T, c.I}, rng,
-                                 1.0f)}};
+  Feeds f = {
+      {"X", random_tensor(c.layout == 0 ? Shape{c.T, N, c.I} : Shape{N, c.T, c.I}, rng, 1.0f)}};
   if (c.len >= 0)
     f.push_back({"sequence_lens", Tensor::from_vector<int32_t>(
                                       {N}, std::vector<int32_t>(static_cast<size_t>(N), c.len))});
@@ -131,9 +131,8 @@ TEST(RowTeam, OneRowMatchesTheReference) {
       dopts.providers({"onednn"}).threads(threads);
       Session dnn = Session::from_bytes(bytes.data(), bytes.size(), dopts);
       const std::string what = describe(c, threads);
-      EXPECT_NE(dnn.explain().find(kRowTeam + c.op), std::string::npos)
-          << what << "\n"
-          << dnn.explain();
+      EXPECT_NE(dnn.explain().find(kRowTeam + c.op), std::string::npos) << what << "\n"
+                                                                        << dnn.explain();
       Session ref = Session::from_bytes(bytes.data(), bytes.size(), ropts);
       const Feeds f = feeds(c, 1, rng);
       expect_match(dnn.run(f), ref.run(f), what);
