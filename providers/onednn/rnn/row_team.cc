@@ -34,6 +34,29 @@ struct Slice {
   int64_t gx() const { return g1 + g2; }
 };
 
+// A direction's walk over the run's rows (longest first, io.order): the step, the block of
+// steps whose X.W + bias is done, the rows still running, and the buffers.
+struct Walk {
+  Walk(const Io& io_in, int d_in, bool rev_in) : io(io_in), d(d_in), rev(rev_in) {}
+  const Io& io;
+  int d = 0;
+  bool rev = false;
+  int cur = 0;  // h[cur]: h before the step
+  int64_t t = 0, t0 = 0, t1 = 0, live = 0;
+  float* h[2] = {nullptr, nullptr};
+  float* c = nullptr;
+  float* rh_all = nullptr;
+  float* per_slice = nullptr;
+  int64_t len(int64_t q) const { return io.len(io.order[q]); }
+  // Row q's step at time u: the reverse direction walks each row from its own last step.
+  int64_t step_of(int64_t u, int64_t q) const { return rev ? len(q) - 1 - u : u; }
+  int64_t live_at(int64_t u) const {
+    int64_t a = io.N;
+    while (a > 0 && len(a - 1) <= u) --a;
+    return a;
+  }
+};
+
 std::unique_ptr<AlignedBuffer> floats(int64_t n) {
   auto buf = std::make_unique<AlignedBuffer>(static_cast<size_t>(n) * sizeof(float));
   std::fill(static_cast<float*>(buf->data), static_cast<float*>(buf->data) + n, 0.0f);
@@ -54,14 +77,19 @@ class RowTeamKernel final : public Kernel {
   // columns evicts R's from the core's cache, so the fewer times the better (an LSTM of 512
   // units on 2 threads took 59 us a step in blocks of 16), within 4 MiB a slice of 1024 units.
   static constexpr int64_t kXwSteps = 256;
-  // A slice's scratch: its gates, r.h (GRU), and a block's X.W + bias.
-  int64_t slice_floats() const { return 3 * max_gx_ + kXwSteps * max_gx_; }
+  // A slice's scratch for `rows` rows: their gates, the GRU's h gates, and a block's X.W + bias.
+  int64_t slice_floats(int64_t rows) const { return (2 + kXwSteps) * rows * max_gx_; }
   Slice pack_slice(const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p, int64_t d,
                    int64_t j0, int64_t j1) const;
-  // Direction d of the one row over its `len` steps on `threads` threads (scratch: h before
-  // and after a step, c, r.h of the whole row, then each slice's slice_floats).
-  Status run_direction(const KernelContext& ctx, const Io& io, int d, int64_t len, int threads,
+  // Direction d of the run's rows, longest first (`order`), on `threads` threads. Scratch: h
+  // before and after a step, c and r.h of every row, then each slice's slice_floats.
+  Status run_direction(const KernelContext& ctx, const Io& io, int d, int threads,
                        float* scratch) const;
+  // A slice's X.W + bias of the live rows of steps [t0, t1), four at a time: [step][row][gx].
+  void project(const Walk& w, const Slice& sl, float* xw) const;
+  // Slice i's part of step t for the live rows: phase 0 all of it, but for a GRU without
+  // linear_before_reset, whose h product (phase 1) needs r.h of every unit.
+  void step_slice(const Walk& w, size_t i, int phase) const;
 
   const Node& node_;
   RnnSpec spec_;
@@ -148,97 +176,67 @@ Status RowTeamKernel::run(KernelContext& ctx) const {
   Io io;
   RECUR_RETURN_IF_ERROR(small::begin_run(ctx, node_, spec_, shapes_, I_, H_, io));
   if (io.N == 0) return ok_status();
-  if (io.N != 1) return ctx.error(ErrorCode::kInternal, "the row-team kernel runs one row");
+  if (io.N > kRowTeamMaxRows)
+    return ctx.error(ErrorCode::kInternal, "the row-team kernel runs up to 4 rows");
+  // The rows by decreasing length, ties in row order: each step's live rows are a prefix.
+  std::array<int64_t, kRowTeamMaxRows> order{};
+  for (int64_t n = 0; n < io.N; ++n) order[static_cast<size_t>(n)] = n;
+  std::stable_sort(order.begin(), order.begin() + io.N,
+                   [&](int64_t a, int64_t b) { return io.len(a) > io.len(b); });
+  io.order = order.data();
+  // Rows of length 0 have no steps: zeros for their final states.
+  for (int64_t n = 0; n < io.N; ++n) {
+    for (float* out : {io.yh, io.yc}) {
+      if (!out || io.len(n) > 0) continue;
+      for (int64_t d = 0; d < io.D; ++d)
+        std::fill(out + io.s_off(d, n), out + io.s_off(d, n) + H_, 0.0f);
+    }
+  }
   CoreLease lease(team_.max, team_.shrink);
   if (lease.threads() < team_.max) count_smaller_team_run();
-  const int64_t floats = 4 * Hp_ + static_cast<int64_t>(slices_[0].size()) * slice_floats();
+  const int64_t floats =
+      4 * io.N * Hp_ + static_cast<int64_t>(slices_[0].size()) * slice_floats(io.N);
   ScratchPool::Lease buf = scratch_.acquire(static_cast<size_t>(floats) * sizeof(float));
   for (int d = 0; d < io.D; ++d)
     RECUR_RETURN_IF_ERROR(
-        run_direction(ctx, io, d, io.len(0), lease.threads(), static_cast<float*>(buf.data())));
+        run_direction(ctx, io, d, lease.threads(), static_cast<float*>(buf.data())));
   return ok_status();
 }
 
-Status RowTeamKernel::run_direction(const KernelContext& ctx, const Io& io, int d, int64_t len,
-                                    int threads, float* scratch) const {
-  const std::vector<Slice>& slices = slices_[static_cast<size_t>(d)];
-  const bool rev = reverse(d), gru = !lstm(), lbr = spec_.linear_before_reset;
-  const int64_t H = H_, so = io.s_off(d, 0);
-  float* h[2] = {scratch, scratch + Hp_};
-  float* c = scratch + 2 * Hp_;
-  float* rh_row = scratch + 3 * Hp_;  // GRU without linear_before_reset: r.h of every unit
-  float* per_slice = scratch + 4 * Hp_;
+Status RowTeamKernel::run_direction(const KernelContext& ctx, const Io& io, int d, int threads,
+                                    float* scratch) const {
+  const int64_t H = H_, N = io.N;
+  Walk w(io, d, reverse(d));
+  // Row q (in length order) at [q * Hp_]: h before and after a step, c, r.h of every unit.
+  w.h[0] = scratch;
+  w.h[1] = scratch + N * Hp_;
+  w.c = scratch + 2 * N * Hp_;
+  w.rh_all = scratch + 3 * N * Hp_;  // a GRU without linear_before_reset
+  w.per_slice = scratch + 4 * N * Hp_;
   const size_t bytes = static_cast<size_t>(H) * sizeof(float);
-  if (io.h0)
-    std::memcpy(h[0], io.h0 + so, bytes);
-  else
-    std::fill(h[0], h[0] + H, 0.0f);
-  if (io.c0 && !gru)
-    std::memcpy(c, io.c0 + so, bytes);
-  else
-    std::fill(c, c + H, 0.0f);
-  int cur = 0;
-  int64_t t = 0, t0 = 0, t1 = 0;
-  auto step_of = [&](int64_t u) { return rev ? len - 1 - u : u; };
-  // Slice i's X.W + bias of steps [t0, t1), four steps a pass.
-  auto project = [&](const Slice& sl, float* xw) {
-    for (int64_t u = t0; u < t1; u += kRowBlock) {
-      const int nr = static_cast<int>(std::min<int64_t>(kRowBlock, t1 - u));
-      std::array<const float*, kRowBlock> init{}, in{};
-      std::array<float*, kRowBlock> out{};
-      for (int q = 0; q < nr; ++q) {
-        init[static_cast<size_t>(q)] = static_cast<const float*>(sl.bias->data);
-        in[static_cast<size_t>(q)] = io.x_at(step_of(u + q), 0);
-        out[static_cast<size_t>(q)] = xw + (u + q - t0) * sl.gx();
-      }
-      multiply_rows(nr, init.data(), in.data(), I_, static_cast<const float*>(sl.w->data), sl.gx(),
-                    out.data());
-    }
-  };
-  // The first part of a step, or all of it but for a GRU without linear_before_reset, whose
-  // second part (phase 1) needs r.h of every unit.
-  auto job = [&](size_t i, int phase) {
-    const Slice& sl = slices[i];
-    float* g = per_slice + static_cast<int64_t>(i) * slice_floats();
-    float* gh = g + max_gx_;
-    float* xw = gh + 2 * max_gx_;
-    const float* row = xw + (t - t0) * sl.gx();
-    const float* hp = h[cur];
-    const int64_t hs = sl.hs();
-    float* hn = h[1 - cur] + sl.j0;
-    if (phase == 0) {
-      if (t == t0) project(sl, xw);
-      multiply_rows(1, &row, &hp, H, static_cast<const float*>(sl.r1->data), sl.g1, &g);
-      if (!gru) {
-        small::lstm_cell_update(g, hs, sl.peep.empty() ? nullptr : sl.peep.data(),
-                                spec_.input_forget, c + sl.j0, hn);
-      } else {
-        small::sigmoid_rows(g, 2 * hs);
-        if (!lbr) {
-          small::scale_rows(g + hs, hp + sl.j0, hs, rh_row + sl.j0);
-          return;
-        }
-      }
-    }
-    if (gru) {
-      // gh = R's bias of h + h.Rh (linear_before_reset), or X.Wh + bias + (r.h).Rh.
-      const float* init = lbr ? static_cast<const float*>(sl.rbh->data) : row + sl.g1;
-      const float* in = lbr ? hp : rh_row;
-      multiply_rows(1, &init, &in, H, static_cast<const float*>(sl.r2->data), sl.g2, &gh);
-      std::memcpy(hn, hp + sl.j0, static_cast<size_t>(hs) * sizeof(float));
-      small::gru_update(g, g + hs, gh, lbr ? row + sl.g1 : nullptr, hs, hn);
-    }
-    std::memcpy(io.y + io.y_off(step_of(t), d, 0) + sl.j0, hn,
-                static_cast<size_t>(hs) * sizeof(float));
-  };
-  const size_t n = slices.size();
-  const int phases = gru && !lbr ? 2 : 1;
-  for (t0 = 0; t0 < len; t0 = t1) {
-    if (ctx.fine_grained_cancel()) RECUR_RETURN_IF_ERROR(ctx.check_cancelled("time step", t0));
-    t1 = std::min(len, t0 + kXwSteps);
-    for (t = t0; t < t1; ++t) {
+  for (int64_t q = 0; q < N; ++q) {
+    const int64_t so = io.s_off(d, io.order[q]);
+    float* h = w.h[0] + q * Hp_;
+    float* c = w.c + q * Hp_;
+    if (io.h0)
+      std::memcpy(h, io.h0 + so, bytes);
+    else
+      std::fill(h, h + H, 0.0f);
+    if (io.c0 && lstm())
+      std::memcpy(c, io.c0 + so, bytes);
+    else
+      std::fill(c, c + H, 0.0f);
+  }
+  const size_t n = slices_[static_cast<size_t>(d)].size();
+  const int phases = !lstm() && !spec_.linear_before_reset ? 2 : 1;
+  const int64_t steps = w.len(0);
+  for (w.t0 = 0; w.t0 < steps; w.t0 = w.t1) {
+    if (ctx.fine_grained_cancel()) RECUR_RETURN_IF_ERROR(ctx.check_cancelled("time step", w.t0));
+    w.t1 = std::min(steps, w.t0 + kXwSteps);
+    for (w.t = w.t0; w.t < w.t1; ++w.t) {
+      w.live = w.live_at(w.t);
       for (int phase = 0; phase < phases; ++phase) {
-        auto one = [&](size_t i) { job(i, phase); };
+        auto one = [&](size_t i) { step_slice(w, i, phase); };
         if (threads > 1) {
           // One pointer of capture: the std::function holds it without allocating.
           run_jobs(n, threads - 1, [f = &one](size_t i) { (*f)(i); });
@@ -246,17 +244,93 @@ Status RowTeamKernel::run_direction(const KernelContext& ctx, const Io& io, int 
           for (size_t i = 0; i < n; ++i) one(i);
         }
       }
-      cur = 1 - cur;
+      w.cur = 1 - w.cur;
     }
   }
-  for (auto [out, src] : {std::pair{io.yh, h[cur]}, std::pair{gru ? nullptr : io.yc, c}}) {
-    if (!out) continue;
-    if (len == 0)
-      std::fill(out + so, out + so + H, 0.0f);
-    else
-      std::memcpy(out + so, src, bytes);
-  }
   return ok_status();
+}
+
+void RowTeamKernel::project(const Walk& w, const Slice& sl, float* xw) const {
+  std::array<const float*, kRowBlock> init{}, in{};
+  std::array<float*, kRowBlock> out{};
+  int nr = 0;
+  auto flush = [&] {
+    if (nr > 0)
+      multiply_rows(nr, init.data(), in.data(), I_, static_cast<const float*>(sl.w->data), sl.gx(),
+                    out.data());
+    nr = 0;
+  };
+  for (int64_t u = w.t0; u < w.t1; ++u) {
+    for (int64_t q = 0, a = w.live_at(u); q < a; ++q) {
+      init[static_cast<size_t>(nr)] = static_cast<const float*>(sl.bias->data);
+      in[static_cast<size_t>(nr)] = w.io.x_at(w.step_of(u, q), w.io.order[q]);
+      out[static_cast<size_t>(nr)] = xw + ((u - w.t0) * w.io.N + q) * sl.gx();
+      if (++nr == kRowBlock) flush();
+    }
+  }
+  flush();
+}
+
+void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
+  const Slice& sl = slices_[static_cast<size_t>(w.d)][i];
+  const Io& io = w.io;
+  const bool gru = !lstm(), lbr = spec_.linear_before_reset;
+  const int64_t N = io.N, H = H_, t = w.t;
+  float* g = w.per_slice + static_cast<int64_t>(i) * slice_floats(N);
+  float* gh = g + N * max_gx_;
+  float* xw = gh + N * max_gx_;
+  const int64_t hs = sl.hs(), gx = sl.gx();
+  const int n = static_cast<int>(w.live);
+  const float* hp = w.h[w.cur];
+  auto xw_row = [&](int64_t q) { return xw + ((t - w.t0) * N + q) * gx; };
+  std::array<const float*, kRowBlock> init{}, in{};
+  std::array<float*, kRowBlock> out{};
+  if (phase == 0) {
+    if (t == w.t0) project(w, sl, xw);
+    for (int q = 0; q < n; ++q) {
+      init[static_cast<size_t>(q)] = xw_row(q);
+      in[static_cast<size_t>(q)] = hp + q * Hp_;
+      out[static_cast<size_t>(q)] = g + q * gx;
+    }
+    multiply_rows(n, init.data(), in.data(), H, static_cast<const float*>(sl.r1->data), sl.g1,
+                  out.data());
+    for (int q = 0; q < n && gru; ++q) {
+      small::sigmoid_rows(g + q * gx, 2 * hs);
+      if (!lbr)
+        small::scale_rows(g + q * gx + hs, hp + q * Hp_ + sl.j0, hs, w.rh_all + q * Hp_ + sl.j0);
+    }
+    if (gru && !lbr) return;
+  }
+  if (gru) {
+    // gh = R's bias of h + h.Rh (linear_before_reset), or X.Wh + bias + (r.h).Rh.
+    for (int q = 0; q < n; ++q) {
+      init[static_cast<size_t>(q)] =
+          lbr ? static_cast<const float*>(sl.rbh->data) : xw_row(q) + sl.g1;
+      in[static_cast<size_t>(q)] = (lbr ? hp : w.rh_all) + q * Hp_;
+      out[static_cast<size_t>(q)] = gh + q * gx;
+    }
+    multiply_rows(n, init.data(), in.data(), H, static_cast<const float*>(sl.r2->data), sl.g2,
+                  out.data());
+  }
+  const size_t part = static_cast<size_t>(hs) * sizeof(float);
+  for (int q = 0; q < n; ++q) {
+    float* hn = w.h[1 - w.cur] + q * Hp_ + sl.j0;
+    float* cq = w.c + q * Hp_ + sl.j0;
+    const float* gq = g + q * gx;
+    if (gru) {
+      std::memcpy(hn, hp + q * Hp_ + sl.j0, part);
+      small::gru_update(gq, gq + hs, gh + q * gx, lbr ? xw_row(q) + sl.g1 : nullptr, hs, hn);
+    } else {
+      small::lstm_cell_update(gq, hs, sl.peep.empty() ? nullptr : sl.peep.data(),
+                              spec_.input_forget, cq, hn);
+    }
+    const int64_t row = io.order[q];
+    std::memcpy(io.y + io.y_off(w.step_of(t, q), w.d, row) + sl.j0, hn, part);
+    if (t + 1 < w.len(q)) continue;  // the row's last step: its final states
+    const int64_t so = io.s_off(w.d, row) + sl.j0;
+    if (io.yh) std::memcpy(io.yh + so, hn, part);
+    if (io.yc && !gru) std::memcpy(io.yc + so, cq, part);
+  }
 }
 
 }  // namespace
