@@ -1,22 +1,22 @@
-// One row of a wide float32 LSTM or GRU on a team of threads: recur's own loop, not oneDNN's
-// primitive (docs/semantics.md, "One row of a wide cell").
+// A few rows of a wide float32 LSTM or GRU on a team of threads: recur's own loop, not oneDNN's
+// primitive (docs/semantics.md, "A few rows of a wide cell").
 //
-// A stream or a single utterance is one row, and each step of a wide cell multiplies the row's
-// h by all of R (4 MiB for an LSTM of 512 units). On two cores oneDNN 2.6's primitive took
-// 0.53-0.66x ONNX Runtime's time for LSTMs of 384 to 512 units over one row (100 steps: 512
-// units 8.3 against 4.4 ms; one core level, 16.3 and 15.7): its threads did not keep their
-// parts of R in their cores' L2 from step to step. Here the units are cut into one slice a
-// thread, and each slice's columns of W and R (its units' gates) are packed at load into
-// buffers of their own; X.W + bias of up to 256 steps at once (reading W's columns evicts R's
-// from the cache), then a step is one job a slice (job_pool.h), which reads the whole h of the
-// step before and writes its units' h (and c). A thread that keeps taking the same slice keeps
-// that slice's R in its L2. Two threads, 100 steps, p50 ms, slices / primitive: LSTM of 256
-// units 0.65 / 1.00, 384 1.30 / 2.66, 512 5.5 / 10.3, 768 20.9 / 22.4, 1024 37.3-38.2 /
-// 36.9-39.4 (hence kRowTeamMaxHidden); GRU of 512 2.39 / 4.07.
+// A stream or a single utterance is one row (a few streams or beams a few), and each step of a
+// wide cell multiplies the rows' h by all of R (4 MiB for an LSTM of 512 units). On two cores
+// oneDNN 2.6's primitive took 0.53-0.66x ONNX Runtime's time for LSTMs of 384 to 512 units over one
+// row (100 steps: 512 units 8.3 against 4.4 ms; one core level, 16.3 and 15.7): its threads did not
+// keep their parts of R in their cores' L2 from step to step. Here the units are cut into one slice
+// a thread, and each slice's columns of W and R (its units' gates) are packed at load into buffers
+// of their own; X.W + bias of up to 256 steps at once (reading W's columns evicts R's from the
+// cache), then a step is one job a slice (job_pool.h), which reads the whole h of the step before
+// and writes its units' h (and c). A thread that keeps taking the same slice keeps that slice's R
+// in its L2. Two threads, 100 steps, p50 ms, slices / primitive: LSTM of 256 units 0.65 / 1.00,
+// 384 1.30 / 2.66, 512 5.5 / 10.3, 768 20.9 / 22.4, 1024 37.3-38.2 / 36.9-39.4 (hence
+// kRowTeamMaxHidden); GRU of 512 2.39 / 4.07.
 //
-// rnn_kernel.cc runs it for one row, oneDNN's primitive otherwise; it takes the LSTMs and GRUs
-// the small-cell kernels take (small_cell.h) but for their size, of kRowTeamMinHidden to
-// kRowTeamMaxHidden units, with two threads or more.
+// rnn_kernel.cc runs it for up to row_team_max_rows rows, oneDNN's primitive otherwise; it takes
+// the LSTMs and GRUs the small-cell kernels take (small_cell.h) but for their size, of
+// kRowTeamMinHidden to kRowTeamMaxHidden units, with two threads or more.
 #pragma once
 
 #include <algorithm>
