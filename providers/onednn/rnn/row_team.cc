@@ -1,4 +1,4 @@
-// The row-team LSTM and GRU (row_team.h): one row, the units in a slice a thread.
+// The row-team LSTM and GRU (row_team.h): up to four rows, the units in a slice a thread.
 #include "providers/onednn/rnn/row_team.h"
 
 #include <algorithm>
