@@ -148,6 +148,43 @@ TEST(RowTeam, FewRowsMatchTheReference) {
   }
 }
 
+// Random configurations: cell, direction, layout, 256 to 520 units over 1 to 600 inputs, 1 to 4
+// rows of random lengths, peepholes, input_forget, linear_before_reset, states or none, 2 or 3
+// threads, against the reference.
+TEST(RowTeam, RandomConfigurationsMatchTheReference) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team kernel needs AVX-512";
+  std::mt19937 rng(2026);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  SessionOptions ropts;
+  ropts.providers({"reference"});
+  for (int k = 0; k < 16; ++k) {
+    Case c;
+    c.op = pick(0, 1) ? "LSTM" : "GRU";
+    c.direction = std::vector<std::string>{"forward", "reverse", "bidirectional"}[pick(0, 2)];
+    c.layout = pick(0, 1);
+    c.I = pick(1, 600);
+    c.H = pick(c.direction == "bidirectional" ? 384 : 256, 520);
+    c.T = pick(1, 24);
+    c.len = pick(0, 3) ? pick(0, static_cast<int>(c.T)) : -1;
+    c.peepholes = c.op == "LSTM" && pick(0, 1);
+    c.input_forget = c.op == "LSTM" && pick(0, 1);
+    c.states = pick(0, 1);
+    c.lbr = pick(0, 1);
+    const int threads = pick(2, 3);
+    const int64_t N = pick(1, 4);
+    const std::string bytes = rnn_model(c, rng);
+    SessionOptions dopts;
+    dopts.providers({"onednn"}).threads(threads);
+    Session dnn = Session::from_bytes(bytes.data(), bytes.size(), dopts);
+    const std::string what = describe(c, threads) + ", " + std::to_string(N) + " rows";
+    ASSERT_NE(dnn.explain().find(kRowTeam + c.op), std::string::npos) << what;
+    Session ref = Session::from_bytes(bytes.data(), bytes.size(), ropts);
+    const Feeds f = feeds(c, N, rng);
+    expect_match(dnn.run(f), ref.run(f), what);
+  }
+}
+
 // Where the primitive serves better or the team cannot apply: one thread, too few or too many
 // units, two directions of a cell a thread each takes, and onednn.impl=primitive.
 TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
