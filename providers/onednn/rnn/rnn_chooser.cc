@@ -74,6 +74,21 @@ std::string encode(const Choice& c) {
 }
 
 // The winner of a race; cands.size() if none ran.
+}  // namespace
+
+size_t prefer_rule(const std::vector<Choice>& cands, const Choice& untimed, const RaceTimes& t,
+                   size_t win) {
+  for (size_t i = 0; i < cands.size() && win < cands.size(); ++i) {
+    const Choice& c = cands[i];
+    if (c.any == untimed.any && c.threads == untimed.threads && c.split == untimed.split &&
+        t.ok[i] && t.med[win] > 0.9 * t.med[i])
+      return i;
+  }
+  return win;
+}
+
+namespace {
+
 size_t pick_winner(const std::vector<Choice>& cands, const RaceTimes& t) {
   size_t win = cands.size();
   for (size_t i = 0; i < cands.size(); ++i)
@@ -278,7 +293,7 @@ Result<Choice> RnnKernel::choose(const BucketKey& bucket, int64_t T, std::string
     if (h) h();
   }
   std::string detail;
-  RECUR_ASSIGN_OR_RETURN(Choice best, timed_choice(cands.list, bucket, T, &detail));
+  RECUR_ASSIGN_OR_RETURN(Choice best, timed_choice(cands.list, cands.untimed, bucket, T, &detail));
   // Written now, once per bucket and after seconds of timing, rather than per run.
   if (opts_.cache) opts_.cache->record(cache_key(bucket), encode(best));
   std::lock_guard<std::mutex> lock(mu_);
@@ -507,8 +522,9 @@ bool RnnKernel::brgemm_weights(const Choice& best, const BucketKey& bucket) cons
   return any;
 }
 
-Result<Choice> RnnKernel::timed_choice(const std::vector<Choice>& cands, const BucketKey& bucket,
-                                       int64_t T, std::string* detail) const {
+Result<Choice> RnnKernel::timed_choice(const std::vector<Choice>& cands, const Choice& untimed,
+                                       const BucketKey& bucket, int64_t T,
+                                       std::string* detail) const {
   // A probe of the bucket's shape, T capped so that a pass stays short.
   const double step_flops = 2.0 * static_cast<double>(bucket.N) *
                             static_cast<double>(geom_.gates() * bucket.H) *
@@ -522,11 +538,11 @@ Result<Choice> RnnKernel::timed_choice(const std::vector<Choice>& cands, const B
   RECUR_ASSIGN_OR_RETURN(RaceTimes times, race(cands, bucket, tp, std::move(ok)));
   *detail = describe_times(cands, times);
   if (tp < T) RECUR_RETURN_IF_ERROR(retime_long(cands, bucket, T, times, *detail));
-  const size_t win = pick_winner(cands, times);
+  size_t win = pick_winner(cands, times);
   if (win == cands.size()) {
     return internal_error(node_.describe() + ": no oneDNN RNN implementation ran");
   }
-  return cands[win];
+  return cands[prefer_rule(cands, untimed, times, win)];
 }
 
 // OpenMP candidates first pass a two-step check against one thread: on a busy machine their

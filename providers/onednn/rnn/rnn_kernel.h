@@ -194,8 +194,9 @@ class RnnKernel final : public Kernel {
   // A cached choice, if the session has a cache, it holds the key, and the choice is still
   // one of the candidates (a stale entry is timed again).
   std::optional<Choice> cached_choice(const BucketKey& bucket, const Candidates& cands) const;
-  Result<Choice> timed_choice(const std::vector<Choice>& cands, const BucketKey& bucket, int64_t T,
-                              std::string* detail) const;
+  // The fastest candidate by timing, but the fixed rule's `untimed` unless beaten by 10%.
+  Result<Choice> timed_choice(const std::vector<Choice>& cands, const Choice& untimed,
+                              const BucketKey& bucket, int64_t T, std::string* detail) const;
   std::vector<bool> screen_omp(const std::vector<Choice>& cands, const BucketKey& bucket) const;
   Result<RaceTimes> race(const std::vector<Choice>& cands, const BucketKey& bucket, int64_t tp,
                          std::vector<bool> ok) const;

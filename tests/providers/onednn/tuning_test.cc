@@ -96,6 +96,27 @@ class HeldTuner {
   std::shared_future<void> release_future_ = release_.get_future().share();
 };
 
+// A timed winner replaces the fixed rule's choice only where it beat it by 10% (rnn_chooser.h,
+// prefer_rule): a probe's noise around a tie keeps the rule's choice.
+TEST(OnednnTuning, ATimedChoiceMustBeatTheRuleByATenth) {
+  using onednn::rnn::Choice;
+  const std::vector<Choice> cands = {{false, 1, 1}, {false, 1, 2}, {true, 2, 1}};
+  const Choice rule = cands[2];
+  onednn::rnn::RaceTimes t;
+  t.ok = {true, true, true};
+  t.med = {20.0, 13.0, 14.0};
+  EXPECT_EQ(onednn::rnn::prefer_rule(cands, rule, t, 1), 2u) << "7% faster keeps the rule";
+  t.med = {20.0, 12.0, 14.0};
+  EXPECT_EQ(onednn::rnn::prefer_rule(cands, rule, t, 1), 1u) << "14% faster wins";
+  t.med = {20.0, 13.0, 14.0};
+  t.ok = {true, true, false};
+  EXPECT_EQ(onednn::rnn::prefer_rule(cands, rule, t, 1), 1u) << "the rule's choice dropped out";
+  t.ok = {true, true, true};
+  EXPECT_EQ(onednn::rnn::prefer_rule(cands, Choice{false, 4, 1}, t, 1), 1u)
+      << "the rule's choice was no candidate";
+  EXPECT_EQ(onednn::rnn::prefer_rule(cands, rule, t, 3), 3u) << "no winner stays none";
+}
+
 TEST(OnednnTuning, RunIsNotBlockedWhileAnotherThreadTunes) {
   const std::string model = lstm_model();
   const Feeds f = feeds();
