@@ -277,8 +277,9 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_split_kernel(CompileC
       spec.num_gates() * H * (I + H), options_of(ctx).max_threads));
 }
 
-// A wide LSTM or GRU (row_team.h): the row-team kernel for runs of one row, oneDNN's primitive for
-// the others. Each holds the weights in its own layout.
+// A wide LSTM or GRU (row_team.h): the row-team kernel for runs of up to max_rows rows
+// (row_team_max_rows), oneDNN's primitive for the others. Each holds the weights in its own
+// layout.
 class RowTeamRnnKernel final : public Kernel {
  public:
   RowTeamRnnKernel(std::unique_ptr<Kernel> team, std::unique_ptr<Kernel> primitive, int layout,
