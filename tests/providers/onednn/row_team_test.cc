@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -182,6 +183,35 @@ TEST(RowTeam, RandomConfigurationsMatchTheReference) {
     Session ref = Session::from_bytes(bytes.data(), bytes.size(), ropts);
     const Feeds f = feeds(c, N, rng);
     expect_match(dnn.run(f), ref.run(f), what);
+  }
+}
+
+// Each unit's arithmetic is the same whichever slice holds it and whichever thread runs it, so
+// sessions of 2, 3 and 4 threads give the same bits (docs/semantics.md, "A few rows of a wide
+// cell").
+TEST(RowTeam, TheBitsDoNotDependOnTheThreads) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team kernel needs AVX-512";
+  for (const Case& c : {Case{"forward", 0, 40, 300, 12, 10, true},
+                        Case{"bidirectional", 1, 40, 400, 12, 11, false, false, true, "GRU", 0}}) {
+    std::mt19937 rng(77);
+    const std::string bytes = rnn_model(c, rng);
+    const Feeds f = feeds(c, 3, rng);
+    std::vector<Outputs> got;
+    for (int threads : {2, 3, 4}) {
+      SessionOptions o;
+      o.providers({"onednn"}).threads(threads);
+      got.push_back(Session::from_bytes(bytes.data(), bytes.size(), o).run(f));
+    }
+    for (size_t k = 1; k < got.size(); ++k) {
+      for (size_t i = 0; i < got[0].size(); ++i) {
+        ASSERT_EQ(got[k][i].numel(), got[0][i].numel());
+        EXPECT_EQ(std::memcmp(got[k][i].data<float>(), got[0][i].data<float>(),
+                              static_cast<size_t>(got[0][i].numel()) * sizeof(float)),
+                  0)
+            << describe(c, static_cast<int>(k) + 2) << ": output " << i;
+      }
+    }
   }
 }
 
