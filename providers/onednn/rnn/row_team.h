@@ -29,7 +29,9 @@
 
 namespace recur::onednn {
 
-inline constexpr int64_t kRowTeamMinHidden = 256;
+// From 192 units: an LSTM of 192 units over 512 inputs 0.53 / 0.65 ms, a GRU of 160 level
+// (0.489 / 0.482). Mid-sized cells take the small-cell kernel first (small_cell.h).
+inline constexpr int64_t kRowTeamMinHidden = 192;
 // Rows a run may have: one product by a slice of R serves them all (small_cell.h, kRowBlock).
 inline constexpr int64_t kRowTeamMaxRows = 4;
 

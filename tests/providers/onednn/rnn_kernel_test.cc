@@ -608,7 +608,7 @@ TEST(OnednnRnnKernel, NewSequenceLengthsRunInSharedBlocks) {
     std::string op, direction;
     int64_t layout, N, H;
   };
-  // H of 200 (400 for the RNN) over I = 48: oneDNN's primitive, not the small-cell kernels.
+  // H of 200 (400 for the RNN) over I = 48, on oneDNN's primitive.
   const int64_t I = 48;
   const int64_t lengths[] = {9, 3, 12, 5, 7, 1, 70, 16, 37, 600, 13};
   for (const Case& c : {Case{"LSTM", "bidirectional", 0, 3, 200}, Case{"GRU", "reverse", 0, 2, 200},
@@ -644,10 +644,12 @@ TEST(OnednnRnnKernel, NewSequenceLengthsRunInSharedBlocks) {
     if (c.op == "GRU") set_attr(n, "linear_before_reset", int64_t{1});
     const std::string bytes = mb.bytes();
     SessionOptions dopts, ropts;
-    dopts.providers({"onednn"}).threads(2);
+    // oneDNN's primitive, not recur's kernels for small cells and a few rows of wide ones.
+    dopts.providers({"onednn"}).threads(2).set("onednn.impl", "primitive");
     ropts.providers({"reference"});
     Session dnn = open(bytes, dopts), ref = open(bytes, ropts);
     ASSERT_EQ(dnn.explain().find("small-cell"), std::string::npos) << dnn.explain();
+    ASSERT_EQ(dnn.explain().find("row-team"), std::string::npos) << dnn.explain();
     const int64_t before = onednn::shared_plan_runs();
     for (const int64_t T : lengths) {
       Feeds f = {
