@@ -356,17 +356,19 @@ Status RnnKernel::run_shared_blocks(const RunIo& io, const Choice& c, std::span<
   }
   const auto nb = static_cast<int64_t>(starts.size());
   auto steps = [&](int64_t b) { return (b + 1 < nb ? starts[b + 1] : io.T) - starts[b]; };
+  // Block b of job j on `threads` threads inside the primitive.
+  auto key_of = [&](const Job& j, int64_t b, int threads) {
+    return ShapeKey{steps(b), j.n1 - j.n0,  io.I,  io.H,    io.N, is_reverse(j.d), mode, true,
+                    true,     act_dir(j.d), c.any, threads, 0};
+  };
   std::vector<std::shared_ptr<const Plan>>& plans = io.scratch->plans;
   plans.clear();
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const Job& j : jobs) {
       for (int64_t b = 0; b < nb; ++b) {
-        const ShapeKey key{steps(b), j.n1 - j.n0,     io.I,  io.H,
-                           io.N,     is_reverse(j.d), mode,  true,
-                           true,     act_dir(j.d),    c.any, c.split > 1 ? 1 : c.threads,
-                           0};
-        RECUR_ASSIGN_OR_RETURN(auto plan, get_plan_locked(key));
+        RECUR_ASSIGN_OR_RETURN(auto plan,
+                               get_plan_locked(key_of(j, b, c.split > 1 ? 1 : c.threads)));
         plans.push_back(std::move(plan));
       }
     }
@@ -399,11 +401,7 @@ Status RnnKernel::run_shared_blocks(const RunIo& io, const Choice& c, std::span<
     if (lease->threads() != p.threads) {
       if (!counted) count_smaller_team_run();
       counted = true;
-      const Job& j = jobs[i];
-      const ShapeKey key{steps(b), j.n1 - j.n0, io.I, io.H,         io.N,  is_reverse(j.d),
-                         mode,     true,        true, act_dir(j.d), c.any, lease->threads(),
-                         0};
-      Result<std::shared_ptr<const Plan>> got = get_plan(key);
+      Result<std::shared_ptr<const Plan>> got = get_plan(key_of(jobs[i], b, lease->threads()));
       if (got.ok()) {  // else the block runs on the team it was planned for
         other = std::move(got).value();
         q = other.get();

@@ -57,12 +57,6 @@ struct Walk {
   }
 };
 
-std::unique_ptr<AlignedBuffer> floats(int64_t n) {
-  auto buf = std::make_unique<AlignedBuffer>(static_cast<size_t>(n) * sizeof(float));
-  std::fill(static_cast<float*>(buf->data), static_cast<float*>(buf->data) + n, 0.0f);
-  return buf;
-}
-
 class RowTeamKernel final : public Kernel {
  public:
   RowTeamKernel(const Node& node, RnnSpec spec, Threads team)
@@ -132,13 +126,13 @@ RECUR_LOAD_PATH Slice RowTeamKernel::pack_slice(const Tensor& w, const Tensor& r
     sl.r2 = pack_columns(rd, H, h, H, 1);
     xs = zr;
     xs.insert(xs.end(), h.begin(), h.end());
-    sl.rbh = floats(sl.g2);
+    sl.rbh = small::zeros(sl.g2);
     if (bd && spec_.linear_before_reset)
       for (int64_t u = 0; u < hs; ++u)
         static_cast<float*>(sl.rbh->data)[u] = bd[G + 2 * H + j0 + u];
   }
   sl.w = pack_columns(wd, I_, xs, I_, 1);
-  sl.bias = floats(sl.gx());
+  sl.bias = small::zeros(sl.gx());
   float* bias = static_cast<float*>(sl.bias->data);
   for (size_t c = 0; bd && c < xs.size(); ++c) {
     const int64_t s = xs[c];
@@ -181,8 +175,10 @@ Status RowTeamKernel::run(KernelContext& ctx) const {
   // The rows by decreasing length, ties in row order: each step's live rows are a prefix.
   std::array<int64_t, kRowTeamMaxRows> order{};
   for (int64_t n = 0; n < io.N; ++n) order[static_cast<size_t>(n)] = n;
-  std::stable_sort(order.begin(), order.begin() + io.N,
-                   [&](int64_t a, int64_t b) { return io.len(a) > io.len(b); });
+  // std::sort, unlike stable_sort, takes no buffer: ties go by row index instead.
+  std::sort(order.begin(), order.begin() + io.N, [&](int64_t a, int64_t b) {
+    return io.len(a) > io.len(b) || (io.len(a) == io.len(b) && a < b);
+  });
   io.order = order.data();
   // Rows of length 0 have no steps: zeros for their final states.
   for (int64_t n = 0; n < io.N; ++n) {

@@ -13,6 +13,12 @@ namespace recur::onednn {
 
 namespace small {
 
+RECUR_LOAD_PATH std::unique_ptr<AlignedBuffer> zeros(int64_t n) {
+  auto buf = std::make_unique<AlignedBuffer>(static_cast<size_t>(n) * sizeof(float));
+  std::fill(static_cast<float*>(buf->data), static_cast<float*>(buf->data) + n, 0.0f);
+  return buf;
+}
+
 RECUR_LOAD_PATH void WeightShapes::keep(const Tensor& w_in, const Tensor& r_in, const Tensor* b_in,
                                         const Tensor* p_in) {
   w = Tensor::borrow(nullptr, DType::kFloat32, w_in.shape());
@@ -76,9 +82,8 @@ RECUR_LOAD_PATH std::vector<OneProductWeights> SmallRnnKernel::pack_one_products
   for (size_t d = 0; d < dirs.size(); ++d) {
     OneProductWeights& p = dirs[d];
     p.r = pack_columns(r.data<float>() + static_cast<int64_t>(d) * G * H_, H_, same, H_, 1, last_r);
-    p.bias = std::make_unique<AlignedBuffer>(static_cast<size_t>(Gp) * sizeof(float));
+    p.bias = zeros(Gp);
     float* bias = static_cast<float*>(p.bias->data);
-    std::fill(bias, bias + Gp, 0.0f);
     if (b) {
       const float* bd = b->data<float>() + static_cast<int64_t>(d) * 2 * G;
       for (int64_t c = 0; c < G; ++c) bias[c] = bd[c] + bd[G + c];

@@ -96,6 +96,9 @@ struct OneProductWeights {
   std::unique_ptr<AlignedBuffer> w, r, bias;
 };
 
+// n floats of zeros, aligned (a bias row where the node has none).
+std::unique_ptr<AlignedBuffer> zeros(int64_t n);
+
 // Shape-only stand-ins for weights a kernel has packed and released, for check_rnn_inputs.
 struct WeightShapes {
   Tensor w, r, b, p;

@@ -74,12 +74,6 @@ class SmallGruKernel final : public SmallRnnKernel {
   std::vector<DirWeights> dirs_;
 };
 
-RECUR_LOAD_PATH std::unique_ptr<AlignedBuffer> zeros(int64_t n) {
-  auto buf = std::make_unique<AlignedBuffer>(static_cast<size_t>(n) * sizeof(float));
-  std::fill(static_cast<float*>(buf->data), static_cast<float*>(buf->data) + n, 0.0f);
-  return buf;
-}
-
 RECUR_LOAD_PATH void SmallGruKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r,
                                           const Tensor* b) {
   I_ = w.dim(2);
