@@ -3,6 +3,7 @@
 #include "runtime/core/page_discard.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -102,6 +103,25 @@ void multiply_rows(int nr, const float* const* init, const float* const* in, int
                    const float* m, int64_t Gp, float* const* out, int64_t panel_rows) {
   if (panel_rows > 0) return multiply_rows_in<true>(nr, init, in, K, m, Gp, panel_rows, out);
   return multiply_rows_in<false>(nr, init, in, K, m, Gp, K, out);
+}
+
+void multiply_row_set(int64_t rows, const float* const* init, const float* const* in, int64_t K,
+                      const float* m, int64_t Gp, float* const* out) {
+  constexpr int64_t kBlock = kColBlock * kLanes;
+  std::array<const float*, kRowBlock> bi{};
+  std::array<float*, kRowBlock> bo{};
+  // Column block [c0, c0 + width) is [K][width] at c0 K; init and out rows are offset to it.
+  for (int64_t c0 = 0; c0 < Gp; c0 += kBlock) {
+    const int64_t width = std::min(kBlock, Gp - c0);
+    for (int64_t r0 = 0; r0 < rows; r0 += kRowBlock) {
+      const int nr = static_cast<int>(std::min<int64_t>(kRowBlock, rows - r0));
+      for (int q = 0; q < nr; ++q) {
+        bi[static_cast<size_t>(q)] = init[r0 + q] + c0;
+        bo[static_cast<size_t>(q)] = out[r0 + q] + c0;
+      }
+      multiply_rows_in<false>(nr, bi.data(), in + r0, K, m + c0 * K, width, K, bo.data());
+    }
+  }
 }
 
 RECUR_LOAD_PATH std::unique_ptr<AlignedBuffer> pack_columns(const float* src, int64_t K,

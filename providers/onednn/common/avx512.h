@@ -164,6 +164,14 @@ RECUR_AVX512 inline __m512 sincos16(__m512 x, int phase, __mmask16* big) {
 void multiply_rows(int nr, const float* const* init, const float* const* in, int64_t K,
                    const float* m, int64_t Gp, float* const* out, int64_t panel_rows = 0);
 
+// multiply_rows for `rows` rows, at most kRowSet (pointer arrays of that length): m is [K][Gp]
+// packed by pack_columns. Each column block of m is taken for every row before the next, so
+// that it is read from memory once for the set rather than once for every four rows (X.W of a
+// block of steps by a W of several MiB). Same bits as multiply_rows.
+inline constexpr int64_t kRowSet = 128;
+void multiply_row_set(int64_t rows, const float* const* init, const float* const* in, int64_t K,
+                      const float* m, int64_t Gp, float* const* out);
+
 // A matrix as [K][Gp] for multiply_rows, Gp = source.size(): output column c takes source row
 // s = source[c] (zeros where s < 0), whose element k is at src[s * row_stride + k * k_stride]
 // (an ONNX RNN weight [G][K]: row_stride K, k_stride 1; a MatMul B [K][N]: row_stride 1,

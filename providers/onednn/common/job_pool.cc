@@ -184,12 +184,22 @@ void run_jobs(size_t n, int helpers, const std::function<void(size_t)>& f) {
   // core with a spinning OpenMP thread and ran at half speed: a bidirectional LSTM whose
   // directions run in parallel after an LSTM on an OpenMP team took 7.7 ms instead of 4.8.
   // The team's threads instead take the jobs as they spin.
+  //
+  // Thread k of the team takes job k first, and the jobs past the team's size are handed out as
+  // threads come free: a caller that runs the same jobs again and again (the row team's slices
+  // of R, a step each) finds each job's data in the cache of the core that ran it last. Handed
+  // out all alone, the jobs moved between threads whenever the caller took the second before
+  // its helper arrived, and a slice then came to a core whose cache held the other one (an
+  // LSTM of 512 units, 1 row, 2 threads: 54 us a step before, 43 after).
   std::atomic<size_t> next{0};
   const FpEnv env;
 #pragma omp parallel num_threads(helpers + 1)
   {
     FpEnvScope scope(env);
-    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) f(i);
+    const auto team = static_cast<size_t>(omp_get_num_threads());
+    const auto own = static_cast<size_t>(omp_get_thread_num());
+    if (own < n) f(own);
+    for (size_t i = team + next.fetch_add(1); i < n; i = team + next.fetch_add(1)) f(i);
   }
 }
 

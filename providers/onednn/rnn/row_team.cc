@@ -247,13 +247,13 @@ Status RowTeamKernel::run_direction(const KernelContext& ctx, const Io& io, int 
 }
 
 void RowTeamKernel::project(const Walk& w, const Slice& sl, float* xw) const {
-  std::array<const float*, kRowBlock> init{}, in{};
-  std::array<float*, kRowBlock> out{};
-  int nr = 0;
+  std::array<const float*, kRowSet> init{}, in{};
+  std::array<float*, kRowSet> out{};
+  int64_t nr = 0;
   auto flush = [&] {
     if (nr > 0)
-      multiply_rows(nr, init.data(), in.data(), I_, static_cast<const float*>(sl.w->data), sl.gx(),
-                    out.data());
+      multiply_row_set(nr, init.data(), in.data(), I_, static_cast<const float*>(sl.w->data),
+                       sl.gx(), out.data());
     nr = 0;
   };
   for (int64_t u = w.t0; u < w.t1; ++u) {
@@ -261,7 +261,7 @@ void RowTeamKernel::project(const Walk& w, const Slice& sl, float* xw) const {
       init[static_cast<size_t>(nr)] = static_cast<const float*>(sl.bias->data);
       in[static_cast<size_t>(nr)] = w.io.x_at(w.step_of(u, q), w.io.order[q]);
       out[static_cast<size_t>(nr)] = xw + ((u - w.t0) * w.io.N + q) * sl.gx();
-      if (++nr == kRowBlock) flush();
+      if (++nr == kRowSet) flush();
     }
   }
   flush();

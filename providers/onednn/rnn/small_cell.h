@@ -202,15 +202,15 @@ Status SmallRnnKernel::walk(const KernelContext& ctx, const Io& io, const Job& j
   };
   const bool fine = ctx.fine_grained_cancel();
   const int64_t steps = j.rows ? io.len(j.row(io, 0)) : 0;
-  std::array<const float*, kRowBlock> init{}, in{};
-  std::array<float*, kRowBlock> out{};
+  std::array<const float*, kRowSet> init{}, in{};
+  std::array<float*, kRowSet> out{};
   const int64_t tb = time_block(j.rows, Gx);
   for (int64_t t0 = 0; t0 < steps; t0 += tb) {
     if (fine) RECUR_RETURN_IF_ERROR(ctx.check_cancelled("time step", t0));
     const int64_t t1 = std::min(steps, t0 + tb);
-    int nr = 0;
+    int64_t nr = 0;
     auto flush = [&] {
-      if (nr > 0) multiply_rows(nr, init.data(), in.data(), io.I, w, Gx, out.data());
+      if (nr > 0) multiply_row_set(nr, init.data(), in.data(), io.I, w, Gx, out.data());
       nr = 0;
     };
     for (int64_t t = t0; t < t1; ++t) {
@@ -219,7 +219,7 @@ Status SmallRnnKernel::walk(const KernelContext& ctx, const Io& io, const Job& j
         init[static_cast<size_t>(nr)] = bias;
         in[static_cast<size_t>(nr)] = io.x_at(step(t, q), j.row(io, q));
         out[static_cast<size_t>(nr)] = xw + ((t - t0) * j.rows + q) * Gx;
-        if (++nr == kRowBlock) flush();
+        if (++nr == kRowSet) flush();
       }
     }
     flush();

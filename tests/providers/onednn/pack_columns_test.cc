@@ -1,11 +1,13 @@
 // avx512::pack_columns with discard_source (providers/onednn/common/avx512.h): the packed
 // matrix is the same as without it, whatever order the rows are taken in, and the source rows
-// are given back only where each is read once, in order.
+// are given back only where each is read once, in order. multiply_row_set: the bits of
+// multiply_rows four rows at a time, and products within float rounding of double ones.
 #if RECUR_HAVE_ONEDNN
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -57,6 +59,57 @@ TEST(PackColumns, RowsOutOfOrderOrTakenTwiceAreKept) {
     EXPECT_EQ(packed(pack_columns(src.data(), K, sources, K, 1, true), K, Gp),
               packed(pack_columns(r.data(), K, sources, K, 1), K, Gp));
     EXPECT_EQ(src, r);
+  }
+}
+
+TEST(MultiplyRowSet, MatchesFourRowsAtATimeAndADoubleProduct) {
+  if (!have_avx512()) GTEST_SKIP() << "multiply_row_set is built for AVX-512, which this CPU lacks";
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  // Widths of whole 64-column blocks and of a last block of 16, 32 or 48; row counts that leave
+  // 0-3 rows past the last group of four, up to kRowSet.
+  for (const auto& [K, Gp, rows] : {std::array<int64_t, 3>{33, 64, 1},
+                                    {200, 208, 7},
+                                    {64, 176, kRowSet},
+                                    {17, 16, 2},
+                                    {128, 1056, 45}}) {
+    std::vector<float> src(static_cast<size_t>(Gp * K));
+    for (auto& v : src) v = u(rng);
+    const auto m = pack_columns(src.data(), K, column_sources(Gp, Gp), K, 1);
+    const auto* mp = static_cast<const float*>(m->data);
+    auto vectors = [&](int64_t n, int64_t len) {
+      std::vector<std::unique_ptr<AlignedBuffer>> v;
+      for (int64_t i = 0; i < n; ++i) {
+        v.push_back(std::make_unique<AlignedBuffer>(static_cast<size_t>(len) * sizeof(float)));
+        auto* f = static_cast<float*>(v.back()->data);
+        for (int64_t j = 0; j < len; ++j) f[j] = u(rng);
+      }
+      return v;
+    };
+    const auto init = vectors(rows, Gp), in = vectors(rows, K), set = vectors(rows, Gp),
+               fours = vectors(rows, Gp);
+    std::vector<const float*> ip, xp;
+    std::vector<float*> sp, fp;
+    for (int64_t r = 0; r < rows; ++r) {
+      ip.push_back(static_cast<const float*>(init[r]->data));
+      xp.push_back(static_cast<const float*>(in[r]->data));
+      sp.push_back(static_cast<float*>(set[r]->data));
+      fp.push_back(static_cast<float*>(fours[r]->data));
+    }
+    multiply_row_set(rows, ip.data(), xp.data(), K, mp, Gp, sp.data());
+    for (int64_t r0 = 0; r0 < rows; r0 += kRowBlock) {
+      const int nr = static_cast<int>(std::min<int64_t>(kRowBlock, rows - r0));
+      multiply_rows(nr, ip.data() + r0, xp.data() + r0, K, mp, Gp, fp.data() + r0);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      ASSERT_EQ(0, std::memcmp(sp[r], fp[r], static_cast<size_t>(Gp) * sizeof(float)))
+          << "K " << K << " Gp " << Gp << " row " << r;
+      for (int64_t c = 0; c < Gp; ++c) {
+        double want = ip[r][c];
+        for (int64_t k = 0; k < K; ++k) want += double{xp[r][k]} * src[c * K + k];
+        ASSERT_NEAR(sp[r][c], want, 1e-5 * static_cast<double>(K)) << "row " << r << " col " << c;
+      }
+    }
   }
 }
 
