@@ -277,23 +277,19 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_split_kernel(CompileC
       spec.num_gates() * H * (I + H), options_of(ctx).max_threads));
 }
 
-// A wide LSTM or GRU (row_team.h): the row-team kernel for runs of up to max_rows rows
-// (row_team_max_rows), oneDNN's primitive for the others. Each holds the weights in its own
-// layout.
+// A wide LSTM or GRU (row_team.h): the row-team kernel for runs of rows.min to rows.max rows
+// (row_team_rows), oneDNN's primitive for the others. Each holds the weights in its own layout.
 class RowTeamRnnKernel final : public Kernel {
  public:
   RowTeamRnnKernel(std::unique_ptr<Kernel> team, std::unique_ptr<Kernel> primitive, int layout,
-                   int64_t max_rows)
-      : team_(std::move(team)),
-        primitive_(std::move(primitive)),
-        layout_(layout),
-        max_rows_(max_rows) {}
+                   RowTeamRows rows)
+      : team_(std::move(team)), primitive_(std::move(primitive)), layout_(layout), rows_(rows) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(kRnnX);
     if (x && x->rank() == 3) {
       const int64_t N = x->dim(layout_ == 0 ? 1 : 0);
-      if (N >= 1 && N <= max_rows_) return team_->run(ctx);
+      if (N >= std::max<int64_t>(rows_.min, 1) && N <= rows_.max) return team_->run(ctx);
     }
     return primitive_->run(ctx);
   }
@@ -301,23 +297,26 @@ class RowTeamRnnKernel final : public Kernel {
  private:
   std::unique_ptr<Kernel> team_, primitive_;
   int layout_;
-  int64_t max_rows_;
+  RowTeamRows rows_;
 };
 
 RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_team_pair(CompileContext& ctx,
                                                                      const RnnSpec& spec) {
   // row_team_declined has seen R constant, of rank 3; the primitive's init may release it.
-  const int64_t max_rows = row_team_max_rows(spec.num_gates(), ctx.constant_input(kRnnR)->dim(2),
-                                             options_of(ctx).max_threads);
+  const RowTeamRows rows = row_team_rows(
+      spec.cell == RnnCell::kLstm, ctx.constant_input(kRnnR)->dim(2), options_of(ctx).max_threads);
   RECUR_ASSIGN_OR_RETURN(auto team, create_row_team_kernel(ctx, spec, options_of(ctx)));
   auto primitive = std::make_unique<rnn::RnnKernel>(ctx.node(), spec, options_of(ctx));
   RECUR_RETURN_IF_ERROR(primitive->init(ctx));
-  ctx.note(std::string("recur's row-team ") + spec.cell_name() + " for runs of up to " +
-           std::to_string(max_rows) + (max_rows == 1 ? " row" : " rows") +
+  const std::string span = rows.min <= 1
+                               ? "up to " + std::to_string(rows.max)
+                               : std::to_string(rows.min) + " to " + std::to_string(rows.max);
+  ctx.note(std::string("recur's row-team ") + spec.cell_name() + " for runs of " + span +
+           (rows.max == 1 ? " row" : " rows") +
            ", each thread a slice of the units with its columns of W and R packed at load "
            "(AVX-512), oneDNN's primitive for the others");
   return std::unique_ptr<Kernel>(std::make_unique<RowTeamRnnKernel>(
-      std::move(team), std::move(primitive), static_cast<int>(spec.layout), max_rows));
+      std::move(team), std::move(primitive), static_cast<int>(spec.layout), rows));
 }
 
 }  // namespace

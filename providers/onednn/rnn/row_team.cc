@@ -341,6 +341,8 @@ RECUR_LOAD_PATH std::string row_team_declined(const CompileContext& ctx, const R
   if (!why.empty()) return why;
   const int64_t H = ctx.constant_input(kRnnR)->dim(2);
   if (H < kRowTeamMinHidden || H > kRowTeamMaxHidden) return "hidden size outside the team's range";
+  if (row_team_rows(spec.cell == RnnCell::kLstm, H, o.max_threads).max == 0)
+    return "a GRU whose slice of R per thread passes 2.5 MiB";
   // Two directions on two threads: a direction each (oneDNN's primitive, rnn_chooser.cc) ran
   // faster below 384 units (LSTM of 256: 1.39 against 1.46 ms in slices, T = 100).
   if (spec.num_directions() == 2 && o.max_threads <= 2 && H < 384)

@@ -10,11 +10,11 @@
 // of their own; X.W + bias of up to 256 steps at once (reading W's columns evicts R's from the
 // cache), then a step is one job a slice (job_pool.h), which reads the whole h of the step before
 // and writes its units' h (and c). A thread that keeps taking the same slice keeps that slice's R
-// in its L2. Two threads, 100 steps, p50 ms, slices / primitive: LSTM of 256 units 0.65 / 1.00,
-// 384 1.30 / 2.66, 512 5.5 / 10.3, 768 20.9 / 22.4, 1024 37.3-38.2 / 36.9-39.4 (hence
-// kRowTeamMaxHidden); GRU of 512 2.39 / 4.07.
+// in its L2 (run_jobs gives thread k job k). Two threads, 100 steps, one row, p50 ms, slices /
+// primitive: LSTM of 256 units 0.65 / 1.00, 384 1.30 / 2.66, 512 4.37 / 6.13; GRU of 512
+// 2.24 / 4.12. Past 1024 units (kRowTeamMaxHidden) no size was measured.
 //
-// rnn_kernel.cc runs it for up to row_team_max_rows rows, oneDNN's primitive otherwise; it takes
+// rnn_kernel.cc runs it for the rows row_team_rows gives, oneDNN's primitive otherwise; it takes
 // the LSTMs and GRUs the small-cell kernels take (small_cell.h) but for their size, of
 // kRowTeamMinHidden to kRowTeamMaxHidden units, with two threads or more.
 #pragma once
@@ -35,16 +35,26 @@ inline constexpr int64_t kRowTeamMinHidden = 192;
 // Rows a run may have: one product by a slice of R serves them all (small_cell.h, kRowBlock).
 inline constexpr int64_t kRowTeamMaxRows = 4;
 
-// The most rows a run of a cell of G gates and H units takes the row team for on `threads`
-// threads: kRowTeamMaxRows while a thread's slice of R fits a core's L2 (2 MiB on this Xeon),
-// else one. Two threads, 100 steps, 4 rows, p50 ms, row team / primitive / ONNX Runtime: LSTM
-// of 512 units (2 MiB a slice) 9.2 / 11.8 / 7.1, of 768 units (4.5 MiB) 33.1 / 23.4 / 23.0.
-inline int64_t row_team_max_rows(int64_t G, int64_t H, int threads) {
-  const double slice_bytes = 4.0 * static_cast<double>(G * H) * static_cast<double>(H) /
-                             static_cast<double>(std::max(threads, 1));
-  return slice_bytes <= 2.0 * 1024 * 1024 ? kRowTeamMaxRows : 1;
+// The rows a run takes the row team for, [min, max] (none where max is 0), for a cell of G
+// gates and H units on `threads` threads. Up to 2.5 MiB a thread's slice of R (a core's L2 is
+// 2 MiB on this Xeon), one to four rows. Past that a step streams the slice from L3 and one
+// row ran faster on oneDNN's primitive, which an LSTM's two to four rows did not; a GRU's
+// lost at every row count. Two threads, 100 steps, p50 ms, row team / primitive:
+//   LSTM 512 (2 MiB a slice), 1 row 4.37 / 6.13; GRU 640 (2.4 MiB), 1 row 6.56 / 9.11 and
+//   4 rows 9.36 / 12.89; LSTM 640 (3.1 MiB), 1 row 12.17 / 11.04 and 2 rows 13.11 / 15.76;
+//   LSTM 1024 (8 MiB), 1 row 32.0 / 28.4 and 4 rows 41.4 / 45.2; GRU 768 (3.4 MiB), 1 row
+//   14.28 / 11.64 and 4 rows 16.44 / 15.23; GRU 1024 (6 MiB), 4 rows 30.2 / 29.3.
+struct RowTeamRows {
+  int64_t min = 1, max = 0;
+};
+inline RowTeamRows row_team_rows(bool lstm, int64_t H, int threads) {
+  const double slice_bytes = 4.0 * static_cast<double>((lstm ? 4 : 3) * H) *
+                             static_cast<double>(H) / static_cast<double>(std::max(threads, 1));
+  if (slice_bytes <= 2.5 * 1024 * 1024) return {1, kRowTeamMaxRows};
+  if (lstm) return {2, kRowTeamMaxRows};
+  return {1, 0};
 }
-inline constexpr int64_t kRowTeamMaxHidden = 768;
+inline constexpr int64_t kRowTeamMaxHidden = 1024;
 
 // Why the LSTM or GRU node of `ctx` does not take the row-team kernel, or "" when it does.
 std::string row_team_declined(const CompileContext& ctx, const RnnSpec& spec,

@@ -35,9 +35,8 @@ TEST(RunJobs, AJobOfTheTeamStaysOnItsThread) {
       for (int k = 0; k < 2000; ++k) x = x * 1.0000001;
     });
   }
-  const auto helper = std::find_if(calls.begin(), calls.end(), [&](const auto& ids) {
-    return ids[1] != caller;
-  });
+  const auto helper =
+      std::find_if(calls.begin(), calls.end(), [&](const auto& ids) { return ids[1] != caller; });
   if (helper == calls.end()) GTEST_SKIP() << "the OpenMP team had one thread (OMP_THREAD_LIMIT?)";
   for (size_t c = 0; c < calls.size(); ++c) {
     ASSERT_EQ(calls[c][0], caller) << "call " << c;

@@ -126,6 +126,8 @@ TEST(RowTeam, FewRowsMatchTheReference) {
       {"reverse", 1, 48, 300, 20, 17, false, false, true, "GRU", 0},
       {"bidirectional", 0, 32, 400, 9, 9, false, false, false, "GRU", 1},
       {"bidirectional", 1, 32, 400, 290, 270, false, false, true, "GRU", 0},
+      // A slice of R past 2.5 MiB: the team for 2 to 4 rows, one row on the primitive.
+      {"reverse", 0, 24, 1000, 6, 5, true},
   };
   SessionOptions ropts;
   ropts.providers({"reference"});
@@ -216,7 +218,8 @@ TEST(RowTeam, TheBitsDoNotDependOnTheThreads) {
 }
 
 // Where the primitive serves better or the team cannot apply: one thread, too few or too many
-// units, two directions of a cell a thread each takes, and onednn.impl=primitive.
+// units, a GRU's slice of R past 2.5 MiB, two directions of a cell a thread each takes, and
+// onednn.impl=primitive.
 TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team LSTM needs AVX-512";
@@ -230,15 +233,24 @@ TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
   const Case wide{"forward", 0, 64, 512, 10, -1};
   EXPECT_NE(explain(wide, 2, "auto").find(kRowTeam + "LSTM for runs of up to 4 rows"),
             std::string::npos);
-  // A slice of R past a core's L2 (2 MiB): the team for one row only.
-  EXPECT_NE(explain({"forward", 0, 64, 768, 10, -1}, 2, "auto")
-                .find(kRowTeam + "LSTM for runs of up to 1 row,"),
+  // A slice of R past 2.5 MiB: an LSTM's two to four rows take the team, a GRU's none; at four
+  // threads the LSTM's slice is back under.
+  const Case lstm768{"forward", 0, 64, 768, 10, -1};
+  EXPECT_NE(explain(lstm768, 2, "auto").find(kRowTeam + "LSTM for runs of 2 to 4 rows,"),
+            std::string::npos);
+  EXPECT_NE(explain(lstm768, 4, "auto").find(kRowTeam + "LSTM for runs of up to 4 rows,"),
+            std::string::npos);
+  EXPECT_EQ(explain({"forward", 0, 64, 768, 10, -1, false, false, true, "GRU", 1}, 2, "auto")
+                .find(kRowTeam),
+            std::string::npos);
+  EXPECT_NE(explain({"forward", 0, 64, 640, 10, -1, false, false, true, "GRU", 1}, 2, "auto")
+                .find(kRowTeam + "GRU for runs of up to 4 rows,"),
             std::string::npos);
   EXPECT_EQ(explain(wide, 1, "auto").find(kRowTeam), std::string::npos) << "one thread";
   EXPECT_EQ(explain(wide, 2, "primitive").find(kRowTeam), std::string::npos);
   EXPECT_EQ(explain({"forward", 0, 600, 176, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
   EXPECT_NE(explain({"forward", 0, 600, 192, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
-  EXPECT_EQ(explain({"forward", 0, 64, 800, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
+  EXPECT_EQ(explain({"forward", 0, 64, 1040, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
   EXPECT_EQ(explain({"bidirectional", 0, 64, 320, 10, -1}, 2, "auto").find(kRowTeam),
             std::string::npos);
   EXPECT_NE(explain({"bidirectional", 0, 64, 320, 10, -1}, 4, "auto").find(kRowTeam),
