@@ -35,15 +35,16 @@ inline constexpr int64_t kRowTeamMinHidden = 192;
 // Rows a run may have: one product by a slice of R serves them all (small_cell.h, kRowBlock).
 inline constexpr int64_t kRowTeamMaxRows = 4;
 
-// The rows a run takes the row team for, [min, max] (none where max is 0), for a cell of G
-// gates and H units on `threads` threads. Up to 2.5 MiB a thread's slice of R (a core's L2 is
+// The rows a run takes the row team for, [min, max] (none where max is 0), for an LSTM (else a
+// GRU) of H units on `threads` threads. Up to 2.5 MiB a thread's slice of R (a core's L2 is
 // 2 MiB on this Xeon), one to four rows. Past that a step streams the slice from L3 and one
 // row ran faster on oneDNN's primitive, which an LSTM's two to four rows did not; a GRU's
 // lost at every row count. Two threads, 100 steps, p50 ms, row team / primitive:
 //   LSTM 512 (2 MiB a slice), 1 row 4.37 / 6.13; GRU 640 (2.4 MiB), 1 row 6.56 / 9.11 and
 //   4 rows 9.36 / 12.89; LSTM 640 (3.1 MiB), 1 row 12.17 / 11.04 and 2 rows 13.11 / 15.76;
 //   LSTM 1024 (8 MiB), 1 row 32.0 / 28.4 and 4 rows 41.4 / 45.2; GRU 768 (3.4 MiB), 1 row
-//   14.28 / 11.64 and 4 rows 16.44 / 15.23; GRU 1024 (6 MiB), 4 rows 30.2 / 29.3.
+//   14.28 / 11.64 and 4 rows 16.44 / 15.23; GRU 1024 (6 MiB), 4 rows 30.2 / 29.3. One step
+//   (a decoder's), one row: LSTM 640 0.354 / 0.427 (primitive / team), GRU 768 0.309 / 0.478.
 struct RowTeamRows {
   int64_t min = 1, max = 0;
 };
