@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -90,10 +91,16 @@ class Sampler {
       return;  // no accounting to go by (no /proc): the team stays whole
     }
     const int64_t own = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-    // The window must not span a change of affinity: its tick sums would not compare.
-    if (have_ && n == cpus_ && ticks.busy >= prev_.busy && wall > prev_wall_) {
+    // getpriority returns -1 for nice -1 as for a failure: either way, not lowered.
+    errno = 0;
+    const int own_nice = getpriority(PRIO_PROCESS, 0);
+    const uint64_t busy = contending_ticks(ticks, errno == 0 ? own_nice : 0);
+    // The window must not span a change of affinity or of this process's priority: its tick
+    // sums would not compare.
+    if (have_ && n == cpus_ && busy >= prev_busy_ && wall > prev_wall_ &&
+        (own_nice > 0) == (prev_nice_ > 0)) {
       static const double hz = static_cast<double>(std::max(1L, sysconf(_SC_CLK_TCK)));
-      const double busy_s = static_cast<double>(ticks.busy - prev_.busy) / hz;
+      const double busy_s = static_cast<double>(busy - prev_busy_) / hz;
       const double own_s = static_cast<double>(own - prev_own_) * 1e-9;
       const double others =
           std::max(0.0, busy_s - own_s) / (static_cast<double>(wall - prev_wall_) * 1e-9);
@@ -103,7 +110,8 @@ class Sampler {
     usable_.store(std::max(1, static_cast<int>(n) - taken_.load()), std::memory_order_relaxed);
     have_ = true;
     cpus_ = n;
-    prev_ = ticks;
+    prev_busy_ = busy;
+    prev_nice_ = own_nice;
     prev_own_ = own;
     prev_wall_ = wall;
   }
@@ -116,7 +124,8 @@ class Sampler {
   // The previous sample, under mu_.
   bool have_ = false;
   size_t cpus_ = 0;
-  CpuTicks prev_;
+  uint64_t prev_busy_ = 0;  // contending_ticks
+  int prev_nice_ = 0;
   int64_t prev_own_ = 0;
   int64_t prev_wall_ = 0;
   std::array<char, 1 << 16> text_{};
@@ -166,6 +175,7 @@ bool parse_proc_stat(std::span<const char> text, std::span<const int> cpus, CpuT
         // on this CPU holds it as surely as a process does); idle and iowait are free.
         const uint64_t busy = f[0] + f[1] + f[2] + f[5] + f[6] + f[7];
         out.busy += busy;
+        out.nice += f[1];
         out.total += busy + f[3] + f[4];
         ++found;
       }
@@ -175,6 +185,10 @@ bool parse_proc_stat(std::span<const char> text, std::span<const int> cpus, CpuT
     p = eol + 1;
   }
   return found == cpus.size();
+}
+
+uint64_t contending_ticks(const CpuTicks& ticks, int own_nice) {
+  return own_nice > 0 ? ticks.busy : ticks.busy - std::min(ticks.nice, ticks.busy);
 }
 
 int cores_taken_by_others() { return sampler().taken(); }

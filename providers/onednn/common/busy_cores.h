@@ -61,11 +61,21 @@ void override_cores_taken(int cores);
 int taken_after_window(double others, int before);
 
 // Per-CPU busy and total ticks of the CPUs in `cpus` (indices) summed, from the text of
-// /proc/stat; false where a CPU's line is missing or malformed.
+// /proc/stat, and of busy the ticks of processes of lowered priority (`nice`, above 0); false
+// where a CPU's line is missing or malformed.
 struct CpuTicks {
   uint64_t busy = 0;
   uint64_t total = 0;
+  uint64_t nice = 0;
 };
 bool parse_proc_stat(std::span<const char> text, std::span<const int> cpus, CpuTicks& out);
+
+// The ticks of a window's `busy` that other processes' work may have taken from this process:
+// all of them, but for those of lowered priority while this process's is not lowered
+// (`own_nice` <= 0). The scheduler gives a thread of nice 0 about nine times the time of one of
+// nice 10 on a shared core, so such a process holds a core only while the team leaves it idle:
+// beside a fuzzer at nice 10 an LSTM of 512 units over 8 rows took 28.3-28.8 ms on a team of two
+// shrunk to one for it, 15.5-16.1 on the whole team (ONNX Runtime's two threads 17.3-19.6).
+uint64_t contending_ticks(const CpuTicks& ticks, int own_nice);
 
 }  // namespace recur::onednn

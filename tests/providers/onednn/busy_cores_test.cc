@@ -44,8 +44,23 @@ TEST(BusyCores, ParsesTheCpusOfTheAffinityOnly) {
   const uint64_t busy0 = 100 + 1 + 20 + 0 + 1 + 5, busy2 = 300 + 3 + 60 + 0 + 3 + 1;
   EXPECT_EQ(t.busy, busy0 + busy2);
   EXPECT_EQ(t.total, busy0 + 1000 + 3 + busy2 + 3000 + 5);
+  EXPECT_EQ(t.nice, 1u + 3);
   ASSERT_TRUE(parse(kStat, {1}, t));
   EXPECT_EQ(t.busy, 200u + 2 + 40 + 6 + 2 + 0);
+  EXPECT_EQ(t.nice, 2u);
+}
+
+// Work at lowered priority yields to a process at the default one, so it does not count as
+// contending then; to a process at lowered priority itself it does.
+TEST(BusyCores, WorkAtLoweredPriorityContendsOnlyWithLoweredWork) {
+  CpuTicks t;
+  ASSERT_TRUE(parse(kStat, {0, 2}, t));
+  EXPECT_EQ(onednn::contending_ticks(t, 0), t.busy - 4);
+  EXPECT_EQ(onednn::contending_ticks(t, -5), t.busy - 4);
+  EXPECT_EQ(onednn::contending_ticks(t, 10), t.busy);
+  // Counters that do not add up (a malformed line, a wrapped counter) never go below zero.
+  const CpuTicks odd{.busy = 3, .total = 10, .nice = 7};
+  EXPECT_EQ(onednn::contending_ticks(odd, 0), 0u);
 }
 
 TEST(BusyCores, RefusesAMissingOrMalformedCpu) {
