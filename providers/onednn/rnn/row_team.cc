@@ -1,4 +1,4 @@
-// The row-team LSTM and GRU (row_team.h): up to four rows, the units in a slice a thread.
+// The row-team LSTM and GRU (row_team.h): a few rows, the units in a slice a thread.
 #include "providers/onednn/rnn/row_team.h"
 
 #include <algorithm>
@@ -79,7 +79,7 @@ class RowTeamKernel final : public Kernel {
   // before and after a step, c and r.h of every row, then each slice's slice_floats.
   Status run_direction(const KernelContext& ctx, const Io& io, int d, int threads,
                        float* scratch) const;
-  // A slice's X.W + bias of the live rows of steps [t0, t1), four at a time: [step][row][gx].
+  // A slice's X.W + bias of the live rows of steps [t0, t1): [step][row][gx].
   void project(const Walk& w, const Slice& sl, float* xw) const;
   // Slice i's part of step t for the live rows: phase 0 all of it, but for a GRU without
   // linear_before_reset, whose h product (phase 1) needs r.h of every unit.
@@ -171,7 +171,8 @@ Status RowTeamKernel::run(KernelContext& ctx) const {
   RECUR_RETURN_IF_ERROR(small::begin_run(ctx, node_, spec_, shapes_, I_, H_, io));
   if (io.N == 0) return ok_status();
   if (io.N > kRowTeamMaxRows)
-    return ctx.error(ErrorCode::kInternal, "the row-team kernel runs up to 4 rows");
+    return ctx.error(ErrorCode::kInternal,
+                     "the row-team kernel runs up to " + std::to_string(kRowTeamMaxRows) + " rows");
   // The rows by decreasing length, ties in row order: each step's live rows are a prefix.
   std::array<int64_t, kRowTeamMaxRows> order{};
   for (int64_t n = 0; n < io.N; ++n) order[static_cast<size_t>(n)] = n;
@@ -279,8 +280,8 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
   const int n = static_cast<int>(w.live);
   const float* hp = w.h[w.cur];
   auto xw_row = [&](int64_t q) { return xw + ((t - w.t0) * N + q) * gx; };
-  std::array<const float*, kRowBlock> init{}, in{};
-  std::array<float*, kRowBlock> out{};
+  std::array<const float*, kRowTeamMaxRows> init{}, in{};
+  std::array<float*, kRowTeamMaxRows> out{};
   if (phase == 0) {
     if (t == w.t0) project(w, sl, xw);
     for (int q = 0; q < n; ++q) {
@@ -288,8 +289,8 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
       in[static_cast<size_t>(q)] = hp + q * Hp_;
       out[static_cast<size_t>(q)] = g + q * gx;
     }
-    multiply_rows(n, init.data(), in.data(), H, static_cast<const float*>(sl.r1->data), sl.g1,
-                  out.data());
+    multiply_row_set(n, init.data(), in.data(), H, static_cast<const float*>(sl.r1->data), sl.g1,
+                     out.data());
     for (int q = 0; q < n && gru; ++q) {
       small::sigmoid_rows(g + q * gx, 2 * hs);
       if (!lbr)
@@ -305,8 +306,8 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
       in[static_cast<size_t>(q)] = (lbr ? hp : w.rh_all) + q * Hp_;
       out[static_cast<size_t>(q)] = gh + q * gx;
     }
-    multiply_rows(n, init.data(), in.data(), H, static_cast<const float*>(sl.r2->data), sl.g2,
-                  out.data());
+    multiply_row_set(n, init.data(), in.data(), H, static_cast<const float*>(sl.r2->data), sl.g2,
+                     out.data());
   }
   const size_t part = static_cast<size_t>(hs) * sizeof(float);
   for (int q = 0; q < n; ++q) {

@@ -32,27 +32,35 @@ namespace recur::onednn {
 // From 192 units: an LSTM of 192 units over 512 inputs 0.53 / 0.65 ms, a GRU of 160 level
 // (0.489 / 0.482). Mid-sized cells take the small-cell kernel first (small_cell.h).
 inline constexpr int64_t kRowTeamMinHidden = 192;
-// Rows a run may have: one product by a slice of R serves them all (small_cell.h, kRowBlock).
-inline constexpr int64_t kRowTeamMaxRows = 4;
+// Rows a run may have: each step takes every column block of a slice of R for all of them
+// (avx512::multiply_row_set) while the block is in the core's cache.
+inline constexpr int64_t kRowTeamMaxRows = 16;
 
 // The rows a run takes the row team for, [min, max] (none where max is 0), for an LSTM (else a
 // GRU) of H units on `threads` threads. Up to 2.5 MiB a thread's slice of R (a core's L2 is
-// 2 MiB on this Xeon), one to four rows. Past that a step streams the slice from L3 and one
-// row ran faster on oneDNN's primitive, which an LSTM's two to four rows did not; a GRU's
-// lost at every row count. Two threads, 100 steps, p50 ms, row team / primitive:
-//   LSTM 512 (2 MiB a slice), 1 row 4.37 / 6.13; GRU 640 (2.4 MiB), 1 row 6.56 / 9.11 and
-//   4 rows 9.36 / 12.89; LSTM 640 (3.1 MiB), 1 row 12.17 / 11.04 and 2 rows 13.11 / 15.76;
-//   LSTM 1024 (8 MiB), 1 row 32.0 / 28.4 and 4 rows 41.4 / 45.2; GRU 768 (3.4 MiB), 1 row
-//   14.28 / 11.64 and 4 rows 16.44 / 15.23; GRU 1024 (6 MiB), 4 rows 30.2 / 29.3. One step
-//   (a decoder's), one row: LSTM 640 0.354 / 0.427 (primitive / team), GRU 768 0.309 / 0.478.
+// 2 MiB on this Xeon), from one row. Past that a step streams the slice from L3 and one row ran
+// faster on oneDNN's primitive, which an LSTM's two to eight rows did not; a GRU's lost at every
+// row count. The most: 16 rows where the slice fits L2 and the cell has 384 units or more, 8
+// where the slice is larger, 4 below 384 units; more rows gain from the primitive's larger
+// products. Two threads, 100 steps, p50 ms, row team / primitive:
+//   LSTM 512 (2 MiB a slice), 1 row 4.37 / 6.13, 8 rows 12.7 / 16.3, 16 rows 21.7 / 24.0, 32
+//   rows 42.3 / 37.4; LSTM 448, 16 rows 15.5 / 17.9; LSTM 256, 8 rows 2.78 / 2.63; GRU 640 (2.4
+//   MiB), 1 row 6.56 / 9.11, 4 rows 9.36 / 12.89, 8 rows 16.3 / 17.2, 16 rows 28.3 / 28.9; LSTM
+//   640 (3.1 MiB), 1 row 12.17 / 11.04, 2 rows 13.11 / 15.76, 8 rows 23.3 / 25.4, 16 rows 42.0
+//   / 38.8; LSTM 1024 (8 MiB), 1 row 32.0 / 28.4, 4 rows 41.4 / 45.2, 8 rows 62.3 / 64.4; GRU
+//   768 (3.4 MiB), 1 row 14.28 / 11.64, 4 rows 16.44 / 15.23; GRU 1024 (6 MiB), 4 rows 30.2 /
+//   29.3. One step (a decoder's), one row: LSTM 640 0.354 / 0.427 (primitive / team), GRU 768
+//   0.309 / 0.478.
 struct RowTeamRows {
   int64_t min = 1, max = 0;
 };
 inline RowTeamRows row_team_rows(bool lstm, int64_t H, int threads) {
+  constexpr double kMiB = 1024.0 * 1024.0;
   const double slice_bytes = 4.0 * static_cast<double>((lstm ? 4 : 3) * H) *
                              static_cast<double>(H) / static_cast<double>(std::max(threads, 1));
-  if (slice_bytes <= 2.5 * 1024 * 1024) return {1, kRowTeamMaxRows};
-  if (lstm) return {2, kRowTeamMaxRows};
+  const int64_t most = H < 384 ? 4 : slice_bytes <= 2.0 * kMiB ? kRowTeamMaxRows : 8;
+  if (slice_bytes <= 2.5 * kMiB) return {1, most};
+  if (lstm) return {2, most};
   return {1, 0};
 }
 inline constexpr int64_t kRowTeamMaxHidden = 1024;

@@ -1,4 +1,4 @@
-// The row-team LSTM and GRU (providers/onednn/rnn/row_team.h): up to four rows of a wide cell,
+// The row-team LSTM and GRU (providers/onednn/rnn/row_team.h): a few rows of a wide cell,
 // the units in a slice a thread, against the reference provider: every direction, both
 // layouts, initial states, peepholes and input_forget, both linear_before_reset, rows of
 // different lengths short of T and of 0, hidden sizes that are not whole vectors, passes
@@ -142,8 +142,10 @@ TEST(RowTeam, FewRowsMatchTheReference) {
       EXPECT_NE(dnn.explain().find(kRowTeam + c.op), std::string::npos) << what << "\n"
                                                                         << dnn.explain();
       Session ref = Session::from_bytes(bytes.data(), bytes.size(), ropts);
-      // Up to 4 rows on the team, more on oneDNN's primitive, in the same session.
-      for (int64_t N : {1, 3, 6}) {
+      // Up to 4, 8 or 16 rows on the team (row_team_rows), more on oneDNN's primitive, in the
+      // same session; 17 rows only where the reference's run is short.
+      for (int64_t N : {1, 3, 6, 12, 17}) {
+        if (N > 6 && c.T * c.H > 40 * 1000) continue;
         const Feeds f = feeds(c, N, rng);
         expect_match(dnn.run(f), ref.run(f), what + ", " + std::to_string(N) + " rows");
       }
@@ -151,9 +153,9 @@ TEST(RowTeam, FewRowsMatchTheReference) {
   }
 }
 
-// Random configurations: cell, direction, layout, 200 to 520 units over 1 to 600 inputs, 1 to 4
-// rows of random lengths, peepholes, input_forget, linear_before_reset, states or none, 2 or 3
-// threads, against the reference.
+// Random configurations: cell, direction, layout, 200 to 520 units over 1 to 600 inputs, 1 to 12
+// rows of random lengths (on the team or the primitive by row_team_rows), peepholes, input_forget,
+// linear_before_reset, states or none, 2 or 3 threads, against the reference.
 TEST(RowTeam, RandomConfigurationsMatchTheReference) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team kernel needs AVX-512";
@@ -175,7 +177,7 @@ TEST(RowTeam, RandomConfigurationsMatchTheReference) {
     c.states = pick(0, 1);
     c.lbr = pick(0, 1);
     const int threads = pick(2, 3);
-    const int64_t N = pick(1, 4);
+    const int64_t N = pick(1, 12);
     const std::string bytes = rnn_model(c, rng);
     SessionOptions dopts;
     dopts.providers({"onednn"}).threads(threads);
@@ -231,20 +233,23 @@ TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
     return Session::from_bytes(bytes.data(), bytes.size(), o).explain();
   };
   const Case wide{"forward", 0, 64, 512, 10, -1};
-  EXPECT_NE(explain(wide, 2, "auto").find(kRowTeam + "LSTM for runs of up to 4 rows"),
+  EXPECT_NE(explain(wide, 2, "auto").find(kRowTeam + "LSTM for runs of up to 16 rows"),
             std::string::npos);
-  // A slice of R past 2.5 MiB: an LSTM's two to four rows take the team, a GRU's none; at four
+  EXPECT_NE(explain({"forward", 0, 64, 320, 10, -1}, 2, "auto")
+                .find(kRowTeam + "LSTM for runs of up to 4 rows"),
+            std::string::npos);
+  // A slice of R past 2.5 MiB: an LSTM's two to eight rows take the team, a GRU's none; at four
   // threads the LSTM's slice is back under.
   const Case lstm768{"forward", 0, 64, 768, 10, -1};
-  EXPECT_NE(explain(lstm768, 2, "auto").find(kRowTeam + "LSTM for runs of 2 to 4 rows,"),
+  EXPECT_NE(explain(lstm768, 2, "auto").find(kRowTeam + "LSTM for runs of 2 to 8 rows,"),
             std::string::npos);
-  EXPECT_NE(explain(lstm768, 4, "auto").find(kRowTeam + "LSTM for runs of up to 4 rows,"),
+  EXPECT_NE(explain(lstm768, 4, "auto").find(kRowTeam + "LSTM for runs of up to 8 rows,"),
             std::string::npos);
   EXPECT_EQ(explain({"forward", 0, 64, 768, 10, -1, false, false, true, "GRU", 1}, 2, "auto")
                 .find(kRowTeam),
             std::string::npos);
   EXPECT_NE(explain({"forward", 0, 64, 640, 10, -1, false, false, true, "GRU", 1}, 2, "auto")
-                .find(kRowTeam + "GRU for runs of up to 4 rows,"),
+                .find(kRowTeam + "GRU for runs of up to 8 rows,"),
             std::string::npos);
   EXPECT_EQ(explain(wide, 1, "auto").find(kRowTeam), std::string::npos) << "one thread";
   EXPECT_EQ(explain(wide, 2, "primitive").find(kRowTeam), std::string::npos);
