@@ -51,10 +51,17 @@ inline constexpr int64_t kRowTeamMaxRows = 16;
 //   768 (3.4 MiB), 1 row 14.28 / 11.64, 4 rows 16.44 / 15.23; GRU 1024 (6 MiB), 4 rows 30.2 /
 //   29.3. One step (a decoder's), one row: LSTM 640 0.354 / 0.427 (primitive / team), GRU 768
 //   0.309 / 0.478.
+// On one thread the slice is all of R and no core's cache holds it past 512 units; the loop
+// still cost less a step than the primitive for one to four rows of every size measured
+// (one thread, 100 steps, p50 ms, team / primitive: LSTM 224 0.82 / 0.95, 256 1.18 / 1.72,
+// 384 5.61 / 6.31, 512 15.6 / 16.6, 1024 63.4 / 69.5; GRU 256 0.80 / 0.98, 512 10.7 / 11.3;
+// bidirectional LSTM 256 2.25 / 2.62; 4 rows LSTM 384 8.73 / 10.99, 640 31.4 / 38.6, 1024
+// 84.9 / 110.5), and level at eight (LSTM 512 32.7 / 31.3, 1024 132 / 127).
 struct RowTeamRows {
   int64_t min = 1, max = 0;
 };
 inline RowTeamRows row_team_rows(bool lstm, int64_t H, int threads) {
+  if (threads <= 1) return {1, 4};
   constexpr double kMiB = 1024.0 * 1024.0;
   const double slice_bytes = 4.0 * static_cast<double>((lstm ? 4 : 3) * H) *
                              static_cast<double>(H) / static_cast<double>(std::max(threads, 1));

@@ -132,7 +132,7 @@ TEST(RowTeam, FewRowsMatchTheReference) {
   SessionOptions ropts;
   ropts.providers({"reference"});
   for (const Case& c : cases) {
-    for (int threads : {2, 3}) {
+    for (int threads : {1, 2, 3}) {
       std::mt19937 rng(static_cast<unsigned>(c.H + c.T + threads));
       const std::string bytes = rnn_model(c, rng);
       SessionOptions dopts;
@@ -191,7 +191,7 @@ TEST(RowTeam, RandomConfigurationsMatchTheReference) {
 }
 
 // Each unit's arithmetic is the same whichever slice holds it and whichever thread runs it, so
-// sessions of 2, 3 and 4 threads give the same bits (docs/semantics.md, "A few rows of a wide
+// sessions of 1, 2, 3 and 4 threads give the same bits (docs/semantics.md, "A few rows of a wide
 // cell").
 TEST(RowTeam, TheBitsDoNotDependOnTheThreads) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
@@ -202,7 +202,7 @@ TEST(RowTeam, TheBitsDoNotDependOnTheThreads) {
     const std::string bytes = rnn_model(c, rng);
     const Feeds f = feeds(c, 3, rng);
     std::vector<Outputs> got;
-    for (int threads : {2, 3, 4}) {
+    for (int threads : {1, 2, 3, 4}) {
       SessionOptions o;
       o.providers({"onednn"}).threads(threads);
       got.push_back(Session::from_bytes(bytes.data(), bytes.size(), o).run(f));
@@ -213,15 +213,15 @@ TEST(RowTeam, TheBitsDoNotDependOnTheThreads) {
         EXPECT_EQ(std::memcmp(got[k][i].data<float>(), got[0][i].data<float>(),
                               static_cast<size_t>(got[0][i].numel()) * sizeof(float)),
                   0)
-            << describe(c, static_cast<int>(k) + 2) << ": output " << i;
+            << describe(c, static_cast<int>(k) + 1) << ": output " << i;
       }
     }
   }
 }
 
-// Where the primitive serves better or the team cannot apply: one thread, too few or too many
-// units, a GRU's slice of R past 2.5 MiB, two directions of a cell a thread each takes, and
-// onednn.impl=primitive.
+// Where the primitive serves better or the team cannot apply: too few or too many units, a
+// GRU's slice of R past 2.5 MiB, two directions of a cell a thread each takes on two threads,
+// and onednn.impl=primitive; and the rows each size takes the team for.
 TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team LSTM needs AVX-512";
@@ -251,7 +251,11 @@ TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
   EXPECT_NE(explain({"forward", 0, 64, 640, 10, -1, false, false, true, "GRU", 1}, 2, "auto")
                 .find(kRowTeam + "GRU for runs of up to 8 rows,"),
             std::string::npos);
-  EXPECT_EQ(explain(wide, 1, "auto").find(kRowTeam), std::string::npos) << "one thread";
+  // One thread: the team (of one slice) for one to four rows, whatever the size and directions.
+  EXPECT_NE(explain(wide, 1, "auto").find(kRowTeam + "LSTM for runs of up to 4 rows"),
+            std::string::npos);
+  EXPECT_NE(explain({"bidirectional", 0, 64, 320, 10, -1}, 1, "auto").find(kRowTeam),
+            std::string::npos);
   EXPECT_EQ(explain(wide, 2, "primitive").find(kRowTeam), std::string::npos);
   EXPECT_EQ(explain({"forward", 0, 600, 176, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
   EXPECT_NE(explain({"forward", 0, 600, 192, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
