@@ -16,7 +16,7 @@
 //
 // rnn_kernel.cc runs it for the rows row_team_rows gives, oneDNN's primitive otherwise; it takes
 // the LSTMs and GRUs the small-cell kernels take (small_cell.h) but for their size, of
-// kRowTeamMinHidden to kRowTeamMaxHidden units, with two threads or more.
+// kRowTeamMinHidden to kRowTeamMaxHidden units.
 #pragma once
 
 #include <algorithm>
