@@ -303,8 +303,8 @@ class RowTeamRnnKernel final : public Kernel {
 RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_team_pair(CompileContext& ctx,
                                                                      const RnnSpec& spec) {
   // row_team_declined has seen R constant, of rank 3; the primitive's init may release it.
-  const RowTeamRows rows = row_team_rows(
-      spec.cell == RnnCell::kLstm, ctx.constant_input(kRnnR)->dim(2), options_of(ctx).max_threads);
+  const RowTeamRows rows =
+      row_team_rows(spec.cell, ctx.constant_input(kRnnR)->dim(2), options_of(ctx).max_threads);
   RECUR_ASSIGN_OR_RETURN(auto team, create_row_team_kernel(ctx, spec, options_of(ctx)));
   auto primitive = std::make_unique<rnn::RnnKernel>(ctx.node(), spec, options_of(ctx));
   RECUR_RETURN_IF_ERROR(primitive->init(ctx));

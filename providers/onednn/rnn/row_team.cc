@@ -1,4 +1,4 @@
-// The row-team LSTM and GRU (row_team.h): a few rows, the units in a slice a thread.
+// The row-team LSTM, GRU and RNN (row_team.h): a few rows, the units in a slice a thread.
 #include "providers/onednn/rnn/row_team.h"
 
 #include <algorithm>
@@ -26,6 +26,7 @@ using small::round_up;
 // - GRU: X.W + bias over z, r (g1, 2 hs rounded up) and then h (g2, hs rounded up); h.R over
 //   z, r (r1) and over h (r2), rbh R's bias of h with linear_before_reset (added before r
 //   scales it) and zeros without.
+// - RNN: X.W + bias and h.R over its one gate (g1, hs rounded up).
 struct Slice {
   int64_t j0 = 0, j1 = 0, g1 = 0, g2 = 0;
   std::unique_ptr<AlignedBuffer> w, r1, r2, bias, rbh;
@@ -66,6 +67,7 @@ class RowTeamKernel final : public Kernel {
 
  private:
   bool lstm() const { return spec_.cell == RnnCell::kLstm; }
+  bool gru() const { return spec_.cell == RnnCell::kGru; }
   bool reverse(int d) const { return spec_.direction == RnnDirection::kReverse || d == 1; }
   // Steps whose X.W + bias a slice computes at once, before their recurrent steps: reading W's
   // columns evicts R's from the core's cache, so the fewer times the better (an LSTM of 512
@@ -118,6 +120,10 @@ RECUR_LOAD_PATH Slice RowTeamKernel::pack_slice(const Tensor& w, const Tensor& r
     sl.g1 = round_up(4 * hs, kLanes);
     xs = gates(0, 4, sl.g1);
     sl.r1 = pack_columns(rd, H, xs, H, 1);
+  } else if (!gru()) {  // a vanilla RNN: one gate
+    sl.g1 = round_up(hs, kLanes);
+    xs = gates(0, 1, sl.g1);
+    sl.r1 = pack_columns(rd, H, xs, H, 1);
   } else {
     sl.g1 = round_up(2 * hs, kLanes);
     sl.g2 = round_up(hs, kLanes);
@@ -138,7 +144,7 @@ RECUR_LOAD_PATH Slice RowTeamKernel::pack_slice(const Tensor& w, const Tensor& r
     const int64_t s = xs[c];
     if (s < 0) continue;
     // A GRU's h takes R's bias in its recurrent product with linear_before_reset (rbh).
-    const bool rb = lstm() || s < 2 * H || !spec_.linear_before_reset;
+    const bool rb = !gru() || s < 2 * H || !spec_.linear_before_reset;
     bias[c] = bd[s] + (rb ? bd[G + s] : 0.0f);
   }
   if (p) {
@@ -225,7 +231,7 @@ Status RowTeamKernel::run_direction(const KernelContext& ctx, const Io& io, int 
       std::fill(c, c + H, 0.0f);
   }
   const size_t n = slices_[static_cast<size_t>(d)].size();
-  const int phases = !lstm() && !spec_.linear_before_reset ? 2 : 1;
+  const int phases = gru() && !spec_.linear_before_reset ? 2 : 1;
   const int64_t steps = w.len(0);
   // A run that may be cancelled looks at every step (an atomic load and a clock read): a step
   // of an LSTM of 1024 units takes 0.6 ms on one thread, a block of 256 of them 160 ms.
@@ -274,7 +280,7 @@ void RowTeamKernel::project(const Walk& w, const Slice& sl, float* xw) const {
 void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
   const Slice& sl = slices_[static_cast<size_t>(w.d)][i];
   const Io& io = w.io;
-  const bool gru = !lstm(), lbr = spec_.linear_before_reset;
+  const bool gru = this->gru(), lbr = spec_.linear_before_reset;
   const int64_t N = io.N, H = H_, t = w.t;
   float* g = w.per_slice + static_cast<int64_t>(i) * slice_floats(N);
   float* gh = g + N * max_gx_;
@@ -320,16 +326,18 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
     if (gru) {
       std::memcpy(hn, hp + q * Hp_ + sl.j0, part);
       small::gru_update(gq, gq + hs, gh + q * gx, lbr ? xw_row(q) + sl.g1 : nullptr, hs, hn);
-    } else {
+    } else if (lstm()) {
       small::lstm_cell_update(gq, hs, sl.peep.empty() ? nullptr : sl.peep.data(),
                               spec_.input_forget, cq, hn);
+    } else {
+      small::rnn_activate(gq, hs, spec_.activation(w.d, 0).kind, hn);
     }
     const int64_t row = io.order[q];
     std::memcpy(io.y + io.y_off(w.step_of(t, q), w.d, row) + sl.j0, hn, part);
     if (t + 1 < w.len(q)) continue;  // the row's last step: its final states
     const int64_t so = io.s_off(w.d, row) + sl.j0;
     if (io.yh) std::memcpy(io.yh + so, hn, part);
-    if (io.yc && !gru) std::memcpy(io.yc + so, cq, part);
+    if (io.yc && lstm()) std::memcpy(io.yc + so, cq, part);
   }
 }
 
@@ -337,14 +345,13 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
 
 RECUR_LOAD_PATH std::string row_team_declined(const CompileContext& ctx, const RnnSpec& spec,
                                               const OnednnOptions& o) {
-  if (spec.cell == RnnCell::kRnn) return "a vanilla RNN";
   // The small-cell kernels' conditions (float32, no clip, default activations, constant
   // float32 weights, AVX-512), with any size of cell.
   std::string why = small_rnn_declined(ctx, spec, o, false, true);
   if (!why.empty()) return why;
   const int64_t H = ctx.constant_input(kRnnR)->dim(2);
   if (H < kRowTeamMinHidden || H > kRowTeamMaxHidden) return "hidden size outside the team's range";
-  if (row_team_rows(spec.cell == RnnCell::kLstm, H, o.max_threads).max == 0)
+  if (row_team_rows(spec.cell, H, o.max_threads).max == 0)
     return "a GRU whose slice of R per thread passes 2.5 MiB";
   // Two directions on two threads: a direction each (oneDNN's primitive, rnn_chooser.cc) ran
   // faster below 384 units (LSTM of 256: 1.39 against 1.46 ms in slices, T = 100). On one

@@ -1,5 +1,5 @@
-// A few rows of a wide float32 LSTM or GRU on a team of threads: recur's own loop, not oneDNN's
-// primitive (docs/semantics.md, "A few rows of a wide cell").
+// A few rows of a wide float32 LSTM, GRU or RNN on a team of threads: recur's own loop, not
+// oneDNN's primitive (docs/semantics.md, "A few rows of a wide cell").
 //
 // A stream or a single utterance is one row (a few streams or beams a few), and each step of a
 // wide cell multiplies the rows' h by all of R (4 MiB for an LSTM of 512 units). On two cores
@@ -36,15 +36,18 @@ inline constexpr int64_t kRowTeamMinHidden = 192;
 // (avx512::multiply_row_set) while the block is in the core's cache.
 inline constexpr int64_t kRowTeamMaxRows = 16;
 
-// The rows a run takes the row team for, [min, max] (none where max is 0), for an LSTM (else a
-// GRU) of H units on `threads` threads. Up to 2.5 MiB a thread's slice of R (a core's L2 is
+// The rows a run takes the row team for, [min, max] (none where max is 0), for a `cell` of H
+// units on `threads` threads. Up to 2.5 MiB a thread's slice of R (a core's L2 is
 // 2 MiB on this Xeon), from one row. Past that a step streams the slice from L3 and one row ran
 // faster on oneDNN's primitive, which an LSTM's two to eight rows did not; a GRU's lost at every
-// row count. The most: 16 rows where the slice fits L2 and the cell has 384 units or more, 8
-// where the slice is larger, 4 below 384 units; more rows gain from the primitive's larger
+// row count. The most: 16 rows where the slice is 1 to 2 MiB, 8 where it is larger, 4 under 1
+// MiB (whose primitive keeps it in L2 too); more rows gain from the primitive's larger
 // products. Two threads, 100 steps, p50 ms, row team / primitive:
 //   LSTM 512 (2 MiB a slice), 1 row 4.37 / 6.13, 8 rows 12.7 / 16.3, 16 rows 21.7 / 24.0, 32
-//   rows 42.3 / 37.4; LSTM 448, 16 rows 15.5 / 17.9; LSTM 256, 8 rows 2.78 / 2.63; GRU 640 (2.4
+//   rows 42.3 / 37.4; LSTM 448, 16 rows 15.5 / 17.9; LSTM 256 (0.5 MiB), 8 rows 2.78 / 2.63;
+//   GRU 384 (0.84 MiB), 8 rows 5.23 / 5.31, 16 rows 14.8 / 13.9; RNN 512 (0.5 MiB), 1 row 0.73
+//   / 1.07, 4 rows 1.79 / 1.88, 8 rows 3.47 / 3.06; RNN 1024 (2 MiB), 1 row 5.64 / 12.47, 16
+//   rows 39.2 / 44.3; GRU 640 (2.4
 //   MiB), 1 row 6.56 / 9.11, 4 rows 9.36 / 12.89, 8 rows 16.3 / 17.2, 16 rows 28.3 / 28.9; LSTM
 //   640 (3.1 MiB), 1 row 12.17 / 11.04, 2 rows 13.11 / 15.76, 8 rows 23.3 / 25.4, 16 rows 42.0
 //   / 38.8; LSTM 1024 (8 MiB), 1 row 32.0 / 28.4, 4 rows 41.4 / 45.2, 8 rows 62.3 / 64.4; GRU
@@ -60,14 +63,17 @@ inline constexpr int64_t kRowTeamMaxRows = 16;
 struct RowTeamRows {
   int64_t min = 1, max = 0;
 };
-inline RowTeamRows row_team_rows(bool lstm, int64_t H, int threads) {
+inline RowTeamRows row_team_rows(RnnCell cell, int64_t H, int threads) {
   if (threads <= 1) return {1, 4};
   constexpr double kMiB = 1024.0 * 1024.0;
-  const double slice_bytes = 4.0 * static_cast<double>((lstm ? 4 : 3) * H) *
-                             static_cast<double>(H) / static_cast<double>(std::max(threads, 1));
-  const int64_t most = H < 384 ? 4 : slice_bytes <= 2.0 * kMiB ? kRowTeamMaxRows : 8;
+  const int64_t gates = cell == RnnCell::kLstm ? 4 : cell == RnnCell::kGru ? 3 : 1;
+  const double slice_bytes = 4.0 * static_cast<double>(gates * H) * static_cast<double>(H) /
+                             static_cast<double>(std::max(threads, 1));
+  const int64_t most = slice_bytes < 1.0 * kMiB    ? 4
+                       : slice_bytes <= 2.0 * kMiB ? kRowTeamMaxRows
+                                                   : 8;
   if (slice_bytes <= 2.5 * kMiB) return {1, most};
-  if (lstm) return {2, most};
+  if (cell != RnnCell::kGru) return {2, most};  // a vanilla RNN's slice passes it past 1024 units
   return {1, 0};
 }
 inline constexpr int64_t kRowTeamMaxHidden = 1024;

@@ -124,6 +124,9 @@ void scale_rows(const float* r, const float* h, int64_t n, float* out);
 void gru_update(const float* z, const float* r, const float* gh, const float* xh, int64_t H,
                 float* h);
 
+// A vanilla RNN row's update (small_rnn.cc): h = f(g) over H units, f tanh, relu or sigmoid.
+void rnn_activate(const float* g, int64_t H, RnnActivation::Kind f, float* h);
+
 // What every small-cell kernel shares: the checks, the outputs, the rows sorted by length, the
 // jobs (directions side by side, and interleaved slices of the rows with threads to spare),
 // the scratch, and the walk over time.

@@ -9,12 +9,10 @@
 
 namespace recur::onednn::small {
 
-namespace {
-
 using Kind = RnnActivation::Kind;
 
-// h = f(g). max(0, NaN) is NaN: max returns its second operand on a NaN.
-RECUR_AVX512 void activate(const float* g, int64_t H, Kind f, float* h) {
+// max(0, NaN) is NaN: max returns its second operand on a NaN.
+RECUR_AVX512 void rnn_activate(const float* g, int64_t H, Kind f, float* h) {
   for (int64_t j = 0; j < H; j += kLanes) {
     const __mmask16 m = lanes(H - j);
     const __m512 a = _mm512_maskz_loadu_ps(m, g + j);
@@ -24,6 +22,8 @@ RECUR_AVX512 void activate(const float* g, int64_t H, Kind f, float* h) {
     _mm512_mask_storeu_ps(h + j, m, v);
   }
 }
+
+namespace {
 
 struct DirWeights {
   OneProductWeights m;  // W [I][Gp], R [H][Gp], Wb + Rb [Gp]
@@ -68,7 +68,7 @@ Status SmallVanillaKernel::run_job(const KernelContext& ctx, const Io& io, const
   return run_one_product(ctx, io, j, scratch, static_cast<const float*>(dw.m.w->data),
                          static_cast<const float*>(dw.m.bias->data),
                          static_cast<const float*>(dw.m.r->data), Gp_, false,
-                         [&](const float* g, float*, float* h) { activate(g, H_, dw.f, h); });
+                         [&](const float* g, float*, float* h) { rnn_activate(g, H_, dw.f, h); });
 }
 
 }  // namespace

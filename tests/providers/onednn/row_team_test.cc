@@ -1,9 +1,9 @@
-// The row-team LSTM and GRU (providers/onednn/rnn/row_team.h): a few rows of a wide cell,
+// The row-team LSTM, GRU and RNN (providers/onednn/rnn/row_team.h): a few rows of a wide cell,
 // the units in a slice a thread, against the reference provider: every direction, both
 // layouts, initial states, peepholes and input_forget, both linear_before_reset, rows of
 // different lengths short of T and of 0, hidden sizes that are not whole vectors, passes
-// longer than one block of X.W + bias, and two and three threads; runs of more rows and
-// sessions of one thread take oneDNN's primitive, and --explain says which.
+// longer than one block of X.W + bias, RNN activations, and one to three threads; runs of more
+// rows take oneDNN's primitive, and --explain says which.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,12 +32,13 @@ struct Case {
   int32_t len;  // sequence_lens of the one row; -1: none given
   bool peepholes = false, input_forget = false, states = true;
   std::string op = "LSTM";
-  int64_t lbr = 0;  // a GRU's linear_before_reset
+  int64_t lbr = 0;         // a GRU's linear_before_reset
+  std::string activation;  // an RNN's, where not the default (Tanh)
 };
 
 std::string rnn_model(const Case& c, std::mt19937& rng) {
   const bool lstm = c.op == "LSTM";
-  const int64_t D = c.direction == "bidirectional" ? 2 : 1, G = lstm ? 4 : 3;
+  const int64_t D = c.direction == "bidirectional" ? 2 : 1, G = lstm ? 4 : c.op == "GRU" ? 3 : 1;
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.I + c.H));
   ModelBuilder mb(14);
   mb.input("X", DType::kFloat32, Shape{-1, -1, c.I},
@@ -70,7 +71,9 @@ std::string rnn_model(const Case& c, std::mt19937& rng) {
   set_attr(n, "direction", c.direction);
   set_attr(n, "layout", c.layout);
   if (c.input_forget) set_attr(n, "input_forget", int64_t{1});
-  if (!lstm) set_attr(n, "linear_before_reset", c.lbr);
+  if (c.op == "GRU") set_attr(n, "linear_before_reset", c.lbr);
+  if (!c.activation.empty())
+    set_attr(n, "activations", std::vector<std::string>(static_cast<size_t>(D), c.activation));
   return mb.bytes();
 }
 
@@ -107,7 +110,7 @@ std::string describe(const Case& c, int threads) {
          " H=" + std::to_string(c.H) + " T=" + std::to_string(c.T) +
          " len=" + std::to_string(c.len) + (c.peepholes ? " peepholes" : "") +
          (c.input_forget ? " input_forget" : "") + (c.states ? "" : " no states") +
-         " threads=" + std::to_string(threads);
+         (c.activation.empty() ? "" : " " + c.activation) + " threads=" + std::to_string(threads);
 }
 
 const std::string kRowTeam = "recur's row-team ";
@@ -126,8 +129,11 @@ TEST(RowTeam, FewRowsMatchTheReference) {
       {"reverse", 1, 48, 300, 20, 17, false, false, true, "GRU", 0},
       {"bidirectional", 0, 32, 400, 9, 9, false, false, false, "GRU", 1},
       {"bidirectional", 1, 32, 400, 290, 270, false, false, true, "GRU", 0},
-      // A slice of R past 2.5 MiB: the team for 2 to 4 rows, one row on the primitive.
+      // A slice of R past 2.5 MiB: the team for 2 to 8 rows, one row on the primitive.
       {"reverse", 0, 24, 1000, 6, 5, true},
+      {"forward", 1, 40, 600, 30, 25, false, false, true, "RNN"},
+      {"bidirectional", 0, 32, 400, 9, 9, false, false, false, "RNN", 0, "Relu"},
+      {"reverse", 0, 16, 1024, 7, 6, false, false, true, "RNN", 0, "Sigmoid"},
   };
   SessionOptions ropts;
   ropts.providers({"reference"});
@@ -153,9 +159,9 @@ TEST(RowTeam, FewRowsMatchTheReference) {
   }
 }
 
-// Random configurations: cell, direction, layout, 200 to 520 units over 1 to 600 inputs, 1 to 12
-// rows of random lengths (on the team or the primitive by row_team_rows), peepholes, input_forget,
-// linear_before_reset, states or none, 2 or 3 threads, against the reference.
+// Random configurations: cell, direction, layout, 200 (RNN 400) to 520 units over 1 to 600 inputs,
+// 1 to 12 rows of random lengths (on the team or the primitive by row_team_rows), peepholes,
+// input_forget, linear_before_reset, states or none, 2 or 3 threads, against the reference.
 TEST(RowTeam, RandomConfigurationsMatchTheReference) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team kernel needs AVX-512";
@@ -165,11 +171,12 @@ TEST(RowTeam, RandomConfigurationsMatchTheReference) {
   ropts.providers({"reference"});
   for (int k = 0; k < 16; ++k) {
     Case c;
-    c.op = pick(0, 1) ? "LSTM" : "GRU";
+    c.op = std::vector<std::string>{"LSTM", "GRU", "RNN"}[pick(0, 2)];
     c.direction = std::vector<std::string>{"forward", "reverse", "bidirectional"}[pick(0, 2)];
     c.layout = pick(0, 1);
     c.I = pick(1, 600);
-    c.H = pick(c.direction == "bidirectional" ? 384 : 200, 520);
+    // A vanilla RNN of fewer than about 360 units is a small cell (G H (I + H) multiply-adds).
+    c.H = pick(c.op == "RNN" ? 400 : c.direction == "bidirectional" ? 384 : 200, 520);
     c.T = pick(1, 24);
     c.len = pick(0, 3) ? pick(0, static_cast<int>(c.T)) : -1;
     c.peepholes = c.op == "LSTM" && pick(0, 1);
@@ -247,6 +254,13 @@ TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
             std::string::npos);
   EXPECT_EQ(explain({"forward", 0, 64, 768, 10, -1, false, false, true, "GRU", 1}, 2, "auto")
                 .find(kRowTeam),
+            std::string::npos);
+  // A vanilla RNN's slice is a quarter of an LSTM's: under 1 MiB, 4 rows.
+  EXPECT_NE(explain({"forward", 0, 64, 512, 10, -1, false, false, true, "RNN"}, 2, "auto")
+                .find(kRowTeam + "RNN for runs of up to 4 rows,"),
+            std::string::npos);
+  EXPECT_NE(explain({"forward", 0, 64, 1024, 10, -1, false, false, true, "RNN"}, 2, "auto")
+                .find(kRowTeam + "RNN for runs of up to 16 rows,"),
             std::string::npos);
   EXPECT_NE(explain({"forward", 0, 64, 640, 10, -1, false, false, true, "GRU", 1}, 2, "auto")
                 .find(kRowTeam + "GRU for runs of up to 8 rows,"),
