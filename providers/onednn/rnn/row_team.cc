@@ -345,8 +345,8 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
 
 RECUR_LOAD_PATH std::string row_team_declined(const CompileContext& ctx, const RnnSpec& spec,
                                               const OnednnOptions& o) {
-  // The small-cell kernels' conditions (float32, no clip, default activations, constant
-  // float32 weights, AVX-512), with any size of cell.
+  // The small-cell kernels' conditions (float32, no clip, default activations or an RNN's tanh,
+  // relu or sigmoid, constant float32 weights, AVX-512), with any size of cell.
   std::string why = small_rnn_declined(ctx, spec, o, false, true);
   if (!why.empty()) return why;
   const int64_t H = ctx.constant_input(kRnnR)->dim(2);

@@ -15,7 +15,7 @@
 // 2.24 / 4.12. Past 1024 units (kRowTeamMaxHidden) no size was measured.
 //
 // rnn_kernel.cc runs it for the rows row_team_rows gives, oneDNN's primitive otherwise; it takes
-// the LSTMs and GRUs the small-cell kernels take (small_cell.h) but for their size, of
+// the LSTMs, GRUs and RNNs the small-cell kernels take (small_cell.h) but for their size, of
 // kRowTeamMinHidden to kRowTeamMaxHidden units.
 #pragma once
 
@@ -47,13 +47,12 @@ inline constexpr int64_t kRowTeamMaxRows = 16;
 //   rows 42.3 / 37.4; LSTM 448, 16 rows 15.5 / 17.9; LSTM 256 (0.5 MiB), 8 rows 2.78 / 2.63;
 //   GRU 384 (0.84 MiB), 8 rows 5.23 / 5.31, 16 rows 14.8 / 13.9; RNN 512 (0.5 MiB), 1 row 0.73
 //   / 1.07, 4 rows 1.79 / 1.88, 8 rows 3.47 / 3.06; RNN 1024 (2 MiB), 1 row 5.64 / 12.47, 16
-//   rows 39.2 / 44.3; GRU 640 (2.4
-//   MiB), 1 row 6.56 / 9.11, 4 rows 9.36 / 12.89, 8 rows 16.3 / 17.2, 16 rows 28.3 / 28.9; LSTM
-//   640 (3.1 MiB), 1 row 12.17 / 11.04, 2 rows 13.11 / 15.76, 8 rows 23.3 / 25.4, 16 rows 42.0
-//   / 38.8; LSTM 1024 (8 MiB), 1 row 32.0 / 28.4, 4 rows 41.4 / 45.2, 8 rows 62.3 / 64.4; GRU
-//   768 (3.4 MiB), 1 row 14.28 / 11.64, 4 rows 16.44 / 15.23; GRU 1024 (6 MiB), 4 rows 30.2 /
-//   29.3. One step (a decoder's), one row: LSTM 640 0.354 / 0.427 (primitive / team), GRU 768
-//   0.309 / 0.478.
+//   rows 39.2 / 44.3; GRU 640 (2.4 MiB), 1 row 6.56 / 9.11, 4 rows 9.36 / 12.89, 8 rows 16.3
+//   / 17.2, 16 rows 28.3 / 28.9; LSTM 640 (3.1 MiB), 1 row 12.17 / 11.04, 2 rows 13.11 / 15.76,
+//   8 rows 23.3 / 25.4, 16 rows 42.0 / 38.8; LSTM 1024 (8 MiB), 1 row 32.0 / 28.4, 4 rows 41.4
+//   / 45.2, 8 rows 62.3 / 64.4; GRU 768 (3.4 MiB), 1 row 14.28 / 11.64, 4 rows 16.44 / 15.23;
+//   GRU 1024 (6 MiB), 4 rows 30.2 / 29.3. One step (a decoder's), one row: LSTM 640 0.354 /
+//   0.427 (primitive / team), GRU 768 0.309 / 0.478.
 // On one thread the slice is all of R and no core's cache holds it past 512 units; the loop
 // still cost less a step than the primitive for one to four rows of every size measured
 // (one thread, 100 steps, p50 ms, team / primitive: LSTM 224 0.82 / 0.95, 256 1.18 / 1.72,
@@ -73,12 +72,14 @@ inline RowTeamRows row_team_rows(RnnCell cell, int64_t H, int threads) {
                        : slice_bytes <= 2.0 * kMiB ? kRowTeamMaxRows
                                                    : 8;
   if (slice_bytes <= 2.5 * kMiB) return {1, most};
-  if (cell != RnnCell::kGru) return {2, most};  // a vanilla RNN's slice passes it past 1024 units
-  return {1, 0};
+  // An LSTM (an RNN's slice, a quarter of an LSTM's, stays under 2.5 MiB up to
+  // kRowTeamMaxHidden units), or a GRU.
+  if (cell == RnnCell::kGru) return {1, 0};
+  return {2, most};
 }
 inline constexpr int64_t kRowTeamMaxHidden = 1024;
 
-// Why the LSTM or GRU node of `ctx` does not take the row-team kernel, or "" when it does.
+// Why the LSTM, GRU or RNN node of `ctx` does not take the row-team kernel, or "" when it does.
 std::string row_team_declined(const CompileContext& ctx, const RnnSpec& spec,
                               const OnednnOptions& o);
 
