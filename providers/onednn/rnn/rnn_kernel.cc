@@ -277,7 +277,7 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_split_kernel(CompileC
       spec.num_gates() * H * (I + H), options_of(ctx).max_threads));
 }
 
-// A wide LSTM or GRU (row_team.h): the row-team kernel for runs of rows.min to rows.max rows
+// A wide LSTM, GRU or RNN (row_team.h): the row-team kernel for runs of rows.min to rows.max rows
 // (row_team_rows), oneDNN's primitive for the others. Each holds the weights in its own layout.
 class RowTeamRnnKernel final : public Kernel {
  public:
