@@ -73,7 +73,6 @@ std::string encode(const Choice& c) {
          ",split=" + std::to_string(c.split);
 }
 
-// The winner of a race; cands.size() if none ran.
 }  // namespace
 
 size_t prefer_rule(const std::vector<Choice>& cands, const Choice& untimed, const RaceTimes& t,
@@ -89,6 +88,7 @@ size_t prefer_rule(const std::vector<Choice>& cands, const Choice& untimed, cons
 
 namespace {
 
+// The winner of a race; cands.size() if none ran.
 size_t pick_winner(const std::vector<Choice>& cands, const RaceTimes& t) {
   size_t win = cands.size();
   for (size_t i = 0; i < cands.size(); ++i)
@@ -538,7 +538,7 @@ Result<Choice> RnnKernel::timed_choice(const std::vector<Choice>& cands, const C
   RECUR_ASSIGN_OR_RETURN(RaceTimes times, race(cands, bucket, tp, std::move(ok)));
   *detail = describe_times(cands, times);
   if (tp < T) RECUR_RETURN_IF_ERROR(retime_long(cands, bucket, T, times, *detail));
-  size_t win = pick_winner(cands, times);
+  const size_t win = pick_winner(cands, times);
   if (win == cands.size()) {
     return internal_error(node_.describe() + ": no oneDNN RNN implementation ran");
   }

@@ -289,7 +289,7 @@ class RowTeamRnnKernel final : public Kernel {
     const Tensor* x = ctx.input(kRnnX);
     if (x && x->rank() == 3) {
       const int64_t N = x->dim(layout_ == 0 ? 1 : 0);
-      if (N >= std::max<int64_t>(rows_.min, 1) && N <= rows_.max) return team_->run(ctx);
+      if (N >= rows_.min && N <= rows_.max) return team_->run(ctx);  // min is 1 or more
     }
     return primitive_->run(ctx);
   }
