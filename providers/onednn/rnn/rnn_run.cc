@@ -28,12 +28,6 @@ int64_t cancel_block(const RunIo& io, int64_t gates) {
   return b;
 }
 
-int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 Status RnnKernel::execute(const Plan& plan, int d, const RunWeights* rw, const Exec& e) const {

@@ -1,14 +1,22 @@
 // Whether a team's long RNN pass waits for a core another process took (rnn_run.cc,
-// run_shared_blocks), kept apart so that its policy can be tested alone.
+// run_shared_blocks; row_team.cc), kept apart so that its policy can be tested alone.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 
 namespace recur::onednn {
+
+// The steady clock in nanoseconds, the guard's time base.
+inline int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // A team meets at a barrier every step, and a member whose core another process takes arrives
 // a scheduler time slice late. busy_cores.h shrinks teams while /proc/stat shows other
