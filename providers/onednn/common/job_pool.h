@@ -1,10 +1,11 @@
 // Independent jobs (batch slices, directions) on helper threads, with the caller taking part.
 //
-// Jobs are handed out one at a time, and the caller runs them too. The helpers are the calling
-// thread's OpenMP team (the threads its oneDNN primitives run on, which spin for a while after
-// each primitive and so take the jobs at once); inside a parallel region, where a nested team
-// would be one thread, a pool of recur's own threads, of which the caller only ever waits for
-// jobs a helper has already started. The RNN, convolution and copy loops ask for threads from
+// The caller runs jobs too. The helpers are the calling thread's OpenMP team (the threads its
+// oneDNN primitives run on, which spin for a while after each primitive and so take the jobs at
+// once), thread k taking job k first and the rest one at a time, so that a job run again and
+// again stays on one core; inside a parallel region, where a nested team would be one thread, a
+// pool of recur's own threads, which take jobs one at a time and of which the caller only ever
+// waits for jobs a helper has already started. The RNN, convolution and copy loops ask for threads from
 // a CoreLease (busy_cores.h), which shrinks to one while other processes hold the cores, so a
 // busy machine costs a run about what one thread would; an OpenMP team inside an RNN primitive
 // instead stalls at every barrier (one to several per time step) until all its threads are
