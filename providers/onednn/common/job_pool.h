@@ -5,8 +5,8 @@
 // once), thread k taking job k first and the rest one at a time, so that a job run again and
 // again stays on one core; inside a parallel region, where a nested team would be one thread, a
 // pool of recur's own threads, which take jobs one at a time and of which the caller only ever
-// waits for jobs a helper has already started. The RNN, convolution and copy loops ask for threads from
-// a CoreLease (busy_cores.h), which shrinks to one while other processes hold the cores, so a
+// waits for jobs a helper has already started. The RNN, convolution and copy loops ask for threads
+// from a CoreLease (busy_cores.h), which shrinks to one while other processes hold the cores, so a
 // busy machine costs a run about what one thread would; an OpenMP team inside an RNN primitive
 // instead stalls at every barrier (one to several per time step) until all its threads are
 // scheduled.
