@@ -114,6 +114,34 @@ RECUR_LOAD_PATH Status onnx_to_onednn_weights(const OnednnRnnGeometry& g, const 
   return ok_status();
 }
 
+RECUR_LOAD_PATH std::vector<int64_t> onnx_rows_in_ldigo(const OnednnRnnGeometry& g) {
+  const int64_t G = g.gates(), H = g.hidden;
+  std::vector<int64_t> rows(static_cast<size_t>(G * H), -1);
+  for (int64_t og = 0; og < G; ++og) {
+    const Source s = source_of(g, static_cast<int>(og));
+    if (s.sign < 0) continue;  // derived: derive_ldigo_blocks
+    for (int64_t h = 0; h < H; ++h) rows[static_cast<size_t>(s.block * H + h)] = og * H + h;
+  }
+  return rows;
+}
+
+RECUR_LOAD_PATH void derive_ldigo_blocks(const OnednnRnnGeometry& g, int64_t in, float* ldigo) {
+  const int64_t G = g.gates(), H = g.hidden;
+  for (int64_t og = 0; og < G; ++og) {
+    const Source s = source_of(g, static_cast<int>(og));
+    if (s.sign > 0) continue;
+    // The block is the negation of the one oneDNN takes the ONNX block into.
+    int64_t from = 0;
+    while (source_of(g, static_cast<int>(from)).block != s.block ||
+           source_of(g, static_cast<int>(from)).sign < 0)
+      ++from;
+    for (int64_t i = 0; i < in; ++i) {
+      float* row = ldigo + i * G * H;
+      for (int64_t h = 0; h < H; ++h) row[og * H + h] = -row[from * H + h];
+    }
+  }
+}
+
 RECUR_LOAD_PATH Status onnx_to_onednn_bias(const OnednnRnnGeometry& g, const float* onnx_b,
                                            float* out) {
   RECUR_RETURN_IF_ERROR(check_geometry(g, 1));

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "runtime/core/status.h"
 #include "runtime/rnn/rnn_spec.h"
@@ -49,6 +50,13 @@ inline constexpr std::array<int, 3> kOnednnPeepholeToOnnx = {0, 2, 1};
 // they are read (discard_pages): only for memory the caller frees next and no one else reads.
 Status onnx_to_onednn_weights(const OnednnRnnGeometry& g, const float* onnx, int64_t in,
                               OnednnWeightsFormat format, float* out, bool discard_source = false);
+// For a packer that writes ldigo straight from its own layout: where one direction's ldigo
+// ([in][G*H]) takes each row s of the ONNX matrix ([G*H][in]), at column rows[s] of each of its
+// `in` rows; -1 for a block oneDNN derives instead (LSTM's f under input_forget), which
+// derive_ldigo_blocks then fills. The same values as onnx_to_onednn_weights' kLdigo.
+std::vector<int64_t> onnx_rows_in_ldigo(const OnednnRnnGeometry& g);
+void derive_ldigo_blocks(const OnednnRnnGeometry& g, int64_t in, float* ldigo);
+
 // B [D, 2*G*H] (null: zeros) into oneDNN's combined bias, bias_size() elements.
 Status onnx_to_onednn_bias(const OnednnRnnGeometry& g, const float* onnx_b, float* out);
 // P [D, 3*H] (null: zeros) into oneDNN's peephole order, peephole_size() elements.

@@ -369,5 +369,35 @@ TEST(OnednnWeights, DiscardingTheSourceGivesTheSameWeights) {
   }
 }
 
+// A packer that writes ldigo straight from its own copy (the row team, row_team.h) scatters the
+// ONNX rows by onnx_rows_in_ldigo and fills the derived blocks: the same values as the converter,
+// for every cell, both GRU modes and input_forget.
+TEST(OnednnWeights, ScatteredRowsAndDerivedBlocksMatchTheConverter) {
+  for (RnnCell cell : {RnnCell::kLstm, RnnCell::kGru, RnnCell::kRnn}) {
+    for (bool variant : {false, true}) {
+      const bool lstm = cell == RnnCell::kLstm;
+      const auto g = geom(cell, 1, 6, 5, !lstm && variant, lstm && variant);
+      const int64_t G = g.gates(), H = g.hidden;
+      for (int64_t in : {int64_t{6}, int64_t{5}}) {
+        const auto w = random_vec(static_cast<size_t>(g.weights_size(in)), 13);
+        std::vector<float> want(w.size()), got(w.size(), 99.0f);
+        ASSERT_TRUE(
+            onnx_to_onednn_weights(g, w.data(), in, OnednnWeightsFormat::kLdigo, want.data()).ok());
+        const std::vector<int64_t> rows = onnx_rows_in_ldigo(g);
+        ASSERT_EQ(rows.size(), static_cast<size_t>(G * H));
+        for (int64_t s = 0; s < G * H; ++s) {
+          const int64_t at = rows[static_cast<size_t>(s)];
+          if (at < 0) continue;
+          for (int64_t k = 0; k < in; ++k)
+            got[static_cast<size_t>(at + k * G * H)] = w[static_cast<size_t>(s * in + k)];
+        }
+        derive_ldigo_blocks(g, in, got.data());
+        EXPECT_EQ(got, want) << "cell " << static_cast<int>(cell) << " variant " << variant
+                             << " in " << in;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace recur

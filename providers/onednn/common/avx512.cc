@@ -156,6 +156,20 @@ RECUR_LOAD_PATH std::unique_ptr<AlignedBuffer> pack_columns(const float* src, in
   return buf;
 }
 
+RECUR_LOAD_PATH void unpack_columns(const float* m, int64_t K, std::span<const int64_t> source,
+                                    std::span<const int64_t> row_at, int64_t k_stride, float* dst) {
+  const auto Gp = static_cast<int64_t>(source.size());
+  constexpr int64_t kBlock = kColBlock * kLanes;
+  for (int64_t col = 0; col < Gp; ++col) {
+    const int64_t s = source[static_cast<size_t>(col)];
+    if (s < 0 || row_at[static_cast<size_t>(s)] < 0) continue;
+    const int64_t c0 = col / kBlock * kBlock, width = std::min(kBlock, Gp - c0);
+    const float* from = m + c0 * K + (col - c0);
+    float* to = dst + row_at[static_cast<size_t>(s)];
+    for (int64_t k = 0; k < K; ++k) to[k * k_stride] = from[k * width];
+  }
+}
+
 RECUR_LOAD_PATH std::vector<int64_t> column_sources(int64_t n, int64_t count, int64_t first) {
   std::vector<int64_t> s(static_cast<size_t>(n), -1);
   for (int64_t c = 0; c < std::min(n, count); ++c) s[static_cast<size_t>(c)] = first + c;

@@ -184,6 +184,11 @@ std::unique_ptr<AlignedBuffer> pack_columns(const float* src, int64_t K,
                                             std::span<const int64_t> source, int64_t row_stride,
                                             int64_t k_stride, bool discard_source = false);
 
+// The inverse of pack_columns, to a layout of the caller's: element k of each source row s >= 0
+// of `source` goes from `m` to dst[row_at[s] + k * k_stride] (none where row_at[s] < 0).
+void unpack_columns(const float* m, int64_t K, std::span<const int64_t> source,
+                    std::span<const int64_t> row_at, int64_t k_stride, float* dst);
+
 // Sources for pack_columns of n columns: column c takes row first + c for c < count, and the
 // columns after are zero (a block of gates padded to whole vectors).
 std::vector<int64_t> column_sources(int64_t n, int64_t count, int64_t first = 0);

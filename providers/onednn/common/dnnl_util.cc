@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <new>
@@ -70,6 +71,12 @@ Status dnnl_error_status(const dnnl::error& e, const std::string& what) {
   }
 }
 
+namespace {
+std::atomic<size_t> g_aligned_bytes{0};
+}  // namespace
+
+size_t aligned_bytes_in_use() { return g_aligned_bytes.load(std::memory_order_relaxed); }
+
 AlignedBuffer::AlignedBuffer(size_t n, bool huge_pages) : bytes(n) {
   if (n == 0) return;
   // Large buffers (packed weights) on transparent huge pages where the system
@@ -84,9 +91,13 @@ AlignedBuffer::AlignedBuffer(size_t n, bool huge_pages) : bytes(n) {
   data = std::aligned_alloc(align, rounded);
   if (!data) throw std::bad_alloc();
   if (huge) ::madvise(data, rounded, MADV_HUGEPAGE);  // a hint: failure leaves 4 KiB pages
+  g_aligned_bytes.fetch_add(n, std::memory_order_relaxed);
 }
 
-AlignedBuffer::~AlignedBuffer() { std::free(data); }
+AlignedBuffer::~AlignedBuffer() {
+  if (data) g_aligned_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+  std::free(data);
+}
 
 ArgsPool::Lease::~Lease() {
   if (pool_ && args_) pool_->give_back(std::move(args_));

@@ -80,6 +80,9 @@ struct AlignedBuffer {
   size_t bytes = 0;
   bool huge = false;  // asked for transparent huge pages
 };
+// The bytes of all AlignedBuffers alive in the process (the provider's packed weights and
+// scratchpads): how tests see which copies of a node's weights a session holds.
+size_t aligned_bytes_in_use();
 
 // Scratchpads and temporary buffers for concurrent runs: each lease takes a buffer of its own
 // and gives it back, so that large scratchpads are not allocated (and page-faulted) on every

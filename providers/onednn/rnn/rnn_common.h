@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 
 #include <dnnl.hpp>
@@ -18,6 +20,12 @@
 #include "runtime/rnn/rnn_spec.h"
 
 namespace recur::onednn {
+
+// Writes direction d's W (layer) or R of an RNN node, ONNX's [G*H][in], to a layout of the
+// caller's: element k of row s to dst[row_at[s] + k * k_stride] (none where row_at[s] < 0).
+// Where a kernel that packed them keeps the node's only copy (row_team.h).
+using OnnxWeightsSource = std::function<void(int64_t d, bool layer, std::span<const int64_t> row_at,
+                                             int64_t k_stride, float* dst)>;
 
 // One run's X, states and outputs as ONNX lays them out (layout 0 or 1), with the offsets of
 // (t, n) in X, of (t, d, n) in Y and of (d, n) in the states. Absent inputs and outputs are

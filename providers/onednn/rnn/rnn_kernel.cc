@@ -19,7 +19,8 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 using DT = memory::data_type;
 
-RECUR_LOAD_PATH Status RnnKernel::init(CompileContext& ctx) {
+RECUR_LOAD_PATH Status RnnKernel::init(CompileContext& ctx, SharedWeights shared) {
+  shared_ = std::move(shared);
   const Node& node = ctx.node();
   const Tensor* w = ctx.constant_input(kRnnW);
   const Tensor* r = ctx.constant_input(kRnnR);
@@ -138,6 +139,8 @@ RECUR_LOAD_PATH Status RnnKernel::hold_const_weights(CompileContext& ctx, const 
     RECUR_RETURN_IF_ERROR(onnx_to_onednn_peephole(geom_, p->data<float>(), peep.data()));
   }
   auto convert = [&](const Tensor* onnx, int64_t in, bool layer) RECUR_LOAD_PATH -> Status {
+    // The other kernel's copy stands in until a plan needs this one (weights_in).
+    if (shared_.source) return ok_status();
     const memory::desc ldigo({1, 1, in, G, H}, DT::f32, Tag::ldigo);
     const int64_t per = G * H * in;
     const bool last_read = ctx.input_dies_on_release(layer ? kRnnW : kRnnR);
@@ -182,7 +185,11 @@ RECUR_LOAD_PATH void RnnKernel::release_weights(CompileContext& ctx, const Tenso
           ? (spec_.linear_before_reset ? "gates u,r,o, 4-gate LBR bias" : "gates u,r,o")
           : "one gate";
   if (spec_.input_forget) how += ", input_forget as a negated input gate";
-  ctx.note(released + " repacked at load (" + how + ", combined bias); ONNX copies released");
+  if (shared_.source)
+    ctx.note(released + ": the row team's copy kept; oneDNN's (" + how +
+             ") made from it at the first run the primitive takes");
+  else
+    ctx.note(released + " repacked at load (" + how + ", combined bias); ONNX copies released");
 }
 
 // A static X shape without sequence_lens: choose and build the primitives now, so the first
@@ -197,7 +204,9 @@ RECUR_LOAD_PATH Status RnnKernel::prepare_static_shape(CompileContext& ctx, int6
     const int64_t T = spec_.layout == 0 ? xs[0] : xs[1];
     const int64_t N = spec_.layout == 0 ? xs[1] : xs[0];
     // A declared shape oneDNN cannot take is left to the first run, which reports it.
-    if (xs[2] == I && check_onednn_rnn_shape(T, N, I, H, Dn, geom_.gates()).ok()) {
+    // Rows another kernel takes (SharedWeights) never reach the primitive.
+    const bool elsewhere = N >= shared_.min_rows && N <= shared_.max_rows;
+    if (!elsewhere && xs[2] == I && check_onednn_rnn_shape(T, N, I, H, Dn, geom_.gates()).ok()) {
       const BucketKey bucket{N, I, H, t_class(T), false};
       std::string note;
       RECUR_ASSIGN_OR_RETURN(Choice c, choose(bucket, T, &note));
@@ -278,11 +287,12 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_split_kernel(CompileC
 }
 
 // A wide LSTM, GRU or RNN (row_team.h): the row-team kernel for runs of rows.min to rows.max rows
-// (row_team_rows), oneDNN's primitive for the others. Each holds the weights in its own layout.
+// (row_team_rows), oneDNN's primitive for the others. The team holds the weights from load; the
+// primitive makes its own layout from the team's at the first run it takes.
 class RowTeamRnnKernel final : public Kernel {
  public:
-  RowTeamRnnKernel(std::unique_ptr<Kernel> team, std::unique_ptr<Kernel> primitive, int layout,
-                   RowTeamRows rows)
+  RowTeamRnnKernel(std::shared_ptr<const Kernel> team, std::unique_ptr<Kernel> primitive,
+                   int layout, RowTeamRows rows)
       : team_(std::move(team)), primitive_(std::move(primitive)), layout_(layout), rows_(rows) {}
 
   Status run(KernelContext& ctx) const override {
@@ -295,7 +305,8 @@ class RowTeamRnnKernel final : public Kernel {
   }
 
  private:
-  std::unique_ptr<Kernel> team_, primitive_;
+  std::shared_ptr<const Kernel> team_;
+  std::unique_ptr<Kernel> primitive_;
   int layout_;
   RowTeamRows rows_;
 };
@@ -305,9 +316,9 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_team_pair(CompileCont
   // row_team_declined has seen R constant, of rank 3; the primitive's init may release it.
   const RowTeamRows rows =
       row_team_rows(spec.cell, ctx.constant_input(kRnnR)->dim(2), options_of(ctx).max_threads);
-  RECUR_ASSIGN_OR_RETURN(auto team, create_row_team_kernel(ctx, spec, options_of(ctx)));
+  RowTeam team = create_row_team_kernel(ctx, spec, options_of(ctx));
   auto primitive = std::make_unique<rnn::RnnKernel>(ctx.node(), spec, options_of(ctx));
-  RECUR_RETURN_IF_ERROR(primitive->init(ctx));
+  RECUR_RETURN_IF_ERROR(primitive->init(ctx, {std::move(team.weights), rows.min, rows.max}));
   const std::string span = rows.min <= 1
                                ? "up to " + std::to_string(rows.max)
                                : std::to_string(rows.min) + " to " + std::to_string(rows.max);
@@ -316,7 +327,7 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_team_pair(CompileCont
            ", each thread a slice of the units with its columns of W and R packed at load "
            "(AVX-512), oneDNN's primitive for the others");
   return std::unique_ptr<Kernel>(std::make_unique<RowTeamRnnKernel>(
-      std::move(team), std::move(primitive), static_cast<int>(spec.layout), rows));
+      std::move(team.kernel), std::move(primitive), static_cast<int>(spec.layout), rows));
 }
 
 }  // namespace

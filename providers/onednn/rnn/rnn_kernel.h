@@ -135,12 +135,20 @@ Status run_parallel(size_t n, int threads, F&& f) {
   return ok_status();
 }
 
+// Where another kernel of the node (row_team.h) holds W and R and takes the runs of min_rows to
+// max_rows rows: RnnKernel makes its ldigo copy from there at the first plan it builds, and
+// builds none at load for a static shape of those rows.
+struct SharedWeights {
+  OnnxWeightsSource source;
+  int64_t min_rows = 1, max_rows = 0;
+};
+
 class RnnKernel final : public Kernel {
  public:
   RnnKernel(const Node& node, RnnSpec spec, OnednnOptions opts)
       : node_(node), spec_(std::move(spec)), opts_(opts), lengths_(!opts.deterministic) {}
 
-  Status init(CompileContext& ctx);
+  Status init(CompileContext& ctx, SharedWeights shared = {});
   Status run(KernelContext& ctx) const override;
 
  private:
@@ -215,6 +223,8 @@ class RnnKernel final : public Kernel {
   Result<std::shared_ptr<AlignedBuffer>> weights_in(int d, bool layer, const dnnl::memory::desc& md,
                                                     int threads) const;  // mu_ held
   void prune_formats() const;                                            // mu_ held
+  // Direction d's W (layer) or R in ldigo, written by shared_.source.
+  WeightBuf shared_ldigo(int d, bool layer) const;
   // The uniform-length path's plans, one per job, for sequences of T steps run in blocks of
   // tb (time_block): with tb < T, the plans of the tb-step blocks, then those of the last
   // block if it is shorter, all reading and writing states. Into `plans` (cleared first),
@@ -291,6 +301,7 @@ class RnnKernel final : public Kernel {
   OnednnRnnGeometry geom_;
   // Shape-only stand-ins for released inputs, so check_rnn_inputs can still check them.
   Tensor w_shape_, r_shape_, b_shape_, p_shape_;
+  SharedWeights shared_;
   // Constant weights: bias and peephole (ldgo) per direction.
   std::vector<std::vector<float>> bias_, peephole_;
 

@@ -1,6 +1,7 @@
 // The plan cache: one created primitive per ShapeKey, with the constant weights reordered into
 // the formats its primitives ask for.
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "providers/onednn/rnn/rnn_kernel.h"
@@ -95,9 +96,20 @@ Result<std::shared_ptr<AlignedBuffer>> RnnKernel::weights_in(int d, bool layer,
   const int packed_on = md.data.format_kind == dnnl_blocked ? 0 : threads;
   for (const auto& w : held)
     if (w.desc == md && w.threads == packed_on) return w.buf;
-  if (held.empty()) return internal_error(node_.describe() + ": no weights to reorder from");
+  // Where another kernel keeps W and R (SharedWeights), an ldigo copy made from its copy for
+  // this reorder only: held as well, it would be a third copy (an LSTM of 1024 units: 32 MiB).
+  std::optional<WeightBuf> made;
+  if (shared_.source && (held.empty() || held.front().desc.data.format_kind != dnnl_blocked)) {
+    made = shared_ldigo(d, layer);
+    if (made->desc == md) {
+      held.push_back(*made);
+      return made->buf;
+    }
+  }
+  if (!made && held.empty())
+    return internal_error(node_.describe() + ": no weights to reorder from");
   auto buf = std::make_shared<AlignedBuffer>(md.get_size());
-  const WeightBuf& from = held.front();
+  const WeightBuf& from = made ? *made : held.front();
   auto reorder = [&](const memory::desc& sd, const void* src_data, const memory::desc& dd,
                      void* dst_data) {
     ThreadScope scope(packed_on > 0 ? packed_on : opts_.max_threads);
@@ -124,6 +136,18 @@ Result<std::shared_ptr<AlignedBuffer>> RnnKernel::weights_in(int d, bool layer,
   return buf;
 }
 
+WeightBuf RnnKernel::shared_ldigo(int d, bool layer) const {
+  const int64_t in = layer ? geom_.input_size : geom_.hidden, G = geom_.gates();
+  OnednnRnnGeometry one = geom_;
+  one.directions = 1;
+  const memory::desc ldigo({1, 1, in, G, geom_.hidden}, DT::f32, Tag::ldigo);
+  auto buf = std::make_shared<AlignedBuffer>(ldigo.get_size());
+  auto* dst = static_cast<float*>(buf->data);
+  shared_.source(d, layer, onnx_rows_in_ldigo(one), G * geom_.hidden, dst);
+  derive_ldigo_blocks(one, in, dst);
+  return {ldigo, std::move(buf)};
+}
+
 // Drops the weight formats that no cached primitive uses, keeping one to reorder new formats
 // from: in steady state one copy of the weights is held per format in use.
 void RnnKernel::prune_formats() const {
@@ -144,7 +168,8 @@ void RnnKernel::prune_formats() const {
     std::vector<WeightBuf> keep;
     for (const auto& w : held)
       if (used(w)) keep.push_back(w);
-    if (std::none_of(keep.begin(), keep.end(), blocked)) {
+    // SharedWeights can make one again.
+    if (!shared_.source && std::none_of(keep.begin(), keep.end(), blocked)) {
       auto src = std::find_if(held.begin(), held.end(), blocked);
       if (src != held.end()) keep.insert(keep.begin(), *src);
     }

@@ -36,6 +36,13 @@ struct Slice {
   int64_t gx() const { return g1 + g2; }
 };
 
+// The ONNX rows of W (x) and R (r1; a GRU's h gate r2) that a slice's packed columns take,
+// -1 for padding, and the widths g1 and g2 of Slice.
+struct SliceColumns {
+  std::vector<int64_t> x, r1, r2;
+  int64_t g1 = 0, g2 = 0;
+};
+
 // A direction's walk over the run's rows (longest first, io.order): the step, the block of
 // steps whose X.W + bias is done, the rows still running, and the buffers.
 struct Walk {
@@ -65,6 +72,10 @@ class RowTeamKernel final : public Kernel {
       : node_(node), spec_(std::move(spec)), team_(team) {}
   void init(const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p);
   Status run(KernelContext& ctx) const override;
+  // Direction d's W (layer) or R from the slices, as OnnxWeightsSource writes it: they hold
+  // every element of both (the columns are copies, not sums).
+  void onnx_weights(int64_t d, bool layer, std::span<const int64_t> row_at, int64_t k_stride,
+                    float* dst) const;
 
  private:
   bool lstm() const { return spec_.cell == RnnCell::kLstm; }
@@ -76,6 +87,7 @@ class RowTeamKernel final : public Kernel {
   static constexpr int64_t kXwSteps = 256;
   // A slice's scratch for `rows` rows: their gates, the GRU's h gates, and a block's X.W + bias.
   int64_t slice_floats(int64_t rows) const { return (2 + kXwSteps) * rows * max_gx_; }
+  SliceColumns columns_of(int64_t j0, int64_t j1) const;
   Slice pack_slice(const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p, int64_t d,
                    int64_t j0, int64_t j1) const;
   // Direction d of the run's rows, longest first (`order`), on `threads` threads. Scratch: h
@@ -98,14 +110,8 @@ class RowTeamKernel final : public Kernel {
   mutable StallGuard stall_guard_;
 };
 
-RECUR_LOAD_PATH Slice RowTeamKernel::pack_slice(const Tensor& w, const Tensor& r, const Tensor* b,
-                                                const Tensor* p, int64_t d, int64_t j0,
-                                                int64_t j1) const {
-  const int64_t H = H_, G = spec_.num_gates() * H;
-  Slice sl;
-  sl.j0 = j0;
-  sl.j1 = j1;
-  const int64_t hs = sl.hs();
+RECUR_LOAD_PATH SliceColumns RowTeamKernel::columns_of(int64_t j0, int64_t j1) const {
+  const int64_t H = H_, hs = j1 - j0;
   // Columns of gates [first, first + n) of the slice's units, `width` of them (padded with -1).
   auto gates = [&](int64_t first, int64_t n, int64_t width) {
     std::vector<int64_t> src(static_cast<size_t>(width), -1);
@@ -114,26 +120,40 @@ RECUR_LOAD_PATH Slice RowTeamKernel::pack_slice(const Tensor& w, const Tensor& r
         src[static_cast<size_t>(g * hs + u)] = (first + g) * H + j0 + u;
     return src;
   };
+  SliceColumns c;
+  if (!gru()) {  // an LSTM's four gates or a vanilla RNN's one
+    const int64_t n = lstm() ? 4 : 1;
+    c.g1 = round_up(n * hs, kLanes);
+    c.x = c.r1 = gates(0, n, c.g1);
+    return c;
+  }
+  c.g1 = round_up(2 * hs, kLanes);
+  c.g2 = round_up(hs, kLanes);
+  c.r1 = gates(0, 2, c.g1);
+  c.r2 = gates(2, 1, c.g2);
+  c.x = c.r1;
+  c.x.insert(c.x.end(), c.r2.begin(), c.r2.end());
+  return c;
+}
+
+RECUR_LOAD_PATH Slice RowTeamKernel::pack_slice(const Tensor& w, const Tensor& r, const Tensor* b,
+                                                const Tensor* p, int64_t d, int64_t j0,
+                                                int64_t j1) const {
+  const int64_t H = H_, G = spec_.num_gates() * H;
+  Slice sl;
+  sl.j0 = j0;
+  sl.j1 = j1;
+  const int64_t hs = sl.hs();
+  const SliceColumns cols = columns_of(j0, j1);
+  sl.g1 = cols.g1;
+  sl.g2 = cols.g2;
+  const std::vector<int64_t>& xs = cols.x;
   const float* wd = w.data<float>() + d * G * I_;
   const float* rd = r.data<float>() + d * G * H;
   const float* bd = b ? b->data<float>() + d * 2 * G : nullptr;
-  std::vector<int64_t> xs;
-  if (lstm()) {
-    sl.g1 = round_up(4 * hs, kLanes);
-    xs = gates(0, 4, sl.g1);
-    sl.r1 = pack_columns(rd, H, xs, H, 1);
-  } else if (!gru()) {  // a vanilla RNN: one gate
-    sl.g1 = round_up(hs, kLanes);
-    xs = gates(0, 1, sl.g1);
-    sl.r1 = pack_columns(rd, H, xs, H, 1);
-  } else {
-    sl.g1 = round_up(2 * hs, kLanes);
-    sl.g2 = round_up(hs, kLanes);
-    const std::vector<int64_t> zr = gates(0, 2, sl.g1), h = gates(2, 1, sl.g2);
-    sl.r1 = pack_columns(rd, H, zr, H, 1);
-    sl.r2 = pack_columns(rd, H, h, H, 1);
-    xs = zr;
-    xs.insert(xs.end(), h.begin(), h.end());
+  sl.r1 = pack_columns(rd, H, cols.r1, H, 1);
+  if (gru()) {
+    sl.r2 = pack_columns(rd, H, cols.r2, H, 1);
     sl.rbh = small::zeros(sl.g2);
     if (bd && spec_.linear_before_reset)
       for (int64_t u = 0; u < hs; ++u)
@@ -171,6 +191,23 @@ RECUR_LOAD_PATH void RowTeamKernel::init(const Tensor& w, const Tensor& r, const
                                s + 1 == n ? H_ : round_up(H_ * (s + 1) / n, kLanes)));
       max_gx_ = std::max(max_gx_, dir.back().gx());
     }
+  }
+}
+
+RECUR_LOAD_PATH void RowTeamKernel::onnx_weights(int64_t d, bool layer,
+                                                 std::span<const int64_t> row_at, int64_t k_stride,
+                                                 float* dst) const {
+  for (const Slice& sl : slices_[static_cast<size_t>(d)]) {
+    const SliceColumns cols = columns_of(sl.j0, sl.j1);
+    auto unpack = [&](const AlignedBuffer& m, const std::vector<int64_t>& source, int64_t K) {
+      unpack_columns(static_cast<const float*>(m.data), K, source, row_at, k_stride, dst);
+    };
+    if (layer) {
+      unpack(*sl.w, cols.x, I_);
+      continue;
+    }
+    unpack(*sl.r1, cols.r1, H_);
+    if (gru()) unpack(*sl.r2, cols.r2, H_);
   }
 }
 
@@ -375,13 +412,16 @@ RECUR_LOAD_PATH std::string row_team_declined(const CompileContext& ctx, const R
   return "";
 }
 
-RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_team_kernel(const CompileContext& ctx,
-                                                                       const RnnSpec& spec,
-                                                                       const OnednnOptions& o) {
-  auto k = std::make_unique<RowTeamKernel>(ctx.node(), spec, o.team());
+RECUR_LOAD_PATH RowTeam create_row_team_kernel(const CompileContext& ctx, const RnnSpec& spec,
+                                               const OnednnOptions& o) {
+  auto k = std::make_shared<RowTeamKernel>(ctx.node(), spec, o.team());
   k->init(*ctx.constant_input(kRnnW), *ctx.constant_input(kRnnR), ctx.constant_input(kRnnB),
           ctx.constant_input(kRnnP));
-  return std::unique_ptr<Kernel>(std::move(k));
+  RowTeam team;
+  team.weights = [k](int64_t d, bool layer, std::span<const int64_t> row_at, int64_t k_stride,
+                     float* dst) { k->onnx_weights(d, layer, row_at, k_stride, dst); };
+  team.kernel = std::move(k);
+  return team;
 }
 
 }  // namespace recur::onednn

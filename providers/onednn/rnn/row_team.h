@@ -24,6 +24,7 @@
 #include <string>
 
 #include "providers/onednn/common/dnnl_util.h"
+#include "providers/onednn/rnn/rnn_common.h"
 #include "runtime/provider/kernel.h"
 #include "runtime/rnn/rnn_spec.h"
 
@@ -83,9 +84,14 @@ inline constexpr int64_t kRowTeamMaxHidden = 1024;
 std::string row_team_declined(const CompileContext& ctx, const RnnSpec& spec,
                               const OnednnOptions& o);
 
-// The row-team kernel of such a node, its slices packed for o.max_threads threads; it keeps the
-// node's weights (the caller's oneDNN kernel packs them too).
-Result<std::unique_ptr<Kernel>> create_row_team_kernel(const CompileContext& ctx,
-                                                       const RnnSpec& spec, const OnednnOptions& o);
+// The row-team kernel of such a node, its slices packed for o.max_threads threads, and the
+// node's W and R read back from them: the caller's oneDNN primitive takes its weights from there
+// at the first run it takes, so a node whose runs all take the team holds them once.
+struct RowTeam {
+  std::shared_ptr<const Kernel> kernel;
+  OnnxWeightsSource weights;
+};
+RowTeam create_row_team_kernel(const CompileContext& ctx, const RnnSpec& spec,
+                               const OnednnOptions& o);
 
 }  // namespace recur::onednn

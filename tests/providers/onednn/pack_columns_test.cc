@@ -113,6 +113,31 @@ TEST(MultiplyRowSet, MatchesFourRowsAtATimeAndADoubleProduct) {
   }
 }
 
+// unpack_columns puts every source row back where the caller's map says, as pack_columns took
+// it: here into a transposed layout (k_stride = rows), with padding columns and a row no column
+// takes left alone.
+TEST(PackColumns, UnpackingPutsEachRowBackWhereTheMapSays) {
+  if (!have_avx512()) GTEST_SKIP() << "pack_columns is built for AVX-512, which this CPU lacks";
+  const int64_t rows = 150, K = 37;
+  const std::vector<float> r = random_rows(rows, K);
+  // 100 columns over two blocks, the second partial; rows 0..98 in a shuffled order, row 99 and
+  // on not taken, and a padding column.
+  std::vector<int64_t> sources(100, -1);
+  for (int64_t c = 0; c < 99; ++c) sources[static_cast<size_t>(c)] = (c * 37) % 99;
+  std::vector<int64_t> row_at(rows, -1);
+  for (int64_t s = 0; s < 99; ++s) row_at[static_cast<size_t>(s)] = 98 - s;
+  const auto m = pack_columns(r.data(), K, sources, K, 1);
+  std::vector<float> out(static_cast<size_t>(rows * K), -7.0f);
+  unpack_columns(static_cast<const float*>(m->data), K, sources, row_at, rows, out.data());
+  for (int64_t s = 0; s < rows; ++s) {
+    for (int64_t k = 0; k < K; ++k) {
+      const float want = s < 99 ? r[static_cast<size_t>(s * K + k)] : -7.0f;
+      const int64_t at = s < 99 ? 98 - s : s;
+      ASSERT_EQ(out[static_cast<size_t>(at + k * rows)], want) << "row " << s << " k " << k;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace recur::onednn::avx512
 

@@ -226,6 +226,34 @@ TEST(RowTeam, TheBitsDoNotDependOnTheThreads) {
   }
 }
 
+// A node whose runs all take the team holds W and R once, as the team's slices; oneDNN's
+// primitive makes its layout from them at the first run it takes (docs/semantics.md, "A few
+// rows of a wide cell"), and its outputs still match the reference's.
+TEST(RowTeam, TheTeamsRunsHoldTheWeightsOnce) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team kernel needs AVX-512";
+  // LSTM of 512 units over 512 inputs, input_forget (a block oneDNN derives) and peepholes: W
+  // and R 8 MiB. Two threads take the team for 1 to 16 rows.
+  const Case c{"forward", 0, 512, 512, 6, -1, true, true};
+  const double weights = 4.0 * 2 * 4 * 512 * 512;
+  std::mt19937 rng(3);
+  const std::string bytes = rnn_model(c, rng);
+  SessionOptions dopts, ropts;
+  dopts.providers({"onednn"}).threads(2);
+  ropts.providers({"reference"});
+  Session ref = Session::from_bytes(bytes.data(), bytes.size(), ropts);
+  const auto before = static_cast<double>(onednn::aligned_bytes_in_use());
+  Session dnn = Session::from_bytes(bytes.data(), bytes.size(), dopts);
+  const Feeds one = feeds(c, 1, rng), many = feeds(c, 20, rng);
+  expect_match(dnn.run(one), ref.run(one), "1 row");
+  const double team = static_cast<double>(onednn::aligned_bytes_in_use()) - before;
+  EXPECT_GT(team, 0.9 * weights);
+  EXPECT_LT(team, 1.3 * weights) << "more than one copy of the weights after the team's run";
+  // 20 rows take the primitive, which makes its own copy now.
+  expect_match(dnn.run(many), ref.run(many), "20 rows");
+  EXPECT_GT(static_cast<double>(onednn::aligned_bytes_in_use()) - before, team + 0.9 * weights);
+}
+
 // Where the primitive serves better or the team cannot apply: too few or too many units, a
 // GRU's slice of R past 2.5 MiB, two directions of a cell a thread each takes on two threads,
 // and onednn.impl=primitive; and the rows each size takes the team for.
