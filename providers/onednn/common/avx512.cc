@@ -106,12 +106,14 @@ void multiply_rows(int nr, const float* const* init, const float* const* in, int
 }
 
 void multiply_row_set(int64_t rows, const float* const* init, const float* const* in, int64_t K,
-                      const float* m, int64_t Gp, float* const* out) {
+                      const float* m, int64_t Gp, float* const* out, bool backward) {
   constexpr int64_t kBlock = kColBlock * kLanes;
   std::array<const float*, kRowBlock> bi{};
   std::array<float*, kRowBlock> bo{};
+  const int64_t blocks = (Gp + kBlock - 1) / kBlock;
   // Column block [c0, c0 + width) is [K][width] at c0 K; init and out rows are offset to it.
-  for (int64_t c0 = 0; c0 < Gp; c0 += kBlock) {
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t c0 = (backward ? blocks - 1 - b : b) * kBlock;
     const int64_t width = std::min(kBlock, Gp - c0);
     for (int64_t r0 = 0; r0 < rows; r0 += kRowBlock) {
       const int nr = static_cast<int>(std::min<int64_t>(kRowBlock, rows - r0));

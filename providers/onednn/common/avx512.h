@@ -167,10 +167,11 @@ void multiply_rows(int nr, const float* const* init, const float* const* in, int
 // multiply_rows for `rows` rows, at most kRowSet (pointer arrays of that length): m is [K][Gp]
 // packed by pack_columns. Each column block of m is taken for every row before the next, so
 // that it is read from memory once for the set rather than once for every four rows (X.W of a
-// block of steps by a W of several MiB). Same bits as multiply_rows.
+// block of steps by a W of several MiB). `backward` takes the column blocks last to first. Same
+// bits as multiply_rows either way (each column's sum runs over k in the same order).
 inline constexpr int64_t kRowSet = 128;
 void multiply_row_set(int64_t rows, const float* const* init, const float* const* in, int64_t K,
-                      const float* m, int64_t Gp, float* const* out);
+                      const float* m, int64_t Gp, float* const* out, bool backward = false);
 
 // A matrix as [K][Gp] for multiply_rows, Gp = source.size(): output column c takes source row
 // s = source[c] (zeros where s < 0), whose element k is at src[s * row_stride + k * k_stride]

@@ -84,9 +84,14 @@ class RowTeamKernel final : public Kernel {
   // Steps whose X.W + bias a slice computes at once, before their recurrent steps: reading W's
   // columns evicts R's from the core's cache, so the fewer times the better (an LSTM of 512
   // units on 2 threads took 59 us a step in blocks of 16), within 4 MiB a slice of 1024 units.
+  // Fewer where the block would pass 8 MiB a slice (8 rows of an LSTM of 2048 units: 64 steps),
+  // where R is read from memory anyway.
   static constexpr int64_t kXwSteps = 256;
+  int64_t xw_steps(int64_t rows) const {
+    return std::clamp<int64_t>((int64_t{8} << 20) / (4 * rows * max_gx_), 16, kXwSteps);
+  }
   // A slice's scratch for `rows` rows: their gates, the GRU's h gates, and a block's X.W + bias.
-  int64_t slice_floats(int64_t rows) const { return (2 + kXwSteps) * rows * max_gx_; }
+  int64_t slice_floats(int64_t rows) const { return (2 + xw_steps(rows)) * rows * max_gx_; }
   SliceColumns columns_of(int64_t j0, int64_t j1) const;
   Slice pack_slice(const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p, int64_t d,
                    int64_t j0, int64_t j1) const;
@@ -282,7 +287,7 @@ Status RowTeamKernel::run_direction(const KernelContext& ctx, const Io& io, int 
   // on the calling thread alone.
   if (threads > 1 && stall_guard_.paused(steady_ns())) threads = 1;
   for (w.t0 = 0; w.t0 < steps; w.t0 = w.t1) {
-    w.t1 = std::min(steps, w.t0 + kXwSteps);
+    w.t1 = std::min(steps, w.t0 + xw_steps(io.N));
     const int64_t started = threads > 1 ? steady_ns() : 0;
     const int64_t rows = w.live_at(w.t0);
     for (w.t = w.t0; w.t < w.t1; ++w.t) {
@@ -342,24 +347,29 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
   auto xw_row = [&](int64_t q) { return xw + ((t - w.t0) * N + q) * gx; };
   std::array<const float*, kRowTeamMaxRows> init{}, in{};
   std::array<float*, kRowTeamMaxRows> out{};
-  if (phase == 0) {
-    if (t == w.t0) project(w, sl, xw);
+  // Every other step takes the column blocks of R last to first. A slice larger than the core's
+  // L2 is then read from L3 only in part: the blocks a step read last are still in L2 when the
+  // next step starts with them, where the same order every step had LRU evict each block just
+  // before it was needed again (LSTM of 640 units, one row, two threads: 11.9 -> 7.4 ms).
+  const bool back = (t & 1) != 0;
+  // X.W + bias + h.R over z and r (LSTM: all gates), then the GRU's z and r activated, and
+  // without linear_before_reset r.h of the slice's units.
+  auto gates_product = [&] {
     for (int q = 0; q < n; ++q) {
       init[static_cast<size_t>(q)] = xw_row(q);
       in[static_cast<size_t>(q)] = hp + q * Hp_;
       out[static_cast<size_t>(q)] = g + q * gx;
     }
     multiply_row_set(n, init.data(), in.data(), H, static_cast<const float*>(sl.r1->data), sl.g1,
-                     out.data());
+                     out.data(), back);
     for (int q = 0; q < n && gru; ++q) {
       small::sigmoid_rows(g + q * gx, 2 * hs);
       if (!lbr)
         small::scale_rows(g + q * gx + hs, hp + q * Hp_ + sl.j0, hs, w.rh_all + q * Hp_ + sl.j0);
     }
-    if (gru && !lbr) return;
-  }
-  if (gru) {
-    // gh = R's bias of h + h.Rh (linear_before_reset), or X.Wh + bias + (r.h).Rh.
+  };
+  // A GRU's gh = R's bias of h + h.Rh (linear_before_reset), or X.Wh + bias + (r.h).Rh.
+  auto h_product = [&] {
     for (int q = 0; q < n; ++q) {
       init[static_cast<size_t>(q)] =
           lbr ? static_cast<const float*>(sl.rbh->data) : xw_row(q) + sl.g1;
@@ -367,7 +377,19 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
       out[static_cast<size_t>(q)] = gh + q * gx;
     }
     multiply_row_set(n, init.data(), in.data(), H, static_cast<const float*>(sl.r2->data), sl.g2,
-                     out.data());
+                     out.data(), back);
+  };
+  if (phase == 1) {
+    h_product();  // a GRU without linear_before_reset, r.h of every unit in w.rh_all
+  } else {
+    if (t == w.t0) project(w, sl, xw);
+    // With linear_before_reset gh reads only h: on the steps that go backward it goes first,
+    // so that the whole step reads the slice's R in the reverse of the step before.
+    const bool h_first = gru && lbr && back;
+    if (h_first) h_product();
+    gates_product();
+    if (gru && !lbr) return;  // phase 1 follows once every slice has its r.h
+    if (gru && !h_first) h_product();
   }
   const size_t part = static_cast<size_t>(hs) * sizeof(float);
   for (int q = 0; q < n; ++q) {
@@ -402,8 +424,6 @@ RECUR_LOAD_PATH std::string row_team_declined(const CompileContext& ctx, const R
   if (!why.empty()) return why;
   const int64_t H = ctx.constant_input(kRnnR)->dim(2);
   if (H < kRowTeamMinHidden || H > kRowTeamMaxHidden) return "hidden size outside the team's range";
-  if (row_team_rows(spec.cell, H, o.max_threads).max == 0)
-    return "a GRU whose slice of R per thread passes 2.5 MiB";
   // Two directions on two threads: a direction each (oneDNN's primitive, rnn_chooser.cc) ran
   // faster below 384 units (LSTM of 256: 1.39 against 1.46 ms in slices, T = 100). On one
   // thread the team ran them faster (2.25 against 2.62 ms).

@@ -10,9 +10,10 @@
 // of their own; X.W + bias of up to 256 steps at once (reading W's columns evicts R's from the
 // cache), then a step is one job a slice (job_pool.h), which reads the whole h of the step before
 // and writes its units' h (and c). A thread that keeps taking the same slice keeps that slice's R
-// in its L2 (run_jobs gives thread k job k). Two threads, 100 steps, one row, p50 ms, slices /
-// primitive: LSTM of 256 units 0.65 / 1.00, 384 1.30 / 2.66, 512 4.37 / 6.13; GRU of 512
-// 2.24 / 4.12. Past 1024 units (kRowTeamMaxHidden) no size was measured.
+// in its L2 (run_jobs gives thread k job k), or as much of it as L2 holds where it is larger
+// (each step reads it in the reverse order of the step before). Two threads, 100 steps, one
+// row, p50 ms, slices / primitive: LSTM of 256 units 0.65 / 1.00, 384 1.30 / 2.66, 512 4.37 /
+// 6.13; GRU of 512 2.24 / 4.12.
 //
 // rnn_kernel.cc runs it for the rows row_team_rows gives, oneDNN's primitive otherwise; it takes
 // the LSTMs, GRUs and RNNs the small-cell kernels take (small_cell.h) but for their size, of
@@ -37,48 +38,48 @@ inline constexpr int64_t kRowTeamMinHidden = 192;
 // (avx512::multiply_row_set) while the block is in the core's cache.
 inline constexpr int64_t kRowTeamMaxRows = 16;
 
-// The rows a run takes the row team for, [min, max] (none where max is 0), for a `cell` of H
-// units on `threads` threads. Up to 2.5 MiB a thread's slice of R (a core's L2 is
-// 2 MiB on this Xeon), from one row. Past that a step streams the slice from L3 and one row ran
-// faster on oneDNN's primitive, which an LSTM's two to eight rows did not; a GRU's lost at every
-// row count. The most: 16 rows where the slice is 1 to 2 MiB, 8 where it is larger, 4 under 1
-// MiB (whose primitive keeps it in L2 too); more rows gain from the primitive's larger
-// products. Two threads, 100 steps, p50 ms, row team / primitive:
+// The rows a run takes the row team for, [min, max], for a `cell` of H units on `threads`
+// threads, by the size of a thread's slice of R (a core's L2 is 2 MiB on this Xeon). Each step
+// reads the slice's column blocks in the reverse order of the step before (row_team.cc), so that
+// past L2 a step still finds much of its slice there: from that order on, one row ran faster on
+// the team at every size measured. The most rows: 4 under 1 MiB (whose primitive keeps R in L2
+// too), 16 to 2 MiB, 8 past it, 4 for a GRU past 4 MiB; more rows gain from the primitive's
+// larger products. Two threads, 100 steps, p50 ms, row team / primitive, alternated:
 //   LSTM 512 (2 MiB a slice), 1 row 4.37 / 6.13, 8 rows 12.7 / 16.3, 16 rows 21.7 / 24.0, 32
 //   rows 42.3 / 37.4; LSTM 448, 16 rows 15.5 / 17.9; LSTM 256 (0.5 MiB), 8 rows 2.78 / 2.63;
 //   GRU 384 (0.84 MiB), 8 rows 5.23 / 5.31, 16 rows 14.8 / 13.9; RNN 512 (0.5 MiB), 1 row 0.73
 //   / 1.07, 4 rows 1.79 / 1.88, 8 rows 3.47 / 3.06; RNN 1024 (2 MiB), 1 row 5.64 / 12.47, 16
 //   rows 39.2 / 44.3; GRU 640 (2.4 MiB), 1 row 6.56 / 9.11, 4 rows 9.36 / 12.89, 8 rows 16.3
-//   / 17.2, 16 rows 28.3 / 28.9; LSTM 640 (3.1 MiB), 1 row 12.17 / 11.04, 2 rows 13.11 / 15.76,
-//   8 rows 23.3 / 25.4, 16 rows 42.0 / 38.8; LSTM 1024 (8 MiB), 1 row 32.0 / 28.4, 4 rows 41.4
-//   / 45.2, 8 rows 62.3 / 64.4; GRU 768 (3.4 MiB), 1 row 14.28 / 11.64, 4 rows 16.44 / 15.23;
-//   GRU 1024 (6 MiB), 4 rows 30.2 / 29.3. One step (a decoder's), one row: LSTM 640 0.354 /
-//   0.427 (primitive / team), GRU 768 0.309 / 0.478.
-// On one thread the slice is all of R and no core's cache holds it past 512 units; the loop
-// still cost less a step than the primitive for one to four rows of every size measured
-// (one thread, 100 steps, p50 ms, team / primitive: LSTM 224 0.82 / 0.95, 256 1.18 / 1.72,
-// 384 5.61 / 6.31, 512 15.6 / 16.6, 1024 63.4 / 69.5; GRU 256 0.80 / 0.98, 512 10.7 / 11.3;
-// bidirectional LSTM 256 2.25 / 2.62; 4 rows LSTM 384 8.73 / 10.99, 640 31.4 / 38.6, 1024
-// 84.9 / 110.5), and level at eight (LSTM 512 32.7 / 31.3, 1024 132 / 127).
+//   / 17.2, 16 rows 28.3 / 28.9. With the reversed order: LSTM 640 (3.1 MiB), 1 row 7.62 /
+//   12.82, 8 rows 20.2 / 25.3, 16 rows 40.6 / 40.6; LSTM 1024 (8 MiB), 1 row 27.5 / 30.6, 8
+//   rows 61.9 / 61.6, 16 rows 103.6 / 98.2; LSTM 1536 (40 steps), 1 row 28.8 / 29.8, 4 rows
+//   37.9 / 44.5, 8 rows 59.6 / 62.8; LSTM 2048 (30 steps), 1 row 41.7 / 45.7, 8 rows 88.1 /
+//   172.7; GRU 768 (3.4 MiB), 1 row 8.48 / 13.16, 4 rows 13.4 / 16.6, 8 rows 23.3 / 24.4;
+//   GRU 1024 (6 MiB), 1 row 19.4 / 23.8, 4 rows 27.7 / 29.5, 8 rows 45.1 / 43.7; GRU 1536 (40
+//   steps), 4 rows 28.0 / 29.1, 8 rows 44.1 / 39.0; linear_before_reset 0, GRU 768 1 row 12.3
+//   / 16.4, GRU 1024 4 rows 33.1 / 32.0. One step (a decoder's), one row: LSTM 640 0.251 /
+//   0.252, GRU 768 0.265 / 0.284, LSTM 1024 0.599 / 0.606.
+// On one thread the slice is all of R: 4 rows, 8 where R is 2 to 4 MiB (one thread, 100
+// steps, team / primitive: LSTM 224 0.82 / 0.95, 256 1.18 / 1.72, 1024 63.4 / 69.5; GRU 256
+// 0.80 / 0.98; bidirectional LSTM 256 2.25 / 2.62; 4 rows LSTM 640 31.4 / 38.6, 1024 84.9 /
+// 110.5; with the reversed order, 1 row LSTM 1024 59.2 / 67.4, 4 rows LSTM 512 16.2 / 22.0,
+// LSTM 2048 152 / 229, GRU 768 30.6 / 34.0; 8 rows LSTM 384 13.6 / 17.1, LSTM 512 26.4 /
+// 30.3, GRU 512 18.7 / 20.3, but LSTM 256 5.70 / 5.36 and GRU 768 49.3 / 48.1).
 struct RowTeamRows {
   int64_t min = 1, max = 0;
 };
 inline RowTeamRows row_team_rows(RnnCell cell, int64_t H, int threads) {
-  if (threads <= 1) return {1, 4};
   constexpr double kMiB = 1024.0 * 1024.0;
   const int64_t gates = cell == RnnCell::kLstm ? 4 : cell == RnnCell::kGru ? 3 : 1;
   const double slice_bytes = 4.0 * static_cast<double>(gates * H) * static_cast<double>(H) /
                              static_cast<double>(std::max(threads, 1));
-  const int64_t most = slice_bytes < 1.0 * kMiB    ? 4
-                       : slice_bytes <= 2.0 * kMiB ? kRowTeamMaxRows
-                                                   : 8;
-  if (slice_bytes <= 2.5 * kMiB) return {1, most};
-  // An LSTM (an RNN's slice, a quarter of an LSTM's, stays under 2.5 MiB up to
-  // kRowTeamMaxHidden units), or a GRU.
-  if (cell == RnnCell::kGru) return {1, 0};
-  return {2, most};
+  if (threads <= 1) return {1, slice_bytes >= 2.0 * kMiB && slice_bytes <= 4.0 * kMiB ? 8 : 4};
+  if (slice_bytes < 1.0 * kMiB) return {1, 4};
+  if (slice_bytes <= 2.0 * kMiB) return {1, kRowTeamMaxRows};
+  return {1, cell == RnnCell::kGru && slice_bytes > 4.0 * kMiB ? 4 : 8};
 }
-inline constexpr int64_t kRowTeamMaxHidden = 1024;
+// Past 2048 units no size was measured (LSTM 2048: row_team_rows).
+inline constexpr int64_t kRowTeamMaxHidden = 2048;
 
 // Why the LSTM, GRU or RNN node of `ctx` does not take the row-team kernel, or "" when it does.
 std::string row_team_declined(const CompileContext& ctx, const RnnSpec& spec,

@@ -1,7 +1,8 @@
 // avx512::pack_columns with discard_source (providers/onednn/common/avx512.h): the packed
 // matrix is the same as without it, whatever order the rows are taken in, and the source rows
-// are given back only where each is read once, in order. multiply_row_set: the bits of
-// multiply_rows four rows at a time, and products within float rounding of double ones.
+// are given back only where each is read once, in order; unpack_columns reverses it.
+// multiply_row_set: the bits of multiply_rows four rows at a time, in either order of the column
+// blocks, and products within float rounding of double ones.
 #if RECUR_HAVE_ONEDNN
 
 #include <gtest/gtest.h>
@@ -62,6 +63,7 @@ TEST(PackColumns, RowsOutOfOrderOrTakenTwiceAreKept) {
   }
 }
 
+// The column blocks taken last to first (the row team's every other step) give the same bits.
 TEST(MultiplyRowSet, MatchesFourRowsAtATimeAndADoubleProduct) {
   if (!have_avx512()) GTEST_SKIP() << "multiply_row_set is built for AVX-512, which this CPU lacks";
   std::mt19937 rng(11);
@@ -87,16 +89,18 @@ TEST(MultiplyRowSet, MatchesFourRowsAtATimeAndADoubleProduct) {
       return v;
     };
     const auto init = vectors(rows, Gp), in = vectors(rows, K), set = vectors(rows, Gp),
-               fours = vectors(rows, Gp);
+               fours = vectors(rows, Gp), back = vectors(rows, Gp);
     std::vector<const float*> ip, xp;
-    std::vector<float*> sp, fp;
+    std::vector<float*> sp, fp, bp;
     for (int64_t r = 0; r < rows; ++r) {
       ip.push_back(static_cast<const float*>(init[r]->data));
       xp.push_back(static_cast<const float*>(in[r]->data));
       sp.push_back(static_cast<float*>(set[r]->data));
       fp.push_back(static_cast<float*>(fours[r]->data));
+      bp.push_back(static_cast<float*>(back[r]->data));
     }
     multiply_row_set(rows, ip.data(), xp.data(), K, mp, Gp, sp.data());
+    multiply_row_set(rows, ip.data(), xp.data(), K, mp, Gp, bp.data(), true);
     for (int64_t r0 = 0; r0 < rows; r0 += kRowBlock) {
       const int nr = static_cast<int>(std::min<int64_t>(kRowBlock, rows - r0));
       multiply_rows(nr, ip.data() + r0, xp.data() + r0, K, mp, Gp, fp.data() + r0);
@@ -104,6 +108,8 @@ TEST(MultiplyRowSet, MatchesFourRowsAtATimeAndADoubleProduct) {
     for (int64_t r = 0; r < rows; ++r) {
       ASSERT_EQ(0, std::memcmp(sp[r], fp[r], static_cast<size_t>(Gp) * sizeof(float)))
           << "K " << K << " Gp " << Gp << " row " << r;
+      ASSERT_EQ(0, std::memcmp(bp[r], fp[r], static_cast<size_t>(Gp) * sizeof(float)))
+          << "backward: K " << K << " Gp " << Gp << " row " << r;
       for (int64_t c = 0; c < Gp; ++c) {
         double want = ip[r][c];
         for (int64_t k = 0; k < K; ++k) want += double{xp[r][k]} * src[c * K + k];

@@ -129,7 +129,8 @@ TEST(RowTeam, FewRowsMatchTheReference) {
       {"reverse", 1, 48, 300, 20, 17, false, false, true, "GRU", 0},
       {"bidirectional", 0, 32, 400, 9, 9, false, false, false, "GRU", 1},
       {"bidirectional", 1, 32, 400, 290, 270, false, false, true, "GRU", 0},
-      // A slice of R past 2.5 MiB: the team for 2 to 8 rows, one row on the primitive.
+      // A slice of R past 2 MiB (each step reads it in the reverse order of the one before):
+      // the team for up to 8 rows.
       {"reverse", 0, 24, 1000, 6, 5, true},
       {"forward", 1, 40, 600, 30, 25, false, false, true, "RNN"},
       {"bidirectional", 0, 32, 400, 9, 9, false, false, false, "RNN", 0, "Relu"},
@@ -254,9 +255,9 @@ TEST(RowTeam, TheTeamsRunsHoldTheWeightsOnce) {
   EXPECT_GT(static_cast<double>(onednn::aligned_bytes_in_use()) - before, team + 0.9 * weights);
 }
 
-// Where the primitive serves better or the team cannot apply: too few or too many units, a
-// GRU's slice of R past 2.5 MiB, two directions of a cell a thread each takes on two threads,
-// and onednn.impl=primitive; and the rows each size takes the team for.
+// Where the primitive serves better or the team cannot apply: too few or too many units, two
+// directions of a cell a thread each takes on two threads, and onednn.impl=primitive; and the
+// rows each size takes the team for.
 TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team LSTM needs AVX-512";
@@ -273,15 +274,18 @@ TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
   EXPECT_NE(explain({"forward", 0, 64, 320, 10, -1}, 2, "auto")
                 .find(kRowTeam + "LSTM for runs of up to 4 rows"),
             std::string::npos);
-  // A slice of R past 2.5 MiB: an LSTM's two to eight rows take the team, a GRU's none; at four
-  // threads the LSTM's slice is back under.
-  const Case lstm768{"forward", 0, 64, 768, 10, -1};
-  EXPECT_NE(explain(lstm768, 2, "auto").find(kRowTeam + "LSTM for runs of 2 to 8 rows,"),
+  // A slice of R past 2 MiB: up to eight rows, a GRU's four past 4 MiB; at four threads the
+  // LSTM's slice is back under 2 MiB.
+  const Case lstm640{"forward", 0, 64, 640, 10, -1};
+  EXPECT_NE(explain(lstm640, 2, "auto").find(kRowTeam + "LSTM for runs of up to 8 rows,"),
             std::string::npos);
-  EXPECT_NE(explain(lstm768, 4, "auto").find(kRowTeam + "LSTM for runs of up to 8 rows,"),
+  EXPECT_NE(explain(lstm640, 4, "auto").find(kRowTeam + "LSTM for runs of up to 16 rows,"),
             std::string::npos);
-  EXPECT_EQ(explain({"forward", 0, 64, 768, 10, -1, false, false, true, "GRU", 1}, 2, "auto")
-                .find(kRowTeam),
+  EXPECT_NE(explain({"forward", 0, 64, 768, 10, -1, false, false, true, "GRU", 1}, 2, "auto")
+                .find(kRowTeam + "GRU for runs of up to 8 rows,"),
+            std::string::npos);
+  EXPECT_NE(explain({"forward", 0, 64, 1024, 10, -1, false, false, true, "GRU", 0}, 2, "auto")
+                .find(kRowTeam + "GRU for runs of up to 4 rows,"),
             std::string::npos);
   // A vanilla RNN's slice is a quarter of an LSTM's: under 1 MiB, 4 rows.
   EXPECT_NE(explain({"forward", 0, 64, 512, 10, -1, false, false, true, "RNN"}, 2, "auto")
@@ -293,15 +297,20 @@ TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
   EXPECT_NE(explain({"forward", 0, 64, 640, 10, -1, false, false, true, "GRU", 1}, 2, "auto")
                 .find(kRowTeam + "GRU for runs of up to 8 rows,"),
             std::string::npos);
-  // One thread: the team (of one slice) for one to four rows, whatever the size and directions.
-  EXPECT_NE(explain(wide, 1, "auto").find(kRowTeam + "LSTM for runs of up to 4 rows"),
+  // One thread: the team (of one slice) for one to four rows, whatever the size and directions,
+  // and eight where R is 2 to 4 MiB.
+  EXPECT_NE(explain(wide, 1, "auto").find(kRowTeam + "LSTM for runs of up to 8 rows"),
+            std::string::npos);
+  EXPECT_NE(explain({"forward", 0, 64, 256, 10, -1}, 1, "auto")
+                .find(kRowTeam + "LSTM for runs of up to 4 rows"),
             std::string::npos);
   EXPECT_NE(explain({"bidirectional", 0, 64, 320, 10, -1}, 1, "auto").find(kRowTeam),
             std::string::npos);
   EXPECT_EQ(explain(wide, 2, "primitive").find(kRowTeam), std::string::npos);
   EXPECT_EQ(explain({"forward", 0, 600, 176, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
   EXPECT_NE(explain({"forward", 0, 600, 192, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
-  EXPECT_EQ(explain({"forward", 0, 64, 1040, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
+  EXPECT_NE(explain({"forward", 0, 64, 2048, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
+  EXPECT_EQ(explain({"forward", 0, 64, 2064, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
   EXPECT_EQ(explain({"bidirectional", 0, 64, 320, 10, -1}, 2, "auto").find(kRowTeam),
             std::string::npos);
   EXPECT_NE(explain({"bidirectional", 0, 64, 320, 10, -1}, 4, "auto").find(kRowTeam),
