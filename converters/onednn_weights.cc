@@ -130,12 +130,13 @@ RECUR_LOAD_PATH void derive_ldigo_blocks(const OnednnRnnGeometry& g, int64_t in,
   for (int64_t og = 0; og < G; ++og) {
     const Source s = source_of(g, static_cast<int>(og));
     if (s.sign > 0) continue;
-    // The block is the negation of the one oneDNN takes the ONNX block into.
+    // The negation of the gate that takes the same ONNX block as it is.
     int64_t from = 0;
-    while (source_of(g, static_cast<int>(from)).block != s.block ||
-           source_of(g, static_cast<int>(from)).sign < 0)
-      ++from;
-    for (int64_t i = 0; i < in; ++i) {
+    for (; from < G; ++from) {
+      const Source f = source_of(g, static_cast<int>(from));
+      if (f.block == s.block && f.sign > 0) break;
+    }
+    for (int64_t i = 0; i < in && from < G; ++i) {
       float* row = ldigo + i * G * H;
       for (int64_t h = 0; h < H; ++h) row[og * H + h] = -row[from * H + h];
     }
