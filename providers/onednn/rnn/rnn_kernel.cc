@@ -314,8 +314,11 @@ class RowTeamRnnKernel final : public Kernel {
 RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_team_pair(CompileContext& ctx,
                                                                      const RnnSpec& spec) {
   // row_team_declined has seen R constant, of rank 3; the primitive's init may release it.
-  const RowTeamRows rows =
-      row_team_rows(spec.cell, ctx.constant_input(kRnnR)->dim(2), options_of(ctx).max_threads);
+  const int64_t H = ctx.constant_input(kRnnR)->dim(2);
+  const int threads = options_of(ctx).max_threads;
+  // Directions apart: a thread's slice is all of a direction's R, as on one thread.
+  const bool apart = directions_apart(spec, H, threads);
+  const RowTeamRows rows = row_team_rows(spec.cell, H, apart ? 1 : threads);
   RowTeam team = create_row_team_kernel(ctx, spec, options_of(ctx));
   auto primitive = std::make_unique<rnn::RnnKernel>(ctx.node(), spec, options_of(ctx));
   RECUR_RETURN_IF_ERROR(primitive->init(ctx, {std::move(team.weights), rows.min, rows.max}));
@@ -324,8 +327,10 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_team_pair(CompileCont
                                : std::to_string(rows.min) + " to " + std::to_string(rows.max);
   ctx.note(std::string("recur's row-team ") + spec.cell_name() + " for runs of " + span +
            (rows.max == 1 ? " row" : " rows") +
-           ", each thread a slice of the units with its columns of W and R packed at load "
-           "(AVX-512), oneDNN's primitive for the others");
+           (apart ? ", the two directions at once, a thread each with its W and R packed at load"
+                  : ", each thread a slice of the units with its columns of W and R packed at "
+                    "load") +
+           " (AVX-512), oneDNN's primitive for the others");
   return std::unique_ptr<Kernel>(std::make_unique<RowTeamRnnKernel>(
       std::move(team.kernel), std::move(primitive), static_cast<int>(spec.layout), rows));
 }

@@ -68,8 +68,8 @@ struct Walk {
 
 class RowTeamKernel final : public Kernel {
  public:
-  RowTeamKernel(const Node& node, RnnSpec spec, Threads team)
-      : node_(node), spec_(std::move(spec)), team_(team) {}
+  RowTeamKernel(const Node& node, RnnSpec spec, Threads team, bool apart)
+      : node_(node), spec_(std::move(spec)), team_(team), apart_(apart) {}
   void init(const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p);
   Status run(KernelContext& ctx) const override;
   // Direction d's W (layer) or R from the slices, as OnnxWeightsSource writes it: they hold
@@ -108,6 +108,8 @@ class RowTeamKernel final : public Kernel {
   const Node& node_;
   RnnSpec spec_;
   Threads team_;
+  // Two directions at once, a thread each, each of one slice (directions_apart).
+  bool apart_ = false;
   int64_t I_ = 0, H_ = 0, Hp_ = 0, max_gx_ = 0;
   small::WeightShapes shapes_;
   std::vector<std::vector<Slice>> slices_;  // [D][slices]
@@ -188,7 +190,8 @@ RECUR_LOAD_PATH void RowTeamKernel::init(const Tensor& w, const Tensor& r, const
   Hp_ = round_up(H_, kLanes);
   shapes_.keep(w, r, b, p);
   // A slice a thread, of whole vectors of units but the last.
-  const int64_t n = std::clamp<int64_t>(team_.max, 1, std::max<int64_t>(1, H_ / kLanes));
+  const int64_t n =
+      apart_ ? 1 : std::clamp<int64_t>(team_.max, 1, std::max<int64_t>(1, H_ / kLanes));
   for (int64_t d = 0; d < spec_.num_directions(); ++d) {
     std::vector<Slice>& dir = slices_.emplace_back();
     for (int64_t s = 0; s < n; ++s) {
@@ -243,10 +246,22 @@ Status RowTeamKernel::run(KernelContext& ctx) const {
   if (lease.threads() < team_.max) count_smaller_team_run();
   const int64_t floats =
       4 * io.N * Hp_ + static_cast<int64_t>(slices_[0].size()) * slice_floats(io.N);
-  ScratchPool::Lease buf = scratch_.acquire(static_cast<size_t>(floats) * sizeof(float));
+  const bool apart = apart_ && io.D == 2 && lease.threads() >= 2;
+  ScratchPool::Lease buf =
+      scratch_.acquire(static_cast<size_t>(apart ? 2 * floats : floats) * sizeof(float));
+  auto* scratch = static_cast<float*>(buf.data());
+  if (apart) {
+    // A direction a thread, each with scratch of its own; no step waits for the other.
+    std::array<Status, 2> st;
+    auto one = [&](size_t d) {
+      st[d] = run_direction(ctx, io, static_cast<int>(d), 1, scratch + d * floats);
+    };
+    run_jobs(2, 1, [f = &one](size_t d) { (*f)(d); });
+    RECUR_RETURN_IF_ERROR(st[0]);
+    return st[1];
+  }
   for (int d = 0; d < io.D; ++d)
-    RECUR_RETURN_IF_ERROR(
-        run_direction(ctx, io, d, lease.threads(), static_cast<float*>(buf.data())));
+    RECUR_RETURN_IF_ERROR(run_direction(ctx, io, d, apart_ ? 1 : lease.threads(), scratch));
   return ok_status();
 }
 
@@ -424,17 +439,26 @@ RECUR_LOAD_PATH std::string row_team_declined(const CompileContext& ctx, const R
   if (!why.empty()) return why;
   const int64_t H = ctx.constant_input(kRnnR)->dim(2);
   if (H < kRowTeamMinHidden || H > kRowTeamMaxHidden) return "hidden size outside the team's range";
-  // Two directions on two threads: a direction each (oneDNN's primitive, rnn_chooser.cc) ran
-  // faster below 384 units (LSTM of 256: 1.39 against 1.46 ms in slices, T = 100). On one
-  // thread the team ran them faster (2.25 against 2.62 ms).
-  if (spec.num_directions() == 2 && o.max_threads == 2 && H < 384)
-    return "two directions take a thread each";
   return "";
+}
+
+// Below 384 units on two threads a direction a thread, each with all of its R (1 MiB for an
+// LSTM of 256 units), ran faster than both threads on each direction's slices, and faster than
+// oneDNN's primitive (which also runs a direction a thread there): one row, 100 steps, p50 ms,
+// apart / slices / primitive, alternated with the primitive: LSTM 256 1.22 / 1.49 / 1.33-1.36,
+// GRU 256 0.83 / 1.19 / 1.05-1.08, LSTM 320 2.30 / 2.30 / 2.84-2.99, LSTM 192 0.67 / 0.63 /
+// 0.75-0.83; from 384 units the slices (LSTM 384 3.95 / 3.23 / 5.48-6.70, GRU 384 2.37 / 2.50
+// / 3.02-3.52, LSTM 512 11.0 / 7.19 / 15.5-16.5). Past two threads the slices share the work
+// among them all.
+RECUR_LOAD_PATH bool directions_apart(const RnnSpec& spec, int64_t H, int threads) {
+  return spec.num_directions() == 2 && threads == 2 && H < 384;
 }
 
 RECUR_LOAD_PATH RowTeam create_row_team_kernel(const CompileContext& ctx, const RnnSpec& spec,
                                                const OnednnOptions& o) {
-  auto k = std::make_shared<RowTeamKernel>(ctx.node(), spec, o.team());
+  const int64_t H = ctx.constant_input(kRnnR)->dim(2);
+  auto k = std::make_shared<RowTeamKernel>(ctx.node(), spec, o.team(),
+                                           directions_apart(spec, H, o.max_threads));
   k->init(*ctx.constant_input(kRnnW), *ctx.constant_input(kRnnR), ctx.constant_input(kRnnB),
           ctx.constant_input(kRnnP));
   RowTeam team;

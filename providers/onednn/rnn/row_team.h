@@ -81,6 +81,10 @@ inline RowTeamRows row_team_rows(RnnCell cell, int64_t H, int threads) {
 // Past 2048 units no size was measured (LSTM 2048: row_team_rows).
 inline constexpr int64_t kRowTeamMaxHidden = 2048;
 
+// Whether the two directions of a node run at once, a thread each (each direction one slice),
+// rather than one after the other with the units in a slice a thread.
+bool directions_apart(const RnnSpec& spec, int64_t H, int threads);
+
 // Why the LSTM, GRU or RNN node of `ctx` does not take the row-team kernel, or "" when it does.
 std::string row_team_declined(const CompileContext& ctx, const RnnSpec& spec,
                               const OnednnOptions& o);

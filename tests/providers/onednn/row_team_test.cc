@@ -122,6 +122,9 @@ TEST(RowTeam, FewRowsMatchTheReference) {
       {"forward", 0, 48, 260, 37, -1},
       {"reverse", 0, 48, 260, 37, 30, true, false},
       {"bidirectional", 1, 32, 400, 9, 9, true, true},
+      // Fewer than 384 units: on two threads the directions at once, a thread each.
+      {"bidirectional", 0, 48, 256, 20, 17, true, false},
+      {"bidirectional", 1, 40, 300, 11, 8, false, false, true, "GRU", 0},
       {"forward", 1, 300, 256, 300, 290, false, false, false},
       {"reverse", 0, 40, 272, 5, 0},
       {"forward", 0, 64, 512, 1, -1, true},
@@ -177,7 +180,7 @@ TEST(RowTeam, RandomConfigurationsMatchTheReference) {
     c.layout = pick(0, 1);
     c.I = pick(1, 600);
     // A vanilla RNN of fewer than about 360 units is a small cell (G H (I + H) multiply-adds).
-    c.H = pick(c.op == "RNN" ? 400 : c.direction == "bidirectional" ? 384 : 200, 520);
+    c.H = pick(c.op == "RNN" ? 400 : 200, 520);
     c.T = pick(1, 24);
     c.len = pick(0, 3) ? pick(0, static_cast<int>(c.T)) : -1;
     c.peepholes = c.op == "LSTM" && pick(0, 1);
@@ -205,7 +208,8 @@ TEST(RowTeam, TheBitsDoNotDependOnTheThreads) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team kernel needs AVX-512";
   for (const Case& c : {Case{"forward", 0, 40, 300, 12, 10, true},
-                        Case{"bidirectional", 1, 40, 400, 12, 11, false, false, true, "GRU", 0}}) {
+                        Case{"bidirectional", 1, 40, 400, 12, 11, false, false, true, "GRU", 0},
+                        Case{"bidirectional", 0, 40, 256, 12, 11, true}}) {
     std::mt19937 rng(77);
     const std::string bytes = rnn_model(c, rng);
     const Feeds f = feeds(c, 3, rng);
@@ -255,9 +259,8 @@ TEST(RowTeam, TheTeamsRunsHoldTheWeightsOnce) {
   EXPECT_GT(static_cast<double>(onednn::aligned_bytes_in_use()) - before, team + 0.9 * weights);
 }
 
-// Where the primitive serves better or the team cannot apply: too few or too many units, two
-// directions of a cell a thread each takes on two threads, and onednn.impl=primitive; and the
-// rows each size takes the team for.
+// Where the primitive serves better or the team cannot apply: too few or too many units and
+// onednn.impl=primitive; and the rows each size takes the team for.
 TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team LSTM needs AVX-512";
@@ -311,9 +314,16 @@ TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
   EXPECT_NE(explain({"forward", 0, 600, 192, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
   EXPECT_NE(explain({"forward", 0, 64, 2048, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
   EXPECT_EQ(explain({"forward", 0, 64, 2064, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
-  EXPECT_EQ(explain({"bidirectional", 0, 64, 320, 10, -1}, 2, "auto").find(kRowTeam),
+  // Two directions of fewer than 384 units on two threads: a direction a thread, with the
+  // rows of one thread's; on four threads the slices.
+  EXPECT_NE(explain({"bidirectional", 0, 64, 320, 10, -1}, 2, "auto")
+                .find(kRowTeam + "LSTM for runs of up to 4 rows, the two directions at once"),
             std::string::npos);
-  EXPECT_NE(explain({"bidirectional", 0, 64, 320, 10, -1}, 4, "auto").find(kRowTeam),
+  EXPECT_NE(explain({"bidirectional", 0, 64, 384, 10, -1}, 2, "auto")
+                .find(kRowTeam + "LSTM for runs of up to 16 rows, each thread a slice"),
+            std::string::npos);
+  EXPECT_NE(explain({"bidirectional", 0, 64, 320, 10, -1}, 4, "auto")
+                .find(kRowTeam + "LSTM for runs of up to 4 rows, each thread a slice"),
             std::string::npos);
 }
 
