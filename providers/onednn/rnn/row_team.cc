@@ -371,9 +371,9 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
   // before it was needed again (LSTM of 640 units, one row, two threads: 11.9 -> 7.4 ms).
   const bool back = (t & 1) != 0;
   // X.W + bias + h.R over r1's columns [c0, c1) (c0 at a 64-column block, c1 at one or r1's
-  // end), then the GRU's gates there activated, and without linear_before_reset r.h of the
-  // slice's units where they include r.
-  auto gates_product = [&](int64_t c0, int64_t c1) {
+  // end), then the GRU's gates there activated, and with `rh` r.h of the slice's units (phase 0
+  // of a GRU without linear_before_reset: phase 1 reads it).
+  auto gates_product = [&](int64_t c0, int64_t c1, bool rh) {
     for (int q = 0; q < n; ++q) {
       init[static_cast<size_t>(q)] = xw_row(q) + c0;
       in[static_cast<size_t>(q)] = hp + q * Hp_;
@@ -382,11 +382,10 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
     multiply_row_set(n, init.data(), in.data(), H, static_cast<const float*>(sl.r1->data) + c0 * H,
                      c1 - c0, out.data(), back);
     if (!gru) return;
-    // z is [0, hs), r [hs, 2 hs).
-    const int64_t a0 = std::max<int64_t>(c0, 0), a1 = std::min<int64_t>(c1, 2 * hs);
+    const int64_t a1 = std::min<int64_t>(c1, 2 * hs);  // z is [0, hs), r [hs, 2 hs)
     for (int q = 0; q < n; ++q) {
-      if (a1 > a0) small::sigmoid_rows(g + q * gx + a0, a1 - a0);
-      if (!lbr && c1 >= 2 * hs)
+      if (a1 > c0) small::sigmoid_rows(g + q * gx + c0, a1 - c0);
+      if (rh)
         small::scale_rows(g + q * gx + hs, hp + q * Hp_ + sl.j0, hs, w.rh_all + q * Hp_ + sl.j0);
     }
   };
@@ -411,14 +410,14 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
   const bool z_last = gru && !lbr && back;
   if (phase == 1) {
     h_product();  // a GRU without linear_before_reset, r.h of every unit in w.rh_all
-    if (z_last) gates_product(0, z_to);
+    if (z_last) gates_product(0, z_to, false);
   } else {
     if (t == w.t0) project(w, sl, xw);
     // With linear_before_reset gh reads only h: on the steps that go backward it goes first,
     // so that the whole step reads the slice's R in the reverse of the step before.
     const bool h_first = gru && lbr && back;
     if (h_first) h_product();
-    gates_product(z_last ? r_from : 0, sl.g1);
+    gates_product(z_last ? r_from : 0, sl.g1, gru && !lbr);
     if (gru && !lbr) return;  // phase 1 follows once every slice has its r.h
     if (gru && !h_first) h_product();
   }
