@@ -147,13 +147,30 @@ RECUR_LOAD_PATH std::unique_ptr<AlignedBuffer> pack_columns(const float* src, in
   if (discard_source && in_order && first >= 0)
     behind = DiscardBehind(src + first * row_stride, src + last * row_stride + K);
   constexpr int64_t kBlock = kColBlock * kLanes;
-  for (int64_t col = 0; col < Gp; ++col) {
-    const int64_t s = source[static_cast<size_t>(col)];
-    if (s < 0) continue;
-    const int64_t c0 = col / kBlock * kBlock, width = std::min(kBlock, Gp - c0);
-    for (int64_t k = 0; k < K; ++k)
-      dst[c0 * K + k * width + (col - c0)] = src[s * row_stride + k * k_stride];
-    behind.read_to(src + s * row_stride + K);
+  // A block's columns 16 values of k at a time: the 16 rows of the block they land in (4 KiB)
+  // stay in L1 while each column's source is read in order. Column by column, every value
+  // landed on a line of its own (an LSTM of 2048 units took 35 ms more to load on the row
+  // team than on the primitive).
+  constexpr int64_t kTile = 16;
+  for (int64_t c0 = 0; c0 < Gp; c0 += kBlock) {
+    const int64_t width = std::min(kBlock, Gp - c0);
+    float* block = dst + c0 * K;
+    for (int64_t k0 = 0; k0 < K; k0 += kTile) {
+      const int64_t k1 = std::min(K, k0 + kTile);
+      for (int64_t c = 0; c < width; ++c) {
+        const int64_t s = source[static_cast<size_t>(c0 + c)];
+        if (s < 0) continue;
+        const float* from = src + s * row_stride;
+        for (int64_t k = k0; k < k1; ++k) block[k * width + c] = from[k * k_stride];
+      }
+    }
+    // In order, every source row up to the block's last is read for the last time.
+    for (int64_t c = width - 1; c >= 0; --c) {
+      const int64_t s = source[static_cast<size_t>(c0 + c)];
+      if (s < 0) continue;
+      behind.read_to(src + s * row_stride + K);
+      break;
+    }
   }
   return buf;
 }
