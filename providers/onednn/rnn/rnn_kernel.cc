@@ -205,7 +205,7 @@ RECUR_LOAD_PATH Status RnnKernel::prepare_static_shape(CompileContext& ctx, int6
     const int64_t N = spec_.layout == 0 ? xs[1] : xs[0];
     // A declared shape oneDNN cannot take is left to the first run, which reports it.
     // Rows another kernel takes (SharedWeights) never reach the primitive.
-    const bool elsewhere = N >= shared_.min_rows && N <= shared_.max_rows;
+    const bool elsewhere = N >= 1 && N <= shared_.max_rows;
     if (!elsewhere && xs[2] == I && check_onednn_rnn_shape(T, N, I, H, Dn, geom_.gates()).ok()) {
       const BucketKey bucket{N, I, H, t_class(T), false};
       std::string note;
@@ -286,20 +286,23 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_split_kernel(CompileC
       spec.num_gates() * H * (I + H), options_of(ctx).max_threads));
 }
 
-// A wide LSTM, GRU or RNN (row_team.h): the row-team kernel for runs of rows.min to rows.max rows
+// A wide LSTM, GRU or RNN (row_team.h): the row-team kernel for runs of 1 to max_rows rows
 // (row_team_rows), oneDNN's primitive for the others. The team holds the weights from load; the
 // primitive makes its own layout from the team's at the first run it takes.
 class RowTeamRnnKernel final : public Kernel {
  public:
   RowTeamRnnKernel(std::shared_ptr<const Kernel> team, std::unique_ptr<Kernel> primitive,
-                   int layout, RowTeamRows rows)
-      : team_(std::move(team)), primitive_(std::move(primitive)), layout_(layout), rows_(rows) {}
+                   int layout, int64_t max_rows)
+      : team_(std::move(team)),
+        primitive_(std::move(primitive)),
+        layout_(layout),
+        max_rows_(max_rows) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(kRnnX);
     if (x && x->rank() == 3) {
       const int64_t N = x->dim(layout_ == 0 ? 1 : 0);
-      if (N >= rows_.min && N <= rows_.max) return team_->run(ctx);  // min is 1 or more
+      if (N >= 1 && N <= max_rows_) return team_->run(ctx);
     }
     return primitive_->run(ctx);
   }
@@ -308,7 +311,7 @@ class RowTeamRnnKernel final : public Kernel {
   std::shared_ptr<const Kernel> team_;
   std::unique_ptr<Kernel> primitive_;
   int layout_;
-  RowTeamRows rows_;
+  int64_t max_rows_;
 };
 
 RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_team_pair(CompileContext& ctx,
@@ -318,15 +321,12 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_team_pair(CompileCont
   const int threads = options_of(ctx).max_threads;
   // Directions apart: a thread's slice is all of a direction's R, as on one thread.
   const bool apart = directions_apart(spec, H, threads);
-  const RowTeamRows rows = row_team_rows(spec.cell, H, apart ? 1 : threads);
+  const int64_t rows = row_team_rows(spec.cell, H, apart ? 1 : threads);
   RowTeam team = create_row_team_kernel(ctx, spec, options_of(ctx));
   auto primitive = std::make_unique<rnn::RnnKernel>(ctx.node(), spec, options_of(ctx));
-  RECUR_RETURN_IF_ERROR(primitive->init(ctx, {std::move(team.weights), rows.min, rows.max}));
-  const std::string span = rows.min <= 1
-                               ? "up to " + std::to_string(rows.max)
-                               : std::to_string(rows.min) + " to " + std::to_string(rows.max);
-  ctx.note(std::string("recur's row-team ") + spec.cell_name() + " for runs of " + span +
-           (rows.max == 1 ? " row" : " rows") +
+  RECUR_RETURN_IF_ERROR(primitive->init(ctx, {std::move(team.weights), rows}));
+  ctx.note(std::string("recur's row-team ") + spec.cell_name() + " for runs of up to " +
+           std::to_string(rows) + " rows" +
            (apart ? ", the two directions at once, a thread each with its W and R packed at load"
                   : ", each thread a slice of the units with its columns of W and R packed at "
                     "load") +

@@ -135,12 +135,12 @@ Status run_parallel(size_t n, int threads, F&& f) {
   return ok_status();
 }
 
-// Where another kernel of the node (row_team.h) holds W and R and takes the runs of min_rows to
+// Where another kernel of the node (row_team.h) holds W and R and takes the runs of 1 to
 // max_rows rows: RnnKernel makes its ldigo copy from there at the first plan it builds, and
 // builds none at load for a static shape of those rows.
 struct SharedWeights {
   OnnxWeightsSource source;
-  int64_t min_rows = 1, max_rows = 0;
+  int64_t max_rows = 0;
 };
 
 class RnnKernel final : public Kernel {

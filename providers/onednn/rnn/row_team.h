@@ -38,7 +38,7 @@ inline constexpr int64_t kRowTeamMinHidden = 192;
 // (avx512::multiply_row_set) while the block is in the core's cache.
 inline constexpr int64_t kRowTeamMaxRows = 16;
 
-// The rows a run takes the row team for, [min, max], for a `cell` of H units on `threads`
+// The most rows a run takes the row team for (from one), for a `cell` of H units on `threads`
 // threads, by the size of a thread's slice of R (a core's L2 is 2 MiB on this Xeon). Each step
 // reads the slice's column blocks in the reverse order of the step before (row_team.cc), so that
 // past L2 a step still finds much of its slice there: from that order on, one row ran faster on
@@ -65,18 +65,15 @@ inline constexpr int64_t kRowTeamMaxRows = 16;
 // 110.5; with the reversed order, 1 row LSTM 1024 59.2 / 67.4, 4 rows LSTM 512 16.2 / 22.0,
 // LSTM 2048 152 / 229, GRU 768 30.6 / 34.0; 8 rows LSTM 384 13.6 / 17.1, LSTM 512 26.4 /
 // 30.3, GRU 512 18.7 / 20.3, but LSTM 256 5.70 / 5.36 and GRU 768 49.3 / 48.1).
-struct RowTeamRows {
-  int64_t min = 1, max = 0;
-};
-inline RowTeamRows row_team_rows(RnnCell cell, int64_t H, int threads) {
+inline int64_t row_team_rows(RnnCell cell, int64_t H, int threads) {
   constexpr double kMiB = 1024.0 * 1024.0;
   const int64_t gates = cell == RnnCell::kLstm ? 4 : cell == RnnCell::kGru ? 3 : 1;
   const double slice_bytes = 4.0 * static_cast<double>(gates * H) * static_cast<double>(H) /
                              static_cast<double>(std::max(threads, 1));
-  if (threads <= 1) return {1, slice_bytes >= 2.0 * kMiB && slice_bytes <= 4.0 * kMiB ? 8 : 4};
-  if (slice_bytes < 1.0 * kMiB) return {1, 4};
-  if (slice_bytes <= 2.0 * kMiB) return {1, kRowTeamMaxRows};
-  return {1, cell == RnnCell::kGru && slice_bytes > 4.0 * kMiB ? 4 : 8};
+  if (threads <= 1) return slice_bytes >= 2.0 * kMiB && slice_bytes <= 4.0 * kMiB ? 8 : 4;
+  if (slice_bytes < 1.0 * kMiB) return 4;
+  if (slice_bytes <= 2.0 * kMiB) return kRowTeamMaxRows;
+  return cell == RnnCell::kGru && slice_bytes > 4.0 * kMiB ? 4 : 8;
 }
 // Past 2048 units no size was measured (LSTM 2048: row_team_rows).
 inline constexpr int64_t kRowTeamMaxHidden = 2048;
