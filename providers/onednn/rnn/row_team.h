@@ -35,16 +35,19 @@ namespace recur::onednn {
 // (0.489 / 0.482). Mid-sized cells take the small-cell kernel first (small_cell.h).
 inline constexpr int64_t kRowTeamMinHidden = 192;
 // Rows a run may have: each step takes every column block of a slice of R for all of them
-// (avx512::multiply_row_set) while the block is in the core's cache.
-inline constexpr int64_t kRowTeamMaxRows = 16;
+// (avx512::multiply_row_set) while the block is in the core's cache. 32 only for the widest
+// LSTMs (row_team_rows).
+inline constexpr int64_t kRowTeamMaxRows = 32;
 
 // The most rows a run takes the row team for (from one), for a `cell` of H units on `threads`
 // threads, by the size of a thread's slice of R (a core's L2 is 2 MiB on this Xeon). Each step
 // reads the slice's column blocks in the reverse order of the step before (row_team.cc), so that
 // past L2 a step still finds much of its slice there: from that order on, one row ran faster on
 // the team at every size measured. The most rows: 4 under 1 MiB (whose primitive keeps R in L2
-// too), 16 to 2 MiB, 8 past it, 4 for a GRU past 4 MiB; more rows gain from the primitive's
-// larger products. Two threads, 100 steps, p50 ms, row team / primitive, alternated:
+// too), 16 to 2 MiB, 8 past it, 4 for a GRU past 4 MiB, and 32 for an LSTM past 16 MiB (on
+// one thread too), where oneDNN 2.6's primitive ran slower than the team and than ONNX Runtime
+// at every row count measured; more rows gain from the primitive's larger products. Two threads,
+// 100 steps, p50 ms, row team / primitive, alternated:
 //   LSTM 512 (2 MiB a slice), 1 row 4.37 / 6.13, 8 rows 12.7 / 16.3, 16 rows 21.7 / 24.0, 32
 //   rows 42.3 / 37.4; LSTM 448, 16 rows 15.5 / 17.9; LSTM 256 (0.5 MiB), 8 rows 2.78 / 2.63;
 //   GRU 384 (0.84 MiB), 8 rows 5.23 / 5.31, 16 rows 14.8 / 13.9; RNN 512 (0.5 MiB), 1 row 0.73
@@ -58,21 +61,27 @@ inline constexpr int64_t kRowTeamMaxRows = 16;
 //   GRU 1024 (6 MiB), 1 row 19.4 / 23.8, 4 rows 27.7 / 29.5, 8 rows 45.1 / 43.7; GRU 1536 (40
 //   steps), 4 rows 28.0 / 29.1, 8 rows 44.1 / 39.0; linear_before_reset 0, GRU 768 1 row 12.3
 //   / 16.4, GRU 1024 4 rows 33.1 / 32.0. One step (a decoder's), one row: LSTM 640 0.251 /
-//   0.252, GRU 768 0.265 / 0.284, LSTM 1024 0.599 / 0.606.
+//   0.252, GRU 768 0.265 / 0.284, LSTM 1024 0.599 / 0.606. Past 16 MiB (30 steps): LSTM 2048
+//   12 rows 132 / 226, 16 rows 179 / 263, 24 rows 246 / 326, 32 rows 301 / 367 (ONNX Runtime
+//   340); LSTM 1536 16 rows 84.4 / 97.4, 32 rows 160 / 181; but GRU 2048 8 rows 68.1 / 64.7,
+//   16 rows 118 / 104, and LSTM 1024 (8 MiB) 16 rows 59.3 / 57.4.
 // On one thread the slice is all of R: 4 rows, 8 where R is 2 to 4 MiB (one thread, 100
 // steps, team / primitive: LSTM 224 0.82 / 0.95, 256 1.18 / 1.72, 1024 63.4 / 69.5; GRU 256
 // 0.80 / 0.98; bidirectional LSTM 256 2.25 / 2.62; 4 rows LSTM 640 31.4 / 38.6, 1024 84.9 /
 // 110.5; with the reversed order, 1 row LSTM 1024 59.2 / 67.4, 4 rows LSTM 512 16.2 / 22.0,
 // LSTM 2048 152 / 229, GRU 768 30.6 / 34.0; 8 rows LSTM 384 13.6 / 17.1, LSTM 512 26.4 /
-// 30.3, GRU 512 18.7 / 20.3, but LSTM 256 5.70 / 5.36 and GRU 768 49.3 / 48.1).
+// 30.3, GRU 512 18.7 / 20.3, but LSTM 256 5.70 / 5.36 and GRU 768 49.3 / 48.1; 20 steps, LSTM
+// 1536 16 rows 123 / 171, LSTM 2048 16 rows 273 / 342, 32 rows 430 / 508, but LSTM 1024 (16
+// MiB) 8 rows 41.2 / 39.0).
 inline int64_t row_team_rows(RnnCell cell, int64_t H, int threads) {
   constexpr double kMiB = 1024.0 * 1024.0;
   const int64_t gates = cell == RnnCell::kLstm ? 4 : cell == RnnCell::kGru ? 3 : 1;
   const double slice_bytes = 4.0 * static_cast<double>(gates * H) * static_cast<double>(H) /
                              static_cast<double>(std::max(threads, 1));
+  if (cell != RnnCell::kGru && slice_bytes > 16.0 * kMiB) return kRowTeamMaxRows;
   if (threads <= 1) return slice_bytes >= 2.0 * kMiB && slice_bytes <= 4.0 * kMiB ? 8 : 4;
   if (slice_bytes < 1.0 * kMiB) return 4;
-  if (slice_bytes <= 2.0 * kMiB) return kRowTeamMaxRows;
+  if (slice_bytes <= 2.0 * kMiB) return 16;
   return cell == RnnCell::kGru && slice_bytes > 4.0 * kMiB ? 4 : 8;
 }
 // Past 2048 units no size was measured (LSTM 2048: row_team_rows).

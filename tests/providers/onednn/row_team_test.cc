@@ -201,6 +201,27 @@ TEST(RowTeam, RandomConfigurationsMatchTheReference) {
   }
 }
 
+// An LSTM whose slice of R passes 16 MiB (1448 units and more) takes up to 32 rows on the team;
+// 33 take the primitive, which makes its copy from the team's.
+TEST(RowTeam, TheWidestLstmsTakeUpTo32Rows) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team kernel needs AVX-512";
+  const Case c{"reverse", 1, 8, 1500, 2, 2, true, false};
+  std::mt19937 rng(41);
+  const std::string bytes = rnn_model(c, rng);
+  SessionOptions dopts, ropts;
+  dopts.providers({"onednn"}).threads(2);
+  ropts.providers({"reference"});
+  Session dnn = Session::from_bytes(bytes.data(), bytes.size(), dopts);
+  EXPECT_NE(dnn.explain().find(kRowTeam + "LSTM for runs of up to 32 rows"), std::string::npos)
+      << dnn.explain();
+  Session ref = Session::from_bytes(bytes.data(), bytes.size(), ropts);
+  for (int64_t N : {32, 33}) {
+    const Feeds f = feeds(c, N, rng);
+    expect_match(dnn.run(f), ref.run(f), describe(c, 2) + ", " + std::to_string(N) + " rows");
+  }
+}
+
 // Each unit's arithmetic is the same whichever slice holds it and whichever thread runs it, so
 // sessions of 1, 2, 3 and 4 threads give the same bits (docs/semantics.md, "A few rows of a wide
 // cell").
