@@ -316,13 +316,10 @@ class RowTeamRnnKernel final : public Kernel {
 
 RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_team_pair(CompileContext& ctx,
                                                                      const RnnSpec& spec) {
-  // row_team_declined has seen R constant, of rank 3; the primitive's init may release it.
-  const int64_t H = ctx.constant_input(kRnnR)->dim(2);
-  const int threads = options_of(ctx).max_threads;
-  // Directions apart: a thread's slice is all of a direction's R, as on one thread.
-  const bool apart = directions_apart(spec, H, threads);
-  const int64_t rows = row_team_rows(spec.cell, H, apart ? 1 : threads);
+  // row_team_declined has seen W and R constant; the primitive's init releases them.
   RowTeam team = create_row_team_kernel(ctx, spec, options_of(ctx));
+  const int64_t rows = team.max_rows;
+  const bool apart = team.apart;
   auto primitive = std::make_unique<rnn::RnnKernel>(ctx.node(), spec, options_of(ctx));
   RECUR_RETURN_IF_ERROR(primitive->init(ctx, {std::move(team.weights), rows}));
   ctx.note(std::string("recur's row-team ") + spec.cell_name() + " for runs of up to " +

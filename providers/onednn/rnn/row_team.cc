@@ -472,11 +472,13 @@ RECUR_LOAD_PATH bool directions_apart(const RnnSpec& spec, int64_t H, int thread
 RECUR_LOAD_PATH RowTeam create_row_team_kernel(const CompileContext& ctx, const RnnSpec& spec,
                                                const OnednnOptions& o) {
   const int64_t H = ctx.constant_input(kRnnR)->dim(2);
-  auto k = std::make_shared<RowTeamKernel>(ctx.node(), spec, o.team(),
-                                           directions_apart(spec, H, o.max_threads));
+  RowTeam team;
+  team.apart = directions_apart(spec, H, o.max_threads);
+  // Directions apart: a thread's slice is all of a direction's R, as on one thread.
+  team.max_rows = row_team_rows(spec.cell, H, team.apart ? 1 : o.max_threads);
+  auto k = std::make_shared<RowTeamKernel>(ctx.node(), spec, o.team(), team.apart);
   k->init(*ctx.constant_input(kRnnW), *ctx.constant_input(kRnnR), ctx.constant_input(kRnnB),
           ctx.constant_input(kRnnP));
-  RowTeam team;
   team.weights = [k](int64_t d, bool layer, std::span<const int64_t> row_at, int64_t k_stride,
                      float* dst) { k->onnx_weights(d, layer, row_at, k_stride, dst); };
   team.kernel = std::move(k);

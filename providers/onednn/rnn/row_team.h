@@ -95,12 +95,15 @@ bool directions_apart(const RnnSpec& spec, int64_t H, int threads);
 std::string row_team_declined(const CompileContext& ctx, const RnnSpec& spec,
                               const OnednnOptions& o);
 
-// The row-team kernel of such a node, its slices packed for o.max_threads threads, and the
-// node's W and R read back from them: the caller's oneDNN primitive takes its weights from there
-// at the first run it takes, so a node whose runs all take the team holds them once.
+// The row-team kernel of such a node, its slices packed for o.max_threads threads, the most rows
+// it takes, and the node's W and R read back from its slices: the caller's oneDNN primitive takes
+// its weights from there at the first run it takes, so a node whose runs all take the team holds
+// them once.
 struct RowTeam {
   std::shared_ptr<const Kernel> kernel;
   OnnxWeightsSource weights;
+  bool apart = false;    // directions_apart
+  int64_t max_rows = 0;  // row_team_rows, with one thread a direction where apart
 };
 RowTeam create_row_team_kernel(const CompileContext& ctx, const RnnSpec& spec,
                                const OnednnOptions& o);
