@@ -1,6 +1,7 @@
 #include "providers/onednn/common/dnnl_util.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <omp.h>
 
@@ -13,6 +14,11 @@
 #include "recur/version.h"
 
 namespace recur::onednn {
+
+int64_t core_l2_bytes() {
+  static const int64_t bytes = std::max<long>(0, ::sysconf(_SC_LEVEL2_CACHE_SIZE));
+  return bytes;
+}
 
 std::string tuning_env() {
   static const std::string env = [] {

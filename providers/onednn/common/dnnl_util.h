@@ -261,6 +261,8 @@ struct OnednnOptions : ProviderOptions {
 // What every tuning cache entry of this process depends on: CPU model, ISA, oneDNN and recur
 // versions (docs/tuning-cache.md).
 std::string tuning_env();
+// A core's L2 cache in bytes (sysconf), 0 where the system does not say.
+int64_t core_l2_bytes();
 // The options of the provider compiling `ctx`'s node.
 const OnednnOptions& options_of(const CompileContext& ctx);
 

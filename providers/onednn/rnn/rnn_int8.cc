@@ -11,8 +11,6 @@
 #include <tuple>
 #include <vector>
 
-#include <unistd.h>
-
 #include <dnnl.hpp>
 
 #include "converters/onednn_weights.h"
@@ -289,8 +287,8 @@ Status Int8LstmKernel::init(const float* w, const float* r, const float* b, int6
   // A team pays off where each step's R (4H x H int8) is more than one core's L2 holds, so
   // that splitting its columns keeps each half there: lstm_large (H=1024, 4 MiB) ran 1.17x
   // faster as a team, lstm_med (H=512, 1 MiB) 1.13x slower. Elsewhere the runs are not timed.
-  const long l2 = ::sysconf(_SC_LEVEL2_CACHE_SIZE);
-  tune_team_ = tune_team_ && 4 * H * H > (l2 > 0 ? l2 : long{1} << 20);
+  const int64_t l2 = core_l2_bytes();
+  tune_team_ = tune_team_ && 4 * H * H > (l2 > 0 ? l2 : int64_t{1} << 20);
   const OnednnRnnGeometry g = OnednnRnnGeometry::of(spec_, I, H);
   const int64_t G = 4 * H;
   std::vector<float> wl(static_cast<size_t>(g.weights_size(I)));

@@ -475,7 +475,7 @@ RECUR_LOAD_PATH RowTeam create_row_team_kernel(const CompileContext& ctx, const 
   RowTeam team;
   team.apart = directions_apart(spec, H, o.max_threads);
   // Directions apart: a thread's slice is all of a direction's R, as on one thread.
-  team.max_rows = row_team_rows(spec.cell, H, team.apart ? 1 : o.max_threads);
+  team.max_rows = row_team_rows(spec.cell, H, team.apart ? 1 : o.max_threads, core_l2_bytes());
   auto k = std::make_shared<RowTeamKernel>(ctx.node(), spec, o.team(), team.apart);
   k->init(*ctx.constant_input(kRnnW), *ctx.constant_input(kRnnR), ctx.constant_input(kRnnB),
           ctx.constant_input(kRnnP));

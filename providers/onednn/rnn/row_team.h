@@ -40,12 +40,16 @@ inline constexpr int64_t kRowTeamMinHidden = 192;
 inline constexpr int64_t kRowTeamMaxRows = 32;
 
 // The most rows a run takes the row team for (from one), for a `cell` of H units on `threads`
-// threads, by the size of a thread's slice of R (a core's L2 is 2 MiB on this Xeon). Each step
-// reads the slice's column blocks in the reverse order of the step before (row_team.cc), so that
-// past L2 a step still finds much of its slice there: from that order on, one row ran faster on
-// the team at every size measured. The most rows: 4 under 1 MiB (whose primitive keeps R in L2
-// too), 16 to 2 MiB, 8 past it, 4 for a GRU past 4 MiB, and 32 for an LSTM past 16 MiB (on
-// one thread too), where oneDNN 2.6's primitive ran slower than the team and than ONNX Runtime
+// threads, by the size of a thread's slice of R and `l2_bytes`, a core's L2 (core_l2_bytes).
+// Two machines were measured, and their primitives differ more than their caches: a Xeon
+// (2 MiB L2; its rule also where the L2 is unknown) and a Zen 4 EPYC (1 MiB L2; its rule for
+// any L2 under 2 MiB). Each step reads the slice's column blocks in the reverse order of the
+// step before (row_team.cc), so that past L2 a step still finds much of its slice there: from
+// that order on, one row ran faster on the team at every size measured on either. The Xeon's
+// most rows: 4 under 1 MiB (whose primitive keeps R in L2 too), 16 to 2 MiB, 8 past it, 4 for
+// a GRU past 4 MiB, and 32 for an LSTM past 16 MiB (on one thread too, and on the Zen 4: LSTM
+// 2048, 30 steps, two threads, 16 rows 103 / 139 ms, 32 rows 199 / 254), where oneDNN 2.6's
+// primitive ran slower than the team and than ONNX Runtime
 // at every row count measured; more rows gain from the primitive's larger products. Two threads,
 // 100 steps, p50 ms, row team / primitive, alternated:
 //   LSTM 512 (2 MiB a slice), 1 row 4.37 / 6.13, 8 rows 12.7 / 16.3, 16 rows 21.7 / 24.0, 32
@@ -65,7 +69,7 @@ inline constexpr int64_t kRowTeamMaxRows = 32;
 //   12 rows 132 / 226, 16 rows 179 / 263, 24 rows 246 / 326, 32 rows 301 / 367 (ONNX Runtime
 //   340); LSTM 1536 16 rows 84.4 / 97.4, 32 rows 160 / 181; but GRU 2048 8 rows 68.1 / 64.7,
 //   16 rows 118 / 104, and LSTM 1024 (8 MiB) 16 rows 59.3 / 57.4.
-// On one thread the slice is all of R: 4 rows, 8 where R is 2 to 4 MiB (one thread, 100
+// On one thread the slice is all of R: on the Xeon 4 rows, 8 where R is 2 to 4 MiB (one thread, 100
 // steps, team / primitive: LSTM 224 0.82 / 0.95, 256 1.18 / 1.72, 1024 63.4 / 69.5; GRU 256
 // 0.80 / 0.98; bidirectional LSTM 256 2.25 / 2.62; 4 rows LSTM 640 31.4 / 38.6, 1024 84.9 /
 // 110.5; with the reversed order, 1 row LSTM 1024 59.2 / 67.4, 4 rows LSTM 512 16.2 / 22.0,
@@ -73,12 +77,28 @@ inline constexpr int64_t kRowTeamMaxRows = 32;
 // 30.3, GRU 512 18.7 / 20.3, but LSTM 256 5.70 / 5.36 and GRU 768 49.3 / 48.1; 20 steps, LSTM
 // 1536 16 rows 123 / 171, LSTM 2048 16 rows 273 / 342, 32 rows 430 / 508, but LSTM 1024 (16
 // MiB) 8 rows 41.2 / 39.0).
-inline int64_t row_team_rows(RnnCell cell, int64_t H, int threads) {
+// On the Zen 4 the team at 8 rows beat oneDNN's primitive on slices within twice L2, where the
+// Xeon's rule gives the primitive runs of more than 4 rows under 1 MiB: two threads, 100 steps,
+// team / primitive, p50 ms, alternated: LSTM 224 (0.38 MiB a slice) 2.67 / 3.78, LSTM 256 3.30
+// / 4.23, LSTM 320 4.86 / 6.12, GRU 256 2.53 / 3.10, GRU 320 4.04 / 4.72, RNN 512 3.08 / 4.23, LSTM
+// 384 (1.2 MiB) 7.25 / 8.08, GRU 448 7.17 / 7.66, LSTM 512 (2 MiB) 12.1 / 12.3; but 16 rows went
+// either way (LSTM 256 6.39 / 7.26, GRU 256 5.01 / 4.56, LSTM 320 10.2 / 10.1) and from 1 MiB lost
+// (LSTM 384 15.0 / 14.3, LSTM 448 19.7 / 18.7, LSTM 512 24.7 / 22.4). One thread, 8 rows: LSTM 224
+// (R 0.77 MiB) 4.14 / 4.64, LSTM 256 5.16 / 6.61, LSTM 320 8.05 / 8.55, LSTM 384 (2.25 MiB)
+// 11.4 / 12.0, but LSTM 512 (4 MiB) 22.2 / 19.3, and GRUs lost (GRU 320 6.88 / 6.29, GRU 448
+// 13.2 / 12.5). Past twice L2 it measured as the Xeon did (two threads, 8 rows: LSTM 640 19.1
+// / 18.9, LSTM 1024 46.0 / 77.1, GRU 768 20.0 / 20.4).
+inline int64_t row_team_rows(RnnCell cell, int64_t H, int threads, int64_t l2_bytes) {
   constexpr double kMiB = 1024.0 * 1024.0;
   const int64_t gates = cell == RnnCell::kLstm ? 4 : cell == RnnCell::kGru ? 3 : 1;
   const double slice_bytes = 4.0 * static_cast<double>(gates * H) * static_cast<double>(H) /
                              static_cast<double>(std::max(threads, 1));
   if (cell != RnnCell::kGru && slice_bytes > 16.0 * kMiB) return kRowTeamMaxRows;
+  const double l2 = static_cast<double>(l2_bytes);
+  if (l2 > 0.0 && l2 < 2.0 * kMiB) {  // the Zen 4's
+    if (threads <= 1) return cell == RnnCell::kLstm && slice_bytes <= 2.0 * l2 ? 8 : 4;
+    if (slice_bytes <= 2.0 * l2) return 8;
+  }
   if (threads <= 1) return slice_bytes >= 2.0 * kMiB && slice_bytes <= 4.0 * kMiB ? 8 : 4;
   if (slice_bytes < 1.0 * kMiB) return 4;
   if (slice_bytes <= 2.0 * kMiB) return 16;

@@ -279,12 +279,21 @@ TEST(OnednnRnnKernel, ALongPassOfATeamRunsInBlocksThatEachLeaseTheTeam) {
     const Outputs want = open(bytes, ropts).run(f);
     const std::string what = "T=" + std::to_string(T);
     {
+      // Nothing declared busy, the team stays whole. A real process on the other core (a test
+      // beside this one under ctest -j2) can still make a block wait for its team, and the
+      // stall guard then rightly runs the rest of the pass, and the node's passes for a
+      // second, on one thread: up to three sessions of their own, one of which ran whole.
       CoresTaken quiet(0);
-      const int64_t before = onednn::shared_plan_runs();
-      const uint64_t smaller = onednn::smaller_team_runs();
-      expect_match(dnn.run(f), want, what + ", cores free");
-      EXPECT_EQ(onednn::shared_plan_runs() - before, T > 256 ? 1 : 0) << what;
-      EXPECT_EQ(onednn::smaller_team_runs(), smaller) << what;
+      bool whole = false;
+      for (int k = 0; k < 3 && !whole; ++k) {
+        Session fresh = open(bytes, dopts);
+        const int64_t before = onednn::shared_plan_runs();
+        const uint64_t smaller = onednn::smaller_team_runs();
+        expect_match(fresh.run(f), want, what + ", cores free");
+        whole = onednn::smaller_team_runs() == smaller;
+        if (whole) EXPECT_EQ(onednn::shared_plan_runs() - before, T > 256 ? 1 : 0) << what;
+      }
+      EXPECT_TRUE(whole) << what << ": the team shrank with no core taken, three times";
     }
     CoresTaken busy(1 << 16);
     const uint64_t smaller = onednn::smaller_team_runs();

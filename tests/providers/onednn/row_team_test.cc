@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "providers/onednn/common/avx512.h"
+#include "providers/onednn/rnn/row_team.h"
 #include "recur/recur.h"
 #include "tests/support/model_builder.h"
 #include "tests/support/providers.h"
@@ -203,6 +204,39 @@ TEST(RowTeam, RandomConfigurationsMatchTheReference) {
 
 // An LSTM whose slice of R passes 16 MiB (1448 units and more) takes up to 32 rows on the team;
 // 33 take the primitive, which makes its copy from the team's.
+// The rows the team takes follow the core's L2 (row_team.h): a 2 MiB one (a Xeon's) or one the
+// system does not give keeps the primitive for more than 4 rows of slices under 1 MiB, a
+// 1 MiB one (a Zen 4's) takes 8 rows of slices to twice its L2; both take 32 rows of the
+// widest LSTMs.
+TEST(RowTeam, TheRowsFollowTheCoresL2) {
+  using onednn::row_team_rows;
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  const RnnCell lstm = RnnCell::kLstm, gru = RnnCell::kGru, rnn = RnnCell::kRnn;
+  for (int64_t l2 : {2 * kMiB, int64_t{0}}) {
+    EXPECT_EQ(row_team_rows(lstm, 256, 2, l2), 4) << l2;   // 0.5 MiB a slice
+    EXPECT_EQ(row_team_rows(lstm, 512, 2, l2), 16) << l2;  // 2 MiB
+    EXPECT_EQ(row_team_rows(lstm, 640, 2, l2), 8) << l2;
+    EXPECT_EQ(row_team_rows(gru, 1024, 2, l2), 4) << l2;  // 6 MiB
+    EXPECT_EQ(row_team_rows(lstm, 384, 1, l2), 8) << l2;  // R 2.25 MiB
+    EXPECT_EQ(row_team_rows(lstm, 256, 1, l2), 4) << l2;
+    EXPECT_EQ(row_team_rows(gru, 512, 1, l2), 8) << l2;  // R 3 MiB
+  }
+  const int64_t zen4 = kMiB;
+  EXPECT_EQ(row_team_rows(lstm, 256, 2, zen4), 8);
+  EXPECT_EQ(row_team_rows(gru, 320, 2, zen4), 8);
+  EXPECT_EQ(row_team_rows(rnn, 512, 2, zen4), 8);
+  EXPECT_EQ(row_team_rows(lstm, 512, 2, zen4), 8);  // 2 MiB: twice L2
+  EXPECT_EQ(row_team_rows(lstm, 640, 2, zen4), 8);  // past it, as on the Xeon
+  EXPECT_EQ(row_team_rows(gru, 1024, 2, zen4), 4);
+  EXPECT_EQ(row_team_rows(lstm, 256, 1, zen4), 8);  // R 1 MiB
+  EXPECT_EQ(row_team_rows(lstm, 384, 1, zen4), 4);  // R 2.25 MiB
+  EXPECT_EQ(row_team_rows(gru, 320, 1, zen4), 4);
+  for (int64_t l2 : {zen4, 2 * kMiB, int64_t{0}}) {
+    EXPECT_EQ(row_team_rows(lstm, 2048, 2, l2), onednn::kRowTeamMaxRows) << l2;
+    EXPECT_EQ(row_team_rows(lstm, 2048, 1, l2), onednn::kRowTeamMaxRows) << l2;
+  }
+}
+
 TEST(RowTeam, TheWidestLstmsTakeUpTo32Rows) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team kernel needs AVX-512";
@@ -292,41 +326,39 @@ TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
     o.providers({"onednn"}).threads(threads).set("onednn.impl", impl);
     return Session::from_bytes(bytes.data(), bytes.size(), o).explain();
   };
+  // The rows row_team_rows gives for this machine's L2 (TheRowsFollowTheCoresL2 has the rule
+  // for each); `threads` is a thread's share of R: 1 where the directions run apart.
+  auto team = [](const char* op, RnnCell cell, int64_t H, int threads) {
+    return kRowTeam + op + " for runs of up to " +
+           std::to_string(onednn::row_team_rows(cell, H, threads, onednn::core_l2_bytes())) +
+           " rows,";
+  };
+  const RnnCell lstm = RnnCell::kLstm, gru = RnnCell::kGru, rnn = RnnCell::kRnn;
   const Case wide{"forward", 0, 64, 512, 10, -1};
-  EXPECT_NE(explain(wide, 2, "auto").find(kRowTeam + "LSTM for runs of up to 16 rows"),
+  EXPECT_NE(explain(wide, 2, "auto").find(team("LSTM", lstm, 512, 2)), std::string::npos);
+  EXPECT_NE(explain({"forward", 0, 64, 320, 10, -1}, 2, "auto").find(team("LSTM", lstm, 320, 2)),
             std::string::npos);
-  EXPECT_NE(explain({"forward", 0, 64, 320, 10, -1}, 2, "auto")
-                .find(kRowTeam + "LSTM for runs of up to 4 rows"),
-            std::string::npos);
-  // A slice of R past 2 MiB: up to eight rows, a GRU's four past 4 MiB; at four threads the
-  // LSTM's slice is back under 2 MiB.
   const Case lstm640{"forward", 0, 64, 640, 10, -1};
-  EXPECT_NE(explain(lstm640, 2, "auto").find(kRowTeam + "LSTM for runs of up to 8 rows,"),
-            std::string::npos);
-  EXPECT_NE(explain(lstm640, 4, "auto").find(kRowTeam + "LSTM for runs of up to 16 rows,"),
-            std::string::npos);
+  EXPECT_NE(explain(lstm640, 2, "auto").find(team("LSTM", lstm, 640, 2)), std::string::npos);
+  EXPECT_NE(explain(lstm640, 4, "auto").find(team("LSTM", lstm, 640, 4)), std::string::npos);
   EXPECT_NE(explain({"forward", 0, 64, 768, 10, -1, false, false, true, "GRU", 1}, 2, "auto")
-                .find(kRowTeam + "GRU for runs of up to 8 rows,"),
+                .find(team("GRU", gru, 768, 2)),
             std::string::npos);
   EXPECT_NE(explain({"forward", 0, 64, 1024, 10, -1, false, false, true, "GRU", 0}, 2, "auto")
-                .find(kRowTeam + "GRU for runs of up to 4 rows,"),
+                .find(team("GRU", gru, 1024, 2)),
             std::string::npos);
-  // A vanilla RNN's slice is a quarter of an LSTM's: under 1 MiB, 4 rows.
   EXPECT_NE(explain({"forward", 0, 64, 512, 10, -1, false, false, true, "RNN"}, 2, "auto")
-                .find(kRowTeam + "RNN for runs of up to 4 rows,"),
+                .find(team("RNN", rnn, 512, 2)),
             std::string::npos);
   EXPECT_NE(explain({"forward", 0, 64, 1024, 10, -1, false, false, true, "RNN"}, 2, "auto")
-                .find(kRowTeam + "RNN for runs of up to 16 rows,"),
+                .find(team("RNN", rnn, 1024, 2)),
             std::string::npos);
   EXPECT_NE(explain({"forward", 0, 64, 640, 10, -1, false, false, true, "GRU", 1}, 2, "auto")
-                .find(kRowTeam + "GRU for runs of up to 8 rows,"),
+                .find(team("GRU", gru, 640, 2)),
             std::string::npos);
-  // One thread: the team (of one slice) for one to four rows, whatever the size and directions,
-  // and eight where R is 2 to 4 MiB.
-  EXPECT_NE(explain(wide, 1, "auto").find(kRowTeam + "LSTM for runs of up to 8 rows"),
-            std::string::npos);
-  EXPECT_NE(explain({"forward", 0, 64, 256, 10, -1}, 1, "auto")
-                .find(kRowTeam + "LSTM for runs of up to 4 rows"),
+  // One thread: the team (of one slice) whatever the size and directions.
+  EXPECT_NE(explain(wide, 1, "auto").find(team("LSTM", lstm, 512, 1)), std::string::npos);
+  EXPECT_NE(explain({"forward", 0, 64, 256, 10, -1}, 1, "auto").find(team("LSTM", lstm, 256, 1)),
             std::string::npos);
   EXPECT_NE(explain({"bidirectional", 0, 64, 320, 10, -1}, 1, "auto").find(kRowTeam),
             std::string::npos);
@@ -338,13 +370,13 @@ TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
   // Two directions of fewer than 384 units on two threads: a direction a thread, with the
   // rows of one thread's; on four threads the slices.
   EXPECT_NE(explain({"bidirectional", 0, 64, 320, 10, -1}, 2, "auto")
-                .find(kRowTeam + "LSTM for runs of up to 4 rows, the two directions at once"),
+                .find(team("LSTM", lstm, 320, 1) + " the two directions at once"),
             std::string::npos);
   EXPECT_NE(explain({"bidirectional", 0, 64, 384, 10, -1}, 2, "auto")
-                .find(kRowTeam + "LSTM for runs of up to 16 rows, each thread a slice"),
+                .find(team("LSTM", lstm, 384, 2) + " each thread a slice"),
             std::string::npos);
   EXPECT_NE(explain({"bidirectional", 0, 64, 320, 10, -1}, 4, "auto")
-                .find(kRowTeam + "LSTM for runs of up to 4 rows, each thread a slice"),
+                .find(team("LSTM", lstm, 320, 4) + " each thread a slice"),
             std::string::npos);
 }
 
