@@ -465,17 +465,23 @@ RECUR_LOAD_PATH std::string row_team_declined(const CompileContext& ctx, const R
 // 0.75-0.83; from 384 units the slices (LSTM 384 3.95 / 3.23 / 5.48-6.70, GRU 384 2.37 / 2.50
 // / 3.02-3.52, LSTM 512 11.0 / 7.19 / 15.5-16.5). Past two threads the slices share the work
 // among them all.
-RECUR_LOAD_PATH bool directions_apart(const RnnSpec& spec, int64_t H, int threads) {
-  return spec.num_directions() == 2 && threads == 2 && H < 384;
+RECUR_LOAD_PATH bool directions_apart(const RnnSpec& spec, int64_t H, int threads,
+                                      int64_t l2_bytes) {
+  if (spec.num_directions() != 2 || threads != 2) return false;
+  if (H < 384) return true;
+  const double r_bytes = 4.0 * static_cast<double>(spec.num_gates() * H) * static_cast<double>(H);
+  return l2_bytes > 0 && l2_bytes < (int64_t{2} << 20) &&
+         r_bytes <= 8.0 * static_cast<double>(l2_bytes);
 }
 
 RECUR_LOAD_PATH RowTeam create_row_team_kernel(const CompileContext& ctx, const RnnSpec& spec,
                                                const OnednnOptions& o) {
   const int64_t H = ctx.constant_input(kRnnR)->dim(2);
   RowTeam team;
-  team.apart = directions_apart(spec, H, o.max_threads);
+  const int64_t l2 = core_l2_bytes();
+  team.apart = directions_apart(spec, H, o.max_threads, l2);
   // Directions apart: a thread's slice is all of a direction's R, as on one thread.
-  team.max_rows = row_team_rows(spec.cell, H, team.apart ? 1 : o.max_threads, core_l2_bytes());
+  team.max_rows = row_team_rows(spec.cell, H, team.apart ? 1 : o.max_threads, l2);
   auto k = std::make_shared<RowTeamKernel>(ctx.node(), spec, o.team(), team.apart);
   k->init(*ctx.constant_input(kRnnW), *ctx.constant_input(kRnnR), ctx.constant_input(kRnnB),
           ctx.constant_input(kRnnP));

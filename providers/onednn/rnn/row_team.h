@@ -108,8 +108,18 @@ inline int64_t row_team_rows(RnnCell cell, int64_t H, int threads, int64_t l2_by
 inline constexpr int64_t kRowTeamMaxHidden = 2048;
 
 // Whether the two directions of a node run at once, a thread each (each direction one slice),
-// rather than one after the other with the units in a slice a thread.
-bool directions_apart(const RnnSpec& spec, int64_t H, int threads);
+// rather than one after the other with the units in a slice a thread: on two threads, under
+// 384 units, and on a core of less than 2 MiB of L2 (`l2_bytes`, a Zen 4's 1 MiB) while a
+// direction's R is at most 8 times L2 (an LSTM of 724 units). A step of the slices ends at a
+// barrier of both threads, the directions apart meet once a pass. On the Xeon slices won from
+// 384 units (docs/semantics.md, "Two directions apart"); on the Zen 4, two threads, 100 steps,
+// p50 ms apart / slices, alternated, 3 rounds: one row LSTM 256 1.42 / 2.13, LSTM 384 3.42 /
+// 5.01, LSTM 512 6.54 / 8.08, LSTM 640 10.6 / 11.9, LSTM 768 15.0 / 16.3, GRU 384 2.27 / 3.08,
+// GRU 640 6.60 / 8.51, RNN 1024 6.15 / 7.72; 4 rows LSTM 640 18.1 / 19.8, GRU 640 13.5 / 14.7,
+// RNN 1024 11.0 / 12.9; 8 rows LSTM 256 5.38 / 6.49, LSTM 320 9.49 / 11.1. Apart, a direction
+// takes the rows of a one-thread session (row_team_rows), so LSTM 448 at 8 rows runs on the
+// primitive: 19.7 against 17.9 on the slices.
+bool directions_apart(const RnnSpec& spec, int64_t H, int threads, int64_t l2_bytes);
 
 // Why the LSTM, GRU or RNN node of `ctx` does not take the row-team kernel, or "" when it does.
 std::string row_team_declined(const CompileContext& ctx, const RnnSpec& spec,

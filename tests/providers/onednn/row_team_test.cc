@@ -237,6 +237,29 @@ TEST(RowTeam, TheRowsFollowTheCoresL2) {
   }
 }
 
+// Two threads run the two directions apart under 384 units, and on a core of less than 2 MiB
+// of L2 while a direction's R is at most 8 times L2 (row_team.h).
+TEST(RowTeam, TheDirectionsRunApartByTheCoresL2) {
+  using onednn::directions_apart;
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  RnnSpec both, one;
+  both.direction = RnnDirection::kBidirectional;
+  for (int64_t l2 : {kMiB, 2 * kMiB, int64_t{0}}) {
+    EXPECT_TRUE(directions_apart(both, 320, 2, l2)) << l2;
+    EXPECT_FALSE(directions_apart(both, 320, 1, l2)) << l2;
+    EXPECT_FALSE(directions_apart(both, 320, 3, l2)) << l2;
+    EXPECT_FALSE(directions_apart(one, 320, 2, l2)) << l2;
+    EXPECT_FALSE(directions_apart(both, 768, 2, l2)) << l2;  // LSTM R 9 MiB
+  }
+  EXPECT_FALSE(directions_apart(both, 384, 2, 2 * kMiB));
+  EXPECT_FALSE(directions_apart(both, 384, 2, 0));
+  EXPECT_TRUE(directions_apart(both, 384, 2, kMiB));
+  EXPECT_TRUE(directions_apart(both, 640, 2, kMiB));  // 6.25 MiB
+  both.cell = RnnCell::kRnn;
+  EXPECT_TRUE(directions_apart(both, 1024, 2, kMiB));
+  EXPECT_FALSE(directions_apart(both, 1536, 2, kMiB));
+}
+
 TEST(RowTeam, TheWidestLstmsTakeUpTo32Rows) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team kernel needs AVX-512";
@@ -367,13 +390,18 @@ TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
   EXPECT_NE(explain({"forward", 0, 600, 192, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
   EXPECT_NE(explain({"forward", 0, 64, 2048, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
   EXPECT_EQ(explain({"forward", 0, 64, 2064, 10, -1}, 2, "auto").find(kRowTeam), std::string::npos);
-  // Two directions of fewer than 384 units on two threads: a direction a thread, with the
-  // rows of one thread's; on four threads the slices.
+  // Two directions of fewer than 384 units on two threads (more on a core of a small L2:
+  // TheDirectionsRunApartByTheCoresL2): a direction a thread, with the rows of one thread's;
+  // on four threads the slices.
   EXPECT_NE(explain({"bidirectional", 0, 64, 320, 10, -1}, 2, "auto")
                 .find(team("LSTM", lstm, 320, 1) + " the two directions at once"),
             std::string::npos);
+  RnnSpec both;
+  both.direction = RnnDirection::kBidirectional;
+  const bool apart384 = onednn::directions_apart(both, 384, 2, onednn::core_l2_bytes());
   EXPECT_NE(explain({"bidirectional", 0, 64, 384, 10, -1}, 2, "auto")
-                .find(team("LSTM", lstm, 384, 2) + " each thread a slice"),
+                .find(apart384 ? team("LSTM", lstm, 384, 1) + " the two directions at once"
+                               : team("LSTM", lstm, 384, 2) + " each thread a slice"),
             std::string::npos);
   EXPECT_NE(explain({"bidirectional", 0, 64, 320, 10, -1}, 4, "auto")
                 .find(team("LSTM", lstm, 320, 4) + " each thread a slice"),
