@@ -49,9 +49,9 @@ inline constexpr int64_t kRowTeamMaxRows = 32;
 // most rows: 4 under 1 MiB (whose primitive keeps R in L2 too), 16 to 2 MiB, 8 past it, 4 for
 // a GRU past 4 MiB, and 32 for an LSTM past 16 MiB (on one thread too, and on the Zen 4: LSTM
 // 2048, 30 steps, two threads, 16 rows 103 / 139 ms, 32 rows 199 / 254), where oneDNN 2.6's
-// primitive ran slower than the team and than ONNX Runtime
-// at every row count measured; more rows gain from the primitive's larger products. Two threads,
-// 100 steps, p50 ms, row team / primitive, alternated:
+// primitive ran slower than the team and than ONNX Runtime at every row count measured; more
+// rows gain from the primitive's larger products. Two threads, 100 steps, p50 ms, row team /
+// primitive, alternated:
 //   LSTM 512 (2 MiB a slice), 1 row 4.37 / 6.13, 8 rows 12.7 / 16.3, 16 rows 21.7 / 24.0, 32
 //   rows 42.3 / 37.4; LSTM 448, 16 rows 15.5 / 17.9; LSTM 256 (0.5 MiB), 8 rows 2.78 / 2.63;
 //   GRU 384 (0.84 MiB), 8 rows 5.23 / 5.31, 16 rows 14.8 / 13.9; RNN 512 (0.5 MiB), 1 row 0.73
@@ -69,9 +69,9 @@ inline constexpr int64_t kRowTeamMaxRows = 32;
 //   12 rows 132 / 226, 16 rows 179 / 263, 24 rows 246 / 326, 32 rows 301 / 367 (ONNX Runtime
 //   340); LSTM 1536 16 rows 84.4 / 97.4, 32 rows 160 / 181; but GRU 2048 8 rows 68.1 / 64.7,
 //   16 rows 118 / 104, and LSTM 1024 (8 MiB) 16 rows 59.3 / 57.4.
-// On one thread the slice is all of R: on the Xeon 4 rows, 8 where R is 2 to 4 MiB (one thread, 100
-// steps, team / primitive: LSTM 224 0.82 / 0.95, 256 1.18 / 1.72, 1024 63.4 / 69.5; GRU 256
-// 0.80 / 0.98; bidirectional LSTM 256 2.25 / 2.62; 4 rows LSTM 640 31.4 / 38.6, 1024 84.9 /
+// On one thread the slice is all of R: on the Xeon 4 rows, 8 where R is 2 to 4 MiB (one
+// thread, 100 steps, team / primitive: LSTM 224 0.82 / 0.95, 256 1.18 / 1.72, 1024 63.4 / 69.5; GRU
+// 256 0.80 / 0.98; bidirectional LSTM 256 2.25 / 2.62; 4 rows LSTM 640 31.4 / 38.6, 1024 84.9 /
 // 110.5; with the reversed order, 1 row LSTM 1024 59.2 / 67.4, 4 rows LSTM 512 16.2 / 22.0,
 // LSTM 2048 152 / 229, GRU 768 30.6 / 34.0; 8 rows LSTM 384 13.6 / 17.1, LSTM 512 26.4 /
 // 30.3, GRU 512 18.7 / 20.3, but LSTM 256 5.70 / 5.36 and GRU 768 49.3 / 48.1; 20 steps, LSTM

@@ -202,8 +202,6 @@ TEST(RowTeam, RandomConfigurationsMatchTheReference) {
   }
 }
 
-// An LSTM whose slice of R passes 16 MiB (1448 units and more) takes up to 32 rows on the team;
-// 33 take the primitive, which makes its copy from the team's.
 // The rows the team takes follow the core's L2 (row_team.h): a 2 MiB one (a Xeon's) or one the
 // system does not give keeps the primitive for more than 4 rows of slices under 1 MiB, a
 // 1 MiB one (a Zen 4's) takes 8 rows of slices to twice its L2; both take 32 rows of the
@@ -260,6 +258,8 @@ TEST(RowTeam, TheDirectionsRunApartByTheCoresL2) {
   EXPECT_FALSE(directions_apart(both, 1536, 2, kMiB));
 }
 
+// An LSTM whose slice of R passes 16 MiB (1448 units and more) takes up to 32 rows on the team;
+// 33 take the primitive, which makes its copy from the team's.
 TEST(RowTeam, TheWidestLstmsTakeUpTo32Rows) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team kernel needs AVX-512";
