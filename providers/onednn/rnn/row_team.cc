@@ -470,8 +470,7 @@ RECUR_LOAD_PATH bool directions_apart(const RnnSpec& spec, int64_t H, int thread
   if (spec.num_directions() != 2 || threads != 2) return false;
   if (H < 384) return true;
   const double r_bytes = 4.0 * static_cast<double>(spec.num_gates() * H) * static_cast<double>(H);
-  return l2_bytes > 0 && l2_bytes < (int64_t{2} << 20) &&
-         r_bytes <= 8.0 * static_cast<double>(l2_bytes);
+  return small_l2(l2_bytes) && r_bytes <= 8.0 * static_cast<double>(l2_bytes);
 }
 
 RECUR_LOAD_PATH RowTeam create_row_team_kernel(const CompileContext& ctx, const RnnSpec& spec,

@@ -88,6 +88,10 @@ inline constexpr int64_t kRowTeamMaxRows = 32;
 // 11.4 / 12.0, but LSTM 512 (4 MiB) 22.2 / 19.3, and GRUs lost (GRU 320 6.88 / 6.29, GRU 448
 // 13.2 / 12.5). Past twice L2 it measured as the Xeon did (two threads, 8 rows: LSTM 640 19.1
 // / 18.9, LSTM 1024 46.0 / 77.1, GRU 768 20.0 / 20.4).
+// Whether a core's L2 of `l2_bytes` takes the rules measured on the Zen 4 (1 MiB) rather than
+// the Xeon's (2 MiB, and an L2 the system does not give).
+inline bool small_l2(int64_t l2_bytes) { return l2_bytes > 0 && l2_bytes < (int64_t{2} << 20); }
+
 inline int64_t row_team_rows(RnnCell cell, int64_t H, int threads, int64_t l2_bytes) {
   constexpr double kMiB = 1024.0 * 1024.0;
   const int64_t gates = cell == RnnCell::kLstm ? 4 : cell == RnnCell::kGru ? 3 : 1;
@@ -95,7 +99,7 @@ inline int64_t row_team_rows(RnnCell cell, int64_t H, int threads, int64_t l2_by
                              static_cast<double>(std::max(threads, 1));
   if (cell != RnnCell::kGru && slice_bytes > 16.0 * kMiB) return kRowTeamMaxRows;
   const double l2 = static_cast<double>(l2_bytes);
-  if (l2 > 0.0 && l2 < 2.0 * kMiB) {  // the Zen 4's
+  if (small_l2(l2_bytes)) {
     if (threads <= 1) return cell == RnnCell::kLstm && slice_bytes <= 2.0 * l2 ? 8 : 4;
     if (slice_bytes <= 2.0 * l2) return 8;
   }
