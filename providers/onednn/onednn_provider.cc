@@ -8,6 +8,7 @@
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/dnnl_util.h"
 #include "providers/onednn/kernels.h"
+#include "providers/onednn/nn/nn.h"
 
 namespace recur {
 
@@ -75,7 +76,14 @@ class OnednnProvider final : public ExecutionProvider {
                 [&o](const std::string& v) { o.shrink_teams = v == "shrink"; })
         .choice("winograd", {"auto", "off"},
                 [&o](const std::string& v) { o.winograd = v == "auto"; })
-        .choice("blocked", {"auto", "off"}, [&o](const std::string& v) { o.blocked = v == "auto"; })
+        .choice("blocked", {"auto", "off", "nchw16c", "nhwc"},
+                [&o](const std::string& v) {
+                  using C = OnednnOptions::Chains;
+                  o.blocked = v == "auto"      ? C::kAuto
+                              : v == "nchw16c" ? C::kBlocks
+                              : v == "nhwc"    ? C::kChannelsLast
+                                               : C::kOff;
+                })
         .integer("time_block", 0, INT32_MAX, [&o](int64_t v) { o.time_block = v; })
         .flag("verbose", &o.verbose);
     // tuning_cache takes a path, which the parser's table has no kind for.
@@ -98,7 +106,16 @@ class OnednnProvider final : public ExecutionProvider {
 
   // nChw16c, the layout oneDNN's AVX-512 convolutions run in, and recur's blocked pools' vector.
   int channel_block() const override {
-    return options_.blocked && avx512::have_avx512() ? static_cast<int>(avx512::kLanes) : 0;
+    return options_.blocked != OnednnOptions::Chains::kOff && avx512::have_avx512()
+               ? static_cast<int>(avx512::kLanes)
+               : 0;
+  }
+
+  bool channels_last_chain(const std::vector<const Node*>& chain,
+                           const Graph& graph) const override {
+    using C = OnednnOptions::Chains;
+    if (options_.blocked == C::kChannelsLast) return !chain_has_pool(chain);
+    return options_.blocked == C::kAuto && chain_runs_channels_last(chain, graph);
   }
 
  private:

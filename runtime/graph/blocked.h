@@ -14,10 +14,14 @@
 //   recur::ToBlocked:   X [N, C, spatial...] -> its blocked form; attribute block (int, b).
 //   recur::FromBlocked: the blocked form [N, C/b, spatial..., b] -> X [N, C, spatial...].
 //   recur::BlockedConv: a 2-D Conv or FusedConv (fused_conv.h) whose Y is blocked, and X
-//     blocked [N, C/b, H, W, b] or plain [N, C, H, W] (a chain's first convolution, of a few
-//     input channels: oneDNN's first-layer kernels read those plain); inputs, outputs and
-//     attributes the Conv's (W [M, C/group, kH, kW] and B [M] as the model holds them), plus
-//     block; M a multiple of block.
+//     blocked [N, C/bx, H, W, bx] (its block bx its last axis) or plain [N, C, H, W] (a
+//     chain's first convolution, of a few input channels: oneDNN's first-layer kernels read
+//     those plain); inputs, outputs and attributes the Conv's (W [M, C/group, kH, kW] and B [M]
+//     as the model holds them), plus block, Y's; M a multiple of block.
+//
+// A chain may also run channels-last: each value in one block of all its channels, [N, 1, H,
+// W, C], which is NHWC (oneDNN's brgconv layout). Its BlockedConvs then read X of block C and
+// write Y of block M.
 #pragma once
 
 namespace recur {

@@ -172,6 +172,13 @@ class ExecutionProvider {
   // (runtime/graph/blocked.h), or 0 for none: the session's blocking pass then rewrites the
   // chains of convolutions and pools this provider runs to pass blocked tensors.
   virtual int channel_block() const { return 0; }
+  // Whether a chain of the blocking pass (its nodes in their plain forms, the convolutions ones
+  // this provider runs) is to pass its tensors channels-last instead of in channel_block()'s
+  // blocks.
+  virtual bool channels_last_chain(const std::vector<const Node*>& chain,
+                                   const Graph& graph) const {
+    return false;
+  }
   // Yes, or no with a reason. The default looks up the registry and then the def's claim.
   virtual Claim claim(const Node& node, const Graph& graph) const;
   virtual Result<std::unique_ptr<Kernel>> compile(CompileContext& ctx) const;

@@ -253,8 +253,12 @@ struct OnednnOptions : ProviderOptions {
   bool winograd = true;
   // onednn.blocked: auto (the default) has the session keep the tensors between this provider's
   // convolutions and pools channel-blocked (runtime/graph/blocked.h) where AVX-512 makes
-  // nChw16c its convolutions' layout; off leaves every convolution copying to and from it.
-  bool blocked = true;
+  // nChw16c its convolutions' layout, or channels-last where the chain's convolutions run
+  // faster so (chain_runs_channels_last, nn/conv.cc); nchw16c makes every chain blocked, nhwc
+  // every chain without a pool channels-last (the rest blocked);
+  // off leaves every convolution copying to and from its layout.
+  enum class Chains { kAuto, kOff, kBlocks, kChannelsLast };
+  Chains blocked = Chains::kAuto;
   // Shared by the session's kernels; null when the session has no cache.
   std::shared_ptr<TuningCache> cache;
 };

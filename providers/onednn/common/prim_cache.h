@@ -12,6 +12,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -210,14 +211,28 @@ dnnl::primitive_attr user_scratchpad_attr();
 
 // Creates a primitive under `threads` OpenMP threads from `make_desc()`, its descriptor. The
 // descriptor is made here, inside the conversion of oneDNN's errors, since making one checks
-// the shapes and throws for those oneDNN refuses (a pooling pad as wide as its window).
+// the shapes and throws for those oneDNN refuses (a pooling pad as wide as its window). Where
+// oneDNN's first implementation's name starts with `avoid`, the next that neither does nor is
+// generic, if any.
 template <class Prim, class MakeDesc>
 Result<CachedPrimitive> make_primitive(const MakeDesc& make_desc, const dnnl::primitive_attr& attr,
-                                       Threads threads, const std::string& what) {
+                                       Threads threads, const std::string& what,
+                                       std::string_view avoid = {}) {
   CachedPrimitive out;
   Status st = dnnl_try(what, [&] {
     ThreadScope scope(threads.max);
     typename Prim::primitive_desc pd(make_desc(), attr, cpu_engine());
+    const auto avoided = [avoid](const typename Prim::primitive_desc& p) {
+      return std::string_view(p.impl_info_str()).starts_with(avoid);
+    };
+    if (!avoid.empty() && avoided(pd)) {
+      bool found = false;
+      while (!found && pd.next_impl()) {
+        const std::string_view impl = pd.impl_info_str();
+        found = !avoided(pd) && !impl.starts_with("ref") && !impl.starts_with("simple");
+      }
+      if (!found) pd = typename Prim::primitive_desc(make_desc(), attr, cpu_engine());
+    }
     out.scratchpad = pd.scratchpad_desc();
     out.impl = pd.impl_info_str();
     out.primitive = Prim(pd);

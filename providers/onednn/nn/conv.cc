@@ -27,6 +27,9 @@ namespace {
 
 using dnnl::memory;
 
+// A first layer's input channels: read plain by a chain in blocks of 16, and never brgconv's.
+constexpr int64_t kMaxFirstLayerChannels = 4;
+
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(WindowAttrs attrs, int64_t group, Threads threads,
@@ -61,16 +64,20 @@ class ConvKernel final : public Kernel {
     const auto key = std::make_tuple(x->shape(), w->shape(), b ? b->shape() : Shape{-1});
     // A blocked X is planned as the plain X it holds (its memory is only read by the
     // primitive, which is told the layout); a BlockedConv may also read plain X.
-    const bool x_blocked = block_ && x->rank() == 5;
+    const int64_t x_block = block_ && x->rank() == 5 ? x->shape().back() : 0;
     Tensor unblocked;
-    if (x_blocked) {
-      if (x->shape().back() != block_) {
+    if (x_block) {
+      // In blocks of 16 as Y, or channels-last ([N, 1, H, W, C]) where Y is.
+      const bool fits =
+          channels_last(x_block, x->dim(1)) ? x->dim(1) == 1 : x_block == avx512::kLanes;
+      if (!fits) {
         return ctx.error(ErrorCode::kInvalidArgument,
-                         "X " + shape_to_string(x->shape()) + " is not [N, C/" +
-                             std::to_string(block_) + ", H, W, " + std::to_string(block_) + "]");
+                         "X " + shape_to_string(x->shape()) + " is neither [N, C/16, H, W, 16] " +
+                             "nor channels-last [N, 1, H, W, C] as Y's block " +
+                             std::to_string(block_) + " wants");
       }
       Shape plain(x->shape().begin(), x->shape().end() - 1);
-      plain[1] *= block_;
+      plain[1] *= x_block;
       unblocked = x->reshaped(plain);
       x = &unblocked;
     } else if (block_ && x->rank() != 4) {
@@ -79,11 +86,11 @@ class ConvKernel final : public Kernel {
                            std::to_string(block_) + ", H, W, " + std::to_string(block_) + "]");
     }
     if (buckets_ && !plans_.find(key)) {
-      RECUR_ASSIGN_OR_RETURN(bool ran, run_bucketed(ctx, key, *ctx.input(0), *x, x_blocked, *w, b));
+      RECUR_ASSIGN_OR_RETURN(bool ran, run_bucketed(ctx, key, *ctx.input(0), *x, x_block, *w, b));
       if (ran) return ok_status();
     }
     RECUR_ASSIGN_OR_RETURN(auto plan,
-                           plans_.get(key, [&] { return make_plan(ctx, *x, x_blocked, *w, b); }));
+                           plans_.get(key, [&] { return make_plan(ctx, *x, x_block, *w, b); }));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
     return execute(*plan, *x, *w, b, *y);
   }
@@ -95,6 +102,7 @@ class ConvKernel final : public Kernel {
     memory::desc x, w, y, b;  // the plain layouts
     memory::dims strides, dilations, pad_l, pad_r;
     double macs = 0;
+    std::string_view avoid;  // oneDNN implementations to pass over (make_primitive)
   };
   // A 1-D convolution with constant weights and under threads_for's one-thread bound, on
   // recur's own loops, where oneDNN's call costs more than the convolution (and its primitive
@@ -208,7 +216,7 @@ class ConvKernel final : public Kernel {
   // size (auto_pad SAME), sizes that are their buckets, sizes ExactPlans gives their own, and
   // sizes whose bucket runs on recur's own loops, which generate no code.
   Result<bool> run_bucketed(KernelContext& ctx, const Key& key, const Tensor& x_raw,
-                            const Tensor& x, bool x_blocked, const Tensor& w,
+                            const Tensor& x, int64_t x_block, const Tensor& w,
                             const Tensor* b) const {
     if (attrs_.auto_pad != "NOTSET" && attrs_.auto_pad != "VALID") return false;
     const int64_t rank = x.rank();
@@ -231,13 +239,13 @@ class ConvKernel final : public Kernel {
         buffers_.acquire(static_cast<size_t>(shape_numel(xb)) * sizeof(float));
     Tensor x_pad = Tensor::borrow(x_lease.data(), DType::kFloat32, xb);
     Shape key_x = xb;
-    if (x_blocked) {
+    if (x_block) {
       key_x = x_raw.shape();
       for (int64_t i = 2; i < rank; ++i) key_x[static_cast<size_t>(i)] = xb[static_cast<size_t>(i)];
     }
     RECUR_ASSIGN_OR_RETURN(auto plan,
                            plans_.get(Key{key_x, std::get<1>(key), std::get<2>(key)},
-                                      [&] { return make_plan(ctx, x_pad, x_blocked, w, b); }));
+                                      [&] { return make_plan(ctx, x_pad, x_block, w, b); }));
     if (plan->direct || plan->direct2d || plan->depthwise2d || plan->small) return false;
     if (plan->out.size() != out.size()) return false;
     // The rows the copies move: a blocked tensor's [N, C/16, H, W] positions hold 16 floats.
@@ -245,10 +253,10 @@ class ConvKernel final : public Kernel {
     const auto outer = [&](const Shape& s, bool blocked) {
       return blocked ? std::vector<int64_t>(s.begin(), s.end() - 1) : std::vector<int64_t>(s);
     };
-    std::vector<int64_t> from = outer(x_raw.shape(), x_blocked), to = from;
+    std::vector<int64_t> from = outer(x_raw.shape(), x_block > 0), to = from;
     for (int64_t i = 2; i < rank; ++i) to[static_cast<size_t>(i)] = xb[static_cast<size_t>(i)];
     copy_window(x_raw.data<float>(), from, static_cast<float*>(x_lease.data()), to,
-                x_blocked ? inner : 1);
+                x_block ? x_block : 1);
     ScratchPool::Lease y_lease =
         buffers_.acquire(static_cast<size_t>(shape_numel(plan->out)) * sizeof(float));
     Tensor y_pad = Tensor::borrow(y_lease.data(), DType::kFloat32, plan->out);
@@ -435,7 +443,7 @@ class ConvKernel final : public Kernel {
     return d;
   }
 
-  Result<ConvPlan> make_plan(const KernelContext& ctx, const Tensor& x, bool x_blocked,
+  Result<ConvPlan> make_plan(const KernelContext& ctx, const Tensor& x, int64_t x_block,
                              const Tensor& w, const Tensor* b) const {
     const int64_t rank = x.rank();
     if (rank < 3 || rank > 5 || w.rank() != rank) {
@@ -489,7 +497,7 @@ class ConvKernel final : public Kernel {
     // Multiply-adds: every output element sums C/G * prod(kernel) products.
     geo.macs = static_cast<double>(out_numel) * static_cast<double>(C / G);
     for (int64_t kd : k) geo.macs *= static_cast<double>(kd);
-    if (block_) return blocked_plan(x, x_blocked, w, *win, std::move(plan));
+    if (block_) return blocked_plan(x, x_block, w, *win, std::move(plan));
     if (std::optional<SmallConv2d> d = small_2d(x, w, *win)) {
       plan.direct2d = std::move(d);
       return plan;
@@ -563,18 +571,31 @@ class ConvKernel final : public Kernel {
     return out;
   }
 
-  // A BlockedConv's plan: X (where blocked) and Y described as nChw16c (the primitive's own
-  // layout, so its layout path copies neither), W in the primitive's layout; only oneDNN's
-  // generic implementation where it has no other for these descriptors. A chain's first
-  // convolution reads X plain: oneDNN's first-layer kernels take few channels that way.
-  Result<ConvPlan> blocked_plan(const Tensor& x, bool x_blocked, const Tensor& w, const Window& win,
-                                ConvPlan plan) const {
+  // Whether a BlockedConv whose X has block `x_block` (0: plain) runs channels-last: where Y's
+  // block is not 16 (so all its channels), or X's is all of its `x_blocks`' one block. Y [N, 1,
+  // H, W, 16] of 16 channels is both forms.
+  bool channels_last(int64_t x_block, int64_t x_blocks) const {
+    return block_ != avx512::kLanes || (x_block && x_blocks == 1 && x_block != avx512::kLanes);
+  }
+
+  // A BlockedConv's plan: X (where blocked) and Y described as nChw16c, or NHWC where the
+  // chain runs channels-last (the primitive's own layout, so its layout path copies neither),
+  // W in the primitive's layout; only oneDNN's generic implementation where it has no other
+  // for these descriptors. A chain's first convolution reads X plain: oneDNN's first-layer
+  // kernels take few channels that way (one channel is NHWC as it is).
+  Result<ConvPlan> blocked_plan(const Tensor& x, int64_t x_block, const Tensor& w,
+                                const Window& win, ConvPlan plan) const {
     Geometry& geo = plan.geo;
-    const auto blocked = [](const Shape& s) {
+    const bool nhwc = channels_last(x_block, x_block ? x.dim(1) / x_block : 0);
+    const auto blocked = [nhwc](const Shape& s) {
       return memory::desc(memory::dims(s.begin(), s.end()), memory::data_type::f32,
-                          memory::format_tag::nChw16c);
+                          nhwc ? memory::format_tag::nhwc : memory::format_tag::nChw16c);
     };
-    if (x_blocked) geo.x = blocked(x.shape());  // else plain, as make_plan described it
+    if (x_block || (nhwc && x.dim(1) == 1)) geo.x = blocked(x.shape());  // else plain NCHW
+    // NHWC from a few channels: brgconv, oneDNN's first choice, took twice the time of its
+    // direct jit kernel (1 -> 256, 3x3 stride 2, [8, 1, 400, 80], 2 threads: 3.29 against 1.58
+    // ms; 3 -> 64 0.16 / 0.14).
+    if (nhwc && x.dim(1) <= kMaxFirstLayerChannels) geo.avoid = "brgconv";
     geo.y = blocked(plan.out);
     plan.out = blocked_shape(plan.out);
     if (!constant_w_.defined() || constant_w_.shape() != w.shape()) {
@@ -692,7 +713,8 @@ class ConvKernel final : public Kernel {
       ops.append_eltwise(1.0f, *post_op_, post_alpha_, 0.0f);
       attr.set_post_ops(ops);
     }
-    return make_primitive<dnnl::convolution_forward>(d, attr, threads_for(g.macs, threads_), what_);
+    return make_primitive<dnnl::convolution_forward>(d, attr, threads_for(g.macs, threads_), what_,
+                                                     g.avoid);
   }
 
   Status run_small(const ConvPlan& plan, const Tensor& x, const Tensor* b, Tensor& y) const {
@@ -758,7 +780,7 @@ class ConvKernel final : public Kernel {
   std::string what_;  // the node, for errors
   bool small_;        // 1-D convolutions may take recur's own loop
   bool winograd_;     // onednn.winograd
-  int64_t block_;     // a BlockedConv's channel block (16); 0 for a Conv or FusedConv
+  int64_t block_;     // a BlockedConv's Y's channel block (16, or M channels-last); 0 for a Conv
   bool buckets_;      // sizes may share their bucket's plan (not for a static X, nor deterministic)
   mutable PrimCache<Key, ConvPlan> plans_;
   mutable ExactPlans<Key> own_;  // which sizes get a plan of their own
@@ -769,20 +791,21 @@ class ConvKernel final : public Kernel {
   mutable ScratchPool buffers_;  // X and Y in the primitive's layouts
 };
 
-// Blocks of 16 (the AVX-512 layout, the block the provider asks for), 2-D, one group, and W a
-// constant of whole blocks of output channels: the blocking pass makes no other.
+// Y in blocks of 16 (the AVX-512 layout, the block the provider asks for) or channels-last
+// (one block of all M channels), 2-D, one group, and W a constant of whole blocks of output
+// channels: the blocking pass makes no other.
 Claim claim_blocked_conv(const Node& n, const Graph& g) {
   if (!avx512::have_avx512()) return Claim::decline("this processor has no AVX-512");
   Claim c = claim_float32_input(n, g);
   if (!c.yes) return c;
-  const Attribute* block = n.attr(kBlockAttr);
-  if (!block || block->i != avx512::kLanes)
-    return Claim::decline("the oneDNN BlockedConv takes blocks of 16 channels");
   if (const Attribute* group = n.attr("group"); group && group->i != 1)
     return Claim::decline("a grouped BlockedConv");
   const Tensor* w = n.has_input(1) ? g.constant(n.inputs[1]) : nullptr;
   if (!w || w->dtype() != DType::kFloat32 || w->rank() != 4 || w->dim(0) % avx512::kLanes != 0)
     return Claim::decline("W is not a float32 constant [M, C, kH, kW] of whole blocks");
+  const Attribute* block = n.attr(kBlockAttr);
+  if (!block || (block->i != avx512::kLanes && block->i != w->dim(0)))
+    return Claim::decline("the oneDNN BlockedConv takes blocks of 16 channels or all of them");
   return Claim::accept();
 }
 
@@ -795,9 +818,12 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
   const bool blocked = ctx.node().op_type == kBlockedConvOp;
   const int64_t block = blocked ? a.get_int(kBlockAttr, 0) : 0;
   RECUR_RETURN_IF_ERROR(a.status());
-  if (blocked && block != avx512::kLanes) {
+  const Tensor* constant_w = ctx.constant_input(1);
+  if (blocked && block != avx512::kLanes &&
+      (!constant_w || constant_w->rank() < 1 || block != constant_w->dim(0))) {
     return ctx.error(ErrorCode::kInvalidModel, "the oneDNN BlockedConv takes blocks of " +
-                                                   std::to_string(avx512::kLanes) + " channels");
+                                                   std::to_string(avx512::kLanes) +
+                                                   " channels or of all its output channels");
   }
   std::optional<dnnl::algorithm> post_op;
   float post_alpha = 0.0f;
@@ -812,7 +838,6 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
                                    : dnnl::algorithm::eltwise_relu;
     if (act == "LeakyRelu") post_alpha = leaky_alpha;
   }
-  const Tensor* constant_w = ctx.constant_input(1);
   Tensor w_value = constant_w && constant_w->dtype() == DType::kFloat32 && constant_w->is_cpu()
                        ? *constant_w
                        : Tensor();
@@ -823,6 +848,84 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
 }
 
 }  // namespace
+
+// oneDNN 2.6 runs a convolution on nChw16c with its direct jit kernel and on NHWC with brgconv,
+// which wins on strided convolutions over many channels. At 2 threads (1 thread), p50, 3x3 stride
+// 2, nChw16c against NHWC: [8, 256, 199, 39] to 256 channels (a Conformer's subsampling) 64.3
+// against 46.2 ms (124 / 92), 192 channels over [8, 192, 100, 40] 16.1 / 13.3, 128 over [8,
+// 128, 199, 39] 13.8 / 11.8, 64 7.1 / 6.6; level from 32 to 64 channels and at stride 1 (where
+// Winograd's nChw16c kernel takes a 3x3 anyway), a 1x1 slower (256 channels, one thread: 11.8
+// against 15.9), and a first layer from one channel costs more to NHWC (1 -> 256, [8, 1, 400,
+// 80]: 1.50 against 3.48 ms), which the chain's later convolutions must make up.
+constexpr int64_t kMinChannelsLastChannels = 128;
+
+namespace {
+
+// Whether oneDNN has more than its generic implementation for `conv` from and to NHWC, planned
+// for one image of X's spatial size where the graph knows it (else 64 x 64).
+bool fast_nhwc(const Node& conv, const Graph& g, const Tensor& w) {
+  Result<WindowAttrs> attrs = WindowAttrs::read(conv);
+  if (!attrs.ok()) return false;
+  const TypeInfo& x = g.value(conv.inputs[0]).type;
+  std::vector<int64_t> in = {64, 64};
+  for (size_t i = 0; i < 2; ++i) {
+    if (x.shape && x.shape->size() == 4 && (*x.shape)[i + 2].is_fixed())
+      in[i] = (*x.shape)[i + 2].value;
+  }
+  Result<Window> win = compute_window(*attrs, in, {w.dim(2), w.dim(3)});
+  if (!win.ok() || win->out[0] < 1 || win->out[1] < 1) return false;
+  const auto nhwc = [](memory::dims d) {
+    return memory::desc(d, memory::data_type::f32, memory::format_tag::nhwc);
+  };
+  memory::dims dil;
+  for (int64_t d : win->dilations) dil.push_back(d - 1);
+  try {
+    dnnl::convolution_forward::primitive_desc pd(
+        dnnl::convolution_forward::desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+            nhwc({1, w.dim(1), in[0], in[1]}),
+            memory::desc({w.dim(0), w.dim(1), w.dim(2), w.dim(3)}, memory::data_type::f32,
+                         memory::format_tag::any),
+            memory::desc({w.dim(0)}, memory::data_type::f32, memory::format_tag::x),
+            nhwc({1, w.dim(0), win->out[0], win->out[1]}), win->strides, dil, win->pad_l,
+            win->pad_r),
+        cpu_engine());
+    return !generic_impl(pd.impl_info_str());
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+bool chain_has_pool(const std::vector<const Node*>& chain) {
+  return std::any_of(chain.begin(), chain.end(), [](const Node* n) {
+    return n->op_type == "MaxPool" || n->op_type == "AveragePool" ||
+           n->op_type == "GlobalAveragePool";
+  });
+}
+
+bool chain_runs_channels_last(const std::vector<const Node*>& chain, const Graph& g) {
+  if (chain_has_pool(chain)) return false;
+  int strided = 0;
+  for (const Node* n : chain) {
+    if (n->op_type != "Conv" && n->op_type != kFusedConvOp) continue;
+    const Tensor* w = n->has_input(1) ? g.constant(n->inputs[1]) : nullptr;
+    if (!w || w->rank() != 4) return false;
+    if (w->dim(1) <= kMaxFirstLayerChannels) continue;  // a first layer, read plain otherwise
+    const Attribute* s = n->attr("strides");
+    const Attribute* d = n->attr("dilations");
+    const bool strides =
+        s && std::any_of(s->ints.begin(), s->ints.end(), [](int64_t v) { return v > 1; });
+    const bool dilated =
+        d && std::any_of(d->ints.begin(), d->ints.end(), [](int64_t v) { return v != 1; });
+    if (!strides || dilated || w->dim(1) < kMinChannelsLastChannels || w->dim(2) * w->dim(3) < 2 ||
+        !fast_nhwc(*n, g, *w))
+      return false;
+    ++strided;
+  }
+  return strided > 0;
+}
 
 void register_conv(KernelRegistry& r) {
   auto claim = [](const Node& n, const Graph& g) { return claim_float32_input(n, g); };

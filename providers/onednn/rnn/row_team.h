@@ -42,12 +42,12 @@ inline constexpr int64_t kRowTeamMaxRows = 32;
 // The most rows a run takes the row team for (from one), for a `cell` of H units on `threads`
 // threads, by the size of a thread's slice of R and `l2_bytes`, a core's L2 (core_l2_bytes).
 // Two machines were measured, and their primitives differ more than their caches: a Xeon
-// (2 MiB L2; its rule also where the L2 is unknown) and a Zen 4 EPYC (1 MiB L2; its rule for
+// (2 MiB L2; its rule also where the L2 is unknown) and a Zen 5 EPYC (1 MiB L2; its rule for
 // any L2 under 2 MiB). Each step reads the slice's column blocks in the reverse order of the
 // step before (row_team.cc), so that past L2 a step still finds much of its slice there: from
 // that order on, one row ran faster on the team at every size measured on either. The Xeon's
 // most rows: 4 under 1 MiB (whose primitive keeps R in L2 too), 16 to 2 MiB, 8 past it, 4 for
-// a GRU past 4 MiB, and 32 for an LSTM past 16 MiB (on one thread too, and on the Zen 4: LSTM
+// a GRU past 4 MiB, and 32 for an LSTM past 16 MiB (on one thread too, and on the Zen 5: LSTM
 // 2048, 30 steps, two threads, 16 rows 103 / 139 ms, 32 rows 199 / 254), where oneDNN 2.6's
 // primitive ran slower than the team and than ONNX Runtime at every row count measured; more
 // rows gain from the primitive's larger products. Two threads, 100 steps, p50 ms, row team /
@@ -77,7 +77,7 @@ inline constexpr int64_t kRowTeamMaxRows = 32;
 // 30.3, GRU 512 18.7 / 20.3, but LSTM 256 5.70 / 5.36 and GRU 768 49.3 / 48.1; 20 steps, LSTM
 // 1536 16 rows 123 / 171, LSTM 2048 16 rows 273 / 342, 32 rows 430 / 508, but LSTM 1024 (16
 // MiB) 8 rows 41.2 / 39.0).
-// On the Zen 4 the team at 8 rows beat oneDNN's primitive on slices within twice L2, where the
+// On the Zen 5 the team at 8 rows beat oneDNN's primitive on slices within twice L2, where the
 // Xeon's rule gives the primitive runs of more than 4 rows under 1 MiB: two threads, 100 steps,
 // team / primitive, p50 ms, alternated: LSTM 224 (0.38 MiB a slice) 2.67 / 3.78, LSTM 256 3.30
 // / 4.23, LSTM 320 4.86 / 6.12, GRU 256 2.53 / 3.10, GRU 320 4.04 / 4.72, RNN 512 3.08 / 4.23, LSTM
@@ -88,7 +88,7 @@ inline constexpr int64_t kRowTeamMaxRows = 32;
 // 11.4 / 12.0, but LSTM 512 (4 MiB) 22.2 / 19.3, and GRUs lost (GRU 320 6.88 / 6.29, GRU 448
 // 13.2 / 12.5). Past twice L2 it measured as the Xeon did (two threads, 8 rows: LSTM 640 19.1
 // / 18.9, LSTM 1024 46.0 / 77.1, GRU 768 20.0 / 20.4).
-// Whether a core's L2 of `l2_bytes` takes the rules measured on the Zen 4 (1 MiB) rather than
+// Whether a core's L2 of `l2_bytes` takes the rules measured on the Zen 5 (1 MiB) rather than
 // the Xeon's (2 MiB, and an L2 the system does not give).
 inline bool small_l2(int64_t l2_bytes) { return l2_bytes > 0 && l2_bytes < (int64_t{2} << 20); }
 
@@ -113,10 +113,10 @@ inline constexpr int64_t kRowTeamMaxHidden = 2048;
 
 // Whether the two directions of a node run at once, a thread each (each direction one slice),
 // rather than one after the other with the units in a slice a thread: on two threads, under
-// 384 units, and on a core of less than 2 MiB of L2 (`l2_bytes`, a Zen 4's 1 MiB) while a
+// 384 units, and on a core of less than 2 MiB of L2 (`l2_bytes`, a Zen 5's 1 MiB) while a
 // direction's R is at most 8 times L2 (an LSTM of 724 units). A step of the slices ends at a
 // barrier of both threads, the directions apart meet once a pass. On the Xeon slices won from
-// 384 units (docs/semantics.md, "Two directions apart"); on the Zen 4, two threads, 100 steps,
+// 384 units (docs/semantics.md, "Two directions apart"); on the Zen 5, two threads, 100 steps,
 // p50 ms apart / slices, alternated, 3 rounds: one row LSTM 256 1.42 / 2.13, LSTM 384 3.42 /
 // 5.01, LSTM 512 6.54 / 8.08, LSTM 640 10.6 / 11.9, LSTM 768 15.0 / 16.3, GRU 384 2.27 / 3.08,
 // GRU 640 6.60 / 8.51, RNN 1024 6.15 / 7.72; 4 rows LSTM 640 18.1 / 19.8, GRU 640 13.5 / 14.7,

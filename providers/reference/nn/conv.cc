@@ -141,11 +141,13 @@ class ConvKernel final : public Kernel {
       RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), s.y));
       return compute(s, *x, *w, b, *y);
     }
-    // X blocked, or plain for a chain's first convolution.
+    // X blocked (by its last axis: Y's block, or all its channels in a channels-last chain),
+    // or plain for a chain's first convolution.
     const bool x_blocked = x->rank() == 5;
-    if (!blockable_dtype(x->dtype()) || (x_blocked && x->shape().back() != block_)) {
-      return invalid_argument("X " + shape_to_string(x->shape()) + " is not blocked by " +
-                              std::to_string(block_) + " channels");
+    const int64_t x_block = x_blocked ? x->shape().back() : 0;
+    if (!blockable_dtype(x->dtype()) || (x_blocked && x_block < 1)) {
+      return invalid_argument("X " + shape_to_string(x->shape()) +
+                              " is not [N, C/b, H, W, b] or [N, C, H, W]");
     }
     Tensor xp = *x;
     if (x_blocked) {
@@ -153,8 +155,8 @@ class ConvKernel final : public Kernel {
       xp = Tensor::empty(x->dtype(), plain);
       const int64_t N = plain[0], C = plain[1];
       if (xp.numel() > 0) {
-        copy_channel_blocks(false, x->raw_data(), xp.raw_data(), N, C, xp.numel() / (N * C), block_,
-                            dtype_size(x->dtype()));
+        copy_channel_blocks(false, x->raw_data(), xp.raw_data(), N, C, xp.numel() / (N * C),
+                            x_block, dtype_size(x->dtype()));
       }
     }
     RECUR_ASSIGN_OR_RETURN(ConvShapes s, shapes(xp, *w, b));
@@ -262,9 +264,9 @@ Status infer_blocked_conv(InferContext& ctx) {
   TypeInfo x = xb;
   if (xb.has_rank() && xb.rank() == 5) {
     std::vector<Dim> dims(xb.shape->begin(), xb.shape->end() - 1);
-    const Dim blocks = dims[1];
+    const Dim blocks = dims[1], x_block = xb.shape->back();
     dims[1] = Dim{};
-    if (blocks.is_fixed() && block > 0) dims[1].value = blocks.value * block;
+    if (blocks.is_fixed() && x_block.is_fixed()) dims[1].value = blocks.value * x_block.value;
     x.shape = std::move(dims);
   }
   RECUR_ASSIGN_OR_RETURN(std::optional<std::vector<Dim>> dims,

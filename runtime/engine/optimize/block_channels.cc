@@ -238,33 +238,42 @@ bool chain_pays(const Graph& g, const std::vector<int>& members,
   return convs > 0 && heavy >= 2 && saved >= copied_in.size() + copied_out;
 }
 
-// Rewrites the chain `members` (node indices in topological order).
+// Rewrites the chain `members` (node indices in topological order), in blocks of `block`
+// channels, or `channels_last`: each value in one block of all its channels.
 void rewrite_chain(Graph& g, const std::vector<int>& members, std::vector<Candidate>& cand,
-                   int64_t block) {
+                   int64_t block, bool channels_last) {
   std::vector<bool> in_chain(g.nodes().size(), false);
   for (int i : members) in_chain[static_cast<size_t>(i)] = true;
   std::unordered_map<ValueId, ValueId> blocked;  // plain value -> its blocked form
   std::vector<Node> copies;
-  const std::string chain_note = "channel-blocked (runtime/graph/blocked.h) with the " +
+  const std::string chain_note = std::string(channels_last ? "channels-last" : "channel-blocked") +
+                                 " (runtime/graph/blocked.h) with the " +
                                  std::to_string(members.size() - 1) +
                                  " other nodes of its chain (convolutions, pools, elementwise)";
+  const auto channels = [&g](ValueId v) { return (*g.value(v).type.shape)[1].value; };
   for (int i : members) {
     Node& n = cand[static_cast<size_t>(i)].blocked;
     // The blocked tensors each member reads (not a Conv's W and B, a Clip's bounds, a binary
-    // node's one-element constant); a head reads X plain.
+    // node's one-element constant); a head reads X plain, but for the channels-last form
+    // (oneDNN has no fast convolution from NCHW to NHWC).
     const Role role = cand[static_cast<size_t>(i)].role;
-    for (size_t k : role == Role::kHead ? std::vector<size_t>{} : data_inputs(g, n, role)) {
+    const bool plain_x = role == Role::kHead && !channels_last;
+    for (size_t k : plain_x ? std::vector<size_t>{} : data_inputs(g, n, role)) {
       const ValueId v = n.inputs[k];
       auto it = blocked.find(v);
       if (it == blocked.end()) {
         const std::string name = g.value(v).name;
         const ValueId b = g.add_value(pattern::fresh_name(g, name + "/blocked"));
-        copies.push_back(copy_node(kToBlockedOp, name + "/to_blocked", v, b, block,
-                                   "copies '" + name + "' into channel-blocked form for a chain " +
-                                       "of " + std::to_string(members.size()) + " nodes"));
+        copies.push_back(copy_node(
+            kToBlockedOp, name + "/to_blocked", v, b, channels_last ? channels(v) : block,
+            "copies '" + name + "' into " + (channels_last ? "channels-last" : "channel-blocked") +
+                " form for a chain of " + std::to_string(members.size()) + " nodes"));
         it = blocked.emplace(v, b).first;
       }
       n.inputs[k] = it->second;
+    }
+    if (channels_last && (role == Role::kConv || role == Role::kHead)) {
+      n.attributes[kBlockAttr] = int_attribute(g.constant(n.inputs[1])->dim(0));
     }
     const ValueId out = n.outputs[0];
     const Value& o = g.value(out);
@@ -277,7 +286,9 @@ void rewrite_chain(Graph& g, const std::vector<int>& members, std::vector<Candid
     n.notes.push_back(chain_note);
     if (read_outside) {
       copies.push_back(copy_node(kFromBlockedOp, name + "/from_blocked", b, out, 0,
-                                 "copies '" + name + "' out of channel-blocked form"));
+                                 "copies '" + name + "' out of " +
+                                     (channels_last ? "channels-last" : "channel-blocked") +
+                                     " form"));
     }
   }
   for (int i : members) g.mutable_node(i) = std::move(cand[static_cast<size_t>(i)].blocked);
@@ -286,8 +297,8 @@ void rewrite_chain(Graph& g, const std::vector<int>& members, std::vector<Candid
 
 }  // namespace
 
-Status block_conv_chains(Graph& graph, int64_t block, const NodeFusionFilter& accept,
-                         bool* changed) {
+Status block_conv_chains(Graph& graph, int64_t block, const NodeFusionFilter& accept, bool* changed,
+                         const ChainLayoutFilter& channels_last) {
   *changed = false;
   if (block < 1) return ok_status();
   const size_t count = graph.nodes().size();
@@ -327,7 +338,9 @@ Status block_conv_chains(Graph& graph, int64_t block, const NodeFusionFilter& ac
   }
   for (auto& [root, members] : chains) {
     if (!chain_pays(graph, members, cand)) continue;
-    rewrite_chain(graph, members, cand, block);
+    std::vector<const Node*> plain;
+    for (int i : members) plain.push_back(&graph.node(i));
+    rewrite_chain(graph, members, cand, block, channels_last && channels_last(plain, graph));
     *changed = true;
   }
   return *changed ? graph.finalize() : ok_status();

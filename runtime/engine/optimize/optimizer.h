@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "runtime/core/status.h"
 #include "runtime/graph/graph.h"
@@ -89,10 +90,15 @@ Status fuse_matmul_bias(Graph& graph, const NodeFusionFilter& accept);
 // (runtime/graph/blocked.h): its convolutions become recur::BlockedConv, its pools pool the
 // blocked form, a recur::ToBlocked copies in each value it reads from outside and a
 // recur::FromBlocked copies out each value read outside (keeping its name). `accept` is asked
-// for each node given its blocked form. Top-level graph only; `*changed` says whether shapes
-// must be inferred again.
-Status block_conv_chains(Graph& graph, int64_t block, const NodeFusionFilter& accept,
-                         bool* changed);
+// for each node given its blocked form. Where `channels_last` says so of a chain (given its
+// nodes in their plain forms), the chain passes its tensors channels-last instead: each value's
+// block is its own channel count (the blocked form [N, 1, H, W, C], NHWC), and its first
+// convolution reads a copy of X in that form too. Top-level graph only; `*changed` says whether
+// shapes must be inferred again.
+using ChainLayoutFilter =
+    std::function<bool(const std::vector<const Node*>& chain, const Graph& graph)>;
+Status block_conv_chains(Graph& graph, int64_t block, const NodeFusionFilter& accept, bool* changed,
+                         const ChainLayoutFilter& channels_last = {});
 
 // ONNX Runtime's com.microsoft operators, as its optimizer, quantizers and PyTorch export
 // helper write them (the fusions FusedConv, FusedGemm, FusedMatMul, the GELUs, the skip

@@ -146,20 +146,26 @@ NodeFusionFilter fusion_filter(const Session::Impl& impl) {
 // that provider runs (in their blocked forms too).
 void block_channels(const Session::Impl& impl, Graph& graph, const OpRules& rules,
                     const std::string& file) {
-  int block = 0;
+  const ExecutionProvider* blocker = nullptr;
   for (const ExecutionProvider* p : impl.providers) {
     if (usable(impl, *p) && p->channel_block() > 0) {
-      block = p->channel_block();
+      blocker = p;
       break;
     }
   }
-  if (block == 0) return;
+  if (!blocker) return;
+  const int block = blocker->channel_block();
   auto accept = [&impl, block](const Node& original, const Node& blocked, const Graph& g) {
     const ExecutionProvider* p = claimant(impl, original, g);
     return p && p->channel_block() == block && p->claim(blocked, g).yes;
   };
+  auto channels_last = [blocker](const std::vector<const Node*>& chain, const Graph& g) {
+    return blocker->channels_last_chain(chain, g);
+  };
   bool changed = false;
-  block_conv_chains(graph, block, accept, &changed).with_context(file).throw_if_error();
+  block_conv_chains(graph, block, accept, &changed, channels_last)
+      .with_context(file)
+      .throw_if_error();
   if (changed) infer_shapes(graph, rules).with_context(file).throw_if_error();
 }
 

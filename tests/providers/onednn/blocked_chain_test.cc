@@ -1,7 +1,8 @@
 // Chains of convolutions, pools and activations on channel-blocked tensors (the session's
 // blocking pass, runtime/graph/blocked.h; providers/onednn: BlockedConv in nn/conv.cc, the
 // blocked pools in nn/small_pool.cc, tensor/to_blocked.cc): random chains against the reference
-// provider running the graph as written, with NaN and infinities too; which sessions block.
+// provider running the graph as written, with NaN and infinities too, in blocks of 16 and
+// channels-last; which sessions block, and which chains the rule runs channels-last.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,18 +30,22 @@ int count_op(const Session& s, const std::string& op) {
   return n;
 }
 
-// Nodes of op `op` that run in a blocked chain (--explain's note).
-int count_blocked(const Session& s, const std::string& op) {
+// Nodes of op `op` that run in a blocked chain (--explain's note), or in one channels-last.
+int count_blocked(const Session& s, const std::string& op, bool channels_last = false) {
   int n = 0;
   for (const auto& a : s.assignment()) {
     if (a.op != op) continue;
-    for (const std::string& note : a.notes) n += note.rfind("channel-blocked", 0) == 0;
+    for (const std::string& note : a.notes) {
+      n += note.rfind("channel-blocked", 0) == 0 ||
+           (channels_last && note.rfind("channels-last", 0) == 0);
+    }
   }
   return n;
 }
 
 struct Blocked {
-  int convs = 0, binary = 0, global_pools = 0;
+  int convs = 0, binary = 0, global_pools = 0, pools = 0;
+  int nhwc = 0;  // BlockedConvs of channels-last chains
 };
 
 // A random chain from X [2, c0, H, W]: a convolution first, then `stages` of convolutions
@@ -178,8 +183,13 @@ Outputs run(const std::string& bytes, const Tensor& x, const std::string& provid
   Session s = Session::from_bytes(bytes.data(), bytes.size(), o);
   if (seen) {
     seen->convs = count_op(s, "recur::BlockedConv");
-    seen->binary = count_blocked(s, "Add") + count_blocked(s, "Mul") + count_blocked(s, "Sub");
-    seen->global_pools = count_blocked(s, "ReduceMean");  // a GlobalAveragePool's blocked form
+    seen->binary = count_blocked(s, "Add", true) + count_blocked(s, "Mul", true) +
+                   count_blocked(s, "Sub", true);
+    // A GlobalAveragePool's blocked form.
+    seen->global_pools = count_blocked(s, "ReduceMean", true);
+    seen->pools = count_blocked(s, "MaxPool") + count_blocked(s, "AveragePool");
+    seen->nhwc = count_blocked(s, "recur::BlockedConv", true) -
+                 count_blocked(s, "recur::BlockedConv", false);
   }
   return s.run({{"X", x}});
 }
@@ -204,10 +214,12 @@ void expect_match(const Outputs& got, const Outputs& want, const std::string& wh
   }
 }
 
+// Each random chain in blocks of 16 and channels-last (onednn.blocked=nhwc makes every chain
+// without a pool so).
 TEST(OnednnBlockedChains, RandomChainsMatchTheReference) {
   if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(21);
-  int chains = 0, binary = 0, global_pools = 0;
+  int chains = 0, binary = 0, global_pools = 0, nhwc_chains = 0, binary_nhwc = 0;
   for (int seed = 0; seed < 24; ++seed) {
     const int64_t c0 = std::vector<int64_t>{1, 3, 16, 32}[static_cast<size_t>(seed % 4)];
     const int64_t H = 12 + static_cast<int64_t>(rng() % 20),
@@ -215,16 +227,68 @@ TEST(OnednnBlockedChains, RandomChainsMatchTheReference) {
     const std::string bytes = random_chain(rng, c0, H, W, 3 + seed % 4, false);
     const Tensor x = random_tensor({2, c0, H, W}, rng, 1.0f);
     const std::string what = "seed " + std::to_string(seed);
-    Blocked seen;
-    const Outputs got = run(bytes, x, "onednn", "auto", &seen);
+    const Outputs want = run(bytes, x, "reference", "auto");
+    Blocked seen, nhwc;
+    expect_match(run(bytes, x, "onednn", "nchw16c", &seen), want, what);
+    expect_match(run(bytes, x, "onednn", "nhwc", &nhwc), want, what + ", channels-last");
     chains += seen.convs > 0;
     binary += seen.binary > 0;
     global_pools += seen.global_pools > 0;
-    expect_match(got, run(bytes, x, "reference", "auto"), what);
+    EXPECT_EQ(seen.nhwc, 0) << what;
+    const bool pools = seen.pools + seen.global_pools > 0;
+    EXPECT_EQ(nhwc.nhwc, pools ? 0 : seen.convs) << what;
+    nhwc_chains += nhwc.nhwc > 0;
+    binary_nhwc += nhwc.nhwc > 0 && nhwc.binary > 0;
   }
   EXPECT_GE(chains, 12) << "too few of the random chains were blocked to test anything";
   EXPECT_GE(binary, 3) << "too few blocked Add, Sub or Mul nodes";
   EXPECT_GE(global_pools, 2) << "too few blocked GlobalAveragePool nodes";
+  EXPECT_GE(nhwc_chains, 4) << "too few chains channels-last";
+  EXPECT_GE(binary_nhwc, 1) << "no channels-last Add, Sub or Mul";
+}
+
+// A Conformer's subsampling (ESPnet's and WeNet's Conv2dSubsampling: X [N, T, F] unsqueezed to
+// one channel, two 3x3 convolutions of stride 2 with Relu) over 128 channels: the rule runs it
+// channels-last, at lengths that share shape buckets, against the reference; the same chain at
+// stride 1 (Winograd's, nChw16c) and at 32 channels stays in blocks of 16.
+TEST(OnednnBlockedChains, StridedChainsOfManyChannelsRunChannelsLast) {
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(25);
+  const auto subsampling = [&rng](int64_t C, int64_t stride) {
+    ModelBuilder mb(17);
+    mb.input("X", DType::kFloat32, {-1, -1, 20}, {"N", "T", ""});
+    mb.initializer("axes", Tensor::from_vector<int64_t>({1}, {1}));
+    mb.initializer("W1", random_tensor({C, 1, 3, 3}, rng, 0.3f));
+    mb.initializer("B1", random_tensor({C}, rng));
+    mb.initializer("W2", random_tensor({C, C, 3, 3}, rng, 0.05f));
+    mb.initializer("B2", random_tensor({C}, rng));
+    mb.output("Y", DType::kFloat32);
+    mb.node("Unsqueeze", {"X", "axes"}, {"x4"}, "unsqueeze");
+    set_attr(mb.node("Conv", {"x4", "W1", "B1"}, {"c1"}, "conv1"), "strides",
+             std::vector<int64_t>{stride, stride});
+    mb.node("Relu", {"c1"}, {"r1"}, "relu1");
+    set_attr(mb.node("Conv", {"r1", "W2", "B2"}, {"c2"}, "conv2"), "strides",
+             std::vector<int64_t>{stride, stride});
+    mb.node("Relu", {"c2"}, {"Y"}, "relu2");
+    return mb.bytes();
+  };
+  const std::string bytes = subsampling(128, 2);
+  for (const int64_t T : {40, 57, 61, 100}) {
+    const Tensor x = random_tensor({3, T, 20}, rng, 1.0f);
+    Blocked seen;
+    const Outputs got = run(bytes, x, "onednn", "auto", &seen);
+    EXPECT_EQ(seen.nhwc, 2) << "T " << T;
+    expect_match(got, run(bytes, x, "reference", "auto"), "T " + std::to_string(T));
+  }
+  for (const auto& [C, stride] : {std::pair<int64_t, int64_t>{128, 1}, {32, 2}}) {
+    Blocked seen;
+    const std::string other = subsampling(C, stride);
+    const Tensor x = random_tensor({2, 30, 20}, rng, 1.0f);
+    const Outputs got = run(other, x, "onednn", "auto", &seen);
+    EXPECT_EQ(seen.convs, 2) << C << " channels, stride " << stride;
+    EXPECT_EQ(seen.nhwc, 0) << C << " channels, stride " << stride;
+    expect_match(got, run(other, x, "reference", "auto"), "stride " + std::to_string(stride));
+  }
 }
 
 // NaN and infinities in X, through convolutions without an activation (oneDNN's fused Relu
@@ -241,8 +305,9 @@ TEST(OnednnBlockedChains, SpecialValuesMatchTheReference) {
     const std::string bytes = random_chain(rng, c0, 20, 30, 4, true);
     Tensor x = random_tensor({2, c0, 20, 30}, rng, 1.0f);
     for (int64_t i = 11; i < x.numel(); i += 211) x.data<float>()[i] = specials[i % 4];
-    expect_match(run(bytes, x, "onednn", "auto"), run(bytes, x, "reference", "auto"),
-                 "seed " + std::to_string(seed));
+    const Outputs want = run(bytes, x, "reference", "auto");
+    expect_match(run(bytes, x, "onednn", "nchw16c"), want, "seed " + std::to_string(seed));
+    expect_match(run(bytes, x, "onednn", "nhwc"), want, "seed " + std::to_string(seed) + ", nhwc");
   }
 }
 

@@ -204,7 +204,7 @@ TEST(RowTeam, RandomConfigurationsMatchTheReference) {
 
 // The rows the team takes follow the core's L2 (row_team.h): a 2 MiB one (a Xeon's) or one the
 // system does not give keeps the primitive for more than 4 rows of slices under 1 MiB, a
-// 1 MiB one (a Zen 4's) takes 8 rows of slices to twice its L2; both take 32 rows of the
+// 1 MiB one (a Zen 5's) takes 8 rows of slices to twice its L2; both take 32 rows of the
 // widest LSTMs.
 TEST(RowTeam, TheRowsFollowTheCoresL2) {
   using onednn::row_team_rows;

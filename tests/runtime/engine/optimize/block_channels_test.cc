@@ -1,8 +1,8 @@
 // The blocking pass (runtime/engine/optimize/optimizer.h, block_conv_chains) run on the
 // reference provider, which takes any block: the rewritten graph (recur::ToBlocked,
 // recur::BlockedConv, pools of kernel [kh, kw, 1], recur::FromBlocked) gives the outputs of the
-// graph as written, for blocks of 4, 8 and 16, with a chain's first convolution reading plain X
-// or blocked; which chains the pass takes and which it leaves.
+// graph as written, for blocks of 4, 8 and 16 and channels-last, with a chain's first
+// convolution reading plain X or blocked; which chains the pass takes and which it leaves.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -113,6 +113,48 @@ TEST(BlockConvChains, TheReferenceRunsTheBlockedGraphAsWritten) {
       ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
       expect_near(*got, *want, what);
     }
+  }
+}
+
+// A chain the layout filter makes channels-last: every value in one block of all its channels
+// ([N, 1, H, W, C]), the first convolution reading a copy of X in that form too (one ToBlocked
+// of block c0), each BlockedConv's block its own output channels; the reference gives the
+// graph's outputs. The filter sees the chain's nodes as written.
+TEST(BlockConvChains, AChainChannelsLastHoldsEachValueInOneBlock) {
+  std::mt19937 rng(7);
+  for (const int64_t c0 : {1, 3, 16}) {
+    const std::string bytes = chain_model(c0, rng);
+    const Tensor x = random_tensor({2, c0, 13, 18}, rng, 1.0f);
+    auto plain = ReferencePlanRun::load(bytes);
+    ASSERT_TRUE(plain.ok()) << plain.status().message();
+    auto want = (*plain)->run({x});
+    ASSERT_TRUE(want.ok()) << want.status().message();
+    const std::string what = "c0 " + std::to_string(c0);
+    bool changed = false;
+    std::vector<std::string> asked;
+    auto nhwc = ReferencePlanRun::load(bytes, [&](Graph& g) {
+      return block_conv_chains(
+          g, 16, [](const Node&, const Node&, const Graph&) { return true; }, &changed,
+          [&asked](const std::vector<const Node*>& chain, const Graph&) {
+            for (const Node* n : chain) asked.push_back(n->op_type);
+            return true;
+          });
+    });
+    ASSERT_TRUE(nhwc.ok()) << what << ": " << nhwc.status().message();
+    ASSERT_TRUE(changed) << what;
+    EXPECT_EQ(asked,
+              (std::vector<std::string>{"Conv", "Relu", "MaxPool", "Conv", "Clip", "AveragePool"}))
+        << what;
+    std::vector<int64_t> to_blocks, conv_blocks;
+    for (const Node& n : (*nhwc)->graph().nodes()) {
+      if (n.op_type == kToBlockedOp) to_blocks.push_back(n.attr(kBlockAttr)->i);
+      if (n.op_type == kBlockedConvOp) conv_blocks.push_back(n.attr(kBlockAttr)->i);
+    }
+    EXPECT_EQ(to_blocks, std::vector<int64_t>{c0}) << what;
+    EXPECT_EQ(conv_blocks, (std::vector<int64_t>{16, 32})) << what;
+    auto got = (*nhwc)->run({x});
+    ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
+    expect_near(*got, *want, what);
   }
 }
 
