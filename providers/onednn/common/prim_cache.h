@@ -221,7 +221,10 @@ Result<CachedPrimitive> make_primitive(const MakeDesc& make_desc, const dnnl::pr
   CachedPrimitive out;
   Status st = dnnl_try(what, [&] {
     ThreadScope scope(threads.max);
-    typename Prim::primitive_desc pd(make_desc(), attr, cpu_engine());
+    // The descriptor outlives the iteration below: oneDNN's implementation iterator reads it
+    // at each step (a temporary's left next_impl() finding nothing).
+    const auto desc = make_desc();
+    typename Prim::primitive_desc pd(desc, attr, cpu_engine());
     const auto avoided = [avoid](const typename Prim::primitive_desc& p) {
       return std::string_view(p.impl_info_str()).starts_with(avoid);
     };
@@ -231,7 +234,7 @@ Result<CachedPrimitive> make_primitive(const MakeDesc& make_desc, const dnnl::pr
         const std::string_view impl = pd.impl_info_str();
         found = !avoided(pd) && !impl.starts_with("ref") && !impl.starts_with("simple");
       }
-      if (!found) pd = typename Prim::primitive_desc(make_desc(), attr, cpu_engine());
+      if (!found) pd = typename Prim::primitive_desc(desc, attr, cpu_engine());
     }
     out.scratchpad = pd.scratchpad_desc();
     out.impl = pd.impl_info_str();
