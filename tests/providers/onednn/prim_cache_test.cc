@@ -1,7 +1,7 @@
 // The plan cache of the oneDNN kernels (providers/onednn/common/prim_cache.h): full, it lets go
 // of the plan used least recently, so that a model fed many sizes keeps those that come back.
 // And the chunks of rows that products by a packed B run in at new row counts, and the
-// scratch buffers the kernels share.
+// scratch buffers the kernels share; make_primitive passing over an implementation.
 #if RECUR_HAVE_ONEDNN
 
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
 
 namespace recur::onednn {
@@ -53,6 +54,39 @@ TEST(PrimCache, AFailedMakeIsNotKept) {
 
 // Every row is covered, in chunks of a few sizes: at most two chunks up to 512 rows where
 // they may overlap (the second ends at row M), and without overlap each row exactly once.
+// make_primitive(..., avoid) takes oneDNN's next implementation past one whose name starts
+// with `avoid` (a channels-last first layer passes over brgconv), from a descriptor the maker
+// returns as a temporary, as the kernels' makers do: oneDNN's iterator reads it at each step.
+TEST(MakePrimitive, PassesOverTheImplementationToAvoid) {
+  using dnnl::memory;
+  const auto make = [] {
+    const auto nhwc = [](memory::dims d) {
+      return memory::desc(d, memory::data_type::f32, memory::format_tag::nhwc);
+    };
+    return dnnl::convolution_forward::desc(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+        nhwc({2, 1, 40, 20}),
+        memory::desc({32, 1, 3, 3}, memory::data_type::f32, memory::format_tag::any),
+        memory::desc({32}, memory::data_type::f32, memory::format_tag::x), nhwc({2, 32, 19, 9}),
+        {2, 2}, {0, 0}, {0, 0}, {0, 0});
+  };
+  const Threads one{1, false};
+  Result<CachedPrimitive> first =
+      make_primitive<dnnl::convolution_forward>(make, user_scratchpad_attr(), one, "first");
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  if (generic_impl(first->impl)) GTEST_SKIP() << "oneDNN has only its generic kernel here";
+  const std::string kind = first->impl.substr(0, first->impl.find(':'));
+  Result<CachedPrimitive> other =
+      make_primitive<dnnl::convolution_forward>(make, user_scratchpad_attr(), one, "other", kind);
+  ASSERT_TRUE(other.ok()) << other.status().message();
+  EXPECT_FALSE(other->impl.starts_with(kind)) << other->impl;
+  EXPECT_FALSE(generic_impl(other->impl)) << other->impl;
+  Result<CachedPrimitive> again =
+      make_primitive<dnnl::convolution_forward>(make, user_scratchpad_attr(), one, "again", "none");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->impl, first->impl);
+}
+
 TEST(ExactPlans, ChunksCoverEveryRowWithFewSizes) {
   std::set<int64_t> sizes;
   for (int64_t M = 1; M <= 1500; ++M) {
