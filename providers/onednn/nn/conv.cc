@@ -571,9 +571,9 @@ class ConvKernel final : public Kernel {
     return out;
   }
 
-  // Whether a BlockedConv whose X has block `x_block` (0: plain) runs channels-last: where Y's
-  // block is not 16 (so all its channels), or X's is all of its `x_blocks`' one block. Y [N, 1,
-  // H, W, 16] of 16 channels is both forms.
+  // Whether a BlockedConv whose X has block `x_block` (0: plain) in `x_blocks` blocks runs
+  // channels-last: where Y's block is not 16 (so all its channels), or X is one block of other
+  // than 16 channels. Y [N, 1, H, W, 16] of 16 channels is both forms.
   bool channels_last(int64_t x_block, int64_t x_blocks) const {
     return block_ != avx512::kLanes || (x_block && x_blocks == 1 && x_block != avx512::kLanes);
   }
@@ -849,17 +849,18 @@ Result<std::unique_ptr<Kernel>> create_conv(CompileContext& ctx) {
 
 }  // namespace
 
+namespace {
+
 // oneDNN 2.6 runs a convolution on nChw16c with its direct jit kernel and on NHWC with brgconv,
 // which wins on strided convolutions over many channels. At 2 threads (1 thread), p50, 3x3 stride
 // 2, nChw16c against NHWC: [8, 256, 199, 39] to 256 channels (a Conformer's subsampling) 64.3
 // against 46.2 ms (124 / 92), 192 channels over [8, 192, 100, 40] 16.1 / 13.3, 128 over [8,
 // 128, 199, 39] 13.8 / 11.8, 64 7.1 / 6.6; level from 32 to 64 channels and at stride 1 (where
 // Winograd's nChw16c kernel takes a 3x3 anyway), a 1x1 slower (256 channels, one thread: 11.8
-// against 15.9), and a first layer from one channel costs more to NHWC (1 -> 256, [8, 1, 400,
-// 80]: 1.50 against 3.48 ms), which the chain's later convolutions must make up.
+// against 15.9), and a first layer from one channel costs more to NHWC even on the direct
+// kernel (1 -> 256, [8, 1, 400, 80], in the chain at one thread: 2.6 against 3.95 ms), which
+// the chain's later convolutions must make up.
 constexpr int64_t kMinChannelsLastChannels = 128;
-
-namespace {
 
 // Whether oneDNN has more than its generic implementation for `conv` from and to NHWC, planned
 // for one image of X's spatial size where the graph knows it (else 64 x 64).
@@ -879,7 +880,8 @@ bool fast_nhwc(const Node& conv, const Graph& g, const Tensor& w) {
   };
   memory::dims dil;
   for (int64_t d : win->dilations) dil.push_back(d - 1);
-  try {
+  bool fast = false;
+  Status made = dnnl_try(conv, [&] {
     dnnl::convolution_forward::primitive_desc pd(
         dnnl::convolution_forward::desc(
             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
@@ -890,10 +892,9 @@ bool fast_nhwc(const Node& conv, const Graph& g, const Tensor& w) {
             nhwc({1, w.dim(0), win->out[0], win->out[1]}), win->strides, dil, win->pad_l,
             win->pad_r),
         cpu_engine());
-    return !generic_impl(pd.impl_info_str());
-  } catch (const dnnl::error&) {
-    return false;
-  }
+    fast = !generic_impl(pd.impl_info_str());
+  });
+  return made.ok() && fast;
 }
 
 }  // namespace
