@@ -25,8 +25,4 @@ dnnl::memory::desc channels_last(const dnnl::memory::desc& plain) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, t);
 }
 
-bool generic_impl(const std::string& impl) {
-  return impl.rfind("ref", 0) == 0 || impl.rfind("simple", 0) == 0;
-}
-
 }  // namespace recur::onednn

@@ -24,7 +24,4 @@ Result<std::shared_ptr<CachedPrimitive>> make_reorder(const dnnl::memory::desc& 
 // The channels-last layout of a plain descriptor of rank 3 to 5 (nwc, nhwc, ndhwc).
 dnnl::memory::desc channels_last(const dnnl::memory::desc& plain);
 
-// Whether a primitive's implementation is one of oneDNN's generic fallbacks ("ref", "simple").
-bool generic_impl(const std::string& impl);
-
 }  // namespace recur::onednn

@@ -154,4 +154,8 @@ std::atomic<int64_t> g_shared_plan_runs{0};
 int64_t shared_plan_runs() { return g_shared_plan_runs.load(std::memory_order_relaxed); }
 void count_shared_plan_run() { g_shared_plan_runs.fetch_add(1, std::memory_order_relaxed); }
 
+bool generic_impl(std::string_view impl) {
+  return impl.starts_with("ref") || impl.starts_with("simple");
+}
+
 }  // namespace recur::onednn

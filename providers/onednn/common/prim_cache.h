@@ -209,6 +209,9 @@ dnnl::memory::desc strided_desc(std::span<const int64_t> dims, std::span<const i
 // The primitive attributes every kernel uses: a user scratchpad.
 dnnl::primitive_attr user_scratchpad_attr();
 
+// Whether a primitive's implementation is one of oneDNN's generic fallbacks ("ref", "simple").
+bool generic_impl(std::string_view impl);
+
 // Creates a primitive under `threads` OpenMP threads from `make_desc()`, its descriptor. The
 // descriptor is made here, inside the conversion of oneDNN's errors, since making one checks
 // the shapes and throws for those oneDNN refuses (a pooling pad as wide as its window). Where
@@ -231,8 +234,7 @@ Result<CachedPrimitive> make_primitive(const MakeDesc& make_desc, const dnnl::pr
     if (!avoid.empty() && avoided(pd)) {
       bool found = false;
       while (!found && pd.next_impl()) {
-        const std::string_view impl = pd.impl_info_str();
-        found = !avoided(pd) && !impl.starts_with("ref") && !impl.starts_with("simple");
+        found = !avoided(pd) && !generic_impl(pd.impl_info_str());
       }
       if (!found) pd = typename Prim::primitive_desc(desc, attr, cpu_engine());
     }

@@ -246,8 +246,8 @@ void rewrite_chain(Graph& g, const std::vector<int>& members, std::vector<Candid
   for (int i : members) in_chain[static_cast<size_t>(i)] = true;
   std::unordered_map<ValueId, ValueId> blocked;  // plain value -> its blocked form
   std::vector<Node> copies;
-  const std::string chain_note = std::string(channels_last ? "channels-last" : "channel-blocked") +
-                                 " (runtime/graph/blocked.h) with the " +
+  const std::string form = channels_last ? "channels-last" : "channel-blocked";
+  const std::string chain_note = form + " (runtime/graph/blocked.h) with the " +
                                  std::to_string(members.size() - 1) +
                                  " other nodes of its chain (convolutions, pools, elementwise)";
   const auto channels = [&g](ValueId v) { return (*g.value(v).type.shape)[1].value; };
@@ -264,10 +264,10 @@ void rewrite_chain(Graph& g, const std::vector<int>& members, std::vector<Candid
       if (it == blocked.end()) {
         const std::string name = g.value(v).name;
         const ValueId b = g.add_value(pattern::fresh_name(g, name + "/blocked"));
-        copies.push_back(copy_node(
-            kToBlockedOp, name + "/to_blocked", v, b, channels_last ? channels(v) : block,
-            "copies '" + name + "' into " + (channels_last ? "channels-last" : "channel-blocked") +
-                " form for a chain of " + std::to_string(members.size()) + " nodes"));
+        copies.push_back(copy_node(kToBlockedOp, name + "/to_blocked", v, b,
+                                   channels_last ? channels(v) : block,
+                                   "copies '" + name + "' into " + form + " form for a chain of " +
+                                       std::to_string(members.size()) + " nodes"));
         it = blocked.emplace(v, b).first;
       }
       n.inputs[k] = it->second;
@@ -286,9 +286,7 @@ void rewrite_chain(Graph& g, const std::vector<int>& members, std::vector<Candid
     n.notes.push_back(chain_note);
     if (read_outside) {
       copies.push_back(copy_node(kFromBlockedOp, name + "/from_blocked", b, out, 0,
-                                 "copies '" + name + "' out of " +
-                                     (channels_last ? "channels-last" : "channel-blocked") +
-                                     " form"));
+                                 "copies '" + name + "' out of " + form + " form"));
     }
   }
   for (int i : members) g.mutable_node(i) = std::move(cand[static_cast<size_t>(i)].blocked);
