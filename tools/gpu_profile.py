@@ -10,6 +10,12 @@ name:dtype), on the lent GPU machine:
   - launch cost: recur-run --perf --device-io with CUDA graphs off and on, alternated with
     PyTorch timed with CUDA events, plain and replayed from a CUDA graph (medians of --repeat
     after 5 warm-ups, three rounds), into profile.json.
+--variants instead times recur-run with each named set of extra flags (e.g.
+'plain=;persist=--set cudnn.persistent=on;graphs=--cuda-graphs'), alternated with PyTorch timed
+in this process and in a child process of its own (as recur-run is), with each variant's CPU
+time over its wall time (a spinning thread shows as more than one core) and its outputs against
+the reference provider; with nsys on the machine, also the CUDA API summary of recur-run and of
+the PyTorch child (the host's cost of each launch).
 ncu serializes kernels, so a trace's sum is the GPU's busy time, not the wall time; where the
 wall time is well above it, the run is bound by launching (host) rather than by the kernels.
 """
@@ -46,8 +52,24 @@ torch.cuda.synchronize()
 """
 
 
-def ncu_path():
-    for c in (shutil.which("ncu"), "/usr/local/cuda/bin/ncu"):
+TORCH_TIME_CHILD = TORCH_CHILD.replace("""    for _ in range(2):
+        m(xt)
+torch.cuda.synchronize()""", """    for _ in range(5):
+        m(xt)
+    ms = []
+    for _ in range(int(sys.argv[6])):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        m(xt)
+        b.record()
+        b.synchronize()
+        ms.append(a.elapsed_time(b))
+print(sorted(ms)[len(ms) // 2])""")
+
+
+def tool_path(name):
+    for c in (shutil.which(name), "/usr/local/cuda/bin/" + name):
         if c and os.path.exists(c):
             return c
     return None
@@ -102,6 +124,115 @@ def detail(args, ncu, env, model, tag, r):
         os.remove(rep + ".ncu-rep")  # the text pages carry what is read here; keep $OUT small
 
 
+def recur_run_outputs(args, model, x, providers, extra, work):
+    """recur_outputs with extra flags (a provider setting, say)."""
+    xp, od = os.path.join(work, "x.npy"), os.path.join(work, "out_variant")
+    np.save(xp, x)
+    shutil.rmtree(od, ignore_errors=True)
+    cmd = [args.recur, model, "--input", "X=" + xp, "--providers", providers, "--output-dir", od,
+           "--overwrite"] + list(extra)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=gpu_bench.recur_env(args))
+    if p.returncode != 0:
+        return None, (p.stderr or p.stdout).strip()[-400:]
+    return {k: np.load(os.path.join(od, k + ".npy")).astype(np.float64)
+            for k in ("Y", "Y_h", "Y_c") if os.path.exists(os.path.join(od, k + ".npy"))}, None
+
+
+def cpu_per_wall(fn):
+    """fn's result, with the CPU time its child processes took over the wall time it took."""
+    import resource
+    import time
+    r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    out = fn()
+    r1, t1 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return out, cpu / max(t1 - t0, 1e-9)
+
+
+def nsys_api_summary(nsys, cmd, env, path, timeout):
+    """The CUDA API summary (calls, total and average ns of each) of cmd under nsys, as text."""
+    rep = path + "-rep"
+    try:
+        subprocess.run([nsys, "profile", "-t", "cuda", "-s", "none", "--cpuctxsw", "none", "-f",
+                        "true", "-o", rep] + cmd, capture_output=True, text=True, env=env,
+                       timeout=timeout)
+        p = subprocess.run([nsys, "stats", "-r", "cuda_api_sum", "-f", "csv", rep + ".nsys-rep"],
+                           capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "nsys timed out"
+    with open(path, "w") as f:
+        f.write(p.stdout + p.stderr[-2000:])
+    for ext in (".nsys-rep", ".sqlite"):
+        if os.path.exists(rep + ext):
+            os.remove(rep + ext)
+    return None
+
+
+def variants(args, case, dtype, path, w, x, m, work, env):
+    """--variants: recur-run with each set of flags against PyTorch, alternated."""
+    named = [v.split("=", 1) for v in args.variants.split(";") if v]
+    here = os.path.dirname(os.path.abspath(__file__))
+    wp, xp = os.path.join(work, "w.npz"), os.path.join(work, "x.npy")
+    np.savez(wp, **w)
+    np.save(xp, x)
+    child = [sys.executable, "-c", TORCH_TIME_CHILD, here, case[0], dtype, wp, xp, str(args.repeat)]
+    ms = {n: [] for n, _ in named}
+    load = {n: [] for n, _ in named}
+    cpu = {n: [] for n, _ in named}
+    tor, tor_child = [], []
+    r = {}
+    for _ in range(3):
+        for n, flags in named:
+            p, c = cpu_per_wall(lambda: gpu_bench.recur_perf(
+                args, path, args.providers, True, 5, args.repeat, extra=flags.split()))
+            if "error" in p:
+                r["error_" + n] = p["error"]
+                continue
+            ms[n].append(p["latency_ms"]["p50"])
+            load[n].append(p["load_ms"])
+            cpu[n].append(c)
+        if m is not None:
+            tor.append(gpu_bench.med(gpu_bench.torch_time(m, x, "cuda", 5, args.repeat)))
+            p = subprocess.run(child, capture_output=True, text=True)
+            if p.returncode == 0:
+                tor_child.append(float(p.stdout.split()[-1]))
+            else:
+                r["torch_child_error"] = p.stderr[-300:]
+    for n, _ in named:
+        r[n + "_ms"] = gpu_bench.med(ms[n])
+        r[n + "_load_ms"] = gpu_bench.med(load[n])
+        r[n + "_cpu_per_wall"] = gpu_bench.med(cpu[n])
+    r.update(torch_ms=gpu_bench.med(tor), torch_child_ms=gpu_bench.med(tor_child))
+    for n, flags in named:  # which algorithm each took (cudnn's notes)
+        p = subprocess.run([args.recur, path, "--explain", "--random-inputs", "--providers",
+                            args.providers] + flags.split(), capture_output=True, text=True,
+                           env=env)
+        with open(os.path.join(args.out, f"explain-{case[0]}-{dtype}-{n}.txt"), "w") as f:
+            f.write(p.stdout + p.stderr)
+    ref, err = gpu_bench.recur_outputs(args, path, x, "reference", work)
+    for n, flags in named:
+        got, err2 = recur_run_outputs(args, path, x, args.providers, flags.split(), work)
+        if err or err2:
+            r["diff_error_" + n] = err or err2
+            continue
+        r["max_abs_diff_" + n] = max(float(np.max(np.abs(got[k] - ref[k]))) for k in ref
+                                     if k in got)
+        r["max_rel_diff_" + n] = max(float(np.max(np.abs(got[k] - ref[k]) /
+                                               (np.abs(ref[k]) + 1e-3))) for k in ref if k in got)
+    nsys = tool_path("nsys")
+    r["nsys"] = nsys or "not found"
+    if nsys:
+        tag = f"{case[0]}-{dtype}"
+        cmd = [args.recur, path, "--perf", "--providers", args.providers, "--device-io",
+               "--random-inputs", "--warmup", "5", "--repeat", str(args.repeat)]
+        r["nsys_recur"] = nsys_api_summary(nsys, cmd, env, os.path.join(
+            args.out, f"api-{tag}-recur.csv"), args.ncu_timeout)
+        if m is not None:
+            r["nsys_torch"] = nsys_api_summary(nsys, child, dict(os.environ), os.path.join(
+                args.out, f"api-{tag}-torch.csv"), args.ncu_timeout)
+    return r
+
+
 def torch_graph_time(m, x, warmup, repeat):
     """PyTorch's forward replayed from a CUDA graph: its time without host launches."""
     import torch
@@ -144,6 +275,9 @@ def main():
     ap.add_argument("--detail", default="",
                     help="a kernel name regex: only a full ncu report (--set full, SASS with "
                          "its stall samples) of that kernel's first launch in each case's run")
+    ap.add_argument("--variants", default="",
+                    help="'name=flags;name=flags': recur-run with each set of extra flags against "
+                         "PyTorch in this process and in a child, CPU per wall, parity, nsys")
     args = ap.parse_args()
     if not args.quick:  # the quick comparison needs no PyTorch (seconds of import)
         import torch
@@ -151,7 +285,7 @@ def main():
         torch.backends.cuda.matmul.allow_tf32 = False
     os.makedirs(args.out, exist_ok=True)
     env = gpu_bench.recur_env(args)
-    ncu = ncu_path()
+    ncu = tool_path("ncu")
     rng = np.random.default_rng(7)
     work = tempfile.mkdtemp()
     results = []
@@ -176,6 +310,14 @@ def main():
             r["recur_ms"] = gpu_bench.med(ms)
             print(json.dumps(r), flush=True)
             results.append(r)
+            continue
+        if args.variants:
+            m = gpu_bench.torch_module(case, w, dtype, "cuda") if comparable else None
+            r.update(variants(args, case, dtype, path, w, x, m, work, env))
+            print(json.dumps(r), flush=True)
+            results.append(r)
+            with open(res_path, "w") as f:
+                json.dump(results, f, indent=1)
             continue
         if args.detail:
             detail(args, ncu, env, path, f"{name}-{dtype}", r)

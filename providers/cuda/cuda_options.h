@@ -8,8 +8,9 @@ namespace recur::cuda {
 struct CudaOptions : ProviderOptions {
   // cuda-generic's kAuto takes the persistent kernel for small batches (generic_rnn.cc);
   // cudnn's (its default) a persistent algorithm for the shapes where one is known to be faster
-  // (persistent_candidates in rnn/cudnn_rnn_plan.h).
-  enum class Persistent { kOff, kOn, kAuto };
+  // (persistent_candidates in rnn/cudnn_rnn_plan.h). The last three are cudnn's only: that one
+  // algorithm alone, STANDARD where cuDNN refuses it (to measure one against STANDARD).
+  enum class Persistent { kOff, kOn, kAuto, kSmallH, kStatic, kDynamic };
 
   int device = 0;
   bool tf32 = false;  // cudnn only

@@ -2,6 +2,8 @@
 
 #include <limits>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "providers/cuda/cuda_context.h"
 #include "providers/cuda/cuda_options.h"
@@ -34,13 +36,17 @@ class CudaProviderBase : public ExecutionProvider {
     parser.integer("device", 0, std::numeric_limits<int>::max(),
                    [&o](int64_t v) { o.device = static_cast<int>(v); });
     o.persistent = default_persistent();
-    parser.choice("persistent", {"0", "1", "auto", "false", "true", "off", "on"},
-                  [&o](const std::string& v) {
-                    o.persistent = v == "auto" ? cuda::CudaOptions::Persistent::kAuto
-                                   : v == "1" || v == "true" || v == "on"
-                                       ? cuda::CudaOptions::Persistent::kOn
-                                       : cuda::CudaOptions::Persistent::kOff;
-                  });
+    using P = cuda::CudaOptions::Persistent;
+    std::vector<std::string> values = {"0", "1", "auto", "false", "true", "off", "on"};
+    if (name() == "cudnn") values.insert(values.end(), {"small_h", "static", "dynamic"});
+    parser.choice("persistent", values, [&o](const std::string& v) {
+      o.persistent = v == "auto"                            ? P::kAuto
+                     : v == "1" || v == "true" || v == "on" ? P::kOn
+                     : v == "small_h"                       ? P::kSmallH
+                     : v == "static"                        ? P::kStatic
+                     : v == "dynamic"                       ? P::kDynamic
+                                                            : P::kOff;
+    });
     add_settings(parser, o);
     RECUR_RETURN_IF_ERROR(parser.parse(config.settings));
     set_device(Device::cuda(o.device));

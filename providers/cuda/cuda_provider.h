@@ -16,7 +16,9 @@ namespace recur {
 //   cudnn.device=N      the CUDA device (default 0)
 //   cudnn.tf32=1        allow TF32 tensor-core math for float32 (default: exact FMA math)
 //   cudnn.persistent=1  try cuDNN's persistent RNN algorithms for fixed-length batches, and
-//                       fall back to STANDARD where cuDNN reports them not supported
+//                       fall back to STANDARD where cuDNN reports them not supported;
+//                       auto (the default): only where one is known to be faster;
+//                       small_h|static|dynamic: that one alone, else STANDARD
 std::unique_ptr<ExecutionProvider> make_cudnn_provider();
 // Settings: cuda-generic.device=N; cuda-generic.persistent=0|1|auto: every RNN step in one
 // cooperative launch over the whole GPU (the grid kernel, generic_rnn_plan.h) instead of a GEMM

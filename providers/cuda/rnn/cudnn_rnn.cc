@@ -270,7 +270,7 @@ void CudnnRnnKernel::note_choices(CompileContext& ctx) {
     ctx.release_input(kRnnP);  // a constant of zeros (the claim checked): nothing to compute
     ctx.note("P is all zeros: peepholes dropped");
   }
-  if (persistent_ == CudaOptions::Persistent::kOn && !weights_) {
+  if (asked_persistent() && !weights_) {
     ctx.note("cudnn.persistent is on, but persistent algorithms need constant weights: STANDARD");
   }
 }
@@ -285,8 +285,13 @@ Status CudnnRnnKernel::prepare_static_shape(CompileContext& ctx, cudnnHandle_t h
   if (T <= 0 || N <= 0) return ok_status();
   RECUR_ASSIGN_OR_RETURN(auto sp, shape_plan(handle, T, N));
   if (sp->persist_ok) {
-    ctx.note("persistent RNN algorithm for T=" + std::to_string(T) + ", N=" + std::to_string(N));
-  } else if (persistent_ == CudaOptions::Persistent::kOn && weights_) {
+    const char* algo = sp->persist_algo == CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H
+                           ? "PERSIST_STATIC_SMALL_H"
+                       : sp->persist_algo == CUDNN_RNN_ALGO_PERSIST_STATIC ? "PERSIST_STATIC"
+                                                                           : "PERSIST_DYNAMIC";
+    ctx.note("persistent RNN algorithm " + std::string(algo) + " for T=" + std::to_string(T) +
+             ", N=" + std::to_string(N));
+  } else if (asked_persistent() && weights_) {
     ctx.note("no persistent RNN algorithm for this shape: STANDARD");
   }
   return ok_status();

@@ -91,6 +91,12 @@ class CudnnRnnKernel final : public Kernel {
     return stacked_ ? stacked_output(l, which) : static_cast<size_t>(which);
   }
   size_t lens_pos() const { return stacked_ ? 1 : static_cast<size_t>(kRnnSeqLens); }
+  // A persistent algorithm was asked for by setting (not auto's choice by shape), so --explain
+  // says when none was taken.
+  bool asked_persistent() const {
+    return persistent_ != CudaOptions::Persistent::kOff &&
+           persistent_ != CudaOptions::Persistent::kAuto;
+  }
 
   RnnSpec spec_;
   bool stacked_ = false;

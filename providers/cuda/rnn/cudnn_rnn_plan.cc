@@ -8,6 +8,16 @@ std::vector<PersistentAlgo> persistent_candidates(const CudnnRnnGeometry& g, DTy
   using Mode = CudaOptions::Persistent;
   std::vector<PersistentAlgo> algos;
   const int64_t H = g.hidden_size;
+  switch (mode) {
+    case Mode::kSmallH:
+      return {PersistentAlgo::kStaticSmallH};
+    case Mode::kStatic:
+      return {PersistentAlgo::kStatic};
+    case Mode::kDynamic:
+      return {PersistentAlgo::kDynamic};
+    default:
+      break;
+  }
   if (mode == Mode::kOn) {
     if (g.cell != RnnCell::kRnn && H <= 192) algos.push_back(PersistentAlgo::kStaticSmallH);
     algos.push_back(PersistentAlgo::kStatic);

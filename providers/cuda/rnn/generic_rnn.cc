@@ -182,7 +182,7 @@ Result<std::unique_ptr<Kernel>> GenericRnnKernel::create(CompileContext& ctx) {
     case CudaOptions::Persistent::kAuto:
       k->persistent_ = "auto";
       break;
-    case CudaOptions::Persistent::kOff:
+    default:  // off; the one-algorithm values are cudnn's, refused for cuda-generic
       break;
   }
   const bool wide = k->dtype_ == DType::kFloat64;

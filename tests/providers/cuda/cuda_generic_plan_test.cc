@@ -270,8 +270,11 @@ TEST(CudaGenericPlan, Settings) {
   for (const char* v : {"auto", "1", "on", "0"}) {
     EXPECT_EQ(open("cuda-generic.persistent", v).assignment().at(0).provider, "cuda-generic") << v;
   }
-  expect_error([&] { open("cuda-generic.persistent", "maybe"); }, ErrorCode::kInvalidArgument,
-               {"cuda-generic.persistent", "0|1|auto"});
+  // cudnn's one-algorithm values name cuDNN's algorithms: nothing of cuda-generic's.
+  for (const char* v : {"maybe", "static"}) {
+    expect_error([&] { open("cuda-generic.persistent", v); }, ErrorCode::kInvalidArgument,
+                 {"cuda-generic.persistent", "0|1|auto"});
+  }
   expect_error([&] { open("cuda-generic.tf32", "1"); }, ErrorCode::kInvalidArgument,
                {"no setting 'tf32'", "device", "persistent"});
 }

@@ -285,7 +285,9 @@ TEST_F(CudnnClaim, Settings) {
   EXPECT_EQ(open("cudnn.device", "0").assignment().at(0).provider, "cudnn");
   expect_error([&] { open("cudnn.tf32", "maybe"); }, ErrorCode::kInvalidArgument,
                {"cudnn.tf32", "0|1"});
-  EXPECT_EQ(open("cudnn.persistent", "auto").assignment().at(0).provider, "cudnn");
+  for (const char* v : {"auto", "small_h", "static", "dynamic"}) {
+    EXPECT_EQ(open("cudnn.persistent", v).assignment().at(0).provider, "cudnn") << v;
+  }
   expect_error([&] { open("cudnn.persistent", "sometimes"); }, ErrorCode::kInvalidArgument,
                {"cudnn.persistent", "auto"});
   expect_error([&] { open("cudnn.device", "-1"); }, ErrorCode::kInvalidArgument, {"cudnn.device"});

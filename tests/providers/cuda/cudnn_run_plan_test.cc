@@ -393,6 +393,13 @@ TEST(CudnnRunPlan, PersistentAlgorithmByShape) {
             (V{A::kStaticSmallH, A::kStatic, A::kDynamic}));
   EXPECT_EQ(persistent_candidates(geo(RnnCell::kRnn, 64, 128), f32, 1, Mode::kOn, none),
             (V{A::kStatic, A::kDynamic}));
+  // One algorithm by name: that one alone, whatever the shape or device (cuDNN may refuse it).
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kRnn, 64, 128), f32, 1, Mode::kSmallH, none),
+            V{A::kStaticSmallH});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kLstm, 128, 256, 2), f32, 16, Mode::kStatic, h200),
+            V{A::kStatic});
+  EXPECT_EQ(persistent_candidates(geo(RnnCell::kGru, 256, 512), f32, 32, Mode::kDynamic, h200),
+            V{A::kDynamic});
 }
 
 TEST(CudnnRunPlan, IndexFunctions) {
