@@ -33,11 +33,6 @@ class CudaGenericGpu : public ::testing::Test {
   }
 };
 
-std::string models_dir() {
-  const char* env = std::getenv("RECUR_MODELS_DIR");
-  return env && *env ? env : std::string(RECUR_SOURCE_DIR) + "/models";
-}
-
 void expect_close(const Outputs& got, const Outputs& want, double tol, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i) {

@@ -30,11 +30,6 @@ std::string declined(const NodeAssignment& a, const std::string& provider) {
   return "";
 }
 
-std::string models_dir() {
-  const char* env = std::getenv("RECUR_MODELS_DIR");
-  return env && *env ? env : std::string(RECUR_SOURCE_DIR) + "/models";
-}
-
 struct HeldOut {
   std::string name;
   RnnCase c;

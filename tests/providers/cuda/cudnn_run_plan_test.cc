@@ -25,6 +25,7 @@
 #include "recur/recur.h"
 #include "runtime/engine/onnx/model_loader.h"
 #include "runtime/rnn/rnn_spec.h"
+#include "tests/support/data_dirs.h"
 #include "tools/common/testdir.h"
 
 namespace recur::cuda {
@@ -279,10 +280,7 @@ FolderResult run_folder(const fs::path& dir) {
 }
 
 TEST(CudnnRunPlan, FeatureSuiteThroughACpuModelOfCudnn) {
-  const fs::path root =
-      fs::path(std::getenv("RECUR_TEST_DATA_DIR") ? std::getenv("RECUR_TEST_DATA_DIR")
-                                                  : RECUR_TEST_DATA_DIR) /
-      "rnn";
+  const fs::path root = fs::path(testing::test_data_dir()) / "rnn";
   if (!fs::exists(root)) GTEST_SKIP() << root << " is absent";
   int ran = 0;
   std::vector<std::string> names;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "recur/recur.h"
+#include "tests/support/data_dirs.h"
 #include "tests/support/model_builder.h"
 
 namespace recur::testing {
@@ -170,12 +171,6 @@ inline NodeAssignment plan_rnn(const RnnCase& c, std::vector<std::string> provid
   Session s = Session::from_bytes(m.bytes.data(), m.bytes.size(),
                                   SessionOptions().providers(std::move(providers)).plan_only(true));
   return s.assignment().at(0);
-}
-
-// tests/data, or $RECUR_TEST_DATA_DIR where the tests run from a bundle on another machine.
-inline std::string test_data_dir() {
-  const char* env = std::getenv("RECUR_TEST_DATA_DIR");
-  return env && *env ? env : RECUR_TEST_DATA_DIR;
 }
 
 inline bool cudnn_compiled_in() {

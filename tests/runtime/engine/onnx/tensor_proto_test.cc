@@ -161,7 +161,7 @@ TEST(TensorProto, Float8E8M0IsOneBytePerElement) {
 
 TEST(TensorProto, PackedSizesThatDoNotMatchAreRefusedNamingTheTensor) {
   for (int32_t code : {23, 25, 26}) {
-    for (const std::string raw : {std::string("\x01", 1), std::string("\x01\x02\x03", 3)}) {
+    for (const std::string& raw : {std::string("\x01", 1), std::string("\x01\x02\x03", 3)}) {
       onnx::TensorProto p;
       p.set_data_type(code);
       p.add_dims(5);  // 3 bytes packed 2 per byte, 2 bytes packed 4 per byte

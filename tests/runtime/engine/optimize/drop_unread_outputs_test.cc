@@ -5,11 +5,12 @@
 
 #include "runtime/engine/onnx/model_loader.h"
 #include "runtime/engine/optimize/optimizer.h"
+#include "tests/support/data_dirs.h"
 
 namespace recur::testing {
 namespace {
 
-const std::string kModels = std::string(RECUR_SOURCE_DIR) + "/models";
+const std::string kModels = models_dir();
 
 std::vector<std::vector<bool>> rnn_outputs(const Graph& g) {
   std::vector<std::vector<bool>> out;

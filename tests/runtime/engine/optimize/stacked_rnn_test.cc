@@ -9,6 +9,7 @@
 #include <random>
 
 #include "recur/recur.h"
+#include "tests/support/data_dirs.h"
 #include "tests/support/model_builder.h"
 #include "tools/common/testdir.h"
 
@@ -18,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using Fusion = SessionOptions::Fusion;
 
-const std::string kModels = std::string(RECUR_SOURCE_DIR) + "/models";
+const std::string kModels = models_dir();
 
 int count_op(const Session& s, const std::string& op) {
   int n = 0;
