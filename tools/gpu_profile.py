@@ -171,6 +171,14 @@ def nsys_api_summary(nsys, cmd, env, path, timeout):
 def variants(args, case, dtype, path, w, x, m, work, env):
     """--variants: recur-run with each set of flags against PyTorch, alternated."""
     named = [v.split("=", 1) for v in args.variants.split(";") if v]
+
+    def split(flags):  # a variant's own --providers replaces --providers
+        f = flags.split()
+        if "--providers" in f:
+            i = f.index("--providers")
+            return f[i + 1], f[:i] + f[i + 2:]
+        return args.providers, f
+
     here = os.path.dirname(os.path.abspath(__file__))
     wp, xp = os.path.join(work, "w.npz"), os.path.join(work, "x.npy")
     np.savez(wp, **w)
@@ -179,16 +187,19 @@ def variants(args, case, dtype, path, w, x, m, work, env):
     ms = {n: [] for n, _ in named}
     load = {n: [] for n, _ in named}
     cpu = {n: [] for n, _ in named}
+    tput = {n: [] for n, _ in named}
     tor, tor_child = [], []
     r = {}
-    for _ in range(3):
+    for _ in range(args.rounds):
         for n, flags in named:
+            prov, extra = split(flags)
             p, c = cpu_per_wall(lambda: gpu_bench.recur_perf(
-                args, path, args.providers, True, 5, args.repeat, extra=flags.split()))
+                args, path, prov, True, 5, args.repeat, extra=extra))
             if "error" in p:
                 r["error_" + n] = p["error"]
                 continue
             ms[n].append(p["latency_ms"]["p50"])
+            tput[n].append(p.get("throughput_per_s") or 0.0)
             load[n].append(p["load_ms"])
             cpu[n].append(c)
         if m is not None:
@@ -202,16 +213,24 @@ def variants(args, case, dtype, path, w, x, m, work, env):
         r[n + "_ms"] = gpu_bench.med(ms[n])
         r[n + "_load_ms"] = gpu_bench.med(load[n])
         r[n + "_cpu_per_wall"] = gpu_bench.med(cpu[n])
+        r[n + "_runs_per_s"] = gpu_bench.med(tput[n])
     r.update(torch_ms=gpu_bench.med(tor), torch_child_ms=gpu_bench.med(tor_child))
+    # Each round's ratio as well: PyTorch's launch rate moves between processes and minutes.
+    r["torch_rounds_ms"], r["torch_child_rounds_ms"] = tor, tor_child
+    for n, _ in named:
+        r[n + "_rounds_ms"] = ms[n]
     for n, flags in named:  # which algorithm each took (cudnn's notes)
-        p = subprocess.run([args.recur, path, "--explain", "--random-inputs", "--providers",
-                            args.providers] + flags.split(), capture_output=True, text=True,
-                           env=env)
+        prov, extra = split(flags)
+        p = subprocess.run([args.recur, path, "--explain", "--random-inputs", "--providers", prov]
+                           + extra, capture_output=True, text=True, env=env)
         with open(os.path.join(args.out, f"explain-{case[0]}-{dtype}-{n}.txt"), "w") as f:
             f.write(p.stdout + p.stderr)
     ref, err = gpu_bench.recur_outputs(args, path, x, "reference", work)
     for n, flags in named:
-        got, err2 = recur_run_outputs(args, path, x, args.providers, flags.split(), work)
+        prov, extra = split(flags)
+        if "--concurrency" in extra:
+            continue  # the same outputs as the variant without it
+        got, err2 = recur_run_outputs(args, path, x, prov, extra, work)
         if err or err2:
             r["diff_error_" + n] = err or err2
             continue
@@ -278,6 +297,7 @@ def main():
     ap.add_argument("--variants", default="",
                     help="'name=flags;name=flags': recur-run with each set of extra flags against "
                          "PyTorch in this process and in a child, CPU per wall, parity, nsys")
+    ap.add_argument("--rounds", type=int, default=3, help="--variants: rounds of alternation")
     args = ap.parse_args()
     if not args.quick:  # the quick comparison needs no PyTorch (seconds of import)
         import torch
