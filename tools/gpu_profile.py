@@ -34,40 +34,6 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_bench  # noqa: E402  (the suite, the models and PyTorch's modules)
 
-TORCH_CHILD = r"""
-import sys, numpy as np, torch
-sys.path.insert(0, sys.argv[1])
-import gpu_bench
-case = [c for c in gpu_bench.SUITE if c[0] == sys.argv[2]][0]
-w = dict(np.load(sys.argv[4]))
-x = np.load(sys.argv[5])
-torch.backends.cudnn.allow_tf32 = False
-torch.backends.cuda.matmul.allow_tf32 = False
-m = gpu_bench.torch_module(case, w, sys.argv[3], "cuda")
-xt = torch.from_numpy(x).cuda()
-with torch.inference_mode():
-    for _ in range(2):
-        m(xt)
-torch.cuda.synchronize()
-"""
-
-
-TORCH_TIME_CHILD = TORCH_CHILD.replace("""    for _ in range(2):
-        m(xt)
-torch.cuda.synchronize()""", """    for _ in range(5):
-        m(xt)
-    ms = []
-    for _ in range(int(sys.argv[6])):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        m(xt)
-        b.record()
-        b.synchronize()
-        ms.append(a.elapsed_time(b))
-print(sorted(ms)[len(ms) // 2])""")
-
-
 def tool_path(name):
     for c in (shutil.which(name), "/usr/local/cuda/bin/" + name):
         if c and os.path.exists(c):
@@ -179,11 +145,6 @@ def variants(args, case, dtype, path, w, x, m, work, env):
             return f[i + 1], f[:i] + f[i + 2:]
         return args.providers, f
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    wp, xp = os.path.join(work, "w.npz"), os.path.join(work, "x.npy")
-    np.savez(wp, **w)
-    np.save(xp, x)
-    child = [sys.executable, "-c", TORCH_TIME_CHILD, here, case[0], dtype, wp, xp, str(args.repeat)]
     ms = {n: [] for n, _ in named}
     load = {n: [] for n, _ in named}
     cpu = {n: [] for n, _ in named}
@@ -204,11 +165,11 @@ def variants(args, case, dtype, path, w, x, m, work, env):
             cpu[n].append(c)
         if m is not None:
             tor.append(gpu_bench.med(gpu_bench.torch_time(m, x, "cuda", 5, args.repeat)))
-            p = subprocess.run(child, capture_output=True, text=True)
-            if p.returncode == 0:
-                tor_child.append(float(p.stdout.split()[-1]))
+            t = gpu_bench.torch_child_time(case, dtype, w, x, work, args.repeat)
+            if t is None:
+                r["torch_child_error"] = "PyTorch's child process failed"
             else:
-                r["torch_child_error"] = p.stderr[-300:]
+                tor_child.append(t)
     for n, _ in named:
         r[n + "_ms"] = gpu_bench.med(ms[n])
         r[n + "_load_ms"] = gpu_bench.med(load[n])
@@ -247,6 +208,8 @@ def variants(args, case, dtype, path, w, x, m, work, env):
         r["nsys_recur"] = nsys_api_summary(nsys, cmd, env, os.path.join(
             args.out, f"api-{tag}-recur.csv"), args.ncu_timeout)
         if m is not None:
+            child = [sys.executable, "-c", gpu_bench.TORCH_TIME_CHILD] + gpu_bench.torch_child_args(
+                case, dtype, w, x, work, str(args.repeat))
             r["nsys_torch"] = nsys_api_summary(nsys, child, dict(os.environ), os.path.join(
                 args.out, f"api-{tag}-torch.csv"), args.ncu_timeout)
     return r
@@ -384,11 +347,8 @@ def main():
             if err:
                 r["recur_trace_error"] = err
             if comparable:
-                wp, xp = os.path.join(work, "w.npz"), os.path.join(work, "x.npy")
-                np.savez(wp, **w)
-                np.save(xp, x)
-                here = os.path.dirname(os.path.abspath(__file__))
-                cmd = [sys.executable, "-c", TORCH_CHILD, here, name, dtype, wp, xp]
+                cmd = [sys.executable, "-c", gpu_bench.TORCH_CHILD] + gpu_bench.torch_child_args(
+                    case, dtype, w, x, work)
                 rows, err = trace(ncu, cmd, dict(os.environ),
                                   os.path.join(args.out, f"trace-{tag}-torch.csv"),
                                   args.ncu_timeout)
