@@ -71,6 +71,14 @@ struct ReducePlan {
 Result<ReducePlan> reduce_plan(const Shape& in, std::vector<int64_t> axes, bool keepdims,
                                bool noop_with_empty_axes);
 
+// GlobalAveragePool as a reduction: every spatial axis of [N, C, spatial...], kept as 1. A rank-2
+// input has none, and reduce_plan with noop_with_empty_axes returns it unchanged.
+inline std::vector<int64_t> global_pool_axes(int64_t rank) {
+  std::vector<int64_t> axes;
+  for (int64_t d = 2; d < rank; ++d) axes.push_back(d);
+  return axes;
+}
+
 // [outer, axis_dim, inner] around `axis`: Softmax (opset 13+), TopK, ArgMax...
 ReduceIndex around_axis(const Shape& in, int64_t axis);
 

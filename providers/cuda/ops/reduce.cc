@@ -1,5 +1,5 @@
-// cuda-generic's reductions (ReduceSum, ReduceMean, ...), ArgMax/ArgMin, Softmax/LogSoftmax,
-// LayerNormalization and TopK.
+// cuda-generic's reductions (ReduceSum, ReduceMean, ...), GlobalAveragePool, ArgMax/ArgMin,
+// Softmax/LogSoftmax, LayerNormalization and TopK.
 #include "providers/cuda/ops/gpu_kernel.h"
 
 namespace recur::cuda::ops {
@@ -53,6 +53,32 @@ class ReduceKernel final : public GpuKernel {
   ReduceDef def_;
   std::vector<int64_t> axes_;
   bool keepdims_, noop_;
+};
+
+// The mean over every spatial axis, the reduction kernel's ReduceMean over global_pool_axes. Not
+// GlobalMaxPool: the reduction's max propagates NaN, the reference provider's pools skip it.
+class GlobalAveragePoolKernel final : public GpuKernel {
+ protected:
+  Status compute(KernelContext& ctx, GpuRun& run) const override {
+    RECUR_ASSIGN_OR_RETURN(const Tensor* x, need_input(ctx, 0));
+    if (x->rank() < 2) {
+      return ctx.error(
+          ErrorCode::kInvalidArgument,
+          "X must have rank >= 2 ([N, C, spatial...]), got " + shape_to_string(x->shape()));
+    }
+    auto plan = reduce_plan(x->shape(), global_pool_axes(x->rank()), true, true);
+    if (!plan.ok()) return plan.status().with_context(ctx.node().describe());
+    if (plan->identity) return ctx.set_output(0, *x);
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, new_output(ctx, 0, x->dtype(), plan->out));
+    if (y->numel() == 0) return ok_status();
+    if (x->numel() == 0) {  // empty spatial axes: a mean of nothing is 0, as on the reference
+      RECUR_CUDA_CHECK(cudaMemsetAsync(y->raw_data(), 0, y->nbytes(), run.stream));
+      return ok_status();
+    }
+    RECUR_LAUNCH_CHECK(ctx, launch_reduce(x->dtype(), kReduceMean, plan->index, x->raw_data(),
+                                          y->raw_data(), y->numel(), run.stream));
+    return ok_status();
+  }
 };
 
 class ArgKernel final : public GpuKernel {
@@ -218,6 +244,12 @@ void register_reduce_kernels(KernelRegistry& r) {
            .claim = claim_input_types(0, types),
            .host_inputs = {1}});
   }
+  r.add({.op_type = "GlobalAveragePool",
+         .since = 1,
+         .create = [](CompileContext&) -> Result<std::unique_ptr<Kernel>> {
+           return std::make_unique<GlobalAveragePoolKernel>();
+         },
+         .claim = claim_input_types(0, kFloats)});
   for (auto [op, is_max] : {std::pair<const char*, bool>{"ArgMax", true}, {"ArgMin", false}}) {
     r.add({.op_type = op,
            .since = 1,

@@ -2,8 +2,9 @@
 // per-element functions (ops/element_fns.h) that every CUDA kernel is a grid-stride loop around,
 // run here in plain loops and compared with the reference provider on random inputs:
 // broadcasting arithmetic and comparisons, unary functions, Where, Cast, Transpose, Slice,
-// Expand, Flatten's shape, Concat, Split, Gather, ScatterElements, Range, the reductions, ArgMax,
-// Softmax and LogSoftmax, LayerNormalization, TopK, and MatMul's batching plan.
+// Expand, Flatten's shape, Concat, Split, Gather, ScatterElements, Range, the reductions and
+// GlobalAveragePool, ArgMax, Softmax and LogSoftmax, LayerNormalization, TopK, and MatMul's
+// batching plan.
 #if RECUR_HAVE_CUDA
 
 #include <gtest/gtest.h>
@@ -642,6 +643,26 @@ TEST(GlueOpsCpu, Reductions) {
   for (int64_t i = 0; i < y.numel(); ++i)
     reduce_int_element<int64_t>(kReduceSum, plan->index, xi.data<int64_t>(), y.data<int64_t>(), i);
   expect_same(y, want[0], "ReduceSum int64");
+}
+
+// GlobalAveragePool: ReduceMean's element function over global_pool_axes, in one pass (the
+// spatial axes are the last ones: no transpose), against the reference provider's pool.
+TEST(GlueOpsCpu, GlobalAveragePool) {
+  for (const Shape& s :
+       {Shape{2, 3, 4, 5}, Shape{2, 3, 7}, Shape{1, 4, 1, 1}, Shape{2, 3, 2, 3, 2}, Shape{3, 5}}) {
+    Tensor x = rand_float(s);
+    const auto want = reference("GlobalAveragePool", {{"x", x}}, {DType::kFloat32});
+    auto plan = reduce_plan(s, global_pool_axes(static_cast<int64_t>(s.size())), true, true);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_TRUE(plan->perm.empty()) << shape_to_string(s);
+    Tensor y = x;  // a rank-2 X has no spatial axis: the kernel hands X on unchanged
+    if (!plan->identity) {
+      y = Tensor::empty(DType::kFloat32, plan->out);
+      for (int64_t i = 0; i < y.numel(); ++i)
+        reduce_element<float, float>(kReduceMean, plan->index, x.data<float>(), y.data<float>(), i);
+    }
+    expect_same(y, want[0], "GlobalAveragePool of " + shape_to_string(s), 1e-5);
+  }
 }
 
 // TopK of `x` along `axis` by the kernel's element function on the host, against the
