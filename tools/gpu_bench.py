@@ -169,9 +169,11 @@ def torch_time(m, x, device, warmup, repeat):
     return ms
 
 
-# PyTorch's module run twice in a process of its own: argv is the tools folder, the case's name,
-# the dtype, and the .npz of its weights and .npy of X (torch_child_args).
-TORCH_CHILD = r"""
+# PyTorch's module in a process of its own: argv is the tools folder, the case's name, the
+# dtype, and the .npz of its weights and .npy of X (torch_child_args). TORCH_CHILD runs it twice
+# (for a kernel trace); TORCH_TIME_CHILD times it as torch_time does, argv[6] runs after 5
+# warm-ups, and prints their median in ms.
+_TORCH_CHILD_SETUP = r"""
 import sys, numpy as np, torch
 sys.path.insert(0, sys.argv[1])
 import gpu_bench
@@ -181,30 +183,17 @@ x = np.load(sys.argv[5])
 torch.backends.cudnn.allow_tf32 = False
 torch.backends.cuda.matmul.allow_tf32 = False
 m = gpu_bench.torch_module(case, w, sys.argv[3], "cuda")
+"""
+TORCH_CHILD = _TORCH_CHILD_SETUP + r"""
 xt = torch.from_numpy(x).cuda()
 with torch.inference_mode():
     for _ in range(2):
         m(xt)
 torch.cuda.synchronize()
 """
-
-
-# PyTorch timed in a process of its own, as recur-run is: argv as TORCH_CHILD, then the number
-# of timed runs; prints their median in ms.
-TORCH_TIME_CHILD = TORCH_CHILD.replace("""    for _ in range(2):
-        m(xt)
-torch.cuda.synchronize()""", """    for _ in range(5):
-        m(xt)
-    ms = []
-    for _ in range(int(sys.argv[6])):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        m(xt)
-        b.record()
-        b.synchronize()
-        ms.append(a.elapsed_time(b))
-print(sorted(ms)[len(ms) // 2])""")
+TORCH_TIME_CHILD = _TORCH_CHILD_SETUP + r"""
+print(gpu_bench.med(gpu_bench.torch_time(m, x, "cuda", 5, int(sys.argv[6]))))
+"""
 
 
 def torch_child_args(case, dtype, w, x, work, *extra):
