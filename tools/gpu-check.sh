@@ -71,6 +71,10 @@ if [[ $PART == tests || $PART == all ]]; then
     run "$B/bin/recur-run" models/$m --explain --providers cudnn,cuda-generic \
       > "$OUT/explain-$m.txt" 2>&1 || status=1
   done
+  # The model families (tests/data/families): the glue on cuda-generic, the RNNs on cudnn.
+  run "$B/bin/recur-run" --suite tests/data/families --providers cudnn,cuda-generic,reference \
+    > "$OUT/families.txt" 2>&1 || status=1
+  tail -n 3 "$OUT/families.txt"
   run "$B/bin/recur-run" --suite tests/data/rnn --providers cuda-generic \
     > "$OUT/suite-generic.txt" 2>&1 || status=1
   tail -n 3 "$OUT/suite-generic.txt"

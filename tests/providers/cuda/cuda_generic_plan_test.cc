@@ -151,6 +151,27 @@ TEST(CudaGenericPlan, DilatedPoolingIsDeclined) {
   }
 }
 
+// GlobalAveragePool runs on cuda-generic (as ReduceMean over the spatial axes) in every float
+// type, so a CNN's pooled features stay on the GPU; GlobalMaxPool, whose NaN handling the
+// reduction's max does not share, goes to the next provider.
+TEST(CudaGenericPlan, GlobalAveragePoolStaysOnTheGpu) {
+  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+    for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kFloat64}) {
+      ModelBuilder mb;
+      mb.input("x", dt, {2, 3, 5, 7});
+      mb.output("y", dt);
+      mb.node(op, {"x"}, {"y"}, "pool");
+      const std::string bytes = mb.bytes();
+      Session s = Session::from_bytes(
+          bytes.data(), bytes.size(),
+          SessionOptions().providers({"cuda-generic", "reference"}).plan_only(true));
+      const bool average = std::string(op) == "GlobalAveragePool";
+      EXPECT_EQ(s.assignment().at(0).provider, average ? "cuda-generic" : "reference")
+          << op << " " << dtype_name(dt);
+    }
+  }
+}
+
 // Every case of the RNN oracle suite runs on a GPU provider: cudnn where it can, cuda-generic
 // for the rest.
 TEST(CudaGenericPlan, OracleSuiteStaysOnTheGpu) {
