@@ -38,7 +38,7 @@ class CudaProviderBase : public ExecutionProvider {
     o.persistent = default_persistent();
     using P = cuda::CudaOptions::Persistent;
     std::vector<std::string> values = {"0", "1", "auto", "false", "true", "off", "on"};
-    if (name() == "cudnn") values.insert(values.end(), {"small_h", "static", "dynamic"});
+    for (const std::string& v : more_persistent_values()) values.push_back(v);
     parser.choice("persistent", values, [&o](const std::string& v) {
       o.persistent = v == "auto"                            ? P::kAuto
                      : v == "1" || v == "true" || v == "on" ? P::kOn
@@ -76,6 +76,8 @@ class CudaProviderBase : public ExecutionProvider {
   // The provider's settings beyond device and persistent (0, 1 or auto).
   virtual void add_settings(SettingsParser& parser, cuda::CudaOptions& o) const = 0;
   virtual cuda::CudaOptions::Persistent default_persistent() const = 0;
+  // Values of `persistent` beyond 0, 1 and auto that this provider takes.
+  virtual std::vector<std::string> more_persistent_values() const { return {}; }
   bool has_kernels_ = false;
 
  private:
@@ -98,6 +100,10 @@ class CudnnProvider final : public CudaProviderBase {
   // auto: a persistent algorithm where one is known to be faster (persistent_candidates).
   cuda::CudaOptions::Persistent default_persistent() const override {
     return cuda::CudaOptions::Persistent::kAuto;
+  }
+  // One of cuDNN's persistent algorithms alone (persistent_candidates).
+  std::vector<std::string> more_persistent_values() const override {
+    return {"small_h", "static", "dynamic"};
   }
 };
 
