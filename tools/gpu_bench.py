@@ -204,10 +204,10 @@ def torch_child_args(case, dtype, w, x, work, *extra):
     return [os.path.dirname(os.path.abspath(__file__)), case[0], dtype, wp, xp] + list(extra)
 
 
-def torch_child_time(case, dtype, w, x, work, repeat):
-    """PyTorch's median ms in a process of its own (as recur-run is timed), or None."""
-    p = subprocess.run([sys.executable, "-c", TORCH_TIME_CHILD]
-                       + torch_child_args(case, dtype, w, x, work, str(repeat)),
+def torch_child_time(child_args):
+    """PyTorch's median ms in a process of its own (as recur-run is timed), or None;
+    child_args from torch_child_args with the number of timed runs."""
+    p = subprocess.run([sys.executable, "-c", TORCH_TIME_CHILD] + child_args,
                        capture_output=True, text=True)
     return float(p.stdout.split()[-1]) if p.returncode == 0 and p.stdout.split() else None
 
@@ -398,6 +398,8 @@ def suite_section(args, work, built, rng, mem):
                         float(np.max(np.abs(got[k] - want[k]))) for k in want if k in got)
             # Timing, alternated.
             rec_dev, rec_host, tor, tor_child, load = [], [], [], [], []
+            child = (torch_child_args(case, dtype, w, x, work, str(args.repeat))
+                     if comparable and gpu else None)
             for _ in range(3):
                 for device_io, into in ((True, rec_dev), (False, rec_host)):
                     if device_io and not gpu:
@@ -412,8 +414,8 @@ def suite_section(args, work, built, rng, mem):
                     break
                 if comparable:
                     tor.append(med(torch_time(m, x, args.device, args.warmup, args.repeat)))
-                    if gpu:  # PyTorch's launch rate moves with its process: one of its own too
-                        t = torch_child_time(case, dtype, w, x, work, args.repeat)
+                    if child:  # PyTorch's launch rate moves with its process: one of its own too
+                        t = torch_child_time(child)
                         if t is not None:
                             tor_child.append(t)
             r["recur_device_io_p50_ms"] = med(rec_dev)

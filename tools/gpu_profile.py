@@ -150,6 +150,7 @@ def variants(args, case, dtype, path, w, x, m, work, env):
     cpu = {n: [] for n, _ in named}
     tput = {n: [] for n, _ in named}
     tor, tor_child = [], []
+    child = gpu_bench.torch_child_args(case, dtype, w, x, work, str(args.repeat))
     r = {}
     for _ in range(args.rounds):
         for n, flags in named:
@@ -165,7 +166,7 @@ def variants(args, case, dtype, path, w, x, m, work, env):
             cpu[n].append(c)
         if m is not None:
             tor.append(gpu_bench.med(gpu_bench.torch_time(m, x, "cuda", 5, args.repeat)))
-            t = gpu_bench.torch_child_time(case, dtype, w, x, work, args.repeat)
+            t = gpu_bench.torch_child_time(child)
             if t is None:
                 r["torch_child_error"] = "PyTorch's child process failed"
             else:
@@ -208,9 +209,8 @@ def variants(args, case, dtype, path, w, x, m, work, env):
         r["nsys_recur"] = nsys_api_summary(nsys, cmd, env, os.path.join(
             args.out, f"api-{tag}-recur.csv"), args.ncu_timeout)
         if m is not None:
-            child = [sys.executable, "-c", gpu_bench.TORCH_TIME_CHILD] + gpu_bench.torch_child_args(
-                case, dtype, w, x, work, str(args.repeat))
-            r["nsys_torch"] = nsys_api_summary(nsys, child, dict(os.environ), os.path.join(
+            cmd = [sys.executable, "-c", gpu_bench.TORCH_TIME_CHILD] + child
+            r["nsys_torch"] = nsys_api_summary(nsys, cmd, dict(os.environ), os.path.join(
                 args.out, f"api-{tag}-torch.csv"), args.ncu_timeout)
     return r
 
