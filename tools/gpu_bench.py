@@ -244,13 +244,13 @@ def recur_perf(args, model, providers, device_io, warmup, repeat, threads=0, ext
     return r
 
 
-def recur_outputs(args, model, x, providers, work):
+def recur_outputs(args, model, x, providers, work, extra=()):
     xp = os.path.join(work, "x.npy")
     np.save(xp, x)
     od = os.path.join(work, "out_" + providers.replace(",", "_"))
     shutil.rmtree(od, ignore_errors=True)  # no outputs left from another case's model
     cmd = [args.recur, model, "--input", "X=" + xp, "--providers", providers, "--output-dir", od,
-           "--overwrite"]
+           "--overwrite"] + list(extra)
     p = subprocess.run(cmd, capture_output=True, text=True, env=recur_env(args))
     if p.returncode != 0:
         return None, (p.stderr or p.stdout).strip()[-500:]
@@ -357,10 +357,16 @@ def ort_cpu(model, feeds, threads, warmup=1, repeat=5):
         return {"error": str(e)[:200]}
 
 
-def explain(args, model, providers):
-    p = subprocess.run([args.recur, model, "--explain", "--plan-only", "--providers", providers],
-                       capture_output=True, text=True, env=recur_env(args))
+def explain(args, model, providers, extra=()):
+    p = subprocess.run([args.recur, model, "--explain", "--plan-only", "--providers", providers]
+                       + list(extra), capture_output=True, text=True, env=recur_env(args))
     return p.stdout
+
+
+def planned_provider(args, model, providers, node, extra=()):
+    """The provider --explain names for `node`, or "?"."""
+    plan = explain(args, model, providers, extra)
+    return next((l.split()[2] for l in plan.splitlines() if l.startswith(node + " ")), "?")
 
 
 def med(xs):
@@ -371,6 +377,7 @@ def suite_section(args, work, built, rng, mem):
     gpu = args.gpu
     providers = args.providers
     cpu_threads = os.cpu_count() or 1
+    keep = ["--set", "cudnn.defer_to_grid=0"] if "cudnn" in built else []
     out = []
     for dtype in args.dtypes.split(","):
         for case in args.suite:
@@ -382,15 +389,19 @@ def suite_section(args, work, built, rng, mem):
             path = os.path.join(work, f"{name}_{dtype}.onnx")
             w, x = make_model(case, dtype, path, rng)
             r = {"case": name, "dtype": dtype, "T": T, "N": N, "I": I, "H": H}
-            plan = explain(args, path, providers)
-            r["provider"] = next((l.split()[2] for l in plan.splitlines()
-                                  if l.startswith(name + " ")), "?")
+            # The suite times cudnn against PyTorch, so cudnn keeps what it can run; where the
+            # default plan leaves a node to cuda-generic's grid kernel, that is timed below
+            # (cuda_generic_device_io_p50_ms) and named here.
+            r["provider"] = planned_provider(args, path, providers, name, keep)
+            default = planned_provider(args, path, providers, name)
+            if default != r["provider"]:
+                r["default_provider"] = default
             # Correctness against PyTorch, where PyTorch computes the same thing.
             comparable = not opt.get("peepholes") and opt.get("linear_before_reset", 1) == 1
             if comparable:
                 m = torch_module(case, w, dtype, args.device)
                 want = torch_outputs(m, x, op, args.device)
-                got, err = recur_outputs(args, path, x, providers, work)
+                got, err = recur_outputs(args, path, x, providers, work, keep)
                 if err:
                     r["error"] = err
                 else:
@@ -404,7 +415,8 @@ def suite_section(args, work, built, rng, mem):
                 for device_io, into in ((True, rec_dev), (False, rec_host)):
                     if device_io and not gpu:
                         continue
-                    p = recur_perf(args, path, providers, device_io, args.warmup, args.repeat)
+                    p = recur_perf(args, path, providers, device_io, args.warmup, args.repeat,
+                                   extra=keep)
                     if "error" in p:
                         r["error"] = p["error"]
                         break
@@ -428,13 +440,13 @@ def suite_section(args, work, built, rng, mem):
                 r["torch_child_p50_ms"] = med(tor_child)
                 r["torch_child_over_recur"] = r["torch_child_p50_ms"] / r["recur_device_io_p50_ms"]
             if mem.handle is not None:
-                p = recur_perf(args, path, providers, True, 1, 3, memory=mem)
+                p = recur_perf(args, path, providers, True, 1, 3, extra=keep, memory=mem)
                 r["recur_device_mib"] = p.get("device_mib")
                 if comparable:
                     r["torch_device_mib"] = torch_device_mib(args, mem, case, w, x, dtype, work)
             if dtype == "float32" and N <= 32:
                 ref, err = recur_outputs(args, path, x, "reference", work)
-                got, err2 = recur_outputs(args, path, x, providers, work)
+                got, err2 = recur_outputs(args, path, x, providers, work, keep)
                 if err or err2:
                     r["error"] = err or err2
                 else:

@@ -14,6 +14,9 @@ struct CudaOptions : ProviderOptions {
 
   int device = 0;
   bool tf32 = false;  // cudnn only
+  // cudnn only: leave float32 nodes that cuDNN would run with STANDARD to cuda-generic's grid
+  // kernel where that fits (cudnn_rnn_grid_reason in rnn/cudnn_rnn.h).
+  bool defer_to_grid = true;
   Persistent persistent = Persistent::kOff;
 };
 

@@ -1,7 +1,9 @@
 #include "providers/cuda/cuda_provider.h"
 
+#include <algorithm>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,7 @@ class CudaProviderBase : public ExecutionProvider {
     RECUR_RETURN_IF_ERROR(parser.parse(config.settings));
     set_device(Device::cuda(o.device));
     options_ = o;
+    listed_ = config.listed;
     return ok_status();
   }
 
@@ -79,6 +82,7 @@ class CudaProviderBase : public ExecutionProvider {
   // Values of `persistent` beyond 0, 1 and auto that this provider takes.
   virtual std::vector<std::string> more_persistent_values() const { return {}; }
   bool has_kernels_ = false;
+  std::vector<const ExecutionProvider*> listed_;  // ProviderConfig::listed
 
  private:
   cuda::CudaOptions options_;
@@ -94,8 +98,24 @@ class CudnnProvider final : public CudaProviderBase {
   }
 
  protected:
+  // What the registry's claim accepts, less the float32 nodes cuda-generic's grid kernel runs
+  // faster (cudnn_rnn_grid_reason), when cuda-generic comes later in the list on this device.
+  Claim claim(const Node& node, const Graph& graph) const override {
+    Claim c = ExecutionProvider::claim(node, graph);
+    if (!c.yes || !node.domain.empty()) return c;  // recur::StackedRNN stays: one cuDNN call
+    const ExecutionProvider* generic = grid_peer();
+    if (!generic) return c;
+    std::call_once(traits_once_, [this] { traits_ = cuda::read_gpu_traits(device().index); });
+    const auto& opts = static_cast<const cuda::CudaOptions&>(options());
+    const std::string why = cuda::cudnn_rnn_grid_reason(
+        node, graph, opts, static_cast<const cuda::CudaOptions&>(generic->options()).persistent,
+        traits_);
+    return why.empty() ? c : Claim::decline(why);
+  }
+
   void add_settings(SettingsParser& parser, cuda::CudaOptions& o) const override {
     parser.flag("tf32", &o.tf32);
+    parser.flag("defer_to_grid", &o.defer_to_grid);
   }
   // auto: a persistent algorithm where one is known to be faster (persistent_candidates).
   cuda::CudaOptions::Persistent default_persistent() const override {
@@ -105,6 +125,23 @@ class CudnnProvider final : public CudaProviderBase {
   std::vector<std::string> more_persistent_values() const override {
     return {"small_h", "static", "dynamic"};
   }
+
+ private:
+  // cuda-generic where it comes after cudnn in the session's list, can run here, and uses
+  // cudnn's device; else null.
+  const ExecutionProvider* grid_peer() const {
+    auto self = std::find(listed_.begin(), listed_.end(), this);
+    for (auto it = self == listed_.end() ? self : self + 1; it != listed_.end(); ++it) {
+      const ExecutionProvider* p = *it;
+      if (p->name() == "cuda-generic" && p->device() == device() && p->available(nullptr)) {
+        return p;
+      }
+    }
+    return nullptr;
+  }
+
+  mutable std::once_flag traits_once_;
+  mutable cuda::GpuTraits traits_;
 };
 
 // Everything cuDNN's RNN cannot express, and the glue around it: the generic RNN kernel

@@ -19,6 +19,10 @@ namespace recur {
 //                       fall back to STANDARD where cuDNN reports them not supported;
 //                       auto (the default): only where one is known to be faster;
 //                       small_h|static|dynamic: that one alone, else STANDARD
+//   cudnn.defer_to_grid=0  keep on cudnn the float32 nodes it would run with STANDARD at a
+//                       static batch up to 64; by default (1) it leaves them to cuda-generic's
+//                       grid kernel where that is listed after it and fits the shape
+//                       (cudnn_rnn_grid_reason in rnn/cudnn_rnn.h)
 std::unique_ptr<ExecutionProvider> make_cudnn_provider();
 // Settings: cuda-generic.device=N; cuda-generic.persistent=0|1|auto: every RNN step in one
 // cooperative launch over the whole GPU (the grid kernel, generic_rnn_plan.h) instead of a GEMM

@@ -144,6 +144,8 @@ class KernelRegistry {
   std::multimap<std::string, KernelDef, std::less<>> defs_;  // by "domain::op"
 };
 
+class ExecutionProvider;
+
 struct ProviderConfig {
   int threads = 0;
   bool plan_only = false;
@@ -152,6 +154,10 @@ struct ProviderConfig {
   enum class Precision { kFp32, kBf16, kInt8 };
   Precision cpu_precision = Precision::kFp32;   // SessionOptions::cpu_precision
   std::map<std::string, std::string> settings;  // the keys that start with "<provider>."
+  // The session's providers in priority order, this one among them. Every one is configured
+  // before the first claim, so a claim may read the options of another (cudnn leaves some nodes
+  // to cuda-generic when it comes later in the list).
+  std::vector<const ExecutionProvider*> listed;
 };
 
 class ExecutionProvider {

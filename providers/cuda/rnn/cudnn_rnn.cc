@@ -14,23 +14,25 @@
 
 namespace recur::cuda {
 
-namespace {
-
-// All zero where the device cannot say: then no persistent algorithm is chosen by shape.
 GpuTraits read_gpu_traits(int device) {
   GpuTraits gpu;
+  int smem = 0, coop = 0;
   if (cudaDeviceGetAttribute(&gpu.major, cudaDevAttrComputeCapabilityMajor, device) !=
           cudaSuccess ||
       cudaDeviceGetAttribute(&gpu.minor, cudaDevAttrComputeCapabilityMinor, device) !=
           cudaSuccess ||
       cudaDeviceGetAttribute(&gpu.multiprocessors, cudaDevAttrMultiProcessorCount, device) !=
-          cudaSuccess) {
+          cudaSuccess ||
+      cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+          cudaSuccess ||
+      cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device) != cudaSuccess) {
+    (void)cudaGetLastError();  // a failed query leaves nothing for the next CUDA call to report
     return {};
   }
+  gpu.shared_memory_optin = smem;
+  gpu.cooperative_launch = coop != 0;
   return gpu;
 }
-
-}  // namespace
 
 Result<cudnnRNNDescriptor_t> CudnnRnnKernel::desc_for(const StreamContext& sc, cudnnHandle_t handle,
                                                       cudnnRNNAlgo_t algo, int64_t N) const {

@@ -3,6 +3,8 @@
 #include <sstream>
 
 #include "providers/cuda/rnn/cudnn_rnn.h"
+#include "providers/cuda/rnn/generic_rnn_plan.h"
+#include "providers/cuda/rnn/generic_rnn_prep.h"
 #include "runtime/rnn/rnn_spec.h"
 #include "runtime/rnn/stacked_rnn.h"
 
@@ -145,6 +147,47 @@ Claim cudnn_stacked_rnn_claim(const Node& node, const Graph& graph) {
     if (!c.yes) return Claim::decline("layer " + std::to_string(l) + ": " + c.reason);
   }
   return Claim::accept();
+}
+
+std::string cudnn_rnn_grid_reason(const Node& node, const Graph& graph, const CudaOptions& cudnn,
+                                  CudaOptions::Persistent generic, const GpuTraits& gpu) {
+  if (!cudnn.defer_to_grid || cudnn.tf32 || generic == CudaOptions::Persistent::kOff) return "";
+  if (!gpu.cooperative_launch || gpu.multiprocessors < 1) return "";
+  Result<RnnSpec> parsed = RnnSpec::parse(node);
+  if (!parsed.ok() || !cudnn_rnn_claim(node, graph).yes) return "";
+  const RnnSpec& spec = *parsed;
+  const TypeInfo& x = graph.value(node.inputs[kRnnX]).type;
+  if (x.dtype != DType::kFloat32 || x.rank() != 3) return "";
+  const Dim& batch = (*x.shape)[spec.layout == 0 ? 1 : 0];
+  // A batch the model leaves open may exceed what the grid kernel takes, where cuda-generic's
+  // per-step launches were level with cuDNN, not faster (lstm_large).
+  if (!batch.is_fixed() || batch.value < 1 || batch.value > kGridAutoBatch) return "";
+  const int64_t N = batch.value;
+  // cudnn_rnn_claim has checked that W and R have static rank-3 shapes.
+  CudnnRnnGeometry geo;
+  geo.cell = spec.cell;
+  geo.directions = spec.num_directions();
+  geo.input_size = graph.value(node.inputs[kRnnW]).type.static_shape()[2];
+  geo.hidden_size = spec.hidden_size > 0 ? spec.hidden_size
+                                         : graph.value(node.inputs[kRnnR]).type.static_shape()[2];
+  auto constant = [&](size_t i) { return !node.has_input(i) || graph.constant(node.inputs[i]); };
+  // cudnn tries a persistent algorithm only with its weight space filled at load.
+  const bool fixed_weights = constant(kRnnW) && constant(kRnnR) && constant(kRnnB);
+  if (fixed_weights &&
+      !persistent_candidates(geo, DType::kFloat32, N, cudnn.persistent, gpu).empty()) {
+    return "";
+  }
+  cell::CellParams p = generic_cell_params(spec);
+  p.N = N;
+  p.H = geo.hidden_size;
+  if (!grid_shape(p, gpu.multiprocessors, gpu.shared_memory_optin, sizeof(float), nullptr).ok()) {
+    return "";
+  }
+  return "float32 at a static batch of " + std::to_string(N) +
+         (fixed_weights ? ", which cuDNN runs with its STANDARD algorithm"
+                        : ", with weights that are not constants (cuDNN's STANDARD algorithm)") +
+         ": left to cuda-generic's grid kernel, which runs every step in one launch and was "
+         "faster on such shapes (cudnn.defer_to_grid=0 keeps them on cudnn)";
 }
 
 }  // namespace recur::cuda

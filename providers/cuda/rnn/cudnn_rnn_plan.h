@@ -45,11 +45,17 @@ struct CudnnRunPlan {
 // choice.
 enum class PersistentAlgo { kStaticSmallH, kStatic, kDynamic };
 
-// What the choice of algorithm depends on in the device.
+// What the choice of algorithm depends on in the device: all zero where it cannot say.
 struct GpuTraits {
   int major = 0, minor = 0;  // compute capability
   int multiprocessors = 0;
+  // What cuda-generic's grid kernel needs of it (grid_shape in generic_rnn_plan.h).
+  int64_t shared_memory_optin = 0;  // bytes of shared memory a block may have
+  bool cooperative_launch = false;
 };
+
+// The device's traits; all zero where it cannot be asked (no device, no driver).
+GpuTraits read_gpu_traits(int device);
 
 // The persistent algorithms to try, in order, for a batch of N with every length full and
 // constant weights; STANDARD comes after them all, and is all that is left when the list is

@@ -96,11 +96,6 @@ class CudaRnnBackend final : public GenericRnnBackend<T, C> {
   cudaStream_t stream_;
 };
 
-// Where the grid kernel stops paying by default: each block then sums more rows per step than
-// its eight warps hide the latency of, where cuBLAS spreads them over the whole GPU. A guess
-// between the measured N = 32 and the GEMM-bound shapes, until measured (docs/gpu-results.md).
-constexpr int64_t kGridAutoBatch = 64;
-
 // The grid kernel's shape on the current device, or !ok() where it cannot run this recurrence
 // (too wide for its registers, no cooperative launch, too few multiprocessors).
 template <class T, class C>

@@ -29,6 +29,12 @@ namespace recur::cuda {
 constexpr int kGridThreads = 256;  // per block
 constexpr int kGridRowBatch = 8;   // rows of H_{t-1} a thread accumulates at once
 
+// Where the grid kernel stops paying by default (cuda-generic.persistent=auto): each block then
+// sums more rows per step than its eight warps hide the latency of, where cuBLAS spreads them
+// over the whole GPU. A guess between the measured N = 32 and the GEMM-bound shapes, until
+// measured (docs/gpu-results.md).
+constexpr int64_t kGridAutoBatch = 64;
+
 // Terms a thread holds in registers, per phase: beyond these the kernel spills (float64 holds
 // half as many, and two phases hold two sets).
 constexpr int64_t grid_max_kc(int64_t c_size, int64_t phases) {

@@ -98,8 +98,11 @@ Status create_providers(Session::Impl& impl) {
           "': settings are named <provider>.<key>, with a provider of: " + known);
     }
   }
+  std::vector<const ExecutionProvider*> listed;
+  for (const auto& p : impl.owned_providers) listed.push_back(p.get());
   for (auto& p : impl.owned_providers) {
     ProviderConfig cfg;
+    cfg.listed = listed;
     cfg.threads = impl.options.threads();
     cfg.plan_only = impl.options.plan_only();
     cfg.deterministic = impl.options.deterministic();

@@ -283,6 +283,9 @@ TEST_F(CudnnClaim, Settings) {
   EXPECT_EQ(open("cudnn.tf32", "1").assignment().at(0).provider, "cudnn");
   EXPECT_EQ(open("cudnn.persistent", "true").assignment().at(0).provider, "cudnn");
   EXPECT_EQ(open("cudnn.device", "0").assignment().at(0).provider, "cudnn");
+  EXPECT_EQ(open("cudnn.defer_to_grid", "0").assignment().at(0).provider, "cudnn");
+  expect_error([&] { open("cudnn.defer_to_grid", "auto"); }, ErrorCode::kInvalidArgument,
+               {"cudnn.defer_to_grid", "0|1"});
   expect_error([&] { open("cudnn.tf32", "maybe"); }, ErrorCode::kInvalidArgument,
                {"cudnn.tf32", "0|1"});
   for (const char* v : {"auto", "small_h", "static", "dynamic"}) {
@@ -292,7 +295,7 @@ TEST_F(CudnnClaim, Settings) {
                {"cudnn.persistent", "auto"});
   expect_error([&] { open("cudnn.device", "-1"); }, ErrorCode::kInvalidArgument, {"cudnn.device"});
   expect_error([&] { open("cudnn.fast", "1"); }, ErrorCode::kInvalidArgument,
-               {"no setting 'fast'", "device", "tf32", "persistent"});
+               {"no setting 'fast'", "device", "tf32", "persistent", "defer_to_grid"});
 }
 
 // Every feature case of the RNN suite (tests/data/rnn): cuDNN takes the ones with default

@@ -269,6 +269,50 @@ TEST_F(CudnnGpu, PersistentAndTf32Options) {
   }
 }
 
+// A float32 shape cuDNN runs with STANDARD goes to cuda-generic's grid kernel when cuda-generic
+// is listed, and stays with cudnn.defer_to_grid=0 or without cuda-generic; a shape of cuDNN's
+// persistent small-H kernel stays. Both placements give the reference's outputs.
+TEST_F(CudnnGpu, Float32StandardShapesGoToTheGridKernel) {
+  RnnCase c;
+  c.T = 8;
+  c.N = 32;
+  c.I = 64;
+  c.H = 512;
+  c.weight_scale = 0.05f;
+  const RnnModel m = build_rnn_model(c);
+  auto open = [&](const std::vector<std::string>& providers, const char* defer) {
+    return Session::from_bytes(
+        m.bytes.data(), m.bytes.size(),
+        SessionOptions().providers(providers).set("cudnn.defer_to_grid", defer));
+  };
+  Session ref = Session::from_bytes(m.bytes.data(), m.bytes.size(),
+                                    SessionOptions().providers({"reference"}));
+  const Outputs want = ref.run(m.feeds);
+  Session left = open({"cudnn", "cuda-generic"}, "1");
+  const NodeAssignment& a = left.assignment().at(0);
+  EXPECT_EQ(a.provider, "cuda-generic") << left.explain();
+  ASSERT_FALSE(a.declined.empty());
+  EXPECT_NE(a.declined.front().reason.find("STANDARD"), std::string::npos)
+      << a.declined.front().reason;
+  Session kept = open({"cudnn", "cuda-generic"}, "0");
+  EXPECT_EQ(kept.assignment().at(0).provider, "cudnn") << kept.explain();
+  EXPECT_EQ(open({"cudnn", "reference"}, "1").assignment().at(0).provider, "cudnn");
+  for (Session* s : {&left, &kept}) {
+    const Outputs got = s->run(m.feeds);
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(mismatch(got[i], want[i], 1e-4, 1e-5).empty())
+          << s->assignment().at(0).provider << " " << got.name(i);
+    }
+  }
+  RnnCase small = c;
+  small.N = 1;
+  small.H = 128;
+  const RnnModel ms = build_rnn_model(small);
+  Session s = Session::from_bytes(ms.bytes.data(), ms.bytes.size(),
+                                  SessionOptions().providers({"cudnn", "cuda-generic"}));
+  EXPECT_EQ(s.assignment().at(0).provider, "cudnn") << s.explain();
+}
+
 }  // namespace
 }  // namespace recur::testing
 

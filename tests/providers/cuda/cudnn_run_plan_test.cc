@@ -21,10 +21,12 @@
 #include "converters/cudnn_weights.h"
 #include "providers/cuda/rnn/cudnn_rnn.h"
 #include "providers/cuda/rnn/cudnn_rnn_plan.h"
+#include "providers/cuda/rnn/generic_rnn_plan.h"
 #include "providers/cuda/rnn/rnn_index.h"
 #include "recur/recur.h"
 #include "runtime/engine/onnx/model_loader.h"
 #include "runtime/rnn/rnn_spec.h"
+#include "tests/providers/cuda/rnn_case.h"
 #include "tests/support/data_dirs.h"
 #include "tools/common/testdir.h"
 
@@ -398,6 +400,95 @@ TEST(CudnnRunPlan, PersistentAlgorithmByShape) {
             V{A::kStatic});
   EXPECT_EQ(persistent_candidates(geo(RnnCell::kGru, 256, 512), f32, 32, Mode::kDynamic, h200),
             V{A::kDynamic});
+}
+
+// Which float32 nodes cudnn leaves to cuda-generic's grid kernel, given an H200's traits: the
+// shapes cuDNN runs with STANDARD at a static batch up to 64 where the grid kernel fits; not
+// those of its persistent algorithms, float16, a batch the model leaves open, TF32, or a
+// device or setting that rules the grid kernel out.
+TEST(CudnnRunPlan, Float32StandardShapesGoToTheGridKernel) {
+  using Mode = CudaOptions::Persistent;
+  const GpuTraits h200{9, 0, 132, 232448, true}, no_coop{9, 0, 132, 232448, false}, none{};
+  CudaOptions cudnn;  // as the cudnn provider defaults
+  cudnn.persistent = Mode::kAuto;
+  auto reason = [](const testing::RnnCase& c, const CudaOptions& o, Mode generic,
+                   const GpuTraits& gpu) {
+    const testing::RnnModel m = testing::build_rnn_model(c);
+    auto model = load_model_from_bytes(m.bytes.data(), m.bytes.size(), "", c.describe());
+    EXPECT_TRUE(model.ok()) << model.status().message();
+    if (!model.ok()) return std::string("(no model)");
+    const Graph& g = *model->graph;
+    return cudnn_rnn_grid_reason(g.node(0), g, o, generic, gpu);
+  };
+  auto sized = [](const char* op, int64_t N, int64_t I, int64_t H) {
+    testing::RnnCase c;
+    c.op = op;
+    c.T = 2;
+    c.N = N;
+    c.I = I;
+    c.H = H;
+    return c;
+  };
+  // With the defaults on an H200.
+  auto left = [&](const testing::RnnCase& c) {
+    return !reason(c, cudnn, Mode::kAuto, h200).empty();
+  };
+  // lstm_med, gru_lbr1, rnn_tanh (N = 32, H = 512) and bilstm (N = 16, H = 256, both layouts).
+  const testing::RnnCase lstm_med = sized("LSTM", 32, 256, 512);
+  const std::string why = reason(lstm_med, cudnn, Mode::kAuto, h200);
+  EXPECT_NE(why.find("static batch of 32, which cuDNN runs with its STANDARD algorithm"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("cudnn.defer_to_grid=0"), std::string::npos) << why;
+  EXPECT_TRUE(left(sized("GRU", 32, 256, 512)));
+  EXPECT_TRUE(left(sized("RNN", 32, 256, 512)));
+  testing::RnnCase bilstm = sized("LSTM", 16, 128, 256);
+  bilstm.direction = "bidirectional";
+  EXPECT_TRUE(left(bilstm));
+  bilstm.layout = 1;
+  EXPECT_TRUE(left(bilstm));
+  // The batch: up to kGridAutoBatch, and fixed in the model.
+  EXPECT_TRUE(left(sized("LSTM", kGridAutoBatch, 256, 512)));
+  EXPECT_FALSE(left(sized("LSTM", kGridAutoBatch + 1, 256, 512)));
+  testing::RnnCase open = lstm_med;
+  open.dynamic_batch = true;
+  EXPECT_FALSE(left(open));
+  open.layout = 1;
+  EXPECT_FALSE(left(open));
+  // cuDNN's persistent small-H kernel (lstm_stream: N = 1, H = 128) stays, unless the weights
+  // are inputs (no weight space at load, so STANDARD) or cudnn.persistent=0.
+  testing::RnnCase stream = sized("LSTM", 1, 64, 128);
+  EXPECT_FALSE(left(stream));
+  CudaOptions standard = cudnn;
+  standard.persistent = Mode::kOff;
+  EXPECT_FALSE(reason(stream, standard, Mode::kAuto, h200).empty());
+  stream.weights_as_inputs = true;
+  const std::string inputs = reason(stream, cudnn, Mode::kAuto, h200);
+  EXPECT_NE(inputs.find("weights that are not constants"), std::string::npos) << inputs;
+  // RNN has no small-H kernel in auto: STANDARD.
+  EXPECT_TRUE(left(sized("RNN", 1, 64, 128)));
+  // lstm_large (N = 64, H = 1024): too wide for the grid kernel's registers.
+  EXPECT_FALSE(left(sized("LSTM", 64, 64, 1024)));
+  // float16 keeps cuDNN (PERSIST_STATIC, and the grid kernel was not measured against it).
+  testing::RnnCase half = lstm_med;
+  half.dtype = DType::kFloat16;
+  EXPECT_FALSE(left(half));
+  // A node cudnn declines is not its to leave.
+  testing::RnnCase clipped = lstm_med;
+  clipped.attrs = [](onnx::NodeProto& n) { testing::set_attr(n, "clip", 3.0f); };
+  EXPECT_FALSE(left(clipped));
+  // Settings: TF32 asked of cuDNN, the rule off, cuda-generic's grid kernel off.
+  CudaOptions tf32 = cudnn;
+  tf32.tf32 = true;
+  EXPECT_TRUE(reason(lstm_med, tf32, Mode::kAuto, h200).empty());
+  CudaOptions keep = cudnn;
+  keep.defer_to_grid = false;
+  EXPECT_TRUE(reason(lstm_med, keep, Mode::kAuto, h200).empty());
+  EXPECT_TRUE(reason(lstm_med, cudnn, Mode::kOff, h200).empty());
+  EXPECT_FALSE(reason(lstm_med, cudnn, Mode::kOn, h200).empty());
+  // Devices: no cooperative launch, or nothing known (no device).
+  EXPECT_TRUE(reason(lstm_med, cudnn, Mode::kAuto, no_coop).empty());
+  EXPECT_TRUE(reason(lstm_med, cudnn, Mode::kAuto, none).empty());
 }
 
 TEST(CudnnRunPlan, IndexFunctions) {

@@ -27,6 +27,7 @@ struct RnnCase {
   bool initial_c = false;
   enum class Peepholes { kNone, kZero, kNonZero, kInput } p = Peepholes::kNone;
   bool weights_as_inputs = false;
+  bool dynamic_batch = false;  // X's batch dimension named, not fixed (its feed keeps N rows)
   bool y = true, y_h = true, y_c = true;  // outputs present
   int opset = 17;
   int gru_linear_before_reset = 1;  // -1: attribute left out (ONNX's default, 0)
@@ -42,8 +43,9 @@ struct RnnCase {
            " N=" + std::to_string(N) + " I=" + std::to_string(I) + " H=" + std::to_string(H) + " " +
            std::string(dtype_name(dtype)) + (bias ? "" : " no-B") + (seq_lens ? " lens" : "") +
            (initial_h ? " h0" : "") + (initial_c ? " c0" : "") +
-           (weights_as_inputs ? " W-inputs" : "") + " outputs:" + (y ? "Y" : "") +
-           (y_h ? ",Y_h" : "") + (y_c && op == "LSTM" ? ",Y_c" : "") +
+           (weights_as_inputs ? " W-inputs" : "") + (dynamic_batch ? " N-named" : "") +
+           " outputs:" + (y ? "Y" : "") + (y_h ? ",Y_h" : "") +
+           (y_c && op == "LSTM" ? ",Y_c" : "") +
            (attrs_summary.empty() ? "" : " " + attrs_summary) + " seed=" + std::to_string(seed);
   }
 };
@@ -94,7 +96,16 @@ inline RnnModel build_rnn_model(const RnnCase& c, const std::vector<int32_t>& le
   const Shape s_shape = c.layout == 0 ? Shape{D, c.N, H} : Shape{c.N, D, H};
   const Shape y_shape = c.layout == 0 ? Shape{c.T, D, c.N, H} : Shape{c.N, c.T, D, H};
   RnnModel m;
-  mb.input("X", c.dtype, x_shape);
+  if (c.dynamic_batch) {
+    const size_t at = c.layout == 0 ? 1 : 0;
+    std::vector<int64_t> dims(x_shape.begin(), x_shape.end());
+    std::vector<std::string> names(3);
+    dims[at] = -1;
+    names[at] = "N";
+    mb.input("X", c.dtype, dims, names);
+  } else {
+    mb.input("X", c.dtype, x_shape);
+  }
   m.feeds.emplace_back("X", random_tensor(c.dtype, x_shape, 1.0f, rng));
   auto weight = [&](const std::string& name, const Shape& shape) {
     Tensor t = random_tensor(c.dtype, shape, c.weight_scale, rng);
