@@ -160,6 +160,12 @@ RECUR_HD void strided_copy_element(const Strided& s, const W* src, W* dst, int64
   dst[i] = src[source_offset(s, i)];
 }
 
+template <class W>
+RECUR_HD void pad_element(const PadIndex& p, const W* src, W* dst, W fill, int64_t i) {
+  const int64_t s = pad_source(p, i);
+  dst[i] = s < 0 ? fill : src[s];
+}
+
 template <class W, class I>
 RECUR_HD void gather_element(const GatherIndex& g, const W* data, const I* indices, W* out,
                              int64_t i, int32_t* flag, int32_t site) {

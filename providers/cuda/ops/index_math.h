@@ -65,6 +65,53 @@ RECUR_HD inline int64_t gather_source(const GatherIndex& g, const GatherPos& p, 
   return (p.outer * g.axis_dim + index) * g.inner + p.r;
 }
 
+// Pad: output position o of dimension d reads kept input index j = o - before[d], repeated
+// outside [0, kept[d]) as the mode says (or the fill value, -1 here); kept index j is input
+// index lo[d] + j, since negative pads crop first.
+enum PadMode : int32_t { kPadConstant = 0, kPadReflect = 1, kPadEdge = 2, kPadWrap = 3 };
+struct PadIndex {
+  int32_t rank = 0;
+  int32_t mode = kPadConstant;
+  int64_t out[kMaxRank] = {};
+  int64_t stride[kMaxRank] = {};  // the input's, in elements
+  int64_t lo[kMaxRank] = {};
+  int64_t kept[kMaxRank] = {};
+  int64_t before[kMaxRank] = {};
+};
+
+// The kept index that position j (relative to the first kept one) repeats, or -1 for the fill.
+// Reflect repeats with period 2(m-1), so pads wider than the dimension keep reflecting.
+RECUR_HD inline int64_t pad_axis_source(int32_t mode, int64_t j, int64_t m) {
+  if (j >= 0 && j < m) return j;
+  switch (mode) {
+    case kPadEdge:
+      return j < 0 ? 0 : m - 1;
+    case kPadWrap:
+      return ((j % m) + m) % m;
+    case kPadReflect: {
+      if (m == 1) return 0;
+      const int64_t period = 2 * (m - 1);
+      j = ((j % period) + period) % period;
+      return j < m ? j : period - j;
+    }
+    default:
+      return -1;
+  }
+}
+
+// The input offset output element i reads, or -1 where it takes the fill value.
+RECUR_HD inline int64_t pad_source(const PadIndex& p, int64_t i) {
+  int64_t off = 0;
+  for (int d = p.rank - 1; d >= 0; --d) {
+    const int64_t o = i % p.out[d];
+    i /= p.out[d];
+    const int64_t s = pad_axis_source(p.mode, o - p.before[d], p.kept[d]);
+    if (s < 0) return -1;
+    off += (p.lo[d] + s) * p.stride[d];
+  }
+  return off;
+}
+
 // Reductions over [outer, reduced, inner] (the reduced axes made contiguous by a transpose
 // when they are not adjacent): output element i is (outer, inner).
 struct ReduceIndex {

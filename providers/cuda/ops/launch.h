@@ -33,6 +33,9 @@ cudaError_t launch_cast(int32_t from, const void* src, int32_t to, void* dst, in
 
 cudaError_t launch_strided_copy(size_t elem, const Strided& g, const void* src, void* dst,
                                 int64_t n, cudaStream_t s);
+// `fill` holds the constant's bits in its low `elem` bytes.
+cudaError_t launch_pad(size_t elem, const PadIndex& g, const void* src, void* dst, uint64_t fill,
+                       int64_t n, cudaStream_t s);
 cudaError_t launch_gather(size_t elem, bool index64, const GatherIndex& g, const void* data,
                           const void* indices, void* out, int64_t n, int32_t* flag, int32_t site,
                           cudaStream_t s);

@@ -1,4 +1,4 @@
-// cuda-generic's data movement: Transpose, Expand, Slice, Concat, Split, Gather,
+// cuda-generic's data movement: Transpose, Expand, Slice, Pad, Concat, Split, Gather,
 // ScatterElements, ConstantOfShape, Range, and the views (Reshape, Squeeze, Unsqueeze, Flatten,
 // Identity, inference Dropout) that share their input's device memory.
 #include <cmath>
@@ -94,6 +94,102 @@ class SliceKernel final : public GpuKernel {
     return strided_to(ctx, run, *x, *s, *y);
   }
 };
+
+// The fill value of a Pad before opset 11 (the `value` attribute, a float), as the bits of X's
+// dtype; those opsets define Pad for float16, float32 and float64 only.
+Result<uint64_t> pad_attr_fill(DType t, float value) {
+  uint64_t bits = 0;
+  switch (t) {
+    case DType::kFloat32:
+      std::memcpy(&bits, &value, sizeof value);
+      return bits;
+    case DType::kFloat64: {
+      const double v = value;
+      std::memcpy(&bits, &v, sizeof v);
+      return bits;
+    }
+    case DType::kFloat16: {
+      const Float16 v(value);
+      std::memcpy(&bits, &v, sizeof v);
+      return bits;
+    }
+    default:
+      return invalid_argument("Pad before opset 11 takes float16, float32 or float64, not " +
+                              std::string(dtype_name(t)));
+  }
+}
+
+class PadKernel final : public GpuKernel {
+ public:
+  PadKernel(int32_t mode, std::optional<std::vector<int64_t>> pads, float value)
+      : mode_(mode), pads_(std::move(pads)), value_(value) {}
+
+ protected:
+  Status compute(KernelContext& ctx, GpuRun& run) const override {
+    RECUR_ASSIGN_OR_RETURN(const Tensor* x, need_input(ctx, 0));
+    std::vector<int64_t> pads;
+    std::optional<std::vector<int64_t>> axes;
+    uint64_t fill = 0;
+    if (pads_) {
+      pads = *pads_;
+      auto f = pad_attr_fill(x->dtype(), value_);
+      if (!f.ok()) return f.status().with_context(ctx.node().describe());
+      fill = *f;
+    } else {
+      RECUR_ASSIGN_OR_RETURN(auto p, host_ints(ctx, 1));
+      if (!p) return ctx.error(ErrorCode::kInvalidArgument, "pads is missing");
+      pads = std::move(*p);
+      if (const Tensor* c = ctx.input(2); c && c->numel() > 0) {
+        if (c->dtype() != x->dtype() || c->numel() != 1 || !c->is_cpu()) {
+          return ctx.error(ErrorCode::kInvalidArgument,
+                           "constant_value must be one " + std::string(dtype_name(x->dtype())) +
+                               ", not " + std::string(dtype_name(c->dtype())) +
+                               shape_to_string(c->shape()));
+        }
+        std::memcpy(&fill, c->raw_data(), dtype_size(c->dtype()));
+      }
+      RECUR_ASSIGN_OR_RETURN(axes, host_ints(ctx, 3));
+    }
+    Shape out;
+    auto g = pad_plan(x->shape(), pads, axes, mode_, &out);
+    if (!g.ok()) return g.status().with_context(ctx.node().describe());
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, new_output(ctx, 0, x->dtype(), out));
+    if (y->numel() == 0) return ok_status();
+    RECUR_LAUNCH_CHECK(ctx, launch_pad(dtype_size(x->dtype()), *g, x->raw_data(), y->raw_data(),
+                                       fill, y->numel(), run.stream));
+    return ok_status();
+  }
+
+ private:
+  int32_t mode_;
+  std::optional<std::vector<int64_t>> pads_;  // the attribute, before opset 11
+  float value_;
+};
+
+Result<std::unique_ptr<Kernel>> create_pad(CompileContext& ctx) {
+  AttrReader a(ctx.node());
+  const std::string mode = a.get_string("mode", "constant");
+  std::optional<std::vector<int64_t>> pads;
+  float value = 0.0f;
+  if (ctx.node().opset < 11) {
+    const char* name = ctx.node().opset < 2 ? "paddings" : "pads";
+    if (!a.has(name))
+      return ctx.error(ErrorCode::kInvalidModel, "missing attribute " + std::string(name));
+    pads = a.get_ints(name);
+    value = a.get_float("value", 0.0f);
+  }
+  RECUR_RETURN_IF_ERROR(a.status());
+  const int32_t m = mode == "constant"  ? kPadConstant
+                    : mode == "reflect" ? kPadReflect
+                    : mode == "edge"    ? kPadEdge
+                    : mode == "wrap"    ? kPadWrap
+                                        : -1;
+  if (m < 0 || (m == kPadWrap && ctx.node().opset < 19)) {
+    return ctx.error(ErrorCode::kInvalidModel, "mode '" + mode + "' is not a Pad mode of opset " +
+                                                   std::to_string(ctx.node().opset));
+  }
+  return std::make_unique<PadKernel>(m, std::move(pads), value);
+}
 
 Status copy_blocks(KernelContext& ctx, GpuRun& run, const BlockCopy& b, size_t e, const void* src,
                    void* dst) {
@@ -426,6 +522,11 @@ void register_movement_kernels(KernelRegistry& r) {
          .create = factory<SliceKernel>(),
          .claim = claim_movable,
          .host_inputs = {1, 2, 3, 4}});
+  r.add({.op_type = "Pad",
+         .since = 1,
+         .create = create_pad,
+         .claim = claim_movable,
+         .host_inputs = {1, 2, 3}});
   r.add({.op_type = "Concat",
          .since = 4,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {

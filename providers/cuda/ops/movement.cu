@@ -1,4 +1,4 @@
-// Data movement: strided copies (Transpose, Slice, Expand, broadcasts), Gather,
+// Data movement: strided copies (Transpose, Slice, Expand, broadcasts), Pad, Gather,
 // ScatterElements, fills (ConstantOfShape), Range.
 #include "providers/cuda/ops/kernel_util.cuh"
 #include "providers/cuda/ops/launch.h"
@@ -12,6 +12,11 @@ using u64 = unsigned long long;
 template <class W>
 __global__ void strided_kernel(Strided g, const W* src, W* dst, int64_t n) {
   RECUR_FOR_EACH(i, n) { strided_copy_element<W>(g, src, dst, i); }
+}
+
+template <class W>
+__global__ void pad_kernel(PadIndex g, const W* src, W* dst, W fill, int64_t n) {
+  RECUR_FOR_EACH(i, n) { pad_element<W>(g, src, dst, fill, i); }
 }
 
 template <class W, class I>
@@ -69,6 +74,15 @@ cudaError_t launch_strided_copy(size_t elem, const Strided& g, const void* src, 
   return by_size(elem, [&](auto tag) {
     using W = typename decltype(tag)::type;
     RECUR_LAUNCH(n, s, strided_kernel<W>, g, static_cast<const W*>(src), static_cast<W*>(dst), n);
+  });
+}
+
+cudaError_t launch_pad(size_t elem, const PadIndex& g, const void* src, void* dst, uint64_t fill,
+                       int64_t n, cudaStream_t s) {
+  return by_size(elem, [&](auto tag) {
+    using W = typename decltype(tag)::type;
+    RECUR_LAUNCH(n, s, pad_kernel<W>, g, static_cast<const W*>(src), static_cast<W*>(dst),
+                 static_cast<W>(fill), n);
   });
 }
 

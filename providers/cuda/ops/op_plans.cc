@@ -187,6 +187,67 @@ Result<Strided> slice_strided(const Shape& in, const std::vector<int64_t>& start
   return make_strided(*out, st, offset);
 }
 
+Result<PadIndex> pad_plan(const Shape& in, const std::vector<int64_t>& pads,
+                          const std::optional<std::vector<int64_t>>& axes, int32_t mode,
+                          Shape* out) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  if (rank > kMaxRank) {
+    return not_implemented("Pad of rank " + std::to_string(rank) + ": the GPU kernel takes up to " +
+                           std::to_string(kMaxRank));
+  }
+  std::vector<int64_t> ax;
+  if (axes) {
+    for (int64_t a : *axes) {
+      RECUR_ASSIGN_OR_RETURN(int64_t n, axis_in(a, rank, "axis"));
+      ax.push_back(n);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d) ax.push_back(d);
+  }
+  if (pads.size() != 2 * ax.size()) {
+    return invalid_argument("pads " + ints(pads) + " must have " + std::to_string(2 * ax.size()) +
+                            " entries (a begin and an end for " + std::to_string(ax.size()) +
+                            " axes)");
+  }
+  std::vector<int64_t> begin(in.size(), 0), end(in.size(), 0);
+  for (size_t i = 0; i < ax.size(); ++i) {  // a repeated axis takes its last pads
+    begin[static_cast<size_t>(ax[i])] = pads[i];
+    end[static_cast<size_t>(ax[i])] = pads[ax.size() + i];
+  }
+  PadIndex p;
+  p.rank = static_cast<int32_t>(rank);
+  p.mode = mode;
+  out->resize(in.size());
+  const std::vector<int64_t> strides = row_major_strides(in);
+  int64_t total = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    const auto k = static_cast<size_t>(d);
+    const int64_t n = in[k], pb = begin[k], pe = end[k];
+    if (pb < -n || pe < -n || (pb < 0 && pe < 0 && -pb > n + pe)) {
+      return invalid_argument("pads crop more than the " + std::to_string(n) +
+                              " elements of dimension " + std::to_string(d));
+    }
+    p.lo[d] = pb < 0 ? -pb : 0;
+    p.kept[d] = n - p.lo[d] - (pe < 0 ? -pe : 0);
+    p.before[d] = pb > 0 ? pb : 0;
+    p.stride[d] = strides[k];
+    int64_t o = 0;
+    if (__builtin_add_overflow(p.kept[d], p.before[d], &o) ||
+        __builtin_add_overflow(o, pe > 0 ? pe : 0, &o) ||
+        (o > 0 && __builtin_mul_overflow(total, o, &total))) {
+      return out_of_range("pads overflow dimension " + std::to_string(d));
+    }
+    if (o == 0) total = 0;
+    if (p.kept[d] == 0 && o > 0 && mode != kPadConstant) {
+      return invalid_argument("cannot pad dimension " + std::to_string(d) +
+                              " in this mode: no elements remain to repeat");
+    }
+    p.out[d] = o;
+    (*out)[k] = o;
+  }
+  return p;
+}
+
 Result<std::vector<BlockCopy>> concat_blocks(const std::vector<Shape>& inputs, int64_t axis,
                                              Shape* out) {
   if (inputs.empty()) return invalid_argument("Concat needs at least one input");

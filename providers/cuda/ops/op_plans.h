@@ -38,6 +38,13 @@ Result<Strided> slice_strided(const Shape& in, const std::vector<int64_t>& start
                               const std::optional<std::vector<int64_t>>& axes,
                               const std::optional<std::vector<int64_t>>& steps, Shape* out);
 
+// Pad (opset 11+ inputs; the attributes before map onto them): `pads` holds the begins, then the
+// ends, of `axes` (every axis when absent); negative pads crop. Errors as the reference
+// provider's: a wrong count of pads, a crop beyond a dimension, nothing left to repeat.
+Result<PadIndex> pad_plan(const Shape& in, const std::vector<int64_t>& pads,
+                          const std::optional<std::vector<int64_t>>& axes, int32_t mode,
+                          Shape* out);
+
 // Concat and Split as row-block copies: `outer` rows of `width` elements, from `src_offset`
 // with pitch `src_pitch` to `dst_offset` with pitch `dst_pitch` (cudaMemcpy2DAsync's shape).
 struct BlockCopy {

@@ -307,6 +307,36 @@ TEST_F(CudaGenericGpu, GlueOperatorsMatchTheReference) {
   }
 }
 
+// Pad in every mode (pads that crop too, and a fill value) and GlobalAveragePool, both added
+// after the last GPU run, on the device against the reference provider.
+TEST_F(CudaGenericGpu, PadAndGlobalAveragePoolMatchTheReference) {
+  std::mt19937 rng(5);
+  const Tensor x = random_tensor(DType::kFloat32, {2, 3, 16}, 1.0f, rng);
+  // Pad moves bits (exact); the pool sums in another order than the reference.
+  auto both = [&](const std::string& bytes, const std::string& what, double tol) {
+    Session gpu = Session::from_bytes(bytes.data(), bytes.size(),
+                                      SessionOptions().providers({"cuda-generic"}));
+    EXPECT_EQ(gpu.assignment().at(0).provider, "cuda-generic") << what;
+    Session ref =
+        Session::from_bytes(bytes.data(), bytes.size(), SessionOptions().providers({"reference"}));
+    expect_close(gpu.run({{"x", x}}), ref.run({{"x", x}}), tol, what);
+  };
+  for (const char* mode : {"constant", "reflect", "edge", "wrap"}) {
+    ModelBuilder m(19);
+    m.input("x", DType::kFloat32, {2, 3, 16});
+    m.initializer("pads", Tensor::from_vector<int64_t>({6}, {0, 0, 7, 0, 1, -2}));
+    m.initializer("value", Tensor::from_vector<float>({}, {1.5f}));
+    m.output("y", DType::kFloat32);
+    set_attr(m.node("Pad", {"x", "pads", "value"}, {"y"}, "pad"), "mode", std::string(mode));
+    both(m.bytes(), std::string("Pad ") + mode, 0.0);
+  }
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2, 3, 16});
+  m.output("y", DType::kFloat32);
+  m.node("GlobalAveragePool", {"x"}, {"y"}, "pool");
+  both(m.bytes(), "GlobalAveragePool", 1e-6);
+}
+
 TEST_F(CudaGenericGpu, BadIndicesAreReportedNotRead) {
   const std::string dir = models_dir() + "/char_lstm_lm";
   Session gpu(dir + "/model.onnx", SessionOptions().providers({"cudnn", "cuda-generic"}));

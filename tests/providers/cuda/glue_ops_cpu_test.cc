@@ -459,6 +459,97 @@ TEST(GlueOpsCpu, TransposeSliceExpand) {
   }
 }
 
+// Pad by pad_plan and the kernel's element function, against the reference provider: every
+// mode, pads that crop, reflect wider than the dimension, axes (opset 18), a fill value, 1 and
+// 8-byte elements, and the errors the reference gives.
+TEST(GlueOpsCpu, Pad) {
+  struct P {
+    Shape in;
+    std::vector<int64_t> pads;
+    std::vector<int64_t> axes;  // empty: every axis
+  };
+  const std::vector<P> cases = {
+      {{2, 5}, {0, 3, 0, 2}, {}},
+      {{3, 4, 5}, {1, 0, 2, 0, 3, 1}, {}},
+      {{1, 1, 16}, {0, 0, 7, 0, 0, 7}, {}},  // a 1-D STFT front end's reflect pad
+      {{2, 3}, {0, 7, 0, 8}, {}},            // wider than the dimension
+      {{4, 6}, {-1, 2, 0, -3}, {}},          // crops, then pads what remains
+      {{3, 4, 2}, {2, -1, 1, 3}, {-1, 1}},   // axes, one negative
+      {{2, 1, 3}, {2, 2}, {1}},              // a dimension of one
+      {{5}, {0, 0}, {}},                     // nothing to do
+      {{2, 0, 3}, {0, 1, 0, 0, 1, 0}, {}},   // an empty input padded with the constant
+  };
+  const char* modes[] = {"constant", "reflect", "edge", "wrap"};
+  int compared = 0;
+  for (const P& c : cases) {
+    for (int32_t mode = kPadConstant; mode <= kPadWrap; ++mode) {
+      const std::string what = std::string("Pad ") + modes[mode] + " " + shape_to_string(c.in) +
+                               " pads " + shape_to_string(c.pads);
+      Tensor x = rand_float(c.in);
+      const Tensor value = Tensor::from_vector<float>({}, {2.5f});
+      std::vector<std::pair<std::string, Tensor>> ins = {
+          {"x", x}, {"p", ints(c.pads)}, {"c", value}};
+      if (!c.axes.empty()) ins.push_back({"a", ints(c.axes)});
+      auto set_mode = [&](onnx::NodeProto& n) { set_attr(n, "mode", std::string(modes[mode])); };
+      Shape out;
+      std::optional<std::vector<int64_t>> axes;
+      if (!c.axes.empty()) axes = c.axes;
+      auto g = pad_plan(c.in, c.pads, axes, mode, &out);
+      std::vector<Tensor> want;
+      std::string ref_error;
+      try {
+        want = reference("Pad", ins, {DType::kFloat32}, set_mode, 19);
+      } catch (const Error& e) {
+        ref_error = e.what();
+      }
+      if (!ref_error.empty()) {
+        EXPECT_FALSE(g.ok()) << what << ": the reference refused (" << ref_error << ")";
+        continue;
+      }
+      ASSERT_TRUE(g.ok()) << what << ": " << g.status().message();
+      ASSERT_EQ(out, want[0].shape()) << what;
+      Tensor y = Tensor::empty(DType::kFloat32, out);
+      uint32_t fill = 0;
+      std::memcpy(&fill, value.raw_data(), 4);
+      for (int64_t i = 0; i < y.numel(); ++i)
+        pad_element<uint32_t>(*g, static_cast<const uint32_t*>(x.raw_data()),
+                              static_cast<uint32_t*>(y.raw_data()), fill, i);
+      expect_same(y, want[0], what, 0.0);
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 33);  // 9 cases in 4 modes, less the empty input's 3 repeating modes
+  // 8-byte and 1-byte elements move as words.
+  Tensor big = rand_int({3, 4}, -1000, 1000);
+  const auto want =
+      reference("Pad", {{"x", big}, {"p", ints({1, 2, 0, 1})}}, {DType::kInt64},
+                [](onnx::NodeProto& n) { set_attr(n, "mode", std::string("reflect")); });
+  Shape out;
+  auto g = pad_plan(big.shape(), {1, 2, 0, 1}, std::nullopt, kPadReflect, &out);
+  ASSERT_TRUE(g.ok());
+  Tensor y = Tensor::empty(DType::kInt64, out);
+  for (int64_t i = 0; i < y.numel(); ++i)
+    pad_element<uint64_t>(*g, static_cast<const uint64_t*>(big.raw_data()),
+                          static_cast<uint64_t*>(y.raw_data()), 0, i);
+  expect_same(y, want[0], "Pad int64 reflect", 0.0);
+  Tensor flags = Tensor::from_vector<bool>({4}, {true, false, false, true});
+  const auto want_b =
+      reference("Pad", {{"x", flags}, {"p", ints({2, 1})}}, {DType::kBool},
+                [](onnx::NodeProto& n) { set_attr(n, "mode", std::string("edge")); });
+  auto gb = pad_plan(flags.shape(), {2, 1}, std::nullopt, kPadEdge, &out);
+  ASSERT_TRUE(gb.ok());
+  Tensor yb = Tensor::empty(DType::kBool, out);
+  for (int64_t i = 0; i < yb.numel(); ++i)
+    pad_element<uint8_t>(*gb, static_cast<const uint8_t*>(flags.raw_data()),
+                         static_cast<uint8_t*>(yb.raw_data()), 0, i);
+  EXPECT_EQ(std::memcmp(yb.raw_data(), want_b[0].raw_data(), 7), 0);
+  // What neither runs: a wrong count of pads, a crop beyond the dimension, a rank past kMaxRank.
+  EXPECT_FALSE(pad_plan({2, 3}, {1, 1}, std::nullopt, kPadConstant, &out).ok());
+  EXPECT_FALSE(pad_plan({2, 3}, {0, -4, 0, 0}, std::nullopt, kPadConstant, &out).ok());
+  EXPECT_FALSE(
+      pad_plan(Shape(9, 1), std::vector<int64_t>(18, 0), std::nullopt, kPadConstant, &out).ok());
+}
+
 TEST(GlueOpsCpu, FlattenShape) {
   // Every axis in [-rank, rank], empty tensors included: a zero outer product must not zero
   // the inner one.
