@@ -7,13 +7,14 @@ run eagerly in float64 (common.run_eager).
     build/tools/recur-run --suite /tmp/sweep
     /usr/bin/python3 tools/ort_conformance.py /tmp/sweep --list
 
-The variants cover the exporter's choices that change the graph around an RNN node: opsets 9
-to 17, batch_first, stacked and bidirectional layers, initial states as inputs, zero states
+The variants cover the exporter's choices that change the graph around an RNN node: opsets 7
+to 17 (7 and 8 write zero initial states as the experimental ConstantFill), batch_first, stacked and bidirectional layers, initial states as inputs, zero states
 built from Shape, packed sequences, cells unrolled by tracing, scripted loops (Loop), the
 weights listed as graph inputs (keep_initializers_as_inputs), no constant folding, and glue
 such as Conv1d, Embedding, attention and LayerNorm. Each data set uses a batch and a length
 other than the traced ones, so frozen shapes show up. Nothing here is in CTest: the sweep
-needs torch and takes about a minute; models/ holds the exports that are.
+needs torch and takes about a minute; models/ holds the exports that are, and
+tests/data/legacy_exports the opset 7 and 8 variants (--only lstm_op7,lstm_op8,...).
 """
 
 import argparse
@@ -185,7 +186,7 @@ def rnn_variant(kind, opset, batch_first=False, layers=1, bidir=False, states_in
 def variants():
     v = {}
     for kind in ("LSTM", "GRU", "RNN"):
-        for opset in (9, 11, 14, 17):
+        for opset in (7, 8, 9, 11, 14, 17):
             v["%s_op%d" % (kind.lower(), opset)] = rnn_variant(kind, opset)
         v[kind.lower() + "_bf_bidir_2layer"] = rnn_variant(kind, 14, batch_first=True, layers=2,
                                                            bidir=True)

@@ -1,7 +1,5 @@
 // ConstantOfShape: a tensor of the shape given by input 0, filled with the one element of the
 // `value` attribute (float32 0 by default).
-#include <cstring>
-
 #include "providers/reference/common/util.h"
 #include "providers/reference/tensor/tensor_ops.h"
 #include "providers/reference/tensor/tensor_util.h"
@@ -42,15 +40,7 @@ class ConstantOfShapeKernel final : public Kernel {
     auto shape = read_shape(*s);
     if (!shape.ok()) return shape.status().with_context(ctx.node().describe());
     RECUR_ASSIGN_OR_RETURN(Tensor * out, allocate_checked(ctx, 0, value_.dtype(), *shape));
-    const size_t esize = dtype_size(value_.dtype());
-    visit_element_size(esize, [&](auto tag) {
-      using U = typename decltype(tag)::type;
-      U v;
-      std::memcpy(&v, value_.raw_data(), sizeof(U));
-      U* p = static_cast<U*>(out->raw_data());
-      const int64_t n = out->numel();
-      for (int64_t i = 0; i < n; ++i) p[i] = v;
-    });
+    fill_elements(*out, value_);
     return ok_status();
   }
 

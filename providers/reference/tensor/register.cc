@@ -21,6 +21,7 @@ void register_tensor_kernels(Registrar& r) {
   register_scatter_nd(r);
   register_shape(r);
   register_size(r);
+  register_constant_fill(r);
   register_constant_of_shape(r);
   register_expand(r);
   register_tile(r);

@@ -23,6 +23,7 @@ void register_scatter_elements(Registrar& r);  // ScatterElements and Scatter
 void register_scatter_nd(Registrar& r);
 void register_shape(Registrar& r);
 void register_size(Registrar& r);
+void register_constant_fill(Registrar& r);
 void register_constant_of_shape(Registrar& r);
 void register_expand(Registrar& r);
 void register_tile(Registrar& r);

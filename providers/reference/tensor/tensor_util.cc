@@ -140,6 +140,17 @@ Status check_one_element(const Tensor& t, const std::string& what) {
 
 }  // namespace
 
+void fill_elements(Tensor& out, const Tensor& value) {
+  visit_element_size(dtype_size(value.dtype()), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    U v;
+    std::memcpy(&v, value.raw_data(), sizeof(U));
+    U* p = static_cast<U*>(out.raw_data());
+    const int64_t n = out.numel();
+    for (int64_t i = 0; i < n; ++i) p[i] = v;
+  });
+}
+
 Result<double> read_scalar_double(const Tensor& t, const std::string& what) {
   RECUR_RETURN_IF_ERROR(check_one_element(t, what));
   double v = 0;

@@ -66,6 +66,9 @@ void permute_copy(const Tensor& in, Tensor& out, const Shape& perm);
 
 // A one-element tensor of any numeric or bool dtype, as double / as int64 (floats truncated
 // toward zero; NaN and out-of-range values are errors).
+// Every element of `out` set to the one element of `value`, which has out's dtype.
+void fill_elements(Tensor& out, const Tensor& value);
+
 Result<double> read_scalar_double(const Tensor& t, const std::string& what);
 Result<int64_t> read_scalar_int(const Tensor& t, const std::string& what);
 
