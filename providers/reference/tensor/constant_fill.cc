@@ -41,7 +41,8 @@ Result<FillAttrs> read_attrs(const Node& node) {
     if (d < 0) return invalid_model("shape " + ints_to_string(a.shape) + " is negative");
   }
   for (int64_t d : a.extra_shape) {
-    if (d < 0) return invalid_model("extra_shape " + ints_to_string(a.extra_shape) + " is negative");
+    if (d < 0)
+      return invalid_model("extra_shape " + ints_to_string(a.extra_shape) + " is negative");
   }
   const auto t = static_cast<DType>(code);
   bool ok = false;
@@ -63,9 +64,10 @@ Result<Shape> shape_from_input(const FillAttrs& a, const Tensor& in) {
   Shape s;
   if (a.input_as_shape) {
     if (in.rank() != 1 || (in.dtype() != DType::kInt64 && in.dtype() != DType::kInt32)) {
-      return invalid_argument("with input_as_shape the input must be a 1-D int32 or int64 "
-                              "shape, not " + std::string(dtype_name(in.dtype())) +
-                              shape_to_string(in.shape()));
+      return invalid_argument(
+          "with input_as_shape the input must be a 1-D int32 or int64 "
+          "shape, not " +
+          std::string(dtype_name(in.dtype())) + shape_to_string(in.shape()));
     }
     RECUR_ASSIGN_OR_RETURN(s, read_int_values(in, "shape"));
     for (int64_t d : s) {
@@ -104,14 +106,20 @@ Result<std::unique_ptr<Kernel>> create_constant_fill(CompileContext& ctx) {
   return std::make_unique<ConstantFillKernel>(std::move(a).value());
 }
 
+// A static output shape, refused at load where its size overflows or exceeds memory (as
+// ConstantOfShape's), since the memory plan sizes buffers by static shapes.
+Status set_static(InferContext& ctx, DType dt, const Shape& shape) {
+  auto n = checked_numel(shape, dt);
+  if (!n.ok()) return ctx.error(n.status().message());
+  ctx.set_output(0, TypeInfo::of(dt, shape));
+  return ok_status();
+}
+
 Status infer_constant_fill(InferContext& ctx) {
   auto a = read_attrs(ctx.node());
   if (!a.ok()) return ctx.error(a.status().message());
   const DType dt = a->value.dtype();
-  if (!ctx.node().has_input(0)) {
-    ctx.set_output(0, TypeInfo::of(dt, Shape(a->shape.begin(), a->shape.end())));
-    return ok_status();
-  }
+  if (!ctx.node().has_input(0)) return set_static(ctx, dt, Shape(a->shape.begin(), a->shape.end()));
   const TypeInfo& in = ctx.input_type(0);
   std::vector<Dim> dims;
   if (!a->input_as_shape) {
@@ -123,8 +131,7 @@ Status infer_constant_fill(InferContext& ctx) {
   } else if (const Tensor* v = ctx.input_value(0)) {
     auto s = shape_from_input(*a, *v);
     if (!s.ok()) return ctx.error(s.status().message());
-    ctx.set_output(0, TypeInfo::of(dt, *s));
-    return ok_status();
+    return set_static(ctx, dt, *s);
   } else if (in.shape && in.shape->size() == 1 && (*in.shape)[0].is_fixed()) {
     dims = unknown_dims(static_cast<size_t>((*in.shape)[0].value));
   } else {
@@ -132,6 +139,7 @@ Status infer_constant_fill(InferContext& ctx) {
     return ok_status();
   }
   for (int64_t d : a->extra_shape) dims.push_back(Dim{d});
+  if (std::optional<Shape> fixed = fixed_shape(dims)) return set_static(ctx, dt, *fixed);
   ctx.set_output(0, type_with_dims(dt, std::move(dims)));
   return ok_status();
 }

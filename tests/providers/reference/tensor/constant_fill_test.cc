@@ -86,6 +86,12 @@ TEST(ConstantFill, WhatTheDefinitionRulesOut) {
       .output("y")
       .expect_error(ErrorCode::kInvalidArgument, "1-D int32 or int64")
       .check();
+  // A static shape too large for memory is refused at load, before any plan sizes it.
+  OpTester("ConstantFill", 7)
+      .attr("shape", std::vector<int64_t>{int64_t{1} << 40, int64_t{1} << 40})
+      .output("y")
+      .expect_error(ErrorCode::kInvalidModel, "would exceed")
+      .check();
   OpTester("ConstantFill", 7)
       .input("s", i64({2, -3}))
       .attr("input_as_shape", int64_t{1})
