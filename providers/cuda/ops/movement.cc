@@ -525,7 +525,17 @@ void register_movement_kernels(KernelRegistry& r) {
   r.add({.op_type = "Pad",
          .since = 1,
          .create = create_pad,
-         .claim = claim_movable,
+         .claim =
+             [](const Node& n, const Graph& g) {
+               // Before opset 11 the fill is a float attribute, which pad_attr_fill converts
+               // for the float types only (the reference converts it for the others).
+               if (n.opset < 11 && !is_float_type(input_dtype(n, g, 0))) {
+                 return Claim::decline(
+                     "a Pad before opset 11 on a type other than float16, "
+                     "float32 or float64 is not on the GPU");
+               }
+               return claim_movable(n, g);
+             },
          .host_inputs = {1, 2, 3}});
   r.add({.op_type = "Concat",
          .since = 4,

@@ -151,6 +151,43 @@ TEST(CudaGenericPlan, DilatedPoolingIsDeclined) {
   }
 }
 
+// Pad runs on cuda-generic in every mode and type, except before opset 11 on a type other than
+// float16/32/64, whose float `value` attribute only the reference converts.
+TEST(CudaGenericPlan, PadStaysOnTheGpu) {
+  struct C {
+    int opset;
+    DType dt;
+    const char* mode;
+    bool gpu;
+  };
+  for (const C& c : {C{2, DType::kFloat32, "constant", true}, C{2, DType::kInt32, "edge", false},
+                     C{13, DType::kInt32, "reflect", true}, C{19, DType::kUInt8, "wrap", true},
+                     C{18, DType::kFloat16, "edge", true}}) {
+    ModelBuilder mb(c.opset);
+    mb.input("x", c.dt, {2, 5});
+    mb.output("y", c.dt);
+    std::vector<std::string> ins = {"x"};
+    if (c.opset >= 11) {
+      mb.initializer("pads", Tensor::from_vector<int64_t>({4}, {0, 1, 0, 2}));
+      ins.push_back("pads");
+    }
+    onnx::NodeProto& n = mb.node("Pad", ins, {"y"}, "pad");
+    set_attr(n, "mode", std::string(c.mode));
+    if (c.opset < 11) set_attr(n, "pads", std::vector<int64_t>{0, 1, 0, 2});
+    const std::string bytes = mb.bytes();
+    Session s = Session::from_bytes(
+        bytes.data(), bytes.size(),
+        SessionOptions().providers({"cuda-generic", "reference"}).plan_only(true));
+    const NodeAssignment& a = s.assignment().at(0);
+    const std::string what = "Pad-" + std::to_string(c.opset) + " " + std::string(dtype_name(c.dt));
+    EXPECT_EQ(a.provider, c.gpu ? "cuda-generic" : "reference") << what;
+    if (!c.gpu) {
+      EXPECT_NE(declined(a, "cuda-generic").find("before opset 11"), std::string::npos)
+          << what << ": " << declined(a, "cuda-generic");
+    }
+  }
+}
+
 // GlobalAveragePool runs on cuda-generic (as ReduceMean over the spatial axes) in every float
 // type, so a CNN's pooled features stay on the GPU; GlobalMaxPool, whose NaN handling the
 // reduction's max does not share, goes to the next provider.
