@@ -35,6 +35,10 @@ which ONNX Runtime has no CPU kernel for, against numpy's.
 Float16 attention cases go to tests/data/contrib_fp16/<case>/, compared within float16's
 precision (CTest: --rtol 1e-2 --atol 1e-3).
 
+The experimental ONNX-domain operators that ONNX Runtime still runs in old models (Affine,
+Scale, ScaledTanh, ParametricSoftplus, ThresholdedRelu before opset 10, ImageScaler, Crop) go to
+tests/data/contrib/exp_*, against ONNX Runtime's outputs (--only-experimental writes just those).
+
 Usage: /usr/bin/python3 tools/gen_contrib_tests.py [--out tests/data/contrib]
            [--optimized-out tests/data/ort_optimized] [--qlinear-out tests/data/qlinear]
            [--fp16-out tests/data/contrib_fp16]
@@ -635,6 +639,32 @@ def export_helper_cases():
                      .feed("x", a.astype(dt)))
     return cases
 
+def experimental_cases():
+    """The experimental ONNX-domain operators of opsets before 10 that ONNX Runtime still runs
+    in old models (Affine, Scale, ScaledTanh, ParametricSoftplus, ThresholdedRelu, ImageScaler,
+    Crop), at opset 8: tests/data/contrib/exp_*."""
+    rng = np.random.default_rng(20261130)
+    cases = []
+
+    def case(name, op, x, **attrs):
+        c = Case("exp_" + name, op, ["x"], ["y"], domain="", opset=8, **attrs)
+        cases.append(c.feed("x", x))
+
+    x = 3 * rand(rng, (2, 3, 4))
+    case("affine", "Affine", x, alpha=0.5, beta=-1.25)
+    case("scale", "Scale", x, scale=-1.5)
+    case("scaled_tanh", "ScaledTanh", x, alpha=1.7, beta=0.66)
+    # Large inputs too: the softplus must not overflow.
+    case("parametric_softplus", "ParametricSoftplus",
+         np.concatenate([x, 40 * x]).astype(np.float32), alpha=0.8, beta=1.3)
+    case("thresholded_relu", "ThresholdedRelu", x, alpha=0.3)
+    img = rand(rng, (2, 3, 5, 6))
+    case("image_scaler", "ImageScaler", img, scale=0.5, bias=[1.0, -2.0, 0.25])
+    case("crop_border", "Crop", rand(rng, (1, 2, 6, 7)), border=[1, 2, 0, 1])
+    case("crop_scale", "Crop", rand(rng, (2, 1, 6, 7)), border=[2, 1, 0, 0], scale=[3, 4])
+    return cases
+
+
 def write(out_dir, case):
     case_dir = os.path.join(out_dir, case.name)
     shutil.rmtree(case_dir, ignore_errors=True)
@@ -1064,7 +1094,16 @@ def main():
                     default=os.path.join(HERE, "..", "tests", "data", "qlinear"))
     ap.add_argument("--optimized-out",
                     default=os.path.join(HERE, "..", "tests", "data", "ort_optimized"))
+    ap.add_argument("--only-experimental", action="store_true",
+                    help="write only the experimental operators' cases (exp_*)")
     args = ap.parse_args()
+    ecases = experimental_cases()
+    edirs = [write(args.out, c) for c in ecases]
+    for d, c, outs in zip(edirs, ecases, ort_outputs([(d, c.feeds) for d, c in zip(edirs, ecases)])):
+        write_outputs(d, c, outs)
+        print("wrote", os.path.relpath(d))
+    if args.only_experimental:
+        return
     rng = np.random.default_rng(20261128)
     cases = (fused_conv_cases(rng) + fused_gemm_cases(rng) + fused_matmul_cases(rng) +
              gelu_cases(rng) + norm_cases(rng) + integer_matmul_cases(rng))

@@ -1,5 +1,7 @@
 // Elementwise activation functions with attributes: Elu, Selu, Celu, LeakyRelu,
-// ThresholdedRelu, HardSigmoid, HardSwish, Softplus, Softsign, Shrink, Mish, Gelu and Swish.
+// ThresholdedRelu, HardSigmoid, HardSwish, Softplus, Softsign, Shrink, Mish, Gelu and Swish;
+// and the experimental operators of opsets before 10 that ONNX Runtime still runs in old models:
+// Affine, Scale, ScaledTanh and ParametricSoftplus (ThresholdedRelu was one of them too).
 #include <algorithm>
 #include <cmath>
 
@@ -211,6 +213,74 @@ struct Gelu {
   }
 };
 
+// Two float attributes with defaults.
+template <class Op>
+Result<Op> with_alpha_beta(const Node& node, float alpha, float beta) {
+  AttrReader attrs(node);
+  Op op;
+  op.alpha = attrs.get_float("alpha", alpha);
+  op.beta = attrs.get_float("beta", beta);
+  RECUR_RETURN_IF_ERROR(attrs.status());
+  return op;
+}
+
+// The experimental operators: alpha * x + beta; scale * x; alpha * tanh(beta * x);
+// alpha * log(1 + exp(beta * x)). Their definitions give no defaults but Affine's and Scale's;
+// the others take 1, as the RNN activations of the same names do.
+struct Affine {
+  static constexpr auto kTypes = kFloatTypes;
+  static constexpr bool kBoolOut = false;
+  float alpha = 1.0f, beta = 0.0f;
+  static Result<Affine> make(const Node& n) { return with_alpha_beta<Affine>(n, 1.0f, 0.0f); }
+  template <class C>
+  C operator()(C x) const {
+    return C(alpha) * x + C(beta);
+  }
+};
+
+struct Scale {
+  static constexpr auto kTypes = kFloatTypes;
+  static constexpr bool kBoolOut = false;
+  float scale = 1.0f;
+  static Result<Scale> make(const Node& n) {
+    AttrReader attrs(n);
+    Scale op;
+    op.scale = attrs.get_float("scale", 1.0f);
+    RECUR_RETURN_IF_ERROR(attrs.status());
+    return op;
+  }
+  template <class C>
+  C operator()(C x) const {
+    return C(scale) * x;
+  }
+};
+
+struct ScaledTanh {
+  static constexpr auto kTypes = kFloatTypes;
+  static constexpr bool kBoolOut = false;
+  float alpha = 1.0f, beta = 1.0f;
+  static Result<ScaledTanh> make(const Node& n) {
+    return with_alpha_beta<ScaledTanh>(n, 1.0f, 1.0f);
+  }
+  template <class C>
+  C operator()(C x) const {
+    return C(alpha) * std::tanh(C(beta) * x);
+  }
+};
+
+struct ParametricSoftplus {
+  static constexpr auto kTypes = kFloatTypes;
+  static constexpr bool kBoolOut = false;
+  float alpha = 1.0f, beta = 1.0f;
+  static Result<ParametricSoftplus> make(const Node& n) {
+    return with_alpha_beta<ParametricSoftplus>(n, 1.0f, 1.0f);
+  }
+  template <class C>
+  C operator()(C x) const {
+    return C(alpha) * Softplus{}(C(beta) * x);
+  }
+};
+
 }  // namespace
 
 void register_activation(Registrar& r) {
@@ -218,7 +288,7 @@ void register_activation(Registrar& r) {
   add_unary<Selu>(r, "Selu", 1);
   add_unary<Celu>(r, "Celu", 12);
   add_unary<LeakyRelu>(r, "LeakyRelu", 1);
-  add_unary<ThresholdedRelu>(r, "ThresholdedRelu", 10);
+  add_unary<ThresholdedRelu>(r, "ThresholdedRelu", 1);
   add_unary<HardSigmoid>(r, "HardSigmoid", 1);
   add_unary<HardSwish>(r, "HardSwish", 14);
   add_unary<Softplus>(r, "Softplus", 1);
@@ -227,6 +297,10 @@ void register_activation(Registrar& r) {
   add_unary<Mish>(r, "Mish", 18);
   add_unary<Gelu>(r, "Gelu", 20);
   add_unary<Swish>(r, "Swish", 24);
+  add_unary<Affine>(r, "Affine", 1);
+  add_unary<Scale>(r, "Scale", 1);
+  add_unary<ScaledTanh>(r, "ScaledTanh", 1);
+  add_unary<ParametricSoftplus>(r, "ParametricSoftplus", 1);
 }
 
 }  // namespace recur::reference

@@ -26,6 +26,8 @@ void register_rotary_embedding(Registrar& r);
 void register_instance_normalization(Registrar& r);
 void register_group_normalization(Registrar& r);
 void register_lrn(Registrar& r);
+void register_image_scaler(Registrar& r);
+void register_crop(Registrar& r);
 void register_mean_variance_normalization(Registrar& r);
 void register_lp_normalization(Registrar& r);
 void register_grid_sample(Registrar& r);

@@ -22,6 +22,8 @@ void register_nn_kernels(Registrar& r) {
   register_instance_normalization(r);
   register_group_normalization(r);
   register_lrn(r);
+  register_image_scaler(r);
+  register_crop(r);
   register_mean_variance_normalization(r);
   register_lp_normalization(r);
   register_grid_sample(r);
