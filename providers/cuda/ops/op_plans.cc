@@ -248,6 +248,74 @@ Result<PadIndex> pad_plan(const Shape& in, const std::vector<int64_t>& pads,
   return p;
 }
 
+Result<EinsumGpuPlan> einsum_gpu_plan(const einsum::Parsed& p, const Shape& sa, const Shape& sb) {
+  using Axis = einsum::GemmAxes::Axis;
+  const std::vector<Shape> shapes = {sa, sb};
+  RECUR_ASSIGN_OR_RETURN(einsum::Labels lb, einsum::label_dimensions(p.inputs, shapes));
+  RECUR_ASSIGN_OR_RETURN(std::vector<int> out_labels, einsum::output_labels(p, lb));
+  EinsumGpuPlan e;
+  int64_t numel = 1;
+  for (int l : out_labels) {
+    const int64_t d = lb.size[static_cast<size_t>(l)];
+    e.out.push_back(d);
+    if (__builtin_mul_overflow(numel, d, &numel)) {
+      return invalid_argument("the output shape " + ints(e.out) + " is too large");
+    }
+  }
+  const einsum::LoopNest nest = einsum::build_loop_nest(shapes, lb, out_labels, e.out);
+  const einsum::GemmAxes g = einsum::gemm_axes(nest, out_labels.size(), e.out);
+  const auto bt = einsum::GemmAxes::total(g.batch), mt = einsum::GemmAxes::total(g.m),
+             nt = einsum::GemmAxes::total(g.n), kt = einsum::GemmAxes::total(g.k);
+  if (!bt || !mt || !nt || !kt) return invalid_argument("the Einsum's sizes overflow");
+  e.bt = *bt, e.mt = *mt, e.nt = *nt, e.kt = *kt;
+  if (numel == 0 || e.kt == 0) return e;
+  // The dense operands' sizes.
+  auto size = [](int64_t x, int64_t y, int64_t z) -> std::optional<int64_t> {
+    const std::optional<int64_t> xy = checked_mul(x, y);
+    return xy ? checked_mul(*xy, z) : std::nullopt;
+  };
+  if (!size(e.bt, e.mt, e.kt) || !size(e.bt, e.kt, e.nt) || !size(e.bt, e.mt, e.nt)) {
+    return invalid_argument("the Einsum's dense operands are too large");
+  }
+  // The groups' axes in order (the last fastest), read through one operand's strides.
+  auto view = [](std::initializer_list<const std::vector<Axis>*> groups,
+                 int64_t Axis::*stride) -> Result<Strided> {
+    Shape dims;
+    std::vector<int64_t> strides;
+    for (const auto* grp : groups)
+      for (const Axis& a : *grp) {
+        dims.push_back(a.extent);
+        strides.push_back(a.*stride);
+      }
+    return make_strided(dims, strides, 0);
+  };
+  RECUR_ASSIGN_OR_RETURN(e.a, view({&g.batch, &g.m, &g.k}, &Axis::sa));
+  RECUR_ASSIGN_OR_RETURN(e.b, view({&g.batch, &g.k, &g.n}, &Axis::sb));
+  // The product is dense over batch, m, n. The output's dimensions of more than one element are
+  // those axes in decreasing output stride (row-major strides of such dimensions strictly
+  // decrease), each read at its stride in the product.
+  struct Out {
+    int64_t sy, extent, stride;
+  };
+  std::vector<Out> outs;
+  int64_t dense = 1;
+  for (const auto* grp : {&g.n, &g.m, &g.batch})
+    for (size_t i = grp->size(); i-- > 0;) {
+      const Axis& a = (*grp)[i];
+      if (a.extent > 1) outs.push_back({a.sy, a.extent, dense});
+      dense *= a.extent;
+    }
+  std::sort(outs.begin(), outs.end(), [](const Out& x, const Out& y) { return x.sy > y.sy; });
+  Shape dims;
+  std::vector<int64_t> strides;
+  for (const Out& o : outs) {
+    dims.push_back(o.extent);
+    strides.push_back(o.stride);
+  }
+  RECUR_ASSIGN_OR_RETURN(e.y, make_strided(dims, strides, 0));
+  return e;
+}
+
 Result<std::vector<BlockCopy>> concat_blocks(const std::vector<Shape>& inputs, int64_t axis,
                                              Shape* out) {
   if (inputs.empty()) return invalid_argument("Concat needs at least one input");

@@ -12,6 +12,7 @@
 #include "providers/cuda/ops/index_math.h"
 #include "recur/tensor.h"
 #include "runtime/core/status.h"
+#include "runtime/graph/einsum_plan.h"
 
 namespace recur {
 struct Node;
@@ -100,6 +101,19 @@ struct MatMulPlan {
   int64_t a_stride = 0, b_stride = 0;
 };
 Result<MatMulPlan> matmul_plan(const Shape& a, const Shape& b);
+
+// Einsum of two operands (runtime/graph/einsum_plan.h) as one strided-batched GEMM over dense
+// operands: A read into [bt, mt, kt] and B into [bt, kt, nt] through their labels' strides
+// (diagonals and broadcasting included), the product written dense as [bt, mt, nt], and `y`
+// reading the output, in its own order, from that product. A view that is `contiguous` is the
+// identity: its copy is skipped. Nothing is planned past the shapes when the output is empty or
+// kt is 0 (the output is zeros).
+struct EinsumGpuPlan {
+  Shape out;
+  int64_t bt = 0, mt = 0, nt = 0, kt = 0;
+  Strided a, b, y;
+};
+Result<EinsumGpuPlan> einsum_gpu_plan(const einsum::Parsed& p, const Shape& sa, const Shape& sb);
 
 // Clip's bounds: the min and max attributes before opset 11, the optional scalar inputs `lo` and
 // `hi` (read on the host) from opset 11. In double, so that float64 bounds keep their precision;

@@ -45,8 +45,7 @@ Result<CropAttrs> read_attrs(const Node& node) {
 
 // The window of an H x W image, or an error where it does not fit.
 Result<Window> window(const CropAttrs& c, int64_t H, int64_t W) {
-  const int64_t left = c.border[0], top = c.border[1], right = c.border[2],
-                bottom = c.border[3];
+  const int64_t left = c.border[0], top = c.border[1], right = c.border[2], bottom = c.border[3];
   Window w{top, left, 0, 0};
   if (c.scale.empty()) {
     if (left > W || right > W - left || top > H || bottom > H - top) {
@@ -107,8 +106,7 @@ Status infer_crop(InferContext& ctx) {
   std::vector<Dim> dims = unknown_dims(4);
   if (in.shape) {
     if (in.shape->size() != 4) {
-      return ctx.error("input must be 4-D (NCHW), not of rank " +
-                       std::to_string(in.shape->size()));
+      return ctx.error("input must be 4-D (NCHW), not of rank " + std::to_string(in.shape->size()));
     }
     dims[0] = (*in.shape)[0];
     dims[1] = (*in.shape)[1];

@@ -21,9 +21,9 @@ class ImageScalerKernel final : public Kernel {
     }
     const int64_t c = x->dim(1);
     if (!bias_.empty() && static_cast<int64_t>(bias_.size()) != c) {
-      return ctx.error(ErrorCode::kInvalidArgument,
-                       "bias has " + std::to_string(bias_.size()) + " values for " +
-                           std::to_string(c) + " channels");
+      return ctx.error(ErrorCode::kInvalidArgument, "bias has " + std::to_string(bias_.size()) +
+                                                        " values for " + std::to_string(c) +
+                                                        " channels");
     }
     const int64_t plane = x->dim(2) * x->dim(3);
     RECUR_ASSIGN_OR_RETURN(std::vector<double> v, read_as_double(*x, "input"));

@@ -17,6 +17,7 @@
 
 #include "recur/recur.h"
 #include "tests/providers/cuda/rnn_case.h"
+#include "tests/support/data_dirs.h"
 #include "tools/common/testdir.h"
 
 namespace recur::testing {
@@ -335,6 +336,25 @@ TEST_F(CudaGenericGpu, PadAndGlobalAveragePoolMatchTheReference) {
   m.output("y", DType::kFloat32);
   m.node("GlobalAveragePool", {"x"}, {"y"}, "pool");
   both(m.bytes(), "GlobalAveragePool", 1e-6);
+}
+
+// Einsum on cuBLAS (added after the last GPU run) against numpy's outputs: every case of
+// tests/data/einsum, each node on cuda-generic.
+TEST_F(CudaGenericGpu, EinsumMatchesNumpy) {
+  const fs::path root = fs::path(test_data_dir()) / "einsum";
+  if (!fs::exists(root)) GTEST_SKIP() << root << " is absent";
+  int ran = 0;
+  for (const auto& e : fs::directory_iterator(root)) {
+    const SessionOptions gpu = SessionOptions().providers({"cuda-generic", "reference"});
+    Session s((e.path() / "model.onnx").string(), gpu);
+    if (s.assignment().at(0).provider != "cuda-generic") continue;  // not two float operands
+    const tools::TestResult r =
+        tools::run_test_dir(e.path().string(), gpu, tools::Tolerance{1e-4, 1e-5}, nullptr);
+    EXPECT_EQ(r.outcome, tools::TestResult::Outcome::kPass)
+        << e.path().filename() << ": " << r.reason;
+    ++ran;
+  }
+  EXPECT_GE(ran, 20);
 }
 
 TEST_F(CudaGenericGpu, BadIndicesAreReportedNotRead) {

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -19,7 +20,9 @@
 #include "providers/cuda/ops/element_fns.h"
 #include "providers/cuda/ops/op_plans.h"
 #include "recur/recur.h"
+#include "runtime/engine/onnx/model_loader.h"
 #include "runtime/graph/graph.h"
+#include "tests/support/data_dirs.h"
 #include "tests/support/model_builder.h"
 #include "tools/common/testdir.h"
 
@@ -548,6 +551,67 @@ TEST(GlueOpsCpu, Pad) {
   EXPECT_FALSE(pad_plan({2, 3}, {0, -4, 0, 0}, std::nullopt, kPadConstant, &out).ok());
   EXPECT_FALSE(
       pad_plan(Shape(9, 1), std::vector<int64_t>(18, 0), std::nullopt, kPadConstant, &out).ok());
+}
+
+// Einsum as the GPU runs it (einsum_gpu_plan): each operand read dense through its view, a
+// batched GEMM in double on the host, the output read from the product through `y`, against
+// numpy's outputs for every two-operand float32 case of tests/data/einsum.
+TEST(GlueOpsCpu, EinsumAsOneBatchedGemm) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(test_data_dir()) / "einsum";
+  if (!fs::exists(root)) GTEST_SKIP() << root << " is absent";
+  int checked = 0;
+  for (const auto& e : fs::directory_iterator(root)) {
+    auto model = load_model((e.path() / "model.onnx").string());
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    const Node& node = model->graph->node(0);
+    auto sets = tools::read_data_sets(e.path().string());
+    ASSERT_TRUE(sets.ok());
+    const auto& ins = sets->front().inputs;
+    if (node.op_type != "Einsum" || ins.size() != 2 || ins[0].second.dtype() != DType::kFloat32)
+      continue;
+    const std::string what = e.path().filename().string() + " '" + node.attr("equation")->s + "'";
+    auto parsed = einsum::parse_equation(node.attr("equation")->s);
+    ASSERT_TRUE(parsed.ok()) << what;
+    const Tensor &a = ins[0].second, &b = ins[1].second;
+    auto g = einsum_gpu_plan(*parsed, a.shape(), b.shape());
+    ASSERT_TRUE(g.ok()) << what << ": " << g.status().message();
+    const Tensor& want = sets->front().outputs.at(0).second;
+    ASSERT_EQ(g->out, want.shape()) << what;
+    Tensor y = Tensor::empty(DType::kFloat32, g->out);
+    std::memset(y.raw_data(), 0, y.nbytes());
+    if (y.numel() > 0 && g->kt > 0) {
+      const int64_t bt = g->bt, mt = g->mt, nt = g->nt, kt = g->kt;
+      std::vector<uint32_t> da(static_cast<size_t>(bt * mt * kt)),
+          db(static_cast<size_t>(bt * kt * nt));
+      for (size_t i = 0; i < da.size(); ++i)
+        strided_copy_element<uint32_t>(g->a, static_cast<const uint32_t*>(a.raw_data()), da.data(),
+                                       static_cast<int64_t>(i));
+      for (size_t i = 0; i < db.size(); ++i)
+        strided_copy_element<uint32_t>(g->b, static_cast<const uint32_t*>(b.raw_data()), db.data(),
+                                       static_cast<int64_t>(i));
+      auto f = [](uint32_t bits) {
+        float v;
+        std::memcpy(&v, &bits, 4);
+        return static_cast<double>(v);
+      };
+      std::vector<float> d(static_cast<size_t>(bt * mt * nt));
+      for (int64_t q = 0; q < bt; ++q)
+        for (int64_t m = 0; m < mt; ++m)
+          for (int64_t n = 0; n < nt; ++n) {
+            double acc = 0;
+            for (int64_t k = 0; k < kt; ++k)
+              acc += f(da[static_cast<size_t>((q * mt + m) * kt + k)]) *
+                     f(db[static_cast<size_t>((q * kt + k) * nt + n)]);
+            d[static_cast<size_t>((q * mt + m) * nt + n)] = static_cast<float>(acc);
+          }
+      for (int64_t i = 0; i < y.numel(); ++i)
+        strided_copy_element<float>(g->y, d.data(), y.data<float>(), i);
+    }
+    expect_same(y, want, what, 1e-5);
+    ++checked;
+  }
+  EXPECT_GE(checked, 20);
 }
 
 TEST(GlueOpsCpu, FlattenShape) {
