@@ -1,5 +1,6 @@
-// cuda-generic's MatMul (numpy batching and broadcasting), Gemm and two-operand Einsum on cuBLAS.
-// float32 and float64 with exact math (no TF32); float16 with float32 accumulation.
+// cuda-generic's MatMul (numpy batching and broadcasting), Gemm, two-operand Einsum and
+// ConvTranspose (W^T X, then col2im) on cuBLAS. float32 and float64 with exact math (no TF32);
+// float16 with float32 accumulation.
 #include <cuda_fp16.h>
 
 #include "providers/cuda/ops/gpu_kernel.h"
@@ -184,6 +185,60 @@ class EinsumKernel final : public GpuKernel {
   einsum::Parsed p_;
 };
 
+// ConvTranspose (runtime/graph/conv_transpose_shape.h's geometry): per batch row, one
+// strided-batched GEMM over the groups writes W_g^T X_g into columns [m, taps, x...]; then
+// col2im_element gathers each output element's columns and adds the bias.
+class ConvTransposeKernel final : public GpuKernel {
+ public:
+  explicit ConvTransposeKernel(ConvTransposeAttrs a) : a_(std::move(a)) {}
+
+ protected:
+  Status compute(KernelContext& ctx, GpuRun& run) const override {
+    RECUR_ASSIGN_OR_RETURN(const Tensor* x, need_input(ctx, 0));
+    RECUR_ASSIGN_OR_RETURN(const Tensor* w, need_input(ctx, 1));
+    const Tensor* b = ctx.input(2);
+    if (w->dtype() != x->dtype() || (b && b->dtype() != x->dtype())) {
+      return ctx.error(ErrorCode::kInvalidArgument, "X, W and B must have the same dtype");
+    }
+    auto s = resolve_conv_transpose(a_, x->shape(), w->shape());
+    if (!s.ok()) return s.status().with_context(ctx.node().describe());
+    if (b && (b->rank() != 1 || b->dim(0) != s->m)) {
+      return ctx.error(
+          ErrorCode::kInvalidArgument,
+          "B " + shape_to_string(b->shape()) + " should be [" + std::to_string(s->m) + "]");
+    }
+    auto g = col2im_plan(*s, b != nullptr);
+    if (!g.ok()) return g.status().with_context(ctx.node().describe());
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, new_output(ctx, 0, x->dtype(), s->y));
+    if (y->numel() == 0) return ok_status();
+    const int64_t groups = a_.group, cg = s->c / groups, mg = s->m / groups;
+    const int64_t rows = mg * g->taps;  // of W_g^T: an output channel's taps
+    Tensor cols = Tensor::empty(x->dtype(), {s->n * s->m * g->taps * g->p_in}, ctx.device());
+    const size_t e = dtype_size(x->dtype());
+    if (cg == 0 || g->p_in == 0) {
+      RECUR_CUDA_CHECK(cudaMemsetAsync(cols.raw_data(), 0, cols.nbytes(), run.stream));
+    } else {
+      RECUR_ASSIGN_OR_RETURN(const Blas blas, run.sc.cublas());
+      for (int64_t n = 0; n < s->n; ++n) {
+        const char* xn =
+            static_cast<const char*>(x->raw_data()) + static_cast<size_t>(n * s->c * g->p_in) * e;
+        char* cn = static_cast<char*>(cols.raw_data()) +
+                   static_cast<size_t>(n * s->m * g->taps * g->p_in) * e;
+        RECUR_RETURN_IF_ERROR(gemm(blas, x->dtype(), true, false, rows, g->p_in, cg, 1.0,
+                                   w->raw_data(), rows, cg * rows, xn, g->p_in, cg * g->p_in, 0.0,
+                                   cn, g->p_in, rows * g->p_in, groups));
+      }
+    }
+    RECUR_LAUNCH_CHECK(ctx,
+                       launch_col2im(x->dtype(), *g, cols.raw_data(), b ? b->raw_data() : nullptr,
+                                     y->raw_data(), y->numel(), run.stream));
+    return ok_status();
+  }
+
+ private:
+  ConvTransposeAttrs a_;
+};
+
 }  // namespace
 
 void register_blas_kernels(KernelRegistry& r) {
@@ -205,6 +260,20 @@ void register_blas_kernels(KernelRegistry& r) {
            return std::make_unique<GemmKernel>(ta, tb, alpha, beta);
          },
          .claim = claim_input_types(0, kFloats)});
+  r.add({.op_type = "ConvTranspose",
+         .since = 1,
+         .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
+           auto a = ConvTransposeAttrs::read(ctx.node());
+           if (!a.ok()) return a.status().with_context(ctx.node().describe());
+           return std::make_unique<ConvTransposeKernel>(std::move(a).value());
+         },
+         .claim = [](const Node& n, const Graph& g) -> Claim {
+           const TypeInfo& x = g.value(n.inputs[0]).type;
+           if (x.has_rank() && (x.rank() < 3 || x.rank() > 5)) {
+             return Claim::decline("the GPU ConvTranspose takes 1 to 3 spatial axes");
+           }
+           return claim_input_types(0, kFloats)(n, g);
+         }});
   r.add({.op_type = "Einsum",
          .since = 12,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {

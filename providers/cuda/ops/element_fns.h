@@ -367,6 +367,36 @@ RECUR_HD void softmax_row(bool log_softmax, const ReduceIndex& r, const T* x, T*
   }
 }
 
+// ConvTranspose's col2im as a gather (Col2ImArgs): output element i of [n, m, y...].
+template <class T, class C>
+RECUR_HD void col2im_element(const Col2ImArgs& a, const T* cols, const T* bias, T* y, int64_t i) {
+  const int64_t row = i / a.p_out;  // n * m + channel
+  int64_t rest = i % a.p_out;
+  int64_t o[3] = {0, 0, 0};
+  for (int d = a.dims - 1; d >= 0; --d) {
+    o[d] = rest % a.y[d];
+    rest /= a.y[d];
+  }
+  C acc = a.has_bias ? static_cast<C>(bias[row % a.m]) : C(0);
+  const T* base = cols + row * a.taps * a.p_in;
+  for (int64_t tap = 0; tap < a.taps; ++tap) {
+    int64_t t[3] = {0, 0, 0}, r = tap;
+    for (int d = a.dims - 1; d >= 0; --d) {
+      t[d] = r % a.k[d];
+      r /= a.k[d];
+    }
+    int64_t at = 0;
+    bool hit = true;
+    for (int d = 0; d < a.dims && hit; ++d) {
+      const int64_t q = o[d] + a.pad[d] - t[d] * a.dil[d];
+      hit = q >= 0 && q % a.stride[d] == 0 && q / a.stride[d] < a.x[d];
+      at = at * a.x[d] + q / a.stride[d];
+    }
+    if (hit) acc += static_cast<C>(base[tap * a.p_in + at]);
+  }
+  y[i] = static_cast<T>(acc);
+}
+
 // LayerNormalization of row i of [outer, reduced]: (x - mean) / sqrt(var + eps) * scale + bias,
 // scale and bias read through broadcasting over the normalized dimensions.
 struct LayerNormArgs {

@@ -112,6 +112,17 @@ RECUR_HD inline int64_t pad_source(const PadIndex& p, int64_t i) {
   return off;
 }
 
+// ConvTranspose's col2im as a gather: output element i of [n, m, y...] sums the column entries
+// that land on it, plus its channel's bias. The columns are the GEMM's W^T X per group, laid out
+// [n, m, taps, x...]. Along spatial axis d output position o is position o + pad[d] of the full
+// output, which kernel tap t reaches from input position (o + pad[d] - t * dil[d]) / stride[d]
+// where that divides exactly and lies in [0, x[d]).
+struct Col2ImArgs {
+  int32_t dims = 0;  // spatial axes, 1 to 3
+  int32_t has_bias = 0;
+  int64_t m = 0, taps = 0, p_in = 0, p_out = 0;
+  int64_t x[3] = {}, y[3] = {}, k[3] = {}, stride[3] = {}, dil[3] = {}, pad[3] = {};
+};
 // Reductions over [outer, reduced, inner] (the reduced axes made contiguous by a transpose
 // when they are not adjacent): output element i is (outer, inner).
 struct ReduceIndex {

@@ -55,6 +55,9 @@ cudaError_t launch_softmax(DType t, bool log_softmax, const ReduceIndex& r, cons
                            int64_t rows, cudaStream_t s);
 cudaError_t launch_layer_norm(DType t, const LayerNormArgs& g, const void* x, const void* scale,
                               const void* bias, void* y, cudaStream_t s);
+// ConvTranspose's columns summed into Y (col2im_element); bias may be null.
+cudaError_t launch_col2im(DType t, const Col2ImArgs& a, const void* cols, const void* bias, void* y,
+                          int64_t n, cudaStream_t s);
 cudaError_t launch_top_k(DType t, const ReduceIndex& r, int64_t K, bool largest, const void* x,
                          void* values, int64_t* indices, int64_t n, cudaStream_t s);
 

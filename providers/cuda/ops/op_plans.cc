@@ -316,6 +316,38 @@ Result<EinsumGpuPlan> einsum_gpu_plan(const einsum::Parsed& p, const Shape& sa, 
   return e;
 }
 
+Result<Col2ImArgs> col2im_plan(const ConvTransposeShape& s, bool has_bias) {
+  const size_t dims = s.kernel.size();
+  if (dims < 1 || dims > 3) {
+    return not_implemented("ConvTranspose with " + std::to_string(dims) +
+                           " spatial axes: the GPU kernel takes 1 to 3");
+  }
+  Col2ImArgs a;
+  a.dims = static_cast<int32_t>(dims);
+  a.has_bias = has_bias ? 1 : 0;
+  a.m = s.m;
+  a.taps = a.p_in = a.p_out = 1;
+  for (size_t d = 0; d < dims; ++d) {
+    a.x[d] = s.x_spatial[d];
+    a.y[d] = s.y_spatial[d];
+    a.k[d] = s.kernel[d];
+    a.stride[d] = s.stride[d];
+    a.dil[d] = s.dilation[d];
+    a.pad[d] = s.pad_begin[d];
+    const std::optional<int64_t> taps = checked_mul(a.taps, a.k[d]),
+                                 p_in = checked_mul(a.p_in, a.x[d]),
+                                 p_out = checked_mul(a.p_out, a.y[d]);
+    if (!taps || !p_in || !p_out) return invalid_argument("ConvTranspose's sizes overflow");
+    a.taps = *taps, a.p_in = *p_in, a.p_out = *p_out;
+  }
+  const std::optional<int64_t> nm = checked_mul(s.n, s.m),
+                               cols = nm ? checked_mul(*nm, a.taps) : std::nullopt;
+  if (!cols || !checked_mul(*cols, a.p_in)) {
+    return invalid_argument("ConvTranspose's column buffer is too large");
+  }
+  return a;
+}
+
 Result<std::vector<BlockCopy>> concat_blocks(const std::vector<Shape>& inputs, int64_t axis,
                                              Shape* out) {
   if (inputs.empty()) return invalid_argument("Concat needs at least one input");

@@ -12,6 +12,7 @@
 #include "providers/cuda/ops/index_math.h"
 #include "recur/tensor.h"
 #include "runtime/core/status.h"
+#include "runtime/graph/conv_transpose_shape.h"
 #include "runtime/graph/einsum_plan.h"
 
 namespace recur {
@@ -114,6 +115,10 @@ struct EinsumGpuPlan {
   Strided a, b, y;
 };
 Result<EinsumGpuPlan> einsum_gpu_plan(const einsum::Parsed& p, const Shape& sa, const Shape& sb);
+
+// ConvTranspose as cuBLAS's W^T X per batch and group into columns [n, m, taps, x...], then
+// col2im_element over Y: the gather's parameters for a resolved geometry (1 to 3 spatial axes).
+Result<Col2ImArgs> col2im_plan(const ConvTransposeShape& s, bool has_bias);
 
 // Clip's bounds: the min and max attributes before opset 11, the optional scalar inputs `lo` and
 // `hi` (read on the host) from opset 11. In double, so that float64 bounds keep their precision;

@@ -68,6 +68,11 @@ cudaError_t by_float(DType t, F&& f) {
   return cudaGetLastError();
 }
 
+template <class T, class C>
+__global__ void col2im_kernel(Col2ImArgs a, const T* cols, const T* bias, T* y, int64_t n) {
+  RECUR_FOR_EACH(i, n) { col2im_element<T, C>(a, cols, bias, y, i); }
+}
+
 }  // namespace
 
 cudaError_t launch_reduce(DType t, int32_t op, const ReduceIndex& r, const void* x, void* y,
@@ -146,6 +151,16 @@ cudaError_t launch_top_k(DType t, const ReduceIndex& r, int64_t K, bool largest,
     using C = typename decltype(tag)::compute;
     RECUR_LAUNCH(n, s, (top_k_kernel<T, C>), r, K, largest, static_cast<const T*>(x),
                  static_cast<T*>(values), indices, n);
+  });
+}
+
+cudaError_t launch_col2im(DType t, const Col2ImArgs& a, const void* cols, const void* bias, void* y,
+                          int64_t n, cudaStream_t s) {
+  return by_float(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = typename decltype(tag)::compute;
+    RECUR_LAUNCH(n, s, (col2im_kernel<T, C>), a, static_cast<const T*>(cols),
+                 static_cast<const T*>(bias), static_cast<T*>(y), n);
   });
 }
 

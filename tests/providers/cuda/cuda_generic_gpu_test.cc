@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <random>
 #include <thread>
@@ -185,8 +186,8 @@ bool gpu_places_every_node(const fs::path& model) {
 
 // Every model with only the GPU providers listed, against its expected outputs; fusion on
 // (cuDNN numLayers) and off agree. A model with a node neither GPU provider runs (control
-// flow, ConvTranspose: CudaGenericPlan.EveryModelNodeOnAGpuProvider names them) has the
-// reference provider behind them for those nodes.
+// flow: CudaGenericPlan.EveryModelNodeOnAGpuProvider names them) has the reference provider
+// behind them for those nodes.
 TEST_F(CudaGenericGpu, ModelsOnTheGpu) {
   for (const auto& e : fs::directory_iterator(models_dir())) {
     if (!fs::exists(e.path() / "model.onnx")) continue;
@@ -336,6 +337,59 @@ TEST_F(CudaGenericGpu, PadAndGlobalAveragePoolMatchTheReference) {
   m.output("y", DType::kFloat32);
   m.node("GlobalAveragePool", {"x"}, {"y"}, "pool");
   both(m.bytes(), "GlobalAveragePool", 1e-6);
+}
+
+// ConvTranspose on cuBLAS and col2im (added after the last GPU run) against the reference: 2-D
+// with groups, dilation and output_padding; depthwise 1-D with a bias.
+TEST_F(CudaGenericGpu, ConvTransposeMatchesTheReference) {
+  std::mt19937 rng(9);
+  using V = std::vector<int64_t>;
+  struct C {
+    Shape x, w;
+    std::function<void(onnx::NodeProto&)> attrs;
+    int64_t bias;  // output channels, or 0 for none
+  };
+  const std::vector<C> cases = {
+      {{2, 4, 5, 6},
+       {4, 3, 3, 2},
+       [](onnx::NodeProto& n) {
+         set_attr(n, "group", int64_t{2});
+         set_attr(n, "strides", V{2, 3});
+         set_attr(n, "dilations", V{2, 1});
+         set_attr(n, "output_padding", V{1, 0});
+         set_attr(n, "pads", V{1, 0, 0, 1});
+       },
+       0},
+      {{1, 8, 33},
+       {8, 1, 16},
+       [](onnx::NodeProto& n) {
+         set_attr(n, "group", int64_t{8});
+         set_attr(n, "strides", V{8});
+         set_attr(n, "pads", V{4, 4});
+       },
+       8},
+  };
+  for (const C& c : cases) {
+    ModelBuilder m;
+    m.input("x", DType::kFloat32, c.x);
+    m.initializer("w", random_tensor(DType::kFloat32, c.w, 0.3f, rng));
+    std::vector<std::string> ins = {"x", "w"};
+    if (c.bias) {
+      m.initializer("b", random_tensor(DType::kFloat32, {c.bias}, 0.3f, rng));
+      ins.push_back("b");
+    }
+    m.output("y", DType::kFloat32);
+    c.attrs(m.node("ConvTranspose", ins, {"y"}, "ct"));
+    const std::string bytes = m.bytes();
+    const Tensor x = random_tensor(DType::kFloat32, c.x, 1.0f, rng);
+    Session gpu = Session::from_bytes(bytes.data(), bytes.size(),
+                                      SessionOptions().providers({"cuda-generic"}));
+    EXPECT_EQ(gpu.assignment().at(0).provider, "cuda-generic");
+    Session ref =
+        Session::from_bytes(bytes.data(), bytes.size(), SessionOptions().providers({"reference"}));
+    expect_close(gpu.run({{"x", x}}), ref.run({{"x", x}}), 1e-5,
+                 "ConvTranspose " + shape_to_string(c.x));
+  }
 }
 
 // Einsum on cuBLAS (added after the last GPU run) against numpy's outputs: every case of

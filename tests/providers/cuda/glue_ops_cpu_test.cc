@@ -21,6 +21,7 @@
 #include "providers/cuda/ops/op_plans.h"
 #include "recur/recur.h"
 #include "runtime/engine/onnx/model_loader.h"
+#include "runtime/graph/conv_transpose_shape.h"
 #include "runtime/graph/graph.h"
 #include "tests/support/data_dirs.h"
 #include "tests/support/model_builder.h"
@@ -612,6 +613,116 @@ TEST(GlueOpsCpu, EinsumAsOneBatchedGemm) {
     ++checked;
   }
   EXPECT_GE(checked, 20);
+}
+
+// ConvTranspose as the GPU runs it: W^T X per batch and group into columns [n, m, taps, x...]
+// (on the host, in double), then col2im_element over Y, against the reference provider: 1-D
+// (HiFi-GAN's upsampling), 2-D with groups, dilation, output_padding, output_shape (negative
+// pads), auto_pad, depthwise, and 3-D.
+TEST(GlueOpsCpu, ConvTransposeAsGemmAndCol2Im) {
+  struct C {
+    std::string what;
+    Shape x, w;
+    bool bias;
+    std::function<void(onnx::NodeProto&)> attrs;
+    int64_t group = 1;  // as `attrs` sets it
+  };
+  using V = std::vector<int64_t>;
+  const std::vector<C> cases = {
+      {"1-D stride 2",
+       {2, 4, 7},
+       {4, 3, 4},
+       true,
+       [](onnx::NodeProto& n) {
+         set_attr(n, "strides", V{2});
+         set_attr(n, "pads", V{1, 1});
+       }},
+      {"2-D groups, dilation, output_padding",
+       {1, 4, 3, 5},
+       {4, 3, 3, 2},
+       true,
+       [](onnx::NodeProto& n) {
+         set_attr(n, "group", int64_t{2});
+         set_attr(n, "strides", V{2, 3});
+         set_attr(n, "dilations", V{2, 1});
+         set_attr(n, "output_padding", V{1, 2});
+         set_attr(n, "pads", V{0, 1, 1, 0});
+       },
+       2},
+      {"output_shape beyond the full output",
+       {1, 2, 3, 3},
+       {2, 2, 2, 2},
+       false,
+       [](onnx::NodeProto& n) {
+         set_attr(n, "strides", V{2, 2});
+         set_attr(n, "output_shape", V{9, 8});
+       }},
+      {"SAME_UPPER",
+       {2, 3, 4, 4},
+       {3, 2, 3, 3},
+       true,
+       [](onnx::NodeProto& n) {
+         set_attr(n, "strides", V{2, 2});
+         set_attr(n, "auto_pad", std::string("SAME_UPPER"));
+       }},
+      {"depthwise",
+       {1, 6, 9},
+       {6, 1, 5},
+       true,
+       [](onnx::NodeProto& n) {
+         set_attr(n, "group", int64_t{6});
+         set_attr(n, "strides", V{3});
+         set_attr(n, "pads", V{2, 1});
+       },
+       6},
+      {"3-D",
+       {1, 2, 3, 2, 3},
+       {2, 2, 2, 3, 2},
+       true,
+       [](onnx::NodeProto& n) {
+         set_attr(n, "strides", V{2, 1, 2});
+       }},
+  };
+  for (const C& c : cases) {
+    Tensor x = rand_float(c.x), w = rand_float(c.w);
+    const int64_t group = c.group;
+    std::vector<std::pair<std::string, Tensor>> ins = {{"x", x}, {"w", w}};
+    if (c.bias) ins.push_back({"b", rand_float({c.w[1] * group})});  // one per output channel
+    const auto want = reference("ConvTranspose", ins, {DType::kFloat32}, c.attrs);
+    // The plan from the node as the loader reads it.
+    ModelBuilder mb;
+    mb.input("x", DType::kFloat32, c.x).input("w", DType::kFloat32, c.w);
+    mb.output("y", DType::kFloat32);
+    c.attrs(mb.node("ConvTranspose", {"x", "w"}, {"y"}, "ct"));
+    const std::string bytes = mb.bytes();
+    auto model = load_model_from_bytes(bytes.data(), bytes.size(), "", c.what);
+    ASSERT_TRUE(model.ok()) << c.what << ": " << model.status().message();
+    auto attrs = ConvTransposeAttrs::read(model->graph->node(0));
+    ASSERT_TRUE(attrs.ok()) << c.what;
+    auto s = resolve_conv_transpose(*attrs, c.x, c.w);
+    ASSERT_TRUE(s.ok()) << c.what << ": " << s.status().message();
+    auto g = col2im_plan(*s, c.bias);
+    ASSERT_TRUE(g.ok()) << c.what << ": " << g.status().message();
+    ASSERT_EQ(s->y, want[0].shape()) << c.what;
+    const int64_t cg = s->c / group, mg = s->m / group;
+    std::vector<float> cols(static_cast<size_t>(s->n * s->m * g->taps * g->p_in));
+    for (int64_t n = 0; n < s->n; ++n)
+      for (int64_t gi = 0; gi < group; ++gi)
+        for (int64_t r = 0; r < mg * g->taps; ++r)  // row of W_g^T: output channel, tap
+          for (int64_t p = 0; p < g->p_in; ++p) {
+            double acc = 0;
+            for (int64_t ci = 0; ci < cg; ++ci)
+              acc += static_cast<double>(w.data<float>()[(gi * cg + ci) * mg * g->taps + r]) *
+                     x.data<float>()[(n * s->c + gi * cg + ci) * g->p_in + p];
+            cols[static_cast<size_t>(((n * group + gi) * mg * g->taps + r) * g->p_in + p)] =
+                static_cast<float>(acc);
+          }
+    Tensor y = Tensor::empty(DType::kFloat32, s->y);
+    const float* bias = c.bias ? ins.back().second.data<float>() : nullptr;
+    for (int64_t i = 0; i < y.numel(); ++i)
+      col2im_element<float, float>(*g, cols.data(), bias, y.data<float>(), i);
+    expect_same(y, want[0], "ConvTranspose " + c.what, 1e-5);
+  }
 }
 
 TEST(GlueOpsCpu, FlattenShape) {
