@@ -37,11 +37,12 @@ precision (CTest: --rtol 1e-2 --atol 1e-3).
 
 The experimental ONNX-domain operators that ONNX Runtime still runs in old models (Affine,
 Scale, ScaledTanh, ParametricSoftplus, ThresholdedRelu before opset 10, ImageScaler, Crop) go to
-tests/data/contrib/exp_*, against ONNX Runtime's outputs (--only-experimental writes just those).
+tests/data/experimental/exp_*, against ONNX Runtime's outputs (--only-experimental writes just
+those).
 
 Usage: /usr/bin/python3 tools/gen_contrib_tests.py [--out tests/data/contrib]
            [--optimized-out tests/data/ort_optimized] [--qlinear-out tests/data/qlinear]
-           [--fp16-out tests/data/contrib_fp16]
+           [--fp16-out tests/data/contrib_fp16] [--experimental-out tests/data/experimental]
 """
 
 import argparse
@@ -642,7 +643,7 @@ def export_helper_cases():
 def experimental_cases():
     """The experimental ONNX-domain operators of opsets before 10 that ONNX Runtime still runs
     in old models (Affine, Scale, ScaledTanh, ParametricSoftplus, ThresholdedRelu, ImageScaler,
-    Crop), at opset 8: tests/data/contrib/exp_*."""
+    Crop), at opset 8: tests/data/experimental/exp_*."""
     rng = np.random.default_rng(20261130)
     cases = []
 
@@ -1094,11 +1095,13 @@ def main():
                     default=os.path.join(HERE, "..", "tests", "data", "qlinear"))
     ap.add_argument("--optimized-out",
                     default=os.path.join(HERE, "..", "tests", "data", "ort_optimized"))
+    ap.add_argument("--experimental-out",
+                    default=os.path.join(HERE, "..", "tests", "data", "experimental"))
     ap.add_argument("--only-experimental", action="store_true",
                     help="write only the experimental operators' cases (exp_*)")
     args = ap.parse_args()
     ecases = experimental_cases()
-    edirs = [write(args.out, c) for c in ecases]
+    edirs = [write(args.experimental_out, c) for c in ecases]
     for d, c, outs in zip(edirs, ecases, ort_outputs([(d, c.feeds) for d, c in zip(edirs, ecases)])):
         write_outputs(d, c, outs)
         print("wrote", os.path.relpath(d))

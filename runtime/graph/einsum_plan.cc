@@ -85,6 +85,15 @@ Result<Parsed> parse_equation(const std::string& eq) {
   return p;
 }
 
+Result<Parsed> parse_node_equation(const Node& node) {
+  AttrReader a(node);
+  const std::string eq = a.get_string("equation");
+  RECUR_RETURN_IF_ERROR(a.status());
+  auto p = parse_equation(eq);
+  if (!p.ok()) return invalid_model("equation '" + eq + "': " + p.status().message());
+  return p;
+}
+
 Result<Labels> label_dimensions(const std::vector<Term>& terms, const std::vector<Shape>& xs) {
   const size_t n = xs.size();
   Labels lb;

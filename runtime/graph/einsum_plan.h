@@ -11,6 +11,7 @@
 #include "recur/tensor.h"
 #include "runtime/core/checked_math.h"
 #include "runtime/core/status.h"
+#include "runtime/graph/graph.h"
 
 namespace recur::einsum {
 
@@ -30,6 +31,8 @@ struct Parsed {
 };
 
 Result<Parsed> parse_equation(const std::string& eq);
+// The node's `equation` attribute parsed; kInvalidModel naming the equation where it does not.
+Result<Parsed> parse_node_equation(const Node& node);
 
 // Each input dimension's label, ellipsis dimensions numbered from kLetters on (right-aligned
 // across the inputs, as they broadcast), and each label's size and number of uses.

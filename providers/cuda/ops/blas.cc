@@ -277,14 +277,8 @@ void register_blas_kernels(KernelRegistry& r) {
   r.add({.op_type = "Einsum",
          .since = 12,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
-           AttrReader a(ctx.node());
-           const std::string eq = a.get_string("equation");
-           RECUR_RETURN_IF_ERROR(a.status());
-           auto p = einsum::parse_equation(eq);
-           if (!p.ok()) {
-             return ctx.error(ErrorCode::kInvalidModel,
-                              "equation '" + eq + "': " + p.status().message());
-           }
+           auto p = einsum::parse_node_equation(ctx.node());
+           if (!p.ok()) return p.status().with_context(ctx.node().describe());
            return std::make_unique<EinsumKernel>(std::move(p).value());
          },
          .claim = [](const Node& n, const Graph& g) -> Claim {

@@ -22,6 +22,17 @@ Result<Op> with_alpha(const Node& node, float def) {
   return op;
 }
 
+// Two float attributes with defaults.
+template <class Op>
+Result<Op> with_alpha_beta(const Node& node, float alpha, float beta) {
+  AttrReader attrs(node);
+  Op op;
+  op.alpha = attrs.get_float("alpha", alpha);
+  op.beta = attrs.get_float("beta", beta);
+  RECUR_RETURN_IF_ERROR(attrs.status());
+  return op;
+}
+
 struct Elu {
   static constexpr auto kTypes = kFloatTypes;
   static constexpr bool kBoolOut = false;
@@ -97,12 +108,7 @@ struct HardSigmoid {
   static constexpr bool kBoolOut = false;
   float alpha = 0.2f, beta = 0.5f;
   static Result<HardSigmoid> make(const Node& n) {
-    AttrReader attrs(n);
-    HardSigmoid op;
-    op.alpha = attrs.get_float("alpha", 0.2f);
-    op.beta = attrs.get_float("beta", 0.5f);
-    RECUR_RETURN_IF_ERROR(attrs.status());
-    return op;
+    return with_alpha_beta<HardSigmoid>(n, 0.2f, 0.5f);
   }
   template <class C>
   C operator()(C x) const {
@@ -212,17 +218,6 @@ struct Gelu {
     return C(0.5) * x * (C(1) + std::erf(x * static_cast<C>(0.7071067811865476)));
   }
 };
-
-// Two float attributes with defaults.
-template <class Op>
-Result<Op> with_alpha_beta(const Node& node, float alpha, float beta) {
-  AttrReader attrs(node);
-  Op op;
-  op.alpha = attrs.get_float("alpha", alpha);
-  op.beta = attrs.get_float("beta", beta);
-  RECUR_RETURN_IF_ERROR(attrs.status());
-  return op;
-}
 
 // The experimental operators: alpha * x + beta; scale * x; alpha * tanh(beta * x);
 // alpha * log(1 + exp(beta * x)). Their definitions give no defaults but Affine's and Scale's;

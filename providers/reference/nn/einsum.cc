@@ -190,14 +190,8 @@ void register_einsum(Registrar& r) {
   r.add({.op_type = "Einsum",
          .since = 12,
          .create = [](CompileContext& ctx) -> Result<std::unique_ptr<Kernel>> {
-           AttrReader r(ctx.node());
-           const std::string eq = r.get_string("equation");
-           RECUR_RETURN_IF_ERROR(r.status());
-           auto p = einsum::parse_equation(eq);
-           if (!p.ok()) {
-             return ctx.error(ErrorCode::kInvalidModel,
-                              "equation '" + eq + "': " + p.status().message());
-           }
+           auto p = einsum::parse_node_equation(ctx.node());
+           if (!p.ok()) return p.status().with_context(ctx.node().describe());
            return std::make_unique<EinsumKernel>(std::move(p).value());
          }},
         [](InferContext& ctx) {

@@ -1,5 +1,5 @@
 // Crop and ImageScaler, the experimental image operators of opsets before 10: their values are
-// checked against ONNX Runtime's in tests/data/contrib/exp_*; here, what they refuse.
+// checked against ONNX Runtime's in tests/data/experimental/exp_*; here, what they refuse.
 #include <vector>
 
 #include "tests/support/op_tester.h"
