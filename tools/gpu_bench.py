@@ -16,7 +16,10 @@ Sections (--sections, default all of them):
            lstm_peep and gru_lbr0 are also timed on recur's onednn provider (every core) and on
            ONNX Runtime's CPU provider: lstm_peep and gru_lbr0 are what cuDNN cannot run, so
            there recur's GPU path is cuda-generic, where ONNX Runtime's CUDA provider would fall
-           back to the CPU. On cuDNN's cases, cuda-generic alone is timed too.
+           back to the CPU. On cuDNN's cases, cuda-generic alone is timed too. cudnn keeps every
+           node it can run here (--set cudnn.defer_to_grid=0); where the default plan leaves a
+           node to cuda-generic's grid kernel instead, default_provider says so, and the
+           cuda-generic column is the default plan's time.
   graphs   lstm_stream at batch 1: CUDA graphs off and on (recur-run --cuda-graphs) for cudnn and
            cuda-generic, alternated with PyTorch's batch-1 latency; cuda-generic's per-step
            launches (cuda-generic.persistent=0) beside its default grid kernel.
