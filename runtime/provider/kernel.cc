@@ -1,5 +1,7 @@
 #include "runtime/provider/kernel.h"
 
+#include <algorithm>
+
 namespace recur {
 
 namespace {
@@ -25,9 +27,27 @@ SubgraphOutputs::~SubgraphOutputs() {
   --t_outputs.depth;
 }
 
+Tensor* KernelContext::output_over_input(DType dtype, const Shape& shape) {
+  const size_t n = std::min<size_t>({inputs_.size(), last_reads_.size(), 32});
+  for (size_t k = 0; k < n; ++k) {
+    if (!(overwritable_ >> k & 1u) || !last_reads_[k] || inputs_[k] == kNoValue) continue;
+    const Tensor& x = frame_[static_cast<size_t>(inputs_[k])];
+    if (!x.is_tensor() || x.dtype() != dtype || x.device() != device_ ||
+        x.numel() != shape_numel(shape) || !placer_->reusable(x, inputs_[k], outputs_[0]))
+      continue;
+    Tensor& slot = frame_[static_cast<size_t>(outputs_[0])];
+    slot = Tensor::wrap(x.owner(), const_cast<void*>(x.raw_data()), dtype, shape, device_);
+    return &slot;
+  }
+  return nullptr;
+}
+
 Result<Tensor*> KernelContext::allocate_output(size_t i, DType dtype, const Shape& shape) {
   if (i >= outputs_.size()) {
     return error(ErrorCode::kInternal, "output index " + std::to_string(i) + " out of range");
+  }
+  if (i == 0 && overwritable_ && placer_ && outputs_[0] != kNoValue) {
+    if (Tensor* t = output_over_input(dtype, shape)) return t;
   }
   if (placer_ && outputs_[i] != kNoValue) {
     Tensor& slot = frame_[static_cast<size_t>(outputs_[i])];

@@ -54,6 +54,13 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual Status run(KernelContext& ctx) const = 0;
+  // The inputs, a bit each, whose memory output 0 may take: the kernel computes each element
+  // of output 0 from the elements at the same index of these inputs (and anything of the
+  // others), reading them before it writes it. Where such an input is read by nothing after
+  // this node and has the output's dtype and element count, the memory plan and
+  // KernelContext::allocate_output give the output its memory: an activation after a
+  // convolution then holds one tensor instead of two.
+  virtual uint32_t overwritable_inputs() const { return 0; }
 };
 
 // What the executor offers a subgraph-running kernel (If, Loop, Scan).
@@ -104,6 +111,12 @@ class OutputPlacer {
   // Sets `out` (the frame's slot) to memory for `slot` of `dtype` and `shape` on `device`, or
   // returns false and leaves `out` alone; the caller then allocates.
   virtual bool place(ValueId slot, DType dtype, const Shape& shape, Device device, Tensor& out) = 0;
+  // Whether output `out` may take the memory of `x`, input slot `in` of a node that reads it
+  // last (Kernel::overwritable_inputs): memory of this placer's that nothing else holds.
+  virtual bool reusable(const Tensor& x, ValueId in, ValueId out) const {
+    (void)x, (void)in, (void)out;
+    return false;
+  }
 };
 
 // The view of one node's inputs and outputs during a run. Built by the executor; kernels only
@@ -154,6 +167,8 @@ class KernelContext {
   }
   // Per input, 1 where this node is the value's last reader (Step::last_read).
   void set_last_reads(std::span<const uint8_t> last_reads) { last_reads_ = last_reads; }
+  // The kernel's Kernel::overwritable_inputs.
+  void set_overwritable(uint32_t inputs) { overwritable_ = inputs; }
   size_t num_implicit_inputs() const { return implicit_.size(); }
   const Tensor* implicit_input(size_t i) const {
     const Tensor& t = frame_[static_cast<size_t>(implicit_[i])];
@@ -165,6 +180,7 @@ class KernelContext {
   bool output_requested(size_t i) const { return i < outputs_.size() && outputs_[i] != kNoValue; }
   // Allocates output i on the kernel's device. For an omitted output, a scratch tensor that
   // is discarded after the node runs.
+  // Output 0 may be in the memory of an input the kernel declared (Kernel::overwritable_inputs).
   Result<Tensor*> allocate_output(size_t i, DType dtype, const Shape& shape);
   // Sets output i to an existing tensor (a view of an input, a constant).
   Status set_output(size_t i, Tensor t);
@@ -199,6 +215,9 @@ class KernelContext {
   const Env& env_;
   OutputPlacer* placer_ = nullptr;
   std::span<const uint8_t> last_reads_;
+  uint32_t overwritable_ = 0;
+  // Output 0 in the memory of an overwritable input that allows it, or null.
+  Tensor* output_over_input(DType dtype, const Shape& shape);
   // Outputs the model omitted. A list keeps pointers stable and, unlike a deque, allocates
   // nothing until used: a context is made for every step of every run.
   std::list<Tensor> discarded_;

@@ -24,6 +24,7 @@ class Avx512UnaryKernel final : public Kernel {
     avx512::unary(f_, x->data<float>(), x->numel(), y->data<float>(), alpha_, beta_);
     return ok_status();
   }
+  uint32_t overwritable_inputs() const override { return 1; }  // avx512::unary: element by element
 
  private:
   avx512::Unary f_;

@@ -147,6 +147,9 @@ class BinaryKernel final : public Kernel {
     in_parts(rows, jobs, [&](int64_t r0, int64_t r1) { run_rows<op>(p, ap, bp, yp, r0, r1); });
     return ok_status();
   }
+  // Y over A or B where that input is not broadcast: a row then reads that input's row of Y's
+  // index, before it writes it.
+  uint32_t overwritable_inputs() const override { return 0b11; }
 
  private:
   Threads threads_;

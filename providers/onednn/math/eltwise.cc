@@ -148,6 +148,9 @@ class EltwiseKernel final : public Kernel {
     }
     return ok_status();
   }
+  // Element by element, but not where oneDNN's primitive runs and the NaNs of X are put back
+  // after it.
+  uint32_t overwritable_inputs() const override { return op_.restore_nan && !small_ ? 0 : 1; }
 
  private:
   const EltwiseOp& op_;

@@ -46,6 +46,7 @@ Status run_kernel(const SubgraphPlan& plan, const Step& step, std::vector<Tensor
   KernelContext ctx(node, frame, step.inputs, step.implicit_inputs, step.outputs, device, env);
   ctx.set_placer(placer);
   ctx.set_last_reads(step.last_read);
+  ctx.set_overwritable(step.kernel->overwritable_inputs());
   Status st;
   try {
     st = step.kernel->run(ctx);

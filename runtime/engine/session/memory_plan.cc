@@ -128,6 +128,58 @@ size_t assign_segments(std::vector<PlannedSlot>& slots) {
   return cuts.empty() ? 0 : cuts.size() - 1;
 }
 
+// The bytes of value v where it could be planned (a static shape of a fixed-size type), else 0.
+size_t static_bytes(const Graph& g, ValueId v) {
+  if (static_cast<size_t>(v) >= g.num_values()) return 0;
+  const TypeInfo& type = g.value(v).type;
+  if (type.optional || !fixed_size(type.dtype) || !type.is_static()) return 0;
+  const int64_t count = shape_numel(type.static_shape());
+  if (count <= 0 || count == INT64_MAX) return 0;
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(count), dtype_size(type.dtype), &bytes)) return 0;
+  return bytes;
+}
+
+// Puts output 0 of a host step over an input its kernel may write over
+// (Kernel::overwritable_inputs): the output joins the input's root in `alias_of`, where the
+// step reads that input last and nothing reads the root or a view of it later (`end`), neither
+// leaves the run, and both are planned values of the same dtype and bytes. Steps in order, so
+// that a chain of activations shares one root.
+void write_over_inputs(const SubgraphPlan& plan, const std::vector<int>& produced,
+                       const std::vector<char>& leaves, std::vector<int>& end,
+                       std::vector<ValueId>& alias_of) {
+  const Graph& g = *plan.graph;
+  auto root = [&](ValueId v) {
+    while (alias_of[static_cast<size_t>(v)] != v) v = alias_of[static_cast<size_t>(v)];
+    return v;
+  };
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    const Step& s = plan.steps[k];
+    if (s.kind != Step::Kind::kKernel || !s.kernel || s.outputs.empty()) continue;
+    const uint32_t mask = s.kernel->overwritable_inputs();
+    const ValueId o = s.outputs[0];
+    if (!mask || o == kNoValue || produced[static_cast<size_t>(o)] != static_cast<int>(k) ||
+        leaves[static_cast<size_t>(o)] || alias_of[static_cast<size_t>(o)] != o)
+      continue;
+    const size_t bytes = static_bytes(g, o);
+    if (bytes == 0) continue;
+    for (size_t i = 0; i < s.inputs.size() && i < 32 && i < s.last_read.size(); ++i) {
+      const ValueId v = s.inputs[i];
+      if (!(mask >> i & 1u) || v == kNoValue || !s.last_read[i]) continue;
+      const ValueId r = root(v);
+      const size_t rs = static_cast<size_t>(r);
+      if (produced[rs] < 0 || leaves[rs] || end[rs] != static_cast<int>(k) ||
+          static_bytes(g, v) != bytes || static_bytes(g, r) != bytes ||
+          g.value(v).type.dtype != g.value(o).type.dtype)
+        continue;
+      alias_of[static_cast<size_t>(o)] = r;
+      end[rs] = std::max(end[rs], end[static_cast<size_t>(o)]);
+      break;
+    }
+  }
+  for (size_t v = 0; v < alias_of.size(); ++v) alias_of[v] = root(static_cast<ValueId>(v));
+}
+
 }  // namespace
 
 MemoryPlan plan_memory(const SubgraphPlan& plan) {
@@ -168,14 +220,14 @@ MemoryPlan plan_memory(const SubgraphPlan& plan) {
     end[r] = std::max(end[r], last[v]);
     leaves[r] |= leaves[v];
   }
+  write_over_inputs(plan, produced, leaves, end, m.alias_of);
   std::vector<Interval> vals;
   for (size_t v = 0; v < n && v < g.num_values(); ++v) {
     if (produced[v] < 0 || leaves[v] || m.alias_of[v] != static_cast<ValueId>(v)) continue;
+    const size_t bytes = static_bytes(g, static_cast<ValueId>(v));
+    if (bytes == 0) continue;
     const TypeInfo& type = g.value(static_cast<ValueId>(v)).type;
-    if (type.optional || !fixed_size(type.dtype) || !type.is_static()) continue;
     const Shape shape = type.static_shape();
-    const size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(type.dtype);
-    if (bytes == 0 || shape_numel(shape) == INT64_MAX) continue;
     PlannedSlot& ps = m.slots[v];
     ps.bytes = bytes;
     ps.dtype = type.dtype;
@@ -242,7 +294,7 @@ const std::shared_ptr<void>* BlockCache::take(size_t bytes, MemoryBudget* budget
     }
     return nullptr;
   }
-  buckets_[b].push_back({std::shared_ptr<void>(p, [](void* q) { std::free(q); }), size, true});
+  buckets_[b].push_back({std::shared_ptr<void>(p, BlockFree{}), size, true});
   recent_[b].add(n);
   total_ += size;
   return &buckets_[b].back().owner;
@@ -334,6 +386,22 @@ bool FrameArena::reserve() {
     prepared_[v] = Tensor::wrap(std::move(owner), data, ps.dtype, ps.shape);
   }
   return true;
+}
+
+bool FrameArena::reusable(const Tensor& x, ValueId in, ValueId out) const {
+  if (!x.is_cpu() || x.owner().use_count() != 2) return false;
+  // A block of the cache: its holders are the cache and the frame's slot the kernel reads.
+  if (BlockCache::is_block(x.owner())) return true;
+  // The arena's bytes only where the plan put the output over the input (memory.alias_of):
+  // the slots placed later over them were planned from that, and check its holder. Its
+  // holders are the slot's own owner and the frame's slot the kernel reads.
+  const MemoryPlan* m = plan.memory.get();
+  const size_t i = static_cast<size_t>(in), o = static_cast<size_t>(out);
+  if (!use_arena || !arena_ || i >= m->alias_of.size() || o >= m->alias_of.size()) return false;
+  const size_t root = static_cast<size_t>(m->alias_of[i]);
+  if (static_cast<size_t>(m->alias_of[o]) != root || o == root) return false;
+  const std::shared_ptr<void>& own = prepared_[root].owner();
+  return own && !own.owner_before(x.owner()) && !x.owner().owner_before(own);
 }
 
 bool FrameArena::slot_free(ValueId slot) const {

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -36,7 +37,7 @@ struct MemoryPlan {
   size_t num_segments = 0;
   std::vector<PlannedSlot> slots;  // by slot
   // Slot -> the slot whose memory it is a view of (Identity, Reshape, Squeeze, Unsqueeze,
-  // Flatten), or itself.
+  // Flatten) or written over (Kernel::overwritable_inputs), or itself.
   std::vector<ValueId> alias_of;
 };
 
@@ -73,8 +74,16 @@ class BlockCache {
   static constexpr size_t kKeepRuns = 16;
   // The bytes of the blocks made (and charged) since the last call.
   size_t take_charged() { return std::exchange(charged_, 0); }
+  // Whether `owner` is a block of a BlockCache (of any run's).
+  static bool is_block(const std::shared_ptr<void>& owner) {
+    return std::get_deleter<BlockFree>(owner) != nullptr;
+  }
 
  private:
+  // The blocks' deleter, a type of its own so that is_block can tell them from other memory.
+  struct BlockFree {
+    void operator()(void* p) const { std::free(p); }
+  };
   struct Block {
     std::shared_ptr<void> owner;
     size_t bytes = 0;
@@ -109,6 +118,9 @@ class FrameArena final : public OutputPlacer {
   FrameArena(const SubgraphPlan& plan, BlockCache* cache);
 
   bool place(ValueId slot, DType dtype, const Shape& shape, Device device, Tensor& out) override;
+  // A block of the cache that only the cache and the frame's slot hold, or the arena's bytes
+  // where the memory plan put `out` over `in`.
+  bool reusable(const Tensor& x, ValueId in, ValueId out) const override;
   // Drops every value but the constants, keeping each slot's shape storage.
   void clear();
   bool owns(const void* p) const;

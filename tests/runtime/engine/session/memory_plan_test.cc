@@ -64,7 +64,7 @@ void add_node(Graph& g, const std::string& op, std::vector<ValueId> in, std::vec
   g.add_node(std::move(n));
 }
 
-std::unique_ptr<SubgraphPlan> plan_of(const Graph& g, const CpuProvider& p) {
+std::unique_ptr<SubgraphPlan> plan_of(const Graph& g, const ExecutionProvider& p) {
   SessionOptions so;
   PartitionOptions po;
   po.session = &so;
@@ -564,6 +564,185 @@ TEST(ArenaRuns, TheMemoryLimitCountsTheArena) {
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kOutOfRange);
       EXPECT_NE(std::string(e.what()).find("memory_limit"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// ---- Outputs over inputs (Kernel::overwritable_inputs) ----
+
+// The pointers each kernel of a run read and wrote, in step order.
+struct Access {
+  const void* in;
+  const void* out;
+};
+std::vector<Access>& accesses() {
+  static std::vector<Access> log;
+  return log;
+}
+
+// y = 2 x + 1 element by element ("Affine"), declaring X overwritable; "Add" adds two inputs
+// of one shape out of place; "View" hands out X's memory as a Reshape does.
+class AffineKernel final : public Kernel {
+ public:
+  Status run(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(0);
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, x->shape()));
+    const float* xp = x->data<float>();
+    float* yp = y->data<float>();
+    accesses().push_back({xp, yp});
+    for (int64_t i = 0; i < x->numel(); ++i) yp[i] = 2.0f * xp[i] + 1.0f;
+    return ok_status();
+  }
+  uint32_t overwritable_inputs() const override { return 1; }
+};
+
+class AddKernel final : public Kernel {
+ public:
+  Status run(KernelContext& ctx) const override {
+    const Tensor* a = ctx.input(0);
+    const Tensor* b = ctx.input(1);
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, a->shape()));
+    for (int64_t i = 0; i < a->numel(); ++i)
+      y->data<float>()[i] = a->data<float>()[i] + b->data<float>()[i];
+    return ok_status();
+  }
+};
+
+class ViewKernel final : public Kernel {
+ public:
+  Status run(KernelContext& ctx) const override { return ctx.set_output(0, *ctx.input(0)); }
+};
+
+class OverwritingProvider final : public ExecutionProvider {
+ public:
+  OverwritingProvider() : ExecutionProvider("cpu", Device::cpu()) {
+    add("Affine", [] { return std::unique_ptr<Kernel>(std::make_unique<AffineKernel>()); });
+    add("Add", [] { return std::unique_ptr<Kernel>(std::make_unique<AddKernel>()); });
+    add("Identity", [] { return std::unique_ptr<Kernel>(std::make_unique<ViewKernel>()); });
+  }
+  bool available(std::string*) const override { return true; }
+
+ private:
+  template <class Make>
+  void add(const char* op, Make make) {
+    mutable_registry().add(KernelDef{
+        .op_type = op,
+        .since = 1,
+        .create = [make](CompileContext&) -> Result<std::unique_ptr<Kernel>> { return make(); }});
+  }
+};
+
+// Runs `plan` (one input, one output) in `runs` as a session does; the output's values.
+std::vector<float> run_in(RunArena& runs, const SubgraphPlan& plan, const Tensor& x) {
+  runs.begin_run(SIZE_MAX);
+  std::vector<KernelContext::Env> envs(plan.providers.size());
+  Executor ex(envs, &runs);
+  FrameArena* f = runs.enter(plan);
+  EXPECT_NE(f, nullptr);
+  std::vector<Tensor> frame = f->frame;
+  frame[static_cast<size_t>(plan.input_slots[0])] = x;
+  accesses().clear();
+  Status st = ex.execute(plan, frame, f);
+  EXPECT_TRUE(st.ok()) << st.message();
+  std::vector<float> y =
+      st.ok() ? values(frame[static_cast<size_t>(plan.output_slots[0])]) : std::vector<float>{};
+  frame.clear();
+  runs.leave(f);
+  runs.end_run();
+  return y;
+}
+
+// x -> Affine -> a -> Affine -> b -> Affine -> c -> Affine -> y, of `shape`.
+void affine_chain(Graph& g, const std::vector<Dim>& shape) {
+  TypeInfo t;
+  t.dtype = DType::kFloat32;
+  t.shape = shape;
+  std::vector<ValueId> v;
+  for (const char* name : {"x", "a", "b", "c", "y"}) v.push_back(g.add_value(name, t));
+  g.add_input(v[0]);
+  for (size_t i = 0; i + 1 < v.size(); ++i) add_node(g, "Affine", {v[i]}, {v[i + 1]});
+  g.add_output(v.back());
+  EXPECT_TRUE(g.finalize().ok());
+}
+
+float affine4(float x) { return 2.0f * (2.0f * (2.0f * (2.0f * x + 1.0f) + 1.0f) + 1.0f) + 1.0f; }
+
+TEST(OutputsOverInputs, AChainOfStaticShapeSharesOneArenaSlot) {
+  Graph g;
+  affine_chain(g, {Dim{256, {}}});
+  OverwritingProvider p;
+  auto plan = plan_of(g, p);
+  const MemoryPlan& m = *plan->memory;
+  // a, b and c are one value's memory; x and y are the caller's.
+  const ValueId a = 1, b = 2, c = 3;
+  EXPECT_EQ(m.alias_of[static_cast<size_t>(b)], a);
+  EXPECT_EQ(m.alias_of[static_cast<size_t>(c)], a);
+  EXPECT_EQ(m.alias_of[4], 4) << "the graph's output stays its own";
+  EXPECT_EQ(m.arena_bytes, 1024u);
+  RunArena runs;
+  const Tensor x = random_floats({256}, 4);
+  for (int run = 0; run < 3; ++run) {
+    const std::vector<float> y = run_in(runs, *plan, x);
+    ASSERT_EQ(y.size(), 256u);
+    for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], affine4(values(x)[i])) << i;
+    ASSERT_EQ(accesses().size(), 4u);
+    EXPECT_NE(accesses()[0].out, accesses()[0].in) << "x is the caller's";
+    EXPECT_EQ(accesses()[1].out, accesses()[1].in);
+    EXPECT_EQ(accesses()[2].out, accesses()[2].in);
+    EXPECT_NE(accesses()[3].out, accesses()[3].in) << "y leaves the run: not in the arena";
+  }
+}
+
+TEST(OutputsOverInputs, AChainOfDynamicShapeWritesOverTheCachesBlocks) {
+  Graph g;
+  affine_chain(g, {Dim{-1, "n"}});
+  OverwritingProvider p;
+  auto plan = plan_of(g, p);
+  RunArena runs;
+  for (int64_t n : {300, 5000, 300}) {
+    const Tensor x = random_floats({n}, 5);
+    const std::vector<float> y = run_in(runs, *plan, x);
+    ASSERT_EQ(y.size(), static_cast<size_t>(n));
+    for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], affine4(values(x)[i])) << i;
+    ASSERT_EQ(accesses().size(), 4u);
+    EXPECT_NE(accesses()[0].out, accesses()[0].in) << "x is the caller's";
+    for (size_t k = 1; k < 4; ++k) EXPECT_EQ(accesses()[k].out, accesses()[k].in) << k;
+  }
+}
+
+TEST(OutputsOverInputs, NothingReadLaterIsWrittenOver) {
+  // a = Affine(x); v = Identity(a), a view read after b = Affine(a): b must not take a's
+  // memory, in the arena or in a cached block. Nor may y, where x is read after it.
+  for (bool dynamic : {false, true}) {
+    Graph g;
+    TypeInfo t;
+    t.dtype = DType::kFloat32;
+    t.shape = std::vector<Dim>{dynamic ? Dim{-1, "n"} : Dim{64, {}}};
+    const ValueId x = g.add_value("x", t), a = g.add_value("a", t), v = g.add_value("v", t),
+                  b = g.add_value("b", t), c = g.add_value("c", t), y = g.add_value("y", t);
+    g.add_input(x);
+    add_node(g, "Affine", {x}, {a});
+    add_node(g, "Identity", {a}, {v});
+    add_node(g, "Affine", {a}, {b});
+    add_node(g, "Add", {b, v}, {c});
+    add_node(g, "Affine", {c}, {y});
+    g.add_output(y);
+    ASSERT_TRUE(g.finalize().ok());
+    OverwritingProvider p;
+    auto plan = plan_of(g, p);
+    EXPECT_NE(plan->memory->alias_of[static_cast<size_t>(b)],
+              plan->memory->alias_of[static_cast<size_t>(a)]);
+    RunArena runs;
+    const Tensor in = random_floats({64}, 6);
+    for (int run = 0; run < 2; ++run) {
+      const std::vector<float> out = run_in(runs, *plan, in);
+      ASSERT_EQ(out.size(), 64u);
+      for (size_t i = 0; i < out.size(); ++i) {
+        const float av = 2.0f * values(in)[i] + 1.0f;
+        ASSERT_EQ(out[i], 2.0f * ((2.0f * av + 1.0f) + av) + 1.0f) << i << " dynamic " << dynamic;
+      }
+      ASSERT_EQ(accesses().size(), 3u);
+      EXPECT_NE(accesses()[1].out, accesses()[1].in) << "b over a, whose view is read later";
     }
   }
 }
