@@ -132,6 +132,8 @@ class BatchNormKernel final : public Kernel {
                               {DNNL_ARG_VARIANCE, vec, in[4]->raw_data()}},
                              scratch_, what_);
   }
+  // Y = a X + b per channel, element by element (oneDNN's primitive takes Y over X as well).
+  uint32_t overwritable_inputs() const override { return 1; }
 
  private:
   float epsilon_;
