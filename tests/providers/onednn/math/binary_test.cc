@@ -2,7 +2,7 @@
 // operation computed here on numpy's broadcast: equal shapes, a scalar, a per-channel [1, C, 1,
 // 1], [N, 1, M] against [N, T, M], an outer [N, 1] by [1, M], ranks that differ, sizes past the
 // threads' bound, NaN, infinities and division by zero; shapes that do not broadcast are an
-// error naming both; int64 stays with the reference provider.
+// error naming both; int64 stays with the reference provider; intermediates written over.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -116,6 +116,51 @@ TEST(OnednnBinary, ShapesThatDoNotBroadcastAreAnErrorNamingBoth) {
         s.run({{"A", random_tensor({4, 3}, rng)}, {"B", random_tensor({2, 3}, rng)}});
       },
       ErrorCode::kInvalidArgument, {"op", "[4,3]", "[2,3]"});
+}
+
+// Intermediates, which a node may write over where it reads them last
+// (Kernel::overwritable_inputs): T1 = A + A2; T2 = C * T1 (over T1's memory would corrupt the
+// final Add, which reads T1 again); T3 = T2 - C (over T2: its A); T4 = C / T3 (over T3: its B,
+// C broadcast); Y = T4 + T1 (over either). With static and with symbolic shapes (the arena, or
+// the run's cached blocks), at sizes under and past the threads' bound, twice each.
+TEST(OnednnBinary, IntermediatesWrittenOverMatchTheOperationsElementByElement) {
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(9);
+  for (const Shape& shape : {Shape{2, 6, 5, 9}, Shape{4, 64, 41, 50}}) {
+    for (bool symbolic : {false, true}) {
+      ModelBuilder mb(14);
+      const std::vector<int64_t> dims(shape.begin(), shape.end());
+      const std::vector<std::string> names{"n", "c", "h", "w"};
+      mb.input("A", DType::kFloat32, symbolic ? std::vector<int64_t>(4, -1) : dims,
+               symbolic ? names : std::vector<std::string>{});
+      mb.input("A2", DType::kFloat32, symbolic ? std::vector<int64_t>(4, -1) : dims,
+               symbolic ? names : std::vector<std::string>{});
+      mb.input("C", DType::kFloat32, {1, shape[1], 1, 1});
+      mb.output("Y", DType::kFloat32);
+      mb.node("Add", {"A", "A2"}, {"T1"});
+      mb.node("Mul", {"C", "T1"}, {"T2"});
+      mb.node("Sub", {"T2", "C"}, {"T3"});
+      mb.node("Div", {"C", "T3"}, {"T4"});
+      mb.node("Add", {"T4", "T1"}, {"Y"});
+      Session s = open(mb.bytes());
+      for (const auto& as : s.assignment()) EXPECT_EQ(as.provider, "onednn");
+      const Tensor c = random_tensor({1, shape[1], 1, 1}, rng, 2.0f);
+      for (int run = 0; run < 2; ++run) {
+        const Tensor a = random_tensor(shape, rng, 2.0f), a2 = random_tensor(shape, rng, 2.0f);
+        const Tensor y = s.run({{"A", a}, {"A2", a2}, {"C", c}})[0];
+        ASSERT_EQ(y.shape(), shape);
+        for (int64_t i = 0; i < y.numel(); ++i) {
+          const float ci = at(c, shape, i);
+          const float t1 = a.data<float>()[i] + a2.data<float>()[i];
+          const float want = ci / (ci * t1 - ci) + t1;
+          const float got = y.data<float>()[i];
+          ASSERT_TRUE(std::memcmp(&got, &want, 4) == 0 || (std::isnan(got) && std::isnan(want)))
+              << shape_to_string(shape) << (symbolic ? " symbolic" : " static") << " run "
+              << run << " at " << i << ": " << got << ", want " << want;
+        }
+      }
+    }
+  }
 }
 
 TEST(OnednnBinary, Int64StaysWithTheReference) {
