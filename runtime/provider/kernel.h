@@ -54,12 +54,12 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual Status run(KernelContext& ctx) const = 0;
-  // The inputs, a bit each, whose memory output 0 may take: the kernel computes each element
-  // of output 0 from the elements at the same index of these inputs (and anything of the
-  // others), reading them before it writes it. Where such an input is read by nothing after
-  // this node and has the output's dtype and element count, the memory plan and
-  // KernelContext::allocate_output give the output its memory: an activation after a
-  // convolution then holds one tensor instead of two.
+  // The inputs, a bit each, whose memory output 0 may take: the kernel never reads an element
+  // of such an input after it has written output 0's element at that index (elementwise
+  // operators, a per-channel affine, a softmax or normalisation row by row). Where such an
+  // input is read by nothing after this node and has the output's dtype and element count, the
+  // memory plan and KernelContext::allocate_output give the output its memory: an activation
+  // after a convolution then holds one tensor instead of two.
   virtual uint32_t overwritable_inputs() const { return 0; }
 };
 

@@ -104,6 +104,8 @@ class LayerNormKernel final : public Kernel {
     }
     return ok_status();
   }
+  // oneDNN's layer normalization takes Y over X (it reads a row before writing it).
+  uint32_t overwritable_inputs() const override { return 1; }
 
  private:
   int64_t axis_;

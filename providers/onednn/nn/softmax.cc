@@ -70,6 +70,9 @@ class SoftmaxKernel final : public Kernel {
                              {{DNNL_ARG_SRC, md, x->raw_data()}, {DNNL_ARG_DST, md, y->raw_data()}},
                              scratch_, what_);
   }
+  // Row by row: avx512::softmax_rows reads an element of X before it writes Y's at its index
+  // and never after, and oneDNN's softmax takes Y over X.
+  uint32_t overwritable_inputs() const override { return 1; }
 
  private:
   bool log_;

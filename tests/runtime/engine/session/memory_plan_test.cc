@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <set>
@@ -743,6 +744,45 @@ TEST(OutputsOverInputs, NothingReadLaterIsWrittenOver) {
       }
       ASSERT_EQ(accesses().size(), 3u);
       EXPECT_NE(accesses()[1].out, accesses()[1].in) << "b over a, whose view is read later";
+    }
+  }
+}
+
+// The oneDNN provider's kernels that write over their inputs give the bits they give without
+// (RECUR_ARENA=0 at load: no frame hands out memory, so every output is allocated anew):
+// Mul, Softmax (recur's loop under 4M elements, oneDNN's primitive past it), LayerNormalization,
+// Exp, Add of a broadcast C and Relu, with static and with symbolic shapes.
+TEST(OutputsOverInputs, OnednnKernelsGiveTheBitsTheyGiveWithoutTheArena) {
+  for (const Shape& shape : {Shape{4, 6, 50}, Shape{8, 8, 65536}}) {
+    for (bool symbolic : {false, true}) {
+      ModelBuilder m;
+      const std::vector<int64_t> dims(shape.begin(), shape.end());
+      m.input("x", DType::kFloat32, symbolic ? std::vector<int64_t>{-1, -1, shape[2]} : dims,
+              symbolic ? std::vector<std::string>{"n", "t", ""} : std::vector<std::string>{});
+      m.input("x2", DType::kFloat32, symbolic ? std::vector<int64_t>{-1, -1, shape[2]} : dims,
+              symbolic ? std::vector<std::string>{"n", "t", ""} : std::vector<std::string>{});
+      m.initializer("scale", random_floats({shape[2]}, 1));
+      m.initializer("bias", random_floats({shape[2]}, 2));
+      m.initializer("c", random_floats({shape[2]}, 3));
+      m.output("y", DType::kFloat32);
+      m.node("Mul", {"x", "x2"}, {"a"});
+      m.node("Softmax", {"a"}, {"b"});
+      m.node("LayerNormalization", {"b", "scale", "bias"}, {"d"});
+      m.node("Exp", {"d"}, {"e"});
+      m.node("Add", {"c", "e"}, {"f"});
+      m.node("Relu", {"f"}, {"y"});
+      const SessionOptions o = SessionOptions().providers({"onednn", "reference"}).threads(2);
+      Session with = session_of(m, o);
+      setenv("RECUR_ARENA", "0", 1);
+      Session without = session_of(m, o);
+      unsetenv("RECUR_ARENA");
+      for (const auto& as : with.assignment()) EXPECT_EQ(as.provider, "onednn") << as.node;
+      for (uint32_t seed = 10; seed < 12; ++seed) {
+        const Tensor x = random_floats(shape, seed), x2 = random_floats(shape, seed + 100);
+        EXPECT_EQ(values(with.run({{"x", x}, {"x2", x2}})["y"]),
+                  values(without.run({{"x", x}, {"x2", x2}})["y"]))
+            << shape_to_string(shape) << (symbolic ? " symbolic" : " static");
+      }
     }
   }
 }
