@@ -155,8 +155,8 @@ TEST(OnednnBinary, IntermediatesWrittenOverMatchTheOperationsElementByElement) {
           const float want = ci / (ci * t1 - ci) + t1;
           const float got = y.data<float>()[i];
           ASSERT_TRUE(std::memcmp(&got, &want, 4) == 0 || (std::isnan(got) && std::isnan(want)))
-              << shape_to_string(shape) << (symbolic ? " symbolic" : " static") << " run "
-              << run << " at " << i << ": " << got << ", want " << want;
+              << shape_to_string(shape) << (symbolic ? " symbolic" : " static") << " run " << run
+              << " at " << i << ": " << got << ", want " << want;
         }
       }
     }
