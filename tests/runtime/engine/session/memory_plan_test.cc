@@ -582,7 +582,7 @@ std::vector<Access>& accesses() {
 }
 
 // y = 2 x + 1 element by element ("Affine"), declaring X overwritable; "Add" adds two inputs
-// of one shape out of place; "View" hands out X's memory as a Reshape does.
+// of one shape out of place; "Identity" hands out X's memory as a Reshape does.
 class AffineKernel final : public Kernel {
  public:
   Status run(KernelContext& ctx) const override {
