@@ -55,6 +55,7 @@ struct Walk {
   bool rev = false;
   int cur = 0;  // h[cur]: h before the step
   int64_t t = 0, t0 = 0, t1 = 0, live = 0;
+  int64_t block = 1;  // steps a block at most (xw_block)
   float* h[2] = {nullptr, nullptr};
   float* c = nullptr;
   float* rh_all = nullptr;
@@ -93,8 +94,15 @@ class RowTeamKernel final : public Kernel {
   int64_t xw_steps(int64_t rows) const {
     return std::clamp<int64_t>((int64_t{8} << 20) / (4 * rows * max_gx_), 16, kXwSteps);
   }
-  // A slice's scratch for `rows` rows: their gates, the GRU's h gates, and a block's X.W + bias.
-  int64_t slice_floats(int64_t rows) const { return (2 + xw_steps(rows)) * rows * max_gx_; }
+  // The steps of a run's blocks: xw_steps, or fewer where the longest row is shorter. A
+  // streaming model's step is one (dfn_gru's GRU of 256 units over 8 rows leased 6.4 MB for
+  // 256 steps' X.W, of which one was used).
+  int64_t xw_block(const Io& io) const {
+    return std::clamp<int64_t>(io.len(io.order[0]), 1, xw_steps(io.N));
+  }
+  // A slice's scratch for `rows` rows and blocks of `block` steps: their gates, the GRU's h
+  // gates, and a block's X.W + bias.
+  int64_t slice_floats(int64_t rows, int64_t block) const { return (2 + block) * rows * max_gx_; }
   SliceColumns columns_of(int64_t j0, int64_t j1) const;
   Slice pack_slice(const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p, int64_t d,
                    int64_t j0, int64_t j1) const;
@@ -248,7 +256,7 @@ Status RowTeamKernel::run(KernelContext& ctx) const {
   CoreLease lease(team_.max, team_.shrink);
   if (lease.threads() < team_.max) count_smaller_team_run();
   const int64_t floats =
-      4 * io.N * Hp_ + static_cast<int64_t>(slices_[0].size()) * slice_floats(io.N);
+      4 * io.N * Hp_ + static_cast<int64_t>(slices_[0].size()) * slice_floats(io.N, xw_block(io));
   const bool apart = apart_ && io.D == 2 && lease.threads() >= 2;
   ScratchPool::Lease buf =
       scratch_.acquire(static_cast<size_t>(apart ? 2 * floats : floats) * sizeof(float));
@@ -272,6 +280,7 @@ Status RowTeamKernel::run_direction(const KernelContext& ctx, const Io& io, int 
                                     float* scratch) const {
   const int64_t H = H_, N = io.N;
   Walk w(io, d, reverse(d));
+  w.block = xw_block(io);
   // Row q (in length order) at [q * Hp_]: h before and after a step, c, r.h of every unit.
   w.h[0] = scratch;
   w.h[1] = scratch + N * Hp_;
@@ -305,7 +314,7 @@ Status RowTeamKernel::run_direction(const KernelContext& ctx, const Io& io, int 
   // on the calling thread alone.
   if (threads > 1 && stall_guard_.paused(steady_ns())) threads = 1;
   for (w.t0 = 0; w.t0 < steps; w.t0 = w.t1) {
-    w.t1 = std::min(steps, w.t0 + xw_steps(io.N));
+    w.t1 = std::min(steps, w.t0 + w.block);
     const int64_t started = threads > 1 ? steady_ns() : 0;
     const int64_t rows = w.live_at(w.t0);
     for (w.t = w.t0; w.t < w.t1; ++w.t) {
@@ -356,7 +365,7 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
   const Io& io = w.io;
   const bool gru = this->gru(), lbr = spec_.linear_before_reset;
   const int64_t N = io.N, H = H_, t = w.t;
-  float* g = w.per_slice + static_cast<int64_t>(i) * slice_floats(N);
+  float* g = w.per_slice + static_cast<int64_t>(i) * slice_floats(N, w.block);
   float* gh = g + N * max_gx_;
   float* xw = gh + N * max_gx_;
   const int64_t hs = sl.hs(), gx = sl.gx();
