@@ -48,6 +48,8 @@ CASES = [
     ("empty_kept", "ij,jk->ik", (0, 3), (3, 4)),
     ("bilinear_one_batch", "bn,anm->bam", (3, 4), (2, 4, 5)),
     ("long_sum", "i,i->", (3000,), (3000,)),
+    # DeepFilterNet's grouped linear layer: A read as [g][bt][i], Y written as [g][bt][h].
+    ("grouped_linear", "btgi,gih->btgh", (8, 3, 8, 64), (8, 64, 32)),
 ]
 
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "recur/small_vector.h"
 #include "recur/tensor.h"
 #include "runtime/core/checked_math.h"
 #include "runtime/core/status.h"
@@ -99,6 +100,39 @@ void walk(std::initializer_list<const std::vector<GemmAxes::Axis>*> groups,
   while (true) {
     f(off);
     size_t d = axes.size();
+    while (d-- > 0) {
+      off += axes[d]->*stride;
+      if (++idx[d] < axes[d]->extent) break;
+      off -= axes[d]->*stride * axes[d]->extent;
+      idx[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) return;
+  }
+}
+
+// As walk, a call for each run of the last axis (of extent more than 1): f(offset, n, step)
+// for the n elements at offset, offset + step, ..., so that a copy takes a contiguous run at
+// once. Allocates nothing for up to 16 axes.
+template <class F>
+void walk_rows(std::initializer_list<const std::vector<GemmAxes::Axis>*> groups,
+               int64_t GemmAxes::Axis::*stride, F&& f) {
+  SmallVector<const GemmAxes::Axis*, 16> axes;
+  for (const auto* g : groups)
+    for (const GemmAxes::Axis& a : *g) {
+      if (a.extent == 0) return;
+      if (a.extent > 1) axes.push_back(&a);
+    }
+  if (axes.empty()) {
+    f(int64_t{0}, int64_t{1}, int64_t{1});
+    return;
+  }
+  const GemmAxes::Axis& row = *axes[axes.size() - 1];
+  const size_t outer = axes.size() - 1;
+  SmallVector<int64_t, 16> idx(outer, 0);
+  int64_t off = 0;
+  while (true) {
+    f(off, row.extent, row.*stride);
+    size_t d = outer;
     while (d-- > 0) {
       off += axes[d]->*stride;
       if (++idx[d] < axes[d]->extent) break;

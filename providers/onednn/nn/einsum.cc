@@ -60,7 +60,18 @@ struct EinsumPlan {
   memory::desc a, b, y;
   bool gather_a = false, gather_b = false, scatter_y = false;
   CachedPrimitive prim;
+  // The copies' sizes, 0 for an operand read or written in place.
+  static size_t bytes(bool copied, int64_t elems) {
+    return copied ? static_cast<size_t>(elems) * sizeof(float) : size_t{0};
+  }
+  size_t a_copy_bytes() const { return bytes(gather_a, bt * mt * kt); }
+  size_t b_copy_bytes() const { return bytes(gather_b, bt * kt * nt); }
+  size_t y_copy_bytes() const { return bytes(scatter_y, bt * mt * nt); }
 };
+
+size_t copy_bytes(const EinsumPlan& p) {
+  return p.a_copy_bytes() + p.b_copy_bytes() + p.y_copy_bytes();
+}
 
 class EinsumKernel final : public Kernel {
  public:
@@ -90,12 +101,9 @@ class EinsumKernel final : public Kernel {
     }
     const GemmAxes& g = plan->axes;
     // Buffers only for the operands that are copied (a lease of 0 bytes holds none).
-    const auto bytes = [](bool needed, int64_t elems) {
-      return needed ? static_cast<size_t>(elems) * sizeof(float) : size_t{0};
-    };
-    ScratchPool::Lease la = copies_.acquire(bytes(plan->gather_a, plan->bt * plan->mt * plan->kt));
-    ScratchPool::Lease lb = copies_.acquire(bytes(plan->gather_b, plan->bt * plan->kt * plan->nt));
-    ScratchPool::Lease ly = copies_.acquire(bytes(plan->scatter_y, plan->bt * plan->mt * plan->nt));
+    ScratchPool::Lease la = copies_.acquire(plan->a_copy_bytes());
+    ScratchPool::Lease lb = copies_.acquire(plan->b_copy_bytes());
+    ScratchPool::Lease ly = copies_.acquire(plan->y_copy_bytes());
     const void* pa = a->raw_data();
     const void* pb = b->raw_data();
     void* py = plan->scatter_y ? ly.data() : y->raw_data();
@@ -116,9 +124,15 @@ class EinsumKernel final : public Kernel {
     if (plan->scatter_y) {
       const float* src = static_cast<const float*>(py);
       float* dst = y->data<float>();
-      size_t at = 0;
-      einsum::walk({&g.batch, &g.m, &g.n}, &GemmAxes::Axis::sy,
-                   [&](int64_t off) { dst[off] = src[at++]; });
+      einsum::walk_rows({&g.batch, &g.m, &g.n}, &GemmAxes::Axis::sy,
+                        [&](int64_t off, int64_t n, int64_t step) {
+                          if (step == 1) {
+                            std::memcpy(dst + off, src, static_cast<size_t>(n) * sizeof(float));
+                          } else {
+                            for (int64_t i = 0; i < n; ++i) dst[off + i * step] = src[i];
+                          }
+                          src += n;
+                        });
     }
     return ok_status();
   }
@@ -126,8 +140,14 @@ class EinsumKernel final : public Kernel {
  private:
   static void gather(const float* src, std::initializer_list<const std::vector<GemmAxes::Axis>*> g,
                      int64_t GemmAxes::Axis::*stride, float* dst) {
-    size_t at = 0;
-    einsum::walk(g, stride, [&](int64_t off) { dst[at++] = src[off]; });
+    einsum::walk_rows(g, stride, [&](int64_t off, int64_t n, int64_t step) {
+      if (step == 1) {
+        std::memcpy(dst, src + off, static_cast<size_t>(n) * sizeof(float));
+      } else {
+        for (int64_t i = 0; i < n; ++i) dst[i] = src[off + i * step];
+      }
+      dst += n;
+    });
   }
 
   Result<EinsumPlan> make_plan(const KernelContext& ctx, const Shape& sa, const Shape& sb) const {
@@ -160,10 +180,11 @@ class EinsumKernel final : public Kernel {
     }
     plan.bt = *bt, plan.mt = *mt, plan.nt = *nt, plan.kt = *kt;
     if (numel == 0 || plan.kt == 0) return plan;
-    // Each operand in place where its three groups merge, else a dense copy.
+    // Each operand in place where its three groups merge (with `dense_only`, only where they
+    // merge into a dense batch of matrices), else a dense copy.
     auto view = [](const std::vector<GemmAxes::Axis>& g0, const std::vector<GemmAxes::Axis>& g1,
                    const std::vector<GemmAxes::Axis>& g2, int64_t GemmAxes::Axis::*stride,
-                   bool& copy) {
+                   bool& copy, bool dense_only) {
       const auto d0 = merge(g0, stride), d1 = merge(g1, stride), d2 = merge(g2, stride);
       const int64_t e0 = GemmAxes::total(g0).value_or(0), e1 = GemmAxes::total(g1).value_or(0),
                     e2 = GemmAxes::total(g2).value_or(0);
@@ -182,30 +203,53 @@ class EinsumKernel final : public Kernel {
           reach = d.stride * d.extent;
         }
       }
-      if (copy) {
-        const int64_t dense[3] = {e1 * e2, e2, 1};
-        return strided_desc(dims, dense);
-      }
+      const int64_t dense[3] = {e1 * e2, e2, 1};
+      if (copy) return strided_desc(dims, dense);
       // A dimension of one element gets the stride a dense layout would give it: oneDNN
       // refuses to execute with some others (1x1x20 with strides 1, 1, 1).
       int64_t strides[3] = {d0->stride, d1->stride, d2->stride};
       for (int i = 2; i >= 0; --i) {
         if (dims[i] == 1) strides[i] = i == 2 ? 1 : dims[i + 1] * strides[i + 1];
       }
+      if (dense_only && !std::equal(strides, strides + 3, dense)) {
+        copy = true;
+        return strided_desc(dims, dense);
+      }
       return strided_desc(dims, strides);
     };
-    // oneDNN checks the descriptors as they are made: its refusals become this node's error.
-    RECUR_RETURN_IF_ERROR(dnnl_try(what_, [&] {
-      plan.a = view(g.batch, g.m, g.k, &GemmAxes::Axis::sa, plan.gather_a);
-      plan.b = view(g.batch, g.k, g.n, &GemmAxes::Axis::sb, plan.gather_b);
-      plan.y = view(g.batch, g.m, g.n, &GemmAxes::Axis::sy, plan.scatter_y);
-    }));
     const double macs = static_cast<double>(plan.bt) * static_cast<double>(plan.mt) *
                         static_cast<double>(plan.nt) * static_cast<double>(plan.kt);
-    RECUR_ASSIGN_OR_RETURN(
-        plan.prim,
-        make_primitive<dnnl::matmul>([&] { return dnnl::matmul::desc(plan.a, plan.b, plan.y); },
-                                     user_scratchpad_attr(), threads_for(macs, threads_), what_));
+    auto build = [&](bool dense_only) -> Status {
+      // oneDNN checks the descriptors as they are made: its refusals become this node's error.
+      RECUR_RETURN_IF_ERROR(dnnl_try(what_, [&] {
+        plan.a = view(g.batch, g.m, g.k, &GemmAxes::Axis::sa, plan.gather_a, dense_only);
+        plan.b = view(g.batch, g.k, g.n, &GemmAxes::Axis::sb, plan.gather_b, dense_only);
+        plan.y = view(g.batch, g.m, g.n, &GemmAxes::Axis::sy, plan.scatter_y, dense_only);
+      }));
+      RECUR_ASSIGN_OR_RETURN(
+          plan.prim,
+          make_primitive<dnnl::matmul>([&] { return dnnl::matmul::desc(plan.a, plan.b, plan.y); },
+                                       user_scratchpad_attr(), threads_for(macs, threads_), what_));
+      return ok_status();
+    };
+    RECUR_RETURN_IF_ERROR(build(false));
+    // oneDNN 2.6 takes an operand strided other than as a dense batch of matrices to its jit
+    // sgemm or, for some strides, its reference loops; with dense copies of those operands it
+    // takes its brgemm matmul. The reference loops are slow at any size. The sgemm's first call
+    // in a process generates its kernels, 38 ms and 3.4 MB of code (DeepFilterNet's grouped
+    // linear "btgi,gih->btgh", which reads A as [g][bt][i], at batch 8): copies up to that size
+    // cost less.
+    constexpr size_t kCopiesForSgemm = size_t{4} << 20;
+    const auto rank = [](const std::string& impl) {
+      return generic_impl(impl) ? 0 : impl.starts_with("gemm:jit") ? 1 : 2;
+    };
+    if (rank(plan.prim.impl) < 2) {
+      EinsumPlan in_place = plan;
+      if (build(true).ok() && rank(plan.prim.impl) > rank(in_place.prim.impl) &&
+          (rank(in_place.prim.impl) == 0 || copy_bytes(plan) <= kCopiesForSgemm))
+        return plan;
+      plan = std::move(in_place);
+    }
     return plan;
   }
 
