@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
+#include <vector>
 
+#include "runtime/graph/einsum_plan.h"
 #include "tests/support/op_tester.h"
 
 namespace recur::test {
@@ -136,6 +139,33 @@ TEST(ReferenceEinsum, BadEquations) {
                [](onnx::NodeProto& n) { set_attr(n, "equation", std::string("ij->ik")); });
       },
       ErrorCode::kInvalidArgument, {"node 'node' (Einsum)", "output subscript"});
+}
+
+// einsum::walk_rows's runs, expanded, are walk's offsets in walk's order: random groups of axes
+// with extents 0 to 3 (an axis of 1 is skipped, of 0 ends the walk) and strides of either sign.
+TEST(EinsumWalk, RowsExpandToTheOffsetsOfTheElementWalk) {
+  using Axis = einsum::GemmAxes::Axis;
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<Axis> groups[3];
+    for (auto& g : groups) {
+      for (int i = static_cast<int>(rng() % 3); i > 0; --i) {
+        const int64_t extent = trial % 50 == 0 ? 0 : 1 + static_cast<int64_t>(rng() % 3);
+        const int64_t stride = static_cast<int64_t>(rng() % 40) - 8;
+        g.push_back(Axis{extent, stride, stride + 1, 2 * stride});
+      }
+    }
+    for (int64_t Axis::*stride : {&Axis::sa, &Axis::sy}) {
+      std::vector<int64_t> want, got;
+      einsum::walk({&groups[0], &groups[1], &groups[2]}, stride,
+                   [&](int64_t off) { want.push_back(off); });
+      einsum::walk_rows({&groups[0], &groups[1], &groups[2]}, stride,
+                        [&](int64_t off, int64_t n, int64_t step) {
+                          for (int64_t i = 0; i < n; ++i) got.push_back(off + i * step);
+                        });
+      EXPECT_EQ(got, want) << "trial " << trial;
+    }
+  }
 }
 
 }  // namespace
