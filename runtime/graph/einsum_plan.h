@@ -84,35 +84,10 @@ struct GemmAxes {
 };
 GemmAxes gemm_axes(const LoopNest& nest, size_t num_out, const Shape& y_shape);
 
-// Walks the axes of `groups` in order (the last fastest), calling f(offset) with the offset the
-// chosen stride gives; nothing where an axis is empty.
-template <class F>
-void walk(std::initializer_list<const std::vector<GemmAxes::Axis>*> groups,
-          int64_t GemmAxes::Axis::*stride, F&& f) {
-  std::vector<const GemmAxes::Axis*> axes;
-  for (const auto* g : groups)
-    for (const GemmAxes::Axis& a : *g) {
-      if (a.extent == 0) return;
-      axes.push_back(&a);
-    }
-  std::vector<int64_t> idx(axes.size(), 0);
-  int64_t off = 0;
-  while (true) {
-    f(off);
-    size_t d = axes.size();
-    while (d-- > 0) {
-      off += axes[d]->*stride;
-      if (++idx[d] < axes[d]->extent) break;
-      off -= axes[d]->*stride * axes[d]->extent;
-      idx[d] = 0;
-    }
-    if (d == static_cast<size_t>(-1)) return;
-  }
-}
-
-// As walk, a call for each run of the last axis (of extent more than 1): f(offset, n, step)
-// for the n elements at offset, offset + step, ..., so that a copy takes a contiguous run at
-// once. Allocates nothing for up to 16 axes.
+// Walks the axes of `groups` in order (the last fastest), with a call for each run of the last
+// axis of extent more than 1: f(offset, n, step) for the n elements at offset, offset + step,
+// ..., the offsets the chosen stride gives, so that a copy takes a contiguous run at once.
+// Nothing where an axis is empty. Allocates nothing for up to 16 axes.
 template <class F>
 void walk_rows(std::initializer_list<const std::vector<GemmAxes::Axis>*> groups,
                int64_t GemmAxes::Axis::*stride, F&& f) {
@@ -141,6 +116,15 @@ void walk_rows(std::initializer_list<const std::vector<GemmAxes::Axis>*> groups,
     }
     if (d == static_cast<size_t>(-1)) return;
   }
+}
+
+// walk_rows an element at a time: f(offset).
+template <class F>
+void walk(std::initializer_list<const std::vector<GemmAxes::Axis>*> groups,
+          int64_t GemmAxes::Axis::*stride, F&& f) {
+  walk_rows(groups, stride, [&f](int64_t off, int64_t n, int64_t step) {
+    for (int64_t i = 0; i < n; ++i) f(off + i * step);
+  });
 }
 
 }  // namespace recur::einsum

@@ -141,9 +141,10 @@ TEST(ReferenceEinsum, BadEquations) {
       ErrorCode::kInvalidArgument, {"node 'node' (Einsum)", "output subscript"});
 }
 
-// einsum::walk_rows's runs, expanded, are walk's offsets in walk's order: random groups of axes
-// with extents 0 to 3 (an axis of 1 is skipped, of 0 ends the walk) and strides of either sign.
-TEST(EinsumWalk, RowsExpandToTheOffsetsOfTheElementWalk) {
+// einsum::walk_rows's runs, expanded, are the offsets of every index of the axes in order (the
+// last fastest), counted here digit by digit: random groups of axes with extents 0 to 3 (an
+// axis of 1 is skipped, of 0 ends the walk) and strides of either sign.
+TEST(EinsumWalk, RowsExpandToEveryIndexInOrder) {
   using Axis = einsum::GemmAxes::Axis;
   std::mt19937 rng(7);
   for (int trial = 0; trial < 300; ++trial) {
@@ -155,10 +156,20 @@ TEST(EinsumWalk, RowsExpandToTheOffsetsOfTheElementWalk) {
         g.push_back(Axis{extent, stride, stride + 1, 2 * stride});
       }
     }
+    std::vector<Axis> all;
+    for (const auto& g : groups) all.insert(all.end(), g.begin(), g.end());
+    int64_t count = 1;
+    for (const Axis& a : all) count *= a.extent;
     for (int64_t Axis::*stride : {&Axis::sa, &Axis::sy}) {
       std::vector<int64_t> want, got;
-      einsum::walk({&groups[0], &groups[1], &groups[2]}, stride,
-                   [&](int64_t off) { want.push_back(off); });
+      for (int64_t flat = 0; flat < count; ++flat) {
+        int64_t off = 0, rest = flat;
+        for (size_t d = all.size(); d-- > 0;) {
+          off += (rest % all[d].extent) * (all[d].*stride);
+          rest /= all[d].extent;
+        }
+        want.push_back(off);
+      }
       einsum::walk_rows({&groups[0], &groups[1], &groups[2]}, stride,
                         [&](int64_t off, int64_t n, int64_t step) {
                           for (int64_t i = 0; i < n; ++i) got.push_back(off + i * step);
