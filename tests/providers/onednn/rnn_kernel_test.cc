@@ -291,7 +291,9 @@ TEST(OnednnRnnKernel, ALongPassOfATeamRunsInBlocksThatEachLeaseTheTeam) {
         const uint64_t smaller = onednn::smaller_team_runs();
         expect_match(fresh.run(f), want, what + ", cores free");
         whole = onednn::smaller_team_runs() == smaller;
-        if (whole) EXPECT_EQ(onednn::shared_plan_runs() - before, T > 256 ? 1 : 0) << what;
+        if (whole) {
+          EXPECT_EQ(onednn::shared_plan_runs() - before, T > 256 ? 1 : 0) << what;
+        }
       }
       EXPECT_TRUE(whole) << what << ": the team shrank with no core taken, three times";
     }

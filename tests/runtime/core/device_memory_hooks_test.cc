@@ -61,8 +61,7 @@ TEST(DeviceMemoryHooks, AReaderNeverSeesHalfOfASet) {
         continue;
       }
       const auto alloc = h->allocate;
-      for (volatile int spin = 0; spin < 20; spin = spin + 1) {
-      }
+      for (volatile int spin = 0; spin < 20;) spin = spin + 1;
       const auto copy = h->copy;
       if ((alloc == &allocate_a) != (copy == &copy_a)) ++mixed;
     }

@@ -202,7 +202,9 @@ TEST(Sequence, InsertLeavesASequenceOthersReadUnchanged) {
       mb.node("SequenceInsert", {"seq", "b"}, {"s1"});
       mb.node("SequenceInsert", {"seq", "c"}, {"s2"});
     });
-    if (seq_is_output) EXPECT_EQ(firsts(o["seq"]), (std::vector<float>{1}));
+    if (seq_is_output) {
+      EXPECT_EQ(firsts(o["seq"]), (std::vector<float>{1}));
+    }
     EXPECT_EQ(firsts(o["s1"]), (std::vector<float>{1, 2})) << seq_is_output;
     EXPECT_EQ(firsts(o["s2"]), (std::vector<float>{1, 3})) << seq_is_output;
   }
@@ -216,7 +218,9 @@ TEST(Sequence, EraseLeavesASequenceOthersReadUnchanged) {
       mb.node("SequenceErase", {"seq"}, {"s1"});
       mb.node("SequenceErase", {"seq", "first"}, {"s2"});
     });
-    if (seq_is_output) EXPECT_EQ(firsts(o["seq"]), (std::vector<float>{1, 2, 3}));
+    if (seq_is_output) {
+      EXPECT_EQ(firsts(o["seq"]), (std::vector<float>{1, 2, 3}));
+    }
     EXPECT_EQ(firsts(o["s1"]), (std::vector<float>{1, 2})) << seq_is_output;
     EXPECT_EQ(firsts(o["s2"]), (std::vector<float>{2, 3})) << seq_is_output;
   }

@@ -81,7 +81,9 @@ void check(const Chain& c, int want_fused) {
     EXPECT_EQ(count_op(s, "recur::MatMulBias"), want_fused) << p << "\n" << s.explain();
     if (want_fused) {
       EXPECT_EQ(count_op(s, "Add"), 0) << p;
-      if (!c.activation.empty()) EXPECT_EQ(count_op(s, c.activation), 0) << p;
+      if (!c.activation.empty()) {
+        EXPECT_EQ(count_op(s, c.activation), 0) << p;
+      }
       EXPECT_NE(s.explain().find("fused MatMul 'mm', Add 'add'"), std::string::npos);
     }
     const Outputs got = s.run(feeds);
