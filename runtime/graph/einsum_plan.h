@@ -86,8 +86,9 @@ GemmAxes gemm_axes(const LoopNest& nest, size_t num_out, const Shape& y_shape);
 
 // Walks the axes of `groups` in order (the last fastest), with a call for each run of the last
 // axis of extent more than 1: f(offset, n, step) for the n elements at offset, offset + step,
-// ..., the offsets the chosen stride gives, so that a copy takes a contiguous run at once.
-// Nothing where an axis is empty. Allocates nothing for up to 16 axes.
+// ..., the offsets the chosen stride gives, so that a copy takes a contiguous run at once (one
+// call of one element where no axis is longer than 1, none where an axis is empty). Allocates
+// nothing for up to 16 axes.
 template <class F>
 void walk_rows(std::initializer_list<const std::vector<GemmAxes::Axis>*> groups,
                int64_t GemmAxes::Axis::*stride, F&& f) {
