@@ -354,6 +354,19 @@ Session session_of(const ModelBuilder& m, SessionOptions o = {}) {
   return Session::from_bytes(bytes.data(), bytes.size(), o);
 }
 
+// The model as two sessions: with the arena, and without (RECUR_ARENA=0 at load: no frame hands
+// out memory, so every output is allocated anew).
+struct ArenaPair {
+  Session with, without;
+};
+ArenaPair with_and_without_arena(const ModelBuilder& m, const SessionOptions& o) {
+  Session with = session_of(m, o);
+  setenv("RECUR_ARENA", "0", 1);
+  Session without = session_of(m, o);
+  unsetenv("RECUR_ARENA");
+  return {std::move(with), std::move(without)};
+}
+
 Tensor random_floats(const Shape& shape, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist;
@@ -751,7 +764,7 @@ TEST(OutputsOverInputs, NothingReadLaterIsWrittenOver) {
 }
 
 // The oneDNN provider's kernels that write over their inputs give the bits they give without
-// (RECUR_ARENA=0 at load: no frame hands out memory, so every output is allocated anew):
+// the arena (with_and_without_arena):
 // Mul, Softmax (recur's loop under 4M elements, oneDNN's primitive past it), LayerNormalization,
 // Exp, Add of a broadcast C and Relu, with static and with symbolic shapes.
 TEST(OutputsOverInputs, OnednnKernelsGiveTheBitsTheyGiveWithoutTheArena) {
@@ -774,10 +787,7 @@ TEST(OutputsOverInputs, OnednnKernelsGiveTheBitsTheyGiveWithoutTheArena) {
       m.node("Add", {"c", "e"}, {"f"});
       m.node("Relu", {"f"}, {"y"});
       const SessionOptions o = SessionOptions().providers({"onednn", "reference"}).threads(2);
-      Session with = session_of(m, o);
-      setenv("RECUR_ARENA", "0", 1);
-      Session without = session_of(m, o);
-      unsetenv("RECUR_ARENA");
+      auto [with, without] = with_and_without_arena(m, o);
       for (const auto& as : with.assignment()) EXPECT_EQ(as.provider, "onednn") << as.node;
       for (uint32_t seed = 10; seed < 12; ++seed) {
         const Tensor x = random_floats(shape, seed), x2 = random_floats(shape, seed + 100);
@@ -935,10 +945,7 @@ TEST(OutputsOverInputs, RandomGraphsGiveTheBitsTheyGiveWithoutTheArena) {
   const SessionOptions o = SessionOptions().providers({"onednn", "reference"}).threads(2);
   for (uint32_t seed = 1; seed <= 48; ++seed) {
     const RandomGraph g = random_graph(seed);
-    Session with = session_of(g.model, o);
-    setenv("RECUR_ARENA", "0", 1);
-    Session without = session_of(g.model, o);
-    unsetenv("RECUR_ARENA");
+    auto [with, without] = with_and_without_arena(g.model, o);
     for (uint32_t run = 0; run < 2; ++run) {
       const Tensor x = random_floats(g.shape, seed * 7u + run);
       const std::string before = bits(x);
