@@ -2,6 +2,7 @@
 
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/channels_last.h"
+#include "providers/onednn/nn/winograd_weights.h"
 
 namespace recur::onednn {
 
@@ -14,6 +15,12 @@ Result<std::shared_ptr<AlignedBuffer>> WeightPacks::get(const dnnl::memory::desc
     if (e.data == data && e.plain == plain && e.packed == packed) return e.buf;
   }
   auto buf = std::make_shared<AlignedBuffer>(packed.get_size());
+  // oneDNN's reorder into the Winograd layouts is scalar code, 16 ms a 256-channel matrix.
+  if (winograd_weights(plain, static_cast<const float*>(data), packed,
+                       static_cast<float*>(buf->data))) {
+    entries_.push_back({plain, packed, data, buf});
+    return buf;
+  }
   RECUR_RETURN_IF_ERROR(dnnl_try(what, [&] {
     ThreadScope scope(1);
     dnnl::memory from = make_memory(plain, data);
