@@ -71,7 +71,8 @@ Status dnnl_try(const Node& node, F&& f) {
 
 // 64-byte aligned host memory.
 struct AlignedBuffer {
-  // `huge_pages`: from 4 MiB, ask for transparent huge pages (for buffers filled whole).
+  // `huge_pages`: from 2 MiB, ask for transparent huge pages for the buffer's whole 2 MiB pages
+  // (for buffers filled whole).
   explicit AlignedBuffer(size_t bytes, bool huge_pages = true);
   ~AlignedBuffer();
   AlignedBuffer(const AlignedBuffer&) = delete;
