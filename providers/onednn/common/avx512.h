@@ -19,9 +19,11 @@
 #define RECUR_AVX512 __attribute__((target("avx512f")))
 
 // GCC 12 takes the _mm512_undefined_ps() that the unmasked AVX-512 intrinsics pass through for
-// an uninitialized read.
+// an uninitialized read: "may be" where they are inlined into a loop, and "is used" where the
+// value is a vector the intrinsic itself declares (_mm512_reduce_max_ps, the 128-bit shuffles).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 namespace recur::onednn::avx512 {
