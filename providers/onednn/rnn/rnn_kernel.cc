@@ -24,6 +24,15 @@ RECUR_LOAD_PATH Status RnnKernel::init(CompileContext& ctx, SharedWeights shared
   const Node& node = ctx.node();
   const Tensor* w = ctx.constant_input(kRnnW);
   const Tensor* r = ctx.constant_input(kRnnR);
+  // The other kernel's copy stands in for W and R, which it may have released: their shapes
+  // are all this kernel reads of them at load.
+  Tensor w_shape, r_shape;
+  if (shared_.source) {
+    w_shape = Tensor::borrow(nullptr, DType::kFloat32, shared_.w_shape);
+    r_shape = Tensor::borrow(nullptr, DType::kFloat32, shared_.r_shape);
+    w = &w_shape;
+    r = &r_shape;
+  }
   const Tensor* b = ctx.constant_input(kRnnB);
   const Tensor* p = ctx.constant_input(kRnnP);
   has_b_ = node.has_input(kRnnB);
@@ -316,12 +325,13 @@ class RowTeamRnnKernel final : public Kernel {
 
 RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_team_pair(CompileContext& ctx,
                                                                      const RnnSpec& spec) {
-  // row_team_declined has seen W and R constant; the primitive's init releases them.
+  // row_team_declined has seen W and R constant; the team releases them once packed.
   RowTeam team = create_row_team_kernel(ctx, spec, options_of(ctx));
   const int64_t rows = team.max_rows;
   const bool apart = team.apart;
   auto primitive = std::make_unique<rnn::RnnKernel>(ctx.node(), spec, options_of(ctx));
-  RECUR_RETURN_IF_ERROR(primitive->init(ctx, {std::move(team.weights), rows}));
+  RECUR_RETURN_IF_ERROR(primitive->init(
+      ctx, {std::move(team.weights), rows, std::move(team.w_shape), std::move(team.r_shape)}));
   ctx.note(std::string("recur's row-team ") + spec.cell_name() + " for runs of up to " +
            std::to_string(rows) + " rows" +
            (apart ? ", the two directions at once, a thread each with its W and R packed at load"

@@ -141,6 +141,7 @@ Status run_parallel(size_t n, int threads, F&& f) {
 struct SharedWeights {
   OnnxWeightsSource source;
   int64_t max_rows = 0;
+  Shape w_shape, r_shape;  // of the ONNX W and R, which the other kernel may have released
 };
 
 class RnnKernel final : public Kernel {

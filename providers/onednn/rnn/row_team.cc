@@ -74,7 +74,10 @@ class RowTeamKernel final : public Kernel {
  public:
   RowTeamKernel(const Node& node, RnnSpec spec, Threads team, bool apart)
       : node_(node), spec_(std::move(spec)), team_(team), apart_(apart) {}
-  void init(const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p);
+  // Packs the node's constant W and R into the slices, releasing each ONNX copy once packed
+  // (CompileContext::release_input_now): R for every slice, then W, so that loading holds one
+  // of them twice at most, not both (rnnt_step's LSTM of 640 units: W 3.3 MB, R 6.6 MB).
+  void init(CompileContext& ctx);
   Status run(KernelContext& ctx) const override;
   // Direction d's W (layer) or R from the slices, as OnnxWeightsSource writes it: they hold
   // every element of both (the columns are copies, not sums).
@@ -104,8 +107,13 @@ class RowTeamKernel final : public Kernel {
   // gates, and a block's X.W + bias.
   int64_t slice_floats(int64_t rows, int64_t block) const { return (2 + block) * rows * max_gx_; }
   SliceColumns columns_of(int64_t j0, int64_t j1) const;
-  Slice pack_slice(const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p, int64_t d,
-                   int64_t j0, int64_t j1) const;
+  // Slice [j0, j1) of direction d: its columns of R, its GRU h-gate bias and its peepholes.
+  // `discard`: R's pages go back to the kernel as they are read (pack_columns), where it dies
+  // when released and each direction is one slice, which reads its rows once and in order.
+  Slice pack_recurrent(const Tensor& r, const Tensor* b, const Tensor* p, int64_t d, int64_t j0,
+                       int64_t j1, bool discard) const;
+  // The slice's columns of W and its bias (X.W's); `discard` as pack_recurrent's.
+  void pack_input(const Tensor& w, const Tensor* b, int64_t d, bool discard, Slice& sl) const;
   // Direction d of the run's rows, longest first (`order`), on `threads` threads. Scratch: h
   // before and after a step, c and r.h of every row, then each slice's slice_floats.
   Status run_direction(const KernelContext& ctx, const Io& io, int d, int threads,
@@ -154,9 +162,9 @@ RECUR_LOAD_PATH SliceColumns RowTeamKernel::columns_of(int64_t j0, int64_t j1) c
   return c;
 }
 
-RECUR_LOAD_PATH Slice RowTeamKernel::pack_slice(const Tensor& w, const Tensor& r, const Tensor* b,
-                                                const Tensor* p, int64_t d, int64_t j0,
-                                                int64_t j1) const {
+RECUR_LOAD_PATH Slice RowTeamKernel::pack_recurrent(const Tensor& r, const Tensor* b,
+                                                    const Tensor* p, int64_t d, int64_t j0,
+                                                    int64_t j1, bool discard) const {
   const int64_t H = H_, G = spec_.num_gates() * H;
   Slice sl;
   sl.j0 = j0;
@@ -165,19 +173,29 @@ RECUR_LOAD_PATH Slice RowTeamKernel::pack_slice(const Tensor& w, const Tensor& r
   const SliceColumns cols = columns_of(j0, j1);
   sl.g1 = cols.g1;
   sl.g2 = cols.g2;
-  const std::vector<int64_t>& xs = cols.x;
-  const float* wd = w.data<float>() + d * G * I_;
   const float* rd = r.data<float>() + d * G * H;
   const float* bd = b ? b->data<float>() + d * 2 * G : nullptr;
-  sl.r1 = pack_columns(rd, H, cols.r1, H, 1);
+  sl.r1 = pack_columns(rd, H, cols.r1, H, 1, discard);
   if (gru()) {
-    sl.r2 = pack_columns(rd, H, cols.r2, H, 1);
+    sl.r2 = pack_columns(rd, H, cols.r2, H, 1, discard);
     sl.rbh = small::zeros(sl.g2);
     if (bd && spec_.linear_before_reset)
       for (int64_t u = 0; u < hs; ++u)
         static_cast<float*>(sl.rbh->data)[u] = bd[G + 2 * H + j0 + u];
   }
-  sl.w = pack_columns(wd, I_, xs, I_, 1);
+  if (p) {
+    const float* pd = p->data<float>() + d * 3 * H;
+    for (int64_t g = 0; g < 3; ++g) sl.peep.insert(sl.peep.end(), pd + g * H + j0, pd + g * H + j1);
+  }
+  return sl;
+}
+
+RECUR_LOAD_PATH void RowTeamKernel::pack_input(const Tensor& w, const Tensor* b, int64_t d,
+                                               bool discard, Slice& sl) const {
+  const int64_t H = H_, G = spec_.num_gates() * H;
+  const std::vector<int64_t> xs = columns_of(sl.j0, sl.j1).x;
+  const float* bd = b ? b->data<float>() + d * 2 * G : nullptr;
+  sl.w = pack_columns(w.data<float>() + d * G * I_, I_, xs, I_, 1, discard);
   sl.bias = small::zeros(sl.gx());
   float* bias = static_cast<float*>(sl.bias->data);
   for (size_t c = 0; bd && c < xs.size(); ++c) {
@@ -187,30 +205,39 @@ RECUR_LOAD_PATH Slice RowTeamKernel::pack_slice(const Tensor& w, const Tensor& r
     const bool rb = !gru() || s < 2 * H || !spec_.linear_before_reset;
     bias[c] = bd[s] + (rb ? bd[G + s] : 0.0f);
   }
-  if (p) {
-    const float* pd = p->data<float>() + d * 3 * H;
-    for (int64_t g = 0; g < 3; ++g) sl.peep.insert(sl.peep.end(), pd + g * H + j0, pd + g * H + j1);
-  }
-  return sl;
 }
 
-RECUR_LOAD_PATH void RowTeamKernel::init(const Tensor& w, const Tensor& r, const Tensor* b,
-                                         const Tensor* p) {
-  I_ = w.dim(2);
-  H_ = r.dim(2);
+RECUR_LOAD_PATH void RowTeamKernel::init(CompileContext& ctx) {
+  // row_team_declined has seen W and R constant, float32 and of rank 3.
+  const Tensor* b = ctx.constant_input(kRnnB);
+  const Tensor* p = ctx.constant_input(kRnnP);
+  {
+    const Tensor& w = *ctx.constant_input(kRnnW);
+    const Tensor& r = *ctx.constant_input(kRnnR);
+    I_ = w.dim(2);
+    H_ = r.dim(2);
+    shapes_.keep(w, r, b, p);
+  }
   Hp_ = round_up(H_, kLanes);
-  shapes_.keep(w, r, b, p);
   // A slice a thread, of whole vectors of units but the last.
   const int64_t n =
       apart_ ? 1 : std::clamp<int64_t>(team_.max, 1, std::max<int64_t>(1, H_ / kLanes));
+  const bool discard_r = n == 1 && ctx.input_dies_on_release(kRnnR);
   for (int64_t d = 0; d < spec_.num_directions(); ++d) {
     std::vector<Slice>& dir = slices_.emplace_back();
     for (int64_t s = 0; s < n; ++s) {
-      dir.push_back(pack_slice(w, r, b, p, d, s == 0 ? 0 : round_up(H_ * s / n, kLanes),
-                               s + 1 == n ? H_ : round_up(H_ * (s + 1) / n, kLanes)));
+      dir.push_back(pack_recurrent(
+          *ctx.constant_input(kRnnR), b, p, d, s == 0 ? 0 : round_up(H_ * s / n, kLanes),
+          s + 1 == n ? H_ : round_up(H_ * (s + 1) / n, kLanes), discard_r));
       max_gx_ = std::max(max_gx_, dir.back().gx());
     }
   }
+  ctx.release_input_now(kRnnR);
+  const bool discard_w = n == 1 && ctx.input_dies_on_release(kRnnW);
+  for (int64_t d = 0; d < spec_.num_directions(); ++d)
+    for (Slice& sl : slices_[static_cast<size_t>(d)])
+      pack_input(*ctx.constant_input(kRnnW), b, d, discard_w, sl);
+  ctx.release_input_now(kRnnW);
 }
 
 RECUR_LOAD_PATH void RowTeamKernel::onnx_weights(int64_t d, bool layer,
@@ -482,7 +509,7 @@ RECUR_LOAD_PATH bool directions_apart(const RnnSpec& spec, int64_t H, int thread
   return small_l2(l2_bytes) && r_bytes <= 8.0 * static_cast<double>(l2_bytes);
 }
 
-RECUR_LOAD_PATH RowTeam create_row_team_kernel(const CompileContext& ctx, const RnnSpec& spec,
+RECUR_LOAD_PATH RowTeam create_row_team_kernel(CompileContext& ctx, const RnnSpec& spec,
                                                const OnednnOptions& o) {
   const int64_t H = ctx.constant_input(kRnnR)->dim(2);
   RowTeam team;
@@ -491,8 +518,9 @@ RECUR_LOAD_PATH RowTeam create_row_team_kernel(const CompileContext& ctx, const 
   // Directions apart: a thread's slice is all of a direction's R, as on one thread.
   team.max_rows = row_team_rows(spec.cell, H, team.apart ? 1 : o.max_threads, l2);
   auto k = std::make_shared<RowTeamKernel>(ctx.node(), spec, o.team(), team.apart);
-  k->init(*ctx.constant_input(kRnnW), *ctx.constant_input(kRnnR), ctx.constant_input(kRnnB),
-          ctx.constant_input(kRnnP));
+  team.w_shape = ctx.constant_input(kRnnW)->shape();
+  team.r_shape = ctx.constant_input(kRnnR)->shape();
+  k->init(ctx);
   team.weights = [k](int64_t d, bool layer, std::span<const int64_t> row_at, int64_t k_stride,
                      float* dst) { k->onnx_weights(d, layer, row_at, k_stride, dst); };
   team.kernel = std::move(k);

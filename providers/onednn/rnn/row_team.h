@@ -136,10 +136,11 @@ std::string row_team_declined(const CompileContext& ctx, const RnnSpec& spec,
 struct RowTeam {
   std::shared_ptr<const Kernel> kernel;
   OnnxWeightsSource weights;
-  bool apart = false;    // directions_apart
-  int64_t max_rows = 0;  // row_team_rows, with one thread a direction where apart
+  bool apart = false;      // directions_apart
+  int64_t max_rows = 0;    // row_team_rows, with one thread a direction where apart
+  Shape w_shape, r_shape;  // of the ONNX W and R, which the team has released
 };
-RowTeam create_row_team_kernel(const CompileContext& ctx, const RnnSpec& spec,
-                               const OnednnOptions& o);
+// Releases constant W and R (CompileContext::release_input_now): `weights` gives them back.
+RowTeam create_row_team_kernel(CompileContext& ctx, const RnnSpec& spec, const OnednnOptions& o);
 
 }  // namespace recur::onednn
