@@ -133,7 +133,6 @@ RECUR_LOAD_PATH std::unique_ptr<AlignedBuffer> pack_columns(const float* src, in
   const auto Gp = static_cast<int64_t>(source.size());
   auto buf = std::make_unique<AlignedBuffer>(static_cast<size_t>(K * Gp) * sizeof(float));
   float* dst = static_cast<float*>(buf->data);
-  std::fill(dst, dst + K * Gp, 0.0f);
   // Rows behind the reader are discarded only where each is read once, in order.
   int64_t first = -1, last = -1;
   bool in_order = k_stride == 1 && row_stride >= K;
@@ -157,9 +156,15 @@ RECUR_LOAD_PATH std::unique_ptr<AlignedBuffer> pack_columns(const float* src, in
     float* block = dst + c0 * K;
     for (int64_t k0 = 0; k0 < K; k0 += kTile) {
       const int64_t k1 = std::min(K, k0 + kTile);
+      // Padding columns are written as zeros here rather than by a fill of the whole buffer
+      // first, which made all of it resident while the source still was (DiscardBehind then
+      // lowered no peak).
       for (int64_t c = 0; c < width; ++c) {
         const int64_t s = source[static_cast<size_t>(c0 + c)];
-        if (s < 0) continue;
+        if (s < 0) {
+          for (int64_t k = k0; k < k1; ++k) block[k * width + c] = 0.0f;
+          continue;
+        }
         const float* from = src + s * row_stride;
         for (int64_t k = k0; k < k1; ++k) block[k * width + c] = from[k * k_stride];
       }

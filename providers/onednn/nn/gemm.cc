@@ -62,10 +62,12 @@ class GemmKernel final : public Kernel {
   // folded C.
   // Not a B that recur's own loop took (pack_small): as MatMul's (matmul.cc, pack), for the
   // resident memory of small models.
-  Result<bool> pack(const Tensor* b, const Tensor* c, bool has_c) {
+  // `last_read` as MatMul's (matmul.cc).
+  Result<bool> pack(const Tensor* b, const Tensor* c, bool has_c, bool last_read) {
     if (small_ || !b || b->rank() != 2 || b->dtype() != DType::kFloat32) return false;
     const int64_t N = trans_b_ ? b->dim(0) : b->dim(1), K = trans_b_ ? b->dim(1) : b->dim(0);
-    RECUR_ASSIGN_OR_RETURN(packed_, PackedB::make(b->data<float>(), K, N, trans_b_, alpha_, what_));
+    RECUR_ASSIGN_OR_RETURN(
+        packed_, PackedB::make(b->data<float>(), K, N, trans_b_, alpha_, what_, last_read));
     if (!packed_) return false;
     if (has_c && beta_ != 0.0f && c && c->dtype() == DType::kFloat32 && row_like(*c, N))
       fold_c(*c, N);
@@ -252,7 +254,8 @@ void register_gemm(KernelRegistry& r) {
              if (k->holds_b()) ctx.release_input_now(1);
              if (k->c_folded()) ctx.release_input_now(2);
            }
-           RECUR_ASSIGN_OR_RETURN(const bool packed, k->pack(b, c, has_c));
+           RECUR_ASSIGN_OR_RETURN(const bool packed,
+                                  k->pack(b, c, has_c, b && ctx.input_dies_on_release(1)));
            if (packed) {
              const bool folded = k->c_folded();
              ctx.note(folded

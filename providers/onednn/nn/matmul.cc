@@ -80,10 +80,13 @@ class MatMulKernel final : public Kernel {
   // for recur's own loop: packing it would map oneDNN's code and JIT buffers into the process
   // at load (2 MiB more resident for models/crnn) for the rare run with rows enough to leave
   // the loop, which packs it then (make_plan).
-  Result<bool> pack() {
+  // `last_read`: the ONNX copy dies when released, so packing may give its pages back as it
+  // reads them (PackedB::make).
+  Result<bool> pack(bool last_read) {
     if (small_ || !constant_b_.defined() || constant_b_.rank() != 2) return false;
-    RECUR_ASSIGN_OR_RETURN(packed_, PackedB::make(constant_b_.data<float>(), constant_b_.dim(0),
-                                                  constant_b_.dim(1), false, 1.0f, what_));
+    RECUR_ASSIGN_OR_RETURN(
+        packed_, PackedB::make(constant_b_.data<float>(), constant_b_.dim(0), constant_b_.dim(1),
+                               false, 1.0f, what_, last_read));
     if (!packed_) return false;
     constant_b_ = Tensor();
     return true;
@@ -351,6 +354,8 @@ class MatMulKernel final : public Kernel {
 
 Result<std::unique_ptr<Kernel>> create_matmul(CompileContext& ctx) {
   const Tensor* b = ctx.constant_input(1);
+  // Asked before the kernel takes a reference of its own to B, which pack() drops.
+  const bool b_dies = ctx.input_dies_on_release(1);
   Tensor constant_b = b && b->dtype() == DType::kFloat32 && b->is_cpu() ? *b : Tensor();
   Epilogue epilogue;
   if (ctx.node().op_type == kMatMulBiasOp) {
@@ -380,7 +385,7 @@ Result<std::unique_ptr<Kernel>> create_matmul(CompileContext& ctx) {
   } else if (k->small()) {
     ctx.note("B packed at load for recur's own loop (products under 4M multiply-adds)");
   }
-  RECUR_ASSIGN_OR_RETURN(const bool packed, k->pack());
+  RECUR_ASSIGN_OR_RETURN(const bool packed, k->pack(b_dies));
   if (packed) {
     ctx.note("B packed at load for oneDNN's matmul; ONNX copy released");
     ctx.release_input_now(1);

@@ -1,6 +1,9 @@
 #include "providers/onednn/nn/packed_b.h"
 
 #include "providers/onednn/common/layout.h"
+#include "runtime/core/page_discard.h"
+
+#include <algorithm>
 
 namespace recur::onednn {
 
@@ -24,9 +27,54 @@ memory::desc PackedB::layout(int64_t K, int64_t N) {
   return pd.weights_desc();
 }
 
+namespace {
+
+// B (K x N values, stored K x N row-major, or N x K with `trans`) times `scale` into
+// BA16a64b: column blocks of 64, each [Kp][64] in tiles of 16 rows, Kp = K rounded up to 16,
+// zeros in the padding. B is read once from front to back, its pages given back behind the
+// reader; the packed tiles are written as B's rows come, so that B's resident pages and the
+// packed ones sum to about one copy. Multiplying by `scale` rounds as oneDNN's reorder does
+// (one product a value), so the values are those of the reorder.
+void stream_panels(const float* b, int64_t K, int64_t N, bool trans, float scale, float* dst) {
+  constexpr int64_t kRows = 16, kCols = 64;
+  const int64_t KB = (K + kRows - 1) / kRows, NB = (N + kCols - 1) / kCols;
+  auto tile = [&](int64_t nb, int64_t kb) { return dst + (nb * KB + kb) * kRows * kCols; };
+  DiscardBehind behind(b, b + K * N);
+  if (!trans) {
+    // Row k of B is row k % 16 of tile (nb, k / 16) in every column block nb.
+    for (int64_t k = 0; k < KB * kRows; ++k) {
+      const float* row = k < K ? b + k * N : nullptr;  // null: a padding row
+      for (int64_t nb = 0; nb < NB; ++nb) {
+        float* out = tile(nb, k / kRows) + (k % kRows) * kCols;
+        const int64_t n0 = nb * kCols, live = row ? std::min(kCols, N - n0) : 0;
+        for (int64_t c = 0; c < live; ++c) out[c] = row[n0 + c] * scale;
+        std::fill(out + live, out + kCols, 0.0f);
+      }
+      if (row) behind.read_to(row + N);
+    }
+    return;
+  }
+  // Rows n of the stored N x K are the columns of B: 64 of them make column block n / 64.
+  for (int64_t nb = 0; nb < NB; ++nb) {
+    const int64_t n0 = nb * kCols, cols = std::min(kCols, N - n0);
+    for (int64_t kb = 0; kb < KB; ++kb) {
+      float* out = tile(nb, kb);
+      const int64_t k0 = kb * kRows, rows = std::min(kRows, K - k0);
+      for (int64_t r = 0; r < kRows; ++r) {
+        float* o = out + r * kCols;
+        for (int64_t c = 0; c < kCols; ++c)
+          o[c] = r < rows && c < cols ? b[(n0 + c) * K + k0 + r] * scale : 0.0f;
+      }
+    }
+    behind.read_to(b + (n0 + cols) * K);
+  }
+}
+
+}  // namespace
+
 Result<std::shared_ptr<const PackedB>> PackedB::make(const float* b, int64_t K, int64_t N,
                                                      bool trans, float scale,
-                                                     const std::string& what) {
+                                                     const std::string& what, bool discard_source) {
   std::shared_ptr<PackedB> out;
   if (K <= 0 || N <= 0) return std::shared_ptr<const PackedB>();
   const int64_t b_dims[] = {K, N};
@@ -35,6 +83,15 @@ Result<std::shared_ptr<const PackedB>> PackedB::make(const float* b, int64_t K, 
     if (packed.is_zero()) return;
     const double plain_bytes = static_cast<double>(K) * static_cast<double>(N) * sizeof(float);
     if (static_cast<double>(packed.get_size()) > 1.5 * plain_bytes + 65536.0) return;
+    const memory::desc panels({K, N}, memory::data_type::f32, memory::format_tag::BA16a64b);
+    if (discard_source && packed == panels) {
+      // On 4 KiB pages: a huge page would be resident whole at the first of B's rows written
+      // into it, and every column block takes each row.
+      auto buf = std::make_shared<AlignedBuffer>(packed.get_size(), /*huge_pages=*/false);
+      stream_panels(b, K, N, trans, scale, static_cast<float*>(buf->data));
+      out.reset(new PackedB(K, N, packed, std::move(buf)));
+      return;
+    }
     out.reset(new PackedB(K, N, packed));
     const int64_t strides[] = {trans ? 1 : N, trans ? K : 1};
     memory from = make_memory(strided_desc(b_dims, strides), b);

@@ -27,9 +27,14 @@ class PackedB {
   // B's K x N values, stored K x N row-major (or N x K when `trans`), each times `scale`.
   // Null where packing would not pay: oneDNN runs its generic matmul on this CPU, or the blocked
   // layout pads B to more than half as much again (a few columns padded to 64).
+  // With `discard_source`, b is read for the last time (the caller frees it next, and no one
+  // else reads it): where the layout is BA16a64b, recur packs it itself, reading b once from
+  // front to back and giving its pages back to the kernel as it goes (DiscardBehind), so that
+  // loading never holds B twice (word_lm's output projection, [1024, 30000]: 123 MB).
   static Result<std::shared_ptr<const PackedB>> make(const float* b, int64_t K, int64_t N,
                                                      bool trans, float scale,
-                                                     const std::string& what);
+                                                     const std::string& what,
+                                                     bool discard_source = false);
   // B already in oneDNN's layout for it (BA16a64b, avx512.h's pack_matrix_panels): shared, not
   // copied, where the primitive reads that layout, else reordered into the one it reads. Null
   // where oneDNN runs its generic matmul on this CPU.
@@ -39,6 +44,9 @@ class PackedB {
 
   int64_t K() const { return k_; }
   int64_t N() const { return n_; }
+  // The packed values and their layout (for tests).
+  const AlignedBuffer& packed() const { return *packed_; }
+  const dnnl::memory::desc& desc() const { return desc_; }
 
   // A matmul over this B for one number of rows: the primitive and the weights it reads, the
   // packed B where the primitive takes that layout, else a plain copy made from it at the first

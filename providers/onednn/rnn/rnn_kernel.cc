@@ -153,11 +153,15 @@ RECUR_LOAD_PATH Status RnnKernel::hold_const_weights(CompileContext& ctx, const 
     const memory::desc ldigo({1, 1, in, G, H}, DT::f32, Tag::ldigo);
     const int64_t per = G * H * in;
     const bool last_read = ctx.input_dies_on_release(layer ? kRnnW : kRnnR);
+    const size_t bytes = static_cast<size_t>(per) * sizeof(float);
+    // On huge pages the transpose's first tile makes the whole 2 MiB pages of `buf` (all of it
+    // but a tail) resident, so giving the source back as it is read would not lower the peak:
+    // it would only cost madvise calls (lstm_large's load took 4-6% longer). Under 4 MiB, where
+    // a huge page is half of the buffer or more, the source given back lowers the peak by more
+    // than huge pages save: 4 KiB pages there.
+    const bool huge = !last_read || bytes >= (size_t{4} << 20);
     for (int64_t d = 0; d < Dn; ++d) {
-      auto buf = std::make_shared<AlignedBuffer>(static_cast<size_t>(per) * sizeof(float));
-      // On huge pages the transpose's first tile makes all of `buf` resident, so giving the
-      // source back as it is read would not lower the peak: it would only cost madvise calls
-      // (lstm_large's load took 4-6% longer).
+      auto buf = std::make_shared<AlignedBuffer>(bytes, huge);
       RECUR_RETURN_IF_ERROR(onnx_to_onednn_weights(
           one, onnx->data<float>() + d * per, in, OnednnWeightsFormat::kLdigo,
           static_cast<float*>(buf->data), last_read && !buf->huge));

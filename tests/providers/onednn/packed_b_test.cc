@@ -5,13 +5,16 @@
 // all); the ONNX copy released; a wrong A named, not read.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "providers/onednn/nn/packed_b.h"
 #include "recur/recur.h"
 #include "tests/support/model_builder.h"
+#include "tests/support/providers.h"
 #include "tools/common/testdir.h"
 
 namespace recur {
@@ -219,6 +222,49 @@ TEST(OnednnPackedB, SmallBOneCopyForTheLoopAndOneDnn) {
 
 // A constant B with no rows or no columns: the loop's copy is empty, Y is C alone or empty
 // (the sanitizer build caught the loop copying out of a null scratch for a Gemm of 0 columns).
+// B packed by recur as it reads it, giving the source's pages back (the ONNX copy dies when
+// released): the same bytes as oneDNN's reorder into the same layout, B stored either way,
+// scaled or not, with sizes on and off the 16 x 64 tiles; and the source's pages are gone.
+TEST(OnednnPackedB, StreamedPackingGivesTheReordersBytes) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  struct Case {
+    int64_t K, N;
+    bool trans;
+    float scale;
+  };
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  int streamed = 0;
+  for (const Case& c :
+       {Case{100, 200, false, 1.0f}, Case{100, 200, true, 1.0f}, Case{33, 650, false, 0.37f},
+        Case{33, 650, true, 1.7f}, Case{256, 1000, false, 1.0f}, Case{256, 1000, true, 0.5f},
+        Case{17, 128, true, 1.0f}, Case{640, 513, false, 1.0f}}) {
+    const std::string what = std::to_string(c.K) + "x" + std::to_string(c.N) +
+                             (c.trans ? " trans" : "") + " scale " + std::to_string(c.scale);
+    std::vector<float> b(static_cast<size_t>(c.K * c.N));
+    for (float& v : b) v = dist(rng);
+    std::vector<float> dying = b;
+    auto want = onednn::PackedB::make(b.data(), c.K, c.N, c.trans, c.scale, what);
+    auto got = onednn::PackedB::make(dying.data(), c.K, c.N, c.trans, c.scale, what, true);
+    ASSERT_TRUE(want.ok() && got.ok()) << what;
+    ASSERT_EQ(*want == nullptr, *got == nullptr) << what;
+    if (!*want) continue;  // no layout that pays for this B
+    const dnnl::memory::desc panels({c.K, c.N}, dnnl::memory::data_type::f32,
+                                    dnnl::memory::format_tag::BA16a64b);
+    streamed += (*got)->desc() == panels;
+    ASSERT_TRUE((*want)->desc() == (*got)->desc()) << what;
+    ASSERT_EQ((*want)->packed().bytes, (*got)->packed().bytes) << what;
+    EXPECT_EQ(std::memcmp((*want)->packed().data, (*got)->packed().data, (*got)->packed().bytes), 0)
+        << what;
+    // A page in the middle of the source, read for the last time, went back to the kernel.
+    if ((*got)->desc() == panels && dying.size() * sizeof(float) >= (size_t{256} << 10)) {
+      const size_t mid = dying.size() / 2;
+      EXPECT_EQ(dying[mid], 0.0f) << what << ": the source's pages were kept";
+    }
+  }
+  EXPECT_GE(streamed, 4) << "recur's packing took too few of the cases";
+}
+
 TEST(OnednnPackedB, EmptySmallB) {
   if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider";
   std::mt19937 rng(16);
