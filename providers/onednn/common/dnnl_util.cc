@@ -103,6 +103,17 @@ AlignedBuffer::AlignedBuffer(size_t n, bool huge_pages) : bytes(n) {
   g_aligned_bytes.fetch_add(n, std::memory_order_relaxed);
 }
 
+void AlignedBuffer::hold_huge_pages(bool on) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  if (!huge) return;
+  const size_t whole = bytes / kHuge * kHuge;
+  ::madvise(data, whole, on ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+#ifndef MADV_COLLAPSE
+  constexpr int MADV_COLLAPSE = 25;  // Linux 6.1
+#endif
+  if (on) ::madvise(data, whole, MADV_COLLAPSE);  // a hint too: failure leaves 4 KiB pages
+}
+
 AlignedBuffer::~AlignedBuffer() {
   if (data) g_aligned_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   std::free(data);

@@ -75,6 +75,11 @@ struct AlignedBuffer {
   // (for buffers filled whole).
   explicit AlignedBuffer(size_t bytes, bool huge_pages = true);
   ~AlignedBuffer();
+  // For a buffer made with huge pages (`huge`): off, its pages fault in at 4 KiB until turned
+  // on again, which then collapses those already resident into huge pages at once
+  // (MADV_COLLAPSE; where the kernel lacks it, khugepaged does so in time). For a buffer
+  // written in an order that would touch every huge page at its first few writes.
+  void hold_huge_pages(bool on);
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
   void* data = nullptr;
