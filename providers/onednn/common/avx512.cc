@@ -215,6 +215,43 @@ PackedMatrix pack_matrix(const float* b, int64_t K, int64_t N, bool transposed, 
   return p;
 }
 
+// Row k of B stored K x N is row k % 16 of tile (nb, k / 16) in every column block nb; rows n
+// of B stored N x K are its columns, 64 of them a column block, filled one block after another.
+RECUR_LOAD_PATH void pack_panels(const float* b, int64_t K, int64_t N, bool transposed, float scale,
+                                 float* dst, bool discard_source) {
+  constexpr int64_t kRows = 16, kCols = kColBlock * kLanes;
+  const int64_t KB = (K + kRows - 1) / kRows, NB = (N + kCols - 1) / kCols;
+  auto tile = [&](int64_t nb, int64_t kb) { return dst + (nb * KB + kb) * kRows * kCols; };
+  DiscardBehind behind;
+  if (discard_source) behind = DiscardBehind(b, b + K * N);
+  if (!transposed) {
+    for (int64_t k = 0; k < KB * kRows; ++k) {
+      const float* row = k < K ? b + k * N : nullptr;  // null: a padding row
+      for (int64_t nb = 0; nb < NB; ++nb) {
+        float* out = tile(nb, k / kRows) + (k % kRows) * kCols;
+        const int64_t n0 = nb * kCols, live = row ? std::min(kCols, N - n0) : 0;
+        for (int64_t c = 0; c < live; ++c) out[c] = row[n0 + c] * scale;
+        std::fill(out + live, out + kCols, 0.0f);
+      }
+      if (row) behind.read_to(row + N);
+    }
+    return;
+  }
+  for (int64_t nb = 0; nb < NB; ++nb) {
+    const int64_t n0 = nb * kCols, cols = std::min(kCols, N - n0);
+    for (int64_t kb = 0; kb < KB; ++kb) {
+      float* out = tile(nb, kb);
+      const int64_t k0 = kb * kRows, rows = std::min(kRows, K - k0);
+      for (int64_t r = 0; r < kRows; ++r) {
+        float* o = out + r * kCols;
+        for (int64_t c = 0; c < kCols; ++c)
+          o[c] = r < rows && c < cols ? b[(n0 + c) * K + k0 + r] * scale : 0.0f;
+      }
+    }
+    behind.read_to(b + (n0 + cols) * K);
+  }
+}
+
 RECUR_LOAD_PATH PackedMatrix pack_matrix_panels(const float* b, int64_t K, int64_t N,
                                                 bool transposed, float scale, const float* bias,
                                                 int64_t bias_n, float bias_scale) {
@@ -228,12 +265,7 @@ RECUR_LOAD_PATH PackedMatrix pack_matrix_panels(const float* b, int64_t K, int64
   const int64_t blocks = (N + kBlock - 1) / kBlock;
   p.m =
       std::make_shared<AlignedBuffer>(static_cast<size_t>(blocks * p.Kp * kBlock) * sizeof(float));
-  float* m = static_cast<float*>(p.m->data);
-  std::fill(m, m + blocks * p.Kp * kBlock, 0.0f);
-  const int64_t k_stride = transposed ? 1 : N, n_stride = transposed ? K : 1;
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t n = 0; n < N; ++n)
-      m[(n / kBlock * p.Kp + k) * kBlock + n % kBlock] = scale * b[k * k_stride + n * n_stride];
+  pack_panels(b, K, N, transposed, scale, static_cast<float*>(p.m->data));
   p.bias = bias_row(N, p.Np, bias, bias_n, bias_scale);
   return p;
 }

@@ -212,6 +212,15 @@ struct PackedMatrix {
 // B [K][N] (or [N][K] when `transposed`) times `scale`; bias: null, one value (bias_n 1) or N.
 PackedMatrix pack_matrix(const float* b, int64_t K, int64_t N, bool transposed, float scale,
                          const float* bias, int64_t bias_n, float bias_scale);
+// B (K x N values, stored K x N row-major, or N x K when `transposed`) times `scale` into
+// oneDNN's layout for it, BA16a64b: column blocks of 64, each [Kp][64] in tiles of 16 rows, Kp
+// = K rounded up to 16, zeros in the padding; dst holds ceil(N / 64) * Kp * 64 floats. B is
+// read once from front to back and the tiles written as its rows come; with discard_source
+// (B read for the last time: its owner frees it next, and no one else reads it), its pages go
+// back to the kernel behind the reader (DiscardBehind), so that B's resident pages and the
+// packed ones sum to about one copy. One product a value: oneDNN's reorder's values.
+void pack_panels(const float* b, int64_t K, int64_t N, bool transposed, float scale, float* dst,
+                 bool discard_source = false);
 // The same in oneDNN's layout for B (PackedMatrix::Kp > 0) where that pads B by at most half
 // again (plus 64 KiB), else as pack_matrix (Kp = 0): a few columns padded to blocks of 64
 // (B [4096, 5] to [4096, 64]) would multiply its size and the loop's reads.

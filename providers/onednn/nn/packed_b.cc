@@ -1,9 +1,6 @@
 #include "providers/onednn/nn/packed_b.h"
 
 #include "providers/onednn/common/layout.h"
-#include "runtime/core/page_discard.h"
-
-#include <algorithm>
 
 namespace recur::onednn {
 
@@ -27,51 +24,6 @@ memory::desc PackedB::layout(int64_t K, int64_t N) {
   return pd.weights_desc();
 }
 
-namespace {
-
-// B (K x N values, stored K x N row-major, or N x K with `trans`) times `scale` into
-// BA16a64b: column blocks of 64, each [Kp][64] in tiles of 16 rows, Kp = K rounded up to 16,
-// zeros in the padding. B is read once from front to back, its pages given back behind the
-// reader; the packed tiles are written as B's rows come, so that B's resident pages and the
-// packed ones sum to about one copy. Multiplying by `scale` rounds as oneDNN's reorder does
-// (one product a value), so the values are those of the reorder.
-void stream_panels(const float* b, int64_t K, int64_t N, bool trans, float scale, float* dst) {
-  constexpr int64_t kRows = 16, kCols = 64;
-  const int64_t KB = (K + kRows - 1) / kRows, NB = (N + kCols - 1) / kCols;
-  auto tile = [&](int64_t nb, int64_t kb) { return dst + (nb * KB + kb) * kRows * kCols; };
-  DiscardBehind behind(b, b + K * N);
-  if (!trans) {
-    // Row k of B is row k % 16 of tile (nb, k / 16) in every column block nb.
-    for (int64_t k = 0; k < KB * kRows; ++k) {
-      const float* row = k < K ? b + k * N : nullptr;  // null: a padding row
-      for (int64_t nb = 0; nb < NB; ++nb) {
-        float* out = tile(nb, k / kRows) + (k % kRows) * kCols;
-        const int64_t n0 = nb * kCols, live = row ? std::min(kCols, N - n0) : 0;
-        for (int64_t c = 0; c < live; ++c) out[c] = row[n0 + c] * scale;
-        std::fill(out + live, out + kCols, 0.0f);
-      }
-      if (row) behind.read_to(row + N);
-    }
-    return;
-  }
-  // Rows n of the stored N x K are the columns of B: 64 of them make column block n / 64.
-  for (int64_t nb = 0; nb < NB; ++nb) {
-    const int64_t n0 = nb * kCols, cols = std::min(kCols, N - n0);
-    for (int64_t kb = 0; kb < KB; ++kb) {
-      float* out = tile(nb, kb);
-      const int64_t k0 = kb * kRows, rows = std::min(kRows, K - k0);
-      for (int64_t r = 0; r < kRows; ++r) {
-        float* o = out + r * kCols;
-        for (int64_t c = 0; c < kCols; ++c)
-          o[c] = r < rows && c < cols ? b[(n0 + c) * K + k0 + r] * scale : 0.0f;
-      }
-    }
-    behind.read_to(b + (n0 + cols) * K);
-  }
-}
-
-}  // namespace
-
 Result<std::shared_ptr<const PackedB>> PackedB::make(const float* b, int64_t K, int64_t N,
                                                      bool trans, float scale,
                                                      const std::string& what, bool discard_source) {
@@ -92,7 +44,7 @@ Result<std::shared_ptr<const PackedB>> PackedB::make(const float* b, int64_t K, 
       // KiB pages taco_step's Gemms ran 12% slower).
       auto buf = std::make_shared<AlignedBuffer>(packed.get_size());
       if (!trans) buf->hold_huge_pages(false);
-      stream_panels(b, K, N, trans, scale, static_cast<float*>(buf->data));
+      avx512::pack_panels(b, K, N, trans, scale, static_cast<float*>(buf->data), true);
       if (!trans) buf->hold_huge_pages(true);
       out.reset(new PackedB(K, N, packed, std::move(buf)));
       return;
