@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 total=${1:-60}
 shift || true
 harnesses=("$@")
-((${#harnesses[@]})) || harnesses=(npy tensor_proto model rnn_model)
+((${#harnesses[@]})) || harnesses=(npy tensor_proto model_parse model rnn_model)
 if ! command -v clang++-14 >/dev/null; then
   echo "fuzz: clang++-14 not found (apt-get install clang-14 libclang-rt-14-dev); skipping"
   exit 0
@@ -59,6 +59,12 @@ seeds_for() {
         collect tensor_proto '*.pb' tests/data/rnn tests/fuzz_regressions/tensor_proto
       else
         collect tensor_proto '*.pb' tests/data models "$onnx" tests/fuzz_regressions/tensor_proto
+      fi ;;
+    model_parse)
+      if [[ $small == small ]]; then
+        collect model_parse '*.onnx' models tests/fuzz_regressions/model_parse
+      else
+        collect model_parse '*.onnx' models tests/data "$onnx" tests/fuzz_regressions/model_parse
       fi ;;
     model)
       if [[ $small == small ]]; then

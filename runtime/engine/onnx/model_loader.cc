@@ -15,6 +15,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "runtime/engine/onnx/function_inliner.h"
+#include "runtime/engine/onnx/model_parse.h"
 #include "runtime/engine/onnx/schema_check.h"
 #include "runtime/engine/onnx/tensor_proto.h"
 
@@ -605,78 +606,22 @@ Result<Model> load_proto(onnx::ModelProto& mp, const std::string& base_dir, cons
   return m;
 }
 
-// The bytes of a mapped file in chunks, for the protobuf parser. Each chunk is given back to
-// the kernel once the parser has moved two chunks past it, so the file's pages and the parsed
-// message are never both resident in full: the weights are in memory once during loading.
-// Pages of a read-only private file mapping that are dropped are read again from the file if
-// touched, so this is safe whatever the parser does.
-class DroppingInput final : public google::protobuf::io::ZeroCopyInputStream {
- public:
-  DroppingInput(const char* data, size_t size) : data_(data), size_(size) {}
-  bool Next(const void** out, int* n) override {
-    if (pos_ >= size_) return false;
-    drop_before(pos_ >= 2 * kChunk ? pos_ - 2 * kChunk : 0);
-    const size_t len = std::min(kChunk, size_ - pos_);
-    *out = data_ + pos_;
-    *n = static_cast<int>(len);
-    pos_ += len;
-    return true;
+Status parse_model(const char* data, size_t size, const ParseOptions& parse,
+                   const std::string& display_name, onnx::ModelProto* mp) {
+  switch (parse_model_proto(data, size, parse, mp)) {
+    case ParseResult::kParsed:
+      return ok_status();
+    case ParseResult::kTooDeep:
+      return invalid_model(display_name +
+                           ": not a valid ONNX model: its messages nest deeper than the 100 "
+                           "levels protobuf parses (subgraphs in subgraphs: about 33 nested If, "
+                           "Loop or Scan bodies)");
+    case ParseResult::kInvalid:
+      break;
   }
-  void BackUp(int n) override { pos_ -= static_cast<size_t>(n); }
-  bool Skip(int n) override {
-    if (static_cast<size_t>(n) > size_ - pos_) {
-      pos_ = size_;
-      return false;
-    }
-    pos_ += static_cast<size_t>(n);
-    return true;
-  }
-  int64_t ByteCount() const override { return static_cast<int64_t>(pos_); }
-
- private:
-  // A multiple of the page size, and small: with 1 MiB chunks a model under 2 MiB was held
-  // twice in full, the mapped file beside the parsed weights, at the parse's end. 64 KiB costs a
-  // madvise per 64 KiB parsed, far below the parse itself.
-  static constexpr size_t kChunk = size_t{1} << 16;
-  void drop_before(size_t end) {
-    end = end / kChunk * kChunk;
-    if (end <= dropped_) return;
-    ::madvise(const_cast<char*>(data_) + dropped_, end - dropped_, MADV_DONTNEED);
-    dropped_ = end;
-  }
-  const char* data_;
-  size_t size_;
-  size_t pos_ = 0;
-  size_t dropped_ = 0;
-};
-
-// protobuf parses messages at most 100 deep. A graph in an If branch is three levels below the
-// node (node, attribute, graph), so about 33 nested Ifs or Loops reach it; ONNX Runtime and the
-// onnx package stop there too. Called only after a parse failed: whether the bytes would parse
-// with room for 1,000 levels, so that the error can say why instead of suggesting truncation.
-bool parses_when_deeper(const void* data, size_t size) {
-  google::protobuf::io::ArrayInputStream raw(data, static_cast<int>(size));
-  google::protobuf::io::CodedInputStream in(&raw);
-  in.SetRecursionLimit(1000);
-  onnx::ModelProto mp;
-  return mp.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
-}
-
-Result<Model> parse_and_load(onnx::ModelProto& mp, bool parsed, bool too_deep,
-                             const std::string& base_dir, const std::string& display_name,
-                             const LoadOptions& options) {
-  if (too_deep) {
-    return invalid_model(display_name +
-                         ": not a valid ONNX model: its messages nest deeper than the 100 levels "
-                         "protobuf parses (subgraphs in subgraphs: about 33 nested If, Loop or "
-                         "Scan bodies)");
-  }
-  if (!parsed) {
-    return invalid_model(display_name +
-                         ": not a valid ONNX model (the protobuf could not be parsed; is the "
-                         "file truncated or not a .onnx file?)");
-  }
-  return load_proto(mp, base_dir, display_name, options);
+  return invalid_model(display_name +
+                       ": not a valid ONNX model (the protobuf could not be parsed; is the "
+                       "file truncated or not a .onnx file?)");
 }
 
 }  // namespace
@@ -687,9 +632,9 @@ Result<Model> load_model_from_bytes(const void* data, size_t size, const std::st
     return invalid_model(display_name + ": larger than 2 GiB; keep weights in external data");
   }
   onnx::ModelProto mp;
-  const bool parsed = size != 0 && mp.ParseFromArray(data, static_cast<int>(size));
-  const bool too_deep = !parsed && size != 0 && parses_when_deeper(data, size);
-  return parse_and_load(mp, parsed, too_deep, base_dir, display_name, options);
+  RECUR_RETURN_IF_ERROR(
+      parse_model(static_cast<const char*>(data), size, ParseOptions{}, display_name, &mp));
+  return load_proto(mp, base_dir, display_name, options);
 }
 
 Result<Model> load_model(const std::string& path, const LoadOptions& options) {
@@ -709,17 +654,14 @@ Result<Model> load_model(const std::string& path, const LoadOptions& options) {
     ::munmap(p, size);
     return invalid_model(path + ": larger than 2 GiB; keep weights in external data");
   }
+  if (size) ::madvise(p, size, MADV_SEQUENTIAL);
+  ParseOptions parse;
+  parse.may_discard = true;
   onnx::ModelProto mp;
-  bool parsed = false;
-  bool too_deep = false;
-  if (size) {
-    ::madvise(p, size, MADV_SEQUENTIAL);
-    DroppingInput in(static_cast<const char*>(p), size);
-    parsed = mp.ParseFromZeroCopyStream(&in);
-    too_deep = !parsed && parses_when_deeper(p, size);
-    ::munmap(p, size);
-  }
-  return parse_and_load(mp, parsed, too_deep, dir.string(), path, options);
+  const Status parsed = parse_model(static_cast<const char*>(p), size, parse, path, &mp);
+  if (size) ::munmap(p, size);
+  RECUR_RETURN_IF_ERROR(parsed);
+  return load_proto(mp, dir.string(), path, options);
 }
 
 }  // namespace recur
