@@ -88,6 +88,18 @@ inline constexpr int64_t kRowTeamMaxRows = 32;
 // 11.4 / 12.0, but LSTM 512 (4 MiB) 22.2 / 19.3, and GRUs lost (GRU 320 6.88 / 6.29, GRU 448
 // 13.2 / 12.5). Past twice L2 it measured as the Xeon did (two threads, 8 rows: LSTM 640 19.1
 // / 18.9, LSTM 1024 46.0 / 77.1, GRU 768 20.0 / 20.4).
+// Measured again on the Zen 5 on 2026-12-01 (8 rows, 100 steps, I = H, p50 ms, three rounds
+// alternated, team / primitive), the GRUs and RNNs of one thread a slice won to four times L2:
+// one thread, GRU 256 (0.75 MiB) 2.67-2.72 / 2.67-2.82, GRU 320 4.13-4.17 / 4.29-4.40, GRU 384
+// 6.11-6.29 / 6.51-6.69, GRU 512 (3 MiB) 10.3-11.0 / 11.1-12.3, linear_before_reset 0 GRU 320
+// 4.14-4.21 / 4.24-4.31, RNN 512 3.37-3.39 / 3.55-3.63, RNN 768 7.61-7.81 / 7.95-8.18, RNN 1024
+// (4 MiB) 13.3-13.6 / 13.5-14.0, and level past it (GRU 640 16.5-17.3 / 16.2-16.9, GRU 768
+// 23.2-24.6 / 23.4-24.0); bidirectional on two threads, the directions apart: GRU 256 2.80-2.82
+// / 2.82-2.97, GRU 384 6.14-6.57 / 6.73-7.05, GRU 512 11.2-11.5 / 13.1-13.7. oneDNN 2.6 runs
+// those on its gemm-based reference RNN; its LSTMs, on brgemm, kept their rule (LSTM 448 10.7-
+// 10.9 / 10.6-10.7, LSTM 512 13.8-14.3 / 13.4-13.6). A deployed DeepSpeech2 (three
+// bidirectional GRUs of 256) at 8 rows then never builds the primitive: no second copy of the
+// weights, no scratchpads of every step's gates, no sgemm JIT at its first run.
 // Whether a core's L2 of `l2_bytes` takes the rules measured on the Zen 5 (1 MiB) rather than
 // the Xeon's (2 MiB, and an L2 the system does not give).
 inline bool small_l2(int64_t l2_bytes) { return l2_bytes > 0 && l2_bytes < (int64_t{2} << 20); }
@@ -100,7 +112,10 @@ inline int64_t row_team_rows(RnnCell cell, int64_t H, int threads, int64_t l2_by
   if (cell != RnnCell::kGru && slice_bytes > 16.0 * kMiB) return kRowTeamMaxRows;
   const double l2 = static_cast<double>(l2_bytes);
   if (small_l2(l2_bytes)) {
-    if (threads <= 1) return cell == RnnCell::kLstm && slice_bytes <= 2.0 * l2 ? 8 : 4;
+    if (threads <= 1) {
+      const double fits = cell == RnnCell::kLstm ? 2.0 * l2 : 4.0 * l2;
+      return slice_bytes <= fits ? 8 : 4;
+    }
     if (slice_bytes <= 2.0 * l2) return 8;
   }
   if (threads <= 1) return slice_bytes >= 2.0 * kMiB && slice_bytes <= 4.0 * kMiB ? 8 : 4;

@@ -207,8 +207,8 @@ TEST(RowTeam, RandomConfigurationsMatchTheReference) {
 
 // The rows the team takes follow the core's L2 (row_team.h): a 2 MiB one (a Xeon's) or one the
 // system does not give keeps the primitive for more than 4 rows of slices under 1 MiB, a
-// 1 MiB one (a Zen 5's) takes 8 rows of slices to twice its L2; both take 32 rows of the
-// widest LSTMs.
+// 1 MiB one (a Zen 5's) takes 8 rows of slices to twice its L2 (a GRU's or an RNN's of one
+// thread to four times); both take 32 rows of the widest LSTMs.
 TEST(RowTeam, TheRowsFollowTheCoresL2) {
   using onednn::row_team_rows;
   constexpr int64_t kMiB = int64_t{1} << 20;
@@ -231,7 +231,11 @@ TEST(RowTeam, TheRowsFollowTheCoresL2) {
   EXPECT_EQ(row_team_rows(gru, 1024, 2, zen4), 4);
   EXPECT_EQ(row_team_rows(lstm, 256, 1, zen4), 8);  // R 1 MiB
   EXPECT_EQ(row_team_rows(lstm, 384, 1, zen4), 4);  // R 2.25 MiB
-  EXPECT_EQ(row_team_rows(gru, 320, 1, zen4), 4);
+  EXPECT_EQ(row_team_rows(gru, 320, 1, zen4), 8);   // a GRU's or an RNN's to 4 times L2
+  EXPECT_EQ(row_team_rows(gru, 512, 1, zen4), 8);   // R 3 MiB
+  EXPECT_EQ(row_team_rows(gru, 640, 1, zen4), 4);   // R 4.7 MiB
+  EXPECT_EQ(row_team_rows(rnn, 1024, 1, zen4), 8);  // R 4 MiB
+  EXPECT_EQ(row_team_rows(rnn, 1280, 1, zen4), 4);
   for (int64_t l2 : {zen4, 2 * kMiB, int64_t{0}}) {
     EXPECT_EQ(row_team_rows(lstm, 2048, 2, l2), onednn::kRowTeamMaxRows) << l2;
     EXPECT_EQ(row_team_rows(lstm, 2048, 1, l2), onednn::kRowTeamMaxRows) << l2;
