@@ -273,6 +273,10 @@ struct OnednnOptions : ProviderOptions {
 std::string tuning_env();
 // A core's L2 cache in bytes (sysconf), 0 where the system does not say.
 int64_t core_l2_bytes();
+// Whether a core's L2 of `l2_bytes` takes the rules measured on the Zen 5 (1 MiB) rather than
+// the Xeon's (2 MiB, and an L2 the system does not give): which rows take recur's RNN kernels
+// rather than oneDNN's primitive (row_team.h, small_cell.h).
+inline bool small_l2(int64_t l2_bytes) { return l2_bytes > 0 && l2_bytes < (int64_t{2} << 20); }
 // The options of the provider compiling `ctx`'s node.
 const OnednnOptions& options_of(const CompileContext& ctx);
 

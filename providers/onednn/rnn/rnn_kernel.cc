@@ -253,13 +253,14 @@ namespace {
 class RowSplitRnnKernel final : public Kernel {
  public:
   RowSplitRnnKernel(std::unique_ptr<Kernel> small, std::unique_ptr<Kernel> primitive, int layout,
-                    int64_t D, int64_t cell_macs, int max_threads)
+                    int64_t D, int64_t cell_macs, int max_threads, int64_t max_rows)
       : small_(std::move(small)),
         primitive_(std::move(primitive)),
         layout_(layout),
         D_(D),
         cell_macs_(cell_macs),
-        max_threads_(max_threads) {}
+        max_threads_(max_threads),
+        max_rows_(max_rows) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(kRnnX);
@@ -267,7 +268,7 @@ class RowSplitRnnKernel final : public Kernel {
       const int64_t N = x->dim(layout_ == 0 ? 1 : 0), T = x->dim(layout_ == 0 ? 0 : 1);
       // The small kernel's threads: one a direction, then slices of the rows (small_cell.cc).
       const int threads = threads_for(static_cast<double>(D_ * T * N * cell_macs_), max_threads_);
-      if (N >= 1 && N <= kMidCellMaxRows && D_ * N >= threads) return small_->run(ctx);
+      if (N >= 1 && N <= max_rows_ && D_ * N >= threads) return small_->run(ctx);
     }
     return primitive_->run(ctx);
   }
@@ -277,6 +278,7 @@ class RowSplitRnnKernel final : public Kernel {
   int layout_;
   int64_t D_, cell_macs_;
   int max_threads_;
+  int64_t max_rows_;  // mid_cell_rows
 };
 
 // The two kernels of a mid-sized cell. The small kernel is made first, under a context that
@@ -289,14 +291,15 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_split_kernel(CompileC
   RECUR_ASSIGN_OR_RETURN(auto small, create_small_rnn_kernel(keep, spec, options_of(ctx)));
   auto primitive = std::make_unique<rnn::RnnKernel>(ctx.node(), spec, options_of(ctx));
   RECUR_RETURN_IF_ERROR(primitive->init(ctx));
+  const int64_t rows = mid_cell_rows(core_l2_bytes());
   ctx.note(std::string("recur's small-cell ") + spec.cell_name() + " for runs of up to " +
-           std::to_string(kMidCellMaxRows) +
+           std::to_string(rows) +
            " rows with a direction or a slice of rows for each thread (AVX-512), oneDNN's "
            "primitive for the others: a mid-sized cell, " +
            std::to_string(spec.num_gates() * H * (I + H)) + " multiply-adds a row-step");
   return std::unique_ptr<Kernel>(std::make_unique<RowSplitRnnKernel>(
       std::move(small), std::move(primitive), static_cast<int>(spec.layout), spec.num_directions(),
-      spec.num_gates() * H * (I + H), options_of(ctx).max_threads));
+      spec.num_gates() * H * (I + H), options_of(ctx).max_threads, rows));
 }
 
 // A wide LSTM, GRU or RNN (row_team.h): the row-team kernel for runs of 1 to max_rows rows

@@ -100,9 +100,6 @@ inline constexpr int64_t kRowTeamMaxRows = 32;
 // 10.9 / 10.6-10.7, LSTM 512 13.8-14.3 / 13.4-13.6). A deployed DeepSpeech2 (three
 // bidirectional GRUs of 256) at 8 rows then never builds the primitive: no second copy of the
 // weights, no scratchpads of every step's gates, no sgemm JIT at its first run.
-// Whether a core's L2 of `l2_bytes` takes the rules measured on the Zen 5 (1 MiB) rather than
-// the Xeon's (2 MiB, and an L2 the system does not give).
-inline bool small_l2(int64_t l2_bytes) { return l2_bytes > 0 && l2_bytes < (int64_t{2} << 20); }
 
 inline int64_t row_team_rows(RnnCell cell, int64_t H, int threads, int64_t l2_bytes) {
   constexpr double kMiB = 1024.0 * 1024.0;

@@ -37,17 +37,27 @@ namespace recur::onednn {
 inline constexpr int64_t kSmallCellMaxMacs = 4 * 128 * 256;
 
 // Mid-sized cells, above kSmallCellMaxMacs up to kMidCellMaxMacs with at most
-// kMidCellMaxHidden units, take the small-cell kernel for runs of up to kMidCellMaxRows rows
+// kMidCellMaxHidden units, take the small-cell kernel for runs of up to mid_cell_rows rows
 // where it has a job (a direction, a slice of rows) for each thread, and oneDNN's primitive
-// otherwise (rnn_kernel.cc, RowSplitRnnKernel). Over 100 steps, p50, against the primitive:
-// at one row, a bidirectional LSTM of 128 units over 256 inputs 0.85 against 1.11 ms on one
-// thread and 0.46 against 1.21 on two, of 192 units 1.69 against 1.97 and 0.97 against 1.11,
-// a GRU of 128 units over 512 inputs 0.95 against 1.18 and 0.51 against 1.19; even at four rows;
-// 5-10% slower at eight, and slower from an LSTM of 192 units over 384 inputs (2.37 against
-// 2.16 at one row).
+// otherwise (rnn_kernel.cc, RowSplitRnnKernel). On the Xeon (2 MiB of L2), over 100 steps, p50,
+// against the primitive: at one row, a bidirectional LSTM of 128 units over 256 inputs 0.85
+// against 1.11 ms on one thread and 0.46 against 1.21 on two, of 192 units 1.69 against 1.97
+// and 0.97 against 1.11, a GRU of 128 units over 512 inputs 0.95 against 1.18 and 0.51 against
+// 1.19; even at four rows; 5-10% slower at eight, and slower from an LSTM of 192 units over 384
+// inputs (2.37 against 2.16 at one row).
 inline constexpr int64_t kMidCellMaxMacs = 4 * 192 * 512;
 inline constexpr int64_t kMidCellMaxHidden = 192;
-inline constexpr int64_t kMidCellMaxRows = 4;
+// The most rows of a mid-sized cell's run on the small-cell kernel: 4 on the Xeon, 16 on a
+// core of small L2. On the Zen 5 (1 MiB) the small kernel was level or ahead at 8 and 16 rows
+// (100 steps, p50 ms, three rounds alternated at 8 rows, two at 16, small / primitive): at 8
+// rows on two threads a GRU of 128 over 512 inputs 0.83-0.85 / 1.19-1.26, an LSTM of 160 over
+// 256 1.00 / 1.31-1.33, an RNN of 192 over 512 0.47-0.50 / 0.70-0.77, bidirectional GRU 160
+// over 320 1.64-1.66 / 1.69-1.76, bidirectional LSTM 128 over 256 1.46-1.47 / 1.56-1.62, and
+// level on one thread (LSTM 128 bidirectional 2.84-2.89 / 2.82-2.88); at 16 rows on two threads
+// GRU 128 1.65-1.66 / 1.94-2.05, RNN 192 0.95-0.96 / 1.12-1.13, on one thread from 5% behind
+// to 3% ahead (LSTM 160 3.85-3.89 / 3.65-3.82, GRU 128 3.18-3.22 / 3.29-3.30). From 32 rows they
+// went either way (LSTM 160 over 256, one thread, 64 rows: 15.4-15.8 / 14.8-14.9).
+inline int64_t mid_cell_rows(int64_t l2_bytes) { return small_l2(l2_bytes) ? 16 : 4; }
 
 // Why the RNN node of `ctx` does not take a small-cell kernel, or "" when it does; with
 // `mid_sized`, why it is not a mid-sized cell that does; with `any_size`, the conditions but

@@ -6,12 +6,14 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "providers/onednn/common/busy_cores.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/rnn/rnn_desc.h"
+#include "providers/onednn/rnn/small_cell.h"
 #include "recur/recur.h"
 #include "tests/support/expect_error.h"
 #include "tests/support/model_builder.h"
@@ -548,8 +550,9 @@ TEST(OnednnRnnKernel, SmallGruMatchesTheReferenceAtTheEdges) {
   }
 }
 
-// Mid-sized cells (small_cell.h, kMidCellMaxMacs): runs of up to four rows with a direction or
-// a slice of rows for each thread take the small-cell kernel, the others oneDNN's primitive.
+// Mid-sized cells (small_cell.h, kMidCellMaxMacs): runs of up to mid_cell_rows rows (4, or 16
+// on a core of small L2) with a direction or a slice of rows for each thread take the
+// small-cell kernel, the others oneDNN's primitive.
 // Both match the reference (unequal lengths, initial states, both layouts); the primitive's
 // runs give its bits exactly (a session with onednn.impl=primitive), the small kernel's other
 // bits.
@@ -580,9 +583,12 @@ TEST(OnednnRnnKernel, MidSizedCellsTakeTheSmallKernelForFewRows) {
       popts = dopts;
       popts.set("onednn.impl", "primitive");
       Session dnn = open(bytes, dopts), prim = open(bytes, popts);
-      ASSERT_NE(dnn.explain().find("for runs of up to 4 rows"), std::string::npos) << dnn.explain();
+      const int64_t rows = onednn::mid_cell_rows(onednn::core_l2_bytes());
+      ASSERT_NE(dnn.explain().find("for runs of up to " + std::to_string(rows) + " rows"),
+                std::string::npos)
+          << dnn.explain();
       std::mt19937 rng(13);
-      for (const int64_t N : {1, 2, 4, 5, 8}) {
+      for (const int64_t N : std::set<int64_t>{1, 2, 5, rows, rows + 1}) {
         std::vector<int32_t> lens(static_cast<size_t>(N), static_cast<int32_t>(T));
         if (N > 1) lens[1] = 3;
         const Shape xs = c.layout == 0 ? Shape{T, N, c.I} : Shape{N, T, c.I};
@@ -595,7 +601,7 @@ TEST(OnednnRnnKernel, MidSizedCellsTakeTheSmallKernelForFewRows) {
         // The threads the run takes: one below 4M multiply-adds (threads_for).
         const int64_t G = c.op == "LSTM" ? 4 : 3;
         const int64_t macs = D * T * N * G * c.H * (c.I + c.H);
-        const bool small = N <= 4 && D * N >= (macs < 4194304 ? 1 : threads);
+        const bool small = N <= rows && D * N >= (macs < 4194304 ? 1 : threads);
         const Tensor& y = got[0];
         const Tensor y_prim = prim.run(f)[0];
         const bool same =
