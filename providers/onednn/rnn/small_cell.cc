@@ -213,7 +213,8 @@ RECUR_LOAD_PATH std::string small_rnn_declined(const CompileContext& ctx, const 
   if (I <= 0 || H <= 0) return "cell too large";
   if (any_size) return "";
   if (mid_sized) {
-    if (macs <= kSmallCellMaxMacs || macs > kMidCellMaxMacs || H > kMidCellMaxHidden)
+    if (macs <= kSmallCellMaxMacs || macs > mid_cell_max_macs(spec.cell, H, core_l2_bytes()) ||
+        H > kMidCellMaxHidden)
       return "not a mid-sized cell";
   } else if (macs > kSmallCellMaxMacs) {
     return "cell too large";

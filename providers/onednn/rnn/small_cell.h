@@ -47,6 +47,22 @@ inline constexpr int64_t kSmallCellMaxMacs = 4 * 128 * 256;
 // inputs (2.37 against 2.16 at one row).
 inline constexpr int64_t kMidCellMaxMacs = 4 * 192 * 512;
 inline constexpr int64_t kMidCellMaxHidden = 192;
+// On a core of small L2 (small_l2) an LSTM's or a GRU's cell of fewer than 192 units is
+// mid-sized up to this size. On the Zen 5 (1 MiB; 2026-12-01, 100 steps, p50 ms, small /
+// primitive, alternated) the small kernel ran far ahead where a wide input makes the cell large:
+// an LSTM of 128 over 2048 inputs at 4 rows on two threads 1.87-1.91 / 4.96-4.97, at 16 rows
+// on one thread 14.5 / 17.0-17.3; a bidirectional GRU of 176 over 2048 at one row on two
+// threads 1.11-1.14 / 2.24-2.26; a bidirectional LSTM of 128 over 1024 at one row 0.58-0.61 /
+// 1.20-1.21, at 16 rows 7.80-7.92 / 8.42-8.62; an LSTM of 176 over 512 at 4 rows 1.70-1.71 /
+// 2.40-2.41. An RNN's is not: one of 160 over 4096 inputs lost at 16 rows on one thread (10.6-
+// 10.7 / 9.05-9.07), its input projection being most of its work. Cells of 192 units stay on
+// the row team (row_team.h), level with the small kernel (LSTM 192 over 1024, one row on two
+// threads, 0.55-0.56 on the team / 0.63).
+inline constexpr int64_t kMidCellMaxMacsSmallL2 = 4 * 192 * 1536;
+inline int64_t mid_cell_max_macs(RnnCell cell, int64_t H, int64_t l2_bytes) {
+  const bool wide = small_l2(l2_bytes) && cell != RnnCell::kRnn && H < kMidCellMaxHidden;
+  return wide ? kMidCellMaxMacsSmallL2 : kMidCellMaxMacs;
+}
 // The most rows of a mid-sized cell's run on the small-cell kernel: 4 on the Xeon, 16 on a
 // core of small L2. On the Zen 5 (1 MiB) the small kernel was level or ahead at 8 and 16 rows
 // (100 steps, p50 ms, three rounds alternated at 8 rows, two at 16, small / primitive): at 8
