@@ -99,7 +99,12 @@ inline constexpr int64_t kRowTeamMaxRows = 32;
 // those on its gemm-based reference RNN; its LSTMs, on brgemm, kept their rule (LSTM 448 10.7-
 // 10.9 / 10.6-10.7, LSTM 512 13.8-14.3 / 13.4-13.6). A deployed DeepSpeech2 (three
 // bidirectional GRUs of 256) at 8 rows then never builds the primitive: no second copy of the
-// weights, no scratchpads of every step's gates, no sgemm JIT at its first run.
+// weights, no scratchpads of every step's gates, no sgemm JIT at its first run. On two threads,
+// slices within twice L2, GRUs and RNNs won at 16 rows too (unidirectional, 16 rows, team /
+// primitive at 8: GRU 384 6.36-6.61 / 6.71-7.22, GRU 512 level, RNN 512 3.93-4.01 / 4.22-4.41,
+// RNN 1024 14.0-14.6 / 16.3-17.2; an NSNet2 denoiser, GRUs of 400, at 12 rows 15.2-15.7 /
+// 16.2-16.5, at 16 rows 20.4-20.7 / 21.2-21.8), while LSTMs were level (LSTM 384 8.55-9.07 /
+// 8.70-9.30) and GRU 384 lost at 32 rows (13.3 / 12.9).
 
 inline int64_t row_team_rows(RnnCell cell, int64_t H, int threads, int64_t l2_bytes) {
   constexpr double kMiB = 1024.0 * 1024.0;
@@ -113,7 +118,7 @@ inline int64_t row_team_rows(RnnCell cell, int64_t H, int threads, int64_t l2_by
       const double fits = cell == RnnCell::kLstm ? 2.0 * l2 : 4.0 * l2;
       return slice_bytes <= fits ? 8 : 4;
     }
-    if (slice_bytes <= 2.0 * l2) return 8;
+    if (slice_bytes <= 2.0 * l2) return cell == RnnCell::kLstm ? 8 : 16;
   }
   if (threads <= 1) return slice_bytes >= 2.0 * kMiB && slice_bytes <= 4.0 * kMiB ? 8 : 4;
   if (slice_bytes < 1.0 * kMiB) return 4;

@@ -207,8 +207,8 @@ TEST(RowTeam, RandomConfigurationsMatchTheReference) {
 
 // The rows the team takes follow the core's L2 (row_team.h): a 2 MiB one (a Xeon's) or one the
 // system does not give keeps the primitive for more than 4 rows of slices under 1 MiB, a
-// 1 MiB one (a Zen 5's) takes 8 rows of slices to twice its L2 (a GRU's or an RNN's of one
-// thread to four times); both take 32 rows of the widest LSTMs.
+// 1 MiB one (a Zen 5's) takes 8 rows of slices to twice its L2 (a GRU's or an RNN's 16, and
+// of one thread 8 to four times); both take 32 rows of the widest LSTMs.
 TEST(RowTeam, TheRowsFollowTheCoresL2) {
   using onednn::row_team_rows;
   constexpr int64_t kMiB = int64_t{1} << 20;
@@ -224,10 +224,12 @@ TEST(RowTeam, TheRowsFollowTheCoresL2) {
   }
   const int64_t zen4 = kMiB;
   EXPECT_EQ(row_team_rows(lstm, 256, 2, zen4), 8);
-  EXPECT_EQ(row_team_rows(gru, 320, 2, zen4), 8);
-  EXPECT_EQ(row_team_rows(rnn, 512, 2, zen4), 8);
-  EXPECT_EQ(row_team_rows(lstm, 512, 2, zen4), 8);  // 2 MiB: twice L2
-  EXPECT_EQ(row_team_rows(lstm, 640, 2, zen4), 8);  // past it, as on the Xeon
+  EXPECT_EQ(row_team_rows(gru, 320, 2, zen4), 16);  // a GRU's or an RNN's slice: 16
+  EXPECT_EQ(row_team_rows(rnn, 512, 2, zen4), 16);
+  EXPECT_EQ(row_team_rows(rnn, 1024, 2, zen4), 16);  // 2 MiB a slice
+  EXPECT_EQ(row_team_rows(gru, 640, 2, zen4), 8);    // 2.3 MiB
+  EXPECT_EQ(row_team_rows(lstm, 512, 2, zen4), 8);   // 2 MiB: twice L2
+  EXPECT_EQ(row_team_rows(lstm, 640, 2, zen4), 8);   // past it, as on the Xeon
   EXPECT_EQ(row_team_rows(gru, 1024, 2, zen4), 4);
   EXPECT_EQ(row_team_rows(lstm, 256, 1, zen4), 8);  // R 1 MiB
   EXPECT_EQ(row_team_rows(lstm, 384, 1, zen4), 4);  // R 2.25 MiB
