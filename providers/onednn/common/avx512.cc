@@ -323,6 +323,49 @@ RECUR_AVX512 void softmax_rows(const float* x, int64_t rows, int64_t d, bool log
   }
 }
 
+RECUR_AVX512 void softmax_columns(const float* x, int64_t outer, int64_t d, int64_t stride,
+                                  int64_t columns, bool log, float* y) {
+  const __m512 ninf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const int64_t block = d * stride;
+  for (int64_t o = 0; o < outer; ++o, x += block, y += block) {
+    for (int64_t i = 0; i < columns; i += kLanes) {
+      const __mmask16 m = lanes(columns - i);
+      __m512 mv = ninf;
+      __mmask16 nan = 0;
+      for (int64_t j = 0; j < d; ++j) {
+        const __m512 v = _mm512_maskz_loadu_ps(m, x + j * stride + i);
+        nan |= _mm512_mask_cmp_ps_mask(m, v, v, _CMP_UNORD_Q);
+        mv = _mm512_max_ps(mv, v);
+      }
+      // Per column as softmax_rows per row: a NaN makes the column NaN, all -inf takes 0.
+      mv = _mm512_mask_mov_ps(mv, _mm512_cmp_ps_mask(mv, ninf, _CMP_EQ_OQ), _mm512_setzero_ps());
+      mv = _mm512_mask_mov_ps(mv, nan, _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
+      __m512 sv = _mm512_setzero_ps();
+      for (int64_t j = 0; j < d; ++j) {
+        const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + j * stride + i), mv));
+        sv = _mm512_add_ps(sv, e);
+        if (!log) _mm512_mask_storeu_ps(y + j * stride + i, m, e);
+      }
+      __m512 k;
+      if (log) {
+        alignas(64) float s[kLanes];
+        _mm512_store_ps(s, sv);
+        for (float& v : s) v = std::log(v);
+        k = _mm512_load_ps(s);
+      } else {
+        k = _mm512_div_ps(_mm512_set1_ps(1.0f), sv);
+      }
+      for (int64_t j = 0; j < d; ++j) {
+        float* yj = y + j * stride + i;
+        const __m512 v =
+            log ? _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + j * stride + i), mv), k)
+                : _mm512_mul_ps(_mm512_maskz_loadu_ps(m, yj), k);
+        _mm512_mask_storeu_ps(yj, m, v);
+      }
+    }
+  }
+}
+
 RECUR_AVX512 Magnitudes magnitudes(const float* x, int64_t n) {
   const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
   __m512 mx = _mm512_setzero_ps();

@@ -235,6 +235,11 @@ void multiply_matrix(const PackedMatrix& p, const float* a, int64_t rows, float*
 // provider defines it for NaN and infinities: a NaN anywhere makes the row NaN, a row of -inf
 // gives NaN, +inf gives NaN.
 void softmax_rows(const float* x, int64_t rows, int64_t d, bool log, float* y);
+// The same along the middle axis of `outer` blocks of d rows of `stride` floats, for the first
+// `columns` of each row: each column of a block is one such row, 16 columns to a vector (an
+// attention pooling's weights over time, [N, T, heads] along T; channels, [N, C, H, W] along C).
+void softmax_columns(const float* x, int64_t outer, int64_t d, int64_t stride, int64_t columns,
+                     bool log, float* y);
 
 // The largest magnitude among n floats and the sum of their magnitudes (in double); `finite`
 // false where any is NaN or infinite (the two others are then meaningless).

@@ -174,6 +174,48 @@ TEST(OnednnSmallOps, SoftmaxAndLogSoftmaxRows) {
   }
 }
 
+// Along an axis before the last (opset 13): [8, 49, 1] along axis 1, an attention pooling's
+// weights over time, where recur's loop takes one column at a time; [3, 21, 35] and [2, 5, 7, 20]
+// in vectors of 16 columns and a masked tail; past the one-thread bound, [2, 64, 8200] split by
+// its outer blocks and [1, 300, 2000] by its columns. Columns: one -inf, all -inf, one +inf, one
+// NaN, values near the float limit.
+TEST(OnednnSmallOps, SoftmaxAndLogSoftmaxColumns) {
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(5);
+  struct Case {
+    Shape shape;
+    int64_t axis;
+  };
+  for (const Case& c :
+       {Case{{8, 49, 1}, 1}, Case{{3, 21, 35}, 1}, Case{{2, 5, 7, 20}, 1}, Case{{2, 5, 7, 20}, 2},
+        Case{{2, 5, 7, 20}, -3}, Case{{2, 64, 8200}, 1}, Case{{1, 300, 2000}, 1}}) {
+    Tensor x = random_tensor(c.shape, rng, 5.0f);
+    const int64_t axis = c.axis < 0 ? c.axis + static_cast<int64_t>(c.shape.size()) : c.axis;
+    int64_t inner = 1;
+    for (size_t i = static_cast<size_t>(axis) + 1; i < c.shape.size(); ++i) inner *= c.shape[i];
+    const int64_t d = c.shape[static_cast<size_t>(axis)];
+    const int64_t columns = x.numel() / d;
+    // Element j of column q (q = outer * inner + i).
+    float* p = x.data<float>();
+    auto at = [&](int64_t q, int64_t j) -> float& {
+      return p[(q / inner) * d * inner + j * inner + q % inner];
+    };
+    at(1 % columns, 3 % d) = -kInf;
+    for (int64_t j = 0; j < d; ++j) at(2 % columns, j) = -kInf;
+    at(3 % columns, 4 % d) = kInf;
+    at(4 % columns, d - 1) = kNan;
+    for (int64_t j = 0; j < d; ++j) at(5 % columns, j) = j % 2 ? 3e38f : -3e38f;
+    for (const std::string op : {"Softmax", "LogSoftmax"}) {
+      ModelBuilder mb(13);
+      mb.input("X", DType::kFloat32, c.shape);
+      mb.output("Y", DType::kFloat32);
+      set_attr(mb.node(op, {"X"}, {"Y"}, "s"), "axis", c.axis);
+      expect_same(mb.bytes(), x,
+                  op + " of " + shape_to_string(c.shape) + " along " + std::to_string(c.axis));
+    }
+  }
+}
+
 TEST(OnednnSmallOps, ElementwiseActivations) {
   if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
   std::mt19937 rng(4);
