@@ -22,6 +22,12 @@ namespace recur::onednn {
 // returns when all have finished. Safe to call from several threads at once.
 void run_jobs(size_t n, int helpers, const std::function<void(size_t)>& f);
 
+// Moves the calling thread off `cpu` and leaves it free to move again: its affinity narrowed
+// to the other cores it may run on, which migrates it at once, then restored. Nothing where it
+// may run on `cpu` alone or its affinity cannot be read. run_jobs' helpers call it when they
+// find themselves on the caller's core.
+void move_off(int cpu);
+
 // Runs f(begin, end) over `jobs` equal parts of [0, n), one job each, on the job pool (the
 // caller alone where jobs is 1).
 template <class F>

@@ -1,9 +1,11 @@
 // run_jobs (providers/onednn/common/job_pool.h): every job runs once, and on the OpenMP team a
 // job below the team's size runs on the same thread every call, so that the data a caller's
-// job k reads each time (the row team's slice of R) stays in one core's cache.
+// job k reads each time (the row team's slice of R) stays in one core's cache. move_off takes a
+// thread off a core and leaves its affinity as it was.
 #if RECUR_HAVE_ONEDNN
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <array>
@@ -42,6 +44,42 @@ TEST(RunJobs, AJobOfTheTeamStaysOnItsThread) {
     ASSERT_EQ(calls[c][0], caller) << "call " << c;
     ASSERT_EQ(calls[c][1], (*helper)[1]) << "call " << c;
   }
+}
+
+// On a thread of its own, so that the test's thread keeps its affinity whatever happens.
+TEST(MoveOff, LeavesTheCoreAndRestoresTheAffinity) {
+  cpu_set_t before, after;
+  int from = -1, to = -1;
+  std::thread([&] {
+    if (sched_getaffinity(0, sizeof before, &before) != 0 || CPU_COUNT(&before) < 2) return;
+    from = sched_getcpu();
+    move_off(from);
+    to = sched_getcpu();
+    sched_getaffinity(0, sizeof after, &after);
+  }).join();
+  if (from < 0) GTEST_SKIP() << "this process may run on one core only";
+  EXPECT_NE(to, from);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after)) << "the affinity was not restored";
+}
+
+TEST(MoveOff, StaysOnTheOnlyCoreItMayRunOn) {
+  cpu_set_t one, after;
+  int cpu = -1, now = -1;
+  std::thread([&] {
+    cpu = sched_getcpu();
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) {
+      cpu = -1;
+      return;
+    }
+    move_off(cpu);
+    now = sched_getcpu();
+    sched_getaffinity(0, sizeof after, &after);
+  }).join();
+  if (cpu < 0) GTEST_SKIP() << "the affinity could not be set";
+  EXPECT_EQ(now, cpu);
+  EXPECT_TRUE(CPU_EQUAL(&one, &after));
 }
 
 }  // namespace
