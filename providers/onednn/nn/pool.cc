@@ -1,5 +1,5 @@
 // MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool (1-D to 3-D): the global pools and
-// the undilated 2-D ones on recur's AVX-512 loops (small_pool.h), their planes split among
+// the 2-D ones (dilated too) on recur's AVX-512 loops (small_pool.h), their planes split among
 // threads past a size, small 1-D max pools on a plain loop, the rest through oneDNN's
 // pooling_v2 (dilations, ceil_mode as extra right padding), on channels-last data where the
 // plain layout has only oneDNN's generic implementation.
@@ -187,8 +187,6 @@ class PoolKernel final : public Kernel {
     // bound: oneDNN 2.6 pools NCHW on its generic implementation, and channels-last with its
     // reorders each way (a CRNN's 2x2 max pool of [64, 32, 32, 128] at 2 threads, p50: 3.0 ms
     // there, 2.2-2.4 here).
-    const bool undilated =
-        std::all_of(win->dilations.begin(), win->dilations.end(), [](int64_t d) { return d == 1; });
     if (avx512_) {
       if (global) {
         plan.small_global = true;
@@ -197,18 +195,19 @@ class PoolKernel final : public Kernel {
       // A pool of kernel [kh, kw, 1] over [N, C/16, H, W, 16] pools each channel's plane:
       // the blocked form of a 2-D pool (runtime/graph/blocked.h).
       const bool blocked = rank == 5 && x.dim(4) == avx512::kLanes && win->kernel[2] == 1 &&
-                           win->strides[2] == 1 && win->pad_l[2] == 0 && win->pad_r[2] == 0;
-      if ((rank == 4 || blocked) && undilated) {
+                           win->strides[2] == 1 && win->pad_l[2] == 0 && win->pad_r[2] == 0 &&
+                           win->dilations[2] == 1;
+      if (rank == 4 || blocked) {
         const std::vector<int64_t> model_pads = a.pads;
         const auto pad_end = [&](size_t i) {
           // The model's end pads count toward count_include_pad; auto_pad's are the window's.
           const size_t axes = in.size();
           return model_pads.size() == 2 * axes ? model_pads[axes + i] : win->pad_r[i];
         };
-        SmallPool2d p =
-            SmallPool2d::make(max, include_pad_, in[0], in[1], win->out[0], win->out[1],
-                              win->kernel[0], win->kernel[1], win->strides[0], win->strides[1],
-                              win->pad_l[0], win->pad_l[1], pad_end(0), pad_end(1));
+        SmallPool2d p = SmallPool2d::make(max, include_pad_, in[0], in[1], win->out[0], win->out[1],
+                                          win->kernel[0], win->kernel[1], win->strides[0],
+                                          win->strides[1], win->pad_l[0], win->pad_l[1], pad_end(0),
+                                          pad_end(1), win->dilations[0], win->dilations[1]);
         if (blocked || p.row_floats() <= SmallPool2d::kMaxRow) {
           plan.small2d = std::move(p);
           plan.blocked = blocked;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "providers/onednn/common/avx512.h"
 
@@ -11,6 +12,14 @@ namespace {
 
 using avx512::kLanes;
 using avx512::lanes;
+
+// The kernel taps [k0, k1) of a window starting at `start`, of k taps `d` apart, that fall
+// inside [0, size).
+inline std::pair<int64_t, int64_t> taps_inside(int64_t start, int64_t k, int64_t d, int64_t size) {
+  const int64_t k0 = start >= 0 ? 0 : (-start + d - 1) / d;
+  const int64_t k1 = start >= size ? 0 : std::min(k, (size - start + d - 1) / d);
+  return {k0, std::max(k0, k1)};
+}
 
 template <bool kMax>
 RECUR_AVX512 inline __m512 combine(__m512 acc, __m512 v) {
@@ -25,16 +34,13 @@ RECUR_AVX512 void reduce_rows(const SmallPool2d& p, const float* x, float* rows,
                               __m512 fill, int64_t oy) {
   const int64_t W = p.W;
   float* in_row = rows + (oy % 2) * len + p.pad_l;
+  const auto [ky0, ky1] = taps_inside(oy * p.sh - p.pad_t, p.kh, p.dh, p.H);
   const int64_t iy0 = oy * p.sh - p.pad_t;
-  const int64_t ky0 = std::max<int64_t>(0, -iy0);
-  const int64_t ky1 = std::min<int64_t>(p.kh, p.H - iy0);
-  const float* first = x + (iy0 + ky0) * W;
   for (int64_t c = 0; c < W; c += kLanes) {
     const __mmask16 m = lanes(W - c);
     __m512 acc = fill;
-    const float* at = first + c;
-    for (int64_t ky = ky0; ky < ky1; ++ky, at += W)
-      acc = combine<kMax>(acc, _mm512_mask_loadu_ps(fill, m, at));
+    for (int64_t ky = ky0; ky < ky1; ++ky)
+      acc = combine<kMax>(acc, _mm512_mask_loadu_ps(fill, m, x + (iy0 + ky * p.dh) * W + c));
     _mm512_mask_storeu_ps(in_row + c, m, acc);
   }
 }
@@ -48,7 +54,7 @@ RECUR_AVX512 void reduce_rows(const SmallPool2d& p, const float* x, float* rows,
 // filled by the caller.
 template <bool kMax>
 RECUR_AVX512 void pool_plane(const SmallPool2d& p, const float* x, float* y, float* rows) {
-  const int64_t OH = p.OH, OW = p.OW, sw = p.sw, kw = p.kw, len = p.row_floats();
+  const int64_t OH = p.OH, OW = p.OW, sw = p.sw, kw = p.kw, dw = p.dw, len = p.row_floats();
   const float* inv_count = p.inv_count.data();
   const __m512 fill = _mm512_set1_ps(kMax ? -std::numeric_limits<float>::infinity() : 0.0f);
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
@@ -63,15 +69,17 @@ RECUR_AVX512 void pool_plane(const SmallPool2d& p, const float* x, float* y, flo
       const float* base = row + ox * sw;
       __m512 acc = fill;
       if (sw == 1) {
-        for (int64_t kx = 0; kx < kw; ++kx) acc = combine<kMax>(acc, _mm512_loadu_ps(base + kx));
+        for (int64_t kx = 0; kx < kw; ++kx)
+          acc = combine<kMax>(acc, _mm512_loadu_ps(base + kx * dw));
       } else if (sw == 2) {
         for (int64_t kx = 0; kx < kw; ++kx) {
-          acc = combine<kMax>(acc, _mm512_permutex2var_ps(_mm512_loadu_ps(base + kx), even,
-                                                          _mm512_loadu_ps(base + kx + kLanes)));
+          const float* tap = base + kx * dw;
+          acc = combine<kMax>(acc, _mm512_permutex2var_ps(_mm512_loadu_ps(tap), even,
+                                                          _mm512_loadu_ps(tap + kLanes)));
         }
       } else {
         for (int64_t kx = 0; kx < kw; ++kx)
-          acc = combine<kMax>(acc, _mm512_i32gather_ps(strided, base + kx, 4));
+          acc = combine<kMax>(acc, _mm512_i32gather_ps(strided, base + kx * dw, 4));
       }
       const __mmask16 m = lanes(OW - ox);
       if constexpr (!kMax)
@@ -88,15 +96,15 @@ RECUR_AVX512 void pool_blocked_plane(const SmallPool2d& p, const float* x, float
   const __m512 fill = _mm512_set1_ps(kMax ? -std::numeric_limits<float>::infinity() : 0.0f);
   for (int64_t oy = 0; oy < p.OH; ++oy) {
     const int64_t iy0 = oy * p.sh - p.pad_t;
-    const int64_t ky0 = std::max<int64_t>(0, -iy0), ky1 = std::min<int64_t>(p.kh, p.H - iy0);
+    const auto [ky0, ky1] = taps_inside(iy0, p.kh, p.dh, p.H);
     for (int64_t ox = 0; ox < p.OW; ++ox) {
       const int64_t ix0 = ox * p.sw - p.pad_l;
-      const int64_t kx0 = std::max<int64_t>(0, -ix0), kx1 = std::min<int64_t>(p.kw, p.W - ix0);
+      const auto [kx0, kx1] = taps_inside(ix0, p.kw, p.dw, p.W);
       __m512 acc = fill;
       for (int64_t ky = ky0; ky < ky1; ++ky) {
-        const float* row = x + ((iy0 + ky) * p.W + ix0) * kLanes;
+        const float* row = x + (iy0 + ky * p.dh) * p.W * kLanes;
         for (int64_t kx = kx0; kx < kx1; ++kx)
-          acc = combine<kMax>(acc, _mm512_loadu_ps(row + kx * kLanes));
+          acc = combine<kMax>(acc, _mm512_loadu_ps(row + (ix0 + kx * p.dw) * kLanes));
       }
       if constexpr (!kMax) acc = _mm512_mul_ps(acc, _mm512_set1_ps(p.inv_count[oy * p.OW + ox]));
       _mm512_storeu_ps(y + (oy * p.OW + ox) * kLanes, acc);
@@ -118,7 +126,8 @@ RECUR_AVX512 float reduce_plane(bool max, const float* x, int64_t size) {
 
 SmallPool2d SmallPool2d::make(bool max, bool include_pad, int64_t H, int64_t W, int64_t OH,
                               int64_t OW, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
-                              int64_t pad_t, int64_t pad_l, int64_t pad_b, int64_t pad_r) {
+                              int64_t pad_t, int64_t pad_l, int64_t pad_b, int64_t pad_r,
+                              int64_t dh, int64_t dw) {
   SmallPool2d p;
   p.max = max;
   p.H = H;
@@ -131,18 +140,21 @@ SmallPool2d SmallPool2d::make(bool max, bool include_pad, int64_t H, int64_t W, 
   p.sw = sw;
   p.pad_t = pad_t;
   p.pad_l = pad_l;
+  p.dh = dh;
+  p.dw = dw;
   if (max) return p;
   // The taps counted along one axis for a window starting at `start`.
-  const auto taps = [&](int64_t start, int64_t k, int64_t size, int64_t pad_lo, int64_t pad_hi) {
+  const auto taps = [&](int64_t start, int64_t k, int64_t d, int64_t size, int64_t pad_lo,
+                        int64_t pad_hi) {
     const int64_t lo = include_pad ? -pad_lo : 0;
-    const int64_t hi = include_pad ? size + pad_hi : size;
-    return std::max<int64_t>(0, std::min(start + k, hi) - std::max(start, lo));
+    const auto [k0, k1] = taps_inside(start - lo, k, d, (include_pad ? size + pad_hi : size) - lo);
+    return k1 - k0;
   };
   p.inv_count.resize(static_cast<size_t>(OH * OW));
   for (int64_t oy = 0; oy < OH; ++oy) {
-    const int64_t cy = taps(oy * sh - pad_t, kh, H, pad_t, pad_b);
+    const int64_t cy = taps(oy * sh - pad_t, kh, dh, H, pad_t, pad_b);
     for (int64_t ox = 0; ox < OW; ++ox) {
-      const int64_t c = cy * taps(ox * sw - pad_l, kw, W, pad_l, pad_r);
+      const int64_t c = cy * taps(ox * sw - pad_l, kw, dw, W, pad_l, pad_r);
       // A window of no tap averages nothing: 0 / 0, as the reference computes it.
       p.inv_count[static_cast<size_t>(oy * OW + ox)] =
           c > 0 ? 1.0f / static_cast<float>(c) : std::numeric_limits<float>::quiet_NaN();
@@ -152,9 +164,9 @@ SmallPool2d SmallPool2d::make(bool max, bool include_pad, int64_t H, int64_t W, 
 }
 
 int64_t SmallPool2d::row_floats() const {
-  // The last vector of outputs reads up to (its first output + 15) * sw + kw - 1 + 16.
+  // The last vector of outputs reads up to (its first output + 15) * sw + (kw - 1) * dw + 16.
   const int64_t outputs = (OW + kLanes - 1) / kLanes * kLanes;
-  return std::max(pad_l + W, outputs * sw + kw + kLanes);
+  return std::max(pad_l + W, outputs * sw + (kw - 1) * dw + 1 + kLanes);
 }
 
 void run_small_pool2d(const SmallPool2d& p, int64_t planes, const float* x, float* y) {

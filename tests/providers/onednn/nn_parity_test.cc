@@ -339,6 +339,49 @@ TEST(OnednnNnParity, PoolRandomCases) {
   EXPECT_GE(on_onednn, 70);
 }
 
+// Dilated 2-D MaxPools (dilations 1 to 3 on each axis, kernels 1 to 4, strides 1 to 3, pads
+// below the dilated window, ceil_mode), which oneDNN 2.6 pools on its reference implementation
+// and recur's loop (nn/small_pool.h) takes, NaNs and infinities included; every fourth case
+// past 512K elements, whose planes split among threads.
+TEST(OnednnNnParity, DilatedMaxPoolRandomCases) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  std::mt19937 rng(31);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int iter = 0; iter < 40; ++iter) {
+    const Shape x = iter % 4 == 3 ? Shape{2, pick(6, 9), pick(60, 96), pick(300, 400)}
+                                  : Shape{pick(1, 2), pick(1, 5), pick(4, 24), pick(4, 40)};
+    const std::vector<int64_t> k = {pick(1, 4), pick(1, 4)}, d = {pick(1, 3), pick(1, 3)};
+    const int64_t span_h = (k[0] - 1) * d[0] + 1, span_w = (k[1] - 1) * d[1] + 1;
+    if (span_h > x[2] || span_w > x[3]) continue;
+    const std::vector<int64_t> strides = {pick(1, 3), pick(1, 3)};
+    const std::vector<int64_t> pads = {pick(0, span_h - 1), pick(0, span_w - 1),
+                                       pick(0, span_h - 1), pick(0, span_w - 1)};
+    const bool ceil = pick(0, 1) == 1;
+    ModelBuilder mb(12);
+    mb.input("X", DType::kFloat32, x);
+    mb.output("Y", DType::kFloat32);
+    onnx::NodeProto& node = mb.node("MaxPool", {"X"}, {"Y"}, "pool");
+    set_attr(node, "kernel_shape", k);
+    set_attr(node, "dilations", d);
+    set_attr(node, "strides", strides);
+    set_attr(node, "pads", pads);
+    if (ceil) set_attr(node, "ceil_mode", int64_t{1});
+    const std::string what = "iter " + std::to_string(iter) + ": X " + shape_to_string(x) + " k" +
+                             std::to_string(k[0]) + "x" + std::to_string(k[1]) + " d" +
+                             std::to_string(d[0]) + "x" + std::to_string(d[1]) + " s" +
+                             std::to_string(strides[0]) + "x" + std::to_string(strides[1]) +
+                             (ceil ? " ceil" : "");
+    Tensor in = random_tensor(x, rng, 4.0f);
+    float* p = in.data<float>();
+    for (int64_t i = 0; i < in.numel(); i += 7) p[i] = std::numeric_limits<float>::quiet_NaN();
+    p[3] = std::numeric_limits<float>::infinity();
+    p[5] = -std::numeric_limits<float>::infinity();
+    EXPECT_EQ(expect_same(mb.bytes(), {{"X", in}}, what), "onednn") << what;
+  }
+}
+
 TEST(OnednnNnParity, NewerActivations) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
   std::mt19937 rng(17);
