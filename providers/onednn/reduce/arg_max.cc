@@ -131,7 +131,7 @@ void add_arg(KernelRegistry& r, const char* op, bool is_max) {
 void register_reduce_kernels(KernelRegistry& r) {
   add_arg(r, "ArgMax", true);
   add_arg(r, "ArgMin", false);
-  register_reduce_sum_mean(r);
+  register_reduce(r);
 }
 
 }  // namespace recur::onednn

@@ -1,8 +1,9 @@
-// The oneDNN provider's ReduceSum and ReduceMean (AVX-512, float32, one block of axes) against
-// the reference provider, which sums in double: the last axes and middle blocks, every axis,
-// negative axes, keepdims, axes as an attribute (opset 11) and as a constant input (ReduceSum
-// from 13, both from 18), rows shorter and longer than a vector, axes of size 1, empty reduced
-// axes (0 and NaN), NaN and infinities; axes that are not one block or not constants, and
+// The oneDNN provider's ReduceSum, ReduceMean, ReduceMax and ReduceMin (AVX-512, float32, one
+// block of axes) against the reference provider, which sums in double: the last axes and middle
+// blocks, every axis, negative axes, keepdims, axes as an attribute (opset 11) and as a constant
+// input (ReduceSum from 13, all from 18), rows shorter and longer than a vector, axes of size 1,
+// empty reduced axes (0, NaN, -inf and +inf), NaN and infinities (a NaN anywhere in a maximum's
+// or minimum's values is the result); axes that are not one block or not constants, and
 // noop_with_empty_axes, stay with the reference.
 #include <gtest/gtest.h>
 
@@ -97,6 +98,17 @@ TEST(OnednnReduce, MatchesTheReference) {
       // Axes of size 1: each value itself (a CRNN's height of 1; a middle axis).
       {"ReduceMean", 13, {8, 50, 256, 1}, {3}, 0},
       {"ReduceMean", 11, {4, 3, 1, 20}, {2}},
+      // Maxima and minima (a max pool over time, [N, T, C] along T; a row's largest score).
+      {"ReduceMax", 11, {1, 512, 300}, {-1}},
+      {"ReduceMin", 18, {5, 1000}, {-1}, 0},
+      {"ReduceMax", 18, {8, 100, 256}, {1}},
+      {"ReduceMin", 11, {6, 40, 3, 5}, {1, 2}},
+      {"ReduceMax", 13, {2, 3, 17}, {}, 0},  // every axis
+      {"ReduceMax", 18, {40, 16}, {-1}},     // rows of one vector
+      {"ReduceMin", 13, {1, 32, 256, 2}, {3}, 0},
+      {"ReduceMax", 18, {8, 50, 256, 1}, {3}, 0},  // an axis of size 1
+      {"ReduceMax", 18, {2, 0, 5}, {1}},           // empty: -inf
+      {"ReduceMin", 11, {2, 0, 5}, {1}},           // empty: +inf
   };
   for (const ReduceCase& c : cases) {
     const std::string bytes = reduce_model(c);
@@ -113,6 +125,37 @@ TEST(OnednnReduce, MatchesTheReference) {
       const std::string diff = test::compare_tensors(got, want, 1e-4);
       EXPECT_TRUE(diff.empty()) << what << (specials ? " with NaN and infinities" : "") << ": "
                                 << diff;
+    }
+  }
+}
+
+// A NaN at a row's start, inside the loop of four vectors, in its tail, and in a middle block's
+// first, inner and last rows: the maximum and minimum are NaN there, as in the reference.
+TEST(OnednnReduce, MaxAndMinTakeANaNWhereverItIs) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  std::mt19937 rng(9);
+  for (const char* op : {"ReduceMax", "ReduceMin"}) {
+    for (const std::vector<int64_t>& axes : {std::vector<int64_t>{-1}, std::vector<int64_t>{1}}) {
+      const ReduceCase c{op, 18, {4, 100, 20}, axes};
+      const std::string bytes = reduce_model(c);
+      Session dnn = open(bytes, {"onednn", "reference"});
+      ASSERT_EQ(dnn.assignment().front().provider, "onednn");
+      Tensor x = values(c.shape, rng, false);
+      float* p = x.data<float>();
+      const float nan = std::nanf("");
+      if (axes[0] == -1) {  // rows of 20: at 0, 7 and 19 of three rows
+        p[0] = nan;
+        p[20 + 7] = nan;
+        p[40 + 19] = nan;
+      } else {  // along 100 rows of 20 columns: in rows 0, 50 and 99
+        p[3] = nan;
+        p[2000 + 50 * 20 + 11] = nan;
+        p[4000 + 99 * 20 + 19] = nan;
+      }
+      const Tensor got = dnn.run({{"X", x}})[0],
+                   want = open(bytes, {"reference"}).run({{"X", x}})[0];
+      const std::string diff = test::compare_tensors(got, want, 0);
+      EXPECT_TRUE(diff.empty()) << op << " along " << axes[0] << ": " << diff;
     }
   }
 }
