@@ -93,19 +93,30 @@ RECUR_AVX512 void plus_zero(const float* x, int64_t n, float* y) {
   }
 }
 
-// y[0..inner) = sum over k < len of x[k*inner + 0..inner): x's rows in order, each added into
-// y, which stays in L1 while x streams past.
-RECUR_AVX512 void block_sum(const float* x, int64_t len, int64_t inner, float* y) {
-  for (int64_t i = 0; i < inner; ++i) y[i] = 0.0f;
-  for (int64_t k = 0; k < len; ++k) {
+// y[0..inner) combined with x's rows k0 to len - 1 of `inner` floats, in order: y = f(y, row),
+// a vector at a time, y staying in L1 while x streams past.
+template <class F>
+RECUR_AVX512 void combine_rows(const float* x, int64_t k0, int64_t len, int64_t inner, float* y,
+                               F f) {
+  for (int64_t k = k0; k < len; ++k) {
     const float* row = x + k * inner;
     for (int64_t i = 0; i < inner; i += avx512::kLanes) {
       const __mmask16 m = avx512::lanes(inner - i);
-      _mm512_mask_storeu_ps(
-          y + i, m,
-          _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + i), _mm512_maskz_loadu_ps(m, row + i)));
+      _mm512_mask_storeu_ps(y + i, m,
+                            f(_mm512_maskz_loadu_ps(m, y + i), _mm512_maskz_loadu_ps(m, row + i)));
     }
   }
+}
+
+struct Add {
+  RECUR_AVX512 __m512 operator()(__m512 a, __m512 b) const { return _mm512_add_ps(a, b); }
+};
+
+// y[0..inner) = sum over k < len of x[k*inner + 0..inner): x's rows in order, each added into
+// y from 0.
+RECUR_AVX512 void block_sum(const float* x, int64_t len, int64_t inner, float* y) {
+  for (int64_t i = 0; i < inner; ++i) y[i] = 0.0f;
+  combine_rows(x, 0, len, inner, y, Add{});
 }
 
 // The larger (kMax) or smaller of acc and v in each lane, a NaN in either the result:
@@ -149,19 +160,17 @@ RECUR_AVX512 float row_extreme(const float* x, int64_t n) {
   return r;
 }
 
-// y[0..inner) = the maximum (or minimum) over k < len of x[k*inner + 0..inner), as block_sum.
+template <bool kMax>
+struct Extreme {
+  RECUR_AVX512 __m512 operator()(__m512 a, __m512 b) const { return extreme<kMax>(a, b); }
+};
+
+// y[0..inner) = the maximum (or minimum) over k < len of x[k*inner + 0..inner): the first row,
+// then each of the others in order.
 template <bool kMax>
 RECUR_AVX512 void block_extreme(const float* x, int64_t len, int64_t inner, float* y) {
   std::copy(x, x + inner, y);
-  for (int64_t k = 1; k < len; ++k) {
-    const float* row = x + k * inner;
-    for (int64_t i = 0; i < inner; i += avx512::kLanes) {
-      const __mmask16 m = avx512::lanes(inner - i);
-      _mm512_mask_storeu_ps(
-          y + i, m,
-          extreme<kMax>(_mm512_maskz_loadu_ps(m, y + i), _mm512_maskz_loadu_ps(m, row + i)));
-    }
-  }
+  combine_rows(x, 1, len, inner, y, Extreme<kMax>{});
 }
 
 class ReduceKernel final : public Kernel {
