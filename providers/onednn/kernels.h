@@ -17,7 +17,7 @@ void register_sin(KernelRegistry& r);             // math/sin.cc (likewise)
 void register_cos(KernelRegistry& r);             // math/cos.cc (likewise)
 void register_hard_sigmoid(KernelRegistry& r);    // math/hard_sigmoid.cc (likewise)
 void register_binary(KernelRegistry& r);          // math/binary.cc: Add, Sub, Mul, Div (likewise)
-void register_reduce_kernels(KernelRegistry& r);  // reduce/: ArgMax, ArgMin, ReduceSum/Mean
+void register_reduce_kernels(KernelRegistry& r);  // reduce/: ArgMax, ArgMin, ReduceSum/Mean/Max/Min
 void register_reduce(KernelRegistry& r);          // reduce/reduce.cc (the above calls it)
 void register_top_k(KernelRegistry& r);           // tensor/top_k.cc: TopK
 void register_transpose(KernelRegistry& r);       // tensor/transpose.cc: Transpose
