@@ -1,10 +1,11 @@
-// The oneDNN provider's ReduceSum, ReduceMean, ReduceMax and ReduceMin (AVX-512, float32, one
-// block of axes) against the reference provider, which sums in double: the last axes and middle
-// blocks, every axis, negative axes, keepdims, axes as an attribute (opset 11) and as a constant
-// input (ReduceSum from 13, all from 18), rows shorter and longer than a vector, axes of size 1,
-// empty reduced axes (0, NaN, -inf and +inf), NaN and infinities (a NaN anywhere in a maximum's
-// or minimum's values is the result); axes that are not one block or not constants, and
-// noop_with_empty_axes, stay with the reference.
+// The oneDNN provider's ReduceSum, ReduceMean, ReduceMax, ReduceMin and ReduceLogSumExp
+// (AVX-512, float32, one block of axes) against the reference provider, which sums in double:
+// the last axes and middle blocks, every axis, negative axes, keepdims, axes as an attribute
+// (opset 11) and as a constant input (ReduceSum from 13, all from 18), rows shorter and longer
+// than a vector, axes of size 1, empty reduced axes (0, NaN, -inf and +inf), NaN and infinities
+// (a NaN anywhere in a maximum's or minimum's values is the result; an infinite or NaN maximum
+// is log-sum-exp's); axes that are not one block or not constants, and noop_with_empty_axes,
+// stay with the reference.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -109,6 +110,15 @@ TEST(OnednnReduce, MatchesTheReference) {
       {"ReduceMax", 18, {8, 50, 256, 1}, {3}, 0},  // an axis of size 1
       {"ReduceMax", 18, {2, 0, 5}, {1}},           // empty: -inf
       {"ReduceMin", 11, {2, 0, 5}, {1}},           // empty: +inf
+      // Log-sum-exp: rows longer and shorter than a vector, a middle block past the 256 columns
+      // the stack buffer takes, every axis, an axis of size 1, empty axes (-inf).
+      {"ReduceLogSumExp", 18, {5, 1000}, {-1}, 0},
+      {"ReduceLogSumExp", 11, {40, 7}, {1}},
+      {"ReduceLogSumExp", 18, {8, 100, 64}, {1}},
+      {"ReduceLogSumExp", 13, {2, 30, 300}, {1}, 0},
+      {"ReduceLogSumExp", 11, {3, 4, 5}, {}},
+      {"ReduceLogSumExp", 18, {6, 1, 9}, {1}},
+      {"ReduceLogSumExp", 18, {2, 0, 5}, {1}},
   };
   for (const ReduceCase& c : cases) {
     const std::string bytes = reduce_model(c);
