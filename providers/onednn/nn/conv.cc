@@ -46,7 +46,8 @@ class ConvKernel final : public Kernel {
         winograd_(winograd),
         block_(block),
         buckets_(buckets),
-        own_(buckets) {}
+        own_(buckets),
+        packs_(threads) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);

@@ -109,6 +109,7 @@ class ConvTransposeKernel final : public Kernel {
         threads_(threads),
         constant_w_(std::move(constant_w)),
         what_(std::move(what)),
+        packs_(threads),
         small_(small && avx512::have_avx512()) {}
 
   Status run(KernelContext& ctx) const override {

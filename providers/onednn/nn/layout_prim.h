@@ -32,6 +32,9 @@ struct LayoutPrim {
 // every new length, to 64 plans a node).
 class WeightPacks {
  public:
+  // `threads`: the kernel's, which a large reorder or transform takes (a CoreLease of them).
+  explicit WeightPacks(Threads threads = {}) : threads_(threads) {}
+
   // `data`, described by `plain`, in the layout `packed`; `what` names the node for errors.
   Result<std::shared_ptr<AlignedBuffer>> get(const dnnl::memory::desc& plain, const void* data,
                                              const dnnl::memory::desc& packed,
@@ -43,6 +46,7 @@ class WeightPacks {
     const void* data;
     std::shared_ptr<AlignedBuffer> buf;
   };
+  Threads threads_;
   std::mutex mu_;
   std::vector<Entry> entries_;
 };

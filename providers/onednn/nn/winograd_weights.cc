@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "providers/onednn/common/avx512.h"
+#include "providers/onednn/common/job_pool.h"
 
 namespace recur::onednn {
 
@@ -75,16 +76,18 @@ bool supported(const dnnl_wino_desc_t& d) {
   return d.size == elements * sizeof(float);
 }
 
-// Every (input channel, block of 16 output channels): the 3x3 kernels of the block as vectors,
-// then G g G^T as vector products, each of the alpha x alpha results one run of 16 channels.
-RECUR_AVX512 void transform(const Layout& l, const float* w, int64_t M, int64_t C, float* out) {
+// Every (input channel, block of 16 output channels) of blocks [ob0, ob1): the 3x3 kernels of
+// the block as vectors, then G g G^T as vector products, each of the alpha x alpha results one
+// run of 16 channels.
+RECUR_AVX512 void transform(const Layout& l, const float* w, int64_t M, int64_t C, int64_t ob0,
+                            int64_t ob1, float* out) {
   const int alpha = l.d.alpha;
   const float(*G)[kTaps] = alpha == 6 ? kG6 : kG4;
   const bool runs = l.d.wino_format != dnnl_wino_wei_aaOIoi;
   constexpr int64_t kV = avx512::kLanes;
   alignas(64) float taps[kTaps * kTaps][kV];
   alignas(64) float tile[kV];
-  for (int64_t ob = 0; ob < l.nb_oc; ++ob) {
+  for (int64_t ob = ob0; ob < ob1; ++ob) {
     const int64_t o0 = ob * kV, live = std::clamp<int64_t>(M - o0, 0, kV);
     for (int64_t i = 0; i < l.d.ic; ++i) {
       // Padded channels (i >= C, o >= M) hold zeros.
@@ -125,7 +128,7 @@ RECUR_AVX512 void transform(const Layout& l, const float* w, int64_t M, int64_t 
 }  // namespace
 
 bool winograd_weights(const dnnl::memory::desc& plain, const float* w,
-                      const dnnl::memory::desc& packed, float* out) {
+                      const dnnl::memory::desc& packed, float* out, int jobs) {
   if (packed.data.format_kind != dnnl_format_kind_wino ||
       packed.data_type() != dnnl::memory::data_type::f32 || !avx512::have_avx512())
     return false;
@@ -138,7 +141,9 @@ bool winograd_weights(const dnnl::memory::desc& plain, const float* w,
           dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::oihw))
     return false;
   const Layout l{d, d.ic / d.ic_block, d.oc / d.oc_block};
-  transform(l, w, dims[0], dims[1], out);
+  // Each block of output channels writes its own elements of `out`.
+  in_parts(l.nb_oc, std::clamp<int64_t>(jobs, 1, l.nb_oc),
+           [&](int64_t ob0, int64_t ob1) { transform(l, w, dims[0], dims[1], ob0, ob1, out); });
   return true;
 }
 

@@ -25,8 +25,9 @@ namespace recur::onednn {
 // Writes `w` (described by `plain`, float32 oihw of 3x3 kernels) into `out`, laid out as
 // `packed` asks; false, writing nothing, where `packed` is not one of the float32 Winograd
 // layouts above or `plain` is not dense oihw within its channels (the caller then reorders
-// with oneDNN). Needs AVX-512F, as oneDNN's Winograd kernels do.
+// with oneDNN). Needs AVX-512F, as oneDNN's Winograd kernels do. `jobs` parts of the output
+// channels run on the job pool (job_pool.h), the caller taking one.
 bool winograd_weights(const dnnl::memory::desc& plain, const float* w,
-                      const dnnl::memory::desc& packed, float* out);
+                      const dnnl::memory::desc& packed, float* out, int jobs = 1);
 
 }  // namespace recur::onednn

@@ -67,7 +67,7 @@ std::vector<float> by_onednn(const memory::desc& plain, std::vector<float>& w,
 
 // Ours against oneDNN's, element by element: the same products in another order, so within a
 // few ulp of the largest term.
-void expect_same(const Conv& c, const memory::desc& packed, const std::string& what) {
+void expect_same(const Conv& c, const memory::desc& packed, const std::string& what, int jobs = 1) {
   const memory::desc plain({c.M, c.C, 3, 3}, memory::data_type::f32, memory::format_tag::oihw);
   std::mt19937 rng(static_cast<unsigned>(c.C * 131 + c.M));
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -75,7 +75,7 @@ void expect_same(const Conv& c, const memory::desc& packed, const std::string& w
   for (float& v : w) v = dist(rng);
   const std::vector<float> want = by_onednn(plain, w, packed);
   std::vector<float> got(want.size(), std::nanf(""));
-  ASSERT_TRUE(winograd_weights(plain, w.data(), packed, got.data())) << what;
+  ASSERT_TRUE(winograd_weights(plain, w.data(), packed, got.data(), jobs)) << what;
   size_t wrong = 0, first = want.size();
   for (size_t i = 0; i < want.size(); ++i) {
     if (!(std::fabs(got[i] - want[i]) <= 1e-5f)) {
@@ -104,6 +104,27 @@ TEST(WinogradWeights, MatchOnednnsReorderInEveryLayoutItPicks) {
   // The three layouts oneDNN's float32 kernels read all came up.
   EXPECT_EQ(layouts,
             (std::set<int>{dnnl_wino_wei_aaOio, dnnl_wino_wei_aaOBiOo, dnnl_wino_wei_OBaaIBOIio}));
+}
+
+// Split among jobs by blocks of output channels (the first run of a shape takes the kernel's
+// threads): every element written, by one job, as the whole transform writes it. Jobs that do
+// not divide the blocks, more jobs than blocks, and padded channels.
+TEST(WinogradWeights, SplitAmongJobsMatchesOnednnsReorder) {
+  if (!avx512::have_avx512()) GTEST_SKIP() << "this processor has no AVX-512";
+  const Conv convs[] = {{1, 64, 128, 8, 64},
+                        {1, 256, 256, 4, 64},
+                        {1, 33, 35, 20, 20},
+                        {8, 32, 64, 16, 128},
+                        {2, 96, 160, 12, 50}};
+  std::set<int> layouts;
+  for (const Conv& c : convs) {
+    const memory::desc packed = winograd_layout(c);
+    if (packed.data.format_kind != dnnl_format_kind_wino) continue;
+    layouts.insert(packed.data.format_desc.wino_desc.wino_format);
+    for (int jobs : {2, 3, 64})
+      expect_same(c, packed, name(c) + ", " + std::to_string(jobs) + " jobs", jobs);
+  }
+  EXPECT_GE(layouts.size(), 2u) << "both F(2x2, 3x3) and F(4x4, 3x3) layouts split";
 }
 
 TEST(WinogradWeights, MatchOnednnsReorderInAaOIoi) {
