@@ -79,6 +79,7 @@ Status dnnl_error_status(const dnnl::error& e, const std::string& what) {
 
 namespace {
 std::atomic<size_t> g_aligned_bytes{0};
+constexpr size_t kHugePage = size_t{2} << 20;
 }  // namespace
 
 size_t aligned_bytes_in_use() { return g_aligned_bytes.load(std::memory_order_relaxed); }
@@ -93,20 +94,19 @@ AlignedBuffer::AlignedBuffer(size_t n, bool huge_pages) : bytes(n) {
   // past `n` becomes resident. Faults are dear in a virtual machine: on the 2-vCPU EPYC, 2 MiB
   // filled in 6.1 ms on 4 KiB pages and 0.1-0.4 ms on one huge page, and a first run of
   // resnet_ocr spent 7.4 ms filling its 2.3 MiB of one convolution's Winograd weights.
-  constexpr size_t kHuge = size_t{2} << 20;
-  huge = huge_pages && n >= kHuge;
-  const size_t align = huge ? kHuge : 64;
+  huge = huge_pages && n >= kHugePage;
+  const size_t align = huge ? kHugePage : 64;
   const size_t rounded = (n + align - 1) / align * align;
   data = std::aligned_alloc(align, rounded);
   if (!data) throw std::bad_alloc();
-  if (huge) ::madvise(data, n / kHuge * kHuge, MADV_HUGEPAGE);  // a hint: failure leaves 4 KiB
+  if (huge)
+    ::madvise(data, n / kHugePage * kHugePage, MADV_HUGEPAGE);  // a hint: failure leaves 4 KiB
   g_aligned_bytes.fetch_add(n, std::memory_order_relaxed);
 }
 
 void AlignedBuffer::hold_huge_pages(bool on) {
-  constexpr size_t kHuge = size_t{2} << 20;
   if (!huge) return;
-  const size_t whole = bytes / kHuge * kHuge;
+  const size_t whole = bytes / kHugePage * kHugePage;
   ::madvise(data, whole, on ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 #ifndef MADV_COLLAPSE
   constexpr int MADV_COLLAPSE = 25;  // Linux 6.1
@@ -204,7 +204,7 @@ ScratchPool::Lease::~Lease() {
   if (budget_) budget_->release(charged_);
 }
 
-ScratchPool::Lease ScratchPool::acquire(size_t bytes) {
+ScratchPool::Lease ScratchPool::acquire(size_t bytes, bool dense) {
   if (bytes == 0) return Lease();
   std::shared_ptr<MemoryBudget> budget;
   if (MemoryBudget* b = current_memory_budget()) {
@@ -215,10 +215,10 @@ ScratchPool::Lease ScratchPool::acquire(size_t bytes) {
   {
     std::lock_guard<std::mutex> lock(pool.mu);
     pool.most_leased = std::max(pool.most_leased, ++pool.leased);
-    // The smallest free buffer that fits.
+    // The smallest free buffer that fits, on the pages asked for.
     size_t best = pool.free.size();
     for (size_t i = 0; i < pool.free.size(); ++i) {
-      if (pool.free[i]->bytes >= bytes &&
+      if (pool.free[i]->bytes >= bytes && pool.free[i]->huge == (dense && bytes >= kHugePage) &&
           (best == pool.free.size() || pool.free[i]->bytes < pool.free[best]->bytes))
         best = i;
     }
@@ -228,11 +228,11 @@ ScratchPool::Lease ScratchPool::acquire(size_t bytes) {
       return Lease(&pool, std::move(buf), std::move(budget), bytes);
     }
   }
-  // Not on huge pages: a scratchpad is touched sparsely (an RNN primitive's holds areas its
-  // inference never writes), and each 2 MiB page touched would be resident whole. bilstm's two
-  // directions side by side, in blocks of 34 steps, took 47 MiB over an empty model with huge
-  // pages, 32 without.
-  auto buf = std::make_unique<AlignedBuffer>(bytes, /*huge_pages=*/false);
+  // Not on huge pages unless dense: a scratchpad is mostly touched sparsely (an RNN
+  // primitive's holds areas its inference never writes), and each 2 MiB page touched would be
+  // resident whole. bilstm's two directions side by side, in blocks of 34 steps, took 47 MiB
+  // over an empty model with huge pages, 32 without.
+  auto buf = std::make_unique<AlignedBuffer>(bytes, /*huge_pages=*/dense);
   return Lease(&pool, std::move(buf), std::move(budget), bytes);
 }
 

@@ -123,7 +123,9 @@ class ScratchPool {
 
   // A buffer of at least `bytes` (nullptr data for 0 bytes). It counts against the calling
   // thread's run memory budget while leased; throws recur::Error (kOutOfRange) past it.
-  Lease acquire(size_t bytes);
+  // `dense`: for a caller that writes most of it, which gets one on transparent huge pages
+  // (AlignedBuffer); others get 4 KiB pages, of which only those touched become resident.
+  Lease acquire(size_t bytes, bool dense = false);
 
  private:
   std::shared_ptr<Shared> shared_;

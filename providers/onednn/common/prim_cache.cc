@@ -110,7 +110,7 @@ Status execute_primitive(const CachedPrimitive& p, std::span<const Bind> binds, 
   if (smaller) count_smaller_team_run();
   const dnnl::primitive& prim = smaller ? smaller->primitive : p.primitive;
   const dnnl::memory::desc& scratch_md = smaller ? smaller->scratchpad : p.scratchpad;
-  ScratchPool::Lease scratch = pool.acquire(scratch_md.get_size());
+  ScratchPool::Lease scratch = pool.acquire(scratch_md.get_size(), p.dense_scratch);
   ArgsPool::Lease args = smaller ? smaller->args->acquire() : p.args->acquire();
   return dnnl_try(what, [&] {
     for (const Bind& b : binds) args.bind(b.arg, b.md, b.data);

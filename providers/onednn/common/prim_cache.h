@@ -55,8 +55,9 @@ struct CachedPrimitive {
   dnnl::primitive primitive;
   dnnl::memory::desc scratchpad;
   std::string impl;
-  int threads = 1;      // created for, and run with, this many OpenMP threads
-  bool shrink = false;  // or fewer, while other processes hold cores (Threads)
+  int threads = 1;             // created for, and run with, this many OpenMP threads
+  bool shrink = false;         // or fewer, while other processes hold cores (Threads)
+  bool dense_scratch = false;  // writes most of its scratchpad (ScratchPool::acquire's `dense`)
   // Its executions' memory objects, made once and re-pointed (dnnl_util.h).
   std::shared_ptr<ArgsPool> args = std::make_shared<ArgsPool>();
   std::shared_ptr<SmallerTeams> smaller = std::make_shared<SmallerTeams>();

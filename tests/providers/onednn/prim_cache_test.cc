@@ -146,6 +146,35 @@ TEST(ScratchPool, KernelsShareFreeBuffers) {
   EXPECT_NE(m.data(), first);
 }
 
+// A dense lease (a Winograd convolution's tiles, written whole) gets a buffer on huge pages,
+// which a sparse one (an RNN primitive's scratchpad) must not take: each 2 MiB page it touched
+// would be resident whole. Each kind reuses its own free buffers.
+TEST(ScratchPool, DenseAndSparseLeasesKeepTheirOwnBuffers) {
+  constexpr size_t kSmall = size_t{4} << 20, kLarge = size_t{6} << 20;
+  ScratchPool pool;
+  // Both out at once, so that the pool keeps both once they are back: the dense buffer is the
+  // smaller, the one "the smallest that fits" would pick for either kind.
+  void *dense = nullptr, *sparse = nullptr;
+  {
+    ScratchPool::Lease d = pool.acquire(kSmall, /*dense=*/true);
+    ScratchPool::Lease s = pool.acquire(kLarge);
+    dense = d.data();
+    sparse = s.data();
+    ASSERT_NE(dense, nullptr);
+    ASSERT_NE(sparse, nullptr);
+    // Huge pages need the buffer on a 2 MiB boundary.
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(dense) % (uintptr_t{2} << 20), 0u);
+  }
+  {
+    ScratchPool::Lease s = pool.acquire(kSmall);
+    EXPECT_EQ(s.data(), sparse) << "a sparse lease took the dense buffer";
+  }
+  {
+    ScratchPool::Lease d = pool.acquire(kSmall, /*dense=*/true);
+    EXPECT_EQ(d.data(), dense);
+  }
+}
+
 }  // namespace
 }  // namespace recur::onednn
 
