@@ -12,6 +12,7 @@
 #include <new>
 
 #include "recur/version.h"
+#include "runtime/core/huge_pages.h"
 
 namespace recur::onednn {
 
@@ -79,34 +80,25 @@ Status dnnl_error_status(const dnnl::error& e, const std::string& what) {
 
 namespace {
 std::atomic<size_t> g_aligned_bytes{0};
-constexpr size_t kHugePage = size_t{2} << 20;
 }  // namespace
 
 size_t aligned_bytes_in_use() { return g_aligned_bytes.load(std::memory_order_relaxed); }
 
 AlignedBuffer::AlignedBuffer(size_t n, bool huge_pages) : bytes(n) {
   if (n == 0) return;
-  // Buffers filled whole (packed weights) on transparent huge pages where the system gives
-  // them on request (transparent_hugepage=madvise, Debian's default): filling one takes a fault
-  // per 2 MiB instead of per 4 KiB, and each time step that reads all the weights needs as many
-  // TLB entries as the second-level TLB holds with 4 KiB pages. Only the whole 2 MiB pages
-  // within the buffer are asked for: the tail past the last stays on 4 KiB pages, so nothing
-  // past `n` becomes resident. Faults are dear in a virtual machine: on the 2-vCPU EPYC, 2 MiB
-  // filled in 6.1 ms on 4 KiB pages and 0.1-0.4 ms on one huge page, and a first run of
-  // resnet_ocr spent 7.4 ms filling its 2.3 MiB of one convolution's Winograd weights.
-  huge = huge_pages && n >= kHugePage;
-  const size_t align = huge ? kHugePage : 64;
-  const size_t rounded = (n + align - 1) / align * align;
-  data = std::aligned_alloc(align, rounded);
+  // Buffers filled whole (packed weights) on huge pages (runtime/core/huge_pages.h): beside
+  // the faults, each time step that reads all the weights needs as many TLB entries as the
+  // second-level TLB holds with 4 KiB pages. A first run of resnet_ocr had spent 7.4 ms
+  // filling its 2.3 MiB of one convolution's Winograd weights on 4 KiB pages.
+  huge = huge_pages && n >= kHugePageBytes;
+  data = alloc_written_whole(n, huge ? n : 0, 64);
   if (!data) throw std::bad_alloc();
-  if (huge)
-    ::madvise(data, n / kHugePage * kHugePage, MADV_HUGEPAGE);  // a hint: failure leaves 4 KiB
   g_aligned_bytes.fetch_add(n, std::memory_order_relaxed);
 }
 
 void AlignedBuffer::hold_huge_pages(bool on) {
   if (!huge) return;
-  const size_t whole = bytes / kHugePage * kHugePage;
+  const size_t whole = bytes / kHugePageBytes * kHugePageBytes;
   ::madvise(data, whole, on ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 #ifndef MADV_COLLAPSE
   constexpr int MADV_COLLAPSE = 25;  // Linux 6.1
@@ -116,7 +108,7 @@ void AlignedBuffer::hold_huge_pages(bool on) {
 
 AlignedBuffer::~AlignedBuffer() {
   if (data) g_aligned_bytes.fetch_sub(bytes, std::memory_order_relaxed);
-  std::free(data);
+  free_written_whole(data, bytes, huge ? bytes : 0);
 }
 
 ArgsPool::Lease::~Lease() {
@@ -218,7 +210,8 @@ ScratchPool::Lease ScratchPool::acquire(size_t bytes, bool dense) {
     // The smallest free buffer that fits, on the pages asked for.
     size_t best = pool.free.size();
     for (size_t i = 0; i < pool.free.size(); ++i) {
-      if (pool.free[i]->bytes >= bytes && pool.free[i]->huge == (dense && bytes >= kHugePage) &&
+      if (pool.free[i]->bytes >= bytes &&
+          pool.free[i]->huge == (dense && bytes >= kHugePageBytes) &&
           (best == pool.free.size() || pool.free[i]->bytes < pool.free[best]->bytes))
         best = i;
     }

@@ -286,7 +286,8 @@ const std::shared_ptr<void>* BlockCache::take(size_t bytes, MemoryBudget* budget
     if (!budget->try_charge(size)) return nullptr;
     charged_ += size;
   }
-  void* p = std::aligned_alloc(kAlign, size);
+  // The value written into it fills `bytes` of it: those on huge pages (huge_pages.h).
+  void* p = alloc_written_whole(size, bytes, kAlign);
   if (!p) {
     if (budget) {
       budget->release(size);
@@ -294,7 +295,7 @@ const std::shared_ptr<void>* BlockCache::take(size_t bytes, MemoryBudget* budget
     }
     return nullptr;
   }
-  buckets_[b].push_back({std::shared_ptr<void>(p, BlockFree{}), size, true});
+  buckets_[b].push_back({std::shared_ptr<void>(p, BlockFree{size, bytes}), size, true});
   recent_[b].add(n);
   total_ += size;
   return &buckets_[b].back().owner;
@@ -373,9 +374,10 @@ size_t FrameArena::planned_bytes() const {
 bool FrameArena::reserve() {
   if (arena_ || planned_bytes() == 0) return true;
   const MemoryPlan* m = plan.memory.get();
-  void* base = std::aligned_alloc(kAlign, m->arena_bytes);
+  void* base = alloc_written_whole(m->arena_bytes, m->arena_bytes, kAlign);
   if (!base) return false;  // the run goes on without it, each value allocated on its own
-  arena_ = std::shared_ptr<void>(base, [](void* q) { std::free(q); });
+  arena_ = std::shared_ptr<void>(
+      base, [bytes = m->arena_bytes](void* q) { free_written_whole(q, bytes, bytes); });
   for (size_t v = 0; v < m->slots.size(); ++v) {
     const PlannedSlot& ps = m->slots[v];
     if (ps.offset == kNotPlanned) continue;

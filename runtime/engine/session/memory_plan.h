@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/core/huge_pages.h"
 #include "runtime/core/memory_budget.h"
 #include "runtime/engine/session/plan.h"
 #include "runtime/provider/kernel.h"
@@ -82,7 +83,8 @@ class BlockCache {
  private:
   // The blocks' deleter, a type of its own so that is_block can tell them from other memory.
   struct BlockFree {
-    void operator()(void* p) const { std::free(p); }
+    size_t size = 0, written = 0;  // as alloc_written_whole was given them
+    void operator()(void* p) const { free_written_whole(p, size, written); }
   };
   struct Block {
     std::shared_ptr<void> owner;
