@@ -14,7 +14,9 @@ size_t whole_pages(size_t size, size_t written) {
   return std::min(written, size) / kHugePageBytes * kHugePageBytes;
 }
 
-size_t mapped_span(size_t size) { return (size + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes; }
+size_t mapped_span(size_t size) {
+  return (size + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+}
 
 }  // namespace
 
