@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 
 namespace recur {
 
@@ -21,6 +22,7 @@ size_t mapped_span(size_t size) {
 }  // namespace
 
 void* alloc_written_whole(size_t size, size_t written, size_t align) {
+  if (size > std::numeric_limits<size_t>::max() / 2) return nullptr;  // the spans below overflow
   const size_t whole = whole_pages(size, written);
   if (whole == 0) {
     // aligned_alloc wants a size that is a multiple of the alignment.

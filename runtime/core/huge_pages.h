@@ -15,7 +15,7 @@ namespace recur {
 
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 
-// `size` bytes aligned to `align` (a power of two, at least sizeof(void*)), or nullptr where
+// `size` bytes aligned to `align` (a power of two from sizeof(void*) to 2 MiB), or nullptr where
 // the allocation fails. Where `written` (the bytes from the start that are written whole, at
 // most `size`) holds a whole huge page, the buffer is a mapping of its own on a 2 MiB boundary
 // and those whole pages are asked for as huge pages (a hint: where the system declines, they

@@ -542,8 +542,8 @@ class ConvKernel final : public Kernel {
   // values of every channel for each m x m block of output (m = alpha - 2), which its run
   // writes whole (F(2x2, 3x3)'s kernel takes them in blocks, in a smaller scratchpad, hence
   // the smaller of the two): from 2 MiB of them the scratchpad is on huge pages. Its first run
-  // faulted them in 4 KiB at a time, on the 2-vCPU EPYC about 12 us a page, and at batch 8 an OCR
-  // front end's first run took 1.3-1.5x as long for it (ocr 117 against 77 ms). Fewer tiles
+  // faulted them in 4 KiB at a time, on the 2-vCPU EPYC about 12 us a page: at batch 8 an OCR
+  // front end's first run took 1.3-1.4x as long for it (ocr 115 against 89 ms). Fewer tiles
   // leave most of the scratchpad, sized for every thread's share, untouched: on huge pages each
   // one touched would be resident whole (ocr at batch 1: peak RSS +3.3 MiB, no faster).
   static constexpr double kDenseScratchBytes = 2.0 * 1024 * 1024;

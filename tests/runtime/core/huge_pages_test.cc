@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -72,6 +73,14 @@ TEST(HugePages, LessThanAHugePageWrittenStaysOnSmallPages) {
   void* z = alloc_written_whole(0, 0, 64);
   EXPECT_NE(z, nullptr);
   free_written_whole(z, 0, 0);
+}
+
+// A size no mapping can hold fails with nullptr, not an overflowed span.
+TEST(HugePages, ImpossibleSizesFailCleanly) {
+  const size_t huge = std::numeric_limits<size_t>::max() - 1024;
+  EXPECT_EQ(alloc_written_whole(huge, huge, 64), nullptr);
+  EXPECT_EQ(alloc_written_whole(huge, 0, 64), nullptr);
+  free_written_whole(nullptr, huge, huge);  // nothing to release
 }
 
 // The session's block cache: a block for an activation of 3 MiB (a 4 MiB block) has its first
