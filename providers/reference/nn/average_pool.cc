@@ -1,9 +1,7 @@
 // AveragePool (opsets 1, 7, 10, 11, 19, 22): N-d average pooling with count_include_pad,
 // ceil_mode, pads, auto_pad and (opset 19) dilations.
-#include "providers/reference/common/last_plan.h"
-#include "providers/reference/common/util.h"
+#include "providers/reference/nn/float_pool.h"
 #include "providers/reference/nn/nn_ops.h"
-#include "providers/reference/nn/nn_util.h"
 
 namespace recur::reference {
 
@@ -15,35 +13,16 @@ class AveragePoolKernel final : public Kernel {
       : a_(std::move(a)), count_include_pad_(count_include_pad) {}
 
   Status run(KernelContext& ctx) const override {
-    RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
-    RECUR_ASSIGN_OR_RETURN(PoolShapes s, resolve_pool(a_, x->shape()));
-    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), s.y));
-    RECUR_ASSIGN_OR_RETURN(auto kept, plan_.get(x->shape(), [&]() -> Result<PoolPlan> {
-      return make_pool_plan(s.win);
-    }));
-    const PoolPlan& plan = *kept;
-    const int64_t P = s.win.out_size();
     // count_include_pad divides by the window clipped at the end padding, as PyTorch (which
     // exports most pooling models) and ONNX Runtime do. ONNX's own reference divides by the
     // whole window where a ceil_mode window reaches past the padding; the one backend test
     // that differs (averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True)
     // is a listed expected failure.
-    const bool handled = visit_dtype(kNnFloatTypes, x->dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      T* yp = y->data<T>();
-      for_each_pool_window(
-          s, plan, x->data<T>(), [&](const T* xc, const PoolWindow& w, int64_t nc, int64_t p) {
-            double sum = 0;
-            w.for_each_tap([&](int64_t off) {
-              sum += static_cast<double>(static_cast<compute_t<T>>(xc[off]));
-            });
-            const int64_t count = count_include_pad_ ? w.padded_count() : w.tap_count();
-            yp[nc * P + p] = static_cast<T>(
-                static_cast<compute_t<T>>(count > 0 ? sum / static_cast<double>(count) : 0.0));
-          });
+    return run_float_pool(ctx, a_, plan_, [&](auto&& sum_of, const PoolWindow& w) {
+      const double sum = sum_of([](double v) { return v; });
+      const int64_t count = count_include_pad_ ? w.padded_count() : w.tap_count();
+      return count > 0 ? sum / static_cast<double>(count) : 0.0;
     });
-    if (!handled) return not_implemented("dtype " + dtype_str(x->dtype()) + " is not supported");
-    return ok_status();
   }
 
  private:

@@ -2,10 +2,8 @@
 // |x|^p)^(1/p); padding contributes 0.
 #include <cmath>
 
-#include "providers/reference/common/last_plan.h"
-#include "providers/reference/common/util.h"
+#include "providers/reference/nn/float_pool.h"
 #include "providers/reference/nn/nn_ops.h"
-#include "providers/reference/nn/nn_util.h"
 
 namespace recur::reference {
 
@@ -16,29 +14,9 @@ class LpPoolKernel final : public Kernel {
   LpPoolKernel(WindowAttrs a, double p) : a_(std::move(a)), p_(p) {}
 
   Status run(KernelContext& ctx) const override {
-    RECUR_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
-    RECUR_ASSIGN_OR_RETURN(PoolShapes s, resolve_pool(a_, x->shape()));
-    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), s.y));
-    RECUR_ASSIGN_OR_RETURN(auto kept, plan_.get(x->shape(), [&]() -> Result<PoolPlan> {
-      return make_pool_plan(s.win);
-    }));
-    const PoolPlan& plan = *kept;
-    const int64_t P = s.win.out_size();
-    const bool handled = visit_dtype(kNnFloatTypes, x->dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      T* yp = y->data<T>();
-      for_each_pool_window(
-          s, plan, x->data<T>(), [&](const T* xc, const PoolWindow& w, int64_t nc, int64_t p) {
-            double sum = 0;
-            w.for_each_tap([&](int64_t off) {
-              const double v = static_cast<double>(static_cast<compute_t<T>>(xc[off]));
-              sum += std::pow(std::fabs(v), p_);
-            });
-            yp[nc * P + p] = static_cast<T>(static_cast<compute_t<T>>(std::pow(sum, 1.0 / p_)));
-          });
+    return run_float_pool(ctx, a_, plan_, [&](auto&& sum_of, const PoolWindow&) {
+      return std::pow(sum_of([&](double v) { return std::pow(std::fabs(v), p_); }), 1.0 / p_);
     });
-    if (!handled) return not_implemented("dtype " + dtype_str(x->dtype()) + " is not supported");
-    return ok_status();
   }
 
  private:
