@@ -342,6 +342,11 @@ Status Loader::read_graph(const onnx::GraphProto& gp, Graph& g, const Scope* par
 Status Loader::read_graph_inputs(const onnx::GraphProto& gp, Graph& g, const std::string& pfx) {
   for (const auto& in : gp.input()) {
     RECUR_ASSIGN_OR_RETURN(ValueId v, define_value(g, in.name(), "graph input", pfx));
+    // A second declaration would make one value two inputs, and the run would then ask for a
+    // feed the user had given (ONNX's checker refuses it as a break of SSA form).
+    if (g.value(v).is_graph_input) {
+      return invalid_model(pfx + ": graph input '" + in.name() + "' is listed twice");
+    }
     RECUR_RETURN_IF_ERROR(read_type(in.type(), in.name(), &g.mutable_value(v).type, true)
                               .with_context(pfx + ": graph input"));
     if (in.type().has_tensor_type() && in.type().tensor_type().elem_type() == 0) {

@@ -468,6 +468,20 @@ TEST(ModelLoader, InitializerOfAnotherDtypeThanItsGraphInputIsAnError) {
                {"model.onnx", "'bias'", "float64", "float32"});
 }
 
+// One name declared twice as a graph input was one value listed as two inputs, and the run
+// then called the input the user had fed missing.
+TEST(ModelLoader, GraphInputListedTwiceIsAnError) {
+  TempDir dir;
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2});
+  m.input("x", DType::kFloat32, {2});
+  m.output("y", DType::kFloat32);
+  m.node("Relu", {"x"}, {"y"});
+  const std::string path = m.save(dir.path());
+  expect_error([&] { Session s(path); }, ErrorCode::kInvalidModel,
+               {"model.onnx", "graph input 'x' is listed twice"});
+}
+
 TEST(ModelLoader, GraphInputWithInitializerKeepsItsSymbolicDimension) {
   TempDir dir;
   ModelBuilder m;
