@@ -64,7 +64,7 @@ Result<std::unique_ptr<Kernel>> create_depth_to_space(CompileContext& ctx) {
   // Beyond 2^31, b * b would overflow; no real model has such a block.
   if (block <= 0 || block > (int64_t{1} << 31)) {
     return ctx.error(ErrorCode::kInvalidModel,
-                     "blocksize " + std::to_string(block) + " must be positive");
+                     "blocksize " + std::to_string(block) + " must be in [1, 2^31]");
   }
   if (mode != "DCR" && mode != "CRD") {
     return ctx.error(ErrorCode::kInvalidModel, "mode must be DCR or CRD, not '" + mode + "'");

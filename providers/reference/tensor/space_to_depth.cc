@@ -50,7 +50,7 @@ Result<std::unique_ptr<Kernel>> create_space_to_depth(CompileContext& ctx) {
   RECUR_RETURN_IF_ERROR(attrs.status());
   if (block <= 0 || block > (int64_t{1} << 31)) {
     return ctx.error(ErrorCode::kInvalidModel,
-                     "blocksize " + std::to_string(block) + " must be positive");
+                     "blocksize " + std::to_string(block) + " must be in [1, 2^31]");
   }
   return std::make_unique<SpaceToDepthKernel>(block);
 }

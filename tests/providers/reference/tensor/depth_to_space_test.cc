@@ -66,6 +66,17 @@ TEST(DepthToSpace, BadShapesAreErrors) {
         .run({{"x", x}});
   });
   EXPECT_NE(msg.find("blocksize"), std::string::npos) << msg;
+  // A block past 2^31 (b * b overflows) is refused for its size, not called non-positive.
+  for (const char* op : {"DepthToSpace", "SpaceToDepth"}) {
+    msg = error_of([&] {
+      OpTester(op, 13)
+          .input("x", x)
+          .attr("blocksize", int64_t{1} << 40)
+          .output("y")
+          .run({{"x", x}});
+    });
+    EXPECT_NE(msg.find("blocksize 1099511627776 must be in [1, 2^31]"), std::string::npos) << msg;
+  }
 }
 
 }  // namespace
