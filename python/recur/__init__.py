@@ -9,6 +9,8 @@ before it declined) and InferenceSession.assignment() (the same as data). Errors
 recur.Error, a RuntimeError subclass whose .code is a recur.ErrorCode.
 """
 import enum
+import operator
+import os
 import time
 
 from ._recur import Error, ErrorCode, RunOptions as _RunOptions, Session as _Session
@@ -292,6 +294,14 @@ class InferenceSession:
         opts = sess_options or SessionOptions()
         if threads is None:
             threads = opts.intra_op_num_threads
+        if isinstance(threads, bool) or not hasattr(threads, "__index__"):
+            raise TypeError("threads must be an int, not %s" % type(threads).__name__)
+        threads = operator.index(threads)  # numpy's integers too
+        if not -2**31 <= threads < 2**31:
+            # Past int32 the binding would refuse the call itself, naming its C++ signature.
+            error = Error("threads must be 0 (automatic) or a count of threads, got %d" % threads)
+            error.code = ErrorCode.INVALID_ARGUMENT
+            raise error
         merged = _provider_settings(providers, provider_options)
         merged.update(opts.settings)
         merged.update(settings or {})
@@ -308,10 +318,13 @@ class InferenceSession:
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             self._session = _Session.from_bytes(bytes(path_or_bytes), **kwargs)
             self._model_path = None
-        else:
-            path = str(path_or_bytes)
+        elif isinstance(path_or_bytes, (str, os.PathLike)):
+            path = os.fsdecode(os.fspath(path_or_bytes))
             self._session = _Session(path, **kwargs)
             self._model_path = path
+        else:
+            raise TypeError("a model is a path (str or os.PathLike) or its bytes, not %s"
+                            % type(path_or_bytes).__name__)
         self._options = opts
         self._settings = merged
         self._inputs = [NodeArg(*v) for v in self._session.inputs()]

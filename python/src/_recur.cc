@@ -209,6 +209,8 @@ struct PySession {
       if (!py::isinstance<py::str>(key)) throw_invalid("feed names must be strings");
       const std::string name = key.cast<std::string>();
       const recur::ValueInfo* info = input_info(name);
+      // numpy would make None an object array, and the error would then speak of its element.
+      if (value.is_none()) throw_invalid("input '" + name + "' is None, not an array");
       if (py::isinstance<py::dict>(value)) {
         tensors.emplace_back(name, map_feed(name, info, value.cast<py::dict>()));
       } else if (info && info->dtype == recur::DType::kSequence &&

@@ -524,6 +524,21 @@ class ErrorsTest(unittest.TestCase):
                           recur.InferenceSession, self.path, settings={"nobody.key": "1"})
         self.assert_error(recur.ErrorCode.INVALID_ARGUMENT, "got -2", recur.InferenceSession,
                           self.path, threads=-2)
+        # Past int32 the binding itself used to refuse the call, naming its C++ signature.
+        self.assert_error(recur.ErrorCode.INVALID_ARGUMENT, "got 1099511627776",
+                          recur.InferenceSession, self.path, threads=2**40)
+        self.assertEqual(len(recur.InferenceSession(self.path, threads=np.int64(1)).get_inputs()),
+                         len(recur.InferenceSession(self.path).get_inputs()))
+        for bad in (True, 1.5, "2"):
+            with self.assertRaisesRegex(TypeError, "threads must be an int"):
+                recur.InferenceSession(self.path, threads=bad)
+
+    def test_model_argument_types(self):
+        import pathlib
+        self.assertTrue(recur.InferenceSession(pathlib.Path(self.path)).get_inputs())
+        # A number was taken for a file name ("cannot open the model file '5'").
+        with self.assertRaisesRegex(TypeError, "a model is a path .* not int"):
+            recur.InferenceSession(5)
 
     def test_run_errors(self):
         feeds, _ = test_set("lstm_streaming")
@@ -539,6 +554,9 @@ class ErrorsTest(unittest.TestCase):
                           sess.run, ["logits"], feeds)
         self.assert_error(recur.ErrorCode.INVALID_ARGUMENT, "unknown input 'state'", sess.run,
                           None, dict(feeds, state=feeds["h0"]))
+        # numpy made None an object array, and the error spoke of its element 0.
+        self.assert_error(recur.ErrorCode.INVALID_ARGUMENT, "input 'x' is None, not an array",
+                          sess.run, None, dict(feeds, x=None))
         complex_x = dict(feeds, x=feeds["x"].astype(np.complex64))
         self.assert_error(recur.ErrorCode.INVALID_ARGUMENT,
                           "input 'x' has numpy dtype complex64", sess.run, None, complex_x)
