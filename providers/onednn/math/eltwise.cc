@@ -19,6 +19,16 @@ namespace {
 
 using dnnl::algorithm;
 
+// Inputs where oneDNN 2.6's eltwise gives another value than ONNX (and the reference, which
+// follows numpy in double): its max/min-based forms and its exp map a NaN to a number (exp(NaN)
+// was +inf), and its log of a subnormal is off by up to 4.1 (log(1e-40) gave -88.02, not
+// -92.10: the approximation reads the exponent field as if normal).
+enum class Fixup {
+  kNone,
+  kNan,           // NaN put back where X has one
+  kSubnormalLog,  // std::log where X is subnormal
+};
+
 struct EltwiseOp {
   const char* name;
   int since;
@@ -26,26 +36,25 @@ struct EltwiseOp {
   float alpha;  // fixed alpha, or the default of the attribute named `alpha_attr`
   float beta;
   const char* alpha_attr;
-  // oneDNN's max/min-based forms map a NaN input to a number; ONNX (and the reference, which
-  // follows numpy) keeps it, so these ops put NaNs back after the primitive.
-  bool restore_nan = false;
+  // What a second pass over X mends after oneDNN's primitive (Fixup).
+  Fixup fixup = Fixup::kNone;
 };
 
 constexpr EltwiseOp kOps[] = {
-    {"Relu", 1, algorithm::eltwise_relu, 0.0f, 0.0f, nullptr, true},
-    {"LeakyRelu", 1, algorithm::eltwise_relu, 0.01f, 0.0f, "alpha", true},
+    {"Relu", 1, algorithm::eltwise_relu, 0.0f, 0.0f, nullptr, Fixup::kNan},
+    {"LeakyRelu", 1, algorithm::eltwise_relu, 0.01f, 0.0f, "alpha", Fixup::kNan},
     {"Tanh", 1, algorithm::eltwise_tanh, 0.0f, 0.0f, nullptr},
     {"Sigmoid", 1, algorithm::eltwise_logistic, 0.0f, 0.0f, nullptr},
-    {"Exp", 1, algorithm::eltwise_exp, 0.0f, 0.0f, nullptr},
-    {"Log", 1, algorithm::eltwise_log, 0.0f, 0.0f, nullptr},
+    {"Exp", 1, algorithm::eltwise_exp, 0.0f, 0.0f, nullptr, Fixup::kNan},
+    {"Log", 1, algorithm::eltwise_log, 0.0f, 0.0f, nullptr, Fixup::kSubnormalLog},
     {"Abs", 1, algorithm::eltwise_abs, 0.0f, 0.0f, nullptr},
     {"Sqrt", 1, algorithm::eltwise_sqrt, 0.0f, 0.0f, nullptr},
     {"Neg", 1, algorithm::eltwise_linear, -1.0f, 0.0f, nullptr},
     {"Elu", 1, algorithm::eltwise_elu, 1.0f, 0.0f, "alpha"},
     {"Softplus", 1, algorithm::eltwise_soft_relu, 0.0f, 0.0f, nullptr},
     {"Round", 11, algorithm::eltwise_round, 0.0f, 0.0f, nullptr},
-    {"Clip", 1, algorithm::eltwise_clip, 0.0f, 0.0f, nullptr, true},
-    {"HardSwish", 14, algorithm::eltwise_hardswish, 0.0f, 0.0f, nullptr, true},
+    {"Clip", 1, algorithm::eltwise_clip, 0.0f, 0.0f, nullptr, Fixup::kNan},
+    {"HardSwish", 14, algorithm::eltwise_hardswish, 0.0f, 0.0f, nullptr, Fixup::kNan},
     {"Mish", 18, algorithm::eltwise_mish, 0.0f, 0.0f, nullptr},
     {"Gelu", 20, algorithm::eltwise_gelu_erf, 0.0f, 0.0f, nullptr},
     {"Swish", 24, algorithm::eltwise_swish, 1.0f, 0.0f, "alpha"},
@@ -142,15 +151,19 @@ class EltwiseKernel final : public Kernel {
     RECUR_RETURN_IF_ERROR(execute_primitive(
         *prim, {{DNNL_ARG_SRC, md, x->raw_data()}, {DNNL_ARG_DST, md, y->raw_data()}}, scratch_,
         what_));
-    if (op_.restore_nan) {
+    if (op_.fixup == Fixup::kNan) {
       for (int64_t i = 0; i < n; ++i)
         if (std::isnan(xp[i])) yp[i] = xp[i];
+    } else if (op_.fixup == Fixup::kSubnormalLog) {
+      for (int64_t i = 0; i < n; ++i)
+        if (xp[i] > 0.0f && xp[i] < FLT_MIN) yp[i] = std::log(xp[i]);
     }
     return ok_status();
   }
-  // Element by element, but not where oneDNN's primitive runs and the NaNs of X are put back
-  // after it.
-  uint32_t overwritable_inputs() const override { return op_.restore_nan && !small_ ? 0 : 1; }
+  // Element by element, but not where oneDNN's primitive runs and a second pass reads X.
+  uint32_t overwritable_inputs() const override {
+    return op_.fixup != Fixup::kNone && !small_ ? 0 : 1;
+  }
 
  private:
   const EltwiseOp& op_;

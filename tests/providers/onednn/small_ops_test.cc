@@ -250,6 +250,24 @@ TEST(OnednnSmallOps, ElementwiseActivations) {
   }
 }
 
+// The activations oneDNN's eltwise primitive runs, on NaN, infinities and subnormals: its exp
+// gave +inf for a NaN and its log of 1e-40 gave -88.02 (numpy: -92.10).
+TEST(OnednnSmallOps, EltwisePrimitiveOnSpecialValues) {
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(5);
+  Tensor x = with_specials(random_tensor({4, 300}, rng, 20.0f));
+  float* p = x.data<float>();
+  const float edge[] = {1e-40f, 3e-39f, 1.1e-38f, -1e-40f, 88.5f, -88.5f, -104.0f, 89.5f};
+  for (int i = 0; i < 8; ++i) p[100 + i] = edge[i];
+  for (const std::string op : {"Exp", "Log", "Abs", "Neg", "Elu", "Softplus", "Round", "Mish"}) {
+    ModelBuilder mb(18);
+    mb.input("X", DType::kFloat32, x.shape());
+    mb.output("Y", DType::kFloat32);
+    mb.node(op, {"X"}, {"Y"}, "e");
+    expect_same(mb.bytes(), x, op);
+  }
+}
+
 // 1-D convolutions with constant weights (and, with a following Relu or Sigmoid, the fused
 // recur::FusedConv): strides, dilations, asymmetric pads, bias or none, batch 2.
 TEST(OnednnSmallOps, Conv1dWithConstantWeights) {
