@@ -157,7 +157,7 @@ class MatMulBiasKernel final : public Kernel {
   // in float.
   float activate(float x) const {
     if (activation_.empty()) return x;
-    if (activation_ == "Relu") return x > 0.0f ? x : 0.0f;
+    if (activation_ == "Relu") return x < 0.0f ? 0.0f : x;  // NaN stays NaN, as in Relu
     if (activation_ == "Silu") return x / (1.0f + std::exp(-x));
     if (activation_ == "GeluTanh") {
       const float k = 0.7978845608028654f;  // sqrt(2 / pi)

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct Chain {
   bool bias_first = false;  // Add(bias, product)
   int64_t k = 6;            // A's last dimension (A: [2, 3, k], or [3, k] with rank2)
   bool rank2 = false;
+  bool nan_in_a = false;  // a NaN in A's second value: its row's sums are NaN
 };
 
 std::string chain_model(const TempDir& dir, const Chain& c) {
@@ -62,6 +64,7 @@ int count_op(const Session& s, const std::string& op) {
 
 Feeds feeds_for(const Chain& c) {
   Feeds f = {{"a", sine_wave(c.rank2 ? Shape{3, c.k} : Shape{2, 3, c.k}, 0.0f)}};
+  if (c.nan_in_a) f[0].second.data<float>()[1] = std::numeric_limits<float>::quiet_NaN();
   if (c.bias_is_input) f.push_back({"bias", sine_wave(c.bias_shape, 1.1f)});
   return f;
 }
@@ -91,8 +94,12 @@ void check(const Chain& c, int want_fused) {
     for (size_t o = 0; o < got.size(); ++o) {
       ASSERT_EQ(got[o].shape(), want[o].shape()) << p;
       for (int64_t i = 0; i < got[o].numel(); ++i) {
-        EXPECT_NEAR(got[o].data<float>()[i], want[o].data<float>()[i], 1e-5)
-            << p << " output " << o << " at " << i;
+        const float g = got[o].data<float>()[i], w = want[o].data<float>()[i];
+        if (std::isnan(w)) {
+          EXPECT_TRUE(std::isnan(g)) << p << " output " << o << " at " << i << ": " << g;
+        } else {
+          EXPECT_NEAR(g, w, 1e-5) << p << " output " << o << " at " << i;
+        }
       }
     }
   }
@@ -101,6 +108,18 @@ void check(const Chain& c, int want_fused) {
 TEST(FuseMatMul, BiasAloneMatchesTheUnfusedReference) { check({}, 1); }
 
 TEST(FuseMatMul, BiasAndReluMatchTheUnfusedReference) { check({.activation = "Relu"}, 1); }
+
+// A Relu's NaN stays NaN when fused: the reference's MatMulBias and oneDNN's Relu post-op
+// gave 0 for it, where the unfused Relu keeps it.
+TEST(FuseMatMul, ANaNInAStaysNaNThroughTheFusedRelu) {
+  check({.activation = "Relu", .nan_in_a = true}, 1);
+  check({.activation = "Relu",
+         .b_shape = {1024, 1100},
+         .bias_shape = {1100},
+         .k = 1024,
+         .nan_in_a = true},
+        1);
+}
 
 TEST(FuseMatMul, BiasAndEachGeluMatchTheUnfusedReference) {
   check({.activation = "Gelu"}, 1);
