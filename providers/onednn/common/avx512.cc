@@ -391,6 +391,18 @@ RECUR_AVX512 Magnitudes magnitudes(const float* x, int64_t n) {
   return out;
 }
 
+RECUR_AVX512 bool all_finite(const float* x, int64_t n) {
+  const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
+  __mmask16 bad = 0;
+  for (int64_t j = 0; j < n; j += kLanes) {
+    const __mmask16 m = lanes(n - j);
+    const __m512 v = _mm512_abs_ps(_mm512_maskz_loadu_ps(m, x + j));
+    bad |= _mm512_mask_cmp_ps_mask(m, v, inf, _CMP_NLT_UQ);  // NaN or infinite
+    if ((j & 4095) == 0 && bad) return false;
+  }
+  return bad == 0;
+}
+
 RECUR_AVX512 void unary(Unary f, const float* x, int64_t n, float* y, float alpha, float beta) {
   const __m512 a = _mm512_set1_ps(alpha);
   const __m512 b = _mm512_set1_ps(beta);

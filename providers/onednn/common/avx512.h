@@ -249,6 +249,8 @@ struct Magnitudes {
   bool finite = true;
 };
 Magnitudes magnitudes(const float* x, int64_t n);
+// Whether none of n floats is NaN or infinite: one compare a vector, no sums.
+bool all_finite(const float* x, int64_t n);
 
 // y = f(x) for n floats: Relu (a NaN stays NaN), LeakyRelu (x below 0 times alpha, as the
 // reference computes it: -inf times 0 is NaN), Tanh, Sigmoid, Sqrt, Erf, Sin, Cos.

@@ -4,9 +4,11 @@
 // as an eltwise post-op. A recur::BlockedConv (runtime/graph/blocked.h) reads and writes
 // nChw16c: X and Y as the primitive holds them, with no copy on either side.
 #include <algorithm>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <tuple>
+#include <vector>
 
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/busy_cores.h"
@@ -50,6 +52,85 @@ class ConvKernel final : public Kernel {
         packs_(threads) {}
 
   Status run(KernelContext& ctx) const override {
+    if (!relu_loses_nan()) return compute(ctx).status();
+    // X's magnitudes serve Winograd's check of X too (tame), which would read X again.
+    const Tensor* x = ctx.input(0);
+    const bool plain_x = x && x->dtype() == DType::kFloat32 && x->is_cpu();
+    const avx512::Magnitudes m = plain_x ? scan(*x) : avx512::Magnitudes{};
+    if (m.finite && constants_finite(ctx)) return compute(ctx, plain_x ? &m : nullptr).status();
+    // The same convolution without the activation, then a Relu that keeps each NaN.
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, unfused().compute(ctx));
+    if (y->numel() > 0) {
+      avx512::unary(avx512::Unary::kRelu, y->data<float>(), y->numel(), y->data<float>(), 0.0f,
+                    0.0f);
+    }
+    return ok_status();
+  }
+
+ private:
+  // oneDNN 2.6's Relu post-op (slope 0) is max(x, 0), which gives 0 for a NaN: a NaN or an
+  // infinity among the inputs (inf - inf is NaN) would vanish from Y, where the reference,
+  // ONNX Runtime (measured: Conv+Relu and Conv+BatchNormalization+Relu keep it) and an
+  // unfused Relu keep it. LeakyRelu's slope takes a select, which keeps it.
+  bool relu_loses_nan() const {
+    return post_op_ == dnnl::algorithm::eltwise_relu && post_alpha_ == 0.0f &&
+           avx512::have_avx512();
+  }
+
+  // The magnitudes of float32 `t` (avx512::magnitudes), split among the kernel's threads past
+  // 1M values. Reading X each run is what keeping the NaN costs: on one thread a Conformer's
+  // subsampling convolution at batch 8 (X 64 MB, not in cache) took 45 -> 52 ms.
+  avx512::Magnitudes scan(const Tensor& t) const {
+    const float* p = t.data<float>();
+    const int64_t n = t.numel();
+    if (n < (int64_t{1} << 20) || threads_.max < 2) return avx512::magnitudes(p, n);
+    CoreLease lease;
+    lease.acquire(threads_.max, threads_.shrink);
+    // Chunks of 1M values summed in order, whatever the threads: the sum decides Winograd
+    // (tame), and a deterministic session must decide the same way every run.
+    constexpr int64_t kChunk = int64_t{1} << 20;
+    const int64_t chunks = (n + kChunk - 1) / kChunk;
+    const int64_t jobs = std::min<int64_t>(std::max(1, lease.threads()), chunks);
+    std::vector<avx512::Magnitudes> parts(static_cast<size_t>(chunks));
+    in_parts(chunks, jobs, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        parts[static_cast<size_t>(c)] =
+            avx512::magnitudes(p + c * kChunk, std::min(kChunk, n - c * kChunk));
+      }
+    });
+    avx512::Magnitudes all;
+    for (const avx512::Magnitudes& m : parts) {
+      all.max = std::max(all.max, m.max);
+      all.sum += m.sum;
+      all.finite = all.finite && m.finite;
+    }
+    return all;
+  }
+
+  // Whether W and B hold only finite values (a constant W read once).
+  bool constants_finite(const KernelContext& ctx) const {
+    const auto finite = [this](const Tensor* t) {
+      return !t || t->dtype() != DType::kFloat32 || !t->is_cpu() || scan(*t).finite;
+    };
+    if (!finite(ctx.input(2))) return false;
+    const Tensor* w = ctx.input(1);
+    if (!constant_w_.defined() || !w || w->raw_data() != constant_w_.raw_data()) return finite(w);
+    std::call_once(w_scanned_, [&] { w_finite_ = finite(&constant_w_); });
+    return w_finite_;
+  }
+
+  // This convolution without its activation, made at the first run that needs it.
+  const ConvKernel& unfused() const {
+    std::call_once(unfused_made_, [&] {
+      unfused_ =
+          std::make_unique<ConvKernel>(attrs_, group_, threads_, std::nullopt, 0.0f, constant_w_,
+                                       what_, small_, winograd_, block_, buckets_);
+    });
+    return *unfused_;
+  }
+
+  // The convolution into output 0, which it allocates; `known`: X's magnitudes where read.
+  Result<Tensor*> compute(KernelContext& ctx, const avx512::Magnitudes* known = nullptr) const {
     const Tensor* x = ctx.input(0);
     const Tensor* w = ctx.input(1);
     const Tensor* b = ctx.input(2);
@@ -87,16 +168,17 @@ class ConvKernel final : public Kernel {
                            std::to_string(block_) + ", H, W, " + std::to_string(block_) + "]");
     }
     if (buckets_ && !plans_.find(key)) {
-      RECUR_ASSIGN_OR_RETURN(bool ran, run_bucketed(ctx, key, *ctx.input(0), *x, x_block, *w, b));
-      if (ran) return ok_status();
+      RECUR_ASSIGN_OR_RETURN(Tensor * ran,
+                             run_bucketed(ctx, key, *ctx.input(0), *x, x_block, *w, b));
+      if (ran) return ran;
     }
     RECUR_ASSIGN_OR_RETURN(auto plan,
                            plans_.get(key, [&] { return make_plan(ctx, *x, x_block, *w, b); }));
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, plan->out));
-    return execute(*plan, *x, *w, b, *y);
+    RECUR_RETURN_IF_ERROR(execute(*plan, *x, *w, b, *y, known));
+    return y;
   }
 
- private:
   using Key = std::tuple<Shape, Shape, Shape>;
 
   struct Geometry {
@@ -155,8 +237,8 @@ class ConvKernel final : public Kernel {
   };
 
   // Runs `plan` from X (plain, or the plain view of a blocked X) into Y, its output.
-  Status execute(const ConvPlan& plan, const Tensor& x, const Tensor& w, const Tensor* b,
-                 Tensor& y) const {
+  Status execute(const ConvPlan& plan, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
+                 const avx512::Magnitudes* known = nullptr) const {
     if (y.numel() == 0) return ok_status();
     if (plan.direct) {
       ScratchPool::Lease lease =
@@ -184,7 +266,7 @@ class ConvKernel final : public Kernel {
                                scratch_, what_);
     }
     if (plan.small) return run_small(plan, x, b, y);
-    if (plan.winograd.prim.primitive && tame(x)) {
+    if (plan.winograd.prim.primitive && tame(x, known)) {
       return run_layout_prim(plan.winograd, plan.geo.x, x.raw_data(), plan.geo.y, y.raw_data(),
                              plan.geo.b, b ? b->raw_data() : nullptr, buffers_, scratch_, what_);
     }
@@ -213,28 +295,28 @@ class ConvKernel final : public Kernel {
   // X copied, zero-padded, to its bucket's sizes, the bucket's plan run, and Y cut back to the
   // size's outputs. The zeros past X's end are the padding the convolution reads there, so the
   // outputs kept are the exact size's: each reads X where it is and zeros past it, as the
-  // exact size's does. False where the size is to have its own plan: pads that depend on the
+  // exact size's does. Null where the size is to have its own plan: pads that depend on the
   // size (auto_pad SAME), sizes that are their buckets, sizes ExactPlans gives their own, and
   // sizes whose bucket runs on recur's own loops, which generate no code.
-  Result<bool> run_bucketed(KernelContext& ctx, const Key& key, const Tensor& x_raw,
-                            const Tensor& x, int64_t x_block, const Tensor& w,
-                            const Tensor* b) const {
-    if (attrs_.auto_pad != "NOTSET" && attrs_.auto_pad != "VALID") return false;
+  Result<Tensor*> run_bucketed(KernelContext& ctx, const Key& key, const Tensor& x_raw,
+                               const Tensor& x, int64_t x_block, const Tensor& w,
+                               const Tensor* b) const {
+    if (attrs_.auto_pad != "NOTSET" && attrs_.auto_pad != "VALID") return nullptr;
     const int64_t rank = x.rank();
-    if (rank < 3 || rank > 5 || w.rank() != rank || x.numel() == 0) return false;
+    if (rank < 3 || rank > 5 || w.rank() != rank || x.numel() == 0) return nullptr;
     Shape xb = x.shape();
     for (int64_t i = 2; i < rank; ++i) xb[i] = bucket_size(xb[i]);
-    if (xb == x.shape()) return false;
+    if (xb == x.shape()) return nullptr;
     const auto spatial = [](const Shape& s) {
       return std::vector<int64_t>(s.begin() + 2, s.end());
     };
     const Shape& ws = w.shape();
     auto win = compute_window(attrs_, spatial(x.shape()), spatial(ws));
-    if (!win.ok()) return false;  // the exact plan reports it
+    if (!win.ok()) return nullptr;  // the exact plan reports it
     // [N, M, out...] of the exact size, blocked like the bucket's where a BlockedConv's.
     Shape out = {x.dim(0), ws[0]};
     out.insert(out.end(), win->out.begin(), win->out.end());
-    if (shape_numel(xb) + shape_numel(out) > kMaxBucketCopy || own_.exact(key)) return false;
+    if (shape_numel(xb) + shape_numel(out) > kMaxBucketCopy || own_.exact(key)) return nullptr;
     if (block_) out = blocked_shape(out);
     ScratchPool::Lease x_lease =
         buffers_.acquire(static_cast<size_t>(shape_numel(xb)) * sizeof(float));
@@ -247,8 +329,8 @@ class ConvKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(auto plan,
                            plans_.get(Key{key_x, std::get<1>(key), std::get<2>(key)},
                                       [&] { return make_plan(ctx, x_pad, x_block, w, b); }));
-    if (plan->direct || plan->direct2d || plan->depthwise2d || plan->small) return false;
-    if (plan->out.size() != out.size()) return false;
+    if (plan->direct || plan->direct2d || plan->depthwise2d || plan->small) return nullptr;
+    if (plan->out.size() != out.size()) return nullptr;
     // The rows the copies move: a blocked tensor's [N, C/16, H, W] positions hold 16 floats.
     const int64_t inner = block_ ? block_ : 1;
     const auto outer = [&](const Shape& s, bool blocked) {
@@ -266,7 +348,7 @@ class ConvKernel final : public Kernel {
     copy_window(y_pad.data<float>(), outer(plan->out, block_ > 0), y->data<float>(),
                 outer(out, block_ > 0), block_ ? inner : 1);
     count_shared_plan_run();
-    return true;
+    return y;
   }
 
   // Winograd's algorithm (oneDNN's F(4x4, 3x3) and F(2x2, 3x3)) computes a tile of outputs
@@ -285,9 +367,9 @@ class ConvKernel final : public Kernel {
   // X: 1.6% of a perf profile of a CRNN at batch 64, whose convolutions took 60%.
   static constexpr double kMaxWinogradSpread = 256.0;
 
-  static bool tame(const Tensor& x) {
+  static bool tame(const Tensor& x, const avx512::Magnitudes* known = nullptr) {
     const int64_t n = x.numel();
-    const avx512::Magnitudes m = avx512::magnitudes(x.data<float>(), n);
+    const avx512::Magnitudes m = known ? *known : avx512::magnitudes(x.data<float>(), n);
     return m.finite &&
            static_cast<double>(m.max) * static_cast<double>(n) <= kMaxWinogradSpread * m.sum;
   }
@@ -814,6 +896,10 @@ class ConvKernel final : public Kernel {
   mutable WeightPacks packs_;    // constant W in the layouts of the plans' primitives
   mutable std::shared_ptr<const avx512::PackedMatrix> small_w_;  // W for SmallConv plans
   mutable std::optional<bool> w_tame_;  // whether W suits Winograd (winograd_fits)
+  mutable std::once_flag w_scanned_;
+  mutable bool w_finite_ = true;  // whether constant W is free of NaN and infinities
+  mutable std::once_flag unfused_made_;
+  mutable std::unique_ptr<ConvKernel> unfused_;  // without the Relu (relu_loses_nan)
   mutable ScratchPool scratch_;
   mutable ScratchPool buffers_;  // X and Y in the primitive's layouts
 };

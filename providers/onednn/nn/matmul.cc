@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <span>
 #include <string>
 #include <tuple>
 
@@ -71,6 +72,15 @@ class MatMulKernel final : public Kernel {
     }
   }
 
+  // Whether B and the bias, both constants of a MatMulBias, are free of NaN and infinities;
+  // asked before pack() or the constructor's packing drops the ONNX copy of B.
+  static bool finite_constants(const Tensor& b, const Epilogue& e) {
+    const auto finite = [](const Tensor& t) {
+      return !t.defined() || avx512::all_finite(t.data<float>(), t.numel());
+    };
+    return !avx512::have_avx512() || (finite(b) && finite(e.bias));
+  }
+
   bool small() const { return small_ != nullptr; }
   // Whether the loop's copy of B is the only one the kernel reads (the ONNX copy can go).
   bool holds_b() const { return small_ && small_->Kp > 0; }
@@ -94,6 +104,23 @@ class MatMulKernel final : public Kernel {
 
   Status run(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
+    // oneDNN 2.6's Relu post-op is max(x, 0), which gives 0 for a NaN: where A (or B or the
+    // bias) holds a NaN or an infinity (inf - inf is NaN), the product runs without it and a
+    // Relu that keeps each NaN follows, as the reference and ONNX Runtime (measured: MatMul,
+    // Add and Relu, which it fuses too) keep it. One read of A a run.
+    const bool fused = epilogue_.activation != "Relu" || !avx512::have_avx512() ||
+                       (constants_finite_ && (!a || a->dtype() != DType::kFloat32 ||
+                                              avx512::all_finite(a->data<float>(), a->numel())));
+    return run_product(ctx, fused);
+  }
+
+  void set_constants_finite(bool finite) { constants_finite_ = finite; }
+
+ private:
+  // The product with the activation as the primitives' post-op where `fused`; else without it,
+  // and the Relu (the one activation that is not fused then) as a pass that keeps NaN.
+  Status run_product(KernelContext& ctx, bool fused) const {
+    const Tensor* a = ctx.input(0);
     const Tensor* b = ctx.input(1);
     if (!a || (!b && !packed_ && !small_))
       return ctx.error(ErrorCode::kInvalidArgument, "MatMul needs inputs A and B");
@@ -106,7 +133,7 @@ class MatMulKernel final : public Kernel {
       }
       if (t->rank() == 0) return ctx.error(ErrorCode::kInvalidArgument, "MatMul of a scalar");
     }
-    if (packed_) return run_packed(ctx, *packed_, *a);
+    if (packed_) return run_packed(ctx, *packed_, *a, fused);
     if (small_) {
       if (a->dim(-1) != small_->K) return shapes_error(ctx, *a, small_->K, small_->N);
       const int64_t rows = rows_of(*a);
@@ -116,7 +143,7 @@ class MatMulKernel final : public Kernel {
       // no layout for it).
       const float* plain = constant_b_.defined() ? constant_b_.data<float>() : nullptr;
       RECUR_ASSIGN_OR_RETURN(const PackedB* late, late_.get(*small_, plain, false, 1.0f, what_));
-      return late ? run_packed(ctx, *late, *a) : run_small(ctx, *a, rows);
+      return late ? run_packed(ctx, *late, *a, fused) : run_small(ctx, *a, rows);
     }
     // A 2-D B multiplies every row of A alike, whatever A's batch dimensions: A [..., M, K]
     // runs as one [rows, K] matrix. A batch of single rows ([T, 1, d] from a batch-first
@@ -129,8 +156,11 @@ class MatMulKernel final : public Kernel {
       flat = a->reshaped({rows, a->dim(-1)});
     }
     const Tensor& a2 = flat.defined() ? flat : *a;
-    RECUR_ASSIGN_OR_RETURN(auto plan, cache_.get(std::make_tuple(a2.shape(), b->shape()),
-                                                 [&] { return make_plan(ctx, a2, *b); }));
+    RECUR_ASSIGN_OR_RETURN(
+        auto plan,
+        (fused ? cache_ : unfused_cache_).get(std::make_tuple(a2.shape(), b->shape()), [&] {
+          return make_plan(ctx, a2, *b, attributes(fused));
+        }));
     Shape out = plan->out;
     if (flat.defined()) {
       out = a->shape();
@@ -143,23 +173,19 @@ class MatMulKernel final : public Kernel {
       return ok_status();
     }
     const void* bdata = plan->packed_b ? plan->packed_b->data : b->raw_data();
-    if (epilogue_.bias.defined()) {
-      return execute_primitive(plan->prim,
-                               {{DNNL_ARG_SRC, plan->a, a->raw_data()},
-                                {DNNL_ARG_WEIGHTS, plan->b, bdata},
-                                {DNNL_ARG_BIAS, plan->bias, epilogue_.bias.raw_data()},
-                                {DNNL_ARG_DST, plan->y, y->raw_data()}},
-                               scratch_, what_);
-    }
-    return execute_primitive(plan->prim,
-                             {{DNNL_ARG_SRC, plan->a, a->raw_data()},
-                              {DNNL_ARG_WEIGHTS, plan->b, bdata},
-                              {DNNL_ARG_DST, plan->y, y->raw_data()}},
-                             scratch_, what_);
+    const Bind args[] = {{DNNL_ARG_SRC, plan->a, a->raw_data()},
+                         {DNNL_ARG_WEIGHTS, plan->b, bdata},
+                         {DNNL_ARG_DST, plan->y, y->raw_data()},
+                         {DNNL_ARG_BIAS, plan->bias, epilogue_.bias.raw_data()}};
+    RECUR_RETURN_IF_ERROR(
+        execute_primitive(plan->prim, std::span<const Bind>(args, epilogue_.bias.defined() ? 4 : 3),
+                          scratch_, what_));
+    if (!fused) apply_activation(y->data<float>(), y->numel());
+    return ok_status();
   }
 
- private:
-  Result<MatMulPlan> make_plan(const KernelContext& ctx, const Tensor& a, const Tensor& b) const {
+  Result<MatMulPlan> make_plan(const KernelContext& ctx, const Tensor& a, const Tensor& b,
+                               const dnnl::primitive_attr& attr) const {
     Shape sa = a.shape(), sb = b.shape();
     const bool a1 = sa.size() == 1, b1 = sb.size() == 1;
     if (a1) sa.insert(sa.begin(), 1);
@@ -199,7 +225,6 @@ class MatMulKernel final : public Kernel {
     plan.y = dense_desc(so);
     const Threads threads =
         threads_for(static_cast<double>(numel) * static_cast<double>(K), threads_);
-    const dnnl::primitive_attr attr = attributes();
     if (epilogue_.bias.defined()) {
       Shape bias_dims(r, 1);
       bias_dims[r - 1] = N;
@@ -236,10 +261,11 @@ class MatMulKernel final : public Kernel {
     return plan;
   }
 
-  // Every primitive's attributes: a user scratchpad, a MatMulBias's activation as a post-op.
-  dnnl::primitive_attr attributes() const {
+  // Every primitive's attributes: a user scratchpad, and where `fused` a MatMulBias's
+  // activation as a post-op.
+  dnnl::primitive_attr attributes(bool fused = true) const {
     dnnl::primitive_attr attr = user_scratchpad_attr();
-    if (!epilogue_.activation.empty()) {
+    if (fused && !epilogue_.activation.empty()) {
       dnnl::post_ops ops;
       // Swish's alpha, 1 for SiLU; the others take none.
       const float alpha = epilogue_.activation == "Silu" ? 1.0f : 0.0f;
@@ -251,7 +277,7 @@ class MatMulKernel final : public Kernel {
 
   // A [..., K] by the B packed at load, as [rows, K] by [K, N]: A's leading dimensions are
   // rows of one product whatever its rank, and one packed B serves them all.
-  Status run_packed(KernelContext& ctx, const PackedB& packed, const Tensor& a) const {
+  Status run_packed(KernelContext& ctx, const PackedB& packed, const Tensor& a, bool fused) const {
     const int64_t K = packed.K(), N = packed.N();
     if (a.dim(-1) != K) return shapes_error(ctx, a, K, N);
     const int64_t rows = rows_of(a);
@@ -261,9 +287,13 @@ class MatMulKernel final : public Kernel {
     out.back() = N;
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, out));
     if (y->numel() == 0) return ok_status();
-    return packed_plans_.run(packed, rows, a.data<float>(), y->data<float>(),
-                             epilogue_.bias.defined() ? epilogue_.bias.data<float>() : nullptr,
-                             attributes(), 0, threads_, scratch_, what_);
+    // Variant 1: the plans without the activation.
+    RECUR_RETURN_IF_ERROR(
+        packed_plans_.run(packed, rows, a.data<float>(), y->data<float>(),
+                          epilogue_.bias.defined() ? epilogue_.bias.data<float>() : nullptr,
+                          attributes(fused), fused ? 0 : 1, threads_, scratch_, what_));
+    if (!fused) apply_activation(y->data<float>(), y->numel());
+    return ok_status();
   }
 
   // The rows of A [..., K]: the product of its leading dimensions (1 for a vector), which
@@ -309,7 +339,8 @@ class MatMulKernel final : public Kernel {
     const std::string& act = epilogue_.activation;
     if (act.empty()) return;
     if (act == "Relu") {
-      for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+      // NaN < 0 is false: a NaN stays, as in the reference.
+      for (int64_t i = 0; i < n; ++i) y[i] = y[i] < 0.0f ? 0.0f : y[i];
       return;
     }
     const bool tanh_form = act == "GeluTanh";
@@ -347,6 +378,8 @@ class MatMulKernel final : public Kernel {
   std::string what_;                             // the node, for errors
   Epilogue epilogue_;
   mutable PrimCache<std::tuple<Shape, Shape>, MatMulPlan> cache_;
+  mutable PrimCache<std::tuple<Shape, Shape>, MatMulPlan> unfused_cache_;  // without the Relu
+  bool constants_finite_ = true;  // B and the bias (finite_constants)
   PackedPlans packed_plans_;
   LatePackedB late_;  // small_'s B for oneDNN's matmul
   mutable ScratchPool scratch_;
@@ -374,9 +407,11 @@ Result<std::unique_ptr<Kernel>> create_matmul(CompileContext& ctx) {
                        "activation '" + epilogue.activation + "' is not a MatMulBias's");
     }
   }
+  const bool finite = MatMulKernel::finite_constants(constant_b, epilogue);
   auto k = std::make_unique<MatMulKernel>(options_of(ctx).team(), std::move(constant_b),
                                           ctx.node().describe(), options_of(ctx).small_cells,
                                           std::move(epilogue), !options_of(ctx).deterministic);
+  k->set_constants_finite(finite);
   if (k->holds_b()) {
     ctx.note(
         "B packed at load in oneDNN's layout for recur's own loop (products under 4M "
