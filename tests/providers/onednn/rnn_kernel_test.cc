@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -546,6 +547,37 @@ TEST(OnednnRnnKernel, SmallGruMatchesTheReferenceAtTheEdges) {
       ASSERT_NE(dnn.explain().find("recur's small-cell GRU"), std::string::npos);
       expect_match(dnn.run(f), open(bytes, ropts).run(f),
                    "layout " + std::to_string(layout) + " lbr " + std::to_string(lbr));
+    }
+  }
+}
+
+// An RNN's Relu on a NaN: 0, as the reference's cell, ONNX Runtime and oneDNN's vanilla RNN
+// primitive give; the small-cell kernel kept the NaN. Tanh keeps it everywhere.
+TEST(OnednnRnnKernel, RnnReluOfANaNIsZeroOnEveryPath) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!have_avx512()) GTEST_SKIP() << "the small-cell RNN needs AVX-512, which this CPU lacks";
+  const int64_t T = 5, N = 3, I = 4, H = 8;
+  for (const std::string act : {"Relu", "Tanh"}) {
+    std::mt19937 rng(41);
+    ModelBuilder mb(14);
+    mb.input("X", DType::kFloat32, {T, N, I});
+    mb.initializer("W", random_tensor({1, H, I}, rng, 0.5f));
+    mb.initializer("R", random_tensor({1, H, H}, rng, 0.5f));
+    mb.output("Y", DType::kFloat32).output("Y_h", DType::kFloat32);
+    auto& n = mb.node("RNN", {"X", "W", "R"}, {"Y", "Y_h"}, "rnn");
+    set_attr(n, "hidden_size", H);
+    set_attr(n, "activations", std::vector<std::string>{act});
+    Tensor x = random_tensor({T, N, I}, rng, 1.0f);
+    x.data<float>()[1] = std::numeric_limits<float>::quiet_NaN();  // step 0, row 0
+    const Feeds f = {{"X", x}};
+    SessionOptions ropts;
+    ropts.providers({"reference"});
+    const std::string bytes = mb.bytes();
+    const Outputs want = open(bytes, ropts).run(f);
+    for (const std::string impl : {"auto", "primitive"}) {
+      SessionOptions dopts;
+      dopts.providers({"onednn"}).threads(1).set("onednn.impl", impl);
+      expect_match(open(bytes, dopts).run(f), want, act + " impl " + impl);
     }
   }
 }
