@@ -202,6 +202,11 @@ check("GRU bidirectional", [mk("GRU", ["x", "W", "R", "B"], ["y"], hidden_size=1
                                direction="bidirectional", linear_before_reset=1)],
       {"x": (10, 2, 8)}, [weights("W", (2, 48, 8)), weights("R", (2, 48, 16)),
                           weights("B", (2, 96))], opset=14)
+for act in ["Relu", "Tanh"]:
+    check("RNN " + act, [mk("RNN", ["x", "W", "R", "B"], ["y"], hidden_size=16,
+                            activations=[act])],
+          {"x": (10, 2, 8)}, [weights("W", (1, 16, 8)), weights("R", (1, 16, 16)),
+                              weights("B", (1, 32))], opset=14)
 
 for f in failures:
     print("FAIL " + f)

@@ -77,8 +77,9 @@ RECUR_HD C unary_apply(int32_t op, C x, double alpha, double beta) {
   const C a = static_cast<C>(alpha), b = static_cast<C>(beta);
   const C zero(0), one(1);
   switch (op) {
+    // The comparisons are ordered so that a NaN comes out NaN, as in the reference.
     case kRelu:
-      return x > zero ? x : zero;
+      return x < zero ? zero : x;
     case kTanh:
       return tanh(x);
     case kSigmoid:
@@ -127,15 +128,15 @@ RECUR_HD C unary_apply(int32_t op, C x, double alpha, double beta) {
       return v != v ? v : (b != b ? b : (b < v ? b : v));
     }
     case kSign:
-      return x > zero ? one : (x < zero ? -one : zero);
+      return x > zero ? one : (x < zero ? -one : x);  // +-0 and NaN as they are
     case kThresholdedRelu:
-      return x > a ? x : zero;
+      return x <= a ? zero : x;
     case kHardSwish: {
       const C v = x / C(6) + C(0.5);
       return x * (v < zero ? zero : (v > one ? one : v));
     }
     case kCelu:
-      return (x > zero ? x : zero) + (a * expm1(x / a) < zero ? a * expm1(x / a) : zero);
+      return (x < zero ? zero : x) + (a * expm1(x / a) < zero ? a * expm1(x / a) : zero);
     case kGeluErf:
       return C(0.5) * x * (one + erf(x * C(0.70710678118654752440)));
     case kGeluTanh:

@@ -105,6 +105,9 @@ TEST(GlueOpsCpu, BinaryBroadcasting) {
       if (std::string(op) == "PRelu" && *broadcast_shape({sa, sb}) != sa) continue;
       Tensor a = std::string(op) == "Pow" ? rand_float(sa, 0.1f, 2.0f) : rand_float(sa);
       Tensor b = rand_float(sb);
+      // A NaN on either side (Max and Min propagate it, as numpy's maximum does).
+      if (a.numel() > 1) a.data<float>()[1] = std::numeric_limits<float>::quiet_NaN();
+      if (b.numel() > 2) b.data<float>()[0] = std::numeric_limits<float>::quiet_NaN();
       const auto want = reference(op, {{"a", a}, {"b", b}}, {DType::kFloat32});
       auto out = broadcast_shape({sa, sb});
       ASSERT_TRUE(out.ok());
@@ -236,6 +239,10 @@ TEST(GlueOpsCpu, UnaryFunctions) {
   };
   for (const U& u : cases) {
     Tensor x = rand_float({3, 7}, u.lo, u.hi);
+    // NaN and infinities as the reference takes them (its Relu kept a NaN, the GPU's gave 0).
+    x.data<float>()[0] = std::numeric_limits<float>::quiet_NaN();
+    x.data<float>()[1] = std::numeric_limits<float>::infinity();
+    x.data<float>()[2] = -std::numeric_limits<float>::infinity();
     const auto want = reference(u.op, {{"x", x}}, {DType::kFloat32}, u.attrs);
     Tensor y = Tensor::empty(DType::kFloat32, x.shape());
     for (int64_t i = 0; i < x.numel(); ++i)
