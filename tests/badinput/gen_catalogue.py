@@ -1600,9 +1600,120 @@ def kind_maps():
         files={"model.onnx": castmap(cast_to="TO_BYTES")})
 
 
+def _op_case(name, node, feeds, inits=(), exit_code=2, expect=None, opset=17, out_elem=FLOAT):
+    """One node fed `feeds` ({input: array}, each a .npy): hostile values for one operator."""
+    elem = {np.dtype(np.float32): FLOAT, np.dtype(np.float64): DOUBLE, np.dtype(np.int64): INT64,
+            np.dtype(np.int32): INT32, np.dtype(np.int8): TensorProto.INT8,
+            np.dtype(np.uint64): TensorProto.UINT64}
+    ins = [vi(k, elem[v.dtype], list(v.shape)) for k, v in feeds.items()]
+    if out_elem is None:  # the first input's
+        out_elem = elem[next(iter(feeds.values())).dtype]
+    out_elems = out_elem if isinstance(out_elem, list) else [out_elem] * len(node.output)
+    outs = [vi(o, e, None) for o, e in zip(node.output, out_elems)]
+    files = {"model.onnx": model_bytes([node], ins, outs, inits, opset=opset)}
+    args = ["model.onnx"]
+    for k, v in feeds.items():
+        files[k + ".npy"] = npy(v)
+        args += ["--input", "%s=%s.npy" % (k, k)]
+    add("operators", name, args, exit_code, expect or all_of(node.name), files=files)
+
+
+def kind_operators():
+    """Operators given values at their limits: integer division by zero and INT_MIN / -1,
+    counts and sizes past memory or int64, indices out of range, NaN where a count or a scale
+    is read. Each is an error naming the node, or a defined result; never a signal (SIGFPE
+    from an integer division is the classic one). The 2026-12-02 sweep of 106 such models,
+    of which these are kept."""
+    mk = helper.make_node
+    i64 = lambda v: np.array(v, np.int64)  # noqa: E731
+    f32 = lambda v: np.array(v, np.float32)  # noqa: E731
+    c64 = lambda n, v: numpy_helper.from_array(i64(v), n)  # noqa: E731
+    cf = lambda n, v: numpy_helper.from_array(f32(v), n)  # noqa: E731
+    for op in ("Div", "Mod"):
+        for dt in (np.int8, np.int32, np.int64):
+            low = np.iinfo(dt).min
+            t = np.dtype(dt).name
+            _op_case("%s_%s_by_zero" % (op.lower(), t), mk(op, ["a", "b"], ["y"], name="n_op"),
+                     {"a": np.array([1, low], dt), "b": np.array([0, 2], dt)},
+                     expect=all_of("n_op", "by zero"), out_elem=None)
+            # INT_MIN / -1 overflows: x86's idiv traps (SIGFPE); recur wraps, as numpy does.
+            _op_case("%s_%s_min_by_minus_one" % (op.lower(), t),
+                     mk(op, ["a", "b"], ["y"], name="n_op"),
+                     {"a": np.array([low, low], dt), "b": np.array([-1, -1], dt)}, exit_code=0,
+                     expect="y:", out_elem=None)
+    _op_case("range_of_2_62_values", mk("Range", ["s", "l", "d"], ["y"], name="n_range"), {},
+             [c64("s", 0), c64("l", 1 << 62), c64("d", 1)], out_elem=INT64)
+    _op_case("range_zero_delta", mk("Range", ["s", "l", "d"], ["y"], name="n_range"), {},
+             [c64("s", 0), c64("l", 10), c64("d", 0)], expect=all_of("n_range", "delta"),
+             out_elem=INT64)
+    _op_case("range_nan_limit", mk("Range", ["s", "l", "d"], ["y"], name="n_range"), {},
+             [cf("s", 0), cf("l", np.nan), cf("d", 1)])
+    _op_case("range_full_int64_span", mk("Range", ["s", "l", "d"], ["y"], name="n_range"), {},
+             [c64("s", -(1 << 63)), c64("l", (1 << 63) - 1), c64("d", 1 << 62)], exit_code=0,
+             expect="y:", out_elem=INT64)
+    _op_case("tile_overflow", mk("Tile", ["x", "r"], ["y"], name="n_tile"),
+             {"x": np.ones((2, 2), np.float32)}, [c64("r", [1 << 62, 4])])
+    _op_case("expand_overflow", mk("Expand", ["x", "s"], ["y"], name="n_expand"),
+             {"x": np.ones(1, np.float32)}, [c64("s", [1 << 31, 1 << 31, 4])])
+    _op_case("pad_2_62", mk("Pad", ["x", "p"], ["y"], name="n_pad"),
+             {"x": np.ones((2, 2), np.float32)}, [c64("p", [0, 1 << 62, 0, 0])])
+    _op_case("pad_crops_past_the_start", mk("Pad", ["x", "p"], ["y"], name="n_pad"),
+             {"x": np.ones((2, 2), np.float32)}, [c64("p", [0, -5, 0, 0])])
+    _op_case("pad_edge_of_empty", mk("Pad", ["x", "p"], ["y"], name="n_pad", mode="edge"),
+             {"x": np.ones((2, 0), np.float32)}, [c64("p", [0, 2, 0, 2])])
+    _op_case("slice_int64_extremes", mk("Slice", ["x", "s", "e", "a", "st"], ["y"],
+                                        name="n_slice"),
+             {"x": np.arange(5, dtype=np.float32)},
+             [c64("s", [(1 << 63) - 1]), c64("e", [-(1 << 63)]), c64("a", [0]),
+              c64("st", [-(1 << 63)])], exit_code=0, expect="y:")
+    _op_case("gather_int64_min_index", mk("Gather", ["x", "i"], ["y"], name="n_gather"),
+             {"x": np.ones(5, np.float32), "i": i64([-(1 << 63)])},
+             expect=all_of("n_gather", "out of range"))
+    _op_case("scatternd_int64_min_index", mk("ScatterND", ["x", "i", "u"], ["y"],
+                                             name="n_scatter"),
+             {"x": np.ones(5, np.float32), "i": i64([[-(1 << 63)]]),
+              "u": np.ones(1, np.float32)}, expect=all_of("n_scatter", "out of range"))
+    _op_case("onehot_depth_2_40", mk("OneHot", ["i", "d", "v"], ["y"], name="n_onehot"),
+             {"i": i64([1, 2])}, [c64("d", [1 << 40]), cf("v", [0, 1])])
+    _op_case("topk_k_past_axis", mk("TopK", ["x", "k"], ["v", "i"], name="n_topk"),
+             {"x": np.ones(5, np.float32)}, [c64("k", [6])], out_elem=[FLOAT, INT64])
+    _op_case("resize_scale_1e9", mk("Resize", ["x", "", "s"], ["y"], name="n_resize"),
+             {"x": np.ones((1, 1, 2, 2), np.float32)}, [cf("s", [1, 1, 1e9, 1e9])])
+    _op_case("resize_nan_scale", mk("Resize", ["x", "", "s"], ["y"], name="n_resize"),
+             {"x": np.ones((1, 1, 2, 2), np.float32)}, [cf("s", [1, 1, np.nan, 2])])
+    _op_case("cast_nan_inf_to_int32", mk("Cast", ["x"], ["y"], name="n_cast", to=INT32),
+             {"x": f32([np.nan, np.inf, -np.inf, 3e9])}, exit_code=0, expect="y:",
+             out_elem=INT32)
+    _op_case("conv_dilation_2_40", mk("Conv", ["x", "w"], ["y"], name="n_conv",
+                                      dilations=[1 << 40, 1]),
+             {"x": np.ones((1, 1, 4, 4), np.float32)}, [cf("w", np.ones((1, 1, 3, 3)))])
+    _op_case("conv_pads_2_40", mk("Conv", ["x", "w"], ["y"], name="n_conv",
+                                  pads=[1 << 40, 0, 1 << 40, 0]),
+             {"x": np.ones((1, 1, 4, 4), np.float32)}, [cf("w", np.ones((1, 1, 3, 3)))])
+    _op_case("maxpool_kernel_2_40", mk("MaxPool", ["x"], ["y"], name="n_pool",
+                                       kernel_shape=[1 << 40, 1]),
+             {"x": np.ones((1, 1, 4, 4), np.float32)})
+    _op_case("space_to_depth_block_2_40", mk("SpaceToDepth", ["x"], ["y"], name="n_s2d",
+                                             blocksize=1 << 40),
+             {"x": np.ones((1, 4, 2, 2), np.float32)}, expect=all_of("n_s2d", "blocksize"))
+    _op_case("concat_axis_2_40", mk("Concat", ["x", "x"], ["y"], name="n_concat", axis=1 << 40),
+             {"x": np.ones((2, 3), np.float32)})
+    _op_case("bitshift_by_64", mk("BitShift", ["a", "b"], ["y"], name="n_shift",
+                                  direction="LEFT"),
+             {"a": np.array([1, 1], np.uint64), "b": np.array([64, 1 << 63], np.uint64)},
+             exit_code=0, expect="y:", out_elem=TensorProto.UINT64)
+    _op_case("pow_zero_to_negative_int", mk("Pow", ["a", "b"], ["y"], name="n_pow"),
+             {"a": i64([0, 2]), "b": i64([-1, 3])}, out_elem=INT64)
+    _op_case("argmax_of_empty_axis", mk("ArgMax", ["x"], ["y"], name="n_argmax", axis=0),
+             {"x": np.ones((0, 3), np.float32)}, out_elem=INT64)
+    _op_case("reverse_sequence_lengths", mk("ReverseSequence", ["x", "l"], ["y"], name="n_rev",
+                                            batch_axis=1, time_axis=0),
+             {"x": np.ones((3, 2), np.float32), "l": i64([9, -3])})
+
+
 KINDS = [kind_protobuf, kind_graph, kind_types, kind_shapes, kind_rnn, kind_attributes,
          kind_control, kind_external, kind_npy, kind_testdir, kind_cli, kind_output_dir,
-         kind_functions, kind_maps]
+         kind_functions, kind_maps, kind_operators]
 
 
 def main():
