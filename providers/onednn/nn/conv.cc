@@ -52,7 +52,7 @@ class ConvKernel final : public Kernel {
         packs_(threads) {}
 
   Status run(KernelContext& ctx) const override {
-    if (!relu_loses_nan()) return compute(ctx).status();
+    if (!relu_loses_nan() || runs_on_own_loops(ctx)) return compute(ctx).status();
     // X's magnitudes serve Winograd's check of X too (tame), which would read X again.
     const Tensor* x = ctx.input(0);
     const bool plain_x = x && x->dtype() == DType::kFloat32 && x->is_cpu();
@@ -75,6 +75,17 @@ class ConvKernel final : public Kernel {
   bool relu_loses_nan() const {
     return post_op_ == dnnl::algorithm::eltwise_relu && post_alpha_ == 0.0f &&
            avx512::have_avx512();
+  }
+
+  // Whether the plan already made for these inputs' shapes runs on recur's own loops, which
+  // apply the Relu themselves and keep NaN: no read of X is needed for them (a depthwise
+  // convolution, memory-bound, would pay about as much for it as for itself).
+  bool runs_on_own_loops(const KernelContext& ctx) const {
+    const Tensor *x = ctx.input(0), *w = ctx.input(1), *b = ctx.input(2);
+    if (!x || !w) return false;
+    const std::shared_ptr<const ConvPlan> plan =
+        plans_.find(std::make_tuple(x->shape(), w->shape(), b ? b->shape() : Shape{-1}));
+    return plan && own_loops(*plan);
   }
 
   // The magnitudes of float32 `t` (avx512::magnitudes), split among the kernel's threads past
@@ -236,6 +247,11 @@ class ConvKernel final : public Kernel {
     std::shared_ptr<Direct> deferred;
   };
 
+  // Whether `plan` runs on recur's own loops, which apply the activation themselves.
+  static bool own_loops(const ConvPlan& plan) {
+    return plan.direct || plan.direct2d || plan.depthwise2d || plan.small;
+  }
+
   // Runs `plan` from X (plain, or the plain view of a blocked X) into Y, its output.
   Status execute(const ConvPlan& plan, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
                  const avx512::Magnitudes* known = nullptr) const {
@@ -329,7 +345,7 @@ class ConvKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(auto plan,
                            plans_.get(Key{key_x, std::get<1>(key), std::get<2>(key)},
                                       [&] { return make_plan(ctx, x_pad, x_block, w, b); }));
-    if (plan->direct || plan->direct2d || plan->depthwise2d || plan->small) return nullptr;
+    if (own_loops(*plan)) return nullptr;
     if (plan->out.size() != out.size()) return nullptr;
     // The rows the copies move: a blocked tensor's [N, C/16, H, W] positions hold 16 floats.
     const int64_t inner = block_ ? block_ : 1;

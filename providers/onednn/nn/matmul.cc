@@ -104,23 +104,6 @@ class MatMulKernel final : public Kernel {
 
   Status run(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
-    // oneDNN 2.6's Relu post-op is max(x, 0), which gives 0 for a NaN: where A (or B or the
-    // bias) holds a NaN or an infinity (inf - inf is NaN), the product runs without it and a
-    // Relu that keeps each NaN follows, as the reference and ONNX Runtime (measured: MatMul,
-    // Add and Relu, which it fuses too) keep it. One read of A a run.
-    const bool fused = epilogue_.activation != "Relu" || !avx512::have_avx512() ||
-                       (constants_finite_ && (!a || a->dtype() != DType::kFloat32 ||
-                                              avx512::all_finite(a->data<float>(), a->numel())));
-    return run_product(ctx, fused);
-  }
-
-  void set_constants_finite(bool finite) { constants_finite_ = finite; }
-
- private:
-  // The product with the activation as the primitives' post-op where `fused`; else without it,
-  // and the Relu (the one activation that is not fused then) as a pass that keeps NaN.
-  Status run_product(KernelContext& ctx, bool fused) const {
-    const Tensor* a = ctx.input(0);
     const Tensor* b = ctx.input(1);
     if (!a || (!b && !packed_ && !small_))
       return ctx.error(ErrorCode::kInvalidArgument, "MatMul needs inputs A and B");
@@ -133,7 +116,7 @@ class MatMulKernel final : public Kernel {
       }
       if (t->rank() == 0) return ctx.error(ErrorCode::kInvalidArgument, "MatMul of a scalar");
     }
-    if (packed_) return run_packed(ctx, *packed_, *a, fused);
+    if (packed_) return run_packed(ctx, *packed_, *a);
     if (small_) {
       if (a->dim(-1) != small_->K) return shapes_error(ctx, *a, small_->K, small_->N);
       const int64_t rows = rows_of(*a);
@@ -143,7 +126,7 @@ class MatMulKernel final : public Kernel {
       // no layout for it).
       const float* plain = constant_b_.defined() ? constant_b_.data<float>() : nullptr;
       RECUR_ASSIGN_OR_RETURN(const PackedB* late, late_.get(*small_, plain, false, 1.0f, what_));
-      return late ? run_packed(ctx, *late, *a, fused) : run_small(ctx, *a, rows);
+      return late ? run_packed(ctx, *late, *a) : run_small(ctx, *a, rows);
     }
     // A 2-D B multiplies every row of A alike, whatever A's batch dimensions: A [..., M, K]
     // runs as one [rows, K] matrix. A batch of single rows ([T, 1, d] from a batch-first
@@ -156,6 +139,7 @@ class MatMulKernel final : public Kernel {
       flat = a->reshaped({rows, a->dim(-1)});
     }
     const Tensor& a2 = flat.defined() ? flat : *a;
+    const bool fused = fusable(*a);
     RECUR_ASSIGN_OR_RETURN(
         auto plan,
         (fused ? cache_ : unfused_cache_).get(std::make_tuple(a2.shape(), b->shape()), [&] {
@@ -182,6 +166,20 @@ class MatMulKernel final : public Kernel {
                           scratch_, what_));
     if (!fused) apply_activation(y->data<float>(), y->numel());
     return ok_status();
+  }
+
+  void set_constants_finite(bool finite) { constants_finite_ = finite; }
+
+ private:
+  // Whether a product by oneDNN's primitive may take the activation as its post-op. oneDNN 2.6's
+  // Relu post-op is max(x, 0), which gives 0 for a NaN: where A (or B or the bias) holds a NaN
+  // or an infinity (inf - inf is NaN), the product runs without it and a Relu that keeps each
+  // NaN follows, as the reference and ONNX Runtime (measured: MatMul, Add and Relu, which it
+  // fuses too) keep it. One read of A a run; recur's own loop (run_small) needs none.
+  bool fusable(const Tensor& a) const {
+    return epilogue_.activation != "Relu" || !avx512::have_avx512() ||
+           (constants_finite_ &&
+            (a.dtype() != DType::kFloat32 || avx512::all_finite(a.data<float>(), a.numel())));
   }
 
   Result<MatMulPlan> make_plan(const KernelContext& ctx, const Tensor& a, const Tensor& b,
@@ -277,7 +275,7 @@ class MatMulKernel final : public Kernel {
 
   // A [..., K] by the B packed at load, as [rows, K] by [K, N]: A's leading dimensions are
   // rows of one product whatever its rank, and one packed B serves them all.
-  Status run_packed(KernelContext& ctx, const PackedB& packed, const Tensor& a, bool fused) const {
+  Status run_packed(KernelContext& ctx, const PackedB& packed, const Tensor& a) const {
     const int64_t K = packed.K(), N = packed.N();
     if (a.dim(-1) != K) return shapes_error(ctx, a, K, N);
     const int64_t rows = rows_of(a);
@@ -287,6 +285,7 @@ class MatMulKernel final : public Kernel {
     out.back() = N;
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, out));
     if (y->numel() == 0) return ok_status();
+    const bool fused = fusable(a);
     // Variant 1: the plans without the activation.
     RECUR_RETURN_IF_ERROR(
         packed_plans_.run(packed, rows, a.data<float>(), y->data<float>(),
