@@ -90,7 +90,9 @@ RECUR_AVX512 inline __m512 tanh16(__m512 x) {
   s = _mm512_fmadd_ps(s, x2, _mm512_set1_ps(-1.0f / 3.0f));
   const __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(s, x2), x, x);
   const __mmask16 tiny = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.0625f), _CMP_LT_OQ);
-  return _mm512_mask_blend_ps(tiny, big, small);
+  // A zero as it came: the series' last fma gives +0 for -0 (tanh(-0) is -0).
+  const __mmask16 zero = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_EQ_OQ);
+  return _mm512_mask_mov_ps(_mm512_mask_blend_ps(tiny, big, small), zero, x);
 }
 
 // HardSwish: x max(0, min(1, x / 6 + 1/2)); max and min return their second operand on a NaN,
@@ -157,7 +159,10 @@ RECUR_AVX512 inline __m512 sincos16(__m512 x, int phase, __mmask16* big) {
   const __mmask16 odd = _mm512_test_epi32_mask(q, _mm512_set1_epi32(1));
   const __mmask16 neg = _mm512_test_epi32_mask(q, _mm512_set1_epi32(2));
   const __m512 v = _mm512_mask_blend_ps(odd, s, c);
-  return _mm512_mask_sub_ps(v, neg, _mm512_setzero_ps(), v);
+  const __m512 y = _mm512_mask_sub_ps(v, neg, _mm512_setzero_ps(), v);
+  // sin(-0) is -0; the reduction's fnmadd gives r = +0 for it.
+  if (phase != 0) return y;
+  return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_EQ_OQ), x);
 }
 
 // out[n] = init[n] + in[n].m for nr <= kRowBlock rows: m is [K][Gp] packed by pack_columns,

@@ -49,7 +49,8 @@ constexpr EltwiseOp kOps[] = {
     {"Log", 1, algorithm::eltwise_log, 0.0f, 0.0f, nullptr, Fixup::kSubnormalLog},
     {"Abs", 1, algorithm::eltwise_abs, 0.0f, 0.0f, nullptr},
     {"Sqrt", 1, algorithm::eltwise_sqrt, 0.0f, 0.0f, nullptr},
-    {"Neg", 1, algorithm::eltwise_linear, -1.0f, 0.0f, nullptr},
+    // beta -0: -x + -0 gives -0 for +0, where + 0 would give +0 (numpy: -0).
+    {"Neg", 1, algorithm::eltwise_linear, -1.0f, -0.0f, nullptr},
     {"Elu", 1, algorithm::eltwise_elu, 1.0f, 0.0f, "alpha"},
     {"Softplus", 1, algorithm::eltwise_soft_relu, 0.0f, 0.0f, nullptr},
     {"Round", 11, algorithm::eltwise_round, 0.0f, 0.0f, nullptr},

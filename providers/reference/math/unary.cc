@@ -54,7 +54,8 @@ struct Sigmoid {
   }
 };
 
-// Halfway cases to even, whatever the floating-point environment's rounding mode.
+// Halfway cases to even, whatever the floating-point environment's rounding mode. A zero keeps
+// x's sign (Round(-0.4) is -0, as in numpy and ONNX Runtime), which f + 1 = +0 would lose.
 struct Round {
   static constexpr auto kTypes = kFloatTypes;
   static constexpr bool kBoolOut = false;
@@ -62,7 +63,8 @@ struct Round {
   C operator()(C x) const {
     const C f = std::floor(x);
     const C d = x - f;
-    if (d > C(0.5) || (d == C(0.5) && std::fmod(f, C(2)) != C(0))) return f + C(1);
+    if (d > C(0.5) || (d == C(0.5) && std::fmod(f, C(2)) != C(0)))
+      return std::copysign(f + C(1), x);
     return f;
   }
 };
@@ -105,7 +107,7 @@ struct Abs {
   }
 };
 
-// NaN and signed zeros are returned as they are.
+// NaN is returned as it is; a zero of either sign gives +0, as numpy's sign and ONNX Runtime's do.
 struct Sign {
   static constexpr auto kTypes = kNumericTypes;
   static constexpr bool kBoolOut = false;
@@ -115,7 +117,7 @@ struct Sign {
     if constexpr (std::is_signed_v<C>) {
       if (x < C(0)) return C(-1);
     }
-    return x;
+    return x == C(0) ? C(0) : x;
   }
 };
 

@@ -271,6 +271,35 @@ TEST(OnednnSmallOps, EltwisePrimitiveOnSpecialValues) {
   }
 }
 
+// Zeros of both signs through the activations on oneDNN's primitive and recur's loops: the sign
+// of each zero in Y is the reference's (whose own test holds it to numpy's). oneDNN's linear
+// form gave Neg(+0) = +0, and recur's Tanh and Sin gave +0 for -0 (an fma of +0 and -0).
+TEST(OnednnSmallOps, ZeroSignsAsTheReference) {
+  if (!testing::have_onednn_avx512()) GTEST_SKIP() << "needs the oneDNN provider and AVX-512";
+  std::mt19937 rng(6);
+  Tensor x = random_tensor({2, 200}, rng, 3.0f);
+  float* p = x.data<float>();
+  for (int64_t i = 0; i < x.numel(); i += 3) p[i] = i % 2 ? -0.0f : 0.0f;
+  for (const std::string op : {"Neg", "Abs", "Relu", "Tanh", "Sigmoid", "Sin", "Cos", "Erf",
+                               "Round", "Sqrt", "Elu", "HardSwish", "Softplus", "Exp"}) {
+    ModelBuilder mb(18);
+    mb.input("X", DType::kFloat32, x.shape());
+    mb.output("Y", DType::kFloat32);
+    mb.node(op, {"X"}, {"Y"}, "e");
+    expect_same(mb.bytes(), x, op);
+    const Tensor got = open(mb.bytes(), "onednn").run({{"X", x}})[0];
+    const Tensor want = open(mb.bytes(), "reference").run({{"X", x}})[0];
+    const float* g = got.data<float>();
+    const float* w = want.data<float>();
+    int wrong = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      if (g[i] == 0.0f && w[i] == 0.0f && std::signbit(g[i]) != std::signbit(w[i]) && ++wrong < 4)
+        ADD_FAILURE() << op << " of " << p[i] << " at " << i << ": " << g[i] << ", reference "
+                      << w[i];
+    }
+  }
+}
+
 // MatMul, Add and Relu (a recur::MatMulBias with its Relu) and a chain of 3x3 convolutions with
 // Relus and a pool (recur::BlockedConv) on X holding NaN and infinities: oneDNN's Relu post-op
 // is max(x, 0), which gave 0 where the reference (and ONNX Runtime) give NaN. Products of each

@@ -2,8 +2,10 @@
 // Expected values are numpy's (the expression is in the comment beside each).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "tests/support/op_tester.h"
 
@@ -39,6 +41,36 @@ TEST(Unary, ReluAndSignKeepNaN) {
   // np.sign(np.array([-2, 0, 3, nan], np.float32))
   y = OpTester("Sign", 13).input(tensor<float>({4}, {-2, 0, 3, kNaNf})).run();
   expect_tensor<float>(y[0], {4}, {-1, 0, 1, kNaNf});
+}
+
+// Zeros keep the sign numpy gives them (ONNX Runtime 1.30 gives the same, measured): a test of
+// the sign bit, since -0.0f == 0.0f.
+TEST(Unary, ZeroSignsAsNumpy) {
+  struct Case {
+    const char* op;
+    int opset;
+    std::vector<float> x;
+    std::vector<bool> negative;  // std::signbit of each zero in the output
+  };
+  const Case cases[] = {
+      // np.round(np.array([-0.4, -0.5, -0.0, 0.4, 0.5], np.float32))
+      {"Round", 11, {-0.4f, -0.5f, -0.0f, 0.4f, 0.5f}, {true, true, true, false, false}},
+      // np.sign(np.array([-0.0, 0.0], np.float32))
+      {"Sign", 13, {-0.0f, 0.0f}, {false, false}},
+      // np.negative, np.sin, np.tanh of np.array([0.0, -0.0], np.float32)
+      {"Neg", 13, {0.0f, -0.0f}, {true, false}},
+      {"Sin", 7, {0.0f, -0.0f}, {false, true}},
+      {"Tanh", 13, {0.0f, -0.0f}, {false, true}},
+  };
+  for (const Case& c : cases) {
+    const int64_t n = static_cast<int64_t>(c.x.size());
+    auto y = OpTester(c.op, c.opset).input(tensor<float>({n}, c.x)).run();
+    const float* p = y[0].data<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_EQ(p[i], 0.0f) << c.op << " of " << c.x[i];
+      EXPECT_EQ(std::signbit(p[i]), c.negative[i]) << c.op << " of " << c.x[i];
+    }
+  }
 }
 
 TEST(Unary, ReluOnIntegersFromOpset14) {
