@@ -417,6 +417,11 @@ constexpr Ceiling kCeilings[] = {
 TEST_P(SteadyState, RecurAllocatesNothingPerRunAfterWarmUp) {
   const std::string providers = GetParam();
   const bool reference = providers == "reference";
+  // The ceilings hold the oneDNN provider on AVX-512, where recur's own loops run most small
+  // operations. Without it more nodes run on oneDNN's primitives and the reference (an AVX2 Zen
+  // 3: 1-29 of recur's allocations a run, 3 more of oneDNN's), which these do not bound.
+  if (!reference && !__builtin_cpu_supports("avx512f"))
+    GTEST_SKIP() << "the oneDNN ceilings are AVX-512's; this processor has no AVX-512";
   int checked = 0;
   for (const std::string& dir : model_dirs()) {
     if (std::getenv("ALLOC_MODEL") && dir.find(std::getenv("ALLOC_MODEL")) == std::string::npos)

@@ -108,6 +108,11 @@ TEST(DynamicQuantizeLstm, OnednnMatchesOnnxRuntime) {
       EXPECT_EQ(a.provider, "reference") << name;
       ASSERT_FALSE(a.declined.empty());
       EXPECT_NE(a.declined.front().reason.find("sequence_lens"), std::string::npos);
+    } else if (!testing::have_onednn_int8()) {
+      // Without VNNI oneDNN's products saturate: the reference runs it, and says why.
+      EXPECT_EQ(a.provider, "reference") << name;
+      ASSERT_FALSE(a.declined.empty());
+      EXPECT_NE(a.declined.front().reason.find("VNNI"), std::string::npos);
     } else {
       EXPECT_EQ(a.provider, "onednn") << name;
     }
@@ -133,7 +138,8 @@ TEST(DynamicQuantizeLstm, ANodeListingYAloneGivesTheSameY) {
     ASSERT_EQ(m.graph().output(0).name(), n->output(0)) << name;
     const std::string y_only = m.SerializeAsString();
     for (const std::string provider : {"reference", "onednn"}) {
-      if (!testing::have_provider(provider)) continue;
+      if (provider == "onednn" ? !testing::have_onednn_int8() : !testing::have_provider(provider))
+        continue;
       SessionOptions opts;
       opts.providers({provider});
       const Session a = Session::from_bytes(full.data(), full.size(), opts);
@@ -152,7 +158,7 @@ TEST(DynamicQuantizeLstm, ANodeListingYAloneGivesTheSameY) {
 }
 
 TEST(Int8Precision, FloatLstmOnOnednnWithinInt8Tolerance) {
-  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_onednn_int8()) GTEST_SKIP() << "needs the oneDNN provider and VNNI";
   SessionOptions opts;
   opts.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
   const NodeAssignment a = only_node("lstm_fp32_bidirectional", opts);
@@ -164,7 +170,7 @@ TEST(Int8Precision, FloatLstmOnOnednnWithinInt8Tolerance) {
 // not depend on what ran before. A session that ran another X first gives the same bits as a
 // fresh one.
 TEST(Int8Precision, OutputsDoNotDependOnEarlierRuns) {
-  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_onednn_int8()) GTEST_SKIP() << "needs the oneDNN provider and VNNI";
   SessionOptions opts;
   opts.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
   const std::string model = case_dir("lstm_fp32_bidirectional") + "/model.onnx";
@@ -187,7 +193,7 @@ TEST(Int8Precision, OutputsDoNotDependOnEarlierRuns) {
 
 // X's range sets its scale, so a NaN in X is an error naming the node, not garbage out.
 TEST(Int8Precision, NanInXIsAnError) {
-  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_onednn_int8()) GTEST_SKIP() << "needs the oneDNN provider and VNNI";
   SessionOptions opts;
   opts.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
   Session s(case_dir("lstm_fp32_bidirectional") + "/model.onnx", opts);
@@ -276,7 +282,7 @@ std::string lstm_with_state(int64_t T, int64_t N, int64_t I, int64_t H, const ch
 // their first step in float32. The oracle is the reference provider's float32 LSTM; with h
 // saturated at 1 the outputs were off by up to 0.3.
 TEST(Int8Precision, InitialHBeyondOneIsNotSaturated) {
-  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_onednn_int8()) GTEST_SKIP() << "needs the oneDNN provider and VNNI";
   const int64_t N = 4, I = 5, H = 8;
   for (const char* direction : {"forward", "reverse", "bidirectional"}) {
     for (const int64_t T : {int64_t{1}, int64_t{2}, int64_t{6}}) {
@@ -320,7 +326,7 @@ TEST(Int8Precision, InitialHBeyondOneIsNotSaturated) {
 // used to fail with "output index 1 out of range" where the node listed only Y. The oracle is
 // the reference provider's float32 LSTM, within the int8 tolerance.
 TEST(Int8Precision, NodesListingSomeOutputsRun) {
-  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_onednn_int8()) GTEST_SKIP() << "needs the oneDNN provider and VNNI";
   const int64_t T = 5, N = 3, I = 6, H = 8;
   const std::vector<std::vector<std::string>> listings = {
       {"Y"}, {"", "Y_h"}, {"Y", "", "Y_c"}, {"", "", "Y_c"}, {"Y", "Y_h"}};
@@ -361,7 +367,7 @@ TEST(Int8Precision, NodesListingSomeOutputsRun) {
 
 // initial_h's range decides how its rows run, so a NaN there is an error, as in X.
 TEST(Int8Precision, NanInInitialHIsAnError) {
-  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_onednn_int8()) GTEST_SKIP() << "needs the oneDNN provider and VNNI";
   const std::string model = lstm_with_state(3, 2, 4, 8, "forward");
   const Session s = Session::from_bytes(model.data(), model.size(), int8_options());
   std::vector<float> h(16, 0.5f);
@@ -379,7 +385,7 @@ TEST(Int8Precision, NanInInitialHIsAnError) {
 // instead of slicing the batch. The outputs stay within the int8 tolerance of float32 and are
 // those of one thread.
 TEST(Int8Precision, ThreadsCanShareOnePrimitive) {
-  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_onednn_int8()) GTEST_SKIP() << "needs the oneDNN provider and VNNI";
   const BigLstm m = big_lstm();
   SessionOptions two = int8_options(), one = int8_options(), fp32;
   two.threads(2).set("onednn.threading", "omp");
@@ -408,7 +414,7 @@ TEST(Int8Precision, ThreadsCanShareOnePrimitive) {
 // Either way gives the bits of one thread, so the choice, which depends on timing, never shows
 // in the outputs. A deterministic session takes the slices without timing.
 TEST(Int8Precision, AutoThreadingTimesBothWaysWithTheSameResults) {
-  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
+  if (!testing::have_onednn_int8()) GTEST_SKIP() << "needs the oneDNN provider and VNNI";
   if (::sysconf(_SC_LEVEL2_CACHE_SIZE) >= (long{4} << 20))
     GTEST_SKIP() << "this CPU's L2 holds the 4 MiB R, so the kernel does not time a team";
   const BigLstm m = big_lstm(1024);
@@ -439,6 +445,15 @@ TEST(Int8Precision, GruDeclinesWithTheReason) {
   ASSERT_EQ(s.assignment().size(), 1u);
   EXPECT_TRUE(has_note(s.assignment().front(), "int8 declined (oneDNN 2.6 runs an int8 GRU"))
       << all_notes(s.assignment().front());
+}
+
+TEST(Int8Precision, DeclinedWithoutVnni) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "no oneDNN provider";
+  if (testing::have_onednn_int8()) GTEST_SKIP() << "this processor has VNNI: int8 runs";
+  SessionOptions opts;
+  opts.providers({"onednn"}).cpu_precision(SessionOptions::Precision::kInt8);
+  const NodeAssignment a = only_node("lstm_fp32_bidirectional", opts);
+  EXPECT_TRUE(has_note(a, "int8 declined (this processor has no VNNI")) << all_notes(a);
 }
 
 TEST(Int8Precision, Fp32IsTheDefault) {

@@ -20,4 +20,11 @@ inline bool have_onednn_avx512() {
   return have_provider("onednn") && __builtin_cpu_supports("avx512f");
 }
 
+// Whether the oneDNN provider runs int8 LSTMs here: oneDNN's uint8 x int8 products are exact only
+// with VNNI (without it they saturate in int16, and the provider declines).
+inline bool have_onednn_int8() {
+  return have_provider("onednn") &&
+         (__builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni"));
+}
+
 }  // namespace recur::testing

@@ -12,6 +12,7 @@
 
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/busy_cores.h"
+#include "providers/onednn/common/finite.h"
 #include "providers/onednn/common/job_pool.h"
 #include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
@@ -60,10 +61,7 @@ class ConvKernel final : public Kernel {
     if (m.finite && constants_finite(ctx)) return compute(ctx, plain_x ? &m : nullptr).status();
     // The same convolution without the activation, then a Relu that keeps each NaN.
     RECUR_ASSIGN_OR_RETURN(Tensor * y, unfused().compute(ctx));
-    if (y->numel() > 0) {
-      avx512::unary(avx512::Unary::kRelu, y->data<float>(), y->numel(), y->data<float>(), 0.0f,
-                    0.0f);
-    }
+    relu_keeping_nan(y->data<float>(), y->numel());
     return ok_status();
   }
 
@@ -73,8 +71,7 @@ class ConvKernel final : public Kernel {
   // ONNX Runtime (measured: Conv+Relu and Conv+BatchNormalization+Relu keep it) and an
   // unfused Relu keep it. LeakyRelu's slope takes a select, which keeps it.
   bool relu_loses_nan() const {
-    return post_op_ == dnnl::algorithm::eltwise_relu && post_alpha_ == 0.0f &&
-           avx512::have_avx512();
+    return post_op_ == dnnl::algorithm::eltwise_relu && post_alpha_ == 0.0f;
   }
 
   // Whether the plan already made for these inputs' shapes runs on recur's own loops, which
@@ -94,6 +91,11 @@ class ConvKernel final : public Kernel {
   avx512::Magnitudes scan(const Tensor& t) const {
     const float* p = t.data<float>();
     const int64_t n = t.numel();
+    if (!avx512::have_avx512()) {  // whether finite only: Winograd, which reads the rest, is off
+      avx512::Magnitudes m;
+      m.finite = all_finite(p, n);
+      return m;
+    }
     if (n < (int64_t{1} << 20) || threads_.max < 2) return avx512::magnitudes(p, n);
     CoreLease lease;
     lease.acquire(threads_.max, threads_.shrink);

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "providers/onednn/common/avx512.h"
+#include "providers/onednn/common/finite.h"
 #include "providers/onednn/common/layout.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
@@ -76,9 +77,9 @@ class MatMulKernel final : public Kernel {
   // asked before pack() or the constructor's packing drops the ONNX copy of B.
   static bool finite_constants(const Tensor& b, const Epilogue& e) {
     const auto finite = [](const Tensor& t) {
-      return !t.defined() || avx512::all_finite(t.data<float>(), t.numel());
+      return !t.defined() || all_finite(t.data<float>(), t.numel());
     };
-    return !avx512::have_avx512() || (finite(b) && finite(e.bias));
+    return finite(b) && finite(e.bias);
   }
 
   bool small() const { return small_ != nullptr; }
@@ -177,9 +178,9 @@ class MatMulKernel final : public Kernel {
   // NaN follows, as the reference and ONNX Runtime (measured: MatMul, Add and Relu, which it
   // fuses too) keep it. One read of A a run; recur's own loop (run_small) needs none.
   bool fusable(const Tensor& a) const {
-    return epilogue_.activation != "Relu" || !avx512::have_avx512() ||
+    return epilogue_.activation != "Relu" ||
            (constants_finite_ &&
-            (a.dtype() != DType::kFloat32 || avx512::all_finite(a.data<float>(), a.numel())));
+            (a.dtype() != DType::kFloat32 || all_finite(a.data<float>(), a.numel())));
   }
 
   Result<MatMulPlan> make_plan(const KernelContext& ctx, const Tensor& a, const Tensor& b,
@@ -338,8 +339,7 @@ class MatMulKernel final : public Kernel {
     const std::string& act = epilogue_.activation;
     if (act.empty()) return;
     if (act == "Relu") {
-      // NaN < 0 is false: a NaN stays, as in the reference.
-      for (int64_t i = 0; i < n; ++i) y[i] = y[i] < 0.0f ? 0.0f : y[i];
+      relu_keeping_nan(y, n);
       return;
     }
     const bool tanh_form = act == "GeluTanh";

@@ -112,15 +112,34 @@ class PoolKernel final : public Kernel {
     RECUR_RETURN_IF_ERROR(execute_primitive(
         plan->prim, {{DNNL_ARG_SRC, plan->src, src}, {DNNL_ARG_DST, plan->dst, dst}}, scratch_,
         what_));
-    if (!plan->from_dst) return ok_status();
-    return execute_primitive(
-        *plan->from_dst, {{DNNL_ARG_FROM, plan->dst, dst}, {DNNL_ARG_TO, plan->y, y->raw_data()}},
-        scratch_, what_);
+    if (plan->from_dst) {
+      RECUR_RETURN_IF_ERROR(execute_primitive(
+          *plan->from_dst, {{DNNL_ARG_FROM, plan->dst, dst}, {DNNL_ARG_TO, plan->y, y->raw_data()}},
+          scratch_, what_));
+    }
+    if (kind_ == PoolKind::kMax || kind_ == PoolKind::kGlobalMax)
+      empty_windows_to_minus_inf(*x, *y);
+    return ok_status();
   }
 
  private:
   // The largest of each window's taps inside X, as the reference provider takes it: a NaN is
   // never larger, and a window with no tap (or only NaNs) gives -inf.
+  // oneDNN's max pool starts each window at the lowest float and skips NaN (x86's max), so a
+  // window of NaN, -inf and padding alone gives -3.4e38, where the reference (and recur's own
+  // loops) give -inf. Where X holds no -3.4e38 of its own, every such value in Y is such a
+  // window; where it does (a hostile input), Y is left as oneDNN made it. The read of Y costs
+  // little beside the pool's read of X, and X is read only where Y has the value.
+  static void empty_windows_to_minus_inf(const Tensor& x, Tensor& y) {
+    constexpr float kLowest = std::numeric_limits<float>::lowest();
+    float* yp = y.data<float>();
+    const int64_t n = y.numel();
+    if (std::find(yp, yp + n, kLowest) == yp + n) return;
+    const float* xp = x.data<float>();
+    if (std::find(xp, xp + x.numel(), kLowest) != xp + x.numel()) return;
+    std::replace(yp, yp + n, kLowest, -std::numeric_limits<float>::infinity());
+  }
+
   static Status run_small(const PoolPlan& p, const Tensor& x, Tensor& y) {
     const int64_t rows = p.out[0] * p.out[1], To = p.out[2], Ti = x.dim(2);
     const float* xp = x.data<float>();

@@ -1,9 +1,13 @@
 // Softmax and LogSoftmax through oneDNN's softmax_v2. Before opset 13 the input is coerced to
 // 2-D at `axis` (default 1); from 13 the operation runs along `axis` (default -1).
+#include <cmath>
+#include <limits>
 #include <tuple>
+#include <vector>
 
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/busy_cores.h"
+#include "providers/onednn/common/finite.h"
 #include "providers/onednn/common/job_pool.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
@@ -64,6 +68,10 @@ class SoftmaxKernel final : public Kernel {
         return ok_status();
       }
     }
+    if (!all_finite(x->data<float>(), x->numel())) {
+      run_nonfinite(x->data<float>(), shape, run_axis, y->data<float>());
+      return ok_status();
+    }
     RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(std::make_tuple(shape, run_axis), [&]() {
       const auto md = dense_desc(shape);
       auto d = [&] {
@@ -85,6 +93,42 @@ class SoftmaxKernel final : public Kernel {
   uint32_t overwritable_inputs() const override { return 1; }
 
  private:
+  // oneDNN's softmax takes the maximum with x86's max, which skips a NaN, and clamps exp's
+  // input: a row holding a NaN or +inf came out with 0 or -inf where the reference gives NaN.
+  // X with any NaN or infinity runs here instead, row by row in double as the reference
+  // computes: the maximum (a NaN wins), exp(x - max) (an all -inf row against 0), the sum.
+  void run_nonfinite(const float* x, const Shape& shape, int64_t axis, float* y) const {
+    int64_t outer = 1, inner = 1;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (static_cast<int64_t>(i) < axis) outer *= shape[i];
+      if (static_cast<int64_t>(i) > axis) inner *= shape[i];
+    }
+    const int64_t d = shape[static_cast<size_t>(axis)];
+    std::vector<double> row(static_cast<size_t>(d));  // a rare path: X holds NaN or infinities
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t base = o * d * inner + i;
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int64_t k = 0; k < d; ++k) {
+          const double v = x[base + k * inner];
+          row[static_cast<size_t>(k)] = v;
+          if (v > mx || (std::isnan(v) && !std::isnan(mx))) mx = v;
+        }
+        if (std::isinf(mx) && mx < 0) mx = 0.0;
+        double sum = 0.0;
+        for (double& v : row) {
+          v -= mx;
+          sum += std::exp(v);
+        }
+        const double log_sum = std::log(sum);
+        for (int64_t k = 0; k < d; ++k) {
+          const double v = row[static_cast<size_t>(k)];
+          y[base + k * inner] = static_cast<float>(log_ ? v - log_sum : std::exp(v) / sum);
+        }
+      }
+    }
+  }
+
   // Along an axis before the last, always recur's loop, a vector of columns at a time: oneDNN
   // 2.6 has only its reference implementation there (softmax_v2 "ref:any"), which took 14.2 ms
   // for [4, 1000, 64] along axis 1 against 0.09, and for an attention pooling's weights over

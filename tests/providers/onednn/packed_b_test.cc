@@ -162,7 +162,8 @@ TEST(OnednnPackedB, FusedBiasAndActivation) {
 // folded in). A B of 5 columns, which that layout would pad to 64, keeps the loop's own
 // layout and its ONNX copy for oneDNN.
 TEST(OnednnPackedB, SmallBOneCopyForTheLoopAndOneDnn) {
-  if (!runnable()) GTEST_SKIP() << "needs the oneDNN provider";
+  if (!testing::have_onednn_avx512())
+    GTEST_SKIP() << "needs the oneDNN provider and AVX-512 (recur's own loops)";
   std::mt19937 rng(15);
   struct Case {
     int64_t k, n;
@@ -226,7 +227,8 @@ TEST(OnednnPackedB, SmallBOneCopyForTheLoopAndOneDnn) {
 // released): the same bytes as oneDNN's reorder into the same layout, B stored either way,
 // scaled or not, with sizes on and off the 16 x 64 tiles; and the source's pages are gone.
 TEST(OnednnPackedB, StreamedPackingGivesTheReordersBytes) {
-  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_onednn_avx512())
+    GTEST_SKIP() << "needs the oneDNN provider and AVX-512 (recur's own loops)";
   struct Case {
     int64_t K, N;
     bool trans;

@@ -77,7 +77,8 @@ Tensor values(const Shape& shape, std::mt19937& rng, bool specials) {
 }
 
 TEST(OnednnReduce, MatchesTheReference) {
-  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_onednn_avx512())
+    GTEST_SKIP() << "needs the oneDNN provider and AVX-512 (recur's own loops)";
   std::mt19937 rng(47);
   const std::vector<ReduceCase> cases = {
       {"ReduceMean", 11, {1, 512, 300}, {-1}},
@@ -142,7 +143,8 @@ TEST(OnednnReduce, MatchesTheReference) {
 // A NaN at a row's start, inside the loop of four vectors, in its tail, and in a middle block's
 // first, inner and last rows: the maximum and minimum are NaN there, as in the reference.
 TEST(OnednnReduce, MaxAndMinTakeANaNWhereverItIs) {
-  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_onednn_avx512())
+    GTEST_SKIP() << "needs the oneDNN provider and AVX-512 (recur's own loops)";
   std::mt19937 rng(9);
   for (const char* op : {"ReduceMax", "ReduceMin"}) {
     for (const std::vector<int64_t>& axes : {std::vector<int64_t>{-1}, std::vector<int64_t>{1}}) {
@@ -171,7 +173,8 @@ TEST(OnednnReduce, MaxAndMinTakeANaNWhereverItIs) {
 }
 
 TEST(OnednnReduce, WhatItDeclinesStaysWithTheReference) {
-  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_onednn_avx512())
+    GTEST_SKIP() << "needs the oneDNN provider and AVX-512 (recur's own loops)";
   struct Declined {
     ReduceCase c;
     const char* why;

@@ -44,7 +44,8 @@ Session open(const std::string& bytes, std::vector<std::string> providers) {
 }
 
 TEST(OnednnTopK, MatchesTheReference) {
-  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_onednn_avx512())
+    GTEST_SKIP() << "needs the oneDNN provider and AVX-512 (recur's own loops)";
   std::mt19937 rng(61);
   for (int opset : {1, 10, 11}) {
     for (const Shape& shape : {Shape{1}, Shape{7}, Shape{16}, Shape{40}, Shape{5, 37},
@@ -77,14 +78,16 @@ TEST(OnednnTopK, MatchesTheReference) {
 }
 
 TEST(OnednnTopK, AnotherAxisStaysWithTheReference) {
-  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_onednn_avx512())
+    GTEST_SKIP() << "needs the oneDNN provider and AVX-512 (recur's own loops)";
   Session s = open(top_k_model(11, {4, 6}, 2, 0, 1), {"onednn", "reference"});
   EXPECT_EQ(s.assignment().front().provider, "reference");
   EXPECT_NE(s.explain().find("last axis only"), std::string::npos) << s.explain();
 }
 
 TEST(OnednnTopK, KBeyondTheAxisIsAnError) {
-  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!testing::have_onednn_avx512())
+    GTEST_SKIP() << "needs the oneDNN provider and AVX-512 (recur's own loops)";
   ModelBuilder mb(11);
   mb.input("X", DType::kFloat32, {2, 5});
   mb.input("K", DType::kInt64, {1});

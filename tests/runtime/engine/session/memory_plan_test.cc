@@ -22,6 +22,7 @@
 #include "runtime/graph/shape_inference.h"
 #include "tests/support/model_builder.h"
 #include "tests/support/plan_run.h"
+#include "tests/support/providers.h"
 #include "tools/common/testdir.h"
 
 namespace recur {
@@ -454,6 +455,11 @@ TEST(ArenaRuns, ConcurrentRunsOfModelsMatchSerialRuns) {
         EXPECT_TRUE(tools::compare(o[i], ds.outputs[i].second, {}).match) << name;
       }
     }
+    // Bit for bit on AVX-512, where the RNN kernels sum in the same order whatever threads a
+    // run gets; without it oneDNN's primitives run on the threads a concurrent run has, which
+    // changes the order of their sums (an AVX2 Zen 3: rnnoise_gru's last bits), so there the
+    // results must agree with the folder's expected outputs instead.
+    const bool bits = __builtin_cpu_supports("avx512f");
     std::vector<std::thread> threads;
     std::atomic<int> mismatches{0};
     for (int t = 0; t < 4; ++t) {
@@ -462,7 +468,11 @@ TEST(ArenaRuns, ConcurrentRunsOfModelsMatchSerialRuns) {
           const size_t k = static_cast<size_t>(t + r) % feeds.size();
           Outputs o = s.run(feeds[k]);
           for (size_t i = 0; i < o.size(); ++i) {
-            if (values(o[i]) != want[k][i]) ++mismatches;
+            const auto& expected = sets.value()[k].outputs;
+            const bool same =
+                bits ? values(o[i]) == want[k][i]
+                     : i >= expected.size() || tools::compare(o[i], expected[i].second, {}).match;
+            if (!same) ++mismatches;
           }
         }
       });
@@ -768,6 +778,8 @@ TEST(OutputsOverInputs, NothingReadLaterIsWrittenOver) {
 // Mul, Softmax (recur's loop under 4M elements, oneDNN's primitive past it), LayerNormalization,
 // Exp, Add of a broadcast C and Relu, with static and with symbolic shapes.
 TEST(OutputsOverInputs, OnednnKernelsGiveTheBitsTheyGiveWithoutTheArena) {
+  if (!testing::have_onednn_avx512())
+    GTEST_SKIP() << "needs the oneDNN provider and AVX-512 (recur's own loops)";
   for (const Shape& shape : {Shape{4, 6, 50}, Shape{8, 8, 65536}}) {
     for (bool symbolic : {false, true}) {
       ModelBuilder m;
