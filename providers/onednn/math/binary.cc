@@ -1,11 +1,11 @@
 // Add, Sub, Mul and Div of float32 with numpy broadcasting (opset 7 on), on recur's AVX-512
-// loops: the dimensions coalesced where both inputs stay contiguous (or both broadcast) across
-// them, then rows of the innermost run, each input contiguous or one value along it, split
-// among threads past 512K elements. The glue of the models around RNNs (an attention's query
-// plus its keys, a mask times a spectrogram) ran on the reference provider's one thread: two
-// Adds of [64, 200, 128] and [64, 1, 128] in a Tacotron's attention took 0.88 and 0.73 ms
-// there. Other dtypes stay with the reference provider, which computes these the same way
-// (one IEEE operation in float32 an element).
+// loops (plain ones without AVX-512): the dimensions coalesced where both inputs stay contiguous
+// (or both broadcast) across them, then rows of the innermost run, each input contiguous or one
+// value along it, split among threads past 512K elements. The glue of the models around RNNs (an
+// attention's query plus its keys, a mask times a spectrogram) ran on the reference provider's one
+// thread: two Adds of [64, 200, 128] and [64, 1, 128] in a Tacotron's attention took 0.88 and 0.73
+// ms there. Other dtypes stay with the reference provider, which computes these the same way (one
+// IEEE operation in float32 an element).
 #include <algorithm>
 
 #include "providers/onednn/common/avx512.h"
@@ -37,6 +37,61 @@ RECUR_AVX512 void row(const float* a, int64_t sa, const float* b, int64_t sb, fl
     const __m512 va = sa ? _mm512_maskz_loadu_ps(m, a + j) : ka;
     const __m512 vb = sb ? _mm512_maskz_loadu_ps(m, b + j) : kb;
     _mm512_mask_storeu_ps(y + j, m, apply<op>(va, vb));
+  }
+}
+
+template <Arith op>
+inline float apply1(float a, float b) {
+  if constexpr (op == Arith::kAdd) return a + b;
+  if constexpr (op == Arith::kSub) return a - b;
+  if constexpr (op == Arith::kMul) return a * b;
+  return a / b;
+}
+
+// The same rows without AVX-512, as plain loops the compiler vectorizes (for AVX2 where the
+// processor has it, SSE2 otherwise): the glue around the RNNs had gone to the reference
+// provider on such processors. One IEEE operation an element either way, so the bits are
+// the AVX-512 loop's.
+template <Arith op, bool va, bool vb>
+__attribute__((target("avx2"))) void row_avx2(const float* a, const float* b, float* y, int64_t n) {
+  const float ka = *a, kb = *b;
+  for (int64_t j = 0; j < n; ++j) y[j] = apply1<op>(va ? a[j] : ka, vb ? b[j] : kb);
+}
+
+template <Arith op, bool va, bool vb>
+void row_sse(const float* a, const float* b, float* y, int64_t n) {
+  const float ka = *a, kb = *b;
+  for (int64_t j = 0; j < n; ++j) y[j] = apply1<op>(va ? a[j] : ka, vb ? b[j] : kb);
+}
+
+enum class Isa { kAvx512, kAvx2, kSse };
+
+Isa isa() {
+  if (avx512::have_avx512()) return Isa::kAvx512;
+  return __builtin_cpu_supports("avx2") ? Isa::kAvx2 : Isa::kSse;
+}
+
+template <Arith op, bool va, bool vb>
+void row_plain(Isa i, const float* a, const float* b, float* y, int64_t n) {
+  if (i == Isa::kAvx2) {
+    row_avx2<op, va, vb>(a, b, y, n);
+  } else {
+    row_sse<op, va, vb>(a, b, y, n);
+  }
+}
+
+template <Arith op>
+void any_row(Isa i, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n) {
+  if (i == Isa::kAvx512) {
+    row<op>(a, sa, b, sb, y, n);
+  } else if (sa && sb) {
+    row_plain<op, true, true>(i, a, b, y, n);
+  } else if (sa) {
+    row_plain<op, true, false>(i, a, b, y, n);
+  } else if (sb) {
+    row_plain<op, false, true>(i, a, b, y, n);
+  } else {
+    row_plain<op, false, false>(i, a, b, y, n);
   }
 }
 
@@ -94,7 +149,8 @@ bool broadcast(const Shape& a, const Shape& b, Shape& out, Plan& p) {
 }
 
 template <Arith op>
-void run_rows(const Plan& p, const float* a, const float* b, float* y, int64_t r0, int64_t r1) {
+void run_rows(Isa i, const Plan& p, const float* a, const float* b, float* y, int64_t r0,
+              int64_t r1) {
   const size_t inner = p.dims.size() - 1;
   const int64_t n = p.dims[inner];
   // Row r's offsets into A and B, from its index along the outer dimensions.
@@ -106,14 +162,14 @@ void run_rows(const Plan& p, const float* a, const float* b, float* y, int64_t r
       oa += c * p.sa[d];
       ob += c * p.sb[d];
     }
-    row<op>(a + oa, p.sa[inner], b + ob, p.sb[inner], y + r * n, n);
+    any_row<op>(i, a + oa, p.sa[inner], b + ob, p.sb[inner], y + r * n, n);
   }
 }
 
 template <Arith op>
 class BinaryKernel final : public Kernel {
  public:
-  explicit BinaryKernel(Threads threads) : threads_(threads) {}
+  explicit BinaryKernel(Threads threads) : threads_(threads), isa_(isa()) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
@@ -144,7 +200,8 @@ class BinaryKernel final : public Kernel {
     const float* ap = a->data<float>();
     const float* bp = b->data<float>();
     float* yp = y->data<float>();
-    in_parts(rows, jobs, [&](int64_t r0, int64_t r1) { run_rows<op>(p, ap, bp, yp, r0, r1); });
+    in_parts(rows, jobs,
+             [&](int64_t r0, int64_t r1) { run_rows<op>(isa_, p, ap, bp, yp, r0, r1); });
     return ok_status();
   }
   // Y over A or B where that input is not broadcast: a row then reads that input's row of Y's
@@ -153,12 +210,11 @@ class BinaryKernel final : public Kernel {
 
  private:
   Threads threads_;
+  Isa isa_;
 };
 
-// Both inputs float32 as known at load (shape computations in int64 stay with the reference),
-// with AVX-512.
+// Both inputs float32 as known at load (shape computations in int64 stay with the reference).
 Claim claim_binary(const Node& node, const Graph& graph) {
-  if (!avx512::have_avx512()) return Claim::decline("this processor has no AVX-512");
   for (size_t i = 0; i < 2; ++i) {
     if (!node.has_input(i)) return Claim::decline("inputs A and B are both needed");
     const DType dt = graph.value(node.inputs[i]).type.dtype;
