@@ -15,7 +15,7 @@ inline bool have_provider(const std::string& name) {
 }
 
 // Whether the oneDNN provider is here and the CPU has AVX-512: what its own loops (small
-// operations, Transpose, the binary operators, channel-blocked chains) need.
+// operations, Transpose, the reductions, channel-blocked chains) need.
 inline bool have_onednn_avx512() {
   return have_provider("onednn") && __builtin_cpu_supports("avx512f");
 }
