@@ -38,6 +38,7 @@
 #include <gtest/gtest.h>
 
 #include "recur/session.h"
+#include "runtime/core/cpu_isa.h"
 #include "runtime/engine/session/session_impl.h"
 #include "tests/support/model_builder.h"
 #include "tests/support/providers.h"
@@ -420,8 +421,8 @@ TEST_P(SteadyState, RecurAllocatesNothingPerRunAfterWarmUp) {
   // The ceilings hold the oneDNN provider on AVX-512, where recur's own loops run most small
   // operations. Without it more nodes run on oneDNN's primitives and the reference (an AVX2 Zen
   // 3: 1-29 of recur's allocations a run, 3 more of oneDNN's), which these do not bound.
-  if (!reference && !__builtin_cpu_supports("avx512f"))
-    GTEST_SKIP() << "the oneDNN ceilings are AVX-512's; this processor has no AVX-512";
+  if (!reference && !cpu::has(cpu::Feature::kAvx512))
+    GTEST_SKIP() << "the oneDNN ceilings are AVX-512's: " << cpu::why_not(cpu::Feature::kAvx512);
   int checked = 0;
   for (const std::string& dir : model_dirs()) {
     if (std::getenv("ALLOC_MODEL") && dir.find(std::getenv("ALLOC_MODEL")) == std::string::npos)

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "recur/recur.h"
+#include "runtime/core/cpu_isa.h"
 
 namespace recur::testing {
 
@@ -17,14 +18,11 @@ inline bool have_provider(const std::string& name) {
 // Whether the oneDNN provider is here and the CPU has AVX-512: what its own loops (small
 // operations, Transpose, the reductions, channel-blocked chains) need.
 inline bool have_onednn_avx512() {
-  return have_provider("onednn") && __builtin_cpu_supports("avx512f");
+  return have_provider("onednn") && cpu::has(cpu::Feature::kAvx512);
 }
 
 // Whether the oneDNN provider runs int8 LSTMs here: oneDNN's uint8 x int8 products are exact only
 // with VNNI (without it they saturate in int16, and the provider declines).
-inline bool have_onednn_int8() {
-  return have_provider("onednn") &&
-         (__builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni"));
-}
+inline bool have_onednn_int8() { return have_provider("onednn") && cpu::has(cpu::Feature::kVnni); }
 
 }  // namespace recur::testing

@@ -1,5 +1,6 @@
 #include "providers/onednn/common/avx512.h"
 #include "runtime/core/code_layout.h"
+#include "runtime/core/cpu_isa.h"
 #include "runtime/core/page_discard.h"
 
 #include <algorithm>
@@ -10,7 +11,7 @@
 
 namespace recur::onednn::avx512 {
 
-RECUR_LOAD_PATH bool have_avx512() { return __builtin_cpu_supports("avx512f"); }
+RECUR_LOAD_PATH bool have_avx512() { return cpu::has(cpu::Feature::kAvx512); }
 
 namespace {
 

@@ -5,6 +5,7 @@
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/busy_cores.h"
 #include "providers/onednn/common/job_pool.h"
+#include "runtime/core/cpu_isa.h"
 
 namespace recur::onednn {
 
@@ -46,6 +47,13 @@ RECUR_AVX512 void tile16(const float* src, int64_t ss, float* dst, int64_t ds) {
   }
 }
 
+// The tails of a strip, and whole strips on processors without AVX2.
+void plain_rows(const float* x, float* y, int64_t rows, int64_t cols, int64_t r0, int64_t r1,
+                int64_t c0) {
+  for (int64_t c = c0; c < cols; ++c)
+    for (int64_t i = r0; i < r1; ++i) y[c * rows + i] = x[i * cols + c];
+}
+
 // Rows [r0, r1) of one plane.
 RECUR_AVX512 void plane_rows(const float* x, float* y, int64_t rows, int64_t cols, int64_t r0,
                              int64_t r1) {
@@ -53,11 +61,43 @@ RECUR_AVX512 void plane_rows(const float* x, float* y, int64_t rows, int64_t col
   for (; r + 16 <= r1; r += 16) {
     int64_t c = 0;
     for (; c + 16 <= cols; c += 16) tile16(x + r * cols + c, cols, y + c * rows + r, rows);
-    for (; c < cols; ++c)
-      for (int64_t i = r; i < r + 16; ++i) y[c * rows + i] = x[i * cols + c];
+    plain_rows(x, y, rows, cols, r, r + 16, c);
   }
-  for (; r < r1; ++r)
-    for (int64_t c = 0; c < cols; ++c) y[c * rows + r] = x[r * cols + c];
+  plain_rows(x, y, rows, cols, r, r1, 0);
+}
+
+// The same on AVX2, in 8 x 8 tiles: 32-bit interleaves, 64-bit shuffles within the 128-bit
+// lanes, then the lanes exchanged.
+__attribute__((target("avx2"))) void tile8(const float* src, int64_t ss, float* dst, int64_t ds) {
+  __m256 r[8], t[8], u[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * ss);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  // u[4h + k]: columns k and k + 4 of rows 4h..4h+3.
+  for (int h = 0; h < 2; ++h) {
+    const __m256* q = t + 4 * h;
+    u[4 * h] = _mm256_shuffle_ps(q[0], q[2], 0x44);
+    u[4 * h + 1] = _mm256_shuffle_ps(q[0], q[2], 0xEE);
+    u[4 * h + 2] = _mm256_shuffle_ps(q[1], q[3], 0x44);
+    u[4 * h + 3] = _mm256_shuffle_ps(q[1], q[3], 0xEE);
+  }
+  for (int k = 0; k < 4; ++k) {
+    _mm256_storeu_ps(dst + k * ds, _mm256_permute2f128_ps(u[k], u[4 + k], 0x20));
+    _mm256_storeu_ps(dst + (4 + k) * ds, _mm256_permute2f128_ps(u[k], u[4 + k], 0x31));
+  }
+}
+
+__attribute__((target("avx2"))) void plane_rows_avx2(const float* x, float* y, int64_t rows,
+                                                     int64_t cols, int64_t r0, int64_t r1) {
+  int64_t r = r0;
+  for (; r + 8 <= r1; r += 8) {
+    int64_t c = 0;
+    for (; c + 8 <= cols; c += 8) tile8(x + r * cols + c, cols, y + c * rows + r, rows);
+    plain_rows(x, y, rows, cols, r, r + 8, c);
+  }
+  plain_rows(x, y, rows, cols, r, r1, 0);
 }
 
 }  // namespace
@@ -65,6 +105,10 @@ RECUR_AVX512 void plane_rows(const float* x, float* y, int64_t rows, int64_t col
 void transpose_planes(const float* x, float* y, int64_t planes, int64_t rows, int64_t cols,
                       int threads, bool shrink) {
   if (planes <= 0 || rows <= 0 || cols <= 0) return;
+  enum class Isa { kAvx512, kAvx2, kPlain };
+  const Isa isa = avx512::have_avx512()           ? Isa::kAvx512
+                  : cpu::has(cpu::Feature::kAvx2) ? Isa::kAvx2
+                                                  : Isa::kPlain;
   // Jobs of 16-row strips; a copy under 1 MiB stays on the calling thread, where a handoff
   // would cost what it saves.
   const int64_t strips = (rows + 15) / 16;
@@ -77,8 +121,16 @@ void transpose_planes(const float* x, float* y, int64_t planes, int64_t rows, in
     for (int64_t s = s0; s < s1;) {
       const int64_t p = s / strips, first = s % strips;
       const int64_t last = std::min(strips, first + (s1 - s));
-      plane_rows(x + p * rows * cols, y + p * rows * cols, rows, cols, first * 16,
-                 std::min(rows, last * 16));
+      const float* xp = x + p * rows * cols;
+      float* yp = y + p * rows * cols;
+      const int64_t r0 = first * 16, r1 = std::min(rows, last * 16);
+      if (isa == Isa::kAvx512) {
+        plane_rows(xp, yp, rows, cols, r0, r1);
+      } else if (isa == Isa::kAvx2) {
+        plane_rows_avx2(xp, yp, rows, cols, r0, r1);
+      } else {
+        plain_rows(xp, yp, rows, cols, r0, r1, 0);
+      }
       s += last - first;
     }
   });

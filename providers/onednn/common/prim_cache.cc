@@ -6,6 +6,7 @@
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/busy_cores.h"
 #include "runtime/core/code_layout.h"
+#include "runtime/core/cpu_isa.h"
 
 namespace recur::onednn {
 
@@ -133,7 +134,7 @@ RECUR_LOAD_PATH Claim claim_float32_input(const Node& node, const Graph& graph, 
 
 RECUR_LOAD_PATH Claim claim_last_axis_float32(const Node& node, const Graph& graph,
                                               int64_t default_axis) {
-  if (!avx512::have_avx512()) return Claim::decline("this processor has no AVX-512");
+  if (!avx512::have_avx512()) return Claim::decline(cpu::why_not(cpu::Feature::kAvx512));
   Claim c = claim_float32_input(node, graph);
   if (!c.yes) return c;
   const TypeInfo& t = graph.value(node.inputs[0]).type;

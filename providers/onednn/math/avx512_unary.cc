@@ -3,6 +3,7 @@
 #include <string>
 
 #include "providers/onednn/common/prim_cache.h"
+#include "runtime/core/cpu_isa.h"
 
 namespace recur::onednn {
 
@@ -48,7 +49,7 @@ void register_avx512_unary(KernelRegistry& r, const char* op, int since, avx512:
            return std::unique_ptr<Kernel>(std::make_unique<Avx512UnaryKernel>(f, op, av, bv));
          },
          .claim = [](const Node& n, const Graph& g) -> Claim {
-           if (!avx512::have_avx512()) return Claim::decline("this processor has no AVX-512");
+           if (!avx512::have_avx512()) return Claim::decline(cpu::why_not(cpu::Feature::kAvx512));
            return claim_float32_input(n, g);
          }});
 }

@@ -13,6 +13,7 @@
 #include "providers/onednn/common/job_pool.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/kernels.h"
+#include "runtime/core/cpu_isa.h"
 
 namespace recur::onednn {
 
@@ -68,7 +69,7 @@ enum class Isa { kAvx512, kAvx2, kSse };
 
 Isa isa() {
   if (avx512::have_avx512()) return Isa::kAvx512;
-  return __builtin_cpu_supports("avx2") ? Isa::kAvx2 : Isa::kSse;
+  return cpu::has(cpu::Feature::kAvx2) ? Isa::kAvx2 : Isa::kSse;
 }
 
 template <Arith op, bool va, bool vb>

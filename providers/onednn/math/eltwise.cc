@@ -27,6 +27,8 @@ enum class Fixup {
   kNone,
   kNan,           // NaN put back where X has one
   kSubnormalLog,  // std::log where X is subnormal
+  kNanZero,       // NaN and zeros put back where X has them: f(-0) = -0, where the
+                  // primitive gives +0 (numpy, ONNX Runtime and the reference: -0)
 };
 
 struct EltwiseOp {
@@ -41,8 +43,8 @@ struct EltwiseOp {
 };
 
 constexpr EltwiseOp kOps[] = {
-    {"Relu", 1, algorithm::eltwise_relu, 0.0f, 0.0f, nullptr, Fixup::kNan},
-    {"LeakyRelu", 1, algorithm::eltwise_relu, 0.01f, 0.0f, "alpha", Fixup::kNan},
+    {"Relu", 1, algorithm::eltwise_relu, 0.0f, 0.0f, nullptr, Fixup::kNanZero},
+    {"LeakyRelu", 1, algorithm::eltwise_relu, 0.01f, 0.0f, "alpha", Fixup::kNanZero},
     {"Tanh", 1, algorithm::eltwise_tanh, 0.0f, 0.0f, nullptr},
     {"Sigmoid", 1, algorithm::eltwise_logistic, 0.0f, 0.0f, nullptr},
     {"Exp", 1, algorithm::eltwise_exp, 0.0f, 0.0f, nullptr, Fixup::kNan},
@@ -51,18 +53,19 @@ constexpr EltwiseOp kOps[] = {
     {"Sqrt", 1, algorithm::eltwise_sqrt, 0.0f, 0.0f, nullptr},
     // beta -0: -x + -0 gives -0 for +0, where + 0 would give +0 (numpy: -0).
     {"Neg", 1, algorithm::eltwise_linear, -1.0f, -0.0f, nullptr},
-    {"Elu", 1, algorithm::eltwise_elu, 1.0f, 0.0f, "alpha"},
+    {"Elu", 1, algorithm::eltwise_elu, 1.0f, 0.0f, "alpha", Fixup::kNanZero},
     {"Softplus", 1, algorithm::eltwise_soft_relu, 0.0f, 0.0f, nullptr},
     {"Round", 11, algorithm::eltwise_round, 0.0f, 0.0f, nullptr},
     {"Clip", 1, algorithm::eltwise_clip, 0.0f, 0.0f, nullptr, Fixup::kNan},
-    {"HardSwish", 14, algorithm::eltwise_hardswish, 0.0f, 0.0f, nullptr, Fixup::kNan},
+    {"HardSwish", 14, algorithm::eltwise_hardswish, 0.0f, 0.0f, nullptr, Fixup::kNanZero},
     {"Mish", 18, algorithm::eltwise_mish, 0.0f, 0.0f, nullptr},
-    {"Gelu", 20, algorithm::eltwise_gelu_erf, 0.0f, 0.0f, nullptr},
+    {"Gelu", 20, algorithm::eltwise_gelu_erf, 0.0f, 0.0f, nullptr, Fixup::kNanZero},
     {"Swish", 24, algorithm::eltwise_swish, 1.0f, 0.0f, "alpha"},
 };
 
 // Gelu with approximate="tanh".
-constexpr EltwiseOp kGeluTanh = {"Gelu", 20, algorithm::eltwise_gelu_tanh, 0.0f, 0.0f, nullptr};
+constexpr EltwiseOp kGeluTanh = {
+    "Gelu", 20, algorithm::eltwise_gelu_tanh, 0.0f, 0.0f, nullptr, Fixup::kNanZero};
 
 // The ops recur runs on its own loop (avx512.h), at any size: for small tensors a oneDNN call
 // costs more than the work; HardSwish took oneDNN's primitive a second pass to put NaNs back
@@ -158,6 +161,9 @@ class EltwiseKernel final : public Kernel {
     } else if (op_.fixup == Fixup::kSubnormalLog) {
       for (int64_t i = 0; i < n; ++i)
         if (xp[i] > 0.0f && xp[i] < FLT_MIN) yp[i] = std::log(xp[i]);
+    } else if (op_.fixup == Fixup::kNanZero) {
+      for (int64_t i = 0; i < n; ++i)
+        if (std::isnan(xp[i]) || xp[i] == 0.0f) yp[i] = xp[i];
     }
     return ok_status();
   }

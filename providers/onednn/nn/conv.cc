@@ -21,6 +21,7 @@
 #include "providers/onednn/nn/nn.h"
 #include "providers/onednn/nn/small_conv1d.h"
 #include "providers/onednn/nn/window.h"
+#include "runtime/core/cpu_isa.h"
 #include "runtime/graph/blocked.h"
 #include "runtime/graph/fused_conv.h"
 
@@ -926,7 +927,7 @@ class ConvKernel final : public Kernel {
 // (one block of all M channels), 2-D, one group, and W a constant of whole blocks of output
 // channels: the blocking pass makes no other.
 Claim claim_blocked_conv(const Node& n, const Graph& g) {
-  if (!avx512::have_avx512()) return Claim::decline("this processor has no AVX-512");
+  if (!avx512::have_avx512()) return Claim::decline(cpu::why_not(cpu::Feature::kAvx512));
   Claim c = claim_float32_input(n, g);
   if (!c.yes) return c;
   if (const Attribute* group = n.attr("group"); group && group->i != 1)

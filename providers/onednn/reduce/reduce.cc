@@ -19,6 +19,7 @@
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/kernels.h"
+#include "runtime/core/cpu_isa.h"
 
 namespace recur::onednn {
 
@@ -335,7 +336,7 @@ class ReduceKernel final : public Kernel {
 };
 
 Claim claim_reduce(const Node& n, const Graph& g, Op op, int opset) {
-  if (!avx512::have_avx512()) return Claim::decline("this processor has no AVX-512");
+  if (!avx512::have_avx512()) return Claim::decline(cpu::why_not(cpu::Feature::kAvx512));
   Claim c = claim_float32_input(n, g);
   if (!c.yes) return c;
   const TypeInfo& t = g.value(n.inputs[0]).type;

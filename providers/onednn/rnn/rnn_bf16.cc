@@ -5,6 +5,8 @@
 
 #include <dnnl.hpp>
 
+#include "runtime/core/cpu_isa.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
@@ -99,7 +101,7 @@ __attribute__((target("avx512f"))) void bf16_to_f32_avx512(const uint16_t* src, 
 }
 
 bool have_avx512_bf16() {
-  static const bool yes = __builtin_cpu_supports("avx512bf16");
+  static const bool yes = cpu::has(cpu::Feature::kAvx512Bf16);
   return yes;
 }
 #else

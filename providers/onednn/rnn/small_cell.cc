@@ -8,6 +8,7 @@
 #include "providers/onednn/common/job_pool.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "runtime/core/code_layout.h"
+#include "runtime/core/cpu_isa.h"
 
 namespace recur::onednn {
 
@@ -196,7 +197,7 @@ RECUR_LOAD_PATH std::string small_rnn_declined(const CompileContext& ctx, const 
   } else if (!spec.default_activations()) {
     return "custom activations";
   }
-  if (!avx512::have_avx512()) return "no AVX-512 on this CPU";
+  if (!avx512::have_avx512()) return cpu::why_not(cpu::Feature::kAvx512);
   const Node& node = ctx.node();
   const Tensor* w = ctx.constant_input(kRnnW);
   const Tensor* r = ctx.constant_input(kRnnR);

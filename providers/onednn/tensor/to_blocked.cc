@@ -5,6 +5,7 @@
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/kernels.h"
 #include "providers/onednn/tensor/channel_blocks.h"
+#include "runtime/core/cpu_isa.h"
 #include "runtime/graph/blocked.h"
 
 namespace recur::onednn {
@@ -68,7 +69,7 @@ Result<std::unique_ptr<Kernel>> make_channel_blocks(CompileContext& ctx, bool to
 }
 
 Claim claim_channel_blocks(const Node& node, const Graph& graph, bool to_blocked) {
-  if (!avx512::have_avx512()) return Claim::decline("this processor has no AVX-512");
+  if (!avx512::have_avx512()) return Claim::decline(cpu::why_not(cpu::Feature::kAvx512));
   if (!node.has_input(0)) return Claim::decline("input X is missing");
   Claim c = claim_float32_input(node, graph);
   if (!c.yes) return c;

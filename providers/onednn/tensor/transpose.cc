@@ -5,7 +5,8 @@
 // bidirectional Y [T, 2, B, H] to [T, B, 2, H]. With E = 1 the copy is recur's 16 x 16 tile
 // transpose (channels_last.h), otherwise rows of E values; both split among threads past a
 // size. The reference provider's element-by-element copy took a DeepSpeech2's [64, 32, 41, 200]
-// to time-major 7.8 ms. Other permutations stay with the reference provider.
+// to time-major 7.8 ms. Other permutations stay with the reference provider. Any x86-64: the
+// tiles are AVX-512's, AVX2's or plain loops (channels_last.h).
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -155,7 +156,8 @@ class TransposeKernel final : public Kernel {
       return ok_status();
     }
     // Rows of E values: output row (p, c, r) is input row (p, r, c).
-    const bool tiles = s->E < kShortRow;
+    // Without AVX-512 a memcpy a row: no masked vectors to copy the short ones with.
+    const bool tiles = s->E < kShortRow && avx512_;
     const int64_t rows = s->P * s->C * s->R;
     const int64_t units = tiles ? s->P * ((s->R + kRowTile - 1) / kRowTile) : rows;
     const Threads want = threads_for(8.0 * static_cast<double>(x->numel()), threads_);
@@ -176,12 +178,12 @@ class TransposeKernel final : public Kernel {
  private:
   std::optional<Shape> perm_;
   Threads threads_;
+  bool avx512_ = avx512::have_avx512();
 };
 
-// float32 of known rank, with AVX-512 (the tile transpose), and a permutation that is a swap of
-// two groups whatever the sizes not known at load.
+// float32 of known rank, and a permutation that is a swap of two groups whatever the sizes not
+// known at load.
 Claim claim_transpose(const Node& node, const Graph& graph) {
-  if (!avx512::have_avx512()) return Claim::decline("this processor has no AVX-512");
   if (!node.has_input(0)) return Claim::decline("input 'data' is missing");
   const TypeInfo& t = graph.value(node.inputs[0]).type;
   if (t.dtype != DType::kFloat32) {

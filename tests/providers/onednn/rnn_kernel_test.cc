@@ -16,6 +16,7 @@
 #include "providers/onednn/rnn/rnn_desc.h"
 #include "providers/onednn/rnn/small_cell.h"
 #include "recur/recur.h"
+#include "runtime/core/cpu_isa.h"
 #include "tests/support/expect_error.h"
 #include "tests/support/model_builder.h"
 #include "tests/support/providers.h"
@@ -407,7 +408,7 @@ TEST(OnednnRnnKernel, PrimitivesOfAStaticShapeAreBuiltAtTheFirstRunUnlessAskedAt
   EXPECT_EQ(std::memcmp(outs[0][0].raw_data(), outs[1][0].raw_data(), outs[0][0].nbytes()), 0);
 }
 
-bool have_avx512() { return __builtin_cpu_supports("avx512f"); }
+bool have_avx512() { return cpu::has(cpu::Feature::kAvx512); }
 
 // Random X with every third value one that pushes the vector exp, sigmoid and tanh: saturating
 // (|x| up to 1e4), tiny, zero.

@@ -16,6 +16,7 @@
 
 #include "providers/reference/reference_provider.h"
 #include "recur/recur.h"
+#include "runtime/core/cpu_isa.h"
 #include "runtime/engine/onnx/model_loader.h"
 #include "runtime/engine/session/executor.h"
 #include "runtime/engine/session/partitioner.h"
@@ -459,7 +460,7 @@ TEST(ArenaRuns, ConcurrentRunsOfModelsMatchSerialRuns) {
     // run gets; without it oneDNN's primitives run on the threads a concurrent run has, which
     // changes the order of their sums (an AVX2 Zen 3: rnnoise_gru's last bits), so there the
     // results must agree with the folder's expected outputs instead.
-    const bool bits = __builtin_cpu_supports("avx512f");
+    const bool bits = cpu::has(cpu::Feature::kAvx512);
     std::vector<std::thread> threads;
     std::atomic<int> mismatches{0};
     for (int t = 0; t < 4; ++t) {
