@@ -6,6 +6,7 @@
 #include <tuple>
 #include <vector>
 
+#include "providers/onednn/common/avx2_panels.h"
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/prim_cache.h"
 #include "providers/onednn/nn/nn.h"
@@ -66,13 +67,22 @@ class GemmKernel final : public Kernel {
   Result<bool> pack(const Tensor* b, const Tensor* c, bool has_c, bool last_read) {
     if (small_ || !b || b->rank() != 2 || b->dtype() != DType::kFloat32) return false;
     const int64_t N = trans_b_ ? b->dim(0) : b->dim(1), K = trans_b_ ? b->dim(1) : b->dim(0);
+    const bool row_c = c && c->dtype() == DType::kFloat32 && row_like(*c, N);
+    // Without AVX-512 (avx2_panels.h): A as it is, and C folded or none, as the loop adds only
+    // a bias.
+    if (avx2::wanted() && !trans_a_ && (!has_c || beta_ == 0.0f || row_c)) {
+      panels_ =
+          std::make_unique<avx2::PanelB>(avx2::pack(b->data<float>(), K, N, trans_b_, alpha_));
+      if (has_c && beta_ != 0.0f) fold_c(*c, N);
+      return true;
+    }
     RECUR_ASSIGN_OR_RETURN(
         packed_, PackedB::make(b->data<float>(), K, N, trans_b_, alpha_, what_, last_read));
     if (!packed_) return false;
-    if (has_c && beta_ != 0.0f && c && c->dtype() == DType::kFloat32 && row_like(*c, N))
-      fold_c(*c, N);
+    if (has_c && beta_ != 0.0f && row_c) fold_c(*c, N);
     return true;
   }
+  bool panels() const { return panels_ != nullptr; }
   bool small() const { return small_ != nullptr; }
   // Whether the loop's copy of B is the only one the kernel reads (the ONNX copy can go).
   bool holds_b() const { return small_ && small_->Kp > 0; }
@@ -82,7 +92,7 @@ class GemmKernel final : public Kernel {
     const Tensor* a = ctx.input(0);
     const Tensor* b = ctx.input(1);
     const Tensor* c = c_folded() ? nullptr : ctx.input(2);
-    if (!a || (!b && !packed_ && !small_))
+    if (!a || (!b && !packed_ && !small_ && !panels_))
       return ctx.error(ErrorCode::kInvalidArgument, "Gemm needs inputs A and B");
     for (const Tensor* t : {a, b, c}) {
       if (t && (t->dtype() != DType::kFloat32 || !t->is_cpu())) {
@@ -97,10 +107,12 @@ class GemmKernel final : public Kernel {
     const int64_t M = trans_a_ ? a->dim(1) : a->dim(0), K = trans_a_ ? a->dim(0) : a->dim(1);
     const int64_t Kb = packed_    ? packed_->K()
                        : small_   ? small_->K
+                       : panels_  ? panels_->K
                        : trans_b_ ? b->dim(1)
                                   : b->dim(0);
     const int64_t N = packed_    ? packed_->N()
                       : small_   ? small_->N
+                      : panels_  ? panels_->N
                       : trans_b_ ? b->dim(0)
                                  : b->dim(1);
     if (K != Kb) {
@@ -111,6 +123,17 @@ class GemmKernel final : public Kernel {
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, {M, N}));
     float* yp = y->data<float>();
     const PackedB* packed = packed_.get();
+    if (panels_) {
+      // Many rows: oneDNN's matmul over B unpacked once (avx2::kMaxRows).
+      if (M > avx2::kMaxRows) {
+        RECUR_ASSIGN_OR_RETURN(packed, late_.get(*panels_, what_));
+      }
+      if (!packed) {
+        avx2::multiply(*panels_, a->data<float>(), M, c_folded() ? bias_.data() : nullptr, yp,
+                       threads_);
+        return ok_status();
+      }
+    }
     if (small_) {
       // Too large for the loop: oneDNN over the loop's copy of B (the loop where oneDNN has no
       // layout for it).
@@ -220,7 +243,8 @@ class GemmKernel final : public Kernel {
   std::string what_;  // the node, for errors: described once, not on every run
   std::unique_ptr<avx512::PackedMatrix> small_;  // B (alpha, beta C) for recur's own loop
   std::shared_ptr<const PackedB> packed_;        // alpha B for oneDNN, when B is constant
-  LatePackedB late_;                             // small_'s B for oneDNN's matmul
+  LatePackedB late_;                             // small_'s or panels_' B for oneDNN's matmul
+  std::unique_ptr<avx2::PanelB> panels_;         // alpha B for recur's AVX2 loop
   std::vector<float> bias_;                      // beta C, when C folded into the bias
   mutable PrimCache<std::tuple<int64_t, int64_t, int64_t, bool>> cache_;
   mutable PrimCache<std::tuple<int64_t, bool>, PackedB::Plan> packed_cache_;  // transposed A
@@ -258,11 +282,11 @@ void register_gemm(KernelRegistry& r) {
                                   k->pack(b, c, has_c, b && ctx.input_dies_on_release(1)));
            if (packed) {
              const bool folded = k->c_folded();
-             ctx.note(folded
-                          ? "B packed at load for oneDNN's matmul, alpha and beta * C folded in; "
-                            "ONNX copies released"
-                          : "B packed at load for oneDNN's matmul, alpha folded in; ONNX "
-                            "copy released");
+             const char* what =
+                 k->panels() ? "in panels for recur's AVX2 loop" : "for oneDNN's matmul";
+             ctx.note(std::string("B packed at load ") + what +
+                      (folded ? ", alpha and beta * C folded in; ONNX copies released"
+                              : ", alpha folded in; ONNX copy released"));
              ctx.release_input_now(1);
              if (folded) ctx.release_input_now(2);
            }

@@ -11,6 +11,7 @@
 #include <string>
 #include <tuple>
 
+#include "providers/onednn/common/avx2_panels.h"
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/finite.h"
 #include "providers/onednn/common/layout.h"
@@ -83,6 +84,7 @@ class MatMulKernel final : public Kernel {
   }
 
   bool small() const { return small_ != nullptr; }
+  bool panels() const { return panels_ != nullptr; }
   // Whether the loop's copy of B is the only one the kernel reads (the ONNX copy can go).
   bool holds_b() const { return small_ && small_->Kp > 0; }
 
@@ -95,6 +97,14 @@ class MatMulKernel final : public Kernel {
   // reads them (PackedB::make).
   Result<bool> pack(bool last_read) {
     if (small_ || !constant_b_.defined() || constant_b_.rank() != 2) return false;
+    // Without AVX-512 (avx2_panels.h), but not under a SiLU or a Gelu, which oneDNN's post-op
+    // computes faster than a second pass without AVX-512's vector erf and exp.
+    if (avx2::wanted() && (epilogue_.activation.empty() || epilogue_.activation == "Relu")) {
+      panels_ = std::make_unique<avx2::PanelB>(avx2::pack(
+          constant_b_.data<float>(), constant_b_.dim(0), constant_b_.dim(1), false, 1.0f));
+      constant_b_ = Tensor();
+      return true;
+    }
     RECUR_ASSIGN_OR_RETURN(
         packed_, PackedB::make(constant_b_.data<float>(), constant_b_.dim(0), constant_b_.dim(1),
                                false, 1.0f, what_, last_read));
@@ -106,7 +116,7 @@ class MatMulKernel final : public Kernel {
   Status run(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
     const Tensor* b = ctx.input(1);
-    if (!a || (!b && !packed_ && !small_))
+    if (!a || (!b && !packed_ && !small_ && !panels_))
       return ctx.error(ErrorCode::kInvalidArgument, "MatMul needs inputs A and B");
     for (const Tensor* t : {a, b}) {
       if (!t) continue;
@@ -118,6 +128,7 @@ class MatMulKernel final : public Kernel {
       if (t->rank() == 0) return ctx.error(ErrorCode::kInvalidArgument, "MatMul of a scalar");
     }
     if (packed_) return run_packed(ctx, *packed_, *a);
+    if (panels_) return run_panels(ctx, *a);
     if (small_) {
       if (a->dim(-1) != small_->K) return shapes_error(ctx, *a, small_->K, small_->N);
       const int64_t rows = rows_of(*a);
@@ -325,6 +336,26 @@ class MatMulKernel final : public Kernel {
     return ok_status();
   }
 
+  // A [..., K] by the panels into [..., N], the bias added in the loop and a Relu after it.
+  Status run_panels(KernelContext& ctx, const Tensor& a) const {
+    const int64_t K = panels_->K, N = panels_->N;
+    if (a.dim(-1) != K) return shapes_error(ctx, a, K, N);
+    const int64_t rows = rows_of(a);
+    if (rows > avx2::kMaxRows) {
+      RECUR_ASSIGN_OR_RETURN(const PackedB* late, late_.get(*panels_, what_));
+      if (late) return run_packed(ctx, *late, a);
+    }
+    Shape out = a.shape();
+    out.back() = N;
+    RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, out));
+    if (y->numel() == 0) return ok_status();
+    avx2::multiply(*panels_, a.data<float>(), rows,
+                   epilogue_.bias.defined() ? epilogue_.bias.data<float>() : nullptr,
+                   y->data<float>(), threads_);
+    apply_activation(y->data<float>(), y->numel());
+    return ok_status();
+  }
+
   static dnnl::algorithm activation_algorithm(const std::string& act) {
     if (act == "Relu") return dnnl::algorithm::eltwise_relu;
     if (act == "Silu") return dnnl::algorithm::eltwise_swish;
@@ -374,13 +405,14 @@ class MatMulKernel final : public Kernel {
   Tensor constant_b_;
   std::shared_ptr<const PackedB> packed_;
   std::unique_ptr<avx512::PackedMatrix> small_;  // B for recur's own loop, when small
+  std::unique_ptr<avx2::PanelB> panels_;         // B for recur's AVX2 loop
   std::string what_;                             // the node, for errors
   Epilogue epilogue_;
   mutable PrimCache<std::tuple<Shape, Shape>, MatMulPlan> cache_;
   mutable PrimCache<std::tuple<Shape, Shape>, MatMulPlan> unfused_cache_;  // without the Relu
   bool constants_finite_ = true;  // B and the bias (finite_constants)
   PackedPlans packed_plans_;
-  LatePackedB late_;  // small_'s B for oneDNN's matmul
+  LatePackedB late_;  // small_'s or panels_' B for oneDNN's matmul
   mutable ScratchPool scratch_;
 };
 
@@ -421,7 +453,8 @@ Result<std::unique_ptr<Kernel>> create_matmul(CompileContext& ctx) {
   }
   RECUR_ASSIGN_OR_RETURN(const bool packed, k->pack(b_dies));
   if (packed) {
-    ctx.note("B packed at load for oneDNN's matmul; ONNX copy released");
+    ctx.note(k->panels() ? "B packed at load in panels for recur's AVX2 loop; ONNX copy released"
+                         : "B packed at load for oneDNN's matmul; ONNX copy released");
     ctx.release_input_now(1);
   }
   return std::unique_ptr<Kernel>(std::move(k));

@@ -1,5 +1,7 @@
 #include "providers/onednn/nn/packed_b.h"
 
+#include <vector>
+
 #include "providers/onednn/common/layout.h"
 
 namespace recur::onednn {
@@ -152,6 +154,18 @@ Result<const PackedB*> LatePackedB::get(const avx512::PackedMatrix& loop, const 
     } else if (plain) {
       RECUR_ASSIGN_OR_RETURN(b_, PackedB::make(plain, loop.K, loop.N, trans, scale, what));
     }
+  }
+  return b_.get();
+}
+
+Result<const PackedB*> LatePackedB::get(const avx2::PanelB& loop, const std::string& what) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!tried_) {
+    tried_ = true;
+    // Once, at the first product too large for the loop: not a run's steady state.
+    std::vector<float> plain(static_cast<size_t>(loop.K * loop.N));
+    avx2::unpack(loop, plain.data());
+    RECUR_ASSIGN_OR_RETURN(b_, PackedB::make(plain.data(), loop.K, loop.N, false, 1.0f, what));
   }
   return b_.get();
 }

@@ -15,6 +15,7 @@
 
 #include <dnnl.hpp>
 
+#include "providers/onednn/common/avx2_panels.h"
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/dnnl_util.h"
 #include "providers/onednn/common/prim_cache.h"
@@ -90,6 +91,8 @@ class LatePackedB {
   // takes every product.
   Result<const PackedB*> get(const avx512::PackedMatrix& loop, const float* plain, bool trans,
                              float scale, const std::string& what) const;
+  // The same for recur's AVX2 loop (avx2_panels.h): B unpacked from its panels, then packed.
+  Result<const PackedB*> get(const avx2::PanelB& loop, const std::string& what) const;
 
  private:
   mutable std::mutex mu_;
