@@ -90,8 +90,8 @@ RECUR_HD C unary_apply(int32_t op, C x, double alpha, double beta) {
       return log(x);
     case kNeg:
       return -x;
-    case kAbs:
-      return x < zero ? -x : x;
+    case kAbs:  // +0 for -0
+      return x < zero ? -x : (x == zero ? zero : x);
     case kSqrt:
       return sqrt(x);
     case kReciprocal:
@@ -120,23 +120,23 @@ RECUR_HD C unary_apply(int32_t op, C x, double alpha, double beta) {
       const C v = a * x + b;
       return v < zero ? zero : (v > one ? one : v);
     }
-    case kSelu:  // alpha, gamma (in beta)
-      return x > zero ? b * x : b * (a * exp(x) - a);
+    case kSelu:  // alpha, gamma (in beta); expm1 keeps -0, as the reference's
+      return x > zero ? b * x : b * a * expm1(x);
     case kClip: {  // min in alpha, max in beta
       // min(max(x, lo), hi), so min > max gives max; NaN in x or a bound propagates (numpy.clip).
       const C v = x != x ? x : (a != a ? a : (x < a ? a : x));
       return v != v ? v : (b != b ? b : (b < v ? b : v));
     }
     case kSign:
-      return x > zero ? one : (x < zero ? -one : x);  // +-0 and NaN as they are
+      return x > zero ? one : (x < zero ? -one : (x == zero ? zero : x));  // +0 for -0 (numpy)
     case kThresholdedRelu:
       return x <= a ? zero : x;
     case kHardSwish: {
       const C v = x / C(6) + C(0.5);
       return x * (v < zero ? zero : (v > one ? one : v));
     }
-    case kCelu:
-      return (x < zero ? zero : x) + (a * expm1(x / a) < zero ? a * expm1(x / a) : zero);
+    case kCelu:  // max(0, x) + min(0, alpha expm1(x / alpha)), -0 kept, as the reference's
+      return x > zero ? x : a * expm1(x / a);
     case kGeluErf:
       return C(0.5) * x * (one + erf(x * C(0.70710678118654752440)));
     case kGeluTanh:

@@ -243,12 +243,20 @@ TEST(GlueOpsCpu, UnaryFunctions) {
     x.data<float>()[0] = std::numeric_limits<float>::quiet_NaN();
     x.data<float>()[1] = std::numeric_limits<float>::infinity();
     x.data<float>()[2] = -std::numeric_limits<float>::infinity();
+    // Zeros of both signs: a zero in Y has the reference's sign (Abs and Sign of -0 gave -0).
+    x.data<float>()[3] = -0.0f;
+    x.data<float>()[4] = 0.0f;
     const auto want = reference(u.op, {{"x", x}}, {DType::kFloat32}, u.attrs);
     Tensor y = Tensor::empty(DType::kFloat32, x.shape());
     for (int64_t i = 0; i < x.numel(); ++i)
       unary_float_element<float, float>(u.code, u.alpha, u.beta, x.data<float>(), y.data<float>(),
                                         i);
     expect_same(y, want[0], u.op);
+    for (int64_t i = 3; i < 5; ++i) {
+      const float g = y.data<float>()[i], w = want[0].data<float>()[i];
+      if (g == 0.0f && w == 0.0f)
+        EXPECT_EQ(std::signbit(g), std::signbit(w)) << u.op << " of " << x.data<float>()[i];
+    }
   }
   // Clip with min/max inputs.
   Tensor x = rand_float({10});
