@@ -84,7 +84,13 @@ void panels(const PanelB& p, const float* a, int64_t r0, int64_t r1, const float
 
 }  // namespace
 
-bool wanted() { return !avx512::have_avx512() && cpu::has(cpu::Feature::kAvx2); }
+bool wanted(int64_t K, int64_t N) {
+  if (avx512::have_avx512() || !cpu::has(cpu::Feature::kAvx2)) return false;
+  const double plain = static_cast<double>(K) * static_cast<double>(N);
+  const double padded =
+      static_cast<double>(K) * static_cast<double>((N + kPanel - 1) / kPanel * kPanel);
+  return padded <= 1.5 * plain || plain * sizeof(float) <= double{1 << 20};
+}
 
 PanelB pack(const float* b, int64_t K, int64_t N, bool transposed, float scale) {
   PanelB p;

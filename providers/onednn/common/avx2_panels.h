@@ -25,9 +25,11 @@ struct PanelB {
   int64_t panels() const { return (N + kPanel - 1) / kPanel; }
 };
 
-// Whether this processor takes these products: AVX2 with FMA and no AVX-512 (with AVX-512 the
-// provider's own loops and oneDNN's brgemm run them), under ONEDNN_MAX_CPU_ISA's cap.
-bool wanted();
+// Whether this processor takes a product by a B of K x N values: AVX2 with FMA and no AVX-512
+// (with AVX-512 the provider's own loops and oneDNN's brgemm run them), under
+// ONEDNN_MAX_CPU_ISA's cap; and not a B of more than 1 MiB that the panels would pad by more
+// than half again (a few columns: [4096, 5] would take 3.2x its size).
+bool wanted(int64_t K, int64_t N);
 
 // B's K x N values (stored K x N row-major, or N x K where `transposed`), each times `scale`.
 PanelB pack(const float* b, int64_t K, int64_t N, bool transposed, float scale);

@@ -70,7 +70,7 @@ class GemmKernel final : public Kernel {
     const bool row_c = c && c->dtype() == DType::kFloat32 && row_like(*c, N);
     // Without AVX-512 (avx2_panels.h): A as it is, and C folded or none, as the loop adds only
     // a bias.
-    if (avx2::wanted() && !trans_a_ && (!has_c || beta_ == 0.0f || row_c)) {
+    if (avx2::wanted(K, N) && !trans_a_ && (!has_c || beta_ == 0.0f || row_c)) {
       panels_ =
           std::make_unique<avx2::PanelB>(avx2::pack(b->data<float>(), K, N, trans_b_, alpha_));
       if (has_c && beta_ != 0.0f) fold_c(*c, N);

@@ -99,7 +99,8 @@ class MatMulKernel final : public Kernel {
     if (small_ || !constant_b_.defined() || constant_b_.rank() != 2) return false;
     // Without AVX-512 (avx2_panels.h), but not under a SiLU or a Gelu, which oneDNN's post-op
     // computes faster than a second pass without AVX-512's vector erf and exp.
-    if (avx2::wanted() && (epilogue_.activation.empty() || epilogue_.activation == "Relu")) {
+    if (avx2::wanted(constant_b_.dim(0), constant_b_.dim(1)) &&
+        (epilogue_.activation.empty() || epilogue_.activation == "Relu")) {
       panels_ = std::make_unique<avx2::PanelB>(avx2::pack(
           constant_b_.data<float>(), constant_b_.dim(0), constant_b_.dim(1), false, 1.0f));
       constant_b_ = Tensor();
