@@ -1,5 +1,7 @@
 #include "runtime/core/cpu_isa.h"
 
+#include <cpuid.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -12,12 +14,19 @@ constexpr unsigned bit(Feature f) { return static_cast<unsigned>(f); }
 constexpr unsigned kAll =
     bit(Feature::kAvx2) | bit(Feature::kAvx512) | bit(Feature::kVnni) | bit(Feature::kAvx512Bf16);
 
+// AVX-VNNI, the VEX form (CPUID.(EAX=7,ECX=1):EAX[4]), which clang 14's __builtin_cpu_supports
+// does not name.
+bool has_avx_vnni() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid_count(7, 1, &a, &b, &c, &d) == 0) return false;
+  return (a & (1u << 4)) != 0 && __builtin_cpu_supports("avx2");
+}
+
 unsigned processor_features() {
   unsigned f = 0;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) f |= bit(Feature::kAvx2);
   if (__builtin_cpu_supports("avx512f")) f |= bit(Feature::kAvx512);
-  if (__builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni"))
-    f |= bit(Feature::kVnni);
+  if (__builtin_cpu_supports("avx512vnni") || has_avx_vnni()) f |= bit(Feature::kVnni);
   if (__builtin_cpu_supports("avx512bf16")) f |= bit(Feature::kAvx512Bf16);
   return f;
 }
@@ -45,7 +54,7 @@ const State& state() {
   static const State s = [] {
     State st;
     st.features = processor_features();
-    st.avx_vnni = __builtin_cpu_supports("avxvnni");
+    st.avx_vnni = has_avx_vnni();
     const char* name = nullptr;
     const char* value = cap_variable(&name);
     st.allowed = allowed_by(value);
