@@ -28,7 +28,7 @@ enum class Fixup {
   kNan,           // NaN put back where X has one
   kSubnormalLog,  // std::log where X is subnormal
   kNanZero,       // NaN and zeros put back where X has them: f(-0) = -0, where the
-                  // primitive gives +0 (numpy, ONNX Runtime and the reference: -0)
+                  // primitive gives +0 (numpy and the reference: -0)
 };
 
 struct EltwiseOp {
