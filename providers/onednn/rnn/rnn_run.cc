@@ -242,7 +242,11 @@ Status RnnKernel::run_uniform(const RunIo& given) const {
   const bool lstm = spec_.cell == RnnCell::kLstm;
   const BucketKey bucket{given.N, given.I, given.H, t_class(given.T), false};
   RECUR_ASSIGN_OR_RETURN(Choice chosen, choose(bucket, given.T, nullptr));
-  bool long_team = chosen.split <= 1 && chosen.threads > 1 && given.T > kLongPassSteps;
+  // Not in deterministic sessions: the stall guard's choice of one thread hangs on timings,
+  // and a oneDNN primitive's sums may split otherwise on another team (on AVX2, under ctest
+  // -j2, an LSTM of 256 units gave other last bits on every run after the first).
+  bool long_team =
+      !opts_.deterministic && chosen.split <= 1 && chosen.threads > 1 && given.T > kLongPassSteps;
   if (long_team && stall_guard_.paused(steady_ns())) {
     // A recent long pass of this node waited for its team (stall_guard.h).
     chosen.threads = 1;

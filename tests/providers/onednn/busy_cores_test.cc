@@ -6,10 +6,13 @@
 // when deterministic or with onednn.busy_cores=wait.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "providers/onednn/common/busy_cores.h"
@@ -227,6 +230,46 @@ TEST(BusyCores, DeterministicSessionsAndWaitKeepTheirTeams) {
     s.run(f);
     EXPECT_EQ(onednn::smaller_team_runs(), before) << mode << " deterministic=" << det;
   }
+}
+
+// A deterministic session keeps its bits while threads of its own process spin on every core:
+// busy_cores.h does not count them, but a team's long pass stalls at its barriers, which the
+// stall guard (stall_guard.h) sees; it must not then give the pass one thread, whose sums may
+// split otherwise (under ctest -j2 with oneDNN capped to AVX2, an LSTM of 256 units gave other
+// last bits on every run after the first).
+TEST(BusyCores, DeterministicLongPassesKeepTheirTeamThroughStalls) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  const int64_t I = 32, H = 256, T = 300;  // T above rnn_chooser.h's kLongPassSteps
+  std::mt19937 rng(7);
+  ModelBuilder mb(14);
+  mb.input("X", DType::kFloat32, {T, 1, I});
+  mb.initializer("W", random_tensor({1, 4 * H, I}, rng, 0.1f));
+  mb.initializer("R", random_tensor({1, 4 * H, H}, rng, 0.1f));
+  mb.output("Y_h", DType::kFloat32);
+  set_attr(mb.node("LSTM", {"X", "W", "R"}, {"", "Y_h"}, "lstm"), "hidden_size", H);
+  const std::string model = mb.bytes();
+  const Feeds f = {{"X", random_tensor({T, 1, I}, rng)}};
+  Session s = Session::from_bytes(model.data(), model.size(), options("shrink", true));
+  const Outputs first = s.run(f);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> spinners;
+  for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i) {
+    spinners.emplace_back([&stop] {
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  const uint64_t before = onednn::smaller_team_runs();
+  int differ = 0;
+  for (int r = 0; r < 4; ++r) {
+    const Outputs o = s.run(f);
+    differ += std::memcmp(o[0].raw_data(), first[0].raw_data(), o[0].nbytes()) != 0;
+  }
+  const uint64_t smaller = onednn::smaller_team_runs() - before;
+  stop = true;
+  for (std::thread& t : spinners) t.join();
+  EXPECT_EQ(differ, 0) << "runs of a deterministic session gave other bits";
+  EXPECT_EQ(smaller, 0u) << "a deterministic session's pass left its team";
 }
 
 TEST(BusyCores, TheSettingIsCheckedAtLoad) {
