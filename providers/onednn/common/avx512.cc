@@ -81,6 +81,51 @@ void multiply_rows_in(int nr, const float* const* init, const float* const* in, 
   }
 }
 
+// multiply_panels' pass: NR rows by the NV vectors of columns from c0 of one [Kp][64] block
+// `mb`, bias (or zeros) first, y written under a mask past N.
+template <int NR, int NV>
+RECUR_AVX512 void accumulate_into(const float* a, int64_t K, const float* mb, int64_t N, int64_t c0,
+                                  const float* bias, float* y) {
+  __m512 acc[NR][NV];
+  __mmask16 mask[NV];
+  for (int v = 0; v < NV; ++v) mask[v] = lanes(N - c0 - v * kLanes);
+  for (int v = 0; v < NV; ++v) {
+    const __m512 b0 =
+        bias ? _mm512_maskz_loadu_ps(mask[v], bias + c0 + v * kLanes) : _mm512_setzero_ps();
+    for (int n = 0; n < NR; ++n) acc[n][v] = b0;
+  }
+  constexpr int64_t kRow = kColBlock * kLanes;
+  for (int64_t k = 0; k < K; ++k) {
+    __m512 wv[NV];
+    for (int v = 0; v < NV; ++v) {
+      wv[v] = _mm512_load_ps(mb + k * kRow + v * kLanes);
+      asm("" : "+v"(wv[v]));  // as in accumulate: loaded once for the NR rows
+    }
+    for (int n = 0; n < NR; ++n) {
+      const __m512 s = _mm512_set1_ps(a[n * K + k]);
+      for (int v = 0; v < NV; ++v) acc[n][v] = _mm512_fmadd_ps(s, wv[v], acc[n][v]);
+    }
+  }
+  for (int n = 0; n < NR; ++n)
+    for (int v = 0; v < NV; ++v)
+      _mm512_mask_storeu_ps(y + n * N + c0 + v * kLanes, mask[v], acc[n][v]);
+}
+
+template <int NR>
+void accumulate_block(const float* a, int64_t K, const float* mb, int64_t N, int64_t c0,
+                      const float* bias, float* y) {
+  switch (std::min<int64_t>(kColBlock, (N - c0 + kLanes - 1) / kLanes)) {
+    case 4:
+      return accumulate_into<NR, 4>(a, K, mb, N, c0, bias, y);
+    case 3:
+      return accumulate_into<NR, 3>(a, K, mb, N, c0, bias, y);
+    case 2:
+      return accumulate_into<NR, 2>(a, K, mb, N, c0, bias, y);
+    default:
+      return accumulate_into<NR, 1>(a, K, mb, N, c0, bias, y);
+  }
+}
+
 // The bias row of a PackedMatrix: [Np], zeros past N (and everywhere without a bias).
 std::unique_ptr<AlignedBuffer> bias_row(int64_t N, int64_t Np, const float* bias, int64_t bias_n,
                                         float bias_scale) {
@@ -288,6 +333,32 @@ void multiply_matrix(const PackedMatrix& p, const float* a, int64_t rows, float*
     multiply_rows(n, init, in, p.K, m, p.Np, out, p.Kp);
     for (int q = 0; q < n; ++q)
       std::memcpy(y + (r0 + q) * p.N, out[q], static_cast<size_t>(p.N) * sizeof(float));
+  }
+}
+
+void multiply_panels(const float* m, int64_t K, int64_t Kp, int64_t N, const float* a, int64_t rows,
+                     const float* bias, float* y, int64_t b0, int64_t b1) {
+  constexpr int64_t kBlock = kColBlock * kLanes;
+  for (int64_t b = b0; b < b1; ++b) {
+    const float* mb = m + b * Kp * kBlock;
+    for (int64_t r0 = 0; r0 < rows; r0 += kRowBlock) {
+      const float* ar = a + r0 * K;
+      float* yr = y + r0 * N;
+      switch (std::min<int64_t>(kRowBlock, rows - r0)) {
+        case 4:
+          accumulate_block<4>(ar, K, mb, N, b * kBlock, bias, yr);
+          break;
+        case 3:
+          accumulate_block<3>(ar, K, mb, N, b * kBlock, bias, yr);
+          break;
+        case 2:
+          accumulate_block<2>(ar, K, mb, N, b * kBlock, bias, yr);
+          break;
+        default:
+          accumulate_block<1>(ar, K, mb, N, b * kBlock, bias, yr);
+          break;
+      }
+    }
   }
 }
 

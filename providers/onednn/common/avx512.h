@@ -236,6 +236,15 @@ PackedMatrix pack_matrix_panels(const float* b, int64_t K, int64_t N, bool trans
 // 64-byte aligned.
 void multiply_matrix(const PackedMatrix& p, const float* a, int64_t rows, float* y, float* scratch);
 
+// y[r] = a[r].B + bias over the column blocks [b0, b1) of a B in oneDNN's layout for it
+// (pack_panels: column blocks of 64, each [Kp][64]), for `rows` rows of K (a) and N (y) floats;
+// bias: N values or null. Each block is read from memory once for every row (four rows a pass,
+// the block in cache for the passes after the first), and the sums go straight to y: no scratch,
+// so that column blocks can be split among threads. The same sums in the same order as
+// multiply_matrix over a PackedMatrix of that layout with that bias.
+void multiply_panels(const float* m, int64_t K, int64_t Kp, int64_t N, const float* a, int64_t rows,
+                     const float* bias, float* y, int64_t b0, int64_t b1);
+
 // Softmax (or, with `log`, LogSoftmax) of each of `rows` rows of d floats, as the reference
 // provider defines it for NaN and infinities: a NaN anywhere makes the row NaN, a row of -inf
 // gives NaN, +inf gives NaN.

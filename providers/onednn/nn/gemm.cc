@@ -26,8 +26,9 @@ bool row_like(const Tensor& c, int64_t N) {
 class GemmKernel final : public Kernel {
  public:
   GemmKernel(bool trans_a, bool trans_b, float alpha, float beta, Threads threads, std::string what,
-             bool chunk_rows)
-      : trans_a_(trans_a),
+             bool chunk_rows, bool own_loops)
+      : own_loops_(own_loops),
+        trans_a_(trans_a),
         trans_b_(trans_b),
         alpha_(alpha),
         beta_(beta),
@@ -80,6 +81,7 @@ class GemmKernel final : public Kernel {
         packed_, PackedB::make(b->data<float>(), K, N, trans_b_, alpha_, what_, last_read));
     if (!packed_) return false;
     if (has_c && beta_ != 0.0f && row_c) fold_c(*c, N);
+    c_at_run_ = has_c && beta_ != 0.0f && !row_c;
     return true;
   }
   bool panels() const { return panels_ != nullptr; }
@@ -87,6 +89,11 @@ class GemmKernel final : public Kernel {
   // Whether the loop's copy of B is the only one the kernel reads (the ONNX copy can go).
   bool holds_b() const { return small_ && small_->Kp > 0; }
   bool c_folded() const { return !bias_.empty(); }
+  // Whether recur's own loop reads the B packed for oneDNN, for a few rows (PackedB).
+  // Not with A transposed, nor a C added at run (the loop adds only a bias).
+  bool loop_reads_packed() const {
+    return own_loops_ && !trans_a_ && !c_at_run_ && packed_ && packed_->loop_reads();
+  }
 
   Status run(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
@@ -222,6 +229,11 @@ class GemmKernel final : public Kernel {
                     const memory::desc& yd, float* y, int64_t M, bool add_c) const {
     // A read in place, rows K apart: the plans by number of rows (packed_b.h, PackedPlans).
     if (!trans_a_) {
+      if (!add_c && own_loops_ && packed.loop_takes(M)) {
+        packed.multiply(static_cast<const float*>(a), M, c_folded() ? bias_.data() : nullptr, y,
+                        threads_);
+        return ok_status();
+      }
       return packed_plans_.run(packed, M, static_cast<const float*>(a), y,
                                c_folded() ? bias_.data() : nullptr, attributes(add_c),
                                add_c ? 1 : 0, threads_, scratch_, what_);
@@ -237,6 +249,8 @@ class GemmKernel final : public Kernel {
                             scratch_, what_);
   }
 
+  bool own_loops_;         // onednn.impl auto: recur's own loops may run
+  bool c_at_run_ = false;  // a C not folded into the bias, added at every run
   bool trans_a_, trans_b_;
   float alpha_, beta_;
   Threads threads_;
@@ -262,13 +276,14 @@ void register_gemm(KernelRegistry& r) {
            const bool ta = a.get_int("transA", 0) != 0, tb = a.get_int("transB", 0) != 0;
            const float alpha = a.get_float("alpha", 1.0f), beta = a.get_float("beta", 1.0f);
            RECUR_RETURN_IF_ERROR(a.status());
+           const OnednnOptions& o = options_of(ctx);
            auto k =
-               std::make_unique<GemmKernel>(ta, tb, alpha, beta, options_of(ctx).team(),
-                                            ctx.node().describe(), !options_of(ctx).deterministic);
+               std::make_unique<GemmKernel>(ta, tb, alpha, beta, o.team(), ctx.node().describe(),
+                                            !o.deterministic, o.small_cells);
            const Tensor* b = ctx.constant_input(1);
            const Tensor* c = ctx.constant_input(2);
            const bool has_c = ctx.node().has_input(2);
-           if (options_of(ctx).small_cells && k->pack_small(b, c, has_c)) {
+           if (o.small_cells && k->pack_small(b, c, has_c)) {
              ctx.note(k->holds_b()
                           ? "B packed at load in oneDNN's layout for recur's own loop (products "
                             "under 4M multiply-adds) and oneDNN's matmul, alpha and beta * C "
@@ -282,8 +297,10 @@ void register_gemm(KernelRegistry& r) {
                                   k->pack(b, c, has_c, b && ctx.input_dies_on_release(1)));
            if (packed) {
              const bool folded = k->c_folded();
-             const char* what =
-                 k->panels() ? "in panels for recur's AVX2 loop" : "for oneDNN's matmul";
+             const char* what = k->panels() ? "in panels for recur's AVX2 loop"
+                                : k->loop_reads_packed()
+                                    ? "for oneDNN's matmul (and recur's own loop, for a few rows)"
+                                    : "for oneDNN's matmul";
              ctx.note(std::string("B packed at load ") + what +
                       (folded ? ", alpha and beta * C folded in; ONNX copies released"
                               : ", alpha folded in; ONNX copy released"));

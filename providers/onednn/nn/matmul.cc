@@ -48,7 +48,8 @@ class MatMulKernel final : public Kernel {
  public:
   MatMulKernel(Threads threads, Tensor constant_b, std::string what, bool small, Epilogue epilogue,
                bool chunk_rows)
-      : threads_(threads),
+      : own_loops_(small),
+        threads_(threads),
         constant_b_(std::move(constant_b)),
         what_(std::move(what)),
         epilogue_(std::move(epilogue)),
@@ -85,6 +86,8 @@ class MatMulKernel final : public Kernel {
 
   bool small() const { return small_ != nullptr; }
   bool panels() const { return panels_ != nullptr; }
+  // Whether recur's own loop reads the B packed for oneDNN, for a few rows (PackedB).
+  bool loop_reads_packed() const { return own_loops_ && packed_ && packed_->loop_reads(); }
   // Whether the loop's copy of B is the only one the kernel reads (the ONNX copy can go).
   bool holds_b() const { return small_ && small_->Kp > 0; }
 
@@ -298,6 +301,13 @@ class MatMulKernel final : public Kernel {
     out.back() = N;
     RECUR_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, out));
     if (y->numel() == 0) return ok_status();
+    if (own_loops_ && packed.loop_takes(rows)) {
+      packed.multiply(a.data<float>(), rows,
+                      epilogue_.bias.defined() ? epilogue_.bias.data<float>() : nullptr,
+                      y->data<float>(), threads_);
+      apply_activation(y->data<float>(), y->numel());
+      return ok_status();
+    }
     const bool fused = fusable(a);
     // Variant 1: the plans without the activation.
     RECUR_RETURN_IF_ERROR(
@@ -400,6 +410,7 @@ class MatMulKernel final : public Kernel {
   static constexpr int64_t kSmallMaxB = int64_t{1} << 18;  // 1 MiB of B
   static constexpr double kSmallMaxMacs = 4194304.0;       // threads_for's one-thread bound
 
+  bool own_loops_;  // onednn.impl auto: recur's own loops may run
   Threads threads_;
   // B when it is a constant of the graph (at compile) of rank above 2, reordered once per
   // shape plan; one of rank 2 is packed_ instead.
@@ -454,8 +465,12 @@ Result<std::unique_ptr<Kernel>> create_matmul(CompileContext& ctx) {
   }
   RECUR_ASSIGN_OR_RETURN(const bool packed, k->pack(b_dies));
   if (packed) {
-    ctx.note(k->panels() ? "B packed at load in panels for recur's AVX2 loop; ONNX copy released"
-                         : "B packed at load for oneDNN's matmul; ONNX copy released");
+    ctx.note(k->panels() ? "B packed at load in panels for recur's AVX2 loop; ONNX copy "
+                           "released"
+             : k->loop_reads_packed()
+                 ? "B packed at load for oneDNN's matmul (and recur's own loop, "
+                   "for a few rows); ONNX copy released"
+                 : "B packed at load for oneDNN's matmul; ONNX copy released");
     ctx.release_input_now(1);
   }
   return std::unique_ptr<Kernel>(std::move(k));

@@ -1,7 +1,10 @@
 #include "providers/onednn/nn/packed_b.h"
 
+#include <algorithm>
 #include <vector>
 
+#include "providers/onednn/common/busy_cores.h"
+#include "providers/onednn/common/job_pool.h"
 #include "providers/onednn/common/layout.h"
 
 namespace recur::onednn {
@@ -13,7 +16,26 @@ PackedB::PackedB(int64_t k, int64_t n, memory::desc desc,
     : k_(k),
       n_(n),
       desc_(desc),
-      packed_(packed ? std::move(packed) : std::make_shared<AlignedBuffer>(desc.get_size())) {}
+      packed_(packed ? std::move(packed) : std::make_shared<AlignedBuffer>(desc.get_size())) {
+  loop_reads_ = avx512::have_avx512() &&
+                desc_ == memory::desc({k, n}, memory::data_type::f32, memory::format_tag::BA16a64b);
+}
+
+void PackedB::multiply(const float* a, int64_t rows, const float* bias, float* y,
+                       Threads threads) const {
+  constexpr int64_t kBlock = avx512::kColBlock * avx512::kLanes;
+  const int64_t blocks = (n_ + kBlock - 1) / kBlock, Kp = (k_ + 15) / 16 * 16;
+  if (rows <= 0 || blocks == 0) return;
+  const Threads want = threads_for(
+      static_cast<double>(rows) * static_cast<double>(k_) * static_cast<double>(n_), threads);
+  CoreLease lease;
+  if (want.max > 1) lease.acquire(want.max, want.shrink);
+  const int64_t jobs = std::min<int64_t>(std::max(1, lease.threads()), blocks);
+  const float* m = static_cast<const float*>(packed_->data);
+  in_parts(blocks, jobs, [&](int64_t b0, int64_t b1) {
+    avx512::multiply_panels(m, k_, Kp, n_, a, rows, bias, y, b0, b1);
+  });
+}
 
 memory::desc PackedB::layout(int64_t K, int64_t N) {
   ThreadScope scope(1);

@@ -61,6 +61,21 @@ class PackedB {
   Result<Plan> plan(const dnnl::memory::desc& a, const dnnl::memory::desc& y,
                     const dnnl::memory::desc* bias, const dnnl::primitive_attr& attr,
                     Threads threads, const std::string& what) const;
+  // Whether recur's own loop reads this B as it is (avx512::multiply_panels: oneDNN chose the
+  // layout the loop reads, BA16a64b, and the loop is not capped off). For a few rows of A it
+  // streams B at about the machine's bandwidth, where brgemm at one row does not; no second
+  // copy of B is made.
+  bool loop_reads() const { return loop_reads_; }
+  // Y [rows, N] = A [rows, K] (rows K apart) by B, plus `bias` (N values) where not null,
+  // through that loop, its column blocks split among up to `threads` threads.
+  void multiply(const float* a, int64_t rows, const float* bias, float* y, Threads threads) const;
+  // Whether a product of `rows` rows of A takes that loop rather than brgemm: up to 8. On a
+  // Zen 4 (two threads, taco_step's Gemms, B [1536, 4096] and the like) the loop took 0.5x
+  // brgemm's time at 1 and 2 rows, 0.8x at 4, 0.9x at 8, and about the same at 16 to 32;
+  // brgemm's blocking over rows pays from there (docs/bench-cpu.md, "Few rows by a large B").
+  static constexpr int64_t kLoopRows = 8;
+  bool loop_takes(int64_t rows) const { return loop_reads_ && rows <= kLoopRows; }
+
   // Runs `p` on A's and Y's data, with N bias values where `bias` is not null (as planned).
   static Status execute(const Plan& p, const dnnl::memory::desc& a, const void* a_data,
                         const dnnl::memory::desc& y, void* y_data, const dnnl::memory::desc* bias,
@@ -76,6 +91,7 @@ class PackedB {
 
   int64_t k_, n_;
   dnnl::memory::desc desc_;  // [K, N], blocked
+  bool loop_reads_ = false;
   std::shared_ptr<const AlignedBuffer> packed_;
   mutable std::mutex mu_;
   mutable std::unique_ptr<AlignedBuffer> plain_;  // [K, N] row-major, at the first need

@@ -5,6 +5,7 @@
 // all); the ONNX copy released; a wrong A named, not read.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -25,7 +26,8 @@ using testing::random_tensor;
 using testing::set_attr;
 
 // B of 320 x 900 values: above the size that recur's own small-product loop takes, so every
-// row count runs on oneDNN.
+// row count runs on oneDNN's matmul, but for a few rows, which recur's loop over the same packed
+// B takes on AVX-512 (PackedB::loop_reads).
 constexpr int64_t K = 320, N = 900;
 
 bool runnable() {
@@ -267,6 +269,72 @@ TEST(OnednnPackedB, StreamedPackingGivesTheReordersBytes) {
     }
   }
   EXPECT_GE(streamed, 4) << "recur's packing took too few of the cases";
+}
+
+// recur's own loop over a B packed for oneDNN (PackedB::multiply, a few rows of A): each output
+// against its sum in double, with and without a bias, B stored either way and scaled, K and N
+// on and off the 16 x 64 tiles; nothing written past the rows' N columns; the same bits on one
+// thread as on two (the column blocks split).
+TEST(OnednnPackedB, LoopOverThePackedBMatchesSumsInDouble) {
+  if (!testing::have_onednn_avx512())
+    GTEST_SKIP() << "needs the oneDNN provider and AVX-512 (recur's own loops)";
+  struct Case {
+    int64_t K, N;
+    bool trans;
+    float scale;
+  };
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  int looped = 0;
+  for (const Case& c :
+       {Case{320, 900, false, 1.0f}, Case{17, 1000, true, 0.75f}, Case{1000, 200, false, 1.0f},
+        Case{700, 2100, true, 1.0f}, Case{40, 4100, false, -1.5f}, Case{1536, 130, false, 1.0f}}) {
+    const std::string what = std::to_string(c.K) + "x" + std::to_string(c.N) +
+                             (c.trans ? " trans" : "") + " scale " + std::to_string(c.scale);
+    std::vector<float> b(static_cast<size_t>(c.K * c.N)), bias(static_cast<size_t>(c.N));
+    for (float& v : b) v = dist(rng);
+    for (float& v : bias) v = dist(rng);
+    auto packed = onednn::PackedB::make(b.data(), c.K, c.N, c.trans, c.scale, what);
+    ASSERT_TRUE(packed.ok()) << what;
+    if (!*packed || !(*packed)->loop_reads()) continue;
+    ++looped;
+    const auto B = [&](int64_t k, int64_t n) {
+      return static_cast<double>(b[static_cast<size_t>(c.trans ? n * c.K + k : k * c.N + n)]) *
+             c.scale;
+    };
+    for (const int64_t rows : {1, 2, 3, 4, 5, 8, 9}) {
+      std::vector<float> a(static_cast<size_t>(rows * c.K));
+      for (float& v : a) v = dist(rng);
+      for (const bool with_bias : {false, true}) {
+        const float* bp = with_bias ? bias.data() : nullptr;
+        constexpr float kGuard = 12345.0f;
+        const size_t n_out = static_cast<size_t>(rows * c.N);
+        std::vector<float> one(n_out + 16, kGuard), two(n_out + 16, kGuard);
+        (*packed)->multiply(a.data(), rows, bp, one.data(), onednn::Threads{1, false});
+        (*packed)->multiply(a.data(), rows, bp, two.data(), onednn::Threads{2, false});
+        const std::string at =
+            what + ", " + std::to_string(rows) + " rows" + (with_bias ? ", bias" : "");
+        EXPECT_EQ(std::memcmp(one.data(), two.data(), (n_out + 16) * sizeof(float)), 0) << at;
+        for (size_t i = n_out; i < one.size(); ++i)
+          ASSERT_EQ(one[i], kGuard) << at << ": written past the last row";
+        int bad = 0;
+        for (int64_t r = 0; r < rows; ++r) {
+          for (int64_t n = 0; n < c.N; ++n) {
+            double want = with_bias ? bias[static_cast<size_t>(n)] : 0.0, mag = std::abs(want);
+            for (int64_t k = 0; k < c.K; ++k) {
+              const double t = a[static_cast<size_t>(r * c.K + k)] * B(k, n);
+              want += t;
+              mag += std::abs(t);
+            }
+            const double got = one[static_cast<size_t>(r * c.N + n)];
+            if (!(std::abs(got - want) <= 1e-5 * mag + 1e-6) && ++bad <= 3)
+              ADD_FAILURE() << at << ": Y[" << r << "][" << n << "] " << got << ", want " << want;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(looped, 6) << "oneDNN took a layout the loop does not read";
 }
 
 TEST(OnednnPackedB, EmptySmallB) {
