@@ -1,4 +1,5 @@
 #include "providers/onednn/common/avx512.h"
+#include "providers/onednn/common/avx2_rows.h"
 #include "runtime/core/code_layout.h"
 #include "runtime/core/cpu_isa.h"
 #include "runtime/core/page_discard.h"
@@ -147,12 +148,15 @@ bool panels_fit(int64_t K, int64_t N) {
 
 void multiply_rows(int nr, const float* const* init, const float* const* in, int64_t K,
                    const float* m, int64_t Gp, float* const* out, int64_t panel_rows) {
+  // oneDNN's blocks (panel_rows) are read only with AVX-512: multiply_matrix's callers check.
+  if (panel_rows == 0 && !avx512_here()) return avx2::multiply_rows(nr, init, in, K, m, Gp, out);
   if (panel_rows > 0) return multiply_rows_in<true>(nr, init, in, K, m, Gp, panel_rows, out);
   return multiply_rows_in<false>(nr, init, in, K, m, Gp, K, out);
 }
 
 void multiply_row_set(int64_t rows, const float* const* init, const float* const* in, int64_t K,
                       const float* m, int64_t Gp, float* const* out, bool backward) {
+  if (!avx512_here()) return avx2::multiply_row_set(rows, init, in, K, m, Gp, out, backward);
   constexpr int64_t kBlock = kColBlock * kLanes;
   std::array<const float*, kRowBlock> bi{};
   std::array<float*, kRowBlock> bo{};

@@ -248,19 +248,22 @@ RECUR_LOAD_PATH Status RnnKernel::prepare_static_shape(CompileContext& ctx, int6
 
 namespace {
 
-// A mid-sized cell (small_cell.h): the small-cell kernel for runs of few rows, oneDNN's
-// primitive for the others. Each holds the weights in its own layout.
+// A mid-sized cell (small_cell.h), or without AVX-512 a small one: the small-cell kernel for
+// runs of few rows, oneDNN's primitive for the others. Each holds the weights in its own layout.
 class RowSplitRnnKernel final : public Kernel {
  public:
+  // `jobs`: the small kernel only where it has a job for each thread (a mid-sized cell); a
+  // small cell's takes one row on one thread still ahead of the primitive on two.
   RowSplitRnnKernel(std::unique_ptr<Kernel> small, std::unique_ptr<Kernel> primitive, int layout,
-                    int64_t D, int64_t cell_macs, int max_threads, int64_t max_rows)
+                    int64_t D, int64_t cell_macs, int max_threads, int64_t max_rows, bool jobs)
       : small_(std::move(small)),
         primitive_(std::move(primitive)),
         layout_(layout),
         D_(D),
         cell_macs_(cell_macs),
         max_threads_(max_threads),
-        max_rows_(max_rows) {}
+        max_rows_(max_rows),
+        jobs_(jobs) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(kRnnX);
@@ -268,7 +271,7 @@ class RowSplitRnnKernel final : public Kernel {
       const int64_t N = x->dim(layout_ == 0 ? 1 : 0), T = x->dim(layout_ == 0 ? 0 : 1);
       // The small kernel's threads: one a direction, then slices of the rows (small_cell.cc).
       const int threads = threads_for(static_cast<double>(D_ * T * N * cell_macs_), max_threads_);
-      if (N >= 1 && N <= max_rows_ && D_ * N >= threads) return small_->run(ctx);
+      if (N >= 1 && N <= max_rows_ && (!jobs_ || D_ * N >= threads)) return small_->run(ctx);
     }
     return primitive_->run(ctx);
   }
@@ -278,28 +281,35 @@ class RowSplitRnnKernel final : public Kernel {
   int layout_;
   int64_t D_, cell_macs_;
   int max_threads_;
-  int64_t max_rows_;  // mid_cell_rows
+  int64_t max_rows_;  // mid_cell_rows or small_cell_rows
+  bool jobs_;
 };
 
-// The two kernels of a mid-sized cell. The small kernel is made first, under a context that
-// keeps the ONNX weights (release_input_now would free them before oneDNN's kernel reads them).
+// The two kernels of a mid-sized cell, or without AVX-512 of a small one (`small_cell`,
+// small_cell_rows). The small kernel is made first, under a context that keeps the ONNX weights
+// (release_input_now would free them before oneDNN's kernel reads them).
 RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_split_kernel(CompileContext& ctx,
-                                                                        const RnnSpec& spec) {
+                                                                        const RnnSpec& spec,
+                                                                        bool small_cell) {
   // small_rnn_declined has seen W and R constant, of rank 3.
   const int64_t I = ctx.constant_input(kRnnW)->dim(2), H = ctx.constant_input(kRnnR)->dim(2);
   CompileContext keep(ctx.node(), ctx.graph(), ctx.provider(), ctx.options(), {});
   RECUR_ASSIGN_OR_RETURN(auto small, create_small_rnn_kernel(keep, spec, options_of(ctx)));
   auto primitive = std::make_unique<rnn::RnnKernel>(ctx.node(), spec, options_of(ctx));
   RECUR_RETURN_IF_ERROR(primitive->init(ctx));
-  const int64_t rows = mid_cell_rows(core_l2_bytes());
+  const int64_t rows =
+      small_cell ? small_cell_rows(spec) : few_rows_here(mid_cell_rows(core_l2_bytes()));
+  const std::string macs = std::to_string(spec.num_gates() * H * (I + H));
   ctx.note(std::string("recur's small-cell ") + spec.cell_name() + " for runs of up to " +
-           std::to_string(rows) +
-           " rows with a direction or a slice of rows for each thread (AVX-512), oneDNN's "
-           "primitive for the others: a mid-sized cell, " +
-           std::to_string(spec.num_gates() * H * (I + H)) + " multiply-adds a row-step");
+           std::to_string(rows) + " rows" +
+           (small_cell ? std::string(" (") + small_cells_isa() +
+                             "), oneDNN's primitive for more: " + macs + " multiply-adds a row-step"
+                       : std::string(" with a direction or a slice of rows for each thread (") +
+                             small_cells_isa() + "), oneDNN's primitive for the others: a " +
+                             "mid-sized cell, " + macs + " multiply-adds a row-step"));
   return std::unique_ptr<Kernel>(std::make_unique<RowSplitRnnKernel>(
       std::move(small), std::move(primitive), static_cast<int>(spec.layout), spec.num_directions(),
-      spec.num_gates() * H * (I + H), options_of(ctx).max_threads, rows));
+      spec.num_gates() * H * (I + H), options_of(ctx).max_threads, rows, !small_cell));
 }
 
 // A wide LSTM, GRU or RNN (row_team.h): the row-team kernel for runs of 1 to max_rows rows
@@ -344,7 +354,7 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_team_pair(CompileCont
            (apart ? ", the two directions at once, a thread each with its W and R packed at load"
                   : ", each thread a slice of the units with its columns of W and R packed at "
                     "load") +
-           " (AVX-512), oneDNN's primitive for the others");
+           " (" + small_cells_isa() + "), oneDNN's primitive for the others");
   return std::unique_ptr<Kernel>(std::make_unique<RowTeamRnnKernel>(
       std::move(team.kernel), std::move(primitive), static_cast<int>(spec.layout), rows));
 }
@@ -358,10 +368,12 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext
     ctx.note("int8 declined (" + why + "): runs float32");
   }
   RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(ctx.node()));
-  if (small_rnn_declined(ctx, spec, options_of(ctx)).empty())
+  if (small_rnn_declined(ctx, spec, options_of(ctx)).empty()) {
+    if (small_cell_rows(spec) > 0) return create_row_split_kernel(ctx, spec, true);
     return create_small_rnn_kernel(ctx, std::move(spec), options_of(ctx));
+  }
   if (small_rnn_declined(ctx, spec, options_of(ctx), true).empty())
-    return create_row_split_kernel(ctx, spec);
+    return create_row_split_kernel(ctx, spec, false);
   if (row_team_declined(ctx, spec, options_of(ctx)).empty()) return create_row_team_pair(ctx, spec);
   auto k = std::make_unique<rnn::RnnKernel>(ctx.node(), std::move(spec), options_of(ctx));
   RECUR_RETURN_IF_ERROR(k->init(ctx));

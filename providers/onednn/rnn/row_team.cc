@@ -517,6 +517,7 @@ RECUR_LOAD_PATH RowTeam create_row_team_kernel(CompileContext& ctx, const RnnSpe
   team.apart = directions_apart(spec, H, o.max_threads, l2);
   // Directions apart: a thread's slice is all of a direction's R, as on one thread.
   team.max_rows = row_team_rows(spec.cell, H, team.apart ? 1 : o.max_threads, l2);
+  team.max_rows = few_rows_here(team.max_rows);
   auto k = std::make_shared<RowTeamKernel>(ctx.node(), spec, o.team(), team.apart);
   team.w_shape = ctx.constant_input(kRnnW)->shape();
   team.r_shape = ctx.constant_input(kRnnR)->shape();

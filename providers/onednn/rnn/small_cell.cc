@@ -95,10 +95,9 @@ RECUR_LOAD_PATH std::vector<OneProductWeights> SmallRnnKernel::pack_one_products
 }
 
 RECUR_LOAD_PATH std::string SmallRnnKernel::note(const char* cell, int64_t G) const {
-  return std::string("recur's small-cell ") + cell +
-         " (AVX-512), not a oneDNN primitive: W and R packed at load, " +
-         std::to_string(G * (I_ + H_)) + " multiply-adds a row-step (oneDNN above " +
-         std::to_string(kSmallCellMaxMacs) + ")";
+  return std::string("recur's small-cell ") + cell + " (" + small_cells_isa() +
+         "), not a oneDNN primitive: W and R packed at load, " + std::to_string(G * (I_ + H_)) +
+         " multiply-adds a row-step (oneDNN above " + std::to_string(kSmallCellMaxMacs) + ")";
 }
 
 void SmallRnnKernel::load_states(const Io& io, const Job& j, float* hs, float* cs) const {
@@ -197,7 +196,8 @@ RECUR_LOAD_PATH std::string small_rnn_declined(const CompileContext& ctx, const 
   } else if (!spec.default_activations()) {
     return "custom activations";
   }
-  if (!avx512::have_avx512()) return cpu::why_not(cpu::Feature::kAvx512);
+  // AVX-512, or AVX2 with FMA (avx2_rows.h, small_cell_avx2.cc).
+  if (!cpu::has(cpu::Feature::kAvx2)) return cpu::why_not(cpu::Feature::kAvx2);
   const Node& node = ctx.node();
   const Tensor* w = ctx.constant_input(kRnnW);
   const Tensor* r = ctx.constant_input(kRnnR);
@@ -222,6 +222,8 @@ RECUR_LOAD_PATH std::string small_rnn_declined(const CompileContext& ctx, const 
   }
   return "";
 }
+
+const char* small_cells_isa() { return avx512::have_avx512() ? "AVX-512" : "AVX2"; }
 
 RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_small_rnn_kernel(CompileContext& ctx,
                                                                         RnnSpec spec,

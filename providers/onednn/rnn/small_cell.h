@@ -1,4 +1,5 @@
-// Small-cell float32 RNNs on CPUs with AVX-512: recur's own loops, not oneDNN primitives.
+// Small-cell float32 RNNs on CPUs with AVX-512, or AVX2 and FMA (avx2_rows.h,
+// small_cell_avx2.cc): recur's own loops, not oneDNN primitives.
 // oneDNN 2.6's RNN primitives pay about 1.5 us per time step whatever the cell's size (its
 // brgemm dispatch and separate element-wise pass per step), so a cell of a few thousand
 // weights, as tagging, language and streaming models use, spends most of its time there:
@@ -75,6 +76,35 @@ inline int64_t mid_cell_max_macs(RnnCell cell, int64_t H, int64_t l2_bytes) {
 // went either way (LSTM 160 over 256, one thread, 64 rows: 15.4-15.8 / 14.8-14.9).
 inline int64_t mid_cell_rows(int64_t l2_bytes) { return small_l2(l2_bytes) ? 16 : 4; }
 
+// The rules of rows above (mid_cell_rows, row_team.h's row_team_rows) were measured against
+// oneDNN's AVX-512 primitives. Without AVX-512 (avx2_rows.h) the few-row kernels stop at 4 rows:
+// on a Zen 4 under ONEDNN_MAX_CPU_ISA=AVX2 (two threads, alternated, the node's mean ms a run,
+// recur / primitive) resnet_ocr's bidirectional LSTM of 128 over 512 took 0.74-0.78 / 1.33-1.60
+// at one row but 4.59-4.65 / 3.27-3.90 at 8, and nsnet's GRU of 400 over 100 steps on the row
+// team 4.6 / 5.0-5.3 at 2 rows, 6.7-6.9 / 6.0-7.3 at 4, 14.3-14.8 / 13.4 at 8.
+inline constexpr int64_t kAvx2FewRows = 4;
+inline int64_t few_rows_here(int64_t rows) {
+  return avx512::have_avx512() ? rows : std::min(rows, kAvx2FewRows);
+}
+
+// The most rows a small cell's run takes the small-cell kernel for, 0 for any number: with
+// AVX-512 every run (the node holds only that kernel's weights); without it oneDNN's AVX2
+// primitive wins from some tens of rows, so the node holds both kernels, as a mid-sized cell's.
+// On a Zen 4 under ONEDNN_MAX_CPU_ISA=AVX2 (two threads, 50 steps, p50 ms, small / primitive,
+// two rounds): LSTM of 64 over 64 inputs 0.064-0.080 / 0.116-0.122 at one row, 0.17 / 0.34 at
+// 4, 0.59 / 0.62-0.68 at 16, 2.61-2.66 / 2.46-2.66 at 64, 10.2-10.3 / 9.4-9.9 at 256;
+// bidirectional LSTM of 128 over 64 3.23 / 3.90-4.11 at 16, 12.8 / 14.7-15.4 at 64, 54.0-54.3 /
+// 47.1-48.7 at 256; RNN of 128 over 64 0.41 / 0.52-0.53 at 16, 1.60-2.16 / 2.09-2.11 at 64, 7.9-8.7
+// / 7.3-7.7 at 256; bidirectional GRU of 96 over 64 with linear_before_reset 0.39-0.40 /
+// 0.40-0.42 at 4, 1.43-1.58 / 1.40-1.59 at 16, 6.41-6.46 / 5.79-6.42 at 64, 29-42 / 22-23 at
+// 256; without it 0.13-0.14 / 0.21-0.31 at one row, 0.30-0.41 / 0.32-0.34 at 4, 1.61-1.64 /
+// 1.35-1.49 at 16, 6.45-6.65 / 5.33-5.39 at 64.
+inline int64_t small_cell_rows(const RnnSpec& spec) {
+  if (avx512::have_avx512()) return 0;
+  if (spec.cell != RnnCell::kGru) return 64;
+  return spec.linear_before_reset ? 16 : 4;
+}
+
 // Why the RNN node of `ctx` does not take a small-cell kernel, or "" when it does; with
 // `mid_sized`, why it is not a mid-sized cell that does; with `any_size`, the conditions but
 // the cell's size (row_team.h).
@@ -84,6 +114,9 @@ std::string small_rnn_declined(const CompileContext& ctx, const RnnSpec& spec,
 
 Result<std::unique_ptr<Kernel>> create_small_rnn_kernel(CompileContext& ctx, RnnSpec spec,
                                                         const OnednnOptions& o);
+
+// The vector width the small-cell kernels run at here, for --explain: "AVX-512" or "AVX2".
+const char* small_cells_isa();
 
 namespace small {
 
@@ -137,21 +170,53 @@ struct WeightShapes {
 Status begin_run(KernelContext& ctx, const Node& node, const RnnSpec& spec,
                  const WeightShapes& shapes, int64_t I, int64_t H, Io& io);
 
+// The cell updates, each on AVX-512 (small_lstm.cc, small_gru.cc, small_rnn.cc) or on AVX2
+// (small_cell_avx2.cc). The choice is made here, in plain code: a function compiled for
+// AVX-512 may use its registers before any test in its own body.
+void lstm_cell_update_avx512(const float* g, int64_t H, const float* p, bool input_forget, float* c,
+                             float* h);
+void lstm_cell_update_avx2(const float* g, int64_t H, const float* p, bool input_forget, float* c,
+                           float* h);
+void sigmoid_rows_avx512(float* g, int64_t n);
+void sigmoid_rows_avx2(float* g, int64_t n);
+void scale_rows_avx512(const float* r, const float* h, int64_t n, float* out);
+void scale_rows_avx2(const float* r, const float* h, int64_t n, float* out);
+void gru_update_avx512(const float* z, const float* r, const float* gh, const float* xh, int64_t H,
+                       float* h);
+void gru_update_avx2(const float* z, const float* r, const float* gh, const float* xh, int64_t H,
+                     float* h);
+void rnn_activate_avx512(const float* g, int64_t H, RnnActivation::Kind f, float* h);
+void rnn_activate_avx2(const float* g, int64_t H, RnnActivation::Kind f, float* h);
+
 // One LSTM row's cell update from its gates g (ONNX order i, o, f, c, each H wide): c and h in
-// place. p: the peepholes i, o, f (3H), or null (small_lstm.cc).
-void lstm_cell_update(const float* g, int64_t H, const float* p, bool input_forget, float* c,
-                      float* h);
+// place. p: the peepholes i, o, f (3H), or null.
+inline void lstm_cell_update(const float* g, int64_t H, const float* p, bool input_forget, float* c,
+                             float* h) {
+  if (avx512_here()) return lstm_cell_update_avx512(g, H, p, input_forget, c, h);
+  lstm_cell_update_avx2(g, H, p, input_forget, c, h);
+}
 
-// A GRU row's parts (small_gru.cc): the sigmoid of n gates in place; out = r . h; and
-// h = h~ + z (h - h~) in place, h~ = tanh(gh) or, given xh (linear_before_reset),
-// tanh(xh + r gh).
-void sigmoid_rows(float* g, int64_t n);
-void scale_rows(const float* r, const float* h, int64_t n, float* out);
-void gru_update(const float* z, const float* r, const float* gh, const float* xh, int64_t H,
-                float* h);
+// A GRU row's parts: the sigmoid of n gates in place; out = r . h; and h = h~ + z (h - h~) in
+// place, h~ = tanh(gh) or, given xh (linear_before_reset), tanh(xh + r gh).
+inline void sigmoid_rows(float* g, int64_t n) {
+  if (avx512_here()) return sigmoid_rows_avx512(g, n);
+  sigmoid_rows_avx2(g, n);
+}
+inline void scale_rows(const float* r, const float* h, int64_t n, float* out) {
+  if (avx512_here()) return scale_rows_avx512(r, h, n, out);
+  scale_rows_avx2(r, h, n, out);
+}
+inline void gru_update(const float* z, const float* r, const float* gh, const float* xh, int64_t H,
+                       float* h) {
+  if (avx512_here()) return gru_update_avx512(z, r, gh, xh, H, h);
+  gru_update_avx2(z, r, gh, xh, H, h);
+}
 
-// A vanilla RNN row's update (small_rnn.cc): h = f(g) over H units, f tanh, relu or sigmoid.
-void rnn_activate(const float* g, int64_t H, RnnActivation::Kind f, float* h);
+// A vanilla RNN row's update: h = f(g) over H units, f tanh, relu or sigmoid.
+inline void rnn_activate(const float* g, int64_t H, RnnActivation::Kind f, float* h) {
+  if (avx512_here()) return rnn_activate_avx512(g, H, f, h);
+  rnn_activate_avx2(g, H, f, h);
+}
 
 // What every small-cell kernel shares: the checks, the outputs, the rows sorted by length, the
 // jobs (directions side by side, and interleaved slices of the rows with threads to spare),

@@ -12,7 +12,7 @@
 namespace recur::onednn::small {
 
 // z and r in place: the sigmoid of the first 2H gates.
-RECUR_AVX512 void sigmoid_rows(float* g, int64_t n) {
+RECUR_AVX512 void sigmoid_rows_avx512(float* g, int64_t n) {
   for (int64_t j = 0; j < n; j += kLanes) {
     const __mmask16 m = lanes(n - j);
     _mm512_mask_storeu_ps(g + j, m, sigmoid16(_mm512_maskz_loadu_ps(m, g + j)));
@@ -20,7 +20,7 @@ RECUR_AVX512 void sigmoid_rows(float* g, int64_t n) {
 }
 
 // out = r . h
-RECUR_AVX512 void scale_rows(const float* r, const float* h, int64_t n, float* out) {
+RECUR_AVX512 void scale_rows_avx512(const float* r, const float* h, int64_t n, float* out) {
   for (int64_t j = 0; j < n; j += kLanes) {
     const __mmask16 m = lanes(n - j);
     _mm512_mask_storeu_ps(
@@ -30,8 +30,8 @@ RECUR_AVX512 void scale_rows(const float* r, const float* h, int64_t n, float* o
 }
 
 // h = h~ + z (h - h~), h~ = tanh(gh) or, with linear_before_reset, tanh(xh + r gh).
-RECUR_AVX512 void gru_update(const float* z, const float* r, const float* gh, const float* xh,
-                             int64_t H, float* h) {
+RECUR_AVX512 void gru_update_avx512(const float* z, const float* r, const float* gh,
+                                    const float* xh, int64_t H, float* h) {
   for (int64_t j = 0; j < H; j += kLanes) {
     const __mmask16 m = lanes(H - j);
     __m512 a = _mm512_maskz_loadu_ps(m, gh + j);

@@ -9,8 +9,8 @@
 
 namespace recur::onednn::small {
 
-RECUR_AVX512 void lstm_cell_update(const float* g, int64_t H, const float* p, bool input_forget,
-                                   float* c, float* h) {
+RECUR_AVX512 void lstm_cell_update_avx512(const float* g, int64_t H, const float* p,
+                                          bool input_forget, float* c, float* h) {
   const __m512 one = _mm512_set1_ps(1.0f);
   for (int64_t j = 0; j < H; j += kLanes) {
     const __mmask16 m = lanes(H - j);

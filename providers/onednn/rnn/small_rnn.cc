@@ -14,7 +14,7 @@ using Kind = RnnActivation::Kind;
 // An RNN's Relu gives 0 for a NaN, as the reference's cell (g > 0 ? g : 0), ONNX Runtime's
 // (measured: a NaN in X, Y without NaN) and oneDNN's vanilla RNN primitive do: max returns its
 // second operand on a NaN. (A standalone Relu keeps NaN; docs/semantics.md.)
-RECUR_AVX512 void rnn_activate(const float* g, int64_t H, Kind f, float* h) {
+RECUR_AVX512 void rnn_activate_avx512(const float* g, int64_t H, Kind f, float* h) {
   for (int64_t j = 0; j < H; j += kLanes) {
     const __mmask16 m = lanes(H - j);
     const __m512 a = _mm512_maskz_loadu_ps(m, g + j);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "providers/onednn/common/avx512.h"
+#include "runtime/core/cpu_isa.h"
 
 namespace recur::onednn::avx512 {
 namespace {
@@ -32,7 +33,6 @@ std::vector<float> packed(const std::unique_ptr<AlignedBuffer>& b, int64_t K, in
 }
 
 TEST(PackColumns, DiscardingTheSourceGivesTheSameMatrix) {
-  if (!have_avx512()) GTEST_SKIP() << "pack_columns is built for AVX-512, which this CPU lacks";
   // A GRU's R [3H][H] with H = 256 (256 KiB): z and r rows into one matrix, h rows into another,
   // as the small-cell GRU packs them, each row read once.
   const int64_t H = 256, K = H;
@@ -48,7 +48,6 @@ TEST(PackColumns, DiscardingTheSourceGivesTheSameMatrix) {
 }
 
 TEST(PackColumns, RowsOutOfOrderOrTakenTwiceAreKept) {
-  if (!have_avx512()) GTEST_SKIP() << "pack_columns is built for AVX-512, which this CPU lacks";
   const int64_t rows = 256, K = 256;
   const std::vector<float> r = random_rows(rows, K);
   std::vector<int64_t> reversed(rows), twice(2 * rows);
@@ -65,7 +64,9 @@ TEST(PackColumns, RowsOutOfOrderOrTakenTwiceAreKept) {
 
 // The column blocks taken last to first (the row team's every other step) give the same bits.
 TEST(MultiplyRowSet, MatchesFourRowsAtATimeAndADoubleProduct) {
-  if (!have_avx512()) GTEST_SKIP() << "multiply_row_set is built for AVX-512, which this CPU lacks";
+  // AVX-512's loops, or under ONEDNN_MAX_CPU_ISA=AVX2 (isa-avx2/) those of avx2_rows.h.
+  if (!cpu::has(cpu::Feature::kAvx2))
+    GTEST_SKIP() << "multiply_row_set needs AVX2, which this CPU lacks";
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   // Widths of whole 64-column blocks and of a last block of 16, 32 or 48; row counts that leave
@@ -123,7 +124,6 @@ TEST(MultiplyRowSet, MatchesFourRowsAtATimeAndADoubleProduct) {
 // it: here into a transposed layout (k_stride = rows), with padding columns and a row no column
 // takes left alone.
 TEST(PackColumns, UnpackingPutsEachRowBackWhereTheMapSays) {
-  if (!have_avx512()) GTEST_SKIP() << "pack_columns is built for AVX-512, which this CPU lacks";
   const int64_t rows = 150, K = 37;
   const std::vector<float> r = random_rows(rows, K);
   // 100 columns over two blocks, the second partial; rows 0..98 in a shuffled order, row 99 and

@@ -408,7 +408,8 @@ TEST(OnednnRnnKernel, PrimitivesOfAStaticShapeAreBuiltAtTheFirstRunUnlessAskedAt
   EXPECT_EQ(std::memcmp(outs[0][0].raw_data(), outs[1][0].raw_data(), outs[0][0].nbytes()), 0);
 }
 
-bool have_avx512() { return cpu::has(cpu::Feature::kAvx512); }
+// The small-cell kernels run with AVX-512, or AVX2 and FMA (avx2_rows.h).
+bool have_small_cells() { return cpu::has(cpu::Feature::kAvx2); }
 
 // Random X with every third value one that pushes the vector exp, sigmoid and tanh: saturating
 // (|x| up to 1e4), tiny, zero.
@@ -424,7 +425,7 @@ Tensor edge_input(const Shape& shape, std::mt19937& rng) {
 // --explain says so; larger cells and onednn.impl=primitive get oneDNN's primitive.
 TEST(OnednnRnnKernel, SmallCellsRunOnTheSmallKernelsAndSaySo) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
-  if (!have_avx512()) GTEST_SKIP() << "the small-cell LSTM needs AVX-512, which this CPU lacks";
+  if (!have_small_cells()) GTEST_SKIP() << "the small-cell LSTM needs AVX2, which this CPU lacks";
   const std::string small = "recur's small-cell LSTM";
   auto explain = [](const std::string& bytes, const std::string& impl) {
     SessionOptions o;
@@ -453,7 +454,7 @@ TEST(OnednnRnnKernel, SmallCellsRunOnTheSmallKernelsAndSaySo) {
 // with 0 and T. A NaN in one row's X stays in that row.
 TEST(OnednnRnnKernel, SmallLstmMatchesTheReferenceAtTheEdges) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
-  if (!have_avx512()) GTEST_SKIP() << "the small-cell LSTM needs AVX-512, which this CPU lacks";
+  if (!have_small_cells()) GTEST_SKIP() << "the small-cell LSTM needs AVX2, which this CPU lacks";
   const int64_t T = 6, N = 9, I = 5, H = 21;
   for (int layout : {0, 1}) {
     for (int input_forget : {0, 1}) {
@@ -514,7 +515,7 @@ TEST(OnednnRnnKernel, SmallLstmMatchesTheReferenceAtTheEdges) {
 // linear_before_reset, both layouts, unequal lengths with 0 and T, an initial state.
 TEST(OnednnRnnKernel, SmallGruMatchesTheReferenceAtTheEdges) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
-  if (!have_avx512()) GTEST_SKIP() << "the small-cell GRU needs AVX-512, which this CPU lacks";
+  if (!have_small_cells()) GTEST_SKIP() << "the small-cell GRU needs AVX2, which this CPU lacks";
   const int64_t T = 6, N = 9, I = 5, H = 21;
   for (int layout : {0, 1}) {
     for (int lbr : {0, 1}) {
@@ -556,7 +557,7 @@ TEST(OnednnRnnKernel, SmallGruMatchesTheReferenceAtTheEdges) {
 // primitive give; the small-cell kernel kept the NaN. Tanh keeps it everywhere.
 TEST(OnednnRnnKernel, RnnReluOfANaNIsZeroOnEveryPath) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
-  if (!have_avx512()) GTEST_SKIP() << "the small-cell RNN needs AVX-512, which this CPU lacks";
+  if (!have_small_cells()) GTEST_SKIP() << "the small-cell RNN needs AVX2, which this CPU lacks";
   const int64_t T = 5, N = 3, I = 4, H = 8;
   for (const std::string act : {"Relu", "Tanh"}) {
     std::mt19937 rng(41);
@@ -591,7 +592,7 @@ TEST(OnednnRnnKernel, RnnReluOfANaNIsZeroOnEveryPath) {
 // bits.
 TEST(OnednnRnnKernel, MidSizedCellsTakeTheSmallKernelForFewRows) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
-  if (!have_avx512()) GTEST_SKIP() << "the small-cell kernels need AVX-512, which this CPU lacks";
+  if (!have_small_cells()) GTEST_SKIP() << "the small-cell kernels need AVX2, which this CPU lacks";
   struct Case {
     std::string op, direction;
     int64_t I, H, layout;
@@ -622,7 +623,8 @@ TEST(OnednnRnnKernel, MidSizedCellsTakeTheSmallKernelForFewRows) {
       popts.set("onednn.impl", "primitive");
       Session dnn = open(bytes, dopts), prim = open(bytes, popts);
       const bool mid = !wide || small_l2;
-      const int64_t rows = mid ? onednn::mid_cell_rows(onednn::core_l2_bytes()) : 0;
+      const int64_t rows =
+          mid ? onednn::few_rows_here(onednn::mid_cell_rows(onednn::core_l2_bytes())) : 0;
       ASSERT_EQ(dnn.explain().find("small-cell " + c.op + " for runs of up to " +
                                    std::to_string(rows) + " rows") != std::string::npos,
                 mid)
@@ -728,7 +730,7 @@ TEST(OnednnRnnKernel, NewSequenceLengthsRunInSharedBlocks) {
 // (small_cell.h, time_block) and that two threads take interleaved slices of the rows.
 TEST(OnednnRnnKernel, SmallCellLargeBatchMatchesTheReference) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
-  if (!have_avx512()) GTEST_SKIP() << "the small-cell LSTM needs AVX-512, which this CPU lacks";
+  if (!have_small_cells()) GTEST_SKIP() << "the small-cell LSTM needs AVX2, which this CPU lacks";
   const std::string bytes = model("LSTM", 8, 128, "forward", false);
   SessionOptions dopts, ropts;
   dopts.providers({"onednn"}).threads(2);

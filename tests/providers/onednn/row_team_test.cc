@@ -16,7 +16,9 @@
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/onednn_provider.h"
 #include "providers/onednn/rnn/row_team.h"
+#include "providers/onednn/rnn/small_cell.h"
 #include "recur/recur.h"
+#include "runtime/core/cpu_isa.h"
 #include "runtime/engine/onnx/model_loader.h"
 #include "runtime/rnn/rnn_spec.h"
 #include "tests/support/model_builder.h"
@@ -121,7 +123,7 @@ const std::string kRowTeam = "recur's row-team ";
 
 TEST(RowTeam, FewRowsMatchTheReference) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
-  if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team LSTM needs AVX-512";
+  if (!cpu::has(cpu::Feature::kAvx2)) GTEST_SKIP() << "the row-team LSTM needs AVX2";
   const std::vector<Case> cases = {
       {"forward", 0, 48, 260, 37, -1},
       {"reverse", 0, 48, 260, 37, 30, true, false},
@@ -172,7 +174,7 @@ TEST(RowTeam, FewRowsMatchTheReference) {
 // input_forget, linear_before_reset, states or none, 2 or 3 threads, against the reference.
 TEST(RowTeam, RandomConfigurationsMatchTheReference) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
-  if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team kernel needs AVX-512";
+  if (!cpu::has(cpu::Feature::kAvx2)) GTEST_SKIP() << "the row-team kernel needs AVX2";
   std::mt19937 rng(2026);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   SessionOptions ropts;
@@ -267,11 +269,12 @@ TEST(RowTeam, TheDirectionsRunApartByTheCoresL2) {
   EXPECT_FALSE(directions_apart(both, 1536, 2, kMiB));
 }
 
-// An LSTM whose slice of R passes 16 MiB (1448 units and more) takes up to 32 rows on the team;
-// 33 take the primitive, which makes its copy from the team's.
+// An LSTM whose slice of R passes 16 MiB (1448 units and more) takes up to 32 rows on the team
+// (kAvx2FewRows without AVX-512); one more take the primitive, which makes its copy from the
+// team's.
 TEST(RowTeam, TheWidestLstmsTakeUpTo32Rows) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
-  if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team kernel needs AVX-512";
+  if (!cpu::has(cpu::Feature::kAvx2)) GTEST_SKIP() << "the row-team kernel needs AVX2";
   const Case c{"reverse", 1, 8, 1500, 2, 2, true, false};
   std::mt19937 rng(41);
   const std::string bytes = rnn_model(c, rng);
@@ -279,10 +282,13 @@ TEST(RowTeam, TheWidestLstmsTakeUpTo32Rows) {
   dopts.providers({"onednn"}).threads(2);
   ropts.providers({"reference"});
   Session dnn = Session::from_bytes(bytes.data(), bytes.size(), dopts);
-  EXPECT_NE(dnn.explain().find(kRowTeam + "LSTM for runs of up to 32 rows"), std::string::npos)
+  const int64_t rows = onednn::few_rows_here(32);
+  EXPECT_NE(
+      dnn.explain().find(kRowTeam + "LSTM for runs of up to " + std::to_string(rows) + " rows"),
+      std::string::npos)
       << dnn.explain();
   Session ref = Session::from_bytes(bytes.data(), bytes.size(), ropts);
-  for (int64_t N : {32, 33}) {
+  for (int64_t N : {rows, rows + 1}) {
     const Feeds f = feeds(c, N, rng);
     expect_match(dnn.run(f), ref.run(f), describe(c, 2) + ", " + std::to_string(N) + " rows");
   }
@@ -293,7 +299,7 @@ TEST(RowTeam, TheWidestLstmsTakeUpTo32Rows) {
 // cell").
 TEST(RowTeam, TheBitsDoNotDependOnTheThreads) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
-  if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team kernel needs AVX-512";
+  if (!cpu::has(cpu::Feature::kAvx2)) GTEST_SKIP() << "the row-team kernel needs AVX2";
   for (const Case& c : {Case{"forward", 0, 40, 300, 12, 10, true},
                         Case{"bidirectional", 1, 40, 400, 12, 11, false, false, true, "GRU", 0},
                         Case{"bidirectional", 0, 40, 256, 12, 11, true}}) {
@@ -323,7 +329,7 @@ TEST(RowTeam, TheBitsDoNotDependOnTheThreads) {
 // rows of a wide cell"), and its outputs still match the reference's.
 TEST(RowTeam, TheTeamsRunsHoldTheWeightsOnce) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
-  if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team kernel needs AVX-512";
+  if (!cpu::has(cpu::Feature::kAvx2)) GTEST_SKIP() << "the row-team kernel needs AVX2";
   // LSTM of 512 units over 512 inputs, input_forget (a block oneDNN derives) and peepholes: W
   // and R 8 MiB. Two threads take the team for 1 to 16 rows.
   const Case c{"forward", 0, 512, 512, 6, -1, true, true};
@@ -352,7 +358,7 @@ TEST(RowTeam, TheTeamsRunsHoldTheWeightsOnce) {
 // recorded: the bytes of packed weights alive at each release.
 TEST(RowTeam, LoadingReleasesRBeforePackingW) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
-  if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team kernel needs AVX-512";
+  if (!cpu::has(cpu::Feature::kAvx2)) GTEST_SKIP() << "the row-team kernel needs AVX2";
   for (const char* op : {"LSTM", "GRU"}) {
     // 512 units over 256 inputs: R twice W, 4 MiB and 2 for the LSTM. Two threads: two slices.
     Case c{"forward", 0, 256, 512, 4, -1};
@@ -398,7 +404,7 @@ TEST(RowTeam, LoadingReleasesRBeforePackingW) {
 // onednn.impl=primitive; and the rows each size takes the team for.
 TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
   if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
-  if (!onednn::avx512::have_avx512()) GTEST_SKIP() << "the row-team LSTM needs AVX-512";
+  if (!cpu::has(cpu::Feature::kAvx2)) GTEST_SKIP() << "the row-team LSTM needs AVX2";
   auto explain = [](const Case& c, int threads, const std::string& impl) {
     std::mt19937 rng(5);
     const std::string bytes = rnn_model(c, rng);
@@ -410,7 +416,8 @@ TEST(RowTeam, OtherCellsAndSessionsTakeThePrimitive) {
   // for each); `threads` is a thread's share of R: 1 where the directions run apart.
   auto team = [](const char* op, RnnCell cell, int64_t H, int threads) {
     return kRowTeam + op + " for runs of up to " +
-           std::to_string(onednn::row_team_rows(cell, H, threads, onednn::core_l2_bytes())) +
+           std::to_string(onednn::few_rows_here(
+               onednn::row_team_rows(cell, H, threads, onednn::core_l2_bytes()))) +
            " rows,";
   };
   const RnnCell lstm = RnnCell::kLstm, gru = RnnCell::kGru, rnn = RnnCell::kRnn;
