@@ -225,6 +225,17 @@ TEST(OnednnPackedB, SmallBOneCopyForTheLoopAndOneDnn) {
   }
 }
 
+// A constant B of K x N values, stored N x K where `trans`, each times `scale`.
+struct BCase {
+  int64_t K, N;
+  bool trans;
+  float scale;
+  std::string what() const {
+    return std::to_string(K) + "x" + std::to_string(N) + (trans ? " trans" : "") + " scale " +
+           std::to_string(scale);
+  }
+};
+
 // A constant B with no rows or no columns: the loop's copy is empty, Y is C alone or empty
 // (the sanitizer build caught the loop copying out of a null scratch for a Gemm of 0 columns).
 // B packed by recur as it reads it, giving the source's pages back (the ONNX copy dies when
@@ -233,20 +244,14 @@ TEST(OnednnPackedB, SmallBOneCopyForTheLoopAndOneDnn) {
 TEST(OnednnPackedB, StreamedPackingGivesTheReordersBytes) {
   if (!testing::have_onednn_avx512())
     GTEST_SKIP() << "needs the oneDNN provider and AVX-512 (recur's own loops)";
-  struct Case {
-    int64_t K, N;
-    bool trans;
-    float scale;
-  };
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
   int streamed = 0;
-  for (const Case& c :
-       {Case{100, 200, false, 1.0f}, Case{100, 200, true, 1.0f}, Case{33, 650, false, 0.37f},
-        Case{33, 650, true, 1.7f}, Case{256, 1000, false, 1.0f}, Case{256, 1000, true, 0.5f},
-        Case{17, 128, true, 1.0f}, Case{640, 513, false, 1.0f}}) {
-    const std::string what = std::to_string(c.K) + "x" + std::to_string(c.N) +
-                             (c.trans ? " trans" : "") + " scale " + std::to_string(c.scale);
+  for (const BCase& c :
+       {BCase{100, 200, false, 1.0f}, BCase{100, 200, true, 1.0f}, BCase{33, 650, false, 0.37f},
+        BCase{33, 650, true, 1.7f}, BCase{256, 1000, false, 1.0f}, BCase{256, 1000, true, 0.5f},
+        BCase{17, 128, true, 1.0f}, BCase{640, 513, false, 1.0f}}) {
+    const std::string what = c.what();
     std::vector<float> b(static_cast<size_t>(c.K * c.N));
     for (float& v : b) v = dist(rng);
     std::vector<float> dying = b;
@@ -278,19 +283,13 @@ TEST(OnednnPackedB, StreamedPackingGivesTheReordersBytes) {
 TEST(OnednnPackedB, LoopOverThePackedBMatchesSumsInDouble) {
   if (!testing::have_onednn_avx512())
     GTEST_SKIP() << "needs the oneDNN provider and AVX-512 (recur's own loops)";
-  struct Case {
-    int64_t K, N;
-    bool trans;
-    float scale;
-  };
   std::mt19937 rng(17);
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
   int looped = 0;
-  for (const Case& c :
-       {Case{320, 900, false, 1.0f}, Case{17, 1000, true, 0.75f}, Case{1000, 200, false, 1.0f},
-        Case{700, 2100, true, 1.0f}, Case{40, 4100, false, -1.5f}, Case{1536, 130, false, 1.0f}}) {
-    const std::string what = std::to_string(c.K) + "x" + std::to_string(c.N) +
-                             (c.trans ? " trans" : "") + " scale " + std::to_string(c.scale);
+  for (const BCase& c : {BCase{320, 900, false, 1.0f}, BCase{17, 1000, true, 0.75f},
+                         BCase{1000, 200, false, 1.0f}, BCase{700, 2100, true, 1.0f},
+                         BCase{40, 4100, false, -1.5f}, BCase{1536, 130, false, 1.0f}}) {
+    const std::string what = c.what();
     std::vector<float> b(static_cast<size_t>(c.K * c.N)), bias(static_cast<size_t>(c.N));
     for (float& v : b) v = dist(rng);
     for (float& v : bias) v = dist(rng);
