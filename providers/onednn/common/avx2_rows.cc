@@ -60,7 +60,8 @@ void columns(const float* const* init, const float* const* in, int64_t K, const 
              int64_t w, int64_t c0, float* const* out) {
   constexpr int kWide = 8 / NR >= 8 ? 8 : 8 / NR >= 4 ? 4 : 2;  // vectors of 8 a pass
   constexpr int64_t kChunk = 128;                               // 32 KiB of a block of 64 columns
-  for (int64_t k0 = 0; k0 < K; k0 += kChunk) {
+  // Once at least: with K = 0, out is init.
+  for (int64_t k0 = 0; k0 == 0 || k0 < K; k0 += kChunk) {
     const int64_t k1 = std::min(K, k0 + kChunk);
     const float* const* from = k0 == 0 ? init : const_cast<const float* const*>(out);
     int64_t c = 0;
