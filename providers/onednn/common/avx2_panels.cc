@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "providers/onednn/common/avx2_rows.h"
 #include "providers/onednn/common/avx512.h"
 #include "providers/onednn/common/busy_cores.h"
 #include "providers/onednn/common/job_pool.h"
@@ -15,69 +16,88 @@ namespace recur::onednn::avx2 {
 
 namespace {
 
-constexpr int kRows = 4;            // rows of A a pass: 8 accumulators, the FMAs' latency hidden
+constexpr int kRows = 4;            // rows of A a pass at most
+constexpr int kGroup = 4;           // panels a pass at most
 constexpr int64_t kChunkRows = 64;  // rows of A whose pass over a panel keeps A in L2
 
-// Rows [0, NR) of A (row stride K) by one panel [K][16], each row's sums starting at init[16];
-// out row r at out + r * ldo, 16 values. Named accumulators, not an array: GCC 12 kept an
-// array's vectors in memory as well, with 8 stores a step (twice the loop's time).
-template <int NR>
-__attribute__((target("avx2,fma"))) void pass(const float* a, int64_t K, const float* panel,
-                                              const float* init, float* out, int64_t ldo) {
-  const __m256 i0 = _mm256_loadu_ps(init), i1 = _mm256_loadu_ps(init + 8);
-  __m256 c00 = i0, c01 = i1, c10 = i0, c11 = i1, c20 = i0, c21 = i1, c30 = i0, c31 = i1;
+// Rows [0, NR) of A (row stride K) by NP panels from `panel` (each [K][16], one after
+// another), each row's sums starting at init[16 NP]; out row r at out + r * ldo, 16 NP values.
+// NR NP <= 4, so 8 accumulators: with fewer, each step waits for the FMA before it (4 cycles),
+// which halved one row's speed over a B in L2 when a pass took one panel. The arrays are
+// unrolled in full, so that they live in registers.
+template <int NR, int NP>
+RECUR_AVX2 void pass(const float* a, int64_t K, const float* panel, const float* init, float* out,
+                     int64_t ldo) {
+  __m256 acc[NR][NP][2];
+#pragma GCC unroll 4
+  for (int r = 0; r < NR; ++r)
+#pragma GCC unroll 4
+    for (int p = 0; p < NP; ++p)
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) acc[r][p][h] = _mm256_loadu_ps(init + p * kPanel + 8 * h);
   for (int64_t k = 0; k < K; ++k) {
-    const __m256 b0 = _mm256_load_ps(panel + k * kPanel);
-    const __m256 b1 = _mm256_load_ps(panel + k * kPanel + 8);
-    const __m256 s0 = _mm256_broadcast_ss(a + k);
-    c00 = _mm256_fmadd_ps(s0, b0, c00);
-    c01 = _mm256_fmadd_ps(s0, b1, c01);
-    if constexpr (NR > 1) {
-      const __m256 s1 = _mm256_broadcast_ss(a + K + k);
-      c10 = _mm256_fmadd_ps(s1, b0, c10);
-      c11 = _mm256_fmadd_ps(s1, b1, c11);
-    }
-    if constexpr (NR > 2) {
-      const __m256 s2 = _mm256_broadcast_ss(a + 2 * K + k);
-      c20 = _mm256_fmadd_ps(s2, b0, c20);
-      c21 = _mm256_fmadd_ps(s2, b1, c21);
-    }
-    if constexpr (NR > 3) {
-      const __m256 s3 = _mm256_broadcast_ss(a + 3 * K + k);
-      c30 = _mm256_fmadd_ps(s3, b0, c30);
-      c31 = _mm256_fmadd_ps(s3, b1, c31);
+    __m256 b[NP][2];
+#pragma GCC unroll 4
+    for (int p = 0; p < NP; ++p)
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) b[p][h] = _mm256_load_ps(panel + (p * K + k) * kPanel + 8 * h);
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; ++r) {
+      const __m256 s = _mm256_broadcast_ss(a + r * K + k);
+#pragma GCC unroll 4
+      for (int p = 0; p < NP; ++p)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) acc[r][p][h] = _mm256_fmadd_ps(s, b[p][h], acc[r][p][h]);
     }
   }
-  const __m256 acc[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
-  for (int r = 0; r < NR; ++r) {
-    _mm256_storeu_ps(out + r * ldo, acc[r][0]);
-    _mm256_storeu_ps(out + r * ldo + 8, acc[r][1]);
-  }
+#pragma GCC unroll 4
+  for (int r = 0; r < NR; ++r)
+#pragma GCC unroll 4
+    for (int p = 0; p < NP; ++p)
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h)
+        _mm256_storeu_ps(out + r * ldo + p * kPanel + 8 * h, acc[r][p][h]);
 }
 
 using Pass = void (*)(const float*, int64_t, const float*, const float*, float*, int64_t);
-constexpr Pass kPasses[kRows + 1] = {nullptr, pass<1>, pass<2>, pass<3>, pass<4>};
+// By rows, then panels: a pass of NR rows takes up to kGroup / NR panels (3 rows: one).
+constexpr Pass kPasses[kRows + 1][kGroup + 1] = {
+    {},
+    {nullptr, pass<1, 1>, pass<1, 2>, pass<1, 3>, pass<1, 4>},
+    {nullptr, pass<2, 1>, pass<2, 2>},
+    {nullptr, pass<3, 1>},
+    {nullptr, pass<4, 1>}};
 
-// Panels [j0, j1) for rows [r0, r1).
+// Panels [j0, j1) for rows [r0, r1), kGroup panels at a time, each group read from memory once
+// for all the rows.
 void panels(const PanelB& p, const float* a, int64_t r0, int64_t r1, const float* bias, float* y,
             int64_t j0, int64_t j1) {
   const int64_t K = p.K, N = p.N;
-  alignas(32) float init[kPanel];
-  alignas(32) float tail[kRows * kPanel];
-  for (int64_t j = j0; j < j1; ++j) {
-    const int64_t c0 = j * kPanel, width = std::min(kPanel, N - c0);
-    const float* panel = static_cast<const float*>(p.m->data) + j * K * kPanel;
-    std::fill(init, init + kPanel, 0.0f);
-    if (bias) std::copy(bias + c0, bias + c0 + width, init);
+  alignas(32) float init[kGroup * kPanel];
+  alignas(32) float tail[kRows * kGroup * kPanel];
+  for (int64_t j = j0; j < j1; j += kGroup) {
+    const int64_t jn = std::min<int64_t>(kGroup, j1 - j);
+    const int64_t c0 = j * kPanel;
+    std::fill(init, init + kGroup * kPanel, 0.0f);
+    if (bias) std::copy(bias + c0, bias + std::min(N, c0 + jn * kPanel), init);
+    const float* group = static_cast<const float*>(p.m->data) + j * K * kPanel;
     for (int64_t r = r0; r < r1; r += kRows) {
       const int nr = static_cast<int>(std::min<int64_t>(kRows, r1 - r));
-      if (width == kPanel) {
-        kPasses[nr](a + r * K, K, panel, init, y + r * N + c0, N);
-        continue;
+      const int64_t per_pass = nr == 1 ? 4 : nr == 2 ? 2 : 1;
+      for (int64_t q = 0; q < jn; q += per_pass) {
+        const int np = static_cast<int>(std::min(per_pass, jn - q));
+        const int64_t c = c0 + q * kPanel, width = std::min(np * kPanel, N - c);
+        const Pass run = kPasses[nr][np];
+        const float* from = group + q * K * kPanel;
+        if (width == np * kPanel) {
+          run(a + r * K, K, from, init + q * kPanel, y + r * N + c, N);
+          continue;
+        }
+        run(a + r * K, K, from, init + q * kPanel, tail, kGroup * kPanel);
+        for (int i = 0; i < nr; ++i)
+          std::memcpy(y + (r + i) * N + c, tail + i * kGroup * kPanel,
+                      static_cast<size_t>(width) * 4);
       }
-      kPasses[nr](a + r * K, K, panel, init, tail, kPanel);
-      for (int i = 0; i < nr; ++i)
-        std::memcpy(y + (r + i) * N + c0, tail + i * kPanel, static_cast<size_t>(width) * 4);
     }
   }
 }

@@ -4,9 +4,10 @@
 // packs B again on every call, which for the few rows of A of a decoder step is most of the
 // work (a Tacotron decoder's [8, 1536] by [1536, 4096] Gemms: ~0.84 ms a call on AVX2 against
 // ~0.32 ms with AVX-512 on the same Zen 4, where brgemm reads B packed at load). Here B is
-// packed once in panels of 16 columns, and each panel is read from memory once for the few rows
-// of A, its rows' sums in registers (4 rows x 2 vectors a pass). Products of more rows
-// (kMaxRows) go to oneDNN's matmul over B unpacked once (LatePackedB, packed_b.h).
+// packed once in panels of 16 columns, and each group of 4 panels is read from memory once for
+// the few rows of A, their sums in 8 registers a pass (4 rows by a panel, 2 by two, one row by
+// four). Products of more rows (kMaxRows) go to oneDNN's matmul over B unpacked once
+// (LatePackedB, packed_b.h).
 #pragma once
 
 #include <cstdint>

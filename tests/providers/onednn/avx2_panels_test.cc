@@ -1,7 +1,8 @@
 // recur's AVX2 product over B packed in panels (providers/onednn/common/avx2_panels.h), which
 // the oneDNN provider's MatMul and Gemm use without AVX-512: against sums in double for B
 // stored either way, scaled, with and without a bias, for row counts on and off the 4-row
-// passes, N on and off the 16-column panels, K of 0; threads change nothing; B unpacked is B.
+// passes (one row: several panels a pass), N on and off the 16-column panels, K of 0; threads
+// change nothing; B unpacked is B.
 #if RECUR_HAVE_ONEDNN
 
 #include <gtest/gtest.h>
@@ -34,7 +35,9 @@ TEST(Avx2Panels, ProductsMatchSumsInDouble) {
   for (const Case& c : {Case{1, 7, 16, false, false, 1.0f}, Case{3, 40, 33, true, true, 0.5f},
                         Case{4, 64, 900, false, true, 1.0f}, Case{7, 19, 5, true, false, -2.0f},
                         Case{16, 128, 48, false, true, 1.0f}, Case{70, 33, 70, true, true, 1.0f},
-                        Case{5, 0, 20, false, true, 1.0f}}) {
+                        Case{5, 0, 20, false, true, 1.0f}, Case{1, 50, 100, false, true, 1.0f},
+                        Case{1, 300, 64, true, false, 1.0f}, Case{1, 9, 200, false, true, 0.5f},
+                        Case{1, 0, 40, true, true, 1.0f}, Case{65, 20, 90, false, true, 1.0f}}) {
     const std::vector<float> b = random_values(static_cast<size_t>(c.K * c.N), rng);
     const std::vector<float> a = random_values(static_cast<size_t>(c.rows * c.K), rng);
     const std::vector<float> bias = random_values(static_cast<size_t>(c.N), rng);
