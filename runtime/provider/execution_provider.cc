@@ -85,6 +85,7 @@ Status ExecutionProvider::configure(const ProviderConfig& config) {
 Claim ExecutionProvider::claim(const Node& node, const Graph& graph) const {
   const KernelDef* def = registry().find(node.domain, node.op_type, node.opset);
   if (!def) return Claim::decline(registry().why_not(node.domain, node.op_type, node.opset));
+  if (def->settings_claim) return def->settings_claim(node, graph, options());
   if (def->claim) return def->claim(node, graph);
   return Claim::accept();
 }

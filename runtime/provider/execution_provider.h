@@ -105,6 +105,9 @@ class CompileContext {
 using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(CompileContext&)>;
 // Attribute- and type-driven refusal, beyond "is there a kernel for this op and opset".
 using ClaimFn = std::function<Claim(const Node&, const Graph&)>;
+// The same for a kernel whose reach depends on its provider's settings (options()): the oneDNN
+// RNNs take a clip or other activations only where recur's own kernels are allowed to run.
+using SettingsClaimFn = std::function<Claim(const Node&, const Graph&, const ProviderOptions&)>;
 
 struct KernelDef {
   std::string op_type;
@@ -112,7 +115,8 @@ struct KernelDef {
   int since = 1;        // first opset this kernel implements
   int until = INT_MAX;  // last opset
   KernelFactory create;
-  ClaimFn claim;  // optional
+  ClaimFn claim;                   // optional
+  SettingsClaimFn settings_claim;  // optional, instead of claim
   // Inputs the kernel reads from host memory even when its provider runs on a device (the
   // sequence lengths that size cuDNN's descriptors). The partitioner places them on the host.
   std::vector<size_t> host_inputs = {};

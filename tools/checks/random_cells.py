@@ -3,10 +3,13 @@
 
 Each case is one node: an LSTM, GRU or RNN (1 to 256 units, 1 to 65 rows, 1 to 30 steps, every
 direction, both layouts, sequence lengths, initial states, peepholes, input_forget, both
-linear_before_reset, RNN activations), or a MatMul, MatMul + Add or Gemm by a constant B (1 to 33
+linear_before_reset, any activations with their alpha and beta, clip), or a MatMul, MatMul + Add or Gemm by a constant B (1 to 33
 rows, B up to 1536 x 4096, transA, transB, alpha, beta, every shape of C). It runs on
 `onednn,reference` at 1 and 2 threads, twice (the second run must give the same bits), and on
-`reference` alone; each output must be within 1e-5 + 1e-4 |reference| of the reference's.
+`reference` alone; each output must be within 1e-5 + 1e-4 |reference| of the reference's, or,
+for a cell, no further from the float64 oracle (tools/rnn_oracle.py) than twice the reference's
+distance: a cell that grows carries both providers' rounding up with it. An output where the
+reference overflowed is not compared.
 
 Weights are scaled by 1/sqrt(fan-in). Larger ones make a chaotic recurrence, where two float32
 sums of the same terms in another order end apart by O(1) within tens of steps (both providers
@@ -33,6 +36,9 @@ ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="a build wi
 args = ap.parse_args()
 sys.path.insert(0, os.path.join(args.build, "python"))
 import recur  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import rnn_oracle  # noqa: E402
 
 rng = random.Random(args.seed)
 values = np.random.default_rng(args.seed)
@@ -69,6 +75,20 @@ def rnn_case():
         attrs["input_forget"] = 1
     if op == "RNN" and rng.random() < 0.3:
         attrs["activations"] = [rng.choice(["Tanh", "Relu", "Sigmoid"])] * D
+    if rng.random() < 0.25:  # oneDNN's primitives have none of these: recur's general path
+        kinds = {"Sigmoid": 0, "Tanh": 0, "Relu": 0, "HardSigmoid": 2, "Softsign": 0,
+                 "ScaledTanh": 2, "Affine": 2, "LeakyRelu": 1, "ThresholdedRelu": 1, "Elu": 1,
+                 "Softplus": 0}
+        acts = [rng.choice(list(kinds)) for _ in range({"LSTM": 3, "GRU": 2, "RNN": 1}[op] * D)]
+        attrs["activations"] = acts
+        alpha = [round(rng.uniform(0.1, 0.9), 2) for a in acts if kinds[a] >= 1]
+        beta = [round(rng.uniform(0.1, 0.9), 2) for a in acts if kinds[a] == 2]
+        if alpha:
+            attrs["activation_alpha"] = alpha
+        if beta:
+            attrs["activation_beta"] = beta
+    if rng.random() < 0.2:
+        attrs["clip"] = rng.choice([0.5, 1.0, 3.0])
     gain = rng.choice([0.3, 0.7, 1.0])
     inits = [numpy_helper.from_array(normal((D, G * H, I), gain / np.sqrt(I)), "W"),
              numpy_helper.from_array(normal((D, G * H, H), gain / np.sqrt(H)), "R")]
@@ -130,13 +150,28 @@ def matmul_case():
     return model(nodes, feeds, inits, ["Y"]), feeds, desc
 
 
+def float64_errors(m, feeds, got, want):
+    """For an RNN node: the largest error of oneDNN's and of the reference's outputs against
+    the float64 oracle (tools/rnn_oracle.py), scaled as the tolerance is."""
+    node = m.graph.node[0]
+    arrays = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+    arrays.update(feeds)
+    exact = rnn_oracle.run_node(node, [arrays.get(i) if i else None for i in node.input])
+    exact = [e for e, o in zip(exact, node.output) if o]
+
+    def error(outs):
+        return max(float((np.abs(o.astype(np.float64) - e) / (1e-5 + 1e-4 * np.abs(e))).max())
+                   for o, e in zip(outs, exact) if o.size)
+    return error(got), error(want)
+
+
 def session(m, providers, threads):
     options = recur.SessionOptions()
     options.intra_op_num_threads = threads
     return recur.InferenceSession(m.SerializeToString(), options, providers=providers)
 
 
-failures = runs = 0
+failures = runs = drifts = overflows = 0
 worst = 0.0
 for _ in range(args.count):
     m, feeds, desc = rnn_case() if args.kind == "rnn" else matmul_case()
@@ -157,17 +192,33 @@ for _ in range(args.count):
             elif not np.array_equal(g, a, equal_nan=True):
                 why = "a second run gave other bits"
             elif g.size:
-                if not np.isfinite(g).all() or not np.isfinite(w).all():
-                    why = "non-finite values"
+                if not np.isfinite(w).all():
+                    # A cell that grows without bound (a GRU whose z is a softplus) overflows;
+                    # where, depends on each provider's rounding. Not compared, but counted.
+                    overflows += 1
+                elif not np.isfinite(g).all():
+                    why = "non-finite values where the reference has none"
                 else:
                     off = np.abs(g.astype(np.float64) - w) / (1e-5 + 1e-4 * np.abs(w))
                     worst = max(worst, float(off.max()))
                     if off.max() > 1:
                         why = f"{off.max():.2f} times the tolerance"
+                    if why and args.kind == "rnn":
+                        # A cell that grows (an input_forget LSTM whose gate is a tanh: f up
+                        # to 2) carries both providers' rounding up with it. The float64
+                        # oracle says which drifted: oneDNN fails only by drifting further.
+                        mine, theirs = float64_errors(m, feeds, got, want)
+                        why += f"; against float64 {mine:.2f} here, {theirs:.2f} on the reference"
+                        if mine <= max(1.0, 2 * theirs):
+                            print(f"drift {desc}, {threads} threads: {why}")
+                            drifts += 1
+                            why = None
             if why:
                 print(f"FAIL {desc}, {threads} threads: {why}")
                 failures += 1
 isa = os.environ.get("ONEDNN_MAX_CPU_ISA", "all")
 print(f"{args.kind} seed {args.seed}, ISA cap {isa}: {args.count} cases, {runs} sessions, "
-      f"{failures} failures, largest difference {worst:.3f} of the tolerance")
+      f"{failures} failures, largest difference {worst:.3f} of the tolerance, {drifts} outputs "
+      f"where both providers drift from float64, {overflows} not compared (the reference "
+      "overflowed)")
 sys.exit(1 if failures else 0)

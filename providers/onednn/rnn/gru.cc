@@ -5,16 +5,6 @@
 
 namespace recur::onednn {
 
-RECUR_LOAD_PATH Claim claim_gru(const Node& node, const Graph& graph) {
-  auto spec = RnnSpec::parse(node);
-  if (!spec.ok()) return Claim::decline(spec.status().message());
-  Claim c = claim_rnn_common(node, graph, *spec);
-  if (!c.yes) return c;
-  c = claim_default_activations(*spec, "Sigmoid,Tanh");
-  if (!c.yes) return c;
-  return claim_alpha_beta(node, *spec);
-}
-
 RnnPd create_gru_pd(const RnnSpec& spec, int dir, const RnnDescs& d, dnnl::rnn_direction direction,
                     const dnnl::primitive_attr& attr, bool make_primitive) {
   if (spec.linear_before_reset) {

@@ -5,9 +5,9 @@
 namespace recur::onednn {
 
 void register_rnn_kernels(KernelRegistry& r) {
-  r.add({.op_type = "LSTM", .since = 1, .create = create_rnn_kernel, .claim = claim_lstm});
-  r.add({.op_type = "GRU", .since = 1, .create = create_rnn_kernel, .claim = claim_gru});
-  r.add({.op_type = "RNN", .since = 1, .create = create_rnn_kernel, .claim = claim_vanilla});
+  r.add({.op_type = "LSTM", .since = 1, .create = create_rnn_kernel, .settings_claim = claim_rnn});
+  r.add({.op_type = "GRU", .since = 1, .create = create_rnn_kernel, .settings_claim = claim_rnn});
+  r.add({.op_type = "RNN", .since = 1, .create = create_rnn_kernel, .settings_claim = claim_rnn});
   r.add({.op_type = "DynamicQuantizeLSTM",
          .domain = "com.microsoft",
          .since = 1,

@@ -8,26 +8,6 @@
 
 namespace recur::onednn {
 
-RECUR_LOAD_PATH Claim claim_vanilla(const Node& node, const Graph& graph) {
-  auto spec = RnnSpec::parse(node);
-  if (!spec.ok()) return Claim::decline(spec.status().message());
-  Claim c = claim_rnn_common(node, graph, *spec);
-  if (!c.yes) return c;
-  for (const auto& a : spec->activations) {
-    switch (a.kind) {
-      case RnnActivation::Kind::kTanh:
-      case RnnActivation::Kind::kRelu:
-      case RnnActivation::Kind::kSigmoid:
-      case RnnActivation::Kind::kLeakyRelu:
-        break;
-      default:
-        return Claim::decline(std::string("RNN activation ") + a.name() +
-                              " has no oneDNN equivalent (it has Tanh, Relu, Sigmoid, LeakyRelu)");
-    }
-  }
-  return claim_alpha_beta(node, *spec);
-}
-
 RnnPd create_vanilla_pd(const RnnSpec& spec, int dir, const RnnDescs& d,
                         dnnl::rnn_direction direction, const dnnl::primitive_attr& attr,
                         bool make_primitive) {

@@ -99,15 +99,16 @@ RnnPd create_vanilla_pd(const RnnSpec& spec, int dir, const RnnDescs& d,
                         dnnl::rnn_direction direction, const dnnl::primitive_attr& attr,
                         bool make_primitive);
 
-// Claim rules. Shared checks: dtype and clip (claim_rnn_common), then the cell's activations,
-// then activation_alpha/beta (claim_alpha_beta).
-Claim claim_rnn_common(const Node& node, const Graph& graph, const RnnSpec& spec);
-Claim claim_alpha_beta(const Node& node, const RnnSpec& spec);
-// LSTM and GRU: oneDNN's cells are fixed to the default activations (`fixed` names them).
-Claim claim_default_activations(const RnnSpec& spec, const char* fixed);
-Claim claim_lstm(const Node& node, const Graph& graph);
-Claim claim_gru(const Node& node, const Graph& graph);
-Claim claim_vanilla(const Node& node, const Graph& graph);
+// Why oneDNN's RNN primitives cannot compute the cell: a clip, activations they do not have
+// (their LSTM and GRU are fixed to the defaults, their RNN has tanh, relu, sigmoid and leaky
+// relu), alpha or beta beyond the leaky relu's; "" when they can.
+std::string primitive_math_declined(const Node& node, const RnnSpec& spec);
+
+// The claim of LSTM, GRU and RNN nodes (a KernelDef::settings_claim): X float32 and an input
+// size above 0; a cell whose math the primitives lack (primitive_math_declined) is taken for
+// recur's small-cell kernels, which run it at any size (small_cell.h), unless onednn.impl asks
+// for the primitive or the weights are not constant (the claim then gives both reasons).
+Claim claim_rnn(const Node& node, const Graph& graph, const ProviderOptions& options);
 
 // The kernel factory for all three cells.
 Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext& ctx);

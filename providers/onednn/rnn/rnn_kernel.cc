@@ -359,9 +359,35 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_team_pair(CompileCont
       std::move(team.kernel), std::move(primitive), static_cast<int>(spec.layout), rows));
 }
 
+// A cell whose clip or activations oneDNN's primitives lack (claim_rnn took it for recur's
+// own kernels): the small-cell kernel for every run, whatever the cell's size, in float32.
+RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_general_cell_kernel(CompileContext& ctx,
+                                                                           RnnSpec spec) {
+  OnednnOptions o = options_of(ctx);
+  const std::string why = small_kernel_declined(ctx.node(), ctx.graph(), spec);
+  if (!o.small_cells || !why.empty())
+    return ctx.error(ErrorCode::kNotImplemented,
+                     primitive_math_declined(ctx.node(), spec) +
+                         ", and recur's own kernels cannot run it: " +
+                         (why.empty() ? "onednn.impl asks for oneDNN's primitive" : why));
+  if (o.precision != ProviderConfig::Precision::kFp32) {
+    ctx.note("precision fp32 (" +
+             std::string(o.precision == ProviderConfig::Precision::kBf16 ? "bf16" : "int8") +
+             " asked for): recur's own kernels, which run this cell's clip or activations, are "
+             "float32");
+    o.precision = ProviderConfig::Precision::kFp32;
+  }
+  return create_small_rnn_kernel(ctx, std::move(spec), o);
+}
+
 }  // namespace
 
 RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext& ctx) {
+  {
+    RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(ctx.node()));
+    if (!primitive_math_declined(ctx.node(), spec).empty())
+      return create_general_cell_kernel(ctx, std::move(spec));
+  }
   if (options_of(ctx).precision == ProviderConfig::Precision::kInt8) {
     const std::string why = int8_lstm_unsupported(ctx);
     if (why.empty()) return create_int8_lstm_kernel(ctx);

@@ -97,7 +97,10 @@ RECUR_LOAD_PATH std::vector<OneProductWeights> SmallRnnKernel::pack_one_products
 RECUR_LOAD_PATH std::string SmallRnnKernel::note(const char* cell, int64_t G) const {
   return std::string("recur's small-cell ") + cell + " (" + small_cells_isa() +
          "), not a oneDNN primitive: W and R packed at load, " + std::to_string(G * (I_ + H_)) +
-         " multiply-adds a row-step (oneDNN above " + std::to_string(kSmallCellMaxMacs) + ")";
+         " multiply-adds a row-step" +
+         (primitive_math_declined(node_, spec_).empty()
+              ? " (oneDNN above " + std::to_string(kSmallCellMaxMacs) + ")"
+              : ", every run: " + primitive_math_declined(node_, spec_));
 }
 
 void SmallRnnKernel::load_states(const Io& io, const Job& j, float* hs, float* cs) const {
@@ -182,36 +185,48 @@ Status SmallRnnKernel::run(KernelContext& ctx) const {
 
 }  // namespace small
 
+RECUR_LOAD_PATH bool general_cell_math(const RnnSpec& spec) {
+  if (spec.clip) return true;
+  if (spec.cell != RnnCell::kRnn) return !spec.default_activations();
+  using Kind = RnnActivation::Kind;
+  for (const RnnActivation& a : spec.activations)
+    if (a.kind != Kind::kTanh && a.kind != Kind::kRelu && a.kind != Kind::kSigmoid) return true;
+  return false;
+}
+
+RECUR_LOAD_PATH std::string small_kernel_declined(const Node& node, const Graph& graph,
+                                                  const RnnSpec& spec) {
+  // AVX-512, or AVX2 with FMA (avx2_rows.h, small_cell_avx2.cc).
+  if (!cpu::has(cpu::Feature::kAvx2)) return cpu::why_not(cpu::Feature::kAvx2);
+  auto constant = [&](size_t i) {
+    return node.has_input(i) ? graph.constant(node.inputs[i]) : nullptr;
+  };
+  const Tensor* w = constant(kRnnW);
+  const Tensor* r = constant(kRnnR);
+  if (!w || !r || (node.has_input(kRnnB) && !constant(kRnnB)) ||
+      (node.has_input(kRnnP) && !constant(kRnnP)))
+    return "weights are graph inputs";
+  for (size_t i : {kRnnW, kRnnR, kRnnB, kRnnP}) {
+    const Tensor* t = constant(i);
+    if (t && (t->dtype() != DType::kFloat32 || !t->is_cpu())) return "weights not float32";
+  }
+  if (w->rank() != 3 || r->rank() != 3) return "W or R is not rank 3";
+  if (w->dim(2) <= 0 || r->dim(2) <= 0) return "an input or hidden size of 0";
+  return "";
+}
+
 RECUR_LOAD_PATH std::string small_rnn_declined(const CompileContext& ctx, const RnnSpec& spec,
                                                const OnednnOptions& o, bool mid_sized,
                                                bool any_size) {
   if (!o.small_cells) return "onednn.impl asks for oneDNN's primitive";
   if (o.precision != ProviderConfig::Precision::kFp32) return "not float32";
-  if (spec.clip) return "clip";
-  if (spec.cell == RnnCell::kRnn) {
-    using Kind = RnnActivation::Kind;
-    for (const RnnActivation& a : spec.activations)
-      if (a.kind != Kind::kTanh && a.kind != Kind::kRelu && a.kind != Kind::kSigmoid)
-        return std::string("activation ") + a.name();
-  } else if (!spec.default_activations()) {
-    return "custom activations";
-  }
-  // AVX-512, or AVX2 with FMA (avx2_rows.h, small_cell_avx2.cc).
-  if (!cpu::has(cpu::Feature::kAvx2)) return cpu::why_not(cpu::Feature::kAvx2);
-  const Node& node = ctx.node();
-  const Tensor* w = ctx.constant_input(kRnnW);
-  const Tensor* r = ctx.constant_input(kRnnR);
-  if (!w || !r || (node.has_input(kRnnB) && !ctx.constant_input(kRnnB)) ||
-      (node.has_input(kRnnP) && !ctx.constant_input(kRnnP)))
-    return "weights are graph inputs";
-  for (size_t i : {kRnnW, kRnnR, kRnnB, kRnnP}) {
-    const Tensor* t = ctx.constant_input(i);
-    if (t && (t->dtype() != DType::kFloat32 || !t->is_cpu())) return "weights not float32";
-  }
-  if (w->rank() != 3 || r->rank() != 3) return "W or R is not rank 3";
-  const int64_t I = w->dim(2), H = r->dim(2);
+  // The cells whose math oneDNN's primitive lacks take a small-cell kernel by another way
+  // (rnn_kernel.cc, create_rnn_kernel): every run, whatever the size.
+  if (general_cell_math(spec)) return "clip or activations of the general path";
+  std::string why = small_kernel_declined(ctx.node(), ctx.graph(), spec);
+  if (!why.empty()) return why;
+  const int64_t I = ctx.constant_input(kRnnW)->dim(2), H = ctx.constant_input(kRnnR)->dim(2);
   const int64_t macs = spec.num_gates() * H * (I + H);
-  if (I <= 0 || H <= 0) return "cell too large";
   if (any_size) return "";
   if (mid_sized) {
     if (macs <= kSmallCellMaxMacs || macs > mid_cell_max_macs(spec.cell, H, core_l2_bytes()) ||

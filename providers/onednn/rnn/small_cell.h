@@ -11,10 +11,11 @@
 // reverse direction from its own end.
 //
 // They take the LSTM (small_lstm.cc), GRU (small_gru.cc) and RNN (small_rnn.cc) nodes the
-// oneDNN provider claims that have no clip, default activations (an RNN's may be tanh, relu or
-// sigmoid in each direction), constant weights, and a cell of at most
-// kSmallCellMaxMacs multiply-adds a row-step; `onednn.impl` other than auto sends them to
-// oneDNN's primitive again. --explain says which ran.
+// oneDNN provider claims that have constant weights and a cell of at most kSmallCellMaxMacs
+// multiply-adds a row-step; `onednn.impl` other than auto sends them to oneDNN's primitive
+// again. --explain says which ran. They also run every cell, of any size, whose clip or
+// activations oneDNN's primitives do not have (rnn_claim.cc): a gate at a time, clipped and
+// activated in place (small_cell_math.cc), where the default cells fuse their updates.
 #pragma once
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "providers/onednn/common/avx512.h"
@@ -104,6 +106,15 @@ inline int64_t small_cell_rows(const RnnSpec& spec) {
   if (spec.cell != RnnCell::kGru) return 64;
   return spec.linear_before_reset ? 16 : 4;
 }
+
+// Whether the cell's gates need the general path (small_cell_math.cc): a clip, or activations
+// other than the default (an RNN's tanh, relu or sigmoid in each direction). Only the small-cell
+// kernels have it; oneDNN's primitive and the row team run the fused updates alone.
+bool general_cell_math(const RnnSpec& spec);
+
+// Why no small-cell kernel can take the RNN node, whatever its math and size: its weights are
+// not constant float32 initializers of rank 3, or the CPU has no AVX2; "" when one can.
+std::string small_kernel_declined(const Node& node, const Graph& graph, const RnnSpec& spec);
 
 // Why the RNN node of `ctx` does not take a small-cell kernel, or "" when it does; with
 // `mid_sized`, why it is not a mid-sized cell that does; with `any_size`, the conditions but
@@ -218,13 +229,30 @@ inline void rnn_activate(const float* g, int64_t H, RnnActivation::Kind f, float
   rnn_activate_avx2(g, H, f, h);
 }
 
+// The general path (general_cell_math), as the reference provider computes it: each gate's
+// pre-activation clipped to [-clip, clip] where the cell has a clip, then activated.
+// x = f(clip(x)), n values in place.
+void activate_rows(float* x, int64_t n, const RnnActivation& f, const std::optional<float>& clip);
+// An LSTM row from its gates g (i, o, f, c; overwritten): the peepholes p (i, o, f) or null,
+// `act` the direction's f, g and h (h of the cell state, not clipped).
+void lstm_cell_general(float* g, int64_t H, const float* p, bool input_forget,
+                       const RnnActivation* act, const std::optional<float>& clip, float* c,
+                       float* h);
+// A GRU row once z and r are activated: h~ = g(clip(gh)) or, given xh (linear_before_reset),
+// g(clip(xh + r gh)), in gh; then h = (1 - z) h~ + z h.
+void gru_update_general(const float* z, const float* r, float* gh, const float* xh, int64_t H,
+                        const RnnActivation& g, const std::optional<float>& clip, float* h);
+
 // What every small-cell kernel shares: the checks, the outputs, the rows sorted by length, the
 // jobs (directions side by side, and interleaved slices of the rows with threads to spare),
 // the scratch, and the walk over time.
 class SmallRnnKernel : public Kernel {
  public:
   SmallRnnKernel(const Node& node, RnnSpec spec, int max_threads)
-      : node_(node), spec_(std::move(spec)), max_threads_(max_threads) {}
+      : node_(node),
+        spec_(std::move(spec)),
+        max_threads_(max_threads),
+        general_(general_cell_math(spec_)) {}
   Status run(KernelContext& ctx) const final;
 
  protected:
@@ -277,6 +305,7 @@ class SmallRnnKernel : public Kernel {
   const Node& node_;
   RnnSpec spec_;
   int max_threads_;
+  bool general_;  // general_cell_math: gates clipped and activated one at a time
   int64_t I_ = 0, H_ = 0;
 
  private:

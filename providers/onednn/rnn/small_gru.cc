@@ -1,7 +1,7 @@
 // The small-cell float32 GRU (small_cell.h): gates in ONNX's order z, r, h, with and without
-// linear_before_reset. A step multiplies h by R's z and r columns first; h's own product then
-// takes r.h (linear_before_reset=0) or h itself, its result scaled by r after
-// (linear_before_reset=1).
+// linear_before_reset, any activations and clip. A step multiplies h by R's z and r columns
+// first; h's own product then takes r.h (linear_before_reset=0) or h itself, its result scaled
+// by r after (linear_before_reset=1).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -147,7 +147,11 @@ Status SmallGruKernel::run_job(const KernelContext& ctx, const Io& io, const Job
         }
         multiply_rows(n, xw_rows, in.data(), H, rzr, Gp1, out.data());
         for (int q = 0; q < n; ++q) {
-          sigmoid_rows(gzr + q * Gp1, 2 * H);
+          if (general_) {
+            activate_rows(gzr + q * Gp1, 2 * H, spec_.activation(j.d, 0), spec_.clip);
+          } else {
+            sigmoid_rows(gzr + q * Gp1, 2 * H);
+          }
           if (lbr) {
             init[static_cast<size_t>(q)] = rbh;
           } else {
@@ -161,7 +165,13 @@ Status SmallGruKernel::run_job(const KernelContext& ctx, const Io& io, const Job
         for (int q = 0; q < n; ++q) {
           float* h = hs + (q0 + q) * H;
           const float* g = gzr + q * Gp1;
-          gru_update(g, g + H, gh + q * Gp2, lbr ? xw_rows[q] + Gp1 : nullptr, H, h);
+          const float* xh = lbr ? xw_rows[q] + Gp1 : nullptr;
+          if (general_) {
+            gru_update_general(g, g + H, gh + q * Gp2, xh, H, spec_.activation(j.d, 1), spec_.clip,
+                               h);
+          } else {
+            gru_update(g, g + H, gh + q * Gp2, xh, H, h);
+          }
           std::memcpy(io.y_at(at[q], j.d, j.row(io, q0 + q)), h,
                       static_cast<size_t>(H) * sizeof(float));
         }

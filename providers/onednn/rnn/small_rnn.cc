@@ -1,5 +1,5 @@
-// The small-cell float32 vanilla RNN (small_cell.h): h = f(X.W + Wb + Rb + h.R), with f tanh,
-// relu or sigmoid, per direction.
+// The small-cell float32 vanilla RNN (small_cell.h): h = f(X.W + Wb + Rb + h.R), f per
+// direction: tanh, relu or sigmoid fused, any other (or a clip) on the general path.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -70,7 +70,11 @@ Status SmallVanillaKernel::run_job(const KernelContext& ctx, const Io& io, const
   return run_one_product(ctx, io, j, scratch, static_cast<const float*>(dw.m.w->data),
                          static_cast<const float*>(dw.m.bias->data),
                          static_cast<const float*>(dw.m.r->data), Gp_, false,
-                         [&](const float* g, float*, float* h) { rnn_activate(g, H_, dw.f, h); });
+                         [&](const float* g, float*, float* h) {
+                           if (!general_) return rnn_activate(g, H_, dw.f, h);
+                           std::memcpy(h, g, static_cast<size_t>(H_) * sizeof(float));
+                           activate_rows(h, H_, spec_.activation(j.d, 0), spec_.clip);
+                         });
 }
 
 }  // namespace
