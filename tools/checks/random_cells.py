@@ -8,8 +8,9 @@ rows, B up to 1536 x 4096, transA, transB, alpha, beta, every shape of C). It ru
 `onednn,reference` at 1 and 2 threads, twice (the second run must give the same bits), and on
 `reference` alone; each output must be within 1e-5 + 1e-4 |reference| of the reference's, or,
 for a cell, no further from the float64 oracle (tools/rnn_oracle.py) than twice the reference's
-distance: a cell that grows carries both providers' rounding up with it. An output where the
-reference overflowed is not compared.
+distance (ten times where the reference is itself beyond the tolerance from float64): a cell
+that grows carries both providers' rounding up with it. An output where the reference
+overflowed is not compared.
 
 Weights are scaled by 1/sqrt(fan-in). Larger ones make a chaotic recurrence, where two float32
 sums of the same terms in another order end apart by O(1) within tens of steps (both providers
@@ -209,7 +210,10 @@ for _ in range(args.count):
                         # oracle says which drifted: oneDNN fails only by drifting further.
                         mine, theirs = float64_errors(m, feeds, got, want)
                         why += f"; against float64 {mine:.2f} here, {theirs:.2f} on the reference"
-                        if mine <= max(1.0, 2 * theirs):
+                        # Where the reference itself is beyond the tolerance from float64, the
+                        # cell is ill-conditioned (its rounding grows tenfold and more), and
+                        # which float32 order lands nearer is chance: within 10 times.
+                        if mine <= max(1.0, (10 if theirs > 1 else 2) * theirs):
                             print(f"drift {desc}, {threads} threads: {why}")
                             drifts += 1
                             why = None

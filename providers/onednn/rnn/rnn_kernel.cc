@@ -360,7 +360,7 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_team_pair(CompileCont
 }
 
 // A cell whose clip or activations oneDNN's primitives lack (claim_rnn took it for recur's
-// own kernels): the small-cell kernel for every run, whatever the cell's size, in float32.
+// own kernels): recur's kernels for every run, whatever the cell's size, in float32.
 RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_general_cell_kernel(CompileContext& ctx,
                                                                            RnnSpec spec) {
   OnednnOptions o = options_of(ctx);
@@ -377,7 +377,20 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_general_cell_kernel(Compi
              "float32");
     o.precision = ProviderConfig::Precision::kFp32;
   }
-  return create_small_rnn_kernel(ctx, std::move(spec), o);
+  if (!row_team_declined(ctx, spec, o).empty())
+    return create_small_rnn_kernel(ctx, std::move(spec), o);
+  // A wide cell: the row team for its few rows, as a default cell's, and the small-cell kernel
+  // for more (no primitive can take those). Each holds the weights in its own layout: the small
+  // kernel packs them first, under a context that keeps the ONNX copies for the team.
+  CompileContext keep(ctx.node(), ctx.graph(), ctx.provider(), ctx.options(), {});
+  RECUR_ASSIGN_OR_RETURN(auto small, create_small_rnn_kernel(keep, spec, o));
+  RowTeam team = create_row_team_kernel(ctx, spec, o);
+  ctx.note(
+      std::string("recur's row-team ") + spec.cell_name() + " for runs of up to " +
+      std::to_string(team.max_rows) + " rows (" + small_cells_isa() +
+      "), its small-cell kernel for more, every run: " + primitive_math_declined(ctx.node(), spec));
+  return std::unique_ptr<Kernel>(std::make_unique<RowTeamRnnKernel>(
+      std::move(team.kernel), std::move(small), static_cast<int>(spec.layout), team.max_rows));
 }
 
 }  // namespace

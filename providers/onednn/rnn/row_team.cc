@@ -73,7 +73,11 @@ struct Walk {
 class RowTeamKernel final : public Kernel {
  public:
   RowTeamKernel(const Node& node, RnnSpec spec, Threads team, bool apart)
-      : node_(node), spec_(std::move(spec)), team_(team), apart_(apart) {}
+      : node_(node),
+        spec_(std::move(spec)),
+        general_(general_cell_math(spec_)),
+        team_(team),
+        apart_(apart) {}
   // Packs the node's constant W and R into the slices, releasing each ONNX copy once packed
   // (CompileContext::release_input_now): R for every slice, then W, so that loading holds one
   // of them twice at most, not both (rnnt_step's LSTM of 640 units: W 3.3 MB, R 6.6 MB).
@@ -126,6 +130,7 @@ class RowTeamKernel final : public Kernel {
 
   const Node& node_;
   RnnSpec spec_;
+  bool general_;  // general_cell_math: gates clipped and activated one at a time
   Threads team_;
   // Two directions at once, a thread each, each of one slice (directions_apart).
   bool apart_ = false;
@@ -420,7 +425,11 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
     if (!gru) return;
     const int64_t a1 = std::min<int64_t>(c1, 2 * hs);  // z is [0, hs), r [hs, 2 hs)
     for (int q = 0; q < n; ++q) {
-      if (a1 > c0) small::sigmoid_rows(g + q * gx + c0, a1 - c0);
+      if (a1 > c0 && general_) {
+        small::activate_rows(g + q * gx + c0, a1 - c0, spec_.activation(w.d, 0), spec_.clip);
+      } else if (a1 > c0) {
+        small::sigmoid_rows(g + q * gx + c0, a1 - c0);
+      }
       if (rh)
         small::scale_rows(g + q * gx + hs, hp + q * Hp_ + sl.j0, hs, w.rh_all + q * Hp_ + sl.j0);
     }
@@ -461,13 +470,25 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
   for (int q = 0; q < n; ++q) {
     float* hn = w.h[1 - w.cur] + q * Hp_ + sl.j0;
     float* cq = w.c + q * Hp_ + sl.j0;
-    const float* gq = g + q * gx;
-    if (gru) {
-      std::memcpy(hn, hp + q * Hp_ + sl.j0, part);
-      small::gru_update(gq, gq + hs, gh + q * gx, lbr ? xw_row(q) + sl.g1 : nullptr, hs, hn);
+    float* gq = g + q * gx;
+    const float* xh = gru && lbr ? xw_row(q) + sl.g1 : nullptr;
+    const float* peep = sl.peep.empty() ? nullptr : sl.peep.data();
+    if (gru) std::memcpy(hn, hp + q * Hp_ + sl.j0, part);
+    if (general_) {  // small_cell_math.cc
+      if (gru) {
+        small::gru_update_general(gq, gq + hs, gh + q * gx, xh, hs, spec_.activation(w.d, 1),
+                                  spec_.clip, hn);
+      } else if (lstm()) {
+        small::lstm_cell_general(gq, hs, peep, spec_.input_forget, &spec_.activation(w.d, 0),
+                                 spec_.clip, cq, hn);
+      } else {
+        std::memcpy(hn, gq, part);
+        small::activate_rows(hn, hs, spec_.activation(w.d, 0), spec_.clip);
+      }
+    } else if (gru) {
+      small::gru_update(gq, gq + hs, gh + q * gx, xh, hs, hn);
     } else if (lstm()) {
-      small::lstm_cell_update(gq, hs, sl.peep.empty() ? nullptr : sl.peep.data(),
-                              spec_.input_forget, cq, hn);
+      small::lstm_cell_update(gq, hs, peep, spec_.input_forget, cq, hn);
     } else {
       small::rnn_activate(gq, hs, spec_.activation(w.d, 0).kind, hn);
     }
@@ -484,9 +505,10 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
 
 RECUR_LOAD_PATH std::string row_team_declined(const CompileContext& ctx, const RnnSpec& spec,
                                               const OnednnOptions& o) {
-  // The small-cell kernels' conditions (float32, no clip, default activations or an RNN's tanh,
-  // relu or sigmoid, constant float32 weights, AVX-512), with any size of cell.
-  std::string why = small_rnn_declined(ctx, spec, o, false, true);
+  // The small-cell kernels' conditions, with any size of cell: for a cell of the general path
+  // (general_cell_math), which only recur's kernels run, those of its weights and the CPU.
+  std::string why = general_cell_math(spec) ? small_kernel_declined(ctx.node(), ctx.graph(), spec)
+                                            : small_rnn_declined(ctx, spec, o, false, true);
   if (!why.empty()) return why;
   const int64_t H = ctx.constant_input(kRnnR)->dim(2);
   if (H < kRowTeamMinHidden || H > kRowTeamMaxHidden) return "hidden size outside the team's range";

@@ -1,8 +1,9 @@
 // The oneDNN provider's general cell path (providers/onednn/rnn/small_cell_math.cc): LSTM, GRU
 // and RNN nodes with a clip or activations oneDNN's primitives do not have run on recur's
-// small-cell kernels at any size, against the reference provider (whose cells the float64
-// oracle cases of tests/data/rnn check, on both providers); the vector activations against
-// their formulas in double; and where the provider still declines such a node.
+// small-cell kernels at any size (wide ones on the row team for a few rows), against the reference
+// provider (whose cells the float64 oracle cases of tests/data/rnn check, on both providers); the
+// vector activations against their formulas in double; and where the provider still declines such a
+// node.
 #if RECUR_HAVE_ONEDNN
 
 #include <gtest/gtest.h>
@@ -165,7 +166,8 @@ std::vector<Cell> cells() {
   v.push_back({"RNN", {"ThresholdedRelu"}, {0.1f}});
   v.push_back({"RNN", {"LeakyRelu"}, {0.2f}, {1.0f}});  // a beta oneDNN's RNN does not take
   v.push_back({"RNN", {"Softplus"}, {}, {}, 1.5f});
-  // Cells above the small-cell size (kSmallCellMaxMacs), which take the general path too.
+  // Cells above the small-cell size (kSmallCellMaxMacs), which take the general path too, on
+  // the row team (row_team.h) for a few rows.
   Cell big{"LSTM", {"HardSigmoid", "Tanh", "Tanh"}, {0.2f}, {0.5f}};
   big.I = 300;
   big.H = 200;
@@ -196,7 +198,11 @@ TEST(OnednnGeneralCell, CellsRunOnRecursKernelsAndMatchTheReference) {
                                " threads";
       ASSERT_EQ(s.assignment()[0].provider, "onednn") << what;
       EXPECT_NE(s.explain().find("every run"), std::string::npos) << what << s.explain();
-      for (int64_t N : {1, 3, 9}) {
+      // A wide cell runs on the row team up to its rows (at most kRowTeamMaxRows, 32) and on
+      // the small-cell kernel past them.
+      if (c.H >= 192)
+        EXPECT_NE(s.explain().find("row-team"), std::string::npos) << what << s.explain();
+      for (int64_t N : {1, 3, 9, 40}) {
         const int64_t T = 6;
         std::vector<int32_t> lens;
         for (int64_t n = 0; n < N; ++n) lens.push_back(static_cast<int32_t>(T - n % 4));
