@@ -396,17 +396,14 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_general_cell_kernel(Compi
 }  // namespace
 
 RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_rnn_kernel(CompileContext& ctx) {
-  {
-    RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(ctx.node()));
-    if (!primitive_math_declined(ctx.node(), spec).empty())
-      return create_general_cell_kernel(ctx, std::move(spec));
-  }
+  RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(ctx.node()));
+  if (!primitive_math_declined(ctx.node(), spec).empty())
+    return create_general_cell_kernel(ctx, std::move(spec));
   if (options_of(ctx).precision == ProviderConfig::Precision::kInt8) {
     const std::string why = int8_lstm_unsupported(ctx);
     if (why.empty()) return create_int8_lstm_kernel(ctx);
     ctx.note("int8 declined (" + why + "): runs float32");
   }
-  RECUR_ASSIGN_OR_RETURN(RnnSpec spec, RnnSpec::parse(ctx.node()));
   if (small_rnn_declined(ctx, spec, options_of(ctx)).empty()) {
     if (small_cell_rows(spec) > 0) return create_row_split_kernel(ctx, spec, true);
     return create_small_rnn_kernel(ctx, std::move(spec), options_of(ctx));

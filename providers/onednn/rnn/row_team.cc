@@ -411,6 +411,7 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
   // next step starts with them, where the same order every step had LRU evict each block just
   // before it was needed again (LSTM of 640 units, one row, two threads: 11.9 -> 7.4 ms).
   const bool back = (t & 1) != 0;
+  const small::CellMath math = small::cell_math(spec_, general_, w.d);
   // X.W + bias + h.R over r1's columns [c0, c1) (c0 at a 64-column block, c1 at one or r1's
   // end), then the GRU's gates there activated, and with `rh` r.h of the slice's units (phase 0
   // of a GRU without linear_before_reset: phase 1 reads it).
@@ -425,11 +426,7 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
     if (!gru) return;
     const int64_t a1 = std::min<int64_t>(c1, 2 * hs);  // z is [0, hs), r [hs, 2 hs)
     for (int q = 0; q < n; ++q) {
-      if (a1 > c0 && general_) {
-        small::activate_rows(g + q * gx + c0, a1 - c0, spec_.activation(w.d, 0), spec_.clip);
-      } else if (a1 > c0) {
-        small::sigmoid_rows(g + q * gx + c0, a1 - c0);
-      }
+      if (a1 > c0) small::gru_gates(math, g + q * gx + c0, a1 - c0);
       if (rh)
         small::scale_rows(g + q * gx + hs, hp + q * Hp_ + sl.j0, hs, w.rh_all + q * Hp_ + sl.j0);
     }
@@ -473,24 +470,13 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
     float* gq = g + q * gx;
     const float* xh = gru && lbr ? xw_row(q) + sl.g1 : nullptr;
     const float* peep = sl.peep.empty() ? nullptr : sl.peep.data();
-    if (gru) std::memcpy(hn, hp + q * Hp_ + sl.j0, part);
-    if (general_) {  // small_cell_math.cc
-      if (gru) {
-        small::gru_update_general(gq, gq + hs, gh + q * gx, xh, hs, spec_.activation(w.d, 1),
-                                  spec_.clip, hn);
-      } else if (lstm()) {
-        small::lstm_cell_general(gq, hs, peep, spec_.input_forget, &spec_.activation(w.d, 0),
-                                 spec_.clip, cq, hn);
-      } else {
-        std::memcpy(hn, gq, part);
-        small::activate_rows(hn, hs, spec_.activation(w.d, 0), spec_.clip);
-      }
-    } else if (gru) {
-      small::gru_update(gq, gq + hs, gh + q * gx, xh, hs, hn);
+    if (gru) {
+      std::memcpy(hn, hp + q * Hp_ + sl.j0, part);
+      small::gru_update(math, gq, gq + hs, gh + q * gx, xh, hs, hn);
     } else if (lstm()) {
-      small::lstm_cell_update(gq, hs, peep, spec_.input_forget, cq, hn);
+      small::lstm_cell_update(math, gq, hs, peep, spec_.input_forget, cq, hn);
     } else {
-      small::rnn_activate(gq, hs, spec_.activation(w.d, 0).kind, hn);
+      small::rnn_activate(math, gq, hs, hn);
     }
     const int64_t row = io.order[q];
     std::memcpy(io.y + io.y_off(w.step_of(t, q), w.d, row) + sl.j0, hn, part);

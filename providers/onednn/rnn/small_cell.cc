@@ -95,12 +95,12 @@ RECUR_LOAD_PATH std::vector<OneProductWeights> SmallRnnKernel::pack_one_products
 }
 
 RECUR_LOAD_PATH std::string SmallRnnKernel::note(const char* cell, int64_t G) const {
+  const std::string math = primitive_math_declined(node_, spec_);
   return std::string("recur's small-cell ") + cell + " (" + small_cells_isa() +
          "), not a oneDNN primitive: W and R packed at load, " + std::to_string(G * (I_ + H_)) +
          " multiply-adds a row-step" +
-         (primitive_math_declined(node_, spec_).empty()
-              ? " (oneDNN above " + std::to_string(kSmallCellMaxMacs) + ")"
-              : ", every run: " + primitive_math_declined(node_, spec_));
+         (math.empty() ? " (oneDNN above " + std::to_string(kSmallCellMaxMacs) + ")"
+                       : ", every run: " + math);
 }
 
 void SmallRnnKernel::load_states(const Io& io, const Job& j, float* hs, float* cs) const {

@@ -108,8 +108,8 @@ inline int64_t small_cell_rows(const RnnSpec& spec) {
 }
 
 // Whether the cell's gates need the general path (small_cell_math.cc): a clip, or activations
-// other than the default (an RNN's tanh, relu or sigmoid in each direction). Only the small-cell
-// kernels have it; oneDNN's primitive and the row team run the fused updates alone.
+// other than the default (an RNN's tanh, relu or sigmoid in each direction). The small-cell
+// kernels and the row team have it (CellMath below); oneDNN's primitive does not.
 bool general_cell_math(const RnnSpec& spec);
 
 // Why no small-cell kernel can take the RNN node, whatever its math and size: its weights are
@@ -242,6 +242,39 @@ void lstm_cell_general(float* g, int64_t H, const float* p, bool input_forget,
 // g(clip(xh + r gh)), in gh; then h = (1 - z) h~ + z h.
 void gru_update_general(const float* z, const float* r, float* gh, const float* xh, int64_t H,
                         const RnnActivation& g, const std::optional<float>& clip, float* h);
+
+// One direction's gate math, for the kernels that run both paths (the small-cell kernels and
+// the row team): the fused updates above, or with `general` (general_cell_math) those of
+// small_cell_math.cc over the direction's activations and the clip. The overloads below take
+// one or the other, so that a kernel writes each update once.
+struct CellMath {
+  bool general = false;
+  const RnnActivation* act = nullptr;  // the direction's activations in ONNX's order
+  std::optional<float> clip;
+};
+inline CellMath cell_math(const RnnSpec& spec, bool general, int d) {
+  return {general, &spec.activation(d, 0), spec.clip};
+}
+inline void lstm_cell_update(const CellMath& m, float* g, int64_t H, const float* p,
+                             bool input_forget, float* c, float* h) {
+  if (m.general) return lstm_cell_general(g, H, p, input_forget, m.act, m.clip, c, h);
+  lstm_cell_update(g, H, p, input_forget, c, h);
+}
+// A GRU's z and r (n values from the first).
+inline void gru_gates(const CellMath& m, float* g, int64_t n) {
+  if (m.general) return activate_rows(g, n, m.act[0], m.clip);
+  sigmoid_rows(g, n);
+}
+inline void gru_update(const CellMath& m, const float* z, const float* r, float* gh,
+                       const float* xh, int64_t H, float* h) {
+  if (m.general) return gru_update_general(z, r, gh, xh, H, m.act[1], m.clip, h);
+  gru_update(z, r, gh, xh, H, h);
+}
+inline void rnn_activate(const CellMath& m, const float* g, int64_t H, float* h) {
+  if (!m.general) return rnn_activate(g, H, m.act[0].kind, h);
+  std::memcpy(h, g, static_cast<size_t>(H) * sizeof(float));
+  activate_rows(h, H, m.act[0], m.clip);
+}
 
 // What every small-cell kernel shares: the checks, the outputs, the rows sorted by length, the
 // jobs (directions side by side, and interleaved slices of the rows with threads to spare),

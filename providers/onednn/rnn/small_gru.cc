@@ -126,6 +126,7 @@ Status SmallGruKernel::run_job(const KernelContext& ctx, const Io& io, const Job
   const int64_t H = H_, Gp1 = Gp1_, Gp2 = Gp2_, Gx = Gp1 + Gp2;
   const DirWeights& dw = dirs_[static_cast<size_t>(j.d)];
   const bool lbr = spec_.linear_before_reset;
+  const CellMath math = cell_math(spec_, general_, j.d);
   const float* rzr = static_cast<const float*>(dw.rzr->data);
   const float* rh = static_cast<const float*>(dw.rh->data);
   const float* rbh = static_cast<const float*>(dw.rbh->data);
@@ -147,11 +148,7 @@ Status SmallGruKernel::run_job(const KernelContext& ctx, const Io& io, const Job
         }
         multiply_rows(n, xw_rows, in.data(), H, rzr, Gp1, out.data());
         for (int q = 0; q < n; ++q) {
-          if (general_) {
-            activate_rows(gzr + q * Gp1, 2 * H, spec_.activation(j.d, 0), spec_.clip);
-          } else {
-            sigmoid_rows(gzr + q * Gp1, 2 * H);
-          }
+          gru_gates(math, gzr + q * Gp1, 2 * H);
           if (lbr) {
             init[static_cast<size_t>(q)] = rbh;
           } else {
@@ -165,13 +162,7 @@ Status SmallGruKernel::run_job(const KernelContext& ctx, const Io& io, const Job
         for (int q = 0; q < n; ++q) {
           float* h = hs + (q0 + q) * H;
           const float* g = gzr + q * Gp1;
-          const float* xh = lbr ? xw_rows[q] + Gp1 : nullptr;
-          if (general_) {
-            gru_update_general(g, g + H, gh + q * Gp2, xh, H, spec_.activation(j.d, 1), spec_.clip,
-                               h);
-          } else {
-            gru_update(g, g + H, gh + q * Gp2, xh, H, h);
-          }
+          gru_update(math, g, g + H, gh + q * Gp2, lbr ? xw_rows[q] + Gp1 : nullptr, H, h);
           std::memcpy(io.y_at(at[q], j.d, j.row(io, q0 + q)), h,
                       static_cast<size_t>(H) * sizeof(float));
         }

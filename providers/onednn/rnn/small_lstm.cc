@@ -81,17 +81,13 @@ Status SmallLstmKernel::run_job(const KernelContext& ctx, const Io& io, const Jo
                                 float* scratch) const {
   const DirWeights& dw = dirs_[static_cast<size_t>(j.d)];
   const float* peep = dw.peep.empty() ? nullptr : dw.peep.data();
-  const RnnActivation* act = &spec_.activation(j.d, 0);  // f, g and h
-  return run_one_product(
-      ctx, io, j, scratch, static_cast<const float*>(dw.m.w->data),
-      static_cast<const float*>(dw.m.bias->data), static_cast<const float*>(dw.m.r->data), Gp_,
-      true, [&](float* g, float* c, float* h) {
-        if (general_) {
-          lstm_cell_general(g, H_, peep, spec_.input_forget, act, spec_.clip, c, h);
-        } else {
-          lstm_cell_update(g, H_, peep, spec_.input_forget, c, h);
-        }
-      });
+  const CellMath math = cell_math(spec_, general_, j.d);
+  return run_one_product(ctx, io, j, scratch, static_cast<const float*>(dw.m.w->data),
+                         static_cast<const float*>(dw.m.bias->data),
+                         static_cast<const float*>(dw.m.r->data), Gp_, true,
+                         [&](float* g, float* c, float* h) {
+                           lstm_cell_update(math, g, H_, peep, spec_.input_forget, c, h);
+                         });
 }
 
 }  // namespace

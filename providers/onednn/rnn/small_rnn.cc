@@ -29,7 +29,6 @@ namespace {
 
 struct DirWeights {
   OneProductWeights m;  // W [I][Gp], R [H][Gp], Wb + Rb [Gp]
-  Kind f = Kind::kTanh;
 };
 
 class SmallVanillaKernel final : public SmallRnnKernel {
@@ -57,7 +56,6 @@ RECUR_LOAD_PATH void SmallVanillaKernel::init(CompileContext& ctx, const Tensor&
   for (int d = 0; d < spec_.num_directions(); ++d) {
     DirWeights dw;
     dw.m = std::move(products[static_cast<size_t>(d)]);
-    dw.f = spec_.activation(d, 0).kind;
     dirs_.push_back(std::move(dw));
   }
   release_bias_and_peepholes(ctx, b, nullptr);
@@ -67,14 +65,11 @@ RECUR_LOAD_PATH void SmallVanillaKernel::init(CompileContext& ctx, const Tensor&
 Status SmallVanillaKernel::run_job(const KernelContext& ctx, const Io& io, const Job& j,
                                    float* scratch) const {
   const DirWeights& dw = dirs_[static_cast<size_t>(j.d)];
+  const CellMath math = cell_math(spec_, general_, j.d);
   return run_one_product(ctx, io, j, scratch, static_cast<const float*>(dw.m.w->data),
                          static_cast<const float*>(dw.m.bias->data),
                          static_cast<const float*>(dw.m.r->data), Gp_, false,
-                         [&](const float* g, float*, float* h) {
-                           if (!general_) return rnn_activate(g, H_, dw.f, h);
-                           std::memcpy(h, g, static_cast<size_t>(H_) * sizeof(float));
-                           activate_rows(h, H_, spec_.activation(j.d, 0), spec_.clip);
-                         });
+                         [&](const float* g, float*, float* h) { rnn_activate(math, g, H_, h); });
 }
 
 }  // namespace
