@@ -380,17 +380,21 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_general_cell_kernel(Compi
   if (!row_team_declined(ctx, spec, o).empty())
     return create_small_rnn_kernel(ctx, std::move(spec), o);
   // A wide cell: the row team for its few rows, as a default cell's, and the small-cell kernel
-  // for more (no primitive can take those). Each holds the weights in its own layout: the small
-  // kernel packs them first, under a context that keeps the ONNX copies for the team.
-  CompileContext keep(ctx.node(), ctx.graph(), ctx.provider(), ctx.options(), {});
-  RECUR_ASSIGN_OR_RETURN(auto small, create_small_rnn_kernel(keep, spec, o));
+  // for more (no primitive can take those), built from the team's slices at the first run that
+  // has more rows, as a default cell's primitive is: a node whose runs all take the team holds
+  // its weights once.
   RowTeam team = create_row_team_kernel(ctx, spec, o);
-  ctx.note(
-      std::string("recur's row-team ") + spec.cell_name() + " for runs of up to " +
-      std::to_string(team.max_rows) + " rows (" + small_cells_isa() +
-      "), its small-cell kernel for more, every run: " + primitive_math_declined(ctx.node(), spec));
+  const int64_t rows = team.max_rows;
+  RECUR_ASSIGN_OR_RETURN(auto small,
+                         create_deferred_small_rnn_kernel(ctx, spec, o, std::move(team.weights),
+                                                          team.w_shape, team.r_shape));
+  ctx.note(std::string("recur's row-team ") + spec.cell_name() + " for runs of up to " +
+           std::to_string(rows) + " rows (" + small_cells_isa() +
+           "), its small-cell kernel for more (its weights packed from the team's at the first "
+           "such run), every run: " +
+           primitive_math_declined(ctx.node(), spec));
   return std::unique_ptr<Kernel>(std::make_unique<RowTeamRnnKernel>(
-      std::move(team.kernel), std::move(small), static_cast<int>(spec.layout), team.max_rows));
+      std::move(team.kernel), std::move(small), static_cast<int>(spec.layout), rows));
 }
 
 }  // namespace

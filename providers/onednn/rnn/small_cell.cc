@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "providers/onednn/common/job_pool.h"
@@ -62,35 +63,34 @@ Status begin_run(KernelContext& ctx, const Node& node, const RnnSpec& spec,
   return ok_status();
 }
 
-RECUR_LOAD_PATH void SmallRnnKernel::release_bias_and_peepholes(CompileContext& ctx,
-                                                                const Tensor* b, const Tensor* p) {
-  if (b) ctx.release_input_now(kRnnB);
-  if (p) ctx.release_input_now(kRnnP);
+RECUR_LOAD_PATH void SmallRnnKernel::release_bias_and_peepholes(const CellWeights& cw) {
+  if (cw.b) cw.release(kRnnB);
+  if (cw.p) cw.release(kRnnP);
 }
 
 RECUR_LOAD_PATH std::vector<OneProductWeights> SmallRnnKernel::pack_one_products(
-    CompileContext& ctx, const Tensor& w, const Tensor& r, const Tensor* b, int64_t G,
-    int64_t Gp) const {
+    const CellWeights& cw, int64_t G, int64_t Gp) const {
   const std::vector<int64_t> same = column_sources(Gp, G);
   std::vector<OneProductWeights> dirs(static_cast<size_t>(spec_.num_directions()));
-  const bool last_w = ctx.input_dies_on_release(kRnnW);
+  const bool last_w = cw.dies_on_release(kRnnW);
   for (size_t d = 0; d < dirs.size(); ++d) {
-    dirs[d].w =
-        pack_columns(w.data<float>() + static_cast<int64_t>(d) * G * I_, I_, same, I_, 1, last_w);
+    dirs[d].w = pack_columns(cw.w->data<float>() + static_cast<int64_t>(d) * G * I_, I_, same, I_,
+                             1, last_w);
   }
-  ctx.release_input_now(kRnnW);
-  const bool last_r = ctx.input_dies_on_release(kRnnR);
+  cw.release(kRnnW);
+  const bool last_r = cw.dies_on_release(kRnnR);
   for (size_t d = 0; d < dirs.size(); ++d) {
     OneProductWeights& p = dirs[d];
-    p.r = pack_columns(r.data<float>() + static_cast<int64_t>(d) * G * H_, H_, same, H_, 1, last_r);
+    p.r = pack_columns(cw.r->data<float>() + static_cast<int64_t>(d) * G * H_, H_, same, H_, 1,
+                       last_r);
     p.bias = zeros(Gp);
     float* bias = static_cast<float*>(p.bias->data);
-    if (b) {
-      const float* bd = b->data<float>() + static_cast<int64_t>(d) * 2 * G;
+    if (cw.b) {
+      const float* bd = cw.b->data<float>() + static_cast<int64_t>(d) * 2 * G;
       for (int64_t c = 0; c < G; ++c) bias[c] = bd[c] + bd[G + c];
     }
   }
-  ctx.release_input_now(kRnnR);
+  cw.release(kRnnR);
   return dirs;
 }
 
@@ -240,25 +240,103 @@ RECUR_LOAD_PATH std::string small_rnn_declined(const CompileContext& ctx, const 
 
 const char* small_cells_isa() { return avx512::have_avx512() ? "AVX-512" : "AVX2"; }
 
+namespace {
+
+std::unique_ptr<Kernel> make_small_cell(const Node& node, RnnSpec spec, int threads,
+                                        const small::CellWeights& cw) {
+  switch (spec.cell) {
+    case RnnCell::kLstm:
+      return small::make_small_lstm(node, std::move(spec), threads, cw);
+    case RnnCell::kGru:
+      return small::make_small_gru(node, std::move(spec), threads, cw);
+    default:
+      return small::make_small_rnn(node, std::move(spec), threads, cw);
+  }
+}
+
+// create_deferred_small_rnn_kernel's: the node's W and R rebuilt from the team's slices at the
+// first run that reaches it (any later one waits for that build), packed, and dropped.
+class DeferredSmallCellKernel final : public Kernel {
+ public:
+  DeferredSmallCellKernel(const Node& node, RnnSpec spec, int threads, OnnxWeightsSource source,
+                          Shape w_shape, Shape r_shape, Tensor b, Tensor p)
+      : node_(node),
+        spec_(std::move(spec)),
+        threads_(threads),
+        source_(std::move(source)),
+        w_shape_(std::move(w_shape)),
+        r_shape_(std::move(r_shape)),
+        b_(std::move(b)),
+        p_(std::move(p)) {}
+
+  Status run(KernelContext& ctx) const override {
+    std::call_once(built_, [this] { build(); });
+    return kernel_->run(ctx);
+  }
+
+ private:
+  void build() const {
+    Tensor w = Tensor::empty(DType::kFloat32, w_shape_);
+    Tensor r = Tensor::empty(DType::kFloat32, r_shape_);
+    for (Tensor* t : {&w, &r}) {
+      const int64_t rows = t->dim(1), K = t->dim(2);
+      std::vector<int64_t> row_at(static_cast<size_t>(rows));
+      for (int64_t s = 0; s < rows; ++s) row_at[static_cast<size_t>(s)] = s * K;
+      for (int64_t d = 0; d < t->dim(0); ++d)
+        source_(d, t == &w, row_at, 1, t->data<float>() + d * rows * K);
+    }
+    small::CellWeights cw{&w, &r, b_.defined() ? &b_ : nullptr, p_.defined() ? &p_ : nullptr};
+    kernel_ = make_small_cell(node_, spec_, threads_, cw);
+  }
+
+  const Node& node_;
+  const RnnSpec spec_;
+  const int threads_;
+  const OnnxWeightsSource source_;
+  const Shape w_shape_, r_shape_;
+  const Tensor b_, p_;
+  mutable std::once_flag built_;
+  mutable std::unique_ptr<Kernel> kernel_;
+};
+
+// A copy of constant input i of `ctx`'s node, or an undefined tensor where it has none.
+RECUR_LOAD_PATH Tensor copy_of_constant(const CompileContext& ctx, size_t i) {
+  const Tensor* t = ctx.constant_input(i);
+  if (!t) return Tensor();
+  Tensor copy = Tensor::empty(t->dtype(), t->shape());
+  std::memcpy(copy.data<float>(), t->data<float>(), t->nbytes());
+  return copy;
+}
+
+}  // namespace
+
 RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_small_rnn_kernel(CompileContext& ctx,
                                                                         RnnSpec spec,
                                                                         const OnednnOptions& o) {
-  const Tensor* w = ctx.constant_input(kRnnW);
-  const Tensor* r = ctx.constant_input(kRnnR);
-  const Tensor* b = ctx.constant_input(kRnnB);
-  const Tensor* p = ctx.constant_input(kRnnP);
-  const Tensor x_stand_in = Tensor::borrow(nullptr, DType::kFloat32, {1, 1, w->dim(2)});
-  RECUR_RETURN_IF_ERROR(
-      check_rnn_inputs(ctx.node(), spec, &x_stand_in, w, r, b, nullptr, nullptr, nullptr, p)
-          .status());
-  switch (spec.cell) {
-    case RnnCell::kLstm:
-      return small::make_small_lstm(ctx, std::move(spec), o.max_threads);
-    case RnnCell::kGru:
-      return small::make_small_gru(ctx, std::move(spec), o.max_threads);
-    default:
-      return small::make_small_rnn(ctx, std::move(spec), o.max_threads);
-  }
+  const small::CellWeights cw = small::CellWeights::of(ctx);
+  const Tensor x_stand_in = Tensor::borrow(nullptr, DType::kFloat32, {1, 1, cw.w->dim(2)});
+  RECUR_RETURN_IF_ERROR(check_rnn_inputs(ctx.node(), spec, &x_stand_in, cw.w, cw.r, cw.b, nullptr,
+                                         nullptr, nullptr, cw.p)
+                            .status());
+  return make_small_cell(ctx.node(), std::move(spec), o.max_threads, cw);
+}
+
+RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_deferred_small_rnn_kernel(
+    CompileContext& ctx, RnnSpec spec, const OnednnOptions& o, OnnxWeightsSource source,
+    const Shape& w_shape, const Shape& r_shape) {
+  const Tensor w = Tensor::borrow(nullptr, DType::kFloat32, w_shape);
+  const Tensor r = Tensor::borrow(nullptr, DType::kFloat32, r_shape);
+  const Tensor x_stand_in = Tensor::borrow(nullptr, DType::kFloat32, {1, 1, w.dim(2)});
+  RECUR_RETURN_IF_ERROR(check_rnn_inputs(ctx.node(), spec, &x_stand_in, &w, &r,
+                                         ctx.constant_input(kRnnB), nullptr, nullptr, nullptr,
+                                         ctx.constant_input(kRnnP))
+                            .status());
+  Tensor b = copy_of_constant(ctx, kRnnB), p = copy_of_constant(ctx, kRnnP);
+  for (size_t i : {kRnnB, kRnnP})
+    if (ctx.constant_input(i)) ctx.release_input_now(i);
+  return std::unique_ptr<Kernel>(std::make_unique<DeferredSmallCellKernel>(
+      ctx.node(), std::move(spec), o.max_threads, std::move(source), w_shape, r_shape, std::move(b),
+      std::move(p)));
 }
 
 }  // namespace recur::onednn

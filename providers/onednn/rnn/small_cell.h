@@ -126,6 +126,17 @@ std::string small_rnn_declined(const CompileContext& ctx, const RnnSpec& spec,
 Result<std::unique_ptr<Kernel>> create_small_rnn_kernel(CompileContext& ctx, RnnSpec spec,
                                                         const OnednnOptions& o);
 
+// The small-cell kernel of the general-path node of `ctx` (a wide one, which the row team takes
+// for few rows), built at the first run that reaches it: from `source`, the node's W and R as
+// the team holds them (row_team.h), so that a node whose runs all take the team holds its
+// weights once. `w_shape` and `r_shape` are the ONNX W and R the team has released; B and P are
+// copied now and released.
+Result<std::unique_ptr<Kernel>> create_deferred_small_rnn_kernel(CompileContext& ctx, RnnSpec spec,
+                                                                 const OnednnOptions& o,
+                                                                 OnnxWeightsSource source,
+                                                                 const Shape& w_shape,
+                                                                 const Shape& r_shape);
+
 // The vector width the small-cell kernels run at here, for --explain: "AVX-512" or "AVX2".
 const char* small_cells_isa();
 
@@ -276,6 +287,29 @@ inline void rnn_activate(const CellMath& m, const float* g, int64_t H, float* h)
   activate_rows(h, H, m.act[0], m.clip);
 }
 
+// The weights a small-cell kernel packs: the node's constants at load (`ctx` set), each
+// released as soon as it is packed so that both ONNX copies are never held beside both packed
+// ones, or copies of its caller's (ctx null: nothing to release, and no note).
+struct CellWeights {
+  const Tensor* w = nullptr;
+  const Tensor* r = nullptr;
+  const Tensor* b = nullptr;  // null where the node has none
+  const Tensor* p = nullptr;
+  CompileContext* ctx = nullptr;
+
+  static CellWeights of(CompileContext& ctx) {
+    return {ctx.constant_input(kRnnW), ctx.constant_input(kRnnR), ctx.constant_input(kRnnB),
+            ctx.constant_input(kRnnP), &ctx};
+  }
+  bool dies_on_release(size_t i) const { return ctx && ctx->input_dies_on_release(i); }
+  void release(size_t i) const {
+    if (ctx) ctx->release_input_now(i);
+  }
+  void note(std::string text) const {
+    if (ctx) ctx->note(std::move(text));
+  }
+};
+
 // What every small-cell kernel shares: the checks, the outputs, the rows sorted by length, the
 // jobs (directions side by side, and interleaved slices of the rows with threads to spare),
 // the scratch, and the walk over time.
@@ -294,7 +328,7 @@ class SmallRnnKernel : public Kernel {
     shapes_.keep(w, r, b, p);
   }
   // Frees B and P (packed by now); W and R are freed as soon as each is packed.
-  void release_bias_and_peepholes(CompileContext& ctx, const Tensor* b, const Tensor* p);
+  static void release_bias_and_peepholes(const CellWeights& cw);
   bool reverse(int d) const { return spec_.direction == RnnDirection::kReverse || d == 1; }
   // Floats of scratch one job of `rows` rows needs, and its run over them.
   virtual int64_t job_floats(int64_t rows) const = 0;
@@ -316,8 +350,7 @@ class SmallRnnKernel : public Kernel {
   // W and R packed into Gp columns, and Wb + Rb. W is packed for every direction and freed
   // (release_input_now), then R, so that both ONNX copies are never held beside both packed
   // ones; w and r dangle afterwards.
-  std::vector<OneProductWeights> pack_one_products(CompileContext& ctx, const Tensor& w,
-                                                   const Tensor& r, const Tensor* b, int64_t G,
+  std::vector<OneProductWeights> pack_one_products(const CellWeights& cw, int64_t G,
                                                    int64_t Gp) const;
   // The --explain note of a small-cell kernel.
   std::string note(const char* cell, int64_t G) const;
@@ -430,10 +463,13 @@ Status SmallRnnKernel::run_one_product(const KernelContext& ctx, const Io& io, c
 }
 
 // The kernels of each cell (small_lstm.cc, small_gru.cc, small_rnn.cc), for nodes
-// small_rnn_declined takes.
-Result<std::unique_ptr<Kernel>> make_small_lstm(CompileContext& ctx, RnnSpec spec, int threads);
-Result<std::unique_ptr<Kernel>> make_small_gru(CompileContext& ctx, RnnSpec spec, int threads);
-Result<std::unique_ptr<Kernel>> make_small_rnn(CompileContext& ctx, RnnSpec spec, int threads);
+// small_rnn_declined takes or the general path's.
+std::unique_ptr<Kernel> make_small_lstm(const Node& node, RnnSpec spec, int threads,
+                                        const CellWeights& cw);
+std::unique_ptr<Kernel> make_small_gru(const Node& node, RnnSpec spec, int threads,
+                                       const CellWeights& cw);
+std::unique_ptr<Kernel> make_small_rnn(const Node& node, RnnSpec spec, int threads,
+                                       const CellWeights& cw);
 
 }  // namespace small
 }  // namespace recur::onednn

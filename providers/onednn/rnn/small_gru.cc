@@ -59,7 +59,7 @@ struct DirWeights {
 class SmallGruKernel final : public SmallRnnKernel {
  public:
   using SmallRnnKernel::SmallRnnKernel;
-  void init(CompileContext& ctx, const Tensor& w, const Tensor& r, const Tensor* b);
+  void init(const CellWeights& cw);
 
  private:
   // z|r and h gates and r.h of four rows, h of the job's rows, X.W + bias of a block of steps.
@@ -74,10 +74,9 @@ class SmallGruKernel final : public SmallRnnKernel {
   std::vector<DirWeights> dirs_;
 };
 
-RECUR_LOAD_PATH void SmallGruKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r,
-                                          const Tensor* b) {
-  I_ = w.dim(2);
-  H_ = r.dim(2);
+RECUR_LOAD_PATH void SmallGruKernel::init(const CellWeights& cw) {
+  I_ = cw.w->dim(2);
+  H_ = cw.r->dim(2);
   const int64_t H = H_, G = 3 * H;
   Gp1_ = round_up(2 * H, kLanes);
   Gp2_ = round_up(H, kLanes);
@@ -88,25 +87,25 @@ RECUR_LOAD_PATH void SmallGruKernel::init(CompileContext& ctx, const Tensor& w, 
   for (int64_t c = 0; c < H; ++c) x_source[static_cast<size_t>(Gp1 + c)] = 2 * H + c;
   const std::vector<int64_t> zr_source = column_sources(Gp1_, 2 * H);
   const std::vector<int64_t> h_source = column_sources(Gp2_, H, 2 * H);
-  keep_shapes(w, r, b, nullptr);
+  keep_shapes(*cw.w, *cw.r, cw.b, nullptr);
   // W for every direction and then R, each ONNX copy freed once packed (pack_one_products).
   dirs_.resize(static_cast<size_t>(spec_.num_directions()));
-  const bool last_w = ctx.input_dies_on_release(kRnnW);
+  const bool last_w = cw.dies_on_release(kRnnW);
   for (int64_t d = 0; d < spec_.num_directions(); ++d)
     dirs_[static_cast<size_t>(d)].w =
-        pack_columns(w.data<float>() + d * G * I_, I_, x_source, I_, 1, last_w);
-  ctx.release_input_now(kRnnW);
+        pack_columns(cw.w->data<float>() + d * G * I_, I_, x_source, I_, 1, last_w);
+  cw.release(kRnnW);
   // R's rows z, r and then h, each read once: the two packs discard disjoint rows.
-  const bool last_r = ctx.input_dies_on_release(kRnnR);
+  const bool last_r = cw.dies_on_release(kRnnR);
   for (int64_t d = 0; d < spec_.num_directions(); ++d) {
     DirWeights& dw = dirs_[static_cast<size_t>(d)];
-    const float* rd = r.data<float>() + d * G * H;
+    const float* rd = cw.r->data<float>() + d * G * H;
     dw.rzr = pack_columns(rd, H, zr_source, H, 1, last_r);
     dw.rh = pack_columns(rd, H, h_source, H, 1, last_r);
     dw.bias = zeros(Gx);
     dw.rbh = zeros(Gp2_);
-    if (b) {
-      const float* wb = b->data<float>() + d * 2 * G;
+    if (cw.b) {
+      const float* wb = cw.b->data<float>() + d * 2 * G;
       const float* rb = wb + G;
       float* bias = static_cast<float*>(dw.bias->data);
       for (int64_t c = 0; c < 2 * H; ++c) bias[c] = wb[c] + rb[c];
@@ -116,9 +115,9 @@ RECUR_LOAD_PATH void SmallGruKernel::init(CompileContext& ctx, const Tensor& w, 
       }
     }
   }
-  ctx.release_input_now(kRnnR);
-  release_bias_and_peepholes(ctx, b, nullptr);
-  ctx.note(note("GRU", G));
+  cw.release(kRnnR);
+  release_bias_and_peepholes(cw);
+  cw.note(note("GRU", G));
 }
 
 Status SmallGruKernel::run_job(const KernelContext& ctx, const Io& io, const Job& j,
@@ -173,11 +172,11 @@ Status SmallGruKernel::run_job(const KernelContext& ctx, const Io& io, const Job
 
 }  // namespace
 
-RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> make_small_gru(CompileContext& ctx, RnnSpec spec,
-                                                               int threads) {
-  auto k = std::make_unique<SmallGruKernel>(ctx.node(), std::move(spec), threads);
-  k->init(ctx, *ctx.constant_input(kRnnW), *ctx.constant_input(kRnnR), ctx.constant_input(kRnnB));
-  return std::unique_ptr<Kernel>(std::move(k));
+RECUR_LOAD_PATH std::unique_ptr<Kernel> make_small_gru(const Node& node, RnnSpec spec, int threads,
+                                                       const CellWeights& cw) {
+  auto k = std::make_unique<SmallGruKernel>(node, std::move(spec), threads);
+  k->init(cw);
+  return k;
 }
 
 }  // namespace recur::onednn::small

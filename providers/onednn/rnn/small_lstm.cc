@@ -47,8 +47,7 @@ struct DirWeights {
 class SmallLstmKernel final : public SmallRnnKernel {
  public:
   using SmallRnnKernel::SmallRnnKernel;
-  void init(CompileContext& ctx, const Tensor& w, const Tensor& r, const Tensor* b,
-            const Tensor* p);
+  void init(const CellWeights& cw);
 
  private:
   int64_t job_floats(int64_t rows) const override { return one_product_floats(rows, Gp_, true); }
@@ -59,22 +58,22 @@ class SmallLstmKernel final : public SmallRnnKernel {
   std::vector<DirWeights> dirs_;
 };
 
-RECUR_LOAD_PATH void SmallLstmKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r,
-                                           const Tensor* b, const Tensor* p) {
-  I_ = w.dim(2);
-  H_ = r.dim(2);
+RECUR_LOAD_PATH void SmallLstmKernel::init(const CellWeights& cw) {
+  I_ = cw.w->dim(2);
+  H_ = cw.r->dim(2);
   const int64_t G = 4 * H_;
   Gp_ = round_up(G, kLanes);
-  keep_shapes(w, r, b, p);
-  std::vector<OneProductWeights> products = pack_one_products(ctx, w, r, b, G, Gp_);
+  keep_shapes(*cw.w, *cw.r, cw.b, cw.p);
+  std::vector<OneProductWeights> products = pack_one_products(cw, G, Gp_);
   for (int64_t d = 0; d < spec_.num_directions(); ++d) {
     DirWeights dw;
     dw.m = std::move(products[static_cast<size_t>(d)]);
-    if (p) dw.peep.assign(p->data<float>() + d * 3 * H_, p->data<float>() + (d + 1) * 3 * H_);
+    if (cw.p)
+      dw.peep.assign(cw.p->data<float>() + d * 3 * H_, cw.p->data<float>() + (d + 1) * 3 * H_);
     dirs_.push_back(std::move(dw));
   }
-  release_bias_and_peepholes(ctx, b, p);
-  ctx.note(note("LSTM", G));
+  release_bias_and_peepholes(cw);
+  cw.note(note("LSTM", G));
 }
 
 Status SmallLstmKernel::run_job(const KernelContext& ctx, const Io& io, const Job& j,
@@ -92,12 +91,11 @@ Status SmallLstmKernel::run_job(const KernelContext& ctx, const Io& io, const Jo
 
 }  // namespace
 
-RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> make_small_lstm(CompileContext& ctx, RnnSpec spec,
-                                                                int threads) {
-  auto k = std::make_unique<SmallLstmKernel>(ctx.node(), std::move(spec), threads);
-  k->init(ctx, *ctx.constant_input(kRnnW), *ctx.constant_input(kRnnR), ctx.constant_input(kRnnB),
-          ctx.constant_input(kRnnP));
-  return std::unique_ptr<Kernel>(std::move(k));
+RECUR_LOAD_PATH std::unique_ptr<Kernel> make_small_lstm(const Node& node, RnnSpec spec, int threads,
+                                                        const CellWeights& cw) {
+  auto k = std::make_unique<SmallLstmKernel>(node, std::move(spec), threads);
+  k->init(cw);
+  return k;
 }
 
 }  // namespace recur::onednn::small

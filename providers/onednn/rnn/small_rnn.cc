@@ -34,7 +34,7 @@ struct DirWeights {
 class SmallVanillaKernel final : public SmallRnnKernel {
  public:
   using SmallRnnKernel::SmallRnnKernel;
-  void init(CompileContext& ctx, const Tensor& w, const Tensor& r, const Tensor* b);
+  void init(const CellWeights& cw);
 
  private:
   int64_t job_floats(int64_t rows) const override { return one_product_floats(rows, Gp_, false); }
@@ -45,21 +45,20 @@ class SmallVanillaKernel final : public SmallRnnKernel {
   std::vector<DirWeights> dirs_;
 };
 
-RECUR_LOAD_PATH void SmallVanillaKernel::init(CompileContext& ctx, const Tensor& w, const Tensor& r,
-                                              const Tensor* b) {
-  I_ = w.dim(2);
-  H_ = r.dim(2);
+RECUR_LOAD_PATH void SmallVanillaKernel::init(const CellWeights& cw) {
+  I_ = cw.w->dim(2);
+  H_ = cw.r->dim(2);
   const int64_t H = H_;
   Gp_ = round_up(H, kLanes);
-  keep_shapes(w, r, b, nullptr);
-  std::vector<OneProductWeights> products = pack_one_products(ctx, w, r, b, H, Gp_);
+  keep_shapes(*cw.w, *cw.r, cw.b, nullptr);
+  std::vector<OneProductWeights> products = pack_one_products(cw, H, Gp_);
   for (int d = 0; d < spec_.num_directions(); ++d) {
     DirWeights dw;
     dw.m = std::move(products[static_cast<size_t>(d)]);
     dirs_.push_back(std::move(dw));
   }
-  release_bias_and_peepholes(ctx, b, nullptr);
-  ctx.note(note("RNN", H));
+  release_bias_and_peepholes(cw);
+  cw.note(note("RNN", H));
 }
 
 Status SmallVanillaKernel::run_job(const KernelContext& ctx, const Io& io, const Job& j,
@@ -74,11 +73,11 @@ Status SmallVanillaKernel::run_job(const KernelContext& ctx, const Io& io, const
 
 }  // namespace
 
-RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> make_small_rnn(CompileContext& ctx, RnnSpec spec,
-                                                               int threads) {
-  auto k = std::make_unique<SmallVanillaKernel>(ctx.node(), std::move(spec), threads);
-  k->init(ctx, *ctx.constant_input(kRnnW), *ctx.constant_input(kRnnR), ctx.constant_input(kRnnB));
-  return std::unique_ptr<Kernel>(std::move(k));
+RECUR_LOAD_PATH std::unique_ptr<Kernel> make_small_rnn(const Node& node, RnnSpec spec, int threads,
+                                                       const CellWeights& cw) {
+  auto k = std::make_unique<SmallVanillaKernel>(node, std::move(spec), threads);
+  k->init(cw);
+  return k;
 }
 
 }  // namespace recur::onednn::small

@@ -9,12 +9,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "providers/onednn/common/dnnl_util.h"
 #include "providers/onednn/rnn/small_cell.h"
 #include "recur/recur.h"
 #include "runtime/core/cpu_isa.h"
@@ -200,8 +203,9 @@ TEST(OnednnGeneralCell, CellsRunOnRecursKernelsAndMatchTheReference) {
       EXPECT_NE(s.explain().find("every run"), std::string::npos) << what << s.explain();
       // A wide cell runs on the row team up to its rows (at most kRowTeamMaxRows, 32) and on
       // the small-cell kernel past them.
-      if (c.H >= 192)
+      if (c.H >= 192) {
         EXPECT_NE(s.explain().find("row-team"), std::string::npos) << what << s.explain();
+      }
       for (int64_t N : {1, 3, 9, 40}) {
         const int64_t T = 6;
         std::vector<int32_t> lens;
@@ -217,6 +221,61 @@ TEST(OnednnGeneralCell, CellsRunOnRecursKernelsAndMatchTheReference) {
         }
       }
     }
+  }
+}
+
+// A wide general cell's runs of few rows take the row team alone, and hold W and R once, as
+// the team's slices: its small-cell kernel packs its own copy from them at the first run with
+// more rows (docs/semantics.md, "Clip and other activations"), and matches the reference then.
+TEST(OnednnGeneralCell, AWideCellHoldsItsWeightsOnceUntilARunNeedsMoreRows) {
+  if (!testing::have_provider("onednn")) GTEST_SKIP() << "this build has no oneDNN provider";
+  if (!cpu::has(cpu::Feature::kAvx2)) GTEST_SKIP() << cpu::why_not(cpu::Feature::kAvx2);
+  // An LSTM of 512 units over 512 inputs with a clip: W and R 8 MiB. The team takes at most
+  // kRowTeamMaxRows (32) rows, and one row on any machine.
+  Cell c{"LSTM", {}, {}, {}, 3.0f, true};
+  c.I = c.H = 512;
+  const double weights = 4.0 * 2 * 4 * 512 * 512;
+  std::mt19937 rng(13);
+  const std::string bytes = model(c, rng);
+  SessionOptions ref_options, o;
+  ref_options.providers({"reference"});
+  o.providers({"onednn"}).threads(2);
+  const Session ref = open(bytes, ref_options);
+  const auto before = static_cast<double>(onednn::aligned_bytes_in_use());
+  const Session s = open(bytes, o);
+  ASSERT_NE(s.explain().find("row-team"), std::string::npos) << s.explain();
+  auto feeds = [&](int64_t N) {
+    return Feeds{{"X", random_tensor({5, N, c.I}, rng, 1.0f)},
+                 {"sequence_lens", Tensor::from_vector<int32_t>(
+                                       {N}, std::vector<int32_t>(static_cast<size_t>(N), 5))}};
+  };
+  auto expect_match = [&](const Outputs& got, const Outputs& want, const std::string& what) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const auto cmp = tools::compare(got[i], want[i], tools::Tolerance{1e-4, 1e-5});
+      EXPECT_TRUE(cmp.match) << what << ": " << want.name(i) << ": " << cmp.reason;
+    }
+  };
+  const Feeds one = feeds(1), many = feeds(40);
+  expect_match(s.run(one), ref.run(one), "1 row");
+  const double team = static_cast<double>(onednn::aligned_bytes_in_use()) - before;
+  EXPECT_GT(team, 0.9 * weights);
+  EXPECT_LT(team, 1.3 * weights) << "more than one copy of the weights after the team's run";
+  const Outputs want = s.run(many);
+  expect_match(want, ref.run(many), "40 rows");
+  EXPECT_GT(static_cast<double>(onednn::aligned_bytes_in_use()) - before, team + 0.9 * weights);
+  // Three first runs of 40 rows at once on another session: one builds the kernel, the others
+  // wait for it, and all give the first session's bits.
+  const Session s2 = open(bytes, o);
+  std::vector<Outputs> got(3);
+  std::vector<std::thread> threads;
+  for (Outputs& g : got) threads.emplace_back([&] { g = s2.run(many); });
+  for (std::thread& t : threads) t.join();
+  for (const Outputs& g : got) {
+    ASSERT_EQ(g.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_EQ(std::memcmp(g[i].raw_data(), want[i].raw_data(), want[i].nbytes()), 0)
+          << "concurrent first runs: " << want.name(i);
   }
 }
 
