@@ -312,7 +312,7 @@ RECUR_LOAD_PATH Result<std::unique_ptr<Kernel>> create_row_split_kernel(CompileC
       spec.num_gates() * H * (I + H), options_of(ctx).max_threads, rows, !small_cell));
 }
 
-// A wide LSTM, GRU or RNN (row_team.h): the row-team kernel for runs of 1 to max_rows rows
+// A wide LSTM, GRU or RNN (row_team.h): the row-team kernel for runs of up to max_rows rows
 // (row_team_rows), oneDNN's primitive for the others. The team holds the weights from load; the
 // primitive makes its own layout from the team's at the first run it takes.
 class RowTeamRnnKernel final : public Kernel {
@@ -324,13 +324,13 @@ class RowTeamRnnKernel final : public Kernel {
         layout_(layout),
         max_rows_(max_rows) {}
 
+  // The team also takes runs of no rows and inputs it rejects, so that neither makes the other
+  // kernel build its copy of the weights.
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(kRnnX);
-    if (x && x->rank() == 3) {
-      const int64_t N = x->dim(layout_ == 0 ? 1 : 0);
-      if (N >= 1 && N <= max_rows_) return team_->run(ctx);
-    }
-    return primitive_->run(ctx);
+    if (x && x->rank() == 3 && x->dim(layout_ == 0 ? 1 : 0) > max_rows_)
+      return primitive_->run(ctx);
+    return team_->run(ctx);
   }
 
  private:

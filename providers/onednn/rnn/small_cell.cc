@@ -270,6 +270,14 @@ class DeferredSmallCellKernel final : public Kernel {
         p_(std::move(p)) {}
 
   Status run(KernelContext& ctx) const override {
+    // A run the kernel would reject does not build it.
+    const Tensor w = Tensor::borrow(nullptr, DType::kFloat32, w_shape_);
+    const Tensor r = Tensor::borrow(nullptr, DType::kFloat32, r_shape_);
+    RECUR_RETURN_IF_ERROR(check_rnn_inputs(node_, spec_, ctx.input(kRnnX), &w, &r,
+                                           b_.defined() ? &b_ : nullptr, ctx.input(kRnnSeqLens),
+                                           ctx.input(kRnnInitialH), ctx.input(kRnnInitialC),
+                                           p_.defined() ? &p_ : nullptr)
+                              .status());
     std::call_once(built_, [this] { build(); });
     return kernel_->run(ctx);
   }

@@ -261,6 +261,14 @@ TEST(OnednnGeneralCell, AWideCellHoldsItsWeightsOnceUntilARunNeedsMoreRows) {
   const double team = static_cast<double>(onednn::aligned_bytes_in_use()) - before;
   EXPECT_GT(team, 0.9 * weights);
   EXPECT_LT(team, 1.3 * weights) << "more than one copy of the weights after the team's run";
+  // Neither a run of no rows nor one the kernel rejects (40 rows, 39 lengths) builds it.
+  const Feeds none = feeds(0);
+  expect_match(s.run(none), ref.run(none), "0 rows");
+  Feeds wrong = many;
+  wrong[1].second = Tensor::from_vector<int32_t>({39}, std::vector<int32_t>(39, 5));
+  testing::expect_error([&] { s.run(wrong); }, ErrorCode::kInvalidArgument,
+                        {"rnn_node", "sequence_lens"});
+  EXPECT_LT(static_cast<double>(onednn::aligned_bytes_in_use()) - before, 1.3 * weights);
   const Outputs want = s.run(many);
   expect_match(want, ref.run(many), "40 rows");
   EXPECT_GT(static_cast<double>(onednn::aligned_bytes_in_use()) - before, team + 0.9 * weights);
