@@ -166,6 +166,38 @@ Pool& pool() {
   return p;
 }
 
+// The threads of one parallel region meet here: the last to arrive starts the next generation.
+// A waiter spins, then yields its core, for a thread of the team that another process holds off
+// its core (the row team's stall guard then runs its next block on one thread).
+class SpinBarrier {
+ public:
+  // The team's size, known inside the region; set before any thread waits.
+  void set_threads(int threads) { threads_ = threads; }
+  void wait() {
+    const unsigned gen = gen_.load(std::memory_order_acquire);
+    if (count_.fetch_add(1, std::memory_order_acq_rel) == threads_ - 1) {
+      count_.store(0, std::memory_order_relaxed);
+      gen_.store(gen + 1, std::memory_order_release);
+      return;
+    }
+    for (int spins = 0; gen_.load(std::memory_order_acquire) == gen; ++spins) {
+      if (spins < kSpins) {
+#if defined(__SSE__)
+        _mm_pause();
+#endif
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  }
+
+ private:
+  static constexpr int kSpins = 1 << 14;
+  int threads_ = 1;
+  std::atomic<int> count_{0};
+  std::atomic<unsigned> gen_{0};
+};
+
 }  // namespace
 
 void move_off(int cpu) {
@@ -175,6 +207,36 @@ void move_off(int cpu) {
   cpu_set_t others = mask;
   CPU_CLR(cpu, &others);
   if (sched_setaffinity(0, sizeof others, &others) == 0) sched_setaffinity(0, sizeof mask, &mask);
+}
+
+void run_rounds(int64_t rounds, size_t n, int helpers,
+                const std::function<void(int64_t, size_t)>& f) {
+  if (rounds <= 0 || n == 0) return;
+  if (helpers <= 0 || n == 1 || omp_in_parallel()) {
+    for (int64_t r = 0; r < rounds; ++r) {
+      auto round = [&f, r](size_t i) { f(r, i); };
+      run_jobs(n, helpers, [&round](size_t i) { round(i); });
+    }
+    return;
+  }
+  helpers = std::min<int>(helpers, static_cast<int>(n) - 1);
+  const FpEnv env;
+  const int caller_cpu = sched_getcpu();
+  SpinBarrier barrier;
+#pragma omp parallel num_threads(helpers + 1)
+  {
+    FpEnvScope scope(env);
+    const auto team = static_cast<size_t>(omp_get_num_threads());
+    const auto own = static_cast<size_t>(omp_get_thread_num());
+    if (own != 0 && caller_cpu >= 0 && sched_getcpu() == caller_cpu) move_off(caller_cpu);
+      // The single's closing barrier publishes the size to every thread.
+#pragma omp single
+    barrier.set_threads(static_cast<int>(team));
+    for (int64_t r = 0; r < rounds; ++r) {
+      for (size_t i = own; i < n; i += team) f(r, i);
+      if (r + 1 < rounds) barrier.wait();
+    }
+  }
 }
 
 void run_jobs(size_t n, int helpers, const std::function<void(size_t)>& f) {

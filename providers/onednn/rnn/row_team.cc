@@ -53,9 +53,9 @@ struct Walk {
   const Io& io;
   int d = 0;
   bool rev = false;
-  int cur = 0;  // h[cur]: h before the step
-  int64_t t = 0, t0 = 0, t1 = 0, live = 0;
-  int64_t block = 1;  // steps a block at most (xw_block)
+  int cur = 0;             // h[cur]: h before the block's first step
+  int64_t t0 = 0, t1 = 0;  // the block of steps
+  int64_t block = 1;       // steps a block at most (xw_block)
   float* h[2] = {nullptr, nullptr};
   float* c = nullptr;
   float* rh_all = nullptr;
@@ -68,6 +68,14 @@ struct Walk {
     while (a > 0 && len(a - 1) <= u) --a;
     return a;
   }
+};
+
+// Step t of a block: its live rows (a prefix, longest first) and h[cur], h before it. Each
+// thread works it out for itself, so that the threads of a block's parallel region need share
+// nothing but what the step's jobs write.
+struct Step {
+  int64_t t = 0, live = 0;
+  int cur = 0;
 };
 
 class RowTeamKernel final : public Kernel {
@@ -126,7 +134,7 @@ class RowTeamKernel final : public Kernel {
   void project(const Walk& w, const Slice& sl, float* xw) const;
   // Slice i's part of step t for the live rows: phase 0 all of it, but for a GRU without
   // linear_before_reset, whose h product (phase 1) needs r.h of every unit.
-  void step_slice(const Walk& w, size_t i, int phase) const;
+  void step_slice(const Walk& w, const Step& st, size_t i, int phase) const;
 
   const Node& node_;
   RnnSpec spec_;
@@ -345,24 +353,37 @@ Status RowTeamKernel::run_direction(const KernelContext& ctx, const Io& io, int 
   // judged as run_shared_blocks judges its blocks (stall_guard.h), and a stalled pass goes on
   // on the calling thread alone.
   if (threads > 1 && stall_guard_.paused(steady_ns())) threads = 1;
+  auto step_at = [&](int64_t t) {
+    return Step{t, w.live_at(t), w.cur ^ static_cast<int>((t - w.t0) & 1)};
+  };
   for (w.t0 = 0; w.t0 < steps; w.t0 = w.t1) {
     w.t1 = std::min(steps, w.t0 + w.block);
     const int64_t started = threads > 1 ? steady_ns() : 0;
     const int64_t rows = w.live_at(w.t0);
-    for (w.t = w.t0; w.t < w.t1; ++w.t) {
-      if (fine) RECUR_RETURN_IF_ERROR(ctx.check_cancelled("time step", w.t));
-      w.live = w.live_at(w.t);
-      for (int phase = 0; phase < phases; ++phase) {
-        auto one = [&](size_t i) { step_slice(w, i, phase); };
-        if (threads > 1) {
-          // One pointer of capture: the std::function holds it without allocating.
-          run_jobs(n, threads - 1, [f = &one](size_t i) { (*f)(i); });
-        } else {
-          for (size_t i = 0; i < n; ++i) one(i);
+    if (threads > 1 && !fine) {
+      // The block's steps (and phases) as rounds of one parallel region; a run that may be
+      // cancelled keeps a region a step, so that it can stop between any two.
+      auto round = [&](int64_t r, size_t i) {
+        step_slice(w, step_at(w.t0 + r / phases), i, static_cast<int>(r % phases));
+      };
+      // One pointer of capture: the std::function holds it without allocating.
+      run_rounds((w.t1 - w.t0) * phases, n, threads - 1,
+                 [f = &round](int64_t r, size_t i) { (*f)(r, i); });
+    } else {
+      for (int64_t t = w.t0; t < w.t1; ++t) {
+        if (fine) RECUR_RETURN_IF_ERROR(ctx.check_cancelled("time step", t));
+        const Step st = step_at(t);
+        for (int phase = 0; phase < phases; ++phase) {
+          auto one = [&](size_t i) { step_slice(w, st, i, phase); };
+          if (threads > 1) {
+            run_jobs(n, threads - 1, [f = &one](size_t i) { (*f)(i); });
+          } else {
+            for (size_t i = 0; i < n; ++i) one(i);
+          }
         }
       }
-      w.cur = 1 - w.cur;
     }
+    w.cur ^= static_cast<int>((w.t1 - w.t0) & 1);
     if (threads > 1) {
       const int64_t now = steady_ns();
       if (stall_guard_.record(rows, w.t1 - w.t0, now - started, now)) threads = 1;
@@ -392,17 +413,17 @@ void RowTeamKernel::project(const Walk& w, const Slice& sl, float* xw) const {
   flush();
 }
 
-void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
+void RowTeamKernel::step_slice(const Walk& w, const Step& st, size_t i, int phase) const {
   const Slice& sl = slices_[static_cast<size_t>(w.d)][i];
   const Io& io = w.io;
   const bool gru = this->gru(), lbr = spec_.linear_before_reset;
-  const int64_t N = io.N, H = H_, t = w.t;
+  const int64_t N = io.N, H = H_, t = st.t;
   float* g = w.per_slice + static_cast<int64_t>(i) * slice_floats(N, w.block);
   float* gh = g + N * max_gx_;
   float* xw = gh + N * max_gx_;
   const int64_t hs = sl.hs(), gx = sl.gx();
-  const int n = static_cast<int>(w.live);
-  const float* hp = w.h[w.cur];
+  const int n = static_cast<int>(st.live);
+  const float* hp = w.h[st.cur];
   auto xw_row = [&](int64_t q) { return xw + ((t - w.t0) * N + q) * gx; };
   std::array<const float*, kRowTeamMaxRows> init{}, in{};
   std::array<float*, kRowTeamMaxRows> out{};
@@ -465,7 +486,7 @@ void RowTeamKernel::step_slice(const Walk& w, size_t i, int phase) const {
   }
   const size_t part = static_cast<size_t>(hs) * sizeof(float);
   for (int q = 0; q < n; ++q) {
-    float* hn = w.h[1 - w.cur] + q * Hp_ + sl.j0;
+    float* hn = w.h[1 - st.cur] + q * Hp_ + sl.j0;
     float* cq = w.c + q * Hp_ + sl.j0;
     float* gq = g + q * gx;
     const float* xh = gru && lbr ? xw_row(q) + sl.g1 : nullptr;

@@ -1,7 +1,7 @@
 // run_jobs (providers/onednn/common/job_pool.h): every job runs once, and on the OpenMP team a
 // job below the team's size runs on the same thread every call, so that the data a caller's
 // job k reads each time (the row team's slice of R) stays in one core's cache. move_off takes a
-// thread off a core and leaves its affinity as it was.
+// thread off a core and leaves its affinity as it was. run_rounds keeps each round whole.
 #if RECUR_HAVE_ONEDNN
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -47,6 +48,50 @@ TEST(RunJobs, AJobOfTheTeamStaysOnItsThread) {
 }
 
 // On a thread of its own, so that the test's thread keeps its affinity whatever happens.
+// run_rounds: every job of every round runs once, after every job of the round before (each
+// job reads what all of them wrote a round earlier), a job on one thread in every round, and
+// inside a parallel region (a round per run_jobs) the same.
+TEST(RunRounds, EachRoundSeesTheLastWholeAndAJobKeepsItsThread) {
+  for (const auto& [n, helpers] : {std::pair<size_t, int>{1, 1}, {2, 1}, {2, 3}, {5, 2}, {7, 1}}) {
+    for (bool nested : {false, true}) {
+      const int64_t rounds = 200;
+      std::vector<std::vector<int64_t>> v(rounds + 1, std::vector<int64_t>(n, 0));
+      std::vector<std::vector<std::thread::id>> who(rounds, std::vector<std::thread::id>(n));
+      std::vector<std::atomic<int>> runs(static_cast<size_t>(rounds) * n);
+      auto go = [&] {
+        run_rounds(rounds, n, helpers, [&](int64_t r, size_t i) {
+          int64_t sum = 0;
+          for (int64_t x : v[static_cast<size_t>(r)]) sum += x;
+          v[static_cast<size_t>(r) + 1][i] = sum % 1000003 + static_cast<int64_t>(i) + 1;
+          who[static_cast<size_t>(r)][i] = std::this_thread::get_id();
+          runs[static_cast<size_t>(r) * n + i].fetch_add(1);
+        });
+      };
+      if (nested) {  // from a job of run_jobs, on its OpenMP team
+        run_jobs(2, 1, [&](size_t i) {
+          if (i == 0) go();
+        });
+      } else {
+        go();
+      }
+      std::vector<int64_t> want(n, 0);
+      for (int64_t r = 0; r < rounds; ++r) {
+        int64_t sum = 0;
+        for (int64_t x : want) sum += x;
+        for (size_t i = 0; i < n; ++i) want[i] = sum % 1000003 + static_cast<int64_t>(i) + 1;
+      }
+      const std::string what = std::to_string(n) + " jobs, " + std::to_string(helpers) +
+                               " helpers" + (nested ? ", nested" : "");
+      EXPECT_EQ(v[rounds], want) << what;
+      for (size_t k = 0; k < runs.size(); ++k) ASSERT_EQ(runs[k].load(), 1) << what << ", " << k;
+      if (nested) continue;
+      for (size_t i = 0; i < n; ++i)
+        for (int64_t r = 1; r < rounds; ++r)
+          ASSERT_EQ(who[static_cast<size_t>(r)][i], who[0][i]) << what << ", job " << i;
+    }
+  }
+}
+
 TEST(MoveOff, LeavesTheCoreAndRestoresTheAffinity) {
   cpu_set_t before, after;
   int from = -1, to = -1;
