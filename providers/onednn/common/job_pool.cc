@@ -230,9 +230,8 @@ void run_rounds(int64_t rounds, size_t n, int helpers,
     const auto team = static_cast<size_t>(omp_get_num_threads());
     const auto own = static_cast<size_t>(omp_get_thread_num());
     if (own != 0 && caller_cpu >= 0 && sched_getcpu() == caller_cpu) move_off(caller_cpu);
-      // The single's closing barrier publishes the size to every thread.
 #pragma omp single
-    barrier.set_threads(static_cast<int>(team));
+    barrier.set_threads(static_cast<int>(team));  // published by the single's closing barrier
     for (int64_t r = 0; r < rounds; ++r) {
       for (size_t i = own; i < n; i += team) f(r, i);
       if (r + 1 < rounds) barrier.wait();
