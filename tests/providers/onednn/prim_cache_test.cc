@@ -151,8 +151,9 @@ TEST(ScratchPool, KernelsShareFreeBuffers) {
 }
 
 // A dense lease (a Winograd convolution's tiles, written whole) gets a buffer on huge pages,
-// which a sparse one (an RNN primitive's scratchpad) must not take: each 2 MiB page it touched
-// would be resident whole. Each kind reuses its own free buffers.
+// which a sparse one (an RNN primitive's scratchpad) does not take while one of its own kind
+// fits: each 2 MiB page it touched would be resident whole. Each kind reuses its own free
+// buffers.
 TEST(ScratchPool, DenseAndSparseLeasesKeepTheirOwnBuffers) {
   constexpr size_t kSmall = size_t{4} << 20, kLarge = size_t{6} << 20;
   ScratchPool pool;
@@ -176,6 +177,28 @@ TEST(ScratchPool, DenseAndSparseLeasesKeepTheirOwnBuffers) {
   {
     ScratchPool::Lease d = pool.acquire(kSmall, /*dense=*/true);
     EXPECT_EQ(d.data(), dense);
+  }
+}
+
+// Where only a buffer of the other kind fits, a lease takes it rather than a new one: the pool
+// keeps the largest free buffers, and a sparse lease that found only the dense one (the
+// scratchpad of the widest input so far) allocated and freed a buffer of its own every run.
+TEST(ScratchPool, ALeaseTakesTheOtherKindRatherThanAllocating) {
+  constexpr size_t kSmall = size_t{1} << 20, kLarge = size_t{8} << 20;
+  for (bool first_dense : {true, false}) {
+    ScratchPool pool;
+    void* kept = nullptr;
+    {
+      ScratchPool::Lease l = pool.acquire(kLarge, first_dense);
+      kept = l.data();
+      ASSERT_NE(kept, nullptr);
+    }
+    const size_t held = aligned_bytes_in_use();
+    for (int run = 0; run < 3; ++run) {
+      ScratchPool::Lease l = pool.acquire(run == 0 ? kSmall : kLarge, !first_dense);
+      EXPECT_EQ(l.data(), kept) << (first_dense ? "sparse" : "dense") << " lease, run " << run;
+      EXPECT_EQ(aligned_bytes_in_use(), held);
+    }
   }
 }
 
