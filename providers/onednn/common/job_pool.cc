@@ -171,11 +171,14 @@ Pool& pool() {
 // its core (the row team's stall guard then runs its next block on one thread).
 class SpinBarrier {
  public:
-  // The team's size, known inside the region; set before any thread waits.
-  void set_threads(int threads) { threads_ = threads; }
+  // The team's size, known inside the region; set before any thread waits. An atomic, so that
+  // its publication by the region's own barrier (libgomp's, which ThreadSanitizer does not
+  // see) is not a data race to it.
+  void set_threads(int threads) { threads_.store(threads, std::memory_order_relaxed); }
   void wait() {
     const unsigned gen = gen_.load(std::memory_order_acquire);
-    if (count_.fetch_add(1, std::memory_order_acq_rel) == threads_ - 1) {
+    const int last = threads_.load(std::memory_order_relaxed) - 1;
+    if (count_.fetch_add(1, std::memory_order_acq_rel) == last) {
       count_.store(0, std::memory_order_relaxed);
       gen_.store(gen + 1, std::memory_order_release);
       return;
@@ -195,7 +198,7 @@ class SpinBarrier {
   // About 50 us of pauses on the Zen 4 (25 ns each), longer than most steps' waits, short
   // enough that a partner thread sharing the core (more threads than cores free) soon gets it.
   static constexpr int kSpins = 1 << 11;
-  int threads_ = 1;
+  std::atomic<int> threads_{1};
   // Apart, so that arrivals at the count do not take the line the waiters spin on.
   alignas(64) std::atomic<int> count_{0};
   alignas(64) std::atomic<unsigned> gen_{0};
