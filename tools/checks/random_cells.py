@@ -226,9 +226,9 @@ for _ in range(args.count):
                                 f"reference, {spread:.2f} for inputs moved by half an ulp")
                         # Where the reference itself is beyond the tolerance from float64, the
                         # cell is ill-conditioned (its rounding grows tenfold and more), and
-                        # which float32 order lands nearer is chance: within 10 times. So too
-                        # where half an ulp on the inputs alone moves float64 by a tenth of the
-                        # tolerance: each step's sums and activations round as much again.
+                        # which float32 order lands nearer is chance: within 10 times. And within
+                        # ten times float64's own move when the inputs move by half an ulp: each
+                        # step's sums and activations round about as much again.
                         if mine <= max(1.0, (10 if theirs > 1 else 2) * theirs, 10 * spread):
                             print(f"drift {desc}, {threads} threads: {why}")
                             drifts += 1
