@@ -15,6 +15,14 @@
 #include <xmmintrin.h>
 #endif
 
+#if defined(__SANITIZE_THREAD__)
+#define RECUR_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RECUR_TSAN 1
+#endif
+#endif
+
 namespace recur::onednn {
 
 namespace {
@@ -169,11 +177,114 @@ Pool& pool() {
 // The threads of one parallel region meet here: the last to arrive starts the next generation.
 // A waiter spins, then yields its core, for a thread of the team that another process holds off
 // its core (the row team's stall guard then runs its next block on one thread).
+#if RECUR_TSAN
+// ThreadSanitizer builds run the regions below on threads of recur's own rather than on the
+// calling thread's OpenMP team. libgomp is not instrumented, so ThreadSanitizer cannot see the
+// order its fork and join give a region: every value the caller wrote before a region and a
+// thread of its team read in it was a data race to it (tools/tsan.sh stopped at the first
+// region), the block of shared values the compiler fills at the pragma included, which no
+// annotation in the source can come after. Each calling thread has helpers that live as long
+// as it does, helper k taking part k of every region, as thread k of an OpenMP team does.
+thread_local bool t_in_region = false;
+
+class Team {
+ public:
+  Team() = default;
+  Team(const Team&) = delete;
+  Team& operator=(const Team&) = delete;
+  ~Team() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+  // body(k, size) for k in [0, size), k = 0 on the calling thread.
+  void run(int helpers, const std::function<void(size_t, size_t)>& body) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      while (static_cast<int>(threads_.size()) < helpers) {
+        const size_t k = threads_.size() + 1;
+        threads_.emplace_back([this, k] { work(k); });
+      }
+      body_ = &body;
+      size_ = static_cast<size_t>(helpers) + 1;
+      pending_ = helpers;
+      ++gen_;
+    }
+    wake_.notify_all();
+    t_in_region = true;
+    body(0, size_);
+    t_in_region = false;
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [&] { return pending_ == 0; });
+  }
+
+ private:
+  void work(size_t k) {
+    t_in_region = true;
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || gen_ != seen; });
+      if (stop_) return;
+      seen = gen_;
+      if (k >= size_) continue;
+      const auto* body = body_;
+      const size_t size = size_;
+      lock.unlock();
+      (*body)(k, size);
+      lock.lock();
+      if (--pending_ == 0) done_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  std::vector<std::thread> threads_;
+  const std::function<void(size_t, size_t)>* body_ = nullptr;
+  size_t size_ = 0;
+  int pending_ = 0;
+  uint64_t gen_ = 0;
+  bool stop_ = false;
+};
+#endif
+
+bool in_parallel() {
+#if RECUR_TSAN
+  return t_in_region;
+#else
+  return omp_in_parallel() != 0;
+#endif
+}
+
+// Runs body(k, size) on the calling thread (k = 0) and up to `helpers` threads of its team, each
+// thread under the caller's floating-point environment; a helper that finds itself on the
+// caller's core moves off it (see run_jobs).
+template <class Body>
+void region(int helpers, const Body& body) {
+  const FpEnv env;
+  const int caller_cpu = sched_getcpu();
+  auto part = [&](size_t own, size_t team) {
+    FpEnvScope scope(env);
+    if (own != 0 && caller_cpu >= 0 && sched_getcpu() == caller_cpu) move_off(caller_cpu);
+    body(own, team);
+  };
+#if RECUR_TSAN
+  static thread_local Team team;
+  team.run(helpers, part);
+#else
+#pragma omp parallel num_threads(helpers + 1)
+  part(static_cast<size_t>(omp_get_thread_num()), static_cast<size_t>(omp_get_num_threads()));
+#endif
+}
+
 class SpinBarrier {
  public:
-  // The team's size, known inside the region; set before any thread waits. An atomic, so that
-  // its publication by the region's own barrier (libgomp's, which ThreadSanitizer does not
-  // see) is not a data race to it.
+  // The team's size, known inside the region: each thread stores it before its first wait.
   void set_threads(int threads) { threads_.store(threads, std::memory_order_relaxed); }
   void wait() {
     const unsigned gen = gen_.load(std::memory_order_acquire);
@@ -218,7 +329,7 @@ void move_off(int cpu) {
 void run_rounds(int64_t rounds, size_t n, int helpers,
                 const std::function<void(int64_t, size_t)>& f) {
   if (rounds <= 0 || n == 0) return;
-  if (helpers <= 0 || n == 1 || omp_in_parallel()) {
+  if (helpers <= 0 || n == 1 || in_parallel()) {
     for (int64_t r = 0; r < rounds; ++r) {
       auto round = [&f, r](size_t i) { f(r, i); };
       run_jobs(n, helpers, [&round](size_t i) { round(i); });
@@ -226,22 +337,15 @@ void run_rounds(int64_t rounds, size_t n, int helpers,
     return;
   }
   helpers = std::min<int>(helpers, static_cast<int>(n) - 1);
-  const FpEnv env;
-  const int caller_cpu = sched_getcpu();
   SpinBarrier barrier;
-#pragma omp parallel num_threads(helpers + 1)
-  {
-    FpEnvScope scope(env);
-    const auto team = static_cast<size_t>(omp_get_num_threads());
-    const auto own = static_cast<size_t>(omp_get_thread_num());
-    if (own != 0 && caller_cpu >= 0 && sched_getcpu() == caller_cpu) move_off(caller_cpu);
-#pragma omp single
-    barrier.set_threads(static_cast<int>(team));  // published by the single's closing barrier
+  region(helpers, [&](size_t own, size_t team) {
+    // Every thread stores the same size before its first wait, so none waits on another's.
+    barrier.set_threads(static_cast<int>(team));
     for (int64_t r = 0; r < rounds; ++r) {
       for (size_t i = own; i < n; i += team) f(r, i);
       if (r + 1 < rounds) barrier.wait();
     }
-  }
+  });
 }
 
 void run_jobs(size_t n, int helpers, const std::function<void(size_t)>& f) {
@@ -251,7 +355,7 @@ void run_jobs(size_t n, int helpers, const std::function<void(size_t)>& f) {
     return;
   }
   helpers = std::min<int>(helpers, static_cast<int>(n) - 1);
-  if (omp_in_parallel()) {
+  if (in_parallel()) {
     pool().run(n, helpers, f);
     return;
   }
@@ -276,17 +380,10 @@ void run_jobs(size_t n, int helpers, const std::function<void(size_t)>& f) {
   // while it waits for the next region). A keyword spotter's two GRUs at batch 8 took 8 ms
   // each at a first run where they take 0.1.
   std::atomic<size_t> next{0};
-  const FpEnv env;
-  const int caller_cpu = sched_getcpu();
-#pragma omp parallel num_threads(helpers + 1)
-  {
-    FpEnvScope scope(env);
-    const auto team = static_cast<size_t>(omp_get_num_threads());
-    const auto own = static_cast<size_t>(omp_get_thread_num());
-    if (own != 0 && caller_cpu >= 0 && sched_getcpu() == caller_cpu) move_off(caller_cpu);
+  region(helpers, [&](size_t own, size_t team) {
     if (own < n) f(own);
     for (size_t i = team + next.fetch_add(1); i < n; i = team + next.fetch_add(1)) f(i);
-  }
+  });
 }
 
 }  // namespace recur::onednn

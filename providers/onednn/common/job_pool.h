@@ -9,7 +9,7 @@
 // from a CoreLease (busy_cores.h), which shrinks to one while other processes hold the cores, so a
 // busy machine costs a run about what one thread would; an OpenMP team inside an RNN primitive
 // instead stalls at every barrier (one to several per time step) until all its threads are
-// scheduled.
+// scheduled. A ThreadSanitizer build runs the regions on threads of recur's own (job_pool.cc).
 #pragma once
 
 #include <cstddef>
