@@ -8,6 +8,7 @@ Beyond onnxruntime: InferenceSession.explain() (where each node runs, and why th
 before it declined) and InferenceSession.assignment() (the same as data). Errors are
 recur.Error, a RuntimeError subclass whose .code is a recur.ErrorCode.
 """
+import collections.abc
 import enum
 import operator
 import os
@@ -266,6 +267,22 @@ def _provider_names(providers):
     return names
 
 
+def _output_names(output_names):
+    # A str is iterable too: "Y_h" was taken for the outputs "Y", "_" and "h". onnxruntime
+    # refuses it (its binding takes a list of str) and takes bytes names; so does this.
+    if isinstance(output_names, (str, bytes)):
+        raise TypeError("output_names must be a list of output names or None, not a %s "
+                        "(write [%r])" % (type(output_names).__name__, output_names))
+    names = []
+    for n in output_names:
+        if isinstance(n, bytes):
+            n = n.decode("utf-8")
+        if not isinstance(n, str):
+            raise TypeError("output_names must hold str, not %s (%r)" % (type(n).__name__, n))
+        names.append(n)
+    return names
+
+
 class ModelMetadata:
     """What a model file says about itself, with onnxruntime's attribute names:
     producer_name, graph_name, graph_description, domain, description, version and
@@ -373,7 +390,10 @@ class InferenceSession:
         run_options: a RunOptions, or None. Returns a list of numpy arrays (object arrays of str
         for string outputs, a list for a sequence output, a dict for a map, None for an empty
         optional), as onnxruntime does."""
-        names = None if output_names is None else [str(n) for n in output_names]
+        names = None if output_names is None else _output_names(output_names)
+        if not isinstance(input_feed, collections.abc.Mapping):
+            raise TypeError("input_feed must be a dict {input name: value}, not %s"
+                            % type(input_feed).__name__)
         if run_options is not None and not isinstance(run_options, RunOptions):
             raise TypeError("run_options must be a recur.RunOptions, not %s"
                             % type(run_options).__name__)

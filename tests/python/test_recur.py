@@ -557,6 +557,14 @@ class ErrorsTest(unittest.TestCase):
         # numpy made None an object array, and the error spoke of its element 0.
         self.assert_error(recur.ErrorCode.INVALID_ARGUMENT, "input 'x' is None, not an array",
                           sess.run, None, dict(feeds, x=None))
+        # A str was iterated: "h_n" asked for the outputs "h", "_" and "n".
+        with self.assertRaisesRegex(TypeError, r"not a str \(write \['h_n'\]\)"):
+            sess.run("h_n", feeds)
+        with self.assertRaisesRegex(TypeError, "must hold str, not int"):
+            sess.run([0], feeds)
+        self.assertEqual(len(sess.run([b"h_n"], feeds)), 1)  # as onnxruntime takes it
+        with self.assertRaisesRegex(TypeError, "input_feed must be a dict .* not list"):
+            sess.run(None, list(feeds.values()))
         complex_x = dict(feeds, x=feeds["x"].astype(np.complex64))
         self.assert_error(recur.ErrorCode.INVALID_ARGUMENT,
                           "input 'x' has numpy dtype complex64", sess.run, None, complex_x)
