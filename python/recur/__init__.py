@@ -117,10 +117,23 @@ class SessionOptions:
     """onnxruntime's SessionOptions, plus recur's own settings.
 
     Used: intra_op_num_threads, graph_optimization_level (or recur's
-    enable_graph_optimizations), enable_profiling and profile_file_prefix. Accepted and
-    changing nothing: inter_op_num_threads, execution_mode, log_severity_level,
-    log_verbosity_level, logid and session config entries. recur's own: settings (provider
-    settings {"<provider>.<key>": "value"}) and random_seed (None: every run draws anew)."""
+    enable_graph_optimizations), enable_profiling, profile_file_prefix and
+    use_deterministic_compute (recur's deterministic sessions: no choice made by timing, so
+    that two sessions give the same bits). Accepted and changing nothing:
+    inter_op_num_threads, execution_mode, execution_order, enable_cpu_mem_arena,
+    enable_mem_pattern, enable_mem_reuse, optimized_model_filepath (recur writes no optimized
+    model), log_severity_level, log_verbosity_level, logid and session config entries.
+    recur's own: settings (provider settings {"<provider>.<key>": "value"}) and random_seed
+    (None: every run draws anew).
+    Any other attribute is an AttributeError, as in onnxruntime: a misspelt option
+    (intra_op_num_thread) would otherwise be a new attribute that nothing reads."""
+
+    __slots__ = ("intra_op_num_threads", "enable_graph_optimizations", "settings", "random_seed",
+                 "enable_profiling", "profile_file_prefix", "use_deterministic_compute",
+                 "inter_op_num_threads", "execution_mode", "execution_order",
+                 "enable_cpu_mem_arena", "enable_mem_pattern", "enable_mem_reuse",
+                 "optimized_model_filepath", "log_severity_level", "log_verbosity_level",
+                 "logid", "_config")
 
     def __init__(self):
         self.intra_op_num_threads = 0
@@ -129,6 +142,12 @@ class SessionOptions:
         self.random_seed = None
         self.enable_profiling = False
         self.profile_file_prefix = "onnxruntime_profile_"
+        self.use_deterministic_compute = False
+        self.execution_order = 0  # onnxruntime's ExecutionOrder.DEFAULT
+        self.enable_cpu_mem_arena = True
+        self.enable_mem_pattern = True
+        self.enable_mem_reuse = True
+        self.optimized_model_filepath = ""
         self.inter_op_num_threads = 0
         self.execution_mode = ExecutionMode.ORT_SEQUENTIAL
         self.log_severity_level = 2
@@ -162,7 +181,11 @@ class RunOptions:
     cancellable (terminate then takes effect within milliseconds even inside a long RNN node,
     which runs in blocks of time steps; a timeout implies it). log_severity_level,
     log_verbosity_level, logid, and only_execute_path_to_fetches (recur always runs only what
-    the requested outputs need) are accepted and change nothing, as are run config entries."""
+    the requested outputs need) are accepted and change nothing, as are run config entries.
+    Any other attribute is an AttributeError, as in onnxruntime."""
+
+    __slots__ = ("_options", "log_severity_level", "log_verbosity_level", "logid",
+                 "only_execute_path_to_fetches", "_config")
 
     def __init__(self):
         self._options = _RunOptions()
@@ -308,7 +331,14 @@ class InferenceSession:
 
     def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None,
                  threads=None, settings=None, plan_only=False):
-        opts = sess_options or SessionOptions()
+        opts = sess_options if sess_options is not None else SessionOptions()
+        if not isinstance(opts, SessionOptions):
+            raise TypeError("sess_options must be a recur.SessionOptions, not %s"
+                            % type(opts).__name__)
+        if isinstance(providers, (str, bytes)):
+            # Iterated, "onednn" was the providers "o", "n", ...
+            raise TypeError("providers must be a list of provider names or None, not a %s "
+                            "(write [%r])" % (type(providers).__name__, providers))
         if threads is None:
             threads = opts.intra_op_num_threads
         if isinstance(threads, bool) or not hasattr(threads, "__index__"):
@@ -329,15 +359,16 @@ class InferenceSession:
         if opts.enable_profiling:
             profile = "%s%s.json" % (opts.profile_file_prefix,
                                      time.strftime("%Y-%m-%d_%H-%M-%S"))
-        kwargs = dict(providers=_provider_names(providers), threads=threads, settings=merged,
-                      optimize=bool(opts.enable_graph_optimizations), plan_only=plan_only,
-                      random_seed=seed, profile=profile)
+        options = dict(providers=_provider_names(providers), threads=threads, settings=merged,
+                       optimize=bool(opts.enable_graph_optimizations), plan_only=plan_only,
+                       random_seed=seed, profile=profile,
+                       deterministic=bool(opts.use_deterministic_compute))
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-            self._session = _Session.from_bytes(bytes(path_or_bytes), **kwargs)
+            self._session = _Session.from_bytes(bytes(path_or_bytes), options)
             self._model_path = None
         elif isinstance(path_or_bytes, (str, os.PathLike)):
             path = os.fsdecode(os.fspath(path_or_bytes))
-            self._session = _Session(path, **kwargs)
+            self._session = _Session(path, options)
             self._model_path = path
         else:
             raise TypeError("a model is a path (str or os.PathLike) or its bytes, not %s"

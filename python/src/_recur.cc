@@ -332,17 +332,18 @@ struct PySession {
   }
 };
 
-recur::SessionOptions make_options(const std::optional<std::vector<std::string>>& providers,
-                                   int threads, const std::map<std::string, std::string>& settings,
-                                   bool optimize, bool plan_only,
-                                   std::optional<uint64_t> random_seed,
-                                   const std::optional<std::string>& profile) {
+// The session's options as recur/__init__.py passes them, a dict with every key present (the
+// Python side owns the defaults): one place for both ways to make a session.
+recur::SessionOptions make_options(const py::dict& d) {
   recur::SessionOptions o;
-  if (providers) o.providers(*providers);
-  if (random_seed) o.random_seed(*random_seed);
-  if (profile) o.profile(*profile);
-  o.threads(threads).optimize(optimize).plan_only(plan_only);
-  for (const auto& [k, v] : settings) o.set(k, v);
+  if (!d["providers"].is_none()) o.providers(d["providers"].cast<std::vector<std::string>>());
+  if (!d["random_seed"].is_none()) o.random_seed(d["random_seed"].cast<uint64_t>());
+  if (!d["profile"].is_none()) o.profile(d["profile"].cast<std::string>());
+  o.threads(d["threads"].cast<int>())
+      .optimize(d["optimize"].cast<bool>())
+      .plan_only(d["plan_only"].cast<bool>())
+      .deterministic(d["deterministic"].cast<bool>());
+  for (const auto& [k, v] : d["settings"].cast<std::map<std::string, std::string>>()) o.set(k, v);
   return o;
 }
 
@@ -377,34 +378,21 @@ PYBIND11_MODULE(_recur, m) {
   });
 
   py::class_<PySession>(m, "Session")
-      .def(py::init([](const std::string& path, std::optional<std::vector<std::string>> providers,
-                       int threads, std::map<std::string, std::string> settings, bool optimize,
-                       bool plan_only, std::optional<uint64_t> random_seed,
-                       std::optional<std::string> profile) {
-             auto o = make_options(providers, threads, settings, optimize, plan_only, random_seed,
-                                   profile);
+      .def(py::init([](const std::string& path, const py::dict& options) {
+             auto o = make_options(options);
              py::gil_scoped_release unlocked;
              return PySession{recur::Session(path, o)};
            }),
-           py::arg("path"), py::arg("providers") = py::none(), py::arg("threads") = 0,
-           py::arg("settings") = std::map<std::string, std::string>{}, py::arg("optimize") = true,
-           py::arg("plan_only") = false, py::arg("random_seed") = py::none(),
-           py::arg("profile") = py::none())
+           py::arg("path"), py::arg("options"))
       .def_static(
           "from_bytes",
-          [](const py::bytes& model, std::optional<std::vector<std::string>> providers, int threads,
-             std::map<std::string, std::string> settings, bool optimize, bool plan_only,
-             std::optional<uint64_t> random_seed, std::optional<std::string> profile) {
-            auto o = make_options(providers, threads, settings, optimize, plan_only, random_seed,
-                                  profile);
+          [](const py::bytes& model, const py::dict& options) {
+            auto o = make_options(options);
             std::string data = model;
             py::gil_scoped_release unlocked;
             return PySession{recur::Session::from_bytes(data.data(), data.size(), o)};
           },
-          py::arg("model"), py::arg("providers") = py::none(), py::arg("threads") = 0,
-          py::arg("settings") = std::map<std::string, std::string>{}, py::arg("optimize") = true,
-          py::arg("plan_only") = false, py::arg("random_seed") = py::none(),
-          py::arg("profile") = py::none())
+          py::arg("model"), py::arg("options"))
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
       .def("run", &PySession::run, py::arg("output_names"), py::arg("feeds"),

@@ -294,6 +294,14 @@ class SessionTest(unittest.TestCase):
                 recur.InferenceSession(data, sess_options=opts).run(None, {})[0], a)
         finally:
             recur._default_seed = None
+        # use_deterministic_compute is recur's deterministic session, whose random operators
+        # draw from seed 0 where no seed is given: the same values in every session.
+        det = recur.SessionOptions()
+        det.use_deterministic_compute = True
+        e = recur.InferenceSession(data, sess_options=det).run(None, {})[0]
+        again = recur.InferenceSession(data, sess_options=det).run(None, {})[0]
+        np.testing.assert_array_equal(e, again)
+        self.assertFalse(np.array_equal(e, a))
 
     def test_session_options_like_onnxruntime(self):
         feeds, expected = test_set("lstm_streaming")
@@ -532,6 +540,21 @@ class ErrorsTest(unittest.TestCase):
         for bad in (True, 1.5, "2"):
             with self.assertRaisesRegex(TypeError, "threads must be an int"):
                 recur.InferenceSession(self.path, threads=bad)
+
+    def test_options_refuse_what_they_do_not_have(self):
+        so = recur.SessionOptions()
+        with self.assertRaises(AttributeError):
+            so.intra_op_num_thread = 4  # misspelt: it used to be kept and never read
+        # onnxruntime's other options are there, and change nothing.
+        so.enable_cpu_mem_arena = so.enable_mem_pattern = so.enable_mem_reuse = False
+        so.optimized_model_filepath = ""
+        so.execution_order = 1
+        with self.assertRaises(AttributeError):
+            recur.RunOptions().time_out_ms = 5
+        with self.assertRaisesRegex(TypeError, "sess_options must be a recur.SessionOptions"):
+            recur.InferenceSession(self.path, sess_options={"intra_op_num_threads": 1})
+        with self.assertRaisesRegex(TypeError, r"not a str \(write \['onednn'\]\)"):
+            recur.InferenceSession(self.path, providers="onednn")
 
     def test_model_argument_types(self):
         import pathlib
