@@ -110,7 +110,7 @@ def set_seed(seed):
     """As onnxruntime.set_seed: the random operators' seed for sessions created afterwards whose
     SessionOptions.random_seed is None."""
     global _default_seed
-    _default_seed = int(seed)
+    _default_seed = _seed(seed)
 
 
 class SessionOptions:
@@ -290,6 +290,18 @@ def _provider_names(providers):
     return names
 
 
+def _seed(seed):
+    # onnxruntime's seeds are int64: a negative one is taken modulo 2**64, as C++ converts it.
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not hasattr(seed, "__index__"):
+        raise TypeError("random_seed must be an int or None, not %s" % type(seed).__name__)
+    seed = operator.index(seed)
+    if not -2**63 <= seed < 2**64:
+        raise ValueError("random_seed must fit 64 bits, got %d" % seed)
+    return seed % 2**64
+
+
 def _output_names(output_names):
     # A str is iterable too: "Y_h" was taken for the outputs "Y", "_" and "h". onnxruntime
     # refuses it (its binding takes a list of str) and takes bytes names; so does this.
@@ -353,7 +365,7 @@ class InferenceSession:
         merged.update(opts.settings)
         merged.update(settings or {})
         merged = {str(k): str(v) for k, v in merged.items()}
-        seed = opts.random_seed if opts.random_seed is not None else _default_seed
+        seed = _seed(opts.random_seed if opts.random_seed is not None else _default_seed)
         # As onnxruntime names it: the prefix, the time the session began, ".json".
         profile = None
         if opts.enable_profiling:

@@ -302,6 +302,18 @@ class SessionTest(unittest.TestCase):
         again = recur.InferenceSession(data, sess_options=det).run(None, {})[0]
         np.testing.assert_array_equal(e, again)
         self.assertFalse(np.array_equal(e, a))
+        # A seed is an int of 64 bits; a negative one as C++ converts an int64.
+        neg = recur.SessionOptions()
+        neg.random_seed = -1
+        top = recur.SessionOptions()
+        top.random_seed = 2**64 - 1
+        np.testing.assert_array_equal(
+            recur.InferenceSession(data, sess_options=neg).run(None, {})[0],
+            recur.InferenceSession(data, sess_options=top).run(None, {})[0])
+        for bad, error in ((2**64, ValueError), (3.5, TypeError), ("7", TypeError)):
+            opts.random_seed = bad
+            with self.assertRaises(error):
+                recur.InferenceSession(data, sess_options=opts)
 
     def test_session_options_like_onnxruntime(self):
         feeds, expected = test_set("lstm_streaming")
