@@ -146,6 +146,31 @@ TEST(RecurRunCli, ArgumentErrorsAreOneLineNamingTheOption) {
   }
 }
 
+// Each integer option says what it needs: a value past int64 set --dim to 0 and was taken as
+// "no limit" by --timeout; a negative --memory-limit wrapped to a huge one; --threads past an
+// int said only "Could not convert".
+TEST(RecurRunCli, IntegerOptionsNameTheirRange) {
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--dim N=99999999999999999999", "needs an integer <= 9223372036854775807"},
+           {"--dim N=abc", "needs an integer, got 'abc'"},
+           {"--dim N=-", "needs an integer, got '-'"},
+           {"--threads 99999999999", "needs an integer <= 2147483647"},
+           {"--repeat 3000000000", "needs an integer <= 2147483647"},
+           {"--timeout 99999999999999999999", "needs an integer <= 9223372036854775807"},
+           {"--memory-limit -5", "needs an integer >= 0"},
+           {"--memory-limit 1e9", "needs an integer, got '1e9'"},
+           {"--random-seed abc", "needs an integer, got 'abc'"},
+           {"--seed -1", "needs an integer >= 0"}}) {
+    RunResult r = run_cli(args + " m.onnx");
+    EXPECT_EQ(r.status, 2) << args << ": " << r.output;
+    EXPECT_TRUE(has(r, says)) << args << ": " << r.output;
+  }
+  TempDir dir;
+  RunResult plus = run_cli(symbolic_model(dir.path()) + " --random-inputs --dim N=+3");
+  EXPECT_EQ(plus.status, 0) << plus.output;
+  EXPECT_TRUE(has(plus, "y: float32[3,4]")) << plus.output;  // was [0,4]
+}
+
 TEST(RecurRunCli, DimSetsSymbolsAndUnknownNamesAreErrors) {
   TempDir dir;
   const std::string model = symbolic_model(dir.path());

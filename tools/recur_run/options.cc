@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <iostream>
 
@@ -29,24 +31,40 @@ name in D, then renamed).
 
 Exit status: 0 all good, 1 a mismatch (or an unexpected suite result), 2 an error.)";
 
+// A leading '+' is taken too (from_chars alone refuses it).
 template <class T>
 bool parse_integer(const std::string& s, T* out) {
+  const char* begin = s.data() + (s.size() > 1 && s[0] == '+' && s[1] != '-' ? 1 : 0);
   const char* end = s.data() + s.size();
-  const auto [ptr, ec] = std::from_chars(s.data(), end, *out);
-  return !s.empty() && ec == std::errc() && ptr == end;
+  const auto [ptr, ec] = std::from_chars(begin, end, *out);
+  return begin != end && ec == std::errc() && ptr == end;
 }
 
-// Integer options check their text themselves: CLI11's range check would print its bound as a
-// 300-digit double, and "abc" should read as "not an integer", not "out of range".
-CLI::Validator integer_at_least(int64_t min) {
+// What is wrong with `s` as an integer in [min, max], or "" where nothing is. Integer options
+// check their text themselves: CLI11's range check would print its bound as a 300-digit
+// double, its conversion of a value past an int says only "Could not convert", and "abc"
+// should read as "not an integer", not "out of range".
+std::string integer_problem(const std::string& s, int64_t min, int64_t max) {
+  int64_t v = 0;
+  bool past = false;  // digits beyond int64's range
+  if (!parse_integer(s, &v)) {
+    const size_t sign = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+    if (s.size() == sign || s.find_first_not_of("0123456789", sign) != std::string::npos)
+      return "needs an integer, got '" + s + "'";
+    past = true;
+    v = s[0] == '-' ? INT64_MIN : INT64_MAX;
+  }
+  if (v < min || (past && v < 0)) {
+    return "needs an integer >= " + std::to_string(min) + ", got " + s;
+  }
+  if (v > max || past) return "needs an integer <= " + std::to_string(max) + ", got " + s;
+  return {};
+}
+
+// For an option held in an int, `max` is INT_MAX.
+CLI::Validator integer_at_least(int64_t min, int64_t max = INT64_MAX) {
   return CLI::Validator(
-      [min](std::string& s) -> std::string {
-        int64_t v = 0;
-        if (!parse_integer(s, &v)) return "needs an integer, got '" + s + "'";
-        if (v < min) return "needs an integer >= " + std::to_string(min) + ", got " + s;
-        return {};
-      },
-      "");
+      [min, max](std::string& s) -> std::string { return integer_problem(s, min, max); }, "");
 }
 
 // `min` is a bound the value may equal, unless `strict`.
@@ -153,10 +171,10 @@ void add_input_options(CLI::App& app, Args& a) {
   name_value_option(
       app, "--dim",
       [&a](std::string n, std::string v) {
+        const std::string problem = integer_problem(v, 0, INT64_MAX);
+        if (!problem.empty()) throw CLI::ValidationError("--dim", n + ": " + problem);
         int64_t d = 0;
-        if (!parse_integer(v, &d) || d < 0) {
-          throw CLI::ValidationError("--dim", "'" + n + "=" + v + "' needs a value >= 0");
-        }
+        parse_integer(v, &d);
         a.dims[n] = d;
       },
       "SYMBOL=N",
@@ -164,7 +182,8 @@ void add_input_options(CLI::App& app, Args& a) {
       "it (default 1); repeatable");
   app.add_option("--seed", a.seed, "seed for --random-inputs")
       ->type_name("N")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_at_least(0));
   app.add_option("--output-dir", a.output_dir, "write each output as a .npy file in D")
       ->type_name("D");
   app.add_option("--outputs", a.run.outputs,
@@ -191,16 +210,16 @@ void add_perf_options(CLI::App& app, Args& a) {
   app.add_option("--warmup", a.warmup, "with --perf: untimed runs first (per thread)")
       ->type_name("N")
       ->capture_default_str()
-      ->check(integer_at_least(0));
+      ->check(integer_at_least(0, INT_MAX));
   auto* repeat = app.add_option("--repeat", a.repeat, "with --perf: timed runs (per thread)")
                      ->type_name("N")
                      ->capture_default_str()
-                     ->check(integer_at_least(1));
+                     ->check(integer_at_least(1, INT_MAX));
   app.add_option("--concurrency", a.concurrency,
                  "threads that run the one session at once (implies --perf)")
       ->type_name("N")
       ->capture_default_str()
-      ->check(integer_at_least(1));
+      ->check(integer_at_least(1, INT_MAX));
   app.add_option("--duration", a.duration_s,
                  "time runs for this long instead of --repeat runs (implies --perf)")
       ->type_name("SECONDS")
@@ -234,7 +253,7 @@ void add_session_options(CLI::App& app, Args& a) {
   session_value(app, a, "--threads", &SessionOptions::threads,
                 "intra-op threads for CPU providers (0: the provider's choice)")
       ->type_name("N")
-      ->check(integer_at_least(0));
+      ->check(integer_at_least(0, INT_MAX));
   session_flag(app, a, "--no-optimize", &SessionOptions::optimize, false,
                "skip graph optimisations");
   session_flag(app, a, "--cuda-graphs", &SessionOptions::cuda_graphs, true,
@@ -244,7 +263,8 @@ void add_session_options(CLI::App& app, Args& a) {
   session_value(app, a, "--random-seed", &SessionOptions::random_seed,
                 "seed of the model's random operators (RandomNormal, Bernoulli,\n"
                 "Dropout in training mode, ...): every run then draws the same values")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(integer_at_least(0));
   session_flag(app, a, "--no-strict-schema", &SessionOptions::strict_schema, false,
                "an attribute the operator's schema lacks is a warning, not an error");
   app.add_option_function<std::string>(
@@ -253,7 +273,8 @@ void add_session_options(CLI::App& app, Args& a) {
       ->type_name("FILE|off");
   session_value(app, a, "--memory-limit", &SessionOptions::memory_limit,
                 "host bytes one run may hold (0: the memory available at load)")
-      ->type_name("BYTES");
+      ->type_name("BYTES")
+      ->check(integer_at_least(0));
   app.add_option("--timeout", a.timeout_ms,
                  "end each run that takes longer than MS milliseconds (cancelled, exit 2)")
       ->type_name("MS")
