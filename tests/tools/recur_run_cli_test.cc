@@ -148,7 +148,7 @@ TEST(RecurRunCli, ArgumentErrorsAreOneLineNamingTheOption) {
 
 // Each integer option says what it needs: a value past int64 set --dim to 0 and was taken as
 // "no limit" by --timeout; a negative --memory-limit wrapped to a huge one; --threads past an
-// int said only "Could not convert".
+// int said only "Could not convert"; --duration inf timed runs for ever.
 TEST(RecurRunCli, IntegerOptionsNameTheirRange) {
   for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
            {"--dim N=99999999999999999999", "needs an integer <= 9223372036854775807"},
@@ -160,7 +160,9 @@ TEST(RecurRunCli, IntegerOptionsNameTheirRange) {
            {"--memory-limit -5", "needs an integer >= 0"},
            {"--memory-limit 1e9", "needs an integer, got '1e9'"},
            {"--random-seed abc", "needs an integer, got 'abc'"},
-           {"--seed -1", "needs an integer >= 0"}}) {
+           {"--seed -1", "needs an integer >= 0"},
+           {"--duration inf", "needs a finite number, got inf"},
+           {"--rtol nan", "needs a finite number, got nan"}}) {
     RunResult r = run_cli(args + " m.onnx");
     EXPECT_EQ(r.status, 2) << args << ": " << r.output;
     EXPECT_TRUE(has(r, says)) << args << ": " << r.output;

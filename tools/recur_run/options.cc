@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
@@ -74,6 +75,8 @@ CLI::Validator number_from(double min, bool strict, const std::string& bound) {
         char* end = nullptr;
         const double v = std::strtod(s.c_str(), &end);
         if (s.empty() || *end != '\0') return "needs a number, got '" + s + "'";
+        // strtod takes "inf" and "nan": --duration inf would time runs for ever.
+        if (!std::isfinite(v)) return "needs a finite number, got " + s;
         if (strict ? !(v > min) : !(v >= min)) return "needs a number " + bound + ", got " + s;
         return {};
       },
