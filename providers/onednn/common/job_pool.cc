@@ -15,11 +15,16 @@
 #include <xmmintrin.h>
 #endif
 
+// RECUR_JOB_POOL_OWN_THREADS: the regions on threads of recur's own (Team below), on in a
+// ThreadSanitizer build; recur_job_pool_team_tests (tests/CMakeLists.txt) sets it too, so that
+// every build's CTest runs the job pool's tests on that path.
+#if !defined(RECUR_JOB_POOL_OWN_THREADS)
 #if defined(__SANITIZE_THREAD__)
-#define RECUR_TSAN 1
+#define RECUR_JOB_POOL_OWN_THREADS 1
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
-#define RECUR_TSAN 1
+#define RECUR_JOB_POOL_OWN_THREADS 1
+#endif
 #endif
 #endif
 
@@ -177,7 +182,7 @@ Pool& pool() {
 // The threads of one parallel region meet here: the last to arrive starts the next generation.
 // A waiter spins, then yields its core, for a thread of the team that another process holds off
 // its core (the row team's stall guard then runs its next block on one thread).
-#if RECUR_TSAN
+#if RECUR_JOB_POOL_OWN_THREADS
 // ThreadSanitizer builds run the regions below on threads of recur's own rather than on the
 // calling thread's OpenMP team. libgomp is not instrumented, so ThreadSanitizer cannot see the
 // order its fork and join give a region: every value the caller wrote before a region and a
@@ -254,7 +259,7 @@ class Team {
 #endif
 
 bool in_parallel() {
-#if RECUR_TSAN
+#if RECUR_JOB_POOL_OWN_THREADS
   return t_in_region;
 #else
   return omp_in_parallel() != 0;
@@ -273,7 +278,7 @@ void region(int helpers, const Body& body) {
     if (own != 0 && caller_cpu >= 0 && sched_getcpu() == caller_cpu) move_off(caller_cpu);
     body(own, team);
   };
-#if RECUR_TSAN
+#if RECUR_JOB_POOL_OWN_THREADS
   static thread_local Team team;
   team.run(helpers, part);
 #else
