@@ -179,17 +179,15 @@ Pool& pool() {
   return p;
 }
 
-// The threads of one parallel region meet here: the last to arrive starts the next generation.
-// A waiter spins, then yields its core, for a thread of the team that another process holds off
-// its core (the row team's stall guard then runs its next block on one thread).
 #if RECUR_JOB_POOL_OWN_THREADS
-// ThreadSanitizer builds run the regions below on threads of recur's own rather than on the
-// calling thread's OpenMP team. libgomp is not instrumented, so ThreadSanitizer cannot see the
-// order its fork and join give a region: every value the caller wrote before a region and a
-// thread of its team read in it was a data race to it (tools/tsan.sh stopped at the first
-// region), the block of shared values the compiler fills at the pragma included, which no
-// annotation in the source can come after. Each calling thread has helpers that live as long
-// as it does, helper k taking part k of every region, as thread k of an OpenMP team does.
+// With RECUR_JOB_POOL_OWN_THREADS (a ThreadSanitizer build) the regions below run on threads of
+// recur's own rather than on the calling thread's OpenMP team. libgomp is not instrumented, so
+// ThreadSanitizer cannot see the order its fork and join give a region: every value the caller
+// wrote before a region and a thread of its team read in it was a data race to it (tools/tsan.sh
+// stopped at the first region), the block of shared values the compiler fills at the pragma
+// included, which no annotation in the source can come after. Each calling thread has helpers that
+// live as long as it does, helper k taking part k of every region, as thread k of an OpenMP team
+// does.
 thread_local bool t_in_region = false;
 
 class Team {
@@ -287,6 +285,9 @@ void region(int helpers, const Body& body) {
 #endif
 }
 
+// The threads of one parallel region meet here: the last to arrive starts the next generation.
+// A waiter spins, then yields its core, for a thread of the team that another process holds off
+// its core (the row team's stall guard then runs its next block on one thread).
 class SpinBarrier {
  public:
   // The team's size, known inside the region: each thread stores it before its first wait.
