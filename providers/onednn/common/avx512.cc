@@ -514,6 +514,13 @@ RECUR_AVX512 void unary(Unary f, const float* x, int64_t n, float* y, float alph
         r = _mm512_min_ps(_mm512_set1_ps(1.0f),
                           _mm512_max_ps(_mm512_setzero_ps(), _mm512_fmadd_ps(a, v, b)));
         break;
+      case Unary::kNeg:  // the sign bit flipped: -0 for +0, as -x gives
+        r = _mm512_castsi512_ps(
+            _mm512_xor_si512(_mm512_castps_si512(v), _mm512_set1_epi32(INT32_MIN)));
+        break;
+      case Unary::kAbs:
+        r = _mm512_abs_ps(v);
+        break;
       case Unary::kSin:
       case Unary::kCos: {
         const bool is_cos = f == Unary::kCos;

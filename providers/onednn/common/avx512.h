@@ -289,7 +289,9 @@ enum class Unary {
   kCos,
   kHardSigmoid,
   kHardSwish,
-  kClip
+  kClip,
+  kNeg,
+  kAbs
 };
 void unary(Unary f, const float* x, int64_t n, float* y, float alpha = 0.0f, float beta = 0.0f);
 
