@@ -1,5 +1,6 @@
 // Elementwise activations through oneDNN's eltwise primitive: Relu, LeakyRelu, Tanh, Sigmoid,
-// Exp, Log, Abs, Sqrt, Neg, Elu, Softplus, Clip, Round, HardSwish, Mish, Gelu and Swish.
+// Exp, Log, Abs, Sqrt, Neg, Elu, Softplus, Clip, Round, HardSwish, Mish, Gelu and Swish; some of
+// them on recur's own loops instead (small_form at any size, scalar_form on a few values).
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -88,6 +89,18 @@ std::optional<avx512::Unary> small_form(const EltwiseOp& op, float alpha) {
   return std::nullopt;
 }
 
+// Exp and Log of a few values on the C library's functions, as the reference computes them: a
+// call of the primitive costs about 2 us and then a second pass over X, more than 256 of these.
+// (A duration predictor's Exp of [1, T] log-durations is such a node.)
+inline constexpr int64_t kScalarMax = 256;
+using ScalarFn = float (*)(float);
+ScalarFn scalar_form(const EltwiseOp& op) {
+  const std::string_view name = op.name;
+  if (name == "Exp") return [](float x) { return std::exp(x); };
+  if (name == "Log") return [](float x) { return std::log(x); };
+  return nullptr;
+}
+
 class EltwiseKernel final : public Kernel {
  public:
   EltwiseKernel(const EltwiseOp& op, float alpha, float beta, Threads threads, std::string what,
@@ -97,7 +110,8 @@ class EltwiseKernel final : public Kernel {
         beta_(beta),
         threads_(threads),
         what_(std::move(what)),
-        small_(small && avx512::have_avx512() ? small_form(op, alpha) : std::nullopt) {}
+        small_(small && avx512::have_avx512() ? small_form(op, alpha) : std::nullopt),
+        scalar_(small ? scalar_form(op) : nullptr) {}
 
   Status run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -145,6 +159,10 @@ class EltwiseKernel final : public Kernel {
       });
       return ok_status();
     }
+    if (scalar_ && n <= kScalarMax) {
+      for (int64_t i = 0; i < n; ++i) yp[i] = scalar_(xp[i]);
+      return ok_status();
+    }
     const auto key = std::make_tuple(x->shape(), alpha, beta);
     RECUR_ASSIGN_OR_RETURN(auto prim, cache_.get(key, [&]() -> Result<CachedPrimitive> {
       const auto md = dense_desc(x->shape());
@@ -182,6 +200,7 @@ class EltwiseKernel final : public Kernel {
   Threads threads_;
   std::string what_;  // the node, for errors: described once, not on every run
   std::optional<avx512::Unary> small_;
+  ScalarFn scalar_;  // at most kScalarMax values
   mutable PrimCache<std::tuple<Shape, float, float>> cache_;
   mutable ScratchPool scratch_;
 };
