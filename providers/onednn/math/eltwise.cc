@@ -73,7 +73,7 @@ constexpr EltwiseOp kGeluTanh = {
 // ([1, 240, 4, 160]: 63 against 15 us), Tanh of [64, 200, 128] (a Tacotron's attention at
 // batch 64) took it 0.78 ms on the one thread threads_for gives 1.6M elements, and Clip (a
 // DeepSpeech2's Hardtanh) a second pass to put NaNs back. Neg and Abs flip or clear a sign bit,
-// where a call of the primitive on a small tensor cost 2 us (a chain of 10,000 Negs of 4
+// where a call of the primitive on a small tensor cost 2 us (a chain of 20,000 Negs of 4
 // values: 46 ms a run against 2.2 on the reference provider).
 std::optional<avx512::Unary> small_form(const EltwiseOp& op, float alpha) {
   const std::string_view name = op.name;
