@@ -90,8 +90,8 @@ std::optional<avx512::Unary> small_form(const EltwiseOp& op, float alpha) {
 }
 
 // Exp and Log of a few values on the C library's functions, as the reference computes them: a
-// call of the primitive costs about 2 us and then a second pass over X, more than 256 of these.
-// (A duration predictor's Exp of [1, T] log-durations is such a node.)
+// call of the primitive and its second pass over X cost about 2 us, more than 256 calls of
+// these. (A duration predictor's Exp of [1, T] log-durations is such a node.)
 inline constexpr int64_t kScalarMax = 256;
 using ScalarFn = float (*)(float);
 ScalarFn scalar_form(const EltwiseOp& op) {
