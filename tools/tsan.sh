@@ -7,8 +7,9 @@
 # and the row team run on recur's job pool (in this build on threads of its own rather than
 # libgomp's, whose fork and join TSan cannot see: job_pool.cc), and the few plans chosen with
 # OpenMP threads get a team of 2 (TSan reported nothing inside libgomp or libdnnl so far, so
-# tools/tsan.supp is empty). Do not set OMP_THREAD_LIMIT=1 instead: oneDNN then runs primitives created for 2
-# threads on a team of 1, and their results change from run to run (models/char_lstm_lm).
+# tools/tsan.supp is empty). Do not set OMP_THREAD_LIMIT=1 instead: oneDNN then runs
+# primitives created for 2 threads on a team of 1, and their results change from run to run
+# (models/char_lstm_lm).
 #
 # GTEST_FILTER narrows the tests (a gtest filter); JOBS sets the build's parallelism (2).
 set -euo pipefail
